@@ -1,0 +1,4 @@
+package kernels
+
+// convOps returns the registrations of this op family.
+func convOps() []Registration { return nil }

@@ -1,0 +1,167 @@
+package kernels
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// Node is what a kernel sees of one operator: its tensors, in the operator's
+// order. An optional input the model leaves out (index -1) is nil.
+type Node struct {
+	Inputs        []*Tensor
+	Outputs       []*Tensor
+	Intermediates []*Tensor
+	// Threads is how many goroutines the kernel may use (at least 1).
+	Threads int
+}
+
+// Input returns input i, or nil when it is absent or out of range.
+func (n *Node) Input(i int) *Tensor {
+	if i < 0 || i >= len(n.Inputs) {
+		return nil
+	}
+	return n.Inputs[i]
+}
+
+// Op is one node's kernel instance, made by a Registration's New.
+//
+// Prepare runs whenever input shapes may have changed (AllocateTensors, after
+// ResizeInput): it checks types and shapes, sets the shape of every output and
+// precomputes everything Eval needs (quantization multipliers, lookup tables,
+// scratch memory). It must be safe to call more than once. Prepare sees the
+// data of Const inputs only; other inputs have shapes but no values yet.
+//
+// Eval computes the outputs from the inputs. It allocates nothing on the
+// steady-state path and never changes an input.
+type Op interface {
+	Prepare(n *Node) error
+	Eval(n *Node) error
+}
+
+// VersionRange is an inclusive range of operator versions.
+type VersionRange struct{ Min, Max int }
+
+// Contains reports whether v lies in the range.
+func (r VersionRange) Contains(v int) bool { return v >= r.Min && v <= r.Max }
+
+func (r VersionRange) String() string {
+	if r.Min == r.Max {
+		return fmt.Sprint(r.Min)
+	}
+	return fmt.Sprintf("%d-%d", r.Min, r.Max)
+}
+
+// OpInfo is what a kernel's constructor learns of the operator: its version and
+// the flatbuffer table holding its options.
+type OpInfo struct {
+	Version int
+	// Operator is the model's operator table; use its BuiltinOptions or
+	// CustomOptions accessors. It is nil for nodes made without a model
+	// (tests), in which case options take their schema defaults.
+	Operator *schema.Operator
+}
+
+// Registration binds a builtin op code (or a custom op name) to a kernel.
+type Registration struct {
+	Code     schema.BuiltinOperator
+	Custom   string // custom op name when Code is CUSTOM
+	Versions VersionRange
+	// New makes the kernel for one node. It parses the node's options and
+	// rejects options the kernel cannot honour.
+	New func(info OpInfo) (Op, error)
+}
+
+// Name is the op's name: the builtin's schema name or the custom op name.
+func (r Registration) Name() string {
+	if r.Code == schema.BuiltinOperatorCUSTOM {
+		return r.Custom
+	}
+	return OpName(r.Code)
+}
+
+// OpName returns the schema's name for a builtin op code, e.g. "CONV_2D".
+func OpName(code schema.BuiltinOperator) string {
+	if name, ok := schema.EnumNamesBuiltinOperator[code]; ok {
+		return name
+	}
+	return fmt.Sprintf("BUILTIN_%d", int32(code))
+}
+
+// Registry maps op codes and custom op names to kernels.
+type Registry struct {
+	builtin map[schema.BuiltinOperator]Registration
+	custom  map[string]Registration
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{builtin: map[schema.BuiltinOperator]Registration{}, custom: map[string]Registration{}}
+}
+
+// Builtins returns a new registry holding every built-in kernel.
+func Builtins() *Registry {
+	r := NewRegistry()
+	for _, family := range [][]Registration{
+		convOps(),
+		elementwiseOps(),
+		activationOps(),
+		poolOps(),
+		shapeOps(),
+		lstmOps(),
+	} {
+		for _, reg := range family {
+			r.Register(reg)
+		}
+	}
+	return r
+}
+
+// Register adds or replaces a kernel.
+func (r *Registry) Register(reg Registration) {
+	if reg.Code == schema.BuiltinOperatorCUSTOM {
+		r.custom[reg.Custom] = reg
+		return
+	}
+	r.builtin[reg.Code] = reg
+}
+
+// Lookup finds the kernel for a builtin code, or for a custom op name when code is CUSTOM.
+func (r *Registry) Lookup(code schema.BuiltinOperator, custom string) (Registration, bool) {
+	if code == schema.BuiltinOperatorCUSTOM {
+		reg, ok := r.custom[custom]
+		return reg, ok
+	}
+	reg, ok := r.builtin[code]
+	return reg, ok
+}
+
+// All returns every registration, builtins by code then customs by name.
+func (r *Registry) All() []Registration {
+	out := make([]Registration, 0, len(r.builtin)+len(r.custom))
+	for _, reg := range r.builtin {
+		out = append(out, reg)
+	}
+	for _, reg := range r.custom {
+		out = append(out, reg)
+	}
+	slices.SortFunc(out, func(a, b Registration) int {
+		if c := cmp.Compare(a.Code, b.Code); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Custom, b.Custom)
+	})
+	return out
+}
+
+// ErrUnsupported marks a node the kernel cannot run: a type, shape or option
+// combination outside what it implements. Kernels wrap it with the details.
+var ErrUnsupported = errors.New("not supported")
+
+// Unsupported returns an error wrapping ErrUnsupported with a description.
+func Unsupported(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
+}

@@ -1,0 +1,4 @@
+package kernels
+
+// poolOps returns the registrations of this op family.
+func poolOps() []Registration { return nil }

@@ -1,0 +1,173 @@
+package kernels
+
+import (
+	"math"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// This file holds the fixed-point arithmetic that TensorFlow Lite's quantized
+// kernels share (tensorflow/lite/kernels/internal/common.h,
+// quantization_util.cc and kernel_util.cc in TF 2.9), written to give the
+// same bits.
+
+// QuantizeMultiplier splits a real multiplier into a Q31 fixed-point
+// multiplier and a power-of-two exponent: real ≈ m * 2^(shift-31).
+// Multipliers so small that every bit would be shifted out become (0, 0).
+func QuantizeMultiplier(real float64) (multiplier int32, shift int) {
+	if real == 0 {
+		return 0, 0
+	}
+	q, exp := math.Frexp(real)
+	qFixed := int64(math.Round(q * (1 << 31)))
+	if qFixed == 1<<31 {
+		qFixed /= 2
+		exp++
+	}
+	if exp < -31 {
+		return 0, 0
+	}
+	return int32(qFixed), exp
+}
+
+// SaturatingRoundingDoublingHighMul returns the high 32 bits of 2*a*b, rounded
+// to nearest, saturating the single overflow case (MinInt32 * MinInt32).
+func SaturatingRoundingDoublingHighMul(a, b int32) int32 {
+	if a == b && a == math.MinInt32 {
+		return math.MaxInt32
+	}
+	ab := int64(a) * int64(b)
+	nudge := int64(1 << 30)
+	if ab < 0 {
+		nudge = 1 - (1 << 30)
+	}
+	return int32((ab + nudge) / (1 << 31))
+}
+
+// RoundingDivideByPOT divides x by 2^exponent, rounding half away from zero.
+func RoundingDivideByPOT(x int32, exponent int) int32 {
+	mask := int32(1)<<exponent - 1
+	remainder := x & mask
+	threshold := mask >> 1
+	if x < 0 {
+		threshold++
+	}
+	r := x >> exponent
+	if remainder > threshold {
+		r++
+	}
+	return r
+}
+
+// MultiplyByQuantizedMultiplier computes x * m * 2^(shift-31) with TFLite's
+// double rounding (doubling high multiply, then rounding right shift).
+func MultiplyByQuantizedMultiplier(x, m int32, shift int) int32 {
+	left, right := 0, 0
+	if shift > 0 {
+		left = shift
+	} else {
+		right = -shift
+	}
+	return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x*(1<<left), m), right)
+}
+
+// MultiplyByQuantizedMultiplierSmallerThanOneExp is the variant for shift <= 0.
+func MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m int32, shift int) int32 {
+	return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), -shift)
+}
+
+// MultiplyByQuantizedMultiplierGreaterThanOne is the variant for shift >= 0.
+func MultiplyByQuantizedMultiplierGreaterThanOne(x, m int32, shift int) int32 {
+	return SaturatingRoundingDoublingHighMul(x*(1<<shift), m)
+}
+
+// MultiplyByQuantizedMultiplier64 is TFLite's int64-accumulator variant (used
+// by 16x8 kernels): the multiplier is reduced to 16 bits, then one rounding shift.
+func MultiplyByQuantizedMultiplier64(x int64, m int32, shift int) int32 {
+	reduced := int32(0x7FFF)
+	if m < 0x7FFF0000 {
+		reduced = (m + (1 << 15)) >> 16
+	}
+	total := 15 - shift
+	x = x*int64(reduced) + int64(1)<<(total-1)
+	return int32(x >> total)
+}
+
+// QuantizedRange returns the representable range of a quantized type.
+func QuantizedRange(t DType) (lo, hi int32, ok bool) {
+	switch t {
+	case Uint8:
+		return 0, 255, true
+	case Int8:
+		return -128, 127, true
+	case Int16:
+		return -32768, 32767, true
+	case Int32:
+		return math.MinInt32, math.MaxInt32, true
+	}
+	return 0, 0, false
+}
+
+// ActivationRangeQuantized returns the clamp range of a fused activation on
+// the quantized output t (CalculateActivationRangeQuantized in TFLite).
+func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo, hi int32, err error) {
+	qmin, qmax, ok := QuantizedRange(t.Type)
+	if !ok {
+		return 0, 0, Unsupported("quantized activation on %s", t.Type)
+	}
+	scale, zp := t.Scale(), t.ZeroPoint()
+	quantize := func(f float32) int32 { return zp + int32(math.Round(float64(f/scale))) }
+	switch act {
+	case schema.ActivationFunctionTypeNONE:
+		return qmin, qmax, nil
+	case schema.ActivationFunctionTypeRELU:
+		return max(qmin, quantize(0)), qmax, nil
+	case schema.ActivationFunctionTypeRELU6:
+		return max(qmin, quantize(0)), min(qmax, quantize(6)), nil
+	case schema.ActivationFunctionTypeRELU_N1_TO_1:
+		return max(qmin, quantize(-1)), min(qmax, quantize(1)), nil
+	}
+	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+}
+
+// ActivationRangeFloat returns the clamp range of a fused activation on floats.
+func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32, err error) {
+	switch act {
+	case schema.ActivationFunctionTypeNONE:
+		return float32(math.Inf(-1)), float32(math.Inf(1)), nil
+	case schema.ActivationFunctionTypeRELU:
+		return 0, float32(math.Inf(1)), nil
+	case schema.ActivationFunctionTypeRELU6:
+		return 0, 6, nil
+	case schema.ActivationFunctionTypeRELU_N1_TO_1:
+		return -1, 1, nil
+	}
+	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+}
+
+// ClampF32 limits v to [lo, hi] as TFLite's ActivationFunctionWithMinMax does.
+func ClampF32(v, lo, hi float32) float32 { return min(max(v, lo), hi) }
+
+// ComputeOutSize is the spatial output size of a window op (TFLite's
+// ComputeOutSize); 0 when the stride is 0 or the padding unknown.
+func ComputeOutSize(padding schema.Padding, in, filter, stride, dilation int) int {
+	eff := (filter-1)*dilation + 1
+	if stride == 0 {
+		return 0
+	}
+	switch padding {
+	case schema.PaddingSAME:
+		return (in + stride - 1) / stride
+	case schema.PaddingVALID:
+		return (in + stride - eff) / stride
+	}
+	return 0
+}
+
+// ComputePadding returns the leading padding and the extra trailing offset of
+// a window op (TFLite's ComputePaddingWithOffset).
+func ComputePadding(stride, dilation, in, filter, out int) (pad, offset int) {
+	eff := (filter-1)*dilation + 1
+	total := max((out-1)*stride+eff-in, 0)
+	return total / 2, total % 2
+}

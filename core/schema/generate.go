@@ -1,0 +1,9 @@
+// Package schema is the Go code that flatc generates from schema.fbs, the
+// TensorFlow Lite model schema (revision 3a, ops up to HASHTABLE_SIZE = 139).
+// Never edit the generated files by hand: change schema.fbs and run go generate.
+//
+// Generated with flatc 2.0.8 (Debian package flatbuffers-compiler 2.0.8) against
+// the Go runtime github.com/google/flatbuffers v2.0.8+incompatible.
+package schema
+
+//go:generate flatc --go --go-namespace schema -o .. schema.fbs
