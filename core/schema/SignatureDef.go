@@ -89,8 +89,20 @@ func (rcv *SignatureDef) Key() []byte {
 	return nil
 }
 
+func (rcv *SignatureDef) SubgraphIndex() uint32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(12))
+	if o != 0 {
+		return rcv._tab.GetUint32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *SignatureDef) MutateSubgraphIndex(n uint32) bool {
+	return rcv._tab.MutateUint32Slot(12, n)
+}
+
 func SignatureDefStart(builder *flatbuffers.Builder) {
-	builder.StartObject(4)
+	builder.StartObject(5)
 }
 func SignatureDefAddInputs(builder *flatbuffers.Builder, inputs flatbuffers.UOffsetT) {
 	builder.PrependUOffsetTSlot(0, flatbuffers.UOffsetT(inputs), 0)
@@ -109,6 +121,9 @@ func SignatureDefAddMethodName(builder *flatbuffers.Builder, methodName flatbuff
 }
 func SignatureDefAddKey(builder *flatbuffers.Builder, key flatbuffers.UOffsetT) {
 	builder.PrependUOffsetTSlot(3, flatbuffers.UOffsetT(key), 0)
+}
+func SignatureDefAddSubgraphIndex(builder *flatbuffers.Builder, subgraphIndex uint32) {
+	builder.PrependUint32Slot(4, subgraphIndex, 0)
 }
 func SignatureDefEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()
