@@ -51,18 +51,18 @@ type UnsupportedOpError struct {
 	Op        string
 	Custom    bool
 	Version   int
-	Supported kernels.VersionRange // zero when no kernel exists at all
+	Supported *kernels.VersionRange // nil when no kernel exists at all
 }
 
 func (e *UnsupportedOpError) Error() string {
 	switch {
-	case e.Custom && e.Supported.Max == 0:
+	case e.Custom && e.Supported == nil:
 		return fmt.Sprintf("op %d: encountered unresolved custom op: %s", e.Node, e.Op)
-	case e.Supported.Max == 0:
+	case e.Supported == nil:
 		return fmt.Sprintf("op %d (%s): no kernel for this builtin op", e.Node, e.Op)
 	}
 	return fmt.Sprintf("op %d (%s) version %d is not supported; supported versions %s",
-		e.Node, e.Op, e.Version, e.Supported)
+		e.Node, e.Op, e.Version, *e.Supported)
 }
 
 // Unwrap makes errors.Is(err, ErrUnsupportedOp) true.

@@ -113,7 +113,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version}
 	}
 	if !reg.Versions.Contains(oc.Version) {
-		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: reg.Versions}
+		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: &reg.Versions}
 	}
 	for _, ti := range append(append([]int(nil), op.Inputs...), op.Outputs...) {
 		if ti >= 0 && it.sg.Tensors[ti].Sparse {
