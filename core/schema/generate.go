@@ -2,8 +2,10 @@
 // TensorFlow Lite model schema (revision 3a, ops up to HASHTABLE_SIZE = 139).
 // Never edit the generated files by hand: change schema.fbs and run go generate.
 //
-// Generated with flatc 2.0.8 (Debian package flatbuffers-compiler 2.0.8) against
+// Generated with flatc 2.0.8 (Debian package flatbuffers-compiler 2.0.8) for
 // the Go runtime github.com/google/flatbuffers v2.0.8+incompatible.
+// --gen-object-api adds the *T types with Pack/UnPack, which the model
+// builder uses to write models.
 package schema
 
-//go:generate flatc --go --go-namespace schema -o .. schema.fbs
+//go:generate flatc --go --gen-object-api --go-namespace schema -o .. schema.fbs

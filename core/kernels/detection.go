@@ -1,0 +1,4 @@
+package kernels
+
+// detectionOps returns the registrations of this op family.
+func detectionOps() []Registration { return nil }
