@@ -132,11 +132,11 @@ func TestCheckedLog2(t *testing.T) {
 
 // lstmSpec describes a test LSTM.
 type lstmSpec struct {
-	batch, time, nIn, nCell, nOut                               int
+	batch, time, nIn, nCell, nOut                              int
 	cifg, peephole, projection, projBias, layerNorm, timeMajor bool
-	cellClip, projClip                                          float64
-	act                                                         schema.ActivationFunctionType
-	seed                                                        uint32
+	cellClip, projClip                                         float64
+	act                                                        schema.ActivationFunctionType
+	seed                                                       uint32
 }
 
 // lstmRealWeights are a test LSTM's real-valued parameters, per gate.
