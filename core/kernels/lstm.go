@@ -11,7 +11,8 @@ import (
 // This file holds UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite 2.9 runs it
 // (kernels/unidirectional_sequence_lstm.cc and lstm_eval.cc): the shared
 // option parsing and shape checks. The float path is in lstm_float.go, the
-// fully integer (int8 activations, int16 cell state) path in lstm_int.go.
+// fully integer (int8 activations, int16 cell state) path in lstm_int.go. The
+// hybrid path (float32 activations, int8 weights) shares the float code.
 
 // lstmOps returns the registrations of this op family.
 func lstmOps() []Registration {
@@ -119,7 +120,7 @@ type lstmOp struct {
 	p LSTMParams
 
 	// Set by Prepare.
-	integer                           bool
+	integer, hybrid                   bool
 	nBatch, nTime, nInput             int
 	nCell, nOutput                    int
 	cifg, peephole, projection, lnorm bool
@@ -189,13 +190,15 @@ func (op *lstmOp) Prepare(n *Node) error {
 	op.peephole = n.Input(lstmCellToOutputWeights) != nil
 	op.projection = n.Input(lstmProjectionWeights) != nil
 	op.integer = in.Type == Int8
+	op.hybrid = false
 	wType := i2o.Type
 
 	// Type of the input and weights decides the kernel, as in TFLite's Eval.
 	switch {
 	case wType == Float32 && in.Type == Float32:
 	case (wType == Int8 || wType == Uint8) && in.Type == Float32:
-		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid kernel (float32 input with %s weights)", wType)
+		// TFLite reads uint8 hybrid weights as int8 bits too.
+		op.hybrid = true
 	case wType == Int8 && in.Type == Int8:
 	default:
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: input %s with %s weights", in.Type, wType)

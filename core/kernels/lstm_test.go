@@ -570,6 +570,66 @@ func TestLSTMIntegerMatchesReference(t *testing.T) {
 	}
 }
 
+// hybridNode builds the hybrid node of the spec (float activations, int8
+// weights), quantizing w's weights in place.
+func (s lstmSpec) hybridNode(w *lstmRealWeights) *Node {
+	n := s.floatNode(w)
+	nOut := s.nOutput()
+	for g := range 4 {
+		if w.in[g] == nil {
+			continue
+		}
+		n.Inputs[lstmInputWeightsIdx[g]] = lstmQuantize8(w.in[g], s.nCell, s.nIn)
+		n.Inputs[lstmRecurrentWeightsIdx[g]] = lstmQuantize8(w.rec[g], s.nCell, nOut)
+		if w.peep[g] != nil {
+			n.Inputs[lstmPeepholeIdx[g]] = lstmQuantize8(w.peep[g], s.nCell)
+		}
+	}
+	if w.proj != nil {
+		n.Inputs[lstmProjectionWeights] = lstmQuantize8(w.proj, nOut, s.nCell)
+	}
+	return n
+}
+
+func TestLSTMHybridMatchesReference(t *testing.T) {
+	for _, asym := range []bool{false, true} {
+		for i, s := range lstmTestSpecs {
+			t.Run(fmt.Sprint(i, asym), func(t *testing.T) {
+				w := s.weights()
+				n := s.hybridNode(w)
+				rng := lstmRNG(s.seed + 100)
+				x := lstmRandom(&rng, s.batch*s.time*s.nIn, 1.5, 0)
+				for k, v := range x {
+					n.Inputs[0].Float32s()[k] = float32(v)
+					x[k] = float64(float32(v))
+				}
+				p := s.params()
+				p.AsymmetricQuantizeInputs = asym
+				op := NewUnidirectionalSequenceLSTM(p)
+				if err := op.Prepare(n); err != nil {
+					t.Fatal(err)
+				}
+				h := make([]float64, s.batch*s.nOutput())
+				c := make([]float64, s.batch*s.nCell)
+				for invoke := 1; invoke <= 2; invoke++ {
+					if err := op.Eval(n); err != nil {
+						t.Fatal(err)
+					}
+					want := s.reference(w, x, h, c)
+					worst := 0.0
+					for k, v := range n.Outputs[0].Float32s() {
+						worst = max(worst, math.Abs(float64(v)-want[k]))
+					}
+					// The activations are quantized to 8 bits per step.
+					if worst > 0.03 {
+						t.Errorf("invoke %d: max error %.4f", invoke, worst)
+					}
+				}
+			})
+		}
+	}
+}
+
 // ---- options, shapes and errors ----
 
 func TestLSTMRegistration(t *testing.T) {
@@ -623,10 +683,17 @@ func TestLSTMPrepareErrors(t *testing.T) {
 			n.Inputs[lstmProjectionBias] = NewTensor(Float32, 4)
 			return n
 		}, LSTMParams{}, false},
-		{"hybrid", func() *Node {
+		{"float and int8 weights mixed", func() *Node {
 			n := floatNode()
 			for _, i := range lstmInputWeightsIdx {
 				n.Inputs[i].Type = Int8
+			}
+			return n
+		}, LSTMParams{}, true},
+		{"int16 weights with float input", func() *Node {
+			n := floatNode()
+			for i := lstmInputToInputWeights; i <= lstmRecurrentToOutputWeights; i++ {
+				n.Inputs[i].Type = Int16
 			}
 			return n
 		}, LSTMParams{}, true},
