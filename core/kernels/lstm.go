@@ -71,8 +71,8 @@ var (
 
 // LSTMParams are the options of UNIDIRECTIONAL_SEQUENCE_LSTM.
 type LSTMParams struct {
-	// Activation is the cell gate's and the output's activation (float path
-	// only; the integer path always uses tanh, as TFLite does).
+	// Activation is the cell gate's and the output's activation (float and
+	// hybrid paths; the integer path always uses tanh, as TFLite does).
 	Activation schema.ActivationFunctionType
 	// CellClip and ProjClip clip the cell state and the projected output to
 	// [-clip, clip]; 0 means no clipping.
@@ -80,7 +80,8 @@ type LSTMParams struct {
 	// TimeMajor selects [time, batch, input] layout instead of
 	// [batch, time, input].
 	TimeMajor bool
-	// AsymmetricQuantizeInputs only matters for hybrid kernels.
+	// AsymmetricQuantizeInputs makes the hybrid kernel quantize its float
+	// activations with a zero point per batch row.
 	AsymmetricQuantizeInputs bool
 }
 

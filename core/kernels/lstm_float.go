@@ -46,7 +46,7 @@ type lstmHybridState struct {
 	qIn, qState, qHidden    []int8
 	sfIn, sfState, sfHidden []float32
 	zpIn, zpState, zpHidden []int32
-	sfProd                  []float32
+	acc                     []int32 // one matrix-vector product
 }
 
 func (op *lstmOp) prepareFloat(n *Node) error {
@@ -76,7 +76,7 @@ func (op *lstmOp) prepareFloat(n *Node) error {
 	hy.qIn, hy.qState, hy.qHidden = lstmResize(hy.qIn, nb*ni), lstmResize(hy.qState, nb*no), lstmResize(hy.qHidden, nb*nc)
 	hy.sfIn, hy.sfState, hy.sfHidden = lstmResize(hy.sfIn, nb), lstmResize(hy.sfState, nb), lstmResize(hy.sfHidden, nb)
 	hy.zpIn, hy.zpState, hy.zpHidden = lstmResize(hy.zpIn, nb), lstmResize(hy.zpState, nb), lstmResize(hy.zpHidden, nb)
-	hy.sfProd = lstmResize(hy.sfProd, nb)
+	hy.acc = lstmResize(hy.acc, max(nc, no))
 	for g := range 4 {
 		hy.peep[g] = lstmResize(hy.peep[g], nc)
 		hy.rowIn[g] = lstmResize(hy.rowIn[g], nc)
@@ -351,8 +351,28 @@ func lstmMatMulAccFloat(matrix []float32, rows, cols int, vectors []float32, nb 
 	for b := range nb {
 		v := vectors[b*cols : (b+1)*cols]
 		res := result[b*rows : (b+1)*rows]
-		for r := range rows {
+		r := 0
+		// Four rows at a time share the loads of v; each row's sum keeps
+		// its sequential order.
+		for ; r+4 <= rows; r += 4 {
+			m0, m1 := matrix[r*cols:(r+1)*cols], matrix[(r+1)*cols:(r+2)*cols]
+			m2, m3 := matrix[(r+2)*cols:(r+3)*cols], matrix[(r+3)*cols:(r+4)*cols]
+			m0, m1, m2, m3 = m0[:len(v)], m1[:len(v)], m2[:len(v)], m3[:len(v)]
+			var d0, d1, d2, d3 float32
+			for i, x := range v {
+				d0 += float32(m0[i] * x)
+				d1 += float32(m1[i] * x)
+				d2 += float32(m2[i] * x)
+				d3 += float32(m3[i] * x)
+			}
+			res[r] += d0
+			res[r+1] += d1
+			res[r+2] += d2
+			res[r+3] += d3
+		}
+		for ; r < rows; r++ {
 			m := matrix[r*cols : (r+1)*cols]
+			m = m[:len(v)]
 			var dot float32
 			for i, x := range v {
 				dot += float32(m[i] * x)
@@ -444,16 +464,14 @@ func lstmAsymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int
 func (op *lstmOp) hybridMatMulAcc(w []int8, wScale float32, rowSums []int32, rows, cols int,
 	q []int8, sf []float32, zp []int32, nb int, result []float32) {
 	asym := op.p.AsymmetricQuantizeInputs
+	acc := op.f.hy.acc
 	for b := range nb {
 		scale := sf[b] * wScale
 		qb := q[b*cols : (b+1)*cols]
 		res := result[b*rows : (b+1)*rows]
+		lstmMatVecInt8(w, rows, cols, qb, acc)
 		for r := range rows {
-			wr := w[r*cols : (r+1)*cols]
-			var dot int32
-			for i, x := range qb {
-				dot += int32(wr[i]) * int32(x)
-			}
+			dot := acc[r]
 			if asym {
 				dot -= rowSums[r] * zp[b]
 			}

@@ -778,3 +778,42 @@ func TestLSTMIntegerNonConstWeights(t *testing.T) {
 		t.Errorf("constant %v\nnon-constant %v", a, b)
 	}
 }
+
+// TestLSTMEvalDoesNotAllocate checks the steady-state path of each kernel.
+func TestLSTMEvalDoesNotAllocate(t *testing.T) {
+	s := lstmTestSpecs[len(lstmTestSpecs)-1] // every option at once
+	for name, build := range map[string]func() *Node{
+		"float":   func() *Node { return s.floatNode(s.weights()) },
+		"hybrid":  func() *Node { return s.hybridNode(s.weights()) },
+		"integer": func() *Node { return s.intNode(s.weights(), 1.0/32, 3, 1.0/64) },
+	} {
+		n := build()
+		op := NewUnidirectionalSequenceLSTM(s.params())
+		if err := op.Prepare(n); err != nil {
+			t.Fatal(err)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { _ = op.Eval(n) }); allocs != 0 {
+			t.Errorf("%s: %v allocations per Eval", name, allocs)
+		}
+	}
+}
+
+func BenchmarkLSTM(b *testing.B) {
+	s := lstmSpec{batch: 1, time: 28, nIn: 128, nCell: 256, act: schema.ActivationFunctionTypeTANH, seed: 9}
+	for name, build := range map[string]func() *Node{
+		"float":   func() *Node { return s.floatNode(s.weights()) },
+		"hybrid":  func() *Node { return s.hybridNode(s.weights()) },
+		"integer": func() *Node { return s.intNode(s.weights(), 1.0/32, 3, 1.0/64) },
+	} {
+		b.Run(name, func(b *testing.B) {
+			n := build()
+			op := NewUnidirectionalSequenceLSTM(s.params())
+			if err := op.Prepare(n); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				_ = op.Eval(n)
+			}
+		})
+	}
+}
