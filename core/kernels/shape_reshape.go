@@ -323,6 +323,9 @@ func (o *shapeOp) Prepare(n *Node) error {
 		return err
 	}
 	out := n.Outputs[0]
+	if o.p.OutType == -1 {
+		return fmt.Errorf("SHAPE: operator has no ShapeOptions, so no output type (TFLite 2.9 fails too)")
+	}
 	if o.p.OutType != Int32 && o.p.OutType != Int64 {
 		return Unsupported("SHAPE: out_type %s (want INT32 or INT64)", o.p.OutType)
 	}
