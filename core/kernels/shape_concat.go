@@ -234,6 +234,9 @@ func (o *splitOp) resize(n *Node) error {
 // Prepare checks the node and sizes the outputs, or marks them Dynamic when
 // the axis is not constant.
 func (o *splitOp) Prepare(n *Node) error {
+	if o.p.NumSplits < 1 {
+		return fmt.Errorf("SPLIT: num_splits %d, want at least 1", o.p.NumSplits)
+	}
 	if err := shapeCheckArity(n, "SPLIT", 2, o.p.NumSplits); err != nil {
 		return err
 	}
@@ -355,6 +358,9 @@ func (o *splitVOp) constInputs(n *Node) bool { return n.Inputs[1].Const && n.Inp
 // the sizes or the axis are not constant.
 func (o *splitVOp) Prepare(n *Node) error {
 	const op = "SPLIT_V"
+	if o.p.NumSplits < 1 {
+		return fmt.Errorf("%s: num_splits %d, want at least 1", op, o.p.NumSplits)
+	}
 	if err := shapeCheckArity(n, op, 3, o.p.NumSplits); err != nil {
 		return err
 	}
@@ -496,6 +502,9 @@ func newUnpackOp(info OpInfo) (Op, error) {
 // Prepare checks the node and sets every output's shape.
 func (o *unpackOp) Prepare(n *Node) error {
 	const op = "UNPACK"
+	if o.p.Num < 0 {
+		return fmt.Errorf("%s: num %d is negative", op, o.p.Num)
+	}
 	if err := shapeCheckArity(n, op, 1, o.p.Num); err != nil {
 		return err
 	}

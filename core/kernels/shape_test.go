@@ -534,6 +534,7 @@ func TestSplit(t *testing.T) {
 	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shC(shI32(nil, 2)), in},
 		shOut(Int32), shOut(Int32)), "out of range")
 	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shC(shI32(nil, 0)), in}, shOut(Int32)), "outputs")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: -2}}, []*Tensor{shC(shI32(nil, 0)), in}, shOut(Int32)), "num_splits")
 	err := shRun(&splitOp{p: splitParams{NumSplits: 1}}, []*Tensor{shC(shI32(nil, 0)), shI64([]int{2}, 1, 2)}, shOut(Int64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("INT64 split: got %v, want ErrUnsupported (TFLite 2.9 SPLIT has no INT64)", err)
