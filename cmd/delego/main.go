@@ -1,0 +1,4 @@
+// Command delego runs TensorFlow Lite models.
+package main
+
+func main() {}
