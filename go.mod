@@ -2,6 +2,7 @@ module github.com/delego/delego
 
 go 1.26.0
 
-require github.com/google/flatbuffers v2.0.8+incompatible
-
-require golang.org/x/image v0.47.0
+require (
+	github.com/google/flatbuffers v2.0.8+incompatible
+	golang.org/x/image v0.47.0
+)
