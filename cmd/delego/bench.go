@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -207,15 +208,32 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
-func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry *kernels.Registry) error {
+// benchFlags are the parsed flags of "delego bench".
+type benchFlags struct {
+	inputs  stringList
+	runs    int
+	warmup  int
+	threads int
+	seed    uint
+	json    bool
+}
+
+// flagSet defines the flags of "delego bench" on f.
+func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs := newFlagSet("bench")
-	var inputs stringList
-	fs.Var(&inputs, "input", "")
-	runs := fs.Int("runs", 50, "")
-	warmup := fs.Int("warmup", 1, "")
-	threads := fs.Int("threads", 1, "")
-	seed := fs.Uint("seed", 1, "")
-	asJSON := fs.Bool("json", false, "")
+	fs.Var(&f.inputs, "input", "")
+	fs.IntVar(&f.runs, "runs", 50, "")
+	fs.IntVar(&f.warmup, "warmup", 1, "")
+	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.UintVar(&f.seed, "seed", 1, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	return fs
+}
+
+// benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
+func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry *kernels.Registry) error {
+	f := &benchFlags{}
+	fs := f.flagSet()
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagError(fs, "bench", benchUsage, stdout, err)
@@ -223,14 +241,14 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 	switch {
 	case len(pos) != 1:
 		return usagef("bench", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
-	case *runs < 1:
-		return usagef("bench", "--runs must be at least 1, got %d", *runs)
-	case *warmup < 0:
-		return usagef("bench", "--warmup must not be negative, got %d", *warmup)
-	case *threads < 1:
-		return usagef("bench", "--threads must be at least 1, got %d", *threads)
-	case *seed > math.MaxUint32:
-		return usagef("bench", "--seed must fit in 32 bits, got %d", *seed)
+	case f.runs < 1:
+		return usagef("bench", "--runs must be at least 1, got %d", f.runs)
+	case f.warmup < 0:
+		return usagef("bench", "--warmup must not be negative, got %d", f.warmup)
+	case f.threads < 1:
+		return usagef("bench", "--threads must be at least 1, got %d", f.threads)
+	case f.seed > math.MaxUint32:
+		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
 	path := pos[0]
 	m, err := core.LoadModel(path)
@@ -238,10 +256,10 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 		return err
 	}
 	var data [][]byte
-	if len(inputs) > 0 {
-		data, err = readInputFiles(m, inputs)
+	if len(f.inputs) > 0 {
+		data, err = readInputFiles(m, f.inputs)
 	} else {
-		data, err = randomInputs(m, uint32(*seed))
+		data, err = randomInputs(m, uint32(f.seed))
 	}
 	if err != nil {
 		return err
@@ -250,7 +268,7 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 	sg := m.Subgraphs[0]
 	prof := newNodeProfiler(len(sg.Operators))
 	start := time.Now()
-	it, err := newInterpreter(m, path, core.Options{Threads: *threads, Profiler: prof, Registry: registry})
+	it, err := newInterpreter(m, path, core.Options{Threads: f.threads, Profiler: prof, Registry: registry})
 	if err != nil {
 		return err
 	}
@@ -259,17 +277,17 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 	}
 	initTime := time.Since(start)
 
-	for i := range *warmup {
+	for i := range f.warmup {
 		if err := it.Invoke(ctx); err != nil {
 			return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
 		}
 	}
-	times := make([]time.Duration, *runs)
+	times := make([]time.Duration, f.runs)
 	prof.active = true
 	for i := range times {
 		start := time.Now()
 		if err := it.Invoke(ctx); err != nil {
-			return fmt.Errorf("invoke %d of %d: %w", i+1, *runs, err)
+			return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
 		}
 		times[i] = time.Since(start)
 	}
@@ -277,12 +295,12 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 
 	l := latencyStats(times)
 	r := benchReport{
-		Model: path, Threads: *threads, Runs: *runs, Warmup: *warmup,
+		Model: path, Threads: f.threads, Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
-	r.Profile, r.Nodes = buildProfile(prof, sg, *runs)
-	if *asJSON {
+	r.Profile, r.Nodes = buildProfile(prof, sg, f.runs)
+	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {

@@ -50,6 +50,7 @@ func TestImageMatchesGoldenInputs(t *testing.T) {
 		{"mobilenet_v1_0.25_128_float.tflite", "mobilenet_v1_0.25_128_float__cat_128_f32.input.raw"},
 		{"mobilenet_v2_1.0_224_quant.tflite", "mobilenet_v2_1.0_224_quant__cat_224.input.raw"},
 		{"mobilenet_v2_1.0_224_float.tflite", "mobilenet_v2_1.0_224_float__cat_224_f32.input.raw"},
+		{"tf2_mobilenet_v2_1.0_224_ptq.tflite", "tf2_mobilenet_v2_1.0_224_ptq__cat_224.input.raw"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			got := imageInput(t, c.model, "cat.bmp", defaultNorm)

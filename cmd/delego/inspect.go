@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -260,9 +261,16 @@ func buildReport(m *core.Model, path string) *modelReport {
 	return r
 }
 
-func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+// inspectFlagSet defines the flags of "delego inspect".
+func inspectFlagSet(asJSON *bool) *flag.FlagSet {
 	fs := newFlagSet("inspect")
-	asJSON := fs.Bool("json", false, "")
+	fs.BoolVar(asJSON, "json", false, "")
+	return fs
+}
+
+func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	var asJSON bool
+	fs := inspectFlagSet(&asJSON)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagError(fs, "inspect", inspectUsage, stdout, err)
@@ -275,7 +283,7 @@ func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	r := buildReport(m, pos[0])
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {

@@ -71,8 +71,8 @@ type runFlags struct {
 	topGiven  bool
 }
 
-func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
-	f := &runFlags{}
+// flagSet defines the flags of "delego run" on f.
+func (f *runFlags) flagSet() *flag.FlagSet {
 	fs := newFlagSet("run")
 	fs.Var(&f.inputs, "input", "")
 	fs.StringVar(&f.image, "image", "", "")
@@ -83,6 +83,12 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	fs.BoolVar(&f.verbose, "v", false, "")
 	fs.Float64Var(&f.norm.Mean, "mean", defaultNorm.Mean, "")
 	fs.Float64Var(&f.norm.Std, "std", defaultNorm.Std, "")
+	return fs
+}
+
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	fs := f.flagSet()
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, flagError(fs, "run", runUsage, stdout, err)
@@ -201,7 +207,12 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, regis
 		printOutputs(stdout, it)
 	}
 	if f.top > 0 {
-		return printTopK(stdout, it.Output(0), f.top, labels)
+		t := it.Output(0)
+		scores := t.Dequantize()
+		if scores == nil {
+			return fmt.Errorf("--top: output 0 %q is %s, which has no numeric scores", t.Name(), t.Type())
+		}
+		return printTopK(stdout, scores, f.top, labels)
 	}
 	return nil
 }
@@ -248,12 +259,8 @@ func printOutputs(w io.Writer, it *core.Interpreter) {
 	}
 }
 
-// printTopK prints the k best classes of t with their labels.
-func printTopK(w io.Writer, t *core.Tensor, k int, labels []string) error {
-	scores := t.Dequantize()
-	if scores == nil {
-		return fmt.Errorf("--top: output 0 %q is %s, which has no numeric scores", t.Name(), t.Type())
-	}
+// printTopK prints the k best classes of scores with their labels.
+func printTopK(w io.Writer, scores []float32, k int, labels []string) error {
 	if len(labels) > 0 && len(labels) != len(scores) {
 		// Common and harmless (e.g. a background class); say so, go on.
 		fmt.Fprintf(w, "note: %d labels for %d classes\n", len(labels), len(scores))
