@@ -312,23 +312,24 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 }
 
 func printBench(w io.Writer, r *benchReport) error {
-	fmt.Fprintf(w, "model %s, %s, %d warm-up, %s timed\n", r.Model, plural(r.Threads, "thread", "threads"), r.Warmup, plural(r.Runs, "run", "runs"))
+	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
+		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
 
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "Summary by op type (average per run):")
-	fmt.Fprintf(tw, "op type\tcount\tavg ms\t%%\tcdf %%\t\n")
+	fmt.Fprintf(tw, "  op type\tcount\tavg ms\t%%\tcdf %%\n")
 	for _, p := range r.Profile {
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.2f%%\t%.2f%%\t\n", p.Op, p.Count, p.AvgMs, p.Percent, p.Cumulative)
+		fmt.Fprintf(tw, "  %s\t%d\t%.3f\t%.2f%%\t%.2f%%\n", p.Op, p.Count, p.AvgMs, p.Percent, p.Cumulative)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nTop 10 nodes (average per run):")
-	fmt.Fprintf(tw, "node\top\tavg ms\t%%\toutput\t\n")
+	fmt.Fprintf(tw, "  node\top\tavg ms\t%%\toutput\n")
 	for _, n := range r.Nodes[:min(10, len(r.Nodes))] {
-		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.2f%%\t%s\t\n", n.Node, n.Op, n.AvgMs, n.Percent, n.Output)
+		fmt.Fprintf(tw, "  %d\t%s\t%.3f\t%.2f%%\t%s\n", n.Node, n.Op, n.AvgMs, n.Percent, n.Output)
 	}
 	return tw.Flush()
 }
