@@ -19,8 +19,15 @@ import (
 // pixelNorm maps an 8-bit pixel value p to a float32 input as (p-Mean)/Std.
 type pixelNorm struct{ Mean, Std float64 }
 
-// defaultNorm maps [0,255] onto [-1,1], as MobileNet-style float models expect.
-var defaultNorm = pixelNorm{Mean: 127.5, Std: 127.5}
+// The default normalisation maps [0,255] onto [-1,1], as MobileNet-style
+// float models expect.
+const (
+	defaultMean = 127.5
+	defaultStd  = 127.5
+)
+
+// defaultNorm returns the default normalisation.
+func defaultNorm() pixelNorm { return pixelNorm{Mean: defaultMean, Std: defaultStd} }
 
 // loadImage decodes a PNG, JPEG or BMP file.
 func loadImage(path string) (image.Image, error) {

@@ -67,7 +67,7 @@ func TestImageMatchesGoldenInputs(t *testing.T) {
 		{"tf2_mobilenet_v2_1.0_224_ptq.tflite", "tf2_mobilenet_v2_1.0_224_ptq__cat_224.input.raw"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
-			got := imageInput(t, c.model, "cat.bmp", defaultNorm)
+			got := imageInput(t, c.model, "cat.bmp", defaultNorm())
 			want := shared.ReadGolden(t, c.golden)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("image bytes differ from the golden input: %s", firstDiff(got, want))
@@ -89,7 +89,7 @@ func testPicture(w, h int) *image.RGBA {
 
 func TestResizeNearestIndices(t *testing.T) {
 	// 5x3 (w x h) picture to H=2, W=4: rows y*3/2 = 0, 1; columns x*5/4 = 0, 1, 2, 3.
-	got, err := imageToTensor(testPicture(5, 3), kernels.Uint8, []int{1, 2, 4, 3}, defaultNorm)
+	got, err := imageToTensor(testPicture(5, 3), kernels.Uint8, []int{1, 2, 4, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestResizeNearestIndices(t *testing.T) {
 		t.Errorf("downscale: got %v, want %v", got, want)
 	}
 	// Upscale 2x2 to 3x3: index y*2/3 = 0, 0, 1.
-	got, err = imageToTensor(testPicture(2, 2), kernels.Uint8, []int{1, 3, 3, 3}, defaultNorm)
+	got, err = imageToTensor(testPicture(2, 2), kernels.Uint8, []int{1, 3, 3, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,16 +136,16 @@ func TestImageValueMappings(t *testing.T) {
 		norm  pixelNorm
 		want  []byte
 	}{
-		{"uint8", kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm, []byte{0, 128, 255, 10, 20, 30}},
-		{"int8", kernels.Int8, []int{1, 1, 2, 3}, defaultNorm, []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
-		{"float32 default", kernels.Float32, []int{1, 1, 2, 3}, defaultNorm,
+		{"uint8", kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0, 128, 255, 10, 20, 30}},
+		{"int8", kernels.Int8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
+		{"float32 default", kernels.Float32, []int{1, 1, 2, 3}, defaultNorm(),
 			f32(-1, 0.5/127.5, 1, float32(-117.5/127.5), float32(-107.5/127.5), float32(-97.5/127.5))},
 		{"float32 mean 0 std 255", kernels.Float32, []int{1, 1, 2, 3}, pixelNorm{0, 255},
 			f32(0, float32(128.0/255), 1, float32(10.0/255), float32(20.0/255), float32(30.0/255))},
 		// Luma (299 R + 587 G + 114 B + 500) / 1000: (0+75136+29070+500)/1000 = 104,
 		// (2990+11740+3420+500)/1000 = 18.
-		{"grayscale uint8", kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm, []byte{104, 18}},
-		{"grayscale int8", kernels.Int8, []int{1, 1, 2, 1}, defaultNorm, []byte{byte(256 - 24), byte(256 - 110)}},
+		{"grayscale uint8", kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm(), []byte{104, 18}},
+		{"grayscale int8", kernels.Int8, []int{1, 1, 2, 1}, defaultNorm(), []byte{byte(256 - 24), byte(256 - 110)}},
 	} {
 		got, err := imageToTensor(img, c.typ, c.shape, c.norm)
 		if err != nil {
@@ -161,11 +161,11 @@ func TestImageValueMappings(t *testing.T) {
 func TestGrayPictureKeepsItsValues(t *testing.T) {
 	g := image.NewGray(image.Rect(0, 0, 2, 1))
 	g.Pix = []byte{7, 250}
-	got, err := imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm)
+	got, err := imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 250}) {
 		t.Errorf("got %v, %v; want [7 250]", got, err)
 	}
-	got, err = imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm)
+	got, err = imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 7, 7, 250, 250, 250}) {
 		t.Errorf("as RGB: got %v, %v", got, err)
 	}
@@ -179,11 +179,11 @@ func TestImageToTensorRejects(t *testing.T) {
 		norm  pixelNorm
 		want  string
 	}{
-		{kernels.Uint8, []int{1, 28, 28}, defaultNorm, "not an image input"},
-		{kernels.Uint8, []int{2, 4, 4, 3}, defaultNorm, "not an image input"},
-		{kernels.Uint8, []int{1, 4, 4, 4}, defaultNorm, "not an image input"},
-		{kernels.Uint8, []int{1, 0, 4, 3}, defaultNorm, "not an image input"},
-		{kernels.Int16, []int{1, 4, 4, 3}, defaultNorm, "INT16 are not supported"},
+		{kernels.Uint8, []int{1, 28, 28}, defaultNorm(), "not an image input"},
+		{kernels.Uint8, []int{2, 4, 4, 3}, defaultNorm(), "not an image input"},
+		{kernels.Uint8, []int{1, 4, 4, 4}, defaultNorm(), "not an image input"},
+		{kernels.Uint8, []int{1, 0, 4, 3}, defaultNorm(), "not an image input"},
+		{kernels.Int16, []int{1, 4, 4, 3}, defaultNorm(), "INT16 are not supported"},
 		{kernels.Float32, []int{1, 4, 4, 3}, pixelNorm{0, 0}, "not a usable mapping"},
 	} {
 		_, err := imageToTensor(img, c.typ, c.shape, c.norm)
@@ -219,8 +219,8 @@ func TestLoadImageFormats(t *testing.T) {
 		if img.Bounds().Dx() != 6 || img.Bounds().Dy() != 4 {
 			t.Errorf("%s: decoded %v", c.name, img.Bounds())
 		}
-		got, _ := imageToTensor(img, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm)
-		want, _ := imageToTensor(src, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm)
+		got, _ := imageToTensor(img, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm())
+		want, _ := imageToTensor(src, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm())
 		if c.exact && !bytes.Equal(got, want) {
 			t.Errorf("%s: pixels changed: %s", c.name, firstDiff(got, want))
 		}

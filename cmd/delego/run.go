@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -81,8 +82,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.top, "top", 0, "")
 	fs.IntVar(&f.threads, "threads", 1, "")
 	fs.BoolVar(&f.verbose, "v", false, "")
-	fs.Float64Var(&f.norm.Mean, "mean", defaultNorm.Mean, "")
-	fs.Float64Var(&f.norm.Std, "std", defaultNorm.Std, "")
+	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
 	return fs
 }
 
@@ -159,6 +160,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, regis
 	for i, t := range modelInputs(m) {
 		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
 	}
+	if f.top > 0 {
+		if err := checkScores(m); err != nil {
+			return err
+		}
+	}
 	var labels []string
 	if f.labels != "" {
 		if labels, err = readLabels(f.labels); err != nil {
@@ -215,6 +221,21 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, regis
 		return printTopK(stdout, scores, f.top, labels)
 	}
 	return nil
+}
+
+// checkScores makes sure, before anything runs, that the first output holds
+// numbers that --top can rank.
+func checkScores(m *core.Model) error {
+	outs := modelOutputs(m)
+	if len(outs) == 0 {
+		return errors.New("--top: the model has no outputs")
+	}
+	switch t := outs[0]; t.Info.Type {
+	case kernels.Float32, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Int32, kernels.Int64:
+		return nil
+	default:
+		return fmt.Errorf("--top: %s has no numeric scores", t.Describe("output"))
+	}
 }
 
 // imageInputs converts a picture into the single image input of m.
