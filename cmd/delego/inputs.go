@@ -188,12 +188,12 @@ func explainUnsupported(m *core.Model, modelPath string, err error) error {
 			fmt.Fprintf(&b, "\n  %s version %d (%d nodes: %s): ", u.Op, u.Version, len(g.nodes), summarise(g.nodes, 8))
 		}
 		switch {
-		case u.Custom && u.Supported.Max == 0:
+		case u.Custom && u.Supported == nil:
 			b.WriteString("unresolved custom op")
-		case u.Supported.Max == 0:
+		case u.Supported == nil:
 			b.WriteString("no kernel for this builtin op")
 		default:
-			fmt.Fprintf(&b, "supported versions %s", u.Supported)
+			fmt.Fprintf(&b, "supported versions %s", *u.Supported)
 		}
 	}
 	if hasEdgeTPUOp(m) {
