@@ -8,6 +8,7 @@
 //	delego run MODEL (--input FILE... | --image PICTURE) [--output FILE] [--labels FILE] [--top K] [--threads N] [-v]
 //	delego inspect MODEL [--json]
 //	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [--json]
+//	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
 //
@@ -49,6 +50,7 @@ func commands() []command {
 		{"run", "run a model on input files or a picture", runUsage, runCmd},
 		{"inspect", "describe a model's graph, tensors and metadata", inspectUsage, inspectCmd},
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
+		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
 		{"help", "show help for delego or a command", helpUsage, helpCmd},
 		{"version", "print delego's version", versionUsage, versionCmd},
 	}
