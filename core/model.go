@@ -251,11 +251,7 @@ func (d *decoder) decode() (m *Model, err error) {
 	m.Signatures = make([]Signature, d.vec("signature_defs", fb.SignatureDefsLength(), 4))
 	for i := range m.Signatures {
 		fb.SignatureDefs(&sd, i)
-		key := string(sd.MethodName())
-		if key == "" {
-			key = string(sd.Key())
-		}
-		s := Signature{Key: key, Subgraph: int(sd.SubgraphIndex())}
+		s := Signature{Key: string(sd.SignatureKey()), Subgraph: int(sd.SubgraphIndex())}
 		for j := range d.vec("signature inputs", sd.InputsLength(), 4) {
 			sd.Inputs(&tm, j)
 			s.Inputs = append(s.Inputs, SignatureTensor{string(tm.Name()), int(tm.TensorIndex())})
@@ -403,7 +399,7 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 		bad := func(format string, args ...any) error {
 			return &ModelError{si, -1, ti, -1, fmt.Sprintf(format, args...)}
 		}
-		if t.Type < 0 || t.Type > kernels.Uint32 {
+		if t.Type < 0 || t.Type > kernels.Uint16 {
 			return bad("unknown tensor type %d", t.Type)
 		}
 		elems := int64(1)

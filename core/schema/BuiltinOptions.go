@@ -122,6 +122,13 @@ const (
 	BuiltinOptionsHashtableFindOptions              BuiltinOptions = 108
 	BuiltinOptionsHashtableImportOptions            BuiltinOptions = 109
 	BuiltinOptionsHashtableSizeOptions              BuiltinOptions = 110
+	BuiltinOptionsVarHandleOptions                  BuiltinOptions = 111
+	BuiltinOptionsReadVariableOptions               BuiltinOptions = 112
+	BuiltinOptionsAssignVariableOptions             BuiltinOptions = 113
+	BuiltinOptionsRandomOptions                     BuiltinOptions = 114
+	BuiltinOptionsBucketizeOptions                  BuiltinOptions = 115
+	BuiltinOptionsGeluOptions                       BuiltinOptions = 116
+	BuiltinOptionsDynamicUpdateSliceOptions         BuiltinOptions = 117
 )
 
 var EnumNamesBuiltinOptions = map[BuiltinOptions]string{
@@ -236,6 +243,13 @@ var EnumNamesBuiltinOptions = map[BuiltinOptions]string{
 	BuiltinOptionsHashtableFindOptions:              "HashtableFindOptions",
 	BuiltinOptionsHashtableImportOptions:            "HashtableImportOptions",
 	BuiltinOptionsHashtableSizeOptions:              "HashtableSizeOptions",
+	BuiltinOptionsVarHandleOptions:                  "VarHandleOptions",
+	BuiltinOptionsReadVariableOptions:               "ReadVariableOptions",
+	BuiltinOptionsAssignVariableOptions:             "AssignVariableOptions",
+	BuiltinOptionsRandomOptions:                     "RandomOptions",
+	BuiltinOptionsBucketizeOptions:                  "BucketizeOptions",
+	BuiltinOptionsGeluOptions:                       "GeluOptions",
+	BuiltinOptionsDynamicUpdateSliceOptions:         "DynamicUpdateSliceOptions",
 }
 
 var EnumValuesBuiltinOptions = map[string]BuiltinOptions{
@@ -350,6 +364,13 @@ var EnumValuesBuiltinOptions = map[string]BuiltinOptions{
 	"HashtableFindOptions":              BuiltinOptionsHashtableFindOptions,
 	"HashtableImportOptions":            BuiltinOptionsHashtableImportOptions,
 	"HashtableSizeOptions":              BuiltinOptionsHashtableSizeOptions,
+	"VarHandleOptions":                  BuiltinOptionsVarHandleOptions,
+	"ReadVariableOptions":               BuiltinOptionsReadVariableOptions,
+	"AssignVariableOptions":             BuiltinOptionsAssignVariableOptions,
+	"RandomOptions":                     BuiltinOptionsRandomOptions,
+	"BucketizeOptions":                  BuiltinOptionsBucketizeOptions,
+	"GeluOptions":                       BuiltinOptionsGeluOptions,
+	"DynamicUpdateSliceOptions":         BuiltinOptionsDynamicUpdateSliceOptions,
 }
 
 func (v BuiltinOptions) String() string {
@@ -589,6 +610,20 @@ func (t *BuiltinOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffset
 		return t.Value.(*HashtableImportOptionsT).Pack(builder)
 	case BuiltinOptionsHashtableSizeOptions:
 		return t.Value.(*HashtableSizeOptionsT).Pack(builder)
+	case BuiltinOptionsVarHandleOptions:
+		return t.Value.(*VarHandleOptionsT).Pack(builder)
+	case BuiltinOptionsReadVariableOptions:
+		return t.Value.(*ReadVariableOptionsT).Pack(builder)
+	case BuiltinOptionsAssignVariableOptions:
+		return t.Value.(*AssignVariableOptionsT).Pack(builder)
+	case BuiltinOptionsRandomOptions:
+		return t.Value.(*RandomOptionsT).Pack(builder)
+	case BuiltinOptionsBucketizeOptions:
+		return t.Value.(*BucketizeOptionsT).Pack(builder)
+	case BuiltinOptionsGeluOptions:
+		return t.Value.(*GeluOptionsT).Pack(builder)
+	case BuiltinOptionsDynamicUpdateSliceOptions:
+		return t.Value.(*DynamicUpdateSliceOptionsT).Pack(builder)
 	}
 	return 0
 }
@@ -925,6 +960,27 @@ func (rcv BuiltinOptions) UnPack(table flatbuffers.Table) *BuiltinOptionsT {
 	case BuiltinOptionsHashtableSizeOptions:
 		x := HashtableSizeOptions{_tab: table}
 		return &BuiltinOptionsT{ Type: BuiltinOptionsHashtableSizeOptions, Value: x.UnPack() }
+	case BuiltinOptionsVarHandleOptions:
+		x := VarHandleOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsVarHandleOptions, Value: x.UnPack() }
+	case BuiltinOptionsReadVariableOptions:
+		x := ReadVariableOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsReadVariableOptions, Value: x.UnPack() }
+	case BuiltinOptionsAssignVariableOptions:
+		x := AssignVariableOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsAssignVariableOptions, Value: x.UnPack() }
+	case BuiltinOptionsRandomOptions:
+		x := RandomOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsRandomOptions, Value: x.UnPack() }
+	case BuiltinOptionsBucketizeOptions:
+		x := BucketizeOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsBucketizeOptions, Value: x.UnPack() }
+	case BuiltinOptionsGeluOptions:
+		x := GeluOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsGeluOptions, Value: x.UnPack() }
+	case BuiltinOptionsDynamicUpdateSliceOptions:
+		x := DynamicUpdateSliceOptions{_tab: table}
+		return &BuiltinOptionsT{ Type: BuiltinOptionsDynamicUpdateSliceOptions, Value: x.UnPack() }
 	}
 	return nil
 }

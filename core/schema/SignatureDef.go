@@ -9,8 +9,7 @@ import (
 type SignatureDefT struct {
 	Inputs []*TensorMapT `json:"inputs"`
 	Outputs []*TensorMapT `json:"outputs"`
-	MethodName string `json:"method_name"`
-	Key string `json:"key"`
+	SignatureKey string `json:"signature_key"`
 	SubgraphIndex uint32 `json:"subgraph_index"`
 }
 
@@ -42,13 +41,11 @@ func (t *SignatureDefT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT 
 		}
 		outputsOffset = builder.EndVector(outputsLength)
 	}
-	methodNameOffset := builder.CreateString(t.MethodName)
-	keyOffset := builder.CreateString(t.Key)
+	signatureKeyOffset := builder.CreateString(t.SignatureKey)
 	SignatureDefStart(builder)
 	SignatureDefAddInputs(builder, inputsOffset)
 	SignatureDefAddOutputs(builder, outputsOffset)
-	SignatureDefAddMethodName(builder, methodNameOffset)
-	SignatureDefAddKey(builder, keyOffset)
+	SignatureDefAddSignatureKey(builder, signatureKeyOffset)
 	SignatureDefAddSubgraphIndex(builder, t.SubgraphIndex)
 	return SignatureDefEnd(builder)
 }
@@ -68,8 +65,7 @@ func (rcv *SignatureDef) UnPackTo(t *SignatureDefT) {
 		rcv.Outputs(&x, j)
 		t.Outputs[j] = x.UnPack()
 	}
-	t.MethodName = string(rcv.MethodName())
-	t.Key = string(rcv.Key())
+	t.SignatureKey = string(rcv.SignatureKey())
 	t.SubgraphIndex = rcv.SubgraphIndex()
 }
 
@@ -147,16 +143,8 @@ func (rcv *SignatureDef) OutputsLength() int {
 	return 0
 }
 
-func (rcv *SignatureDef) MethodName() []byte {
+func (rcv *SignatureDef) SignatureKey() []byte {
 	o := flatbuffers.UOffsetT(rcv._tab.Offset(8))
-	if o != 0 {
-		return rcv._tab.ByteVector(o + rcv._tab.Pos)
-	}
-	return nil
-}
-
-func (rcv *SignatureDef) Key() []byte {
-	o := flatbuffers.UOffsetT(rcv._tab.Offset(10))
 	if o != 0 {
 		return rcv._tab.ByteVector(o + rcv._tab.Pos)
 	}
@@ -190,11 +178,8 @@ func SignatureDefAddOutputs(builder *flatbuffers.Builder, outputs flatbuffers.UO
 func SignatureDefStartOutputsVector(builder *flatbuffers.Builder, numElems int) flatbuffers.UOffsetT {
 	return builder.StartVector(4, numElems, 4)
 }
-func SignatureDefAddMethodName(builder *flatbuffers.Builder, methodName flatbuffers.UOffsetT) {
-	builder.PrependUOffsetTSlot(2, flatbuffers.UOffsetT(methodName), 0)
-}
-func SignatureDefAddKey(builder *flatbuffers.Builder, key flatbuffers.UOffsetT) {
-	builder.PrependUOffsetTSlot(3, flatbuffers.UOffsetT(key), 0)
+func SignatureDefAddSignatureKey(builder *flatbuffers.Builder, signatureKey flatbuffers.UOffsetT) {
+	builder.PrependUOffsetTSlot(2, flatbuffers.UOffsetT(signatureKey), 0)
 }
 func SignatureDefAddSubgraphIndex(builder *flatbuffers.Builder, subgraphIndex uint32) {
 	builder.PrependUint32Slot(4, subgraphIndex, 0)
