@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/shared"
 )
 
 // This file checks UNIDIRECTIONAL_SEQUENCE_LSTM against outputs of the
@@ -194,48 +195,24 @@ func TestLSTMMatchesTFLite(t *testing.T) {
 	}
 }
 
-// lstmFindShared looks for /work/shared-style "shared/<rel>" in the parent
-// directories of the working directory.
-func lstmFindShared(rel string) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 // TestLSTMKerasModel runs the LSTM of keras_lstm_mnist_ptq.tflite in
 // isolation on the golden inputs. Its input is what the model's QUANTIZE
 // makes of the uint8 image (same scale, zero point 0 -> -128: x - 128); the
 // expected LSTM outputs (testdata/lstm_keras_*.lstmout{1,2}.raw) come from
 // TFLite 2.9 running the model with the LSTM's output made the model output.
 func TestLSTMKerasModel(t *testing.T) {
-	modelPath := lstmFindShared("models/keras_lstm_mnist_ptq.tflite")
-	if modelPath == "" {
-		t.Skip("shared/models/keras_lstm_mnist_ptq.tflite not found")
+	dir, err := shared.Dir()
+	if err != nil {
+		t.Skipf("no shared test data: %v", err) // the integration tests insist on it
 	}
-	model := lstmReadFile(t, modelPath)
+	model := lstmReadFile(t, filepath.Join(dir, "models", "keras_lstm_mnist_ptq.tflite"))
 	for _, c := range []string{"digit7", "seed1"} {
 		t.Run(c, func(t *testing.T) {
-			golden := lstmFindShared("golden/keras_lstm_mnist_ptq__" + c + ".input.raw")
-			if golden == "" {
-				t.Skip("golden input not found")
-			}
+			raw := lstmReadFile(t, filepath.Join(dir, "golden", "keras_lstm_mnist_ptq__"+c+".input.raw"))
 			n, info, code := lstmModelNode(t, model, 1)
 			if code != schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM {
 				t.Fatalf("operator 1 is %s", OpName(code))
 			}
-			raw := lstmReadFile(t, golden)
 			input := make([]byte, len(raw))
 			for i, v := range raw {
 				input[i] = byte(int8(int(v) - 128))
