@@ -17,7 +17,7 @@ import (
 // tensors and the intermediates, and checks both invokes against TFLite 2.9
 // (integer outputs exactly, float ones within 2e-6).
 func TestLSTMThroughInterpreter(t *testing.T) {
-	models, err := filepath.Glob("testdata/lstm_*.tflite")
+	models, err := filepath.Glob("../../testdata/gen/lstm/lstm_*.tflite")
 	if err != nil || len(models) == 0 {
 		t.Fatalf("no test models: %v", err)
 	}

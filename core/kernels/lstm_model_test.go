@@ -14,8 +14,8 @@ import (
 
 // This file checks UNIDIRECTIONAL_SEQUENCE_LSTM against outputs of the
 // TensorFlow Lite 2.9.0 C library (libtensorflowlite_c.so of the npm package
-// tfjs-tflite-node@0.0.2, the build that made /work/shared/golden): the
-// testdata/lstm_*.tflite models hold one LSTM operator each (written as
+// tfjs-tflite-node@0.0.2, the build that made shared/golden): the
+// testdata/gen/lstm/lstm_*.tflite models hold one LSTM operator each (written as
 // flatbuffer JSON and compiled with flatc), lstm_*.input.raw is the input
 // and lstm_*.out1.raw / out2.raw the outputs of a first and a second Invoke
 // on one interpreter (the state persists between them).
@@ -175,7 +175,7 @@ func lstmCompare(t *testing.T, what string, typ DType, got, want []byte, tol flo
 }
 
 func TestLSTMMatchesTFLite(t *testing.T) {
-	cases, err := filepath.Glob("testdata/lstm_*.tflite")
+	cases, err := filepath.Glob("../../testdata/gen/lstm/lstm_*.tflite")
 	if err != nil || len(cases) == 0 {
 		t.Fatalf("no test models: %v", err)
 	}
@@ -198,17 +198,13 @@ func TestLSTMMatchesTFLite(t *testing.T) {
 // TestLSTMKerasModel runs the LSTM of keras_lstm_mnist_ptq.tflite in
 // isolation on the golden inputs. Its input is what the model's QUANTIZE
 // makes of the uint8 image (same scale, zero point 0 -> -128: x - 128); the
-// expected LSTM outputs (testdata/lstm_keras_*.lstmout{1,2}.raw) come from
+// expected LSTM outputs (testdata/gen/lstm/lstm_keras_*.lstmout{1,2}.raw) come from
 // TFLite 2.9 running the model with the LSTM's output made the model output.
 func TestLSTMKerasModel(t *testing.T) {
-	dir, err := shared.Dir()
-	if err != nil {
-		t.Skipf("no shared test data: %v", err) // the integration tests insist on it
-	}
-	model := lstmReadFile(t, filepath.Join(dir, "models", "keras_lstm_mnist_ptq.tflite"))
+	model := lstmReadFile(t, shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
 	for _, c := range []string{"digit7", "seed1"} {
 		t.Run(c, func(t *testing.T) {
-			raw := lstmReadFile(t, filepath.Join(dir, "golden", "keras_lstm_mnist_ptq__"+c+".input.raw"))
+			raw := shared.ReadGolden(t, "keras_lstm_mnist_ptq__"+c+".input.raw")
 			n, info, code := lstmModelNode(t, model, 1)
 			if code != schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM {
 				t.Fatalf("operator 1 is %s", OpName(code))
@@ -218,8 +214,8 @@ func TestLSTMKerasModel(t *testing.T) {
 				input[i] = byte(int8(int(v) - 128))
 			}
 			out1, out2 := lstmRunModel(t, n, info, input)
-			lstmCompare(t, "invoke 1", Int8, out1, lstmReadFile(t, "testdata/lstm_keras_"+c+".lstmout1.raw"), 0)
-			lstmCompare(t, "invoke 2", Int8, out2, lstmReadFile(t, "testdata/lstm_keras_"+c+".lstmout2.raw"), 0)
+			lstmCompare(t, "invoke 1", Int8, out1, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout1.raw"), 0)
+			lstmCompare(t, "invoke 2", Int8, out2, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout2.raw"), 0)
 		})
 	}
 }

@@ -3,8 +3,8 @@ package kernels
 import (
 	"bytes"
 	"errors"
+	"github.com/delego/delego/internal/shared"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -475,12 +475,8 @@ func TestConcatQuantizedRules(t *testing.T) {
 // CONCATENATION, SPLIT into 6, CONCATENATION) on the golden input and
 // compares with TensorFlow Lite 2.9's output bytes.
 func TestSplitConcatGolden(t *testing.T) {
-	const dir = "/work/shared/golden/"
-	input, err1 := os.ReadFile(dir + "split_concat__seed1.input.raw")
-	want, err2 := os.ReadFile(dir + "split_concat__seed1.output.raw")
-	if err1 != nil || err2 != nil {
-		t.Skip("golden files not available")
-	}
+	input := shared.ReadGolden(t, "split_concat__seed1.input.raw")
+	want := shared.ReadGolden(t, "split_concat__seed1.output.raw")
 	q := func(t *Tensor) *Tensor { return shQ(t, 0.0078125, 128) }
 	in1 := q(shU8([]int{1, 8, 8, 3}, input[:192]...))
 	rnn1 := q(shU8([]int{1, 8, 8, 1}, input[192:256]...))

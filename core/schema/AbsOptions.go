@@ -10,7 +10,9 @@ type AbsOptionsT struct {
 }
 
 func (t *AbsOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	AbsOptionsStart(builder)
 	return AbsOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *AbsOptions) UnPackTo(t *AbsOptionsT) {
 }
 
 func (rcv *AbsOptions) UnPack() *AbsOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &AbsOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -8,11 +8,13 @@ import (
 
 type AddOptionsT struct {
 	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	PotScaleInt16 bool `json:"pot_scale_int16"`
+	PotScaleInt16           bool                   `json:"pot_scale_int16"`
 }
 
 func (t *AddOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	AddOptionsStart(builder)
 	AddOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
 	AddOptionsAddPotScaleInt16(builder, t.PotScaleInt16)
@@ -25,7 +27,9 @@ func (rcv *AddOptions) UnPackTo(t *AddOptionsT) {
 }
 
 func (rcv *AddOptions) UnPack() *AddOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &AddOptionsT{}
 	rcv.UnPackTo(t)
 	return t

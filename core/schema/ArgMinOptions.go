@@ -11,7 +11,9 @@ type ArgMinOptionsT struct {
 }
 
 func (t *ArgMinOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ArgMinOptionsStart(builder)
 	ArgMinOptionsAddOutputType(builder, t.OutputType)
 	return ArgMinOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *ArgMinOptions) UnPackTo(t *ArgMinOptionsT) {
 }
 
 func (rcv *ArgMinOptions) UnPack() *ArgMinOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ArgMinOptionsT{}
 	rcv.UnPackTo(t)
 	return t

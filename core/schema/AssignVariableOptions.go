@@ -10,7 +10,9 @@ type AssignVariableOptionsT struct {
 }
 
 func (t *AssignVariableOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	AssignVariableOptionsStart(builder)
 	return AssignVariableOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *AssignVariableOptions) UnPackTo(t *AssignVariableOptionsT) {
 }
 
 func (rcv *AssignVariableOptions) UnPack() *AssignVariableOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &AssignVariableOptionsT{}
 	rcv.UnPackTo(t)
 	return t

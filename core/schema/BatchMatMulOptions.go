@@ -7,13 +7,15 @@ import (
 )
 
 type BatchMatMulOptionsT struct {
-	AdjX bool `json:"adj_x"`
-	AdjY bool `json:"adj_y"`
+	AdjX                     bool `json:"adj_x"`
+	AdjY                     bool `json:"adj_y"`
 	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
 }
 
 func (t *BatchMatMulOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	BatchMatMulOptionsStart(builder)
 	BatchMatMulOptionsAddAdjX(builder, t.AdjX)
 	BatchMatMulOptionsAddAdjY(builder, t.AdjY)
@@ -28,7 +30,9 @@ func (rcv *BatchMatMulOptions) UnPackTo(t *BatchMatMulOptionsT) {
 }
 
 func (rcv *BatchMatMulOptions) UnPack() *BatchMatMulOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &BatchMatMulOptionsT{}
 	rcv.UnPackTo(t)
 	return t

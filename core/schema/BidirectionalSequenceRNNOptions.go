@@ -7,14 +7,16 @@ import (
 )
 
 type BidirectionalSequenceRNNOptionsT struct {
-	TimeMajor bool `json:"time_major"`
-	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	MergeOutputs bool `json:"merge_outputs"`
-	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
+	TimeMajor                bool                   `json:"time_major"`
+	FusedActivationFunction  ActivationFunctionType `json:"fused_activation_function"`
+	MergeOutputs             bool                   `json:"merge_outputs"`
+	AsymmetricQuantizeInputs bool                   `json:"asymmetric_quantize_inputs"`
 }
 
 func (t *BidirectionalSequenceRNNOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	BidirectionalSequenceRNNOptionsStart(builder)
 	BidirectionalSequenceRNNOptionsAddTimeMajor(builder, t.TimeMajor)
 	BidirectionalSequenceRNNOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
@@ -31,7 +33,9 @@ func (rcv *BidirectionalSequenceRNNOptions) UnPackTo(t *BidirectionalSequenceRNN
 }
 
 func (rcv *BidirectionalSequenceRNNOptions) UnPack() *BidirectionalSequenceRNNOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &BidirectionalSequenceRNNOptionsT{}
 	rcv.UnPackTo(t)
 	return t

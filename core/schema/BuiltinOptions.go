@@ -381,7 +381,7 @@ func (v BuiltinOptions) String() string {
 }
 
 type BuiltinOptionsT struct {
-	Type BuiltinOptions
+	Type  BuiltinOptions
 	Value interface{}
 }
 
@@ -632,355 +632,355 @@ func (rcv BuiltinOptions) UnPack(table flatbuffers.Table) *BuiltinOptionsT {
 	switch rcv {
 	case BuiltinOptionsConv2DOptions:
 		x := Conv2DOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsConv2DOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsConv2DOptions, Value: x.UnPack()}
 	case BuiltinOptionsDepthwiseConv2DOptions:
 		x := DepthwiseConv2DOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDepthwiseConv2DOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDepthwiseConv2DOptions, Value: x.UnPack()}
 	case BuiltinOptionsConcatEmbeddingsOptions:
 		x := ConcatEmbeddingsOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsConcatEmbeddingsOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsConcatEmbeddingsOptions, Value: x.UnPack()}
 	case BuiltinOptionsLSHProjectionOptions:
 		x := LSHProjectionOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLSHProjectionOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLSHProjectionOptions, Value: x.UnPack()}
 	case BuiltinOptionsPool2DOptions:
 		x := Pool2DOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsPool2DOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsPool2DOptions, Value: x.UnPack()}
 	case BuiltinOptionsSVDFOptions:
 		x := SVDFOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSVDFOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSVDFOptions, Value: x.UnPack()}
 	case BuiltinOptionsRNNOptions:
 		x := RNNOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsRNNOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsRNNOptions, Value: x.UnPack()}
 	case BuiltinOptionsFullyConnectedOptions:
 		x := FullyConnectedOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsFullyConnectedOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsFullyConnectedOptions, Value: x.UnPack()}
 	case BuiltinOptionsSoftmaxOptions:
 		x := SoftmaxOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSoftmaxOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSoftmaxOptions, Value: x.UnPack()}
 	case BuiltinOptionsConcatenationOptions:
 		x := ConcatenationOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsConcatenationOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsConcatenationOptions, Value: x.UnPack()}
 	case BuiltinOptionsAddOptions:
 		x := AddOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsAddOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsAddOptions, Value: x.UnPack()}
 	case BuiltinOptionsL2NormOptions:
 		x := L2NormOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsL2NormOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsL2NormOptions, Value: x.UnPack()}
 	case BuiltinOptionsLocalResponseNormalizationOptions:
 		x := LocalResponseNormalizationOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLocalResponseNormalizationOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLocalResponseNormalizationOptions, Value: x.UnPack()}
 	case BuiltinOptionsLSTMOptions:
 		x := LSTMOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLSTMOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLSTMOptions, Value: x.UnPack()}
 	case BuiltinOptionsResizeBilinearOptions:
 		x := ResizeBilinearOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsResizeBilinearOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsResizeBilinearOptions, Value: x.UnPack()}
 	case BuiltinOptionsCallOptions:
 		x := CallOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsCallOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsCallOptions, Value: x.UnPack()}
 	case BuiltinOptionsReshapeOptions:
 		x := ReshapeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsReshapeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsReshapeOptions, Value: x.UnPack()}
 	case BuiltinOptionsSkipGramOptions:
 		x := SkipGramOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSkipGramOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSkipGramOptions, Value: x.UnPack()}
 	case BuiltinOptionsSpaceToDepthOptions:
 		x := SpaceToDepthOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSpaceToDepthOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSpaceToDepthOptions, Value: x.UnPack()}
 	case BuiltinOptionsEmbeddingLookupSparseOptions:
 		x := EmbeddingLookupSparseOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsEmbeddingLookupSparseOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsEmbeddingLookupSparseOptions, Value: x.UnPack()}
 	case BuiltinOptionsMulOptions:
 		x := MulOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsMulOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsMulOptions, Value: x.UnPack()}
 	case BuiltinOptionsPadOptions:
 		x := PadOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsPadOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsPadOptions, Value: x.UnPack()}
 	case BuiltinOptionsGatherOptions:
 		x := GatherOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsGatherOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsGatherOptions, Value: x.UnPack()}
 	case BuiltinOptionsBatchToSpaceNDOptions:
 		x := BatchToSpaceNDOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBatchToSpaceNDOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBatchToSpaceNDOptions, Value: x.UnPack()}
 	case BuiltinOptionsSpaceToBatchNDOptions:
 		x := SpaceToBatchNDOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSpaceToBatchNDOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSpaceToBatchNDOptions, Value: x.UnPack()}
 	case BuiltinOptionsTransposeOptions:
 		x := TransposeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsTransposeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsTransposeOptions, Value: x.UnPack()}
 	case BuiltinOptionsReducerOptions:
 		x := ReducerOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsReducerOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsReducerOptions, Value: x.UnPack()}
 	case BuiltinOptionsSubOptions:
 		x := SubOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSubOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSubOptions, Value: x.UnPack()}
 	case BuiltinOptionsDivOptions:
 		x := DivOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDivOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDivOptions, Value: x.UnPack()}
 	case BuiltinOptionsSqueezeOptions:
 		x := SqueezeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSqueezeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSqueezeOptions, Value: x.UnPack()}
 	case BuiltinOptionsSequenceRNNOptions:
 		x := SequenceRNNOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSequenceRNNOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSequenceRNNOptions, Value: x.UnPack()}
 	case BuiltinOptionsStridedSliceOptions:
 		x := StridedSliceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsStridedSliceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsStridedSliceOptions, Value: x.UnPack()}
 	case BuiltinOptionsExpOptions:
 		x := ExpOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsExpOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsExpOptions, Value: x.UnPack()}
 	case BuiltinOptionsTopKV2Options:
 		x := TopKV2Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsTopKV2Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsTopKV2Options, Value: x.UnPack()}
 	case BuiltinOptionsSplitOptions:
 		x := SplitOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSplitOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSplitOptions, Value: x.UnPack()}
 	case BuiltinOptionsLogSoftmaxOptions:
 		x := LogSoftmaxOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLogSoftmaxOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLogSoftmaxOptions, Value: x.UnPack()}
 	case BuiltinOptionsCastOptions:
 		x := CastOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsCastOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsCastOptions, Value: x.UnPack()}
 	case BuiltinOptionsDequantizeOptions:
 		x := DequantizeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDequantizeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDequantizeOptions, Value: x.UnPack()}
 	case BuiltinOptionsMaximumMinimumOptions:
 		x := MaximumMinimumOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsMaximumMinimumOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsMaximumMinimumOptions, Value: x.UnPack()}
 	case BuiltinOptionsArgMaxOptions:
 		x := ArgMaxOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsArgMaxOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsArgMaxOptions, Value: x.UnPack()}
 	case BuiltinOptionsLessOptions:
 		x := LessOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLessOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLessOptions, Value: x.UnPack()}
 	case BuiltinOptionsNegOptions:
 		x := NegOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsNegOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsNegOptions, Value: x.UnPack()}
 	case BuiltinOptionsPadV2Options:
 		x := PadV2Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsPadV2Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsPadV2Options, Value: x.UnPack()}
 	case BuiltinOptionsGreaterOptions:
 		x := GreaterOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsGreaterOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsGreaterOptions, Value: x.UnPack()}
 	case BuiltinOptionsGreaterEqualOptions:
 		x := GreaterEqualOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsGreaterEqualOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsGreaterEqualOptions, Value: x.UnPack()}
 	case BuiltinOptionsLessEqualOptions:
 		x := LessEqualOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLessEqualOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLessEqualOptions, Value: x.UnPack()}
 	case BuiltinOptionsSelectOptions:
 		x := SelectOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSelectOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSelectOptions, Value: x.UnPack()}
 	case BuiltinOptionsSliceOptions:
 		x := SliceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSliceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSliceOptions, Value: x.UnPack()}
 	case BuiltinOptionsTransposeConvOptions:
 		x := TransposeConvOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsTransposeConvOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsTransposeConvOptions, Value: x.UnPack()}
 	case BuiltinOptionsSparseToDenseOptions:
 		x := SparseToDenseOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSparseToDenseOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSparseToDenseOptions, Value: x.UnPack()}
 	case BuiltinOptionsTileOptions:
 		x := TileOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsTileOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsTileOptions, Value: x.UnPack()}
 	case BuiltinOptionsExpandDimsOptions:
 		x := ExpandDimsOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsExpandDimsOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsExpandDimsOptions, Value: x.UnPack()}
 	case BuiltinOptionsEqualOptions:
 		x := EqualOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsEqualOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsEqualOptions, Value: x.UnPack()}
 	case BuiltinOptionsNotEqualOptions:
 		x := NotEqualOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsNotEqualOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsNotEqualOptions, Value: x.UnPack()}
 	case BuiltinOptionsShapeOptions:
 		x := ShapeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsShapeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsShapeOptions, Value: x.UnPack()}
 	case BuiltinOptionsPowOptions:
 		x := PowOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsPowOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsPowOptions, Value: x.UnPack()}
 	case BuiltinOptionsArgMinOptions:
 		x := ArgMinOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsArgMinOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsArgMinOptions, Value: x.UnPack()}
 	case BuiltinOptionsFakeQuantOptions:
 		x := FakeQuantOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsFakeQuantOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsFakeQuantOptions, Value: x.UnPack()}
 	case BuiltinOptionsPackOptions:
 		x := PackOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsPackOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsPackOptions, Value: x.UnPack()}
 	case BuiltinOptionsLogicalOrOptions:
 		x := LogicalOrOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLogicalOrOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLogicalOrOptions, Value: x.UnPack()}
 	case BuiltinOptionsOneHotOptions:
 		x := OneHotOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsOneHotOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsOneHotOptions, Value: x.UnPack()}
 	case BuiltinOptionsLogicalAndOptions:
 		x := LogicalAndOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLogicalAndOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLogicalAndOptions, Value: x.UnPack()}
 	case BuiltinOptionsLogicalNotOptions:
 		x := LogicalNotOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLogicalNotOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLogicalNotOptions, Value: x.UnPack()}
 	case BuiltinOptionsUnpackOptions:
 		x := UnpackOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsUnpackOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsUnpackOptions, Value: x.UnPack()}
 	case BuiltinOptionsFloorDivOptions:
 		x := FloorDivOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsFloorDivOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsFloorDivOptions, Value: x.UnPack()}
 	case BuiltinOptionsSquareOptions:
 		x := SquareOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSquareOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSquareOptions, Value: x.UnPack()}
 	case BuiltinOptionsZerosLikeOptions:
 		x := ZerosLikeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsZerosLikeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsZerosLikeOptions, Value: x.UnPack()}
 	case BuiltinOptionsFillOptions:
 		x := FillOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsFillOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsFillOptions, Value: x.UnPack()}
 	case BuiltinOptionsBidirectionalSequenceLSTMOptions:
 		x := BidirectionalSequenceLSTMOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBidirectionalSequenceLSTMOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBidirectionalSequenceLSTMOptions, Value: x.UnPack()}
 	case BuiltinOptionsBidirectionalSequenceRNNOptions:
 		x := BidirectionalSequenceRNNOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBidirectionalSequenceRNNOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBidirectionalSequenceRNNOptions, Value: x.UnPack()}
 	case BuiltinOptionsUnidirectionalSequenceLSTMOptions:
 		x := UnidirectionalSequenceLSTMOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsUnidirectionalSequenceLSTMOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsUnidirectionalSequenceLSTMOptions, Value: x.UnPack()}
 	case BuiltinOptionsFloorModOptions:
 		x := FloorModOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsFloorModOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsFloorModOptions, Value: x.UnPack()}
 	case BuiltinOptionsRangeOptions:
 		x := RangeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsRangeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsRangeOptions, Value: x.UnPack()}
 	case BuiltinOptionsResizeNearestNeighborOptions:
 		x := ResizeNearestNeighborOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsResizeNearestNeighborOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsResizeNearestNeighborOptions, Value: x.UnPack()}
 	case BuiltinOptionsLeakyReluOptions:
 		x := LeakyReluOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsLeakyReluOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsLeakyReluOptions, Value: x.UnPack()}
 	case BuiltinOptionsSquaredDifferenceOptions:
 		x := SquaredDifferenceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSquaredDifferenceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSquaredDifferenceOptions, Value: x.UnPack()}
 	case BuiltinOptionsMirrorPadOptions:
 		x := MirrorPadOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsMirrorPadOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsMirrorPadOptions, Value: x.UnPack()}
 	case BuiltinOptionsAbsOptions:
 		x := AbsOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsAbsOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsAbsOptions, Value: x.UnPack()}
 	case BuiltinOptionsSplitVOptions:
 		x := SplitVOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSplitVOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSplitVOptions, Value: x.UnPack()}
 	case BuiltinOptionsUniqueOptions:
 		x := UniqueOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsUniqueOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsUniqueOptions, Value: x.UnPack()}
 	case BuiltinOptionsReverseV2Options:
 		x := ReverseV2Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsReverseV2Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsReverseV2Options, Value: x.UnPack()}
 	case BuiltinOptionsAddNOptions:
 		x := AddNOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsAddNOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsAddNOptions, Value: x.UnPack()}
 	case BuiltinOptionsGatherNdOptions:
 		x := GatherNdOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsGatherNdOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsGatherNdOptions, Value: x.UnPack()}
 	case BuiltinOptionsCosOptions:
 		x := CosOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsCosOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsCosOptions, Value: x.UnPack()}
 	case BuiltinOptionsWhereOptions:
 		x := WhereOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsWhereOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsWhereOptions, Value: x.UnPack()}
 	case BuiltinOptionsRankOptions:
 		x := RankOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsRankOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsRankOptions, Value: x.UnPack()}
 	case BuiltinOptionsReverseSequenceOptions:
 		x := ReverseSequenceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsReverseSequenceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsReverseSequenceOptions, Value: x.UnPack()}
 	case BuiltinOptionsMatrixDiagOptions:
 		x := MatrixDiagOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsMatrixDiagOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsMatrixDiagOptions, Value: x.UnPack()}
 	case BuiltinOptionsQuantizeOptions:
 		x := QuantizeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsQuantizeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsQuantizeOptions, Value: x.UnPack()}
 	case BuiltinOptionsMatrixSetDiagOptions:
 		x := MatrixSetDiagOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsMatrixSetDiagOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsMatrixSetDiagOptions, Value: x.UnPack()}
 	case BuiltinOptionsHardSwishOptions:
 		x := HardSwishOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsHardSwishOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsHardSwishOptions, Value: x.UnPack()}
 	case BuiltinOptionsIfOptions:
 		x := IfOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsIfOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsIfOptions, Value: x.UnPack()}
 	case BuiltinOptionsWhileOptions:
 		x := WhileOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsWhileOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsWhileOptions, Value: x.UnPack()}
 	case BuiltinOptionsDepthToSpaceOptions:
 		x := DepthToSpaceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDepthToSpaceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDepthToSpaceOptions, Value: x.UnPack()}
 	case BuiltinOptionsNonMaxSuppressionV4Options:
 		x := NonMaxSuppressionV4Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsNonMaxSuppressionV4Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsNonMaxSuppressionV4Options, Value: x.UnPack()}
 	case BuiltinOptionsNonMaxSuppressionV5Options:
 		x := NonMaxSuppressionV5Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsNonMaxSuppressionV5Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsNonMaxSuppressionV5Options, Value: x.UnPack()}
 	case BuiltinOptionsScatterNdOptions:
 		x := ScatterNdOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsScatterNdOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsScatterNdOptions, Value: x.UnPack()}
 	case BuiltinOptionsSelectV2Options:
 		x := SelectV2Options{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSelectV2Options, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSelectV2Options, Value: x.UnPack()}
 	case BuiltinOptionsDensifyOptions:
 		x := DensifyOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDensifyOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDensifyOptions, Value: x.UnPack()}
 	case BuiltinOptionsSegmentSumOptions:
 		x := SegmentSumOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsSegmentSumOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsSegmentSumOptions, Value: x.UnPack()}
 	case BuiltinOptionsBatchMatMulOptions:
 		x := BatchMatMulOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBatchMatMulOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBatchMatMulOptions, Value: x.UnPack()}
 	case BuiltinOptionsCumsumOptions:
 		x := CumsumOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsCumsumOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsCumsumOptions, Value: x.UnPack()}
 	case BuiltinOptionsCallOnceOptions:
 		x := CallOnceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsCallOnceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsCallOnceOptions, Value: x.UnPack()}
 	case BuiltinOptionsBroadcastToOptions:
 		x := BroadcastToOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBroadcastToOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBroadcastToOptions, Value: x.UnPack()}
 	case BuiltinOptionsRfft2dOptions:
 		x := Rfft2dOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsRfft2dOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsRfft2dOptions, Value: x.UnPack()}
 	case BuiltinOptionsConv3DOptions:
 		x := Conv3DOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsConv3DOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsConv3DOptions, Value: x.UnPack()}
 	case BuiltinOptionsHashtableOptions:
 		x := HashtableOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsHashtableOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsHashtableOptions, Value: x.UnPack()}
 	case BuiltinOptionsHashtableFindOptions:
 		x := HashtableFindOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsHashtableFindOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsHashtableFindOptions, Value: x.UnPack()}
 	case BuiltinOptionsHashtableImportOptions:
 		x := HashtableImportOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsHashtableImportOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsHashtableImportOptions, Value: x.UnPack()}
 	case BuiltinOptionsHashtableSizeOptions:
 		x := HashtableSizeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsHashtableSizeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsHashtableSizeOptions, Value: x.UnPack()}
 	case BuiltinOptionsVarHandleOptions:
 		x := VarHandleOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsVarHandleOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsVarHandleOptions, Value: x.UnPack()}
 	case BuiltinOptionsReadVariableOptions:
 		x := ReadVariableOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsReadVariableOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsReadVariableOptions, Value: x.UnPack()}
 	case BuiltinOptionsAssignVariableOptions:
 		x := AssignVariableOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsAssignVariableOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsAssignVariableOptions, Value: x.UnPack()}
 	case BuiltinOptionsRandomOptions:
 		x := RandomOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsRandomOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsRandomOptions, Value: x.UnPack()}
 	case BuiltinOptionsBucketizeOptions:
 		x := BucketizeOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsBucketizeOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsBucketizeOptions, Value: x.UnPack()}
 	case BuiltinOptionsGeluOptions:
 		x := GeluOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsGeluOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsGeluOptions, Value: x.UnPack()}
 	case BuiltinOptionsDynamicUpdateSliceOptions:
 		x := DynamicUpdateSliceOptions{_tab: table}
-		return &BuiltinOptionsT{ Type: BuiltinOptionsDynamicUpdateSliceOptions, Value: x.UnPack() }
+		return &BuiltinOptionsT{Type: BuiltinOptionsDynamicUpdateSliceOptions, Value: x.UnPack()}
 	}
 	return nil
 }

@@ -7,12 +7,14 @@ import (
 )
 
 type CastOptionsT struct {
-	InDataType TensorType `json:"in_data_type"`
+	InDataType  TensorType `json:"in_data_type"`
 	OutDataType TensorType `json:"out_data_type"`
 }
 
 func (t *CastOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	CastOptionsStart(builder)
 	CastOptionsAddInDataType(builder, t.InDataType)
 	CastOptionsAddOutDataType(builder, t.OutDataType)
@@ -25,7 +27,9 @@ func (rcv *CastOptions) UnPackTo(t *CastOptionsT) {
 }
 
 func (rcv *CastOptions) UnPack() *CastOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &CastOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -7,12 +7,14 @@ import (
 )
 
 type ConcatenationOptionsT struct {
-	Axis int32 `json:"axis"`
+	Axis                    int32                  `json:"axis"`
 	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
 }
 
 func (t *ConcatenationOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ConcatenationOptionsStart(builder)
 	ConcatenationOptionsAddAxis(builder, t.Axis)
 	ConcatenationOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
@@ -25,7 +27,9 @@ func (rcv *ConcatenationOptions) UnPackTo(t *ConcatenationOptionsT) {
 }
 
 func (rcv *ConcatenationOptions) UnPack() *ConcatenationOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ConcatenationOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type CosOptionsT struct {
 }
 
 func (t *CosOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	CosOptionsStart(builder)
 	return CosOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *CosOptions) UnPackTo(t *CosOptionsT) {
 }
 
 func (rcv *CosOptions) UnPack() *CosOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &CosOptionsT{}
 	rcv.UnPackTo(t)
 	return t

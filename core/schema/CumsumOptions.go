@@ -8,11 +8,13 @@ import (
 
 type CumsumOptionsT struct {
 	Exclusive bool `json:"exclusive"`
-	Reverse bool `json:"reverse"`
+	Reverse   bool `json:"reverse"`
 }
 
 func (t *CumsumOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	CumsumOptionsStart(builder)
 	CumsumOptionsAddExclusive(builder, t.Exclusive)
 	CumsumOptionsAddReverse(builder, t.Reverse)
@@ -25,7 +27,9 @@ func (rcv *CumsumOptions) UnPackTo(t *CumsumOptionsT) {
 }
 
 func (rcv *CumsumOptions) UnPack() *CumsumOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &CumsumOptionsT{}
 	rcv.UnPackTo(t)
 	return t

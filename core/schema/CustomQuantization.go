@@ -11,7 +11,9 @@ type CustomQuantizationT struct {
 }
 
 func (t *CustomQuantizationT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	customOffset := flatbuffers.UOffsetT(0)
 	if t.Custom != nil {
 		customOffset = builder.CreateByteString(t.Custom)
@@ -26,7 +28,9 @@ func (rcv *CustomQuantization) UnPackTo(t *CustomQuantizationT) {
 }
 
 func (rcv *CustomQuantization) UnPack() *CustomQuantizationT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &CustomQuantizationT{}
 	rcv.UnPackTo(t)
 	return t

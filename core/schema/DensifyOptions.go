@@ -10,7 +10,9 @@ type DensifyOptionsT struct {
 }
 
 func (t *DensifyOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	DensifyOptionsStart(builder)
 	return DensifyOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *DensifyOptions) UnPackTo(t *DensifyOptionsT) {
 }
 
 func (rcv *DensifyOptions) UnPack() *DensifyOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &DensifyOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type DepthToSpaceOptionsT struct {
 }
 
 func (t *DepthToSpaceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	DepthToSpaceOptionsStart(builder)
 	DepthToSpaceOptionsAddBlockSize(builder, t.BlockSize)
 	return DepthToSpaceOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *DepthToSpaceOptions) UnPackTo(t *DepthToSpaceOptionsT) {
 }
 
 func (rcv *DepthToSpaceOptions) UnPack() *DepthToSpaceOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &DepthToSpaceOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -7,17 +7,19 @@ import (
 )
 
 type DepthwiseConv2DOptionsT struct {
-	Padding Padding `json:"padding"`
-	StrideW int32 `json:"stride_w"`
-	StrideH int32 `json:"stride_h"`
-	DepthMultiplier int32 `json:"depth_multiplier"`
+	Padding                 Padding                `json:"padding"`
+	StrideW                 int32                  `json:"stride_w"`
+	StrideH                 int32                  `json:"stride_h"`
+	DepthMultiplier         int32                  `json:"depth_multiplier"`
 	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	DilationWFactor int32 `json:"dilation_w_factor"`
-	DilationHFactor int32 `json:"dilation_h_factor"`
+	DilationWFactor         int32                  `json:"dilation_w_factor"`
+	DilationHFactor         int32                  `json:"dilation_h_factor"`
 }
 
 func (t *DepthwiseConv2DOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	DepthwiseConv2DOptionsStart(builder)
 	DepthwiseConv2DOptionsAddPadding(builder, t.Padding)
 	DepthwiseConv2DOptionsAddStrideW(builder, t.StrideW)
@@ -40,7 +42,9 @@ func (rcv *DepthwiseConv2DOptions) UnPackTo(t *DepthwiseConv2DOptionsT) {
 }
 
 func (rcv *DepthwiseConv2DOptions) UnPack() *DepthwiseConv2DOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &DepthwiseConv2DOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type DequantizeOptionsT struct {
 }
 
 func (t *DequantizeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	DequantizeOptionsStart(builder)
 	return DequantizeOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *DequantizeOptions) UnPackTo(t *DequantizeOptionsT) {
 }
 
 func (rcv *DequantizeOptions) UnPack() *DequantizeOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &DequantizeOptionsT{}
 	rcv.UnPackTo(t)
 	return t

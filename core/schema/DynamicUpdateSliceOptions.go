@@ -10,7 +10,9 @@ type DynamicUpdateSliceOptionsT struct {
 }
 
 func (t *DynamicUpdateSliceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	DynamicUpdateSliceOptionsStart(builder)
 	return DynamicUpdateSliceOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *DynamicUpdateSliceOptions) UnPackTo(t *DynamicUpdateSliceOptionsT) {
 }
 
 func (rcv *DynamicUpdateSliceOptions) UnPack() *DynamicUpdateSliceOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &DynamicUpdateSliceOptionsT{}
 	rcv.UnPackTo(t)
 	return t

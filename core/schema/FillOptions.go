@@ -10,7 +10,9 @@ type FillOptionsT struct {
 }
 
 func (t *FillOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	FillOptionsStart(builder)
 	return FillOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *FillOptions) UnPackTo(t *FillOptionsT) {
 }
 
 func (rcv *FillOptions) UnPack() *FillOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &FillOptionsT{}
 	rcv.UnPackTo(t)
 	return t

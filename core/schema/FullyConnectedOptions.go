@@ -7,14 +7,16 @@ import (
 )
 
 type FullyConnectedOptionsT struct {
-	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	WeightsFormat FullyConnectedOptionsWeightsFormat `json:"weights_format"`
-	KeepNumDims bool `json:"keep_num_dims"`
-	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
+	FusedActivationFunction  ActivationFunctionType             `json:"fused_activation_function"`
+	WeightsFormat            FullyConnectedOptionsWeightsFormat `json:"weights_format"`
+	KeepNumDims              bool                               `json:"keep_num_dims"`
+	AsymmetricQuantizeInputs bool                               `json:"asymmetric_quantize_inputs"`
 }
 
 func (t *FullyConnectedOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	FullyConnectedOptionsStart(builder)
 	FullyConnectedOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
 	FullyConnectedOptionsAddWeightsFormat(builder, t.WeightsFormat)
@@ -31,7 +33,9 @@ func (rcv *FullyConnectedOptions) UnPackTo(t *FullyConnectedOptionsT) {
 }
 
 func (rcv *FullyConnectedOptions) UnPack() *FullyConnectedOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &FullyConnectedOptionsT{}
 	rcv.UnPackTo(t)
 	return t

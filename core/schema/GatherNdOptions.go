@@ -10,7 +10,9 @@ type GatherNdOptionsT struct {
 }
 
 func (t *GatherNdOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	GatherNdOptionsStart(builder)
 	return GatherNdOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *GatherNdOptions) UnPackTo(t *GatherNdOptionsT) {
 }
 
 func (rcv *GatherNdOptions) UnPack() *GatherNdOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &GatherNdOptionsT{}
 	rcv.UnPackTo(t)
 	return t

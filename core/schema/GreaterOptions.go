@@ -10,7 +10,9 @@ type GreaterOptionsT struct {
 }
 
 func (t *GreaterOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	GreaterOptionsStart(builder)
 	return GreaterOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *GreaterOptions) UnPackTo(t *GreaterOptionsT) {
 }
 
 func (rcv *GreaterOptions) UnPack() *GreaterOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &GreaterOptionsT{}
 	rcv.UnPackTo(t)
 	return t

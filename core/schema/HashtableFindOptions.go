@@ -10,7 +10,9 @@ type HashtableFindOptionsT struct {
 }
 
 func (t *HashtableFindOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	HashtableFindOptionsStart(builder)
 	return HashtableFindOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *HashtableFindOptions) UnPackTo(t *HashtableFindOptionsT) {
 }
 
 func (rcv *HashtableFindOptions) UnPack() *HashtableFindOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &HashtableFindOptionsT{}
 	rcv.UnPackTo(t)
 	return t

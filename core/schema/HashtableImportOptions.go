@@ -10,7 +10,9 @@ type HashtableImportOptionsT struct {
 }
 
 func (t *HashtableImportOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	HashtableImportOptionsStart(builder)
 	return HashtableImportOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *HashtableImportOptions) UnPackTo(t *HashtableImportOptionsT) {
 }
 
 func (rcv *HashtableImportOptions) UnPack() *HashtableImportOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &HashtableImportOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type HashtableSizeOptionsT struct {
 }
 
 func (t *HashtableSizeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	HashtableSizeOptionsStart(builder)
 	return HashtableSizeOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *HashtableSizeOptions) UnPackTo(t *HashtableSizeOptionsT) {
 }
 
 func (rcv *HashtableSizeOptions) UnPack() *HashtableSizeOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &HashtableSizeOptionsT{}
 	rcv.UnPackTo(t)
 	return t

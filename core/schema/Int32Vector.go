@@ -11,7 +11,9 @@ type Int32VectorT struct {
 }
 
 func (t *Int32VectorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	valuesOffset := flatbuffers.UOffsetT(0)
 	if t.Values != nil {
 		valuesLength := len(t.Values)
@@ -35,7 +37,9 @@ func (rcv *Int32Vector) UnPackTo(t *Int32VectorT) {
 }
 
 func (rcv *Int32Vector) UnPack() *Int32VectorT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &Int32VectorT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type L2NormOptionsT struct {
 }
 
 func (t *L2NormOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	L2NormOptionsStart(builder)
 	L2NormOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
 	return L2NormOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *L2NormOptions) UnPackTo(t *L2NormOptionsT) {
 }
 
 func (rcv *L2NormOptions) UnPack() *L2NormOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &L2NormOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type LSHProjectionOptionsT struct {
 }
 
 func (t *LSHProjectionOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	LSHProjectionOptionsStart(builder)
 	LSHProjectionOptionsAddType(builder, t.Type)
 	return LSHProjectionOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *LSHProjectionOptions) UnPackTo(t *LSHProjectionOptionsT) {
 }
 
 func (rcv *LSHProjectionOptions) UnPack() *LSHProjectionOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &LSHProjectionOptionsT{}
 	rcv.UnPackTo(t)
 	return t

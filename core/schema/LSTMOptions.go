@@ -7,15 +7,17 @@ import (
 )
 
 type LSTMOptionsT struct {
-	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	CellClip float32 `json:"cell_clip"`
-	ProjClip float32 `json:"proj_clip"`
-	KernelType LSTMKernelType `json:"kernel_type"`
-	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
+	FusedActivationFunction  ActivationFunctionType `json:"fused_activation_function"`
+	CellClip                 float32                `json:"cell_clip"`
+	ProjClip                 float32                `json:"proj_clip"`
+	KernelType               LSTMKernelType         `json:"kernel_type"`
+	AsymmetricQuantizeInputs bool                   `json:"asymmetric_quantize_inputs"`
 }
 
 func (t *LSTMOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	LSTMOptionsStart(builder)
 	LSTMOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
 	LSTMOptionsAddCellClip(builder, t.CellClip)
@@ -34,7 +36,9 @@ func (rcv *LSTMOptions) UnPackTo(t *LSTMOptionsT) {
 }
 
 func (rcv *LSTMOptions) UnPack() *LSTMOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &LSTMOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type LogSoftmaxOptionsT struct {
 }
 
 func (t *LogSoftmaxOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	LogSoftmaxOptionsStart(builder)
 	return LogSoftmaxOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *LogSoftmaxOptions) UnPackTo(t *LogSoftmaxOptionsT) {
 }
 
 func (rcv *LogSoftmaxOptions) UnPack() *LogSoftmaxOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &LogSoftmaxOptionsT{}
 	rcv.UnPackTo(t)
 	return t

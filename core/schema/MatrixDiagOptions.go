@@ -10,7 +10,9 @@ type MatrixDiagOptionsT struct {
 }
 
 func (t *MatrixDiagOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	MatrixDiagOptionsStart(builder)
 	return MatrixDiagOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *MatrixDiagOptions) UnPackTo(t *MatrixDiagOptionsT) {
 }
 
 func (rcv *MatrixDiagOptions) UnPack() *MatrixDiagOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &MatrixDiagOptionsT{}
 	rcv.UnPackTo(t)
 	return t

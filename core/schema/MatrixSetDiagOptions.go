@@ -10,7 +10,9 @@ type MatrixSetDiagOptionsT struct {
 }
 
 func (t *MatrixSetDiagOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	MatrixSetDiagOptionsStart(builder)
 	return MatrixSetDiagOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *MatrixSetDiagOptions) UnPackTo(t *MatrixSetDiagOptionsT) {
 }
 
 func (rcv *MatrixSetDiagOptions) UnPack() *MatrixSetDiagOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &MatrixSetDiagOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -7,12 +7,14 @@ import (
 )
 
 type MetadataT struct {
-	Name string `json:"name"`
+	Name   string `json:"name"`
 	Buffer uint32 `json:"buffer"`
 }
 
 func (t *MetadataT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	nameOffset := builder.CreateString(t.Name)
 	MetadataStart(builder)
 	MetadataAddName(builder, nameOffset)
@@ -26,7 +28,9 @@ func (rcv *Metadata) UnPackTo(t *MetadataT) {
 }
 
 func (rcv *Metadata) UnPack() *MetadataT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &MetadataT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type NegOptionsT struct {
 }
 
 func (t *NegOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	NegOptionsStart(builder)
 	return NegOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *NegOptions) UnPackTo(t *NegOptionsT) {
 }
 
 func (rcv *NegOptions) UnPack() *NegOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &NegOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type NonMaxSuppressionV4OptionsT struct {
 }
 
 func (t *NonMaxSuppressionV4OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	NonMaxSuppressionV4OptionsStart(builder)
 	return NonMaxSuppressionV4OptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *NonMaxSuppressionV4Options) UnPackTo(t *NonMaxSuppressionV4OptionsT) 
 }
 
 func (rcv *NonMaxSuppressionV4Options) UnPack() *NonMaxSuppressionV4OptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &NonMaxSuppressionV4OptionsT{}
 	rcv.UnPackTo(t)
 	return t

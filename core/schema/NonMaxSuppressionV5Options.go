@@ -10,7 +10,9 @@ type NonMaxSuppressionV5OptionsT struct {
 }
 
 func (t *NonMaxSuppressionV5OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	NonMaxSuppressionV5OptionsStart(builder)
 	return NonMaxSuppressionV5OptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *NonMaxSuppressionV5Options) UnPackTo(t *NonMaxSuppressionV5OptionsT) 
 }
 
 func (rcv *NonMaxSuppressionV5Options) UnPack() *NonMaxSuppressionV5OptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &NonMaxSuppressionV5OptionsT{}
 	rcv.UnPackTo(t)
 	return t

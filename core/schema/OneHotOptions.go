@@ -11,7 +11,9 @@ type OneHotOptionsT struct {
 }
 
 func (t *OneHotOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	OneHotOptionsStart(builder)
 	OneHotOptionsAddAxis(builder, t.Axis)
 	return OneHotOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *OneHotOptions) UnPackTo(t *OneHotOptionsT) {
 }
 
 func (rcv *OneHotOptions) UnPack() *OneHotOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &OneHotOptionsT{}
 	rcv.UnPackTo(t)
 	return t

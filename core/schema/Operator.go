@@ -7,18 +7,20 @@ import (
 )
 
 type OperatorT struct {
-	OpcodeIndex uint32 `json:"opcode_index"`
-	Inputs []int32 `json:"inputs"`
-	Outputs []int32 `json:"outputs"`
-	BuiltinOptions *BuiltinOptionsT `json:"builtin_options"`
-	CustomOptions []byte `json:"custom_options"`
-	CustomOptionsFormat CustomOptionsFormat `json:"custom_options_format"`
-	MutatingVariableInputs []bool `json:"mutating_variable_inputs"`
-	Intermediates []int32 `json:"intermediates"`
+	OpcodeIndex            uint32              `json:"opcode_index"`
+	Inputs                 []int32             `json:"inputs"`
+	Outputs                []int32             `json:"outputs"`
+	BuiltinOptions         *BuiltinOptionsT    `json:"builtin_options"`
+	CustomOptions          []byte              `json:"custom_options"`
+	CustomOptionsFormat    CustomOptionsFormat `json:"custom_options_format"`
+	MutatingVariableInputs []bool              `json:"mutating_variable_inputs"`
+	Intermediates          []int32             `json:"intermediates"`
 }
 
 func (t *OperatorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	inputsOffset := flatbuffers.UOffsetT(0)
 	if t.Inputs != nil {
 		inputsLength := len(t.Inputs)
@@ -38,7 +40,7 @@ func (t *OperatorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 		outputsOffset = builder.EndVector(outputsLength)
 	}
 	builtinOptionsOffset := t.BuiltinOptions.Pack(builder)
-	
+
 	customOptionsOffset := flatbuffers.UOffsetT(0)
 	if t.CustomOptions != nil {
 		customOptionsOffset = builder.CreateByteString(t.CustomOptions)
@@ -107,7 +109,9 @@ func (rcv *Operator) UnPackTo(t *OperatorT) {
 }
 
 func (rcv *Operator) UnPack() *OperatorT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &OperatorT{}
 	rcv.UnPackTo(t)
 	return t

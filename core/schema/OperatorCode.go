@@ -7,14 +7,16 @@ import (
 )
 
 type OperatorCodeT struct {
-	DeprecatedBuiltinCode int8 `json:"deprecated_builtin_code"`
-	CustomCode string `json:"custom_code"`
-	Version int32 `json:"version"`
-	BuiltinCode BuiltinOperator `json:"builtin_code"`
+	DeprecatedBuiltinCode int8            `json:"deprecated_builtin_code"`
+	CustomCode            string          `json:"custom_code"`
+	Version               int32           `json:"version"`
+	BuiltinCode           BuiltinOperator `json:"builtin_code"`
 }
 
 func (t *OperatorCodeT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	customCodeOffset := builder.CreateString(t.CustomCode)
 	OperatorCodeStart(builder)
 	OperatorCodeAddDeprecatedBuiltinCode(builder, t.DeprecatedBuiltinCode)
@@ -32,7 +34,9 @@ func (rcv *OperatorCode) UnPackTo(t *OperatorCodeT) {
 }
 
 func (rcv *OperatorCode) UnPack() *OperatorCodeT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &OperatorCodeT{}
 	rcv.UnPackTo(t)
 	return t

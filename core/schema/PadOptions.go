@@ -10,7 +10,9 @@ type PadOptionsT struct {
 }
 
 func (t *PadOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	PadOptionsStart(builder)
 	return PadOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *PadOptions) UnPackTo(t *PadOptionsT) {
 }
 
 func (rcv *PadOptions) UnPack() *PadOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &PadOptionsT{}
 	rcv.UnPackTo(t)
 	return t

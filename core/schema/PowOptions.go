@@ -10,7 +10,9 @@ type PowOptionsT struct {
 }
 
 func (t *PowOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	PowOptionsStart(builder)
 	return PowOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *PowOptions) UnPackTo(t *PowOptionsT) {
 }
 
 func (rcv *PowOptions) UnPack() *PowOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &PowOptionsT{}
 	rcv.UnPackTo(t)
 	return t

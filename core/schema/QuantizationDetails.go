@@ -33,7 +33,7 @@ func (v QuantizationDetails) String() string {
 }
 
 type QuantizationDetailsT struct {
-	Type QuantizationDetails
+	Type  QuantizationDetails
 	Value interface{}
 }
 
@@ -52,7 +52,7 @@ func (rcv QuantizationDetails) UnPack(table flatbuffers.Table) *QuantizationDeta
 	switch rcv {
 	case QuantizationDetailsCustomQuantization:
 		x := CustomQuantization{_tab: table}
-		return &QuantizationDetailsT{ Type: QuantizationDetailsCustomQuantization, Value: x.UnPack() }
+		return &QuantizationDetailsT{Type: QuantizationDetailsCustomQuantization, Value: x.UnPack()}
 	}
 	return nil
 }

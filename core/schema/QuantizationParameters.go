@@ -7,16 +7,18 @@ import (
 )
 
 type QuantizationParametersT struct {
-	Min []float32 `json:"min"`
-	Max []float32 `json:"max"`
-	Scale []float32 `json:"scale"`
-	ZeroPoint []int64 `json:"zero_point"`
-	Details *QuantizationDetailsT `json:"details"`
-	QuantizedDimension int32 `json:"quantized_dimension"`
+	Min                []float32             `json:"min"`
+	Max                []float32             `json:"max"`
+	Scale              []float32             `json:"scale"`
+	ZeroPoint          []int64               `json:"zero_point"`
+	Details            *QuantizationDetailsT `json:"details"`
+	QuantizedDimension int32                 `json:"quantized_dimension"`
 }
 
 func (t *QuantizationParametersT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	minOffset := flatbuffers.UOffsetT(0)
 	if t.Min != nil {
 		minLength := len(t.Min)
@@ -54,7 +56,7 @@ func (t *QuantizationParametersT) Pack(builder *flatbuffers.Builder) flatbuffers
 		zeroPointOffset = builder.EndVector(zeroPointLength)
 	}
 	detailsOffset := t.Details.Pack(builder)
-	
+
 	QuantizationParametersStart(builder)
 	QuantizationParametersAddMin(builder, minOffset)
 	QuantizationParametersAddMax(builder, maxOffset)
@@ -97,7 +99,9 @@ func (rcv *QuantizationParameters) UnPackTo(t *QuantizationParametersT) {
 }
 
 func (rcv *QuantizationParameters) UnPack() *QuantizationParametersT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &QuantizationParametersT{}
 	rcv.UnPackTo(t)
 	return t

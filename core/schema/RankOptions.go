@@ -10,7 +10,9 @@ type RankOptionsT struct {
 }
 
 func (t *RankOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	RankOptionsStart(builder)
 	return RankOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *RankOptions) UnPackTo(t *RankOptionsT) {
 }
 
 func (rcv *RankOptions) UnPack() *RankOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &RankOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type ReducerOptionsT struct {
 }
 
 func (t *ReducerOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ReducerOptionsStart(builder)
 	ReducerOptionsAddKeepDims(builder, t.KeepDims)
 	return ReducerOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *ReducerOptions) UnPackTo(t *ReducerOptionsT) {
 }
 
 func (rcv *ReducerOptions) UnPack() *ReducerOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ReducerOptionsT{}
 	rcv.UnPackTo(t)
 	return t

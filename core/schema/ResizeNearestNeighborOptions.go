@@ -7,12 +7,14 @@ import (
 )
 
 type ResizeNearestNeighborOptionsT struct {
-	AlignCorners bool `json:"align_corners"`
+	AlignCorners     bool `json:"align_corners"`
 	HalfPixelCenters bool `json:"half_pixel_centers"`
 }
 
 func (t *ResizeNearestNeighborOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ResizeNearestNeighborOptionsStart(builder)
 	ResizeNearestNeighborOptionsAddAlignCorners(builder, t.AlignCorners)
 	ResizeNearestNeighborOptionsAddHalfPixelCenters(builder, t.HalfPixelCenters)
@@ -25,7 +27,9 @@ func (rcv *ResizeNearestNeighborOptions) UnPackTo(t *ResizeNearestNeighborOption
 }
 
 func (rcv *ResizeNearestNeighborOptions) UnPack() *ResizeNearestNeighborOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ResizeNearestNeighborOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -7,12 +7,14 @@ import (
 )
 
 type ReverseSequenceOptionsT struct {
-	SeqDim int32 `json:"seq_dim"`
+	SeqDim   int32 `json:"seq_dim"`
 	BatchDim int32 `json:"batch_dim"`
 }
 
 func (t *ReverseSequenceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ReverseSequenceOptionsStart(builder)
 	ReverseSequenceOptionsAddSeqDim(builder, t.SeqDim)
 	ReverseSequenceOptionsAddBatchDim(builder, t.BatchDim)
@@ -25,7 +27,9 @@ func (rcv *ReverseSequenceOptions) UnPackTo(t *ReverseSequenceOptionsT) {
 }
 
 func (rcv *ReverseSequenceOptions) UnPack() *ReverseSequenceOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ReverseSequenceOptionsT{}
 	rcv.UnPackTo(t)
 	return t

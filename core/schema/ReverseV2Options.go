@@ -10,7 +10,9 @@ type ReverseV2OptionsT struct {
 }
 
 func (t *ReverseV2OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	ReverseV2OptionsStart(builder)
 	return ReverseV2OptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *ReverseV2Options) UnPackTo(t *ReverseV2OptionsT) {
 }
 
 func (rcv *ReverseV2Options) UnPack() *ReverseV2OptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &ReverseV2OptionsT{}
 	rcv.UnPackTo(t)
 	return t

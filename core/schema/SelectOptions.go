@@ -10,7 +10,9 @@ type SelectOptionsT struct {
 }
 
 func (t *SelectOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SelectOptionsStart(builder)
 	return SelectOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *SelectOptions) UnPackTo(t *SelectOptionsT) {
 }
 
 func (rcv *SelectOptions) UnPack() *SelectOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SelectOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type SelectV2OptionsT struct {
 }
 
 func (t *SelectV2OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SelectV2OptionsStart(builder)
 	return SelectV2OptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *SelectV2Options) UnPackTo(t *SelectV2OptionsT) {
 }
 
 func (rcv *SelectV2Options) UnPack() *SelectV2OptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SelectV2OptionsT{}
 	rcv.UnPackTo(t)
 	return t

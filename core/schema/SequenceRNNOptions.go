@@ -7,13 +7,15 @@ import (
 )
 
 type SequenceRNNOptionsT struct {
-	TimeMajor bool `json:"time_major"`
-	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	AsymmetricQuantizeInputs bool `json:"asymmetric_quantize_inputs"`
+	TimeMajor                bool                   `json:"time_major"`
+	FusedActivationFunction  ActivationFunctionType `json:"fused_activation_function"`
+	AsymmetricQuantizeInputs bool                   `json:"asymmetric_quantize_inputs"`
 }
 
 func (t *SequenceRNNOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SequenceRNNOptionsStart(builder)
 	SequenceRNNOptionsAddTimeMajor(builder, t.TimeMajor)
 	SequenceRNNOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
@@ -28,7 +30,9 @@ func (rcv *SequenceRNNOptions) UnPackTo(t *SequenceRNNOptionsT) {
 }
 
 func (rcv *SequenceRNNOptions) UnPack() *SequenceRNNOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SequenceRNNOptionsT{}
 	rcv.UnPackTo(t)
 	return t

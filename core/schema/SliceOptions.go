@@ -10,7 +10,9 @@ type SliceOptionsT struct {
 }
 
 func (t *SliceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SliceOptionsStart(builder)
 	return SliceOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *SliceOptions) UnPackTo(t *SliceOptionsT) {
 }
 
 func (rcv *SliceOptions) UnPack() *SliceOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SliceOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type SoftmaxOptionsT struct {
 }
 
 func (t *SoftmaxOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SoftmaxOptionsStart(builder)
 	SoftmaxOptionsAddBeta(builder, t.Beta)
 	return SoftmaxOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *SoftmaxOptions) UnPackTo(t *SoftmaxOptionsT) {
 }
 
 func (rcv *SoftmaxOptions) UnPack() *SoftmaxOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SoftmaxOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type SpaceToDepthOptionsT struct {
 }
 
 func (t *SpaceToDepthOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SpaceToDepthOptionsStart(builder)
 	SpaceToDepthOptionsAddBlockSize(builder, t.BlockSize)
 	return SpaceToDepthOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *SpaceToDepthOptions) UnPackTo(t *SpaceToDepthOptionsT) {
 }
 
 func (rcv *SpaceToDepthOptions) UnPack() *SpaceToDepthOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SpaceToDepthOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -7,13 +7,15 @@ import (
 )
 
 type SparsityParametersT struct {
-	TraversalOrder []int32 `json:"traversal_order"`
-	BlockMap []int32 `json:"block_map"`
-	DimMetadata []*DimensionMetadataT `json:"dim_metadata"`
+	TraversalOrder []int32               `json:"traversal_order"`
+	BlockMap       []int32               `json:"block_map"`
+	DimMetadata    []*DimensionMetadataT `json:"dim_metadata"`
 }
 
 func (t *SparsityParametersT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	traversalOrderOffset := flatbuffers.UOffsetT(0)
 	if t.TraversalOrder != nil {
 		traversalOrderLength := len(t.TraversalOrder)
@@ -73,7 +75,9 @@ func (rcv *SparsityParameters) UnPackTo(t *SparsityParametersT) {
 }
 
 func (rcv *SparsityParameters) UnPack() *SparsityParametersT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SparsityParametersT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type SplitOptionsT struct {
 }
 
 func (t *SplitOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SplitOptionsStart(builder)
 	SplitOptionsAddNumSplits(builder, t.NumSplits)
 	return SplitOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *SplitOptions) UnPackTo(t *SplitOptionsT) {
 }
 
 func (rcv *SplitOptions) UnPack() *SplitOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SplitOptionsT{}
 	rcv.UnPackTo(t)
 	return t

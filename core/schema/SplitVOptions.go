@@ -11,7 +11,9 @@ type SplitVOptionsT struct {
 }
 
 func (t *SplitVOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SplitVOptionsStart(builder)
 	SplitVOptionsAddNumSplits(builder, t.NumSplits)
 	return SplitVOptionsEnd(builder)
@@ -22,7 +24,9 @@ func (rcv *SplitVOptions) UnPackTo(t *SplitVOptionsT) {
 }
 
 func (rcv *SplitVOptions) UnPack() *SplitVOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SplitVOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -8,11 +8,13 @@ import (
 
 type SubOptionsT struct {
 	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
-	PotScaleInt16 bool `json:"pot_scale_int16"`
+	PotScaleInt16           bool                   `json:"pot_scale_int16"`
 }
 
 func (t *SubOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	SubOptionsStart(builder)
 	SubOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
 	SubOptionsAddPotScaleInt16(builder, t.PotScaleInt16)
@@ -25,7 +27,9 @@ func (rcv *SubOptions) UnPackTo(t *SubOptionsT) {
 }
 
 func (rcv *SubOptions) UnPack() *SubOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &SubOptionsT{}
 	rcv.UnPackTo(t)
 	return t

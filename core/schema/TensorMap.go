@@ -7,12 +7,14 @@ import (
 )
 
 type TensorMapT struct {
-	Name string `json:"name"`
+	Name        string `json:"name"`
 	TensorIndex uint32 `json:"tensor_index"`
 }
 
 func (t *TensorMapT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	nameOffset := builder.CreateString(t.Name)
 	TensorMapStart(builder)
 	TensorMapAddName(builder, nameOffset)
@@ -26,7 +28,9 @@ func (rcv *TensorMap) UnPackTo(t *TensorMapT) {
 }
 
 func (rcv *TensorMap) UnPack() *TensorMapT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &TensorMapT{}
 	rcv.UnPackTo(t)
 	return t

@@ -10,7 +10,9 @@ type TopKV2OptionsT struct {
 }
 
 func (t *TopKV2OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	TopKV2OptionsStart(builder)
 	return TopKV2OptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *TopKV2Options) UnPackTo(t *TopKV2OptionsT) {
 }
 
 func (rcv *TopKV2Options) UnPack() *TopKV2OptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &TopKV2OptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -8,12 +8,14 @@ import (
 
 type TransposeConvOptionsT struct {
 	Padding Padding `json:"padding"`
-	StrideW int32 `json:"stride_w"`
-	StrideH int32 `json:"stride_h"`
+	StrideW int32   `json:"stride_w"`
+	StrideH int32   `json:"stride_h"`
 }
 
 func (t *TransposeConvOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	TransposeConvOptionsStart(builder)
 	TransposeConvOptionsAddPadding(builder, t.Padding)
 	TransposeConvOptionsAddStrideW(builder, t.StrideW)
@@ -28,7 +30,9 @@ func (rcv *TransposeConvOptions) UnPackTo(t *TransposeConvOptionsT) {
 }
 
 func (rcv *TransposeConvOptions) UnPack() *TransposeConvOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &TransposeConvOptionsT{}
 	rcv.UnPackTo(t)
 	return t

@@ -11,7 +11,9 @@ type Uint8VectorT struct {
 }
 
 func (t *Uint8VectorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	valuesOffset := flatbuffers.UOffsetT(0)
 	if t.Values != nil {
 		valuesOffset = builder.CreateByteString(t.Values)
@@ -26,7 +28,9 @@ func (rcv *Uint8Vector) UnPackTo(t *Uint8VectorT) {
 }
 
 func (rcv *Uint8Vector) UnPack() *Uint8VectorT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &Uint8VectorT{}
 	rcv.UnPackTo(t)
 	return t

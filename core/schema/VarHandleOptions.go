@@ -7,12 +7,14 @@ import (
 )
 
 type VarHandleOptionsT struct {
-	Container string `json:"container"`
+	Container  string `json:"container"`
 	SharedName string `json:"shared_name"`
 }
 
 func (t *VarHandleOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	containerOffset := builder.CreateString(t.Container)
 	sharedNameOffset := builder.CreateString(t.SharedName)
 	VarHandleOptionsStart(builder)
@@ -27,7 +29,9 @@ func (rcv *VarHandleOptions) UnPackTo(t *VarHandleOptionsT) {
 }
 
 func (rcv *VarHandleOptions) UnPack() *VarHandleOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &VarHandleOptionsT{}
 	rcv.UnPackTo(t)
 	return t

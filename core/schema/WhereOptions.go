@@ -10,7 +10,9 @@ type WhereOptionsT struct {
 }
 
 func (t *WhereOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
-	if t == nil { return 0 }
+	if t == nil {
+		return 0
+	}
 	WhereOptionsStart(builder)
 	return WhereOptionsEnd(builder)
 }
@@ -19,7 +21,9 @@ func (rcv *WhereOptions) UnPackTo(t *WhereOptionsT) {
 }
 
 func (rcv *WhereOptions) UnPack() *WhereOptionsT {
-	if rcv == nil { return nil }
+	if rcv == nil {
+		return nil
+	}
 	t := &WhereOptionsT{}
 	rcv.UnPackTo(t)
 	return t

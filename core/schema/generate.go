@@ -12,3 +12,4 @@
 package schema
 
 //go:generate flatc --go --gen-object-api --go-namespace schema -o .. schema.fbs
+//go:generate gofmt -w .
