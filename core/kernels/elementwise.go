@@ -215,3 +215,17 @@ func positiveScale(name string, t *Tensor) (float32, error) {
 	}
 	return s, nil
 }
+
+// flushDenormal returns x, or a zero of x's sign when x is denormal. TFLite
+// 2.9's x86-64 library runs with the MXCSR flags DAZ and FTZ set (as builds
+// linked with -ffast-math do): denormal operands read as zero and denormal
+// results become zero. The unary float kernels and FLOOR_DIV apply this to
+// give the same bits; the binary arithmetic, MAXIMUM and MINIMUM keep IEEE
+// denormals, which only differ from TFLite by amounts below 1.2e-38 (or when
+// an infinity meets a denormal).
+func flushDenormal(x float32) float32 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
+}

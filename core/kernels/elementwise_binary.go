@@ -659,11 +659,13 @@ func minMaxRows[T ordered](mx bool, p *bcastPlan, a, b, z []T) {
 	})
 }
 
-// floorDivFloat is FLOOR_DIV on float32: floor(double(x) / double(y)) rounded
-// back to float, after TFLite's check that no divisor is 0.
+// floorDivFloat is FLOOR_DIV on float32: floor(double(x) / double(y))
+// rounded back to float, after TFLite's check that no divisor is 0. Inputs
+// are read as TFLite's DAZ mode reads them (flushDenormal), so a denormal
+// divisor is a division by 0 too.
 func floorDivFloat(p *bcastPlan, a, b, z []float32) error {
 	for _, v := range b {
-		if v == 0 {
+		if flushDenormal(v) == 0 {
 			return fmt.Errorf("FLOOR_DIV: Division by 0")
 		}
 	}
@@ -676,7 +678,7 @@ func floorDivFloat(p *bcastPlan, a, b, z []float32) error {
 			if len(y) > 1 {
 				yi = y[i]
 			}
-			z[i] = float32(math.Floor(float64(xi) / float64(yi)))
+			z[i] = float32(math.Floor(float64(flushDenormal(xi)) / float64(flushDenormal(yi))))
 		}
 	})
 	return nil

@@ -107,31 +107,39 @@ func (o *unaryOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch o.typ {
 	case Float32:
+		// daz/ftz: TFLite's build runs with denormals flushed to zero (see
+		// flushDenormal); NEG is a sign flip and keeps them.
 		x, z := in.Float32s(), out.Float32s()
 		switch o.kind {
 		case unSqrt:
 			for i, v := range x {
-				z[i] = float32(math.Sqrt(float64(v)))
+				z[i] = float32(math.Sqrt(float64(flushDenormal(v))))
 			}
 		case unRsqrt:
 			for i, v := range x {
-				z[i] = 1 / float32(math.Sqrt(float64(v)))
+				z[i] = 1 / float32(math.Sqrt(float64(flushDenormal(v))))
 			}
 		case unAbs:
 			for i, v := range x {
-				z[i] = math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+				z[i] = math.Float32frombits(math.Float32bits(flushDenormal(v)) &^ (1 << 31))
 			}
 		case unNeg:
 			for i, v := range x {
 				z[i] = -v
 			}
 		case unFloor:
+			// TFLite's Eigen floor (SSE2: round by adding and subtracting
+			// 2^23) gives +0 for -0.
 			for i, v := range x {
-				z[i] = float32(math.Floor(float64(v)))
+				f := float32(math.Floor(float64(flushDenormal(v))))
+				if f == 0 {
+					f = 0
+				}
+				z[i] = f
 			}
 		case unExp:
 			for i, v := range x {
-				z[i] = float32(math.Exp(float64(v)))
+				z[i] = flushDenormal(float32(math.Exp(float64(flushDenormal(v)))))
 			}
 		}
 	case Int32:
