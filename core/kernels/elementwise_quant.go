@@ -162,38 +162,65 @@ func invSqrtQuantizedMultiplierExp(x int32, reverseShift int) (int32, int) {
 	return r, shift * reverseShift
 }
 
+// mulShift is MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m, -rshift)
+// for a multiplier m in (0, 2^31) and 0 <= rshift <= 31, written to inline
+// into the row loops: a rounding doubling high multiply (which cannot
+// saturate as m is not MinInt32) and a rounding right shift.
+func mulShift(x, m int32, rshift uint) int32 {
+	ab := int64(x) * int64(m)
+	nudge := int64(1 << 30)
+	if ab < 0 {
+		nudge = 1 - 1<<30
+	}
+	h := int32((ab + nudge) / (1 << 31))
+	mask := int32(1)<<rshift - 1
+	rem := h & mask
+	thr := mask>>1 + int32(uint32(h)>>31)
+	h >>= rshift
+	if rem > thr {
+		h++
+	}
+	return h
+}
+
 // quantAddRow is the 8-bit (left shift 20) and general int16 (left shift 15)
 // ADD or SUB: both inputs rescaled to a common scale, summed, rescaled to the
 // output and clamped (TFLite's AddElementwise / SubElementwise).
 func quantAddRow[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
-	scale1 := func(v T) int32 {
-		return MultiplyByQuantizedMultiplierSmallerThanOneExp((q.in1Off+int32(v))*(int32(1)<<q.leftShift), q.in1Mul, q.in1Shift)
-	}
-	scale2 := func(v T) int32 {
-		return MultiplyByQuantizedMultiplierSmallerThanOneExp((q.in2Off+int32(v))*(int32(1)<<q.leftShift), q.in2Mul, q.in2Shift)
-	}
-	finish := func(s1, s2 int32) T {
-		raw := s1 + s2
-		if sub {
-			raw = s1 - s2
-		}
-		r := MultiplyByQuantizedMultiplierSmallerThanOneExp(raw, q.outMul, q.outShift) + q.outOff
-		return T(min(q.hi, max(q.lo, r)))
+	ls := uint(q.leftShift)
+	o1, m1, r1 := q.in1Off, q.in1Mul, uint(-q.in1Shift)
+	o2, m2, r2 := q.in2Off, q.in2Mul, uint(-q.in2Shift)
+	oo, mo, ro := q.outOff, q.outMul, uint(-q.outShift)
+	lo, hi := q.lo, q.hi
+	sgn := int32(1) // s1 - s2 is s1 + (-1)*s2 in wrapping int32
+	if sub {
+		sgn = -1
 	}
 	switch {
 	case len(x) == len(z) && len(y) == len(z):
+		y = y[:len(z)]
+		x = x[:len(z)]
 		for i := range z {
-			z[i] = finish(scale1(x[i]), scale2(y[i]))
+			s1 := mulShift((o1+int32(x[i]))<<ls, m1, r1)
+			s2 := mulShift((o2+int32(y[i]))<<ls, m2, r2)
+			r := mulShift(s1+sgn*s2, mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
 		}
 	case len(x) == 1:
-		s1 := scale1(x[0])
+		s1 := mulShift((o1+int32(x[0]))<<ls, m1, r1)
+		y = y[:len(z)]
 		for i := range z {
-			z[i] = finish(s1, scale2(y[i]))
+			s2 := mulShift((o2+int32(y[i]))<<ls, m2, r2)
+			r := mulShift(s1+sgn*s2, mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
 		}
 	default:
-		s2 := scale2(y[0])
+		s2 := mulShift((o2+int32(y[0]))<<ls, m2, r2)
+		x = x[:len(z)]
 		for i := range z {
-			z[i] = finish(scale1(x[i]), s2)
+			s1 := mulShift((o1+int32(x[i]))<<ls, m1, r1)
+			r := mulShift(s1+sgn*s2, mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
 		}
 	}
 }
@@ -201,17 +228,31 @@ func quantAddRow[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
 // quantMulRow is the uint8/int8/int16 MUL: the product of the offset inputs
 // rescaled by one multiplier (TFLite's MulElementwise).
 func quantMulRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
-	for i := range z {
-		xi, yi := x[0], y[0]
-		if len(x) > 1 {
-			xi = x[i]
+	o1, o2, oo := q.in1Off, q.in2Off, q.outOff
+	m, ls, rs := q.outMul, uint(max(q.outShift, 0)), uint(max(-q.outShift, 0))
+	lo, hi := q.lo, q.hi
+	switch {
+	case len(x) == len(z) && len(y) == len(z):
+		y = y[:len(z)]
+		x = x[:len(z)]
+		for i := range z {
+			r := oo + mulShift(((o1+int32(x[i]))*(o2+int32(y[i])))<<ls, m, rs)
+			z[i] = T(min(hi, max(lo, r)))
 		}
-		if len(y) > 1 {
-			yi = y[i]
+	case len(x) == 1:
+		a := o1 + int32(x[0])
+		y = y[:len(z)]
+		for i := range z {
+			r := oo + mulShift((a*(o2+int32(y[i])))<<ls, m, rs)
+			z[i] = T(min(hi, max(lo, r)))
 		}
-		prod := (q.in1Off + int32(xi)) * (q.in2Off + int32(yi))
-		r := q.outOff + MultiplyByQuantizedMultiplier(prod, q.outMul, q.outShift)
-		z[i] = T(min(q.hi, max(q.lo, r)))
+	default:
+		b := o2 + int32(y[0])
+		x = x[:len(z)]
+		for i := range z {
+			r := oo + mulShift(((o1+int32(x[i]))*b)<<ls, m, rs)
+			z[i] = T(min(hi, max(lo, r)))
+		}
 	}
 }
 
