@@ -829,3 +829,27 @@ func TestFixedPointHelpers(t *testing.T) {
 		t.Error("checkedLog2(0.0003) reported a power of two")
 	}
 }
+
+// TestGenericBroadcast checks the five-fold / generic classification of
+// TFLite's ProcessBroadcastShapes, worked by hand.
+func TestGenericBroadcast(t *testing.T) {
+	cases := []struct {
+		a, b    []int
+		generic bool
+	}{
+		{[]int{2, 3, 4, 5}, []int{5}, false},          // y4 = 5 shared, y2..: second broadcasts
+		{[]int{4, 1}, []int{1, 5}, false},             // y3 = 5, y1 = 4
+		{[]int{2, 1, 3, 1}, []int{1, 4, 1, 5}, true},  // alternates too often
+		{[]int{2, 3, 1, 5}, []int{2, 1, 4, 5}, false}, // y4 = 5, y3 = 4, y1 = 3, y0 = 2
+		{[]int{1, 2, 1, 2, 1, 3}, []int{2, 1, 2, 1, 2, 3}, true},
+		{[]int{2, 2, 2, 3, 2, 5}, []int{1, 1, 1, 1, 1, 5}, false},
+	}
+	for _, c := range cases {
+		if got := genericBroadcast(c.a, c.b); got != c.generic {
+			t.Errorf("genericBroadcast(%v, %v) = %v, want %v", c.a, c.b, got, c.generic)
+		}
+		if got := genericBroadcast(c.b, c.a); got != c.generic {
+			t.Errorf("genericBroadcast(%v, %v) = %v, want %v", c.b, c.a, got, c.generic)
+		}
+	}
+}
