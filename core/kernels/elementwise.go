@@ -106,31 +106,13 @@ func parseArithOptions(info OpInfo, code schema.BuiltinOperator) (ArithParams, e
 	return p, nil
 }
 
-// clampsActivation reports whether TFLite's CalculateActivationRange* clamps
-// for act: only RELU, RELU6 and RELU_N1_TO_1 do.
-func clampsActivation(act schema.ActivationFunctionType) bool {
-	switch act {
-	case schema.ActivationFunctionTypeRELU, schema.ActivationFunctionTypeRELU6,
-		schema.ActivationFunctionTypeRELU_N1_TO_1:
-		return true
-	}
-	return false
-}
-
 // floatActivationRange is TFLite's CalculateActivationRange<float>. Its
 // bounds are finite: without a clamping activation the range is
 // [-FLT_MAX, FLT_MAX] and RELU's is [0, FLT_MAX], so TFLite 2.9 turns an
 // infinite ADD/SUB/MUL/DIV result into ±FLT_MAX.
 func floatActivationRange(act schema.ActivationFunctionType) (lo, hi float32) {
-	switch act {
-	case schema.ActivationFunctionTypeRELU:
-		return 0, math.MaxFloat32
-	case schema.ActivationFunctionTypeRELU6:
-		return 0, 6
-	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		return -1, 1
-	}
-	return -math.MaxFloat32, math.MaxFloat32
+	lo, hi, _ = ActivationRangeFloat(act)
+	return lo, hi
 }
 
 // intActivationRange is TFLite's CalculateActivationRange for int32 and int64.
@@ -162,14 +144,7 @@ func minOf[T int32 | int64]() T { return -maxOf[T]() - 1 }
 // clamping activations go through ActivationRangeQuantized, every other one
 // gives the full range of the output type.
 func quantActivationRange(act schema.ActivationFunctionType, out *Tensor) (lo, hi int32, err error) {
-	if clampsActivation(act) {
-		return ActivationRangeQuantized(act, out)
-	}
-	lo, hi, ok := QuantizedRange(out.Type)
-	if !ok {
-		return 0, 0, Unsupported("quantized activation on %s", out.Type)
-	}
-	return lo, hi, nil
+	return ActivationRangeQuantized(act, out)
 }
 
 // clamp limits x to [lo, hi] exactly as std::min(std::max(x, lo), hi): a NaN

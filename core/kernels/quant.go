@@ -109,7 +109,10 @@ func QuantizedRange(t DType) (lo, hi int32, ok bool) {
 }
 
 // ActivationRangeQuantized returns the clamp range of a fused activation on
-// the quantized output t (CalculateActivationRangeQuantized in TFLite).
+// the quantized output t (CalculateActivationRangeQuantized in TFLite). As
+// there, activations other than RELU, RELU6 and RELU_N1_TO_1 (NONE, and TANH
+// or SIGN_BIT, which TFLite never fuses into these kernels) clamp only to the
+// type's range.
 func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo, hi int32, err error) {
 	qmin, qmax, ok := QuantizedRange(t.Type)
 	if !ok {
@@ -118,8 +121,6 @@ func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo,
 	scale, zp := t.Scale(), t.ZeroPoint()
 	quantize := func(f float32) int32 { return zp + int32(math.Round(float64(f/scale))) }
 	switch act {
-	case schema.ActivationFunctionTypeNONE:
-		return qmin, qmax, nil
 	case schema.ActivationFunctionTypeRELU:
 		return max(qmin, quantize(0)), qmax, nil
 	case schema.ActivationFunctionTypeRELU6:
@@ -127,22 +128,23 @@ func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo,
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		return max(qmin, quantize(-1)), min(qmax, quantize(1)), nil
 	}
-	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+	return qmin, qmax, nil
 }
 
-// ActivationRangeFloat returns the clamp range of a fused activation on floats.
+// ActivationRangeFloat returns the clamp range of a fused activation on
+// floats (TFLite's CalculateActivationRange): finite bounds, so an infinite
+// result clamps to ±MaxFloat32 as in TFLite; activations other than RELU,
+// RELU6 and RELU_N1_TO_1 do not clamp. The error is always nil.
 func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32, err error) {
 	switch act {
-	case schema.ActivationFunctionTypeNONE:
-		return float32(math.Inf(-1)), float32(math.Inf(1)), nil
 	case schema.ActivationFunctionTypeRELU:
-		return 0, float32(math.Inf(1)), nil
+		return 0, math.MaxFloat32, nil
 	case schema.ActivationFunctionTypeRELU6:
 		return 0, 6, nil
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		return -1, 1, nil
 	}
-	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+	return -math.MaxFloat32, math.MaxFloat32, nil
 }
 
 // ClampF32 limits v to [lo, hi] as TFLite's ActivationFunctionWithMinMax does.
