@@ -296,8 +296,9 @@ func FixedLogistic[T FixedRaw](a T, intBits int) T {
 }
 
 // FixedGetReciprocal is TFLite's GetReciprocal: for x > 0 with intBits
-// integer bits it returns 1/x as a Q0.31 value scaled by 2^-numBitsOverUnit,
-// that is 1/x = raw * 2^(numBitsOverUnit-31).
+// integer bits it returns the reciprocal of x normalized to (1/2, 1] as a
+// Q0.31 raw value, and the power of two it was scaled by:
+// 1/x = raw * 2^-(31+numBitsOverUnit).
 func FixedGetReciprocal(x int32, intBits int) (raw int32, numBitsOverUnit int) {
 	headroomPlusOne := bits.LeadingZeros32(uint32(x))
 	numBitsOverUnit = intBits - headroomPlusOne
