@@ -308,24 +308,22 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	op.multAlpha, op.shiftAlpha = QuantizeMultiplier(float64(in.Scale() * op.params.Alpha / out.Scale()))
 	op.multID, op.shiftI = QuantizeMultiplier(float64(in.Scale() / out.Scale()))
 	if in.Type != Int16 {
-		actLUT8(in.Type, &op.lut, op.quantize(in.Type))
+		lo, hi, _ := QuantizedRange(in.Type)
+		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
 	}
 	return nil
 }
 
-// quantize returns the per-value function for the quantized type t.
-func (op *leakyReluOp) quantize(t DType) func(int32) int32 {
-	lo, hi, _ := QuantizedRange(t)
-	return func(v int32) int32 {
-		x := v - op.inZP
-		var r int32
-		if x >= 0 {
-			r = op.outZP + MultiplyByQuantizedMultiplier(x, op.multID, op.shiftI)
-		} else {
-			r = op.outZP + MultiplyByQuantizedMultiplier(x, op.multAlpha, op.shiftAlpha)
-		}
-		return actClamp(r, lo, hi)
+// quantize maps one quantized input value to its output value in [lo, hi].
+func (op *leakyReluOp) quantize(v, lo, hi int32) int32 {
+	x := v - op.inZP
+	var r int32
+	if x >= 0 {
+		r = op.outZP + MultiplyByQuantizedMultiplier(x, op.multID, op.shiftI)
+	} else {
+		r = op.outZP + MultiplyByQuantizedMultiplier(x, op.multAlpha, op.shiftAlpha)
 	}
+	return actClamp(r, lo, hi)
 }
 
 func (op *leakyReluOp) Eval(n *Node) error {
@@ -344,11 +342,10 @@ func (op *leakyReluOp) Eval(n *Node) error {
 	case Uint8, Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
 	case Int16:
-		f := op.quantize(Int16)
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
 		for i, v := range src {
-			dst[i] = int16(f(int32(v)))
+			dst[i] = int16(op.quantize(int32(v), math.MinInt16, math.MaxInt16))
 		}
 	default:
 		return Unsupported("LEAKY_RELU: input type %s", in.Type)

@@ -183,8 +183,8 @@ func actSoftmaxFloat(src, dst []float32, depth int, beta float32) {
 			sum += e
 		}
 		inv := 1 / sum
-		for i, v := range row {
-			res[i] = float32(math.Exp(float64((v-m)*beta)) * inv)
+		for i, e := range res {
+			res[i] = float32(float64(e) * inv)
 		}
 	}
 }

@@ -966,3 +966,34 @@ func TestActivationExpfTanhf(t *testing.T) {
 		}
 	}
 }
+
+func TestActivationEvalAllocs(t *testing.T) {
+	type cfg struct {
+		name string
+		op   Op
+		in   *Tensor
+		out  *Tensor
+	}
+	in16 := actT(Int16, []int{64}, 1.0/4096, 0)
+	alpha := actT(Float32, []int{1, 1, 3}, 0, 0)
+	for _, c := range []cfg{
+		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(Uint8, 0.1, 0), actOut(Uint8, 1.0/256, 0)},
+		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actT(Float32, []int{4, 16}, 0, 0), actOut(Float32, 0, 0)},
+		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, actOut(Int16, 1.0/32768, 0)},
+		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, actOut(Int16, 1.0/32768, 0)},
+		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, actOut(Int16, 1.0/4096, 0)},
+		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), actT(Float32, []int{64}, 0, 0), actOut(Int8, 0.1, 0)},
+		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(Int8, 0.1, 3), actOut(Float32, 0, 0)},
+		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), actT(Float32, []int{2, 2, 2, 3}, 0, 0), actOut(Float32, 0, 0)},
+	} {
+		ins := []*Tensor{c.in}
+		if c.name == "PRELU float" {
+			ins = append(ins, alpha)
+		}
+		actRun(t, c.op, c.out, ins...)
+		n := &Node{Inputs: ins, Outputs: []*Tensor{c.out}, Threads: 1}
+		if a := testing.AllocsPerRun(10, func() { c.op.Eval(n) }); a != 0 {
+			t.Errorf("%s: Eval allocates %v times", c.name, a)
+		}
+	}
+}
