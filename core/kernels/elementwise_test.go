@@ -13,11 +13,11 @@ import (
 )
 
 const (
-	actNone      = schema.ActivationFunctionTypeNONE
-	actRelu      = schema.ActivationFunctionTypeRELU
-	actRelu6     = schema.ActivationFunctionTypeRELU6
-	actReluN1To1 = schema.ActivationFunctionTypeRELU_N1_TO_1
-	actTanh      = schema.ActivationFunctionTypeTANH
+	ewNone      = schema.ActivationFunctionTypeNONE
+	ewRelu      = schema.ActivationFunctionTypeRELU
+	ewRelu6     = schema.ActivationFunctionTypeRELU6
+	ewReluN1To1 = schema.ActivationFunctionTypeRELU_N1_TO_1
+	ewTanh      = schema.ActivationFunctionTypeTANH
 )
 
 // tv describes a test tensor: type, shape, quantization and values (any
@@ -178,9 +178,9 @@ func TestArithOptions(t *testing.T) {
 	}{
 		{"nil operator: schema defaults", OpInfo{}, schema.BuiltinOperatorADD, ArithParams{PotScaleInt16: true}},
 		{"no options table: TFLite's zeroed params", OpInfo{Operator: buildOperator(false, 0, false)}, schema.BuiltinOperatorADD, ArithParams{}},
-		{"AddOptions", OpInfo{Operator: buildOperator(true, actRelu6, false)}, schema.BuiltinOperatorADD, ArithParams{Activation: actRelu6}},
-		{"AddOptions pot", OpInfo{Operator: buildOperator(true, actRelu, true)}, schema.BuiltinOperatorADD, ArithParams{Activation: actRelu, PotScaleInt16: true}},
-		{"AddOptions on MUL are ignored", OpInfo{Operator: buildOperator(true, actRelu, true)}, schema.BuiltinOperatorMUL, ArithParams{}},
+		{"AddOptions", OpInfo{Operator: buildOperator(true, ewRelu6, false)}, schema.BuiltinOperatorADD, ArithParams{Activation: ewRelu6}},
+		{"AddOptions pot", OpInfo{Operator: buildOperator(true, ewRelu, true)}, schema.BuiltinOperatorADD, ArithParams{Activation: ewRelu, PotScaleInt16: true}},
+		{"AddOptions on MUL are ignored", OpInfo{Operator: buildOperator(true, ewRelu, true)}, schema.BuiltinOperatorMUL, ArithParams{}},
 	}
 	for _, c := range cases {
 		got, err := parseArithOptions(c.info, c.code)
@@ -201,30 +201,30 @@ func TestElementwiseTFLiteVectors(t *testing.T) {
 		ins  []tv
 		out  tv
 	}{
-		{"abs_i16_quant", "ABS", actNone, false, []tv{{Int16, []int{5}, 0.002, 0, []float64{-32768, -1000, 0, 7, 32767}}}, tv{Int16, []int{5}, 0.003, 0, []float64{21845, 667, 0, 5, 21845}}},
-		{"abs_i8_rescale", "ABS", actNone, false, []tv{{Int8, []int{6}, 0.1, 10, []float64{-128, -10, 9, 10, 11, 127}}}, tv{Int8, []int{6}, 0.05, -128, []float64{127, -88, -126, -128, -126, 106}}},
-		{"add_i16_general", "ADD", actNone, false, []tv{{Int16, []int{7}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147, 29130}}, {Int16, []int{7}, 0.0003, 0, []float64{16988, -5249, -20466, 31176, -29053, 18325, 23955}}}, tv{Int16, []int{7}, 0.0005, 0, []float64{9268, -4645, -12239, 17649, -15468, 12591, 16151}}},
-		{"add_i16_pot", "ADD", actNone, true, []tv{{Int16, []int{6}, 0.000244140625, 0, []float64{100, -100, 3, -3, 32767, -32768}}, {Int16, []int{6}, 6.103515625e-05, 0, []float64{6, -6, 5, -5, 32767, -32768}}}, tv{Int16, []int{6}, 0.000244140625, 0, []float64{102, -102, 4, -4, 32767, -32768}}},
-		{"add_i8_4d", "ADD", actNone, false, []tv{{Int8, []int{2, 1, 3, 1}, 0.03, 7, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{1, 2, 1, 2}, 0.05, -9, []float64{113, 66, -21, -80}}}, tv{Int8, []int{2, 2, 3, 2}, 0.06, 1, []float64{69, 30, 51, 12, 100, 61, -43, -92, -61, -110, -12, -61, 65, 26, 127, 123, 127, 111, -47, -96, 50, 1, 39, -11}}},
-		{"add_i8_col_relu", "ADD", actRelu, false, []tv{{Int8, []int{4, 1}, 0.1, -5, []float64{-60, -96, 2, -68}}, {Int8, []int{4, 5}, 0.07, 3, []float64{125, 102, 113, 66, -21, -80, 121, -114, 71, 93, -127, 100, 8, -11, -76, 34, -113, -117, -115, -124}}}, tv{Int8, []int{4, 5}, 0.09, -20, []float64{14, -4, 4, -20, -20, -20, -20, -20, -20, -20, -20, 63, -8, -20, -20, -20, -20, -20, -20, -20}}},
-		{"add_i8_saturate", "ADD", actNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -65}}, {Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -64}}}, tv{Int8, []int{6}, 1.0, 0, []float64{127, -128, 127, -128, 127, -128}}},
-		{"add_u8_row_relu6", "ADD", actRelu6, false, []tv{{Uint8, []int{3, 4}, 0.05, 120, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48, 249, 14}}, {Uint8, []int{4}, 0.02, 10, []float64{199, 221, 1, 228}}}, tv{Uint8, []int{3, 4}, 0.04, 60, []float64{89, 60, 68, 94, 210, 210, 207, 210, 138, 75, 210, 60}}},
-		{"add_u8_saturate", "ADD", actNone, false, []tv{{Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 200, 255, 10, 250, 1}}, {Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 250, 200, 5, 255, 0}}}, tv{Uint8, []int{8}, 0.25, 128, []float64{0, 255, 128, 255, 255, 0, 255, 0}}},
-		{"div_u8", "DIV", actNone, false, []tv{{Uint8, []int{8}, 0.1, 128, []float64{0, 50, 128, 129, 200, 255, 127, 130}}, {Uint8, []int{8}, 0.05, 10, []float64{11, 30, 200, 255, 60, 10, 255, 12}}}, tv{Uint8, []int{8}, 0.2, 100, []float64{0, 61, 101, 255, 114, 0, 0, 110}}},
-		{"div_u8_bcast_relu", "DIV", actRelu, false, []tv{{Uint8, []int{2, 3}, 0.01, 0, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{3}, 1.0, 0, []float64{1, 7, 255}}}, tv{Uint8, []int{2, 3}, 0.004, 0, []float64{170, 11, 1, 150, 90, 2}}},
-		{"div_u8_small_numerators", "DIV", actNone, false, []tv{{Uint8, []int{10}, 0.01, 128, []float64{125, 126, 127, 128, 129, 130, 131, 129, 127, 136}}, {Uint8, []int{10}, 1.0, 0, []float64{1, 200, 255, 17, 255, 128, 3, 2, 64, 255}}}, tv{Uint8, []int{10}, 0.001, 140, []float64{110, 0, 0, 140, 255, 255, 150, 145, 0, 140}}},
-		{"floordiv_i32", "FLOOR_DIV", actNone, false, []tv{{Int32, []int{6}, 0, 0, []float64{7, -7, 7, -7, 0, -2147483648}}, {Int32, []int{6}, 0, 0, []float64{2, 2, -2, -2, 5, -1}}}, tv{Int32, []int{6}, 0, 0, []float64{3, -4, -4, 3, 0, -2147483648}}},
-		{"mul_i16", "MUL", actNone, false, []tv{{Int16, []int{5}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169}}, {Int16, []int{5}, 0.002, 0, []float64{26147, 29130, 16988, -5249, -20466}}}, tv{Int16, []int{5}, 0.01, 0, []float64{-32768, -32768, 2256, 18175, -32768}}},
-		{"mul_i16_to_i8", "MUL", actNone, false, []tv{{Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, -16384, 100, -129}}, {Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, 16384, 300, 255}}}, tv{Int8, []int{6}, 0.0078125, 3, []float64{127, 127, 35, -29, 3, 3}}},
-		{"mul_i8_row_relu6", "MUL", actRelu6, false, []tv{{Int8, []int{2, 4}, 0.08, -10, []float64{-60, -96, 2, -68, 125, 102, 113, 66}}, {Int8, []int{4}, 0.06, 5, []float64{-21, -80, 121, -114}}}, tv{Int8, []int{2, 4}, 0.05, -30, []float64{90, 90, 90, 90, -30, -30, 90, -30}}},
-		{"mul_i8_ties", "MUL", actNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{3, -3, 5, -5, 1, -1}}, {Int8, []int{6}, 1.0, 0, []float64{1, 1, 1, 1, 1, 1}}}, tv{Int8, []int{6}, 2.0, 0, []float64{2, -1, 3, -2, 1, 0}}},
-		{"mul_u8_scalar", "MUL", actNone, false, []tv{{Uint8, []int{6}, 0.1, 100, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{1}, 0.05, 20, []float64{241}}}, tv{Uint8, []int{6}, 0.2, 50, []float64{0, 0, 216, 0, 255, 255}}},
-		{"rsqrt_i8", "RSQRT", actNone, false, []tv{{Int8, []int{8}, 0.05, -100, []float64{-100, -99, -90, -50, 0, 50, 100, 127}}}, tv{Int8, []int{8}, 0.1, -120, []float64{127, -75, -106, -114, -116, -116, -117, -117}}},
-		{"sqdiff_i8", "SQUARED_DIFFERENCE", actNone, false, []tv{{Int8, []int{2, 3}, 0.1, 2, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{3}, 0.15, -4, []float64{113, 66, -21}}}, tv{Int8, []int{2, 3}, 0.3, -100, []float64{127, 127, -78, 127, -89, 127}}},
-		{"sub_i16_general_bcast", "SUB", actRelu, false, []tv{{Int16, []int{2, 3}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0007, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.002, 0, []float64{0, 0, 2169, 0, 10139, 14911}}},
-		{"sub_i16_pot_bcast", "SUB", actNone, true, []tv{{Int16, []int{2, 3}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0001220703125, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.0001220703125, 0, []float64{-32768, -23112, 5415, -32768, -8946, 11786}}},
-		{"sub_i8_scalar", "SUB", actReluN1To1, false, []tv{{Int8, []int{}, 0.2, 4, []float64{50}}, {Int8, []int{2, 3}, 0.1, -3, []float64{-60, -96, 2, -68, 125, 102}}}, tv{Int8, []int{2, 3}, 0.15, 2, []float64{9, 9, 9, 9, -5, -5}}},
-		{"sub_u8_row", "SUB", actRelu, false, []tv{{Uint8, []int{2, 5}, 0.1, 128, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48}}, {Uint8, []int{5}, 0.3, 100, []float64{249, 14, 199, 221, 1}}}, tv{Uint8, []int{2, 5}, 0.2, 128, []float64{128, 209, 128, 128, 255, 128, 255, 128, 128, 237}}},
+		{"abs_i16_quant", "ABS", ewNone, false, []tv{{Int16, []int{5}, 0.002, 0, []float64{-32768, -1000, 0, 7, 32767}}}, tv{Int16, []int{5}, 0.003, 0, []float64{21845, 667, 0, 5, 21845}}},
+		{"abs_i8_rescale", "ABS", ewNone, false, []tv{{Int8, []int{6}, 0.1, 10, []float64{-128, -10, 9, 10, 11, 127}}}, tv{Int8, []int{6}, 0.05, -128, []float64{127, -88, -126, -128, -126, 106}}},
+		{"add_i16_general", "ADD", ewNone, false, []tv{{Int16, []int{7}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147, 29130}}, {Int16, []int{7}, 0.0003, 0, []float64{16988, -5249, -20466, 31176, -29053, 18325, 23955}}}, tv{Int16, []int{7}, 0.0005, 0, []float64{9268, -4645, -12239, 17649, -15468, 12591, 16151}}},
+		{"add_i16_pot", "ADD", ewNone, true, []tv{{Int16, []int{6}, 0.000244140625, 0, []float64{100, -100, 3, -3, 32767, -32768}}, {Int16, []int{6}, 6.103515625e-05, 0, []float64{6, -6, 5, -5, 32767, -32768}}}, tv{Int16, []int{6}, 0.000244140625, 0, []float64{102, -102, 4, -4, 32767, -32768}}},
+		{"add_i8_4d", "ADD", ewNone, false, []tv{{Int8, []int{2, 1, 3, 1}, 0.03, 7, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{1, 2, 1, 2}, 0.05, -9, []float64{113, 66, -21, -80}}}, tv{Int8, []int{2, 2, 3, 2}, 0.06, 1, []float64{69, 30, 51, 12, 100, 61, -43, -92, -61, -110, -12, -61, 65, 26, 127, 123, 127, 111, -47, -96, 50, 1, 39, -11}}},
+		{"add_i8_col_relu", "ADD", ewRelu, false, []tv{{Int8, []int{4, 1}, 0.1, -5, []float64{-60, -96, 2, -68}}, {Int8, []int{4, 5}, 0.07, 3, []float64{125, 102, 113, 66, -21, -80, 121, -114, 71, 93, -127, 100, 8, -11, -76, 34, -113, -117, -115, -124}}}, tv{Int8, []int{4, 5}, 0.09, -20, []float64{14, -4, 4, -20, -20, -20, -20, -20, -20, -20, -20, 63, -8, -20, -20, -20, -20, -20, -20, -20}}},
+		{"add_i8_saturate", "ADD", ewNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -65}}, {Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -64}}}, tv{Int8, []int{6}, 1.0, 0, []float64{127, -128, 127, -128, 127, -128}}},
+		{"add_u8_row_relu6", "ADD", ewRelu6, false, []tv{{Uint8, []int{3, 4}, 0.05, 120, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48, 249, 14}}, {Uint8, []int{4}, 0.02, 10, []float64{199, 221, 1, 228}}}, tv{Uint8, []int{3, 4}, 0.04, 60, []float64{89, 60, 68, 94, 210, 210, 207, 210, 138, 75, 210, 60}}},
+		{"add_u8_saturate", "ADD", ewNone, false, []tv{{Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 200, 255, 10, 250, 1}}, {Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 250, 200, 5, 255, 0}}}, tv{Uint8, []int{8}, 0.25, 128, []float64{0, 255, 128, 255, 255, 0, 255, 0}}},
+		{"div_u8", "DIV", ewNone, false, []tv{{Uint8, []int{8}, 0.1, 128, []float64{0, 50, 128, 129, 200, 255, 127, 130}}, {Uint8, []int{8}, 0.05, 10, []float64{11, 30, 200, 255, 60, 10, 255, 12}}}, tv{Uint8, []int{8}, 0.2, 100, []float64{0, 61, 101, 255, 114, 0, 0, 110}}},
+		{"div_u8_bcast_relu", "DIV", ewRelu, false, []tv{{Uint8, []int{2, 3}, 0.01, 0, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{3}, 1.0, 0, []float64{1, 7, 255}}}, tv{Uint8, []int{2, 3}, 0.004, 0, []float64{170, 11, 1, 150, 90, 2}}},
+		{"div_u8_small_numerators", "DIV", ewNone, false, []tv{{Uint8, []int{10}, 0.01, 128, []float64{125, 126, 127, 128, 129, 130, 131, 129, 127, 136}}, {Uint8, []int{10}, 1.0, 0, []float64{1, 200, 255, 17, 255, 128, 3, 2, 64, 255}}}, tv{Uint8, []int{10}, 0.001, 140, []float64{110, 0, 0, 140, 255, 255, 150, 145, 0, 140}}},
+		{"floordiv_i32", "FLOOR_DIV", ewNone, false, []tv{{Int32, []int{6}, 0, 0, []float64{7, -7, 7, -7, 0, -2147483648}}, {Int32, []int{6}, 0, 0, []float64{2, 2, -2, -2, 5, -1}}}, tv{Int32, []int{6}, 0, 0, []float64{3, -4, -4, 3, 0, -2147483648}}},
+		{"mul_i16", "MUL", ewNone, false, []tv{{Int16, []int{5}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169}}, {Int16, []int{5}, 0.002, 0, []float64{26147, 29130, 16988, -5249, -20466}}}, tv{Int16, []int{5}, 0.01, 0, []float64{-32768, -32768, 2256, 18175, -32768}}},
+		{"mul_i16_to_i8", "MUL", ewNone, false, []tv{{Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, -16384, 100, -129}}, {Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, 16384, 300, 255}}}, tv{Int8, []int{6}, 0.0078125, 3, []float64{127, 127, 35, -29, 3, 3}}},
+		{"mul_i8_row_relu6", "MUL", ewRelu6, false, []tv{{Int8, []int{2, 4}, 0.08, -10, []float64{-60, -96, 2, -68, 125, 102, 113, 66}}, {Int8, []int{4}, 0.06, 5, []float64{-21, -80, 121, -114}}}, tv{Int8, []int{2, 4}, 0.05, -30, []float64{90, 90, 90, 90, -30, -30, 90, -30}}},
+		{"mul_i8_ties", "MUL", ewNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{3, -3, 5, -5, 1, -1}}, {Int8, []int{6}, 1.0, 0, []float64{1, 1, 1, 1, 1, 1}}}, tv{Int8, []int{6}, 2.0, 0, []float64{2, -1, 3, -2, 1, 0}}},
+		{"mul_u8_scalar", "MUL", ewNone, false, []tv{{Uint8, []int{6}, 0.1, 100, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{1}, 0.05, 20, []float64{241}}}, tv{Uint8, []int{6}, 0.2, 50, []float64{0, 0, 216, 0, 255, 255}}},
+		{"rsqrt_i8", "RSQRT", ewNone, false, []tv{{Int8, []int{8}, 0.05, -100, []float64{-100, -99, -90, -50, 0, 50, 100, 127}}}, tv{Int8, []int{8}, 0.1, -120, []float64{127, -75, -106, -114, -116, -116, -117, -117}}},
+		{"sqdiff_i8", "SQUARED_DIFFERENCE", ewNone, false, []tv{{Int8, []int{2, 3}, 0.1, 2, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{3}, 0.15, -4, []float64{113, 66, -21}}}, tv{Int8, []int{2, 3}, 0.3, -100, []float64{127, 127, -78, 127, -89, 127}}},
+		{"sub_i16_general_bcast", "SUB", ewRelu, false, []tv{{Int16, []int{2, 3}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0007, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.002, 0, []float64{0, 0, 2169, 0, 10139, 14911}}},
+		{"sub_i16_pot_bcast", "SUB", ewNone, true, []tv{{Int16, []int{2, 3}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0001220703125, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.0001220703125, 0, []float64{-32768, -23112, 5415, -32768, -8946, 11786}}},
+		{"sub_i8_scalar", "SUB", ewReluN1To1, false, []tv{{Int8, []int{}, 0.2, 4, []float64{50}}, {Int8, []int{2, 3}, 0.1, -3, []float64{-60, -96, 2, -68, 125, 102}}}, tv{Int8, []int{2, 3}, 0.15, 2, []float64{9, 9, 9, 9, -5, -5}}},
+		{"sub_u8_row", "SUB", ewRelu, false, []tv{{Uint8, []int{2, 5}, 0.1, 128, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48}}, {Uint8, []int{5}, 0.3, 100, []float64{249, 14, 199, 221, 1}}}, tv{Uint8, []int{2, 5}, 0.2, 128, []float64{128, 209, 128, 128, 255, 128, 255, 128, 128, 237}}},
 	}
 	for _, c := range cases {
 		var ins []*Tensor
@@ -368,7 +368,7 @@ func TestFloatBroadcastOps(t *testing.T) {
 		for name, f := range ops {
 			out := NewTensor(Float32)
 			in1, in2 := tv{typ: Float32, shape: s.sa, data: av}.tensor(), tv{typ: Float32, shape: s.sb, data: s.b}.tensor()
-			if err := runEW(newEWOp(t, name, actNone, false), out, in1, in2); err != nil {
+			if err := runEW(newEWOp(t, name, ewNone, false), out, in1, in2); err != nil {
 				t.Errorf("%s %s: %v", name, s.name, err)
 				continue
 			}
@@ -412,11 +412,11 @@ func TestFloatActivations(t *testing.T) {
 		act  schema.ActivationFunctionType
 		want []float64
 	}{
-		{actNone, []float64{-7, -0.5, 0, 0.5, 3, 7, math.MaxFloat32, -math.MaxFloat32}},
-		{actTanh, []float64{-7, -0.5, 0, 0.5, 3, 7, math.MaxFloat32, -math.MaxFloat32}}, // TFLite ignores it
-		{actRelu, []float64{0, 0, 0, 0.5, 3, 7, math.MaxFloat32, 0}},
-		{actRelu6, []float64{0, 0, 0, 0.5, 3, 6, 6, 0}},
-		{actReluN1To1, []float64{-1, -0.5, 0, 0.5, 1, 1, 1, -1}},
+		{ewNone, []float64{-7, -0.5, 0, 0.5, 3, 7, math.MaxFloat32, -math.MaxFloat32}},
+		{ewTanh, []float64{-7, -0.5, 0, 0.5, 3, 7, math.MaxFloat32, -math.MaxFloat32}}, // TFLite ignores it
+		{ewRelu, []float64{0, 0, 0, 0.5, 3, 7, math.MaxFloat32, 0}},
+		{ewRelu6, []float64{0, 0, 0, 0.5, 3, 6, 6, 0}},
+		{ewReluN1To1, []float64{-1, -0.5, 0, 0.5, 1, 1, 1, -1}},
 	}
 	for _, c := range cases {
 		out := NewTensor(Float32)
@@ -429,7 +429,7 @@ func TestFloatActivations(t *testing.T) {
 	// -0 survives RELU as in std::max(-0.f, 0.f).
 	out := NewTensor(Float32)
 	negZero := tv{typ: Float32, shape: []int{1}, data: []float64{math.Copysign(0, -1)}}.tensor()
-	if err := runEW(newEWOp(t, "MUL", actRelu, false), out, negZero, tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
+	if err := runEW(newEWOp(t, "MUL", ewRelu, false), out, negZero, tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
 		t.Errorf("RELU(-0) = %v, %v; want -0", out.Float32s(), err)
 	}
 }
@@ -442,16 +442,16 @@ func TestIntArithmetic(t *testing.T) {
 		a, b *Tensor
 		want []float64
 	}{
-		{"ADD", actNone, i32([]int{2}, math.MaxInt32, -5), i32([]int{2}, 1, 3), []float64{math.MinInt32, -2}}, // wraps
-		{"ADD", actRelu6, i32([]int{3}, -5, 4, 9), i32([]int{}, 1), []float64{0, 5, 6}},
-		{"SUB", actReluN1To1, i32([]int{3}, 1, 5, -9), i32([]int{3}, 3, 5, 0), []float64{-1, 0, -1}},
-		{"MUL", actNone, i32([]int{2, 2}, 1, 2, 3, 4), i32([]int{2, 1}, -1, 10), []float64{-1, -2, 30, 40}},
-		{"DIV", actNone, i32([]int{4}, 7, -7, 7, -7), i32([]int{4}, 2, 2, -2, -2), []float64{3, -3, -3, 3}}, // truncates
-		{"FLOOR_DIV", actNone, i32([]int{4}, 7, -7, 7, -7), i32([]int{4}, 2, 2, -2, -2), []float64{3, -4, -4, 3}},
-		{"FLOOR_DIV", actNone, i32([]int{1}, math.MinInt32), i32([]int{1}, -1), []float64{math.MinInt32}},
-		{"SQUARED_DIFFERENCE", actNone, i32([]int{2}, 3, -4), i32([]int{2}, 5, 4), []float64{4, 64}},
-		{"MAXIMUM", actNone, i32([]int{3}, 3, -4, 0), i32([]int{1}, -1), []float64{3, -1, 0}},
-		{"MINIMUM", actNone, i32([]int{3}, 3, -4, 0), i32([]int{1}, -1), []float64{-1, -4, -1}},
+		{"ADD", ewNone, i32([]int{2}, math.MaxInt32, -5), i32([]int{2}, 1, 3), []float64{math.MinInt32, -2}}, // wraps
+		{"ADD", ewRelu6, i32([]int{3}, -5, 4, 9), i32([]int{}, 1), []float64{0, 5, 6}},
+		{"SUB", ewReluN1To1, i32([]int{3}, 1, 5, -9), i32([]int{3}, 3, 5, 0), []float64{-1, 0, -1}},
+		{"MUL", ewNone, i32([]int{2, 2}, 1, 2, 3, 4), i32([]int{2, 1}, -1, 10), []float64{-1, -2, 30, 40}},
+		{"DIV", ewNone, i32([]int{4}, 7, -7, 7, -7), i32([]int{4}, 2, 2, -2, -2), []float64{3, -3, -3, 3}}, // truncates
+		{"FLOOR_DIV", ewNone, i32([]int{4}, 7, -7, 7, -7), i32([]int{4}, 2, 2, -2, -2), []float64{3, -4, -4, 3}},
+		{"FLOOR_DIV", ewNone, i32([]int{1}, math.MinInt32), i32([]int{1}, -1), []float64{math.MinInt32}},
+		{"SQUARED_DIFFERENCE", ewNone, i32([]int{2}, 3, -4), i32([]int{2}, 5, 4), []float64{4, 64}},
+		{"MAXIMUM", ewNone, i32([]int{3}, 3, -4, 0), i32([]int{1}, -1), []float64{3, -1, 0}},
+		{"MINIMUM", ewNone, i32([]int{3}, 3, -4, 0), i32([]int{1}, -1), []float64{-1, -4, -1}},
 	}
 	for _, c := range cases {
 		out := NewTensor(Int32)
@@ -467,25 +467,25 @@ func TestIntArithmetic(t *testing.T) {
 	out := NewTensor(Int64)
 	a := tv{typ: Int64, shape: []int{3}, data: []float64{1 << 40, -7, 3}}.tensor()
 	b := tv{typ: Int64, shape: []int{1}, data: []float64{2}}.tensor()
-	if err := runEW(newEWOp(t, "MUL", actRelu, false), out, a, b); err != nil || !slices.Equal(values(out), []float64{1 << 41, 0, 6}) {
+	if err := runEW(newEWOp(t, "MUL", ewRelu, false), out, a, b); err != nil || !slices.Equal(values(out), []float64{1 << 41, 0, 6}) {
 		t.Errorf("int64 MUL RELU: %v %v", values(out), err)
 	}
 	for _, op := range []string{"DIV", "FLOOR_DIV"} {
-		err := runEW(newEWOp(t, op, actNone, false), NewTensor(Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
+		err := runEW(newEWOp(t, op, ewNone, false), NewTensor(Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
 		if err == nil {
 			t.Errorf("%s by 0: no error", op)
 		}
 	}
 	// A float divisor that is 0 (or denormal, read as 0) is an error for FLOOR_DIV only.
 	for _, d := range []float64{0, math.Copysign(0, -1), 1e-45} {
-		err := runEW(newEWOp(t, "FLOOR_DIV", actNone, false), NewTensor(Float32),
+		err := runEW(newEWOp(t, "FLOOR_DIV", ewNone, false), NewTensor(Float32),
 			tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor(), tv{typ: Float32, shape: []int{1}, data: []float64{d}}.tensor())
 		if err == nil {
 			t.Errorf("FLOOR_DIV by %v: no error", d)
 		}
 	}
 	out = NewTensor(Float32)
-	if err := runEW(newEWOp(t, "DIV", actNone, false), out, tv{typ: Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
+	if err := runEW(newEWOp(t, "DIV", ewNone, false), out, tv{typ: Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
 		tv{typ: Float32, shape: []int{1}, data: []float64{0}}.tensor()); err != nil || !slices.Equal(values(out), []float64{math.MaxFloat32, -math.MaxFloat32}) {
 		t.Errorf("float DIV by 0: %v %v, want ±FLT_MAX", values(out), err)
 	}
@@ -547,7 +547,7 @@ func TestQuantizedAgainstReal(t *testing.T) {
 					o.zp = int64(int(lo) + rng.Intn(int(hi-lo)))
 				}
 				out := o.tensor()
-				if err := runEW(newEWOp(t, op, actNone, false), out, a.tensor(), b.tensor()); err != nil {
+				if err := runEW(newEWOp(t, op, ewNone, false), out, a.tensor(), b.tensor()); err != nil {
 					t.Fatalf("%s %s: %v", op, typ, err)
 				}
 				got := values(out)
@@ -572,24 +572,24 @@ func TestQuantizedHand(t *testing.T) {
 		want []float64
 	}{
 		// Equal scales: the sum saturates at both ends of uint8.
-		{"uint8 add saturates", "ADD", actNone,
+		{"uint8 add saturates", "ADD", ewNone,
 			tv{Uint8, []int{4}, 1, 0, []float64{200, 255, 0, 10}}, tv{Uint8, []int{4}, 1, 0, []float64{100, 255, 0, 20}},
 			tv{typ: Uint8, scale: 1, zp: 0}, []float64{255, 255, 0, 30}},
-		{"int8 add saturates low", "ADD", actNone,
+		{"int8 add saturates low", "ADD", ewNone,
 			tv{Int8, []int{3}, 1, 0, []float64{-100, -128, 50}}, tv{Int8, []int{3}, 1, 0, []float64{-100, -128, -60}},
 			tv{typ: Int8, scale: 1, zp: 0}, []float64{-128, -128, -10}},
 		// Different input scales: 0.5*(q1-10) + 0.25*(q2+4) over 0.5.
-		{"int8 add different scales", "ADD", actNone,
+		{"int8 add different scales", "ADD", ewNone,
 			tv{Int8, []int{3}, 0.5, 10, []float64{12, 10, -10}}, tv{Int8, []int{3}, 0.25, -4, []float64{4, 0, -4}},
 			tv{typ: Int8, scale: 0.5, zp: 0}, []float64{6, 2, -20}},
 		// Output 2x the product scale: 1.5 rounds up to 2, -1.5 to -1
 		// (gemmlowp's rounding doubling high multiply, ties upward for
 		// negatives), 2.5 to 3, -2.5 to -2.
-		{"int8 mul ties", "MUL", actNone,
+		{"int8 mul ties", "MUL", ewNone,
 			tv{Int8, []int{4}, 1, 0, []float64{3, -3, 5, -5}}, tv{Int8, []int{1}, 1, 0, []float64{1}},
 			tv{typ: Int8, scale: 2, zp: 0}, []float64{2, -1, 3, -2}},
 		// RELU6 on a uint8 output with scale 0.1, zero point 20: [20, 80].
-		{"uint8 sub relu6", "SUB", actRelu6,
+		{"uint8 sub relu6", "SUB", ewRelu6,
 			tv{Uint8, []int{4}, 0.1, 0, []float64{0, 50, 90, 200}}, tv{Uint8, []int{}, 0.1, 0, []float64{10}},
 			tv{typ: Uint8, scale: 0.1, zp: 20}, []float64{20, 60, 80, 80}},
 	}
@@ -634,7 +634,7 @@ func TestBroadcastLimits(t *testing.T) {
 	}
 	for i, c := range cases {
 		out := tv{typ: c.out, scale: 1.0 / 128}.tensor()
-		err := runEW(newEWOp(t, c.op, actNone, c.pot), out, c.a, c.b)
+		err := runEW(newEWOp(t, c.op, ewNone, c.pot), out, c.a, c.b)
 		if (err == nil) != c.wantOK {
 			t.Errorf("case %d %s %v %v: err %v, want ok=%v", i, c.op, c.a.Shape, c.b.Shape, err, c.wantOK)
 		}
@@ -652,20 +652,20 @@ func TestPrepareErrors(t *testing.T) {
 		ins  []*Tensor
 		out  *Tensor
 	}{
-		{"type mismatch", newEWOp(t, "ADD", actNone, false), []*Tensor{f(2), NewTensor(Int32, 2)}, f()},
-		{"not broadcastable", newEWOp(t, "ADD", actNone, false), []*Tensor{f(3), f(4)}, f()},
-		{"one input", newEWOp(t, "MUL", actNone, false), []*Tensor{f(3)}, f()},
-		{"DIV int8", newEWOp(t, "DIV", actNone, false), []*Tensor{NewTensor(Int8, 2), NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"FLOOR_DIV int64", newEWOp(t, "FLOOR_DIV", actNone, false), []*Tensor{NewTensor(Int64, 2), NewTensor(Int64, 2)}, NewTensor(Int64)},
-		{"ADD bool", newEWOp(t, "ADD", actNone, false), []*Tensor{NewTensor(Bool, 2), NewTensor(Bool, 2)}, NewTensor(Bool)},
-		{"int16 zero point", newEWOp(t, "ADD", actNone, false),
+		{"type mismatch", newEWOp(t, "ADD", ewNone, false), []*Tensor{f(2), NewTensor(Int32, 2)}, f()},
+		{"not broadcastable", newEWOp(t, "ADD", ewNone, false), []*Tensor{f(3), f(4)}, f()},
+		{"one input", newEWOp(t, "MUL", ewNone, false), []*Tensor{f(3)}, f()},
+		{"DIV int8", newEWOp(t, "DIV", ewNone, false), []*Tensor{NewTensor(Int8, 2), NewTensor(Int8, 2)}, NewTensor(Int8)},
+		{"FLOOR_DIV int64", newEWOp(t, "FLOOR_DIV", ewNone, false), []*Tensor{NewTensor(Int64, 2), NewTensor(Int64, 2)}, NewTensor(Int64)},
+		{"ADD bool", newEWOp(t, "ADD", ewNone, false), []*Tensor{NewTensor(Bool, 2), NewTensor(Bool, 2)}, NewTensor(Bool)},
+		{"int16 zero point", newEWOp(t, "ADD", ewNone, false),
 			[]*Tensor{tv{typ: Int16, shape: []int{2}, scale: 0.1, zp: 3}.tensor(), tv{typ: Int16, shape: []int{2}, scale: 0.1}.tensor()},
 			tv{typ: Int16, scale: 0.1}.tensor()},
-		{"uint8 without scale", newEWOp(t, "ADD", actNone, false), []*Tensor{NewTensor(Uint8, 2), NewTensor(Uint8, 2)}, NewTensor(Uint8)},
-		{"SQRT int8", newEWOp(t, "SQRT", actNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"NEG int8", newEWOp(t, "NEG", actNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"CAST float16", newEWOp(t, "CAST", actNone, false), []*Tensor{NewTensor(Float16, 2)}, f()},
-		{"CAST to float64", newEWOp(t, "CAST", actNone, false), []*Tensor{f(2)}, NewTensor(Float64)},
+		{"uint8 without scale", newEWOp(t, "ADD", ewNone, false), []*Tensor{NewTensor(Uint8, 2), NewTensor(Uint8, 2)}, NewTensor(Uint8)},
+		{"SQRT int8", newEWOp(t, "SQRT", ewNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
+		{"NEG int8", newEWOp(t, "NEG", ewNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
+		{"CAST float16", newEWOp(t, "CAST", ewNone, false), []*Tensor{NewTensor(Float16, 2)}, f()},
+		{"CAST to float64", newEWOp(t, "CAST", ewNone, false), []*Tensor{f(2)}, NewTensor(Float64)},
 	}
 	for _, c := range cases {
 		n := &Node{Inputs: c.ins, Outputs: []*Tensor{c.out}, Threads: 1}
@@ -675,7 +675,7 @@ func TestPrepareErrors(t *testing.T) {
 	}
 	// Negative real input to the int8 RSQRT fails in Eval, as in TFLite.
 	out := tv{typ: Int8, scale: 0.1}.tensor()
-	if err := runEW(newEWOp(t, "RSQRT", actNone, false), out, tv{typ: Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
+	if err := runEW(newEWOp(t, "RSQRT", ewNone, false), out, tv{typ: Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
 		t.Error("RSQRT of a negative value: no error")
 	}
 }
@@ -696,7 +696,7 @@ func TestUnaryFloat(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := NewTensor(Float32)
-		if err := runEW(newEWOp(t, c.op, actNone, false), out, tv{typ: Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
+		if err := runEW(newEWOp(t, c.op, ewNone, false), out, tv{typ: Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
 			t.Errorf("%s: %v", c.op, err)
 			continue
 		}
@@ -708,12 +708,12 @@ func TestUnaryFloat(t *testing.T) {
 		}
 	}
 	out := NewTensor(Int16)
-	if err := runEW(newEWOp(t, "ABS", actNone, false), out, tv{typ: Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
+	if err := runEW(newEWOp(t, "ABS", ewNone, false), out, tv{typ: Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{-32768, 5, 7}) {
 		t.Errorf("ABS int16 = %v %v", values(out), err)
 	}
 	out = NewTensor(Int64)
-	if err := runEW(newEWOp(t, "NEG", actNone, false), out, tv{typ: Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
+	if err := runEW(newEWOp(t, "NEG", ewNone, false), out, tv{typ: Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{5, -(1 << 40)}) {
 		t.Errorf("NEG int64 = %v %v", values(out), err)
 	}
@@ -782,7 +782,7 @@ func TestEvalDoesNotAllocate(t *testing.T) {
 		{"FLOOR_DIV", NewTensor(Float32, 4, 8), tv{typ: Float32, shape: []int{1}, data: []float64{2}}.tensor(), NewTensor(Float32)},
 	}
 	for _, c := range cases {
-		op := newEWOp(t, c.op, actRelu, false)
+		op := newEWOp(t, c.op, ewRelu, false)
 		n := &Node{Inputs: []*Tensor{c.a, c.b}, Outputs: []*Tensor{c.out}, Threads: 1}
 		if err := op.Prepare(n); err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package kernels
 import (
 	"bytes"
 	"errors"
-	"github.com/delego/delego/internal/shared"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/shared"
 )
 
 // ---- helpers (prefixed: the package is shared with other op families) ----
