@@ -15,5 +15,6 @@ func detectionOps() []Registration {
 		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: VersionRange{1, 3}, New: newBatchToSpaceND},
 		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: VersionRange{1, 2}, New: newSpaceToDepth},
 		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: VersionRange{1, 2}, New: newDepthToSpace},
+		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: VersionRange{1, 3}, New: newTransposeConv},
 	}
 }
