@@ -25,9 +25,20 @@ import (
 //   - "DecreasingPartialArgSort" takes the first maximum (ArgMaxVector) when
 //     one element is asked for, otherwise std::partial_sort, whose order for
 //     equal scores is that of libstdc++'s heap select + heap sort; it is
-//     reproduced step by step by stdPartialSortDesc.
-// (The stable order, the fast-NMS output layout and the label offset were
-// confirmed against the TF 2.9 C library.)
+//     reproduced step by step by stdPartialSortDesc (used to rank each box's
+//     classes in fast NMS);
+//   - regular NMS merges each class's kept boxes into the running top
+//     max_detections with std::inplace_merge and the comparator
+//     a.score >= b.score, so on equal scores a later class comes first;
+//     each class keeps at most min(detections_per_class, max_detections).
+//
+// Fast NMS fills max_classes_per_detection output slots per detection (the
+// first min(that, num_classes) of them) and leaves the others untouched;
+// regular NMS zeroes the slots it does not fill. All of this, the label
+// offset (class columns minus num_classes, 0 or 1) and the rejection of
+// INT8 were confirmed against the TF 2.9 C library on random tie-heavy
+// inputs. Decoding uses Go's math.Exp where TFLite calls glibc's exp; both
+// are within an ulp in double precision before the rounding to float32.
 
 // detectionPostProcessParams are the custom options (a FlexBuffers map).
 type detectionPostProcessParams struct {
@@ -121,9 +132,7 @@ type detectionPostProcess struct {
 	active  []bool
 
 	// NMS scratch, sized in Prepare.
-	keepScores  []float32
-	keepIndices []int
-	sorted      []int
+	kept        []detBox // candidates of single-class NMS: box index and score
 	selected    []int
 	classScores []float32
 	// regular NMS
@@ -197,9 +206,7 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 		k.scores = resize(k.scores, nb*k.numClassesBG)
 	}
 	k.active = resize(k.active, nb)
-	k.keepScores = resize(k.keepScores, nb)[:0]
-	k.keepIndices = resize(k.keepIndices, nb)[:0]
-	k.sorted = resize(k.sorted, nb)
+	k.kept = resize(k.kept, nb)[:0]
 	k.selected = resize(k.selected, nb)[:0]
 	if p.UseRegularNMS {
 		md := p.MaxDetections
@@ -337,29 +344,25 @@ func (k *detectionPostProcess) nmsSingleClass(scores []float32, maxDetections in
 	if !k.validBoxes() {
 		return nil, fmt.Errorf("TFLite_Detection_PostProcess: a decoded box has min > max")
 	}
-	keepS, keepI := k.keepScores[:0], k.keepIndices[:0]
+	kept := k.kept[:0]
 	for i, s := range scores {
 		if s >= p.NMSScoreThreshold {
-			keepS = append(keepS, s)
-			keepI = append(keepI, i)
+			kept = append(kept, detBox{index: i, score: s})
 		}
 	}
-	nKept := len(keepS)
-	sorted := k.sorted[:nKept]
-	for i := range sorted {
-		sorted[i] = i
-	}
-	slices.SortStableFunc(sorted, func(a, b int) int {
-		// Decreasing; NaN compares as neither greater nor less, as in the
-		// C++ comparator.
+	// TFLite stable-sorts by decreasing score, so equal scores stay in box
+	// order: the same as sorting by (score down, index up). NaN scores
+	// never pass the threshold.
+	slices.SortFunc(kept, func(a, b detBox) int {
 		switch {
-		case keepS[a] > keepS[b]:
+		case a.score > b.score:
 			return -1
-		case keepS[b] > keepS[a]:
+		case a.score < b.score:
 			return 1
 		}
-		return 0
+		return a.index - b.index
 	})
+	nKept := len(kept)
 	outputSize := min(nKept, maxDetections)
 	selected := k.selected[:0]
 	active := k.active[:nKept]
@@ -374,17 +377,18 @@ func (k *detectionPostProcess) nmsSingleClass(scores []float32, maxDetections in
 		if !active[i] {
 			continue
 		}
-		bi := keepI[sorted[i]]
+		bi := kept[i].index
 		selected = append(selected, bi)
 		active[i] = false
 		numActive--
 		for j := i + 1; j < nKept; j++ {
-			if active[j] && k.iou(bi, keepI[sorted[j]]) > p.NMSIoUThreshold {
+			if active[j] && k.iou(bi, kept[j].index) > p.NMSIoUThreshold {
 				active[j] = false
 				numActive--
 			}
 		}
 	}
+	k.kept = kept
 	k.selected = selected
 	return selected, nil
 }

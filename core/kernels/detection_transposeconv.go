@@ -291,10 +291,10 @@ func (k *transposeConv) Eval(n *Node) error {
 		k.evalFloat(t)
 	default:
 		if k.wide(t) {
-			k.evalInt64(t)
+			k.evalInt(t, true)
 			k.requantize64(t)
 		} else {
-			k.evalInt32(t)
+			k.evalInt(t, false)
 			k.requantize32(t)
 		}
 	}
@@ -322,15 +322,10 @@ func (k *transposeConv) geom(t tconvTensors) tconvGeom {
 	}
 }
 
-// taps calls f for every filter tap (fy, fx) of input pixel (iy, ix) that
-// lands inside the output, with the output pixel's flat index.
-func (k *transposeConv) taps(g tconvGeom, b, iy, ix int, f func(tap, outPix int)) {
-	oy0, ox0 := iy*k.strideH-k.padT, ix*k.strideW-k.padL
-	for fy := max(0, -oy0); fy < g.fh && oy0+fy < g.outH; fy++ {
-		for fx := max(0, -ox0); fx < g.fw && ox0+fx < g.outW; fx++ {
-			f(fy*g.fw+fx, (b*g.outH+oy0+fy)*g.outW+ox0+fx)
-		}
-	}
+// tapRange returns the filter taps [lo, hi) of an input row or column at
+// origin (its first tap's output coordinate) that land inside [0, size).
+func tapRange(origin, taps, size int) (lo, hi int) {
+	return max(0, -origin), min(taps, size-origin)
 }
 
 func (k *transposeConv) evalFloat(t tconvTensors) {
@@ -340,20 +335,23 @@ func (k *transposeConv) evalFloat(t tconvTensors) {
 	blk := g.outC * g.inC
 	for b := 0; b < g.batch; b++ {
 		for iy := 0; iy < g.inH; iy++ {
+			oy0 := iy*k.strideH - k.padT
+			fy0, fy1 := tapRange(oy0, g.fh, g.outH)
 			for ix := 0; ix < g.inW; ix++ {
+				ox0 := ix*k.strideW - k.padL
+				fx0, fx1 := tapRange(ox0, g.fw, g.outW)
 				px := in[((b*g.inH+iy)*g.inW+ix)*g.inC:][:g.inC]
-				k.taps(g, b, iy, ix, func(tap, outPix int) {
-					wb := k.wF[tap*blk : (tap+1)*blk]
-					acc := out[outPix*g.outC : (outPix+1)*g.outC]
-					for o := range acc {
-						wr := wb[o*g.inC : (o+1)*g.inC]
-						var s float32
-						for c, v := range px {
-							s += float32(v * wr[c])
+				for fy := fy0; fy < fy1; fy++ {
+					row := (b*g.outH + oy0 + fy) * g.outW
+					for fx := fx0; fx < fx1; fx++ {
+						tap := fy*g.fw + fx
+						wb := k.wF[tap*blk : (tap+1)*blk]
+						acc := out[(row+ox0+fx)*g.outC:][:g.outC]
+						for o := range acc {
+							acc[o] += dotF32(px, wb[o*g.inC:(o+1)*g.inC])
 						}
-						acc[o] += s
 					}
-				})
+				}
 			}
 		}
 	}
@@ -368,7 +366,7 @@ func (k *transposeConv) evalFloat(t tconvTensors) {
 	}
 }
 
-// inputOffsets loads one input pixel minus the input zero point.
+// inputPixel loads one input pixel minus the input zero point.
 func (k *transposeConv) inputPixel(t tconvTensors, g tconvGeom, b, iy, ix int) []int32 {
 	base := ((b*g.inH+iy)*g.inW + ix) * g.inC
 	v := k.inVec[:g.inC]
@@ -390,56 +388,102 @@ func (k *transposeConv) inputPixel(t tconvTensors, g tconvGeom, b, iy, ix int) [
 	return v
 }
 
-func (k *transposeConv) evalInt32(t tconvTensors) {
+// evalInt accumulates the quantized products, into k.acc32 (wrapping, as
+// TFLite's int32 accumulators) or, when wide, into k.acc64.
+func (k *transposeConv) evalInt(t tconvTensors, wide bool) {
 	g := k.geom(t)
-	acc := k.acc32[:t.out.NumElements()]
-	clear(acc)
+	n := t.out.NumElements()
+	var acc32 []int32
+	var acc64 []int64
+	if wide {
+		acc64 = k.acc64[:n]
+		clear(acc64)
+	} else {
+		acc32 = k.acc32[:n]
+		clear(acc32)
+	}
 	blk := g.outC * g.inC
 	for b := 0; b < g.batch; b++ {
 		for iy := 0; iy < g.inH; iy++ {
+			oy0 := iy*k.strideH - k.padT
+			fy0, fy1 := tapRange(oy0, g.fh, g.outH)
 			for ix := 0; ix < g.inW; ix++ {
+				ox0 := ix*k.strideW - k.padL
+				fx0, fx1 := tapRange(ox0, g.fw, g.outW)
 				px := k.inputPixel(t, g, b, iy, ix)
-				k.taps(g, b, iy, ix, func(tap, outPix int) {
-					wb := k.wQ[tap*blk : (tap+1)*blk]
-					a := acc[outPix*g.outC : (outPix+1)*g.outC]
-					for o := range a {
-						wr := wb[o*g.inC : (o+1)*g.inC]
-						var s int32
-						for c, v := range px {
-							s += v * wr[c]
+				for fy := fy0; fy < fy1; fy++ {
+					row := (b*g.outH + oy0 + fy) * g.outW
+					for fx := fx0; fx < fx1; fx++ {
+						tap := fy*g.fw + fx
+						wb := k.wQ[tap*blk : (tap+1)*blk]
+						at := (row + ox0 + fx) * g.outC
+						if wide {
+							acc := acc64[at : at+g.outC]
+							for o := range acc {
+								acc[o] += dotI32To64(px, wb[o*g.inC:(o+1)*g.inC])
+							}
+						} else {
+							acc := acc32[at : at+g.outC]
+							for o := range acc {
+								acc[o] += dotI32(px, wb[o*g.inC:(o+1)*g.inC])
+							}
 						}
-						a[o] += s
 					}
-				})
+				}
 			}
 		}
 	}
 }
 
-func (k *transposeConv) evalInt64(t tconvTensors) {
-	g := k.geom(t)
-	acc := k.acc64[:t.out.NumElements()]
-	clear(acc)
-	blk := g.outC * g.inC
-	for b := 0; b < g.batch; b++ {
-		for iy := 0; iy < g.inH; iy++ {
-			for ix := 0; ix < g.inW; ix++ {
-				px := k.inputPixel(t, g, b, iy, ix)
-				k.taps(g, b, iy, ix, func(tap, outPix int) {
-					wb := k.wQ[tap*blk : (tap+1)*blk]
-					a := acc[outPix*g.outC : (outPix+1)*g.outC]
-					for o := range a {
-						wr := wb[o*g.inC : (o+1)*g.inC]
-						var s int64
-						for c, v := range px {
-							s += int64(v * wr[c]) // int16*int8 fits in int32
-						}
-						a[o] += s
-					}
-				})
-			}
-		}
+// dotF32 is a float32 dot product with four partial sums (like a SIMD
+// GEMM, its summation order differs from a plain loop's in the last bits).
+func dotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
 	}
+	for ; i < len(a); i++ {
+		s0 += float32(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotI32 is an int32 dot product; overflow wraps as in TFLite's int32
+// accumulators.
+func dotI32(a, b []int32) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// dotI32To64 sums int32 products (int16*int8 ones cannot overflow) in 64 bits.
+func dotI32To64(a, b []int32) int64 {
+	b = b[:len(a)]
+	var s0, s1 int64
+	i := 0
+	for ; i+2 <= len(a); i += 2 {
+		s0 += int64(a[i] * b[i])
+		s1 += int64(a[i+1] * b[i+1])
+	}
+	for ; i < len(a); i++ {
+		s0 += int64(a[i] * b[i])
+	}
+	return s0 + s1
 }
 
 // requantize32 adds the bias, scales each channel and clamps to the output
