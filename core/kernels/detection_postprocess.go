@@ -189,6 +189,11 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 	if int(int32(nDet)) != nDet {
 		return fmt.Errorf("TFLite_Detection_PostProcess: %d detections overflow", nDet)
 	}
+	if p.UseRegularNMS && nDet < p.MaxDetections {
+		// Regular NMS writes max_detections rows; TFLite would write past
+		// outputs sized with max_classes_per_detection 0.
+		return fmt.Errorf("TFLite_Detection_PostProcess: regular NMS with max_classes_per_detection %d", p.MaxClassesPerDetection)
+	}
 	shapes := [4][]int{{1, nDet, 4}, {1, nDet}, {1, nDet}, {1}}
 	for i, out := range n.Outputs {
 		if out == nil {

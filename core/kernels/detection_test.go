@@ -388,6 +388,7 @@ func TestDetectionErrors(t *testing.T) {
 		{"classes", boxes, f32T([]int{1, 1, 4}), anchors, opts},
 		{"iou threshold", boxes, scores, anchors, withOpts(opts, "nms_iou_threshold", 0.0)},
 		{"max classes", boxes, scores, anchors, withOpts(opts, "max_classes_per_detection", 0)},
+		{"max classes, regular", boxes, scores, anchors, withOpts(opts, "max_classes_per_detection", 0, "use_regular_nms", true)},
 		{"uint8 boxes, float anchors", u8T([]int{1, 1, 4}, 0.1, 0), scores, anchors, opts},
 		{"inverted box", boxes, scores, anchorsT([4]float32{0.5, 0.5, -0.1, 0.1}), opts},
 	}
