@@ -92,7 +92,7 @@ func (op *logisticOp) prepareInt16(in, out *Tensor) error {
 		return fmt.Errorf("%s: int16 tensors need zero points 0, got %d and %d", name, in.ZeroPoint(), out.ZeroPoint())
 	}
 	const inputIntegerBits = 3
-	log2, pot := actCheckedLog2(in.Scale())
+	log2, pot := CheckedLog2(in.Scale())
 	op.inShift = (15 - inputIntegerBits) + log2
 	if op.tanh {
 		pot = pot && (op.inShift == 0 || op.inShift == 1)
@@ -111,7 +111,7 @@ func (op *logisticOp) prepareInt16(in, out *Tensor) error {
 		}
 		op.inMult = int32(m)
 	}
-	outLog2, ok := actCheckedLog2(out.Scale())
+	outLog2, ok := CheckedLog2(out.Scale())
 	if !ok || outLog2 != -15 {
 		return fmt.Errorf("%s: int16 output scale must be 2^-15, got %g", name, out.Scale())
 	}

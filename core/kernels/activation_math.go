@@ -225,17 +225,6 @@ func actInt32(x float64) int32 {
 	return int32(x)
 }
 
-// actCheckedLog2 is TFLite's CheckedLog2: the nearest integer to log2(x),
-// computed in single precision, and whether x is within 1e-3 (in the log2
-// domain) of that power of two.
-func actCheckedLog2(x float32) (int, bool) {
-	invLog2 := 1 / float32(math.Log(2))
-	l := float32(float32(math.Log(float64(x))) * invLog2)
-	rounded := actRoundf(l)
-	frac := l - rounded
-	return int(rounded), float32(math.Abs(float64(frac))) < 1e-3
-}
-
 // actLUTSize is the size of TFLite's int16 function tables: 512 intervals
 // plus the end point used for the last slope.
 const actLUTSize = 513

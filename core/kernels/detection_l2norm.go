@@ -3,7 +3,6 @@ package kernels
 import (
 	"fmt"
 	"math"
-	"math/bits"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -113,7 +112,7 @@ func l2NormUint8(in, out []uint8, outer, depth int, zp int32) {
 			d := int32(v) - zp
 			sq += d * d
 		}
-		m, shift := invSqrtQuantizedMultiplierExp(sq)
+		m, shift := InvSqrtQuantizedMultiplierExp(sq, -1)
 		for c, v := range row {
 			d := int32(v) - zp
 			r := MultiplyByQuantizedMultiplierSmallerThanOneExp(128*d, m, shift)
@@ -132,62 +131,10 @@ func l2NormInt8(in, out []int8, outer, depth int, zp int32) {
 			d := int32(v) - zp
 			sq += d * d
 		}
-		m, shift := invSqrtQuantizedMultiplierExp(sq)
+		m, shift := InvSqrtQuantizedMultiplierExp(sq, -1)
 		for c, v := range row {
 			r := MultiplyByQuantizedMultiplier(int32(v)-zp, m, shift+7)
 			orow[c] = int8(min(max(r, -128), 127))
 		}
 	}
-}
-
-// invSqrtQuantizedMultiplierExp is TFLite's GetInvSqrtQuantizedMultiplierExp
-// with reverse_shift -1: a Q31 multiplier and an exponent (<= 0) with
-// m * 2^(shift-31) ≈ 1/sqrt(x), computed with gemmlowp fixed-point
-// Newton-Raphson steps (3 integer bits). x <= 1 gives (MaxInt32, 0).
-func invSqrtQuantizedMultiplierExp(x int32) (int32, int) {
-	if x <= 1 {
-		return math.MaxInt32, 0
-	}
-	shift := 11
-	for x >= 1<<29 {
-		x /= 4
-		shift++
-	}
-	maxLeftShiftBits := bits.LeadingZeros32(uint32(x)) - 1
-	leftShiftBitPairs := maxLeftShiftBits/2 - 1
-	shift -= leftShiftBitPairs
-	x <<= 2 * leftShiftBitPairs
-	// x is now in [2^27, 2^29): a Q3.28 number in [0.5, 2).
-	const one = int32(1) << 28 // 1.0 in Q3.28
-	input := x >> 1
-	halfInput := RoundingDivideByPOT(input, 1)
-	const halfThree = int32(1<<28 + 1<<27) // 1.5
-	v := one
-	for i := 0; i < 5; i++ {
-		// x*x*x is Q9 (Q3*Q3*Q3); Rescale<3> multiplies the raw value by 2^6.
-		x3 := satRoundingMulByPOT(SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(v, v), v), 6)
-		// Both products are Q6; their difference back to Q3 is a 2^3 rescale.
-		d := SaturatingRoundingDoublingHighMul(halfThree, v) - SaturatingRoundingDoublingHighMul(halfInput, x3)
-		v = satRoundingMulByPOT(d, 3)
-	}
-	const halfSqrt2 = int32(1518500250) // sqrt(2)/2 in Q0.31
-	v = SaturatingRoundingDoublingHighMul(v, halfSqrt2)
-	if shift < 0 {
-		v <<= -shift
-		shift = 0
-	}
-	return v, -shift
-}
-
-// satRoundingMulByPOT is gemmlowp's SaturatingRoundingMultiplyByPOT for a
-// positive exponent: x * 2^e, saturating to the int32 range.
-func satRoundingMulByPOT(x int32, e int) int32 {
-	threshold := int32(1)<<(31-e) - 1
-	switch {
-	case x > threshold:
-		return math.MaxInt32
-	case x < -threshold:
-		return math.MinInt32
-	}
-	return x << e
 }

@@ -529,10 +529,10 @@ func TestL2NormQuantizedVsFloat(t *testing.T) {
 	}
 }
 
-func TestInvSqrtQuantizedMultiplierExp(t *testing.T) {
+func TestInvSqrtQuantizedMultiplierExpL2Norm(t *testing.T) {
 	// m * 2^(shift-31) must approximate 1/sqrt(x).
 	for _, x := range []int32{2, 3, 4, 17, 1000, 65025, 1 << 20, 1<<29 + 5, math.MaxInt32} {
-		m, shift := invSqrtQuantizedMultiplierExp(x)
+		m, shift := InvSqrtQuantizedMultiplierExp(x, -1)
 		if shift > 0 {
 			t.Errorf("x=%d: shift %d > 0", x, shift)
 		}
@@ -542,7 +542,7 @@ func TestInvSqrtQuantizedMultiplierExp(t *testing.T) {
 			t.Errorf("x=%d: %g, want %g", x, got, want)
 		}
 	}
-	if m, s := invSqrtQuantizedMultiplierExp(0); m != math.MaxInt32 || s != 0 {
+	if m, s := InvSqrtQuantizedMultiplierExp(0, -1); m != math.MaxInt32 || s != 0 {
 		t.Errorf("x=0: %d %d", m, s)
 	}
 }

@@ -177,9 +177,9 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 		}
 		if o.params.PotScaleInt16 {
 			var p1, p2, po bool
-			l1, p1 = checkedLog2(in1.Scale())
-			l2, p2 = checkedLog2(in2.Scale())
-			lo, po = checkedLog2(out.Scale())
+			l1, p1 = CheckedLog2(in1.Scale())
+			l2, p2 = CheckedLog2(in2.Scale())
+			lo, po = CheckedLog2(out.Scale())
 			general = !(p1 && p2 && po)
 		}
 	} else if o.kind == binSub {

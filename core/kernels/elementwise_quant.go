@@ -22,14 +22,6 @@ func quantizeSmallerThanOne(real float64) (int32, int, error) {
 	return m, s, nil
 }
 
-// checkedLog2 is TFLite's CheckedLog2: the rounded log2 of x, and whether x
-// is a power of two within 1e-3 in the exponent (computed in float).
-func checkedLog2(x float32) (int, bool) {
-	l := float32(math.Log(float64(x))) * (1 / float32(math.Log(2)))
-	r := float32(math.Round(float64(l)))
-	return int(r), math.Abs(float64(l-r)) < 1e-3
-}
-
 // rdbpX86 is gemmlowp's RoundingDivideByPOT as TFLite's x86-64 build runs it,
 // including exponents above 31 (undefined in C++): the rounding mask is
 // computed in 64 bits and truncated to all ones, while the arithmetic shift
@@ -126,40 +118,6 @@ func getReciprocal(x int32, xIntegerDigits int) (int32, int) {
 // countLeadingSignBits is TFLite's CountLeadingSignBits on int32 (31 for 0).
 func countLeadingSignBits(x int32) int {
 	return bits.LeadingZeros32(uint32(x^(x>>31))) - 1
-}
-
-// invSqrtQuantizedMultiplierExp is TFLite's GetInvSqrtQuantizedMultiplierExp:
-// 1/sqrt(x) as a Q31 multiplier and shift (the shift's sign reversed when
-// reverseShift is -1).
-func invSqrtQuantizedMultiplierExp(x int32, reverseShift int) (int32, int) {
-	if x <= 1 {
-		return math.MaxInt32, 0
-	}
-	shift := 11
-	for x >= 1<<29 {
-		x /= 4
-		shift++
-	}
-	maxLeftShiftBits := bits.LeadingZeros32(uint32(x)) - 1
-	leftShiftBitPairs := maxLeftShiftBits/2 - 1
-	shift -= leftShiftBitPairs
-	x <<= 2 * leftShiftBitPairs
-	// Newton-Raphson in Q3.28.
-	in := x >> 1
-	halfIn := RoundingDivideByPOT(in, 1)
-	const halfThree = 1<<28 + 1<<27
-	r := int32(1 << 28) // One in Q3.28
-	for range 5 {
-		r3 := satShiftLeft(SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(r, r), r), 6)
-		r = satShiftLeft(SaturatingRoundingDoublingHighMul(halfThree, r)-SaturatingRoundingDoublingHighMul(halfIn, r3), 3)
-	}
-	const halfSqrt2 = 1518500250 // sqrt(2)/2 in Q0.31
-	r = SaturatingRoundingDoublingHighMul(r, halfSqrt2)
-	if shift < 0 {
-		r <<= -shift
-		shift = 0
-	}
-	return r, shift * reverseShift
 }
 
 // mulShift is MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m, -rshift)

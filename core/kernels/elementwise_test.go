@@ -805,7 +805,7 @@ func TestFixedPointHelpers(t *testing.T) {
 		}
 	}
 	for _, x := range []int32{2, 3, 50, 255, 1 << 20, 1 << 29, math.MaxInt32} {
-		m, s := invSqrtQuantizedMultiplierExp(x, -1)
+		m, s := InvSqrtQuantizedMultiplierExp(x, -1)
 		got := float64(m) / (1 << 31) * math.Pow(2, float64(s))
 		if want := 1 / math.Sqrt(float64(x)); math.Abs(got/want-1) > 1e-5 {
 			t.Errorf("invSqrt(%d) = %v, want %v", x, got, want)
@@ -822,11 +822,11 @@ func TestFixedPointHelpers(t *testing.T) {
 			t.Errorf("rdbpX86(%d, %d) = %d, want %d", c.x, c.e, got, c.want)
 		}
 	}
-	if l, ok := checkedLog2(1.0 / 4096); !ok || l != -12 {
-		t.Errorf("checkedLog2(2^-12) = %d, %v", l, ok)
+	if l, ok := CheckedLog2(1.0 / 4096); !ok || l != -12 {
+		t.Errorf("CheckedLog2(2^-12) = %d, %v", l, ok)
 	}
-	if _, ok := checkedLog2(0.0003); ok {
-		t.Error("checkedLog2(0.0003) reported a power of two")
+	if _, ok := CheckedLog2(0.0003); ok {
+		t.Error("CheckedLog2(0.0003) reported a power of two")
 	}
 }
 

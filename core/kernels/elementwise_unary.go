@@ -206,7 +206,7 @@ func (o *unaryOp) rsqrtInt8(x, z []int8) error {
 			z[i] = math.MaxInt8
 			continue
 		}
-		inv, invShift := invSqrtQuantizedMultiplierExp(val, -1)
+		inv, invShift := InvSqrtQuantizedMultiplierExp(val, -1)
 		data := mulByQuantizedX86(1, inv, invShift+kShift)
 		r := mulByQuantizedX86(data, o.mul, o.shift-kShift) + o.outOff
 		z[i] = int8(min(max(r, math.MinInt8), math.MaxInt8))

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/delego/delego/core/schema"
 )
@@ -172,4 +173,50 @@ func ComputePadding(stride, dilation, in, filter, out int) (pad, offset int) {
 	eff := (filter-1)*dilation + 1
 	total := max((out-1)*stride+eff-in, 0)
 	return total / 2, total % 2
+}
+
+// InvSqrtQuantizedMultiplierExp returns 1/sqrt(input) as a Q31 multiplier and
+// a shift (TFLite's GetInvSqrtQuantizedMultiplierExp in common.h); the shift
+// is multiplied by reverseShift (-1 turns a right shift into a left shift).
+func InvSqrtQuantizedMultiplierExp(input int32, reverseShift int) (multiplier int32, shift int) {
+	if input <= 1 {
+		return math.MaxInt32, 0
+	}
+	shift = 11
+	for input >= 1<<29 {
+		input /= 4
+		shift++
+	}
+	maxLeftShiftBits := bits.LeadingZeros32(uint32(input)) - 1
+	leftShiftBitPairs := maxLeftShiftBits/2 - 1
+	shift -= leftShiftBitPairs
+	input <<= 2 * leftShiftBitPairs
+	// Newton-Raphson in Q3.28 starting from x = 1.
+	fixedInput := input >> 1
+	halfInput := FixedSaturatingRoundingMulByPOT(fixedInput, -1)
+	const halfThree = int32(1<<28 + 1<<27)
+	x := int32(1 << 28)
+	for range 5 {
+		x3 := FixedSaturatingRoundingMulByPOT(
+			SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6)
+		x = FixedSaturatingRoundingMulByPOT(
+			SaturatingRoundingDoublingHighMul(halfThree, x)-SaturatingRoundingDoublingHighMul(halfInput, x3), 3)
+	}
+	x = SaturatingRoundingDoublingHighMul(x, 1518500250) // * sqrt(2)/2
+	multiplier = x
+	if shift < 0 {
+		multiplier <<= -shift
+		shift = 0
+	}
+	return multiplier, shift * reverseShift
+}
+
+// CheckedLog2 returns log2(x) rounded to an integer and whether x is a power
+// of two to within TFLite's tolerance (CheckedLog2 in quantization_util.cc,
+// computed in float32 as there).
+func CheckedLog2(x float32) (int, bool) {
+	log2 := float32(math.Log(float64(x))) * float32(1/float32(math.Log(2)))
+	rounded := float32(math.Round(float64(log2)))
+	frac := log2 - rounded
+	return int(rounded), math.Abs(float64(frac)) < 1e-3
 }
