@@ -264,7 +264,7 @@ func (w *walker) add(i Issue) { w.issues = append(w.issues, i) }
 // classify applies Check's severity rule to an unhonoured setting.
 func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
 	if owner := delegateOf(key); owner != "" && owner != settingsFieldOf(w.delegate) {
-		return Warning, fmt.Sprintf("%s is not the selected delegate's (%s); TFLite ignores it too", owner, w.delegate)
+		return Warning, fmt.Sprintf("%s is not the selected delegate's (%s); TFLite ignores it too", joinPath(tfliteRoot, owner), w.delegate)
 	}
 	const arithmetic = "it sets the delegate's arithmetic; ignoring it would silently change the numbers"
 	const placement = "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"
@@ -290,8 +290,9 @@ func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
 	return Warning, ""
 }
 
-// delegateOf returns the delegate settings message that key lies in or is
-// ("tflite_settings.gpu_settings"), or "" when it lies in none.
+// delegateOf returns the TFLiteSettings field of the delegate settings
+// message that key lies in or is ("gpu_settings"), or "" when it lies in
+// none.
 func delegateOf(key string) string {
 	rest, ok := strings.CutPrefix(key, tfliteRoot+".")
 	if !ok {
@@ -301,7 +302,7 @@ func delegateOf(key string) string {
 	values := Delegate_NONE.Descriptor().Values()
 	for i := 0; i < values.Len(); i++ {
 		if s := settingsFieldOf(Delegate(values.Get(i).Number())); s != "" && s == field {
-			return joinPath(tfliteRoot, s)
+			return s
 		}
 	}
 	return ""

@@ -46,7 +46,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 	return path
 }
 
-func mustMarshal(t *testing.T, m proto.Message) []byte {
+func mustMarshal(t testing.TB, m proto.Message) []byte {
 	t.Helper()
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -55,7 +55,7 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 	return b
 }
 
-func mustJSON(t *testing.T, m proto.Message, protoNames bool) []byte {
+func mustJSON(t testing.TB, m proto.Message, protoNames bool) []byte {
 	t.Helper()
 	b, err := protojson.MarshalOptions{UseProtoNames: protoNames, Multiline: true}.Marshal(m)
 	if err != nil {
