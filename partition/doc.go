@@ -1,5 +1,58 @@
-// Package partition will split a model's graph among delegates: given the
-// graph and the delegates' declared support in priority order, it assigns
-// every node and forms acyclic partitions, recording why each node stayed on
-// the CPU. It is pure: no I/O, no RPC. (Empty until the delegates issue.)
+// Package partition splits one subgraph of a model among delegates.
+//
+// Given a view of the graph (nodes in the model's topological order, their
+// input and output tensors, which tensors are constant) and every delegate's
+// verdict on every node, in priority order, [Make] decides which node runs
+// where and returns a [Plan]: the partitions handed to delegates, the nodes left
+// on the CPU with the reason every delegate gave for refusing them, and an
+// execution order of both.
+//
+// The plan honours the contracts of the project's design notes:
+//
+//   - Deterministic: the same request always gives the same plan; nothing
+//     depends on map order, pointers or time.
+//   - Explainable: [Plan.Nodes] says for every node where it runs and why each
+//     delegate ahead of that place did not take it; [Plan.Explain] and
+//     [Plan.Dot] render the plan for people.
+//   - Acyclic: contracting every partition to a single node leaves a DAG, so
+//     every partition runs as one step with all its inputs ready.
+//   - Bounded: at most Request.MaxPartitions partitions per delegate
+//     (TFLite's max_delegated_partitions) and none smaller than
+//     Request.MinPartitionSize (TFLite's min_nodes_per_partition).
+//
+// # Algorithm
+//
+// Every node is first offered to the delegates in priority order and goes to
+// the first that accepts it. Grouping then looks for few partitions:
+//
+//  1. Candidate groupings. The naive one cuts the model order into maximal
+//     runs of nodes with the same delegate. The greedy one is a topological
+//     traversal in epochs, like TFLite's PartitionGraphIntoIndependentNodeSubsets
+//     run greedily, extended to several delegates: all ready CPU nodes run
+//     first (they can only make more delegate nodes ready); then the delegate of
+//     the lowest-numbered ready node opens an epoch, which takes every node of
+//     that delegate that becomes ready until none is left.
+//  2. Merging. Two partitions of the same delegate are merged when no path
+//     leads from one to the other through a third group (a CPU node or another
+//     partition); that is exactly the condition under which the contracted
+//     graph stays acyclic. Pairs are tried in the order of their first nodes,
+//     using reachability bitsets over the contracted graph; since contraction
+//     only adds paths, one pass reaches a fixed point.
+//  3. The candidate with fewer partitions wins (the greedy one on a tie), so
+//     the plan never has more partitions than the naive scan.
+//
+// Partitions need not be connected: like TFLite's node subsets, independent
+// nodes of one delegate that can run back to back share a partition, which
+// saves a delegate call (an RPC, for a plugin) per invoke.
+//
+// Limits are applied last. Per delegate, partitions are ranked by node count,
+// largest first, ties broken by the lowest node index; those smaller than
+// MinPartitionSize and those ranked beyond MaxPartitions are refused, their
+// nodes marked as refused by that delegate with the reason, and the whole plan
+// is made again: such a node goes to the next delegate that accepts it, or to
+// the CPU, and the remaining partitions may merge further. Every round refuses
+// at least one more (node, delegate) pair, so this ends.
+//
+// The package is pure: no I/O, no RPC, no package-level state, and it imports
+// nothing of this module.
 package partition

@@ -1,0 +1,354 @@
+package partition
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// A grouping assigns every node a group id 0..k-1. A group holds either one
+// CPU node or the nodes of one partition (all with the same owner). Every
+// grouping built here is acyclic once contracted.
+
+// group returns the chosen grouping of the nodes for the given owners
+// (owner[i] is a delegate index, or -1 for the CPU): the better of the naive
+// and the greedy grouping, each after merging.
+func group(g *graph, owner []int) []int {
+	greedy := mergeGroups(g, owner, greedyGroups(g, owner))
+	naive := mergeGroups(g, owner, naiveGroups(owner))
+	if countPartitions(naive, owner) < countPartitions(greedy, owner) {
+		return naive
+	}
+	return greedy
+}
+
+// countPartitions is the number of delegate groups of a grouping.
+func countPartitions(gid, owner []int) int {
+	seen := make([]bool, len(gid)) // group ids are below the node count
+	k := 0
+	for i, x := range gid {
+		if owner[i] >= 0 && !seen[x] {
+			seen[x] = true
+			k++
+		}
+	}
+	return k
+}
+
+// naiveGroups cuts the model order into maximal runs of nodes of one delegate;
+// every CPU node is a group of its own.
+func naiveGroups(owner []int) []int {
+	gid := make([]int, len(owner))
+	k := -1
+	for i, d := range owner {
+		if d < 0 || i == 0 || owner[i-1] != d {
+			k++
+		}
+		gid[i] = k
+	}
+	return gid
+}
+
+// greedyGroups is a topological traversal in epochs. Ready CPU nodes run as
+// soon as they are ready, each its own group; then the delegate owning the
+// lowest-numbered ready node opens an epoch that takes every node of that
+// delegate as it becomes ready, lowest number first, until there is none.
+func greedyGroups(g *graph, owner []int) []int {
+	nd := 0
+	for _, d := range owner {
+		nd = max(nd, d+1)
+	}
+	ready := make([]minHeap, nd+1) // ready[d+1]: ready nodes of owner d
+	pending := make([]int, g.n)
+	for i := range g.n {
+		pending[i] = len(g.preds[i])
+		if pending[i] == 0 {
+			ready[owner[i]+1].push(i)
+		}
+	}
+	gid := make([]int, g.n)
+	k := 0
+	run := func(i int) {
+		gid[i] = k
+		for _, s := range g.succs[i] {
+			if pending[s]--; pending[s] == 0 {
+				ready[owner[s]+1].push(s)
+			}
+		}
+	}
+	for {
+		for len(ready[0]) > 0 {
+			run(ready[0].pop())
+			k++
+		}
+		best := -1
+		for d := 1; d <= nd; d++ {
+			if len(ready[d]) > 0 && (best < 0 || ready[d][0] < ready[best][0]) {
+				best = d
+			}
+		}
+		if best < 0 {
+			return gid
+		}
+		for len(ready[best]) > 0 {
+			run(ready[best].pop())
+		}
+		k++
+	}
+}
+
+// mergeGroups merges pairs of partitions with the same owner whenever no path
+// leads from one to the other through a third group, which keeps the
+// contracted graph acyclic. It returns the new grouping with ids compacted in
+// order of first node.
+func mergeGroups(g *graph, owner, gid []int) []int {
+	ng := 0
+	for _, x := range gid {
+		ng = max(ng, x+1)
+	}
+	first := make([]int, ng)
+	for i := range first {
+		first[i] = -1
+	}
+	for i, x := range gid {
+		if first[x] < 0 {
+			first[x] = i
+		}
+	}
+	succ := groupSuccs(g, gid, ng)
+	topo := topoGroups(succ, first)
+
+	// reach[x]: groups reachable from x; anc[x]: groups that reach x.
+	words := (ng + 63) / 64
+	reach := newBitsets(ng, words)
+	anc := newBitsets(ng, words)
+	for k := len(topo) - 1; k >= 0; k-- {
+		x := topo[k]
+		for _, s := range succ[x] {
+			reach[x].set(s)
+			reach[x].or(reach[s])
+		}
+	}
+	for _, x := range topo {
+		for _, s := range succ[x] {
+			anc[s].set(x)
+			anc[s].or(anc[x])
+		}
+	}
+
+	parent := make([]int, ng) // merged group -> the group it joined
+	for x := range parent {
+		parent[x] = x
+	}
+	// Groups ids are in order of first node for both candidate groupings,
+	// but do not rely on it: visit partitions by first node.
+	var parts []int
+	for x := range ng {
+		if owner[first[x]] >= 0 {
+			parts = append(parts, x)
+		}
+	}
+	slices.SortFunc(parts, func(a, b int) int { return first[a] - first[b] })
+	for ai, a := range parts {
+		if parent[a] != a {
+			continue
+		}
+		for _, b := range parts[ai+1:] {
+			if parent[b] != b || owner[first[b]] != owner[first[a]] {
+				continue
+			}
+			if reach[a].intersects(anc[b]) || reach[b].intersects(anc[a]) {
+				continue // a path a→x→b or b→x→a: merging makes a cycle
+			}
+			// Merge b into a. Every ancestor of either now reaches the
+			// union's descendants, and the other way round; stale bits of b
+			// live only in those sets.
+			r, an := reach[a], anc[a]
+			r.or(reach[b])
+			an.or(anc[b])
+			r.clear(a)
+			r.clear(b)
+			an.clear(a)
+			an.clear(b)
+			r.each(func(y int) {
+				anc[y].or(an)
+				anc[y].clear(b)
+				anc[y].set(a)
+			})
+			an.each(func(y int) {
+				reach[y].or(r)
+				reach[y].clear(b)
+				reach[y].set(a)
+			})
+			parent[b] = a
+		}
+	}
+
+	// Compact ids in order of first node.
+	out := make([]int, len(gid))
+	newID := make([]int, ng)
+	for x := range newID {
+		newID[x] = -1
+	}
+	k := 0
+	for i, x := range gid {
+		root := parent[x]
+		if newID[root] < 0 {
+			newID[root] = k
+			k++
+		}
+		out[i] = newID[root]
+	}
+	return out
+}
+
+// groupSuccs is the contracted graph of a grouping: distinct successor
+// groups of every group, ascending.
+func groupSuccs(g *graph, gid []int, ng int) [][]int {
+	succ := make([][]int, ng)
+	for i := range g.n {
+		for _, s := range g.succs[i] {
+			if gid[s] != gid[i] {
+				succ[gid[i]] = append(succ[gid[i]], gid[s])
+			}
+		}
+	}
+	for x := range succ {
+		slices.Sort(succ[x])
+		succ[x] = slices.Compact(succ[x])
+	}
+	return succ
+}
+
+// topoGroups orders the groups of an acyclic contracted graph topologically,
+// preferring at every step the ready group with the lowest first node, which
+// keeps the order as close to the model's as the grouping allows.
+func topoGroups(succ [][]int, first []int) []int {
+	ng := len(succ)
+	pending := make([]int, ng)
+	for _, ss := range succ {
+		for _, s := range ss {
+			pending[s]++
+		}
+	}
+	byFirst := make([]int, slices.Max(append([]int{-1}, first...))+1) // first node -> group
+	var ready minHeap
+	for x := range ng {
+		byFirst[first[x]] = x
+		if pending[x] == 0 {
+			ready.push(first[x])
+		}
+	}
+	order := make([]int, 0, ng)
+	for len(ready) > 0 {
+		x := byFirst[ready.pop()]
+		order = append(order, x)
+		for _, s := range succ[x] {
+			if pending[s]--; pending[s] == 0 {
+				ready.push(first[s])
+			}
+		}
+	}
+	if len(order) != ng {
+		panic("partition: contracted graph has a cycle") // a bug here, never bad input
+	}
+	return order
+}
+
+// groupOrder is the execution order of the groups of gid.
+func groupOrder(g *graph, gid []int) []int {
+	ng := 0
+	for _, x := range gid {
+		ng = max(ng, x+1)
+	}
+	first := make([]int, ng)
+	for i := range first {
+		first[i] = -1
+	}
+	for i, x := range gid {
+		if first[x] < 0 {
+			first[x] = i
+		}
+	}
+	return topoGroups(groupSuccs(g, gid, ng), first)
+}
+
+// minHeap is a binary min-heap of ints.
+type minHeap []int
+
+func (h *minHeap) push(x int) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] <= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *minHeap) pop() int {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(a) && a[l] < a[m] {
+			m = l
+		}
+		if l+1 < len(a) && a[l+1] < a[m] {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// bitset is a fixed-size set of small ints.
+type bitset []uint64
+
+func newBitsets(n, words int) []bitset {
+	store := make([]uint64, n*words)
+	out := make([]bitset, n)
+	for i := range out {
+		out[i] = store[i*words : (i+1)*words : (i+1)*words]
+	}
+	return out
+}
+
+func (b bitset) set(i int)   { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i int) { b[i/64] &^= 1 << (i % 64) }
+
+func (b bitset) or(c bitset) {
+	for i := range b {
+		b[i] |= c[i]
+	}
+}
+
+func (b bitset) intersects(c bitset) bool {
+	for i := range b {
+		if b[i]&c[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// each calls f for every member, ascending. f may modify other bitsets but
+// not b.
+func (b bitset) each(f func(int)) {
+	for w, word := range b {
+		for word != 0 {
+			f(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+		}
+	}
+}
