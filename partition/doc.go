@@ -36,8 +36,9 @@
 //     leads from one to the other through a third group (a CPU node or another
 //     partition); that is exactly the condition under which the contracted
 //     graph stays acyclic. Pairs are tried in the order of their first nodes,
-//     using reachability bitsets over the contracted graph; since contraction
-//     only adds paths, one pass reaches a fixed point.
+//     using reachability bitsets over the contracted graph, in passes until
+//     no pair merges (a merge can absorb the group that blocked an earlier
+//     pair, so one pass is not always enough).
 //  3. The candidate with fewer partitions wins (the greedy one on a tie), so
 //     the plan never has more partitions than the naive scan.
 //
@@ -48,10 +49,15 @@
 // Limits are applied last. Per delegate, partitions are ranked by node count,
 // largest first, ties broken by the lowest node index; those smaller than
 // MinPartitionSize and those ranked beyond MaxPartitions are refused, their
-// nodes marked as refused by that delegate with the reason, and the whole plan
-// is made again: such a node goes to the next delegate that accepts it, or to
-// the CPU, and the remaining partitions may merge further. Every round refuses
-// at least one more (node, delegate) pair, so this ends.
+// nodes marked as refused by that delegate with the limit as reason. Such a
+// node goes to the next delegate that accepts it, or to the CPU, and the plan
+// is made again from the previous grouping with the refused partitions
+// dissolved into single nodes, then merged: every kept partition survives
+// whole (splitting groups never creates a cycle) and may grow, and the new
+// owners' partitions may merge. Limits are enforced one delegate per round, in
+// priority order: a delegate only ever loses nodes to later ones, so its
+// offenders cannot be rescued, while a later delegate's may be by the nodes it
+// receives. So there are at most one round per delegate, plus one.
 //
 // The package is pure: no I/O, no RPC, no package-level state, and it imports
 // nothing of this module.

@@ -10,15 +10,23 @@ import (
 // grouping built here is acyclic once contracted.
 
 // group returns the chosen grouping of the nodes for the given owners
-// (owner[i] is a delegate index, or -1 for the CPU): the better of the naive
-// and the greedy grouping, each after merging.
+// (owner[i] is a delegate index, or -1 for the CPU): of the two greedy
+// groupings and the naive one, each after merging, the one with the fewest
+// partitions (the first, in that order, on a tie).
 func group(g *graph, owner []int) []int {
-	greedy := mergeGroups(g, owner, greedyGroups(g, owner))
-	naive := mergeGroups(g, owner, naiveGroups(owner))
-	if countPartitions(naive, owner) < countPartitions(greedy, owner) {
-		return naive
+	var best []int
+	bestCount := 0
+	for _, gid := range [][]int{
+		greedyGroups(g, owner, false),
+		greedyGroups(g, owner, true),
+		naiveGroups(owner),
+	} {
+		gid = mergeGroups(g, owner, gid)
+		if k := countPartitions(gid, owner); best == nil || k < bestCount {
+			best, bestCount = gid, k
+		}
 	}
-	return greedy
+	return best
 }
 
 // countPartitions is the number of delegate groups of a grouping.
@@ -49,10 +57,12 @@ func naiveGroups(owner []int) []int {
 }
 
 // greedyGroups is a topological traversal in epochs. Ready CPU nodes run as
-// soon as they are ready, each its own group; then the delegate owning the
-// lowest-numbered ready node opens an epoch that takes every node of that
-// delegate as it becomes ready, lowest number first, until there is none.
-func greedyGroups(g *graph, owner []int) []int {
+// soon as they are ready, each its own group; then one delegate opens an
+// epoch that takes every node of that delegate as it becomes ready, lowest
+// number first, until there is none. The delegate is the one owning the
+// lowest-numbered ready node (as TFLite), or, with mostReady, the one with the
+// most ready nodes (then the lowest-numbered one).
+func greedyGroups(g *graph, owner []int, mostReady bool) []int {
 	nd := 0
 	for _, d := range owner {
 		nd = max(nd, d+1)
@@ -82,7 +92,11 @@ func greedyGroups(g *graph, owner []int) []int {
 		}
 		best := -1
 		for d := 1; d <= nd; d++ {
-			if len(ready[d]) > 0 && (best < 0 || ready[d][0] < ready[best][0]) {
+			if len(ready[d]) == 0 {
+				continue
+			}
+			if best < 0 || mostReady && len(ready[d]) > len(ready[best]) ||
+				(!mostReady || len(ready[d]) == len(ready[best])) && ready[d][0] < ready[best][0] {
 				best = d
 			}
 		}
@@ -148,55 +162,74 @@ func mergeGroups(g *graph, owner, gid []int) []int {
 		}
 	}
 	slices.SortFunc(parts, func(a, b int) int { return first[a] - first[b] })
-	for ai, a := range parts {
-		if parent[a] != a {
-			continue
-		}
-		for _, b := range parts[ai+1:] {
-			if parent[b] != b || owner[first[b]] != owner[first[a]] {
+	// A merge can unblock a pair checked earlier in the pass (when it
+	// absorbs the group that lay between them), so passes repeat until none
+	// merges anything.
+	for merged := true; merged; {
+		merged = false
+		for ai, a := range parts {
+			if parent[a] != a {
 				continue
 			}
-			if reach[a].intersects(anc[b]) || reach[b].intersects(anc[a]) {
-				continue // a path a→x→b or b→x→a: merging makes a cycle
+			for _, b := range parts[ai+1:] {
+				if parent[b] != b || owner[first[b]] != owner[first[a]] {
+					continue
+				}
+				if reach[a].intersects(anc[b]) || reach[b].intersects(anc[a]) {
+					continue // a path a→x→b or b→x→a: merging makes a cycle
+				}
+				// Merge b into a. Every ancestor of either now reaches the
+				// union's descendants, and the other way round; stale bits of b
+				// live only in those sets.
+				r, an := reach[a], anc[a]
+				r.or(reach[b])
+				an.or(anc[b])
+				r.clear(a)
+				r.clear(b)
+				an.clear(a)
+				an.clear(b)
+				r.each(func(y int) {
+					anc[y].or(an)
+					anc[y].clear(b)
+					anc[y].set(a)
+				})
+				an.each(func(y int) {
+					reach[y].or(r)
+					reach[y].clear(b)
+					reach[y].set(a)
+				})
+				parent[b] = a
+				merged = true
 			}
-			// Merge b into a. Every ancestor of either now reaches the
-			// union's descendants, and the other way round; stale bits of b
-			// live only in those sets.
-			r, an := reach[a], anc[a]
-			r.or(reach[b])
-			an.or(anc[b])
-			r.clear(a)
-			r.clear(b)
-			an.clear(a)
-			an.clear(b)
-			r.each(func(y int) {
-				anc[y].or(an)
-				anc[y].clear(b)
-				anc[y].set(a)
-			})
-			an.each(func(y int) {
-				reach[y].or(r)
-				reach[y].clear(b)
-				reach[y].set(a)
-			})
-			parent[b] = a
 		}
 	}
 
-	// Compact ids in order of first node.
+	// A group absorbed in an early pass may have absorbed others before.
 	out := make([]int, len(gid))
-	newID := make([]int, ng)
-	for x := range newID {
-		newID[x] = -1
+	for i, x := range gid {
+		for parent[x] != x {
+			x = parent[x]
+		}
+		out[i] = x
 	}
+	return compact(out)
+}
+
+// compact renumbers the groups of gid (any ids >= 0) 0..k-1 in order of
+// first node.
+func compact(gid []int) []int {
+	newID := make([]int, slices.Max(append([]int{0}, gid...))+1)
+	for i := range newID {
+		newID[i] = -1
+	}
+	out := make([]int, len(gid))
 	k := 0
 	for i, x := range gid {
-		root := parent[x]
-		if newID[root] < 0 {
-			newID[root] = k
+		if newID[x] < 0 {
+			newID[x] = k
 			k++
 		}
-		out[i] = newID[root]
+		out[i] = newID[x]
 	}
 	return out
 }

@@ -254,8 +254,7 @@ func Make(req Request) (*Plan, error) {
 		}
 	}
 	owner := make([]int, n)
-	var gid []int
-	for {
+	assign := func() {
 		for i := range owner {
 			owner[i] = -1
 			for d := range nd {
@@ -265,31 +264,48 @@ func Make(req Request) (*Plan, error) {
 				}
 			}
 		}
-		gid = group(g, owner)
-		if !applyLimits(gid, owner, nd, why, req.MaxPartitions, req.MinPartitionSize) {
+	}
+	assign()
+	gid := group(g, owner)
+	for {
+		dropped := applyLimits(gid, owner, nd, why, req.MaxPartitions, req.MinPartitionSize)
+		if dropped == nil {
 			break
 		}
+		// Re-plan from the grouping just made, the dropped partitions
+		// dissolved into single nodes of their new owners. Splitting groups
+		// of an acyclic grouping leaves it acyclic, so every kept partition
+		// survives whole and merging can only make it bigger.
+		assign()
+		next := len(dropped) // fresh ids, renumbered by compact
+		for i, x := range gid {
+			if dropped[x] {
+				gid[i] = next
+				next++
+			}
+		}
+		gid = mergeGroups(g, owner, compact(gid))
 	}
 	return buildPlan(&req, g, owner, gid, why), nil
 }
 
 // applyLimits ranks each delegate's partitions (most nodes first, then lowest
-// first node) and refuses one partition that breaks a limit (fewer than
-// minSize nodes, or ranked beyond maxParts): it marks the partition's nodes as
-// refused by their delegate, with the limit as reason, and reports whether it
-// refused one.
+// first node) and finds those that break a limit: fewer than minSize nodes,
+// or ranked beyond maxParts. It refuses every offender of the first delegate,
+// in priority order, that has any, by marking their nodes as refused by that
+// delegate with the limit as reason, and returns which groups it refused (nil
+// for none).
 //
-// One partition per round, because the next plan may hand the refused nodes
-// to another delegate and merge partitions, which can bring other delegates
-// within their limits without dropping anything more. For the same reason the
-// offender refused first is the one that loses the fewest nodes to the CPU
-// (the others are taken by a later delegate that accepts them), then the least
-// valuable by the ranking: fewest nodes, then latest first node.
-func applyLimits(gid, owner []int, nd int, why [][]string, maxParts, minSize int) bool {
+// One delegate per round, highest priority first: a refused node goes to a
+// later delegate (or the CPU), so the next plan may merge that delegate's
+// partitions and bring it within its limits without dropping anything more;
+// the delegate being limited, on the other hand, only ever loses nodes, so
+// nothing later can rescue its offenders.
+func applyLimits(gid, owner []int, nd int, why [][]string, maxParts, minSize int) []bool {
 	if maxParts <= 0 && minSize <= 1 {
-		return false
+		return nil
 	}
-	type part struct{ id, first, size, lost int }
+	type part struct{ id, first, size int }
 	ng := 0
 	for _, x := range gid {
 		ng = max(ng, x+1)
@@ -306,18 +322,8 @@ func applyLimits(gid, owner []int, nd int, why [][]string, maxParts, minSize int
 			byGroup[x].first = i
 		}
 		byGroup[x].size++
-		if !slices.Contains(why[i][owner[i]+1:], "") {
-			byGroup[x].lost++ // no later delegate accepts node i
-		}
 	}
-	rank := func(a, b part) int {
-		if a.size != b.size {
-			return b.size - a.size
-		}
-		return a.first - b.first
-	}
-	var drop part
-	reason := ""
+	reasons := make([]string, ng)
 	for d := range nd {
 		var ps []part
 		for _, p := range byGroup {
@@ -325,31 +331,36 @@ func applyLimits(gid, owner []int, nd int, why [][]string, maxParts, minSize int
 				ps = append(ps, p)
 			}
 		}
-		slices.SortFunc(ps, rank)
+		slices.SortFunc(ps, func(a, b part) int {
+			if a.size != b.size {
+				return b.size - a.size
+			}
+			return a.first - b.first
+		})
+		refused := false
 		for r, p := range ps {
-			var why string
 			switch {
 			case minSize > 1 && p.size < minSize:
-				why = fmt.Sprintf("partition of %d node(s) is below min_partition_size=%d", p.size, minSize)
+				reasons[p.id] = fmt.Sprintf("partition of %d node(s) is below min_partition_size=%d", p.size, minSize)
 			case maxParts > 0 && r >= maxParts:
-				why = fmt.Sprintf("exceeds max_delegated_partitions=%d", maxParts)
+				reasons[p.id] = fmt.Sprintf("exceeds max_delegated_partitions=%d", maxParts)
 			default:
 				continue
 			}
-			if reason == "" || p.lost < drop.lost || p.lost == drop.lost && rank(p, drop) > 0 {
-				drop, reason = p, why
+			refused = true
+		}
+		if refused {
+			dropped := make([]bool, ng)
+			for i, x := range gid {
+				if reasons[x] != "" {
+					why[i][d] = reasons[x]
+					dropped[x] = true
+				}
 			}
+			return dropped
 		}
 	}
-	if reason == "" {
-		return false
-	}
-	for i, x := range gid {
-		if x == drop.id {
-			why[i][owner[i]] = reason
-		}
-	}
-	return true
+	return nil
 }
 
 // buildPlan turns a grouping into a Plan.
