@@ -26,12 +26,14 @@
 // the first that accepts it. Grouping then looks for few partitions:
 //
 //  1. Candidate groupings. The naive one cuts the model order into maximal
-//     runs of nodes with the same delegate. The greedy one is a topological
-//     traversal in epochs, like TFLite's PartitionGraphIntoIndependentNodeSubsets
+//     runs of nodes with the same delegate. The greedy ones are topological
+//     traversals in epochs, like TFLite's PartitionGraphIntoIndependentNodeSubsets
 //     run greedily, extended to several delegates: all ready CPU nodes run
-//     first (they can only make more delegate nodes ready); then the delegate of
-//     the lowest-numbered ready node opens an epoch, which takes every node of
-//     that delegate that becomes ready until none is left.
+//     first (they can only make more delegate nodes ready); then one delegate
+//     opens an epoch, which takes every node of that delegate that becomes
+//     ready until none is left. The first greedy grouping picks the delegate
+//     of the lowest-numbered ready node (as TFLite), the second the delegate
+//     with the most ready nodes.
 //  2. Merging. Two partitions of the same delegate are merged when no path
 //     leads from one to the other through a third group (a CPU node or another
 //     partition); that is exactly the condition under which the contracted
@@ -39,8 +41,14 @@
 //     using reachability bitsets over the contracted graph, in passes until
 //     no pair merges (a merge can absorb the group that blocked an earlier
 //     pair, so one pass is not always enough).
-//  3. The candidate with fewer partitions wins (the greedy one on a tie), so
-//     the plan never has more partitions than the naive scan.
+//  3. The merged candidate with the fewest partitions wins (the earlier in the
+//     order above on a tie), so the plan never has more partitions than the
+//     naive scan. On random graphs it has about a third fewer at 10 nodes
+//     and three quarters fewer at 300 (figures in partition_test.go).
+//
+// The cost is dominated by the reachability bitsets: O(G²/64) words of
+// memory and O(P²·G/64) time per merge pass, for G groups (partitions and CPU
+// nodes) and P partitions; about a millisecond for 500 nodes.
 //
 // Partitions need not be connected: like TFLite's node subsets, independent
 // nodes of one delegate that can run back to back share a partition, which

@@ -39,8 +39,8 @@ func (p *Plan) Explain() string {
 			continue
 		}
 		pt := &p.Partitions[s.Partition]
-		fmt.Fprintf(&b, "  %3d. partition %d on %s: %d node(s) %s, inputs %s, outputs %s\n",
-			k, s.Partition, pt.Delegate, len(pt.Nodes), ints(pt.Nodes), ints(pt.Inputs), ints(pt.Outputs))
+		fmt.Fprintf(&b, "  %3d. partition %d on %s: %d node(s) %v, inputs %v, outputs %v\n",
+			k, s.Partition, pt.Delegate, len(pt.Nodes), pt.Nodes, pt.Inputs, pt.Outputs)
 		for _, i := range pt.Nodes {
 			fmt.Fprintf(&b, "         node %d %s\n", i, p.op(i))
 			for _, r := range p.Nodes[i].Reasons {
@@ -70,9 +70,6 @@ func (p *Plan) op(i int) string {
 	}
 	return ""
 }
-
-// ints prints a list of ints as [a b c].
-func ints(xs []int) string { return fmt.Sprint(xs) }
 
 // colour is the k-th colour of a small palette, cycled.
 func colour(k int) string {

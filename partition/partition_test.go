@@ -533,14 +533,14 @@ func TestLimitsKeepMoreThanTopN(t *testing.T) {
 	}
 }
 
-// chain builds a request from a compact description: each node is
-// "delegates-accepting/input tensors/output tensors", e.g. "a/0/1".
+// spec describes one node for build.
 type spec struct {
-	accept string // letters of the accepting delegates, in any order: "ab"; "" for none
+	accept string // first letters of the delegates that accept it: "ab"; "" for none
 	in     []int
 	out    []int
 }
 
+// build makes a request with no constant tensors, node i named "OPi v1".
 func build(delegates []string, numTensors int, inputs, outputs []int, nodes ...spec) Request {
 	req := Request{Delegates: delegates}
 	req.Graph = Graph{NumTensors: numTensors, Inputs: inputs, Outputs: outputs, Constant: make([]bool, numTensors)}
@@ -636,9 +636,9 @@ func TestDiamondThroughCPU(t *testing.T) {
 }
 
 func TestNoMergeThroughCPU(t *testing.T) {
-	// 0 and 2 belong to one delegate and are independent of each other only
-	// through the CPU node 1 (0 → 1 → 2, and 0 → 2 directly): merging them
-	// would make the partition both feed and be fed by node 1.
+	// Nodes 0 and 2 belong to one delegate and are connected directly and
+	// through the CPU node 1 (0 → 2 and 0 → 1 → 2): merging them would make
+	// the partition both feed and be fed by node 1.
 	req := build([]string{"gpu"}, 4, []int{0}, []int{3},
 		spec{"g", []int{0}, []int{1}},
 		spec{"", []int{1}, []int{2}},
