@@ -10,17 +10,35 @@ import (
 // grouping built here is acyclic once contracted.
 
 // group returns the chosen grouping of the nodes for the given owners
-// (owner[i] is a delegate index, or -1 for the CPU): of the two greedy
-// groupings and the naive one, each after merging, the one with the fewest
-// partitions (the first, in that order, on a tie).
-func group(g *graph, owner []int) []int {
+// (owner[i] is a delegate index, or -1 for the CPU), starting from units:
+// acyclic groups of nodes that stay together (nil: every node alone). The
+// candidates are the greedy epochs over the units, choosing delegates in
+// either way, and, when the units are single nodes, the greedy epochs over
+// the naive runs; each is merged, and the one with the fewest partitions wins
+// (the first, in that order, on a tie).
+//
+// Epochs over the naive runs never make more partitions than there are runs,
+// since every epoch takes at least one whole run: so the plan never has more
+// partitions than the naive scan.
+func group(g *graph, owner, units []int) []int {
+	var cands [][]int
+	if units == nil {
+		units = make([]int, g.n)
+		for i := range units {
+			units[i] = i
+		}
+		cands = append(cands,
+			greedyGroups(g, owner, units, false),
+			greedyGroups(g, owner, units, true),
+			greedyGroups(g, owner, naiveGroups(owner), false))
+	} else {
+		cands = append(cands,
+			greedyGroups(g, owner, units, false),
+			greedyGroups(g, owner, units, true))
+	}
 	var best []int
 	bestCount := 0
-	for _, gid := range [][]int{
-		greedyGroups(g, owner, false),
-		greedyGroups(g, owner, true),
-		naiveGroups(owner),
-	} {
+	for _, gid := range cands {
 		gid = mergeGroups(g, owner, gid)
 		if k := countPartitions(gid, owner); best == nil || k < bestCount {
 			best, bestCount = gid, k
@@ -56,38 +74,77 @@ func naiveGroups(owner []int) []int {
 	return gid
 }
 
-// greedyGroups is a topological traversal in epochs. Ready CPU nodes run as
-// soon as they are ready, each its own group; then one delegate opens an
-// epoch that takes every node of that delegate as it becomes ready, lowest
-// number first, until there is none. The delegate is the one owning the
-// lowest-numbered ready node (as TFLite), or, with mostReady, the one with the
-// most ready nodes (then the lowest-numbered one).
-func greedyGroups(g *graph, owner []int, mostReady bool) []int {
-	nd := 0
-	for _, d := range owner {
+// greedyGroups is a topological traversal in epochs over units (unit[i] is
+// node i's unit, ids 0..k-1; every unit holds nodes of one owner, and the
+// units contract to a DAG). Ready CPU units run as soon as they are ready,
+// each its own group; then one delegate opens an epoch that takes every unit
+// of that delegate as it becomes ready, lowest first node first, until there
+// is none. The delegate is the one owning the ready unit with the lowest first
+// node (as TFLite), or, with mostReady, the one with the most ready units
+// (then the lowest first node).
+func greedyGroups(g *graph, owner, unit []int, mostReady bool) []int {
+	nd, nu := 0, 0
+	for i, d := range owner {
 		nd = max(nd, d+1)
+		nu = max(nu, unit[i]+1)
 	}
-	ready := make([]minHeap, nd+1) // ready[d+1]: ready nodes of owner d
-	pending := make([]int, g.n)
-	for i := range g.n {
-		pending[i] = len(g.preds[i])
-		if pending[i] == 0 {
-			ready[owner[i]+1].push(i)
+	// Units' first nodes (heap keys) and members, in node order.
+	first := make([]int, nu)
+	for u := range first {
+		first[u] = -1
+	}
+	start := make([]int, nu+1)
+	for i, u := range unit {
+		if first[u] < 0 {
+			first[u] = i
+		}
+		start[u+1]++
+	}
+	for u := range nu {
+		start[u+1] += start[u]
+	}
+	members := make([]int, g.n)
+	fill := slices.Clone(start[:nu])
+	byFirst := make([]int, g.n) // first node -> unit
+	for i, u := range unit {
+		members[fill[u]] = i
+		fill[u]++
+		if first[u] == i {
+			byFirst[i] = u
+		}
+	}
+	// pending[u]: edges into u from other units not yet run.
+	pending := make([]int, nu)
+	for i, u := range unit {
+		for _, p := range g.preds[i] {
+			if unit[p] != u {
+				pending[u]++
+			}
+		}
+	}
+	ready := make([]minHeap, nd+1) // ready[d+1]: first nodes of ready units of owner d
+	for u := range nu {
+		if pending[u] == 0 {
+			ready[owner[first[u]]+1].push(first[u])
 		}
 	}
 	gid := make([]int, g.n)
 	k := 0
-	run := func(i int) {
-		gid[i] = k
-		for _, s := range g.succs[i] {
-			if pending[s]--; pending[s] == 0 {
-				ready[owner[s]+1].push(s)
+	run := func(u int) {
+		for _, i := range members[start[u]:start[u+1]] {
+			gid[i] = k
+			for _, s := range g.succs[i] {
+				if v := unit[s]; v != u {
+					if pending[v]--; pending[v] == 0 {
+						ready[owner[s]+1].push(first[v])
+					}
+				}
 			}
 		}
 	}
 	for {
 		for len(ready[0]) > 0 {
-			run(ready[0].pop())
+			run(byFirst[ready[0].pop()])
 			k++
 		}
 		best := -1
@@ -104,7 +161,7 @@ func greedyGroups(g *graph, owner []int, mostReady bool) []int {
 			return gid
 		}
 		for len(ready[best]) > 0 {
-			run(ready[best].pop())
+			run(byFirst[ready[best].pop()])
 		}
 		k++
 	}

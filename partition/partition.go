@@ -266,16 +266,16 @@ func Make(req Request) (*Plan, error) {
 		}
 	}
 	assign()
-	gid := group(g, owner)
+	gid := group(g, owner, nil)
 	for {
 		dropped := applyLimits(gid, owner, nd, why, req.MaxPartitions, req.MinPartitionSize)
 		if dropped == nil {
 			break
 		}
-		// Re-plan from the grouping just made, the dropped partitions
+		// Re-plan with the groups just made as units, the dropped partitions
 		// dissolved into single nodes of their new owners. Splitting groups
 		// of an acyclic grouping leaves it acyclic, so every kept partition
-		// survives whole and merging can only make it bigger.
+		// survives whole and can only grow.
 		assign()
 		next := len(dropped) // fresh ids, renumbered by compact
 		for i, x := range gid {
@@ -284,7 +284,7 @@ func Make(req Request) (*Plan, error) {
 				next++
 			}
 		}
-		gid = mergeGroups(g, owner, compact(gid))
+		gid = group(g, owner, compact(gid))
 	}
 	return buildPlan(&req, g, owner, gid, why), nil
 }
