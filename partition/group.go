@@ -210,8 +210,7 @@ func mergeGroups(g *graph, owner, gid []int) []int {
 	for x := range parent {
 		parent[x] = x
 	}
-	// Groups ids are in order of first node for both candidate groupings,
-	// but do not rely on it: visit partitions by first node.
+	// Visit partitions by first node, whatever their ids.
 	var parts []int
 	for x := range ng {
 		if owner[first[x]] >= 0 {
