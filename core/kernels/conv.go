@@ -177,7 +177,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 		if filter.Const {
 			c.setQuantWeights(filter)
 			if bias == nil || bias.Const {
-				c.qg.setBias(int32sOrNil(bias), c.xzp)
+				c.qg.setBias(int32sOrNil(bias), c.xzp, c.kind == kindUint8)
 			}
 		}
 		if c.kind == kindUint8 {
@@ -239,7 +239,7 @@ func (c *Conv2D) Eval(n *Node) error {
 			c.setQuantWeights(filter)
 		}
 		if !filter.Const || (bias != nil && !bias.Const) {
-			c.qg.setBias(int32sOrNil(bias), c.xzp)
+			c.qg.setBias(int32sOrNil(bias), c.xzp, c.kind == kindUint8)
 		}
 		if c.kind == kindUint8 {
 			c.wsU8 = growWork(c.wsU8, threads)
@@ -279,13 +279,17 @@ func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, 
 	for i := range ws[:threads] {
 		ws[i].ensure(g.K)
 	}
-	if M >= 8*threads || N < 8 {
+	if threads == 1 {
+		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])
+		return
+	}
+	if M >= 8*threads || N < 12 {
 		parallelFor(M, threads, 4, func(w, lo, hi int) {
 			qgemmRun(g, geom, in, out, xzp, lo, hi, 0, N, &ws[w])
 		})
 		return
 	}
-	parallelFor(N, threads, 4, func(w, lo, hi int) {
+	parallelFor(N, threads, 6, func(w, lo, hi int) {
 		qgemmRun(g, geom, in, out, xzp, 0, M, lo, hi, &ws[w])
 	})
 }
@@ -295,6 +299,10 @@ func runFGemm(g *fGemm, geom *convGeom, in, out []float32, threads int, ws []fge
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
 		ws[i].ensure(g.K)
+	}
+	if threads == 1 {
+		fgemmRun(g, geom, in, out, 0, M, 0, N, &ws[0])
+		return
 	}
 	if M >= 8*threads || N < 8 {
 		parallelFor(M, threads, 4, func(w, lo, hi int) {

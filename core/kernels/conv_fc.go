@@ -262,7 +262,7 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 	if filter.Const {
 		f.setQuantWeights(filter)
 		if bias == nil || bias.Const {
-			f.qg.setBias(int32sOrNil(bias), f.xzp)
+			f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
 		}
 	}
 	switch f.kind {
@@ -321,7 +321,7 @@ func (f *FullyConnected) Eval(n *Node) error {
 		f.setQuantWeights(filter)
 	}
 	if !filter.Const || (bias != nil && !bias.Const) {
-		f.qg.setBias(int32sOrNil(bias), f.xzp)
+		f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
 	}
 	switch f.kind {
 	case fcUint8:
