@@ -70,8 +70,7 @@ type DepthwiseConv2D struct {
 	biasF  []float32
 	rq     chanRequant
 	lo, hi float32
-	acc    [][]int32 // per-worker accumulators
-	accF   [][]float32
+	pk     dwPacked
 	ref16  ref16Conv
 	hybrid hybridConv
 }
@@ -141,7 +140,6 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		d.lo, d.hi = lo, hi
-		d.accF = growWork(d.accF, threads)
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.rq); err != nil {
 			return err
@@ -151,10 +149,11 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			d.wq = make([]int32, taps*outC)
 		}
 		d.wq = d.wq[:taps*outC]
-		if filter.Const {
+		d.pk.prepare(&g, outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+		if filter.Const && (bias == nil || bias.Const) {
 			d.setQuantWeights(filter)
+			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
 		}
-		d.acc = growWork(d.acc, threads)
 	case kindInt16:
 		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
 			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
@@ -193,22 +192,23 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 	g := &d.geom
 	switch d.kind {
 	case kindFloat:
-		d.accF = growWork(d.accF, threads)
 		var b []float32
 		if bias != nil {
 			b = bias.Float32s()
 		}
-		depthwiseFloat(g, d.mult, in.Float32s(), filter.Float32s(), b, out.Float32s(), d.lo, d.hi, threads, d.accF)
+		depthwiseFloat(g, d.mult, in.Float32s(), filter.Float32s(), b, out.Float32s(), d.lo, d.hi, threads)
 	case kindUint8, kindInt8:
-		if !filter.Const {
+		if !filter.Const || (bias != nil && !bias.Const) {
 			d.setQuantWeights(filter)
+			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
 		}
-		d.acc = growWork(d.acc, threads)
-		b := int32sOrNil(bias)
+		if threads > len(d.pk.workers) {
+			d.pk.prepare(g, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+		}
 		if d.kind == kindUint8 {
-			depthwiseQuant(g, d.mult, in.Uint8s(), d.wq, b, out.Uint8s(), d.xzp, &d.rq, threads, d.acc)
+			runDWPacked(&d.pk, g, in.Uint8s(), out.Uint8s(), &d.rq, threads)
 		} else {
-			depthwiseQuant(g, d.mult, in.Int8s(), d.wq, b, out.Int8s(), d.xzp, &d.rq, threads, d.acc)
+			runDWPacked(&d.pk, g, in.Int8s(), out.Int8s(), &d.rq, threads)
 		}
 	case kindInt16:
 		d.ref16.depthwise(g, d.mult, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
@@ -242,110 +242,84 @@ func dwTaps(g *convGeom, b, oy, ox int, xoff, tap []int) int {
 	return n
 }
 
-// depthwiseQuant is the 8-bit depthwise convolution: exact int32 sums of
-// (x - xzp)*(w - wzp) over the taps inside the input, plus bias, requantized
-// with TFLite's MultiplyByQuantizedMultiplier.
-func depthwiseQuant[T int8 | uint8](g *convGeom, mult int, in []T, wq []int32, bias []int32, out []T,
-	xzp int32, rq *chanRequant, threads int, accs [][]int32) {
-	outC, inC := len(rq.mult), g.inC
-	taps := g.kH * g.kW
-	parallelFor(g.batches*g.outH, threads, 1, func(wk, lo, hi int) {
-		if cap(accs[wk]) < outC {
-			accs[wk] = make([]int32, outC)
-		}
-		acc := accs[wk][:outC]
-		var xoffBuf, tapBuf [64]int
-		xoff, tap := xoffBuf[:], tapBuf[:]
-		if taps > len(xoffBuf) {
-			xoff, tap = make([]int, taps), make([]int, taps)
-		}
-		for r := lo; r < hi; r++ {
-			b, oy := r/g.outH, r%g.outH
-			for ox := range g.outW {
-				nt := dwTaps(g, b, oy, ox, xoff, tap)
-				if bias != nil {
-					copy(acc, bias[:outC])
-				} else {
-					clear(acc)
-				}
-				for t := range nt {
-					x := in[xoff[t] : xoff[t]+inC]
-					w := wq[tap[t]*outC : tap[t]*outC+outC]
-					if mult == 1 {
-						a := acc[:len(x)]
-						w = w[:len(x)]
-						for c, v := range x {
-							a[c] += (int32(v) - xzp) * w[c]
-						}
-						continue
-					}
-					for ic, v := range x {
-						xv := int32(v) - xzp
-						a := acc[ic*mult : ic*mult+mult]
-						wm := w[ic*mult : ic*mult+mult]
-						for m := range a {
-							a[m] += xv * wm[m]
-						}
-					}
-				}
-				o := out[((r*g.outW)+ox)*outC : ((r*g.outW)+ox)*outC+outC]
-				for c, a := range acc {
-					o[c] = T(tfliteRequant(a, rq.mult[c], rq.left[c], rq.right[c], rq.zp, rq.lo, rq.hi))
-				}
-			}
-		}
+// depthwiseFloat is the float depthwise convolution: bias, then the taps in
+// (ky, kx) order, then the activation clamp, accumulated in the output.
+func depthwiseFloat(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
+	rows := g.batches * g.outH
+	if threads == 1 {
+		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, 0, rows)
+		return
+	}
+	parallelFor(rows, threads, 1, func(_, rlo, rhi int) {
+		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, rlo, rhi)
 	})
 }
 
-// depthwiseFloat is the float depthwise convolution: bias, then the taps in
-// (ky, kx) order, then the activation clamp.
-func depthwiseFloat(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int, accs [][]float32) {
+// depthwiseFloatRows computes output rows [rlo, rhi) (b*outH+oy).
+func depthwiseFloatRows(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, rlo, rhi int) {
 	inC := g.inC
 	outC := inC * mult
-	taps := g.kH * g.kW
-	parallelFor(g.batches*g.outH, threads, 1, func(wk, rlo, rhi int) {
-		if cap(accs[wk]) < outC {
-			accs[wk] = make([]float32, outC)
-		}
-		acc := accs[wk][:outC]
-		var xoffBuf, tapBuf [64]int
-		xoff, tap := xoffBuf[:], tapBuf[:]
-		if taps > len(xoffBuf) {
-			xoff, tap = make([]int, taps), make([]int, taps)
-		}
+	{
 		for r := rlo; r < rhi; r++ {
 			b, oy := r/g.outH, r%g.outH
+			y0 := oy*g.strideH - g.padH
 			for ox := range g.outW {
-				nt := dwTaps(g, b, oy, ox, xoff, tap)
+				o := out[(r*g.outW+ox)*outC : (r*g.outW+ox+1)*outC]
 				if bias != nil {
-					copy(acc, bias[:outC])
+					copy(o, bias[:outC])
 				} else {
-					clear(acc)
+					clear(o)
 				}
-				for t := range nt {
-					x := in[xoff[t] : xoff[t]+inC]
-					wt := w[tap[t]*outC : tap[t]*outC+outC]
-					if mult == 1 {
-						a := acc[:len(x)]
-						wt = wt[:len(x)]
-						for c, v := range x {
-							a[c] += v * wt[c]
+				x0 := ox*g.strideW - g.padW
+				for ky := range g.kH {
+					iy := y0 + ky*g.dilH
+					if iy < 0 || iy >= g.inH {
+						continue
+					}
+					rowBase := (b*g.inH + iy) * g.inW
+					if g.kW == 3 && mult == 1 && x0 >= 0 && x0+2*g.dilW < g.inW {
+						p0 := (rowBase + x0) * inC
+						p1 := p0 + g.dilW*inC
+						p2 := p1 + g.dilW*inC
+						xa, xb, xc := in[p0:p0+inC], in[p1:p1+inC], in[p2:p2+inC]
+						wr := w[ky*3*outC : (ky+1)*3*outC]
+						wa, wb, wc := wr[:inC], wr[inC:2*inC], wr[2*inC:3*inC]
+						a := o[:len(xa)]
+						xb, xc, wa, wb, wc = xb[:len(xa)], xc[:len(xa)], wa[:len(xa)], wb[:len(xa)], wc[:len(xa)]
+						for c, v := range xa {
+							a[c] = a[c] + v*wa[c] + xb[c]*wb[c] + xc[c]*wc[c]
 						}
 						continue
 					}
-					for ic, v := range x {
-						a := acc[ic*mult : ic*mult+mult]
-						wm := wt[ic*mult : ic*mult+mult]
-						for m := range a {
-							a[m] += v * wm[m]
+					for kx := range g.kW {
+						ix := x0 + kx*g.dilW
+						if ix < 0 || ix >= g.inW {
+							continue
+						}
+						x := in[(rowBase+ix)*inC : (rowBase+ix+1)*inC]
+						t := ky*g.kW + kx
+						wt := w[t*outC : (t+1)*outC]
+						if mult == 1 {
+							a := o[:len(x)]
+							wt = wt[:len(x)]
+							for c, v := range x {
+								a[c] += v * wt[c]
+							}
+							continue
+						}
+						for ic, v := range x {
+							a := o[ic*mult : ic*mult+mult]
+							wm := wt[ic*mult : ic*mult+mult]
+							for m := range a {
+								a[m] += v * wm[m]
+							}
 						}
 					}
 				}
-				o := out[((r*g.outW)+ox)*outC : ((r*g.outW)+ox)*outC+outC]
-				for c, a := range acc {
+				for c, a := range o {
 					o[c] = ClampF32(a, lo, hi)
 				}
 			}
 		}
-	})
+	}
 }

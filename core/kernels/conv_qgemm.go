@@ -96,15 +96,12 @@ func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 			b = bias[c]
 		}
 		g.cst[c] = b - xzp*g.wsum[c]
-		q := qchan{m: g.rq.mult[c], cst: g.cst[c], left: g.rq.left[c], right: g.rq.right[c]}
+		cst := g.cst[c]
 		if unsignedRows {
 			// sum (x-xzp)w' = sum (x-128)w' + (128-xzp) sum w'
-			q.cst = b + (128-xzp)*g.wsum[c]
+			cst = b + (128-xzp)*g.wsum[c]
 		}
-		if q.right > 0 {
-			q.nudge = 1 << (q.right - 1)
-		}
-		g.qp[c] = q
+		g.qp[c] = newQchan(&g.rq, c, cst)
 	}
 }
 
@@ -216,11 +213,32 @@ func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int
 
 // qchan is one output channel's constant term and ruy-style multiplier.
 type qchan struct {
-	m     int64
-	nudge int64 // 1 << (right-1), or 0
-	cst   int32 // constant term of the packed kernel's sums
-	left  uint8
-	right uint8
+	m       int64
+	nudge   int64 // 1 << (right-1), or 0
+	negMask int64 // -1 when right > 0: TFLite's ties away from zero
+	cst     int32 // constant term of the packed kernel's sums
+	left    uint8
+	right   uint8
+}
+
+// newQchan builds channel c's constants from r with constant term cst.
+func newQchan(r *chanRequant, c int, cst int32) qchan {
+	q := qchan{m: r.mult[c], cst: cst, left: r.left[c], right: r.right[c]}
+	if q.right > 0 {
+		q.nudge = 1 << (q.right - 1)
+		q.negMask = -1
+	}
+	return q
+}
+
+// tfl is ruy's counterpart with TFLite's MultiplyByQuantizedMultiplier
+// rounding: the final shift rounds ties away from zero, i.e. negative values
+// get one less nudge (see tfliteRequant).
+func (q *qchan) tfl(acc int32, zp, lo, hi int32) int32 {
+	x := int64((acc + q.cst) << q.left)
+	r := (x*q.m + (1 << 30)) >> 31
+	r = (r + q.nudge + (r>>63)&q.negMask) >> q.right
+	return min(max(int32(r)+zp, lo), hi)
 }
 
 // ruy maps a sum of this channel (without its constant term) to the output

@@ -300,6 +300,8 @@ var depthwiseCases = []convCase{
 	{name: "multiplier 2", h: 5, w: 5, inC: 3, kh: 3, kw: 3, same: true, mult: 2},
 	{name: "dilation 2", h: 9, w: 9, inC: 4, kh: 3, kw: 3, dilH: 2, dilW: 2, same: true},
 	{name: "5x5 relu6 no bias", h: 7, w: 6, inC: 3, kh: 5, kw: 5, same: true, noBias: true, act: schema.ActivationFunctionTypeRELU6},
+	{name: "7x7 valid (lane flushes)", h: 9, w: 10, inC: 3, kh: 7, kw: 7, outScale: 0.5},
+	{name: "7x5 stride 3x2 same", h: 11, w: 10, inC: 2, kh: 7, kw: 5, strideH: 3, strideW: 2, same: true, mult: 3},
 	{name: "batch 2 relu", batches: 2, h: 5, w: 4, inC: 8, kh: 3, kw: 3, same: true, act: schema.ActivationFunctionTypeRELU},
 	{name: "saturating", h: 5, w: 5, inC: 6, kh: 3, kw: 3, same: true, outScale: 0.002},
 	{name: "4 threads", batches: 2, h: 8, w: 6, inC: 7, kh: 3, kw: 3, same: true, threads: 4, mult: 2},
@@ -956,6 +958,50 @@ func TestConvRegistrations(t *testing.T) {
 		}
 		if _, err := r.New(OpInfo{Version: 1}); err != nil {
 			t.Errorf("%s New: %v", r.Name(), err)
+		}
+	}
+}
+
+// TestRequantFunctions checks the requantization helpers against refScale
+// on random and extreme accumulators and multipliers, left shifts included.
+func TestRequantFunctions(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	accs := []int32{0, 1, -1, 2, -2, 3, -3, math.MaxInt32, math.MinInt32, 1 << 20, -(1 << 20)}
+	for range 2000 {
+		accs = append(accs, int32(r.Uint32()), int32(r.IntN(1<<16))-1<<15)
+	}
+	reals := []float64{0.25, 0.5, 1, 1.5, 3.9, 0.75 / 1024, 1.0 / (1 << 20), 0.0003, 2e-9}
+	for range 50 {
+		reals = append(reals, math.Exp(r.Float64()*20-16))
+	}
+	for _, real := range reals {
+		m, shift := QuantizeMultiplier(real)
+		var rq chanRequant
+		rq.resize(1)
+		rq.set(0, m, shift)
+		q := newQchan(&rq, 0, 0)
+		for _, a := range accs {
+			if shift > 0 && (int64(a)<<shift > math.MaxInt32 || int64(a)<<shift < math.MinInt32) {
+				continue // TFLite's left shift would overflow
+			}
+			lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
+			want := refScale(int64(a), m, shift, true)
+			if got := q.ruy(a, 0, lo, hi); int64(got) != want {
+				t.Fatalf("ruy(%d, %g) = %d, want %d", a, real, got, want)
+			}
+			if got := ruyRequant(a, rq.mult[0], rq.left[0], rq.right[0], 0, lo, hi); int64(got) != want {
+				t.Fatalf("ruyRequant(%d, %g) = %d, want %d", a, real, got, want)
+			}
+			want = refScale(int64(a), m, shift, false)
+			if got := q.tfl(a, 0, lo, hi); int64(got) != want {
+				t.Fatalf("tfl(%d, %g) = %d, want %d", a, real, got, want)
+			}
+			if got := tfliteRequant(a, rq.mult[0], rq.left[0], rq.right[0], 0, lo, hi); int64(got) != want {
+				t.Fatalf("tfliteRequant(%d, %g) = %d, want %d", a, real, got, want)
+			}
+			if got := MultiplyByQuantizedMultiplier(a, m, shift); int64(got) != want {
+				t.Fatalf("MultiplyByQuantizedMultiplier(%d, %g) = %d, want %d", a, real, got, want)
+			}
 		}
 	}
 }
