@@ -5,9 +5,10 @@ import "unsafe"
 // fGemm is the prepared right-hand side of a float GEMM
 // out[p][c] = clamp(sum_k x[p][k]*w[c][k] + bias[c]).
 //
-// The main kernel computes 4 rows x 2 channels per pass over K with the
-// weights of each channel pair interleaved ([K][2]); leftover rows use a
-// plain dot-product kernel on the row-major weights. Every output element is
+// The main kernel computes 3 rows x 2 channels per pass over K (the shape
+// that keeps Go's register allocator from spilling) with the weights of
+// each channel pair interleaved ([K][2]); leftover rows use a plain
+// dot-product kernel on the row-major weights. Every output element is
 // the same sequential sum over k whichever kernel or thread computes it.
 type fGemm struct {
 	K, N   int
@@ -52,7 +53,7 @@ type fgemmWork struct {
 }
 
 func fgemmBlocks(K int) (rowBlock, chanBlock int) {
-	rowBlock = max(4, min(64, (8192/max(K, 1))&^3))
+	rowBlock = max(3, min(63, 8192/max(K, 1)/3*3))
 	chanBlock = max(4, min(256, (32768/max(K, 1))&^3))
 	return
 }
@@ -78,35 +79,32 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 		pe := min(pb+rb, p1)
 		full := 0
 		if K > 0 {
-			full = (pe - pb) &^ 3
+			full = (pe - pb) / 3 * 3
 		}
-		for i := 0; i < full; i += 4 {
-			panel := ws.panel[i*K : (i+4)*K]
-			for j := range 4 {
-				im2colPixel(geom, in, pb+i+j, 0, panel[j:], 4)
+		for i := 0; i < full; i += 3 {
+			panel := ws.panel[i*K : (i+3)*K]
+			for j := range 3 {
+				im2colPixel(geom, in, pb+i+j, 0, panel[j:], 3)
 			}
 		}
 		for cs := c0; cs < c1; cs += cb {
 			ce := min(cs+cb, c1)
-			for i := 0; i < full; i += 4 {
-				panel := ws.panel[i*K : (i+4)*K]
+			for i := 0; i < full; i += 3 {
+				panel := ws.panel[i*K : (i+3)*K]
 				o0 := out[(pb+i)*N : (pb+i+1)*N]
 				o1 := out[(pb+i+1)*N : (pb+i+2)*N]
 				o2 := out[(pb+i+2)*N : (pb+i+3)*N]
-				o3 := out[(pb+i+3)*N : (pb+i+4)*N]
 				for c := cs; c < ce; c += 2 {
-					acc := fkernel4x2(panel, g.packed[(c/2)*2*K:(c/2+1)*2*K], K)
+					acc := fkernel3x2(panel, g.packed[(c/2)*2*K:(c/2+1)*2*K], K)
 					b := g.bias[c]
 					o0[c] = ClampF32(acc[0]+b, lo, hi)
 					o1[c] = ClampF32(acc[2]+b, lo, hi)
 					o2[c] = ClampF32(acc[4]+b, lo, hi)
-					o3[c] = ClampF32(acc[6]+b, lo, hi)
 					if c+1 < ce {
 						b = g.bias[c+1]
 						o0[c+1] = ClampF32(acc[1]+b, lo, hi)
 						o1[c+1] = ClampF32(acc[3]+b, lo, hi)
 						o2[c+1] = ClampF32(acc[5]+b, lo, hi)
-						o3[c+1] = ClampF32(acc[7]+b, lo, hi)
 					}
 				}
 			}
@@ -135,17 +133,19 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 	}
 }
 
-// fkernel4x2 returns acc[2r+j] = sum_k panel[4k+r]*w[2k+j].
-func fkernel4x2(panel, w []float32, K int) (acc [8]float32) {
+// fkernel3x2 returns acc[2r+j] = sum_k panel[3k+r]*w[2k+j], summed in k
+// order.
+func fkernel3x2(panel, w []float32, K int) (acc [6]float32) {
 	if K == 0 {
 		return
 	}
-	_ = panel[4*K-1]
+	_ = panel[3*K-1]
 	_ = w[2*K-1]
 	pa := unsafe.Pointer(unsafe.SliceData(panel))
 	pw := unsafe.Pointer(unsafe.SliceData(w))
-	var c00, c01, c10, c11, c20, c21, c30, c31 float32
-	for range K {
+	end := unsafe.Add(pw, 8*K)
+	var c00, c01, c10, c11, c20, c21 float32
+	for uintptr(pw) < uintptr(end) {
 		w0 := *(*float32)(pw)
 		w1 := *(*float32)(unsafe.Add(pw, 4))
 		x := *(*float32)(pa)
@@ -157,13 +157,10 @@ func fkernel4x2(panel, w []float32, K int) (acc [8]float32) {
 		x = *(*float32)(unsafe.Add(pa, 8))
 		c20 += x * w0
 		c21 += x * w1
-		x = *(*float32)(unsafe.Add(pa, 12))
-		c30 += x * w0
-		c31 += x * w1
-		pa = unsafe.Add(pa, 16)
+		pa = unsafe.Add(pa, 12)
 		pw = unsafe.Add(pw, 8)
 	}
-	return [8]float32{c00, c01, c10, c11, c20, c21, c30, c31}
+	return [6]float32{c00, c01, c10, c11, c20, c21}
 }
 
 func fdot4(row, w []float32, K int) (a0, a1, a2, a3 float32) {
