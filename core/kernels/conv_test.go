@@ -177,7 +177,7 @@ type convCase struct {
 	perChannel          bool
 	depthwise           bool
 	threads             int
-	outScaleForSaturate bool
+	groups              int // grouped convolution when > 1
 }
 
 func (c convCase) padding() schema.Padding {
@@ -213,9 +213,11 @@ func refConvAcc(c convCase, x, w, bias []int64, xzp, wzp int64) ([]int64, []int)
 								acc += (xv - xzp) * (wv - wzp)
 								continue
 							}
-							for ic := range c.inC {
-								xv := x[((b*c.h+iy)*c.w+ix)*c.inC+ic]
-								wv := w[((oc*c.kh+ky)*c.kw+kx)*c.inC+ic]
+							fd := c.inC / c.groups
+							grp := oc / (outC / c.groups)
+							for ic := range fd {
+								xv := x[((b*c.h+iy)*c.w+ix)*c.inC+grp*fd+ic]
+								wv := w[((oc*c.kh+ky)*c.kw+kx)*fd+ic]
 								acc += (xv - xzp) * (wv - wzp)
 							}
 						}
@@ -235,7 +237,7 @@ func (c convCase) filterShape() []int {
 	if c.depthwise {
 		return []int{1, c.kh, c.kw, c.outC}
 	}
-	return []int{c.outC, c.kh, c.kw, c.inC}
+	return []int{c.outC, c.kh, c.kw, c.inC / c.groups}
 }
 
 func (c convCase) newOp() Op {
@@ -266,6 +268,9 @@ func (c convCase) withDefaults() convCase {
 	if c.threads == 0 {
 		c.threads = 1
 	}
+	if c.groups == 0 {
+		c.groups = 1
+	}
 	if c.inScale == 0 {
 		c.inScale = 0.05
 	}
@@ -291,6 +296,8 @@ var convCases = []convCase{
 	{name: "saturating", h: 5, w: 5, inC: 8, outC: 6, kh: 3, kw: 3, same: true, outScale: 0.004},
 	{name: "4 threads", batches: 2, h: 9, w: 7, inC: 6, outC: 10, kh: 3, kw: 3, same: true, threads: 4},
 	{name: "4 threads few rows", h: 1, w: 3, inC: 20, outC: 40, kh: 1, kw: 1, same: true, threads: 4},
+	{name: "2 groups", h: 5, w: 6, inC: 6, outC: 4, kh: 3, kw: 3, same: true, groups: 2},
+	{name: "3 groups stride 2 relu", batches: 2, h: 7, w: 6, inC: 9, outC: 6, kh: 2, kw: 3, strideH: 2, strideW: 2, groups: 3, act: schema.ActivationFunctionTypeRELU, threads: 2},
 }
 
 var depthwiseCases = []convCase{
@@ -357,8 +364,10 @@ func testFloatConv(t *testing.T, c convCase) {
 								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+oc/c.mult]) * float64(w[(ky*c.kw+kx)*c.outC+oc])
 								continue
 							}
-							for ic := range c.inC {
-								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+ic]) * float64(w[((oc*c.kh+ky)*c.kw+kx)*c.inC+ic])
+							fd := c.inC / c.groups
+							grp := oc / (c.outC / c.groups)
+							for ic := range fd {
+								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+grp*fd+ic]) * float64(w[((oc*c.kh+ky)*c.kw+kx)*fd+ic])
 							}
 						}
 					}
@@ -440,7 +449,7 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	}
 	alo, ahi := refActRange(c.act, typ, c.outScale, outZP)
 	got := ints(out)
-	ruy := !c.depthwise
+	ruy := !c.depthwise && c.groups == 1 // grouped convs run TFLite's reference kernel
 	for i, a := range acc {
 		oc := i % c.outC
 		var real float64
@@ -541,7 +550,7 @@ func TestConvThreadsIdentical(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, typ := range []DType{Float32, Uint8, Int8} {
 		for _, dw := range []bool{false, true} {
-			c := convCase{batches: 2, h: 13, w: 11, inC: 16, outC: 24, kh: 3, kw: 3, same: true, strideH: 1, strideW: 1, dilH: 1, dilW: 1, depthwise: dw, mult: 1}
+			c := convCase{batches: 2, h: 13, w: 11, inC: 16, outC: 24, kh: 3, kw: 3, same: true, strideH: 1, strideW: 1, dilH: 1, dilW: 1, depthwise: dw, mult: 1, groups: 1}
 			if dw {
 				c.outC = c.inC
 			}
@@ -1001,6 +1010,147 @@ func TestRequantFunctions(t *testing.T) {
 			}
 			if got := MultiplyByQuantizedMultiplier(a, m, shift); int64(got) != want {
 				t.Fatalf("MultiplyByQuantizedMultiplier(%d, %g) = %d, want %d", a, real, got, want)
+			}
+		}
+	}
+}
+
+// TestConvNonConstAndResize runs the kernels with weights and bias that are
+// not constant (packed during Eval), and re-prepares after an input resize.
+func TestConvNonConstAndResize(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	for _, typ := range []DType{Float32, Uint8, Int8} {
+		for _, kind := range []string{"conv", "depthwise", "fc"} {
+			mk := func(shape ...int) *Tensor {
+				if typ == Float32 {
+					t := NewTensor(Float32, shape...)
+					fillRandF(r, t, 1)
+					return t
+				}
+				lo, hi := typeRange(typ)
+				t := qtensor(typ, shape, 0.05, 2)
+				fillRand(r, t, int(lo), int(hi))
+				return t
+			}
+			var op func() Op
+			var fshape []int
+			var outC int
+			switch kind {
+			case "conv":
+				op = func() Op {
+					return &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 2, DilationW: 1, DilationH: 1}}
+				}
+				fshape, outC = []int{7, 3, 3, 5}, 7
+			case "depthwise":
+				op = func() Op {
+					return &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: schema.PaddingSAME, StrideW: 2, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1}}
+				}
+				fshape, outC = []int{1, 3, 3, 5}, 5
+			case "fc":
+				op = func() Op { return &FullyConnected{} }
+				fshape, outC = []int{7, 5}, 7
+			}
+			filter := mk(fshape...)
+			if typ != Float32 {
+				filter.Quant.Scale[0] = 0.02
+			}
+			var bias *Tensor
+			if typ == Float32 {
+				bias = NewTensor(Float32, outC)
+				fillRandF(r, bias, 1)
+			} else {
+				bias = qtensor(Int32, []int{outC}, 0.05*0.02, 0)
+				fillRand(r, bias, -500, 500)
+			}
+			constF, constB := *filter, *bias
+			constF.Const, constB.Const = true, true
+			for _, shape := range [][]int{{1, 6, 5, 5}, {2, 9, 4, 5}} {
+				in := mk(shape...)
+				newOut := func() *Tensor {
+					if typ == Float32 {
+						return NewTensor(Float32)
+					}
+					return qtensor(typ, nil, 0.1, -3)
+				}
+				want, got := newOut(), newOut()
+				runOp(t, op(), 2, want, in, &constF, &constB)
+				// One op instance, prepared twice (the second time after a
+				// resize from the other shape), weights not constant.
+				o := op()
+				other := mk(3, 4, 7, 5)
+				if err := o.Prepare(&Node{Inputs: []*Tensor{other, filter, bias}, Outputs: []*Tensor{newOut()}, Threads: 1}); err != nil {
+					t.Fatal(err)
+				}
+				runOp(t, o, 2, got, in, filter, bias)
+				if !bytes.Equal(want.Data, got.Data) || fmt.Sprint(want.Shape) != fmt.Sprint(got.Shape) {
+					t.Errorf("%s %s %v: non-constant weights after a resize differ", typ, kind, shape)
+				}
+			}
+		}
+	}
+}
+
+// TestConvHybrid checks hybrid (FLOAT32 input, INT8 filter) CONV_2D and
+// DEPTHWISE_CONV_2D against float references within the input
+// quantization error, and the per-tensor conv exactly against an
+// independent re-quantization.
+func TestConvHybrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 17))
+	for _, dw := range []bool{false, true} {
+		for _, perChannel := range []bool{false, true} {
+			c := convCase{h: 6, w: 5, inC: 4, outC: 6, kh: 3, kw: 3, same: true, depthwise: dw, perChannel: perChannel}.withDefaults()
+			in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
+			fillRandF(r, in, 2)
+			filter := constT(qtensor(Int8, c.filterShape(), 0.01, 0))
+			fillRand(r, filter, -127, 127)
+			scales := make([]float32, c.outC)
+			for i := range scales {
+				scales[i] = 0.01
+				if perChannel {
+					scales[i] = 0.005 + 0.01*r.Float32()
+				}
+			}
+			axis := 0
+			if dw {
+				axis = 3
+			}
+			filter.Quant = &Quantization{Scale: scales, ZeroPoint: make([]int64, c.outC), Axis: axis}
+			bias := constT(NewTensor(Float32, c.outC))
+			fillRandF(r, bias, 1)
+			out := NewTensor(Float32)
+			runOp(t, c.newOp(), 1, out, in, filter, bias)
+			xs := make([]int64, in.NumElements())
+			for i := range xs {
+				xs[i] = int64(math.Round(float64(in.Float32s()[i]) * 1e6))
+			}
+			// Float reference from the dequantized filter.
+			acc, _ := refConvAcc(c, xs, ints(filter), nil, 0, 0)
+			for i, a := range acc {
+				oc := i % c.outC
+				want := float64(a)*1e-6*float64(scales[oc]) + float64(bias.Float32s()[oc])
+				if g := float64(out.Float32s()[i]); math.Abs(g-want) > 0.08 {
+					t.Fatalf("dw=%v perChannel=%v out[%d] = %v, want about %v", dw, perChannel, i, g, want)
+				}
+			}
+			if dw || perChannel {
+				continue
+			}
+			// Per-tensor conv: symmetric quantization of the whole batch.
+			var rng float32
+			for _, v := range in.Float32s() {
+				rng = max(rng, float32(math.Abs(float64(v))))
+			}
+			q := make([]int64, len(xs))
+			for i, v := range in.Float32s() {
+				q[i] = int64(math.Round(float64(v * (127 / rng))))
+			}
+			sf := rng / 127 * 0.01
+			acc, _ = refConvAcc(c, q, ints(filter), nil, 0, 0)
+			for i, a := range acc {
+				want := float32(a)*sf + bias.Float32s()[i%c.outC]
+				if g := out.Float32s()[i]; g != want {
+					t.Fatalf("per-tensor out[%d] = %v, want %v", i, g, want)
+				}
 			}
 		}
 	}
