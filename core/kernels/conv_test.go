@@ -163,21 +163,21 @@ func refActRange(act schema.ActivationFunctionType, typ DType, scale float32, zp
 
 // convCase describes one convolution test.
 type convCase struct {
-	name                string
-	batches, h, w, inC  int
-	outC, kh, kw        int
-	strideH, strideW    int
-	dilH, dilW          int
-	same                bool
-	act                 schema.ActivationFunctionType
-	noBias              bool
-	mult                int // depthwise multiplier
-	inZP, wZP, outZP    int64
-	inScale, outScale   float32
-	perChannel          bool
-	depthwise           bool
-	threads             int
-	groups              int // grouped convolution when > 1
+	name               string
+	batches, h, w, inC int
+	outC, kh, kw       int
+	strideH, strideW   int
+	dilH, dilW         int
+	same               bool
+	act                schema.ActivationFunctionType
+	noBias             bool
+	mult               int // depthwise multiplier
+	inZP, wZP, outZP   int64
+	inScale, outScale  float32
+	perChannel         bool
+	depthwise          bool
+	threads            int
+	groups             int // grouped convolution when > 1
 }
 
 func (c convCase) padding() schema.Padding {
