@@ -66,8 +66,6 @@ type DepthwiseConv2D struct {
 	mult   int
 	xzp    int32
 	wq     []int32 // quantized weights minus zero point, [kh*kw][outC]
-	biasQ  []int32
-	biasF  []float32
 	rq     chanRequant
 	lo, hi float32
 	pk     dwPacked

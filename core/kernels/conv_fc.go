@@ -76,8 +76,6 @@ type FullyConnected struct {
 	ref16   ref16Conv
 	hybrid  hybridConv
 	shuffle []byte // SHUFFLED4x16INT8 weights, unshuffled to [units][depth]
-	m       int32
-	shift   int
 }
 
 type fcKind int
@@ -224,7 +222,6 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 		return err
 	}
 	m, shift := QuantizeMultiplier(real)
-	f.m, f.shift = m, shift
 	rq := &f.qg.rq
 	if f.kind == fcInt16 {
 		rq = &f.ref16.rq

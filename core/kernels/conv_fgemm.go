@@ -21,8 +21,8 @@ type fGemm struct {
 func (g *fGemm) setWeights(w []float32, N, K int) {
 	g.N, g.K, g.w = N, K, w[:N*K]
 	pairs := (N + 1) / 2
-	if cap(g.packed) < pairs*K*2 {
-		g.packed = make([]float32, pairs*K*2)
+	if cap(g.packed) < pairs*K*2+kernelSlack {
+		g.packed = make([]float32, pairs*K*2+kernelSlack)
 	}
 	g.packed = g.packed[:pairs*K*2]
 	clear(g.packed)
@@ -60,8 +60,8 @@ func fgemmBlocks(K int) (rowBlock, chanBlock int) {
 
 func (w *fgemmWork) ensure(K int) {
 	rb, _ := fgemmBlocks(K)
-	if cap(w.panel) < rb*K {
-		w.panel = make([]float32, rb*K)
+	if cap(w.panel) < rb*K+kernelSlack {
+		w.panel = make([]float32, rb*K+kernelSlack)
 	}
 	w.panel = w.panel[:rb*K]
 	if cap(w.row) < K {
@@ -141,6 +141,7 @@ func fkernel3x2(panel, w []float32, K int) (acc [6]float32) {
 	}
 	_ = panel[3*K-1]
 	_ = w[2*K-1]
+	// See qkernel4x3 about the pointers' slack.
 	pa := unsafe.Pointer(unsafe.SliceData(panel))
 	pw := unsafe.Pointer(unsafe.SliceData(w))
 	end := unsafe.Add(pw, 8*K)

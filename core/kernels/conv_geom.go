@@ -43,6 +43,9 @@ func windowGeom(op string, padding schema.Padding, batches, inH, inW, inC, kH, k
 	if dilH <= 0 || dilW <= 0 {
 		return convGeom{}, fmt.Errorf("%s: dilation factors must be positive, got %dx%d", op, dilH, dilW)
 	}
+	if kH <= 0 || kW <= 0 {
+		return convGeom{}, fmt.Errorf("%s: filter size %dx%d must be positive", op, kH, kW)
+	}
 	if padding != schema.PaddingSAME && padding != schema.PaddingVALID {
 		return convGeom{}, fmt.Errorf("%s: unknown padding %d", op, padding)
 	}

@@ -40,8 +40,8 @@ const laneBits = 21
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 	g.N, g.K = N, K
 	groups := (N + 2) / 3
-	if cap(g.packed) < groups*K {
-		g.packed = make([]int64, groups*K)
+	if cap(g.packed) < groups*K+kernelSlack {
+		g.packed = make([]int64, groups*K+kernelSlack)
 	}
 	g.packed = g.packed[:groups*K]
 	if cap(g.w16) < N*K {
@@ -121,8 +121,8 @@ func qgemmBlocks(K int) (rowBlock, chanBlock int) {
 
 func (w *qgemmWork[T]) ensure(K int) {
 	rb, _ := qgemmBlocks(K)
-	if cap(w.panel) < rb*K {
-		w.panel = make([]T, rb*K)
+	if cap(w.panel) < rb*K+kernelSlack {
+		w.panel = make([]T, rb*K+kernelSlack)
 	}
 	w.panel = w.panel[:rb*K]
 	if cap(w.row) < K {
@@ -276,6 +276,8 @@ func qkernel4x3(panel []int8, w []int64, K, flush int, acc *[12]int32) {
 	}
 	_ = panel[4*K-1]
 	_ = w[K-1]
+	// The pointers end one element past the data they read; the buffers are
+	// allocated with slack (kernelSlack) so that this stays inside them.
 	pa := unsafe.Pointer(unsafe.SliceData(panel))
 	pw := unsafe.Pointer(unsafe.SliceData(w))
 	for k0 := 0; k0 < K; k0 += flush {
@@ -297,6 +299,10 @@ func qkernel4x3(panel []int8, w []int64, K, flush int, acc *[12]int32) {
 		addLanes3(acc[9:12], c3)
 	}
 }
+
+// kernelSlack is the number of extra elements allocated after the packed
+// panels and weights that the kernels walk with pointers.
+const kernelSlack = 16
 
 // store3 requantizes three channels' sums into o.
 func store3[T int8 | uint8](o []T, a []int32, qp []qchan, zp, lo, hi int32) {
