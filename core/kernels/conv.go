@@ -70,18 +70,17 @@ func newConv2D(info OpInfo) (Op, error) {
 type Conv2D struct {
 	Params Conv2DParams
 
-	geom    convGeom
-	kind    convKind
-	outC    int
-	fg      fGemm
-	qg      qGemm
-	wsF     []fgemmWork
-	wsU8    []qgemmWork[uint8]
-	wsI8    []qgemmWork[int8]
-	xzp     int32
-	hybrid  hybridConv
-	ref16   ref16Conv
-	grouped groupedConv
+	geom   convGeom
+	kind   convKind
+	outC   int
+	fg     fGemm
+	qg     qGemm
+	wsF    []fgemmWork
+	wsU8   []qgemmWork[uint8]
+	wsI8   []qgemmWork[int8]
+	xzp    int32
+	hybrid hybridConv
+	ref16  ref16Conv
 }
 
 // convKind selects the arithmetic of a conv-like kernel.
@@ -108,16 +107,11 @@ func (c *Conv2D) Prepare(n *Node) error {
 	if len(in.Shape) != 4 || len(filter.Shape) != 4 {
 		return fmt.Errorf("%s: input %v and filter %v must both be 4-D", op, in.Shape, filter.Shape)
 	}
+	// TFLite 2.9 has no grouped convolution: the depths must match.
+	if in.Shape[3] != filter.Shape[3] {
+		return fmt.Errorf("%s: input depth %d differs from filter depth %d", op, in.Shape[3], filter.Shape[3])
+	}
 	outC := filter.Shape[0]
-	// A filter shallower than the input makes a grouped convolution.
-	fd := filter.Shape[3]
-	if fd <= 0 || in.Shape[3]%fd != 0 {
-		return fmt.Errorf("%s: filter depth %d does not divide input depth %d", op, fd, in.Shape[3])
-	}
-	c.grouped.groups, c.grouped.fd = in.Shape[3]/fd, fd
-	if outC%c.grouped.groups != 0 {
-		return fmt.Errorf("%s: %d output channels for %d groups", op, outC, c.grouped.groups)
-	}
 	p := c.Params
 	g, err := windowGeom(op, p.Padding, in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3],
 		filter.Shape[1], filter.Shape[2], p.StrideH, p.StrideW, p.DilationH, p.DilationW)
@@ -126,9 +120,6 @@ func (c *Conv2D) Prepare(n *Node) error {
 	}
 	c.geom, c.outC = g, outC
 	K := g.depth()
-	if c.grouped.groups > 1 {
-		K = g.kH * g.kW * fd
-	}
 
 	switch {
 	case in.Type == Float32 && filter.Type == Float32:
@@ -156,13 +147,6 @@ func (c *Conv2D) Prepare(n *Node) error {
 		return err
 	}
 	threads := max(n.Threads, 1)
-	if c.grouped.groups > 1 {
-		if err := c.prepareGrouped(op, in, filter, bias, out); err != nil {
-			return err
-		}
-		out.Shape = append(out.Shape[:0], g.batches, g.outH, g.outW, outC)
-		return nil
-	}
 
 	switch c.kind {
 	case kindFloat:
@@ -226,55 +210,6 @@ func (c *Conv2D) Prepare(n *Node) error {
 	return nil
 }
 
-// prepareGrouped sets up a grouped convolution, which runs on TFLite's
-// reference arithmetic.
-func (c *Conv2D) prepareGrouped(op string, in, filter, bias, out *Tensor) error {
-	p := c.Params
-	switch c.kind {
-	case kindFloat:
-		lo, hi, err := ActivationRangeFloat(p.Activation)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		c.fg.lo, c.fg.hi = lo, hi
-	case kindUint8, kindInt8:
-		if err := convQuantParams(op, in, filter, bias, out, p.Activation, c.outC, 0, &c.qg.rq); err != nil {
-			return err
-		}
-		c.xzp = in.ZeroPoint()
-	case kindInt16:
-		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
-			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
-		}
-		if err := convQuantParams(op, in, filter, bias, out, p.Activation, c.outC, 0, &c.ref16.rq); err != nil {
-			return err
-		}
-		c.ref16.prepare(c.outC, 0)
-	default:
-		return Unsupported("%s: grouped convolution with %s input and %s filter", op, in.Type, filter.Type)
-	}
-	return nil
-}
-
-// evalGrouped runs a grouped convolution.
-func (c *Conv2D) evalGrouped(in, filter, bias, out *Tensor, threads int) {
-	g := &c.geom
-	switch c.kind {
-	case kindFloat:
-		var b []float32
-		if bias != nil {
-			b = bias.Float32s()
-		}
-		c.grouped.float(g, in.Float32s(), filter.Float32s(), b, out.Float32s(), c.outC, c.fg.lo, c.fg.hi, threads)
-	case kindUint8:
-		groupedQuant8(&c.grouped, g, in.Uint8s(), filter.Uint8s(), int32sOrNil(bias), out.Uint8s(), c.xzp, filter.ZeroPoint(), &c.qg.rq, threads)
-	case kindInt8:
-		groupedQuant8(&c.grouped, g, in.Int8s(), filter.Int8s(), int32sOrNil(bias), out.Int8s(), c.xzp, 0, &c.qg.rq, threads)
-	case kindInt16:
-		c.grouped.int16(&c.ref16, g, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
-	}
-}
-
 // setQuantWeights packs the 8-bit filter of a quantized conv. INT8 filters
 // are symmetric in TFLite's per-channel kernels: their zero point is ignored.
 func (c *Conv2D) setQuantWeights(filter *Tensor) {
@@ -290,10 +225,6 @@ func (c *Conv2D) Eval(n *Node) error {
 	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
 	threads := max(n.Threads, 1)
 	g := &c.geom
-	if c.grouped.groups > 1 {
-		c.evalGrouped(in, filter, bias, out, threads)
-		return nil
-	}
 	switch c.kind {
 	case kindFloat:
 		if !filter.Const {

@@ -125,7 +125,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		if bias != nil && (bias.Type != Float32 || bias.NumElements() != outC) {
 			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, outC)
 		}
-	} else if err := checkQuantBias(op, in, bias, outC, true); err != nil {
+	} else if err := checkQuantBias(op, in, bias, outC, false); err != nil {
 		return err
 	}
 	threads := max(n.Threads, 1)

@@ -254,7 +254,7 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 		}
 		f.shuffle = f.shuffle[:f.units*f.depth]
 	}
-	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8
+	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8 || f.kind == fcUint8ToInt16
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
 		f.setQuantWeights(filter)
@@ -342,7 +342,7 @@ func (f *FullyConnected) evalToInt16(in []uint8, out []int16) {
 		row := in[b*K : b*K+K]
 		o := out[b*N : b*N+N]
 		for c := range N {
-			acc := qdot1(row, g.w16[c*K:c*K+K]) + g.cst[c]
+			acc := qdot1(row, g.w16[c*K:c*K+K])
 			o[c] = int16(g.requant(acc, c))
 		}
 	}

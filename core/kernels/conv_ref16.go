@@ -1,10 +1,19 @@
 package kernels
 
-// ref16Conv is the 16x8 arithmetic (INT16 activations, INT8 weights) of
-// TFLite's reference_integer_ops kernels, which TFLite 2.9 runs for INT16
-// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: exact int64 accumulation,
-// then MultiplyByQuantizedMultiplier's int64 variant for INT64 biases (its
-// int32 variant for INT32 biases).
+// ref16Conv is the 16x8 arithmetic (INT16 activations, INT8 weights) that
+// TFLite 2.9 uses for INT16 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED:
+//
+//   - with an INT64 bias, the reference_integer_ops kernels: exact int64
+//     sums and MultiplyByQuantizedMultiplier's int64 variant (16-bit
+//     multiplier, one rounding shift);
+//   - with an INT32 bias or none, and all zero points 0, the GEMM path: ruy's
+//     portable kernel (ruy has no x86 SIMD kernel for int16 operands), int32
+//     sums and ruy's reference multiplier, which rounds once:
+//     (x*m + 2^(30-shift)) >> (31-shift);
+//   - otherwise the reference kernels with int32 sums and TFLite's
+//     MultiplyByQuantizedMultiplier.
+//
+// All three were checked against TFLite 2.9 (see conv_tflite29_test.go).
 type ref16Conv struct {
 	rq    chanRequant
 	m     []int32
@@ -25,12 +34,36 @@ func (r *ref16Conv) prepare(n, K int) {
 	}
 }
 
+// ref16Mode selects one of ref16Conv's requantizations.
+type ref16Mode int
+
+const (
+	ref16Wide   ref16Mode = iota // int64 sums, MultiplyByQuantizedMultiplier64
+	ref16Ruy                     // int32 sums, ruy's single rounding
+	ref16TFLite                  // int32 sums, MultiplyByQuantizedMultiplier
+)
+
+// ref16ModeOf picks the arithmetic for a bias tensor and filter zero point.
+func ref16ModeOf(bias *Tensor, wzp int32) ref16Mode {
+	switch {
+	case bias != nil && bias.Type == Int64:
+		return ref16Wide
+	case wzp == 0:
+		return ref16Ruy
+	}
+	return ref16TFLite
+}
+
 // scale requantizes one exact accumulator of channel c.
-func (r *ref16Conv) scale(acc int64, c int, wide bool) int16 {
+func (r *ref16Conv) scale(acc int64, c int, mode ref16Mode) int16 {
 	var v int32
-	if wide {
+	switch mode {
+	case ref16Wide:
 		v = MultiplyByQuantizedMultiplier64(acc, r.m[c], r.shift[c])
-	} else {
+	case ref16Ruy:
+		total := 31 - r.shift[c]
+		v = int32((int64(int32(acc))*int64(r.m[c]) + int64(1)<<(total-1)) >> total)
+	default:
 		v = MultiplyByQuantizedMultiplier(int32(acc), r.m[c], r.shift[c])
 	}
 	v += r.rq.zp
@@ -47,7 +80,7 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *T
 	N := len(r.m)
 	K := g.depth()
 	r.bias = biasInt64(bias, N, r.bias)
-	wide := bias == nil || bias.Type == Int64
+	mode := ref16ModeOf(bias, wzp)
 	for len(r.row) < threads {
 		r.row = append(r.row, nil)
 	}
@@ -69,7 +102,7 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *T
 				for k, x := range row {
 					acc += int64(int32(wc[k])-wzp) * int64(x)
 				}
-				o[c] = r.scale(acc+r.bias[c], c, wide)
+				o[c] = r.scale(acc+r.bias[c], c, mode)
 			}
 		}
 	})
@@ -80,7 +113,9 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *T
 func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias *Tensor, out []int16, threads int) {
 	outC := len(r.m)
 	r.bias = biasInt64(bias, outC, r.bias)
-	wide := bias == nil || bias.Type == Int64
+	// DEPTHWISE_CONV_2D takes INT64 biases only (or none, which TFLite does
+	// not run): always the reference arithmetic.
+	mode := ref16Wide
 	parallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
 		for p := lo; p < hi; p++ {
 			ox := p % g.outW
@@ -104,7 +139,7 @@ func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias 
 						acc += int64(w[(ky*g.kW+kx)*outC+c]) * int64(x)
 					}
 				}
-				o[c] = r.scale(acc+r.bias[c], c, wide)
+				o[c] = r.scale(acc+r.bias[c], c, mode)
 			}
 		}
 	})

@@ -296,8 +296,6 @@ var convCases = []convCase{
 	{name: "saturating", h: 5, w: 5, inC: 8, outC: 6, kh: 3, kw: 3, same: true, outScale: 0.004},
 	{name: "4 threads", batches: 2, h: 9, w: 7, inC: 6, outC: 10, kh: 3, kw: 3, same: true, threads: 4},
 	{name: "4 threads few rows", h: 1, w: 3, inC: 20, outC: 40, kh: 1, kw: 1, same: true, threads: 4},
-	{name: "2 groups", h: 5, w: 6, inC: 6, outC: 4, kh: 3, kw: 3, same: true, groups: 2},
-	{name: "3 groups stride 2 relu", batches: 2, h: 7, w: 6, inC: 9, outC: 6, kh: 2, kw: 3, strideH: 2, strideW: 2, groups: 3, act: schema.ActivationFunctionTypeRELU, threads: 2},
 }
 
 var depthwiseCases = []convCase{
@@ -449,7 +447,7 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	}
 	alo, ahi := refActRange(c.act, typ, c.outScale, outZP)
 	got := ints(out)
-	ruy := !c.depthwise && c.groups == 1 // grouped convs run TFLite's reference kernel
+	ruy := !c.depthwise
 	for i, a := range acc {
 		oc := i % c.outC
 		var real float64
@@ -633,13 +631,21 @@ func TestConvInt16(t *testing.T) {
 				for i, a := range acc {
 					oc := i % c.outC
 					m, shift := QuantizeMultiplier(float64(float32(0.001)) * float64(fscales[oc]) / float64(outScale))
-					// 64-bit variant: 16-bit multiplier, one rounding shift.
-					rm := int64((m + (1 << 15)) >> 16)
-					if m >= 0x7FFF0000 {
-						rm = 0x7FFF
+					var v int64
+					if bias != nil || dw {
+						// INT64 bias (and any depthwise): the reference
+						// kernel's 16-bit multiplier, one rounding shift.
+						rm := int64((m + (1 << 15)) >> 16)
+						if m >= 0x7FFF0000 {
+							rm = 0x7FFF
+						}
+						total := uint(15 - shift)
+						v = floorShift(a*rm+(1<<(total-1)), total)
+					} else {
+						// No bias: ruy's portable kernel, one rounding.
+						total := uint(31 - shift)
+						v = floorShift(a*int64(m)+(1<<(total-1)), total)
 					}
-					total := uint(15 - shift)
-					v := floorShift(a*rm+(1<<(total-1)), total)
 					want := clampI(int64(int32(v)), alo, ahi)
 					if got[i] != want {
 						t.Fatalf("out[%d] = %d, want %d", i, got[i], want)
@@ -778,11 +784,17 @@ func TestFullyConnectedQuantized(t *testing.T) {
 							acc += bv[u]
 						}
 						var v int64
-						if typ == Int16 {
+						switch {
+						case typ == Int16 && bias != nil:
+							// INT64 bias: the reference kernel's 16-bit multiplier.
 							rm := int64((m + (1 << 15)) >> 16)
 							total := uint(15 - shift)
 							v = floorShift(acc*rm+(1<<(total-1)), total)
-						} else {
+						case typ == Int16:
+							// No bias: ruy's portable kernel, one rounding.
+							total := uint(31 - shift)
+							v = floorShift(acc*int64(m)+(1<<(total-1)), total)
+						default:
 							v = refScale(acc, m, shift, true)
 						}
 						want := clampI(v+outZP, alo, ahi)
