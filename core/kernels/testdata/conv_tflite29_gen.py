@@ -332,9 +332,50 @@ def main():
         for i, (h, inC, outC, k, s) in enumerate([(14, 24, 40, 1, 1), (15, 3, 16, 3, 2)]):
             rng2 = random.Random(100 + i)
             gen_big(rng2, typ, h, inC, outC, k, s, i)
+    gen_edges(random.Random(77))
     with gzip.open(OUT, "wt") as f:
         json.dump(CASES, f)
     print(len(CASES), "cases,", sum(1 for c in CASES if "error" in c), "TFLite errors")
+
+
+def gen_edges(rng):
+    """Deep sums (lane flushes), big filters, a depth_multiplier option that
+    disagrees with the filter, and wide FULLY_CONNECTED layers."""
+    for typ in ["UINT8", "INT8"]:
+        for i, (h, inC, outC, k) in enumerate([(5, 40, 7, 3), (4, 130, 5, 2)]):
+            K = k * k * inC
+            in_s, in_zp, f_s, f_zp, out_s, out_zp = quant_setup(rng, typ, K, i == 1)
+            inp = tensor(typ, [1, h, h, inC], rvals(rng, typ, h * h * inC), scale=in_s, zp=in_zp)
+            flt = tensor(typ, [outC, k, k, inC], rvals(rng, typ, outC * K, -127 if typ == "INT8" else None),
+                         const=True, scale=f_s, zp=f_zp)
+            bias = tensor("INT32", [outC], rvals(rng, "INT32", outC, -9000, 9000), const=True,
+                          scale=f32(in_s) * f32(f_s), zp=0)
+            run_case("conv_deep_%s_%d" % (typ, i), "CONV_2D", 3 if typ == "INT8" else 1, [inp, flt, bias],
+                     [dict(type=typ, scales=[f32(out_s)], zps=[out_zp])], "Conv2DOptions",
+                     dict(padding="SAME", stride_w=1, stride_h=1, fused_activation_function="NONE"))
+        for i, (k, mult, opt) in enumerate([(7, 1, 1), (6, 2, 2), (3, 2, 1), (3, 1, 2)]):
+            C = 3
+            outC = C * mult
+            in_s, in_zp, f_s, f_zp, out_s, out_zp = quant_setup(rng, typ, k * k, i % 2 == 0)
+            inp = tensor(typ, [1, 9, 8, C], rvals(rng, typ, 9 * 8 * C), scale=in_s, zp=in_zp)
+            flt = tensor(typ, [1, k, k, outC], rvals(rng, typ, k * k * outC, -127 if typ == "INT8" else None),
+                         const=True, scale=f_s, zp=f_zp, axis=3)
+            bias = tensor("INT32", [outC], rvals(rng, "INT32", outC, -900, 900), const=True,
+                          scale=f32(in_s) * f32(f_s), zp=0)
+            run_case("dw_edge_%s_%d" % (typ, i), "DEPTHWISE_CONV_2D", 3 if typ == "INT8" else 1, [inp, flt, bias],
+                     [dict(type=typ, scales=[f32(out_s)], zps=[out_zp])], "DepthwiseConv2DOptions",
+                     dict(padding="SAME", stride_w=1, stride_h=2, depth_multiplier=opt,
+                          fused_activation_function="RELU"))
+        for i, (rows, depth, units) in enumerate([(1, 560, 10), (3, 300, 17)]):
+            in_s, in_zp, f_s, f_zp, out_s, out_zp = quant_setup(rng, typ, depth, i == 0)
+            inp = tensor(typ, [rows, depth], rvals(rng, typ, rows * depth), scale=in_s, zp=in_zp)
+            flt = tensor(typ, [units, depth], rvals(rng, typ, units * depth, -127 if typ == "INT8" else None),
+                         const=True, scale=f_s, zp=f_zp)
+            bias = tensor("INT32", [units], rvals(rng, "INT32", units, -9000, 9000), const=True,
+                          scale=f32(in_s) * f32(f_s), zp=0)
+            run_case("fc_wide_%s_%d" % (typ, i), "FULLY_CONNECTED", 4 if typ == "INT8" else 1, [inp, flt, bias],
+                     [dict(type=typ, scales=[f32(out_s)], zps=[out_zp])], "FullyConnectedOptions",
+                     dict(fused_activation_function="NONE"))
 
 
 def gen_big(rng, kind, h, inC, outC, k, s, i):
