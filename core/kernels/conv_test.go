@@ -13,7 +13,7 @@ import (
 
 // ---- test helpers -------------------------------------------------------
 
-func qtensor(typ DType, shape []int, scale float32, zp int64) *Tensor {
+func convQTensor(typ DType, shape []int, scale float32, zp int64) *Tensor {
 	t := NewTensor(typ, shape...)
 	if scale != 0 {
 		t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
@@ -21,10 +21,10 @@ func qtensor(typ DType, shape []int, scale float32, zp int64) *Tensor {
 	return t
 }
 
-func constT(t *Tensor) *Tensor { t.Const = true; return t }
+func convConst(t *Tensor) *Tensor { t.Const = true; return t }
 
-// fillRand fills t with random values of its type in [lo, hi].
-func fillRand(r *rand.Rand, t *Tensor, lo, hi int) {
+// convFillRand fills t with random values of its type in [lo, hi].
+func convFillRand(r *rand.Rand, t *Tensor, lo, hi int) {
 	n := t.NumElements()
 	for i := range n {
 		v := lo + r.IntN(hi-lo+1)
@@ -43,14 +43,14 @@ func fillRand(r *rand.Rand, t *Tensor, lo, hi int) {
 	}
 }
 
-func fillRandF(r *rand.Rand, t *Tensor, scale float32) {
+func convFillRandF(r *rand.Rand, t *Tensor, scale float32) {
 	for i := range t.Float32s() {
 		t.Float32s()[i] = (r.Float32()*2 - 1) * scale
 	}
 }
 
-// ints reads an integer tensor as int64 values.
-func ints(t *Tensor) []int64 {
+// convInts reads an integer tensor as int64 values.
+func convInts(t *Tensor) []int64 {
 	n := t.NumElements()
 	out := make([]int64, n)
 	for i := range n {
@@ -70,7 +70,7 @@ func ints(t *Tensor) []int64 {
 	return out
 }
 
-func runOp(t *testing.T, op Op, threads int, out *Tensor, inputs ...*Tensor) {
+func convRunOp(t *testing.T, op Op, threads int, out *Tensor, inputs ...*Tensor) {
 	t.Helper()
 	n := &Node{Inputs: inputs, Outputs: []*Tensor{out}, Threads: threads}
 	if err := op.Prepare(n); err != nil {
@@ -83,9 +83,9 @@ func runOp(t *testing.T, op Op, threads int, out *Tensor, inputs ...*Tensor) {
 	}
 }
 
-// refWindow computes the output size and leading padding of one spatial
+// convRefWindow computes the output size and leading padding of one spatial
 // dimension from the definitions of SAME and VALID padding.
-func refWindow(same bool, in, k, stride, dil int) (out, pad int) {
+func convRefWindow(same bool, in, k, stride, dil int) (out, pad int) {
 	eff := (k-1)*dil + 1
 	if same {
 		out = (in + stride - 1) / stride
@@ -95,8 +95,8 @@ func refWindow(same bool, in, k, stride, dil int) (out, pad int) {
 	return (in-eff)/stride + 1, 0
 }
 
-// floorDiv is floor(a / 2^s).
-func floorShift(a int64, s uint) int64 {
+// convFloorShift is floor(a / 2^s).
+func convFloorShift(a int64, s uint) int64 {
 	d := int64(1) << s
 	q := a / d
 	if a%d != 0 && a < 0 {
@@ -105,9 +105,9 @@ func floorShift(a int64, s uint) int64 {
 	return q
 }
 
-// refScale applies a Q31 multiplier with exponent shift to acc. ruy rounds
+// convRefScale applies a Q31 multiplier with exponent shift to acc. ruy rounds
 // the final shift half up, TFLite half away from zero.
-func refScale(acc int64, m int32, shift int, ruy bool) int64 {
+func convRefScale(acc int64, m int32, shift int, ruy bool) int64 {
 	left, right := 0, 0
 	if shift > 0 {
 		left = shift
@@ -116,12 +116,12 @@ func refScale(acc int64, m int32, shift int, ruy bool) int64 {
 	}
 	x := int64(int32(acc) << left)
 	// Round x*m/2^31 to nearest, ties up.
-	hi := floorShift(x*int64(m)+(1<<30), 31)
+	hi := convFloorShift(x*int64(m)+(1<<30), 31)
 	if right == 0 {
 		return hi
 	}
 	d := int64(1) << right
-	q := floorShift(hi, uint(right))
+	q := convFloorShift(hi, uint(right))
 	rem := hi - q*d // in [0, d)
 	switch {
 	case 2*rem > d:
@@ -132,9 +132,9 @@ func refScale(acc int64, m int32, shift int, ruy bool) int64 {
 	return q
 }
 
-func clampI(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
+func convClampI(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
 
-func typeRange(t DType) (int64, int64) {
+func convTypeRange(t DType) (int64, int64) {
 	switch t {
 	case Uint8:
 		return 0, 255
@@ -146,9 +146,9 @@ func typeRange(t DType) (int64, int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
-// refActRange is the quantized clamp range of a fused activation.
-func refActRange(act schema.ActivationFunctionType, typ DType, scale float32, zp int64) (int64, int64) {
-	lo, hi := typeRange(typ)
+// convRefActRange is the quantized clamp range of a fused activation.
+func convRefActRange(act schema.ActivationFunctionType, typ DType, scale float32, zp int64) (int64, int64) {
+	lo, hi := convTypeRange(typ)
 	q := func(f float64) int64 { return zp + int64(math.Round(f/float64(scale))) }
 	switch act {
 	case schema.ActivationFunctionTypeRELU:
@@ -187,11 +187,11 @@ func (c convCase) padding() schema.Padding {
 	return schema.PaddingVALID
 }
 
-// refConvAcc returns the exact accumulators (sum (x-xzp)(w-wzp) + bias) of a
+// convRefAcc returns the exact accumulators (sum (x-xzp)(w-wzp) + bias) of a
 // convolution or depthwise convolution, NHWC, and the output shape.
-func refConvAcc(c convCase, x, w, bias []int64, xzp, wzp int64) ([]int64, []int) {
-	oh, ph := refWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
-	ow, pw := refWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
+func convRefAcc(c convCase, x, w, bias []int64, xzp, wzp int64) ([]int64, []int) {
+	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
+	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
 	outC := c.outC
 	out := make([]int64, c.batches*oh*ow*outC)
 	for b := range c.batches {
@@ -318,20 +318,20 @@ func testFloatConv(t *testing.T, c convCase) {
 	c = c.withDefaults()
 	r := rand.New(rand.NewPCG(1, uint64(len(c.name))))
 	in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-	filter := constT(NewTensor(Float32, c.filterShape()...))
-	fillRandF(r, in, 1)
-	fillRandF(r, filter, 1)
+	filter := convConst(NewTensor(Float32, c.filterShape()...))
+	convFillRandF(r, in, 1)
+	convFillRandF(r, filter, 1)
 	var bias *Tensor
 	if !c.noBias {
-		bias = constT(NewTensor(Float32, c.outC))
-		fillRandF(r, bias, 1)
+		bias = convConst(NewTensor(Float32, c.outC))
+		convFillRandF(r, bias, 1)
 	}
 	out := NewTensor(Float32)
-	runOp(t, c.newOp(), c.threads, out, in, filter, bias)
+	convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	// Reference in float64.
-	oh, ph := refWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
-	ow, pw := refWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
+	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
+	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
 	if fmt.Sprint(out.Shape) != fmt.Sprint([]int{c.batches, oh, ow, c.outC}) {
 		t.Fatalf("shape %v, want %v", out.Shape, []int{c.batches, oh, ow, c.outC})
 	}
@@ -403,17 +403,17 @@ func TestDepthwiseConv2DFloat(t *testing.T) {
 func testQuantConv(t *testing.T, c convCase, typ DType) {
 	c = c.withDefaults()
 	r := rand.New(rand.NewPCG(2, uint64(len(c.name))*7+uint64(typ)))
-	lo, hi := typeRange(typ)
+	lo, hi := convTypeRange(typ)
 	inZP, wZP, outZP := int64(0), int64(0), int64(0)
 	if typ == Uint8 {
 		inZP, wZP, outZP = 128+int64(r.IntN(40))-20, 128+int64(r.IntN(40))-20, 128+int64(r.IntN(40))-20
 	} else {
 		inZP, outZP = int64(r.IntN(40))-20, int64(r.IntN(40))-20
 	}
-	in := qtensor(typ, []int{c.batches, c.h, c.w, c.inC}, c.inScale, inZP)
-	fillRand(r, in, int(lo), int(hi))
-	filter := constT(qtensor(typ, c.filterShape(), 0.02, wZP))
-	fillRand(r, filter, int(lo), int(hi))
+	in := convQTensor(typ, []int{c.batches, c.h, c.w, c.inC}, c.inScale, inZP)
+	convFillRand(r, in, int(lo), int(hi))
+	filter := convConst(convQTensor(typ, c.filterShape(), 0.02, wZP))
+	convFillRand(r, filter, int(lo), int(hi))
 	fscales := []float32{0.02}
 	if c.perChannel {
 		fscales = make([]float32, c.outC)
@@ -430,23 +430,23 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	var bias *Tensor
 	var biasV []int64
 	if !c.noBias {
-		bias = constT(qtensor(Int32, []int{c.outC}, c.inScale*fscales[0], 0))
-		fillRand(r, bias, -3000, 3000)
-		biasV = ints(bias)
+		bias = convConst(convQTensor(Int32, []int{c.outC}, c.inScale*fscales[0], 0))
+		convFillRand(r, bias, -3000, 3000)
+		biasV = convInts(bias)
 	}
-	out := qtensor(typ, nil, c.outScale, outZP)
-	runOp(t, c.newOp(), c.threads, out, in, filter, bias)
+	out := convQTensor(typ, nil, c.outScale, outZP)
+	convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	effWZP := wZP
 	if typ == Int8 {
 		effWZP = 0
 	}
-	acc, shape := refConvAcc(c, ints(in), ints(filter), biasV, inZP, effWZP)
+	acc, shape := convRefAcc(c, convInts(in), convInts(filter), biasV, inZP, effWZP)
 	if fmt.Sprint(out.Shape) != fmt.Sprint(shape) {
 		t.Fatalf("shape %v, want %v", out.Shape, shape)
 	}
-	alo, ahi := refActRange(c.act, typ, c.outScale, outZP)
-	got := ints(out)
+	alo, ahi := convRefActRange(c.act, typ, c.outScale, outZP)
+	got := convInts(out)
 	ruy := !c.depthwise
 	for i, a := range acc {
 		oc := i % c.outC
@@ -461,7 +461,7 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 			real = float64(c.inScale) * float64(fs) / float64(c.outScale)
 		}
 		m, shift := QuantizeMultiplier(real)
-		want := clampI(refScale(a, m, shift, ruy)+outZP, alo, ahi)
+		want := convClampI(convRefScale(a, m, shift, ruy)+outZP, alo, ahi)
 		if got[i] != want {
 			t.Fatalf("out[%d] (channel %d, acc %d) = %d, want %d", i, oc, a, got[i], want)
 		}
@@ -500,11 +500,11 @@ func TestDepthwiseConv2DQuantized(t *testing.T) {
 // half away from zero.
 func TestRequantRoundingTies(t *testing.T) {
 	for _, depthwise := range []bool{false, true} {
-		in := qtensor(Uint8, []int{1, 1, 8, 1}, 0.25, 100)
+		in := convQTensor(Uint8, []int{1, 1, 8, 1}, 0.25, 100)
 		copy(in.Uint8s(), []uint8{97, 98, 99, 101, 102, 103, 94, 106}) // -3 -2 -1 1 2 3 -6 6
-		filter := constT(qtensor(Uint8, []int{1, 1, 1, 1}, 1, 0))
+		filter := convConst(convQTensor(Uint8, []int{1, 1, 1, 1}, 1, 0))
 		filter.Uint8s()[0] = 1
-		out := qtensor(Uint8, nil, 1, 50)
+		out := convQTensor(Uint8, nil, 1, 50)
 		var op Op = &Conv2D{Params: Conv2DParams{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
 		// x/2 rounded half up: -1 -1 0 1 1 2 -3 3; then /2 half up.
 		want := []uint8{50, 50, 50, 51, 51, 51, 49, 52}
@@ -513,7 +513,7 @@ func TestRequantRoundingTies(t *testing.T) {
 			// then /2 half away from zero.
 			want = []uint8{49, 49, 50, 51, 51, 51, 48, 52}
 		}
-		runOp(t, op, 1, out, in, filter, nil)
+		convRunOp(t, op, 1, out, in, filter, nil)
 		if !bytes.Equal(out.Uint8s(), want) {
 			t.Errorf("depthwise=%v: got %v, want %v", depthwise, out.Uint8s(), want)
 		}
@@ -525,13 +525,13 @@ func TestRequantRoundingTies(t *testing.T) {
 func TestConv2DHandValues(t *testing.T) {
 	in := NewTensor(Float32, 1, 3, 3, 1)
 	copy(in.Float32s(), []float32{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	filter := constT(NewTensor(Float32, 1, 2, 2, 1))
+	filter := convConst(NewTensor(Float32, 1, 2, 2, 1))
 	copy(filter.Float32s(), []float32{1, 0, 0, -1})
-	bias := constT(NewTensor(Float32, 1))
+	bias := convConst(NewTensor(Float32, 1))
 	bias.Float32s()[0] = 0.5
 	out := NewTensor(Float32)
 	op := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
-	runOp(t, op, 1, out, in, filter, bias)
+	convRunOp(t, op, 1, out, in, filter, bias)
 	// SAME with a 2x2 filter pads one row/column at the end:
 	// out[y][x] = in[y][x] - in[y+1][x+1] + 0.5 (0 outside).
 	want := []float32{-3.5, -3.5, 3.5, -3.5, -3.5, 6.5, 7.5, 8.5, 9.5}
@@ -555,27 +555,27 @@ func TestConvThreadsIdentical(t *testing.T) {
 			var in, filter, bias *Tensor
 			if typ == Float32 {
 				in = NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-				filter = constT(NewTensor(Float32, c.filterShape()...))
-				bias = constT(NewTensor(Float32, c.outC))
-				fillRandF(r, in, 1)
-				fillRandF(r, filter, 1)
-				fillRandF(r, bias, 1)
+				filter = convConst(NewTensor(Float32, c.filterShape()...))
+				bias = convConst(NewTensor(Float32, c.outC))
+				convFillRandF(r, in, 1)
+				convFillRandF(r, filter, 1)
+				convFillRandF(r, bias, 1)
 			} else {
-				lo, hi := typeRange(typ)
-				in = qtensor(typ, []int{c.batches, c.h, c.w, c.inC}, 0.05, 3)
-				filter = constT(qtensor(typ, c.filterShape(), 0.02, 0))
-				bias = constT(qtensor(Int32, []int{c.outC}, 0.001, 0))
-				fillRand(r, in, int(lo), int(hi))
-				fillRand(r, filter, int(lo), int(hi))
-				fillRand(r, bias, -1000, 1000)
+				lo, hi := convTypeRange(typ)
+				in = convQTensor(typ, []int{c.batches, c.h, c.w, c.inC}, 0.05, 3)
+				filter = convConst(convQTensor(typ, c.filterShape(), 0.02, 0))
+				bias = convConst(convQTensor(Int32, []int{c.outC}, 0.001, 0))
+				convFillRand(r, in, int(lo), int(hi))
+				convFillRand(r, filter, int(lo), int(hi))
+				convFillRand(r, bias, -1000, 1000)
 			}
 			var ref []byte
 			for _, th := range []int{1, 2, 3, 4, 7} {
-				out := qtensor(typ, nil, 0.1, 1)
+				out := convQTensor(typ, nil, 0.1, 1)
 				if typ == Float32 {
 					out = NewTensor(Float32)
 				}
-				runOp(t, c.newOp(), th, out, in, filter, bias)
+				convRunOp(t, c.newOp(), th, out, in, filter, bias)
 				if ref == nil {
 					ref = bytes.Clone(out.Data)
 				} else if !bytes.Equal(ref, out.Data) {
@@ -599,10 +599,10 @@ func TestConvInt16(t *testing.T) {
 			c = c.withDefaults()
 			t.Run(fmt.Sprintf("dw=%v/%s", dw, c.name), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(5, uint64(len(c.name))))
-				in := qtensor(Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
-				fillRand(r, in, -32768, 32767)
-				filter := constT(qtensor(Int8, c.filterShape(), 0.02, 0))
-				fillRand(r, filter, -127, 127)
+				in := convQTensor(Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
+				convFillRand(r, in, -32768, 32767)
+				filter := convConst(convQTensor(Int8, c.filterShape(), 0.02, 0))
+				convFillRand(r, filter, -127, 127)
 				fscales := make([]float32, c.outC)
 				for i := range fscales {
 					fscales[i] = 0.005 + 0.03*r.Float32()
@@ -615,19 +615,19 @@ func TestConvInt16(t *testing.T) {
 				var bias *Tensor
 				var biasV []int64
 				if !c.noBias {
-					bias = constT(qtensor(Int64, []int{c.outC}, 1e-5, 0))
-					fillRand(r, bias, -1<<20, 1<<20)
-					biasV = ints(bias)
+					bias = convConst(convQTensor(Int64, []int{c.outC}, 1e-5, 0))
+					convFillRand(r, bias, -1<<20, 1<<20)
+					biasV = convInts(bias)
 				}
 				outScale := float32(0.002)
 				if c.outScale < 0.05 {
 					outScale = 0.0001 // saturates
 				}
-				out := qtensor(Int16, nil, outScale, 0)
-				runOp(t, c.newOp(), c.threads, out, in, filter, bias)
-				acc, _ := refConvAcc(c, ints(in), ints(filter), biasV, 0, 0)
-				alo, ahi := refActRange(c.act, Int16, outScale, 0)
-				got := ints(out)
+				out := convQTensor(Int16, nil, outScale, 0)
+				convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
+				acc, _ := convRefAcc(c, convInts(in), convInts(filter), biasV, 0, 0)
+				alo, ahi := convRefActRange(c.act, Int16, outScale, 0)
+				got := convInts(out)
 				for i, a := range acc {
 					oc := i % c.outC
 					m, shift := QuantizeMultiplier(float64(float32(0.001)) * float64(fscales[oc]) / float64(outScale))
@@ -640,13 +640,13 @@ func TestConvInt16(t *testing.T) {
 							rm = 0x7FFF
 						}
 						total := uint(15 - shift)
-						v = floorShift(a*rm+(1<<(total-1)), total)
+						v = convFloorShift(a*rm+(1<<(total-1)), total)
 					} else {
 						// No bias: ruy's portable kernel, one rounding.
 						total := uint(31 - shift)
-						v = floorShift(a*int64(m)+(1<<(total-1)), total)
+						v = convFloorShift(a*int64(m)+(1<<(total-1)), total)
 					}
-					want := clampI(int64(int32(v)), alo, ahi)
+					want := convClampI(int64(int32(v)), alo, ahi)
 					if got[i] != want {
 						t.Fatalf("out[%d] = %d, want %d", i, got[i], want)
 					}
@@ -677,17 +677,17 @@ func TestFullyConnectedFloat(t *testing.T) {
 	} {
 		depth := tc.inShape[len(tc.inShape)-1]
 		in := NewTensor(Float32, tc.inShape...)
-		fillRandF(r, in, 2)
-		w := constT(NewTensor(Float32, tc.units, depth))
-		fillRandF(r, w, 1)
+		convFillRandF(r, in, 2)
+		w := convConst(NewTensor(Float32, tc.units, depth))
+		convFillRandF(r, w, 1)
 		var bias *Tensor
 		if !tc.noBias {
-			bias = constT(NewTensor(Float32, tc.units))
-			fillRandF(r, bias, 1)
+			bias = convConst(NewTensor(Float32, tc.units))
+			convFillRandF(r, bias, 1)
 		}
 		out := NewTensor(Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{Activation: tc.act, KeepNumDims: tc.keep}}
-		runOp(t, op, max(tc.threads, 1), out, in, w, bias)
+		convRunOp(t, op, max(tc.threads, 1), out, in, w, bias)
 		if fmt.Sprint(out.Shape) != fmt.Sprint(tc.want) {
 			t.Fatalf("shape %v, want %v", out.Shape, tc.want)
 		}
@@ -733,7 +733,7 @@ func TestFullyConnectedQuantized(t *testing.T) {
 			{rows: 2, depth: 64, units: 40, threads: 4},
 		} {
 			t.Run(fmt.Sprintf("%s/%dx%dx%d", typ, tc.rows, tc.depth, tc.units), func(t *testing.T) {
-				lo, hi := typeRange(typ)
+				lo, hi := convTypeRange(typ)
 				inZP, wZP, outZP := int64(0), int64(0), int64(0)
 				inScale, wScale, outScale := float32(0.05), float32(0.01), float32(0.2)
 				if tc.outScale != 0 {
@@ -749,31 +749,31 @@ func TestFullyConnectedQuantized(t *testing.T) {
 					wZP, biasT = 0, Int64
 					inScale, outScale = 0.001, outScale/20
 				}
-				in := qtensor(typ, []int{tc.rows, tc.depth}, inScale, inZP)
-				fillRand(r, in, int(lo), int(hi))
+				in := convQTensor(typ, []int{tc.rows, tc.depth}, inScale, inZP)
+				convFillRand(r, in, int(lo), int(hi))
 				wt := typ
 				if typ == Int16 {
 					wt = Int8
 				}
-				w := constT(qtensor(wt, []int{tc.units, tc.depth}, wScale, wZP))
-				wlo, whi := typeRange(wt)
-				fillRand(r, w, int(wlo), int(whi))
+				w := convConst(convQTensor(wt, []int{tc.units, tc.depth}, wScale, wZP))
+				wlo, whi := convTypeRange(wt)
+				convFillRand(r, w, int(wlo), int(whi))
 				var bias *Tensor
 				var bv []int64
 				if !tc.noBias {
-					bias = constT(qtensor(biasT, []int{tc.units}, inScale*wScale, 0))
-					fillRand(r, bias, -5000, 5000)
-					bv = ints(bias)
+					bias = convConst(convQTensor(biasT, []int{tc.units}, inScale*wScale, 0))
+					convFillRand(r, bias, -5000, 5000)
+					bv = convInts(bias)
 				}
-				out := qtensor(typ, nil, outScale, outZP)
+				out := convQTensor(typ, nil, outScale, outZP)
 				op := &FullyConnected{Params: FullyConnectedParams{Activation: tc.act}}
-				runOp(t, op, max(tc.threads, 1), out, in, w, bias)
+				convRunOp(t, op, max(tc.threads, 1), out, in, w, bias)
 				if fmt.Sprint(out.Shape) != fmt.Sprint([]int{tc.rows, tc.units}) {
 					t.Fatalf("shape %v", out.Shape)
 				}
-				x, wv, got := ints(in), ints(w), ints(out)
+				x, wv, got := convInts(in), convInts(w), convInts(out)
 				m, shift := QuantizeMultiplier(float64(inScale*wScale) / float64(outScale))
-				alo, ahi := refActRange(tc.act, typ, outScale, outZP)
+				alo, ahi := convRefActRange(tc.act, typ, outScale, outZP)
 				for b := range tc.rows {
 					for u := range tc.units {
 						var acc int64
@@ -789,15 +789,15 @@ func TestFullyConnectedQuantized(t *testing.T) {
 							// INT64 bias: the reference kernel's 16-bit multiplier.
 							rm := int64((m + (1 << 15)) >> 16)
 							total := uint(15 - shift)
-							v = floorShift(acc*rm+(1<<(total-1)), total)
+							v = convFloorShift(acc*rm+(1<<(total-1)), total)
 						case typ == Int16:
 							// No bias: ruy's portable kernel, one rounding.
 							total := uint(31 - shift)
-							v = floorShift(acc*int64(m)+(1<<(total-1)), total)
+							v = convFloorShift(acc*int64(m)+(1<<(total-1)), total)
 						default:
-							v = refScale(acc, m, shift, true)
+							v = convRefScale(acc, m, shift, true)
 						}
-						want := clampI(v+outZP, alo, ahi)
+						want := convClampI(v+outZP, alo, ahi)
 						if g := got[b*tc.units+u]; g != want {
 							t.Fatalf("out[%d,%d] = %d, want %d (acc %d)", b, u, g, want, acc)
 						}
@@ -813,14 +813,14 @@ func TestFullyConnectedHybrid(t *testing.T) {
 	for _, asym := range []bool{false, true} {
 		rows, depth, units := 3, 37, 11
 		in := NewTensor(Float32, rows, depth)
-		fillRandF(r, in, 3)
-		w := constT(qtensor(Int8, []int{units, depth}, 0.02, 0))
-		fillRand(r, w, -127, 127)
-		bias := constT(NewTensor(Float32, units))
-		fillRandF(r, bias, 1)
+		convFillRandF(r, in, 3)
+		w := convConst(convQTensor(Int8, []int{units, depth}, 0.02, 0))
+		convFillRand(r, w, -127, 127)
+		bias := convConst(NewTensor(Float32, units))
+		convFillRandF(r, bias, 1)
 		out := NewTensor(Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{AsymmetricQuantizeInputs: asym}}
-		runOp(t, op, 1, out, in, w, bias)
+		convRunOp(t, op, 1, out, in, w, bias)
 		for b := range rows {
 			x := in.Float32s()[b*depth : (b+1)*depth]
 			// Quantize the row as TFLite does.
@@ -841,7 +841,7 @@ func TestFullyConnectedHybrid(t *testing.T) {
 				zp = int64(math.Round(min(max(zpd, -128), 127)))
 				sf = float32(scale)
 				for i, v := range x {
-					q[i] = clampI(int64(math.Round(float64(float32(zp)+v*(1/sf)))), -128, 127)
+					q[i] = convClampI(int64(math.Round(float64(float32(zp)+v*(1/sf)))), -128, 127)
 				}
 			} else {
 				var r float32
@@ -898,17 +898,17 @@ func TestSymmetricQuantize(t *testing.T) {
 
 func TestConvErrors(t *testing.T) {
 	base := func() (*Tensor, *Tensor, *Tensor) {
-		return NewTensor(Float32, 1, 4, 4, 3), constT(NewTensor(Float32, 2, 3, 3, 3)), constT(NewTensor(Float32, 2))
+		return NewTensor(Float32, 1, 4, 4, 3), convConst(NewTensor(Float32, 2, 3, 3, 3)), convConst(NewTensor(Float32, 2))
 	}
 	p := Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}
 	prep := func(op Op, ins ...*Tensor) error {
 		return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{NewTensor(ins[0].Type)}, Threads: 1})
 	}
 	in, f, b := base()
-	if err := prep(&Conv2D{Params: p}, in, f, constT(NewTensor(Float32, 3))); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, f, convConst(NewTensor(Float32, 3))); err == nil {
 		t.Error("bias of wrong size accepted")
 	}
-	if err := prep(&Conv2D{Params: p}, in, constT(NewTensor(Float32, 2, 3, 3, 4)), b); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, convConst(NewTensor(Float32, 2, 3, 3, 4)), b); err == nil {
 		t.Error("filter depth mismatch accepted")
 	}
 	if err := prep(&Conv2D{Params: p}, NewTensor(Float32, 4, 4, 3), f, b); err == nil {
@@ -921,7 +921,7 @@ func TestConvErrors(t *testing.T) {
 	}
 	valid := p
 	valid.Padding = schema.PaddingVALID
-	if err := prep(&Conv2D{Params: valid}, NewTensor(Float32, 1, 2, 2, 3), constT(NewTensor(Float32, 2, 5, 5, 3)), b); err == nil {
+	if err := prep(&Conv2D{Params: valid}, NewTensor(Float32, 1, 2, 2, 3), convConst(NewTensor(Float32, 2, 5, 5, 3)), b); err == nil {
 		t.Error("filter larger than VALID input accepted")
 	}
 	tanh := p
@@ -934,30 +934,30 @@ func TestConvErrors(t *testing.T) {
 	}
 	// Depthwise: filter depth must be a multiple of the input depth.
 	dw := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1}}
-	if err := prep(dw, in, constT(NewTensor(Float32, 1, 3, 3, 4)), nil); err == nil {
+	if err := prep(dw, in, convConst(NewTensor(Float32, 1, 3, 3, 4)), nil); err == nil {
 		t.Error("depthwise filter depth 4 for input depth 3 accepted")
 	}
 	// FC: input not a multiple of the depth, weights not 2-D.
 	fc := &FullyConnected{}
-	if err := prep(fc, NewTensor(Float32, 2, 5), constT(NewTensor(Float32, 3, 4)), nil); err == nil {
+	if err := prep(fc, NewTensor(Float32, 2, 5), convConst(NewTensor(Float32, 3, 4)), nil); err == nil {
 		t.Error("FC input 2x5 with depth 4 accepted")
 	}
-	if err := prep(fc, NewTensor(Float32, 2, 4), constT(NewTensor(Float32, 3, 4, 1)), nil); err == nil {
+	if err := prep(fc, NewTensor(Float32, 2, 4), convConst(NewTensor(Float32, 3, 4, 1)), nil); err == nil {
 		t.Error("3-D FC weights accepted")
 	}
 	// Quantized: bias must be INT32, and uint8 bias scale must match.
-	qin := qtensor(Uint8, []int{1, 4, 4, 3}, 0.5, 128)
-	qf := constT(qtensor(Uint8, []int{2, 3, 3, 3}, 0.1, 128))
-	qout := qtensor(Uint8, nil, 1, 128)
-	n := &Node{Inputs: []*Tensor{qin, qf, constT(qtensor(Int32, []int{2}, 0.5, 0))}, Outputs: []*Tensor{qout}, Threads: 1}
+	qin := convQTensor(Uint8, []int{1, 4, 4, 3}, 0.5, 128)
+	qf := convConst(convQTensor(Uint8, []int{2, 3, 3, 3}, 0.1, 128))
+	qout := convQTensor(Uint8, nil, 1, 128)
+	n := &Node{Inputs: []*Tensor{qin, qf, convConst(convQTensor(Int32, []int{2}, 0.5, 0))}, Outputs: []*Tensor{qout}, Threads: 1}
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("UINT8 bias scale 0.5 for input*filter scale 0.05 accepted")
 	}
-	n.Inputs[2] = constT(qtensor(Float32, []int{2}, 0.05, 0))
+	n.Inputs[2] = convConst(convQTensor(Float32, []int{2}, 0.05, 0))
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("FLOAT32 bias for UINT8 conv accepted")
 	}
-	n.Inputs[0] = qtensor(Int8, []int{1, 4, 4, 3}, 0.5, 0)
+	n.Inputs[0] = convQTensor(Int8, []int{1, 4, 4, 3}, 0.5, 0)
 	if err := (&Conv2D{Params: p}).Prepare(n); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("INT8 input with UINT8 filter: %v, want ErrUnsupported", err)
 	}
@@ -983,7 +983,7 @@ func TestConvRegistrations(t *testing.T) {
 	}
 }
 
-// TestRequantFunctions checks the requantization helpers against refScale
+// TestRequantFunctions checks the requantization helpers against convRefScale
 // on random and extreme accumulators and multipliers, left shifts included.
 func TestRequantFunctions(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 13))
@@ -1006,14 +1006,14 @@ func TestRequantFunctions(t *testing.T) {
 				continue // TFLite's left shift would overflow
 			}
 			lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
-			want := refScale(int64(a), m, shift, true)
+			want := convRefScale(int64(a), m, shift, true)
 			if got := q.ruy(a, 0, lo, hi); int64(got) != want {
 				t.Fatalf("ruy(%d, %g) = %d, want %d", a, real, got, want)
 			}
 			if got := ruyRequant(a, rq.mult[0], rq.left[0], rq.right[0], 0, lo, hi); int64(got) != want {
 				t.Fatalf("ruyRequant(%d, %g) = %d, want %d", a, real, got, want)
 			}
-			want = refScale(int64(a), m, shift, false)
+			want = convRefScale(int64(a), m, shift, false)
 			if got := q.tfl(a, 0, lo, hi); int64(got) != want {
 				t.Fatalf("tfl(%d, %g) = %d, want %d", a, real, got, want)
 			}
@@ -1036,12 +1036,12 @@ func TestConvNonConstAndResize(t *testing.T) {
 			mk := func(shape ...int) *Tensor {
 				if typ == Float32 {
 					t := NewTensor(Float32, shape...)
-					fillRandF(r, t, 1)
+					convFillRandF(r, t, 1)
 					return t
 				}
-				lo, hi := typeRange(typ)
-				t := qtensor(typ, shape, 0.05, 2)
-				fillRand(r, t, int(lo), int(hi))
+				lo, hi := convTypeRange(typ)
+				t := convQTensor(typ, shape, 0.05, 2)
+				convFillRand(r, t, int(lo), int(hi))
 				return t
 			}
 			var op func() Op
@@ -1069,10 +1069,10 @@ func TestConvNonConstAndResize(t *testing.T) {
 			var bias *Tensor
 			if typ == Float32 {
 				bias = NewTensor(Float32, outC)
-				fillRandF(r, bias, 1)
+				convFillRandF(r, bias, 1)
 			} else {
-				bias = qtensor(Int32, []int{outC}, 0.05*0.02, 0)
-				fillRand(r, bias, -500, 500)
+				bias = convQTensor(Int32, []int{outC}, 0.05*0.02, 0)
+				convFillRand(r, bias, -500, 500)
 			}
 			constF, constB := *filter, *bias
 			constF.Const, constB.Const = true, true
@@ -1082,10 +1082,10 @@ func TestConvNonConstAndResize(t *testing.T) {
 					if typ == Float32 {
 						return NewTensor(Float32)
 					}
-					return qtensor(typ, nil, 0.1, -3)
+					return convQTensor(typ, nil, 0.1, -3)
 				}
 				want, got := newOut(), newOut()
-				runOp(t, op(), 2, want, in, &constF, &constB)
+				convRunOp(t, op(), 2, want, in, &constF, &constB)
 				// One op instance, prepared twice (the second time after a
 				// resize from the other shape), weights not constant.
 				o := op()
@@ -1093,7 +1093,7 @@ func TestConvNonConstAndResize(t *testing.T) {
 				if err := o.Prepare(&Node{Inputs: []*Tensor{other, filter, bias}, Outputs: []*Tensor{newOut()}, Threads: 1}); err != nil {
 					t.Fatal(err)
 				}
-				runOp(t, o, 2, got, in, filter, bias)
+				convRunOp(t, o, 2, got, in, filter, bias)
 				if !bytes.Equal(want.Data, got.Data) || fmt.Sprint(want.Shape) != fmt.Sprint(got.Shape) {
 					t.Errorf("%s %s %v: non-constant weights after a resize differ", typ, kind, shape)
 				}
@@ -1112,9 +1112,9 @@ func TestConvHybrid(t *testing.T) {
 		for _, perChannel := range []bool{false, true} {
 			c := convCase{h: 6, w: 5, inC: 4, outC: 6, kh: 3, kw: 3, same: true, depthwise: dw, perChannel: perChannel}.withDefaults()
 			in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-			fillRandF(r, in, 2)
-			filter := constT(qtensor(Int8, c.filterShape(), 0.01, 0))
-			fillRand(r, filter, -127, 127)
+			convFillRandF(r, in, 2)
+			filter := convConst(convQTensor(Int8, c.filterShape(), 0.01, 0))
+			convFillRand(r, filter, -127, 127)
 			scales := make([]float32, c.outC)
 			for i := range scales {
 				scales[i] = 0.01
@@ -1127,16 +1127,16 @@ func TestConvHybrid(t *testing.T) {
 				axis = 3
 			}
 			filter.Quant = &Quantization{Scale: scales, ZeroPoint: make([]int64, c.outC), Axis: axis}
-			bias := constT(NewTensor(Float32, c.outC))
-			fillRandF(r, bias, 1)
+			bias := convConst(NewTensor(Float32, c.outC))
+			convFillRandF(r, bias, 1)
 			out := NewTensor(Float32)
-			runOp(t, c.newOp(), 1, out, in, filter, bias)
+			convRunOp(t, c.newOp(), 1, out, in, filter, bias)
 			xs := make([]int64, in.NumElements())
 			for i := range xs {
 				xs[i] = int64(math.Round(float64(in.Float32s()[i]) * 1e6))
 			}
 			// Float reference from the dequantized filter.
-			acc, _ := refConvAcc(c, xs, ints(filter), nil, 0, 0)
+			acc, _ := convRefAcc(c, xs, convInts(filter), nil, 0, 0)
 			for i, a := range acc {
 				oc := i % c.outC
 				want := float64(a)*1e-6*float64(scales[oc]) + float64(bias.Float32s()[oc])
@@ -1157,7 +1157,7 @@ func TestConvHybrid(t *testing.T) {
 				q[i] = int64(math.Round(float64(v * (127 / rng))))
 			}
 			sf := rng / 127 * 0.01
-			acc, _ = refConvAcc(c, q, ints(filter), nil, 0, 0)
+			acc, _ = convRefAcc(c, q, convInts(filter), nil, 0, 0)
 			for i, a := range acc {
 				want := float32(a)*sf + bias.Float32s()[i%c.outC]
 				if g := out.Float32s()[i]; g != want {
