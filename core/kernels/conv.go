@@ -58,8 +58,8 @@ func newConv2D(info OpInfo) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := ActivationRangeFloat(p.Activation); err != nil {
-		return nil, fmt.Errorf("CONV_2D: %w", err)
+	if err := checkFusedActivation("CONV_2D", p.Activation); err != nil {
+		return nil, err
 	}
 	return &Conv2D{Params: p}, nil
 }
@@ -97,6 +97,9 @@ const (
 // Prepare implements Op.
 func (c *Conv2D) Prepare(n *Node) error {
 	const op = "CONV_2D"
+	if err := checkFusedActivation(op, c.Params.Activation); err != nil {
+		return err
+	}
 	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
 		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1", op, len(n.Inputs), len(n.Outputs))
 	}

@@ -48,8 +48,8 @@ func newDepthwiseConv2D(info OpInfo) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := ActivationRangeFloat(p.Activation); err != nil {
-		return nil, fmt.Errorf("DEPTHWISE_CONV_2D: %w", err)
+	if err := checkFusedActivation("DEPTHWISE_CONV_2D", p.Activation); err != nil {
+		return nil, err
 	}
 	return &DepthwiseConv2D{Params: p}, nil
 }
@@ -76,6 +76,9 @@ type DepthwiseConv2D struct {
 // Prepare implements Op.
 func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	const op = "DEPTHWISE_CONV_2D"
+	if err := checkFusedActivation(op, d.Params.Activation); err != nil {
+		return err
+	}
 	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
 		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1", op, len(n.Inputs), len(n.Outputs))
 	}

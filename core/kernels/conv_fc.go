@@ -46,8 +46,8 @@ func newFullyConnected(info OpInfo) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := ActivationRangeFloat(p.Activation); err != nil {
-		return nil, fmt.Errorf("FULLY_CONNECTED: %w", err)
+	if err := checkFusedActivation("FULLY_CONNECTED", p.Activation); err != nil {
+		return nil, err
 	}
 	switch p.WeightsFormat {
 	case schema.FullyConnectedOptionsWeightsFormatDEFAULT, schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8:
@@ -93,6 +93,9 @@ const (
 // Prepare implements Op.
 func (f *FullyConnected) Prepare(n *Node) error {
 	const op = "FULLY_CONNECTED"
+	if err := checkFusedActivation(op, f.Params.Activation); err != nil {
+		return err
+	}
 	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) < 1 || len(n.Outputs) > 2 {
 		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1-2", op, len(n.Inputs), len(n.Outputs))
 	}

@@ -87,6 +87,23 @@ func tfliteRequant(acc int32, m int64, left, right uint8, zp, lo, hi int32) int3
 	return min(max(v, lo), hi)
 }
 
+// checkFusedActivation rejects fused activations other than NONE, RELU,
+// RELU_N1_TO_1 and RELU6. (TFLite 2.9's conv kernels silently skip the
+// others, e.g. TANH; converters never fuse them into these ops, so a model
+// that has one is reported instead of run differently from its intent.)
+func checkFusedActivation(op string, act schema.ActivationFunctionType) error {
+	switch act {
+	case schema.ActivationFunctionTypeNONE, schema.ActivationFunctionTypeRELU,
+		schema.ActivationFunctionTypeRELU_N1_TO_1, schema.ActivationFunctionTypeRELU6:
+		return nil
+	}
+	name, ok := schema.EnumNamesActivationFunctionType[act]
+	if !ok {
+		name = fmt.Sprint(int8(act))
+	}
+	return Unsupported("%s: fused activation %s", op, name)
+}
+
 // quantOf returns a tensor's quantization or an error when it has none.
 func quantOf(op string, what string, t *Tensor) (*Quantization, error) {
 	if t.Quant == nil || len(t.Quant.Scale) == 0 {
