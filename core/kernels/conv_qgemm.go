@@ -213,31 +213,37 @@ func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int
 
 // qchan is one output channel's constant term and ruy-style multiplier.
 type qchan struct {
-	m       int64
-	nudge   int64 // 1 << (right-1), or 0
-	negMask int64 // -1 when right > 0: TFLite's ties away from zero
-	cst     int32 // constant term of the packed kernel's sums
-	left    uint8
-	right   uint8
+	m      int64
+	add    int64 // 2^30 + (right > 0 ? 2^(30+right) : 0)
+	negAdj int64 // -2^31 when right > 0: TFLite's ties away from zero
+	cst    int32 // constant term of the packed kernel's sums
+	left   uint8
+	shift  uint8 // 31 + right
 }
 
 // newQchan builds channel c's constants from r with constant term cst.
+//
+// Both roundings are "multiply, add 2^30, shift right 31, then add half and
+// shift right by right". Nested floor divisions combine,
+// floor(floor(a/2^31)/2^e) = floor(a/2^(31+e)), and an integer added inside
+// the inner one moves in as a multiple of 2^31, so each becomes one add and
+// one shift of the 64-bit product.
 func newQchan(r *chanRequant, c int, cst int32) qchan {
-	q := qchan{m: r.mult[c], cst: cst, left: r.left[c], right: r.right[c]}
-	if q.right > 0 {
-		q.nudge = 1 << (q.right - 1)
-		q.negMask = -1
+	q := qchan{m: r.mult[c], cst: cst, left: r.left[c], shift: 31 + r.right[c], add: 1 << 30}
+	if e := r.right[c]; e > 0 {
+		q.add += 1 << (30 + e)
+		q.negAdj = -1 << 31
 	}
 	return q
 }
 
 // tfl is ruy's counterpart with TFLite's MultiplyByQuantizedMultiplier
-// rounding: the final shift rounds ties away from zero, i.e. negative values
-// get one less nudge (see tfliteRequant).
+// rounding: the final shift rounds ties away from zero, i.e. a negative
+// intermediate (x*m + 2^30 < 0) gets one less 2^31 (see tfliteRequant).
 func (q *qchan) tfl(acc int32, zp, lo, hi int32) int32 {
 	x := int64((acc + q.cst) << q.left)
-	r := (x*q.m + (1 << 30)) >> 31
-	r = (r + q.nudge + (r>>63)&q.negMask) >> q.right
+	t := x * q.m
+	r := (t + q.add + ((t+(1<<30))>>63)&q.negAdj) >> q.shift
 	return min(max(int32(r)+zp, lo), hi)
 }
 
@@ -245,8 +251,7 @@ func (q *qchan) tfl(acc int32, zp, lo, hi int32) int32 {
 // value with ruy's rounding (see ruyRequant).
 func (q *qchan) ruy(acc int32, zp, lo, hi int32) int32 {
 	x := int64((acc + q.cst) << q.left)
-	r := (x*q.m + (1 << 30)) >> 31
-	r = (r + q.nudge) >> q.right
+	r := (x*q.m + q.add) >> q.shift
 	return min(max(int32(r)+zp, lo), hi)
 }
 
