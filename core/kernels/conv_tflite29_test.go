@@ -13,12 +13,12 @@ import (
 	"github.com/delego/delego/core/schema"
 )
 
-// testdata/conv_tflite29.json.gz holds one-operator CONV_2D,
+// testdata/gen/conv/conv_tflite29.json.gz holds one-operator CONV_2D,
 // DEPTHWISE_CONV_2D and FULLY_CONNECTED models with pseudo-random inputs and
 // what the real TensorFlow Lite 2.9 library (tfjs-tflite-node@0.0.2, x86-64,
 // builtin kernels, 1 thread) returned for them: the output bytes, or the
-// stage at which it failed. It is made by testdata/conv_tflite29_gen.py with
-// the runner testdata/conv_tflite29_run.c.
+// stage at which it failed. It is made by testdata/gen/conv/conv_tflite29_gen.py with
+// the runner testdata/gen/conv/conv_tflite29_run.c.
 
 type convGoldenTensor struct {
 	Type   string    `json:"type"`
@@ -59,7 +59,7 @@ func (gt *convGoldenTensor) tensor() *Tensor {
 
 func convLoadGolden(t *testing.T) []convGoldenCase {
 	t.Helper()
-	f, err := os.Open("testdata/conv_tflite29.json.gz")
+	f, err := os.Open("../../testdata/gen/conv/conv_tflite29.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
