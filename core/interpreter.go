@@ -9,16 +9,29 @@ import (
 
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/partition"
 )
 
 // Options configure an interpreter.
 type Options struct {
-	// Threads is how many goroutines a kernel may use; 0 means 1.
+	// Threads is how many goroutines a kernel may use; 0 takes
+	// Settings.cpu_settings.num_threads when set, else 1.
 	Threads int
 	// Registry supplies the kernels; nil means kernels.Builtins().
 	Registry *kernels.Registry
 	// Profiler, when set, is told how long every node took on each Invoke.
 	Profiler Profiler
+	// Delegates run parts of the graph, in priority order: each node goes to
+	// the first delegate that supports it. The interpreter does not close them.
+	Delegates []delegate.Delegate
+	// Settings are the TFLite settings: fallback_settings decide what a
+	// delegate's failure does, max_delegated_partitions bounds the number of
+	// partitions per delegate, and each delegate reads its own message.
+	Settings *config.TFLiteSettings
+	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
+	MinPartitionSize int
 }
 
 // Profiler receives per-node timings from Invoke.
@@ -30,14 +43,18 @@ type Profiler interface {
 // kernels. It is not safe for concurrent use; create one per goroutine (they
 // can share a Model).
 type Interpreter struct {
-	model   *Model
-	sg      *Subgraph
-	opts    Options
-	tensors []*kernels.Tensor
-	public  []*Tensor
-	nodes   []*node
-	arena   []byte
-	ready   bool
+	model    *Model
+	sg       *Subgraph
+	opts     Options
+	tensors  []*kernels.Tensor
+	public   []*Tensor
+	nodes    []*node // per operator; nil where no CPU kernel resolved
+	steps    []step  // execution order
+	plan     *partition.Plan
+	fallback delegate.Fallback
+	events   []delegate.Event
+	arena    []byte
+	ready    bool
 }
 
 type node struct {
@@ -45,34 +62,70 @@ type node struct {
 	name    string
 	op      kernels.Op
 	kn      kernels.Node
-	dynamic bool // an input's shape is only known at Eval: prepare on every run
+	dynamic bool  // an input's shape is only known at Eval: prepare on every run
+	broken  error // Prepare failed; only allowed for nodes of a partition
 }
 
-// NewInterpreter prepares to run m. It resolves every operator of the primary
-// subgraph to a kernel, failing with an *UnsupportedOpError (one per op,
-// joined) when an op, custom op or op version has none.
+// step is one entry of the execution order: a CPU node or a delegated partition.
+type step struct {
+	node *node
+	part *delegated
+}
+
+// NewInterpreter prepares to run m; it is NewInterpreterContext with a
+// background context.
 func NewInterpreter(m *Model, opts *Options) (*Interpreter, error) {
+	return NewInterpreterContext(context.Background(), m, opts)
+}
+
+// NewInterpreterContext prepares to run m. It resolves every operator of the
+// primary subgraph to a kernel, asks the delegates (if any) what they
+// support, partitions the graph and compiles each partition; ctx bounds the
+// delegates' calls. An op that no delegate takes and no kernel runs fails
+// with an *UnsupportedOpError (one per op, joined); a delegate failure fails
+// with a *delegate.Error unless the fallback settings allow the CPU to take over.
+func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Interpreter, error) {
 	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
 	if opts != nil {
 		it.opts = *opts
 	}
 	if it.opts.Threads < 1 {
-		it.opts.Threads = 1
+		it.opts.Threads = max(1, int(it.opts.Settings.GetCpuSettings().GetNumThreads()))
 	}
 	if it.opts.Registry == nil {
 		it.opts.Registry = kernels.Builtins()
 	}
+	it.fallback = delegate.FallbackFrom(it.opts.Settings)
 	it.makeTensors()
-	var errs []error
+	kernelErrs := make([]error, len(it.sg.Operators))
+	it.nodes = make([]*node, len(it.sg.Operators))
 	for i := range it.sg.Operators {
-		n, err := it.makeNode(i)
-		if err != nil {
-			errs = append(errs, err)
+		it.nodes[i], kernelErrs[i] = it.makeNode(i)
+	}
+	if err := it.delegateGraph(ctx); err != nil {
+		it.Close()
+		return nil, err
+	}
+	var errs []error
+	for _, st := range it.steps {
+		if st.node == nil {
 			continue
 		}
-		it.nodes = append(it.nodes, n)
+		if err := kernelErrs[st.node.index]; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, st := range it.steps {
+		if p := st.part; p != nil && p.onCPU {
+			for _, ni := range p.nodes {
+				if err := kernelErrs[ni]; err != nil {
+					errs = append(errs, fmt.Errorf("partition %d fell back to the CPU: %w", p.index, err))
+				}
+			}
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		it.Close()
 		return nil, err
 	}
 	return it, nil
@@ -169,6 +222,10 @@ func (it *Interpreter) Model() *Model { return it.model }
 func (it *Interpreter) AllocateTensors() error {
 	it.ready = false
 	for _, n := range it.nodes {
+		if n == nil {
+			continue
+		}
+		n.broken = nil
 		n.dynamic = false
 		for _, t := range n.kn.Inputs {
 			if t != nil && t.Dynamic {
@@ -182,7 +239,20 @@ func (it *Interpreter) AllocateTensors() error {
 			continue
 		}
 		if err := it.prepare(n); err != nil {
+			if it.inPartition(n.index) {
+				// A delegate runs it; its CPU twin is only needed for a
+				// fallback, which will report this error if it happens.
+				n.broken = err
+				continue
+			}
 			return err
+		}
+	}
+	for _, st := range it.steps {
+		if p := st.part; p != nil {
+			if err := p.checkShapes(it); err != nil {
+				return err
+			}
 		}
 	}
 	if err := it.allocate(); err != nil {
@@ -217,7 +287,8 @@ func (it *Interpreter) prepare(n *node) error {
 // constant, variable nor dynamic. Graph inputs and outputs live for the whole
 // run, so inputs stay untouched and outputs stay readable after Invoke.
 func (it *Interpreter) allocate() error {
-	steps := len(it.nodes)
+	order := it.executionOrder()
+	steps := len(order)
 	first := make(map[int]int)
 	last := make(map[int]int)
 	plannable := func(ti int) bool {
@@ -241,8 +312,8 @@ func (it *Interpreter) allocate() error {
 		use(ti, -1)
 		use(ti, steps)
 	}
-	for s, n := range it.nodes {
-		op := &it.sg.Operators[n.index]
+	for s, ni := range order {
+		op := &it.sg.Operators[ni]
 		for _, ti := range op.Inputs {
 			if _, produced := first[ti]; !produced {
 				use(ti, -1) // read before anything writes it: keep it from the start
@@ -279,27 +350,55 @@ func (it *Interpreter) allocate() error {
 // ArenaBytes is the size of the planned activation memory.
 func (it *Interpreter) ArenaBytes() int { return len(it.arena) }
 
-// Invoke runs every node once. It checks ctx between nodes.
+// Invoke runs the graph once: CPU nodes on their kernels and partitions on
+// their delegates, in the plan's order. It checks ctx between steps and
+// passes it to the delegates. A delegate's execution error reruns its
+// partition on the CPU from the same inputs when the fallback settings allow
+// it (and keeps it there afterwards); otherwise Invoke returns the error.
 func (it *Interpreter) Invoke(ctx context.Context) error {
 	if !it.ready {
 		return ErrNotReady
 	}
-	for _, n := range it.nodes {
+	for _, st := range it.steps {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("invoke stopped before op %d (%s): %w", n.index, n.name, err)
+			return fmt.Errorf("invoke stopped before %s: %w", st, err)
 		}
-		if n.dynamic {
-			if err := it.prepare(n); err != nil {
-				return err
-			}
+		var err error
+		if st.node != nil {
+			err = it.runNode(st.node)
+		} else {
+			err = it.runPartition(ctx, st.part)
 		}
-		start := time.Now()
-		if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
-			return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
+		if err != nil {
+			return err
 		}
-		if it.opts.Profiler != nil {
-			it.opts.Profiler.NodeDone(n.index, n.name, time.Since(start))
+	}
+	return nil
+}
+
+func (st step) String() string {
+	if st.node != nil {
+		return fmt.Sprintf("op %d (%s)", st.node.index, st.node.name)
+	}
+	return fmt.Sprintf("partition %d (%s)", st.part.index, st.part.delegate.Name())
+}
+
+// runNode runs one node on its CPU kernel.
+func (it *Interpreter) runNode(n *node) error {
+	if n.broken != nil {
+		return n.broken
+	}
+	if n.dynamic {
+		if err := it.prepare(n); err != nil {
+			return err
 		}
+	}
+	start := time.Now()
+	if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
+		return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
+	}
+	if it.opts.Profiler != nil {
+		it.opts.Profiler.NodeDone(n.index, n.name, time.Since(start))
 	}
 	return nil
 }
