@@ -123,3 +123,21 @@ func (s *Support) Check(delegate string, n NodeView) Verdict {
 	}
 	return Verdict{Accept: true}
 }
+
+// Unavailable returns a stand-in for a delegate that cannot be had here (an
+// unknown name, a plugin that will not start): its Support fails with err,
+// which the interpreter treats as a compilation error subject to fallback.
+func Unavailable(name string, err error) Delegate { return unavailable{name, err} }
+
+type unavailable struct {
+	name string
+	err  error
+}
+
+func (u unavailable) Name() string { return u.name }
+
+func (u unavailable) Support(context.Context) (*Support, error) { return nil, u.err }
+
+func (u unavailable) Compile(context.Context, *Partition) (Executable, error) { return nil, u.err }
+
+func (u unavailable) Close() error { return nil }
