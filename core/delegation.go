@@ -66,13 +66,28 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 		}
 		p := plan.Partitions[st.Partition]
 		d := it.opts.Delegates[slices.Index(names, p.Delegate)]
-		part := &delegated{index: st.Partition, delegate: d, nodes: p.Nodes, inputs: p.Inputs, outputs: p.Outputs}
+		part := &delegated{index: st.Partition, delegate: d, nodes: p.Nodes, inputs: p.Inputs, outputs: it.withState(p.Inputs, p.Outputs)}
 		if err := it.compile(ctx, part); err != nil {
 			return err
 		}
 		it.steps = append(it.steps, step{part: part})
 	}
 	return nil
+}
+
+// withState adds the variable tensors among a partition's inputs (state such
+// as an LSTM's, which its nodes update in place) to its outputs: the
+// delegate gets the interpreter's state each time and hands back the
+// updated state, so the interpreter's copy stays the true one (and a CPU
+// fallback continues from it).
+func (it *Interpreter) withState(inputs, outputs []int) []int {
+	out := slices.Clone(outputs)
+	for _, ti := range inputs {
+		if it.tensors[ti].Variable && !slices.Contains(out, ti) {
+			out = append(out, ti)
+		}
+	}
+	return out
 }
 
 // cpuNode returns operator i's CPU node, or a placeholder when no kernel

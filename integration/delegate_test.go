@@ -53,3 +53,40 @@ func TestGoldenThroughCPUDelegate(t *testing.T) {
 		})
 	}
 }
+
+// TestStateThroughCPUDelegate checks that variable tensors (the LSTM's state)
+// travel in and out of a delegated partition: the second Invoke, which
+// depends on the state the first one left, matches TFLite's too.
+func TestStateThroughCPUDelegate(t *testing.T) {
+	for _, c := range shared.GoldenCases(t) {
+		if c.Invoke2Output == "" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			m, err := core.LoadModel(shared.Model(t, c.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{cpu.New()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			if err := it.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+			in := shared.ReadGolden(t, c.InputFile)
+			if err := it.Input(0).CopyFrom(in); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{c.OutputFile, c.Invoke2Output} {
+				if err := it.Invoke(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if err := compareOutputs(c, it.Output(0).Data(), shared.ReadGolden(t, want)); err != nil {
+					t.Errorf("invoke %d: %v", i+1, err)
+				}
+			}
+		})
+	}
+}
