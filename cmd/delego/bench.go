@@ -20,11 +20,12 @@ import (
 const benchUsage = `Usage: delego bench MODEL [flags]
 
 Measures how long MODEL takes to run, on the CPU kernels or with delegates
-(see --delegate): it runs --warmup untimed Invokes, then --runs timed ones, and reports the latency (min, median, max,
-mean and standard deviation, in milliseconds) and a per-op profile of the
-timed runs: time by op type (count of nodes, average ms per run, percentage of
-the total node time and cumulative percentage) and the 10 slowest nodes. A
-delegated partition counts as one node, its op "DELEGATE:NAME".
+(see --delegate): it runs --warmup untimed Invokes, then --runs timed ones,
+and reports the latency (min, median, max, mean and standard deviation, in
+milliseconds) and a per-op profile of the timed runs: time by op type (count
+of nodes, average ms per run, percentage of the total node time and
+cumulative percentage) and the 10 slowest nodes. A delegated partition
+counts as one node, its op "DELEGATE:NAME".
 
 Flags:
   --runs N       timed Invokes (default 50)

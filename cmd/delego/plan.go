@@ -49,8 +49,9 @@ JSON fields (stable):
                         fallback_nodes (of those, the ones whose partition
                         fell back)
   partitions[]          in execution order: index, delegate, fell_back (its
-                        nodes run on the CPU after a compile error), nodes[],
-                        inputs[], outputs[] (boundary tensors: tensor, name)
+                        delegate failed to compile it, so its nodes run on
+                        the CPU), nodes[], inputs[], outputs[] (boundary
+                        tensors: tensor, name)
   partitions[].nodes[]  node, op, version, reasons[] (why each delegate of
                         higher priority refused it: "delegate: reason")
   cpu_nodes[]           nodes no delegate runs: node, op, version, reasons[]
@@ -58,7 +59,8 @@ JSON fields (stable):
                         delegates)
   steps[]               the execution order: {"partition": P} or {"node": N}
   fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
-                        unavailable), nodes[], stage (compile), error
+                        unavailable), nodes[], stage ("compile": plan runs
+                        nothing, so never "execute"), error
   error                 why the model cannot run as planned; absent if it can
 
 Flags may come before or after MODEL.
