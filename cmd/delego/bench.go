@@ -4,30 +4,34 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 )
 
 const benchUsage = `Usage: delego bench MODEL [flags]
 
-Measures how long MODEL takes to run on the CPU: it runs --warmup untimed
-Invokes, then --runs timed ones, and reports the latency (min, median, max,
-mean and standard deviation, in milliseconds) and a per-op profile of the
-timed runs: time by op type (count of nodes, average ms per run, percentage of
-the total node time and cumulative percentage) and the 10 slowest nodes.
+Measures how long MODEL takes to run, on the CPU kernels or with delegates
+(see --delegate): it runs --warmup untimed Invokes, then --runs timed ones,
+and reports the latency (min, median, max, mean and standard deviation, in
+milliseconds) and a per-op profile of the timed runs: time by op type (count
+of nodes, average ms per run, percentage of the total node time and
+cumulative percentage) and the 10 slowest nodes. A delegated partition
+counts as one node, its op "DELEGATE:NAME".
 
 Flags:
   --runs N       timed Invokes (default 50)
   --warmup N     untimed Invokes before them (default 1)
-  --threads N    goroutines a kernel may use (default 1)
+  --threads N    goroutines a kernel may use (default: the settings'
+                 cpu_settings.num_threads when positive, else 1)
   --input FILE   raw bytes of one input tensor, one per model input in order;
                  without --input the inputs are pseudo-random (see --seed)
   --seed S       seed of the pseudo-random inputs (default 1). The generator
@@ -38,8 +42,16 @@ Flags:
   --json         print one JSON object instead of text
   -h             show this help
 
+Delegates:
+` + delegationHelp + `
+A fallback to the CPU is reported on standard error, as "delego run" does.
+
 JSON fields (stable):
   model, threads, runs, warmup      what was run
+  delegates[]                       the delegates, in priority order
+  plan                              the plan's summary line
+  fallbacks[]                       as in "delego plan --json": delegate,
+                                    partition, nodes[], stage, error
   init_ms                           time to create the interpreter and allocate
   arena_bytes                       size of the activation memory
   min_ms, median_ms, max_ms,
@@ -127,19 +139,22 @@ type nodeProfile struct {
 
 // benchReport is what bench prints; its JSON form is documented in benchUsage.
 type benchReport struct {
-	Model      string        `json:"model"`
-	Threads    int           `json:"threads"`
-	Runs       int           `json:"runs"`
-	Warmup     int           `json:"warmup"`
-	InitMs     float64       `json:"init_ms"`
-	ArenaBytes int           `json:"arena_bytes"`
-	MinMs      float64       `json:"min_ms"`
-	MedianMs   float64       `json:"median_ms"`
-	MaxMs      float64       `json:"max_ms"`
-	MeanMs     float64       `json:"mean_ms"`
-	StdMs      float64       `json:"std_ms"`
-	Profile    []opProfile   `json:"profile"`
-	Nodes      []nodeProfile `json:"nodes"`
+	Model      string         `json:"model"`
+	Threads    int            `json:"threads"`
+	Delegates  []string       `json:"delegates"`
+	Plan       string         `json:"plan"`
+	Fallbacks  []planFallback `json:"fallbacks"`
+	Runs       int            `json:"runs"`
+	Warmup     int            `json:"warmup"`
+	InitMs     float64        `json:"init_ms"`
+	ArenaBytes int            `json:"arena_bytes"`
+	MinMs      float64        `json:"min_ms"`
+	MedianMs   float64        `json:"median_ms"`
+	MaxMs      float64        `json:"max_ms"`
+	MeanMs     float64        `json:"mean_ms"`
+	StdMs      float64        `json:"std_ms"`
+	Profile    []opProfile    `json:"profile"`
+	Nodes      []nodeProfile  `json:"nodes"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -204,10 +219,9 @@ func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []
 }
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return benchWith(ctx, args, stdout, stderr, nil)
+	return benchWith(ctx, args, stdout, stderr, env{})
 }
 
-// benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
 // benchFlags are the parsed flags of "delego bench".
 type benchFlags struct {
 	inputs  stringList
@@ -216,6 +230,8 @@ type benchFlags struct {
 	threads int
 	seed    uint
 	json    bool
+
+	delegation delegationFlags
 }
 
 // flagSet defines the flags of "delego bench" on f.
@@ -227,11 +243,12 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 1, "")
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
+	f.delegation.define(fs)
 	return fs
 }
 
-// benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
-func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry *kernels.Registry) error {
+// benchWith is benchCmd with the kernels and delegates of e.
+func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
 	f := &benchFlags{}
 	fs := f.flagSet()
 	pos, err := parseArgs(fs, args)
@@ -249,6 +266,14 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 		return usagef("bench", "--threads must be at least 1, got %d", f.threads)
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
+	}
+	threads := 0
+	if setFlags(fs)["threads"] {
+		threads = f.threads
+	}
+	sel, err := f.delegation.resolve("bench", stderr)
+	if err != nil {
+		return err
 	}
 	path := pos[0]
 	m, err := core.LoadModel(path)
@@ -268,34 +293,50 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 	sg := m.Subgraphs[0]
 	prof := newNodeProfiler(len(sg.Operators))
 	start := time.Now()
-	it, err := newInterpreter(m, path, core.Options{Threads: f.threads, Profiler: prof, Registry: registry})
+	del := sel.open(ctx, threads, e.open)
+	defer func() { err = errors.Join(err, del.Close()) }()
+	it, err := newInterpreter(ctx, m, path, core.Options{Threads: del.Threads, Profiler: prof, Registry: e.registry,
+		Delegates: del.Delegates, Settings: del.Settings})
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, it.Close()) }()
 	if err := setInputs(it, data); err != nil {
 		return err
 	}
 	initTime := time.Since(start)
 
-	for i := range f.warmup {
-		if err := it.Invoke(ctx); err != nil {
-			return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
-		}
-	}
 	times := make([]time.Duration, f.runs)
-	prof.active = true
-	for i := range times {
-		start := time.Now()
-		if err := it.Invoke(ctx); err != nil {
-			return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
+	invokeErr := func() error {
+		for i := range f.warmup {
+			if err := it.Invoke(ctx); err != nil {
+				return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
+			}
 		}
-		times[i] = time.Since(start)
+		prof.active = true
+		defer func() { prof.active = false }()
+		for i := range times {
+			start := time.Now()
+			if err := it.Invoke(ctx); err != nil {
+				return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
+			}
+			times[i] = time.Since(start)
+		}
+		return nil
+	}()
+	plan, err := buildPlanReport(m, path, del.Names, it.Plan(), it.Fallbacks(), nil)
+	if err != nil {
+		return err
 	}
-	prof.active = false
+	reportFallbacks(stderr, plan, false)
+	if invokeErr != nil {
+		return invokeErr
+	}
 
 	l := latencyStats(times)
 	r := benchReport{
-		Model: path, Threads: f.threads, Runs: f.runs, Warmup: f.warmup,
+		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.summaryLine(), Fallbacks: plan.Fallbacks,
+		Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
@@ -314,6 +355,9 @@ func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry
 func printBench(w io.Writer, r *benchReport) error {
 	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
 		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
+	if len(r.Delegates) > 0 {
+		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
+	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
 

@@ -116,7 +116,7 @@ func TestBenchJSONAndText(t *testing.T) {
 	})
 	model := shared.Model(t, "split_concat.tflite")
 	var stdout, stderr bytes.Buffer
-	if err := benchWith(context.Background(), []string{model, "--runs", "7", "--warmup", "2", "--json"}, &stdout, &stderr, reg); err != nil {
+	if err := benchWith(context.Background(), []string{model, "--runs", "7", "--warmup", "2", "--json"}, &stdout, &stderr, env{registry: reg}); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 9 {
@@ -140,7 +140,7 @@ func TestBenchJSONAndText(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := benchWith(context.Background(), []string{"--runs", "3", model}, &stdout, &stderr, reg); err != nil {
+	if err := benchWith(context.Background(), []string{"--runs", "3", model}, &stdout, &stderr, env{registry: reg}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1 thread, 1 warm-up run, 3 timed runs", "latency (ms): min ", "Summary by op type", "CONCATENATION", "Top 10 nodes", "concat/split0"} {
@@ -167,7 +167,7 @@ func TestBenchErrors(t *testing.T) {
 		{"cancelled", ctx, []string{model}, "context canceled"},
 		{"unresolved op", context.Background(), []string{shared.Model(t, "model_invoking_error.tflite")}, "fake-op-double"},
 	} {
-		err := benchWith(c.ctx, c.args, &bytes.Buffer{}, &bytes.Buffer{}, reg)
+		err := benchWith(c.ctx, c.args, &bytes.Buffer{}, &bytes.Buffer{}, env{registry: reg})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -122,13 +123,16 @@ func randomInputs(m *core.Model, seed uint32) ([][]byte, error) {
 	return data, nil
 }
 
-// newInterpreter makes an interpreter for m and allocates its tensors.
-func newInterpreter(m *core.Model, modelPath string, opts core.Options) (*core.Interpreter, error) {
-	it, err := core.NewInterpreter(m, &opts)
+// newInterpreter makes an interpreter for m (asking the delegates of opts,
+// partitioning the graph and compiling the partitions) and allocates its
+// tensors. The caller closes it.
+func newInterpreter(ctx context.Context, m *core.Model, modelPath string, opts core.Options) (*core.Interpreter, error) {
+	it, err := core.NewInterpreterContext(ctx, m, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("create interpreter: %w", explainUnsupported(m, modelPath, err))
 	}
 	if err := it.AllocateTensors(); err != nil {
+		it.Close()
 		return nil, fmt.Errorf("allocate tensors: %w", err)
 	}
 	return it, nil

@@ -30,6 +30,8 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"run", "model.tflite", "--help"}, "Usage: delego run MODEL"},
 		{[]string{"inspect", "-h"}, "Usage: delego inspect MODEL"},
 		{[]string{"bench", "-h"}, "Usage: delego bench MODEL"},
+		{[]string{"plan", "-h"}, "Usage: delego plan MODEL"},
+		{[]string{"help", "plan"}, "JSON fields (stable):"},
 		{[]string{"help", "-h"}, "Usage: delego help"},
 		{[]string{"version", "-h"}, "Usage: delego version"},
 		{[]string{"version"}, "delego "},

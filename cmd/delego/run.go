@@ -18,7 +18,8 @@ import (
 
 const runUsage = `Usage: delego run MODEL (--input FILE... | --image PICTURE) [flags]
 
-Runs MODEL (a .tflite file) once on the CPU.
+Runs MODEL (a .tflite file) once: on delego's CPU kernels, or with the
+nodes a delegate supports on that delegate (see --delegate).
 
 Inputs, one way or the other:
   --input FILE     raw little-endian bytes of one input tensor; give one
@@ -49,27 +50,37 @@ Outputs:
                    dequantized score, class index and label, highest first,
                    equal scores by lower class index first.
 
+Delegates:
+` + delegationHelp + `
 Other flags:
-  --threads N      goroutines a kernel may use (default 1)
-  -v               report timings and tensors on standard error
+  --threads N      goroutines a kernel may use (default: the settings'
+                   cpu_settings.num_threads when positive, else 1)
+  -v               report timings, tensors, the plan (delegates, partitions)
+                   and every fallback on standard error
   -h               show this help
+
+When a delegate fails and the fallback settings let the CPU take over, the
+run succeeds and one line on standard error says that the result came
+(partly) from the CPU fallback; -v says which partition fell back and why.
 
 Flags may come before or after MODEL.
 `
 
 // runFlags are the parsed flags of "delego run".
 type runFlags struct {
-	model     string
-	inputs    stringList
-	image     string
-	output    string
-	labels    string
-	top       int
-	threads   int
-	verbose   bool
-	norm      pixelNorm
-	normGiven bool
-	topGiven  bool
+	model        string
+	inputs       stringList
+	image        string
+	output       string
+	labels       string
+	top          int
+	threads      int
+	verbose      bool
+	delegation   delegationFlags
+	threadsGiven bool
+	norm         pixelNorm
+	normGiven    bool
+	topGiven     bool
 }
 
 // flagSet defines the flags of "delego run" on f.
@@ -82,6 +93,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.top, "top", 0, "")
 	fs.IntVar(&f.threads, "threads", 1, "")
 	fs.BoolVar(&f.verbose, "v", false, "")
+	f.delegation.define(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
 	return fs
@@ -97,6 +109,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	set := setFlags(fs)
 	f.normGiven = set["mean"] || set["std"]
 	f.topGiven = set["top"]
+	f.threadsGiven = set["threads"]
 	switch {
 	case len(pos) != 1:
 		return nil, usagef("run", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
@@ -126,13 +139,17 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runWith(ctx, args, stdout, stderr, nil)
+	return runWith(ctx, args, stdout, stderr, env{})
 }
 
-// runWith is runCmd with the kernels of registry (nil: the built-in ones).
-func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, registry *kernels.Registry) error {
+// runWith is runCmd with the kernels and delegates of e.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
 	f, err := parseRunFlags(args, stdout)
 	if err != nil || f == nil {
+		return err
+	}
+	sel, err := f.delegation.resolve("run", stderr)
+	if err != nil {
 		return err
 	}
 	logf := func(format string, a ...any) {
@@ -182,17 +199,38 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, regis
 	}
 
 	start = time.Now()
-	it, err := newInterpreter(m, f.model, core.Options{Threads: f.threads, Registry: registry})
+	threads := 0
+	if f.threadsGiven {
+		threads = f.threads
+	}
+	del := sel.open(ctx, threads, e.open)
+	defer func() { err = errors.Join(err, del.Close()) }()
+	it, err := newInterpreter(ctx, m, f.model, core.Options{Threads: del.Threads, Registry: e.registry,
+		Delegates: del.Delegates, Settings: del.Settings})
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, it.Close()) }()
 	if err := setInputs(it, data); err != nil {
 		return err
 	}
-	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), f.threads, it.ArenaBytes())
+	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
+	if f.verbose {
+		r, err := buildPlanReport(m, f.model, del.Names, it.Plan(), nil, nil)
+		if err != nil {
+			return err
+		}
+		verbosePlan(stderr, r)
+	}
 	start = time.Now()
-	if err := it.Invoke(ctx); err != nil {
-		return fmt.Errorf("invoke: %w", err)
+	invokeErr := it.Invoke(ctx)
+	r, err := buildPlanReport(m, f.model, del.Names, it.Plan(), it.Fallbacks(), nil)
+	if err != nil {
+		return err
+	}
+	reportFallbacks(stderr, r, f.verbose)
+	if invokeErr != nil {
+		return fmt.Errorf("invoke: %w", invokeErr)
 	}
 	logf("invoke took %s", time.Since(start).Round(time.Microsecond))
 

@@ -147,7 +147,7 @@ func TestRunWritesOutputsAtomically(t *testing.T) {
 	out := writeFile(t, dir, "out.raw", []byte("previous contents"))
 	args := append([]string{"--output", out, "-v", shared.Model(t, "split_concat.tflite")}, splitConcatInputs(t, t.TempDir())...)
 	var stdout, stderr bytes.Buffer
-	if err := runWith(context.Background(), args, &stdout, &stderr, splitConcatRegistry(7)); err != nil {
+	if err := runWith(context.Background(), args, &stdout, &stderr, env{registry: splitConcatRegistry(7)}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(out)
@@ -173,7 +173,7 @@ func TestRunWritesOutputsAtomically(t *testing.T) {
 		schema.BuiltinOperatorSPLIT:         fill(1),
 		schema.BuiltinOperatorCONCATENATION: func(*kernels.Node) error { return errors.New("boom") },
 	})
-	err = runWith(context.Background(), args, &stdout, &stderr, failing)
+	err = runWith(context.Background(), args, &stdout, &stderr, env{registry: failing})
 	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "CONCATENATION") {
 		t.Fatalf("err = %v, want the kernel's failure with its op", err)
 	}
@@ -191,7 +191,7 @@ func TestRunCancelled(t *testing.T) {
 	dir := t.TempDir()
 	args := append([]string{shared.Model(t, "split_concat.tflite"), "--output", filepath.Join(dir, "out.raw")}, splitConcatInputs(t, t.TempDir())...)
 	var stdout, stderr bytes.Buffer
-	err := runWith(ctx, args, &stdout, &stderr, splitConcatRegistry(7))
+	err := runWith(ctx, args, &stdout, &stderr, env{registry: splitConcatRegistry(7)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -203,7 +203,7 @@ func TestRunCancelled(t *testing.T) {
 func TestRunPrintsSummary(t *testing.T) {
 	args := append([]string{shared.Model(t, "split_concat.tflite")}, splitConcatInputs(t, t.TempDir())...)
 	var stdout, stderr bytes.Buffer
-	if err := runWith(context.Background(), args, &stdout, &stderr, splitConcatRegistry(200)); err != nil {
+	if err := runWith(context.Background(), args, &stdout, &stderr, env{registry: splitConcatRegistry(200)}); err != nil {
 		t.Fatal(err)
 	}
 	got := stdout.String()
@@ -243,7 +243,7 @@ func TestRunImageTopK(t *testing.T) {
 	args := []string{shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"),
 		"--image", shared.Model(t, "cat.bmp"), "--labels", shared.Model(t, "imagenet_labels.txt")}
 	var stdout, stderr bytes.Buffer
-	if err := runWith(context.Background(), args, &stdout, &stderr, reg); err != nil {
+	if err := runWith(context.Background(), args, &stdout, &stderr, env{registry: reg}); err != nil {
 		t.Fatal(err)
 	}
 	if want := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.input.raw"); !bytes.Equal(seen, want) {

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/plugins/cpu"
+)
+
+// inputArgs writes the seed-1 pseudo-random inputs of a model to files and
+// returns them as --input flags.
+func inputArgs(t *testing.T, model string) []string {
+	t.Helper()
+	m, err := core.LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := randomInputs(m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var args []string
+	for i, b := range data {
+		args = append(args, "--input", writeFile(t, dir, fmt.Sprintf("in%d.raw", i), b))
+	}
+	return args
+}
+
+// settingsFile writes JSON settings into a temporary directory.
+func settingsFile(t *testing.T, json string) string {
+	t.Helper()
+	return writeFile(t, t.TempDir(), "settings.json", []byte(json))
+}
+
+// Settings as in delegate/config/testdata/fallback_allowed.json.
+const fallbackXNNPACK = `{
+  "tfliteSettings": {
+    "delegate": "XNNPACK",
+    "xnnpackSettings": {"numThreads": 4},
+    "fallbackSettings": {
+      "allowAutomaticFallbackOnCompilationError": true,
+      "allowAutomaticFallbackOnExecutionError": true
+    }
+  }
+}`
+
+// runOutput runs the model with extra flags and returns the raw outputs and
+// what went to stderr.
+func runOutput(t *testing.T, model string, inputs []string, extra ...string) ([]byte, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.raw")
+	args := append(append([]string{"run", model, "--output", out}, inputs...), extra...)
+	code, stdout, stderr := cli(t, args...)
+	if code != exitOK {
+		t.Fatalf("%q: status %d, stderr %q", args, code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("%q printed %q", args, stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, stderr
+}
+
+func TestRunDelegateCPUMatchesCPUKernels(t *testing.T) {
+	for _, name := range []string{"split_concat.tflite", "keras_lstm_mnist_ptq.tflite"} {
+		t.Run(name, func(t *testing.T) {
+			model := shared.Model(t, name)
+			inputs := inputArgs(t, model)
+			want, _ := runOutput(t, model, inputs)
+			got, stderr := runOutput(t, model, inputs, "--delegate", "cpu", "-v")
+			if !bytes.Equal(got, want) {
+				t.Errorf("--delegate cpu: %s", firstDiff(got, want))
+			}
+			if !strings.Contains(stderr, "on delegates in 1 partition, 0 on the CPU") ||
+				!strings.Contains(stderr, "plan: partition 0 on cpu:") {
+				t.Errorf("-v does not show the plan:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "fallback") {
+				t.Errorf("a fallback was reported:\n%s", stderr)
+			}
+			// Threads from the command line and from the settings give the same bytes.
+			s := settingsFile(t, `{"cpu_settings": {"num_threads": 3}}`)
+			got, stderr = runOutput(t, model, inputs, "--delegate", "cpu", "--settings", s, "-v")
+			if !bytes.Equal(got, want) {
+				t.Errorf("3 threads from settings: %s", firstDiff(got, want))
+			}
+			if !strings.Contains(stderr, "(3 threads") {
+				t.Errorf("cpu_settings.num_threads did not set the threads:\n%s", stderr)
+			}
+			_, stderr = runOutput(t, model, inputs, "--delegate", "cpu", "--settings", s, "--threads", "2", "-v")
+			if !strings.Contains(stderr, "(2 threads") {
+				t.Errorf("--threads did not override cpu_settings.num_threads:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestRunUnavailableDelegate(t *testing.T) {
+	model := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, model)
+	want, _ := runOutput(t, model, inputs)
+	noFallback := settingsFile(t, `{"delegate": "XNNPACK"}`)
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"xnnpack without settings", []string{"--delegate", "xnnpack"}, []string{"delegate xnnpack", "compile", "delego-xnnpack"}},
+		{"xnnpack from the settings", []string{"--settings", noFallback}, []string{"delegate xnnpack", "compile"}},
+		{"unknown name", []string{"--delegate", "foo"}, []string{"delegate foo", `unknown delegate "foo"`, "built in: cpu"}},
+		{"unknown after cpu", []string{"--delegate", "cpu,foo"}, []string{"delegate foo"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.raw")
+			args := append(append([]string{model, "--output", out}, inputs...), c.args...)
+			var stdout, stderr bytes.Buffer
+			err := runCmd(context.Background(), args, &stdout, &stderr)
+			if err == nil {
+				t.Fatal("run succeeded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if !errors.Is(err, delegate.ErrUnknownDelegate) {
+				t.Errorf("error %q is not delegate.ErrUnknownDelegate", err)
+			}
+			if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageCompile {
+				t.Errorf("error %q is not a compile-stage *delegate.Error", err)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a failed run wrote %s", out)
+			}
+		})
+	}
+
+	t.Run("exit status", func(t *testing.T) {
+		code, _, stderr := cli(t, append([]string{"run", model, "--delegate", "xnnpack"}, inputs...)...)
+		if code != exitError || !strings.Contains(stderr, "delegate xnnpack") {
+			t.Errorf("status %d, stderr %q; want 1 naming xnnpack", code, stderr)
+		}
+	})
+
+	fallback := settingsFile(t, fallbackXNNPACK)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"--delegate xnnpack", []string{"--delegate", "xnnpack", "--settings", fallback}},
+		{"settings delegate XNNPACK", []string{"--settings", fallback}},
+	} {
+		t.Run("fallback/"+c.name, func(t *testing.T) {
+			got, stderr := runOutput(t, model, inputs, c.args...)
+			if !bytes.Equal(got, want) {
+				t.Errorf("fallback output: %s", firstDiff(got, want))
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], "xnnpack failed to compile") ||
+				!strings.HasSuffix(lines[0], "the result came from the CPU fallback") {
+				t.Errorf("stderr %q, want one line saying the result came from the CPU fallback", stderr)
+			}
+			_, stderr = runOutput(t, model, inputs, append(c.args, "-v")...)
+			for _, w := range []string{"plan: delegates xnnpack: 3 nodes: 0 on delegates in 0 partitions, 3 on the CPU",
+				"fallback: delegate xnnpack: compile error: unknown delegate"} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("-v lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+
+	t.Run("--delegate none", func(t *testing.T) {
+		got, stderr := runOutput(t, model, inputs, "--delegate", "none", "--settings", fallback)
+		if !bytes.Equal(got, want) || stderr != "" {
+			t.Errorf("stderr %q, %s; want no delegate and no fallback", stderr, firstDiff(got, want))
+		}
+	})
+}
+
+func TestRunSettingsChecked(t *testing.T) {
+	model := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, model)
+
+	t.Run("error", func(t *testing.T) {
+		s := settingsFile(t, `{"delegate": "GPU", "gpu_settings": {"is_precision_loss_allowed": true}}`)
+		out := filepath.Join(t.TempDir(), "out.raw")
+		var stdout, stderr bytes.Buffer
+		err := runCmd(context.Background(), append([]string{model, "--settings", s, "--output", out}, inputs...), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "tflite_settings.gpu_settings.is_precision_loss_allowed") ||
+			!strings.Contains(err.Error(), s) || !errors.Is(err, config.ErrNotHonoured) {
+			t.Fatalf("err = %v, want config.ErrNotHonoured naming the file and the field path", err)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a refused run wrote %s", out)
+		}
+		code, _, errOut := cli(t, append([]string{"run", model, "--settings", s}, inputs...)...)
+		if code != exitError || !strings.Contains(errOut, "gpu_settings.is_precision_loss_allowed") {
+			t.Errorf("status %d, stderr %q", code, errOut)
+		}
+	})
+
+	t.Run("warnings", func(t *testing.T) {
+		s := settingsFile(t, `{"delegate": "XNNPACK", "hexagon_settings": {"debug_level": 1},
+			"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+		_, stderr := runOutput(t, model, inputs, "--settings", s)
+		if !strings.Contains(stderr, s+": warning: delego ignores tflite_settings.hexagon_settings.debug_level") {
+			t.Errorf("no warning for the ignored field:\n%s", stderr)
+		}
+		if !strings.Contains(stderr, "the result came from the CPU fallback") {
+			t.Errorf("no fallback line:\n%s", stderr)
+		}
+	})
+
+	t.Run("malformed", func(t *testing.T) {
+		s := settingsFile(t, `{"delegate": "TPU9000"}`)
+		var stdout, stderr bytes.Buffer
+		err := runCmd(context.Background(), append([]string{model, "--settings", s}, inputs...), &stdout, &stderr)
+		if !errors.Is(err, config.ErrMalformed) {
+			t.Errorf("err = %v, want config.ErrMalformed", err)
+		}
+	})
+}
+
+func TestDelegateFlagUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "m.tflite", "--delegate", ""}, "empty delegate name"},
+		{[]string{"run", "m.tflite", "--delegate", "cpu,"}, "empty delegate name"},
+		{[]string{"run", "m.tflite", "--delegate", "../x"}, "only letters, digits"},
+		{[]string{"bench", "m.tflite", "--delegate", "cpu", "--delegate", "CPU"}, `"cpu" is listed twice`},
+		{[]string{"plan", "m.tflite", "--delegate", "none,cpu"}, `"none" cannot be combined`},
+		{[]string{"plan", "m.tflite", "--format", "svg"}, "--format must be text, dot or json"},
+		{[]string{"plan", "m.tflite", "--json", "--format", "dot"}, "cannot be used together"},
+		{[]string{"plan"}, "need exactly one MODEL argument, got 0"},
+	} {
+		code, _, stderr := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: status %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestDelegateNames(t *testing.T) {
+	for d, want := range map[config.Delegate]string{
+		config.Delegate_NONE:          "",
+		config.Delegate_NNAPI:         "nnapi",
+		config.Delegate_GPU:           "gpu",
+		config.Delegate_HEXAGON:       "hexagon",
+		config.Delegate_XNNPACK:       "xnnpack",
+		config.Delegate_EDGETPU:       "edgetpu",
+		config.Delegate_EDGETPU_CORAL: "edgetpu",
+	} {
+		if got := delegateNameOf(d); got != want {
+			t.Errorf("delegateNameOf(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if _, ok := openDelegate(context.Background(), "cpu").(*cpu.Delegate); !ok {
+		t.Error(`openDelegate("cpu") is not the in-process cpu delegate`)
+	}
+	for _, n := range []string{"xnnpack", "gpu", "nnapi", "edgetpu", "foo"} {
+		d := openDelegate(context.Background(), n)
+		_, err := d.Support(context.Background())
+		if d.Name() != n || !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "delego-"+n) {
+			t.Errorf("openDelegate(%q): name %q, Support error %v; want an unavailable delegate saying what was looked for", n, d.Name(), err)
+		}
+	}
+}
+
+// flakyDelegate is the cpu delegate with failures put in: at compile, or at
+// every Invoke. It counts what was closed.
+type flakyDelegate struct {
+	*cpu.Delegate
+	name                  string
+	compileErr, invokeErr error
+	closed                *closeCount
+}
+
+type closeCount struct{ delegates, executables int }
+
+func (d flakyDelegate) Name() string { return d.name }
+
+func (d flakyDelegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	if d.compileErr != nil {
+		return nil, d.compileErr
+	}
+	exe, err := d.Delegate.Compile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return flakyExecutable{exe, d}, nil
+}
+
+func (d flakyDelegate) Close() error {
+	d.closed.delegates++
+	return nil
+}
+
+type flakyExecutable struct {
+	delegate.Executable
+	d flakyDelegate
+}
+
+func (e flakyExecutable) Invoke(ctx context.Context, in, out []*kernels.Tensor) error {
+	if e.d.invokeErr != nil {
+		return e.d.invokeErr
+	}
+	return e.Executable.Invoke(ctx, in, out)
+}
+
+func (e flakyExecutable) Close() error {
+	e.d.closed.executables++
+	return e.Executable.Close()
+}
+
+// flakyEnv opens a flakyDelegate for every name.
+func flakyEnv(compileErr, invokeErr error, closed *closeCount) env {
+	return env{open: func(_ context.Context, name string) delegate.Delegate {
+		return flakyDelegate{Delegate: cpu.New(), name: name, compileErr: compileErr, invokeErr: invokeErr, closed: closed}
+	}}
+}
+
+func TestRunExecutionFallback(t *testing.T) {
+	model := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, model)
+	want, _ := runOutput(t, model, inputs)
+	allow := settingsFile(t, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
+	boom := errors.New("device lost")
+
+	out := filepath.Join(t.TempDir(), "out.raw")
+	args := append([]string{model, "--delegate", "flaky", "--settings", allow, "--output", out}, inputs...)
+	var closed closeCount
+	var stdout, stderr bytes.Buffer
+	if err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, boom, &closed)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+		t.Errorf("output after the fallback: %s", firstDiff(got, want))
+	}
+	if w := "partition 0 on flaky failed to run (device lost): the result came from the CPU fallback\n"; !strings.HasSuffix(stderr.String(), w) {
+		t.Errorf("stderr %q, want it to end in %q", stderr.String(), w)
+	}
+	if closed != (closeCount{delegates: 1, executables: 1}) {
+		t.Errorf("closed %+v, want the delegate and its executable once each", closed)
+	}
+
+	// Without the setting, the failure reaches the user, and everything is closed all the same.
+	closed = closeCount{}
+	args = append([]string{model, "--delegate", "flaky"}, inputs...)
+	err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, boom, &closed))
+	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Delegate != "flaky" || de.Stage != delegate.StageExecute || !errors.Is(err, boom) {
+		t.Errorf("err = %v, want flaky's execution error", err)
+	}
+	if closed != (closeCount{delegates: 1, executables: 1}) {
+		t.Errorf("closed %+v after a failure, want the delegate and its executable once each", closed)
+	}
+}
+
+func TestBenchWithDelegates(t *testing.T) {
+	model := shared.Model(t, "split_concat.tflite")
+	var stdout, stderr bytes.Buffer
+	if err := benchCmd(context.Background(), []string{model, "--runs", "2", "--delegate", "cpu"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"delegates cpu: 3 nodes: 3 on delegates in 1 partition, 0 on the CPU", "DELEGATE:cpu"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("bench output lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	stdout.Reset()
+	s := settingsFile(t, fallbackXNNPACK)
+	if err := benchCmd(context.Background(), []string{model, "--runs", "2", "--settings", s, "--json"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var r benchReport
+	decodeJSON(t, stdout.Bytes(), &r)
+	if !slices.Equal(r.Delegates, []string{"xnnpack"}) || len(r.Fallbacks) != 1 || r.Fallbacks[0].Delegate != "xnnpack" || r.Threads != 1 {
+		t.Errorf("delegates %q, fallbacks %+v, threads %d", r.Delegates, r.Fallbacks, r.Threads)
+	}
+	if !strings.Contains(stderr.String(), "the result came from the CPU fallback") {
+		t.Errorf("bench did not report the fallback: %q", stderr.String())
+	}
+}

@@ -1,0 +1,475 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/partition"
+)
+
+const planUsage = `Usage: delego plan MODEL [--delegate NAME[,NAME...]] [--settings FILE] [--json | --format text|dot|json]
+
+Shows where each node of MODEL would run: which delegate runs which
+partition of the graph, and why every node left on the CPU stayed there. The
+delegates are asked what they support and every partition is compiled, as
+"delego run" does, so compile-time fallbacks are reported too; nothing runs.
+
+Flags:
+` + delegationHelp + `  --format F       text (default), dot (Graphviz: each partition a cluster
+                   coloured by delegate, CPU nodes grey with their reasons as
+                   tooltips, edges labelled with tensor indices; render with
+                   "dot -Tsvg") or json
+  --json           the same as --format json
+  -h               show this help
+
+The text lists the delegates, a summary line ("N nodes: X on delegates in P
+partitions, Y on the CPU"), each partition with its delegate, nodes (index,
+op, version; with the reasons of higher-priority delegates that refused
+them) and boundary tensors (index, name), the nodes left on the CPU with
+each delegate's reason, the execution order and the fallbacks. Without a
+delegate every node runs on the CPU, and the plan says so.
+
+When a node left on the CPU has no CPU kernel, the plan is printed all the
+same and delego then fails (exit status 1) saying which nodes cannot run.
+
+JSON fields (stable):
+  model                 the model file
+  delegates[]           the delegates asked, in priority order ([]: none)
+  summary               nodes, delegated_nodes (on a delegate, fallbacks
+                        excluded), partitions (run by a delegate),
+                        cpu_nodes (on the CPU, fallbacks included),
+                        fallback_nodes (of those, the ones whose partition
+                        fell back)
+  partitions[]          in execution order: index, delegate, fell_back (its
+                        delegate failed to compile it, so its nodes run on
+                        the CPU), nodes[], inputs[], outputs[] (boundary
+                        tensors: tensor, name)
+  partitions[].nodes[]  node, op, version, reasons[] (why each delegate of
+                        higher priority refused it: "delegate: reason")
+  cpu_nodes[]           nodes no delegate runs: node, op, version, reasons[]
+                        (one "delegate: reason" per delegate; [] without
+                        delegates)
+  steps[]               the execution order: {"partition": P} or {"node": N}
+  fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
+                        unavailable), nodes[], stage ("compile": plan runs
+                        nothing, so never "execute"), error
+  error                 why the model cannot run as planned; absent if it can
+
+Flags may come before or after MODEL.
+`
+
+// planFlags are the parsed flags of "delego plan".
+type planFlags struct {
+	delegation delegationFlags
+	format     string
+	json       bool
+}
+
+func planCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return planWith(ctx, args, stdout, stderr, env{})
+}
+
+// planWith is planCmd with the kernels and delegates of e.
+func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
+	f := &planFlags{}
+	fs := newFlagSet("plan")
+	f.delegation.define(fs)
+	fs.StringVar(&f.format, "format", "text", "")
+	fs.BoolVar(&f.json, "json", false, "")
+	pos, perr := parseArgs(fs, args)
+	if perr != nil {
+		return flagError(fs, "plan", planUsage, stdout, perr)
+	}
+	switch {
+	case len(pos) != 1:
+		return usagef("plan", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
+	case f.format != "text" && f.format != "dot" && f.format != "json":
+		return usagef("plan", "--format must be text, dot or json, got %q", f.format)
+	case f.json && setFlags(fs)["format"] && f.format != "json":
+		return usagef("plan", "--json and --format %s cannot be used together", f.format)
+	}
+	if f.json {
+		f.format = "json"
+	}
+	path := pos[0]
+	sel, err := f.delegation.resolve("plan", stderr)
+	if err != nil {
+		return err
+	}
+	m, err := core.LoadModel(path)
+	if err != nil {
+		return err
+	}
+	del := sel.open(ctx, 0, e.open)
+	defer func() { err = errors.Join(err, del.Close()) }()
+
+	opts := core.Options{Threads: del.Threads, Registry: e.registry, Delegates: del.Delegates, Settings: del.Settings}
+	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
+	if runErr != nil {
+		if _, ok := errors.AsType[*delegate.Error](runErr); ok {
+			return fmt.Errorf("plan: %w", runErr)
+		}
+		// The plan is sound but some node has no CPU kernel: plan again with
+		// stand-in kernels to show it, then fail with the first error.
+		opts.Registry = standInKernels(m)
+		var err2 error
+		if it, err2 = core.NewInterpreterContext(ctx, m, &opts); err2 != nil {
+			return fmt.Errorf("plan: %w", explainUnsupported(m, path, runErr))
+		}
+		runErr = explainUnsupported(m, path, runErr)
+	}
+	defer func() { err = errors.Join(err, it.Close()) }()
+
+	r, err := buildPlanReport(m, path, del.Names, it.Plan(), it.Fallbacks(), runErr)
+	if err != nil {
+		return err
+	}
+	switch f.format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+	case "dot":
+		fmt.Fprint(stdout, r.plan.Dot(graphOf(m)))
+	default:
+		printPlan(stdout, r)
+	}
+	if runErr != nil {
+		return fmt.Errorf("the model cannot run as planned: %w", runErr)
+	}
+	return nil
+}
+
+// standInKernels registers, for every op of m, a kernel that resolves at any
+// version and fails if it ever runs: with it the interpreter can be made
+// (and the plan shown) for a model whose CPU nodes lack kernels.
+func standInKernels(m *core.Model) *kernels.Registry {
+	r := kernels.NewRegistry()
+	for _, oc := range m.OpCodes {
+		r.Register(kernels.Registration{
+			Code:     oc.Builtin,
+			Custom:   oc.Custom,
+			Versions: kernels.VersionRange{Min: math.MinInt, Max: math.MaxInt},
+			New:      func(kernels.OpInfo) (kernels.Op, error) { return standIn{}, nil },
+		})
+	}
+	return r
+}
+
+// standIn is the kernel standInKernels registers.
+type standIn struct{}
+
+func (standIn) Prepare(*kernels.Node) error { return errors.New("no CPU kernel (planning stand-in)") }
+func (standIn) Eval(*kernels.Node) error    { return errors.New("no CPU kernel (planning stand-in)") }
+
+// graphOf is the partitioner's view of m's primary subgraph, as the
+// interpreter builds it.
+func graphOf(m *core.Model) partition.Graph {
+	sg := m.Subgraphs[0]
+	g := partition.Graph{
+		NumTensors: len(sg.Tensors),
+		Inputs:     sg.Inputs,
+		Outputs:    sg.Outputs,
+		Constant:   make([]bool, len(sg.Tensors)),
+	}
+	for i, t := range sg.Tensors {
+		g.Constant[i] = m.Buffer(t.Buffer) != nil
+	}
+	for i := range sg.Operators {
+		op := &sg.Operators[i]
+		oc := m.OpCodeOf(op)
+		g.Nodes = append(g.Nodes, partition.Node{
+			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
+			Inputs:  op.Inputs,
+			Outputs: op.Outputs,
+		})
+	}
+	return g
+}
+
+// planReport is what plan prints; its JSON form is documented in planUsage.
+type planReport struct {
+	Model      string          `json:"model"`
+	Delegates  []string        `json:"delegates"`
+	Summary    planSummary     `json:"summary"`
+	Partitions []planPartition `json:"partitions"`
+	CPUNodes   []planNode      `json:"cpu_nodes"`
+	Steps      []planStep      `json:"steps"`
+	Fallbacks  []planFallback  `json:"fallbacks"`
+	Error      string          `json:"error,omitempty"`
+
+	plan *partition.Plan // for Dot
+}
+
+type planSummary struct {
+	Nodes          int `json:"nodes"`
+	DelegatedNodes int `json:"delegated_nodes"`
+	Partitions     int `json:"partitions"`
+	CPUNodes       int `json:"cpu_nodes"`
+	FallbackNodes  int `json:"fallback_nodes"`
+}
+
+type planPartition struct {
+	Index    int          `json:"index"`
+	Delegate string       `json:"delegate"`
+	FellBack bool         `json:"fell_back"`
+	Nodes    []planNode   `json:"nodes"`
+	Inputs   []planTensor `json:"inputs"`
+	Outputs  []planTensor `json:"outputs"`
+}
+
+type planNode struct {
+	Node    int      `json:"node"`
+	Op      string   `json:"op"`
+	Version int      `json:"version"`
+	Reasons []string `json:"reasons"`
+}
+
+type planTensor struct {
+	Tensor int    `json:"tensor"`
+	Name   string `json:"name"`
+}
+
+type planStep struct {
+	Partition *int `json:"partition,omitempty"`
+	Node      *int `json:"node,omitempty"`
+}
+
+type planFallback struct {
+	Delegate  string `json:"delegate"`
+	Partition int    `json:"partition"`
+	Nodes     []int  `json:"nodes"`
+	Stage     string `json:"stage"`
+	Error     string `json:"error"`
+}
+
+// buildPlanReport describes plan (nil when there are no delegates: then
+// every node is a CPU node) over m. runErr, when not nil, says why the model
+// cannot run.
+func buildPlanReport(m *core.Model, path string, names []string, plan *partition.Plan, events []delegate.Event, runErr error) (*planReport, error) {
+	sg := m.Subgraphs[0]
+	if plan == nil {
+		g := graphOf(m)
+		var err error
+		plan, err = partition.Make(partition.Request{Graph: g, Verdicts: make([][]partition.Verdict, len(g.Nodes))})
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	r := &planReport{
+		Model:      path,
+		Delegates:  append([]string{}, names...),
+		Partitions: []planPartition{},
+		CPUNodes:   []planNode{},
+		Steps:      []planStep{},
+		Fallbacks:  []planFallback{},
+		plan:       plan,
+	}
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	node := func(i int, reasons []string) planNode {
+		oc := m.OpCodeOf(&sg.Operators[i])
+		return planNode{Node: i, Op: oc.Name(), Version: oc.Version, Reasons: append([]string{}, reasons...)}
+	}
+	tensors := func(idx []int) []planTensor {
+		out := []planTensor{}
+		for _, t := range idx {
+			out = append(out, planTensor{Tensor: t, Name: sg.Tensors[t].Name})
+		}
+		return out
+	}
+	fellBack := map[int]bool{}
+	for _, e := range events {
+		if e.Partition >= 0 {
+			fellBack[e.Partition] = true
+		}
+		r.Fallbacks = append(r.Fallbacks, planFallback{Delegate: e.Delegate, Partition: e.Partition,
+			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
+	}
+	r.Summary.Nodes = len(sg.Operators)
+	for k, p := range plan.Partitions {
+		pp := planPartition{Index: k, Delegate: p.Delegate, FellBack: fellBack[k],
+			Inputs: tensors(p.Inputs), Outputs: tensors(p.Outputs)}
+		for _, i := range p.Nodes {
+			pp.Nodes = append(pp.Nodes, node(i, plan.Nodes[i].Reasons))
+		}
+		r.Partitions = append(r.Partitions, pp)
+		if pp.FellBack {
+			r.Summary.FallbackNodes += len(p.Nodes)
+		} else {
+			r.Summary.Partitions++
+			r.Summary.DelegatedNodes += len(p.Nodes)
+		}
+	}
+	r.Summary.CPUNodes = r.Summary.Nodes - r.Summary.DelegatedNodes
+	for _, c := range plan.CPUNodes {
+		r.CPUNodes = append(r.CPUNodes, node(c.Node, c.Reasons))
+	}
+	for _, s := range plan.Steps {
+		if s.Partition >= 0 {
+			r.Steps = append(r.Steps, planStep{Partition: &s.Partition})
+		} else {
+			r.Steps = append(r.Steps, planStep{Node: &s.Node})
+		}
+	}
+	return r, nil
+}
+
+// summaryLine is the plan in one line.
+func (r *planReport) summaryLine() string {
+	s := r.Summary
+	line := fmt.Sprintf("%s: %d on delegates in %s, %d on the CPU",
+		plural(s.Nodes, "node", "nodes"), s.DelegatedNodes, plural(s.Partitions, "partition", "partitions"), s.CPUNodes)
+	if s.FallbackNodes > 0 {
+		line += fmt.Sprintf(" (%d of them after a fallback)", s.FallbackNodes)
+	}
+	if len(r.Delegates) == 0 {
+		line += " (no delegate)"
+	}
+	return line
+}
+
+// printPlan writes the text form of the plan.
+func printPlan(w io.Writer, r *planReport) {
+	fmt.Fprintf(w, "model: %s\n", r.Model)
+	if len(r.Delegates) == 0 {
+		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
+	} else {
+		fmt.Fprintf(w, "delegates: %s (in priority order)\n", strings.Join(r.Delegates, ", "))
+	}
+	fmt.Fprintln(w, r.summaryLine())
+	for _, p := range r.Partitions {
+		fmt.Fprintf(w, "\npartition %d on %s: %s", p.Index, p.Delegate, plural(len(p.Nodes), "node", "nodes"))
+		if p.FellBack {
+			fmt.Fprint(w, ", fell back to the CPU")
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "  nodes:")
+		for _, n := range p.Nodes {
+			fmt.Fprintf(w, "    %d %s v%d\n", n.Node, n.Op, n.Version)
+			for _, reason := range n.Reasons {
+				fmt.Fprintf(w, "      not %s\n", reason)
+			}
+		}
+		printTensors(w, "inputs", p.Inputs)
+		printTensors(w, "outputs", p.Outputs)
+	}
+	if len(r.CPUNodes) > 0 {
+		fmt.Fprintln(w, "\non the CPU:")
+		for _, n := range r.CPUNodes {
+			fmt.Fprintf(w, "  %d %s v%d\n", n.Node, n.Op, n.Version)
+			if len(n.Reasons) == 0 {
+				fmt.Fprintln(w, "    no delegate")
+			}
+			for _, reason := range n.Reasons {
+				fmt.Fprintf(w, "    %s\n", reason)
+			}
+		}
+	}
+	if len(r.Partitions) > 0 {
+		var steps []string
+		for _, s := range r.Steps {
+			if s.Partition != nil {
+				steps = append(steps, fmt.Sprintf("partition %d", *s.Partition))
+			} else {
+				steps = append(steps, fmt.Sprintf("node %d", *s.Node))
+			}
+		}
+		fmt.Fprintf(w, "\nexecution order: %s\n", strings.Join(steps, ", "))
+	}
+	if len(r.Fallbacks) > 0 {
+		fmt.Fprintln(w, "\nfallbacks:")
+		for _, fb := range r.Fallbacks {
+			fmt.Fprintf(w, "  %s\n", describeFallback(fb))
+		}
+	}
+}
+
+func printTensors(w io.Writer, what string, ts []planTensor) {
+	fmt.Fprintf(w, "  %s:\n", what)
+	for _, t := range ts {
+		fmt.Fprintf(w, "    tensor %d %q\n", t.Tensor, t.Name)
+	}
+}
+
+// describeFallback says what fell back, where and why, in one line.
+func describeFallback(fb planFallback) string {
+	msg := oneLine(fb.Error)
+	if fb.Partition < 0 {
+		return fmt.Sprintf("delegate %s: %s error: %s; the nodes it would have run stay on the CPU", fb.Delegate, fb.Stage, msg)
+	}
+	return fmt.Sprintf("partition %d (%s, %s): %s error: %s; it runs on the CPU", fb.Partition, fb.Delegate,
+		plural(len(fb.Nodes), "node", "nodes"), fb.Stage, msg)
+}
+
+// oneLine joins the lines of a (possibly joined) error message.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// reportFallbacks tells the user that (part of) the result came from the CPU
+// fallback: with verbose, every fallback on its own line; else one line.
+func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
+	if len(r.Fallbacks) == 0 {
+		return
+	}
+	if verbose {
+		for _, fb := range r.Fallbacks {
+			fmt.Fprintf(w, "fallback: %s\n", describeFallback(fb))
+		}
+		return
+	}
+	var what []string
+	for _, fb := range r.Fallbacks {
+		who := fb.Delegate
+		if fb.Partition >= 0 {
+			who = fmt.Sprintf("partition %d on %s", fb.Partition, fb.Delegate)
+		}
+		verb := "failed"
+		switch fb.Stage {
+		case string(delegate.StageCompile):
+			verb = "failed to compile"
+		case string(delegate.StageExecute):
+			verb = "failed to run"
+		}
+		what = append(what, fmt.Sprintf("%s %s (%s)", who, verb, oneLine(fb.Error)))
+	}
+	part := ""
+	if r.Summary.DelegatedNodes > 0 {
+		part = "partly "
+	}
+	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", strings.Join(what, "; "), part)
+}
+
+// verbosePlan is the plan in a few lines for run -v: the delegates, the
+// summary line and each partition.
+func verbosePlan(w io.Writer, r *planReport) {
+	if len(r.Delegates) == 0 {
+		fmt.Fprintf(w, "plan: %s\n", r.summaryLine())
+		return
+	}
+	fmt.Fprintf(w, "plan: delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.summaryLine())
+	for _, p := range r.Partitions {
+		nodes := make([]string, len(p.Nodes))
+		for i, n := range p.Nodes {
+			nodes[i] = fmt.Sprint(n.Node)
+		}
+		state := ""
+		if p.FellBack {
+			state = " (fell back to the CPU)"
+		}
+		fmt.Fprintf(w, "plan: partition %d on %s%s: %s [%s]\n", p.Index, p.Delegate, state,
+			plural(len(p.Nodes), "node", "nodes"), summarise(nodes, 12))
+	}
+}
