@@ -147,7 +147,12 @@ func (p *Pool) Prepare(n *Node) error {
 	p.padW, _ = ComputePadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
 	var err error
 	if in.Type == Float32 {
-		p.fMin, p.fMax, err = ActivationRangeFloat(pp.Activation)
+		// TFLite's float CalculateActivationRange leaves other activations
+		// (TANH, SIGN_BIT) unclamped.
+		p.fMin, p.fMax = float32(math.Inf(-1)), float32(math.Inf(1))
+		if lo, hi, ferr := ActivationRangeFloat(pp.Activation); ferr == nil {
+			p.fMin, p.fMax = lo, hi
+		}
 		if cap(p.facc) < c {
 			p.facc = make([]float32, c)
 		}

@@ -201,9 +201,6 @@ func (r *Reduce) checkTypes(in, out *Tensor) error {
 			return fmt.Errorf("INT16 zero points must be 0, have %d and %d", in.ZeroPoint(), out.ZeroPoint())
 		}
 	}
-	if r.Kind == reduceProd && reduceQuantized(in) && in.Type != Int8 && in.Type != Int16 {
-		return fmt.Errorf("quantized input type %s is not supported by TFLite", in.Type)
-	}
 	return nil
 }
 
@@ -595,19 +592,6 @@ func reduceLogic[T reduceNum](r *Reduce, src, dst []T, lowest, highest T) {
 			return cur
 		}
 	}
-	if r.reducesAllDims(len(r.it.dims)) {
-		// ReduceAllDims: starts from the first element, not from init.
-		if len(src) == 0 {
-			dst[0] = init
-			return
-		}
-		acc := src[0]
-		for _, v := range src[1:] {
-			acc = f(acc, v)
-		}
-		dst[0] = acc
-		return
-	}
 	for i := range dst {
 		dst[i] = init
 	}
@@ -615,15 +599,6 @@ func reduceLogic[T reduceNum](r *Reduce, src, dst []T, lowest, highest T) {
 		return
 	}
 	reduceAccumulate(&r.it, src, dst, f)
-}
-
-// reducesAllDims reports whether the resolved axes cover every dimension
-// (TFLite's IsReduceAllDims; true for a scalar input).
-func (r *Reduce) reducesAllDims(nd int) bool {
-	if nd == 0 {
-		return true
-	}
-	return len(r.axes) == nd
 }
 
 // reduceIter walks the input in row-major order, as TFLite's Reduce does,
