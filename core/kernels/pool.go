@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/delego/delego/core/schema"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -85,7 +86,8 @@ type Pool struct {
 	padH, padW     int
 	actMin, actMax int32
 	fMin, fMax     float32
-	acc            []int32 // one accumulator per channel
+	workers        int     // goroutines Eval uses
+	acc            []int32 // one accumulator per channel and worker
 	facc           []float32
 }
 
@@ -145,6 +147,7 @@ func (p *Pool) Prepare(n *Node) error {
 	}
 	p.padH, _ = ComputePadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
 	p.padW, _ = ComputePadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
+	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == Float32 {
 		// TFLite's float CalculateActivationRange leaves other activations
@@ -153,16 +156,10 @@ func (p *Pool) Prepare(n *Node) error {
 		if lo, hi, ferr := ActivationRangeFloat(pp.Activation); ferr == nil {
 			p.fMin, p.fMax = lo, hi
 		}
-		if cap(p.facc) < c {
-			p.facc = make([]float32, c)
-		}
-		p.facc = p.facc[:c]
+		p.facc = poolGrow(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
-		if cap(p.acc) < c {
-			p.acc = make([]int32, c)
-		}
-		p.acc = p.acc[:c]
+		p.acc = poolGrow(p.acc, c*p.workers)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Kind, err)
@@ -185,6 +182,40 @@ func (p *Pool) window(oy, ox, h, w int) (win poolWindow, originY, originX int) {
 }
 
 var errPoolEmptyWindow = errors.New("filter window holds no input element")
+
+// poolMinParallelWork is the amount of work (roughly, input elements read)
+// below which the kernels of this family stay on one goroutine.
+const poolMinParallelWork = 1 << 16
+
+// poolWorkers is how many goroutines to use for work units of the given
+// total cost: at most threads and at most units.
+func poolWorkers(threads, units, work int) int {
+	if work < poolMinParallelWork {
+		return 1
+	}
+	return max(1, min(threads, units))
+}
+
+// poolParallel splits [0, units) into workers contiguous ranges and runs fn
+// on each concurrently; fn gets its worker index. The split never changes
+// what each unit computes, so results do not depend on workers.
+func poolParallel(workers, units int, fn func(worker, lo, hi int) error) error {
+	if workers <= 1 {
+		return fn(0, 0, units)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		lo, hi := units*w/workers, units*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = fn(w, lo, hi)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // Eval runs the pooling. The arithmetic is that of TFLite 2.9's kernels:
 // averages count only the window cells inside the input; quantized averages
@@ -211,13 +242,20 @@ func (p *Pool) Eval(n *Node) error {
 }
 
 func (p *Pool) evalFloat(in, out *Tensor) error {
+	return poolParallel(p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
+		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
+	})
+}
+
+// evalFloatRows pools output rows [lo, hi), counted over batch and height.
+func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 	src, dst := in.Float32s(), out.Float32s()
-	batches, h, w, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	acc := p.facc
-	o := 0
-	for b := range batches {
-		for oy := range outH {
+	o := lo * outW * c
+	for r := lo; r < hi; r++ {
+		b, oy := r/outH, r%outH
+		{
 			for ox := range outW {
 				win, originY, originX := p.window(oy, ox, h, w)
 				count := (win.y1 - win.y0) * (win.x1 - win.x0)
@@ -283,9 +321,16 @@ func (p *Pool) evalFloat(in, out *Tensor) error {
 type poolInt interface{ ~uint8 | ~int8 | ~int16 }
 
 func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
-	batches, h, w, c := inShape[0], inShape[1], inShape[2], inShape[3]
+	c := inShape[3]
+	return poolParallel(p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lo, hi)
+	})
+}
+
+// poolEvalIntRows pools output rows [rlo, rhi), counted over batch and height.
+func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, rlo, rhi int) error {
+	h, w, c := inShape[1], inShape[2], inShape[3]
 	outH, outW := outShape[1], outShape[2]
-	acc := p.acc
 	lo, hi := p.actMin, p.actMax
 	var minT int32
 	switch any(dst).(type) {
@@ -294,9 +339,10 @@ func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) erro
 	case []int16:
 		minT = math.MinInt16
 	}
-	o := 0
-	for b := range batches {
-		for oy := range outH {
+	o := rlo * outW * c
+	for r := rlo; r < rhi; r++ {
+		b, oy := r/outH, r%outH
+		{
 			for ox := range outW {
 				win, originY, originX := p.window(oy, ox, h, w)
 				count := int32((win.y1 - win.y0) * (win.x1 - win.x0))

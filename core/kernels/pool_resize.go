@@ -107,19 +107,52 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 			return err
 		}
 	}
+	b, outH := out.Shape[0], out.Shape[1]
+	workers := poolWorkers(n.Threads, b*outH, out.NumElements()*4)
+	rows := func(f func(lo, hi int)) {
+		_ = poolParallel(workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
+	}
 	switch in.Type {
 	case Float32:
-		r.evalFloat(in, out)
+		if !r.Params.AlignCorners && !r.Params.HalfPixelCenters && outH == 2*in.Shape[1] && out.Shape[2] == 2*in.Shape[2] {
+			// Each unit is one input row, giving two output rows.
+			_ = poolParallel(poolWorkers(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
+				resizeBilinear2x2(in.Float32s(), out.Float32s(), in.Shape, lo, hi)
+				return nil
+			})
+			return nil
+		}
+		rows(func(lo, hi int) { r.evalFloat(in, out, lo, hi) })
 	case Uint8:
-		r.evalUint8(in, out)
+		if r.is888(in, out) {
+			resizeBilinear888(in.Uint8s(), out.Uint8s(), in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3])
+			return nil
+		}
+		rows(func(lo, hi int) { r.evalUint8(in, out, lo, hi) })
 	case Int8:
-		resizeBilinearInteger(r.Params, in.Int8s(), out.Int8s(), in.Shape, out.Shape)
+		rows(func(lo, hi int) {
+			resizeBilinearInteger(r.Params, in.Int8s(), out.Int8s(), in.Shape, out.Shape, lo, hi)
+		})
 	case Int16:
-		resizeBilinearInteger(r.Params, in.Int16s(), out.Int16s(), in.Shape, out.Shape)
+		rows(func(lo, hi int) {
+			resizeBilinearInteger(r.Params, in.Int16s(), out.Int16s(), in.Shape, out.Shape, lo, hi)
+		})
 	default:
 		return fmt.Errorf("RESIZE_BILINEAR: type %s is not supported by TFLite", in.Type)
 	}
 	return nil
+}
+
+// is888 reports TFLite's uint8 special case: an exact x8 upscale of both
+// dimensions with half-pixel centers and a depth that is a multiple of 8.
+func (r *ResizeBilinear) is888(in, out *Tensor) bool {
+	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	outH, outW := out.Shape[1], out.Shape[2]
+	if r.Params.AlignCorners || !r.Params.HalfPixelCenters || c%8 != 0 {
+		return false
+	}
+	scale := outH / inH
+	return outH >= 8 && outW >= 8 && inH*scale == outH && inW*scale == outW && scale == 8
 }
 
 // resizeScales are TFLite's float32 input-per-output scales.
@@ -149,115 +182,108 @@ func resizeInterp(v int, scale float32, halfPixel bool, size int) (src float32, 
 	return src, lo, hi
 }
 
-func (r *ResizeBilinear) evalFloat(in, out *Tensor) {
+// evalFloat interpolates output rows [lo, hi), counted over batch and
+// height, accumulating the four weighted corners as TFLite's generic kernel.
+func (r *ResizeBilinear) evalFloat(in, out *Tensor, lo, hi int) {
 	src, dst := in.Float32s(), out.Float32s()
-	b, inH, inW, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
+	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	if !r.Params.AlignCorners && !r.Params.HalfPixelCenters && outH == 2*inH && outW == 2*inW {
-		resizeBilinear2x2(src, dst, b, inH, inW, c)
-		return
-	}
 	hs, ws := resizeScales(r.Params, inH, inW, outH, outW)
-	clear(dst)
-	o := 0
-	for bi := range b {
-		for y := range outH {
-			iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
-			dy := iy - float32(y0)
-			for x := range outW {
-				ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
-				dx := ix - float32(x0)
-				acc := dst[o : o+c]
-				// The four corners in TFLite's order, each accumulated with
-				// its own weight.
-				corners := [4]struct {
-					y, x int
-					w    float32
-				}{
-					{y0, x0, float32((1 - dy) * (1 - dx))},
-					{y0, x1, float32((1 - dy) * dx)},
-					{y1, x0, float32(dy * (1 - dx))},
-					{y1, x1, float32(dy * dx)},
-				}
-				for _, k := range corners {
-					p := src[((bi*inH+k.y)*inW+k.x)*c:][:c]
-					for i, v := range p {
-						acc[i] += float32(v * k.w)
-					}
-				}
-				o += c
+	clear(dst[lo*outW*c : hi*outW*c])
+	o := lo * outW * c
+	for row := lo; row < hi; row++ {
+		bi, y := row/outH, row%outH
+		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
+		dy := iy - float32(y0)
+		for x := range outW {
+			ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
+			dx := ix - float32(x0)
+			acc := dst[o : o+c]
+			// The four corners in TFLite's order, each accumulated with its
+			// own weight.
+			corners := [4]struct {
+				y, x int
+				w    float32
+			}{
+				{y0, x0, float32((1 - dy) * (1 - dx))},
+				{y0, x1, float32((1 - dy) * dx)},
+				{y1, x0, float32(dy * (1 - dx))},
+				{y1, x1, float32(dy * dx)},
 			}
+			for _, k := range corners {
+				p := src[((bi*inH+k.y)*inW+k.x)*c:][:c]
+				for i, v := range p {
+					acc[i] += float32(v * k.w)
+				}
+			}
+			o += c
 		}
 	}
 }
 
 // resizeBilinear2x2 is TFLite's float special case for an exact 2x upscale
-// without alignment flags.
-func resizeBilinear2x2(src, dst []float32, b, inH, inW, c int) {
+// without alignment flags, for input rows [lo, hi) counted over batch and
+// height.
+func resizeBilinear2x2(src, dst []float32, inShape []int, lo, hi int) {
+	inH, inW, c := inShape[1], inShape[2], inShape[3]
 	outW := 2 * inW
-	for bi := range b {
-		for y0 := range inH {
-			y1 := min(y0+1, inH-1)
-			for x0 := range inW {
-				x1 := min(x0+1, inW-1)
-				p00 := src[((bi*inH+y0)*inW+x0)*c:][:c]
-				p01 := src[((bi*inH+y0)*inW+x1)*c:][:c]
-				p10 := src[((bi*inH+y1)*inW+x0)*c:][:c]
-				p11 := src[((bi*inH+y1)*inW+x1)*c:][:c]
-				o00 := dst[((bi*2*inH+2*y0)*outW+2*x0)*c:][:c]
-				o01 := dst[((bi*2*inH+2*y0)*outW+2*x0+1)*c:][:c]
-				o10 := dst[((bi*2*inH+2*y0+1)*outW+2*x0)*c:][:c]
-				o11 := dst[((bi*2*inH+2*y0+1)*outW+2*x0+1)*c:][:c]
-				for i := range c {
-					v00, v01, v10, v11 := p00[i], p01[i], p10[i], p11[i]
-					o00[i] = v00
-					o01[i] = (v00 + v01) / 2
-					bl := (v00 + v10) / 2
-					o10[i] = bl
-					o11[i] = (bl + (v01+v11)/2) / 2
-				}
+	for row := lo; row < hi; row++ {
+		bi, y0 := row/inH, row%inH
+		y1 := min(y0+1, inH-1)
+		for x0 := range inW {
+			x1 := min(x0+1, inW-1)
+			p00 := src[((bi*inH+y0)*inW+x0)*c:][:c]
+			p01 := src[((bi*inH+y0)*inW+x1)*c:][:c]
+			p10 := src[((bi*inH+y1)*inW+x0)*c:][:c]
+			p11 := src[((bi*inH+y1)*inW+x1)*c:][:c]
+			o00 := dst[((bi*2*inH+2*y0)*outW+2*x0)*c:][:c]
+			o01 := dst[((bi*2*inH+2*y0)*outW+2*x0+1)*c:][:c]
+			o10 := dst[((bi*2*inH+2*y0+1)*outW+2*x0)*c:][:c]
+			o11 := dst[((bi*2*inH+2*y0+1)*outW+2*x0+1)*c:][:c]
+			for i := range c {
+				v00, v01, v10, v11 := p00[i], p01[i], p10[i], p11[i]
+				o00[i] = v00
+				o01[i] = (v00 + v01) / 2
+				bl := (v00 + v10) / 2
+				o10[i] = bl
+				o11[i] = (bl + (v01+v11)/2) / 2
 			}
 		}
 	}
 }
 
-func (r *ResizeBilinear) evalUint8(in, out *Tensor) {
+// evalUint8 interpolates output rows [lo, hi) in float32 as TFLite's
+// ResizeBilinearGenericSmallChannel: weighted corners summed in order, then
+// +0.5 and truncation.
+func (r *ResizeBilinear) evalUint8(in, out *Tensor, lo, hi int) {
 	src, dst := in.Uint8s(), out.Uint8s()
-	b, inH, inW, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
+	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	if !r.Params.AlignCorners && r.Params.HalfPixelCenters && c%8 == 0 {
-		scale := outH / inH
-		if outH >= 8 && outW >= 8 && inH*scale == outH && inW*scale == outW && scale == 8 {
-			resizeBilinear888(src, dst, b, inH, inW, c)
-			return
-		}
-	}
 	hs, ws := resizeScales(r.Params, inH, inW, outH, outW)
-	o := 0
-	for bi := range b {
-		for y := range outH {
-			iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
-			dy := iy - float32(y0)
-			for x := range outW {
-				ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
-				dx := ix - float32(x0)
-				w0 := float32((1 - dy) * (1 - dx))
-				w1 := float32((1 - dy) * dx)
-				w2 := float32(dy * (1 - dx))
-				w3 := float32(dy * dx)
-				p0 := src[((bi*inH+y0)*inW+x0)*c:][:c]
-				p1 := src[((bi*inH+y0)*inW+x1)*c:][:c]
-				p2 := src[((bi*inH+y1)*inW+x0)*c:][:c]
-				p3 := src[((bi*inH+y1)*inW+x1)*c:][:c]
-				res := dst[o : o+c]
-				for i := range c {
-					v := float32(float32(p0[i])*w0) + float32(float32(p1[i])*w1)
-					v = float32(v + float32(float32(p2[i])*w2))
-					v = float32(v + float32(float32(p3[i])*w3))
-					res[i] = uint8(int32(v + 0.5))
-				}
-				o += c
+	o := lo * outW * c
+	for row := lo; row < hi; row++ {
+		bi, y := row/outH, row%outH
+		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
+		dy := iy - float32(y0)
+		for x := range outW {
+			ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
+			dx := ix - float32(x0)
+			w0 := float32((1 - dy) * (1 - dx))
+			w1 := float32((1 - dy) * dx)
+			w2 := float32(dy * (1 - dx))
+			w3 := float32(dy * dx)
+			p0 := src[((bi*inH+y0)*inW+x0)*c:][:c]
+			p1 := src[((bi*inH+y0)*inW+x1)*c:][:c]
+			p2 := src[((bi*inH+y1)*inW+x0)*c:][:c]
+			p3 := src[((bi*inH+y1)*inW+x1)*c:][:c]
+			res := dst[o : o+c]
+			for i := range c {
+				v := float32(float32(p0[i])*w0) + float32(float32(p1[i])*w1)
+				v = float32(v + float32(float32(p2[i])*w2))
+				v = float32(v + float32(float32(p3[i])*w3))
+				res[i] = uint8(int32(v + 0.5))
 			}
+			o += c
 		}
 	}
 }
@@ -371,8 +397,9 @@ func resize888Margin(in, out []uint8, inW, depth int) {
 
 // resizeBilinearInteger is TFLite's ResizeBilinearInteger: coordinates with
 // 10 fractional bits, products in int64, rounding half away from zero.
-func resizeBilinearInteger[T ~int8 | ~int16](p ResizeParams, src, dst []T, inShape, outShape []int) {
-	b, inH, inW, c := inShape[0], inShape[1], inShape[2], inShape[3]
+// It computes output rows [lo, hi), counted over batch and height.
+func resizeBilinearInteger[T ~int8 | ~int16](p ResizeParams, src, dst []T, inShape, outShape []int, lo, hi int) {
+	inH, inW, c := inShape[1], inShape[2], inShape[3]
 	outH, outW := outShape[1], outShape[2]
 	hs := int32(((1<<10)*inH + outH/2) / outH)
 	ws := int32(((1<<10)*inW + outW/2) / outW)
@@ -382,19 +409,20 @@ func resizeBilinearInteger[T ~int8 | ~int16](p ResizeParams, src, dst []T, inSha
 	if p.AlignCorners && outW > 1 {
 		ws = int32(((1<<10)*(inW-1) + (outW-1)/2) / (outW - 1))
 	}
-	interp := func(v int32, scale int32, size int) (s, lo, hi int32) {
+	interp := func(v int32, scale int32, size int) (s, l, h int32) {
 		if p.HalfPixelCenters {
 			s = v*scale + scale/2 - (1 << 9)
 		} else {
 			s = v * scale
 		}
-		lo = max(s/(1<<10), 0)
-		hi = min((s+(1<<10)-1)/(1<<10), int32(size-1))
-		return s, lo, hi
+		l = max(s/(1<<10), 0)
+		h = min((s+(1<<10)-1)/(1<<10), int32(size-1))
+		return s, l, h
 	}
-	o := 0
-	for bi := range b {
-		for y := range outH {
+	o := lo * outW * c
+	for row := lo; row < hi; row++ {
+		bi, y := row/outH, row%outH
+		{
 			iy, y0, y1 := interp(int32(y), hs, inH)
 			fy := int64(iy - (1<<10)*y0)
 			for x := range outW {

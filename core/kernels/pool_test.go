@@ -778,3 +778,69 @@ func TestPoolOptionsFromModel(t *testing.T) {
 		t.Fatal("Unsupported does not wrap ErrUnsupported")
 	}
 }
+
+// poolLCG fills a tensor with a deterministic pseudo-random byte pattern.
+func poolLCG(t *Tensor, seed uint32) *Tensor {
+	s := seed
+	for i := range t.Data {
+		s = s*1664525 + 1013904223
+		t.Data[i] = byte(s >> 24)
+	}
+	if t.Type == Float32 {
+		f := t.Float32s()
+		for i := range f {
+			s = s*1664525 + 1013904223
+			f[i] = float32(s>>8)/(1<<24)*2 - 1
+		}
+	}
+	return t
+}
+
+func TestPoolThreadsInvariant(t *testing.T) {
+	// Large enough to be split across goroutines; every thread count must
+	// give the same bytes.
+	type mk func() (Op, []*Tensor, *Tensor)
+	cases := map[string]mk{
+		"avg float": func() (Op, []*Tensor, *Tensor) {
+			return &Pool{Kind: poolAverage, Params: PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}},
+				[]*Tensor{poolLCG(NewTensor(Float32, 2, 33, 31, 40), 1)}, NewTensor(Float32)
+		},
+		"max int8": func() (Op, []*Tensor, *Tensor) {
+			return &Pool{Kind: poolMax, Params: PoolParams{schema.PaddingVALID, 1, 1, 3, 3, schema.ActivationFunctionTypeRELU}},
+				[]*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 40, 40, 48), 2), 0.1, 3)}, poolQ(NewTensor(Int8), 0.1, 3)
+		},
+		"bilinear float": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{Params: ResizeParams{HalfPixelCenters: true}},
+				[]*Tensor{poolLCG(NewTensor(Float32, 2, 17, 13, 16), 3), poolConst(poolT(Int32, []int{2}, 61, 47))}, NewTensor(Float32)
+		},
+		"bilinear float 2x": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{}, []*Tensor{poolLCG(NewTensor(Float32, 1, 40, 40, 16), 4), poolConst(poolT(Int32, []int{2}, 80, 80))}, NewTensor(Float32)
+		},
+		"bilinear uint8": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{Params: ResizeParams{AlignCorners: true}},
+				[]*Tensor{poolQ(poolLCG(NewTensor(Uint8, 1, 20, 30, 24), 5), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Uint8), 1, 0)
+		},
+		"bilinear int8": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{}, []*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 20, 30, 24), 6), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Int8), 1, 0)
+		},
+	}
+	for name, mkOp := range cases {
+		var ref []byte
+		for _, threads := range []int{1, 3, 8} {
+			op, ins, out := mkOp()
+			n := &Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: threads}
+			if err := op.Prepare(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out.Data = NewTensor(out.Type, out.Shape...).Data
+			if err := op.Eval(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if ref == nil {
+				ref = out.Data
+			} else if string(ref) != string(out.Data) {
+				t.Errorf("%s: %d threads differ from 1", name, threads)
+			}
+		}
+	}
+}
