@@ -20,14 +20,14 @@ import (
 // poolOps returns the registrations of this op family.
 func poolOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(poolAverage)},
-		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(poolMax)},
-		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: VersionRange{1, 1}, New: newPoolFactory(poolL2)},
-		{Code: schema.BuiltinOperatorMEAN, Versions: VersionRange{1, 3}, New: newReduceFactory(reduceMean)},
-		{Code: schema.BuiltinOperatorSUM, Versions: VersionRange{1, 2}, New: newReduceFactory(reduceSum)},
-		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: VersionRange{1, 2}, New: newReduceFactory(reduceProd)},
-		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: VersionRange{1, 3}, New: newReduceFactory(reduceMax)},
-		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: VersionRange{1, 3}, New: newReduceFactory(reduceMin)},
+		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolAverage)},
+		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolMax)},
+		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: VersionRange{1, 1}, New: newPoolFactory(PoolL2)},
+		{Code: schema.BuiltinOperatorMEAN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMean)},
+		{Code: schema.BuiltinOperatorSUM, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceSum)},
+		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceProd)},
+		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMax)},
+		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMin)},
 		{Code: schema.BuiltinOperatorPAD, Versions: VersionRange{1, 4}, New: newPad},
 		{Code: schema.BuiltinOperatorPADV2, Versions: VersionRange{1, 4}, New: newPad},
 		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: VersionRange{1, 2}, New: newMirrorPad},
@@ -53,18 +53,18 @@ type PoolKind int
 
 // The pooling kinds.
 const (
-	poolAverage PoolKind = iota
-	poolMax
-	poolL2
+	PoolAverage PoolKind = iota
+	PoolMax
+	PoolL2
 )
 
 func (k PoolKind) String() string {
 	switch k {
-	case poolAverage:
+	case PoolAverage:
 		return "AVERAGE_POOL_2D"
-	case poolMax:
+	case PoolMax:
 		return "MAX_POOL_2D"
-	case poolL2:
+	case PoolL2:
 		return "L2_POOL_2D"
 	}
 	return fmt.Sprintf("PoolKind(%d)", int(k))
@@ -133,7 +133,7 @@ func (p *Pool) Prepare(n *Node) error {
 	switch in.Type {
 	case Float32:
 	case Uint8, Int8, Int16:
-		if p.Kind == poolL2 {
+		if p.Kind == PoolL2 {
 			return fmt.Errorf("%s: quantized input %s is not supported by TFLite", p.Kind, in.Type)
 		}
 	default:
@@ -260,7 +260,7 @@ func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 				win, originY, originX := p.window(oy, ox, h, w)
 				count := (win.y1 - win.y0) * (win.x1 - win.x0)
 				switch p.Kind {
-				case poolMax:
+				case PoolMax:
 					for i := range acc {
 						acc[i] = -math.MaxFloat32
 					}
@@ -272,17 +272,17 @@ func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 					for fx := win.x0; fx < win.x1; fx++ {
 						px := src[row+fx*c : row+fx*c+c]
 						switch p.Kind {
-						case poolAverage:
+						case PoolAverage:
 							for i, v := range px {
 								acc[i] += v
 							}
-						case poolMax:
+						case PoolMax:
 							for i, v := range px {
 								if v > acc[i] {
 									acc[i] = v
 								}
 							}
-						case poolL2:
+						case PoolL2:
 							for i, v := range px {
 								acc[i] += float32(v * v)
 							}
@@ -291,7 +291,7 @@ func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 				}
 				res := dst[o : o+c]
 				switch p.Kind {
-				case poolAverage:
+				case PoolAverage:
 					if count <= 0 {
 						return errPoolEmptyWindow
 					}
@@ -299,11 +299,11 @@ func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 					for i, v := range acc {
 						res[i] = ClampF32(v/fc, p.fMin, p.fMax)
 					}
-				case poolMax:
+				case PoolMax:
 					for i, v := range acc {
 						res[i] = ClampF32(v, p.fMin, p.fMax)
 					}
-				case poolL2:
+				case PoolL2:
 					// TFLite multiplies the sum of squares by 1/count, then
 					// takes the square root.
 					inv := 1 / float32(count)
@@ -346,7 +346,7 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 			for ox := range outW {
 				win, originY, originX := p.window(oy, ox, h, w)
 				count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
-				if p.Kind == poolMax {
+				if p.Kind == PoolMax {
 					for i := range acc {
 						acc[i] = minT
 					}
@@ -357,7 +357,7 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 					row := ((b*h+originY+fy)*w + originX) * c
 					for fx := win.x0; fx < win.x1; fx++ {
 						px := src[row+fx*c : row+fx*c+c]
-						if p.Kind == poolMax {
+						if p.Kind == PoolMax {
 							for i, v := range px {
 								acc[i] = max(acc[i], int32(v))
 							}
@@ -369,7 +369,7 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 					}
 				}
 				res := dst[o : o+c]
-				if p.Kind == poolMax {
+				if p.Kind == PoolMax {
 					for i, v := range acc {
 						res[i] = T(min(max(v, lo), hi))
 					}

@@ -12,24 +12,24 @@ type ReduceKind int
 
 // The reductions this family implements.
 const (
-	reduceMean ReduceKind = iota
-	reduceSum
-	reduceProd
-	reduceMax
-	reduceMin
+	ReduceMean ReduceKind = iota
+	ReduceSum
+	ReduceProd
+	ReduceMax
+	ReduceMin
 )
 
 func (k ReduceKind) String() string {
 	switch k {
-	case reduceMean:
+	case ReduceMean:
 		return "MEAN"
-	case reduceSum:
+	case ReduceSum:
 		return "SUM"
-	case reduceProd:
+	case ReduceProd:
 		return "REDUCE_PROD"
-	case reduceMax:
+	case ReduceMax:
 		return "REDUCE_MAX"
-	case reduceMin:
+	case ReduceMin:
 		return "REDUCE_MIN"
 	}
 	return fmt.Sprintf("ReduceKind(%d)", int(k))
@@ -165,7 +165,7 @@ func (r *Reduce) Prepare(n *Node) error {
 	if err := r.checkTypes(in, out); err != nil {
 		return fmt.Errorf("%s: %w", r.Kind, err)
 	}
-	if r.Kind == reduceMean || r.Kind == reduceSum {
+	if r.Kind == ReduceMean || r.Kind == ReduceSum {
 		switch in.Type {
 		case Int8, Uint8, Int16:
 			r.multiplier, r.shift = QuantizeMultiplier(float64(in.Scale()) / float64(out.Scale()))
@@ -179,7 +179,7 @@ func (r *Reduce) Prepare(n *Node) error {
 	if err := r.resize(in, axis, out, false); err != nil {
 		return fmt.Errorf("%s: %w", r.Kind, err)
 	}
-	if r.Kind == reduceProd && reduceQuantized(in) {
+	if r.Kind == ReduceProd && reduceQuantized(in) {
 		r.setProdScaling(in, out)
 	}
 	return nil
@@ -257,7 +257,7 @@ func (r *Reduce) Eval(n *Node) error {
 		if err := r.resize(in, axis, out, true); err != nil {
 			return fmt.Errorf("%s: %w", r.Kind, err)
 		}
-		if r.Kind == reduceProd && reduceQuantized(in) {
+		if r.Kind == ReduceProd && reduceQuantized(in) {
 			r.setProdScaling(in, out)
 		}
 	}
@@ -266,11 +266,11 @@ func (r *Reduce) Eval(n *Node) error {
 	}
 	var err error
 	switch r.Kind {
-	case reduceMean:
+	case ReduceMean:
 		err = r.evalMean(in, axis, out)
-	case reduceSum:
+	case ReduceSum:
 		err = r.evalSum(in, out)
-	case reduceProd:
+	case ReduceProd:
 		err = r.evalProd(in, out)
 	default:
 		err = r.evalLogic(in, out)
@@ -573,11 +573,11 @@ func reduceLogic[T reduceNum](r *Reduce, src, dst []T, lowest, highest T) {
 	var init T
 	var f func(cur, in T) T
 	switch r.Kind {
-	case reduceSum:
+	case ReduceSum:
 		init, f = 0, func(cur, in T) T { return in + cur }
-	case reduceProd:
+	case ReduceProd:
 		init, f = 1, func(cur, in T) T { return in * cur }
-	case reduceMax:
+	case ReduceMax:
 		init, f = lowest, func(cur, in T) T {
 			if in > cur {
 				return in

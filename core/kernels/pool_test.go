@@ -160,29 +160,29 @@ func TestPoolFloat(t *testing.T) {
 	}{
 		// SAME 2x2 stride 1: total padding 1, all of it after; border
 		// windows average only the cells inside the image.
-		{"avg same", poolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
+		{"avg same", PoolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
 			[]int{1, 3, 3, 1}, []float64{3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9}},
-		{"avg valid", poolAverage, PoolParams{schema.PaddingVALID, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
+		{"avg valid", PoolAverage, PoolParams{schema.PaddingVALID, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
 			[]int{1, 2, 2, 1}, []float64{3, 4, 6, 7}},
 		// SAME 3x3 stride 2: output 2x2, padding 1 before.
-		{"avg same stride 2", poolAverage, PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}, []int{1, 3, 3, 1}, in3x3,
+		{"avg same stride 2", PoolAverage, PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}, []int{1, 3, 3, 1}, in3x3,
 			[]int{1, 2, 2, 1}, []float64{3, 4, 6, 7}},
-		{"avg relu6", poolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, schema.ActivationFunctionTypeRELU6},
+		{"avg relu6", PoolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, schema.ActivationFunctionTypeRELU6},
 			[]int{1, 3, 3, 1}, in3x3, []int{1, 3, 3, 1}, []float64{3, 4, 4.5, 6, 6, 6, 6, 6, 6}},
 		// Non-square stride and filter, two channels.
-		{"avg 1x2 stride (1,2)", poolAverage, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 2, 4, 2},
+		{"avg 1x2 stride (1,2)", PoolAverage, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 2, 4, 2},
 			poolSeq(16, 0), []int{1, 2, 2, 2}, []float64{1, 2, 5, 6, 9, 10, 13, 14}},
-		{"max same", poolMax, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1},
+		{"max same", PoolMax, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1},
 			poolSeq(9, -5), []int{1, 3, 3, 1}, []float64{-1, 0, 0, 2, 3, 3, 2, 3, 3}},
-		{"max relu", poolMax, PoolParams{schema.PaddingVALID, 2, 2, 2, 2, schema.ActivationFunctionTypeRELU},
+		{"max relu", PoolMax, PoolParams{schema.PaddingVALID, 2, 2, 2, 2, schema.ActivationFunctionTypeRELU},
 			[]int{1, 2, 2, 1}, []float64{-4, -3, -2, -1}, []int{1, 1, 1, 1}, []float64{0}},
-		{"max relu_n1_to_1", poolMax, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
+		{"max relu_n1_to_1", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
 			[]int{1, 1, 3, 1}, []float64{-4, 0.5, 2}, []int{1, 1, 3, 1}, []float64{-1, 0.5, 1}},
 		// sqrt((3² + 4²) / 2)
-		{"l2", poolL2, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 1, 2, 1},
+		{"l2", PoolL2, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 1, 2, 1},
 			[]float64{3, 4}, []int{1, 1, 1, 1}, []float64{math.Sqrt(12.5)}},
 		// Batches are pooled separately.
-		{"max batch", poolMax, PoolParams{schema.PaddingVALID, 1, 1, 2, 1, 0}, []int{2, 1, 2, 1},
+		{"max batch", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 2, 1, 0}, []int{2, 1, 2, 1},
 			[]float64{1, 2, 7, 3}, []int{2, 1, 1, 1}, []float64{2, 7}},
 	}
 	for _, c := range cases {
@@ -209,22 +209,22 @@ func TestPoolQuantized(t *testing.T) {
 		in, want []float64
 	}{
 		// (sum + count/2) / count: ties round up for uint8.
-		{"avg u8 ties", poolAverage, Uint8, win(2), 1, 0, []float64{1, 2, 0, 1, 254, 255}, []float64{2, 1, 255}},
+		{"avg u8 ties", PoolAverage, Uint8, win(2), 1, 0, []float64{1, 2, 0, 1, 254, 255}, []float64{2, 1, 255}},
 		// int8 rounds half away from zero: -1.5 → -2, -0.5 → -1, 1.5 → 2.
-		{"avg i8 ties", poolAverage, Int8, win(2), 1, 0,
+		{"avg i8 ties", PoolAverage, Int8, win(2), 1, 0,
 			[]float64{-1, -2, -1, 0, 1, 2, 1, 1, 0, -1, -1, 0}, []float64{-2, -1, 2, 1, -1, -1}},
 		// count 3: 2/3 → 1, -2/3 → -1.
-		{"avg i8 thirds", poolAverage, Int8, win(3), 1, 0, []float64{1, 1, 0, -1, -1, 0}, []float64{1, -1}},
-		{"avg i16", poolAverage, Int16, win(2), 1, 0, []float64{-3, 0, 3, 0, 32767, 32767}, []float64{-2, 2, 32767}},
-		{"max i8", poolMax, Int8, win(3), 1, 0, []float64{-128, -128, -127, 5, -3, 4}, []float64{-127, 5}},
+		{"avg i8 thirds", PoolAverage, Int8, win(3), 1, 0, []float64{1, 1, 0, -1, -1, 0}, []float64{1, -1}},
+		{"avg i16", PoolAverage, Int16, win(2), 1, 0, []float64{-3, 0, 3, 0, 32767, 32767}, []float64{-2, 2, 32767}},
+		{"max i8", PoolMax, Int8, win(3), 1, 0, []float64{-128, -128, -127, 5, -3, 4}, []float64{-127, 5}},
 		// RELU6 on scale 0.5, zero point 10: clamp to [10, 22].
-		{"avg u8 relu6", poolAverage, Uint8, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU6},
+		{"avg u8 relu6", PoolAverage, Uint8, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU6},
 			0.5, 10, []float64{0, 10, 15, 22, 200}, []float64{10, 10, 15, 22, 22}},
 		// RELU on scale 0.5, zero point -5: clamp below at -5.
-		{"max i8 relu", poolMax, Int8, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, schema.ActivationFunctionTypeRELU},
+		{"max i8 relu", PoolMax, Int8, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, schema.ActivationFunctionTypeRELU},
 			0.5, -5, []float64{-9, -7, -6, 3}, []float64{-5, 3}},
 		// RELU_N1_TO_1 on int16 scale 0.25: clamp to [-4, 4].
-		{"max i16 relu_n1_to_1", poolMax, Int16, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
+		{"max i16 relu_n1_to_1", PoolMax, Int16, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
 			0.25, 0, []float64{-9, 3, 9}, []float64{-4, 3, 4}},
 	}
 	for _, c := range cases {
@@ -248,12 +248,12 @@ func TestPoolErrors(t *testing.T) {
 		in   *Tensor
 		out  *Tensor
 	}{
-		{"3-D input", poolMax, ok, NewTensor(Float32, 2, 2, 1), NewTensor(Float32)},
-		{"type mismatch", poolMax, ok, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Uint8)},
-		{"zero stride", poolMax, PoolParams{schema.PaddingVALID, 0, 1, 1, 1, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
-		{"int32", poolMax, ok, NewTensor(Int32, 1, 2, 2, 1), NewTensor(Int32)},
-		{"quantized l2", poolL2, ok, poolQ(NewTensor(Uint8, 1, 2, 2, 1), 1, 0), poolQ(NewTensor(Uint8), 1, 0)},
-		{"filter larger than input", poolMax, PoolParams{schema.PaddingVALID, 1, 1, 5, 5, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
+		{"3-D input", PoolMax, ok, NewTensor(Float32, 2, 2, 1), NewTensor(Float32)},
+		{"type mismatch", PoolMax, ok, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Uint8)},
+		{"zero stride", PoolMax, PoolParams{schema.PaddingVALID, 0, 1, 1, 1, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
+		{"int32", PoolMax, ok, NewTensor(Int32, 1, 2, 2, 1), NewTensor(Int32)},
+		{"quantized l2", PoolL2, ok, poolQ(NewTensor(Uint8, 1, 2, 2, 1), 1, 0), poolQ(NewTensor(Uint8), 1, 0)},
+		{"filter larger than input", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 5, 5, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
 	}
 	for _, c := range cases {
 		if err := poolRun(&Pool{Kind: c.kind, Params: c.p}, c.out, c.in); err == nil {
@@ -272,16 +272,16 @@ func TestPoolReduceFloat(t *testing.T) {
 		shape []int
 		want  []float64
 	}{
-		{"mean axis 1", reduceMean, false, []float64{1}, []int{2}, []float64{2, 5}},
-		{"mean axis 0 keep", reduceMean, true, []float64{0}, []int{1, 3}, []float64{2.5, 3.5, 4.5}},
-		{"mean negative and duplicate axes", reduceMean, false, []float64{-1, 1}, []int{2}, []float64{2, 5}},
-		{"mean all", reduceMean, false, []float64{0, 1}, []int{}, []float64{3.5}},
-		{"mean all keep", reduceMean, true, []float64{1, 0}, []int{1, 1}, []float64{3.5}},
-		{"mean no axes", reduceMean, false, nil, []int{2, 3}, x},
-		{"sum axis 0", reduceSum, false, []float64{0}, []int{3}, []float64{5, 7, 9}},
-		{"prod axis 1", reduceProd, true, []float64{-1}, []int{2, 1}, []float64{6, 120}},
-		{"max axis 0", reduceMax, false, []float64{0}, []int{3}, []float64{4, 5, 6}},
-		{"min all", reduceMin, false, []float64{1, 0}, []int{}, []float64{1}},
+		{"mean axis 1", ReduceMean, false, []float64{1}, []int{2}, []float64{2, 5}},
+		{"mean axis 0 keep", ReduceMean, true, []float64{0}, []int{1, 3}, []float64{2.5, 3.5, 4.5}},
+		{"mean negative and duplicate axes", ReduceMean, false, []float64{-1, 1}, []int{2}, []float64{2, 5}},
+		{"mean all", ReduceMean, false, []float64{0, 1}, []int{}, []float64{3.5}},
+		{"mean all keep", ReduceMean, true, []float64{1, 0}, []int{1, 1}, []float64{3.5}},
+		{"mean no axes", ReduceMean, false, nil, []int{2, 3}, x},
+		{"sum axis 0", ReduceSum, false, []float64{0}, []int{3}, []float64{5, 7, 9}},
+		{"prod axis 1", ReduceProd, true, []float64{-1}, []int{2, 1}, []float64{6, 120}},
+		{"max axis 0", ReduceMax, false, []float64{0}, []int{3}, []float64{4, 5, 6}},
+		{"min all", ReduceMin, false, []float64{1, 0}, []int{}, []float64{1}},
 	}
 	for _, c := range cases {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
@@ -296,7 +296,7 @@ func TestPoolReduceFloat(t *testing.T) {
 }
 
 func TestPoolReduceAxisNotConst(t *testing.T) {
-	r := &Reduce{Kind: reduceMean}
+	r := &Reduce{Kind: ReduceMean}
 	out := NewTensor(Float32)
 	in := poolT(Float32, []int{2, 3}, poolSeq(6, 1)...)
 	axes := poolT(Int32, []int{1}, 0)
@@ -325,49 +325,49 @@ func TestPoolReduceIntegers(t *testing.T) {
 	ax12 := []float64{1, 2}
 	cases := []tc{
 		// Integer means truncate toward zero.
-		{"mean int32", reduceMean, Int32, false, []int{2, 2}, []float64{1}, []float64{1, 2, -1, -2}, [2]float64{}, [2]float64{}, []int{2}, []float64{1, -1}},
-		{"mean int64", reduceMean, Int64, false, []int{3}, []float64{0}, []float64{1, 1, 2}, [2]float64{}, [2]float64{}, []int{}, []float64{1}},
+		{"mean int32", ReduceMean, Int32, false, []int{2, 2}, []float64{1}, []float64{1, 2, -1, -2}, [2]float64{}, [2]float64{}, []int{2}, []float64{1, -1}},
+		{"mean int64", ReduceMean, Int64, false, []int{3}, []float64{0}, []float64{1, 1, 2}, [2]float64{}, [2]float64{}, []int{}, []float64{1}},
 		// 4-D spatial mean with keep_dims: integer rescale, then
 		// (acc ± n/2) / n: 0.25 → 0, 0.5 → 1, -0.5 → -1, 2.25 → 2.
-		{"mean int8 4-D keep", reduceMean, Int8, true, []int{4, 2, 2, 1}, ax12,
+		{"mean int8 4-D keep", ReduceMean, Int8, true, []int{4, 2, 2, 1}, ax12,
 			[]float64{1, 0, 0, 0, 1, 1, 0, 0, -1, -1, 0, 0, 1, 2, 3, 3}, [2]float64{1, 0}, [2]float64{1, 0},
 			[]int{4, 1, 1, 1}, []float64{0, 1, -1, 2}},
 		// Same data without keep_dims: equal quantization takes the
 		// truncating integer mean (0.5 → 0).
-		{"mean int8 truncating", reduceMean, Int8, false, []int{4, 2, 2, 1}, ax12,
+		{"mean int8 truncating", ReduceMean, Int8, false, []int{4, 2, 2, 1}, ax12,
 			[]float64{1, 0, 0, 0, 1, 1, 0, 0, -1, -1, 0, 0, 1, 2, 3, 3}, [2]float64{1, 0}, [2]float64{1, 0},
 			[]int{4, 1}, []float64{0, 0, 0, 2}},
 		// UINT8 4-D: sum · (1/4) in fixed point with double rounding makes
 		// 0.25 → 1 (round(1·0.5) = 1, then 1/2 → 1).
-		{"mean uint8 4-D keep", reduceMean, Uint8, true, []int{2, 2, 2, 1}, ax12,
+		{"mean uint8 4-D keep", ReduceMean, Uint8, true, []int{2, 2, 2, 1}, ax12,
 			[]float64{1, 0, 0, 0, 1, 1, 0, 0}, [2]float64{1, 0}, [2]float64{1, 0}, []int{2, 1, 1, 1}, []float64{1, 1}},
 		// UINT8 4-D with a rescale: bias = zp_out - round(zp_in·s_in/s_out)
 		// = 3 - round(10·0.5/0.25) = -17; mean of raw (20+22+30+40)/4 = 28
 		// scaled by 2 → 56; 56 - 17 = 39.
-		{"mean uint8 4-D rescale", reduceMean, Uint8, true, []int{1, 2, 2, 1}, ax12,
+		{"mean uint8 4-D rescale", ReduceMean, Uint8, true, []int{1, 2, 2, 1}, ax12,
 			[]float64{20, 22, 30, 40}, [2]float64{0.5, 10}, [2]float64{0.25, 3}, []int{1, 1, 1, 1}, []float64{39}},
 		// Different quantization elsewhere: float mean, rounded half away
 		// from zero: rows [1 0] [-1 0] [1 2] at scale 0.5 into scale
 		// 0.25, zero point 1: 1+1, -1+1, 3+1.
-		{"mean int8 float path", reduceMean, Int8, false, []int{3, 2}, []float64{1},
+		{"mean int8 float path", ReduceMean, Int8, false, []int{3, 2}, []float64{1},
 			[]float64{1, 0, -1, 0, 1, 2}, [2]float64{0.5, 0}, [2]float64{0.25, 1}, []int{3}, []float64{2, 0, 4}},
-		{"mean int16 4-D", reduceMean, Int16, true, []int{1, 2, 2, 1}, ax12,
+		{"mean int16 4-D", ReduceMean, Int16, true, []int{1, 2, 2, 1}, ax12,
 			[]float64{1000, 1001, -7, 2}, [2]float64{0.5, 0}, [2]float64{0.25, 0}, []int{1, 1, 1, 1}, []float64{998}},
 		// SUM with rescale does not clamp: 381 · 2 = 762 wraps to -6.
-		{"sum int8 wraps", reduceSum, Int8, false, []int{3}, []float64{0}, []float64{127, 127, 127},
+		{"sum int8 wraps", ReduceSum, Int8, false, []int{3}, []float64{0}, []float64{127, 127, 127},
 			[2]float64{1, 0}, [2]float64{0.5, 0}, []int{}, []float64{-6}},
 		// Same quantization: summed in uint8, 300 wraps to 44.
-		{"sum uint8 same scale", reduceSum, Uint8, false, []int{2}, []float64{0}, []float64{200, 100},
+		{"sum uint8 same scale", ReduceSum, Uint8, false, []int{2}, []float64{0}, []float64{200, 100},
 			[2]float64{1, 0}, [2]float64{1, 0}, []int{}, []float64{44}},
-		{"sum int32", reduceSum, Int32, true, []int{2, 2}, []float64{0}, []float64{1, 2, 3, 4}, [2]float64{}, [2]float64{}, []int{1, 2}, []float64{4, 6}},
+		{"sum int32", ReduceSum, Int32, true, []int{2, 2}, []float64{0}, []float64{1, 2, 3, 4}, [2]float64{}, [2]float64{}, []int{1, 2}, []float64{4, 6}},
 		// Quantized product, rescaled after every step: (1·2) → 2 at scale 1.
-		{"prod int8 quantized", reduceProd, Int8, false, []int{2}, []float64{0}, []float64{2, 4},
+		{"prod int8 quantized", ReduceProd, Int8, false, []int{2}, []float64{0}, []float64{2, 4},
 			[2]float64{0.5, 0}, [2]float64{1, 0}, []int{}, []float64{2}},
-		{"prod int32 wraps", reduceProd, Int32, false, []int{2}, []float64{0}, []float64{65536, 65536},
+		{"prod int32 wraps", ReduceProd, Int32, false, []int{2}, []float64{0}, []float64{65536, 65536},
 			[2]float64{}, [2]float64{}, []int{}, []float64{0}},
-		{"max int8", reduceMax, Int8, true, []int{2, 2}, []float64{1}, []float64{-128, -5, 7, 3},
+		{"max int8", ReduceMax, Int8, true, []int{2, 2}, []float64{1}, []float64{-128, -5, 7, 3},
 			[2]float64{0.1, 2}, [2]float64{0.1, 2}, []int{2, 1}, []float64{-5, 7}},
-		{"min uint8", reduceMin, Uint8, false, []int{2, 2}, []float64{0}, []float64{9, 0, 4, 255},
+		{"min uint8", ReduceMin, Uint8, false, []int{2, 2}, []float64{0}, []float64{9, 0, 4, 255},
 			[2]float64{0.1, 2}, [2]float64{0.1, 2}, []int{2}, []float64{4, 0}},
 	}
 	for _, c := range cases {
@@ -398,13 +398,13 @@ func TestPoolReduceErrors(t *testing.T) {
 		axes *Tensor
 		out  *Tensor
 	}{
-		{"axis out of range", reduceMean, false, x(), poolConst(poolT(Int32, []int{1}, 2)), NewTensor(Float32)},
+		{"axis out of range", ReduceMean, false, x(), poolConst(poolT(Int32, []int{1}, 2)), NewTensor(Float32)},
 		// With keep_dims TFLite only notices the bad axis in Eval.
-		{"axis out of range keep", reduceMean, true, x(), poolConst(poolT(Int32, []int{1}, -3)), NewTensor(Float32)},
-		{"int64 axis", reduceSum, false, x(), poolConst(poolT(Int64, []int{1}, 0)), NewTensor(Float32)},
-		{"bool input", reduceMean, false, poolT(Bool, []int{2}, 1, 0), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Bool)},
-		{"max needs equal quantization", reduceMax, false, q(0.5), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int8), 0.25, 0)},
-		{"int16 zero point", reduceMean, false, poolQ(poolT(Int16, []int{2}, 1, 2), 1, 3), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int16), 1, 3)},
+		{"axis out of range keep", ReduceMean, true, x(), poolConst(poolT(Int32, []int{1}, -3)), NewTensor(Float32)},
+		{"int64 axis", ReduceSum, false, x(), poolConst(poolT(Int64, []int{1}, 0)), NewTensor(Float32)},
+		{"bool input", ReduceMean, false, poolT(Bool, []int{2}, 1, 0), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Bool)},
+		{"max needs equal quantization", ReduceMax, false, q(0.5), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int8), 0.25, 0)},
+		{"int16 zero point", ReduceMean, false, poolQ(poolT(Int16, []int{2}, 1, 2), 1, 3), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int16), 1, 3)},
 	}
 	for _, c := range cases {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
@@ -419,7 +419,7 @@ func TestPoolReduceEmpty(t *testing.T) {
 	for _, c := range []struct {
 		kind ReduceKind
 		want float64
-	}{{reduceMean, math.NaN()}, {reduceSum, 0}, {reduceMax, -math.MaxFloat32}} {
+	}{{ReduceMean, math.NaN()}, {ReduceSum, 0}, {ReduceMax, -math.MaxFloat32}} {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: true}}
 		out := NewTensor(Float32)
 		err := poolRun(r, out, NewTensor(Float32, 2, 0), poolConst(poolT(Int32, []int{1}, 1)))
@@ -440,7 +440,7 @@ func TestPoolReduceNaN(t *testing.T) {
 	// TFLite 2.9's max keeps the running value when the comparison with NaN
 	// is false, so a NaN is skipped wherever it is.
 	for _, vals := range [][]float64{{math.NaN(), 1, 2}, {1, math.NaN(), 2}} {
-		r := &Reduce{Kind: reduceMax}
+		r := &Reduce{Kind: ReduceMax}
 		out := NewTensor(Float32)
 		if err := poolRun(r, out, poolT(Float32, []int{3}, vals...), poolConst(poolT(Int32, []int{1}, 0))); err != nil {
 			t.Fatal(err)
@@ -802,11 +802,11 @@ func TestPoolThreadsInvariant(t *testing.T) {
 	type mk func() (Op, []*Tensor, *Tensor)
 	cases := map[string]mk{
 		"avg float": func() (Op, []*Tensor, *Tensor) {
-			return &Pool{Kind: poolAverage, Params: PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}},
+			return &Pool{Kind: PoolAverage, Params: PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}},
 				[]*Tensor{poolLCG(NewTensor(Float32, 2, 33, 31, 40), 1)}, NewTensor(Float32)
 		},
 		"max int8": func() (Op, []*Tensor, *Tensor) {
-			return &Pool{Kind: poolMax, Params: PoolParams{schema.PaddingVALID, 1, 1, 3, 3, schema.ActivationFunctionTypeRELU}},
+			return &Pool{Kind: PoolMax, Params: PoolParams{schema.PaddingVALID, 1, 1, 3, 3, schema.ActivationFunctionTypeRELU}},
 				[]*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 40, 40, 48), 2), 0.1, 3)}, poolQ(NewTensor(Int8), 0.1, 3)
 		},
 		"bilinear float": func() (Op, []*Tensor, *Tensor) {
