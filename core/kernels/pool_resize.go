@@ -213,7 +213,7 @@ func (r *ResizeBilinear) evalFloat(in, out *Tensor, lo, hi int) {
 			for _, k := range corners {
 				p := src[((bi*inH+k.y)*inW+k.x)*c:][:c]
 				for i, v := range p {
-					acc[i] += float32(v*k.w)
+					acc[i] += float32(v * k.w)
 				}
 			}
 			o += c
