@@ -1,4 +1,395 @@
 package kernels
 
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/delego/delego/core/schema"
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// This family holds the window, reduction, padding, resizing and arg-min/max
+// ops. Each follows the kernel that TensorFlow Lite 2.9's builtin resolver
+// registers on x86-64 (tensorflow/lite/kernels/register.cc). The shipped
+// library is built without SSE4.1, so TFLite's USE_NEON paths (which on x86
+// need NEON_2_SSE) are off: MEAN uses its reference kernel and the optimized
+// kernels run their portable scalar code.
+
 // poolOps returns the registrations of this op family.
-func poolOps() []Registration { return nil }
+func poolOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolAverage)},
+		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolMax)},
+		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: VersionRange{1, 1}, New: newPoolFactory(PoolL2)},
+		{Code: schema.BuiltinOperatorMEAN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMean)},
+		{Code: schema.BuiltinOperatorSUM, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceSum)},
+		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceProd)},
+		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMax)},
+		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMin)},
+		{Code: schema.BuiltinOperatorPAD, Versions: VersionRange{1, 4}, New: newPad},
+		{Code: schema.BuiltinOperatorPADV2, Versions: VersionRange{1, 4}, New: newPad},
+		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: VersionRange{1, 2}, New: newMirrorPad},
+		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: VersionRange{1, 4}, New: newResizeBilinear},
+		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: VersionRange{1, 4}, New: newResizeNearest},
+		{Code: schema.BuiltinOperatorARG_MAX, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(true)},
+		{Code: schema.BuiltinOperatorARG_MIN, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(false)},
+	}
+}
+
+// poolOptionsTable returns the operator's builtin options table when it has
+// the wanted type; ok is false for nodes without a model or without options.
+func poolOptionsTable(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
+	op := info.Operator
+	if op == nil || op.BuiltinOptionsType() != want {
+		return tbl, false
+	}
+	return tbl, op.BuiltinOptions(&tbl)
+}
+
+// PoolKind selects the window reduction of a pooling op.
+type PoolKind int
+
+// The pooling kinds.
+const (
+	PoolAverage PoolKind = iota
+	PoolMax
+	PoolL2
+)
+
+func (k PoolKind) String() string {
+	switch k {
+	case PoolAverage:
+		return "AVERAGE_POOL_2D"
+	case PoolMax:
+		return "MAX_POOL_2D"
+	case PoolL2:
+		return "L2_POOL_2D"
+	}
+	return fmt.Sprintf("PoolKind(%d)", int(k))
+}
+
+// PoolParams are the options of AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D.
+type PoolParams struct {
+	Padding                   schema.Padding
+	StrideW, StrideH          int
+	FilterWidth, FilterHeight int
+	Activation                schema.ActivationFunctionType
+}
+
+// Pool is the kernel of the three 2-D pooling ops on NHWC tensors.
+type Pool struct {
+	Kind   PoolKind
+	Params PoolParams
+
+	padH, padW     int
+	actMin, actMax int32
+	fMin, fMax     float32
+	workers        int     // goroutines Eval uses
+	acc            []int32 // one accumulator per channel and worker
+	facc           []float32
+}
+
+func newPoolFactory(kind PoolKind) func(OpInfo) (Op, error) {
+	return func(info OpInfo) (Op, error) {
+		p := &Pool{Kind: kind}
+		if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsPool2DOptions); ok {
+			var o schema.Pool2DOptions
+			o.Init(tbl.Bytes, tbl.Pos)
+			p.Params = PoolParams{
+				Padding: o.Padding(), StrideW: int(o.StrideW()), StrideH: int(o.StrideH()),
+				FilterWidth: int(o.FilterWidth()), FilterHeight: int(o.FilterHeight()),
+				Activation: o.FusedActivationFunction(),
+			}
+		}
+		return p, nil
+	}
+}
+
+// Prepare checks the tensors and sizes the output (TFLite's GenericPrepare in
+// pooling.cc): padding and output size follow ComputePaddingHeightWidth.
+func (p *Pool) Prepare(n *Node) error {
+	if len(n.Inputs) != 1 || len(n.Outputs) != 1 {
+		return fmt.Errorf("%s: want 1 input and 1 output, have %d and %d", p.Kind, len(n.Inputs), len(n.Outputs))
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	if in == nil || out == nil {
+		return fmt.Errorf("%s: missing tensor", p.Kind)
+	}
+	if len(in.Shape) != 4 {
+		return fmt.Errorf("%s: input must be 4-D, has shape %v", p.Kind, in.Shape)
+	}
+	if in.Type != out.Type {
+		return fmt.Errorf("%s: input type %s differs from output type %s", p.Kind, in.Type, out.Type)
+	}
+	pp := p.Params
+	if pp.StrideH <= 0 || pp.StrideW <= 0 || pp.FilterHeight <= 0 || pp.FilterWidth <= 0 {
+		return fmt.Errorf("%s: strides %dx%d and filter %dx%d must be positive", p.Kind, pp.StrideH, pp.StrideW, pp.FilterHeight, pp.FilterWidth)
+	}
+	if pp.Padding != schema.PaddingSAME && pp.Padding != schema.PaddingVALID {
+		return fmt.Errorf("%s: unknown padding %d", p.Kind, pp.Padding)
+	}
+	switch in.Type {
+	case Float32:
+	case Uint8, Int8, Int16:
+		if p.Kind == PoolL2 {
+			return fmt.Errorf("%s: quantized input %s is not supported by TFLite", p.Kind, in.Type)
+		}
+	default:
+		return fmt.Errorf("%s: input type %s is not supported by TFLite", p.Kind, in.Type)
+	}
+	batches, h, w, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
+	outH := ComputeOutSize(pp.Padding, h, pp.FilterHeight, pp.StrideH, 1)
+	outW := ComputeOutSize(pp.Padding, w, pp.FilterWidth, pp.StrideW, 1)
+	if outH < 0 || outW < 0 {
+		return fmt.Errorf("%s: filter %dx%d does not fit input %dx%d", p.Kind, pp.FilterHeight, pp.FilterWidth, h, w)
+	}
+	p.padH, _ = ComputePadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
+	p.padW, _ = ComputePadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
+	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
+	var err error
+	if in.Type == Float32 {
+		// TFLite's float CalculateActivationRange leaves other activations
+		// (TANH, SIGN_BIT) unclamped.
+		p.fMin, p.fMax = float32(math.Inf(-1)), float32(math.Inf(1))
+		if lo, hi, ferr := ActivationRangeFloat(pp.Activation); ferr == nil {
+			p.fMin, p.fMax = lo, hi
+		}
+		p.facc = poolGrow(p.facc, c*p.workers)
+	} else {
+		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
+		p.acc = poolGrow(p.acc, c*p.workers)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Kind, err)
+	}
+	out.Shape = append(out.Shape[:0], batches, outH, outW, c)
+	return nil
+}
+
+// poolWindow is the part of a filter window that lies inside the input.
+type poolWindow struct{ y0, y1, x0, x1 int }
+
+func (p *Pool) window(oy, ox, h, w int) (win poolWindow, originY, originX int) {
+	originY = oy*p.Params.StrideH - p.padH
+	originX = ox*p.Params.StrideW - p.padW
+	win.y0 = max(0, -originY)
+	win.y1 = min(p.Params.FilterHeight, h-originY)
+	win.x0 = max(0, -originX)
+	win.x1 = min(p.Params.FilterWidth, w-originX)
+	return win, originY, originX
+}
+
+var errPoolEmptyWindow = errors.New("filter window holds no input element")
+
+// poolMinParallelWork is the amount of work (roughly, input elements read)
+// below which the kernels of this family stay on one goroutine.
+const poolMinParallelWork = 1 << 16
+
+// poolWorkers is how many goroutines to use for work units of the given
+// total cost: at most threads and at most units.
+func poolWorkers(threads, units, work int) int {
+	if work < poolMinParallelWork {
+		return 1
+	}
+	return max(1, min(threads, units))
+}
+
+// poolParallel splits [0, units) into workers contiguous ranges and runs fn
+// on each concurrently; fn gets its worker index. The split never changes
+// what each unit computes, so results do not depend on workers.
+func poolParallel(workers, units int, fn func(worker, lo, hi int) error) error {
+	if workers <= 1 {
+		return fn(0, 0, units)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		lo, hi := units*w/workers, units*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = fn(w, lo, hi)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Eval runs the pooling. The arithmetic is that of TFLite 2.9's kernels:
+// averages count only the window cells inside the input; quantized averages
+// round half away from zero ((sum ± count/2) / count).
+func (p *Pool) Eval(n *Node) error {
+	in, out := n.Inputs[0], n.Outputs[0]
+	var err error
+	switch in.Type {
+	case Float32:
+		err = p.evalFloat(in, out)
+	case Uint8:
+		err = poolEvalInt(p, in.Uint8s(), out.Uint8s(), in.Shape, out.Shape)
+	case Int8:
+		err = poolEvalInt(p, in.Int8s(), out.Int8s(), in.Shape, out.Shape)
+	case Int16:
+		err = poolEvalInt(p, in.Int16s(), out.Int16s(), in.Shape, out.Shape)
+	default:
+		err = fmt.Errorf("input type %s is not supported", in.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Kind, err)
+	}
+	return nil
+}
+
+func (p *Pool) evalFloat(in, out *Tensor) error {
+	return poolParallel(p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
+		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
+	})
+}
+
+// evalFloatRows pools output rows [lo, hi), counted over batch and height.
+func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
+	src, dst := in.Float32s(), out.Float32s()
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	outH, outW := out.Shape[1], out.Shape[2]
+	o := lo * outW * c
+	for r := lo; r < hi; r++ {
+		b, oy := r/outH, r%outH
+		{
+			for ox := range outW {
+				win, originY, originX := p.window(oy, ox, h, w)
+				count := (win.y1 - win.y0) * (win.x1 - win.x0)
+				switch p.Kind {
+				case PoolMax:
+					for i := range acc {
+						acc[i] = -math.MaxFloat32
+					}
+				default:
+					clear(acc)
+				}
+				for fy := win.y0; fy < win.y1; fy++ {
+					row := ((b*h+originY+fy)*w + originX) * c
+					for fx := win.x0; fx < win.x1; fx++ {
+						px := src[row+fx*c : row+fx*c+c]
+						switch p.Kind {
+						case PoolAverage:
+							for i, v := range px {
+								acc[i] += v
+							}
+						case PoolMax:
+							for i, v := range px {
+								if v > acc[i] {
+									acc[i] = v
+								}
+							}
+						case PoolL2:
+							for i, v := range px {
+								acc[i] += float32(v * v)
+							}
+						}
+					}
+				}
+				res := dst[o : o+c]
+				switch p.Kind {
+				case PoolAverage:
+					if count <= 0 {
+						return errPoolEmptyWindow
+					}
+					fc := float32(count)
+					for i, v := range acc {
+						res[i] = ClampF32(v/fc, p.fMin, p.fMax)
+					}
+				case PoolMax:
+					for i, v := range acc {
+						res[i] = ClampF32(v, p.fMin, p.fMax)
+					}
+				case PoolL2:
+					// TFLite multiplies the sum of squares by 1/count, then
+					// takes the square root.
+					inv := 1 / float32(count)
+					for i, v := range acc {
+						res[i] = ClampF32(float32(math.Sqrt(float64(float32(v*inv)))), p.fMin, p.fMax)
+					}
+				}
+				o += c
+			}
+		}
+	}
+	return nil
+}
+
+type poolInt interface{ ~uint8 | ~int8 | ~int16 }
+
+func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
+	c := inShape[3]
+	return poolParallel(p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lo, hi)
+	})
+}
+
+// poolEvalIntRows pools output rows [rlo, rhi), counted over batch and height.
+func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, rlo, rhi int) error {
+	h, w, c := inShape[1], inShape[2], inShape[3]
+	outH, outW := outShape[1], outShape[2]
+	lo, hi := p.actMin, p.actMax
+	var minT int32
+	switch any(dst).(type) {
+	case []int8:
+		minT = math.MinInt8
+	case []int16:
+		minT = math.MinInt16
+	}
+	o := rlo * outW * c
+	for r := rlo; r < rhi; r++ {
+		b, oy := r/outH, r%outH
+		{
+			for ox := range outW {
+				win, originY, originX := p.window(oy, ox, h, w)
+				count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
+				if p.Kind == PoolMax {
+					for i := range acc {
+						acc[i] = minT
+					}
+				} else {
+					clear(acc)
+				}
+				for fy := win.y0; fy < win.y1; fy++ {
+					row := ((b*h+originY+fy)*w + originX) * c
+					for fx := win.x0; fx < win.x1; fx++ {
+						px := src[row+fx*c : row+fx*c+c]
+						if p.Kind == PoolMax {
+							for i, v := range px {
+								acc[i] = max(acc[i], int32(v))
+							}
+						} else {
+							for i, v := range px {
+								acc[i] += int32(v)
+							}
+						}
+					}
+				}
+				res := dst[o : o+c]
+				if p.Kind == PoolMax {
+					for i, v := range acc {
+						res[i] = T(min(max(v, lo), hi))
+					}
+				} else {
+					if count <= 0 {
+						return errPoolEmptyWindow
+					}
+					half := count / 2
+					for i, v := range acc {
+						if v > 0 {
+							v = (v + half) / count
+						} else {
+							v = (v - half) / count
+						}
+						res[i] = T(min(max(v, lo), hi))
+					}
+				}
+				o += c
+			}
+		}
+	}
+	return nil
+}

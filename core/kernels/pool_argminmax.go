@@ -1,0 +1,194 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// ArgMinMaxParams are the options of ARG_MAX and ARG_MIN: the index type.
+type ArgMinMaxParams struct {
+	OutputType DType
+}
+
+// ArgMinMax is the kernel of ARG_MAX and ARG_MIN
+// (tensorflow/lite/kernels/arg_min_max.cc): the index of the largest
+// (smallest) value along one axis; ties keep the lowest index.
+type ArgMinMax struct {
+	IsMax  bool
+	Params ArgMinMaxParams
+
+	axis int
+}
+
+func (a *ArgMinMax) name() string {
+	if a.IsMax {
+		return "ARG_MAX"
+	}
+	return "ARG_MIN"
+}
+
+func newArgMinMaxFactory(isMax bool) func(OpInfo) (Op, error) {
+	return func(info OpInfo) (Op, error) {
+		a := &ArgMinMax{IsMax: isMax, Params: ArgMinMaxParams{OutputType: Float32}}
+		want := schema.BuiltinOptionsArgMinOptions
+		if isMax {
+			want = schema.BuiltinOptionsArgMaxOptions
+		}
+		if tbl, ok := poolOptionsTable(info, want); ok {
+			if isMax {
+				var o schema.ArgMaxOptions
+				o.Init(tbl.Bytes, tbl.Pos)
+				a.Params.OutputType = DType(o.OutputType())
+			} else {
+				var o schema.ArgMinOptions
+				o.Init(tbl.Bytes, tbl.Pos)
+				a.Params.OutputType = DType(o.OutputType())
+			}
+		}
+		return a, nil
+	}
+}
+
+// axisValue reads the single axis value (INT32 or INT64) and normalizes it.
+func (a *ArgMinMax) axisValue(in, axis *Tensor) (int, error) {
+	var v int
+	if axis.Type == Int64 {
+		v = int(int32(axis.Int64s()[0]))
+	} else {
+		v = int(axis.Int32s()[0])
+	}
+	nd := len(in.Shape)
+	if v < 0 {
+		v += nd
+	}
+	if v < 0 || v >= nd {
+		return 0, fmt.Errorf("axis %d out of range for %d-D input", v, nd)
+	}
+	return v, nil
+}
+
+func (a *ArgMinMax) resize(in, axis, out *Tensor, inEval bool) error {
+	ax, err := a.axisValue(in, axis)
+	if err != nil {
+		return err
+	}
+	a.axis = ax
+	var buf [8]int
+	shape := buf[:0]
+	for i, d := range in.Shape {
+		if i != ax {
+			shape = append(shape, d)
+		}
+	}
+	if inEval {
+		out.SetShape(shape)
+	} else {
+		out.Shape = append(out.Shape[:0], shape...)
+	}
+	return nil
+}
+
+// Prepare checks the tensors and sizes the output when the axis is constant.
+func (a *ArgMinMax) Prepare(n *Node) error {
+	if len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+		return fmt.Errorf("%s: want 2 inputs and 1 output, have %d and %d", a.name(), len(n.Inputs), len(n.Outputs))
+	}
+	in, axis, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	if in == nil || axis == nil || out == nil {
+		return fmt.Errorf("%s: missing tensor", a.name())
+	}
+	if axis.NumElements() != 1 {
+		return fmt.Errorf("%s: axis must have 1 element, has %d", a.name(), axis.NumElements())
+	}
+	if axis.Type != Int32 && axis.Type != Int64 {
+		return fmt.Errorf("%s: axis type %s, want INT32 or INT64", a.name(), axis.Type)
+	}
+	switch a.Params.OutputType {
+	case Int32, Int64:
+	default:
+		return fmt.Errorf("%s: output index type %s, want INT32 or INT64", a.name(), a.Params.OutputType)
+	}
+	if out.Type != a.Params.OutputType {
+		return fmt.Errorf("%s: output tensor type %s differs from output_type option %s", a.name(), out.Type, a.Params.OutputType)
+	}
+	switch in.Type {
+	case Float32, Uint8, Int8, Int32, Bool:
+	default:
+		return fmt.Errorf("%s: input type %s is not supported by TFLite", a.name(), in.Type)
+	}
+	if !axis.Const {
+		out.Dynamic = true
+		return nil
+	}
+	if err := a.resize(in, axis, out, false); err != nil {
+		return fmt.Errorf("%s: %w", a.name(), err)
+	}
+	return nil
+}
+
+// Eval writes the indices.
+func (a *ArgMinMax) Eval(n *Node) error {
+	in, axis, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	if out.Dynamic {
+		if err := a.resize(in, axis, out, true); err != nil {
+			return fmt.Errorf("%s: %w", a.name(), err)
+		}
+	}
+	switch in.Type {
+	case Float32:
+		argMinMaxTyped(a, in.Float32s(), in.Shape, out)
+	case Uint8:
+		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
+	case Int8:
+		argMinMaxTyped(a, in.Int8s(), in.Shape, out)
+	case Int32:
+		argMinMaxTyped(a, in.Int32s(), in.Shape, out)
+	case Bool:
+		// false < true, as C++ compares bools.
+		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
+	default:
+		return fmt.Errorf("%s: input type %s is not supported by TFLite", a.name(), in.Type)
+	}
+	return nil
+}
+
+func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T, shape []int, out *Tensor) {
+	outer, inner := 1, 1
+	for i, d := range shape {
+		switch {
+		case i < a.axis:
+			outer *= d
+		case i > a.axis:
+			inner *= d
+		}
+	}
+	size := shape[a.axis]
+	var i32 []int32
+	var i64 []int64
+	if out.Type == Int64 {
+		i64 = out.Int64s()
+	} else {
+		i32 = out.Int32s()
+	}
+	for o := range outer {
+		for in := range inner {
+			base := o*size*inner + in
+			idx := 0
+			if size > 0 {
+				best := src[base]
+				for k := 1; k < size; k++ {
+					v := src[base+k*inner]
+					if (a.IsMax && v > best) || (!a.IsMax && v < best) {
+						best, idx = v, k
+					}
+				}
+			}
+			if i64 != nil {
+				i64[o*inner+in] = int64(idx)
+			} else {
+				i32[o*inner+in] = int32(idx)
+			}
+		}
+	}
+}

@@ -1,0 +1,846 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// The expectations in these tests are worked out by hand from TFLite 2.9's
+// rules (noted next to each case); the tricky ones were also confirmed by
+// running the same single-op models through the real TFLite 2.9 library.
+
+// poolT makes a test tensor of the given type holding vals (converted).
+func poolT(typ DType, shape []int, vals ...float64) *Tensor {
+	t := NewTensor(typ, shape...)
+	n := t.NumElements()
+	if len(vals) != n {
+		panic(fmt.Sprintf("poolT: %d values for shape %v", len(vals), shape))
+	}
+	for i, v := range vals {
+		switch typ {
+		case Float32:
+			t.Float32s()[i] = float32(v)
+		case Int32:
+			t.Int32s()[i] = int32(v)
+		case Int64:
+			t.Int64s()[i] = int64(v)
+		case Uint8:
+			t.Uint8s()[i] = uint8(v)
+		case Int8:
+			t.Int8s()[i] = int8(v)
+		case Int16:
+			t.Int16s()[i] = int16(v)
+		case Bool:
+			t.Bools()[i] = v != 0
+		default:
+			panic("poolT: type")
+		}
+	}
+	return t
+}
+
+// poolQ sets per-tensor quantization and returns t.
+func poolQ(t *Tensor, scale float32, zp int64) *Tensor {
+	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
+	return t
+}
+
+// poolConst marks t constant and returns it.
+func poolConst(t *Tensor) *Tensor { t.Const = true; return t }
+
+// poolValues returns a tensor's elements as float64.
+func poolValues(t *Tensor) []float64 {
+	n := t.NumElements()
+	out := make([]float64, n)
+	for i := range n {
+		switch t.Type {
+		case Float32:
+			out[i] = float64(t.Float32s()[i])
+		case Int32:
+			out[i] = float64(t.Int32s()[i])
+		case Int64:
+			out[i] = float64(t.Int64s()[i])
+		case Uint8:
+			out[i] = float64(t.Uint8s()[i])
+		case Int8:
+			out[i] = float64(t.Int8s()[i])
+		case Int16:
+			out[i] = float64(t.Int16s()[i])
+		}
+	}
+	return out
+}
+
+// poolRun prepares and evaluates op on inputs, allocating out as the
+// interpreter would (Dynamic outputs are sized by Eval).
+func poolRun(op Op, out *Tensor, inputs ...*Tensor) error {
+	n := &Node{Inputs: inputs, Outputs: []*Tensor{out}, Threads: 1}
+	if err := op.Prepare(n); err != nil {
+		return err
+	}
+	if !out.Dynamic {
+		out.Data = NewTensor(out.Type, out.Shape...).Data
+	}
+	return op.Eval(n)
+}
+
+// poolCheck compares an output with the expected shape and values.
+func poolCheck(t *testing.T, name string, out *Tensor, shape []int, want []float64) {
+	t.Helper()
+	if !slices.Equal(out.Shape, shape) {
+		t.Errorf("%s: shape %v, want %v", name, out.Shape, shape)
+		return
+	}
+	got := poolValues(out)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("%s: values %v, want %v", name, got, want)
+			return
+		}
+	}
+}
+
+func poolSeq(n int, from float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = from + float64(i)
+	}
+	return s
+}
+
+func TestPoolRegistrations(t *testing.T) {
+	// The version ranges TFLite 2.9's BuiltinOpResolver registers (each
+	// max+1 was also checked to be rejected by the real library).
+	want := map[schema.BuiltinOperator]VersionRange{
+		schema.BuiltinOperatorAVERAGE_POOL_2D:         {1, 3},
+		schema.BuiltinOperatorMAX_POOL_2D:             {1, 3},
+		schema.BuiltinOperatorL2_POOL_2D:              {1, 1},
+		schema.BuiltinOperatorMEAN:                    {1, 3},
+		schema.BuiltinOperatorSUM:                     {1, 2},
+		schema.BuiltinOperatorREDUCE_PROD:             {1, 2},
+		schema.BuiltinOperatorREDUCE_MAX:              {1, 3},
+		schema.BuiltinOperatorREDUCE_MIN:              {1, 3},
+		schema.BuiltinOperatorPAD:                     {1, 4},
+		schema.BuiltinOperatorPADV2:                   {1, 4},
+		schema.BuiltinOperatorMIRROR_PAD:              {1, 2},
+		schema.BuiltinOperatorRESIZE_BILINEAR:         {1, 4},
+		schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR: {1, 4},
+		schema.BuiltinOperatorARG_MAX:                 {1, 3},
+		schema.BuiltinOperatorARG_MIN:                 {1, 3},
+	}
+	regs := poolOps()
+	if len(regs) != len(want) {
+		t.Errorf("%d registrations, want %d", len(regs), len(want))
+	}
+	for _, r := range regs {
+		if w, ok := want[r.Code]; !ok || w != r.Versions {
+			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
+		}
+		if _, err := r.New(OpInfo{Version: 1}); err != nil {
+			t.Errorf("%s: New without a model: %v", r.Name(), err)
+		}
+	}
+}
+
+func TestPoolFloat(t *testing.T) {
+	in3x3 := poolSeq(9, 1) // 1..9 in a 3x3 image
+	cases := []struct {
+		name  string
+		kind  PoolKind
+		p     PoolParams
+		shape []int
+		in    []float64
+		oShp  []int
+		want  []float64
+	}{
+		// SAME 2x2 stride 1: total padding 1, all of it after; border
+		// windows average only the cells inside the image.
+		{"avg same", PoolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
+			[]int{1, 3, 3, 1}, []float64{3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9}},
+		{"avg valid", PoolAverage, PoolParams{schema.PaddingVALID, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1}, in3x3,
+			[]int{1, 2, 2, 1}, []float64{3, 4, 6, 7}},
+		// SAME 3x3 stride 2: output 2x2, padding 1 before.
+		{"avg same stride 2", PoolAverage, PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}, []int{1, 3, 3, 1}, in3x3,
+			[]int{1, 2, 2, 1}, []float64{3, 4, 6, 7}},
+		{"avg relu6", PoolAverage, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, schema.ActivationFunctionTypeRELU6},
+			[]int{1, 3, 3, 1}, in3x3, []int{1, 3, 3, 1}, []float64{3, 4, 4.5, 6, 6, 6, 6, 6, 6}},
+		// Non-square stride and filter, two channels.
+		{"avg 1x2 stride (1,2)", PoolAverage, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 2, 4, 2},
+			poolSeq(16, 0), []int{1, 2, 2, 2}, []float64{1, 2, 5, 6, 9, 10, 13, 14}},
+		{"max same", PoolMax, PoolParams{schema.PaddingSAME, 1, 1, 2, 2, 0}, []int{1, 3, 3, 1},
+			poolSeq(9, -5), []int{1, 3, 3, 1}, []float64{-1, 0, 0, 2, 3, 3, 2, 3, 3}},
+		{"max relu", PoolMax, PoolParams{schema.PaddingVALID, 2, 2, 2, 2, schema.ActivationFunctionTypeRELU},
+			[]int{1, 2, 2, 1}, []float64{-4, -3, -2, -1}, []int{1, 1, 1, 1}, []float64{0}},
+		{"max relu_n1_to_1", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
+			[]int{1, 1, 3, 1}, []float64{-4, 0.5, 2}, []int{1, 1, 3, 1}, []float64{-1, 0.5, 1}},
+		// sqrt((3² + 4²) / 2)
+		{"l2", PoolL2, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, 0}, []int{1, 1, 2, 1},
+			[]float64{3, 4}, []int{1, 1, 1, 1}, []float64{math.Sqrt(12.5)}},
+		// Batches are pooled separately.
+		{"max batch", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 2, 1, 0}, []int{2, 1, 2, 1},
+			[]float64{1, 2, 7, 3}, []int{2, 1, 1, 1}, []float64{2, 7}},
+	}
+	for _, c := range cases {
+		p := &Pool{Kind: c.kind, Params: c.p}
+		out := NewTensor(Float32)
+		if err := poolRun(p, out, poolT(Float32, c.shape, c.in...)); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, c.oShp, c.want)
+	}
+}
+
+func TestPoolQuantized(t *testing.T) {
+	// 1-D windows of width w and stride w along a 1xNx1 image.
+	win := func(w int) PoolParams { return PoolParams{schema.PaddingVALID, w, 1, w, 1, 0} }
+	cases := []struct {
+		name     string
+		kind     PoolKind
+		typ      DType
+		p        PoolParams
+		scale    float32
+		zp       int64
+		in, want []float64
+	}{
+		// (sum + count/2) / count: ties round up for uint8.
+		{"avg u8 ties", PoolAverage, Uint8, win(2), 1, 0, []float64{1, 2, 0, 1, 254, 255}, []float64{2, 1, 255}},
+		// int8 rounds half away from zero: -1.5 → -2, -0.5 → -1, 1.5 → 2.
+		{"avg i8 ties", PoolAverage, Int8, win(2), 1, 0,
+			[]float64{-1, -2, -1, 0, 1, 2, 1, 1, 0, -1, -1, 0}, []float64{-2, -1, 2, 1, -1, -1}},
+		// count 3: 2/3 → 1, -2/3 → -1.
+		{"avg i8 thirds", PoolAverage, Int8, win(3), 1, 0, []float64{1, 1, 0, -1, -1, 0}, []float64{1, -1}},
+		{"avg i16", PoolAverage, Int16, win(2), 1, 0, []float64{-3, 0, 3, 0, 32767, 32767}, []float64{-2, 2, 32767}},
+		{"max i8", PoolMax, Int8, win(3), 1, 0, []float64{-128, -128, -127, 5, -3, 4}, []float64{-127, 5}},
+		// RELU6 on scale 0.5, zero point 10: clamp to [10, 22].
+		{"avg u8 relu6", PoolAverage, Uint8, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU6},
+			0.5, 10, []float64{0, 10, 15, 22, 200}, []float64{10, 10, 15, 22, 22}},
+		// RELU on scale 0.5, zero point -5: clamp below at -5.
+		{"max i8 relu", PoolMax, Int8, PoolParams{schema.PaddingVALID, 2, 1, 2, 1, schema.ActivationFunctionTypeRELU},
+			0.5, -5, []float64{-9, -7, -6, 3}, []float64{-5, 3}},
+		// RELU_N1_TO_1 on int16 scale 0.25: clamp to [-4, 4].
+		{"max i16 relu_n1_to_1", PoolMax, Int16, PoolParams{schema.PaddingVALID, 1, 1, 1, 1, schema.ActivationFunctionTypeRELU_N1_TO_1},
+			0.25, 0, []float64{-9, 3, 9}, []float64{-4, 3, 4}},
+	}
+	for _, c := range cases {
+		p := &Pool{Kind: c.kind, Params: c.p}
+		in := poolQ(poolT(c.typ, []int{1, 1, len(c.in), 1}, c.in...), c.scale, c.zp)
+		out := poolQ(NewTensor(c.typ), c.scale, c.zp)
+		if err := poolRun(p, out, in); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, []int{1, 1, len(c.want), 1}, c.want)
+	}
+}
+
+func TestPoolErrors(t *testing.T) {
+	ok := PoolParams{schema.PaddingVALID, 1, 1, 1, 1, 0}
+	cases := []struct {
+		name string
+		kind PoolKind
+		p    PoolParams
+		in   *Tensor
+		out  *Tensor
+	}{
+		{"3-D input", PoolMax, ok, NewTensor(Float32, 2, 2, 1), NewTensor(Float32)},
+		{"type mismatch", PoolMax, ok, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Uint8)},
+		{"zero stride", PoolMax, PoolParams{schema.PaddingVALID, 0, 1, 1, 1, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
+		{"int32", PoolMax, ok, NewTensor(Int32, 1, 2, 2, 1), NewTensor(Int32)},
+		{"quantized l2", PoolL2, ok, poolQ(NewTensor(Uint8, 1, 2, 2, 1), 1, 0), poolQ(NewTensor(Uint8), 1, 0)},
+		{"filter larger than input", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 5, 5, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
+	}
+	for _, c := range cases {
+		if err := poolRun(&Pool{Kind: c.kind, Params: c.p}, c.out, c.in); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+func TestPoolReduceFloat(t *testing.T) {
+	x := poolSeq(6, 1) // [[1 2 3] [4 5 6]]
+	cases := []struct {
+		name  string
+		kind  ReduceKind
+		keep  bool
+		axes  []float64
+		shape []int
+		want  []float64
+	}{
+		{"mean axis 1", ReduceMean, false, []float64{1}, []int{2}, []float64{2, 5}},
+		{"mean axis 0 keep", ReduceMean, true, []float64{0}, []int{1, 3}, []float64{2.5, 3.5, 4.5}},
+		{"mean negative and duplicate axes", ReduceMean, false, []float64{-1, 1}, []int{2}, []float64{2, 5}},
+		{"mean all", ReduceMean, false, []float64{0, 1}, []int{}, []float64{3.5}},
+		{"mean all keep", ReduceMean, true, []float64{1, 0}, []int{1, 1}, []float64{3.5}},
+		{"mean no axes", ReduceMean, false, nil, []int{2, 3}, x},
+		{"sum axis 0", ReduceSum, false, []float64{0}, []int{3}, []float64{5, 7, 9}},
+		{"prod axis 1", ReduceProd, true, []float64{-1}, []int{2, 1}, []float64{6, 120}},
+		{"max axis 0", ReduceMax, false, []float64{0}, []int{3}, []float64{4, 5, 6}},
+		{"min all", ReduceMin, false, []float64{1, 0}, []int{}, []float64{1}},
+	}
+	for _, c := range cases {
+		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
+		out := NewTensor(Float32)
+		axes := poolConst(poolT(Int32, []int{len(c.axes)}, c.axes...))
+		if err := poolRun(r, out, poolT(Float32, []int{2, 3}, x...), axes); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, c.shape, c.want)
+	}
+}
+
+func TestPoolReduceAxisNotConst(t *testing.T) {
+	r := &Reduce{Kind: ReduceMean}
+	out := NewTensor(Float32)
+	in := poolT(Float32, []int{2, 3}, poolSeq(6, 1)...)
+	axes := poolT(Int32, []int{1}, 0)
+	if err := poolRun(r, out, in, axes); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Dynamic {
+		t.Error("output not Dynamic for a non-constant axis")
+	}
+	poolCheck(t, "dynamic mean", out, []int{3}, []float64{2.5, 3.5, 4.5})
+}
+
+func TestPoolReduceIntegers(t *testing.T) {
+	type tc struct {
+		name      string
+		kind      ReduceKind
+		typ       DType
+		keep      bool
+		shape     []int
+		axes      []float64
+		in        []float64
+		inQ, outQ [2]float64 // scale, zero point; scale 0 = not quantized
+		wantShape []int
+		want      []float64
+	}
+	ax12 := []float64{1, 2}
+	cases := []tc{
+		// Integer means truncate toward zero.
+		{"mean int32", ReduceMean, Int32, false, []int{2, 2}, []float64{1}, []float64{1, 2, -1, -2}, [2]float64{}, [2]float64{}, []int{2}, []float64{1, -1}},
+		{"mean int64", ReduceMean, Int64, false, []int{3}, []float64{0}, []float64{1, 1, 2}, [2]float64{}, [2]float64{}, []int{}, []float64{1}},
+		// 4-D spatial mean with keep_dims: integer rescale, then
+		// (acc ± n/2) / n: 0.25 → 0, 0.5 → 1, -0.5 → -1, 2.25 → 2.
+		{"mean int8 4-D keep", ReduceMean, Int8, true, []int{4, 2, 2, 1}, ax12,
+			[]float64{1, 0, 0, 0, 1, 1, 0, 0, -1, -1, 0, 0, 1, 2, 3, 3}, [2]float64{1, 0}, [2]float64{1, 0},
+			[]int{4, 1, 1, 1}, []float64{0, 1, -1, 2}},
+		// Same data without keep_dims: equal quantization takes the
+		// truncating integer mean (0.5 → 0).
+		{"mean int8 truncating", ReduceMean, Int8, false, []int{4, 2, 2, 1}, ax12,
+			[]float64{1, 0, 0, 0, 1, 1, 0, 0, -1, -1, 0, 0, 1, 2, 3, 3}, [2]float64{1, 0}, [2]float64{1, 0},
+			[]int{4, 1}, []float64{0, 0, 0, 2}},
+		// UINT8 4-D: sum · (1/4) in fixed point with double rounding makes
+		// 0.25 → 1 (round(1·0.5) = 1, then 1/2 → 1).
+		{"mean uint8 4-D keep", ReduceMean, Uint8, true, []int{2, 2, 2, 1}, ax12,
+			[]float64{1, 0, 0, 0, 1, 1, 0, 0}, [2]float64{1, 0}, [2]float64{1, 0}, []int{2, 1, 1, 1}, []float64{1, 1}},
+		// UINT8 4-D with a rescale: bias = zp_out - round(zp_in·s_in/s_out)
+		// = 3 - round(10·0.5/0.25) = -17; mean of raw (20+22+30+40)/4 = 28
+		// scaled by 2 → 56; 56 - 17 = 39.
+		{"mean uint8 4-D rescale", ReduceMean, Uint8, true, []int{1, 2, 2, 1}, ax12,
+			[]float64{20, 22, 30, 40}, [2]float64{0.5, 10}, [2]float64{0.25, 3}, []int{1, 1, 1, 1}, []float64{39}},
+		// Different quantization elsewhere: float mean, rounded half away
+		// from zero: rows [1 0] [-1 0] [1 2] at scale 0.5 into scale
+		// 0.25, zero point 1: 1+1, -1+1, 3+1.
+		{"mean int8 float path", ReduceMean, Int8, false, []int{3, 2}, []float64{1},
+			[]float64{1, 0, -1, 0, 1, 2}, [2]float64{0.5, 0}, [2]float64{0.25, 1}, []int{3}, []float64{2, 0, 4}},
+		{"mean int16 4-D", ReduceMean, Int16, true, []int{1, 2, 2, 1}, ax12,
+			[]float64{1000, 1001, -7, 2}, [2]float64{0.5, 0}, [2]float64{0.25, 0}, []int{1, 1, 1, 1}, []float64{998}},
+		// SUM with rescale does not clamp: 381 · 2 = 762 wraps to -6.
+		{"sum int8 wraps", ReduceSum, Int8, false, []int{3}, []float64{0}, []float64{127, 127, 127},
+			[2]float64{1, 0}, [2]float64{0.5, 0}, []int{}, []float64{-6}},
+		// Same quantization: summed in uint8, 300 wraps to 44.
+		{"sum uint8 same scale", ReduceSum, Uint8, false, []int{2}, []float64{0}, []float64{200, 100},
+			[2]float64{1, 0}, [2]float64{1, 0}, []int{}, []float64{44}},
+		{"sum int32", ReduceSum, Int32, true, []int{2, 2}, []float64{0}, []float64{1, 2, 3, 4}, [2]float64{}, [2]float64{}, []int{1, 2}, []float64{4, 6}},
+		// Quantized product, rescaled after every step: (1·2) → 2 at scale 1.
+		{"prod int8 quantized", ReduceProd, Int8, false, []int{2}, []float64{0}, []float64{2, 4},
+			[2]float64{0.5, 0}, [2]float64{1, 0}, []int{}, []float64{2}},
+		{"prod int32 wraps", ReduceProd, Int32, false, []int{2}, []float64{0}, []float64{65536, 65536},
+			[2]float64{}, [2]float64{}, []int{}, []float64{0}},
+		{"max int8", ReduceMax, Int8, true, []int{2, 2}, []float64{1}, []float64{-128, -5, 7, 3},
+			[2]float64{0.1, 2}, [2]float64{0.1, 2}, []int{2, 1}, []float64{-5, 7}},
+		{"min uint8", ReduceMin, Uint8, false, []int{2, 2}, []float64{0}, []float64{9, 0, 4, 255},
+			[2]float64{0.1, 2}, [2]float64{0.1, 2}, []int{2}, []float64{4, 0}},
+	}
+	for _, c := range cases {
+		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
+		in := poolT(c.typ, c.shape, c.in...)
+		out := NewTensor(c.typ)
+		if c.inQ[0] != 0 {
+			poolQ(in, float32(c.inQ[0]), int64(c.inQ[1]))
+			poolQ(out, float32(c.outQ[0]), int64(c.outQ[1]))
+		}
+		axes := poolConst(poolT(Int32, []int{len(c.axes)}, c.axes...))
+		if err := poolRun(r, out, in, axes); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, c.wantShape, c.want)
+	}
+}
+
+func TestPoolReduceErrors(t *testing.T) {
+	x := func() *Tensor { return poolT(Float32, []int{2, 3}, poolSeq(6, 1)...) }
+	q := func(s float32) *Tensor { return poolQ(poolT(Int8, []int{2}, 1, 2), s, 0) }
+	cases := []struct {
+		name string
+		kind ReduceKind
+		keep bool
+		in   *Tensor
+		axes *Tensor
+		out  *Tensor
+	}{
+		{"axis out of range", ReduceMean, false, x(), poolConst(poolT(Int32, []int{1}, 2)), NewTensor(Float32)},
+		// With keep_dims TFLite only notices the bad axis in Eval.
+		{"axis out of range keep", ReduceMean, true, x(), poolConst(poolT(Int32, []int{1}, -3)), NewTensor(Float32)},
+		{"int64 axis", ReduceSum, false, x(), poolConst(poolT(Int64, []int{1}, 0)), NewTensor(Float32)},
+		{"bool input", ReduceMean, false, poolT(Bool, []int{2}, 1, 0), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Bool)},
+		{"max needs equal quantization", ReduceMax, false, q(0.5), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int8), 0.25, 0)},
+		{"int16 zero point", ReduceMean, false, poolQ(poolT(Int16, []int{2}, 1, 2), 1, 3), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int16), 1, 3)},
+	}
+	for _, c := range cases {
+		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
+		if err := poolRun(r, c.out, c.in, c.axes); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+func TestPoolReduceEmpty(t *testing.T) {
+	// MEAN of an empty input is NaN; SUM is 0 and MAX the lowest float.
+	for _, c := range []struct {
+		kind ReduceKind
+		want float64
+	}{{ReduceMean, math.NaN()}, {ReduceSum, 0}, {ReduceMax, -math.MaxFloat32}} {
+		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: true}}
+		out := NewTensor(Float32)
+		err := poolRun(r, out, NewTensor(Float32, 2, 0), poolConst(poolT(Int32, []int{1}, 1)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		got := out.Float32s()
+		if !slices.Equal(out.Shape, []int{2, 1}) || len(got) != 2 {
+			t.Fatalf("%s: shape %v", c.kind, out.Shape)
+		}
+		if math.IsNaN(c.want) != math.IsNaN(float64(got[0])) || (!math.IsNaN(c.want) && float64(got[0]) != float64(float32(c.want))) {
+			t.Errorf("%s: %v, want %v", c.kind, got, c.want)
+		}
+	}
+}
+
+func TestPoolReduceNaN(t *testing.T) {
+	// TFLite 2.9's max keeps the running value when the comparison with NaN
+	// is false, so a NaN is skipped wherever it is.
+	for _, vals := range [][]float64{{math.NaN(), 1, 2}, {1, math.NaN(), 2}} {
+		r := &Reduce{Kind: ReduceMax}
+		out := NewTensor(Float32)
+		if err := poolRun(r, out, poolT(Float32, []int{3}, vals...), poolConst(poolT(Int32, []int{1}, 0))); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Float32s()[0]; got != 2 {
+			t.Errorf("max of %v = %v, want 2", vals, got)
+		}
+	}
+}
+
+func TestPoolPad(t *testing.T) {
+	x := func() *Tensor { return poolT(Float32, []int{2, 2}, 1, 2, 3, 4) }
+	pads := func(typ DType, v ...float64) *Tensor { return poolConst(poolT(typ, []int{len(v) / 2, 2}, v...)) }
+	t.Run("float", func(t *testing.T) {
+		out := NewTensor(Float32)
+		if err := poolRun(&Pad{}, out, x(), pads(Int32, 1, 0, 0, 2)); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "pad", out, []int{3, 4}, []float64{0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0})
+	})
+	t.Run("zero paddings", func(t *testing.T) {
+		out := NewTensor(Float32)
+		if err := poolRun(&Pad{}, out, x(), pads(Int32, 0, 0, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "identity", out, []int{2, 2}, []float64{1, 2, 3, 4})
+	})
+	t.Run("negative paddings", func(t *testing.T) {
+		if err := poolRun(&Pad{}, NewTensor(Float32), x(), pads(Int32, 0, -1, 0, 0)); err == nil {
+			t.Error("no error for a negative padding")
+		}
+		// Non-constant paddings are checked in Eval.
+		p := poolT(Int32, []int{2, 2}, 0, 0, -1, 0)
+		if err := poolRun(&Pad{}, NewTensor(Float32), x(), p); err == nil {
+			t.Error("no error for a negative non-constant padding")
+		}
+	})
+	t.Run("bad paddings shape", func(t *testing.T) {
+		if err := poolRun(&Pad{}, NewTensor(Float32), x(), poolConst(poolT(Int32, []int{4}, 0, 0, 0, 0))); err == nil {
+			t.Error("no error for 1-D paddings")
+		}
+	})
+	t.Run("six dimensions", func(t *testing.T) {
+		in := NewTensor(Float32, 1, 1, 1, 1, 1, 1)
+		if err := poolRun(&Pad{}, NewTensor(Float32), in, pads(Int32, make([]float64, 12)...)); err == nil {
+			t.Error("no error for a 6-D input")
+		}
+	})
+	t.Run("quantized zero point", func(t *testing.T) {
+		in := poolQ(poolT(Uint8, []int{3}, 1, 2, 3), 0.5, 7)
+		out := poolQ(NewTensor(Uint8), 0.5, 7)
+		if err := poolRun(&Pad{}, out, in, pads(Int32, 1, 2)); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "uint8", out, []int{6}, []float64{7, 1, 2, 3, 7, 7})
+	})
+	t.Run("padv2 constant", func(t *testing.T) {
+		in := poolQ(poolT(Int8, []int{2}, -1, 1), 0.5, -3)
+		out := poolQ(NewTensor(Int8), 0.5, -3)
+		cv := poolConst(poolQ(poolT(Int8, []int{}, 9), 0.5, -3))
+		if err := poolRun(&Pad{}, out, in, pads(Int32, 1, 1), cv); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "int8", out, []int{4}, []float64{9, -1, 1, 9})
+		badCV := poolConst(poolQ(poolT(Int8, []int{}, 9), 0.5, -2))
+		if err := poolRun(&Pad{}, poolQ(NewTensor(Int8), 0.5, -3), in, pads(Int32, 1, 1), badCV); err == nil {
+			t.Error("no error for a constant with another zero point")
+		}
+	})
+	t.Run("dynamic", func(t *testing.T) {
+		out := NewTensor(Int64)
+		in := poolT(Int64, []int{1, 2}, 5, 6)
+		if err := poolRun(&Pad{}, out, in, poolT(Int32, []int{2, 2}, 1, 0, 0, 1), poolConst(poolT(Int64, []int{1}, -1))); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "dynamic", out, []int{2, 3}, []float64{-1, -1, -1, 5, 6, -1})
+	})
+	t.Run("int64 paddings read as int32", func(t *testing.T) {
+		// TFLite 2.9 reads the paddings buffer as int32 whatever its type:
+		// INT64 [[1 1] [2 2]] is seen as [[1 0] [1 0]].
+		out := NewTensor(Float32)
+		if err := poolRun(&Pad{}, out, x(), pads(Int64, 1, 1, 2, 2)); err != nil {
+			t.Fatal(err)
+		}
+		poolCheck(t, "int64", out, []int{3, 3}, []float64{0, 0, 0, 0, 1, 2, 0, 3, 4})
+	})
+}
+
+func TestPoolMirrorPad(t *testing.T) {
+	row := func() *Tensor { return poolT(Int32, []int{3}, 1, 2, 3) }
+	cases := []struct {
+		name string
+		mode schema.MirrorPadMode
+		in   *Tensor
+		pads []float64
+		typ  DType
+		shp  []int
+		want []float64
+	}{
+		{"reflect", schema.MirrorPadModeREFLECT, row(), []float64{2, 2}, Int32, []int{7}, []float64{3, 2, 1, 2, 3, 2, 1}},
+		{"symmetric", schema.MirrorPadModeSYMMETRIC, row(), []float64{2, 3}, Int64, []int{8}, []float64{2, 1, 1, 2, 3, 3, 2, 1}},
+		{"reflect 2-D", schema.MirrorPadModeREFLECT, poolT(Float32, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{1, 0, 0, 1}, Int32,
+			[]int{3, 4}, []float64{4, 5, 6, 5, 1, 2, 3, 2, 4, 5, 6, 5}},
+		// A negative padding crops, as TFLite lets it.
+		{"negative", schema.MirrorPadModeREFLECT, poolT(Uint8, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{-1, 0, 0, 0}, Int32,
+			[]int{1, 3}, []float64{4, 5, 6}},
+	}
+	for _, c := range cases {
+		m := &MirrorPad{Params: MirrorPadParams{Mode: c.mode}}
+		out := NewTensor(c.in.Type)
+		p := poolConst(poolT(c.typ, []int{len(c.pads) / 2, 2}, c.pads...))
+		if err := poolRun(m, out, c.in, p); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, c.shp, c.want)
+	}
+	if err := poolRun(&MirrorPad{}, NewTensor(Int16), poolT(Int16, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1, 2}, 1, 1))); err == nil {
+		t.Error("no error for INT16, which TFLite 2.9 rejects")
+	}
+}
+
+func TestPoolResizeBilinear(t *testing.T) {
+	none, align, half := ResizeParams{}, ResizeParams{AlignCorners: true}, ResizeParams{HalfPixelCenters: true}
+	cases := []struct {
+		name  string
+		p     ResizeParams
+		typ   DType
+		in    []float64
+		inShp []int
+		size  [2]float64
+		want  []float64
+	}{
+		// Source x = 0.5·x: 0, 0.5, 1, 1.5 (clamped to the last pixel).
+		{"float", none, Float32, []float64{0, 10}, []int{1, 1, 2, 1}, [2]float64{1, 4}, []float64{0, 5, 10, 10}},
+		// align_corners: x·(1/3).
+		{"float align", align, Float32, []float64{0, 10}, []int{1, 1, 2, 1}, [2]float64{1, 4}, []float64{0, 10.0 / 3, 20.0 / 3, 10}},
+		// half_pixel_centers: (x+0.5)·0.5-0.5 = -0.25, 0.25, 0.75, 1.25.
+		{"float half", half, Float32, []float64{0, 10}, []int{1, 1, 2, 1}, [2]float64{1, 4}, []float64{0, 2.5, 7.5, 10}},
+		// Exact 2x: TFLite's 2x2 kernel (averages of neighbours).
+		{"float 2x", none, Float32, []float64{0, 4, 8, 12}, []int{1, 2, 2, 1}, [2]float64{4, 4},
+			[]float64{0, 2, 4, 4, 4, 6, 8, 8, 8, 10, 12, 12, 8, 10, 12, 12}},
+		// uint8: float interpolation, then +0.5 and truncation.
+		{"uint8 half", half, Uint8, []float64{0, 10}, []int{1, 1, 2, 1}, [2]float64{1, 4}, []float64{0, 3, 8, 10}},
+		// int8: 10-bit fixed point, rounding half away from zero.
+		{"int8 half", half, Int8, []float64{0, -10}, []int{1, 1, 2, 1}, [2]float64{1, 4}, []float64{0, -3, -8, -10}},
+		{"int16 align", align, Int16, []float64{0, 300}, []int{1, 1, 2, 1}, [2]float64{1, 3}, []float64{0, 150, 300}},
+		// Downscale 1x4 → 1x2: source x 0 and 2.
+		{"uint8 down", none, Uint8, []float64{10, 20, 30, 40}, []int{1, 1, 4, 1}, [2]float64{1, 2}, []float64{10, 30}},
+	}
+	for _, c := range cases {
+		r := &ResizeBilinear{Params: c.p}
+		in := poolT(c.typ, c.inShp, c.in...)
+		out := NewTensor(c.typ)
+		if c.typ != Float32 {
+			poolQ(in, 1, 0)
+			poolQ(out, 1, 0)
+		}
+		size := poolConst(poolT(Int32, []int{2}, c.size[0], c.size[1]))
+		if err := poolRun(r, out, in, size); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, []int{c.inShp[0], int(c.size[0]), int(c.size[1]), c.inShp[3]}, c.want)
+	}
+	// Both flags are refused when the size is constant.
+	r := &ResizeBilinear{Params: ResizeParams{AlignCorners: true, HalfPixelCenters: true}}
+	if err := poolRun(r, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), poolConst(poolT(Int32, []int{2}, 3, 3))); err == nil {
+		t.Error("no error for align_corners with half_pixel_centers")
+	}
+	if err := poolRun(&ResizeBilinear{}, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), poolConst(poolT(Int32, []int{2}, 0, 3))); err == nil {
+		t.Error("no error for a zero output size")
+	}
+}
+
+func TestPoolResizeBilinear8x(t *testing.T) {
+	// TFLite's uint8 x8 half-pixel kernel steps in 8.8 fixed point. Along a
+	// row from 0 to 255 the 8 outputs of the span sit at 1/16, 3/16, ...
+	// 15/16 of the step: (128 + k·(255<<4)) >> 8 for odd k, after four
+	// copies of the edge pixel on each side.
+	in := poolQ(poolT(Uint8, []int{1, 1, 2, 8}, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255), 1, 0)
+	out := poolQ(NewTensor(Uint8), 1, 0)
+	r := &ResizeBilinear{Params: ResizeParams{HalfPixelCenters: true}}
+	if err := poolRun(r, out, in, poolConst(poolT(Int32, []int{2}, 8, 16))); err != nil {
+		t.Fatal(err)
+	}
+	var want []float64
+	for range 4 {
+		want = append(want, 0)
+	}
+	for k := 1; k < 16; k += 2 {
+		want = append(want, math.Floor((128+float64(k)*4080)/256))
+	}
+	for range 4 {
+		want = append(want, 255)
+	}
+	got := poolValues(out)
+	for row := range 8 {
+		for x := range 16 {
+			if g := got[(row*16+x)*8+3]; g != want[x] {
+				t.Fatalf("row %d x %d: %v, want %v (row %v)", row, x, g, want[x], want)
+			}
+		}
+	}
+}
+
+func TestPoolResizeNearest(t *testing.T) {
+	none, align, half := ResizeParams{}, ResizeParams{AlignCorners: true}, ResizeParams{HalfPixelCenters: true}
+	row := []float64{1, 2, 3}
+	cases := []struct {
+		name string
+		p    ResizeParams
+		typ  DType
+		want []float64
+	}{
+		// floor(x·0.6): 0, 0, 1, 1, 2.
+		{"float", none, Float32, []float64{1, 1, 2, 2, 3}},
+		// round(x·0.5), half away from zero: 0, 1, 1, 2, 2.
+		{"align", align, Float32, []float64{1, 2, 2, 3, 3}},
+		// floor((x+0.5)·0.6): 0, 0, 1, 2, 2.
+		{"half", half, Int8, []float64{1, 1, 2, 3, 3}},
+		{"uint8 fixed point", none, Uint8, []float64{1, 1, 2, 2, 3}},
+		{"int16 align", align, Int16, []float64{1, 2, 2, 3, 3}},
+	}
+	for _, c := range cases {
+		r := &ResizeNearestNeighbor{Params: c.p}
+		out := NewTensor(c.typ)
+		if err := poolRun(r, out, poolT(c.typ, []int{1, 1, 3, 1}, row...), poolConst(poolT(Int32, []int{2}, 1, 5))); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		poolCheck(t, c.name, out, []int{1, 1, 5, 1}, c.want)
+	}
+	// 6 → 74 columns, column 37: the float rule gives floor(37·6/74) = 2
+	// (37·0.08108108 rounds below 3), the uint8 kernel's 16-bit scale
+	// (6<<16)/74+1 gives 3.
+	for _, c := range []struct {
+		typ  DType
+		want float64
+	}{{Int8, 2}, {Uint8, 3}} {
+		out := NewTensor(c.typ)
+		if err := poolRun(&ResizeNearestNeighbor{}, out, poolT(c.typ, []int{1, 1, 6, 1}, 0, 1, 2, 3, 4, 5), poolConst(poolT(Int32, []int{2}, 1, 74))); err != nil {
+			t.Fatal(err)
+		}
+		if got := poolValues(out)[37]; got != c.want {
+			t.Errorf("%s column 37: %v, want %v", c.typ, got, c.want)
+		}
+	}
+	// A size that is not constant makes the output Dynamic.
+	out := NewTensor(Float32)
+	if err := poolRun(&ResizeNearestNeighbor{}, out, poolT(Float32, []int{1, 1, 3, 1}, row...), poolT(Int32, []int{2}, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Dynamic {
+		t.Error("output not Dynamic")
+	}
+	poolCheck(t, "dynamic", out, []int{1, 2, 2, 1}, []float64{1, 2, 1, 2})
+}
+
+func TestPoolArgMinMax(t *testing.T) {
+	cases := []struct {
+		name  string
+		isMax bool
+		outT  DType
+		in    *Tensor
+		axis  *Tensor
+		shp   []int
+		want  []float64
+	}{
+		// Ties keep the lowest index.
+		{"argmax ties", true, Int32, poolT(Float32, []int{3}, 3, 1, 3), poolT(Int32, []int{1}, 0), []int{}, []float64{0}},
+		{"argmin ties", false, Int64, poolT(Int8, []int{3}, 2, 1, 1), poolT(Int64, []int{1}, 0), []int{}, []float64{1}},
+		{"argmax axis 0", true, Int32, poolT(Int32, []int{2, 2}, 1, 5, 4, 5), poolT(Int32, []int{1}, 0), []int{2}, []float64{1, 0}},
+		{"argmin axis -1", false, Int32, poolT(Uint8, []int{2, 3}, 9, 0, 0, 7, 8, 6), poolT(Int32, []int{1}, -1), []int{2}, []float64{1, 2}},
+		{"argmax bool", true, Int32, poolT(Bool, []int{4}, 0, 0, 1, 1), poolT(Int32, []int{1}, 0), []int{}, []float64{2}},
+		{"argmax middle axis", true, Int64, poolT(Float32, []int{2, 2, 2}, 1, 2, 3, 0, -1, -2, -3, -4), poolT(Int32, []int{1}, 1), []int{2, 2}, []float64{1, 0, 0, 0}},
+	}
+	for _, c := range cases {
+		for _, constAxis := range []bool{true, false} {
+			a := &ArgMinMax{IsMax: c.isMax, Params: ArgMinMaxParams{OutputType: c.outT}}
+			axis := *c.axis
+			axis.Const = constAxis
+			out := NewTensor(c.outT)
+			if err := poolRun(a, out, c.in, &axis); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			if out.Dynamic == constAxis {
+				t.Errorf("%s: Dynamic = %v with constant axis %v", c.name, out.Dynamic, constAxis)
+			}
+			poolCheck(t, c.name, out, c.shp, c.want)
+		}
+	}
+	bad := []struct {
+		name string
+		a    *ArgMinMax
+		in   *Tensor
+		axis *Tensor
+		out  *Tensor
+	}{
+		{"float index type", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Float32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Float32)},
+		{"axis out of range", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 1)), NewTensor(Int32)},
+		{"int64 input", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Int64, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Int32)},
+		{"two axis values", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{2}, 0, 0)), NewTensor(Int32)},
+	}
+	for _, c := range bad {
+		if err := poolRun(c.a, c.out, c.in, c.axis); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+func TestPoolOptionsFromModel(t *testing.T) {
+	// Without a model the options take the schema defaults: pools then have
+	// zero strides (an error, as in TFLite) and ARG_MAX has no valid index
+	// type.
+	for _, r := range poolOps() {
+		op, err := r.New(OpInfo{Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := op.(type) {
+		case *Pool:
+			if o.Params != (PoolParams{}) {
+				t.Errorf("%s: default params %+v", r.Name(), o.Params)
+			}
+		case *ArgMinMax:
+			err := poolRun(o, NewTensor(Int32), poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)))
+			if err == nil {
+				t.Errorf("%s: no error without an output_type", r.Name())
+			}
+		}
+	}
+	if !errors.Is(Unsupported("x"), ErrUnsupported) {
+		t.Fatal("Unsupported does not wrap ErrUnsupported")
+	}
+}
+
+// poolLCG fills a tensor with a deterministic pseudo-random byte pattern.
+func poolLCG(t *Tensor, seed uint32) *Tensor {
+	s := seed
+	for i := range t.Data {
+		s = s*1664525 + 1013904223
+		t.Data[i] = byte(s >> 24)
+	}
+	if t.Type == Float32 {
+		f := t.Float32s()
+		for i := range f {
+			s = s*1664525 + 1013904223
+			f[i] = float32(s>>8)/(1<<24)*2 - 1
+		}
+	}
+	return t
+}
+
+func TestPoolThreadsInvariant(t *testing.T) {
+	// Large enough to be split across goroutines; every thread count must
+	// give the same bytes.
+	type mk func() (Op, []*Tensor, *Tensor)
+	cases := map[string]mk{
+		"avg float": func() (Op, []*Tensor, *Tensor) {
+			return &Pool{Kind: PoolAverage, Params: PoolParams{schema.PaddingSAME, 2, 2, 3, 3, 0}},
+				[]*Tensor{poolLCG(NewTensor(Float32, 2, 33, 31, 40), 1)}, NewTensor(Float32)
+		},
+		"max int8": func() (Op, []*Tensor, *Tensor) {
+			return &Pool{Kind: PoolMax, Params: PoolParams{schema.PaddingVALID, 1, 1, 3, 3, schema.ActivationFunctionTypeRELU}},
+				[]*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 40, 40, 48), 2), 0.1, 3)}, poolQ(NewTensor(Int8), 0.1, 3)
+		},
+		"bilinear float": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{Params: ResizeParams{HalfPixelCenters: true}},
+				[]*Tensor{poolLCG(NewTensor(Float32, 2, 17, 13, 16), 3), poolConst(poolT(Int32, []int{2}, 61, 47))}, NewTensor(Float32)
+		},
+		"bilinear float 2x": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{}, []*Tensor{poolLCG(NewTensor(Float32, 1, 40, 40, 16), 4), poolConst(poolT(Int32, []int{2}, 80, 80))}, NewTensor(Float32)
+		},
+		"bilinear uint8": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{Params: ResizeParams{AlignCorners: true}},
+				[]*Tensor{poolQ(poolLCG(NewTensor(Uint8, 1, 20, 30, 24), 5), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Uint8), 1, 0)
+		},
+		"bilinear int8": func() (Op, []*Tensor, *Tensor) {
+			return &ResizeBilinear{}, []*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 20, 30, 24), 6), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Int8), 1, 0)
+		},
+	}
+	for name, mkOp := range cases {
+		var ref []byte
+		for _, threads := range []int{1, 3, 8} {
+			op, ins, out := mkOp()
+			n := &Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: threads}
+			if err := op.Prepare(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out.Data = NewTensor(out.Type, out.Shape...).Data
+			if err := op.Eval(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if ref == nil {
+				ref = out.Data
+			} else if string(ref) != string(out.Data) {
+				t.Errorf("%s: %d threads differ from 1", name, threads)
+			}
+		}
+	}
+}
