@@ -12,11 +12,11 @@ import (
 	"github.com/delego/delego/core/schema"
 )
 
-// testdata/pool_tflite29.json.gz holds one-operator models of this family
+// testdata/gen/pool/pool_tflite29.json.gz holds one-operator models of this family
 // with pseudo-random inputs and what the real TensorFlow Lite 2.9 library
 // (tfjs-tflite-node@0.0.2, x86-64, builtin kernels, 1 thread) returned for
 // them: the output bytes, or the stage at which it failed. It is made by
-// testdata/pool_tflite29_gen.py with the runner testdata/pool_tflite29_run.c.
+// testdata/gen/pool/pool_tflite29_gen.py with the runner testdata/gen/pool/pool_tflite29_run.c.
 
 type poolGoldenTensor struct {
 	Type  string   `json:"type"`
@@ -46,7 +46,7 @@ func poolGoldenType(s string) DType {
 
 func poolLoadGolden(t *testing.T) []poolGoldenCase {
 	t.Helper()
-	f, err := os.Open("testdata/pool_tflite29.json.gz")
+	f, err := os.Open("../../testdata/gen/pool/pool_tflite29.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
