@@ -2,10 +2,12 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
@@ -154,6 +156,10 @@ func checkRuns(t *testing.T, data []byte) {
 	_ = it.Invoke(t.Context())
 }
 
+// FuzzNewModel feeds mutated real models to the loader and, when they
+// verify, to the interpreter: any outcome but an error wrapping
+// ErrMalformedModel from the loader, a panic that escapes, or a run that takes
+// longer than a few seconds (a loop that never ends) fails.
 func FuzzNewModel(f *testing.F) {
 	for _, p := range realModels(f) {
 		data, err := os.ReadFile(p)
@@ -165,19 +171,27 @@ func FuzzNewModel(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := NewModel(data, WithMaxTensorBytes(1<<20))
-		if err != nil {
-			if !errors.Is(err, ErrMalformedModel) {
-				t.Fatalf("load error %v does not wrap ErrMalformedModel", err)
+		result := make(chan error, 1)
+		go func() {
+			m, err := NewModel(data, WithMaxTensorBytes(1<<20))
+			if err != nil && !errors.Is(err, ErrMalformedModel) {
+				result <- fmt.Errorf("load error %v does not wrap ErrMalformedModel", err)
+				return
 			}
-			return
-		}
-		it, err := NewInterpreter(m, nil)
-		if err != nil {
-			return
-		}
-		if it.AllocateTensors() == nil {
-			_ = it.Invoke(t.Context())
+			if err == nil {
+				if it, err := NewInterpreter(m, nil); err == nil && it.AllocateTensors() == nil {
+					_ = it.Invoke(t.Context())
+				}
+			}
+			result <- nil
+		}()
+		select {
+		case err := <-result:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("load, allocate and invoke did not finish within 10s")
 		}
 	})
 }
