@@ -1,5 +1,9 @@
 module github.com/delego/delego
 
-go 1.26
+go 1.26.0
 
-require github.com/google/flatbuffers v2.0.8+incompatible
+require (
+	github.com/google/flatbuffers v2.0.8+incompatible
+	golang.org/x/image v0.47.0
+	google.golang.org/protobuf v1.36.11
+)

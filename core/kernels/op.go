@@ -112,6 +112,7 @@ func Builtins() *Registry {
 		poolOps(),
 		shapeOps(),
 		lstmOps(),
+		detectionOps(),
 	} {
 		for _, reg := range family {
 			r.Register(reg)

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/delego/delego/core/schema"
 )
@@ -109,7 +110,10 @@ func QuantizedRange(t DType) (lo, hi int32, ok bool) {
 }
 
 // ActivationRangeQuantized returns the clamp range of a fused activation on
-// the quantized output t (CalculateActivationRangeQuantized in TFLite).
+// the quantized output t (CalculateActivationRangeQuantized in TFLite). As
+// there, activations other than RELU, RELU6 and RELU_N1_TO_1 (NONE, and TANH
+// or SIGN_BIT, which TFLite never fuses into these kernels) clamp only to the
+// type's range.
 func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo, hi int32, err error) {
 	qmin, qmax, ok := QuantizedRange(t.Type)
 	if !ok {
@@ -118,8 +122,6 @@ func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo,
 	scale, zp := t.Scale(), t.ZeroPoint()
 	quantize := func(f float32) int32 { return zp + int32(math.Round(float64(f/scale))) }
 	switch act {
-	case schema.ActivationFunctionTypeNONE:
-		return qmin, qmax, nil
 	case schema.ActivationFunctionTypeRELU:
 		return max(qmin, quantize(0)), qmax, nil
 	case schema.ActivationFunctionTypeRELU6:
@@ -127,22 +129,23 @@ func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo,
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		return max(qmin, quantize(-1)), min(qmax, quantize(1)), nil
 	}
-	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+	return qmin, qmax, nil
 }
 
-// ActivationRangeFloat returns the clamp range of a fused activation on floats.
+// ActivationRangeFloat returns the clamp range of a fused activation on
+// floats (TFLite's CalculateActivationRange): finite bounds, so an infinite
+// result clamps to ±MaxFloat32 as in TFLite; activations other than RELU,
+// RELU6 and RELU_N1_TO_1 do not clamp. The error is always nil.
 func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32, err error) {
 	switch act {
-	case schema.ActivationFunctionTypeNONE:
-		return float32(math.Inf(-1)), float32(math.Inf(1)), nil
 	case schema.ActivationFunctionTypeRELU:
-		return 0, float32(math.Inf(1)), nil
+		return 0, math.MaxFloat32, nil
 	case schema.ActivationFunctionTypeRELU6:
 		return 0, 6, nil
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		return -1, 1, nil
 	}
-	return 0, 0, Unsupported("fused activation %s", schema.EnumNamesActivationFunctionType[act])
+	return -math.MaxFloat32, math.MaxFloat32, nil
 }
 
 // ClampF32 limits v to [lo, hi] as TFLite's ActivationFunctionWithMinMax does.
@@ -170,4 +173,50 @@ func ComputePadding(stride, dilation, in, filter, out int) (pad, offset int) {
 	eff := (filter-1)*dilation + 1
 	total := max((out-1)*stride+eff-in, 0)
 	return total / 2, total % 2
+}
+
+// InvSqrtQuantizedMultiplierExp returns 1/sqrt(input) as a Q31 multiplier and
+// a shift (TFLite's GetInvSqrtQuantizedMultiplierExp in common.h); the shift
+// is multiplied by reverseShift (-1 turns a right shift into a left shift).
+func InvSqrtQuantizedMultiplierExp(input int32, reverseShift int) (multiplier int32, shift int) {
+	if input <= 1 {
+		return math.MaxInt32, 0
+	}
+	shift = 11
+	for input >= 1<<29 {
+		input /= 4
+		shift++
+	}
+	maxLeftShiftBits := bits.LeadingZeros32(uint32(input)) - 1
+	leftShiftBitPairs := maxLeftShiftBits/2 - 1
+	shift -= leftShiftBitPairs
+	input <<= 2 * leftShiftBitPairs
+	// Newton-Raphson in Q3.28 starting from x = 1.
+	fixedInput := input >> 1
+	halfInput := FixedSaturatingRoundingMulByPOT(fixedInput, -1)
+	const halfThree = int32(1<<28 + 1<<27)
+	x := int32(1 << 28)
+	for range 5 {
+		x3 := FixedSaturatingRoundingMulByPOT(
+			SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6)
+		x = FixedSaturatingRoundingMulByPOT(
+			SaturatingRoundingDoublingHighMul(halfThree, x)-SaturatingRoundingDoublingHighMul(halfInput, x3), 3)
+	}
+	x = SaturatingRoundingDoublingHighMul(x, 1518500250) // * sqrt(2)/2
+	multiplier = x
+	if shift < 0 {
+		multiplier <<= -shift
+		shift = 0
+	}
+	return multiplier, shift * reverseShift
+}
+
+// CheckedLog2 returns log2(x) rounded to an integer and whether x is a power
+// of two to within TFLite's tolerance (CheckedLog2 in quantization_util.cc,
+// computed in float32 as there).
+func CheckedLog2(x float32) (int, bool) {
+	log2 := float32(math.Log(float64(x))) * float32(1/float32(math.Log(2)))
+	rounded := float32(math.Round(float64(log2)))
+	frac := log2 - rounded
+	return int(rounded), math.Abs(float64(frac)) < 1e-3
 }

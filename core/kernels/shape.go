@@ -1,4 +1,177 @@
 package kernels
 
+import (
+	"fmt"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// This file registers the shape family: ops that move bytes without doing
+// arithmetic on them (reshapes, concatenation and splitting, gathers, slices,
+// transposes, fills and tiles). They follow TensorFlow Lite 2.9's kernels
+// (tensorflow/lite/kernels/{reshape,squeeze,expand_dims,concatenation,split,
+// split_v,pack,unpack,gather,gather_nd,strided_slice,slice,transpose,shape,
+// fill,tile}.cc) and register the version ranges of its builtin resolver.
+//
+// Most kernels copy elements as bytes of Type.Size(), so one code path serves
+// every fixed-size element type TFLite accepts for the op. STRING tensors are
+// not supported (our tensors have no string layout).
+
 // shapeOps returns the registrations of this op family.
-func shapeOps() []Registration { return nil }
+func shapeOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorRESHAPE, Versions: VersionRange{1, 1}, New: newReshapeOp},
+		{Code: schema.BuiltinOperatorSQUEEZE, Versions: VersionRange{1, 2}, New: newSqueezeOp},
+		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: VersionRange{1, 1}, New: newExpandDimsOp},
+		{Code: schema.BuiltinOperatorSHAPE, Versions: VersionRange{1, 1}, New: newShapeOp},
+		{Code: schema.BuiltinOperatorCONCATENATION, Versions: VersionRange{1, 3}, New: newConcatOp},
+		{Code: schema.BuiltinOperatorSPLIT, Versions: VersionRange{1, 4}, New: newSplitOp},
+		{Code: schema.BuiltinOperatorSPLIT_V, Versions: VersionRange{1, 2}, New: newSplitVOp},
+		{Code: schema.BuiltinOperatorPACK, Versions: VersionRange{1, 3}, New: newPackOp},
+		{Code: schema.BuiltinOperatorUNPACK, Versions: VersionRange{1, 4}, New: newUnpackOp},
+		{Code: schema.BuiltinOperatorGATHER, Versions: VersionRange{1, 5}, New: newGatherOp},
+		{Code: schema.BuiltinOperatorGATHER_ND, Versions: VersionRange{1, 3}, New: newGatherNdOp},
+		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: VersionRange{1, 6}, New: newStridedSliceOp},
+		{Code: schema.BuiltinOperatorSLICE, Versions: VersionRange{1, 5}, New: newSliceOp},
+		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: VersionRange{1, 5}, New: newTransposeOp},
+		{Code: schema.BuiltinOperatorFILL, Versions: VersionRange{1, 3}, New: newFillOp},
+		{Code: schema.BuiltinOperatorTILE, Versions: VersionRange{1, 3}, New: newTileOp},
+	}
+}
+
+// shapeMaxDims bounds the rank of the ops that TFLite 2.9 limits to 5-D
+// (SLICE, STRIDED_SLICE, TRANSPOSE); it sizes fixed arrays so Eval does not
+// allocate.
+const shapeMaxDims = 5
+
+// shapeOptions returns the operator's builtin options table when it is of
+// type want. ok is false when the operator is nil or carries other (or no)
+// options, which is when TFLite falls back to its zeroed defaults.
+func shapeOptions(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
+	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
+		return tbl, false
+	}
+	ok = info.Operator.BuiltinOptions(&tbl)
+	return tbl, ok
+}
+
+// shapeCheckArity checks the node's input and output counts; a negative
+// count accepts any number.
+func shapeCheckArity(n *Node, op string, inputs, outputs int) error {
+	if inputs >= 0 && len(n.Inputs) != inputs {
+		return fmt.Errorf("%s: got %d inputs, want %d", op, len(n.Inputs), inputs)
+	}
+	if outputs >= 0 && len(n.Outputs) != outputs {
+		return fmt.Errorf("%s: got %d outputs, want %d", op, len(n.Outputs), outputs)
+	}
+	for i, t := range n.Inputs {
+		if t == nil {
+			return fmt.Errorf("%s: input %d is missing", op, i)
+		}
+	}
+	for i, t := range n.Outputs {
+		if t == nil {
+			return fmt.Errorf("%s: output %d is missing", op, i)
+		}
+	}
+	return nil
+}
+
+// shapeCheckType reports an Unsupported error unless t is one of the types.
+func shapeCheckType(op, what string, t DType, types ...DType) error {
+	for _, ok := range types {
+		if t == ok {
+			return nil
+		}
+	}
+	return Unsupported("%s: %s type %s", op, what, t)
+}
+
+// shapeSameType checks that the output has the input's element type: these
+// kernels copy bytes from one into the other.
+func shapeSameType(op string, in, out *Tensor) error {
+	if in.Type != out.Type {
+		return fmt.Errorf("%s: output type %s differs from input type %s", op, out.Type, in.Type)
+	}
+	return nil
+}
+
+// shapeSameQuant reports whether two tensors have the same per-tensor scale
+// and zero point (0 and 0 when not quantized), as TFLite compares params.
+func shapeSameQuant(a, b *Tensor) bool {
+	return a.Scale() == b.Scale() && a.ZeroPoint() == b.ZeroPoint()
+}
+
+// shapeIntAt returns element i of an INT32 or INT64 tensor.
+func shapeIntAt(t *Tensor, i int) int64 {
+	if t.Type == Int64 {
+		return t.Int64s()[i]
+	}
+	return int64(t.Int32s()[i])
+}
+
+// shapeCheckIntTensor checks that t is an INT32 or INT64 tensor with data.
+func shapeCheckIntTensor(op, what string, t *Tensor) error {
+	if t.Type != Int32 && t.Type != Int64 {
+		return Unsupported("%s: %s type %s (want INT32 or INT64)", op, what, t.Type)
+	}
+	if len(t.Data) < t.Bytes() {
+		return fmt.Errorf("%s: %s has no data", op, what)
+	}
+	return nil
+}
+
+// shapeNormAxis maps a possibly negative axis into [0, rank).
+func shapeNormAxis(op string, axis, rank int) (int, error) {
+	a := axis
+	if a < 0 {
+		a += rank
+	}
+	if a < 0 || a >= rank {
+		return 0, fmt.Errorf("%s: axis %d out of range for rank %d", op, axis, rank)
+	}
+	return a, nil
+}
+
+// shapeSetOutput gives out the shape: through SetShape (which sizes Data) for
+// a Dynamic tensor during Eval, as a plain assignment in Prepare.
+func shapeSetOutput(out *Tensor, shape []int) {
+	if out.Dynamic {
+		out.SetShape(shape)
+		return
+	}
+	out.Shape = append([]int(nil), shape...)
+}
+
+// shapeProd multiplies dims[lo:hi].
+func shapeProd(dims []int, lo, hi int) int {
+	p := 1
+	for _, d := range dims[lo:hi] {
+		p *= d
+	}
+	return p
+}
+
+// shapeEqual reports whether two shapes are equal.
+func shapeEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeElemSize returns the element size of t's type, or an Unsupported error
+// for types without a fixed size (STRING, RESOURCE, VARIANT).
+func shapeElemSize(op string, t DType) (int, error) {
+	if s := t.Size(); s > 0 {
+		return s, nil
+	}
+	return 0, Unsupported("%s: element type %s", op, t)
+}

@@ -26,12 +26,13 @@ const (
 	Resource   DType = 13
 	Variant    DType = 14
 	Uint32     DType = 15
+	Uint16     DType = 16
 )
 
 var dtypeNames = [...]string{"FLOAT32", "FLOAT16", "INT32", "UINT8", "INT64", "STRING", "BOOL",
-	"INT16", "COMPLEX64", "INT8", "FLOAT64", "COMPLEX128", "UINT64", "RESOURCE", "VARIANT", "UINT32"}
+	"INT16", "COMPLEX64", "INT8", "FLOAT64", "COMPLEX128", "UINT64", "RESOURCE", "VARIANT", "UINT32", "UINT16"}
 
-var dtypeSizes = [...]int{4, 2, 4, 1, 8, 0, 1, 2, 8, 1, 8, 16, 8, 0, 0, 4}
+var dtypeSizes = [...]int{4, 2, 4, 1, 8, 0, 1, 2, 8, 1, 8, 16, 8, 0, 0, 4, 2}
 
 // String returns the schema's name of the type, e.g. "UINT8".
 func (d DType) String() string {

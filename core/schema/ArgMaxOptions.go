@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ArgMaxOptionsT struct {
+	OutputType TensorType `json:"output_type"`
+}
+
+func (t *ArgMaxOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ArgMaxOptionsStart(builder)
+	ArgMaxOptionsAddOutputType(builder, t.OutputType)
+	return ArgMaxOptionsEnd(builder)
+}
+
+func (rcv *ArgMaxOptions) UnPackTo(t *ArgMaxOptionsT) {
+	t.OutputType = rcv.OutputType()
+}
+
+func (rcv *ArgMaxOptions) UnPack() *ArgMaxOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ArgMaxOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ArgMaxOptions struct {
 	_tab flatbuffers.Table
 }

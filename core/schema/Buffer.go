@@ -6,6 +6,36 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type BufferT struct {
+	Data []byte `json:"data"`
+}
+
+func (t *BufferT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	dataOffset := flatbuffers.UOffsetT(0)
+	if t.Data != nil {
+		dataOffset = builder.CreateByteString(t.Data)
+	}
+	BufferStart(builder)
+	BufferAddData(builder, dataOffset)
+	return BufferEnd(builder)
+}
+
+func (rcv *Buffer) UnPackTo(t *BufferT) {
+	t.Data = rcv.DataBytes()
+}
+
+func (rcv *Buffer) UnPack() *BufferT {
+	if rcv == nil {
+		return nil
+	}
+	t := &BufferT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Buffer struct {
 	_tab flatbuffers.Table
 }

@@ -147,6 +147,18 @@ const (
 	BuiltinOperatorHASHTABLE_FIND                   BuiltinOperator = 137
 	BuiltinOperatorHASHTABLE_IMPORT                 BuiltinOperator = 138
 	BuiltinOperatorHASHTABLE_SIZE                   BuiltinOperator = 139
+	BuiltinOperatorREDUCE_ALL                       BuiltinOperator = 140
+	BuiltinOperatorCONV_3D_TRANSPOSE                BuiltinOperator = 141
+	BuiltinOperatorVAR_HANDLE                       BuiltinOperator = 142
+	BuiltinOperatorREAD_VARIABLE                    BuiltinOperator = 143
+	BuiltinOperatorASSIGN_VARIABLE                  BuiltinOperator = 144
+	BuiltinOperatorBROADCAST_ARGS                   BuiltinOperator = 145
+	BuiltinOperatorRANDOM_STANDARD_NORMAL           BuiltinOperator = 146
+	BuiltinOperatorBUCKETIZE                        BuiltinOperator = 147
+	BuiltinOperatorRANDOM_UNIFORM                   BuiltinOperator = 148
+	BuiltinOperatorMULTINOMIAL                      BuiltinOperator = 149
+	BuiltinOperatorGELU                             BuiltinOperator = 150
+	BuiltinOperatorDYNAMIC_UPDATE_SLICE             BuiltinOperator = 151
 )
 
 var EnumNamesBuiltinOperator = map[BuiltinOperator]string{
@@ -290,6 +302,18 @@ var EnumNamesBuiltinOperator = map[BuiltinOperator]string{
 	BuiltinOperatorHASHTABLE_FIND:                   "HASHTABLE_FIND",
 	BuiltinOperatorHASHTABLE_IMPORT:                 "HASHTABLE_IMPORT",
 	BuiltinOperatorHASHTABLE_SIZE:                   "HASHTABLE_SIZE",
+	BuiltinOperatorREDUCE_ALL:                       "REDUCE_ALL",
+	BuiltinOperatorCONV_3D_TRANSPOSE:                "CONV_3D_TRANSPOSE",
+	BuiltinOperatorVAR_HANDLE:                       "VAR_HANDLE",
+	BuiltinOperatorREAD_VARIABLE:                    "READ_VARIABLE",
+	BuiltinOperatorASSIGN_VARIABLE:                  "ASSIGN_VARIABLE",
+	BuiltinOperatorBROADCAST_ARGS:                   "BROADCAST_ARGS",
+	BuiltinOperatorRANDOM_STANDARD_NORMAL:           "RANDOM_STANDARD_NORMAL",
+	BuiltinOperatorBUCKETIZE:                        "BUCKETIZE",
+	BuiltinOperatorRANDOM_UNIFORM:                   "RANDOM_UNIFORM",
+	BuiltinOperatorMULTINOMIAL:                      "MULTINOMIAL",
+	BuiltinOperatorGELU:                             "GELU",
+	BuiltinOperatorDYNAMIC_UPDATE_SLICE:             "DYNAMIC_UPDATE_SLICE",
 }
 
 var EnumValuesBuiltinOperator = map[string]BuiltinOperator{
@@ -433,6 +457,18 @@ var EnumValuesBuiltinOperator = map[string]BuiltinOperator{
 	"HASHTABLE_FIND":                   BuiltinOperatorHASHTABLE_FIND,
 	"HASHTABLE_IMPORT":                 BuiltinOperatorHASHTABLE_IMPORT,
 	"HASHTABLE_SIZE":                   BuiltinOperatorHASHTABLE_SIZE,
+	"REDUCE_ALL":                       BuiltinOperatorREDUCE_ALL,
+	"CONV_3D_TRANSPOSE":                BuiltinOperatorCONV_3D_TRANSPOSE,
+	"VAR_HANDLE":                       BuiltinOperatorVAR_HANDLE,
+	"READ_VARIABLE":                    BuiltinOperatorREAD_VARIABLE,
+	"ASSIGN_VARIABLE":                  BuiltinOperatorASSIGN_VARIABLE,
+	"BROADCAST_ARGS":                   BuiltinOperatorBROADCAST_ARGS,
+	"RANDOM_STANDARD_NORMAL":           BuiltinOperatorRANDOM_STANDARD_NORMAL,
+	"BUCKETIZE":                        BuiltinOperatorBUCKETIZE,
+	"RANDOM_UNIFORM":                   BuiltinOperatorRANDOM_UNIFORM,
+	"MULTINOMIAL":                      BuiltinOperatorMULTINOMIAL,
+	"GELU":                             BuiltinOperatorGELU,
+	"DYNAMIC_UPDATE_SLICE":             BuiltinOperatorDYNAMIC_UPDATE_SLICE,
 }
 
 func (v BuiltinOperator) String() string {

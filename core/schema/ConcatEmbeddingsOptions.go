@@ -6,6 +6,64 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ConcatEmbeddingsOptionsT struct {
+	NumChannels            int32   `json:"num_channels"`
+	NumColumnsPerChannel   []int32 `json:"num_columns_per_channel"`
+	EmbeddingDimPerChannel []int32 `json:"embedding_dim_per_channel"`
+}
+
+func (t *ConcatEmbeddingsOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	numColumnsPerChannelOffset := flatbuffers.UOffsetT(0)
+	if t.NumColumnsPerChannel != nil {
+		numColumnsPerChannelLength := len(t.NumColumnsPerChannel)
+		ConcatEmbeddingsOptionsStartNumColumnsPerChannelVector(builder, numColumnsPerChannelLength)
+		for j := numColumnsPerChannelLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.NumColumnsPerChannel[j])
+		}
+		numColumnsPerChannelOffset = builder.EndVector(numColumnsPerChannelLength)
+	}
+	embeddingDimPerChannelOffset := flatbuffers.UOffsetT(0)
+	if t.EmbeddingDimPerChannel != nil {
+		embeddingDimPerChannelLength := len(t.EmbeddingDimPerChannel)
+		ConcatEmbeddingsOptionsStartEmbeddingDimPerChannelVector(builder, embeddingDimPerChannelLength)
+		for j := embeddingDimPerChannelLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.EmbeddingDimPerChannel[j])
+		}
+		embeddingDimPerChannelOffset = builder.EndVector(embeddingDimPerChannelLength)
+	}
+	ConcatEmbeddingsOptionsStart(builder)
+	ConcatEmbeddingsOptionsAddNumChannels(builder, t.NumChannels)
+	ConcatEmbeddingsOptionsAddNumColumnsPerChannel(builder, numColumnsPerChannelOffset)
+	ConcatEmbeddingsOptionsAddEmbeddingDimPerChannel(builder, embeddingDimPerChannelOffset)
+	return ConcatEmbeddingsOptionsEnd(builder)
+}
+
+func (rcv *ConcatEmbeddingsOptions) UnPackTo(t *ConcatEmbeddingsOptionsT) {
+	t.NumChannels = rcv.NumChannels()
+	numColumnsPerChannelLength := rcv.NumColumnsPerChannelLength()
+	t.NumColumnsPerChannel = make([]int32, numColumnsPerChannelLength)
+	for j := 0; j < numColumnsPerChannelLength; j++ {
+		t.NumColumnsPerChannel[j] = rcv.NumColumnsPerChannel(j)
+	}
+	embeddingDimPerChannelLength := rcv.EmbeddingDimPerChannelLength()
+	t.EmbeddingDimPerChannel = make([]int32, embeddingDimPerChannelLength)
+	for j := 0; j < embeddingDimPerChannelLength; j++ {
+		t.EmbeddingDimPerChannel[j] = rcv.EmbeddingDimPerChannel(j)
+	}
+}
+
+func (rcv *ConcatEmbeddingsOptions) UnPack() *ConcatEmbeddingsOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ConcatEmbeddingsOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ConcatEmbeddingsOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,47 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type Conv2DOptionsT struct {
+	Padding                 Padding                `json:"padding"`
+	StrideW                 int32                  `json:"stride_w"`
+	StrideH                 int32                  `json:"stride_h"`
+	FusedActivationFunction ActivationFunctionType `json:"fused_activation_function"`
+	DilationWFactor         int32                  `json:"dilation_w_factor"`
+	DilationHFactor         int32                  `json:"dilation_h_factor"`
+}
+
+func (t *Conv2DOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	Conv2DOptionsStart(builder)
+	Conv2DOptionsAddPadding(builder, t.Padding)
+	Conv2DOptionsAddStrideW(builder, t.StrideW)
+	Conv2DOptionsAddStrideH(builder, t.StrideH)
+	Conv2DOptionsAddFusedActivationFunction(builder, t.FusedActivationFunction)
+	Conv2DOptionsAddDilationWFactor(builder, t.DilationWFactor)
+	Conv2DOptionsAddDilationHFactor(builder, t.DilationHFactor)
+	return Conv2DOptionsEnd(builder)
+}
+
+func (rcv *Conv2DOptions) UnPackTo(t *Conv2DOptionsT) {
+	t.Padding = rcv.Padding()
+	t.StrideW = rcv.StrideW()
+	t.StrideH = rcv.StrideH()
+	t.FusedActivationFunction = rcv.FusedActivationFunction()
+	t.DilationWFactor = rcv.DilationWFactor()
+	t.DilationHFactor = rcv.DilationHFactor()
+}
+
+func (rcv *Conv2DOptions) UnPack() *Conv2DOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &Conv2DOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Conv2DOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type CosOptionsT struct {
+}
+
+func (t *CosOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	CosOptionsStart(builder)
+	return CosOptionsEnd(builder)
+}
+
+func (rcv *CosOptions) UnPackTo(t *CosOptionsT) {
+}
+
+func (rcv *CosOptions) UnPack() *CosOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &CosOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type CosOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,36 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type CustomQuantizationT struct {
+	Custom []byte `json:"custom"`
+}
+
+func (t *CustomQuantizationT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	customOffset := flatbuffers.UOffsetT(0)
+	if t.Custom != nil {
+		customOffset = builder.CreateByteString(t.Custom)
+	}
+	CustomQuantizationStart(builder)
+	CustomQuantizationAddCustom(builder, customOffset)
+	return CustomQuantizationEnd(builder)
+}
+
+func (rcv *CustomQuantization) UnPackTo(t *CustomQuantizationT) {
+	t.Custom = rcv.CustomBytes()
+}
+
+func (rcv *CustomQuantization) UnPack() *CustomQuantizationT {
+	if rcv == nil {
+		return nil
+	}
+	t := &CustomQuantizationT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type CustomQuantization struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type DequantizeOptionsT struct {
+}
+
+func (t *DequantizeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	DequantizeOptionsStart(builder)
+	return DequantizeOptionsEnd(builder)
+}
+
+func (rcv *DequantizeOptions) UnPackTo(t *DequantizeOptionsT) {
+}
+
+func (rcv *DequantizeOptions) UnPack() *DequantizeOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &DequantizeOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type DequantizeOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type GatherOptionsT struct {
+	Axis      int32 `json:"axis"`
+	BatchDims int32 `json:"batch_dims"`
+}
+
+func (t *GatherOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	GatherOptionsStart(builder)
+	GatherOptionsAddAxis(builder, t.Axis)
+	GatherOptionsAddBatchDims(builder, t.BatchDims)
+	return GatherOptionsEnd(builder)
+}
+
+func (rcv *GatherOptions) UnPackTo(t *GatherOptionsT) {
+	t.Axis = rcv.Axis()
+	t.BatchDims = rcv.BatchDims()
+}
+
+func (rcv *GatherOptions) UnPack() *GatherOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &GatherOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type GatherOptions struct {
 	_tab flatbuffers.Table
 }
@@ -45,11 +74,26 @@ func (rcv *GatherOptions) MutateAxis(n int32) bool {
 	return rcv._tab.MutateInt32Slot(4, n)
 }
 
+func (rcv *GatherOptions) BatchDims() int32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(6))
+	if o != 0 {
+		return rcv._tab.GetInt32(o + rcv._tab.Pos)
+	}
+	return 0
+}
+
+func (rcv *GatherOptions) MutateBatchDims(n int32) bool {
+	return rcv._tab.MutateInt32Slot(6, n)
+}
+
 func GatherOptionsStart(builder *flatbuffers.Builder) {
-	builder.StartObject(1)
+	builder.StartObject(2)
 }
 func GatherOptionsAddAxis(builder *flatbuffers.Builder, axis int32) {
 	builder.PrependInt32Slot(0, axis, 0)
+}
+func GatherOptionsAddBatchDims(builder *flatbuffers.Builder, batchDims int32) {
+	builder.PrependInt32Slot(1, batchDims, 0)
 }
 func GatherOptionsEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type HashtableImportOptionsT struct {
+}
+
+func (t *HashtableImportOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	HashtableImportOptionsStart(builder)
+	return HashtableImportOptionsEnd(builder)
+}
+
+func (rcv *HashtableImportOptions) UnPackTo(t *HashtableImportOptionsT) {
+}
+
+func (rcv *HashtableImportOptions) UnPack() *HashtableImportOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &HashtableImportOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type HashtableImportOptions struct {
 	_tab flatbuffers.Table
 }

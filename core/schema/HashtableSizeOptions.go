@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type HashtableSizeOptionsT struct {
+}
+
+func (t *HashtableSizeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	HashtableSizeOptionsStart(builder)
+	return HashtableSizeOptionsEnd(builder)
+}
+
+func (rcv *HashtableSizeOptions) UnPackTo(t *HashtableSizeOptionsT) {
+}
+
+func (rcv *HashtableSizeOptions) UnPack() *HashtableSizeOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &HashtableSizeOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type HashtableSizeOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type IfOptionsT struct {
+	ThenSubgraphIndex int32 `json:"then_subgraph_index"`
+	ElseSubgraphIndex int32 `json:"else_subgraph_index"`
+}
+
+func (t *IfOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	IfOptionsStart(builder)
+	IfOptionsAddThenSubgraphIndex(builder, t.ThenSubgraphIndex)
+	IfOptionsAddElseSubgraphIndex(builder, t.ElseSubgraphIndex)
+	return IfOptionsEnd(builder)
+}
+
+func (rcv *IfOptions) UnPackTo(t *IfOptionsT) {
+	t.ThenSubgraphIndex = rcv.ThenSubgraphIndex()
+	t.ElseSubgraphIndex = rcv.ElseSubgraphIndex()
+}
+
+func (rcv *IfOptions) UnPack() *IfOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &IfOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type IfOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,45 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type Int32VectorT struct {
+	Values []int32 `json:"values"`
+}
+
+func (t *Int32VectorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	valuesOffset := flatbuffers.UOffsetT(0)
+	if t.Values != nil {
+		valuesLength := len(t.Values)
+		Int32VectorStartValuesVector(builder, valuesLength)
+		for j := valuesLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Values[j])
+		}
+		valuesOffset = builder.EndVector(valuesLength)
+	}
+	Int32VectorStart(builder)
+	Int32VectorAddValues(builder, valuesOffset)
+	return Int32VectorEnd(builder)
+}
+
+func (rcv *Int32Vector) UnPackTo(t *Int32VectorT) {
+	valuesLength := rcv.ValuesLength()
+	t.Values = make([]int32, valuesLength)
+	for j := 0; j < valuesLength; j++ {
+		t.Values[j] = rcv.Values(j)
+	}
+}
+
+func (rcv *Int32Vector) UnPack() *Int32VectorT {
+	if rcv == nil {
+		return nil
+	}
+	t := &Int32VectorT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Int32Vector struct {
 	_tab flatbuffers.Table
 }

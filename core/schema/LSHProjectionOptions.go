@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type LSHProjectionOptionsT struct {
+	Type LSHProjectionType `json:"type"`
+}
+
+func (t *LSHProjectionOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	LSHProjectionOptionsStart(builder)
+	LSHProjectionOptionsAddType(builder, t.Type)
+	return LSHProjectionOptionsEnd(builder)
+}
+
+func (rcv *LSHProjectionOptions) UnPackTo(t *LSHProjectionOptionsT) {
+	t.Type = rcv.Type()
+}
+
+func (rcv *LSHProjectionOptions) UnPack() *LSHProjectionOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &LSHProjectionOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type LSHProjectionOptions struct {
 	_tab flatbuffers.Table
 }

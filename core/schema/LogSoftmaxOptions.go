@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type LogSoftmaxOptionsT struct {
+}
+
+func (t *LogSoftmaxOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	LogSoftmaxOptionsStart(builder)
+	return LogSoftmaxOptionsEnd(builder)
+}
+
+func (rcv *LogSoftmaxOptions) UnPackTo(t *LogSoftmaxOptionsT) {
+}
+
+func (rcv *LogSoftmaxOptions) UnPack() *LogSoftmaxOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &LogSoftmaxOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type LogSoftmaxOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type LogicalNotOptionsT struct {
+}
+
+func (t *LogicalNotOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	LogicalNotOptionsStart(builder)
+	return LogicalNotOptionsEnd(builder)
+}
+
+func (rcv *LogicalNotOptions) UnPackTo(t *LogicalNotOptionsT) {
+}
+
+func (rcv *LogicalNotOptions) UnPack() *LogicalNotOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &LogicalNotOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type LogicalNotOptions struct {
 	_tab flatbuffers.Table
 }

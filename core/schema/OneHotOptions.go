@@ -6,6 +6,32 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type OneHotOptionsT struct {
+	Axis int32 `json:"axis"`
+}
+
+func (t *OneHotOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	OneHotOptionsStart(builder)
+	OneHotOptionsAddAxis(builder, t.Axis)
+	return OneHotOptionsEnd(builder)
+}
+
+func (rcv *OneHotOptions) UnPackTo(t *OneHotOptionsT) {
+	t.Axis = rcv.Axis()
+}
+
+func (rcv *OneHotOptions) UnPack() *OneHotOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &OneHotOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type OneHotOptions struct {
 	_tab flatbuffers.Table
 }

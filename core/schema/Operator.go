@@ -6,6 +6,117 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type OperatorT struct {
+	OpcodeIndex            uint32              `json:"opcode_index"`
+	Inputs                 []int32             `json:"inputs"`
+	Outputs                []int32             `json:"outputs"`
+	BuiltinOptions         *BuiltinOptionsT    `json:"builtin_options"`
+	CustomOptions          []byte              `json:"custom_options"`
+	CustomOptionsFormat    CustomOptionsFormat `json:"custom_options_format"`
+	MutatingVariableInputs []bool              `json:"mutating_variable_inputs"`
+	Intermediates          []int32             `json:"intermediates"`
+}
+
+func (t *OperatorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	inputsOffset := flatbuffers.UOffsetT(0)
+	if t.Inputs != nil {
+		inputsLength := len(t.Inputs)
+		OperatorStartInputsVector(builder, inputsLength)
+		for j := inputsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Inputs[j])
+		}
+		inputsOffset = builder.EndVector(inputsLength)
+	}
+	outputsOffset := flatbuffers.UOffsetT(0)
+	if t.Outputs != nil {
+		outputsLength := len(t.Outputs)
+		OperatorStartOutputsVector(builder, outputsLength)
+		for j := outputsLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Outputs[j])
+		}
+		outputsOffset = builder.EndVector(outputsLength)
+	}
+	builtinOptionsOffset := t.BuiltinOptions.Pack(builder)
+
+	customOptionsOffset := flatbuffers.UOffsetT(0)
+	if t.CustomOptions != nil {
+		customOptionsOffset = builder.CreateByteString(t.CustomOptions)
+	}
+	mutatingVariableInputsOffset := flatbuffers.UOffsetT(0)
+	if t.MutatingVariableInputs != nil {
+		mutatingVariableInputsLength := len(t.MutatingVariableInputs)
+		OperatorStartMutatingVariableInputsVector(builder, mutatingVariableInputsLength)
+		for j := mutatingVariableInputsLength - 1; j >= 0; j-- {
+			builder.PrependBool(t.MutatingVariableInputs[j])
+		}
+		mutatingVariableInputsOffset = builder.EndVector(mutatingVariableInputsLength)
+	}
+	intermediatesOffset := flatbuffers.UOffsetT(0)
+	if t.Intermediates != nil {
+		intermediatesLength := len(t.Intermediates)
+		OperatorStartIntermediatesVector(builder, intermediatesLength)
+		for j := intermediatesLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Intermediates[j])
+		}
+		intermediatesOffset = builder.EndVector(intermediatesLength)
+	}
+	OperatorStart(builder)
+	OperatorAddOpcodeIndex(builder, t.OpcodeIndex)
+	OperatorAddInputs(builder, inputsOffset)
+	OperatorAddOutputs(builder, outputsOffset)
+	if t.BuiltinOptions != nil {
+		OperatorAddBuiltinOptionsType(builder, t.BuiltinOptions.Type)
+	}
+	OperatorAddBuiltinOptions(builder, builtinOptionsOffset)
+	OperatorAddCustomOptions(builder, customOptionsOffset)
+	OperatorAddCustomOptionsFormat(builder, t.CustomOptionsFormat)
+	OperatorAddMutatingVariableInputs(builder, mutatingVariableInputsOffset)
+	OperatorAddIntermediates(builder, intermediatesOffset)
+	return OperatorEnd(builder)
+}
+
+func (rcv *Operator) UnPackTo(t *OperatorT) {
+	t.OpcodeIndex = rcv.OpcodeIndex()
+	inputsLength := rcv.InputsLength()
+	t.Inputs = make([]int32, inputsLength)
+	for j := 0; j < inputsLength; j++ {
+		t.Inputs[j] = rcv.Inputs(j)
+	}
+	outputsLength := rcv.OutputsLength()
+	t.Outputs = make([]int32, outputsLength)
+	for j := 0; j < outputsLength; j++ {
+		t.Outputs[j] = rcv.Outputs(j)
+	}
+	builtinOptionsTable := flatbuffers.Table{}
+	if rcv.BuiltinOptions(&builtinOptionsTable) {
+		t.BuiltinOptions = rcv.BuiltinOptionsType().UnPack(builtinOptionsTable)
+	}
+	t.CustomOptions = rcv.CustomOptionsBytes()
+	t.CustomOptionsFormat = rcv.CustomOptionsFormat()
+	mutatingVariableInputsLength := rcv.MutatingVariableInputsLength()
+	t.MutatingVariableInputs = make([]bool, mutatingVariableInputsLength)
+	for j := 0; j < mutatingVariableInputsLength; j++ {
+		t.MutatingVariableInputs[j] = rcv.MutatingVariableInputs(j)
+	}
+	intermediatesLength := rcv.IntermediatesLength()
+	t.Intermediates = make([]int32, intermediatesLength)
+	for j := 0; j < intermediatesLength; j++ {
+		t.Intermediates[j] = rcv.Intermediates(j)
+	}
+}
+
+func (rcv *Operator) UnPack() *OperatorT {
+	if rcv == nil {
+		return nil
+	}
+	t := &OperatorT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Operator struct {
 	_tab flatbuffers.Table
 }

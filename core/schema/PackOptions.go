@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type PackOptionsT struct {
+	ValuesCount int32 `json:"values_count"`
+	Axis        int32 `json:"axis"`
+}
+
+func (t *PackOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	PackOptionsStart(builder)
+	PackOptionsAddValuesCount(builder, t.ValuesCount)
+	PackOptionsAddAxis(builder, t.Axis)
+	return PackOptionsEnd(builder)
+}
+
+func (rcv *PackOptions) UnPackTo(t *PackOptionsT) {
+	t.ValuesCount = rcv.ValuesCount()
+	t.Axis = rcv.Axis()
+}
+
+func (rcv *PackOptions) UnPack() *PackOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &PackOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type PackOptions struct {
 	_tab flatbuffers.Table
 }

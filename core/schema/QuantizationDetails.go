@@ -2,7 +2,11 @@
 
 package schema
 
-import "strconv"
+import (
+	"strconv"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+)
 
 type QuantizationDetails byte
 
@@ -26,4 +30,29 @@ func (v QuantizationDetails) String() string {
 		return s
 	}
 	return "QuantizationDetails(" + strconv.FormatInt(int64(v), 10) + ")"
+}
+
+type QuantizationDetailsT struct {
+	Type  QuantizationDetails
+	Value interface{}
+}
+
+func (t *QuantizationDetailsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	switch t.Type {
+	case QuantizationDetailsCustomQuantization:
+		return t.Value.(*CustomQuantizationT).Pack(builder)
+	}
+	return 0
+}
+
+func (rcv QuantizationDetails) UnPack(table flatbuffers.Table) *QuantizationDetailsT {
+	switch rcv {
+	case QuantizationDetailsCustomQuantization:
+		x := CustomQuantization{_tab: table}
+		return &QuantizationDetailsT{Type: QuantizationDetailsCustomQuantization, Value: x.UnPack()}
+	}
+	return nil
 }

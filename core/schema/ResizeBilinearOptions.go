@@ -6,6 +6,35 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ResizeBilinearOptionsT struct {
+	AlignCorners     bool `json:"align_corners"`
+	HalfPixelCenters bool `json:"half_pixel_centers"`
+}
+
+func (t *ResizeBilinearOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ResizeBilinearOptionsStart(builder)
+	ResizeBilinearOptionsAddAlignCorners(builder, t.AlignCorners)
+	ResizeBilinearOptionsAddHalfPixelCenters(builder, t.HalfPixelCenters)
+	return ResizeBilinearOptionsEnd(builder)
+}
+
+func (rcv *ResizeBilinearOptions) UnPackTo(t *ResizeBilinearOptionsT) {
+	t.AlignCorners = rcv.AlignCorners()
+	t.HalfPixelCenters = rcv.HalfPixelCenters()
+}
+
+func (rcv *ResizeBilinearOptions) UnPack() *ResizeBilinearOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ResizeBilinearOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ResizeBilinearOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type Rfft2dOptionsT struct {
+}
+
+func (t *Rfft2dOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	Rfft2dOptionsStart(builder)
+	return Rfft2dOptionsEnd(builder)
+}
+
+func (rcv *Rfft2dOptions) UnPackTo(t *Rfft2dOptionsT) {
+}
+
+func (rcv *Rfft2dOptions) UnPack() *Rfft2dOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &Rfft2dOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Rfft2dOptions struct {
 	_tab flatbuffers.Table
 }

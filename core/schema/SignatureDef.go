@@ -6,6 +6,80 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SignatureDefT struct {
+	Inputs        []*TensorMapT `json:"inputs"`
+	Outputs       []*TensorMapT `json:"outputs"`
+	SignatureKey  string        `json:"signature_key"`
+	SubgraphIndex uint32        `json:"subgraph_index"`
+}
+
+func (t *SignatureDefT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	inputsOffset := flatbuffers.UOffsetT(0)
+	if t.Inputs != nil {
+		inputsLength := len(t.Inputs)
+		inputsOffsets := make([]flatbuffers.UOffsetT, inputsLength)
+		for j := 0; j < inputsLength; j++ {
+			inputsOffsets[j] = t.Inputs[j].Pack(builder)
+		}
+		SignatureDefStartInputsVector(builder, inputsLength)
+		for j := inputsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(inputsOffsets[j])
+		}
+		inputsOffset = builder.EndVector(inputsLength)
+	}
+	outputsOffset := flatbuffers.UOffsetT(0)
+	if t.Outputs != nil {
+		outputsLength := len(t.Outputs)
+		outputsOffsets := make([]flatbuffers.UOffsetT, outputsLength)
+		for j := 0; j < outputsLength; j++ {
+			outputsOffsets[j] = t.Outputs[j].Pack(builder)
+		}
+		SignatureDefStartOutputsVector(builder, outputsLength)
+		for j := outputsLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(outputsOffsets[j])
+		}
+		outputsOffset = builder.EndVector(outputsLength)
+	}
+	signatureKeyOffset := builder.CreateString(t.SignatureKey)
+	SignatureDefStart(builder)
+	SignatureDefAddInputs(builder, inputsOffset)
+	SignatureDefAddOutputs(builder, outputsOffset)
+	SignatureDefAddSignatureKey(builder, signatureKeyOffset)
+	SignatureDefAddSubgraphIndex(builder, t.SubgraphIndex)
+	return SignatureDefEnd(builder)
+}
+
+func (rcv *SignatureDef) UnPackTo(t *SignatureDefT) {
+	inputsLength := rcv.InputsLength()
+	t.Inputs = make([]*TensorMapT, inputsLength)
+	for j := 0; j < inputsLength; j++ {
+		x := TensorMap{}
+		rcv.Inputs(&x, j)
+		t.Inputs[j] = x.UnPack()
+	}
+	outputsLength := rcv.OutputsLength()
+	t.Outputs = make([]*TensorMapT, outputsLength)
+	for j := 0; j < outputsLength; j++ {
+		x := TensorMap{}
+		rcv.Outputs(&x, j)
+		t.Outputs[j] = x.UnPack()
+	}
+	t.SignatureKey = string(rcv.SignatureKey())
+	t.SubgraphIndex = rcv.SubgraphIndex()
+}
+
+func (rcv *SignatureDef) UnPack() *SignatureDefT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SignatureDefT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SignatureDef struct {
 	_tab flatbuffers.Table
 }
@@ -73,7 +147,7 @@ func (rcv *SignatureDef) OutputsLength() int {
 	return 0
 }
 
-func (rcv *SignatureDef) MethodName() []byte {
+func (rcv *SignatureDef) SignatureKey() []byte {
 	o := flatbuffers.UOffsetT(rcv._tab.Offset(8))
 	if o != 0 {
 		return rcv._tab.ByteVector(o + rcv._tab.Pos)
@@ -81,16 +155,20 @@ func (rcv *SignatureDef) MethodName() []byte {
 	return nil
 }
 
-func (rcv *SignatureDef) Key() []byte {
-	o := flatbuffers.UOffsetT(rcv._tab.Offset(10))
+func (rcv *SignatureDef) SubgraphIndex() uint32 {
+	o := flatbuffers.UOffsetT(rcv._tab.Offset(12))
 	if o != 0 {
-		return rcv._tab.ByteVector(o + rcv._tab.Pos)
+		return rcv._tab.GetUint32(o + rcv._tab.Pos)
 	}
-	return nil
+	return 0
+}
+
+func (rcv *SignatureDef) MutateSubgraphIndex(n uint32) bool {
+	return rcv._tab.MutateUint32Slot(12, n)
 }
 
 func SignatureDefStart(builder *flatbuffers.Builder) {
-	builder.StartObject(4)
+	builder.StartObject(5)
 }
 func SignatureDefAddInputs(builder *flatbuffers.Builder, inputs flatbuffers.UOffsetT) {
 	builder.PrependUOffsetTSlot(0, flatbuffers.UOffsetT(inputs), 0)
@@ -104,11 +182,11 @@ func SignatureDefAddOutputs(builder *flatbuffers.Builder, outputs flatbuffers.UO
 func SignatureDefStartOutputsVector(builder *flatbuffers.Builder, numElems int) flatbuffers.UOffsetT {
 	return builder.StartVector(4, numElems, 4)
 }
-func SignatureDefAddMethodName(builder *flatbuffers.Builder, methodName flatbuffers.UOffsetT) {
-	builder.PrependUOffsetTSlot(2, flatbuffers.UOffsetT(methodName), 0)
+func SignatureDefAddSignatureKey(builder *flatbuffers.Builder, signatureKey flatbuffers.UOffsetT) {
+	builder.PrependUOffsetTSlot(2, flatbuffers.UOffsetT(signatureKey), 0)
 }
-func SignatureDefAddKey(builder *flatbuffers.Builder, key flatbuffers.UOffsetT) {
-	builder.PrependUOffsetTSlot(3, flatbuffers.UOffsetT(key), 0)
+func SignatureDefAddSubgraphIndex(builder *flatbuffers.Builder, subgraphIndex uint32) {
+	builder.PrependUint32Slot(4, subgraphIndex, 0)
 }
 func SignatureDefEnd(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
 	return builder.EndObject()

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SliceOptionsT struct {
+}
+
+func (t *SliceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SliceOptionsStart(builder)
+	return SliceOptionsEnd(builder)
+}
+
+func (rcv *SliceOptions) UnPackTo(t *SliceOptionsT) {
+}
+
+func (rcv *SliceOptions) UnPack() *SliceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SliceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SliceOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,83 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SparsityParametersT struct {
+	TraversalOrder []int32               `json:"traversal_order"`
+	BlockMap       []int32               `json:"block_map"`
+	DimMetadata    []*DimensionMetadataT `json:"dim_metadata"`
+}
+
+func (t *SparsityParametersT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	traversalOrderOffset := flatbuffers.UOffsetT(0)
+	if t.TraversalOrder != nil {
+		traversalOrderLength := len(t.TraversalOrder)
+		SparsityParametersStartTraversalOrderVector(builder, traversalOrderLength)
+		for j := traversalOrderLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.TraversalOrder[j])
+		}
+		traversalOrderOffset = builder.EndVector(traversalOrderLength)
+	}
+	blockMapOffset := flatbuffers.UOffsetT(0)
+	if t.BlockMap != nil {
+		blockMapLength := len(t.BlockMap)
+		SparsityParametersStartBlockMapVector(builder, blockMapLength)
+		for j := blockMapLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.BlockMap[j])
+		}
+		blockMapOffset = builder.EndVector(blockMapLength)
+	}
+	dimMetadataOffset := flatbuffers.UOffsetT(0)
+	if t.DimMetadata != nil {
+		dimMetadataLength := len(t.DimMetadata)
+		dimMetadataOffsets := make([]flatbuffers.UOffsetT, dimMetadataLength)
+		for j := 0; j < dimMetadataLength; j++ {
+			dimMetadataOffsets[j] = t.DimMetadata[j].Pack(builder)
+		}
+		SparsityParametersStartDimMetadataVector(builder, dimMetadataLength)
+		for j := dimMetadataLength - 1; j >= 0; j-- {
+			builder.PrependUOffsetT(dimMetadataOffsets[j])
+		}
+		dimMetadataOffset = builder.EndVector(dimMetadataLength)
+	}
+	SparsityParametersStart(builder)
+	SparsityParametersAddTraversalOrder(builder, traversalOrderOffset)
+	SparsityParametersAddBlockMap(builder, blockMapOffset)
+	SparsityParametersAddDimMetadata(builder, dimMetadataOffset)
+	return SparsityParametersEnd(builder)
+}
+
+func (rcv *SparsityParameters) UnPackTo(t *SparsityParametersT) {
+	traversalOrderLength := rcv.TraversalOrderLength()
+	t.TraversalOrder = make([]int32, traversalOrderLength)
+	for j := 0; j < traversalOrderLength; j++ {
+		t.TraversalOrder[j] = rcv.TraversalOrder(j)
+	}
+	blockMapLength := rcv.BlockMapLength()
+	t.BlockMap = make([]int32, blockMapLength)
+	for j := 0; j < blockMapLength; j++ {
+		t.BlockMap[j] = rcv.BlockMap(j)
+	}
+	dimMetadataLength := rcv.DimMetadataLength()
+	t.DimMetadata = make([]*DimensionMetadataT, dimMetadataLength)
+	for j := 0; j < dimMetadataLength; j++ {
+		x := DimensionMetadata{}
+		rcv.DimMetadata(&x, j)
+		t.DimMetadata[j] = x.UnPack()
+	}
+}
+
+func (rcv *SparsityParameters) UnPack() *SparsityParametersT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SparsityParametersT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SparsityParameters struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SquareOptionsT struct {
+}
+
+func (t *SquareOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SquareOptionsStart(builder)
+	return SquareOptionsEnd(builder)
+}
+
+func (rcv *SquareOptions) UnPackTo(t *SquareOptionsT) {
+}
+
+func (rcv *SquareOptions) UnPack() *SquareOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SquareOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SquareOptions struct {
 	_tab flatbuffers.Table
 }

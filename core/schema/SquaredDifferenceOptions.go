@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type SquaredDifferenceOptionsT struct {
+}
+
+func (t *SquaredDifferenceOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	SquaredDifferenceOptionsStart(builder)
+	return SquaredDifferenceOptionsEnd(builder)
+}
+
+func (rcv *SquaredDifferenceOptions) UnPackTo(t *SquaredDifferenceOptionsT) {
+}
+
+func (rcv *SquaredDifferenceOptions) UnPack() *SquaredDifferenceOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &SquaredDifferenceOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type SquaredDifferenceOptions struct {
 	_tab flatbuffers.Table
 }

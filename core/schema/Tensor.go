@@ -6,6 +6,82 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type TensorT struct {
+	Shape          []int32                  `json:"shape"`
+	Type           TensorType               `json:"type"`
+	Buffer         uint32                   `json:"buffer"`
+	Name           string                   `json:"name"`
+	Quantization   *QuantizationParametersT `json:"quantization"`
+	IsVariable     bool                     `json:"is_variable"`
+	Sparsity       *SparsityParametersT     `json:"sparsity"`
+	ShapeSignature []int32                  `json:"shape_signature"`
+}
+
+func (t *TensorT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	shapeOffset := flatbuffers.UOffsetT(0)
+	if t.Shape != nil {
+		shapeLength := len(t.Shape)
+		TensorStartShapeVector(builder, shapeLength)
+		for j := shapeLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.Shape[j])
+		}
+		shapeOffset = builder.EndVector(shapeLength)
+	}
+	nameOffset := builder.CreateString(t.Name)
+	quantizationOffset := t.Quantization.Pack(builder)
+	sparsityOffset := t.Sparsity.Pack(builder)
+	shapeSignatureOffset := flatbuffers.UOffsetT(0)
+	if t.ShapeSignature != nil {
+		shapeSignatureLength := len(t.ShapeSignature)
+		TensorStartShapeSignatureVector(builder, shapeSignatureLength)
+		for j := shapeSignatureLength - 1; j >= 0; j-- {
+			builder.PrependInt32(t.ShapeSignature[j])
+		}
+		shapeSignatureOffset = builder.EndVector(shapeSignatureLength)
+	}
+	TensorStart(builder)
+	TensorAddShape(builder, shapeOffset)
+	TensorAddType(builder, t.Type)
+	TensorAddBuffer(builder, t.Buffer)
+	TensorAddName(builder, nameOffset)
+	TensorAddQuantization(builder, quantizationOffset)
+	TensorAddIsVariable(builder, t.IsVariable)
+	TensorAddSparsity(builder, sparsityOffset)
+	TensorAddShapeSignature(builder, shapeSignatureOffset)
+	return TensorEnd(builder)
+}
+
+func (rcv *Tensor) UnPackTo(t *TensorT) {
+	shapeLength := rcv.ShapeLength()
+	t.Shape = make([]int32, shapeLength)
+	for j := 0; j < shapeLength; j++ {
+		t.Shape[j] = rcv.Shape(j)
+	}
+	t.Type = rcv.Type()
+	t.Buffer = rcv.Buffer()
+	t.Name = string(rcv.Name())
+	t.Quantization = rcv.Quantization(nil).UnPack()
+	t.IsVariable = rcv.IsVariable()
+	t.Sparsity = rcv.Sparsity(nil).UnPack()
+	shapeSignatureLength := rcv.ShapeSignatureLength()
+	t.ShapeSignature = make([]int32, shapeSignatureLength)
+	for j := 0; j < shapeSignatureLength; j++ {
+		t.ShapeSignature[j] = rcv.ShapeSignature(j)
+	}
+}
+
+func (rcv *Tensor) UnPack() *TensorT {
+	if rcv == nil {
+		return nil
+	}
+	t := &TensorT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type Tensor struct {
 	_tab flatbuffers.Table
 }

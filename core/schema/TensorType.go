@@ -23,6 +23,7 @@ const (
 	TensorTypeRESOURCE   TensorType = 13
 	TensorTypeVARIANT    TensorType = 14
 	TensorTypeUINT32     TensorType = 15
+	TensorTypeUINT16     TensorType = 16
 )
 
 var EnumNamesTensorType = map[TensorType]string{
@@ -42,6 +43,7 @@ var EnumNamesTensorType = map[TensorType]string{
 	TensorTypeRESOURCE:   "RESOURCE",
 	TensorTypeVARIANT:    "VARIANT",
 	TensorTypeUINT32:     "UINT32",
+	TensorTypeUINT16:     "UINT16",
 }
 
 var EnumValuesTensorType = map[string]TensorType{
@@ -61,6 +63,7 @@ var EnumValuesTensorType = map[string]TensorType{
 	"RESOURCE":   TensorTypeRESOURCE,
 	"VARIANT":    TensorTypeVARIANT,
 	"UINT32":     TensorTypeUINT32,
+	"UINT16":     TensorTypeUINT16,
 }
 
 func (v TensorType) String() string {

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type TopKV2OptionsT struct {
+}
+
+func (t *TopKV2OptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	TopKV2OptionsStart(builder)
+	return TopKV2OptionsEnd(builder)
+}
+
+func (rcv *TopKV2Options) UnPackTo(t *TopKV2OptionsT) {
+}
+
+func (rcv *TopKV2Options) UnPack() *TopKV2OptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &TopKV2OptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type TopKV2Options struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,38 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type TransposeConvOptionsT struct {
+	Padding Padding `json:"padding"`
+	StrideW int32   `json:"stride_w"`
+	StrideH int32   `json:"stride_h"`
+}
+
+func (t *TransposeConvOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	TransposeConvOptionsStart(builder)
+	TransposeConvOptionsAddPadding(builder, t.Padding)
+	TransposeConvOptionsAddStrideW(builder, t.StrideW)
+	TransposeConvOptionsAddStrideH(builder, t.StrideH)
+	return TransposeConvOptionsEnd(builder)
+}
+
+func (rcv *TransposeConvOptions) UnPackTo(t *TransposeConvOptionsT) {
+	t.Padding = rcv.Padding()
+	t.StrideW = rcv.StrideW()
+	t.StrideH = rcv.StrideH()
+}
+
+func (rcv *TransposeConvOptions) UnPack() *TransposeConvOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &TransposeConvOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type TransposeConvOptions struct {
 	_tab flatbuffers.Table
 }

@@ -6,6 +6,29 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
+type ZerosLikeOptionsT struct {
+}
+
+func (t *ZerosLikeOptionsT) Pack(builder *flatbuffers.Builder) flatbuffers.UOffsetT {
+	if t == nil {
+		return 0
+	}
+	ZerosLikeOptionsStart(builder)
+	return ZerosLikeOptionsEnd(builder)
+}
+
+func (rcv *ZerosLikeOptions) UnPackTo(t *ZerosLikeOptionsT) {
+}
+
+func (rcv *ZerosLikeOptions) UnPack() *ZerosLikeOptionsT {
+	if rcv == nil {
+		return nil
+	}
+	t := &ZerosLikeOptionsT{}
+	rcv.UnPackTo(t)
+	return t
+}
+
 type ZerosLikeOptions struct {
 	_tab flatbuffers.Table
 }

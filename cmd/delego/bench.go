@@ -1,0 +1,335 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+)
+
+const benchUsage = `Usage: delego bench MODEL [flags]
+
+Measures how long MODEL takes to run on the CPU: it runs --warmup untimed
+Invokes, then --runs timed ones, and reports the latency (min, median, max,
+mean and standard deviation, in milliseconds) and a per-op profile of the
+timed runs: time by op type (count of nodes, average ms per run, percentage of
+the total node time and cumulative percentage) and the 10 slowest nodes.
+
+Flags:
+  --runs N       timed Invokes (default 50)
+  --warmup N     untimed Invokes before them (default 1)
+  --threads N    goroutines a kernel may use (default 1)
+  --input FILE   raw bytes of one input tensor, one per model input in order;
+                 without --input the inputs are pseudo-random (see --seed)
+  --seed S       seed of the pseudo-random inputs (default 1). The generator
+                 is the golden data's: a 32-bit LCG, state = state*1664525 +
+                 1013904223, one step per byte giving state>>24 (FLOAT32: one
+                 step per element giving (state>>8)/2^24*2-1; BOOL: 0 or 1),
+                 so seed 1 reproduces the golden "seed1" inputs.
+  --json         print one JSON object instead of text
+  -h             show this help
+
+JSON fields (stable):
+  model, threads, runs, warmup      what was run
+  init_ms                           time to create the interpreter and allocate
+  arena_bytes                       size of the activation memory
+  min_ms, median_ms, max_ms,
+  mean_ms, std_ms                   Invoke latency over the timed runs
+  profile[]                         per op type, slowest first: op, count
+                                    (nodes), avg_ms (per run), percent,
+                                    cumulative_percent
+  nodes[]                           every node, slowest first: node, op,
+                                    output (its first output tensor's name),
+                                    avg_ms, percent
+
+Flags may come before or after MODEL.
+`
+
+// latency summarises a set of durations.
+type latency struct {
+	N                              int
+	Min, Median, Max, Mean, StdDev time.Duration
+}
+
+// latencyStats computes the statistics of ds without changing it. The median
+// of an even count is the mean of the two middle values; the standard
+// deviation is the population one.
+func latencyStats(ds []time.Duration) latency {
+	if len(ds) == 0 {
+		return latency{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	l := latency{N: len(s), Min: s[0], Max: s[len(s)-1]}
+	if n := len(s); n%2 == 1 {
+		l.Median = s[n/2]
+	} else {
+		l.Median = s[n/2-1] + (s[n/2]-s[n/2-1])/2
+	}
+	var sum float64
+	for _, d := range s {
+		sum += float64(d)
+	}
+	mean := sum / float64(len(s))
+	var sq float64
+	for _, d := range s {
+		sq += (float64(d) - mean) * (float64(d) - mean)
+	}
+	l.Mean = time.Duration(math.Round(mean))
+	l.StdDev = time.Duration(math.Round(math.Sqrt(sq / float64(len(s)))))
+	return l
+}
+
+// nodeProfiler is a core.Profiler that adds up each node's time while active.
+type nodeProfiler struct {
+	active bool
+	total  []time.Duration // by node index
+	op     []string
+}
+
+func newNodeProfiler(nodes int) *nodeProfiler {
+	return &nodeProfiler{total: make([]time.Duration, nodes), op: make([]string, nodes)}
+}
+
+// NodeDone implements core.Profiler.
+func (p *nodeProfiler) NodeDone(node int, op string, elapsed time.Duration) {
+	if !p.active || node < 0 || node >= len(p.total) {
+		return
+	}
+	p.total[node] += elapsed
+	p.op[node] = op
+}
+
+type opProfile struct {
+	Op         string  `json:"op"`
+	Count      int     `json:"count"`
+	AvgMs      float64 `json:"avg_ms"`
+	Percent    float64 `json:"percent"`
+	Cumulative float64 `json:"cumulative_percent"`
+}
+
+type nodeProfile struct {
+	Node    int     `json:"node"`
+	Op      string  `json:"op"`
+	Output  string  `json:"output"`
+	AvgMs   float64 `json:"avg_ms"`
+	Percent float64 `json:"percent"`
+}
+
+// benchReport is what bench prints; its JSON form is documented in benchUsage.
+type benchReport struct {
+	Model      string        `json:"model"`
+	Threads    int           `json:"threads"`
+	Runs       int           `json:"runs"`
+	Warmup     int           `json:"warmup"`
+	InitMs     float64       `json:"init_ms"`
+	ArenaBytes int           `json:"arena_bytes"`
+	MinMs      float64       `json:"min_ms"`
+	MedianMs   float64       `json:"median_ms"`
+	MaxMs      float64       `json:"max_ms"`
+	MeanMs     float64       `json:"mean_ms"`
+	StdMs      float64       `json:"std_ms"`
+	Profile    []opProfile   `json:"profile"`
+	Nodes      []nodeProfile `json:"nodes"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// buildProfile turns the profiler's totals over runs into per-op-type and
+// per-node tables, slowest first (ties by op name, node index).
+func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []nodeProfile) {
+	var all time.Duration
+	for _, d := range p.total {
+		all += d
+	}
+	pct := func(d time.Duration) float64 {
+		if all == 0 {
+			return 0
+		}
+		return 100 * float64(d) / float64(all)
+	}
+	perRun := func(d time.Duration) float64 { return ms(d) / float64(max(runs, 1)) }
+	nodes := []nodeProfile{}
+	byOp := map[string]*struct {
+		count int
+		total time.Duration
+	}{}
+	for i, d := range p.total {
+		op := p.op[i]
+		if op == "" {
+			continue // never reported: the node did not run
+		}
+		out := ""
+		if o := sg.Operators[i].Outputs; len(o) > 0 && o[0] >= 0 {
+			out = sg.Tensors[o[0]].Name
+		}
+		nodes = append(nodes, nodeProfile{Node: i, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
+		if byOp[op] == nil {
+			byOp[op] = &struct {
+				count int
+				total time.Duration
+			}{}
+		}
+		byOp[op].count++
+		byOp[op].total += d
+	}
+	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
+	ops := []opProfile{}
+	totals := map[string]time.Duration{}
+	for op, s := range byOp {
+		ops = append(ops, opProfile{Op: op, Count: s.count, AvgMs: perRun(s.total), Percent: pct(s.total)})
+		totals[op] = s.total
+	}
+	slices.SortFunc(ops, func(a, b opProfile) int {
+		if c := cmp.Compare(totals[b.Op], totals[a.Op]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Op, b.Op)
+	})
+	var cum time.Duration
+	for i := range ops {
+		cum += totals[ops[i].Op]
+		ops[i].Cumulative = pct(cum)
+	}
+	return ops, nodes
+}
+
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return benchWith(ctx, args, stdout, stderr, nil)
+}
+
+// benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
+// benchFlags are the parsed flags of "delego bench".
+type benchFlags struct {
+	inputs  stringList
+	runs    int
+	warmup  int
+	threads int
+	seed    uint
+	json    bool
+}
+
+// flagSet defines the flags of "delego bench" on f.
+func (f *benchFlags) flagSet() *flag.FlagSet {
+	fs := newFlagSet("bench")
+	fs.Var(&f.inputs, "input", "")
+	fs.IntVar(&f.runs, "runs", 50, "")
+	fs.IntVar(&f.warmup, "warmup", 1, "")
+	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.UintVar(&f.seed, "seed", 1, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	return fs
+}
+
+// benchWith is benchCmd with the kernels of registry (nil: the built-in ones).
+func benchWith(ctx context.Context, args []string, stdout, _ io.Writer, registry *kernels.Registry) error {
+	f := &benchFlags{}
+	fs := f.flagSet()
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagError(fs, "bench", benchUsage, stdout, err)
+	}
+	switch {
+	case len(pos) != 1:
+		return usagef("bench", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
+	case f.runs < 1:
+		return usagef("bench", "--runs must be at least 1, got %d", f.runs)
+	case f.warmup < 0:
+		return usagef("bench", "--warmup must not be negative, got %d", f.warmup)
+	case f.threads < 1:
+		return usagef("bench", "--threads must be at least 1, got %d", f.threads)
+	case f.seed > math.MaxUint32:
+		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
+	}
+	path := pos[0]
+	m, err := core.LoadModel(path)
+	if err != nil {
+		return err
+	}
+	var data [][]byte
+	if len(f.inputs) > 0 {
+		data, err = readInputFiles(m, f.inputs)
+	} else {
+		data, err = randomInputs(m, uint32(f.seed))
+	}
+	if err != nil {
+		return err
+	}
+
+	sg := m.Subgraphs[0]
+	prof := newNodeProfiler(len(sg.Operators))
+	start := time.Now()
+	it, err := newInterpreter(m, path, core.Options{Threads: f.threads, Profiler: prof, Registry: registry})
+	if err != nil {
+		return err
+	}
+	if err := setInputs(it, data); err != nil {
+		return err
+	}
+	initTime := time.Since(start)
+
+	for i := range f.warmup {
+		if err := it.Invoke(ctx); err != nil {
+			return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
+		}
+	}
+	times := make([]time.Duration, f.runs)
+	prof.active = true
+	for i := range times {
+		start := time.Now()
+		if err := it.Invoke(ctx); err != nil {
+			return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
+		}
+		times[i] = time.Since(start)
+	}
+	prof.active = false
+
+	l := latencyStats(times)
+	r := benchReport{
+		Model: path, Threads: f.threads, Runs: f.runs, Warmup: f.warmup,
+		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
+		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
+	}
+	r.Profile, r.Nodes = buildProfile(prof, sg, f.runs)
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+		return nil
+	}
+	return printBench(stdout, &r)
+}
+
+func printBench(w io.Writer, r *benchReport) error {
+	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
+		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
+	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
+	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
+
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "Summary by op type (average per run):")
+	fmt.Fprintf(tw, "  op type\tcount\tavg ms\t%%\tcdf %%\n")
+	for _, p := range r.Profile {
+		fmt.Fprintf(tw, "  %s\t%d\t%.3f\t%.2f%%\t%.2f%%\n", p.Op, p.Count, p.AvgMs, p.Percent, p.Cumulative)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nTop 10 nodes (average per run):")
+	fmt.Fprintf(tw, "  node\top\tavg ms\t%%\toutput\n")
+	for _, n := range r.Nodes[:min(10, len(r.Nodes))] {
+		fmt.Fprintf(tw, "  %d\t%s\t%.3f\t%.2f%%\t%s\n", n.Node, n.Op, n.AvgMs, n.Percent, n.Output)
+	}
+	return tw.Flush()
+}

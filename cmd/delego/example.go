@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/delego/delego/core/modelbuild"
+)
+
+const exampleUsage = `usage: delego example [--dir DIR]
+
+Writes delego's built-in example model, a tiny float32 image classifier
+(CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX), with an input
+picture and its labels, then runs it as
+
+  delego run DIR/example.tflite --input DIR/input.raw --labels DIR/labels.txt --top 4
+
+Flags:
+  --dir DIR   keep the files in DIR (created if missing); by default they go
+              to a temporary directory that is removed afterwards
+`
+
+func exampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("example", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("dir", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usagef("example", "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("example", "unexpected argument %q", fs.Arg(0))
+	}
+	if *dir == "" {
+		tmp, err := os.MkdirTemp("", "delego-example-")
+		if err != nil {
+			return fmt.Errorf("example: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		*dir = tmp
+	} else if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fmt.Errorf("example: %w", err)
+	}
+	model, input, labels := modelbuild.Example()
+	files := map[string][]byte{
+		"example.tflite": model,
+		"input.raw":      input,
+		"labels.txt":     []byte(strings.Join(labels, "\n") + "\n"),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(*dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("example: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "wrote the example model, input and labels to %s\n", *dir)
+	return runCmd(ctx, []string{
+		filepath.Join(*dir, "example.tflite"),
+		"--input", filepath.Join(*dir, "input.raw"),
+		"--labels", filepath.Join(*dir, "labels.txt"),
+		"--top", "4",
+	}, stdout, stderr)
+}

@@ -1,0 +1,213 @@
+// Command delego runs TensorFlow Lite models from the command line: it runs a
+// model on raw input files or on a picture (run), describes a model's graph,
+// tensors and metadata (inspect), and measures latency with a per-op profile
+// (bench).
+//
+// Usage:
+//
+//	delego run MODEL (--input FILE... | --image PICTURE) [--output FILE] [--labels FILE] [--top K] [--threads N] [-v]
+//	delego inspect MODEL [--json]
+//	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [--json]
+//	delego example [--dir DIR]
+//	delego help [COMMAND]
+//	delego version
+//
+// Flags may come before or after MODEL. Errors go to standard error; the exit
+// status is 0 on success, 1 on an error and 2 on a usage error. Run
+// "delego help COMMAND" for the details of a command.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// command is one subcommand. Run gets the arguments after the command's name.
+type command struct {
+	Name    string
+	Summary string
+	Usage   string // the full help text, printed by -h and "delego help NAME"
+	Run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order the help shows them.
+func commands() []command {
+	return []command{
+		{"run", "run a model on input files or a picture", runUsage, runCmd},
+		{"inspect", "describe a model's graph, tensors and metadata", inspectUsage, inspectCmd},
+		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
+		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
+		{"help", "show help for delego or a command", helpUsage, helpCmd},
+		{"version", "print delego's version", versionUsage, versionCmd},
+	}
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usageError is a mistake in the command line itself; it exits with status 2.
+type usageError struct {
+	cmd string // the subcommand, "" for delego itself
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError for cmd.
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first Ctrl-C, let a second one end the process at once.
+		<-ctx.Done()
+		stop()
+	}()
+	code := realMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// realMain runs the command line args and returns the exit status. It prints
+// errors to stderr and never lets a panic escape as a stack trace.
+func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "delego: internal error: %v\n", r)
+			code = exitError
+		}
+	}()
+	err := dispatch(ctx, args, stdout, stderr)
+	if err == nil {
+		return exitOK
+	}
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		name, hint := "delego", "delego help"
+		if ue.cmd != "" {
+			name, hint = "delego "+ue.cmd, "delego "+ue.cmd+" -h"
+		}
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s' for usage.\n", name, ue.err, hint)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "delego: %v\n", err)
+	return exitError
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage())
+		return &usageError{err: errors.New("no command given")}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, mainUsage())
+		return nil
+	case "-version", "--version":
+		return versionCmd(ctx, nil, stdout, stderr)
+	}
+	c, ok := lookupCommand(args[0])
+	if !ok {
+		return usagef("", "unknown command %q", args[0])
+	}
+	return c.Run(ctx, args[1:], stdout, stderr)
+}
+
+func mainUsage() string {
+	s := `delego runs TensorFlow Lite models.
+
+Usage:
+
+  delego COMMAND [ARGUMENTS]
+
+Commands:
+
+`
+	for _, c := range commands() {
+		s += fmt.Sprintf("  %-8s %s\n", c.Name, c.Summary)
+	}
+	return s + `
+Run 'delego help COMMAND' or 'delego COMMAND -h' for a command's flags.
+Exit status: 0 on success, 1 on an error, 2 on a usage error.
+`
+}
+
+const helpUsage = `Usage: delego help [COMMAND]
+
+Prints the list of commands, or the help of one command.
+`
+
+func helpCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	switch len(args) {
+	case 0:
+		fmt.Fprint(stdout, mainUsage())
+		return nil
+	case 1:
+		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+			fmt.Fprint(stdout, helpUsage)
+			return nil
+		}
+		c, ok := lookupCommand(args[0])
+		if !ok {
+			return usagef("help", "unknown command %q", args[0])
+		}
+		fmt.Fprint(stdout, c.Usage)
+		return nil
+	}
+	return usagef("help", "help takes at most one command name, got %d arguments", len(args))
+}
+
+const versionUsage = `Usage: delego version
+
+Prints delego's module version (the version it was installed at, or "(devel)"
+for a local build), its VCS revision when the build recorded it, and the Go
+toolchain and platform it was built with.
+`
+
+func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("version")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagError(fs, "version", versionUsage, stdout, err)
+	}
+	if len(pos) > 0 {
+		return usagef("version", "version takes no arguments, got %q", pos)
+	}
+	version, revision := "(unknown)", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "delego %s", version)
+	if revision != "" {
+		fmt.Fprintf(stdout, " (%s)", revision)
+	}
+	fmt.Fprintf(stdout, " %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+)
+
+const runUsage = `Usage: delego run MODEL (--input FILE... | --image PICTURE) [flags]
+
+Runs MODEL (a .tflite file) once on the CPU.
+
+Inputs, one way or the other:
+  --input FILE     raw little-endian bytes of one input tensor; give one
+                   --input per model input, in the model's input order. Each
+                   file must hold exactly the tensor's size.
+  --image PICTURE  a PNG, JPEG or BMP picture for a model with one input of
+                   shape [1,H,W,C], C = 1 or 3. The picture is resized to HxW
+                   by nearest neighbour (output pixel (y,x) = source pixel
+                   (min(h-1, y*h/H), min(w-1, x*w/W)), integer division, rows
+                   from the top) and taken as RGB; alpha is ignored. For C = 1
+                   the luma Y = (299 R + 587 G + 114 B + 500) / 1000 (rounded
+                   to nearest) is used, or the pixels of a grayscale picture
+                   as they are. Values by input type: UINT8 the pixel p, INT8
+                   p-128, FLOAT32 (p-mean)/std.
+  --mean M         mean for FLOAT32 image inputs (default 127.5)
+  --std S          standard deviation for FLOAT32 image inputs (default 127.5)
+
+Outputs:
+  --output FILE    write every output tensor's raw bytes, concatenated in the
+                   model's output order, to FILE. The file is written to a
+                   temporary name and renamed, so a failed run leaves no
+                   partial output. Without --output (and without --top or
+                   --labels), a summary of each output is printed: name,
+                   type, shape, quantization and its first values.
+  --labels FILE    labels for a classifier: line N is the label of class N.
+                   Prints the top classes of the first output (default 5).
+  --top K          print the K highest classes of the first output: their
+                   dequantized score, class index and label, highest first,
+                   equal scores by lower class index first.
+
+Other flags:
+  --threads N      goroutines a kernel may use (default 1)
+  -v               report timings and tensors on standard error
+  -h               show this help
+
+Flags may come before or after MODEL.
+`
+
+// runFlags are the parsed flags of "delego run".
+type runFlags struct {
+	model     string
+	inputs    stringList
+	image     string
+	output    string
+	labels    string
+	top       int
+	threads   int
+	verbose   bool
+	norm      pixelNorm
+	normGiven bool
+	topGiven  bool
+}
+
+// flagSet defines the flags of "delego run" on f.
+func (f *runFlags) flagSet() *flag.FlagSet {
+	fs := newFlagSet("run")
+	fs.Var(&f.inputs, "input", "")
+	fs.StringVar(&f.image, "image", "", "")
+	fs.StringVar(&f.output, "output", "", "")
+	fs.StringVar(&f.labels, "labels", "", "")
+	fs.IntVar(&f.top, "top", 0, "")
+	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.BoolVar(&f.verbose, "v", false, "")
+	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	return fs
+}
+
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	fs := f.flagSet()
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, flagError(fs, "run", runUsage, stdout, err)
+	}
+	set := setFlags(fs)
+	f.normGiven = set["mean"] || set["std"]
+	f.topGiven = set["top"]
+	switch {
+	case len(pos) != 1:
+		return nil, usagef("run", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
+	case f.image != "" && len(f.inputs) > 0:
+		return nil, usagef("run", "--image and --input cannot be used together")
+	case f.normGiven && f.image == "":
+		return nil, usagef("run", "--mean and --std apply to --image only")
+	case f.norm.Std == 0:
+		return nil, usagef("run", "--std must not be 0")
+	case f.threads < 1:
+		return nil, usagef("run", "--threads must be at least 1, got %d", f.threads)
+	case f.top < 0:
+		return nil, usagef("run", "--top must not be negative, got %d", f.top)
+	}
+	if f.labels != "" && !f.topGiven {
+		f.top = 5
+	}
+	f.model = pos[0]
+	return f, nil
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, stdout, stderr, nil)
+}
+
+// runWith is runCmd with the kernels of registry (nil: the built-in ones).
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, registry *kernels.Registry) error {
+	f, err := parseRunFlags(args, stdout)
+	if err != nil || f == nil {
+		return err
+	}
+	logf := func(format string, a ...any) {
+		if f.verbose {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+
+	start := time.Now()
+	m, err := core.LoadModel(f.model)
+	if err != nil {
+		return err
+	}
+	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
+
+	var data [][]byte
+	if f.image != "" {
+		data, err = imageInputs(m, f.image, f.norm, f.normGiven)
+	} else {
+		data, err = readInputFiles(m, f.inputs)
+	}
+	if err != nil {
+		return err
+	}
+	for i, t := range modelInputs(m) {
+		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
+	}
+	if f.top > 0 {
+		if err := checkScores(m); err != nil {
+			return err
+		}
+	}
+	var labels []string
+	if f.labels != "" {
+		if labels, err = readLabels(f.labels); err != nil {
+			return err
+		}
+	}
+	// Create the output early so an unwritable path fails before the model
+	// runs; it only gets its final name once everything succeeded.
+	var out *atomicFile
+	if f.output != "" {
+		if out, err = createAtomic(f.output); err != nil {
+			return err
+		}
+		defer out.Abort()
+	}
+
+	start = time.Now()
+	it, err := newInterpreter(m, f.model, core.Options{Threads: f.threads, Registry: registry})
+	if err != nil {
+		return err
+	}
+	if err := setInputs(it, data); err != nil {
+		return err
+	}
+	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), f.threads, it.ArenaBytes())
+	start = time.Now()
+	if err := it.Invoke(ctx); err != nil {
+		return fmt.Errorf("invoke: %w", err)
+	}
+	logf("invoke took %s", time.Since(start).Round(time.Microsecond))
+
+	if out != nil {
+		n := 0
+		for i := range it.NumOutputs() {
+			b := it.Output(i).Data()
+			if _, err := out.Write(b); err != nil {
+				return err
+			}
+			n += len(b)
+		}
+		if err := out.Commit(); err != nil {
+			return err
+		}
+		logf("wrote %d bytes (%s) to %s", n, plural(it.NumOutputs(), "output", "outputs"), f.output)
+	} else if f.top == 0 {
+		printOutputs(stdout, it)
+	}
+	if f.top > 0 {
+		t := it.Output(0)
+		scores := t.Dequantize()
+		if scores == nil {
+			return fmt.Errorf("--top: output 0 %q is %s, which has no numeric scores", t.Name(), t.Type())
+		}
+		return printTopK(stdout, scores, f.top, labels)
+	}
+	return nil
+}
+
+// checkScores makes sure, before anything runs, that the first output holds
+// numbers that --top can rank.
+func checkScores(m *core.Model) error {
+	outs := modelOutputs(m)
+	if len(outs) == 0 {
+		return errors.New("--top: the model has no outputs")
+	}
+	switch t := outs[0]; t.Info.Type {
+	case kernels.Float32, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Int32, kernels.Int64:
+		return nil
+	default:
+		return fmt.Errorf("--top: %s has no numeric scores", t.Describe("output"))
+	}
+}
+
+// imageInputs converts a picture into the single image input of m.
+func imageInputs(m *core.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, error) {
+	ins := modelInputs(m)
+	if len(ins) != 1 {
+		return nil, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
+	}
+	t := ins[0]
+	if _, _, _, err := imageShape(t.Info.Shape); err != nil {
+		return nil, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
+	}
+	if normGiven && t.Info.Type != kernels.Float32 {
+		return nil, fmt.Errorf("--mean and --std apply to FLOAT32 inputs; %s is %s", t.Describe("input"), t.Info.Type)
+	}
+	img, err := loadImage(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := imageToTensor(img, t.Info.Type, t.Info.Shape, norm)
+	if err != nil {
+		return nil, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
+	}
+	return [][]byte{b}, nil
+}
+
+// printOutputs prints each output's name, type, shape and first values.
+func printOutputs(w io.Writer, it *core.Interpreter) {
+	for i := range it.NumOutputs() {
+		t := it.Output(i)
+		fmt.Fprintf(w, "output %d %q %s %s", i, t.Name(), t.Type(), formatShape(t.Shape()))
+		if q := t.Quantization(); q != nil {
+			fmt.Fprintf(w, " (%s)", formatQuant(q, 4))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  values:      %s\n", formatValues(t.Type(), t.Data(), 10))
+		if q := t.Quantization(); q != nil && len(q.Scale) > 0 {
+			if v := t.Dequantize(); v != nil {
+				fmt.Fprintf(w, "  dequantized: %s\n", formatFloats(v, 10))
+			}
+		}
+	}
+}
+
+// printTopK prints the k best classes of scores with their labels.
+func printTopK(w io.Writer, scores []float32, k int, labels []string) error {
+	if len(labels) > 0 && len(labels) != len(scores) {
+		// Common and harmless (e.g. a background class); say so, go on.
+		fmt.Fprintf(w, "note: %d labels for %d classes\n", len(labels), len(scores))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tclass\tscore\tlabel")
+	for r, c := range topK(scores, k) {
+		label := ""
+		if c.Index < len(labels) {
+			label = labels[c.Index]
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", r+1, c.Index, strconv.FormatFloat(float64(c.Score), 'g', 6, 32), label)
+	}
+	return tw.Flush()
+}
+
+// atomicFile is an output written under a temporary name in the destination
+// directory and renamed into place by Commit; Abort removes it.
+type atomicFile struct {
+	f    *os.File
+	path string
+	done bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create output: %w", err)
+	}
+	return &atomicFile{f: f, path: path}, nil
+}
+
+func (a *atomicFile) Write(b []byte) (int, error) {
+	n, err := a.f.Write(b)
+	if err != nil {
+		err = fmt.Errorf("write output: %w", err)
+	}
+	return n, err
+}
+
+// Commit makes the file visible under its final name.
+func (a *atomicFile) Commit() error {
+	err := a.f.Chmod(0o644)
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(a.f.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.f.Name())
+		a.done = true
+		return fmt.Errorf("write output %s: %w", a.path, err)
+	}
+	a.done = true
+	return nil
+}
+
+// Abort removes the temporary file unless Commit already ran.
+func (a *atomicFile) Abort() {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.f.Close()
+	os.Remove(a.f.Name())
+}

@@ -1,0 +1,51 @@
+package core
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(40)
+		lives := make([]lifetime, n)
+		sum := 0
+		for i := range lives {
+			first := rng.IntN(30)
+			lives[i] = lifetime{tensor: i, size: rng.IntN(5000), first: first, last: first + rng.IntN(10)}
+			sum += alignUp(lives[i].size)
+		}
+		offsets, total := planArena(lives)
+		if total > sum {
+			t.Fatalf("trial %d: arena %d bytes exceeds the sum of sizes %d", trial, total, sum)
+		}
+		for i, a := range lives {
+			oa := offsets[a.tensor]
+			if oa%arenaAlign != 0 || oa+a.size > total {
+				t.Fatalf("trial %d: tensor %d at %d (size %d) misaligned or past the arena (%d)", trial, i, oa, a.size, total)
+			}
+			for _, b := range lives[i+1:] {
+				ob := offsets[b.tensor]
+				timeOverlap := a.first <= b.last && b.first <= a.last
+				memOverlap := oa < ob+b.size && ob < oa+a.size
+				if timeOverlap && memOverlap && a.size > 0 && b.size > 0 {
+					t.Fatalf("trial %d: tensors %d [%d,%d]@%d+%d and %d [%d,%d]@%d+%d share memory while both live",
+						trial, a.tensor, a.first, a.last, oa, a.size, b.tensor, b.first, b.last, ob, b.size)
+				}
+			}
+		}
+	}
+}
+
+func TestPlanArenaReusesMemoryAlongAChain(t *testing.T) {
+	// A chain a->b->c->d of equal tensors needs only two buffers at a time.
+	var lives []lifetime
+	for i := 0; i < 4; i++ {
+		lives = append(lives, lifetime{tensor: i, size: 1024, first: i, last: i + 1})
+	}
+	_, total := planArena(lives)
+	if total != 2*1024 {
+		t.Fatalf("arena = %d bytes, want %d", total, 2*1024)
+	}
+}

@@ -1,0 +1,339 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/partition"
+)
+
+// delegated is one partition of the plan, run by a delegate.
+type delegated struct {
+	index    int
+	delegate delegate.Delegate
+	exe      delegate.Executable
+	nodes    []int // operator indices, in execution order
+	inputs   []int // boundary tensors
+	outputs  []int
+	shapes   [][]int // boundary shapes the partition was compiled for (inputs then outputs)
+	onCPU    bool    // fell back: its nodes run on the CPU kernels from now on
+}
+
+// delegateGraph asks the delegates what they support, partitions the graph,
+// compiles the partitions and lays out the execution steps. Without
+// delegates every node is a CPU step.
+func (it *Interpreter) delegateGraph(ctx context.Context) error {
+	n := len(it.sg.Operators)
+	if len(it.opts.Delegates) == 0 {
+		for i := 0; i < n; i++ {
+			it.steps = append(it.steps, step{node: it.cpuNode(i)})
+		}
+		return nil
+	}
+	g := it.graphView()
+	names := make([]string, len(it.opts.Delegates))
+	verdicts := make([][]partition.Verdict, n)
+	for i := range verdicts {
+		verdicts[i] = make([]partition.Verdict, len(it.opts.Delegates))
+	}
+	for di, d := range it.opts.Delegates {
+		names[di] = d.Name()
+		if err := it.askDelegate(ctx, di, d, verdicts); err != nil {
+			return err
+		}
+	}
+	plan, err := partition.Make(partition.Request{
+		Graph:            g,
+		Delegates:        names,
+		Verdicts:         verdicts,
+		MaxPartitions:    int(it.opts.Settings.GetMaxDelegatedPartitions()),
+		MinPartitionSize: it.opts.MinPartitionSize,
+	})
+	if err != nil {
+		return fmt.Errorf("partition the graph: %w", err)
+	}
+	it.plan = plan
+	for _, st := range plan.Steps {
+		if st.Partition < 0 {
+			it.steps = append(it.steps, step{node: it.cpuNode(st.Node)})
+			continue
+		}
+		p := plan.Partitions[st.Partition]
+		d := it.opts.Delegates[slices.Index(names, p.Delegate)]
+		part := &delegated{index: st.Partition, delegate: d, nodes: p.Nodes, inputs: p.Inputs, outputs: p.Outputs}
+		if err := it.compile(ctx, part); err != nil {
+			return err
+		}
+		it.steps = append(it.steps, step{part: part})
+	}
+	return nil
+}
+
+// cpuNode returns operator i's CPU node, or a placeholder when no kernel
+// resolved (NewInterpreter reports that error for CPU steps).
+func (it *Interpreter) cpuNode(i int) *node {
+	if it.nodes[i] != nil {
+		return it.nodes[i]
+	}
+	return &node{index: i, name: it.model.OpCodes[it.sg.Operators[i].OpCode].Name(),
+		broken: errors.New("no kernel")}
+}
+
+// graphView is the partitioner's view of subgraph 0.
+func (it *Interpreter) graphView() partition.Graph {
+	g := partition.Graph{
+		NumTensors: len(it.sg.Tensors),
+		Inputs:     it.sg.Inputs,
+		Outputs:    it.sg.Outputs,
+		Constant:   make([]bool, len(it.sg.Tensors)),
+	}
+	for i, t := range it.tensors {
+		g.Constant[i] = t.Const
+	}
+	for i := range it.sg.Operators {
+		op := &it.sg.Operators[i]
+		oc := it.model.OpCodes[op.OpCode]
+		g.Nodes = append(g.Nodes, partition.Node{
+			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
+			Inputs:  op.Inputs,
+			Outputs: op.Outputs,
+		})
+	}
+	return g
+}
+
+// askDelegate fills column di of verdicts: the declared support first, then
+// the delegate's finer check, once, over every node that passed it.
+func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Delegate, verdicts [][]partition.Verdict) error {
+	refuseAll := func(reason string) {
+		for i := range verdicts {
+			verdicts[i][di] = partition.Verdict{Reason: reason}
+		}
+	}
+	sup, err := d.Support(ctx)
+	if err != nil {
+		derr := &delegate.Error{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err}
+		if ferr := it.fallback.Decide(derr); ferr != nil {
+			return ferr
+		}
+		it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err})
+		refuseAll(fmt.Sprintf("unavailable: %v", err))
+		return nil
+	}
+	var candidates []int
+	for i := range it.sg.Operators {
+		v := sup.Check(d.Name(), it.nodeView(i))
+		verdicts[i][di] = partition.Verdict{Accept: v.Accept, Reason: v.Reason}
+		if v.Accept {
+			candidates = append(candidates, i)
+		}
+	}
+	checker, ok := d.(delegate.Checker)
+	if !ok || len(candidates) == 0 {
+		return nil
+	}
+	vs, err := checker.CheckNodes(ctx, it.model.Bytes(), candidates)
+	if err == nil && len(vs) != len(candidates) {
+		err = fmt.Errorf("finer check returned %d verdicts for %d nodes", len(vs), len(candidates))
+	}
+	if err != nil {
+		derr := &delegate.Error{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err}
+		if ferr := it.fallback.Decide(derr); ferr != nil {
+			return ferr
+		}
+		it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err})
+		refuseAll(fmt.Sprintf("finer check failed: %v", err))
+		return nil
+	}
+	for j, ni := range candidates {
+		verdicts[ni][di] = partition.Verdict{Accept: vs[j].Accept, Reason: vs[j].Reason}
+	}
+	return nil
+}
+
+// nodeView describes operator i for a delegate's declared support.
+func (it *Interpreter) nodeView(i int) delegate.NodeView {
+	op := &it.sg.Operators[i]
+	oc := it.model.OpCodes[op.OpCode]
+	v := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
+	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+		if ti >= 0 && !it.tensors[ti].Const && !slices.Contains(v.Types, it.tensors[ti].Type) {
+			v.Types = append(v.Types, it.tensors[ti].Type)
+		}
+	}
+	return v
+}
+
+// compile hands a partition to its delegate. A compile error moves the
+// partition to the CPU when the fallback settings allow it.
+func (it *Interpreter) compile(ctx context.Context, p *delegated) error {
+	p.shapes = p.currentShapes(it)
+	data, err := it.model.Extract(p.nodes, p.inputs, p.outputs, func(ti int) []int { return it.tensors[ti].Shape })
+	if err == nil {
+		err = guard(func() error {
+			var cerr error
+			p.exe, cerr = p.delegate.Compile(ctx, &delegate.Partition{Model: data, Settings: it.opts.Settings})
+			return cerr
+		})
+	}
+	if err == nil && p.exe == nil {
+		err = errors.New("compile returned no executable")
+	}
+	if err == nil {
+		return nil
+	}
+	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageCompile, Err: err}
+	if ferr := it.fallback.Decide(derr); ferr != nil {
+		return ferr
+	}
+	p.onCPU = true
+	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,
+		Nodes: slices.Clone(p.nodes), Stage: delegate.StageCompile, Err: err})
+	return nil
+}
+
+func (p *delegated) currentShapes(it *Interpreter) [][]int {
+	var out [][]int
+	for _, ti := range slices.Concat(p.inputs, p.outputs) {
+		out = append(out, slices.Clone(it.tensors[ti].Shape))
+	}
+	return out
+}
+
+// checkShapes refuses a resize that changed the partition's boundary shapes:
+// its executable was compiled for the old ones.
+func (p *delegated) checkShapes(it *Interpreter) error {
+	if p.onCPU {
+		return nil
+	}
+	for i, s := range p.currentShapes(it) {
+		if !slices.Equal(s, p.shapes[i]) {
+			ti := slices.Concat(p.inputs, p.outputs)[i]
+			return fmt.Errorf("partition %d (%s) was compiled for tensor %d of shape %v, now %v: resizing delegated tensors is not supported",
+				p.index, p.delegate.Name(), ti, p.shapes[i], s)
+		}
+	}
+	return nil
+}
+
+// runPartition runs a partition on its delegate, or on the CPU after a fallback.
+func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
+	if p.onCPU {
+		return it.runOnCPU(p)
+	}
+	start := time.Now()
+	err := it.invokeDelegate(ctx, p)
+	if err == nil {
+		if it.opts.Profiler != nil {
+			it.opts.Profiler.NodeDone(p.nodes[0], "DELEGATE:"+p.delegate.Name(), time.Since(start))
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
+	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+	if ferr := it.fallback.Decide(derr); ferr != nil {
+		return ferr
+	}
+	p.onCPU = true
+	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,
+		Nodes: slices.Clone(p.nodes), Stage: delegate.StageExecute, Err: err})
+	if p.exe != nil {
+		p.exe.Close()
+		p.exe = nil
+	}
+	return it.runOnCPU(p)
+}
+
+// invokeDelegate calls the executable with copies of the boundary tensors'
+// headers (so a delegate cannot change the interpreter's shapes or memory
+// layout) and checks that the outputs came back whole.
+func (it *Interpreter) invokeDelegate(ctx context.Context, p *delegated) error {
+	view := func(idx []int) []*kernels.Tensor {
+		out := make([]*kernels.Tensor, len(idx))
+		for i, ti := range idx {
+			c := *it.tensors[ti]
+			c.Shape = slices.Clone(c.Shape)
+			out[i] = &c
+		}
+		return out
+	}
+	ins, outs := view(p.inputs), view(p.outputs)
+	if err := guard(func() error { return p.exe.Invoke(ctx, ins, outs) }); err != nil {
+		return err
+	}
+	for i, ti := range p.outputs {
+		t, got := it.tensors[ti], outs[i]
+		if !slices.Equal(got.Shape, t.Shape) || len(got.Data) != len(t.Data) ||
+			(len(t.Data) > 0 && unsafe.SliceData(got.Data) != unsafe.SliceData(t.Data)) {
+			return fmt.Errorf("output %d (tensor %d %q) came back as shape %v with %d bytes, want %v with %d bytes in place",
+				i, ti, t.Name, got.Shape, len(got.Data), t.Shape, len(t.Data))
+		}
+	}
+	return nil
+}
+
+// runOnCPU runs a partition's nodes on the CPU kernels.
+func (it *Interpreter) runOnCPU(p *delegated) error {
+	for _, ni := range p.nodes {
+		n := it.nodes[ni]
+		if n == nil {
+			return fmt.Errorf("partition %d cannot run on the CPU: op %d has no kernel", p.index, ni)
+		}
+		if err := it.runNode(n); err != nil {
+			return fmt.Errorf("partition %d on the CPU: %w", p.index, err)
+		}
+	}
+	return nil
+}
+
+// inPartition reports whether operator i belongs to a delegated partition
+// that has not fallen back.
+func (it *Interpreter) inPartition(i int) bool {
+	for _, st := range it.steps {
+		if st.part != nil && !st.part.onCPU && slices.Contains(st.part.nodes, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// executionOrder lists the operators in the order they (or their partition)
+// run.
+func (it *Interpreter) executionOrder() []int {
+	var order []int
+	for _, st := range it.steps {
+		if st.node != nil {
+			order = append(order, st.node.index)
+		} else {
+			order = append(order, st.part.nodes...)
+		}
+	}
+	return order
+}
+
+// Plan returns the partition plan, or nil when the interpreter has no delegates.
+func (it *Interpreter) Plan() *partition.Plan { return it.plan }
+
+// Fallbacks lists every fallback to the CPU so far, in order.
+func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.events) }
+
+// Close releases the partitions' executables. The delegates themselves
+// belong to the caller.
+func (it *Interpreter) Close() error {
+	var errs []error
+	for _, st := range it.steps {
+		if st.part != nil && st.part.exe != nil {
+			errs = append(errs, st.part.exe.Close())
+			st.part.exe = nil
+		}
+	}
+	return errors.Join(errs...)
+}

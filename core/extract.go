@@ -1,0 +1,120 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/delego/delego/core/modelbuild"
+	"github.com/delego/delego/core/schema"
+)
+
+// Extract writes nodes of subgraph 0 as a standalone model: the nodes'
+// operators (options and all), every tensor they touch, the constant buffers
+// they read, and the given boundary tensors as the new subgraph's inputs and
+// outputs. shapes, when non-nil, overrides the declared shape of tensors by
+// their index in the original subgraph (current shapes after a resize).
+// Tensors are renumbered in order of first use; nodes keep their order.
+//
+// This is how a partition travels to a delegate, and how any partition can
+// be written to a file and run alone.
+func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []int) (data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			data, err = nil, &ModelError{0, -1, -1, -1, fmt.Sprintf("extract: option tables unreadable (%v)", r)}
+		}
+	}()
+	sg := m.Subgraphs[0]
+	fb := m.fb
+	var fsg schema.SubGraph
+	if !fb.Subgraphs(&fsg, 0) {
+		return nil, fmt.Errorf("extract: subgraph 0 unreadable")
+	}
+	b := &schema.ModelT{
+		Version:     3,
+		Description: "delego partition",
+		Buffers:     []*schema.BufferT{{}},
+	}
+	out := &schema.SubGraphT{Name: "partition"}
+	b.Subgraphs = []*schema.SubGraphT{out}
+
+	tensorMap := map[int]int32{}
+	mapTensor := func(ti int) (int32, error) {
+		if ti < 0 {
+			return -1, nil
+		}
+		if ti >= len(sg.Tensors) {
+			return 0, fmt.Errorf("extract: tensor %d out of range", ti)
+		}
+		if j, ok := tensorMap[ti]; ok {
+			return j, nil
+		}
+		var ft schema.Tensor
+		if !fsg.Tensors(&ft, ti) {
+			return 0, fmt.Errorf("extract: tensor %d unreadable", ti)
+		}
+		t := ft.UnPack()
+		if shapes != nil {
+			if s := shapes(ti); s != nil {
+				t.Shape = make([]int32, len(s))
+				for i, d := range s {
+					t.Shape[i] = int32(d)
+				}
+			}
+		}
+		t.Buffer = 0
+		if data := m.Buffer(sg.Tensors[ti].Buffer); data != nil {
+			b.Buffers = append(b.Buffers, &schema.BufferT{Data: data})
+			t.Buffer = uint32(len(b.Buffers) - 1)
+		}
+		out.Tensors = append(out.Tensors, t)
+		j := int32(len(out.Tensors) - 1)
+		tensorMap[ti] = j
+		return j, nil
+	}
+	mapAll := func(idx []int) ([]int32, error) {
+		res := make([]int32, len(idx))
+		for i, ti := range idx {
+			j, err := mapTensor(ti)
+			if err != nil {
+				return nil, err
+			}
+			res[i] = j
+		}
+		return res, nil
+	}
+
+	opcodes := map[int]uint32{}
+	if out.Inputs, err = mapAll(inputs); err != nil {
+		return nil, err
+	}
+	for _, ni := range nodes {
+		if ni < 0 || ni >= len(sg.Operators) {
+			return nil, fmt.Errorf("extract: node %d out of range", ni)
+		}
+		op := &sg.Operators[ni]
+		oc, ok := opcodes[op.OpCode]
+		if !ok {
+			c := m.OpCodes[op.OpCode]
+			t := &schema.OperatorCodeT{BuiltinCode: c.Builtin, CustomCode: c.Custom, Version: int32(c.Version)}
+			t.DeprecatedBuiltinCode = int8(min(c.Builtin, schema.BuiltinOperatorPLACEHOLDER_FOR_GREATER_OP_CODES))
+			b.OperatorCodes = append(b.OperatorCodes, t)
+			oc = uint32(len(b.OperatorCodes) - 1)
+			opcodes[op.OpCode] = oc
+		}
+		t := op.fb.UnPack()
+		t.OpcodeIndex = oc
+		if t.Inputs, err = mapAll(op.Inputs); err != nil {
+			return nil, err
+		}
+		if t.Outputs, err = mapAll(op.Outputs); err != nil {
+			return nil, err
+		}
+		if t.Intermediates, err = mapAll(op.Intermediates); err != nil {
+			return nil, err
+		}
+		out.Operators = append(out.Operators, t)
+	}
+	if out.Outputs, err = mapAll(outputs); err != nil {
+		return nil, err
+	}
+	return modelbuild.Pack(b), nil
+}

@@ -1,0 +1,510 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/partition"
+)
+
+// Options configure an interpreter.
+type Options struct {
+	// Threads is how many goroutines a kernel may use; 0 takes
+	// Settings.cpu_settings.num_threads when set, else 1.
+	Threads int
+	// Registry supplies the kernels; nil means kernels.Builtins().
+	Registry *kernels.Registry
+	// Profiler, when set, is told how long every node took on each Invoke.
+	Profiler Profiler
+	// Delegates run parts of the graph, in priority order: each node goes to
+	// the first delegate that supports it. The interpreter does not close them.
+	Delegates []delegate.Delegate
+	// Settings are the TFLite settings: fallback_settings decide what a
+	// delegate's failure does, max_delegated_partitions bounds the number of
+	// partitions per delegate, and each delegate reads its own message.
+	Settings *config.TFLiteSettings
+	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
+	MinPartitionSize int
+}
+
+// Profiler receives per-node timings from Invoke.
+type Profiler interface {
+	NodeDone(node int, op string, elapsed time.Duration)
+}
+
+// Interpreter runs the primary subgraph (subgraph 0) of a model on the CPU
+// kernels. It is not safe for concurrent use; create one per goroutine (they
+// can share a Model).
+type Interpreter struct {
+	model    *Model
+	sg       *Subgraph
+	opts     Options
+	tensors  []*kernels.Tensor
+	public   []*Tensor
+	nodes    []*node // per operator; nil where no CPU kernel resolved
+	steps    []step  // execution order
+	plan     *partition.Plan
+	fallback delegate.Fallback
+	events   []delegate.Event
+	arena    []byte
+	ready    bool
+}
+
+type node struct {
+	index   int
+	name    string
+	op      kernels.Op
+	kn      kernels.Node
+	dynamic bool  // an input's shape is only known at Eval: prepare on every run
+	broken  error // Prepare failed; only allowed for nodes of a partition
+}
+
+// step is one entry of the execution order: a CPU node or a delegated partition.
+type step struct {
+	node *node
+	part *delegated
+}
+
+// NewInterpreter prepares to run m; it is NewInterpreterContext with a
+// background context.
+func NewInterpreter(m *Model, opts *Options) (*Interpreter, error) {
+	return NewInterpreterContext(context.Background(), m, opts)
+}
+
+// NewInterpreterContext prepares to run m. It resolves every operator of the
+// primary subgraph to a kernel, asks the delegates (if any) what they
+// support, partitions the graph and compiles each partition; ctx bounds the
+// delegates' calls. An op that no delegate takes and no kernel runs fails
+// with an *UnsupportedOpError (one per op, joined); a delegate failure fails
+// with a *delegate.Error unless the fallback settings allow the CPU to take over.
+func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Interpreter, error) {
+	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
+	if opts != nil {
+		it.opts = *opts
+	}
+	if it.opts.Threads < 1 {
+		it.opts.Threads = max(1, int(it.opts.Settings.GetCpuSettings().GetNumThreads()))
+	}
+	if it.opts.Registry == nil {
+		it.opts.Registry = kernels.Builtins()
+	}
+	it.fallback = delegate.FallbackFrom(it.opts.Settings)
+	it.makeTensors()
+	kernelErrs := make([]error, len(it.sg.Operators))
+	it.nodes = make([]*node, len(it.sg.Operators))
+	for i := range it.sg.Operators {
+		it.nodes[i], kernelErrs[i] = it.makeNode(i)
+	}
+	if err := it.delegateGraph(ctx); err != nil {
+		it.Close()
+		return nil, err
+	}
+	var errs []error
+	for _, st := range it.steps {
+		if st.node == nil {
+			continue
+		}
+		if err := kernelErrs[st.node.index]; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, st := range it.steps {
+		if p := st.part; p != nil && p.onCPU {
+			for _, ni := range p.nodes {
+				if err := kernelErrs[ni]; err != nil {
+					errs = append(errs, fmt.Errorf("partition %d fell back to the CPU: %w", p.index, err))
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return it, nil
+}
+
+func (it *Interpreter) makeTensors() {
+	it.tensors = make([]*kernels.Tensor, len(it.sg.Tensors))
+	it.public = make([]*Tensor, len(it.sg.Tensors))
+	for i, info := range it.sg.Tensors {
+		t := &kernels.Tensor{
+			Name:     info.Name,
+			Type:     info.Type,
+			Shape:    append([]int(nil), info.Shape...),
+			Quant:    info.Quant,
+			Variable: info.Variable,
+		}
+		if data := it.model.Buffer(info.Buffer); data != nil {
+			t.Data, t.Const = data, true
+		}
+		if t.Variable && !t.Const {
+			t.Data = kernels.NewTensor(t.Type, t.Shape...).Data
+			resetVariable(t)
+		}
+		if t.Type.Size() == 0 && !t.Const {
+			t.Dynamic = true // strings and resources have no fixed size
+		}
+		it.tensors[i] = t
+		it.public[i] = &Tensor{t: t, index: i}
+	}
+}
+
+func (it *Interpreter) makeNode(i int) (*node, error) {
+	op := &it.sg.Operators[i]
+	oc := it.model.OpCodes[op.OpCode]
+	reg, ok := it.opts.Registry.Lookup(oc.Builtin, oc.Custom)
+	custom := oc.Builtin == schema.BuiltinOperatorCUSTOM
+	if !ok {
+		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version}
+	}
+	if !reg.Versions.Contains(oc.Version) {
+		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: &reg.Versions}
+	}
+	for _, ti := range append(append([]int(nil), op.Inputs...), op.Outputs...) {
+		if ti >= 0 && it.sg.Tensors[ti].Sparse {
+			return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init",
+				Err: kernels.Unsupported("tensor %d is sparse; sparse tensors", ti)}
+		}
+	}
+	n := &node{index: i, name: oc.Name()}
+	n.kn = kernels.Node{
+		Inputs:        it.lookup(op.Inputs),
+		Outputs:       it.lookup(op.Outputs),
+		Intermediates: it.lookup(op.Intermediates),
+		Threads:       it.opts.Threads,
+	}
+	err := guard(func() error {
+		var err error
+		n.op, err = reg.New(kernels.OpInfo{Version: oc.Version, Operator: op.fb})
+		return err
+	})
+	if err != nil {
+		return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init", Err: err}
+	}
+	return n, nil
+}
+
+func (it *Interpreter) lookup(idx []int) []*kernels.Tensor {
+	out := make([]*kernels.Tensor, len(idx))
+	for j, ti := range idx {
+		if ti >= 0 {
+			out[j] = it.tensors[ti]
+		}
+	}
+	return out
+}
+
+// guard runs f, turning a panic (a kernel bug, or option tables pointing
+// outside a malformed file) into an error.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return f()
+}
+
+// Model returns the interpreter's model.
+func (it *Interpreter) Model() *Model { return it.model }
+
+// AllocateTensors prepares every node for the current input shapes and plans
+// and allocates the activation memory. Call it after NewInterpreter and after
+// every ResizeInput; it clears the values of inputs and activations.
+func (it *Interpreter) AllocateTensors() error {
+	it.ready = false
+	for _, n := range it.nodes {
+		if n == nil {
+			continue
+		}
+		n.broken = nil
+		n.dynamic = false
+		for _, t := range n.kn.Inputs {
+			if t != nil && t.Dynamic {
+				n.dynamic = true
+			}
+		}
+		if n.dynamic {
+			for _, t := range n.kn.Outputs {
+				t.Dynamic = true
+			}
+			continue
+		}
+		if err := it.prepare(n); err != nil {
+			if it.inPartition(n.index) {
+				// A delegate runs it; its CPU twin is only needed for a
+				// fallback, which will report this error if it happens.
+				n.broken = err
+				continue
+			}
+			return err
+		}
+	}
+	for _, st := range it.steps {
+		if p := st.part; p != nil {
+			if err := p.checkShapes(it); err != nil {
+				return err
+			}
+		}
+	}
+	if err := it.allocate(); err != nil {
+		return err
+	}
+	it.ready = true
+	return nil
+}
+
+func (it *Interpreter) prepare(n *node) error {
+	if err := guard(func() error { return n.op.Prepare(&n.kn) }); err != nil {
+		return &NodeError{Node: n.index, Op: n.name, Stage: "prepare", Err: err}
+	}
+	for _, t := range n.kn.Outputs {
+		for _, d := range t.Shape {
+			if d < 0 {
+				return &NodeError{Node: n.index, Op: n.name, Stage: "prepare",
+					Err: fmt.Errorf("output %q got shape %v", t.Name, t.Shape)}
+			}
+		}
+		if t.Dynamic && !n.dynamic {
+			continue // the kernel sizes it during Eval
+		}
+		if t.Dynamic {
+			t.SetShape(t.Shape)
+		}
+	}
+	return nil
+}
+
+// allocate plans the arena for every tensor that needs memory and is neither
+// constant, variable nor dynamic. Graph inputs and outputs live for the whole
+// run, so inputs stay untouched and outputs stay readable after Invoke.
+func (it *Interpreter) allocate() error {
+	order := it.executionOrder()
+	steps := len(order)
+	first := make(map[int]int)
+	last := make(map[int]int)
+	plannable := func(ti int) bool {
+		t := it.tensors[ti]
+		return !t.Const && !t.Variable && !t.Dynamic
+	}
+	use := func(ti, step int) {
+		if ti < 0 || !plannable(ti) {
+			return
+		}
+		if f, ok := first[ti]; !ok || step < f {
+			first[ti] = step
+		}
+		last[ti] = max(last[ti], step)
+	}
+	for _, ti := range it.sg.Inputs {
+		use(ti, -1)
+		use(ti, steps)
+	}
+	for _, ti := range it.sg.Outputs {
+		use(ti, -1)
+		use(ti, steps)
+	}
+	for s, ni := range order {
+		op := &it.sg.Operators[ni]
+		for _, ti := range op.Inputs {
+			if _, produced := first[ti]; !produced {
+				use(ti, -1) // read before anything writes it: keep it from the start
+			}
+			use(ti, s)
+		}
+		for _, ti := range op.Outputs {
+			use(ti, s)
+		}
+		for _, ti := range op.Intermediates {
+			use(ti, s)
+		}
+	}
+	lives := make([]lifetime, 0, len(first))
+	for ti, f := range first {
+		lives = append(lives, lifetime{tensor: ti, size: it.tensors[ti].Bytes(), first: f, last: last[ti]})
+	}
+	offsets, total := planArena(lives)
+	if total > cap(it.arena) {
+		words := make([]uint64, (total+7)/8+arenaAlign/8)
+		base := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+		skip := int(-uintptr(unsafe.Pointer(&base[0])) & (arenaAlign - 1))
+		it.arena = base[skip : skip+total]
+	}
+	it.arena = it.arena[:total]
+	clear(it.arena)
+	for ti, off := range offsets {
+		t := it.tensors[ti]
+		t.Data = it.arena[off : off+t.Bytes() : off+t.Bytes()]
+	}
+	return nil
+}
+
+// ArenaBytes is the size of the planned activation memory.
+func (it *Interpreter) ArenaBytes() int { return len(it.arena) }
+
+// Invoke runs the graph once: CPU nodes on their kernels and partitions on
+// their delegates, in the plan's order. It checks ctx between steps and
+// passes it to the delegates. A delegate's execution error reruns its
+// partition on the CPU from the same inputs when the fallback settings allow
+// it (and keeps it there afterwards); otherwise Invoke returns the error.
+func (it *Interpreter) Invoke(ctx context.Context) error {
+	if !it.ready {
+		return ErrNotReady
+	}
+	for _, st := range it.steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("invoke stopped before %s: %w", st, err)
+		}
+		var err error
+		if st.node != nil {
+			err = it.runNode(st.node)
+		} else {
+			err = it.runPartition(ctx, st.part)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (st step) String() string {
+	if st.node != nil {
+		return fmt.Sprintf("op %d (%s)", st.node.index, st.node.name)
+	}
+	return fmt.Sprintf("partition %d (%s)", st.part.index, st.part.delegate.Name())
+}
+
+// runNode runs one node on its CPU kernel.
+func (it *Interpreter) runNode(n *node) error {
+	if n.broken != nil {
+		return n.broken
+	}
+	if n.dynamic {
+		if err := it.prepare(n); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
+		return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
+	}
+	if it.opts.Profiler != nil {
+		it.opts.Profiler.NodeDone(n.index, n.name, time.Since(start))
+	}
+	return nil
+}
+
+// ResetVariables sets every variable tensor (e.g. LSTM state) back to zero as
+// TFLite does: the zero point for int8 tensors, all-zero bytes otherwise.
+func (it *Interpreter) ResetVariables() {
+	for _, t := range it.tensors {
+		if t.Variable && !t.Const {
+			resetVariable(t)
+		}
+	}
+}
+
+func resetVariable(t *kernels.Tensor) {
+	fill := byte(0)
+	if t.Type == kernels.Int8 {
+		fill = byte(t.ZeroPoint())
+	}
+	for i := range t.Data {
+		t.Data[i] = fill
+	}
+}
+
+// ResizeInput changes the shape of input i. AllocateTensors must run again
+// before the next Invoke.
+func (it *Interpreter) ResizeInput(i int, shape []int) error {
+	if i < 0 || i >= len(it.sg.Inputs) {
+		return fmt.Errorf("resize input %d: the model has %d inputs", i, len(it.sg.Inputs))
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("resize input %d: negative dimension in %v", i, shape)
+		}
+	}
+	t := it.tensors[it.sg.Inputs[i]]
+	n := int64(max(t.Type.Size(), 1))
+	for _, d := range shape {
+		n *= int64(d)
+		if n > DefaultMaxTensorBytes {
+			return fmt.Errorf("resize input %d: shape %v is larger than %d bytes", i, shape, DefaultMaxTensorBytes)
+		}
+	}
+	t.Shape = append([]int(nil), shape...)
+	it.ready = false
+	return nil
+}
+
+// NumInputs is the number of graph inputs.
+func (it *Interpreter) NumInputs() int { return len(it.sg.Inputs) }
+
+// NumOutputs is the number of graph outputs.
+func (it *Interpreter) NumOutputs() int { return len(it.sg.Outputs) }
+
+// Input returns graph input i, or nil when out of range.
+func (it *Interpreter) Input(i int) *Tensor {
+	if i < 0 || i >= len(it.sg.Inputs) {
+		return nil
+	}
+	return it.public[it.sg.Inputs[i]]
+}
+
+// Output returns graph output i, or nil when out of range.
+func (it *Interpreter) Output(i int) *Tensor {
+	if i < 0 || i >= len(it.sg.Outputs) {
+		return nil
+	}
+	return it.public[it.sg.Outputs[i]]
+}
+
+// InputByName finds a graph input by tensor name or by signature input name.
+func (it *Interpreter) InputByName(name string) *Tensor {
+	return it.byName(name, it.sg.Inputs, func(s Signature) []SignatureTensor { return s.Inputs })
+}
+
+// OutputByName finds a graph output by tensor name or by signature output name.
+func (it *Interpreter) OutputByName(name string) *Tensor {
+	return it.byName(name, it.sg.Outputs, func(s Signature) []SignatureTensor { return s.Outputs })
+}
+
+func (it *Interpreter) byName(name string, idx []int, sig func(Signature) []SignatureTensor) *Tensor {
+	for _, ti := range idx {
+		if it.tensors[ti].Name == name {
+			return it.public[ti]
+		}
+	}
+	for _, s := range it.model.Signatures {
+		if s.Subgraph != 0 {
+			continue
+		}
+		for _, st := range sig(s) {
+			if st.Name == name {
+				return it.public[st.Tensor]
+			}
+		}
+	}
+	return nil
+}
+
+// Tensor returns tensor i of the primary subgraph, or nil.
+func (it *Interpreter) Tensor(i int) *Tensor {
+	if i < 0 || i >= len(it.public) {
+		return nil
+	}
+	return it.public[i]
+}
+
+// Signatures returns the model's signature defs.
+func (it *Interpreter) Signatures() []Signature { return it.model.Signatures }

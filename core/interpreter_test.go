@@ -1,0 +1,182 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/shared"
+)
+
+// recordOp is a fake kernel: it keeps the model's declared output shapes and
+// writes the node index into every output byte, logging the order of calls.
+type recordOp struct {
+	index int
+	log   *[]int
+}
+
+func (o *recordOp) Prepare(n *kernels.Node) error { return nil }
+
+func (o *recordOp) Eval(n *kernels.Node) error {
+	*o.log = append(*o.log, o.index)
+	for _, t := range n.Outputs {
+		for i := range t.Data {
+			t.Data[i] = byte(o.index + 1)
+		}
+	}
+	return nil
+}
+
+// fakeRegistry registers recordOp for the given builtins.
+func fakeRegistry(log *[]int, versions kernels.VersionRange, codes ...schema.BuiltinOperator) *kernels.Registry {
+	r := kernels.NewRegistry()
+	next := 0
+	for _, c := range codes {
+		r.Register(kernels.Registration{Code: c, Versions: versions, New: func(kernels.OpInfo) (kernels.Op, error) {
+			next++
+			return &recordOp{index: next - 1, log: log}, nil
+		}})
+	}
+	return r
+}
+
+type countingProfiler struct{ calls map[string]int }
+
+func (p *countingProfiler) NodeDone(node int, op string, d time.Duration) { p.calls[op]++ }
+
+func loadSplitConcat(t *testing.T) *Model {
+	t.Helper()
+	m, err := LoadModel(shared.Model(t, "split_concat.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestInterpreterLifecycle(t *testing.T) {
+	m := loadSplitConcat(t)
+	var log []int
+	prof := &countingProfiler{calls: map[string]int{}}
+	it, err := NewInterpreter(m, &Options{
+		Registry: fakeRegistry(&log, kernels.VersionRange{Min: 1, Max: 9}, schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION),
+		Profiler: prof,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Invoke before AllocateTensors: %v, want ErrNotReady", err)
+	}
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	in := it.Input(0)
+	pattern := make([]byte, in.ByteSize())
+	for i := range pattern {
+		pattern[i] = byte(i * 7)
+	}
+	if err := in.CopyFrom(pattern); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.CopyFrom(pattern[1:]); err == nil || !strings.Contains(err.Error(), "got") {
+		t.Errorf("CopyFrom with a short buffer: %v", err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != len(m.Subgraphs[0].Operators) {
+		t.Fatalf("ran %d nodes, model has %d", len(log), len(m.Subgraphs[0].Operators))
+	}
+	if string(in.Data()) != string(pattern) {
+		t.Error("Invoke changed the graph input")
+	}
+	for i := 0; i < it.NumOutputs(); i++ {
+		if o := it.Output(i); len(o.Data()) != o.ByteSize() || o.Data()[0] == 0 {
+			t.Errorf("output %d (%s) not written", i, o.Name())
+		}
+	}
+	total := 0
+	for _, n := range prof.calls {
+		total += n
+	}
+	if total != len(log) {
+		t.Errorf("profiler saw %d nodes, ran %d", total, len(log))
+	}
+
+	// A resize invalidates the plan until AllocateTensors runs again.
+	if err := it.ResizeInput(0, []int{1, 4, 4, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); !errors.Is(err, ErrNotReady) {
+		t.Errorf("Invoke after ResizeInput: %v, want ErrNotReady", err)
+	}
+	if err := it.ResizeInput(0, []int{1, -4}); err == nil {
+		t.Error("negative dimension accepted")
+	}
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if got := it.Input(0).ByteSize(); got != 48 {
+		t.Errorf("resized input holds %d bytes, want 48", got)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := it.Invoke(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Invoke with a cancelled context: %v", err)
+	}
+}
+
+func TestInterpreterRejectsOpVersionAboveRange(t *testing.T) {
+	m := loadSplitConcat(t)
+	var log []int
+	for _, oc := range m.OpCodes {
+		if oc.Version != 1 {
+			t.Fatalf("split_concat.tflite: %s is version %d; this test assumes 1", oc.Name(), oc.Version)
+		}
+	}
+	// A kernel for version 0 only, as an old runtime would have: every op of
+	// the model (version 1) is above the range.
+	_, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, kernels.VersionRange{Min: 0, Max: 0},
+		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION)})
+	var uerr *UnsupportedOpError
+	if !errors.As(err, &uerr) {
+		t.Fatalf("err = %v, want UnsupportedOpError", err)
+	}
+	want := "op 1 (SPLIT) version 1 is not supported; supported versions 0"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name the version and range", err)
+	}
+}
+
+func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
+	m, err := LoadModel(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
+	it.makeTensors()
+	vars := 0
+	for _, tt := range it.tensors {
+		if !tt.Variable {
+			continue
+		}
+		vars++
+		want := byte(0)
+		if tt.Type == kernels.Int8 {
+			want = byte(tt.ZeroPoint())
+		}
+		for i, b := range tt.Data {
+			if b != want {
+				t.Fatalf("variable %q byte %d = %d, want %d", tt.Name, i, b, want)
+			}
+		}
+	}
+	if vars != 2 {
+		t.Errorf("found %d variable tensors, want 2", vars)
+	}
+}

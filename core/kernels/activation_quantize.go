@@ -1,0 +1,255 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// QUANTIZE and DEQUANTIZE (TFLite 2.9 quantize.cc, dequantize.cc).
+//
+// QUANTIZE takes FLOAT32 to UINT8, INT8 or INT16 (per-tensor output
+// quantization only): round(x/scale) in double precision, half away from
+// zero, plus the zero point, clamped. It also requantizes INT8/UINT8 to
+// INT8/UINT8 and INT16 to INT8/INT16 with an integer multiplier for
+// input_scale/output_scale. INT16 tensors need zero point 0.
+//
+// DEQUANTIZE takes UINT8, INT8, INT16 (zero point 0) and FLOAT16 to FLOAT32:
+// scale*(q-zero_point) in double precision rounded to float; UINT8 and INT8
+// may be per-channel, then the product is single precision.
+
+type quantizeOp struct {
+	// FLOAT32 input.
+	scale float64
+	outZP int32
+	// Requantization.
+	mult  int32
+	shift int
+	inZP  int32
+	lut   [256]byte
+}
+
+func newQuantizeOp(OpInfo) (Op, error) { return &quantizeOp{}, nil }
+
+func (op *quantizeOp) Prepare(n *Node) error {
+	if err := actArity(n, "QUANTIZE", 1, 1); err != nil {
+		return err
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	if err := actQuantized(out); err != nil {
+		return fmt.Errorf("QUANTIZE: %w", err)
+	}
+	if len(out.Quant.Scale) != 1 {
+		return Unsupported("QUANTIZE: per-channel output quantization (%d scales)", len(out.Quant.Scale))
+	}
+	ok := false
+	switch in.Type {
+	case Float32:
+		ok = out.Type == Uint8 || out.Type == Int8 || out.Type == Int16
+	case Int16:
+		ok = out.Type == Int8 || out.Type == Int16
+	case Int8, Uint8:
+		ok = out.Type == Uint8 || out.Type == Int8
+	}
+	if !ok {
+		return Unsupported("QUANTIZE: input type %s with output type %s", in.Type, out.Type)
+	}
+	out.Shape = append([]int(nil), in.Shape...)
+	op.outZP = out.ZeroPoint()
+	op.scale = float64(out.Scale())
+	if out.Type == Int16 && op.outZP != 0 {
+		return fmt.Errorf("QUANTIZE: int16 output needs zero point 0, got %d", op.outZP)
+	}
+	if in.Type == Float32 {
+		return nil
+	}
+	if err := actQuantized(in); err != nil {
+		return fmt.Errorf("QUANTIZE: %w", err)
+	}
+	op.inZP = in.ZeroPoint()
+	if in.Type == Int16 && op.inZP != 0 {
+		return fmt.Errorf("QUANTIZE: int16 input needs zero point 0, got %d", op.inZP)
+	}
+	op.mult, op.shift = QuantizeMultiplier(float64(in.Scale()) / float64(out.Scale()))
+	if in.Type != Int16 {
+		lo, hi, _ := QuantizedRange(out.Type)
+		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.requantize(v, lo, hi) })
+	}
+	return nil
+}
+
+// requantize maps one input value to the output's quantization.
+func (op *quantizeOp) requantize(v, lo, hi int32) int32 {
+	return actClamp(MultiplyByQuantizedMultiplier(v-op.inZP, op.mult, op.shift)+op.outZP, lo, hi)
+}
+
+func (op *quantizeOp) Eval(n *Node) error {
+	in, out := n.Inputs[0], n.Outputs[0]
+	switch in.Type {
+	case Float32:
+		src := in.Float32s()
+		switch out.Type {
+		case Uint8:
+			actAffineQuantize(src, out.Uint8s(), op.scale, op.outZP, 0, math.MaxUint8)
+		case Int8:
+			actAffineQuantize(src, out.Int8s(), op.scale, op.outZP, math.MinInt8, math.MaxInt8)
+		case Int16:
+			actAffineQuantize(src, out.Int16s(), op.scale, op.outZP, math.MinInt16, math.MaxInt16)
+		}
+	case Uint8, Int8:
+		actApplyLUT8(&op.lut, in.Data, out.Data)
+	case Int16:
+		src := in.Int16s()
+		switch out.Type {
+		case Int8:
+			dst := out.Int8s()[:len(src)]
+			for i, v := range src {
+				dst[i] = int8(op.requantize(int32(v), math.MinInt8, math.MaxInt8))
+			}
+		case Int16:
+			dst := out.Int16s()[:len(src)]
+			for i, v := range src {
+				dst[i] = int16(op.requantize(int32(v), math.MinInt16, math.MaxInt16))
+			}
+		}
+	default:
+		return Unsupported("QUANTIZE: input type %s", in.Type)
+	}
+	return nil
+}
+
+// actAffineQuantize quantizes floats: round(x/scale) + zp, clamped to
+// [lo, hi]. Out-of-range quotients wrap as x86-64's conversion makes them.
+func actAffineQuantize[T uint8 | int8 | int16](src []float32, dst []T, scale float64, zp, lo, hi int32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		q := actInt32(math.Round(float64(v)/scale)) + zp
+		dst[i] = T(actClamp(q, lo, hi))
+	}
+}
+
+type dequantizeOp struct {
+	perChannel bool
+	scale      float64
+	zp         int32
+	// Per-channel parameters along axis.
+	scales []float32
+	zps    []int32
+	axis   int
+}
+
+func newDequantizeOp(OpInfo) (Op, error) { return &dequantizeOp{}, nil }
+
+func (op *dequantizeOp) Prepare(n *Node) error {
+	if err := actArity(n, "DEQUANTIZE", 1, 1); err != nil {
+		return err
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	switch in.Type {
+	case Uint8, Int8, Int16, Float16:
+	default:
+		return Unsupported("DEQUANTIZE: input type %s", in.Type)
+	}
+	if out.Type != Float32 {
+		return fmt.Errorf("DEQUANTIZE: output type must be FLOAT32, got %s", out.Type)
+	}
+	out.Shape = append([]int(nil), in.Shape...)
+	op.perChannel = false
+	if in.Type == Float16 {
+		return nil
+	}
+	if err := actQuantized(in); err != nil {
+		return fmt.Errorf("DEQUANTIZE: %w", err)
+	}
+	q := in.Quant
+	if in.Type == Int16 && in.ZeroPoint() != 0 {
+		return fmt.Errorf("DEQUANTIZE: int16 input needs zero point 0, got %d", in.ZeroPoint())
+	}
+	if !q.PerChannel() {
+		op.scale, op.zp = float64(in.Scale()), in.ZeroPoint()
+		return nil
+	}
+	if in.Type == Int16 {
+		return Unsupported("DEQUANTIZE: per-channel input of type %s", in.Type)
+	}
+	if q.Axis < 0 || q.Axis >= len(in.Shape) {
+		return fmt.Errorf("DEQUANTIZE: quantized dimension %d out of range for rank %d", q.Axis, len(in.Shape))
+	}
+	if in.Shape[q.Axis] != len(q.Scale) || len(q.ZeroPoint) != len(q.Scale) {
+		return fmt.Errorf("DEQUANTIZE: %d scales and %d zero points for dimension %d of size %d",
+			len(q.Scale), len(q.ZeroPoint), q.Axis, in.Shape[q.Axis])
+	}
+	op.perChannel, op.axis = true, q.Axis
+	op.scales = append(op.scales[:0], q.Scale...)
+	op.zps = op.zps[:0]
+	for _, z := range q.ZeroPoint {
+		op.zps = append(op.zps, int32(z))
+	}
+	return nil
+}
+
+func (op *dequantizeOp) Eval(n *Node) error {
+	in, out := n.Inputs[0], n.Outputs[0]
+	dst := out.Float32s()
+	switch in.Type {
+	case Float16:
+		src := view[uint16](in.Data)
+		dst = dst[:len(src)]
+		for i, h := range src {
+			dst[i] = actHalfToFloat(h)
+		}
+	case Uint8:
+		actDequantize(op, in.Shape, in.Uint8s(), dst)
+	case Int8:
+		actDequantize(op, in.Shape, in.Int8s(), dst)
+	case Int16:
+		actDequantize(op, in.Shape, in.Int16s(), dst)
+	default:
+		return Unsupported("DEQUANTIZE: input type %s", in.Type)
+	}
+	return nil
+}
+
+// actDequantize dequantizes src into dst with op's parameters.
+func actDequantize[T uint8 | int8 | int16](op *dequantizeOp, shape []int, src []T, dst []float32) {
+	dst = dst[:len(src)]
+	if !op.perChannel {
+		for i, v := range src {
+			dst[i] = float32(op.scale * float64(int32(v)-op.zp))
+		}
+		return
+	}
+	channels := shape[op.axis]
+	inner := NumElements(shape[op.axis+1:])
+	if channels*inner == 0 {
+		return
+	}
+	for i := 0; i < len(src); {
+		for c := range channels {
+			s, z := op.scales[c], op.zps[c]
+			for end := i + inner; i < end; i++ {
+				dst[i] = s * float32(int32(src[i])-z)
+			}
+		}
+	}
+}
+
+// actHalfToFloat converts IEEE 754 half-precision bits to float32 (exactly).
+func actHalfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // Inf or NaN
+		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
+	case frac == 0: // signed zero
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: frac * 2^-24.
+	v := float32(frac) * (1.0 / (1 << 24))
+	if sign != 0 {
+		v = -v
+	}
+	return v
+}

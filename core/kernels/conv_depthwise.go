@@ -1,0 +1,326 @@
+package kernels
+
+import (
+	"fmt"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// DepthwiseConv2DParams are DEPTHWISE_CONV_2D's options.
+type DepthwiseConv2DParams struct {
+	Padding              schema.Padding
+	StrideW, StrideH     int
+	DepthMultiplier      int
+	DilationW, DilationH int
+	Activation           schema.ActivationFunctionType
+}
+
+func parseDepthwiseParams(op *schema.Operator) (DepthwiseConv2DParams, error) {
+	p := DepthwiseConv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
+	if op == nil {
+		return p, nil
+	}
+	var tbl flatbuffers.Table
+	switch t := op.BuiltinOptionsType(); t {
+	case schema.BuiltinOptionsNONE:
+		return p, nil
+	case schema.BuiltinOptionsDepthwiseConv2DOptions:
+		if !op.BuiltinOptions(&tbl) {
+			return p, nil
+		}
+	default:
+		return p, fmt.Errorf("DEPTHWISE_CONV_2D: options of type %s", schema.EnumNamesBuiltinOptions[t])
+	}
+	var o schema.DepthwiseConv2DOptions
+	o.Init(tbl.Bytes, tbl.Pos)
+	p.Padding = o.Padding()
+	p.StrideW, p.StrideH = int(o.StrideW()), int(o.StrideH())
+	p.DepthMultiplier = int(o.DepthMultiplier())
+	p.DilationW, p.DilationH = int(o.DilationWFactor()), int(o.DilationHFactor())
+	p.Activation = o.FusedActivationFunction()
+	return p, nil
+}
+
+func newDepthwiseConv2D(info OpInfo) (Op, error) {
+	p, err := parseDepthwiseParams(info.Operator)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFusedActivation("DEPTHWISE_CONV_2D", p.Activation); err != nil {
+		return nil, err
+	}
+	return &DepthwiseConv2D{Params: p}, nil
+}
+
+// DepthwiseConv2D is the DEPTHWISE_CONV_2D kernel: inputs (input NHWC,
+// filter [1][kh][kw][inC*multiplier], optional bias), one output. Output
+// channel c reads input channel c/multiplier.
+type DepthwiseConv2D struct {
+	Params DepthwiseConv2DParams
+
+	geom   convGeom
+	kind   convKind
+	outC   int
+	mult   int
+	xzp    int32
+	wq     []int32 // quantized weights minus zero point, [kh*kw][outC]
+	rq     chanRequant
+	lo, hi float32
+	pk     dwPacked
+	ref16  ref16Conv
+	hybrid hybridConv
+}
+
+// Prepare implements Op.
+func (d *DepthwiseConv2D) Prepare(n *Node) error {
+	const op = "DEPTHWISE_CONV_2D"
+	if err := checkFusedActivation(op, d.Params.Activation); err != nil {
+		return err
+	}
+	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
+		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1", op, len(n.Inputs), len(n.Outputs))
+	}
+	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
+	if in == nil || filter == nil || out == nil {
+		return fmt.Errorf("%s: missing input, filter or output", op)
+	}
+	if len(in.Shape) != 4 || len(filter.Shape) != 4 {
+		return fmt.Errorf("%s: input %v and filter %v must both be 4-D", op, in.Shape, filter.Shape)
+	}
+	if filter.Shape[0] != 1 {
+		return fmt.Errorf("%s: filter %v must have leading dimension 1", op, filter.Shape)
+	}
+	inC, outC := in.Shape[3], filter.Shape[3]
+	if inC <= 0 || outC%inC != 0 {
+		return fmt.Errorf("%s: filter depth %d is not a multiple of input depth %d", op, outC, inC)
+	}
+	// TFLite's kernels assume outC == inC*depth_multiplier; the filter shape
+	// is authoritative when a model's option disagrees.
+	d.mult = outC / inC
+	p := d.Params
+	g, err := windowGeom(op, p.Padding, in.Shape[0], in.Shape[1], in.Shape[2], inC,
+		filter.Shape[1], filter.Shape[2], p.StrideH, p.StrideW, p.DilationH, p.DilationW)
+	if err != nil {
+		return err
+	}
+	d.geom, d.outC = g, outC
+
+	switch {
+	case in.Type == Float32 && filter.Type == Float32:
+		d.kind = kindFloat
+	case in.Type == Float32 && filter.Type == Int8:
+		d.kind = kindHybrid
+	case in.Type == Uint8 && filter.Type == Uint8:
+		d.kind = kindUint8
+	case in.Type == Int8 && filter.Type == Int8:
+		d.kind = kindInt8
+	case in.Type == Int16 && filter.Type == Int8:
+		d.kind = kindInt16
+	default:
+		return Unsupported("%s: input %s with filter %s", op, in.Type, filter.Type)
+	}
+	if out.Type != in.Type {
+		return fmt.Errorf("%s: output type %s, want %s", op, out.Type, in.Type)
+	}
+	if d.kind == kindFloat || d.kind == kindHybrid {
+		if bias != nil && (bias.Type != Float32 || bias.NumElements() != outC) {
+			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, outC)
+		}
+	} else if err := checkQuantBias(op, in, bias, outC, false); err != nil {
+		return err
+	}
+	threads := max(n.Threads, 1)
+	taps := g.kH * g.kW
+
+	switch d.kind {
+	case kindFloat:
+		lo, hi, err := ActivationRangeFloat(p.Activation)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		d.lo, d.hi = lo, hi
+	case kindUint8, kindInt8:
+		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.rq); err != nil {
+			return err
+		}
+		d.xzp = in.ZeroPoint()
+		if cap(d.wq) < taps*outC {
+			d.wq = make([]int32, taps*outC)
+		}
+		d.wq = d.wq[:taps*outC]
+		d.pk.prepare(&g, outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+		if filter.Const && (bias == nil || bias.Const) {
+			d.setQuantWeights(filter)
+			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+		}
+	case kindInt16:
+		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
+			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
+		}
+		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.ref16.rq); err != nil {
+			return err
+		}
+		d.ref16.prepare(outC, taps)
+	case kindHybrid:
+		if err := d.hybrid.prepare(op, in, filter, p.Activation, outC, taps, g.batches, 3, threads); err != nil {
+			return err
+		}
+	}
+	out.Shape = append(out.Shape[:0], g.batches, g.outH, g.outW, outC)
+	return nil
+}
+
+func (d *DepthwiseConv2D) setQuantWeights(filter *Tensor) {
+	wzp := int32(0)
+	if d.kind == kindUint8 {
+		wzp = filter.ZeroPoint()
+		for i, v := range filter.Uint8s()[:len(d.wq)] {
+			d.wq[i] = int32(v) - wzp
+		}
+		return
+	}
+	for i, v := range filter.Int8s()[:len(d.wq)] {
+		d.wq[i] = int32(v)
+	}
+}
+
+// Eval implements Op.
+func (d *DepthwiseConv2D) Eval(n *Node) error {
+	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
+	threads := max(n.Threads, 1)
+	g := &d.geom
+	switch d.kind {
+	case kindFloat:
+		var b []float32
+		if bias != nil {
+			b = bias.Float32s()
+		}
+		depthwiseFloat(g, d.mult, in.Float32s(), filter.Float32s(), b, out.Float32s(), d.lo, d.hi, threads)
+	case kindUint8, kindInt8:
+		if !filter.Const || (bias != nil && !bias.Const) {
+			d.setQuantWeights(filter)
+			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+		}
+		if threads > len(d.pk.workers) {
+			d.pk.prepare(g, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+		}
+		if d.kind == kindUint8 {
+			runDWPacked(&d.pk, g, in.Uint8s(), out.Uint8s(), &d.rq, threads)
+		} else {
+			runDWPacked(&d.pk, g, in.Int8s(), out.Int8s(), &d.rq, threads)
+		}
+	case kindInt16:
+		d.ref16.depthwise(g, d.mult, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
+	case kindHybrid:
+		return d.hybrid.evalDepthwise(g, d.mult, in, filter, bias, out, threads)
+	}
+	return nil
+}
+
+// dwTaps lists the filter taps of output pixel (b, oy, ox) that fall inside
+// the input: the input element offset of the tap's pixel and the tap index.
+func dwTaps(g *convGeom, b, oy, ox int, xoff, tap []int) int {
+	n := 0
+	y0 := oy*g.strideH - g.padH
+	x0 := ox*g.strideW - g.padW
+	for ky := 0; ky < g.kH; ky++ {
+		iy := y0 + ky*g.dilH
+		if iy < 0 || iy >= g.inH {
+			continue
+		}
+		for kx := 0; kx < g.kW; kx++ {
+			ix := x0 + kx*g.dilW
+			if ix < 0 || ix >= g.inW {
+				continue
+			}
+			xoff[n] = ((b*g.inH+iy)*g.inW + ix) * g.inC
+			tap[n] = ky*g.kW + kx
+			n++
+		}
+	}
+	return n
+}
+
+// depthwiseFloat is the float depthwise convolution: bias, then the taps in
+// (ky, kx) order, then the activation clamp, accumulated in the output.
+func depthwiseFloat(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
+	rows := g.batches * g.outH
+	if threads == 1 {
+		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, 0, rows)
+		return
+	}
+	parallelFor(rows, threads, 1, func(_, rlo, rhi int) {
+		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, rlo, rhi)
+	})
+}
+
+// depthwiseFloatRows computes output rows [rlo, rhi) (b*outH+oy).
+func depthwiseFloatRows(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, rlo, rhi int) {
+	inC := g.inC
+	outC := inC * mult
+	{
+		for r := rlo; r < rhi; r++ {
+			b, oy := r/g.outH, r%g.outH
+			y0 := oy*g.strideH - g.padH
+			for ox := range g.outW {
+				o := out[(r*g.outW+ox)*outC : (r*g.outW+ox+1)*outC]
+				if bias != nil {
+					copy(o, bias[:outC])
+				} else {
+					clear(o)
+				}
+				x0 := ox*g.strideW - g.padW
+				for ky := range g.kH {
+					iy := y0 + ky*g.dilH
+					if iy < 0 || iy >= g.inH {
+						continue
+					}
+					rowBase := (b*g.inH + iy) * g.inW
+					if g.kW == 3 && mult == 1 && x0 >= 0 && x0+2*g.dilW < g.inW {
+						p0 := (rowBase + x0) * inC
+						p1 := p0 + g.dilW*inC
+						p2 := p1 + g.dilW*inC
+						xa, xb, xc := in[p0:p0+inC], in[p1:p1+inC], in[p2:p2+inC]
+						wr := w[ky*3*outC : (ky+1)*3*outC]
+						wa, wb, wc := wr[:inC], wr[inC:2*inC], wr[2*inC:3*inC]
+						a := o[:len(xa)]
+						xb, xc, wa, wb, wc = xb[:len(xa)], xc[:len(xa)], wa[:len(xa)], wb[:len(xa)], wc[:len(xa)]
+						for c, v := range xa {
+							a[c] = a[c] + v*wa[c] + xb[c]*wb[c] + xc[c]*wc[c]
+						}
+						continue
+					}
+					for kx := range g.kW {
+						ix := x0 + kx*g.dilW
+						if ix < 0 || ix >= g.inW {
+							continue
+						}
+						x := in[(rowBase+ix)*inC : (rowBase+ix+1)*inC]
+						t := ky*g.kW + kx
+						wt := w[t*outC : (t+1)*outC]
+						if mult == 1 {
+							a := o[:len(x)]
+							wt = wt[:len(x)]
+							for c, v := range x {
+								a[c] += v * wt[c]
+							}
+							continue
+						}
+						for ic, v := range x {
+							a := o[ic*mult : ic*mult+mult]
+							wm := wt[ic*mult : ic*mult+mult]
+							for m := range a {
+								a[m] += v * wm[m]
+							}
+						}
+					}
+				}
+				for c, a := range o {
+					o[c] = ClampF32(a, lo, hi)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,391 @@
+package kernels
+
+import (
+	"fmt"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// FullyConnectedParams are FULLY_CONNECTED's options.
+type FullyConnectedParams struct {
+	Activation               schema.ActivationFunctionType
+	WeightsFormat            schema.FullyConnectedOptionsWeightsFormat
+	KeepNumDims              bool
+	AsymmetricQuantizeInputs bool
+}
+
+func parseFullyConnectedParams(op *schema.Operator) (FullyConnectedParams, error) {
+	var p FullyConnectedParams
+	if op == nil {
+		return p, nil
+	}
+	var tbl flatbuffers.Table
+	switch t := op.BuiltinOptionsType(); t {
+	case schema.BuiltinOptionsNONE:
+		return p, nil
+	case schema.BuiltinOptionsFullyConnectedOptions:
+		if !op.BuiltinOptions(&tbl) {
+			return p, nil
+		}
+	default:
+		return p, fmt.Errorf("FULLY_CONNECTED: options of type %s", schema.EnumNamesBuiltinOptions[t])
+	}
+	var o schema.FullyConnectedOptions
+	o.Init(tbl.Bytes, tbl.Pos)
+	p.Activation = o.FusedActivationFunction()
+	p.WeightsFormat = o.WeightsFormat()
+	p.KeepNumDims = o.KeepNumDims()
+	p.AsymmetricQuantizeInputs = o.AsymmetricQuantizeInputs()
+	return p, nil
+}
+
+func newFullyConnected(info OpInfo) (Op, error) {
+	p, err := parseFullyConnectedParams(info.Operator)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFusedActivation("FULLY_CONNECTED", p.Activation); err != nil {
+		return nil, err
+	}
+	switch p.WeightsFormat {
+	case schema.FullyConnectedOptionsWeightsFormatDEFAULT, schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8:
+	default:
+		return nil, Unsupported("FULLY_CONNECTED: weights format %d", p.WeightsFormat)
+	}
+	return &FullyConnected{Params: p}, nil
+}
+
+// FullyConnected is the FULLY_CONNECTED kernel: inputs (input, weights
+// [units][depth], optional bias), output. The input is read as
+// [batches][depth] with batches = elements/depth, as TFLite does.
+type FullyConnected struct {
+	Params FullyConnectedParams
+
+	kind    fcKind
+	geom    convGeom
+	units   int
+	depth   int
+	xzp     int32
+	fg      fGemm
+	qg      qGemm
+	wsF     []fgemmWork
+	wsU8    []qgemmWork[uint8]
+	wsI8    []qgemmWork[int8]
+	ref16   ref16Conv
+	hybrid  hybridConv
+	shuffle []byte // SHUFFLED4x16INT8 weights, unshuffled to [units][depth]
+}
+
+type fcKind int
+
+const (
+	fcFloat fcKind = iota
+	fcUint8
+	fcInt8
+	fcUint8ToInt16
+	fcInt16
+	fcHybrid
+	fcShuffled
+)
+
+// Prepare implements Op.
+func (f *FullyConnected) Prepare(n *Node) error {
+	const op = "FULLY_CONNECTED"
+	if err := checkFusedActivation(op, f.Params.Activation); err != nil {
+		return err
+	}
+	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) < 1 || len(n.Outputs) > 2 {
+		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1-2", op, len(n.Inputs), len(n.Outputs))
+	}
+	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
+	if in == nil || filter == nil || out == nil {
+		return fmt.Errorf("%s: missing input, weights or output", op)
+	}
+	if len(filter.Shape) != 2 || filter.Shape[1] <= 0 {
+		return fmt.Errorf("%s: weights %v must be 2-D with a positive depth", op, filter.Shape)
+	}
+	units, depth := filter.Shape[0], filter.Shape[1]
+	total := in.NumElements()
+	if total%depth != 0 {
+		return fmt.Errorf("%s: input %v does not divide into rows of %d", op, in.Shape, depth)
+	}
+	batches := total / depth
+	p := f.Params
+	f.units, f.depth = units, depth
+	f.geom = fcGeom(batches, depth)
+
+	quantW := filter.Type == Uint8 || filter.Type == Int8
+	shuffled := quantW && p.WeightsFormat == schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8
+	switch {
+	case shuffled:
+		if in.Type != Uint8 || filter.Type != Uint8 || out.Type != Int16 {
+			return fmt.Errorf("%s: shuffled weights need UINT8 input and weights and INT16 output, got %s, %s, %s",
+				op, in.Type, filter.Type, out.Type)
+		}
+		if units%4 != 0 || depth%16 != 0 {
+			return fmt.Errorf("%s: shuffled weights %v need units%%4 == 0 and depth%%16 == 0", op, filter.Shape)
+		}
+		f.kind = fcShuffled
+	case in.Type == Float32 && filter.Type == Float32:
+		f.kind = fcFloat
+	case in.Type == Float32 && filter.Type == Int8:
+		f.kind = fcHybrid
+	case in.Type == Uint8 && filter.Type == Uint8 && out.Type == Uint8:
+		f.kind = fcUint8
+	case in.Type == Uint8 && filter.Type == Uint8 && out.Type == Int16:
+		f.kind = fcUint8ToInt16
+	case in.Type == Int8 && filter.Type == Int8 && out.Type == Int8:
+		f.kind = fcInt8
+	case in.Type == Int16 && filter.Type == Int8 && out.Type == Int16:
+		f.kind = fcInt16
+	default:
+		return Unsupported("%s: input %s, weights %s, output %s", op, in.Type, filter.Type, out.Type)
+	}
+	if f.kind == fcFloat || f.kind == fcHybrid {
+		if out.Type != Float32 {
+			return fmt.Errorf("%s: output type %s, want FLOAT32", op, out.Type)
+		}
+		if bias != nil && (bias.Type != Float32 || bias.NumElements() != units) {
+			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, units)
+		}
+	} else if err := checkQuantBias(op, in, bias, units, true); err != nil {
+		return err
+	}
+	threads := max(n.Threads, 1)
+
+	switch f.kind {
+	case fcFloat:
+		lo, hi, err := ActivationRangeFloat(p.Activation)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		f.fg.lo, f.fg.hi = lo, hi
+		f.fg.N, f.fg.K = units, depth
+		if filter.Const {
+			f.fg.setWeights(filter.Float32s(), units, depth)
+		}
+		if bias == nil {
+			f.fg.setBias(nil)
+		} else if bias.Const {
+			f.fg.setBias(bias.Float32s())
+		}
+		f.wsF = growWork(f.wsF, threads)
+	case fcHybrid:
+		if err := f.hybrid.prepare(op, in, filter, p.Activation, units, depth, batches, 0, threads); err != nil {
+			return err
+		}
+		if f.hybrid.perChannel {
+			return Unsupported("%s: hybrid weights with per-channel scales", op)
+		}
+		if filter.Const {
+			f.hybrid.setWeights(filter.Int8s(), units, depth)
+		}
+	default:
+		if err := f.prepareQuant(op, in, filter, bias, out, threads); err != nil {
+			return err
+		}
+	}
+
+	if p.KeepNumDims {
+		if len(in.Shape) == 0 || in.Shape[len(in.Shape)-1] != depth {
+			return fmt.Errorf("%s: keep_num_dims needs input %v to end in %d", op, in.Shape, depth)
+		}
+		out.Shape = append(append(out.Shape[:0], in.Shape[:len(in.Shape)-1]...), units)
+	} else {
+		out.Shape = append(out.Shape[:0], batches, units)
+	}
+	if len(n.Outputs) == 2 && n.Outputs[1] != nil {
+		// The shuffled kernel's input workspace: we do not need it, but the
+		// model declares it, so give it its TFLite shape.
+		n.Outputs[1].Shape = append(n.Outputs[1].Shape[:0], batches, depth)
+	}
+	return nil
+}
+
+func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, threads int) error {
+	fq, err := quantOf(op, "weights", filter)
+	if err != nil {
+		return err
+	}
+	for _, s := range fq.Scale {
+		if s != fq.Scale[0] {
+			return Unsupported("%s: per-channel quantized weights", op)
+		}
+	}
+	if _, err := quantOf(op, "input", in); err != nil {
+		return err
+	}
+	if _, err := quantOf(op, "output", out); err != nil {
+		return err
+	}
+	real, err := legacyConvMultiplier(op, in, filter, bias, out)
+	if err != nil {
+		return err
+	}
+	m, shift := QuantizeMultiplier(real)
+	rq := &f.qg.rq
+	if f.kind == fcInt16 {
+		rq = &f.ref16.rq
+	}
+	rq.resize(f.units)
+	for c := range f.units {
+		rq.set(c, m, shift)
+	}
+	lo, hi, err := ActivationRangeQuantized(f.Params.Activation, out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	rq.zp, rq.lo, rq.hi = out.ZeroPoint(), lo, hi
+	f.xzp = in.ZeroPoint()
+
+	switch f.kind {
+	case fcInt16:
+		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
+			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
+		}
+		f.ref16.prepare(f.units, f.depth)
+		return nil
+	case fcShuffled:
+		// The kernel reads weights and inputs as int8 (value - 128) and
+		// adds no output offset.
+		f.qg.rq.zp = 0
+		f.xzp = 128
+		if cap(f.shuffle) < f.units*f.depth {
+			f.shuffle = make([]byte, f.units*f.depth)
+		}
+		f.shuffle = f.shuffle[:f.units*f.depth]
+	}
+	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8 || f.kind == fcUint8ToInt16
+	f.qg.N, f.qg.K = f.units, f.depth
+	if filter.Const {
+		f.setQuantWeights(filter)
+		if bias == nil || bias.Const {
+			f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
+		}
+	}
+	switch f.kind {
+	case fcUint8:
+		f.wsU8 = growWork(f.wsU8, threads)
+	case fcInt8:
+		f.wsI8 = growWork(f.wsI8, threads)
+	}
+	return nil
+}
+
+func (f *FullyConnected) setQuantWeights(filter *Tensor) {
+	if f.kind == fcShuffled {
+		// Blocks of 4 units x 16 depth values, stored as int8(w ^ 0x80).
+		src := filter.Data
+		i := 0
+		for c := 0; c < f.units; c += 4 {
+			for d := 0; d < f.depth; d += 16 {
+				for r := range 4 {
+					for j := range 16 {
+						f.shuffle[(c+r)*f.depth+d+j] = src[i]
+						i++
+					}
+				}
+			}
+		}
+		f.qg.setWeights(f.shuffle, true, 0, f.units, f.depth)
+		return
+	}
+	f.qg.setWeights(filter.Data, f.kind == fcInt8, filter.ZeroPoint(), f.units, f.depth)
+}
+
+// Eval implements Op.
+func (f *FullyConnected) Eval(n *Node) error {
+	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
+	threads := max(n.Threads, 1)
+	g := &f.geom
+	switch f.kind {
+	case fcFloat:
+		if !filter.Const {
+			f.fg.setWeights(filter.Float32s(), f.units, f.depth)
+		}
+		if bias != nil && !bias.Const {
+			f.fg.setBias(bias.Float32s())
+		}
+		f.wsF = growWork(f.wsF, threads)
+		runFGemm(&f.fg, g, in.Float32s(), out.Float32s(), threads, f.wsF)
+		return nil
+	case fcHybrid:
+		return f.evalHybrid(in, filter, bias, out)
+	case fcInt16:
+		f.ref16.convZP(g, in.Int16s(), filter.Int8s(), filter.ZeroPoint(), bias, out.Int16s(), threads)
+		return nil
+	}
+	if !filter.Const {
+		f.setQuantWeights(filter)
+	}
+	if !filter.Const || (bias != nil && !bias.Const) {
+		f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
+	}
+	switch f.kind {
+	case fcUint8:
+		f.wsU8 = growWork(f.wsU8, threads)
+		runQGemm(&f.qg, g, in.Uint8s(), out.Uint8s(), f.xzp, threads, f.wsU8)
+	case fcInt8:
+		f.wsI8 = growWork(f.wsI8, threads)
+		runQGemm(&f.qg, g, in.Int8s(), out.Int8s(), f.xzp, threads, f.wsI8)
+	case fcUint8ToInt16, fcShuffled:
+		f.evalToInt16(in.Uint8s(), out.Int16s())
+	}
+	return nil
+}
+
+// evalToInt16 is the UINT8 -> INT16 kernel (plain and shuffled weights):
+// exact int32 sums, TFLite's MultiplyByQuantizedMultiplier, clamp.
+func (f *FullyConnected) evalToInt16(in []uint8, out []int16) {
+	K, N := f.depth, f.units
+	g := &f.qg
+	for b := range f.geom.batches {
+		row := in[b*K : b*K+K]
+		o := out[b*N : b*N+N]
+		for c := range N {
+			acc := qdot1(row, g.w16[c*K:c*K+K])
+			o[c] = int16(g.requant(acc, c))
+		}
+	}
+}
+
+// evalHybrid is TFLite's hybrid FULLY_CONNECTED: output = bias +
+// float(dot(quantized input row, weights)) * input_scale*weights_scale.
+func (f *FullyConnected) evalHybrid(in, filter, bias, out *Tensor) error {
+	h := &f.hybrid
+	K, N := f.depth, f.units
+	if !filter.Const || len(h.w16) != N*K {
+		h.setWeights(filter.Int8s(), N, K)
+	}
+	x := in.Float32s()
+	o := out.Float32s()
+	var bf []float32
+	if bias != nil {
+		bf = bias.Float32s()
+	}
+	for b := range f.geom.batches {
+		v := x[b*K : b*K+K]
+		q := h.qin[b*K : b*K+K]
+		var zp int32
+		var sf float32
+		if f.Params.AsymmetricQuantizeInputs {
+			sf, zp = asymmetricQuantize(v, q)
+		} else {
+			sf = symmetricQuantize(v, q)
+		}
+		sf *= h.scales[0]
+		ob := o[b*N : b*N+N]
+		for c := range N {
+			dot := qdot1(q, h.w16[c*K:c*K+K]) - h.rowSums[c]*zp
+			r := float32(0)
+			if bf != nil {
+				r = bf[c]
+			}
+			r += float32(dot) * sf
+			ob[c] = ClampF32(r, h.lo, h.hi)
+		}
+	}
+	return nil
+}

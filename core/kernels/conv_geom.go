@@ -1,0 +1,163 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// convGeom describes how the rows of a convolution's GEMM left-hand side
+// (one row per output pixel, K = kh*kw*inC values in the filter's
+// [kh][kw][inC] order) are taken from an NHWC input. A "direct" geometry is
+// one where each row is simply a row of the input (1x1 filter, stride 1, no
+// padding; and FULLY_CONNECTED).
+type convGeom struct {
+	batches, inH, inW, inC int
+	outH, outW             int
+	kH, kW                 int
+	strideH, strideW       int
+	dilH, dilW             int
+	padH, padW             int
+	direct                 bool
+}
+
+// rows is the number of GEMM rows (output pixels).
+func (g *convGeom) rows() int { return g.batches * g.outH * g.outW }
+
+// depth is the GEMM depth K.
+func (g *convGeom) depth() int { return g.kH * g.kW * g.inC }
+
+// fcGeom is the geometry of a FULLY_CONNECTED input seen as [rows][depth].
+func fcGeom(rows, depth int) convGeom {
+	return convGeom{batches: rows, inH: 1, inW: 1, inC: depth, outH: 1, outW: 1,
+		kH: 1, kW: 1, strideH: 1, strideW: 1, dilH: 1, dilW: 1, direct: true}
+}
+
+// windowGeom computes the output size and padding of a 2-D window op over
+// an NHWC input the way TFLite's ComputePaddingHeightWidth does.
+func windowGeom(op string, padding schema.Padding, batches, inH, inW, inC, kH, kW, strideH, strideW, dilH, dilW int) (convGeom, error) {
+	if strideH <= 0 || strideW <= 0 {
+		return convGeom{}, fmt.Errorf("%s: strides must be positive, got %dx%d", op, strideH, strideW)
+	}
+	if dilH <= 0 || dilW <= 0 {
+		return convGeom{}, fmt.Errorf("%s: dilation factors must be positive, got %dx%d", op, dilH, dilW)
+	}
+	if kH <= 0 || kW <= 0 {
+		return convGeom{}, fmt.Errorf("%s: filter size %dx%d must be positive", op, kH, kW)
+	}
+	if padding != schema.PaddingSAME && padding != schema.PaddingVALID {
+		return convGeom{}, fmt.Errorf("%s: unknown padding %d", op, padding)
+	}
+	g := convGeom{batches: batches, inH: inH, inW: inW, inC: inC, kH: kH, kW: kW,
+		strideH: strideH, strideW: strideW, dilH: dilH, dilW: dilW}
+	g.outH = ComputeOutSize(padding, inH, kH, strideH, dilH)
+	g.outW = ComputeOutSize(padding, inW, kW, strideW, dilW)
+	if g.outH < 0 || g.outW < 0 {
+		return convGeom{}, fmt.Errorf("%s: %dx%d filter (dilation %dx%d) larger than %dx%d input with VALID padding",
+			op, kH, kW, dilH, dilW, inH, inW)
+	}
+	g.padH, _ = ComputePadding(strideH, dilH, inH, kH, g.outH)
+	g.padW, _ = ComputePadding(strideW, dilW, inW, kW, g.outW)
+	g.direct = kH == 1 && kW == 1 && strideH == 1 && strideW == 1 && g.padH == 0 && g.padW == 0 &&
+		g.outH == inH && g.outW == inW
+	return g, nil
+}
+
+// im2colPixel writes GEMM row p (output pixel p) to dst[0], dst[stride],
+// dst[2*stride], ...; taps outside the input get pad.
+func im2colPixel[T any](g *convGeom, in []T, p int, pad T, dst []T, stride int) {
+	K := g.depth()
+	if g.direct {
+		src := in[p*K : p*K+K]
+		if stride == 1 {
+			copy(dst[:K], src)
+			return
+		}
+		for k, v := range src {
+			dst[k*stride] = v
+		}
+		return
+	}
+	ox := p % g.outW
+	oy := (p / g.outW) % g.outH
+	b := p / (g.outW * g.outH)
+	y0 := oy*g.strideH - g.padH
+	x0 := ox*g.strideW - g.padW
+	C := g.inC
+	k := 0
+	for ky := 0; ky < g.kH; ky++ {
+		iy := y0 + ky*g.dilH
+		rowOK := iy >= 0 && iy < g.inH
+		for kx := 0; kx < g.kW; kx++ {
+			ix := x0 + kx*g.dilW
+			if rowOK && ix >= 0 && ix < g.inW {
+				base := ((b*g.inH+iy)*g.inW + ix) * C
+				src := in[base : base+C]
+				if stride == 1 {
+					copy(dst[k:k+C], src)
+				} else {
+					d := dst[k*stride:]
+					for c, v := range src {
+						d[c*stride] = v
+					}
+				}
+			} else if stride == 1 {
+				for c := range C {
+					dst[k+c] = pad
+				}
+			} else {
+				d := dst[k*stride:]
+				for c := range C {
+					d[c*stride] = pad
+				}
+			}
+			k += C
+		}
+	}
+}
+
+// parallelFor runs fn over [0, n) split into at most threads contiguous
+// chunks whose bounds are multiples of align (except the end), one goroutine
+// per chunk beyond the first. fn gets the worker index and its range. The
+// split never changes what is computed, only who computes it.
+func parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
+	if threads < 1 {
+		threads = 1
+	}
+	units := (n + align - 1) / align
+	if threads > units {
+		threads = units
+	}
+	if threads <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := units / threads
+	extra := units % threads
+	lo := 0
+	for w := range threads {
+		cnt := per
+		if w < extra {
+			cnt++
+		}
+		hi := min(lo+cnt*align, n)
+		if w == threads-1 {
+			hi = n
+		}
+		if w == threads-1 {
+			fn(w, lo, hi)
+		} else {
+			wg.Add(1)
+			go func(w, lo, hi int) {
+				defer wg.Done()
+				fn(w, lo, hi)
+			}(w, lo, hi)
+		}
+		lo = hi
+	}
+	wg.Wait()
+}

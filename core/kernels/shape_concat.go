@@ -1,0 +1,554 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// concatParams are CONCATENATION's options.
+type concatParams struct {
+	Axis       int
+	Activation schema.ActivationFunctionType
+}
+
+// concatRescale is how one UINT8 input reaches the output's quantization:
+// a plain copy when the parameters match, else q_out = round(q*Scale+Bias)+zp.
+type concatRescale struct {
+	copy        bool
+	scale, bias float32
+}
+
+// concatOp is CONCATENATION. UINT8 inputs whose scale or zero point differ
+// from the output's are requantized with TFLite's float formula
+// (reference_ops::ConcatenationWithScaling); every other type, and UINT8
+// inputs with the output's parameters, is copied as bytes. INT8 inputs must
+// share the output's parameters; INT16 ones need zero points of 0 and are
+// copied unscaled, as in TFLite 2.9.
+type concatOp struct {
+	p       concatParams
+	outer   int   // product of the output dimensions before the axis
+	chunks  []int // bytes each input contributes per outer index
+	rescale []concatRescale
+	outZP   int32
+	scaled  bool // some UINT8 input needs requantization
+}
+
+func newConcatOp(info OpInfo) (Op, error) {
+	var p concatParams
+	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsConcatenationOptions); ok {
+		var opts schema.ConcatenationOptions
+		opts.Init(tbl.Bytes, tbl.Pos)
+		p.Axis = int(opts.Axis())
+		p.Activation = opts.FusedActivationFunction()
+	}
+	return &concatOp{p: p}, nil
+}
+
+// Prepare checks shapes, types and quantization and plans the copies.
+func (o *concatOp) Prepare(n *Node) error {
+	const op = "CONCATENATION"
+	if len(n.Inputs) == 0 {
+		return fmt.Errorf("%s: no inputs", op)
+	}
+	if err := shapeCheckArity(n, op, -1, 1); err != nil {
+		return err
+	}
+	t0, out := n.Inputs[0], n.Outputs[0]
+	rank := len(t0.Shape)
+	axis, err := shapeNormAxis(op, o.p.Axis, rank)
+	if err != nil {
+		return err
+	}
+	if o.p.Activation != schema.ActivationFunctionTypeNONE {
+		return Unsupported("%s: fused activation %s (TFLite 2.9 requires NONE)", op,
+			schema.EnumNamesActivationFunctionType[o.p.Activation])
+	}
+	if err := shapeCheckType(op, "input", t0.Type, Float32, Uint8, Int8, Int16, Int32, Int64, Bool); err != nil {
+		return err
+	}
+	sum := t0.Shape[axis]
+	for i, t := range n.Inputs[1:] {
+		if len(t.Shape) != rank {
+			return fmt.Errorf("%s: input %d has rank %d, input 0 has rank %d", op, i+1, len(t.Shape), rank)
+		}
+		if t.Type != t0.Type {
+			return fmt.Errorf("%s: input %d has type %s, input 0 has %s", op, i+1, t.Type, t0.Type)
+		}
+		for d := range rank {
+			if d == axis {
+				if t.Shape[d] < 0 || t.Shape[d] > math.MaxInt32-sum {
+					return fmt.Errorf("%s: bad size %d on the axis of input %d", op, t.Shape[d], i+1)
+				}
+				sum += t.Shape[d]
+			} else if t.Shape[d] != t0.Shape[d] {
+				return fmt.Errorf("%s: input %d has shape %v, incompatible with %v on axis %d", op, i+1, t.Shape, t0.Shape, axis)
+			}
+		}
+	}
+	if err := shapeSameType(op, t0, out); err != nil {
+		return err
+	}
+	switch t0.Type {
+	case Int8:
+		for i, t := range n.Inputs {
+			if !shapeSameQuant(t, out) {
+				return fmt.Errorf("%s: INT8 input %d has scale %g zero point %d, output has %g and %d (TFLite requires equal)",
+					op, i, t.Scale(), t.ZeroPoint(), out.Scale(), out.ZeroPoint())
+			}
+		}
+	case Int16:
+		for i, t := range n.Inputs {
+			if t.ZeroPoint() != 0 {
+				return fmt.Errorf("%s: INT16 input %d has zero point %d, want 0", op, i, t.ZeroPoint())
+			}
+		}
+		if out.ZeroPoint() != 0 {
+			return fmt.Errorf("%s: INT16 output has zero point %d, want 0", op, out.ZeroPoint())
+		}
+	}
+	shape := append([]int(nil), t0.Shape...)
+	shape[axis] = sum
+	shapeSetOutput(out, shape)
+
+	esize := t0.Type.Size()
+	o.outer = shapeProd(shape, 0, axis)
+	inner := shapeProd(shape, axis+1, rank)
+	o.chunks = o.chunks[:0]
+	o.rescale = o.rescale[:0]
+	o.scaled = false
+	o.outZP = out.ZeroPoint()
+	invOut := 1 / out.Scale()
+	for _, t := range n.Inputs {
+		o.chunks = append(o.chunks, t.Shape[axis]*inner*esize)
+		r := concatRescale{copy: true}
+		if t0.Type == Uint8 && !shapeSameQuant(t, out) {
+			scale := t.Scale() * invOut
+			r = concatRescale{scale: scale, bias: float32(-t.ZeroPoint()) * scale}
+			o.scaled = true
+		}
+		o.rescale = append(o.rescale, r)
+	}
+	return nil
+}
+
+// Eval interleaves the inputs' chunks into the output.
+func (o *concatOp) Eval(n *Node) error {
+	dst := n.Outputs[0].Data
+	pos := 0
+	for k := range o.outer {
+		for i, t := range n.Inputs {
+			sz := o.chunks[i]
+			src := t.Data[k*sz : (k+1)*sz]
+			if o.scaled && !o.rescale[i].copy {
+				concatRequantize(dst[pos:pos+sz], src, o.rescale[i], o.outZP)
+			} else {
+				copy(dst[pos:pos+sz], src)
+			}
+			pos += sz
+		}
+	}
+	return nil
+}
+
+// concatRequantize maps UINT8 values to the output's quantization the way
+// TFLite's ConcatenationWithScaling does: in float32, q*scale + bias rounded
+// half away from zero, plus the output zero point, clamped to [0, 255].
+func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
+	for j, q := range src {
+		// The conversion keeps the product a separate float32 rounding step (no FMA).
+		x := float32(float32(q)*r.scale) + r.bias
+		v := int32(math.Round(float64(x))) + outZP
+		dst[j] = uint8(min(max(v, 0), 255))
+	}
+}
+
+// shapeSplitCopy splits in along axis into outs, whose shapes give the sizes
+// of the pieces (TFLite's reference_ops::Split).
+func shapeSplitCopy(in *Tensor, outs []*Tensor, axis int) {
+	esize := in.Type.Size()
+	outer := shapeProd(in.Shape, 0, axis)
+	inner := shapeProd(in.Shape, axis+1, len(in.Shape)) * esize
+	src := in.Data
+	pos := 0
+	for k := range outer {
+		for _, t := range outs {
+			sz := t.Shape[axis] * inner
+			copy(t.Data[k*sz:(k+1)*sz], src[pos:pos+sz])
+			pos += sz
+		}
+	}
+}
+
+// splitParams are SPLIT's options.
+type splitParams struct{ NumSplits int }
+
+// splitOp is SPLIT: input 0 is the axis, input 1 the tensor to cut into
+// NumSplits equal pieces.
+type splitOp struct {
+	p     splitParams
+	shape []int
+}
+
+func newSplitOp(info OpInfo) (Op, error) {
+	var p splitParams
+	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitOptions); ok {
+		var opts schema.SplitOptions
+		opts.Init(tbl.Bytes, tbl.Pos)
+		p.NumSplits = int(opts.NumSplits())
+	}
+	return &splitOp{p: p}, nil
+}
+
+// axis reads and normalizes the axis input.
+func (o *splitOp) axis(n *Node) (int, error) {
+	axisT, in := n.Inputs[0], n.Inputs[1]
+	if axisT.NumElements() < 1 {
+		return 0, fmt.Errorf("SPLIT: axis tensor is empty")
+	}
+	if err := shapeCheckIntTensor("SPLIT", "axis", axisT); err != nil {
+		return 0, err
+	}
+	return shapeNormAxis("SPLIT", int(shapeIntAt(axisT, 0)), len(in.Shape))
+}
+
+// resize sets every output's shape.
+func (o *splitOp) resize(n *Node) error {
+	axis, err := o.axis(n)
+	if err != nil {
+		return err
+	}
+	in := n.Inputs[1]
+	if o.p.NumSplits == 0 || in.Shape[axis]%o.p.NumSplits != 0 {
+		return fmt.Errorf("SPLIT: dimension %d of size %d is not an even split into %d", axis, in.Shape[axis], o.p.NumSplits)
+	}
+	o.shape = append(o.shape[:0], in.Shape...)
+	o.shape[axis] = in.Shape[axis] / o.p.NumSplits
+	for _, out := range n.Outputs {
+		shapeSetOutput(out, o.shape)
+	}
+	return nil
+}
+
+// Prepare checks the node and sizes the outputs, or marks them Dynamic when
+// the axis is not constant.
+func (o *splitOp) Prepare(n *Node) error {
+	if o.p.NumSplits < 1 {
+		return fmt.Errorf("SPLIT: num_splits %d, want at least 1", o.p.NumSplits)
+	}
+	if err := shapeCheckArity(n, "SPLIT", 2, o.p.NumSplits); err != nil {
+		return err
+	}
+	in := n.Inputs[1]
+	if err := shapeCheckType("SPLIT", "input", in.Type, Float32, Uint8, Int8, Int16, Int32); err != nil {
+		return err
+	}
+	for _, out := range n.Outputs {
+		if err := shapeSameType("SPLIT", in, out); err != nil {
+			return err
+		}
+	}
+	if !n.Inputs[0].Const {
+		for _, out := range n.Outputs {
+			out.Dynamic = true
+		}
+		return nil
+	}
+	return o.resize(n)
+}
+
+// Eval copies the pieces.
+func (o *splitOp) Eval(n *Node) error {
+	if !n.Inputs[0].Const {
+		if err := o.resize(n); err != nil {
+			return err
+		}
+	}
+	axis, err := o.axis(n)
+	if err != nil {
+		return err
+	}
+	shapeSplitCopy(n.Inputs[1], n.Outputs, axis)
+	return nil
+}
+
+// splitVParams are SPLIT_V's options.
+type splitVParams struct{ NumSplits int }
+
+// splitVOp is SPLIT_V: input 0 is cut along axis (input 2) into pieces whose
+// sizes input 1 lists; one size may be -1 (the rest).
+type splitVOp struct {
+	p     splitVParams
+	sizes []int
+	shape []int
+}
+
+func newSplitVOp(info OpInfo) (Op, error) {
+	var p splitVParams
+	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitVOptions); ok {
+		var opts schema.SplitVOptions
+		opts.Init(tbl.Bytes, tbl.Pos)
+		p.NumSplits = int(opts.NumSplits())
+	}
+	return &splitVOp{p: p}, nil
+}
+
+// axis reads and normalizes the axis input.
+func (o *splitVOp) axis(n *Node) (int, error) {
+	axisT, in := n.Inputs[2], n.Inputs[0]
+	if axisT.NumElements() < 1 {
+		return 0, fmt.Errorf("SPLIT_V: axis tensor is empty")
+	}
+	if err := shapeCheckIntTensor("SPLIT_V", "axis", axisT); err != nil {
+		return 0, err
+	}
+	return shapeNormAxis("SPLIT_V", int(shapeIntAt(axisT, 0)), len(in.Shape))
+}
+
+// resize resolves the sizes and sets every output's shape.
+func (o *splitVOp) resize(n *Node) error {
+	const op = "SPLIT_V"
+	in, sizesT := n.Inputs[0], n.Inputs[1]
+	if err := shapeCheckIntTensor(op, "size_splits", sizesT); err != nil {
+		return err
+	}
+	axis, err := o.axis(n)
+	if err != nil {
+		return err
+	}
+	o.sizes = o.sizes[:0]
+	minusOne := -1
+	sum := int64(0)
+	for i := range sizesT.NumElements() {
+		v := shapeIntAt(sizesT, i)
+		switch {
+		case v == -1:
+			if minusOne != -1 {
+				return fmt.Errorf("%s: size_splits has more than one -1", op)
+			}
+			minusOne = i
+		case v < 0:
+			return fmt.Errorf("%s: negative size %d in size_splits", op, v)
+		default:
+			sum += v
+		}
+		o.sizes = append(o.sizes, int(v))
+	}
+	dim := int64(in.Shape[axis])
+	if minusOne != -1 {
+		if sum > dim {
+			return fmt.Errorf("%s: size_splits sum %d exceeds dimension %d of size %d", op, sum, axis, dim)
+		}
+		o.sizes[minusOne] = int(dim - sum)
+	} else if sum != dim {
+		return fmt.Errorf("%s: size_splits sum %d differs from dimension %d of size %d", op, sum, axis, dim)
+	}
+	for i, out := range n.Outputs {
+		o.shape = append(o.shape[:0], in.Shape...)
+		o.shape[axis] = o.sizes[i]
+		shapeSetOutput(out, o.shape)
+	}
+	return nil
+}
+
+func (o *splitVOp) constInputs(n *Node) bool { return n.Inputs[1].Const && n.Inputs[2].Const }
+
+// Prepare checks the node and sizes the outputs, or marks them Dynamic when
+// the sizes or the axis are not constant.
+func (o *splitVOp) Prepare(n *Node) error {
+	const op = "SPLIT_V"
+	if o.p.NumSplits < 1 {
+		return fmt.Errorf("%s: num_splits %d, want at least 1", op, o.p.NumSplits)
+	}
+	if err := shapeCheckArity(n, op, 3, o.p.NumSplits); err != nil {
+		return err
+	}
+	in, sizesT := n.Inputs[0], n.Inputs[1]
+	if err := shapeCheckType(op, "input", in.Type, Float32, Uint8, Int16, Int32, Int64, Int8); err != nil {
+		return err
+	}
+	for _, out := range n.Outputs {
+		if err := shapeSameType(op, in, out); err != nil {
+			return err
+		}
+	}
+	if len(sizesT.Shape) != 1 || sizesT.NumElements() != len(n.Outputs) {
+		return fmt.Errorf("%s: size_splits has shape %v, want [%d]", op, sizesT.Shape, len(n.Outputs))
+	}
+	if sizesT.Type != Int32 && sizesT.Type != Int64 {
+		return Unsupported("%s: size_splits type %s", op, sizesT.Type)
+	}
+	if !o.constInputs(n) {
+		for _, out := range n.Outputs {
+			out.Dynamic = true
+		}
+		return nil
+	}
+	return o.resize(n)
+}
+
+// Eval copies the pieces.
+func (o *splitVOp) Eval(n *Node) error {
+	if !o.constInputs(n) {
+		if err := o.resize(n); err != nil {
+			return err
+		}
+	}
+	axis, err := o.axis(n)
+	if err != nil {
+		return err
+	}
+	shapeSplitCopy(n.Inputs[0], n.Outputs, axis)
+	return nil
+}
+
+// packParams are PACK's options.
+type packParams struct{ ValuesCount, Axis int }
+
+// packOp is PACK: it stacks ValuesCount same-shaped tensors along a new axis.
+type packOp struct {
+	p           packParams
+	outer, copy int // outer count and bytes per input chunk
+}
+
+func newPackOp(info OpInfo) (Op, error) {
+	var p packParams
+	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsPackOptions); ok {
+		var opts schema.PackOptions
+		opts.Init(tbl.Bytes, tbl.Pos)
+		p.ValuesCount = int(opts.ValuesCount())
+		p.Axis = int(opts.Axis())
+	}
+	return &packOp{p: p}, nil
+}
+
+// Prepare checks the inputs and sets the output shape.
+func (o *packOp) Prepare(n *Node) error {
+	const op = "PACK"
+	if o.p.ValuesCount < 1 {
+		return fmt.Errorf("%s: values_count %d, want at least 1", op, o.p.ValuesCount)
+	}
+	if err := shapeCheckArity(n, op, o.p.ValuesCount, 1); err != nil {
+		return err
+	}
+	t0, out := n.Inputs[0], n.Outputs[0]
+	rank := len(t0.Shape) + 1
+	axis, err := shapeNormAxis(op, o.p.Axis, rank)
+	if err != nil {
+		return err
+	}
+	if err := shapeCheckType(op, "input", t0.Type, Int32, Float32, Uint8, Int8, Int16, Int64); err != nil {
+		return err
+	}
+	for i, t := range n.Inputs[1:] {
+		if !shapeEqual(t.Shape, t0.Shape) || t.Type != t0.Type {
+			return fmt.Errorf("%s: input %d is %s%v, input 0 is %s%v", op, i+1, t.Type, t.Shape, t0.Type, t0.Shape)
+		}
+	}
+	if err := shapeSameType(op, t0, out); err != nil {
+		return err
+	}
+	for i, t := range n.Inputs {
+		if !shapeSameQuant(t, out) {
+			return fmt.Errorf("%s: input %d quantization (%g, %d) differs from the output's (%g, %d)",
+				op, i, t.Scale(), t.ZeroPoint(), out.Scale(), out.ZeroPoint())
+		}
+	}
+	shape := make([]int, 0, rank)
+	shape = append(shape, t0.Shape[:axis]...)
+	shape = append(shape, o.p.ValuesCount)
+	shape = append(shape, t0.Shape[axis:]...)
+	shapeSetOutput(out, shape)
+	o.outer = shapeProd(shape, 0, axis)
+	o.copy = shapeProd(shape, axis+1, rank) * t0.Type.Size()
+	return nil
+}
+
+// Eval interleaves the inputs.
+func (o *packOp) Eval(n *Node) error {
+	dst := n.Outputs[0].Data
+	count := len(n.Inputs)
+	for i, t := range n.Inputs {
+		for k := range o.outer {
+			at := (k*count + i) * o.copy
+			copy(dst[at:at+o.copy], t.Data[k*o.copy:(k+1)*o.copy])
+		}
+	}
+	return nil
+}
+
+// unpackParams are UNPACK's options.
+type unpackParams struct{ Num, Axis int }
+
+// unpackOp is UNPACK: it slices a tensor along an axis into Num tensors of
+// one rank less.
+type unpackOp struct {
+	p           unpackParams
+	outer, copy int
+}
+
+func newUnpackOp(info OpInfo) (Op, error) {
+	var p unpackParams
+	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsUnpackOptions); ok {
+		var opts schema.UnpackOptions
+		opts.Init(tbl.Bytes, tbl.Pos)
+		p.Num = int(opts.Num())
+		p.Axis = int(opts.Axis())
+	}
+	return &unpackOp{p: p}, nil
+}
+
+// Prepare checks the node and sets every output's shape.
+func (o *unpackOp) Prepare(n *Node) error {
+	const op = "UNPACK"
+	if o.p.Num < 0 {
+		return fmt.Errorf("%s: num %d is negative", op, o.p.Num)
+	}
+	if err := shapeCheckArity(n, op, 1, o.p.Num); err != nil {
+		return err
+	}
+	in := n.Inputs[0]
+	if in.NumElements() <= 0 {
+		return fmt.Errorf("%s: input %v has no elements", op, in.Shape)
+	}
+	axis, err := shapeNormAxis(op, o.p.Axis, len(in.Shape))
+	if err != nil {
+		return err
+	}
+	if err := shapeCheckType(op, "input", in.Type, Int32, Float32, Uint8, Int8, Int16, Bool); err != nil {
+		return err
+	}
+	if in.Shape[axis] != o.p.Num {
+		return fmt.Errorf("%s: num %d differs from dimension %d of %v", op, o.p.Num, axis, in.Shape)
+	}
+	shape := make([]int, 0, len(in.Shape)-1)
+	shape = append(shape, in.Shape[:axis]...)
+	shape = append(shape, in.Shape[axis+1:]...)
+	for i, out := range n.Outputs {
+		if err := shapeSameType(op, in, out); err != nil {
+			return err
+		}
+		if !shapeSameQuant(in, out) {
+			return fmt.Errorf("%s: output %d quantization (%g, %d) differs from the input's (%g, %d)",
+				op, i, out.Scale(), out.ZeroPoint(), in.Scale(), in.ZeroPoint())
+		}
+		shapeSetOutput(out, shape)
+	}
+	o.outer = shapeProd(in.Shape, 0, axis)
+	o.copy = shapeProd(in.Shape, axis+1, len(in.Shape)) * in.Type.Size()
+	return nil
+}
+
+// Eval scatters the input's slices into the outputs.
+func (o *unpackOp) Eval(n *Node) error {
+	src := n.Inputs[0].Data
+	count := len(n.Outputs)
+	for i, t := range n.Outputs {
+		for k := range o.outer {
+			at := (k*count + i) * o.copy
+			copy(t.Data[k*o.copy:(k+1)*o.copy], src[at:at+o.copy])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package modelbuild_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"unsafe"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/modelbuild"
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/shared"
+)
+
+func TestBuildTinyModel(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", kernels.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
+	w := b.Const("w", kernels.Float32, []int{2}, []byte{0, 0, 128, 63, 0, 0, 0, 64})
+	out := b.Tensor("out", kernels.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
+	b.Op(schema.BuiltinOperatorADD, 1, []int{in, w}, []int{out},
+		modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: schema.ActivationFunctionTypeRELU}))
+	b.CustomOp("my-op", 2, []int{out}, []int{out}, []byte{1, 2, 3})
+	b.Inputs(in)
+	b.Outputs(out)
+
+	m, err := core.NewModel(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg := m.Subgraphs[0]
+	if len(sg.Tensors) != 3 || len(sg.Operators) != 2 || sg.Inputs[0] != in || sg.Outputs[0] != out {
+		t.Fatalf("subgraph = %+v", sg)
+	}
+	if q := sg.Tensors[in].Quant; q == nil || q.Scale[0] != 0.5 || q.ZeroPoint[0] != 3 {
+		t.Errorf("quantization = %+v", q)
+	}
+	data := m.Buffer(sg.Tensors[w].Buffer)
+	if !bytes.Equal(data, []byte{0, 0, 128, 63, 0, 0, 0, 64}) {
+		t.Errorf("const data = %v", data)
+	}
+	if uintptr(unsafe.Pointer(&data[0]))%16 != 0 {
+		t.Error("constant buffer is not 16-byte aligned")
+	}
+	if oc := m.OpCodeOf(&sg.Operators[1]); oc.Custom != "my-op" || oc.Version != 2 || !bytes.Equal(sg.Operators[1].CustomOptions, []byte{1, 2, 3}) {
+		t.Errorf("custom op = %+v", oc)
+	}
+	if oc := m.OpCodeOf(&sg.Operators[0]); oc.Builtin != schema.BuiltinOperatorADD {
+		t.Errorf("builtin op = %+v", oc)
+	}
+}
+
+// TestRoundTripRealModel unpacks a real model and packs it again: every
+// table must survive.
+func TestRoundTripRealModel(t *testing.T) {
+	raw, err := os.ReadFile(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := core.NewModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := core.NewModel(modelbuild.Pack(schema.GetRootAsModel(raw, 0).UnPack()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := orig.Subgraphs[0], again.Subgraphs[0]
+	if len(a.Tensors) != len(b.Tensors) || len(a.Operators) != len(b.Operators) {
+		t.Fatalf("tables differ: %d/%d tensors, %d/%d ops", len(a.Tensors), len(b.Tensors), len(a.Operators), len(b.Operators))
+	}
+	for i := range a.Tensors {
+		ta, tb := a.Tensors[i], b.Tensors[i]
+		if ta.Name != tb.Name || ta.Type != tb.Type || !bytes.Equal(orig.Buffer(ta.Buffer), again.Buffer(tb.Buffer)) {
+			t.Errorf("tensor %d differs", i)
+		}
+	}
+	for i := range a.Operators {
+		if orig.OpCodeOf(&a.Operators[i]) != again.OpCodeOf(&b.Operators[i]) {
+			t.Errorf("op %d: %+v vs %+v", i, orig.OpCodeOf(&a.Operators[i]), again.OpCodeOf(&b.Operators[i]))
+		}
+	}
+}

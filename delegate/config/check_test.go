@@ -1,0 +1,278 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestDefaultCapabilitiesValid(t *testing.T) {
+	if err := DefaultCapabilities().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapabilitiesValidate(t *testing.T) {
+	c := DefaultCapabilities().With(
+		"gpu_settings.is_precision_loss_allowed", // fine
+		"cpu_settings.threads",                   // no such field
+		"delegate.value",                         // beneath a scalar
+		"tflite_settings.delegate",               // paths are relative to TFLiteSettings
+	)
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`"cpu_settings.threads"`, `"delegate.value"`, `"tflite_settings.delegate"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "is_precision_loss_allowed") {
+		t.Errorf("error %q names a valid path", err)
+	}
+}
+
+func TestCapabilitiesWithDoesNotAlias(t *testing.T) {
+	base := DefaultCapabilities()
+	a := base.With("gpu_settings")
+	b := base.With("hexagon_settings")
+	if a.Honoured[len(a.Honoured)-1] != "gpu_settings" || b.Honoured[len(b.Honoured)-1] != "hexagon_settings" {
+		t.Errorf("With shares storage: %v, %v", a.Honoured, b.Honoured)
+	}
+	if len(base.Honoured) != len(DefaultCapabilities().Honoured) {
+		t.Error("With changed its receiver")
+	}
+}
+
+func paths(issues []Issue) []string {
+	var out []string
+	for _, i := range issues {
+		out = append(out, i.Path)
+	}
+	return out
+}
+
+// TestCheckNested sets a GPU field and a Hexagon field beside honoured
+// settings: both come back with their full paths, nothing else does.
+func TestCheckNested(t *testing.T) {
+	s := coralTFLite()
+	s.GpuSettings = &GPUSettings{IsPrecisionLossAllowed: proto.Bool(true)}
+	s.HexagonSettings = &HexagonSettings{PowersaveLevel: proto.Int32(2)}
+	issues := Check(s, DefaultCapabilities())
+	want := []Issue{
+		{Path: "tflite_settings.gpu_settings.is_precision_loss_allowed", Severity: Warning,
+			Reason: "tflite_settings.gpu_settings is not the selected delegate's (EDGETPU_CORAL); TFLite ignores it too"},
+		{Path: "tflite_settings.hexagon_settings.powersave_level", Severity: Warning,
+			Reason: "tflite_settings.hexagon_settings is not the selected delegate's (EDGETPU_CORAL); TFLite ignores it too"},
+	}
+	if !reflect.DeepEqual(issues, want) {
+		t.Errorf("Check = %v\nwant %v", issues, want)
+	}
+	if err := Err(issues); err != nil {
+		t.Errorf("Err(warnings only) = %v", err)
+	}
+	if got := issues[0].String(); !strings.HasPrefix(got, "warning: delego ignores tflite_settings.gpu_settings.is_precision_loss_allowed (") {
+		t.Errorf("String() = %q", got)
+	}
+
+	// Selected, the GPU's precision setting changes the numbers: an error.
+	s.Delegate = Delegate_GPU.Enum()
+	issues = Check(s, DefaultCapabilities())
+	if len(issues) != 2 || issues[0].Path != "tflite_settings.gpu_settings.is_precision_loss_allowed" || issues[0].Severity != Error {
+		t.Fatalf("Check with delegate GPU = %v; want the GPU field first, as an error", issues)
+	}
+	if issues[1].Severity != Warning {
+		t.Errorf("Hexagon field = %v; want a warning", issues[1])
+	}
+	err := Err(issues)
+	if !errors.Is(err, ErrNotHonoured) || !strings.Contains(err.Error(), "tflite_settings.gpu_settings.is_precision_loss_allowed") ||
+		strings.Contains(err.Error(), "hexagon") {
+		t.Errorf("Err = %v; want ErrNotHonoured naming the GPU field only", err)
+	}
+
+	// Once a delegate honours them, they are no issue.
+	if issues := Check(s, DefaultCapabilities().With("gpu_settings", "hexagon_settings.powersave_level")); len(issues) != 0 {
+		t.Errorf("Check with GPU and Hexagon honoured = %v", issues)
+	}
+}
+
+func TestCheckSeverities(t *testing.T) {
+	cases := []struct {
+		name string
+		s    *TFLiteSettings
+		c    Capabilities
+		want []Issue
+	}{
+		{"nothing set", &TFLiteSettings{}, DefaultCapabilities(), nil},
+		{"all honoured", coralTFLite(), DefaultCapabilities(), nil},
+		{"empty honoured messages", &TFLiteSettings{CpuSettings: &CPUSettings{}, FallbackSettings: &FallbackSettings{}, CoralSettings: &CoralSettings{}},
+			DefaultCapabilities(), nil},
+		{"empty unhonoured message", &TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{}}, DefaultCapabilities(),
+			[]Issue{{Path: "tflite_settings.gpu_settings", Severity: Warning}}},
+		{"GPU quantized inference, selected",
+			&TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{EnableQuantizedInference: proto.Bool(false), ForceBackend: GPUBackend_OPENGL.Enum()}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.gpu_settings.enable_quantized_inference", Severity: Error, Reason: "it sets the delegate's arithmetic; ignoring it would silently change the numbers"},
+				{Path: "tflite_settings.gpu_settings.force_backend", Severity: Warning},
+			}},
+		{"NNAPI fp16 and deprecated fallback, selected",
+			&TFLiteSettings{Delegate: Delegate_NNAPI.Enum(), NnapiSettings: &NNAPISettings{
+				AcceleratorName:           proto.String("google-edgetpu"),
+				FallbackSettings:          &FallbackSettings{AllowAutomaticFallbackOnExecutionError: proto.Bool(false)},
+				AllowFp16PrecisionForFp32: proto.Bool(true),
+			}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.nnapi_settings.accelerator_name", Severity: Warning},
+				{Path: "tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error", Severity: Error,
+					Reason: "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"},
+				{Path: "tflite_settings.nnapi_settings.allow_fp16_precision_for_fp32", Severity: Error,
+					Reason: "it sets the delegate's arithmetic; ignoring it would silently change the numbers"},
+			}},
+		{"Edge TPU (Pixel) lists, selected",
+			&TFLiteSettings{Delegate: Delegate_EDGETPU.Enum(), EdgetpuSettings: &EdgeTpuSettings{
+				InactivePowerConfigs: []*EdgeTpuInactivePowerConfig{
+					{InactivePowerState: EdgeTpuPowerState_READY.Enum()},
+					{},
+					{InactiveTimeoutUs: proto.Int64(1000)},
+				},
+				EdgetpuDeviceSpec: &EdgeTpuDeviceSpec{DevicePaths: []string{"/dev/apex_0"}},
+			}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.edgetpu_settings.inactive_power_configs[0].inactive_power_state", Severity: Warning},
+				{Path: "tflite_settings.edgetpu_settings.inactive_power_configs[1]", Severity: Warning},
+				{Path: "tflite_settings.edgetpu_settings.inactive_power_configs[2].inactive_timeout_us", Severity: Warning},
+				{Path: "tflite_settings.edgetpu_settings.edgetpu_device_spec.device_paths", Severity: Warning},
+			}},
+		{"list element field honoured",
+			&TFLiteSettings{EdgetpuSettings: &EdgeTpuSettings{InactivePowerConfigs: []*EdgeTpuInactivePowerConfig{
+				{InactivePowerState: EdgeTpuPowerState_READY.Enum(), InactiveTimeoutUs: proto.Int64(5)},
+			}}},
+			DefaultCapabilities().With("edgetpu_settings.inactive_power_configs.inactive_power_state"),
+			[]Issue{{Path: "tflite_settings.edgetpu_settings.inactive_power_configs[0].inactive_timeout_us", Severity: Warning,
+				Reason: "tflite_settings.edgetpu_settings is not the selected delegate's (NONE); TFLite ignores it too"}}},
+		{"placement settings not honoured",
+			&TFLiteSettings{Delegate: Delegate_XNNPACK.Enum(), MaxDelegatedPartitions: proto.Int32(1),
+				FallbackSettings: &FallbackSettings{AllowAutomaticFallbackOnCompilationError: proto.Bool(true)},
+				CpuSettings:      &CPUSettings{NumThreads: proto.Int32(4)}},
+			Capabilities{},
+			[]Issue{
+				{Path: "tflite_settings.delegate", Severity: Error, Reason: "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"},
+				{Path: "tflite_settings.cpu_settings.num_threads", Severity: Warning},
+				{Path: "tflite_settings.max_delegated_partitions", Severity: Error, Reason: "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"},
+				{Path: "tflite_settings.fallback_settings.allow_automatic_fallback_on_compilation_error", Severity: Error, Reason: "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"},
+			}},
+		{"undefined enum value in an honoured field",
+			&TFLiteSettings{Delegate: Delegate(42).Enum(), CoralSettings: &CoralSettings{Performance: CoralSettings_Performance(9).Enum()}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.delegate", Severity: Error, Reason: "tflite_settings.delegate: 42 is not a value of tflite.proto.Delegate"},
+				{Path: "tflite_settings.coral_settings.performance", Severity: Error, Reason: "tflite_settings.coral_settings.performance: 9 is not a value of tflite.proto.CoralSettings.Performance"},
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Check(tc.s, tc.c)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Check = %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckUnknownFields(t *testing.T) {
+	s := &TFLiteSettings{CoralSettings: &CoralSettings{Device: proto.String("usb")}}
+	var raw []byte
+	raw = protowire.AppendTag(raw, 99, protowire.VarintType)
+	raw = protowire.AppendVarint(raw, 1)
+	s.CoralSettings.ProtoReflect().SetUnknown(raw)
+	got := Check(s, DefaultCapabilities())
+	want := []Issue{{Path: "tflite_settings.coral_settings.#99", Severity: Error,
+		Reason: "field number 99 (varint) at tflite_settings.coral_settings is not in configuration.proto"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Check = %v\nwant %v", got, want)
+	}
+}
+
+func TestCheckCompute(t *testing.T) {
+	cs := coralCompute()
+	cs.TfliteSettings.GpuSettings = &GPUSettings{IsPrecisionLossAllowed: proto.Bool(false)}
+	got := paths(CheckCompute(cs, DefaultCapabilities()))
+	want := []string{
+		"preference",
+		"tflite_settings.gpu_settings.is_precision_loss_allowed",
+		"model_namespace_for_statistics",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CheckCompute paths = %q\nwant %q", got, want)
+	}
+	if err := Err(CheckCompute(cs, DefaultCapabilities())); err != nil {
+		t.Errorf("Err = %v; LOW_LATENCY and an unselected GPU's settings are warnings", err)
+	}
+
+	// FORCE_CPU ignored would run nodes on the delegate.
+	cs.Preference = ExecutionPreference_FORCE_CPU.Enum()
+	issues := CheckCompute(cs, DefaultCapabilities())
+	if issues[0].Path != "preference" || issues[0].Severity != Error {
+		t.Errorf("FORCE_CPU: %v; want an error", issues[0])
+	}
+
+	// Settings from a file check the same whichever message held them.
+	s := &Settings{TFLite: cs.TfliteSettings, Compute: cs}
+	if !reflect.DeepEqual(s.Check(DefaultCapabilities()), issues) {
+		t.Error("Settings.Check differs from CheckCompute")
+	}
+	s = &Settings{TFLite: cs.TfliteSettings}
+	if !reflect.DeepEqual(s.Check(DefaultCapabilities()), Check(cs.TfliteSettings, DefaultCapabilities())) {
+		t.Error("Settings.Check differs from Check")
+	}
+	if Check(nil, DefaultCapabilities()) != nil || CheckCompute(nil, DefaultCapabilities()) != nil {
+		t.Error("nil settings have issues")
+	}
+}
+
+// TestCheckLoaded runs Check on settings as Load returns them.
+func TestCheckLoaded(t *testing.T) {
+	data := []byte(`{
+		"delegate": "EDGETPU_CORAL",
+		"coral_settings": {"device": "usb", "firmwarePath": "/tmp/fw.bin"},
+		"gpu_settings": {"is_precision_loss_allowed": true},
+		"hexagon_settings": {"print_graph_profile": true}
+	}`)
+	s, err := Load(writeFile(t, "s.json", data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := paths(s.Check(DefaultCapabilities()))
+	want := []string{"tflite_settings.gpu_settings.is_precision_loss_allowed", "tflite_settings.hexagon_settings.print_graph_profile"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("paths = %q, want %q", got, want)
+	}
+	if s.TFLite.GetCoralSettings().GetFirmwarePath() != "/tmp/fw.bin" {
+		t.Errorf("firmware_path = %q", s.TFLite.GetCoralSettings().GetFirmwarePath())
+	}
+}
+
+func TestStripIndexes(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                 "",
+		"a.b":              "a.b",
+		"a[0].b[12].c":     "a.b.c",
+		"a.[x.y].b":        "a.[x.y].b",
+		"a[]":              "a[]",
+		"a[3":              "a[3",
+		"a.list[7]":        "a.list",
+		"[pkg.ext][2].val": "[pkg.ext].val",
+	} {
+		if got := stripIndexes(in); got != want {
+			t.Errorf("stripIndexes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

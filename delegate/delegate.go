@@ -1,0 +1,143 @@
+// Package delegate is the contract between delego's interpreter and the
+// delegates that run parts of a graph elsewhere (XNNPACK, a GPU, an Edge TPU,
+// or delego's own kernels in another process): what a delegate declares it
+// supports (Support, data rather than code), how it is handed a partition
+// (a standalone .tflite flatbuffer) and runs it (Executable), and the single
+// place where falling back to the CPU is decided (Fallback).
+//
+// An in-process delegate and a plugin process behind delegate/plugin satisfy
+// the same interface; the interpreter cannot tell them apart.
+package delegate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/delegate/config"
+)
+
+// Delegate runs partitions of a graph.
+type Delegate interface {
+	// Name is the delegate's name, e.g. "xnnpack"; it is what
+	// TFLiteSettings.delegate and --delegate select.
+	Name() string
+	// Support declares the ops, versions and types the delegate accepts.
+	Support(ctx context.Context) (*Support, error)
+	// Compile prepares a partition to run. Constants cross here, once.
+	Compile(ctx context.Context, p *Partition) (Executable, error)
+	// Close releases the delegate (for a plugin, its process).
+	Close() error
+}
+
+// Checker is the optional finer support check: the host calls it once per
+// model with every node that passed the declared Support, never once per node.
+type Checker interface {
+	// CheckNodes returns one verdict per node, in order. model is the whole
+	// .tflite file; nodes index its primary subgraph's operators.
+	CheckNodes(ctx context.Context, model []byte, nodes []int) ([]Verdict, error)
+}
+
+// Verdict is a delegate's answer for one node.
+type Verdict struct {
+	Accept bool
+	// Reason says why not, when Accept is false.
+	Reason string
+}
+
+// Partition is what a delegate compiles: a standalone model whose primary
+// subgraph holds the partition's nodes, its constants, and its boundary
+// tensors as the subgraph's inputs and outputs.
+type Partition struct {
+	// Model is the partition as a .tflite flatbuffer.
+	Model []byte
+	// Settings configure the delegate (its own message inside, e.g.
+	// Settings.XnnpackSettings); nil means defaults.
+	Settings *config.TFLiteSettings
+}
+
+// Executable is a compiled partition.
+type Executable interface {
+	// Invoke reads inputs (the partition's inputs, in order) and writes
+	// outputs in place: same shapes, same Data slices. It must not change
+	// inputs. An error, or outputs left in another shape, is an execution
+	// error subject to FallbackSettings.
+	Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error
+	// Close releases what Compile made.
+	Close() error
+}
+
+// Support declares what a delegate accepts, op by op.
+type Support struct {
+	Builtins map[schema.BuiltinOperator]OpSupport
+	Custom   map[string]OpSupport
+}
+
+// OpSupport is the support for one op.
+type OpSupport struct {
+	Versions kernels.VersionRange
+	// Types lists the element types accepted for every non-constant input
+	// and output tensor of the node; empty accepts any.
+	Types []kernels.DType
+}
+
+// NodeView is what Support.Check needs to know of a node.
+type NodeView struct {
+	Op      schema.BuiltinOperator
+	Custom  string
+	Name    string // printable op name
+	Version int
+	// Types are the element types of the node's non-constant tensors.
+	Types []kernels.DType
+}
+
+// Check applies the declared support to one node: op, version range (a
+// version above the range is never accepted: the forward-compatibility rule
+// of TFLite's op versioning) and tensor types.
+func (s *Support) Check(delegate string, n NodeView) Verdict {
+	var (
+		op OpSupport
+		ok bool
+	)
+	if s != nil {
+		if n.Op == schema.BuiltinOperatorCUSTOM {
+			op, ok = s.Custom[n.Custom]
+		} else {
+			op, ok = s.Builtins[n.Op]
+		}
+	}
+	switch {
+	case !ok:
+		return Verdict{Reason: fmt.Sprintf("%s v%d: %s does not support this op", n.Name, n.Version, delegate)}
+	case !op.Versions.Contains(n.Version):
+		return Verdict{Reason: fmt.Sprintf("%s v%d: %s accepts %s", n.Name, n.Version, delegate, op.Versions)}
+	}
+	if len(op.Types) > 0 {
+		for _, t := range n.Types {
+			if !slices.Contains(op.Types, t) {
+				return Verdict{Reason: fmt.Sprintf("%s v%d: %s does not accept %s tensors", n.Name, n.Version, delegate, t)}
+			}
+		}
+	}
+	return Verdict{Accept: true}
+}
+
+// Unavailable returns a stand-in for a delegate that cannot be had here (an
+// unknown name, a plugin that will not start): its Support fails with err,
+// which the interpreter treats as a compilation error subject to fallback.
+func Unavailable(name string, err error) Delegate { return unavailable{name, err} }
+
+type unavailable struct {
+	name string
+	err  error
+}
+
+func (u unavailable) Name() string { return u.name }
+
+func (u unavailable) Support(context.Context) (*Support, error) { return nil, u.err }
+
+func (u unavailable) Compile(context.Context, *Partition) (Executable, error) { return nil, u.err }
+
+func (u unavailable) Close() error { return nil }

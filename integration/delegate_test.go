@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/plugins/cpu"
+)
+
+// TestGoldenThroughCPUDelegate runs every golden case with the in-process
+// cpu delegate taking the whole graph: the partition travels as a
+// standalone .tflite and must give the same bytes.
+func TestGoldenThroughCPUDelegate(t *testing.T) {
+	for _, c := range shared.GoldenCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			m, err := core.LoadModel(shared.Model(t, c.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{cpu.New()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			plan := it.Plan()
+			if plan == nil || len(plan.CPUNodes) != 0 || len(plan.Partitions) != 1 {
+				t.Fatalf("plan should hold one cpu partition and no CPU nodes:\n%s", plan.Explain())
+			}
+			if err := it.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+			in := shared.ReadGolden(t, c.InputFile)
+			for i, gi := range c.Inputs {
+				if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := it.Invoke(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var got []byte
+			for i := 0; i < it.NumOutputs(); i++ {
+				got = append(got, it.Output(i).Data()...)
+			}
+			if err := compareOutputs(c, got, shared.ReadGolden(t, c.OutputFile)); err != nil {
+				t.Error(err)
+			}
+			if ev := it.Fallbacks(); len(ev) != 0 {
+				t.Errorf("unexpected fallbacks: %v", ev)
+			}
+		})
+	}
+}

@@ -1,0 +1,121 @@
+// Package shared locates the project's shared test data (models, golden
+// outputs) that sits beside the repository as ../shared, or wherever the
+// DELEGO_SHARED environment variable points.
+package shared
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Dir returns the shared directory: $DELEGO_SHARED, else the "shared" folder
+// beside the module root (found by walking up from the working directory to go.mod).
+func Dir() (string, error) {
+	if d := os.Getenv("DELEGO_SHARED"); d != "" {
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			s := filepath.Join(d, "..", "shared")
+			if _, err := os.Stat(s); err != nil {
+				return "", fmt.Errorf("shared data not found at %s (set DELEGO_SHARED): %w", s, err)
+			}
+			return filepath.Clean(s), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+	}
+}
+
+// Path joins elements onto the shared directory, failing the test when the
+// directory is missing: the shared data is part of the test set-up, never optional.
+func Path(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	d, err := Dir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(append([]string{d}, elem...)...)
+}
+
+// Model returns the path of a model in shared/models.
+func Model(tb testing.TB, name string) string { return Path(tb, "models", name) }
+
+// GoldenTensor describes one tensor of a golden case.
+type GoldenTensor struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Shape  []int  `json:"shape"`
+	Bytes  int    `json:"bytes"`
+	Offset int    `json:"offset"`
+}
+
+// GoldenCase is one golden case: a model, its input bytes and TFLite 2.9's outputs.
+type GoldenCase struct {
+	Name          string         `json:"case"`
+	Model         string         `json:"model"`
+	InputFile     string         `json:"input_file"`
+	OutputFile    string         `json:"output_file"`
+	XNNPackOutput string         `json:"xnnpack_output_file"`
+	Invoke2Output string         `json:"output_invoke2_file"`
+	Inputs        []GoldenTensor `json:"inputs"`
+	Outputs       []GoldenTensor `json:"outputs"`
+}
+
+// Float reports whether the case's outputs are float32 (compared with a tolerance).
+func (c GoldenCase) Float() bool {
+	for _, o := range c.Outputs {
+		if o.Type == "FLOAT32" {
+			return true
+		}
+	}
+	return false
+}
+
+// GoldenCases reads every case listed in shared/golden/manifest.json.
+func GoldenCases(tb testing.TB) []GoldenCase {
+	tb.Helper()
+	var manifest struct {
+		Cases []string `json:"cases"`
+	}
+	readJSON(tb, Path(tb, "golden", "manifest.json"), &manifest)
+	if len(manifest.Cases) == 0 {
+		tb.Fatal("golden manifest lists no cases")
+	}
+	out := make([]GoldenCase, len(manifest.Cases))
+	for i, name := range manifest.Cases {
+		readJSON(tb, Path(tb, "golden", name+".json"), &out[i])
+		out[i].Name = name
+	}
+	return out
+}
+
+// ReadGolden reads a file of shared/golden.
+func ReadGolden(tb testing.TB, file string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, "golden", file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func readJSON(tb testing.TB, path string, v any) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+}

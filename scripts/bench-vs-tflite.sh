@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bench-vs-tflite.sh: delego and the real TensorFlow Lite 2.9 on the same
+# model, same thread count, in one run, and the ratio of their median
+# latencies. Sets up the reference harness from ../shared/tools/tflite-ref on
+# first use (needs npm; the library is kept in .tflite-ref/, never committed).
+#
+#   scripts/bench-vs-tflite.sh [MODEL] [RUNS] [THREADS]
+#   default: ../shared/models/mobilenet_v2_1.0_224_quant.tflite 20 1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=${1:-../shared/models/mobilenet_v2_1.0_224_quant.tflite}
+RUNS=${2:-20}
+THREADS=${3:-1}
+REF=${DELEGO_TFLITE_REF:-$PWD/.tflite-ref}
+
+if [ ! -x "$REF/bin/tflbench" ]; then
+  bash ../shared/tools/tflite-ref/setup.sh "$REF" >&2
+fi
+mkdir -p bin
+go build -o bin/delego ./cmd/delego
+
+# Alternate the two so that machine noise hits both alike.
+dl=$(mktemp); tf=$(mktemp); trap 'rm -f "$dl" "$tf"' EXIT
+for round in 1 2 3; do
+  bin/delego bench "$MODEL" --runs "$RUNS" --warmup 2 --threads "$THREADS" --json >"$dl.$round"
+  "$REF/bin/tflbench" -w 2 "$MODEL" seed:1 "$THREADS" 0 "$RUNS" >"$tf.$round"
+done
+python3 - "$MODEL" "$THREADS" "$dl" "$tf" <<'PY'
+import json, re, sys, statistics
+model, threads, dl, tf = sys.argv[1:]
+d = [json.load(open(f"{dl}.{r}"))["median_ms"] for r in (1, 2, 3)]
+t = []
+for r in (1, 2, 3):
+    m = re.search(r"median[^0-9]*([0-9.]+)", open(f"{tf}.{r}").read())
+    t.append(float(m.group(1)))
+dm, tm = statistics.median(d), statistics.median(t)
+print(f"model {model}, {threads} thread(s)")
+print(f"delego median of medians : {dm:.2f} ms  {d}")
+print(f"TFLite 2.9 median        : {tm:.2f} ms  {t}")
+print(f"ratio delego/TFLite      : {dm/tm:.2f}x")
+PY

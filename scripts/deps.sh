@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# deps.sh: install what delego needs on a Debian machine that already has Go.
+# Installs only the packages that are missing; safe to run again.
+set -euo pipefail
+
+# Debian packages delego builds or tests against. The build itself needs none
+# of them today; later delegates (xnnpack, edgetpu) link against these.
+PACKAGES=(gcc pkg-config)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "deps.sh: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+command -v go >/dev/null || { echo "deps.sh: Go is required (https://go.dev/dl/)" >&2; exit 1; }
+go mod download

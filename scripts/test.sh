@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# test.sh: the whole test suite, as CI runs it. Installs what the tests need,
+# then vets and tests every package and fuzzes the model loader briefly.
+#   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (default 20s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+test -d ../shared/models || { echo "test.sh: ../shared (models, golden outputs) must sit beside the repository" >&2; exit 1; }
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "test.sh: gofmt would change: $unformatted" >&2; exit 1; fi
+go vet ./...
+go test -count=1 -timeout 20m ./...
+go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-20s}" ./core
