@@ -1,10 +1,12 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/delego/delego/core/schema"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -89,6 +91,7 @@ type Pool struct {
 	workers        int     // goroutines Eval uses
 	acc            []int32 // one accumulator per channel and worker
 	facc           []float32
+	lanes          []uint64 // packed 16-bit sums of 8-bit averages, per worker
 }
 
 func newPoolFactory(kind PoolKind) func(OpInfo) (Op, error) {
@@ -160,6 +163,9 @@ func (p *Pool) Prepare(n *Node) error {
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
 		p.acc = poolGrow(p.acc, c*p.workers)
+		if in.Type != Int16 {
+			p.lanes = poolGrow(p.lanes, c/8*2*p.workers)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Kind, err)
@@ -255,141 +261,266 @@ func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
 	o := lo * outW * c
 	for r := lo; r < hi; r++ {
 		b, oy := r/outH, r%outH
-		{
-			for ox := range outW {
-				win, originY, originX := p.window(oy, ox, h, w)
-				count := (win.y1 - win.y0) * (win.x1 - win.x0)
-				switch p.Kind {
-				case PoolMax:
-					for i := range acc {
-						acc[i] = -math.MaxFloat32
-					}
-				default:
-					clear(acc)
+		for ox := range outW {
+			win, originY, originX := p.window(oy, ox, h, w)
+			count := (win.y1 - win.y0) * (win.x1 - win.x0)
+			if p.Kind == PoolMax {
+				for i := range acc {
+					acc[i] = -math.MaxFloat32
 				}
-				for fy := win.y0; fy < win.y1; fy++ {
-					row := ((b*h+originY+fy)*w + originX) * c
-					for fx := win.x0; fx < win.x1; fx++ {
-						px := src[row+fx*c : row+fx*c+c]
-						switch p.Kind {
-						case PoolAverage:
-							for i, v := range px {
-								acc[i] += v
-							}
-						case PoolMax:
-							for i, v := range px {
-								if v > acc[i] {
-									acc[i] = v
-								}
-							}
-						case PoolL2:
-							for i, v := range px {
-								acc[i] += float32(v * v)
-							}
-						}
-					}
-				}
-				res := dst[o : o+c]
+			} else {
+				clear(acc)
+			}
+			for fy := win.y0; fy < win.y1; fy++ {
+				row := ((b*h+originY+fy)*w + originX) * c
+				span := src[row+win.x0*c : row+win.x1*c]
 				switch p.Kind {
 				case PoolAverage:
-					if count <= 0 {
-						return errPoolEmptyWindow
-					}
-					fc := float32(count)
-					for i, v := range acc {
-						res[i] = ClampF32(v/fc, p.fMin, p.fMax)
-					}
+					poolSpanAdd(acc, span)
 				case PoolMax:
-					for i, v := range acc {
-						res[i] = ClampF32(v, p.fMin, p.fMax)
-					}
+					poolSpanMax(acc, span)
 				case PoolL2:
-					// TFLite multiplies the sum of squares by 1/count, then
-					// takes the square root.
-					inv := 1 / float32(count)
-					for i, v := range acc {
-						res[i] = ClampF32(float32(math.Sqrt(float64(float32(v*inv)))), p.fMin, p.fMax)
-					}
+					poolSpanSquares(acc, span)
 				}
-				o += c
 			}
+			res := dst[o : o+c]
+			switch p.Kind {
+			case PoolAverage:
+				if count <= 0 {
+					return errPoolEmptyWindow
+				}
+				fc := float32(count)
+				for i, v := range acc {
+					res[i] = ClampF32(v/fc, p.fMin, p.fMax)
+				}
+			case PoolMax:
+				for i, v := range acc {
+					res[i] = ClampF32(v, p.fMin, p.fMax)
+				}
+			case PoolL2:
+				// TFLite multiplies the sum of squares by 1/count, then
+				// takes the square root.
+				inv := 1 / float32(count)
+				for i, v := range acc {
+					res[i] = ClampF32(float32(math.Sqrt(float64(float32(v*inv)))), p.fMin, p.fMax)
+				}
+			}
+			o += c
 		}
 	}
 	return nil
+}
+
+// poolSpanAdd adds the pixels of span (consecutive runs of len(acc)
+// channels) into acc.
+func poolSpanAdd(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += v
+		}
+	}
+}
+
+// poolSpanMax keeps in acc the largest value of each channel in span.
+func poolSpanMax(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] = max(a[i], v)
+		}
+	}
+}
+
+// poolSpanSquares adds the squared pixels of span into acc.
+func poolSpanSquares(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += float32(v * v)
+		}
+	}
 }
 
 type poolInt interface{ ~uint8 | ~int8 | ~int16 }
 
 func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
 	c := inShape[3]
+	nl := c / 8 * 2
 	return poolParallel(p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
-		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lo, hi)
+		var lanes []uint64
+		if len(p.lanes) > 0 {
+			lanes = p.lanes[worker*nl : (worker+1)*nl]
+		}
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lanes, lo, hi)
 	})
 }
 
 // poolEvalIntRows pools output rows [rlo, rhi), counted over batch and height.
-func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, rlo, rhi int) error {
+func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, lanes []uint64, rlo, rhi int) error {
 	h, w, c := inShape[1], inShape[2], inShape[3]
 	outH, outW := outShape[1], outShape[2]
 	lo, hi := p.actMin, p.actMax
-	var minT int32
-	switch any(dst).(type) {
+	minT, maxAbs := int32(0), int64(math.MaxUint8)
+	var bytes []byte // the 8-bit input as bytes, for the packed sums
+	var flip uint64  // makes int8 bytes unsigned (v+128)
+	switch v := any(src).(type) {
 	case []int8:
-		minT = math.MinInt8
+		minT, maxAbs = math.MinInt8, 128
+		bytes, flip = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), 0x8080808080808080
+	case []uint8:
+		bytes = v
 	case []int16:
-		minT = math.MinInt16
+		minT, maxAbs = math.MinInt16, 32768
 	}
 	o := rlo * outW * c
 	for r := rlo; r < rhi; r++ {
 		b, oy := r/outH, r%outH
-		{
-			for ox := range outW {
-				win, originY, originX := p.window(oy, ox, h, w)
-				count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
-				if p.Kind == PoolMax {
-					for i := range acc {
-						acc[i] = minT
-					}
-				} else {
-					clear(acc)
+		for ox := range outW {
+			win, originY, originX := p.window(oy, ox, h, w)
+			count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
+			packed := p.Kind == PoolAverage && len(lanes) > 0 && count <= 257
+			if p.Kind == PoolMax {
+				for i := range acc {
+					acc[i] = minT
 				}
-				for fy := win.y0; fy < win.y1; fy++ {
-					row := ((b*h+originY+fy)*w + originX) * c
-					for fx := win.x0; fx < win.x1; fx++ {
-						px := src[row+fx*c : row+fx*c+c]
-						if p.Kind == PoolMax {
-							for i, v := range px {
-								acc[i] = max(acc[i], int32(v))
-							}
-						} else {
-							for i, v := range px {
-								acc[i] += int32(v)
-							}
+			} else {
+				clear(acc)
+				clear(lanes)
+			}
+			for fy := win.y0; fy < win.y1; fy++ {
+				row := ((b*h+originY+fy)*w + originX) * c
+				span := src[row+win.x0*c : row+win.x1*c]
+				switch {
+				case p.Kind == PoolMax:
+					poolSpanMaxInt(acc, span)
+				case packed:
+					g := len(lanes) / 2 * 8 // channels summed in lanes
+					poolSpanAddPacked(lanes, bytes[row+win.x0*c:row+win.x1*c], c, flip)
+					if g < c {
+						for k := 0; k+c <= len(span); k += c {
+							poolSpanAddInt(acc[g:], span[k+g:k+c])
 						}
 					}
+				default:
+					poolSpanAddInt(acc, span)
 				}
-				res := dst[o : o+c]
-				if p.Kind == PoolMax {
-					for i, v := range acc {
-						res[i] = T(min(max(v, lo), hi))
-					}
+			}
+			if packed {
+				poolUnpackLanes(acc, lanes, int32(flip&0xff)*count)
+			}
+			res := dst[o : o+c]
+			o += c
+			if p.Kind == PoolMax {
+				for i, v := range acc {
+					res[i] = T(min(max(v, lo), hi))
+				}
+				continue
+			}
+			if count <= 0 {
+				return errPoolEmptyWindow
+			}
+			half := count / 2
+			// (|acc| + count/2) / count with the sign put back is TFLite's
+			// rounding, half away from zero. Dividing by multiplying with
+			// ceil(2^40/count) is exact while (|acc|+half)·count < 2^40.
+			if n := maxAbs*int64(count) + int64(half); n*int64(count) < 1<<40 {
+				m := uint64((1<<40 + int64(count) - 1) / int64(count))
+				for i, v := range acc {
+					sign := v >> 31
+					a := uint64((v^sign)-sign) + uint64(half)
+					q := int32((a * m) >> 40)
+					res[i] = T(min(max((q^sign)-sign, lo), hi))
+				}
+				continue
+			}
+			for i, v := range acc {
+				if v > 0 {
+					v = (v + half) / count
 				} else {
-					if count <= 0 {
-						return errPoolEmptyWindow
-					}
-					half := count / 2
-					for i, v := range acc {
-						if v > 0 {
-							v = (v + half) / count
-						} else {
-							v = (v - half) / count
-						}
-						res[i] = T(min(max(v, lo), hi))
-					}
+					v = (v - half) / count
 				}
-				o += c
+				res[i] = T(min(max(v, lo), hi))
 			}
 		}
 	}
 	return nil
+}
+
+// poolSpanAddInt adds the pixels of span (consecutive runs of len(acc)
+// channels) into acc.
+func poolSpanAddInt[T poolInt](acc []int32, span []T) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += int32(v)
+		}
+	}
+}
+
+// poolSpanMaxInt keeps in acc the largest value of each channel in span.
+func poolSpanMaxInt[T poolInt](acc []int32, span []T) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] = max(a[i], int32(v))
+		}
+	}
+}
+
+// poolSpanAddPacked sums 8-bit pixels eight channels at a time into 16-bit
+// lanes: lanes[2g] holds channels 8g, 8g+2, 8g+4, 8g+6 and lanes[2g+1] the
+// odd ones. Up to 257 values of 255 fit a lane. flip (0x80 in every byte)
+// turns int8 values into v+128; channels past the last full group of 8 are
+// not touched.
+func poolSpanAddPacked(lanes []uint64, span []byte, c int, flip uint64) {
+	const even = 0x00FF00FF00FF00FF
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:len(lanes)/2*8]
+		for g := 0; g < len(lanes); g += 2 {
+			v := binary.LittleEndian.Uint64(px[g*4:]) ^ flip
+			lanes[g] += v & even
+			lanes[g+1] += (v >> 8) & even
+		}
+	}
+}
+
+// poolUnpackLanes writes the lane sums into acc, less bias for each.
+func poolUnpackLanes(acc []int32, lanes []uint64, bias int32) {
+	for g := 0; g < len(lanes); g += 2 {
+		e, o := lanes[g], lanes[g+1]
+		a := acc[g*4 : g*4+8]
+		for j := range 4 {
+			a[2*j] = int32(uint16(e>>(16*j))) - bias
+			a[2*j+1] = int32(uint16(o>>(16*j))) - bias
+		}
+	}
 }

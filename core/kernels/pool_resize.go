@@ -183,38 +183,40 @@ func resizeInterp(v int, scale float32, halfPixel bool, size int) (src float32, 
 }
 
 // evalFloat interpolates output rows [lo, hi), counted over batch and
-// height, accumulating the four weighted corners as TFLite's generic kernel.
+// height. TFLite's generic kernel adds the four weighted corners into a zeroed
+// output one after the other; summing them in that order in one pass gives
+// the same float32 results.
 func (r *ResizeBilinear) evalFloat(in, out *Tensor, lo, hi int) {
 	src, dst := in.Float32s(), out.Float32s()
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
 	hs, ws := resizeScales(r.Params, inH, inW, outH, outW)
-	clear(dst[lo*outW*c : hi*outW*c])
 	o := lo * outW * c
 	for row := lo; row < hi; row++ {
 		bi, y := row/outH, row%outH
 		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
 		dy := iy - float32(y0)
+		top := src[(bi*inH+y0)*inW*c : (bi*inH+y0+1)*inW*c]
+		bot := src[(bi*inH+y1)*inW*c : (bi*inH+y1+1)*inW*c]
 		for x := range outW {
 			ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
 			dx := ix - float32(x0)
-			acc := dst[o : o+c]
-			// The four corners in TFLite's order, each accumulated with its
-			// own weight.
-			corners := [4]struct {
-				y, x int
-				w    float32
-			}{
-				{y0, x0, float32((1 - dy) * (1 - dx))},
-				{y0, x1, float32((1 - dy) * dx)},
-				{y1, x0, float32(dy * (1 - dx))},
-				{y1, x1, float32(dy * dx)},
-			}
-			for _, k := range corners {
-				p := src[((bi*inH+k.y)*inW+k.x)*c:][:c]
-				for i, v := range p {
-					acc[i] += float32(v * k.w)
-				}
+			w0 := float32((1 - dy) * (1 - dx))
+			w1 := float32((1 - dy) * dx)
+			w2 := float32(dy * (1 - dx))
+			w3 := float32(dy * dx)
+			p00 := top[x0*c : x0*c+c]
+			p01 := top[x1*c : x1*c+c]
+			p10 := bot[x0*c : x0*c+c]
+			p11 := bot[x1*c : x1*c+c]
+			res := dst[o : o+c]
+			p01, p10, p11 = p01[:len(p00)], p10[:len(p00)], p11[:len(p00)]
+			res = res[:len(p00)]
+			for i, v := range p00 {
+				a := float32(v * w0)
+				a = float32(a + float32(p01[i]*w1))
+				a = float32(a + float32(p10[i]*w2))
+				res[i] = float32(a + float32(p11[i]*w3))
 			}
 			o += c
 		}
