@@ -354,7 +354,7 @@ func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8)
 	tanhC := gates[lstmGateInput] // TFLite's scratch0
 	intBits := 15 + q.cellScale
 	for i := range size {
-		tanhC[i] = FixedPointTanh16(c[i], intBits)
+		tanhC[i] = FixedTanh[int16](c[i], intBits)
 	}
 	no := op.nOutput
 	if op.projection {
@@ -412,11 +412,11 @@ func (op *lstmOp) gateInteger(g int, x, h []int8, c []int16, nb int, gate []int1
 	}
 	if g == lstmGateCell {
 		for i, v := range gate {
-			gate[i] = FixedPointTanh16(v, 3)
+			gate[i] = FixedTanh[int16](v, 3)
 		}
 	} else {
 		for i, v := range gate {
-			gate[i] = FixedPointLogistic16(v, 3)
+			gate[i] = FixedLogistic[int16](v, 3)
 		}
 	}
 }

@@ -12,27 +12,27 @@ import (
 // ---- fixed-point helpers ----
 
 func TestFixedPointTanhLogistic16(t *testing.T) {
-	if got := FixedPointTanh16(0, 3); got != 0 {
+	if got := FixedTanh[int16](0, 3); got != 0 {
 		t.Errorf("tanh(0) = %d", got)
 	}
-	if got := FixedPointLogistic16(0, 3); got != 1<<14 {
+	if got := FixedLogistic[int16](0, 3); got != 1<<14 {
 		t.Errorf("logistic(0) = %d, want 16384", got)
 	}
 	for ib := 0; ib <= 6; ib++ {
 		var worstTanh, worstLogistic float64
 		for x := math.MinInt16; x <= math.MaxInt16; x++ {
 			real := float64(x) / float64(int(1)<<(15-ib))
-			th := FixedPointTanh16(int16(x), ib)
-			lg := FixedPointLogistic16(int16(x), ib)
+			th := FixedTanh[int16](int16(x), ib)
+			lg := FixedLogistic[int16](int16(x), ib)
 			worstTanh = max(worstTanh, math.Abs(float64(th)/32768-math.Tanh(real)))
 			worstLogistic = max(worstLogistic, math.Abs(float64(lg)/32768-1/(1+math.Exp(-real))))
 			// gemmlowp evaluates on -|x| and mirrors the result.
 			if x > math.MinInt16 {
-				if neg := FixedPointTanh16(int16(-x), ib); neg != -th {
+				if neg := FixedTanh[int16](int16(-x), ib); neg != -th {
 					t.Fatalf("Q%d: tanh(%d) = %d but tanh(%d) = %d", ib, x, th, -x, neg)
 				}
 				if x > 0 {
-					if neg := FixedPointLogistic16(int16(-x), ib); neg != math.MaxInt16-lg {
+					if neg := FixedLogistic[int16](int16(-x), ib); neg != math.MaxInt16-lg {
 						t.Fatalf("Q%d: logistic(%d) = %d but logistic(%d) = %d", ib, x, lg, -x, neg)
 					}
 				}
@@ -44,10 +44,10 @@ func TestFixedPointTanhLogistic16(t *testing.T) {
 		}
 	}
 	// Saturation at the ends of Q3.12 (±8).
-	if got := FixedPointLogistic16(math.MaxInt16, 3); got < 32750 {
+	if got := FixedLogistic[int16](math.MaxInt16, 3); got < 32750 {
 		t.Errorf("logistic(8) = %d", got)
 	}
-	if got := FixedPointTanh16(math.MinInt16, 3); got > -32760 {
+	if got := FixedTanh[int16](math.MinInt16, 3); got > -32760 {
 		t.Errorf("tanh(-8) = %d", got)
 	}
 }
@@ -64,7 +64,7 @@ func TestFixedPointPrimitives16(t *testing.T) {
 		{1, 16384, 1},   // 0.5 -> 1
 		{-1, 16384, 0},  // -0.5 -> 0 (nudge 1-2^14)
 	} {
-		if got := FixedPointSRDHM16(c.a, c.b); got != c.want {
+		if got := FixedMul[int16](c.a, c.b); got != c.want {
 			t.Errorf("SRDHM16(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestFixedPointPrimitives16(t *testing.T) {
 	}{
 		{5, 1, 3}, {-5, 1, -3}, {4, 2, 1}, {6, 2, 2}, {-6, 2, -2}, {-7, 2, -2}, {32767, 15, 1},
 	} {
-		if got := FixedPointRoundingDivideByPOT16(c.x, c.exp); got != c.want {
+		if got := FixedRoundingDivideByPOT[int16](c.x, c.exp); got != c.want {
 			t.Errorf("RoundingDivideByPOT16(%d, %d) = %d, want %d", c.x, c.exp, got, c.want)
 		}
 	}
@@ -86,7 +86,7 @@ func TestFixedPointPrimitives16(t *testing.T) {
 	}{
 		{100, 2, 400}, {8191, 2, 32764}, {8192, 2, 32767}, {-8191, 2, -32764}, {-8192, 2, -32768}, {-8193, 2, -32768}, {6, -2, 2},
 	} {
-		if got := FixedPointSaturatingMulByPOT16(c.x, c.exp); got != c.want {
+		if got := FixedSaturatingRoundingMulByPOT[int16](c.x, c.exp); got != c.want {
 			t.Errorf("SaturatingMulByPOT16(%d, %d) = %d, want %d", c.x, c.exp, got, c.want)
 		}
 	}
