@@ -227,9 +227,9 @@ func (e *subsetExe) Close() error {
 	return e.exe.Close()
 }
 
-// overlaps describes the first pair of boundary tensors whose memory
-// overlaps where one of them is written (an output against anything else),
-// or returns "".
+// overlaps describes the first pair of distinct boundary tensors whose
+// memory overlaps where one of them is written (an output against anything
+// else), or returns "".
 func overlaps(inputs, outputs []*kernels.Tensor) string {
 	span := func(t *kernels.Tensor) (lo, hi uintptr) {
 		if t == nil || len(t.Data) == 0 {
@@ -249,6 +249,9 @@ func overlaps(inputs, outputs []*kernels.Tensor) string {
 				continue
 			}
 			lo, hi := span(t)
+			if lo == olo && hi == ohi && t.Name == o.Name {
+				continue // one tensor both read and written (state passed in and out)
+			}
 			if lo < ohi && olo < hi {
 				return fmt.Sprintf("output %q [%#x,%#x) and %q [%#x,%#x)", o.Name, olo, ohi, t.Name, lo, hi)
 			}
