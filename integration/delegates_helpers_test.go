@@ -91,9 +91,9 @@ func diffOutputs(got, want [][]byte) string {
 // ascending nodes, Steps a valid execution order in which every partition
 // runs as one step with all its inputs ready (so no cycle between
 // partitions), boundaries that are exactly the tensors crossing them,
-// Nodes/CPUNodes consistent with the steps, and at most maxParts partitions
-// per delegate when maxParts > 0.
-func checkPlan(m *core.Model, plan *partition.Plan, maxParts int) error {
+// Nodes/CPUNodes consistent with the steps, at most maxParts partitions
+// per delegate when maxParts > 0 and none smaller than minSize nodes.
+func checkPlan(m *core.Model, plan *partition.Plan, maxParts, minSize int) error {
 	sg := m.Subgraphs[0]
 	n := len(sg.Operators)
 	isConst := func(ti int) bool { return m.Buffer(sg.Tensors[ti].Buffer) != nil }
@@ -224,6 +224,9 @@ func checkPlan(m *core.Model, plan *partition.Plan, maxParts int) error {
 		}
 		p := plan.Partitions[st.Partition]
 		perDelegate[p.Delegate]++
+		if len(p.Nodes) < minSize {
+			return fmt.Errorf("partition %d has %d nodes, MinPartitionSize=%d", st.Partition, len(p.Nodes), minSize)
+		}
 		slices.Sort(ins)
 		slices.Sort(outs)
 		ins, outs = slices.Compact(ins), slices.Compact(outs)

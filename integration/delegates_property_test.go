@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,8 +83,8 @@ func randomDelegate(r *rand.Rand, name string, reg *kernels.Registry) propDelega
 }
 
 // TestDelegationProperty runs random graphs with one to three random Subset
-// delegates and a random max_delegated_partitions, and checks the plan's
-// invariants, the reasons it gives, what reached each delegate, and that the
+// delegates, a random max_delegated_partitions and sometimes a
+// MinPartitionSize, and checks the plan's invariants, its determinism, the reasons it gives, what reached each delegate, and that the
 // outputs equal the CPU-only run byte for byte, on two Invokes with
 // different inputs.
 func TestDelegationProperty(t *testing.T) {
@@ -93,15 +94,14 @@ func TestDelegationProperty(t *testing.T) {
 	failures := 0
 	for seed := range uint64(n) {
 		g := randgraph.Generate(seed, randgraph.Options{Version: randgraph.AnyVersion(reg)})
-		r := rand.New(rand.NewPCG(seed, 0xde1e9a7e))
-		if err := delegationCase(t, g, r, reg, &st); err != nil {
+		if err := delegationCase(t, g, reg, &st); err != nil {
 			t.Errorf("%v\n%s", err, g)
 			if failures++; failures == 5 {
 				t.Fatal("stopping after 5 failing graphs")
 			}
 		}
 	}
-	t.Logf("%d graphs: %d partitions, %d delegated nodes, %d CPU nodes, %d nodes held back by max_delegated_partitions, %d finer checks",
+	t.Logf("%d graphs: %d partitions, %d delegated nodes, %d CPU nodes, %d nodes held back by max_delegated_partitions or MinPartitionSize, %d finer checks",
 		n, st.parts, st.delegated, st.cpu, st.limited, st.checks)
 	if st.parts == 0 || st.cpu == 0 || st.limited == 0 || st.checks == 0 {
 		t.Error("the random cases never made a partition, left a node on the CPU, hit the partition limit or ran a finer check")
@@ -110,8 +110,23 @@ func TestDelegationProperty(t *testing.T) {
 
 type propStats struct{ parts, delegated, cpu, limited, checks int }
 
+// randomDelegates makes one to three random delegates, the same ones for
+// the same seed.
+func randomDelegates(seed uint64, reg *kernels.Registry) ([]propDelegate, []delegate.Delegate, []string) {
+	r := rand.New(rand.NewPCG(seed, 0xde1e9a7e))
+	dels := make([]propDelegate, 1+r.IntN(3))
+	list := make([]delegate.Delegate, len(dels))
+	names := make([]string, len(dels))
+	for d := range dels {
+		names[d] = fmt.Sprintf("sub%d", d)
+		dels[d] = randomDelegate(r, names[d], reg)
+		list[d] = dels[d].delegate()
+	}
+	return dels, list, names
+}
+
 // delegationCase runs one random graph with random delegates.
-func delegationCase(t *testing.T, g *randgraph.Graph, r *rand.Rand, reg *kernels.Registry, st *propStats) error {
+func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st *propStats) error {
 	m, err := core.NewModel(g.Model)
 	if err != nil {
 		return err
@@ -119,29 +134,40 @@ func delegationCase(t *testing.T, g *randgraph.Graph, r *rand.Rand, reg *kernels
 	in1, in2 := g.InputData(g.Seed), g.InputData(g.Seed+1<<32)
 	want := cpuOutputs(t, m, in1, in2)
 
-	dels := make([]propDelegate, 1+r.IntN(3))
-	var list []delegate.Delegate
-	names := make([]string, len(dels))
-	for d := range dels {
-		names[d] = fmt.Sprintf("sub%d", d)
-		dels[d] = randomDelegate(r, names[d], reg)
-		list = append(list, dels[d].delegate())
-	}
+	dels, list, names := randomDelegates(g.Seed, reg)
+	r := rand.New(rand.NewPCG(g.Seed, 0x5e7))
 	maxParts := r.IntN(4) // 0: unlimited
 	var settings *config.TFLiteSettings
 	if maxParts > 0 || r.IntN(2) == 0 {
 		settings = &config.TFLiteSettings{MaxDelegatedPartitions: proto.Int32(int32(maxParts))}
 	}
-	desc := fmt.Sprintf("max_delegated_partitions=%d, delegates %v", maxParts, names)
+	minSize := 0
+	if r.IntN(4) == 0 {
+		minSize = 2 + r.IntN(2)
+	}
+	desc := fmt.Sprintf("max_delegated_partitions=%d, MinPartitionSize=%d, delegates %v", maxParts, minSize, names)
 
-	it, err := core.NewInterpreter(m, &core.Options{Delegates: list, Settings: settings})
+	opts := &core.Options{Delegates: list, Settings: settings, MinPartitionSize: minSize}
+	it, err := core.NewInterpreter(m, opts)
 	if err != nil {
 		return fmt.Errorf("%s: NewInterpreter: %w", desc, err)
 	}
 	defer it.Close()
 	plan := it.Plan()
-	if err := checkPlan(m, plan, maxParts); err != nil {
+	if err := checkPlan(m, plan, maxParts, minSize); err != nil {
 		return fmt.Errorf("%s: %w\n%s", desc, err, plan.Explain())
+	}
+
+	// Deterministic: the same model, delegates and settings give the same plan.
+	_, again, _ := randomDelegates(g.Seed, reg)
+	it2, err := core.NewInterpreter(m, &core.Options{Delegates: again, Settings: settings, MinPartitionSize: minSize})
+	if err != nil {
+		return fmt.Errorf("%s: second NewInterpreter: %w", desc, err)
+	}
+	plan2 := it2.Plan()
+	it2.Close()
+	if !reflect.DeepEqual(plan, plan2) {
+		return fmt.Errorf("%s: two plans for the same request:\n%s\n%s", desc, plan.Explain(), plan2.Explain())
 	}
 
 	// Placement and reasons: a node goes to the first delegate that accepts
@@ -172,7 +198,8 @@ func delegationCase(t *testing.T, g *randgraph.Graph, r *rand.Rand, reg *kernels
 			switch {
 			case !v.Accept && reason != v.Reason:
 				return fmt.Errorf("%s: node %d: %s refused with %q, the plan says %q", desc, i, names[d], v.Reason, reason)
-			case v.Accept && (maxParts == 0 || !strings.Contains(reason, "max_delegated_partitions")):
+			case v.Accept && !(maxParts > 0 && strings.Contains(reason, "max_delegated_partitions")) &&
+				!(minSize > 1 && strings.Contains(reason, "min_partition_size")):
 				return fmt.Errorf("%s: node %d: %s accepts it but the plan says %q", desc, i, names[d], reason)
 			case v.Accept:
 				st.limited++

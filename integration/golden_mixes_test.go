@@ -128,7 +128,7 @@ func TestGoldenWithDelegateMixes(t *testing.T) {
 				}
 				defer it.Close()
 				delegated += len(it.Plan().Partitions)
-				if err := checkPlan(m, it.Plan(), int(mix.maxParts)); err != nil {
+				if err := checkPlan(m, it.Plan(), int(mix.maxParts), 0); err != nil {
 					t.Fatalf("%v\n%s", err, it.Plan().Explain())
 				}
 				if err := it.AllocateTensors(); err != nil {
