@@ -93,7 +93,11 @@ func TestDelegationProperty(t *testing.T) {
 	var st propStats
 	failures := 0
 	for seed := range uint64(n) {
-		g := randgraph.Generate(seed, randgraph.Options{Version: randgraph.AnyVersion(reg)})
+		opts := randgraph.Options{Version: randgraph.AnyVersion(reg)}
+		if seed%10 == 9 {
+			opts.MinNodes, opts.MaxNodes = 60, 150 // some larger graphs, for more merging
+		}
+		g := randgraph.Generate(seed, opts)
 		if err := delegationCase(t, g, reg, &st); err != nil {
 			t.Errorf("%v\n%s", err, g)
 			if failures++; failures == 5 {
