@@ -320,15 +320,24 @@ func (it *Interpreter) inPartition(i int) bool {
 	return false
 }
 
-// executionOrder lists the operators in the order they (or their partition)
-// run.
-func (it *Interpreter) executionOrder() []int {
-	var order []int
+// executionOrder lists the operators step by step, in the order they run:
+// a CPU node alone, a delegated partition's nodes together as one step (the
+// delegate reads all its inputs and writes all its outputs in one call, so
+// none of its tensors may share memory, and an execution fallback reruns
+// the partition from inputs its outputs did not overwrite), and the nodes
+// of a partition that already fell back to the CPU one by one.
+func (it *Interpreter) executionOrder() [][]int {
+	var order [][]int
 	for _, st := range it.steps {
-		if st.node != nil {
-			order = append(order, st.node.index)
-		} else {
-			order = append(order, st.part.nodes...)
+		switch {
+		case st.node != nil:
+			order = append(order, []int{st.node.index})
+		case st.part.onCPU:
+			for _, ni := range st.part.nodes {
+				order = append(order, []int{ni})
+			}
+		default:
+			order = append(order, st.part.nodes)
 		}
 	}
 	return order

@@ -312,19 +312,21 @@ func (it *Interpreter) allocate() error {
 		use(ti, -1)
 		use(ti, steps)
 	}
-	for s, ni := range order {
-		op := &it.sg.Operators[ni]
-		for _, ti := range op.Inputs {
-			if _, produced := first[ti]; !produced {
-				use(ti, -1) // read before anything writes it: keep it from the start
+	for s, group := range order {
+		for _, ni := range group {
+			op := &it.sg.Operators[ni]
+			for _, ti := range op.Inputs {
+				if _, produced := first[ti]; !produced {
+					use(ti, -1) // read before anything writes it: keep it from the start
+				}
+				use(ti, s)
 			}
-			use(ti, s)
-		}
-		for _, ti := range op.Outputs {
-			use(ti, s)
-		}
-		for _, ti := range op.Intermediates {
-			use(ti, s)
+			for _, ti := range op.Outputs {
+				use(ti, s)
+			}
+			for _, ti := range op.Intermediates {
+				use(ti, s)
+			}
 		}
 	}
 	lives := make([]lifetime, 0, len(first))

@@ -1,0 +1,705 @@
+// Package randgraph generates small random TFLite models for property tests:
+// DAGs of real builtin ops with consistent shapes, branches and joins,
+// several inputs and outputs, float32 or uint8-quantized, every one the same
+// from the same seed. The graphs are tiny (a few dozen nodes over tensors of
+// at most a few hundred elements), so hundreds run in seconds.
+//
+// The ops are those delego's CPU kernels implement and TFLite accepts with
+// the shapes, types and quantization parameters generated here: ADD, SUB, MUL
+// (with broadcasting, against other activations or constants), MAXIMUM and
+// MINIMUM (float32), CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, RELU,
+// RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT and
+// TRANSPOSE. Pooling and padding ops are left out until their kernels exist.
+package randgraph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/modelbuild"
+	"github.com/delego/delego/core/schema"
+)
+
+// Options shape the generated graphs. The zero value is usable.
+type Options struct {
+	// Types are the activation types to choose from (kernels.Float32,
+	// kernels.Uint8); empty means both.
+	Types []kernels.DType
+	// MinNodes and MaxNodes bound the number of operators (defaults 5 and 40).
+	MinNodes, MaxNodes int
+	// MaxInputs bounds the number of graph inputs (default 3).
+	MaxInputs int
+	// Ops restricts the ops used; empty means all of [Ops].
+	Ops []schema.BuiltinOperator
+	// Version chooses an op's version; nil gives every op version 1.
+	Version func(op schema.BuiltinOperator, t kernels.DType, r *rand.Rand) int
+}
+
+// Ops lists every op the generator can emit.
+func Ops() []schema.BuiltinOperator {
+	return []schema.BuiltinOperator{
+		schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL,
+		schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM,
+		schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D, schema.BuiltinOperatorFULLY_CONNECTED,
+		schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH,
+		schema.BuiltinOperatorSOFTMAX, schema.BuiltinOperatorCONCATENATION, schema.BuiltinOperatorRESHAPE,
+		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorTRANSPOSE,
+	}
+}
+
+// AnyVersion returns a Version function that picks uniformly among the
+// versions reg registers for each op, so graphs exercise version ranges.
+// The kernels ignore the version for the types generated here.
+func AnyVersion(reg *kernels.Registry) func(schema.BuiltinOperator, kernels.DType, *rand.Rand) int {
+	return func(op schema.BuiltinOperator, _ kernels.DType, r *rand.Rand) int {
+		rg, ok := reg.Lookup(op, "")
+		if !ok {
+			return 1
+		}
+		return rg.Versions.Min + r.IntN(rg.Versions.Max-rg.Versions.Min+1)
+	}
+}
+
+// Graph is one generated model.
+type Graph struct {
+	Seed  uint64
+	Type  kernels.DType
+	Model []byte
+	// Nodes are the operators, in model order.
+	Nodes []Node
+	// Inputs and Outputs are the graph's input and output tensors.
+	Inputs, Outputs []int
+	// InputShapes are the shapes of the inputs, in order.
+	InputShapes [][]int
+}
+
+// Node is one generated operator.
+type Node struct {
+	Op      schema.BuiltinOperator
+	Version int
+	Inputs  []int // tensors, constants included
+	Outputs []int
+}
+
+// String summarises the graph for failure messages.
+func (g *Graph) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "randgraph seed %d (%s, %d nodes, inputs %v, outputs %v):", g.Seed, g.Type, len(g.Nodes), g.Inputs, g.Outputs)
+	for i, n := range g.Nodes {
+		fmt.Fprintf(&b, "\n  %d: %s v%d %v -> %v", i, kernels.OpName(n.Op), n.Version, n.Inputs, n.Outputs)
+	}
+	return b.String()
+}
+
+// InputData returns random values for every graph input, in order: float32
+// values in [-1, 1], or uniform uint8 bytes; deterministic from seed.
+func (g *Graph) InputData(seed uint64) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	out := make([][]byte, len(g.InputShapes))
+	for i, s := range g.InputShapes {
+		n := numElements(s)
+		if g.Type == kernels.Float32 {
+			out[i] = floats(r, n, 1)
+		} else {
+			out[i] = make([]byte, n)
+			for k := range out[i] {
+				out[i][k] = byte(r.UintN(256))
+			}
+		}
+	}
+	return out
+}
+
+// value is an activation tensor available as an input to later ops.
+type value struct {
+	t     int
+	shape []int
+	scale float32 // uint8 only
+	zp    int64
+	uses  int
+	input bool
+}
+
+type gen struct {
+	r      *rand.Rand
+	opts   Options
+	typ    kernels.DType
+	b      *modelbuild.Builder
+	vals   []*value
+	nodes  []Node
+	names  int
+	extras map[int]bool // consumed values also made graph outputs
+}
+
+// maxElements bounds every activation's size.
+const maxElements = 512
+
+// Generate makes the graph for seed.
+func Generate(seed uint64, opts Options) *Graph {
+	if opts.MinNodes <= 0 {
+		opts.MinNodes = 5
+	}
+	if opts.MaxNodes < opts.MinNodes {
+		opts.MaxNodes = max(40, opts.MinNodes)
+	}
+	if opts.MaxInputs <= 0 {
+		opts.MaxInputs = 3
+	}
+	if len(opts.Ops) == 0 {
+		opts.Ops = Ops()
+	}
+	if len(opts.Types) == 0 {
+		opts.Types = []kernels.DType{kernels.Float32, kernels.Uint8}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x9a4f))
+	g := &gen{r: r, opts: opts, typ: opts.Types[r.IntN(len(opts.Types))], b: modelbuild.New(), extras: map[int]bool{}}
+	g.b.Description(fmt.Sprintf("randgraph seed %d", seed))
+
+	out := &Graph{Seed: seed, Type: g.typ}
+	nIn := 1 + r.IntN(opts.MaxInputs)
+	for range nIn {
+		shape := g.randomShape()
+		v := g.newValue(shape, g.randomQuant())
+		v.input = true
+		out.Inputs = append(out.Inputs, v.t)
+		out.InputShapes = append(out.InputShapes, shape)
+	}
+	target := opts.MinNodes + r.IntN(opts.MaxNodes-opts.MinNodes+1)
+	for attempts := 0; len(g.nodes) < target && attempts < 50*target; attempts++ {
+		op := opts.Ops[r.IntN(len(opts.Ops))]
+		g.addOp(op)
+	}
+	// An input nothing read yet gets a unary op, so every input matters.
+	for _, v := range slices.Clone(g.vals[:nIn]) {
+		if v.uses == 0 {
+			g.unary(schema.BuiltinOperatorRELU, v)
+		}
+	}
+	for _, v := range g.vals {
+		if !v.input && (v.uses == 0 || g.extras[v.t]) {
+			out.Outputs = append(out.Outputs, v.t)
+		}
+	}
+	g.b.Inputs(out.Inputs...)
+	g.b.Outputs(out.Outputs...)
+	out.Nodes = g.nodes
+	out.Model = g.b.Bytes()
+	return out
+}
+
+func numElements(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// randomShape is an input's shape: mostly NHWC images, sometimes matrices.
+func (g *gen) randomShape() []int {
+	if g.r.IntN(5) == 0 {
+		return []int{1 + g.r.IntN(2), 1 + g.r.IntN(8)}
+	}
+	return []int{1, 1 + g.r.IntN(5), 1 + g.r.IntN(5), 1 + g.r.IntN(6)}
+}
+
+type quant struct {
+	scale float32
+	zp    int64
+}
+
+func (g *gen) randomQuant() quant {
+	return quant{scale: 0.02 + 0.08*g.r.Float32(), zp: int64(100 + g.r.IntN(57))}
+}
+
+func (g *gen) uniform(lo, hi float32) float32 { return lo + (hi-lo)*g.r.Float32() }
+
+func (g *gen) name(prefix string) string {
+	g.names++
+	return fmt.Sprintf("%s_%d", prefix, g.names)
+}
+
+func (g *gen) tensorOpts(q quant) []modelbuild.TensorOption {
+	if g.typ == kernels.Float32 {
+		return nil
+	}
+	return []modelbuild.TensorOption{modelbuild.Quant(q.scale, q.zp)}
+}
+
+func (g *gen) newValue(shape []int, q quant) *value {
+	t := g.b.Tensor(g.name("t"), g.typ, shape, g.tensorOpts(q)...)
+	v := &value{t: t, shape: slices.Clone(shape), scale: q.scale, zp: q.zp}
+	g.vals = append(g.vals, v)
+	return v
+}
+
+// pick chooses an input value: half the time one nothing reads yet (so
+// graphs keep growing), else any (so values fan out).
+func (g *gen) pick(ok func(*value) bool) *value {
+	var fresh, all []*value
+	for _, v := range g.vals {
+		if ok != nil && !ok(v) {
+			continue
+		}
+		all = append(all, v)
+		if v.uses == 0 {
+			fresh = append(fresh, v)
+		}
+	}
+	if len(fresh) > 0 && g.r.IntN(2) == 0 {
+		return fresh[g.r.IntN(len(fresh))]
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all[g.r.IntN(len(all))]
+}
+
+func (g *gen) version(op schema.BuiltinOperator) int {
+	if g.opts.Version == nil {
+		return 1
+	}
+	return g.opts.Version(op, g.typ, g.r)
+}
+
+// emit adds the operator, marking its activation inputs as used.
+func (g *gen) emit(op schema.BuiltinOperator, ins []*value, consts []int, order func(act []int) []int, outs []*value, options *schema.BuiltinOptionsT) {
+	act := make([]int, len(ins))
+	for i, v := range ins {
+		v.uses++
+		act[i] = v.t
+		if !v.input && g.r.IntN(12) == 0 {
+			g.extras[v.t] = true
+		}
+	}
+	inputs := append(act, consts...)
+	if order != nil {
+		inputs = order(act)
+	}
+	outputs := make([]int, len(outs))
+	for i, v := range outs {
+		outputs[i] = v.t
+	}
+	ver := g.version(op)
+	g.b.Op(op, ver, inputs, outputs, options)
+	g.nodes = append(g.nodes, Node{Op: op, Version: ver, Inputs: inputs, Outputs: outputs})
+}
+
+func (g *gen) addOp(op schema.BuiltinOperator) {
+	switch op {
+	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
+		g.binary(op)
+	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
+		if g.typ == kernels.Float32 {
+			g.binary(op)
+		}
+	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
+		schema.BuiltinOperatorTANH, schema.BuiltinOperatorSOFTMAX:
+		g.unary(op, g.pick(nil))
+	case schema.BuiltinOperatorCONV_2D:
+		g.conv(false)
+	case schema.BuiltinOperatorDEPTHWISE_CONV_2D:
+		g.conv(true)
+	case schema.BuiltinOperatorFULLY_CONNECTED:
+		g.fullyConnected()
+	case schema.BuiltinOperatorCONCATENATION:
+		g.concat()
+	case schema.BuiltinOperatorRESHAPE:
+		g.reshape()
+	case schema.BuiltinOperatorSPLIT:
+		g.split()
+	case schema.BuiltinOperatorTRANSPOSE:
+		g.transpose()
+	}
+}
+
+func (g *gen) activation() schema.ActivationFunctionType {
+	return []schema.ActivationFunctionType{
+		schema.ActivationFunctionTypeNONE, schema.ActivationFunctionTypeNONE,
+		schema.ActivationFunctionTypeRELU, schema.ActivationFunctionTypeRELU6,
+	}[g.r.IntN(4)]
+}
+
+func (g *gen) unary(op schema.BuiltinOperator, x *value) {
+	if x == nil {
+		return
+	}
+	q := quant{x.scale, x.zp}
+	var options *schema.BuiltinOptionsT
+	switch op {
+	case schema.BuiltinOperatorLOGISTIC:
+		q = quant{1.0 / 256, 0}
+	case schema.BuiltinOperatorTANH:
+		q = quant{1.0 / 128, 128}
+	case schema.BuiltinOperatorSOFTMAX:
+		q = quant{1.0 / 256, 0}
+		beta := []float32{1, 0.5, 2}[g.r.IntN(3)]
+		options = modelbuild.Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: beta})
+	default:
+		if g.r.IntN(3) == 0 {
+			q = g.randomQuant()
+		}
+	}
+	out := g.newValue(x.shape, q)
+	g.emit(op, []*value{x}, nil, nil, []*value{out}, options)
+}
+
+// broadcast returns the broadcast shape of a and b, or nil.
+func broadcast(a, b []int) []int {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := range n {
+		da, db := 1, 1
+		if k := i - (n - len(a)); k >= 0 {
+			da = a[k]
+		}
+		if k := i - (n - len(b)); k >= 0 {
+			db = b[k]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// binary adds an element-wise op of x and either another activation (same
+// or broadcastable shape: a join) or a constant that broadcasts.
+func (g *gen) binary(op schema.BuiltinOperator) {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	var ins []*value
+	var consts []int
+	var yq quant
+	var yShape []int
+	if g.r.IntN(2) == 0 {
+		y := g.pick(func(v *value) bool { return v != x && broadcast(x.shape, v.shape) != nil })
+		if y == nil {
+			y = x
+		}
+		ins = []*value{x, y}
+		yq, yShape = quant{y.scale, y.zp}, y.shape
+	} else {
+		yShape = slices.Clone(x.shape)
+		for i := range yShape {
+			if g.r.IntN(2) == 0 {
+				yShape[i] = 1
+			}
+		}
+		for len(yShape) > 1 && g.r.IntN(3) == 0 {
+			yShape = yShape[1:]
+		}
+		yq = quant{0.01 + 0.04*g.r.Float32(), int64(100 + g.r.IntN(57))}
+		consts = []int{g.constant(yShape, yq)}
+		ins = []*value{x}
+	}
+	shape := broadcast(x.shape, yShape)
+	if numElements(shape) > maxElements {
+		return // an unread constant may stay behind: harmless
+	}
+	var oq quant
+	switch op {
+	case schema.BuiltinOperatorMUL:
+		oq = quant{x.scale * yq.scale * g.uniform(32, 128), int64(100 + g.r.IntN(57))}
+	default:
+		oq = quant{max(x.scale, yq.scale) * g.uniform(1, 2), int64(100 + g.r.IntN(57))}
+	}
+	out := g.newValue(shape, oq)
+	var options *schema.BuiltinOptionsT
+	switch op {
+	case schema.BuiltinOperatorADD:
+		options = modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: g.activation()})
+	case schema.BuiltinOperatorSUB:
+		options = modelbuild.Options(schema.BuiltinOptionsSubOptions, &schema.SubOptionsT{FusedActivationFunction: g.activation()})
+	case schema.BuiltinOperatorMUL:
+		options = modelbuild.Options(schema.BuiltinOptionsMulOptions, &schema.MulOptionsT{FusedActivationFunction: g.activation()})
+	}
+	var order func([]int) []int
+	if len(consts) == 1 && g.r.IntN(2) == 0 {
+		order = func(act []int) []int { return []int{consts[0], act[0]} } // the constant first
+	}
+	g.emit(op, ins, consts, order, []*value{out}, options)
+}
+
+// constant adds a constant activation-typed tensor of random values.
+func (g *gen) constant(shape []int, q quant) int {
+	n := numElements(shape)
+	if g.typ == kernels.Float32 {
+		return g.b.Const(g.name("c"), kernels.Float32, shape, floats(g.r, n, 1))
+	}
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(g.r.UintN(256))
+	}
+	return g.b.Const(g.name("c"), kernels.Uint8, shape, data, modelbuild.Quant(q.scale, q.zp))
+}
+
+func floats(r *rand.Rand, n int, scale float32) []byte {
+	out := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(scale*(2*r.Float32()-1)))
+	}
+	return out
+}
+
+func int32s(v ...int) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(x)))
+	}
+	return out
+}
+
+// weights adds the filter (and maybe bias) of a conv or FC layer with
+// depth k, and returns them with the output quantization.
+func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq quant) {
+	n := numElements(shape)
+	bias = -1
+	if g.typ == kernels.Float32 {
+		filter = g.b.Const(g.name("w"), kernels.Float32, shape, floats(g.r, n, 1/float32(math.Sqrt(float64(k)))))
+		if g.r.IntN(5) != 0 {
+			bias = g.b.Const(g.name("b"), kernels.Float32, []int{outC}, floats(g.r, outC, 0.5))
+		}
+		return filter, bias, quant{}
+	}
+	fs := g.uniform(0.005, 0.02)
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(g.r.UintN(256))
+	}
+	filter = g.b.Const(g.name("w"), kernels.Uint8, shape, data, modelbuild.Quant(fs, int64(100+g.r.IntN(57))))
+	bs := x.scale * fs
+	if g.r.IntN(5) != 0 {
+		b := make([]int, outC)
+		for i := range b {
+			b[i] = g.r.IntN(4001) - 2000
+		}
+		bias = g.b.Const(g.name("b"), kernels.Int32, []int{outC}, int32s(b...), modelbuild.Quant(bs, 0))
+	}
+	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), int64(100 + g.r.IntN(57))}
+	return filter, bias, oq
+}
+
+// conv adds a CONV_2D or DEPTHWISE_CONV_2D over an NHWC activation.
+func (g *gen) conv(depthwise bool) {
+	x := g.pick(func(v *value) bool { return len(v.shape) == 4 })
+	if x == nil {
+		return
+	}
+	h, w, c := x.shape[1], x.shape[2], x.shape[3]
+	kh, kw := 1+g.r.IntN(3), 1+g.r.IntN(3)
+	sh, sw := 1+g.r.IntN(2), 1+g.r.IntN(2)
+	dh, dw := 1, 1
+	if g.r.IntN(4) == 0 {
+		dh, dw = 1+g.r.IntN(2), 1+g.r.IntN(2)
+	}
+	ekh, ekw := (kh-1)*dh+1, (kw-1)*dw+1
+	padding := schema.PaddingSAME
+	oh, ow := (h+sh-1)/sh, (w+sw-1)/sw
+	if g.r.IntN(2) == 0 && h >= ekh && w >= ekw {
+		padding = schema.PaddingVALID
+		oh, ow = (h-ekh)/sh+1, (w-ekw)/sw+1
+	}
+	var outC, k, mult int
+	var fshape []int
+	if depthwise {
+		mult = 1 + g.r.IntN(2)
+		outC, k = c*mult, kh*kw
+		fshape = []int{1, kh, kw, outC}
+	} else {
+		outC, k = 1+g.r.IntN(8), kh*kw*c
+		fshape = []int{outC, kh, kw, c}
+	}
+	shape := []int{x.shape[0], oh, ow, outC}
+	if numElements(shape) > maxElements {
+		return
+	}
+	filter, bias, oq := g.weights(x, fshape, outC, k)
+	out := g.newValue(shape, oq)
+	var options *schema.BuiltinOptionsT
+	op := schema.BuiltinOperatorCONV_2D
+	if depthwise {
+		op = schema.BuiltinOperatorDEPTHWISE_CONV_2D
+		options = modelbuild.Options(schema.BuiltinOptionsDepthwiseConv2DOptions, &schema.DepthwiseConv2DOptionsT{
+			Padding: padding, StrideW: int32(sw), StrideH: int32(sh), DepthMultiplier: int32(mult),
+			DilationWFactor: int32(dw), DilationHFactor: int32(dh), FusedActivationFunction: g.activation(),
+		})
+	} else {
+		options = modelbuild.Options(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{
+			Padding: padding, StrideW: int32(sw), StrideH: int32(sh),
+			DilationWFactor: int32(dw), DilationHFactor: int32(dh), FusedActivationFunction: g.activation(),
+		})
+	}
+	consts := []int{filter, bias}
+	g.emit(op, []*value{x}, consts, nil, []*value{out}, options)
+}
+
+// fullyConnected adds a FULLY_CONNECTED over the last dimension of any activation.
+func (g *gen) fullyConnected() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	depth := x.shape[len(x.shape)-1]
+	units := 1 + g.r.IntN(8)
+	shape := []int{numElements(x.shape) / depth, units}
+	filter, bias, oq := g.weights(x, []int{units, depth}, units, depth)
+	out := g.newValue(shape, oq)
+	options := modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{
+		FusedActivationFunction: g.activation(),
+	})
+	consts := []int{filter}
+	if bias >= 0 || g.r.IntN(2) == 0 {
+		consts = append(consts, bias) // -1: an absent optional bias
+	}
+	g.emit(schema.BuiltinOperatorFULLY_CONNECTED, []*value{x}, consts, nil, []*value{out}, options)
+}
+
+// concat joins two or three activations that agree on every dimension but the axis.
+func (g *gen) concat() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	rank := len(x.shape)
+	axis := g.r.IntN(rank)
+	fits := func(v *value) bool {
+		if len(v.shape) != rank {
+			return false
+		}
+		for d := range rank {
+			if d != axis && v.shape[d] != x.shape[d] {
+				return false
+			}
+		}
+		return true
+	}
+	ins := []*value{x}
+	for range 1 + g.r.IntN(2) {
+		y := g.pick(func(v *value) bool { return v != x && fits(v) })
+		if y == nil {
+			y = x
+		}
+		ins = append(ins, y)
+	}
+	shape := slices.Clone(x.shape)
+	shape[axis] = 0
+	for _, v := range ins {
+		shape[axis] += v.shape[axis]
+	}
+	if numElements(shape) > maxElements {
+		return
+	}
+	q := quant{x.scale, x.zp}
+	if g.r.IntN(2) == 0 {
+		q = g.randomQuant()
+	}
+	out := g.newValue(shape, q)
+	optAxis := axis
+	if g.r.IntN(3) == 0 {
+		optAxis = axis - rank
+	}
+	g.emit(schema.BuiltinOperatorCONCATENATION, ins, nil, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsConcatenationOptions, &schema.ConcatenationOptionsT{Axis: int32(optAxis)}))
+}
+
+// reshape adds a RESHAPE to another rank-2 or rank-4 factorisation.
+func (g *gen) reshape() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	n := numElements(x.shape)
+	var divs []int
+	for d := 1; d <= n; d++ {
+		if n%d == 0 {
+			divs = append(divs, d)
+		}
+	}
+	var shape []int
+	if g.r.IntN(2) == 0 {
+		a := divs[g.r.IntN(len(divs))]
+		shape = []int{a, n / a}
+	} else {
+		a := divs[g.r.IntN(len(divs))]
+		rest := n / a
+		var rd []int
+		for d := 1; d <= rest; d++ {
+			if rest%d == 0 {
+				rd = append(rd, d)
+			}
+		}
+		b := rd[g.r.IntN(len(rd))]
+		shape = []int{1, a, b, rest / b}
+	}
+	spec := slices.Clone(shape)
+	if g.r.IntN(3) == 0 {
+		spec[g.r.IntN(len(spec))] = -1
+	}
+	c := g.b.Const(g.name("shape"), kernels.Int32, []int{len(spec)}, int32s(spec...))
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	ns := make([]int32, len(spec))
+	for i, d := range spec {
+		ns[i] = int32(d)
+	}
+	g.emit(schema.BuiltinOperatorRESHAPE, []*value{x}, []int{c}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsReshapeOptions, &schema.ReshapeOptionsT{NewShape: ns}))
+}
+
+// split adds a SPLIT into two or three equal parts along an axis that divides.
+func (g *gen) split() {
+	k := 2 + g.r.IntN(2)
+	x := g.pick(func(v *value) bool { return slices.ContainsFunc(v.shape, func(d int) bool { return d%k == 0 }) })
+	if x == nil {
+		return
+	}
+	var axes []int
+	for d, s := range x.shape {
+		if s%k == 0 {
+			axes = append(axes, d)
+		}
+	}
+	axis := axes[g.r.IntN(len(axes))]
+	shape := slices.Clone(x.shape)
+	shape[axis] /= k
+	var ashape []int
+	if g.r.IntN(2) == 0 {
+		ashape = []int{1}
+	}
+	c := g.b.Const(g.name("axis"), kernels.Int32, ashape, int32s(axis))
+	outs := make([]*value, k)
+	for i := range outs {
+		outs[i] = g.newValue(shape, quant{x.scale, x.zp})
+	}
+	g.emit(schema.BuiltinOperatorSPLIT, []*value{x}, nil, func(act []int) []int { return []int{c, act[0]} }, outs,
+		modelbuild.Options(schema.BuiltinOptionsSplitOptions, &schema.SplitOptionsT{NumSplits: int32(k)}))
+}
+
+// transpose adds a TRANSPOSE by a random permutation.
+func (g *gen) transpose() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	perm := g.r.Perm(len(x.shape))
+	shape := make([]int, len(perm))
+	for i, p := range perm {
+		shape[i] = x.shape[p]
+	}
+	c := g.b.Const(g.name("perm"), kernels.Int32, []int{len(perm)}, int32s(perm...))
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	g.emit(schema.BuiltinOperatorTRANSPOSE, []*value{x}, []int{c}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsTransposeOptions, &schema.TransposeOptionsT{}))
+}

@@ -1,0 +1,159 @@
+package randgraph_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/randgraph"
+)
+
+// TestGraphsRun loads and runs many generated graphs on the CPU: every one
+// must be a valid model whose declared shapes are the ones the kernels
+// compute, and the generator must reach every op, both types, branches,
+// joins, several inputs and several outputs.
+func TestGraphsRun(t *testing.T) {
+	reg := kernels.Builtins()
+	opts := randgraph.Options{Version: randgraph.AnyVersion(reg)}
+	ops := map[schema.BuiltinOperator]int{}
+	types := map[kernels.DType]int{}
+	var fanOut, joins, multiIn, multiOut, constantOutputs, outputs int
+	const n = 300
+	for seed := range uint64(n) {
+		g := randgraph.Generate(seed, opts)
+		types[g.Type]++
+		if len(g.Nodes) < 5 {
+			t.Errorf("seed %d: %d nodes, want at least 5", seed, len(g.Nodes))
+		}
+		m, err := core.NewModel(g.Model)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		it, err := core.NewInterpreter(m, nil)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		if err := it.AllocateTensors(); err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		sg := m.Subgraphs[0]
+		for i, info := range sg.Tensors {
+			if got := it.Tensor(i).Shape(); !slices.Equal(got, info.Shape) {
+				t.Errorf("seed %d: tensor %d declared %v, kernels give %v", seed, i, info.Shape, got)
+			}
+		}
+		for i, d := range g.InputData(seed) {
+			if err := it.Input(i).CopyFrom(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := it.Invoke(t.Context()); err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		for i := range it.NumOutputs() {
+			outputs++
+			d := it.Output(i).Data()
+			if bytes.Count(d, d[:1]) == len(d) && len(d) > 1 {
+				constantOutputs++
+			}
+		}
+		readers := map[int]int{}
+		for _, nd := range g.Nodes {
+			ops[nd.Op]++
+			act := 0
+			for _, ti := range nd.Inputs {
+				if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil {
+					readers[ti]++
+					act++
+				}
+			}
+			if act > 1 {
+				joins++
+			}
+			if reg, _ := reg.Lookup(nd.Op, ""); !reg.Versions.Contains(nd.Version) {
+				t.Errorf("seed %d: %s v%d outside the kernel's %s", seed, kernels.OpName(nd.Op), nd.Version, reg.Versions)
+			}
+		}
+		for _, c := range readers {
+			if c > 1 {
+				fanOut++
+				break
+			}
+		}
+		if len(g.Inputs) > 1 {
+			multiIn++
+		}
+		if len(g.Outputs) > 1 {
+			multiOut++
+		}
+	}
+	for _, op := range randgraph.Ops() {
+		if ops[op] == 0 {
+			t.Errorf("no graph holds %s", kernels.OpName(op))
+		}
+	}
+	if types[kernels.Float32] == 0 || types[kernels.Uint8] == 0 {
+		t.Errorf("types %v: want both float32 and uint8 graphs", types)
+	}
+	if fanOut < n/2 || joins < n/2 || multiIn < n/4 || multiOut < n/2 {
+		t.Errorf("graphs too plain: %d with fan-out, %d joins, %d with several inputs, %d with several outputs, of %d",
+			fanOut, joins, multiIn, multiOut, n)
+	}
+	// Saturated outputs would hide wrong wiring: most must vary.
+	if constantOutputs*4 > outputs {
+		t.Errorf("%d of %d outputs hold one repeated byte", constantOutputs, outputs)
+	}
+	t.Logf("ops %v; types %v; %d fan-out, %d joins, %d multi-input, %d multi-output; %d/%d constant outputs",
+		ops, types, fanOut, joins, multiIn, multiOut, constantOutputs, outputs)
+}
+
+func TestDeterministic(t *testing.T) {
+	for seed := range uint64(20) {
+		a, b := randgraph.Generate(seed, randgraph.Options{}), randgraph.Generate(seed, randgraph.Options{})
+		if !bytes.Equal(a.Model, b.Model) || a.String() != b.String() {
+			t.Fatalf("seed %d: two different graphs", seed)
+		}
+		da, db := a.InputData(seed), b.InputData(seed)
+		for i := range da {
+			if !bytes.Equal(da[i], db[i]) {
+				t.Fatalf("seed %d: input %d differs", seed, i)
+			}
+		}
+	}
+	if bytes.Equal(randgraph.Generate(1, randgraph.Options{}).Model, randgraph.Generate(2, randgraph.Options{}).Model) {
+		t.Error("seeds 1 and 2 give the same graph")
+	}
+}
+
+// TestOptions checks that the options restrict what is generated.
+func TestOptions(t *testing.T) {
+	opts := randgraph.Options{
+		Types:    []kernels.DType{kernels.Uint8},
+		MinNodes: 10, MaxNodes: 12,
+		Ops:     []schema.BuiltinOperator{schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorADD},
+		Version: func(op schema.BuiltinOperator, _ kernels.DType, _ *rand.Rand) int { return 2 },
+	}
+	for seed := range uint64(20) {
+		g := randgraph.Generate(seed, opts)
+		if g.Type != kernels.Uint8 {
+			t.Errorf("seed %d: type %s", seed, g.Type)
+		}
+		if len(g.Nodes) < 10 || len(g.Nodes) > 12+len(g.Inputs) {
+			t.Errorf("seed %d: %d nodes", seed, len(g.Nodes))
+		}
+		for _, nd := range g.Nodes {
+			switch {
+			case nd.Op == schema.BuiltinOperatorRELU: // consumes an input nothing else read
+			case nd.Op != schema.BuiltinOperatorCONV_2D && nd.Op != schema.BuiltinOperatorADD:
+				t.Errorf("seed %d: op %s", seed, kernels.OpName(nd.Op))
+			}
+			if nd.Version != 2 {
+				t.Errorf("seed %d: version %d", seed, nd.Version)
+			}
+		}
+	}
+}
