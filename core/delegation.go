@@ -242,6 +242,16 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 	if p.onCPU {
 		return it.runOnCPU(p)
 	}
+	// State the partition updates in place is also an input: keep a copy so
+	// that a CPU rerun after a failure starts from the state the delegate saw.
+	var saved [][]byte
+	if it.fallback.OnExecutionError {
+		for _, ti := range p.outputs {
+			if t := it.tensors[ti]; t.Variable {
+				saved = append(saved, slices.Clone(t.Data))
+			}
+		}
+	}
 	start := time.Now()
 	err := it.invokeDelegate(ctx, p)
 	if err == nil {
@@ -250,12 +260,21 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 		}
 		return nil
 	}
-	if ctx.Err() != nil {
-		err = fmt.Errorf("%w (%w)", err, ctx.Err())
-	}
 	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		// The caller gave up: that is the caller's answer, not the
+		// delegate's failure, so there is no fallback to run.
+		derr.Err = fmt.Errorf("%w (%w)", err, cerr)
+		return derr
+	}
 	if ferr := it.fallback.Decide(derr); ferr != nil {
 		return ferr
+	}
+	for _, ti := range p.outputs {
+		if t := it.tensors[ti]; t.Variable && len(saved) > 0 {
+			copy(t.Data, saved[0])
+			saved = saved[1:]
+		}
 	}
 	p.onCPU = true
 	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,

@@ -207,7 +207,11 @@ func (it *Interpreter) lookup(idx []int) []*kernels.Tensor {
 func guard(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error: %v", r)
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("internal error: %w", e)
+			} else {
+				err = fmt.Errorf("internal error: %v", r)
+			}
 		}
 	}()
 	return f()

@@ -17,10 +17,9 @@ import (
 // the delegated state too, and a partition that falls back to the CPU
 // carries on from the state the delegate left.
 //
-// This fails today: the partitioner lists a variable tensor that a
-// partition's node updates in place as a partition input only, so the
-// delegate receives the host's copy of the state (never updated) on every
-// Invoke and its updates never come back.
+// The interpreter makes a partition's variable tensors both inputs and
+// outputs of the partition, and keeps a copy of them while the delegate runs
+// so a CPU rerun starts from the state the delegate was given.
 func TestDelegatedStateSurvivesInvokes(t *testing.T) {
 	const name = "keras_lstm_mnist_ptq__digit7"
 	var c shared.GoldenCase
@@ -73,6 +72,14 @@ func TestDelegatedStateSurvivesInvokes(t *testing.T) {
 	})
 	t.Run("fallback on the second Invoke", func(t *testing.T) {
 		f := testdelegates.NewFaulty(cpu.New(), testdelegates.FailInvoke)
+		f.OnCall = 2
+		run(t, []delegate.Delegate{f}, true)
+	})
+	t.Run("state corrupted by a failing delegate is restored", func(t *testing.T) {
+		// CorruptThenFail scribbles over every output, the state among
+		// them, then fails: the CPU rerun must start from the state the
+		// delegate was given, not the scribbles.
+		f := testdelegates.NewFaulty(cpu.New(), testdelegates.CorruptThenFail)
 		f.OnCall = 2
 		run(t, []delegate.Delegate{f}, true)
 	})
