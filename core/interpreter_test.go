@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 )
@@ -178,5 +179,49 @@ func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
 	}
 	if vars != 2 {
 		t.Errorf("found %d variable tensors, want 2", vars)
+	}
+}
+
+func TestSignatureDefs(t *testing.T) {
+	m, err := LoadModel(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := it.Signatures()
+	if len(sigs) != 1 || sigs[0].Key != "serving_default" || len(sigs[0].Inputs) != 1 || sigs[0].Inputs[0].Name != "x" {
+		t.Fatalf("signatures = %+v", sigs)
+	}
+	// The signature's input name finds the graph input.
+	if got := it.InputByName("x"); got == nil || got.Index() != it.Input(0).Index() {
+		t.Errorf("InputByName(x) = %v, want input 0", got)
+	}
+	if got := it.OutputByName(sigs[0].Outputs[0].Name); got == nil || got.Index() != it.Output(0).Index() {
+		t.Errorf("OutputByName(%q) = %v, want output 0", sigs[0].Outputs[0].Name, got)
+	}
+	if it.InputByName("no such tensor") != nil {
+		t.Error("InputByName found a tensor that does not exist")
+	}
+}
+
+// TestOpCodesAboveThePlaceholder: files of the 2020 schema put codes above
+// 127 only in builtin_code, with the deprecated byte at 127; the op code is
+// the larger of the two.
+func TestOpCodesAboveThePlaceholder(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", kernels.Float32, []int{2})
+	out := b.Tensor("out", kernels.Float32, []int{2})
+	b.Op(schema.BuiltinOperatorGELU, 1, []int{in}, []int{out}, nil)
+	b.Inputs(in)
+	b.Outputs(out)
+	m, err := NewModel(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.OpCodes[0].Builtin; got != schema.BuiltinOperatorGELU {
+		t.Fatalf("op code = %v, want GELU (150)", got)
 	}
 }
