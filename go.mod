@@ -8,4 +8,4 @@ require (
 	google.golang.org/protobuf v1.36.11
 )
 
-require github.com/google/gousb v1.1.3 // indirect
+require github.com/google/gousb v1.1.3
