@@ -174,7 +174,7 @@ func packageReport(p *executable.Package) edgetpuPackage {
 			NarrowMemoryBytesPerTile: e.NarrowMemoryBytesPerTile, TPUDRAMParameters: e.TPUDRAMParameters,
 			SerializedModelBytes: e.SerializedModelBytes, Bitstreams: []edgetpuBitstream{},
 			DMAHints: edgetpuDMA{Count: len(e.DMA.Hints), FullyDeterministic: e.DMA.FullyDeterministic},
-			Inputs: layerReports(e.Inputs), Outputs: layerReports(e.Outputs),
+			Inputs:   layerReports(e.Inputs), Outputs: layerReports(e.Outputs),
 		}
 		for _, b := range e.Bitstreams {
 			br := edgetpuBitstream{Bytes: len(b.Data), FieldOffsets: len(b.Fields), FieldsByTarget: map[string]int{}}
