@@ -7,3 +7,5 @@ require (
 	golang.org/x/image v0.47.0
 	google.golang.org/protobuf v1.36.11
 )
+
+require github.com/google/gousb v1.1.3

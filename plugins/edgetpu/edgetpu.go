@@ -1,0 +1,197 @@
+// Package edgetpu is the edgetpu delegate: Coral USB Accelerators (the
+// Edge TPU) over libusb, claiming the custom op edgetpu-custom-op at version
+// 1 and nothing else. Its binary will be plugins/edgetpu/cmd/delego-edgetpu;
+// until then delego runs it in process.
+//
+// Compile reads every node's custom options (package executable), holds
+// them to the runtime's rules and to the node's tensors, then looks for the
+// device CoralSettings.device names (Find). Without one it fails with an
+// error wrapping delegate.ErrNoDevice that says what it looked for; the
+// host may then run the model's CPU twin (see core.Options.CPUTwin): the
+// CPU cannot run edgetpu-custom-op, so fallback for an Edge TPU model
+// happens at model level.
+//
+// This is part 1 of the plugin: everything around the USB protocol. The
+// protocol itself (firmware, registers, running the executables) is part 2;
+// until it lands, a device that is found is reported and compiling still
+// fails, with ErrNoProtocol. Transport and Bus are the seams part 2's driver
+// is written against.
+package edgetpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/plugins/edgetpu/executable"
+)
+
+// Name is the delegate's name.
+const Name = "edgetpu"
+
+// DefaultBulkInQueue is the bulk-in queue length when
+// CoralSettings.usb_max_bulk_in_queue_length is unset or 0 (Coral's default).
+const DefaultBulkInQueue = 32
+
+// ErrNoProtocol: a device was found, but this build cannot drive it yet
+// (the USB protocol is part 2 of the plugin). It comes with
+// delegate.ErrNoDevice.
+var ErrNoProtocol = errors.New("the Edge TPU USB protocol is not implemented yet")
+
+// Delegate runs edgetpu-custom-op nodes on a Coral USB Accelerator.
+type Delegate struct {
+	bus Bus
+}
+
+// Option configures a Delegate.
+type Option func(*Delegate)
+
+// WithBus makes the delegate look for devices on b instead of the host's
+// USB buses (tests use a simulated bus).
+func WithBus(b Bus) Option { return func(d *Delegate) { d.bus = b } }
+
+// New returns the delegate, looking for devices through libusb unless an
+// option says otherwise.
+func New(opts ...Option) *Delegate {
+	d := &Delegate{bus: LibUSB()}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+// Name implements delegate.Delegate.
+func (d *Delegate) Name() string { return Name }
+
+// Support declares edgetpu-custom-op version 1, whatever its tensors' types
+// (Compile holds them to the executable's layers).
+func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
+	return &delegate.Support{Custom: map[string]delegate.OpSupport{
+		executable.CustomOp: {Versions: kernels.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
+	}}, nil
+}
+
+// Settings are the CoralSettings the delegate honours, defaults applied.
+type Settings struct {
+	// Device names the device: "", ":N", "usb" or "usb:N".
+	Device      string
+	Performance config.CoralSettings_Performance
+	// AlwaysDFU loads the firmware after every reset, not only when the
+	// device waits for it.
+	AlwaysDFU bool
+	// BulkInQueue is the number of bulk-in transfers kept queued.
+	BulkInQueue int
+	// FirmwarePath is the firmware image for a device that waits for it
+	// (delego's addition to CoralSettings).
+	FirmwarePath string
+}
+
+// SettingsFrom reads s.coral_settings (nil: defaults).
+func SettingsFrom(s *config.TFLiteSettings) (Settings, error) {
+	cs := s.GetCoralSettings()
+	out := Settings{
+		Device:       cs.GetDevice(),
+		Performance:  cs.GetPerformance(),
+		AlwaysDFU:    cs.GetUsbAlwaysDfu(),
+		BulkInQueue:  int(cs.GetUsbMaxBulkInQueueLength()),
+		FirmwarePath: cs.GetFirmwarePath(),
+	}
+	if out.Performance == config.CoralSettings_UNDEFINED {
+		out.Performance = config.CoralSettings_MAXIMUM
+	}
+	if _, ok := config.CoralSettings_Performance_name[int32(out.Performance)]; !ok {
+		return out, fmt.Errorf("coral_settings.performance %d is not a known level", out.Performance)
+	}
+	switch {
+	case out.BulkInQueue < 0:
+		return out, fmt.Errorf("coral_settings.usb_max_bulk_in_queue_length %d is negative", out.BulkInQueue)
+	case out.BulkInQueue == 0:
+		out.BulkInQueue = DefaultBulkInQueue
+	}
+	return out, nil
+}
+
+// Node is one edgetpu-custom-op node of a partition, ready to run.
+type Node struct {
+	// Index is the node's operator index in the partition.
+	Index   int
+	Options *executable.CustomOptions
+	// Main runs the inference; Caching, when not nil, loads the parameters
+	// first.
+	Main, Caching *executable.Executable
+	// Batches is the number of batches the node's tensors hold.
+	Batches int
+}
+
+// Prepare reads a partition (a .tflite flatbuffer) that should hold only
+// edgetpu-custom-op nodes, and every node's executables: each must parse,
+// pass the runtime's checks and fit the node's tensors.
+func Prepare(partition []byte) ([]*Node, error) {
+	m, err := core.NewModel(partition)
+	if err != nil {
+		return nil, fmt.Errorf("partition model: %w", err)
+	}
+	sg := m.Subgraphs[0]
+	tensors := func(idx []int) []executable.Tensor {
+		out := make([]executable.Tensor, 0, len(idx))
+		for _, ti := range idx {
+			if ti < 0 {
+				continue
+			}
+			t := sg.Tensors[ti]
+			out = append(out, executable.Tensor{Name: t.Name, Type: t.Type, Shape: t.Shape})
+		}
+		return out
+	}
+	var nodes []*Node
+	for i := range sg.Operators {
+		op := &sg.Operators[i]
+		oc := m.OpCodeOf(op)
+		if oc.Custom != executable.CustomOp || oc.Version != executable.OpVersion {
+			return nil, fmt.Errorf("node %d is %s v%d; the %s delegate runs %s v%d only", i, oc.Name(), oc.Version, Name, executable.CustomOp, executable.OpVersion)
+		}
+		co, err := executable.Parse(op.CustomOptions)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		if err := co.Check(); err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		p := co.Packages[0]
+		n := &Node{Index: i, Options: co, Main: p.Main(), Caching: p.Caching()}
+		if n.Batches, err = executable.CheckTensors(n.Main, tensors(op.Inputs), tensors(op.Outputs)); err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil, errors.New("the partition has no nodes")
+	}
+	return nodes, nil
+}
+
+// Compile reads the partition's executables, then finds the device the
+// settings name. Without one it fails with an error wrapping
+// delegate.ErrNoDevice that lists what it looked for.
+func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	settings, err := SettingsFrom(p.Settings)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Prepare(p.Model); err != nil {
+		return nil, err
+	}
+	dev, err := Find(ctx, d.bus, settings.Device)
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%w: found %s, but %w", delegate.ErrNoDevice, dev, ErrNoProtocol)
+}
+
+// Close implements delegate.Delegate; the delegate holds nothing between
+// compilations.
+func (d *Delegate) Close() error { return nil }

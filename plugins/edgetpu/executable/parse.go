@@ -1,0 +1,482 @@
+package executable
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/plugins/edgetpu/executable/schema"
+)
+
+// ErrMalformed marks custom options that cannot be read: every *Error wraps it.
+var ErrMalformed = errors.New("malformed Edge TPU custom options")
+
+// The keys of the custom options map, as the compiler writes them.
+const (
+	keyVersion          = "1"
+	keyCachingDeprecate = "3" // the first runtime's parameter-caching executable
+	keyPackage          = "4"
+	keyPreference       = "5"
+	keyChips            = "6" // one chip number per package; absent from older compilers
+	keyMorePackages     = "7" // the packages after the first
+)
+
+// Parse decodes the custom options of an edgetpu-custom-op node: the
+// FlexBuffers map and every package, multi-executable and executable in it.
+// A blob that cannot be read gives an *Error (wrapping ErrMalformed) that
+// names the field; Parse never panics on any input.
+func Parse(options []byte) (*CustomOptions, error) {
+	if len(options) == 0 {
+		return nil, &Error{Reason: "empty (the compiler always writes a map)"}
+	}
+	root, err := kernels.ParseFlex(options)
+	if err != nil {
+		return nil, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
+	}
+	if root.Type() != kernels.FlexMap {
+		return nil, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
+	}
+	m, err := root.Map()
+	if err != nil {
+		return nil, &Error{Reason: fmt.Sprintf("map: %v", err)}
+	}
+	get := func(key string) (kernels.FlexValue, error) {
+		v, err := m.Get(key)
+		if err != nil {
+			return v, &Error{Field: "key " + key, Reason: err.Error()}
+		}
+		return v, nil
+	}
+	integer := func(key string, absent int) (int, error) {
+		v, err := get(key)
+		if err != nil || v.IsNull() {
+			return absent, err
+		}
+		n, err := v.Int() // converts as the C++ reader's AsInt32 does
+		if err != nil {
+			return 0, &Error{Field: "key " + key, Reason: err.Error()}
+		}
+		return int(int32(n)), nil
+	}
+	str := func(field string, v kernels.FlexValue) ([]byte, error) {
+		if v.Type() != kernels.FlexString {
+			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
+		}
+		b, err := v.Blob()
+		if err != nil {
+			return nil, &Error{Field: field, Reason: err.Error()}
+		}
+		return b, nil
+	}
+
+	co := &CustomOptions{}
+	if co.Version, err = integer(keyVersion, 0); err != nil {
+		return nil, err
+	}
+	if co.ExecutionPreference, err = integer(keyPreference, -1); err != nil {
+		return nil, err
+	}
+	old, err := get(keyCachingDeprecate)
+	if err != nil {
+		return nil, err
+	}
+	co.DeprecatedCachingExecutable = !old.IsNull()
+
+	first, err := get(keyPackage)
+	if err != nil {
+		return nil, err
+	}
+	if first.IsNull() {
+		return nil, &Error{Field: "key " + keyPackage, Reason: "missing: no package"}
+	}
+	blobs := [][]byte{}
+	b, err := str("key "+keyPackage, first)
+	if err != nil {
+		return nil, err
+	}
+	blobs = append(blobs, b)
+	chips := []int{NoChip}
+
+	chipsVal, err := get(keyChips)
+	if err != nil {
+		return nil, err
+	}
+	if !chipsVal.IsNull() {
+		// Current compilers: one chip per package, the first package under
+		// "4", the others under "7".
+		cv, err := chipsVal.Vector()
+		if err != nil {
+			return nil, &Error{Field: "key " + keyChips, Reason: err.Error()}
+		}
+		more, err := get(keyMorePackages)
+		if err != nil {
+			return nil, err
+		}
+		mv, err := more.Vector()
+		if err != nil {
+			return nil, &Error{Field: "key " + keyMorePackages, Reason: err.Error()}
+		}
+		if cv.Len() == 0 {
+			return nil, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
+		}
+		if cv.Len() != mv.Len()+1 {
+			return nil, &Error{Field: "key " + keyChips, Reason: fmt.Sprintf("%d chips for %d packages (key 4 and %d under key 7)", cv.Len(), mv.Len()+1, mv.Len())}
+		}
+		chips = chips[:0]
+		for i := range cv.Len() {
+			field := fmt.Sprintf("key %s[%d]", keyChips, i)
+			e, err := cv.At(i)
+			if err != nil {
+				return nil, &Error{Field: field, Reason: err.Error()}
+			}
+			if e.Type() != kernels.FlexInt && e.Type() != kernels.FlexUint && e.Type() != kernels.FlexIndirectInt && e.Type() != kernels.FlexIndirectUint {
+				return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
+			}
+			n, err := e.Int()
+			if err != nil {
+				return nil, &Error{Field: field, Reason: err.Error()}
+			}
+			chips = append(chips, int(int32(n)))
+		}
+		for i := range mv.Len() {
+			field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
+			e, err := mv.At(i)
+			if err != nil {
+				return nil, &Error{Field: field, Reason: err.Error()}
+			}
+			b, err := str(field, e)
+			if err != nil {
+				return nil, err
+			}
+			blobs = append(blobs, b)
+		}
+	}
+
+	for i, b := range blobs {
+		p, err := ParsePackage(b)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Field = fmt.Sprintf("package[%d]", i) + strings.TrimPrefix(e.Field, "package")
+			}
+			return nil, err
+		}
+		p.ChipCode = chips[i]
+		co.Packages = append(co.Packages, p)
+	}
+	return co, nil
+}
+
+// ParsePackage decodes one serialized package (what key "4" of the custom
+// options holds), its multi-executable and every executable in it. Errors
+// are *Error values naming the field, rooted at "package".
+func ParsePackage(data []byte) (p *Package, err error) {
+	d := &decoder{path: []string{"package"}}
+	defer d.recover(&err)
+	pkg := d.root(data, func(b []byte) any { return schema.GetRootAsPackage(b, 0) }).(*schema.Package)
+	p = &Package{
+		ChipCode:          NoChip,
+		Bytes:             len(data),
+		Identifier:        string(data[4:8]),
+		MinRuntimeVersion: int(pkg.MinRuntimeVersion()),
+		KeypairVersion:    int(pkg.KeypairVersion()),
+		VirtualChipID:     int(pkg.VirtualChipId()),
+	}
+	d.field("compiler_version", func() { p.CompilerVersion = string(pkg.CompilerVersion()) })
+	d.field("model_identifier", func() { p.ModelIdentifier = string(pkg.ModelIdentifier()) })
+	d.field("signature", func() { p.SignatureBytes = len(pkg.SignatureBytes()) })
+	d.field("multi_chip_package", func() { p.MultiChipPackages = d.vec(pkg.MultiChipPackageLength(), 4) })
+
+	var multi []byte
+	d.field("serialized_multi_executable", func() { multi = pkg.SerializedMultiExecutableBytes() })
+	p.MultiExecutableBytes = len(multi)
+	if len(multi) == 0 {
+		// The runtime refuses such a package (Check); there is nothing to read.
+		return p, nil
+	}
+	d.push("serialized_multi_executable")
+	outer := d.buf
+	me := d.root(multi, func(b []byte) any { return schema.GetRootAsMultiExecutable(b, 0) }).(*schema.MultiExecutable)
+	n := d.vec(me.SerializedExecutablesLength(), 4)
+	for i := range n {
+		d.push(fmt.Sprintf("executable[%d]", i))
+		d.buf = multi
+		raw := me.SerializedExecutables(i)
+		p.Executables = append(p.Executables, d.executable(raw))
+		d.pop()
+	}
+	d.buf = outer
+	d.pop()
+	return p, nil
+}
+
+// decoder reads flatbuffers through the generated accessors, which trust
+// every offset: vector lengths are checked against the buffer before use,
+// and a read outside it (a runtime panic in the accessors) is recovered into
+// an *Error naming the field being read.
+type decoder struct {
+	path []string
+	buf  []byte // the flatbuffer being read
+}
+
+func (d *decoder) push(f string) { d.path = append(d.path, f) }
+func (d *decoder) pop()          { d.path = d.path[:len(d.path)-1] }
+
+// field runs read with f on the path; the path stays as it is on a panic,
+// so the error names the field.
+func (d *decoder) field(f string, read func()) {
+	d.push(f)
+	read()
+	d.pop()
+}
+
+func (d *decoder) failf(format string, args ...any) {
+	panic(&Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) recover(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(*Error); ok {
+		*err = e
+		return
+	}
+	*err = &Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf("offsets point outside the %d-byte flatbuffer (%v)", len(d.buf), r)}
+}
+
+// root checks that data can hold a flatbuffer and returns its root table.
+func (d *decoder) root(data []byte, get func([]byte) any) any {
+	d.buf = data
+	if len(data) < 8 {
+		d.failf("%d bytes, too short for a flatbuffer", len(data))
+	}
+	off := flatbuffers.GetUOffsetT(data)
+	if int64(off) > int64(len(data))-4 {
+		d.failf("root table offset %d outside the %d-byte flatbuffer", off, len(data))
+	}
+	return get(data)
+}
+
+// vec checks that a vector of n elements of elem bytes fits in the buffer.
+func (d *decoder) vec(n, elem int) int {
+	if n < 0 || n > len(d.buf)/max(elem, 1) {
+		d.failf("vector of %d elements, more than the %d-byte flatbuffer can hold", n, len(d.buf))
+	}
+	return n
+}
+
+func (d *decoder) ints(n int, at func(int) int32) []int {
+	out := make([]int, d.vec(n, 4))
+	for i := range out {
+		out[i] = int(at(i))
+	}
+	return out
+}
+
+func (d *decoder) executable(raw []byte) *Executable {
+	ex := d.root(raw, func(b []byte) any { return schema.GetRootAsExecutable(b, 0) }).(*schema.Executable)
+	e := &Executable{
+		Kind:                     Kind(ex.Type()),
+		Bytes:                    len(raw),
+		Version:                  int(ex.Version()),
+		BatchSize:                int(ex.BatchSize()),
+		ScratchBytes:             int(ex.ScratchSizeBytes()),
+		EstimatedCycles:          ex.EstimatedCycles64bit(),
+		NarrowMemoryBytesPerTile: int(ex.UsedNarrowMemoryBytesPerTile()),
+		CachingToken:             ex.ParameterCachingToken(),
+		TPUDRAMParameters:        ex.UseTpuDramForParameters(),
+	}
+	if e.EstimatedCycles == 0 {
+		e.EstimatedCycles = int64(ex.EstimatedCycles())
+	}
+	d.field("name", func() { e.Name = string(ex.Name()) })
+	d.field("chip", func() { e.Chip = string(ex.Chip()) })
+	d.field("serialized_model", func() { e.SerializedModelBytes = len(ex.SerializedModelBytes()) })
+	d.field("parameters", func() { e.Parameters = ex.ParametersBytes() })
+
+	n := d.vec(ex.InstructionBitstreamsLength(), 4)
+	var ib schema.InstructionBitstream
+	for i := range n {
+		d.push(fmt.Sprintf("instruction_bitstreams[%d]", i))
+		if !ex.InstructionBitstreams(&ib, i) {
+			d.failf("unreadable")
+		}
+		bs := Bitstream{}
+		d.field("bitstream", func() { bs.Data = ib.BitstreamBytes() })
+		nf := d.vec(ib.FieldOffsetsLength(), 4)
+		var fo schema.FieldOffset
+		for j := range nf {
+			d.push(fmt.Sprintf("field_offsets[%d]", j))
+			ib.FieldOffsets(&fo, j)
+			f := FieldOffset{Bit: int(fo.OffsetBit())}
+			d.field("meta", func() { f.Meta = d.meta(fo.Meta(nil)) })
+			bs.Fields = append(bs.Fields, f)
+			d.pop()
+		}
+		e.Bitstreams = append(e.Bitstreams, bs)
+		d.pop()
+	}
+
+	d.push("dma_hints")
+	if dh := ex.DmaHints(nil); dh != nil {
+		e.DMA.FullyDeterministic = dh.FullyDeterministic()
+		nh := d.vec(dh.HintsLength(), 4)
+		var h schema.DmaHint
+		for i := range nh {
+			d.push(fmt.Sprintf("hints[%d]", i))
+			dh.Hints(&h, i)
+			e.DMA.Hints = append(e.DMA.Hints, d.hint(&h))
+			d.pop()
+		}
+	}
+	d.pop()
+
+	var l schema.Layer
+	ni := d.vec(ex.InputLayersLength(), 4)
+	for i := range ni {
+		d.push(fmt.Sprintf("input_layers[%d]", i))
+		ex.InputLayers(&l, i)
+		e.Inputs = append(e.Inputs, d.layer(&l))
+		d.pop()
+	}
+	no := d.vec(ex.OutputLayersLength(), 4)
+	for i := range no {
+		d.push(fmt.Sprintf("output_layers[%d]", i))
+		ex.OutputLayers(&l, i)
+		e.Outputs = append(e.Outputs, d.layer(&l))
+		d.pop()
+	}
+	return e
+}
+
+func (d *decoder) meta(m *schema.Meta) Meta {
+	if m == nil {
+		return Meta{}
+	}
+	out := Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
+	d.field("name", func() { out.Layer = string(m.Name()) })
+	return out
+}
+
+func (d *decoder) hint(h *schema.DmaHint) DMAHint {
+	out := DMAHint{Kind: HintKind(h.AnyHintType()), Out: h.Direction() == schema.DirectionOUTFEED}
+	var tbl flatbuffers.Table
+	if out.Kind != HintNone && !h.AnyHint(&tbl) {
+		d.failf("hint of kind %s without its table", out.Kind)
+	}
+	switch out.Kind {
+	case HintNone, HintFence:
+	case HintDMA:
+		var dd schema.DmaDescriptorHint
+		dd.Init(tbl.Bytes, tbl.Pos)
+		out.Offset, out.Size = int(dd.OffsetInBytes()), int(dd.SizeInBytes())
+		d.field("meta", func() { out.Meta = d.meta(dd.Meta(nil)) })
+	case HintInstruction:
+		var ih schema.InstructionHint
+		ih.Init(tbl.Bytes, tbl.Pos)
+		out.Chunk = int(ih.InstructionChunkIndex())
+	case HintInterrupt:
+		var it schema.InterruptHint
+		it.Init(tbl.Bytes, tbl.Pos)
+		out.Interrupt = int(it.Type())
+	default:
+		d.failf("unknown hint kind %d", int(out.Kind))
+	}
+	return out
+}
+
+func (d *decoder) shape(s *schema.TensorShape) []Range {
+	if s == nil {
+		return nil
+	}
+	n := d.vec(s.DimensionLength(), 8)
+	out := make([]Range, 0, n)
+	var r schema.Range
+	for i := range n {
+		s.Dimension(&r, i)
+		out = append(out, Range{Start: int(r.Start()), End: int(r.End())})
+	}
+	return out
+}
+
+func (d *decoder) layer(l *schema.Layer) Layer {
+	out := Layer{
+		SizeBytes:      int(l.SizeBytes()),
+		Y:              int(l.YDim()),
+		X:              int(l.XDim()),
+		Z:              int(l.ZDim()),
+		DataType:       DataType(l.DataType()),
+		ExecutionCount: int(l.ExecutionCountPerInference()),
+		CacheOnDRAM:    l.CacheOnDram(),
+		Kind:           LayerKind(l.AnyLayerType()),
+	}
+	d.field("name", func() { out.Name = string(l.Name()) })
+	d.field("numerics", func() {
+		if n := l.Numerics(nil); n != nil {
+			out.ZeroPoint, out.Scale = int(n.ZeroPoint()), n.DequantizationFactor()
+		}
+	})
+	d.field("shape", func() { out.Shape = d.shape(l.Shape(nil)) })
+	var tbl flatbuffers.Table
+	switch out.Kind {
+	case LayerNone:
+	case LayerInput:
+		if !l.AnyLayer(&tbl) {
+			d.failf("input layer without its table")
+		}
+	case LayerOutput:
+		d.push("any_layer")
+		if !l.AnyLayer(&tbl) {
+			d.failf("output layer without its table")
+		}
+		var ol schema.OutputLayer
+		ol.Init(tbl.Bytes, tbl.Pos)
+		out.Output = d.outputInfo(&ol)
+		d.pop()
+	default:
+		d.failf("unknown layer kind %d", int(out.Kind))
+	}
+	return out
+}
+
+func (d *decoder) outputInfo(ol *schema.OutputLayer) *OutputInfo {
+	out := &OutputInfo{DeprecatedDataType: DataType(ol.DataType())}
+	d.push("layout")
+	if lay := ol.Layout(nil); lay != nil {
+		out.Layout = &OutputLayout{
+			YToLinearTile:   d.ints(lay.YCoordinateToLinearTileIdMapLength(), lay.YCoordinateToLinearTileIdMap),
+			XToLinearTile:   d.ints(lay.XCoordinateToLinearTileIdMapLength(), lay.XCoordinateToLinearTileIdMap),
+			TileByteOffset:  d.ints(lay.LinearizedTileByteOffsetLength(), lay.LinearizedTileByteOffset),
+			XToLocalByte:    d.ints(lay.XCoordinateToLocalByteOffsetLength(), lay.XCoordinateToLocalByteOffset),
+			YToLocalY:       d.ints(lay.YCoordinateToLocalYOffsetLength(), lay.YCoordinateToLocalYOffset),
+			XToLocalRowSize: d.ints(lay.XCoordinateToLocalYRowSizeLength(), lay.XCoordinateToLocalYRowSize),
+		}
+	}
+	d.pop()
+	d.push("shape_info")
+	if si := ol.ShapeInfo(nil); si != nil {
+		offsets := d.ints(si.SliceOffsetLength(), si.SliceOffset)
+		n := d.vec(si.SliceLayoutLength(), 4)
+		var tl schema.TensorLayout
+		out.Slices = []Slice{}
+		for i := range n {
+			d.push(fmt.Sprintf("slice_layout[%d]", i))
+			si.SliceLayout(&tl, i)
+			s := Slice{Shape: d.shape(tl.Shape(nil)), Stride: d.ints(tl.StrideLength(), tl.Stride)}
+			if i < len(offsets) {
+				s.Offset = offsets[i]
+			} else {
+				d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
+			}
+			out.Slices = append(out.Slices, s)
+			d.pop()
+		}
+	}
+	d.pop()
+	return out
+}
