@@ -618,24 +618,40 @@ func quantizeCases() []opCase {
 	}
 }
 
-// checkRefusal asserts that xnnpack leaves node 0 of model on the CPU with a
-// reason containing want.
+// checkRefusal asserts that xnnpack refuses node 0 of model, in its
+// declared support or in its finer check, with a reason containing want.
 func checkRefusal(t *testing.T, model []byte, want string) {
 	t.Helper()
 	m, err := core.NewModel(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{xnnpack.New()}})
+	sg := m.Subgraphs[0]
+	op := &sg.Operators[0]
+	oc := m.OpCodeOf(op)
+	nv := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
+	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+		if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil && !slices.Contains(nv.Types, sg.Tensors[ti].Type) {
+			nv.Types = append(nv.Types, sg.Tensors[ti].Type)
+		}
+	}
+	d := xnnpack.New()
+	s, err := d.Support(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer it.Close()
-	p := it.Plan()
-	if len(p.Partitions) != 0 {
-		t.Fatalf("node was delegated:\n%s", p.Explain())
+	v := s.Check(xnnpack.Name, nv)
+	if v.Accept {
+		vs, err := d.CheckNodes(t.Context(), model, []int{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = vs[0]
 	}
-	if got := p.Explain(); !strings.Contains(got, want) {
-		t.Errorf("plan should say %q:\n%s", want, got)
+	if v.Accept {
+		t.Fatal("node accepted")
+	}
+	if !strings.Contains(v.Reason, want) {
+		t.Errorf("reason %q should contain %q", v.Reason, want)
 	}
 }
