@@ -115,7 +115,9 @@ func f32s(v ...float32) []byte {
 	return out
 }
 
-func q(scale float32, zeroPoint int64) modelbuild.TensorOption { return modelbuild.Quant(scale, zeroPoint) }
+func q(scale float32, zeroPoint int64) modelbuild.TensorOption {
+	return modelbuild.Quant(scale, zeroPoint)
+}
 
 func opts(typ schema.BuiltinOptions, value any) *schema.BuiltinOptionsT {
 	return modelbuild.Options(typ, value)
