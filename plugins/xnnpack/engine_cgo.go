@@ -38,10 +38,16 @@ static enum xnn_status dg_prim_run(int shuffle, int elem, xnn_operator_t op, siz
   return xnn_run_operator(op, tp);
 }
 
-// dg_set_external fills slot i of an external value array.
-static void dg_set_external(struct xnn_external_value* ext, size_t i, uint32_t id, void* data) {
-  ext[i].id = id;
-  ext[i].data = data;
+// dg_run_runtime sets a runtime up with its external values and runs it;
+// *call tells which of the two failed (0: setup, 1: invoke).
+static enum xnn_status dg_run_runtime(xnn_runtime_t rt, size_t n, const struct xnn_external_value* ext, int* call) {
+  *call = 0;
+  enum xnn_status s = xnn_setup_runtime(rt, n, ext);
+  if (s != xnn_status_success) {
+    return s;
+  }
+  *call = 1;
+  return xnn_invoke_runtime(rt);
 }
 */
 import "C"
@@ -152,6 +158,7 @@ type engine struct {
 	// outBuffered marks outputs that go through buf and are copied out.
 	outBuffered []bool
 	ptr         []unsafe.Pointer // per value, this invocation's address
+	call        C.int            // which call of dg_run_runtime failed
 	dummy       unsafe.Pointer   // validation only: stands in for constants
 }
 
@@ -160,7 +167,6 @@ type xstage struct {
 	rt      C.xnn_runtime_t
 	ext     *C.struct_xnn_external_value // C array, one per external value
 	extVals []int
-	last    []unsafe.Pointer // addresses the runtime was last set up with
 	ops     []xop
 }
 
@@ -239,6 +245,12 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 			return nil, fmt.Errorf("op %d: %w", n.op, err)
 		}
 		e.stages = append(e.stages, xs)
+	}
+	// Values carried in the engine's own buffers keep their address.
+	for v, b := range e.buf {
+		if b != nil && !slices.Contains(p.inputs, v) {
+			e.ptr[v] = b
+		}
 	}
 	return e, nil
 }
@@ -333,7 +345,7 @@ func (e *engine) subgraph(s *stage, validate bool) (*xstage, error) {
 			return nil, fmt.Errorf("op %d: %w", n.op, statusError("xnn_define_"+n.kind.String(), st))
 		}
 	}
-	xs := &xstage{extVals: slices.Clone(s.externals), last: make([]unsafe.Pointer, len(s.externals))}
+	xs := &xstage{extVals: slices.Clone(s.externals)}
 	if validate {
 		return xs, nil
 	}
@@ -530,29 +542,20 @@ func (e *engine) run(inputs, outputs [][]byte) error {
 		pin.Pin(unsafe.SliceData(outputs[i]))
 		e.ptr[v] = unsafe.Pointer(unsafe.SliceData(outputs[i]))
 	}
-	for v, b := range e.buf {
-		if b != nil && !slices.Contains(p.inputs, v) {
-			e.ptr[v] = b
-		}
-	}
 	for _, xs := range e.stages {
 		if xs.rt != nil {
-			changed := false
+			// Set the runtime up on every run: XNNPACK derives pointers
+			// (indirection buffers) from the external values, and Go
+			// memory is pinned only for this call, so no address may be
+			// reused from an earlier one. It costs about 1% of a small
+			// model's run.
+			ext := unsafe.Slice(xs.ext, len(xs.extVals))
 			for slot, v := range xs.extVals {
-				if xs.last[slot] != e.ptr[v] {
-					changed = true
-					xs.last[slot] = e.ptr[v]
-				}
-				C.dg_set_external(xs.ext, C.size_t(slot), C.uint32_t(slot), e.ptr[v])
+				// A pinned Go pointer may be stored in C memory.
+				ext[slot] = C.struct_xnn_external_value{id: C.uint32_t(slot), data: e.ptr[v]}
 			}
-			if changed {
-				if st := C.xnn_setup_runtime(xs.rt, C.size_t(len(xs.extVals)), xs.ext); st != C.xnn_status_success {
-					clear(xs.last)
-					return statusError("xnn_setup_runtime", st)
-				}
-			}
-			if st := C.xnn_invoke_runtime(xs.rt); st != C.xnn_status_success {
-				return statusError("xnn_invoke_runtime", st)
+			if st := C.dg_run_runtime(xs.rt, C.size_t(len(xs.extVals)), xs.ext, &e.call); st != C.xnn_status_success {
+				return statusError([...]string{"xnn_setup_runtime", "xnn_invoke_runtime"}[e.call], st)
 			}
 			continue
 		}
