@@ -3,9 +3,10 @@
 # Installs only the packages that are missing; safe to run again.
 set -euo pipefail
 
-# Debian packages delego builds or tests against. The build itself needs none
-# of them today; later delegates (xnnpack, edgetpu) link against these.
-PACKAGES=(gcc pkg-config)
+# Debian packages delego builds or tests against: gcc for cgo, and XNNPACK
+# with its thread pool (Debian's libxnnpack-dev 0.0~git20220216.ae108ef and
+# libpthreadpool-dev), which plugins/xnnpack links against with cgo.
+PACKAGES=(gcc pkg-config libxnnpack-dev libpthreadpool-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
