@@ -150,16 +150,17 @@ type engine struct {
 	mem    cmem
 	tp     C.pthreadpool_t
 	stages []*xstage
-	// buf holds, per value, the C buffer that carries it between stages
-	// (or a padded copy of an input, or an output later stages read); nil
-	// when the value lives only inside one runtime or in the caller's
-	// memory.
+	// buf holds, per value, the C buffer that carries it between stages, a
+	// padded copy of an input or of an output nodes read, or a constant an
+	// operator reads; nil when the value lives only inside one runtime or
+	// in the caller's memory.
 	buf []unsafe.Pointer
-	// outBuffered marks outputs that go through buf and are copied out.
-	outBuffered []bool
-	ptr         []unsafe.Pointer // per value, this invocation's address
-	call        C.int            // which call of dg_run_runtime failed
-	dummy       unsafe.Pointer   // validation only: stands in for constants
+	// outRead marks the outputs that nodes also read; outCopied those that
+	// went through their buffer in this run.
+	outRead, outCopied []bool
+	ptr                []unsafe.Pointer // per value, this invocation's address
+	call               C.int            // which call of dg_run_runtime failed
+	dummy              unsafe.Pointer   // validation only: stands in for constants
 }
 
 // xstage is one stage: a runtime, or the operators of an operator-API node.
@@ -183,7 +184,7 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 		return nil, err
 	}
 	e = &engine{p: p, buf: make([]unsafe.Pointer, len(p.values)), ptr: make([]unsafe.Pointer, len(p.values)),
-		outBuffered: make([]bool, len(p.outputs))}
+		outRead: make([]bool, len(p.outputs)), outCopied: make([]bool, len(p.outputs))}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
@@ -202,32 +203,30 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 		}
 	}
 	stages := p.stages()
-	// Buffers: every value that crosses stages, every input (a padded copy
-	// when the caller's memory cannot be over-read), and outputs that later
-	// stages read.
-	readLater := make([]bool, len(p.values))
-	for si := range stages {
-		for _, v := range stages[si].externals {
-			if !slices.Contains(p.inputs, v) && !producedIn(p, &stages[si], v) {
-				readLater[v] = true
+	// Buffers. Inputs get a padded buffer, used in runs where the caller's
+	// memory cannot be over-read; so do outputs that nodes also read (used,
+	// and copied out, only then); values that cross stages live in
+	// buffers of their own.
+	read := make([]bool, len(p.values))
+	for _, n := range p.nodes {
+		for _, v := range n.in {
+			if v >= 0 {
+				read[v] = true
 			}
+		}
+	}
+	for _, v := range p.inputs {
+		e.buf[v] = e.mem.alloc(p.values[v].bytes())
+	}
+	for i, v := range p.outputs {
+		if read[v] {
+			e.outRead[i] = true
+			e.buf[v] = e.mem.alloc(p.values[v].bytes())
 		}
 	}
 	for _, s := range stages {
 		for _, v := range s.externals {
-			if e.buf[v] != nil {
-				continue
-			}
-			out := slices.Index(p.outputs, v)
-			switch {
-			case slices.Contains(p.inputs, v):
-				e.buf[v] = e.mem.alloc(p.values[v].bytes())
-			case out >= 0:
-				if readLater[v] {
-					e.buf[v] = e.mem.alloc(p.values[v].bytes())
-					e.outBuffered[out] = true
-				}
-			default:
+			if e.buf[v] == nil && !slices.Contains(p.outputs, v) {
 				e.buf[v] = e.mem.alloc(p.values[v].bytes())
 			}
 		}
@@ -248,7 +247,7 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 	}
 	// Values carried in the engine's own buffers keep their address.
 	for v, b := range e.buf {
-		if b != nil && !slices.Contains(p.inputs, v) {
+		if b != nil && !slices.Contains(p.inputs, v) && !slices.Contains(p.outputs, v) {
 			e.ptr[v] = b
 		}
 	}
@@ -462,10 +461,15 @@ func (e *engine) operators(s *stage, validate bool) (*xstage, error) {
 			xs.ops = append(xs.ops, xop{op: op, p: pr})
 		}
 	}
-	// The intermediate values of a multi-step transpose need buffers.
+	// Operators read constants from C copies, and the intermediate values
+	// of a multi-step transpose need buffers.
 	for _, o := range xs.ops {
 		for _, v := range []int{o.p.in, o.p.out} {
-			if e.buf[v] == nil && !slices.Contains(e.p.inputs, v) && !slices.Contains(e.p.outputs, v) {
+			switch {
+			case e.buf[v] != nil || slices.Contains(e.p.inputs, v) || slices.Contains(e.p.outputs, v):
+			case e.p.values[v].static != nil:
+				e.buf[v] = e.mem.bytes(e.p.values[v].static)
+			default:
 				e.buf[v] = e.mem.alloc(e.p.values[v].bytes())
 			}
 		}
@@ -518,8 +522,8 @@ func overreadSafe(b []byte) bool {
 // run executes the program on the partition's inputs, writing its outputs
 // in place. Inputs are passed to XNNPACK as they are (pinned for the call)
 // when XNNPACK can over-read them safely, else copied into padded C
-// buffers; outputs are written in place, except those later stages also
-// read, which go through a C buffer.
+// buffers; outputs are written in place, except outputs that nodes also
+// read and that cannot be over-read, which go through a C buffer.
 func (e *engine) run(inputs, outputs [][]byte) error {
 	p := e.p
 	var pin runtime.Pinner
@@ -535,12 +539,14 @@ func (e *engine) run(inputs, outputs [][]byte) error {
 		}
 	}
 	for i, v := range p.outputs {
-		if e.outBuffered[i] {
+		data := outputs[i]
+		e.outCopied[i] = e.outRead[i] && !overreadSafe(data)
+		if e.outCopied[i] {
 			e.ptr[v] = e.buf[v]
 			continue
 		}
-		pin.Pin(unsafe.SliceData(outputs[i]))
-		e.ptr[v] = unsafe.Pointer(unsafe.SliceData(outputs[i]))
+		pin.Pin(unsafe.SliceData(data))
+		e.ptr[v] = unsafe.Pointer(unsafe.SliceData(data))
 	}
 	for _, xs := range e.stages {
 		if xs.rt != nil {
@@ -569,7 +575,7 @@ func (e *engine) run(inputs, outputs [][]byte) error {
 		}
 	}
 	for i, v := range p.outputs {
-		if e.outBuffered[i] {
+		if e.outCopied[i] {
 			copy(outputs[i], unsafe.Slice((*byte)(e.buf[v]), len(outputs[i])))
 		}
 	}

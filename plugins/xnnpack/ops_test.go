@@ -397,6 +397,14 @@ func elementwiseCases() []opCase {
 		{"MAXIMUM/float", binaryOp(schema.BuiltinOperatorMAXIMUM, 1, f, []int{4, 5}, []int{1, 5}, []int{4, 5}, nil, nil, nil, nil), 0},
 		{"MINIMUM/float", binaryOp(schema.BuiltinOperatorMINIMUM, 1, f, []int{4, 5}, []int{4, 5}, []int{4, 5}, nil, nil, nil, nil), 0},
 		{"SQUARED_DIFFERENCE/float", binaryOp(schema.BuiltinOperatorSQUARED_DIFFERENCE, 1, f, []int{4, 5}, []int{4, 5}, []int{4, 5}, nil, nil, nil, nil), floatTol},
+		{"ADD/float/output_read_by_the_next_node", func(g *graph) []byte {
+			x := g.in("x", f, []int{3, 5})
+			a := g.Tensor("a", f, []int{3, 5})
+			b := g.Tensor("b", f, []int{3, 5})
+			g.Op(schema.BuiltinOperatorADD, 1, []int{x, x}, []int{a}, add(schema.ActivationFunctionTypeNONE))
+			g.Op(schema.BuiltinOperatorRELU, 1, []int{a}, []int{b}, nil)
+			return g.model(a, b)
+		}, 0},
 		{"ADD/float/constant_operand", func(g *graph) []byte {
 			x := g.in("a", f, []int{2, 8})
 			c := g.Const("c", f, []int{8}, g.floats(8, -1, 1))
@@ -571,6 +579,13 @@ func shapeCases() []opCase {
 		}, 0},
 		{"CONCATENATION/float/channels", concat(f, [][]int{{1, 3, 3, 2}, {1, 3, 3, 5}, {1, 3, 3, 1}}, []int{1, 3, 3, 8}, 3, nil), 0},
 		{"CONCATENATION/float/axis1", concat(f, [][]int{{2, 3, 4}, {2, 1, 4}}, []int{2, 4, 4}, -2, nil), 0},
+		{"CONCATENATION/float/constant_input", func(g *graph) []byte {
+			x := g.in("x", f, []int{2, 3})
+			c := g.Const("c", f, []int{2, 2}, g.floats(4, -1, 1))
+			y := g.Tensor("y", f, []int{2, 5})
+			g.Op(schema.BuiltinOperatorCONCATENATION, 1, []int{c, x}, []int{y}, opts(schema.BuiltinOptionsConcatenationOptions, &schema.ConcatenationOptionsT{Axis: 1}))
+			return g.model(y)
+		}, 0},
 		{"CONCATENATION/uint8", concat(kernels.Uint8, [][]int{{1, 4, 4, 3}, {1, 4, 4, 1}, {1, 4, 4, 2}}, []int{1, 4, 4, 6}, 3, qu), 0},
 		{"PAD/float", pad(f, []int{1, 3, 4, 2}, []int32{0, 0, 1, 2, 2, 1, 0, 1}, nil), 0},
 		{"PAD/uint8", pad(kernels.Uint8, []int{1, 3, 4, 2}, []int32{0, 0, 1, 1, 1, 1, 0, 0}, qu), 0},

@@ -262,16 +262,27 @@ func TestInvokeMemory(t *testing.T) {
 	in := g.feeds[0]
 	// page is 3 pages of memory; the input copy is placed to end exactly at
 	// a page boundary, then at other offsets.
-	page := make([]byte, 3*4096)
-	base := uintptr(unsafe.Pointer(&page[0]))
+	page, outPage := make([]byte, 3*4096), make([]byte, 4*4096)
+	base, outBase := uintptr(unsafe.Pointer(&page[0])), uintptr(unsafe.Pointer(&outPage[0]))
 	boundary := int((base+4096)&^4095 - base + 4096)
+	// Shift outPage so that an offset into it lies where the same offset
+	// into page does within its page.
+	outPage = outPage[(base-outBase)&4095:]
 	for _, end := range []int{boundary, boundary - 3, boundary - 100, len(in) + 8} {
 		buf := page[end-len(in) : end : end]
 		copy(buf, in)
 		ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: buf}}
+		// The first output, which the concatenation also reads, ends where
+		// the input does, in another block of pages.
 		var outs []*kernels.Tensor
-		for _, ti := range sg.Outputs {
+		for i, ti := range sg.Outputs {
 			tt := kernels.NewTensor(kernels.Float32, sg.Tensors[ti].Shape...)
+			if i == 0 {
+				tt.Data = outPage[end-len(tt.Data) : end : end]
+				if end == boundary && uintptr(unsafe.Pointer(&outPage[end-1]))%4096 != 4095 {
+					t.Fatal("output does not end at a page boundary")
+				}
+			}
 			outs = append(outs, tt)
 		}
 		if err := x.Invoke(t.Context(), ins, outs); err != nil {
