@@ -217,12 +217,12 @@ func TestXNNPACKMatchesTFLiteXNNPACK(t *testing.T) {
 }
 
 // TestXNNPACKPlan checks where the nodes of each golden model go: every
-// MobileNet lands whole in one xnnpack partition; in the other models the
-// plan names each node left on the CPU and why.
+// MobileNet (and the SPLIT/CONCATENATION graph) lands whole in one xnnpack
+// partition; in the LSTM model the plan names each node left on the CPU and
+// why.
 func TestXNNPACKPlan(t *testing.T) {
 	cpuNodes := map[string][]string{
 		"keras_lstm_mnist_ptq.tflite": {"UNIDIRECTIONAL_SEQUENCE_LSTM v1: xnnpack does not support this op"},
-		"split_concat.tflite":         {"SPLIT v1: xnnpack does not support this op"},
 	}
 	seen := map[string]bool{}
 	for _, c := range shared.GoldenCases(t) {

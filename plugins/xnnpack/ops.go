@@ -61,6 +61,8 @@ func opTable() []opEntry {
 		{schema.BuiltinOperatorSQUEEZE, v(1, 1), f32q, lowerReshape},
 		{schema.BuiltinOperatorEXPAND_DIMS, v(1, 1), f32q, lowerReshape},
 		{schema.BuiltinOperatorCONCATENATION, v(1, 2), f32q, lowerConcat},
+		{schema.BuiltinOperatorSPLIT, v(1, 2), f32q, lowerSplit},
+		{schema.BuiltinOperatorSPLIT_V, v(1, 2), f32q, lowerSplit},
 		{schema.BuiltinOperatorPAD, v(1, 2), f32q, lowerPad},
 		{schema.BuiltinOperatorPADV2, v(1, 2), f32q, lowerPad},
 		{schema.BuiltinOperatorRESIZE_BILINEAR, v(1, 3), f32q, lowerResizeBilinear},
@@ -905,6 +907,98 @@ func lowerConcat(c *opCtx) error {
 		return fmt.Errorf("%w: inputs give %d along axis %d, output has %d", errShape, offset, axis, out.shape[axis])
 	}
 	c.l.node(n)
+	return nil
+}
+
+// lowerSplit copies each slice of the input into its output with
+// XNNPACK's strided copy operators (SPLIT: equal slices; SPLIT_V: sizes
+// given, one of them possibly -1). Like TFLite, it moves bytes and leaves
+// quantization alone.
+func lowerSplit(c *opCtx) error {
+	var dataIn, axisIn int
+	var sizes []int
+	switch c.code {
+	case schema.BuiltinOperatorSPLIT:
+		if err := c.arity(2, 2, len(c.op.Outputs)); err != nil {
+			return err
+		}
+		axisIn, dataIn = c.in(0), c.in(1)
+	default:
+		if err := c.arity(3, 3, len(c.op.Outputs)); err != nil {
+			return err
+		}
+		dataIn, axisIn = c.in(0), c.in(2)
+		var err error
+		if sizes, err = c.intTensor(c.in(1), "size_splits"); err != nil {
+			return err
+		}
+	}
+	n := len(c.op.Outputs)
+	if n == 0 {
+		return fmt.Errorf("no outputs")
+	}
+	inID, in, err := c.data(dataIn)
+	if err != nil {
+		return err
+	}
+	axes, err := c.intTensor(axisIn, "axis")
+	if err != nil {
+		return err
+	}
+	r := len(in.shape)
+	if len(axes) != 1 || axes[0] < -r || axes[0] >= r {
+		return fmt.Errorf("axis %v for %d-D input", axes, r)
+	}
+	axis := axes[0]
+	if axis < 0 {
+		axis += r
+	}
+	total := in.shape[axis]
+	if sizes == nil {
+		if total%n != 0 {
+			return fmt.Errorf("%w: %d does not split in %d", errShape, total, n)
+		}
+		for range n {
+			sizes = append(sizes, total/n)
+		}
+	}
+	if len(sizes) != n {
+		return fmt.Errorf("%d sizes for %d outputs", len(sizes), n)
+	}
+	if i := slices.Index(sizes, -1); i >= 0 {
+		rest := total
+		for j, s := range sizes {
+			if j != i {
+				rest -= s
+			}
+		}
+		sizes = slices.Clone(sizes)
+		sizes[i] = rest
+	}
+	outer, inner := numElements(in.shape[:axis]), numElements(in.shape[axis+1:])
+	elem := in.dtype.size()
+	nd := node{kind: kConcat, op: c.index, in: []int{inID}}
+	offset := 0
+	for i := range n {
+		outID, out, err := c.data(c.out(i))
+		if err != nil {
+			return err
+		}
+		want := slices.Clone(in.shape)
+		want[axis] = sizes[i]
+		if out.dtype != in.dtype || !slices.Equal(out.shape, want) || sizes[i] <= 0 {
+			return fmt.Errorf("%w: output %d is %s %v, want %s %v", errShape, i, out.dtype, out.shape, in.dtype, want)
+		}
+		ch := sizes[i] * inner
+		nd.out = append(nd.out, outID)
+		nd.prims = append(nd.prims, prim{elem: elem, batch: outer, channels: ch, inStride: total * inner,
+			outStride: ch, in: inID, out: outID, inOff: offset * inner * elem})
+		offset += sizes[i]
+	}
+	if offset != total {
+		return fmt.Errorf("%w: sizes %v do not add up to %d", errShape, sizes, total)
+	}
+	c.l.node(nd)
 	return nil
 }
 

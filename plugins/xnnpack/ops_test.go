@@ -587,6 +587,31 @@ func shapeCases() []opCase {
 			return g.model(y)
 		}, 0},
 		{"CONCATENATION/uint8", concat(kernels.Uint8, [][]int{{1, 4, 4, 3}, {1, 4, 4, 1}, {1, 4, 4, 2}}, []int{1, 4, 4, 6}, 3, qu), 0},
+		{"SPLIT/float/channels", func(g *graph) []byte {
+			a := g.Const("axis", kernels.Int32, []int{}, i32(-1))
+			x := g.in("x", f, []int{1, 3, 3, 6})
+			y0, y1 := g.Tensor("y0", f, []int{1, 3, 3, 3}), g.Tensor("y1", f, []int{1, 3, 3, 3})
+			g.Op(schema.BuiltinOperatorSPLIT, 1, []int{a, x}, []int{y0, y1}, opts(schema.BuiltinOptionsSplitOptions, &schema.SplitOptionsT{NumSplits: 2}))
+			return g.model(y0, y1)
+		}, 0},
+		{"SPLIT/uint8/axis1", func(g *graph) []byte {
+			a := g.Const("axis", kernels.Int32, []int{1}, i32(1))
+			x := g.in("x", kernels.Uint8, []int{2, 6, 5}, qu...)
+			var ys []int
+			for i := range 3 {
+				ys = append(ys, g.Tensor(fmt.Sprint("y", i), kernels.Uint8, []int{2, 2, 5}, qu...))
+			}
+			g.Op(schema.BuiltinOperatorSPLIT, 1, []int{a, x}, ys, opts(schema.BuiltinOptionsSplitOptions, &schema.SplitOptionsT{NumSplits: 3}))
+			return g.model(ys...)
+		}, 0},
+		{"SPLIT_V/float", func(g *graph) []byte {
+			x := g.in("x", f, []int{4, 7})
+			s := g.Const("sizes", kernels.Int32, []int{3}, i32(2, -1, 1))
+			a := g.Const("axis", kernels.Int32, []int{}, i32(1))
+			y0, y1, y2 := g.Tensor("y0", f, []int{4, 2}), g.Tensor("y1", f, []int{4, 4}), g.Tensor("y2", f, []int{4, 1})
+			g.Op(schema.BuiltinOperatorSPLIT_V, 1, []int{x, s, a}, []int{y0, y1, y2}, opts(schema.BuiltinOptionsSplitVOptions, &schema.SplitVOptionsT{NumSplits: 3}))
+			return g.model(y0, y1, y2)
+		}, 0},
 		{"PAD/float", pad(f, []int{1, 3, 4, 2}, []int32{0, 0, 1, 2, 2, 1, 0, 1}, nil), 0},
 		{"PAD/uint8", pad(kernels.Uint8, []int{1, 3, 4, 2}, []int32{0, 0, 1, 1, 1, 1, 0, 0}, qu), 0},
 		{"PADV2/float", func(g *graph) []byte {

@@ -104,7 +104,7 @@ const (
 	kDepthToSpace
 	kConvert
 	kTranspose // channel shuffles (operator API)
-	kConcat    // strided copies (operator API)
+	kConcat    // strided copies (operator API): concatenation, split
 )
 
 // Kinds from kFirstOperator on are not subgraph nodes: XNNPACK's subgraph
@@ -121,7 +121,7 @@ func (k kind) String() string {
 		kSigmoid: "sigmoid", kClamp: "clamp", kHardSwish: "hardswish", kLeakyReLU: "leaky_relu", kPReLU: "prelu",
 		kAbs: "abs", kNegate: "negate", kFloor: "floor", kSquareRoot: "square_root", kReshape: "static_reshape",
 		kPad: "static_constant_pad", kResizeBilinear: "static_resize_bilinear_2d", kDepthToSpace: "depth_to_space",
-		kConvert: "convert", kTranspose: "transpose (channel shuffles)", kConcat: "concatenation (copies)",
+		kConvert: "convert", kTranspose: "transpose (channel shuffles)", kConcat: "strided copies",
 	}
 	if k > 0 && int(k) < len(names) {
 		return names[k]
