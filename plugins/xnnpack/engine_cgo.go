@@ -254,6 +254,28 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 	return e, nil
 }
 
+// packedOnly reports whether value v is only ever the weights or bias of a
+// convolution or fully connected node, which XNNPACK packs into memory of
+// its own when it creates the runtime and never reads afterwards.
+func packedOnly(p *program, v int) bool {
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		for j, in := range n.in {
+			if in != v {
+				continue
+			}
+			switch n.kind {
+			case kConv2D, kDepthwiseConv2D, kFullyConnected:
+				if j > 0 {
+					continue
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
 // producedIn reports whether a node of stage s writes value v.
 func producedIn(p *program, s *stage, v int) bool {
 	for _, ni := range s.nodes {
@@ -273,6 +295,10 @@ func (e *engine) subgraph(s *stage, validate bool) (*xstage, error) {
 	}
 	defer C.xnn_delete_subgraph(sg)
 	ids := map[int]C.uint32_t{}
+	// Weights XNNPACK packs when it creates the runtime are needed only
+	// until then: they live in packing memory, freed right after.
+	var packing cmem
+	defer packing.free()
 	define := func(v int) (C.uint32_t, error) {
 		if id, ok := ids[v]; ok {
 			return id, nil
@@ -289,9 +315,12 @@ func (e *engine) subgraph(s *stage, validate bool) (*xstage, error) {
 		}
 		var data unsafe.Pointer
 		if val.static != nil {
-			if validate {
+			switch {
+			case validate:
 				data = e.dummy
-			} else {
+			case packedOnly(p, v):
+				data = packing.bytes(val.static)
+			default:
 				data = e.mem.bytes(val.static)
 			}
 		}

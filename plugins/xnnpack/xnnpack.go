@@ -124,12 +124,22 @@ func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	if err != nil {
 		return nil, fmt.Errorf("xnnpack: %w", err)
 	}
+	// XNNPACK holds packed or C copies of every constant now: let the
+	// partition model go.
+	for i := range prog.values {
+		prog.values[i].static = nil
+	}
 	x := &executable{e: e, p: prog, in: make([][]byte, len(prog.inputs)), out: make([][]byte, len(prog.outputs))}
 	return x, nil
 }
 
 // Close implements delegate.Delegate; the delegate holds nothing.
 func (*Delegate) Close() error { return nil }
+
+var (
+	_ delegate.Delegate = (*Delegate)(nil)
+	_ delegate.Checker  = (*Delegate)(nil)
+)
 
 // executable is a compiled partition.
 type executable struct {
