@@ -44,30 +44,33 @@ for round in $(seq "$ROUNDS"); do
     read -r name model input flag <<<"$m"
     (cd plugins/xnnpack && DELEGO_SHARED="$SHARED" "$work/xnnpack.test" -test.run '^$' \
       -test.bench "^BenchmarkMobileNet/${name}/xnnpack\$" -test.benchtime "${ITERS}x") |
-      grep -o '[0-9.]* median-ms' | sed "s/^/$name delego /" >>"$work/results"
+      grep -o '[0-9.]* median-ms.*[0-9.]* min-ms' | awk -v n="$name" '{print n, "delego", $1, $3}' >>"$work/results"
     if [ "$flag" -ge 0 ]; then
       "$REF/bin/tflbench" -w 2 -f "$flag" "$SHARED/models/$model" "$SHARED/golden/$input" 1 1 "$ITERS" 2>/dev/null
     else
       "$REF/bin/tflbench" -w 2 "$SHARED/models/$model" "$SHARED/golden/$input" 1 0 "$ITERS" 2>/dev/null
-    fi | grep -o 'median=[0-9.]*' | sed "s/median=/$name tflite /" >>"$work/results"
+    fi | sed -n 's/.*min=\([0-9.]*\)ms median=\([0-9.]*\)ms.*/\2 \1/p' | sed "s/^/$name tflite /" >>"$work/results"
   done
 done
 
 python3 - "$work/results" "${models[@]}" <<'PY'
 import statistics, sys
 results, models = sys.argv[1], sys.argv[2:]
-runs = {}
+runs, mins = {}, {}
 for line in open(results):
-    name, side, ms = line.split()[:3]
-    runs.setdefault((name, side), []).append(float(ms))
-print(f"{'model':<22} {'delego+xnnpack':>15} {'TFLite 2.9':>15} {'ratio':>7}   (ms, median of round medians, 1 thread)")
+    name, side, med, low = line.split()[:4]
+    runs.setdefault((name, side), []).append(float(med))
+    mins.setdefault((name, side), []).append(float(low))
+print("ms, 1 thread; median: of the rounds' medians; min: fastest invoke of all rounds")
+print(f"{'model':<20} {'delego+xnnpack':>15} {'TFLite 2.9':>18} {'ratio':>6}  {'min: delego':>11} {'TFLite':>7} {'ratio':>6}")
 for m in models:
     name, _, _, flag = m.split()
     d, t = runs.get((name, "delego")), runs.get((name, "tflite"))
     if not d or not t:
-        print(f"{name:<22} missing results")
+        print(f"{name:<20} missing results")
         continue
     dm, tm = statistics.median(d), statistics.median(t)
+    dl, tl = min(mins[(name, "delego")]), min(mins[(name, "tflite")])
     ref = "+XNNPACK" if int(flag) >= 0 else " builtin"
-    print(f"{name:<22} {dm:>15.3f} {tm:>7.3f}{ref:>8} {dm/tm:>6.2f}x")
+    print(f"{name:<20} {dm:>15.3f} {tm:>9.3f}{ref:>9} {dm/tm:>5.2f}x  {dl:>11.3f} {tl:>7.3f} {dl/tl:>5.2f}x")
 PY
