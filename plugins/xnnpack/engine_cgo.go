@@ -78,9 +78,6 @@ const (
 	pageSize = 4096
 )
 
-// available reports whether this build has the XNNPACK binding.
-const available = true
-
 // initialize initializes XNNPACK (idempotent, and cheap after the first
 // call: xnn_initialize runs its set-up once per process).
 func initialize() error {
@@ -88,22 +85,6 @@ func initialize() error {
 		return fmt.Errorf("%w: %w", delegate.ErrNoDevice, statusError("xnn_initialize", s))
 	}
 	return nil
-}
-
-// StatusError is a failed XNNPACK call.
-type StatusError struct {
-	Call   string // e.g. "xnn_create_runtime_v2"
-	Status int    // enum xnn_status
-}
-
-func (e *StatusError) Error() string {
-	names := [...]string{"success", "uninitialized", "invalid parameter", "invalid state",
-		"unsupported parameter", "unsupported hardware", "out of memory"}
-	s := fmt.Sprintf("status %d", e.Status)
-	if e.Status >= 0 && e.Status < len(names) {
-		s = names[e.Status]
-	}
-	return fmt.Sprintf("%s: %s", e.Call, s)
 }
 
 func statusError(call string, s C.enum_xnn_status) error {
@@ -118,7 +99,7 @@ type cmem struct{ blocks []unsafe.Pointer }
 func (m *cmem) alloc(n int) unsafe.Pointer {
 	p := C.calloc(C.size_t(n+extraBytes), 1)
 	if p == nil {
-		panic("xnnpack: C allocation failed") // recovered by build
+		panic(&StatusError{Call: "calloc", Status: statusOutOfMemory}) // recovered by compile
 	}
 	m.blocks = append(m.blocks, p)
 	return p
@@ -187,7 +168,10 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 		outRead: make([]bool, len(p.outputs)), outCopied: make([]bool, len(p.outputs))}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
+			var ok bool
+			if err, ok = r.(error); !ok {
+				panic(r)
+			}
 		}
 		if err != nil {
 			e.close()

@@ -12,8 +12,6 @@ import (
 // (delegate.ErrNoDevice), which the interpreter treats as a compilation
 // error subject to the fallback settings.
 
-const available = false
-
 var errNoCgo = fmt.Errorf("%w: xnnpack: this binary was built without cgo, so without XNNPACK", delegate.ErrNoDevice)
 
 func initialize() error { return errNoCgo }
