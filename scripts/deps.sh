@@ -3,9 +3,11 @@
 # Installs only the packages that are missing; safe to run again.
 set -euo pipefail
 
-# Debian packages delego builds or tests against: the edgetpu delegate reaches
-# USB through libusb (gousb, cgo); later delegates (xnnpack) add theirs.
-PACKAGES=(gcc pkg-config libusb-1.0-0-dev)
+# Debian packages delego builds or tests against: gcc for cgo, libusb for the
+# edgetpu delegate (gousb), and XNNPACK with its thread pool (Debian's
+# libxnnpack-dev 0.0~git20220216.ae108ef and libpthreadpool-dev), which
+# plugins/xnnpack links against.
+PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,264 @@
+//go:build cgo
+
+package integration
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/plugins/xnnpack"
+)
+
+// This file runs the golden models through the in-process xnnpack delegate
+// (XNNPACK through cgo).
+
+// xnnpackQuantSteps bounds, per quantized golden case, the largest
+// difference (in quantization steps) between the xnnpack delegate's output
+// and TFLite 2.9's builtin kernels. Each is the measured value: this
+// XNNPACK requantizes in float (x86 "fp32" requantization), TFLite in fixed
+// point, which moves about one result in a thousand, in every layer, by one
+// step; the softmax amplifies what reaches the logits. A case not listed
+// must match byte for byte. The int8 model matches TFLite 2.9 with its own
+// XNNPACK delegate byte for byte (TestXNNPACKMatchesTFLiteXNNPACK).
+var xnnpackQuantSteps = map[string]int{
+	"mobilenet_v1_0.25_128_quant__cat_128":  4, // 7 of 1001 bytes differ
+	"mobilenet_v1_0.25_128_quant__seed1":    7, // 17 of 1001 bytes differ
+	"mobilenet_v2_1.0_224_quant__cat_224":   3, // 3 of 1001 bytes differ
+	"tf2_mobilenet_v2_1.0_224_ptq__cat_224": 1, // 2 of 1001 bytes differ
+}
+
+// xnnpackSettings runs XNNPACK on one thread, as TFLite's goldens were made.
+func xnnpackSettings() *config.TFLiteSettings {
+	return &config.TFLiteSettings{XnnpackSettings: &config.XNNPackSettings{NumThreads: proto.Int32(1)}}
+}
+
+// runXNNPACK runs a golden case with the xnnpack delegate and returns the
+// interpreter (closed by the test's cleanup) and the outputs of the first
+// and second Invoke.
+func runXNNPACK(t *testing.T, c shared.GoldenCase) (it *core.Interpreter, first, second []byte) {
+	t.Helper()
+	m, err := core.LoadModel(shared.Model(t, c.Model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err = core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{xnnpack.New()}, Settings: xnnpackSettings()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { it.Close() })
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	in := shared.ReadGolden(t, c.InputFile)
+	for i, gi := range c.Inputs {
+		if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collect := func() []byte {
+		var out []byte
+		for i := 0; i < it.NumOutputs(); i++ {
+			out = append(out, it.Output(i).Data()...)
+		}
+		return out
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	first = collect()
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := it.Fallbacks(); len(ev) != 0 {
+		t.Fatalf("fallbacks: %v", ev)
+	}
+	return it, first, collect()
+}
+
+// maxFloatDiff is the largest absolute difference between two float32
+// byte strings.
+func maxFloatDiff(a, b []byte) float64 {
+	worst := 0.0
+	for i := 0; i+4 <= len(a); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		if d := math.Abs(float64(x) - float64(y)); d > worst || math.IsNaN(d) {
+			worst = d
+		}
+	}
+	return worst
+}
+
+// stepDiff compares integer outputs: how many bytes differ, and by how many
+// quantization steps at most.
+func stepDiff(a, b []byte, signed bool) (n, worst int) {
+	for i := range a {
+		x, y := int(a[i]), int(b[i])
+		if signed {
+			x, y = int(int8(a[i])), int(int8(b[i]))
+		}
+		if x != y {
+			n++
+			worst = max(worst, x-y, y-x)
+		}
+	}
+	return n, worst
+}
+
+// argmax is the index of the largest value (the first, on ties).
+func argmax(data []byte, typ string) int {
+	var vals []float64
+	switch typ {
+	case "FLOAT32":
+		for i := 0; i+4 <= len(data); i += 4 {
+			vals = append(vals, float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:]))))
+		}
+	case "INT8":
+		for _, b := range data {
+			vals = append(vals, float64(int8(b)))
+		}
+	default:
+		for _, b := range data {
+			vals = append(vals, float64(b))
+		}
+	}
+	at := 0
+	for i, v := range vals {
+		if v > vals[at] {
+			at = i
+		}
+	}
+	return at
+}
+
+// TestGoldenThroughXNNPACK runs every golden case with the xnnpack delegate:
+// float outputs within FloatTolerance of TFLite's builtin kernels (and of
+// delego's CPU kernels), integer outputs byte for byte or, where XNNPACK's
+// arithmetic differs, within the measured xnnpackQuantSteps and with the
+// same top class.
+func TestGoldenThroughXNNPACK(t *testing.T) {
+	for _, c := range shared.GoldenCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			_, first, second := runXNNPACK(t, c)
+			want := shared.ReadGolden(t, c.OutputFile)
+			cpu, _ := runGolden(t, c, 1)
+			if c.Float() {
+				if err := compareOutputs(c, first, want); err != nil {
+					t.Error(err)
+				}
+				dCPU := maxFloatDiff(first, cpu)
+				if dCPU > FloatTolerance {
+					t.Errorf("max abs diff from delego's CPU kernels %.3g, tolerance %g", dCPU, FloatTolerance)
+				}
+				msg := ""
+				if c.XNNPackOutput != "" {
+					msg = ", from TFLite 2.9 with XNNPACK " + fmt.Sprintf("%.3g", maxFloatDiff(first, shared.ReadGolden(t, c.XNNPackOutput)))
+				}
+				t.Logf("max abs diff from the golden output %s, from delego's CPU kernels %s%s",
+					fmt.Sprintf("%.3g", maxFloatDiff(first, want)), fmt.Sprintf("%.3g", dCPU), msg)
+			} else {
+				for _, o := range c.Outputs {
+					g, w := first[o.Offset:o.Offset+o.Bytes], want[o.Offset:o.Offset+o.Bytes]
+					n, worst := stepDiff(g, w, o.Type == "INT8")
+					allowed := xnnpackQuantSteps[c.Name]
+					if worst > allowed {
+						t.Errorf("output %q: %d of %d bytes differ, by up to %d steps; allowed %d", o.Name, n, len(g), worst, allowed)
+					} else {
+						t.Logf("output %q: %d of %d bytes differ from the golden output, by up to %d steps", o.Name, n, len(g), worst)
+					}
+					if len(g) > 100 && argmax(g, o.Type) != argmax(w, o.Type) {
+						t.Errorf("output %q: top class %d, golden %d", o.Name, argmax(g, o.Type), argmax(w, o.Type))
+					}
+				}
+			}
+			if c.Invoke2Output != "" {
+				if err := compareOutputs(c, second, shared.ReadGolden(t, c.Invoke2Output)); err != nil {
+					t.Errorf("second invoke: %v", err)
+				}
+			} else if !slices.Equal(first, second) {
+				t.Error("a second Invoke on the same input gave other outputs")
+			}
+		})
+	}
+}
+
+// TestXNNPACKMatchesTFLiteXNNPACK compares the int8 model with TFLite 2.9
+// running it on its own XNNPACK delegate (testdata/xnnpack): the same
+// bytes, so the differences from the builtin-kernel golden are XNNPACK's.
+func TestXNNPACKMatchesTFLiteXNNPACK(t *testing.T) {
+	for _, c := range shared.GoldenCases(t) {
+		ref := filepath.Join("..", "testdata", "xnnpack", c.Name+".tflite29_xnnpack_qs8.output.raw")
+		want, err := os.ReadFile(ref)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			_, got, _ := runXNNPACK(t, c)
+			if n, worst := stepDiff(got, want, true); n != 0 {
+				t.Errorf("%d bytes differ from TFLite 2.9 with XNNPACK, by up to %d", n, worst)
+			}
+		})
+	}
+}
+
+// TestXNNPACKPlan checks where the nodes of each golden model go: every
+// MobileNet (and the SPLIT/CONCATENATION graph) lands whole in one xnnpack
+// partition; in the LSTM model the plan names each node left on the CPU and
+// why.
+func TestXNNPACKPlan(t *testing.T) {
+	cpuNodes := map[string][]string{
+		"keras_lstm_mnist_ptq.tflite": {"UNIDIRECTIONAL_SEQUENCE_LSTM v1: xnnpack does not support this op"},
+	}
+	seen := map[string]bool{}
+	for _, c := range shared.GoldenCases(t) {
+		if seen[c.Model] {
+			continue
+		}
+		seen[c.Model] = true
+		t.Run(c.Model, func(t *testing.T) {
+			m, err := core.LoadModel(shared.Model(t, c.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{xnnpack.New()}, Settings: xnnpackSettings()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			p := it.Plan()
+			explain := p.Explain()
+			want, partial := cpuNodes[c.Model]
+			if !partial {
+				if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || len(p.Partitions[0].Nodes) != len(m.Subgraphs[0].Operators) ||
+					p.Partitions[0].Delegate != xnnpack.Name {
+					t.Fatalf("the model should be one xnnpack partition:\n%s", explain)
+				}
+				t.Logf("one xnnpack partition of %d nodes", len(p.Partitions[0].Nodes))
+				return
+			}
+			if len(p.CPUNodes) != len(want) {
+				t.Fatalf("%d nodes on the CPU, want %d:\n%s", len(p.CPUNodes), len(want), explain)
+			}
+			for _, w := range want {
+				if !strings.Contains(explain, w) {
+					t.Errorf("the plan should say %q:\n%s", w, explain)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,46 @@
+//go:build cgo && unix
+
+package xnnpack_test
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+)
+
+// TestInvokeSharedMemory runs on tensors in memory outside the Go heap, as
+// the plugin transport's shared memory will be: an anonymous mapping whose
+// input ends on the mapping's last byte, where any over-read would fault.
+func TestInvokeSharedMemory(t *testing.T) {
+	g := newGraph(10)
+	model, outputs := multiStage(g)
+	want, _ := run(t, model, g.feeds, nil)
+	m, _ := core.NewModel(model)
+	sg := m.Subgraphs[0]
+	exe := compiled(t, model, 1)
+	mem, err := syscall.Mmap(-1, 0, 4*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	in := mem[len(mem)-len(g.feeds[0]):]
+	copy(in, g.feeds[0])
+	ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: in}}
+	var outs []*kernels.Tensor
+	off := 0
+	for _, ti := range outputs {
+		n := 4 * kernels.NumElements(sg.Tensors[ti].Shape)
+		outs = append(outs, &kernels.Tensor{Type: kernels.Float32, Shape: sg.Tensors[ti].Shape, Data: mem[off : off+n : off+n]})
+		off += n
+	}
+	if err := exe.Invoke(t.Context(), ins, outs); err != nil {
+		t.Fatal(err)
+	}
+	for i := range outs {
+		if d := diff(outs[i], want[i], true); d > floatTol {
+			t.Errorf("output %d: largest difference %g", i, d)
+		}
+	}
+}
