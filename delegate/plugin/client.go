@@ -283,7 +283,7 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	fail := func(err error) (*session, Info, error) {
 		s.end(true, "failed to start")
 		if out := tail.String(); out != "" {
-			err = fmt.Errorf("%w; plugin stderr: %s", err, out)
+			err = fmt.Errorf("%w; its stderr: %s", err, out)
 		}
 		return nil, Info{}, fmt.Errorf("start plugin %s: %w", c.path, err)
 	}
@@ -364,7 +364,7 @@ func (c *Client) callErr(ctx context.Context, s *session, what string, err error
 		}
 		s.end(true, "died")
 		c.forget(s)
-		return fmt.Errorf("%s: %w: %s", what, ErrCrashed, s.exitReport())
+		return fmt.Errorf("%s: %w (%s)", what, ErrCrashed, s.exitReport())
 	case st.Code() == codes.FailedPrecondition:
 		return fmt.Errorf("%s: %w: %s", what, delegate.ErrNoDevice, st.Message())
 	}
@@ -421,14 +421,12 @@ func (s *session) end(force bool, why string) {
 // Call it after end.
 func (s *session) exitReport() string {
 	<-s.ended
-	r := fmt.Sprintf("plugin process %d", s.pid)
+	r := fmt.Sprintf("pid %d", s.pid)
 	if ps := s.cmd.ProcessState; ps != nil {
-		r += " ended (" + ps.String() + ")"
-	} else {
-		r += " ended"
+		r += ", " + ps.String()
 	}
 	if out := s.stderr.String(); out != "" {
-		r += "; its stderr ends: " + out
+		r += "; its stderr: " + out
 	}
 	return r
 }
@@ -450,14 +448,25 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// String is the tail, trimmed to its last 20 lines.
+// String sums the tail up for an error message: from the last line that
+// starts a Go panic or fatal error, its first four lines; else the last five
+// lines.
 func (w *tailWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := strings.TrimSpace(string(w.buf))
-	lines := strings.Split(s, "\n")
-	if len(lines) > 20 {
-		s = "... " + strings.Join(lines[len(lines)-20:], "\n")
+	var lines []string
+	for _, l := range strings.Split(string(w.buf), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
 	}
-	return s
+	from := max(0, len(lines)-5)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
+			from = i
+			break
+		}
+	}
+	lines = lines[from:min(len(lines), from+4)]
+	return strings.Join(lines, " | ")
 }
