@@ -341,7 +341,8 @@ func (c *Client) startErr(err error) error {
 		return fmt.Errorf("%w: the plugin speaks delego plugin protocol %s, this delego speaks %d; rebuild the plugin against this delego", ErrIncompatible, v, ProtocolVersion)
 	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "incompatible core API"),
 		strings.Contains(msg, "plugin exited before we could connect"), strings.Contains(msg, "unsupported plugin protocol"):
-		return fmt.Errorf("%w: not a delego plugin, or it failed at start: %v", ErrIncompatible, err)
+		first, _, _ := strings.Cut(msg, "\n") // go-plugin goes on with generic advice
+		return fmt.Errorf("%w: not a delego plugin, or it failed at start: %s", ErrIncompatible, first)
 	}
 	return err
 }
@@ -470,3 +471,8 @@ func (w *tailWriter) String() string {
 	lines = lines[from:min(len(lines), from+4)]
 	return strings.Join(lines, " | ")
 }
+
+// CleanupClients kills every plugin process this program started that is
+// still running (go-plugin's managed clients) and waits for them. Call it
+// once, as the host exits.
+func CleanupClients() { goplugin.CleanupClients() }
