@@ -74,7 +74,7 @@ type pluginReport struct {
 	Usable        bool              `json:"usable"`
 	Reason        string            `json:"reason"`
 	Devices       []delegate.Device `json:"devices"`
-	Ops           []declaredOp        `json:"ops"`
+	Ops           []declaredOp      `json:"ops"`
 }
 
 type declaredOp struct {
