@@ -58,8 +58,12 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		if e.s.endedBy() == "closed" {
 			return fmt.Errorf("invoke: %w", ErrClosed)
 		}
-		return fmt.Errorf("invoke: %w: the partition was compiled in plugin process %d, which has ended (%s); compile it again",
-			ErrCrashed, e.s.pid, e.s.endedBy())
+		// Ended under us (killed after a deadline, or died between calls):
+		// make sure it is reaped and no longer current.
+		e.s.end(true, "died")
+		e.c.forget(e.s)
+		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
+			ErrCrashed, e.s.exitReport())
 	}
 	offsets, size := e.placement(inputs, outputs)
 	if size > 0 && (e.region == nil || len(e.region.data) < size) {

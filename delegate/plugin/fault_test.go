@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,4 +216,47 @@ func TestChecksumPinning(t *testing.T) {
 	}
 	c.Close()
 	checkNoPlugins(t)
+}
+
+// TestPluginKilledBetweenInvokes: a plugin process killed from outside
+// (the OOM killer, say) fails every interpreter that shares it, and the next
+// compile starts a fresh one.
+func TestPluginKilledBetweenInvokes(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	want := cpuOutputs(t, gc)
+	p := open(t, "cpu", nil)
+	a, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := interp(t, gc, fallback(false, true), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	err = a.Invoke(t.Context())
+	if !errors.Is(err, plugin.ErrCrashed) || !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("err = %v, want ErrCrashed saying the process was killed", err)
+	}
+	checkGone(t, pid)
+	if err := b.Invoke(t.Context()); err != nil {
+		t.Fatalf("the other interpreter, with fallback: %v", err)
+	}
+	if !bytes.Equal(outputs(b), want) || len(b.Fallbacks()) != 1 {
+		t.Errorf("the other interpreter: fallbacks %v", b.Fallbacks())
+	}
+	c, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Invoke(t.Context()); err != nil || !bytes.Equal(outputs(c), want) {
+		t.Errorf("after the restart: %v", err)
+	}
+	if p.Starts() != 2 || p.Pid() == pid || p.Pid() == 0 {
+		t.Errorf("starts %d, pid %d (was %d)", p.Starts(), p.Pid(), pid)
+	}
 }
