@@ -86,8 +86,9 @@ var (
 )
 
 // Open starts the plugin binary at path, checks the handshake and its
-// protocol version, and asks it to describe itself. opts may be nil. Close
-// the Client to stop the process.
+// protocol version, and asks it to describe itself; ctx bounds that start
+// (its deadline; a context already done fails at once), not the process's
+// life. opts may be nil. Close the Client to stop the process.
 func Open(ctx context.Context, path string, opts *Options) (*Client, error) {
 	c := &Client{path: path}
 	if opts != nil {
@@ -305,6 +306,9 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	defer cancel()
 	resp, err := rpc.Describe(ctx, &pluginpb.DescribeRequest{})
 	if err != nil {
+		if ctx.Err() != nil {
+			return fail(fmt.Errorf("describe: %w", ctx.Err()))
+		}
 		return fail(fmt.Errorf("describe: %s", status.Convert(err).Message()))
 	}
 	if resp.ProtocolVersion != ProtocolVersion {
