@@ -232,32 +232,64 @@ func TestCloseReaps(t *testing.T) {
 }
 
 // TestConcurrentInterpreters shares one plugin process between interpreters
-// invoked from many goroutines at once (run it with -race).
+// that are made, invoked and closed on many goroutines at once (run it with
+// -race): compiles, invokes and releases interleave in the one process.
 func TestConcurrentInterpreters(t *testing.T) {
 	c := open(t, "cpu", &plugin.Options{ShmDir: t.TempDir()})
-	cases := []shared.GoldenCase{goldenCase(t, "split_concat__seed1"), goldenCase(t, "mobilenet_v1_0.25_128_quant__cat_128")}
-	want := make([][]byte, len(cases))
-	for i, gc := range cases {
-		want[i] = cpuOutputs(t, gc)
+	type job struct {
+		name  string
+		model *core.Model
+		input []byte
+		want  []byte
 	}
-	const goroutines, invokes = 8, 5
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines)
-	for g := range goroutines {
-		gc, w := cases[g%len(cases)], want[g%len(cases)]
-		it, err := interp(t, gc, nil, c)
+	var jobs []job
+	for _, name := range []string{"split_concat__seed1", "mobilenet_v1_0.25_128_quant__cat_128"} {
+		gc := goldenCase(t, name)
+		m, err := core.LoadModel(shared.Model(t, gc.Model))
 		if err != nil {
 			t.Fatal(err)
 		}
+		jobs = append(jobs, job{name, m, shared.ReadGolden(t, gc.InputFile), cpuOutputs(t, gc)})
+	}
+	// run makes an interpreter for j on c, invokes it n times and closes it.
+	run := func(j job, n int) error {
+		it, err := core.NewInterpreterContext(t.Context(), j.model, &core.Options{Delegates: []delegate.Delegate{c}})
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		if err := it.AllocateTensors(); err != nil {
+			return err
+		}
+		off := 0
+		for i := range it.NumInputs() {
+			n := len(it.Input(i).Data())
+			if err := it.Input(i).CopyFrom(j.input[off : off+n]); err != nil {
+				return err
+			}
+			off += n
+		}
+		for i := range n {
+			if err := it.Invoke(t.Context()); err != nil {
+				return err
+			}
+			if !bytes.Equal(outputs(it), j.want) {
+				return fmt.Errorf("%s: outputs differ on invoke %d", j.name, i)
+			}
+		}
+		if ev := it.Fallbacks(); len(ev) != 0 {
+			return fmt.Errorf("fallbacks: %v", ev)
+		}
+		return nil
+	}
+	const goroutines, rounds, invokes = 8, 3, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*rounds)
+	for g := range goroutines {
 		wg.Go(func() {
-			for i := range invokes {
-				if err := it.Invoke(t.Context()); err != nil {
+			for r := range rounds {
+				if err := run(jobs[(g+r)%len(jobs)], invokes); err != nil {
 					errs <- err
-					return
-				}
-				if !bytes.Equal(outputs(it), w) {
-					errs <- errors.New(gc.Name + ": outputs differ on invoke " + strconv.Itoa(i))
-					return
 				}
 			}
 		})
