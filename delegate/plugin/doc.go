@@ -24,15 +24,17 @@
 //
 // # Tensors
 //
-// Constants cross once, inside the partition at Compile. Per Invoke only the
-// boundary tensors move: those smaller than Options.ShmThreshold inline in
-// the gRPC messages, larger ones through a shared memory region per compiled
-// partition. The host creates the region as a file of mode 0600 in /dev/shm
-// (os.CreateTemp, O_EXCL), maps it, asks the plugin to map it too (Attach)
-// and unlinks it as soon as Attach returns: from then on the region has no
-// name, and it disappears with the last mapping. The plugin refuses a file
-// that is not a regular file of the expected size, owned by its user and
-// closed to group and others.
+// Constants cross once, inside the partition at Compile (a plugin with a
+// finer support check also gets the whole model, once per model, in
+// CheckNodes; one without never does). Per Invoke only the boundary tensors
+// move: those smaller than Options.ShmThreshold inline in the gRPC messages,
+// larger ones through a shared memory region per compiled partition. The
+// host creates the region as a file of mode 0600 in /dev/shm (os.CreateTemp,
+// O_EXCL), maps it, asks the plugin to map it too (Attach) and unlinks it as
+// soon as Attach returns: from then on the region has no name, and it
+// disappears with the last mapping. The plugin refuses a file that is not a
+// regular file of the expected size, owned by its user and closed to group
+// and others.
 //
 // # Failures
 //
