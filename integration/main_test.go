@@ -18,7 +18,7 @@ var binPath string
 
 // faultModes are the fault plugin's names (see
 // delegate/plugin/internal/faultplugin).
-var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice"}
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice", "checker"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -332,4 +333,32 @@ func TestOpenCancelled(t *testing.T) {
 		t.Error("Open after the deadline succeeded")
 	}
 	checkNoPlugins(t)
+}
+
+// TestFinerCheck: a plugin with a finer support check is asked once per
+// model over the wire, and its refusals shape the plan.
+func TestFinerCheck(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	p := open(t, "fault-checker", nil)
+	if !p.Info().HasChecker {
+		t.Fatal("the plugin's checker was not declared")
+	}
+	it, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := it.Plan()
+	var onCPU []int
+	for _, n := range plan.CPUNodes {
+		onCPU = append(onCPU, n.Node)
+	}
+	if !strings.Contains(plan.Explain(), "fault plugin refuses odd node 1") || !slices.Equal(onCPU, []int{1}) {
+		t.Errorf("plan:\n%s", plan.Explain())
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(outputs(it), cpuOutputs(t, gc)) {
+		t.Error("outputs differ from the CPU's")
+	}
 }

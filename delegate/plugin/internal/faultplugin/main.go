@@ -10,6 +10,8 @@
 //	garbage        returns outputs of the wrong shape and size
 //	protocol       speaks plugin protocol ProtocolVersion+1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
+//	checker        behaves, and has a finer support check that refuses every
+//	               odd-numbered node
 //
 // The delegate's name is fault-MODE.
 package main
@@ -33,7 +35,11 @@ import (
 func main() {
 	name := strings.TrimPrefix(filepath.Base(os.Args[0]), plugin.Prefix)
 	d := &faulty{Delegate: cpu.New(), name: name, mode: strings.TrimPrefix(name, "fault-")}
-	if d.mode == "protocol" {
+	switch d.mode {
+	case "checker":
+		plugin.Serve(checker{d})
+		return
+	case "protocol":
 		cfg := plugin.ServeConfig(d)
 		cfg.HandshakeConfig.ProtocolVersion = plugin.ProtocolVersion + 1
 		goplugin.Serve(cfg)
@@ -65,6 +71,20 @@ func (d *faulty) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 		return nil, err
 	}
 	return &faultyExe{Executable: exe, mode: d.mode}, nil
+}
+
+// checker adds a finer support check to a faulty delegate.
+type checker struct{ *faulty }
+
+func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
+	if len(model) == 0 {
+		return nil, fmt.Errorf("no model")
+	}
+	vs := make([]delegate.Verdict, len(nodes))
+	for i, n := range nodes {
+		vs[i] = delegate.Verdict{Accept: n%2 == 0, Reason: fmt.Sprintf("fault plugin refuses odd node %d", n)}
+	}
+	return vs, nil
 }
 
 type faultyExe struct {
