@@ -40,6 +40,19 @@ type Checker interface {
 	CheckNodes(ctx context.Context, model []byte, nodes []int) ([]Verdict, error)
 }
 
+// DeviceLister is optionally implemented by a delegate that can say what it
+// would run on (`delego plugins` lists it). A delegate that cannot run here
+// at all fails Support with an error wrapping ErrNoDevice.
+type DeviceLister interface {
+	Devices(ctx context.Context) ([]Device, error)
+}
+
+// Device is one device a delegate can run on.
+type Device struct {
+	Name        string // e.g. "cpu", "/dev/apex_0"
+	Description string
+}
+
 // Verdict is a delegate's answer for one node.
 type Verdict struct {
 	Accept bool

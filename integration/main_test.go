@@ -8,8 +8,17 @@ import (
 	"testing"
 )
 
+// binDir holds the binaries TestMain built: delego, the delego-cpu plugin
+// beside it (so "--delegate cpu" runs out of process), and the fault plugin
+// under each of its names (delego-fault-MODE).
+var binDir string
+
 // binPath is the delego binary built for this test run (set once by TestMain).
 var binPath string
+
+// faultModes are the fault plugin's names (see
+// delegate/plugin/internal/faultplugin).
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice", "checker"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -22,10 +31,22 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binPath = filepath.Join(dir, "delego")
-	if out, err := exec.Command("go", "build", "-o", binPath, "github.com/delego/delego/cmd/delego").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build cmd/delego: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-o", dir,
+		"github.com/delego/delego/cmd/delego",
+		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
+		"github.com/delego/delego/delegate/plugin/internal/faultplugin").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 1
 	}
+	for _, mode := range faultModes {
+		if err := os.Link(filepath.Join(dir, "faultplugin"), filepath.Join(dir, "delego-fault-"+mode)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	binDir, binPath = dir, filepath.Join(dir, "delego")
+	// The plugins beside delego are the ones under test: nothing from the
+	// environment may shadow them.
+	os.Unsetenv("DELEGO_PLUGIN_PATH")
 	return m.Run()
 }

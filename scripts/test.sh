@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite, as CI runs it. Installs what the tests need,
-# then vets and tests every package and fuzzes the model loader and the Edge
-# TPU options parser briefly.
+# then vets and tests every package (the plugin transport's concurrency and
+# fault tests again under -race) and fuzzes the model loader and the Edge TPU
+# options parser briefly.
 #   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (default 20s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +13,8 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "test.sh: gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
 go test -count=1 -timeout 20m ./...
+# Plugin processes shared by interpreters on many goroutines, and the fault
+# paths, under the race detector.
+go test -count=1 -race -run 'Concurrent|Fault|Close' ./delegate/plugin
 go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 5s ./core
 go test -count=1 -run '^$' -fuzz '^FuzzParse$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 100x ./plugins/edgetpu/executable

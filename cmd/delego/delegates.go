@@ -11,37 +11,95 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu"
 	"google.golang.org/protobuf/proto"
 )
 
 // This file is where delegate names become delegates: --delegate and
-// --settings are read here for run, bench and plan, and openDelegate is the
-// one place that maps a name to a delegate. Plugin discovery (a binary
-// called delego-NAME) belongs in openDelegate.
+// --settings are read here for run, bench and plan, and pluginHost.open is
+// the one place that maps a name to a delegate: the plugin binary
+// delego-NAME when one is found, else (for "cpu" only) delego's kernels in
+// process.
 
 // delegateOpener makes the delegate called name. It never fails: a delegate
 // that cannot be had is a delegate.Unavailable, whose error the interpreter
 // treats as a compilation error subject to the fallback settings.
 type delegateOpener func(ctx context.Context, name string) delegate.Delegate
 
-// builtinDelegates lists the delegates that run in process, for messages.
+// builtinDelegates lists the delegates that can run in process, for messages.
 const builtinDelegates = cpu.Name + ", " + edgetpu.Name
 
-// openDelegate is delego's delegateOpener: "cpu" is delego's own kernels in
-// process (plugins/cpu), "edgetpu" the Coral USB Accelerator through libusb
-// (plugins/edgetpu, in process until its plugin binary); any other name is
-// unavailable until plugins come.
-func openDelegate(_ context.Context, name string) delegate.Delegate {
-	switch name {
-	case cpu.Name:
-		return cpu.New()
-	case edgetpu.Name:
-		return edgetpu.New()
+// pluginHost is how plugins are found and started.
+type pluginHost struct {
+	dirs []string          // searched in order (plugin.SearchDirs)
+	sums *plugin.Checksums // nil: no pinning
+	mtls bool              // go-plugin's AutoMTLS
+}
+
+// defaultHost looks in plugin.SearchDirs, without pinning or mTLS.
+func defaultHost() pluginHost { return pluginHost{dirs: plugin.SearchDirs()} }
+
+// openDelegate is defaultHost's opener.
+func openDelegate(ctx context.Context, name string) delegate.Delegate {
+	return defaultHost().open(ctx, name)
+}
+
+// open is delego's delegateOpener: the plugin delego-NAME when the search
+// directories hold one; otherwise the delegates built in run in process
+// ("cpu": delego's own kernels, the same bytes; "edgetpu": the Coral USB
+// Accelerator through libusb) and any other name is unavailable. A plugin
+// that does not start (wrong protocol, checksum mismatch, not listed in the
+// checksums file) is unavailable too: pinning never falls back in process.
+func (h pluginHost) open(ctx context.Context, name string) delegate.Delegate {
+	path, err := plugin.Find(name, h.dirs)
+	if err != nil {
+		switch name {
+		case cpu.Name:
+			return cpu.New()
+		case edgetpu.Name:
+			return edgetpu.New()
+		}
+		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, builtinDelegates))
 	}
-	return delegate.Unavailable(name, fmt.Errorf("%w %q: not built into delego (built in: %s), and plugin binaries (delego-%s) are not looked for yet",
-		delegate.ErrUnknownDelegate, name, builtinDelegates, name))
+	opts, err := h.options(path)
+	if err != nil {
+		return delegate.Unavailable(name, err)
+	}
+	c, err := plugin.Open(ctx, path, opts)
+	if err != nil {
+		return delegate.Unavailable(name, err)
+	}
+	return c
+}
+
+// options are the plugin options for the binary at path.
+func (h pluginHost) options(path string) (*plugin.Options, error) {
+	opts := &plugin.Options{AutoMTLS: h.mtls}
+	if h.sums != nil {
+		sum, err := h.sums.For(path)
+		if err != nil {
+			return nil, err
+		}
+		opts.Checksum = sum
+	}
+	return opts, nil
+}
+
+// delegateOrigin says where a delegate runs, for -v.
+func delegateOrigin(d delegate.Delegate) string {
+	switch d := d.(type) {
+	case *plugin.Client:
+		info := d.Info()
+		return fmt.Sprintf("plugin %s (version %s, protocol %d, pid %d)", info.Path, info.Version, info.Protocol, d.Pid())
+	case *cpu.Delegate:
+		return fmt.Sprintf("in process (no %s%s plugin found)", plugin.Prefix, cpu.Name)
+	}
+	if _, err := d.Support(context.Background()); err != nil {
+		return fmt.Sprintf("unavailable: %v", err)
+	}
+	return "in process"
 }
 
 // delegateNameOf is the delegate name TFLiteSettings.delegate selects, or ""
@@ -74,26 +132,70 @@ type delegationFlags struct {
 	delegates stringList // --delegate, each NAME[,NAME...]
 	settings  string     // --settings FILE
 	twin      string     // --cpu-twin FILE
+	plugins   pluginFlags
 }
 
-// define adds --delegate, --settings and --cpu-twin to fs.
+// define adds --delegate, --settings, --cpu-twin and the plugin flags to fs.
 func (f *delegationFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.delegates, "delegate", "")
 	fs.StringVar(&f.settings, "settings", "", "")
 	fs.StringVar(&f.twin, "cpu-twin", "", "")
+	f.plugins.define(fs)
 }
+
+// pluginFlags are the flags on how plugins start, shared by run, bench,
+// plan and plugins.
+type pluginFlags struct {
+	checksums string // --plugin-checksums FILE
+	mtls      bool   // --plugin-mtls
+}
+
+func (f *pluginFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.checksums, "plugin-checksums", "", "")
+	fs.BoolVar(&f.mtls, "plugin-mtls", false, "")
+}
+
+// host reads the checksums file, if any, and returns the plugin host.
+func (f *pluginFlags) host() (pluginHost, error) {
+	h := defaultHost()
+	h.mtls = f.mtls
+	if f.checksums != "" {
+		sums, err := plugin.ReadChecksums(f.checksums)
+		if err != nil {
+			return pluginHost{}, err
+		}
+		h.sums = sums
+	}
+	return h, nil
+}
+
+// pluginFlagsHelp documents pluginFlags, for the help texts.
+const pluginFlagsHelp = `  --plugin-checksums FILE
+                   run only plugins whose SHA-256 is pinned in FILE (lines
+                   "HEX  NAME" as sha256sum writes them; NAME a path or a
+                   base name such as delego-cpu); a plugin not listed, or
+                   whose sum differs, is not started
+  --plugin-mtls    secure the connection to each plugin with go-plugin's
+                   automatic mutual TLS
+`
 
 // delegationHelp documents the flags of delegationFlags, for the help texts.
 const delegationHelp = `  --delegate NAME[,NAME...]
                    run the nodes a delegate supports on it, the delegates in
-                   priority order (the flag may also be repeated). "cpu" is
-                   delego's own kernels behind the delegate contract; other
-                   "edgetpu" is a Coral USB Accelerator (coral_settings.device
-                   picks one; "delego devices" lists them). Other names
-                   (xnnpack, gpu, nnapi, ...) are not available yet, which is
-                   a compilation error: with
+                   priority order (the flag may also be repeated). Each
+                   delegate is a plugin process: the binary delego-NAME,
+                   looked for in the directories of $DELEGO_PLUGIN_PATH, then
+                   beside delego (see "delego plugins"). Without a plugin,
+                   "cpu" is delego's own kernels in process and "edgetpu" a
+                   Coral USB Accelerator in process (coral_settings.device
+                   picks one; "delego devices" lists them). A delegate that
+                   cannot be had (no plugin binary, a plugin that will not
+                   start or cannot run here) is a compilation error: with
                    allow_automatic_fallback_on_compilation_error the CPU runs
-                   their nodes (and delego says so), else delego fails.
+                   its nodes (and delego says so), else delego fails. A
+                   plugin that crashes, hangs or answers garbage while
+                   running is an execution error, subject to
+                   allow_automatic_fallback_on_execution_error.
                    "none": no delegate, whatever the settings say. Without
                    --delegate, the settings' delegate field picks one
                    (XNNPACK: xnnpack, GPU: gpu, NNAPI: nnapi, HEXAGON: hexagon,
@@ -116,7 +218,7 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    allow_automatic_fallback_on_compilation_error allows a
                    fallback, the twin runs instead (same inputs and outputs,
                    matched by name), and delego says so.
-`
+` + pluginFlagsHelp
 
 // names returns the delegate names the flags give, lowercased, in order:
 // nil when --delegate is absent, empty for "none".
@@ -226,6 +328,7 @@ type selection struct {
 	settings *config.TFLiteSettings // never nil
 	names    []string               // in priority order; empty: none
 	twin     string                 // --cpu-twin
+	host     pluginHost
 }
 
 // resolve reads the flags and the settings file, before anything is opened,
@@ -240,16 +343,20 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 	if err != nil {
 		return selection{}, err
 	}
+	host, err := f.plugins.host()
+	if err != nil {
+		return selection{}, err
+	}
 	if !given {
 		if n := delegateNameOf(s.GetDelegate()); n != "" {
 			names = []string{n}
 		}
 	}
-	return selection{settings: s, names: names, twin: f.twin}, nil
+	return selection{settings: s, names: names, twin: f.twin, host: host}, nil
 }
 
-// open opens the selected delegates with open (nil: openDelegate). threads
-// is --threads, 0 when not given.
+// open opens the selected delegates with open (nil: the selection's plugin
+// host). threads is --threads, 0 when not given.
 func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
 	if threads < 1 {
 		threads = max(1, int(s.settings.GetCpuSettings().GetNumThreads()))
@@ -261,7 +368,7 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
 	d := &delegation{Names: s.names, Settings: eff, Threads: threads, Twin: s.twin}
 	if open == nil {
-		open = openDelegate
+		open = s.host.open
 	}
 	for _, n := range s.names {
 		d.Delegates = append(d.Delegates, open(ctx, n))
@@ -272,6 +379,6 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 // env is what a command takes from its surroundings; tests replace parts.
 type env struct {
 	registry *kernels.Registry // the CPU kernels; nil: the built-in ones
-	open     delegateOpener    // nil: openDelegate
+	open     delegateOpener    // nil: the plugin host the flags describe
 	usb      edgetpu.Bus       // where "delego devices" looks; nil: libusb
 }

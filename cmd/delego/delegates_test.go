@@ -15,6 +15,7 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu"
@@ -262,6 +263,7 @@ func TestDelegateFlagUsage(t *testing.T) {
 }
 
 func TestDelegateNames(t *testing.T) {
+	t.Setenv(plugin.EnvPath, t.TempDir()) // no plugins: cpu runs in process
 	for d, want := range map[config.Delegate]string{
 		config.Delegate_NONE:          "",
 		config.Delegate_NNAPI:         "nnapi",

@@ -2,8 +2,8 @@
 // model on raw input files or on a picture (run), describes a model's graph,
 // tensors and metadata (inspect), measures latency with a per-op profile
 // (bench), shows which delegate would run which part of a model, and why
-// the rest stays on the CPU (plan), and lists the Edge TPUs it can use
-// (devices).
+// the rest stays on the CPU (plan), lists the Edge TPUs it can use
+// (devices) and the delegate plugins it finds (plugins).
 //
 // Usage:
 //
@@ -12,18 +12,26 @@
 //	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [DELEGATION] [--json]
 //	delego plan MODEL [DELEGATION] [--json | --format text|dot|json]
 //	delego devices [--json]
+//	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls]
 //	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
 //
-// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]:
-// the delegates in priority order ("cpu" is delego's own kernels in process,
-// "edgetpu" a Coral USB Accelerator; other names are not available yet, a
-// compilation error that the settings' fallback_settings may turn into a run
-// on the CPU), TFLite acceleration settings (a ComputeSettings or
-// TFLiteSettings, JSON or binary) whose delegate field picks the delegate
-// when --delegate is absent, and the CPU twin an Edge TPU model falls back to.
-// A fallback to the CPU is always reported on standard error.
+// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
+// [--plugin-checksums FILE] [--plugin-mtls]: the delegates in priority order,
+// each a plugin process (the binary delego-NAME, found in the directories of
+// $DELEGO_PLUGIN_PATH, then beside delego; "cpu" is delego's own kernels: the
+// delego-cpu plugin when found, else in process; "edgetpu" is a Coral USB
+// Accelerator). A delegate that cannot be had or fails is a compilation or
+// execution error that the settings' fallback_settings may turn into a run on
+// the CPU. The settings are TFLite acceleration settings (a ComputeSettings or
+// TFLiteSettings, JSON or binary) whose delegate field picks the delegate when
+// --delegate is absent; --cpu-twin names the CPU twin an Edge TPU model falls
+// back to. A fallback to the CPU is always reported on standard error.
+//
+// On SIGINT, SIGTERM or SIGHUP delego stops the command, closing its
+// delegates and their plugin processes; a second signal kills the plugin
+// processes left and exits at once.
 //
 // Flags may come before or after MODEL. Errors go to standard error; the exit
 // status is 0 on success, 1 on an error and 2 on a usage error. Run
@@ -39,7 +47,10 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"syscall"
+
+	"github.com/delego/delego/delegate/plugin"
 )
 
 // Exit statuses.
@@ -65,6 +76,7 @@ func commands() []command {
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
+		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
 		{"help", "show help for delego or a command", helpUsage, helpCmd},
 		{"version", "print delego's version", versionUsage, versionCmd},
@@ -95,14 +107,23 @@ func usagef(cmd, format string, args ...any) error {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	stopPlugins := func() { once.Do(plugin.CleanupClients) }
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
-		// After the first Ctrl-C, let a second one end the process at once.
-		<-ctx.Done()
-		stop()
+		// The first signal cancels the command, which closes its delegates
+		// (and so stops their plugin processes) on the way out; a second one
+		// stops every plugin process left and exits at once.
+		<-sigs
+		cancel()
+		<-sigs
+		stopPlugins()
+		os.Exit(exitError)
 	}()
 	code := realMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	stopPlugins()
 	os.Exit(code)
 }
 

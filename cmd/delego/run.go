@@ -217,6 +217,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		return err
 	}
 	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
+	for i, d := range del.Delegates {
+		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
+	}
 	if f.verbose {
 		r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), nil, nil)
 		if err != nil {

@@ -1,12 +1,13 @@
 // Package cpu is the cpu delegate: delego's own CPU kernels behind the
 // delegate contract. In process it is the reference delegate that every
 // other one is compared with; its binary, plugins/cpu/cmd/delego-cpu, serves
-// it out of process (the plugins issue).
+// it out of process as the plugin delego-cpu.
 package cpu
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/delego/delego/core"
@@ -58,6 +59,11 @@ func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	return &executable{it: it}, nil
+}
+
+// Devices implements delegate.DeviceLister: the machine's CPUs.
+func (d *Delegate) Devices(context.Context) ([]delegate.Device, error) {
+	return []delegate.Device{{Name: "cpu", Description: fmt.Sprintf("%s/%s, %d logical CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}}, nil
 }
 
 // Close implements delegate.Delegate; the in-process delegate holds nothing.

@@ -1,0 +1,482 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/plugin/pluginpb"
+)
+
+// DefaultShmThreshold is the tensor size from which tensors travel through
+// shared memory instead of inline in the gRPC messages.
+const DefaultShmThreshold = 16 << 10
+
+// Options configure a Client. The zero value is the defaults.
+type Options struct {
+	// Checksum pins the binary: its SHA-256 must be this before each start
+	// (go-plugin's SecureConfig). Nil: no check.
+	Checksum []byte
+	// AutoMTLS secures the connection to the plugin with go-plugin's
+	// automatic mutual TLS (one-time certificates for each start).
+	AutoMTLS bool
+	// ShmThreshold: tensors of at least this many bytes go through shared
+	// memory, smaller ones inline. 0 means DefaultShmThreshold; negative
+	// sends everything inline.
+	ShmThreshold int
+	// ShmDir is where region files are made (and at once unlinked); "" means
+	// /dev/shm when writable, else the temporary directory.
+	ShmDir string
+	// StartTimeout bounds a start (process, handshake, Describe) when the
+	// context has no earlier deadline; 0 means 30 seconds.
+	StartTimeout time.Duration
+	// Stderr, when set, also receives the plugin's standard error.
+	Stderr io.Writer
+}
+
+// Info is what a plugin said of itself in Describe.
+type Info struct {
+	Name     string // the delegate's name
+	Version  string // the plugin's version
+	Protocol int    // the protocol version it speaks
+	Path     string // the binary
+	Support  *delegate.Support
+	Devices  []delegate.Device
+	// Usable is false when the delegate cannot run here; Reason says why.
+	Usable bool
+	Reason string
+	// HasChecker: the plugin has a finer support check (CheckNodes).
+	HasChecker bool
+}
+
+// Client is a delegate served by a plugin process: a delegate.Delegate (and
+// delegate.Checker, delegate.DeviceLister) that the interpreter cannot tell
+// from an in-process one. One Client owns at most one process at a time and
+// is safe for concurrent use: several interpreters can share it.
+type Client struct {
+	path string
+	opts Options
+	name string // Info.Name at Open; never changes
+
+	mu     sync.Mutex // guards what follows; held while a process starts
+	sess   *session
+	info   Info
+	starts int
+	closed bool
+}
+
+var (
+	_ delegate.Delegate     = (*Client)(nil)
+	_ delegate.Checker      = (*Client)(nil)
+	_ delegate.DeviceLister = (*Client)(nil)
+)
+
+// Open starts the plugin binary at path, checks the handshake and its
+// protocol version, and asks it to describe itself; ctx bounds that start
+// (its deadline; a context already done fails at once), not the process's
+// life. opts may be nil. Close the Client to stop the process.
+func Open(ctx context.Context, path string, opts *Options) (*Client, error) {
+	c := &Client{path: path}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.ShmThreshold == 0 {
+		c.opts.ShmThreshold = DefaultShmThreshold
+	}
+	if c.opts.ShmDir == "" {
+		c.opts.ShmDir = defaultShmDir()
+	}
+	if c.opts.StartTimeout <= 0 {
+		c.opts.StartTimeout = 30 * time.Second
+	}
+	if _, err := c.current(ctx); err != nil {
+		return nil, err
+	}
+	c.name = c.info.Name
+	return c, nil
+}
+
+// Name is the delegate's name, as the plugin gave it.
+func (c *Client) Name() string { return c.name }
+
+// Info is what the plugin said of itself when it last started.
+func (c *Client) Info() Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Starts counts the plugin processes started so far: 1 after Open, one
+// more after each restart.
+func (c *Client) Starts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.starts
+}
+
+// Pid is the plugin process's id, or 0 when none is running.
+func (c *Client) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil || !c.sess.alive() {
+		return 0
+	}
+	return c.sess.pid
+}
+
+// Support returns the support the plugin declared; when the plugin cannot
+// run here, an error wrapping delegate.ErrNoDevice.
+func (c *Client) Support(context.Context) (*delegate.Support, error) {
+	info := c.Info()
+	if !info.Usable {
+		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+	}
+	return info.Support, nil
+}
+
+// Devices returns the devices the plugin declared.
+func (c *Client) Devices(context.Context) ([]delegate.Device, error) {
+	return c.Info().Devices, nil
+}
+
+// CheckNodes is the plugin's finer support check, one RPC for all nodes;
+// a plugin without one accepts every node.
+func (c *Client) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
+	if !c.Info().HasChecker {
+		vs := make([]delegate.Verdict, len(nodes))
+		for i := range vs {
+			vs[i].Accept = true
+		}
+		return vs, nil
+	}
+	s, err := c.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := &pluginpb.CheckNodesRequest{Model: model, Nodes: make([]int32, len(nodes))}
+	for i, n := range nodes {
+		req.Nodes[i] = int32(n)
+	}
+	resp, err := s.rpc.CheckNodes(ctx, req)
+	if err != nil {
+		return nil, c.callErr(ctx, s, "check nodes", err)
+	}
+	if len(resp.Verdicts) != len(nodes) {
+		return nil, fmt.Errorf("check nodes: %w: %d verdicts for %d nodes", ErrMalformed, len(resp.Verdicts), len(nodes))
+	}
+	vs := make([]delegate.Verdict, len(nodes))
+	for i, v := range resp.Verdicts {
+		vs[i] = delegate.Verdict{Accept: v.Accept, Reason: v.Reason}
+	}
+	return vs, nil
+}
+
+// Compile sends the partition (its constants included) to the plugin,
+// starting a fresh process first when the last one died.
+func (c *Client) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	s, err := c.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info := c.Info(); !info.Usable {
+		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+	}
+	resp, err := s.rpc.Compile(ctx, &pluginpb.CompileRequest{Model: p.Model, Settings: p.Settings})
+	if err != nil {
+		return nil, c.callErr(ctx, s, "compile", err)
+	}
+	return &executable{c: c, s: s, handle: resp.Handle}, nil
+}
+
+// Close stops the plugin process (gracefully, then by force) and reaps it.
+// Executables compiled by it fail from then on.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	s := c.sess
+	c.sess, c.closed = nil, true
+	c.mu.Unlock()
+	if s != nil {
+		s.end(false, "closed")
+	}
+	return nil
+}
+
+// current returns the running session, starting one when there is none or
+// the last one died.
+func (c *Client) current(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if s := c.sess; s != nil {
+		if s.alive() {
+			return s, nil
+		}
+		c.sess = nil
+		s.end(true, "exited")
+	}
+	s, info, err := c.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.sess, c.info = s, info
+	c.starts++
+	return s, nil
+}
+
+// forget drops s as the current session, so that the next call starts a
+// fresh process.
+func (c *Client) forget(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == s {
+		c.sess = nil
+	}
+}
+
+// start starts a process and describes it.
+func (c *Client) start(ctx context.Context) (*session, Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Info{}, fmt.Errorf("start plugin %s: %w", c.path, err)
+	}
+	timeout := c.opts.StartTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(min(timeout, time.Until(dl)), time.Millisecond)
+	}
+	cmd := exec.Command(c.path)
+	setProcAttr(cmd)
+	tail := &tailWriter{max: 16 << 10}
+	var stderr io.Writer = tail
+	if c.opts.Stderr != nil {
+		stderr = io.MultiWriter(tail, c.opts.Stderr)
+	}
+	cfg := &goplugin.ClientConfig{
+		HandshakeConfig:  Handshake(),
+		Plugins:          goplugin.PluginSet{pluginName: &grpcPlugin{}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         c.opts.AutoMTLS,
+		Managed:          true,
+		StartTimeout:     timeout,
+		Stderr:           stderr,
+		SyncStderr:       stderr,
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+	}
+	if c.opts.Checksum != nil {
+		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: c.opts.Checksum, Hash: sha256.New()}
+	}
+	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, ended: make(chan struct{})}
+	fail := func(err error) (*session, Info, error) {
+		s.end(true, "failed to start")
+		if out := tail.String(); out != "" {
+			err = fmt.Errorf("%w; its stderr: %s", err, out)
+		}
+		return nil, Info{}, fmt.Errorf("start plugin %s: %w", c.path, err)
+	}
+	proto, err := s.gp.Client()
+	if err != nil {
+		return fail(c.startErr(err))
+	}
+	s.pid = cmd.Process.Pid
+	raw, err := proto.Dispense(pluginName)
+	if err != nil {
+		return fail(err)
+	}
+	rpc, ok := raw.(pluginpb.DelegateClient)
+	if !ok {
+		return fail(fmt.Errorf("%w: dispensed %T", ErrIncompatible, raw))
+	}
+	s.rpc = rpc
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := rpc.Describe(ctx, &pluginpb.DescribeRequest{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(fmt.Errorf("describe: %w", ctx.Err()))
+		}
+		return fail(fmt.Errorf("describe: %s", status.Convert(err).Message()))
+	}
+	if resp.ProtocolVersion != ProtocolVersion {
+		return fail(fmt.Errorf("%w: the plugin describes protocol %d, this delego speaks %d", ErrIncompatible, resp.ProtocolVersion, ProtocolVersion))
+	}
+	sup, err := supportFromPB(resp.Builtins, resp.Custom)
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	info := Info{Name: resp.Name, Version: resp.Version, Protocol: int(resp.ProtocolVersion), Path: c.path,
+		Support: sup, Usable: resp.Usable, Reason: resp.Reason, HasChecker: resp.HasChecker}
+	if info.Name == "" {
+		info.Name = strings.TrimPrefix(filepath.Base(c.path), Prefix)
+	}
+	for _, d := range resp.Devices {
+		info.Devices = append(info.Devices, delegate.Device{Name: d.Name, Description: d.Description})
+	}
+	return s, info, nil
+}
+
+var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
+
+// startErr explains why go-plugin could not start the plugin.
+func (c *Client) startErr(err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
+		return fmt.Errorf("%w: its SHA-256 is not the pinned %x", err, c.opts.Checksum)
+	case strings.Contains(msg, "incompatible API version"):
+		v := "another"
+		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
+			v = m[1]
+		}
+		return fmt.Errorf("%w: the plugin speaks delego plugin protocol %s, this delego speaks %d; rebuild the plugin against this delego", ErrIncompatible, v, ProtocolVersion)
+	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "incompatible core API"),
+		strings.Contains(msg, "plugin exited before we could connect"), strings.Contains(msg, "unsupported plugin protocol"):
+		first, _, _ := strings.Cut(msg, "\n") // go-plugin goes on with generic advice
+		return fmt.Errorf("%w: not a delego plugin, or it failed at start: %s", ErrIncompatible, first)
+	}
+	return err
+}
+
+// callErr classifies a failed call on session s. A plugin that did not answer
+// in time is killed (it may still be running the call, writing into shared
+// memory); one whose process is gone is reaped; either way the next Compile
+// starts a fresh one.
+func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
+	if ctx.Err() != nil {
+		s.end(true, fmt.Sprintf("killed: no answer to %s before the context ended", what))
+		c.forget(s)
+		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, ctx.Err(), s.pid)
+	}
+	st := status.Convert(err)
+	switch {
+	case !s.alive() || st.Code() == codes.Unavailable || st.Code() == codes.Canceled:
+		if s.endedBy() == "closed" {
+			return fmt.Errorf("%s: %w", what, ErrClosed)
+		}
+		s.end(true, "died")
+		c.forget(s)
+		return fmt.Errorf("%s: %w (%s)", what, ErrCrashed, s.exitReport())
+	case st.Code() == codes.FailedPrecondition:
+		return fmt.Errorf("%s: %w: %s", what, delegate.ErrNoDevice, st.Message())
+	}
+	return fmt.Errorf("%s: %s", what, st.Message())
+}
+
+// session is one plugin process.
+type session struct {
+	gp     *goplugin.Client
+	cmd    *exec.Cmd
+	rpc    pluginpb.DelegateClient
+	pid    int
+	stderr *tailWriter
+
+	once  sync.Once
+	ended chan struct{} // closed once end began
+	why   string        // set before ended is closed
+}
+
+// alive reports whether the process is (as far as we know) running.
+func (s *session) alive() bool {
+	select {
+	case <-s.ended:
+		return false
+	default:
+	}
+	return !s.gp.Exited()
+}
+
+// endedBy says why the session ended, "" while it has not.
+func (s *session) endedBy() string {
+	select {
+	case <-s.ended:
+		return s.why
+	default:
+		return ""
+	}
+}
+
+// end stops the process once and waits until it is reaped: by force (SIGKILL
+// at once) or gracefully (go-plugin's shutdown, SIGKILL after 2 s).
+func (s *session) end(force bool, why string) {
+	s.once.Do(func() {
+		s.why = why
+		close(s.ended)
+		if force && s.cmd.Process != nil {
+			s.cmd.Process.Kill() // an error means it is gone already
+		}
+		s.gp.Kill()
+	})
+}
+
+// exitReport describes how the process ended, with the tail of its stderr.
+// Call it after end.
+func (s *session) exitReport() string {
+	<-s.ended
+	r := fmt.Sprintf("pid %d", s.pid)
+	if ps := s.cmd.ProcessState; ps != nil {
+		r += ", " + ps.String()
+	}
+	if out := s.stderr.String(); out != "" {
+		r += "; its stderr: " + out
+	}
+	return r
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = append(w.buf[:0], w.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String sums the tail up for an error message: from the last line that
+// starts a Go panic or fatal error, its first four lines; else the last five
+// lines.
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var lines []string
+	for _, l := range strings.Split(string(w.buf), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	from := max(0, len(lines)-5)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
+			from = i
+			break
+		}
+	}
+	lines = lines[from:min(len(lines), from+4)]
+	return strings.Join(lines, " | ")
+}
+
+// CleanupClients kills every plugin process this program started that is
+// still running (go-plugin's managed clients) and waits for them. Call it
+// once, as the host exits.
+func CleanupClients() { goplugin.CleanupClients() }

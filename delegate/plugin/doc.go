@@ -1,0 +1,61 @@
+// Package plugin runs delegates out of process: a delegate is its own
+// binary (delego-NAME) that serves the delegate.Delegate contract over gRPC
+// with hashicorp/go-plugin, and the host speaks to it through a
+// delegate.Delegate that the interpreter cannot tell from an in-process one.
+//
+// In a plugin binary, main is one line:
+//
+//	func main() { plugin.Serve(cpu.New()) }
+//
+// In the host, Open starts a plugin binary and returns its delegate; Find and
+// Discover look for binaries named delego-NAME in the directories of
+// $DELEGO_PLUGIN_PATH, then beside the running executable.
+//
+// # The protocol
+//
+// pluginpb/delego_plugin.proto: Describe (name, version, protocol version,
+// declared support, devices, whether the delegate can run here), CheckNodes
+// (the finer support check, once per model), Compile (a partition's .tflite
+// bytes and the TFLite settings, returning a handle), Attach (a shared
+// memory region for the handle's large tensors), Invoke and Release. The
+// go-plugin handshake carries a magic cookie (a plugin binary run by hand
+// says it is a plugin and exits) and ProtocolVersion; a plugin built for
+// another protocol version is refused with ErrIncompatible.
+//
+// # Tensors
+//
+// Constants cross once, inside the partition at Compile (a plugin with a
+// finer support check also gets the whole model, once per model, in
+// CheckNodes; one without never does). Per Invoke only the boundary tensors
+// move: those smaller than Options.ShmThreshold inline in the gRPC messages,
+// larger ones through a shared memory region per compiled partition. The
+// host creates the region as a file of mode 0600 in /dev/shm (os.CreateTemp,
+// O_EXCL), maps it, asks the plugin to map it too (Attach) and unlinks it as
+// soon as Attach returns: from then on the region has no name, and it
+// disappears with the last mapping. The plugin refuses a file that is not a
+// regular file of the expected size, owned by its user and closed to group
+// and others.
+//
+// # Failures
+//
+// Every call takes the caller's context: Invoke's deadline is the RPC's. A
+// plugin that crashes or exits makes the call fail with ErrCrashed (with the
+// exit status and the tail of its stderr); one that does not answer before
+// the context ends is killed, since it may still write into the partition's
+// memory, and the call fails with the context's error. Either way the process
+// is gone, executables compiled in it fail from then on (execution errors,
+// subject to the fallback settings), and the next Compile (or CheckNodes)
+// starts a fresh process. Malformed results fail with ErrMalformed and leave
+// the process running. Only a plugin that says it cannot run here (no device)
+// gives an error wrapping delegate.ErrNoDevice.
+//
+// # Processes
+//
+// A Client owns at most one plugin process at a time, shared by every
+// interpreter that uses it; it is safe for concurrent use. Close kills the
+// process (gracefully, then by force) and reaps it. The processes are
+// go-plugin "managed" clients: CleanupClients, called once before the host
+// exits, kills any left. On Linux the plugin also gets SIGKILL when the host
+// dies (Pdeathsig), and Serve exits by itself when its parent goes away, so
+// a killed host leaves no plugin behind.
+package plugin

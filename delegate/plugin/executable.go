@@ -1,0 +1,183 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate/plugin/pluginpb"
+)
+
+// releaseTimeout bounds Release when an executable is closed.
+const releaseTimeout = 10 * time.Second
+
+// shmAlign aligns tensors in a region (cache lines).
+const shmAlign = 64
+
+// executable is a partition compiled in a plugin process.
+type executable struct {
+	c      *Client
+	s      *session // the process it was compiled in
+	handle uint64
+
+	mu     sync.Mutex // one Invoke at a time: the region is per executable
+	region *region
+	closed bool
+}
+
+// placement is where each boundary tensor travels: at an offset of the
+// region (shm), or inline (offset -1).
+func (e *executable) placement(inputs, outputs []*kernels.Tensor) (offsets []int, size int) {
+	offsets = make([]int, 0, len(inputs)+len(outputs))
+	for _, t := range slices.Concat(inputs, outputs) {
+		n := len(t.Data)
+		if !shmSupported || e.c.opts.ShmThreshold < 0 || n == 0 || n < e.c.opts.ShmThreshold {
+			offsets = append(offsets, -1)
+			continue
+		}
+		offsets = append(offsets, size)
+		size += (n + shmAlign - 1) / shmAlign * shmAlign
+	}
+	return offsets, size
+}
+
+// Invoke sends the inputs (inline or through the region), runs the
+// partition in the plugin under ctx, and copies the outputs back in place.
+func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("invoke: %w", ErrClosed)
+	}
+	if !e.s.alive() {
+		if e.s.endedBy() == "closed" {
+			return fmt.Errorf("invoke: %w", ErrClosed)
+		}
+		// Ended under us (killed after a deadline, or died between calls):
+		// make sure it is reaped and no longer current.
+		e.s.end(true, "died")
+		e.c.forget(e.s)
+		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
+			ErrCrashed, e.s.exitReport())
+	}
+	offsets, size := e.placement(inputs, outputs)
+	if size > 0 && (e.region == nil || len(e.region.data) < size) {
+		if err := e.attach(ctx, size); err != nil {
+			return err
+		}
+	}
+	req := &pluginpb.InvokeRequest{Handle: e.handle}
+	for i, t := range inputs {
+		pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
+		if off := offsets[i]; off >= 0 {
+			copy(e.region.data[off:], t.Data)
+			pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
+		} else {
+			pt.Data = &pluginpb.Tensor_Inline{Inline: t.Data}
+		}
+		req.Inputs = append(req.Inputs, pt)
+	}
+	for i, t := range outputs {
+		pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
+		if off := offsets[len(inputs)+i]; off >= 0 {
+			pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
+		}
+		req.Outputs = append(req.Outputs, pt)
+	}
+	resp, err := e.s.rpc.Invoke(ctx, req)
+	if err != nil {
+		return e.c.callErr(ctx, e.s, "invoke", err)
+	}
+	if err := e.readOutputs(req.Outputs, resp.Outputs, outputs); err != nil {
+		return fmt.Errorf("invoke: %w", err)
+	}
+	return nil
+}
+
+// readOutputs checks the plugin's outputs against what was asked (count,
+// types, shapes, sizes, regions) and copies them into outputs.
+func (e *executable) readOutputs(asked, got []*pluginpb.Tensor, outputs []*kernels.Tensor) error {
+	if len(got) != len(asked) {
+		return fmt.Errorf("%w: %d outputs, want %d", ErrMalformed, len(got), len(asked))
+	}
+	for i, g := range got {
+		a := asked[i]
+		if g.Type != a.Type || !slices.Equal(g.Shape, a.Shape) {
+			return fmt.Errorf("%w: output %d is %s %v, want %s %v", ErrMalformed, i,
+				kernels.DType(g.Type), g.Shape, kernels.DType(a.Type), a.Shape)
+		}
+		var data []byte
+		switch d := g.Data.(type) {
+		case *pluginpb.Tensor_Inline:
+			data = d.Inline
+		case *pluginpb.Tensor_Shm:
+			want := a.GetShm()
+			if want == nil || d.Shm.Offset != want.Offset || d.Shm.Length != want.Length {
+				return fmt.Errorf("%w: output %d came back in shared memory [%d, +%d), not where it was asked", ErrMalformed, i, d.Shm.Offset, d.Shm.Length)
+			}
+			var err error
+			if data, err = e.region.slice(d.Shm.Offset, d.Shm.Length); err != nil {
+				return fmt.Errorf("%w: output %d: %v", ErrMalformed, i, err)
+			}
+		default:
+			return fmt.Errorf("%w: output %d has no data", ErrMalformed, i)
+		}
+		if len(data) != len(outputs[i].Data) || g.Bytes != uint64(len(data)) {
+			return fmt.Errorf("%w: output %d holds %d bytes (says %d), want %d", ErrMalformed, i, len(data), g.Bytes, len(outputs[i].Data))
+		}
+		copy(outputs[i].Data, data)
+	}
+	return nil
+}
+
+// attach replaces the executable's region with one of at least size bytes,
+// mapped by both processes. The region's file is unlinked before attach
+// returns, whatever happened.
+func (e *executable) attach(ctx context.Context, size int) error {
+	const page = 4096
+	size = (size + page - 1) / page * page
+	r, path, err := createRegion(e.c.opts.ShmDir, size)
+	if err != nil {
+		return fmt.Errorf("invoke: %w", err)
+	}
+	_, err = e.s.rpc.Attach(ctx, &pluginpb.AttachRequest{Handle: e.handle, Path: path, Size: uint64(size)})
+	rmErr := os.Remove(path)
+	if err != nil {
+		r.close()
+		return e.c.callErr(ctx, e.s, "attach shared memory", err)
+	}
+	if rmErr != nil {
+		r.close()
+		return fmt.Errorf("invoke: shared memory: %w", rmErr)
+	}
+	old := e.region
+	e.region = r
+	return old.close()
+}
+
+// Close releases the partition in the plugin and unmaps the region.
+func (e *executable) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var err error
+	if e.s.alive() {
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if _, rerr := e.s.rpc.Release(ctx, &pluginpb.ReleaseRequest{Handle: e.handle}); rerr != nil {
+			err = e.c.callErr(ctx, e.s, "release", rerr)
+			if errors.Is(err, ErrClosed) {
+				err = nil
+			}
+		}
+	}
+	return errors.Join(err, e.region.close())
+}

@@ -1,0 +1,273 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/plugin"
+)
+
+// The fault tests run a model whose whole graph goes to a misbehaving
+// plugin. Each failure must end in its error, or, where the fallback
+// settings allow it, in the CPU's result; the host survives; the plugin
+// process is replaced at the next compile; and no process is left.
+
+// TestFaultCompile: the plugin crashes in Compile.
+func TestFaultCompile(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	want := cpuOutputs(t, gc)
+	c := open(t, "fault-crash-compile", nil)
+
+	_, err := interp(t, gc, nil, c)
+	de, ok := errors.AsType[*delegate.Error](err)
+	if !ok || de.Stage != delegate.StageCompile || !errors.Is(err, plugin.ErrCrashed) ||
+		!strings.Contains(err.Error(), "crash in compile") {
+		t.Fatalf("err = %v, want a compile-stage ErrCrashed quoting the plugin's panic", err)
+	}
+	if c.Pid() != 0 {
+		t.Errorf("the crashed process is still the client's (pid %d)", c.Pid())
+	}
+
+	// With fallback on compilation errors, the CPU runs the partition; the
+	// compile started a fresh process (which crashed in turn).
+	it, err := interp(t, gc, fallback(true, false), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(outputs(it), want) {
+		t.Error("fallback outputs differ from the CPU's")
+	}
+	if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageCompile || !errors.Is(ev[0].Err, plugin.ErrCrashed) {
+		t.Errorf("fallbacks %v", ev)
+	}
+	if c.Starts() != 2 {
+		t.Errorf("%d processes started, want 2 (one per compile)", c.Starts())
+	}
+	checkNoPlugins(t)
+}
+
+// TestFaultInvoke: the plugin crashes, exits, or answers garbage in Invoke.
+func TestFaultInvoke(t *testing.T) {
+	gc := goldenCase(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	want := cpuOutputs(t, gc)
+	for _, c := range []struct {
+		mode    string
+		is      error
+		mention string
+		dies    bool
+	}{
+		{"crash-invoke", plugin.ErrCrashed, "crash in invoke", true},
+		{"exit-invoke", plugin.ErrCrashed, "exit status 7", true},
+		{"garbage", plugin.ErrMalformed, "output 0", false},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			p := open(t, "fault-"+c.mode, &plugin.Options{ShmDir: t.TempDir()})
+			pid := p.Pid()
+
+			it, err := interp(t, gc, nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = it.Invoke(t.Context())
+			de, ok := errors.AsType[*delegate.Error](err)
+			if !ok || de.Stage != delegate.StageExecute || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("err = %v, want an execute-stage %v mentioning %q", err, c.is, c.mention)
+			}
+			if c.dies {
+				checkGone(t, pid)
+				// The executable compiled in the dead process keeps failing.
+				if err := it.Invoke(t.Context()); !errors.Is(err, plugin.ErrCrashed) {
+					t.Errorf("second invoke: %v, want ErrCrashed", err)
+				}
+			} else if p.Pid() != pid {
+				t.Errorf("a malformed answer replaced the process")
+			}
+
+			// With fallback on execution errors, the CPU reruns the partition
+			// from the same inputs. The compile restarted a dead plugin.
+			it, err = interp(t, gc, fallback(false, true), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				if err := it.Invoke(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(outputs(it), want) {
+					t.Errorf("invoke %d after the fallback: outputs differ from the CPU's", i+1)
+				}
+			}
+			if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute || !errors.Is(ev[0].Err, c.is) {
+				t.Errorf("fallbacks %v", ev)
+			}
+			wantStarts := 1
+			if c.dies {
+				wantStarts = 2
+			}
+			if p.Starts() != wantStarts {
+				t.Errorf("%d processes started, want %d", p.Starts(), wantStarts)
+			}
+		})
+	}
+	checkNoPlugins(t)
+}
+
+// TestFaultHang: a plugin that never answers is a deadline: Invoke returns
+// soon after it with the context's error, and the wedged process is killed.
+func TestFaultHang(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	want := cpuOutputs(t, gc)
+	p := open(t, "fault-hang", nil)
+	pid := p.Pid()
+	it, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = it.Invoke(ctx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Invoke returned %s after its deadline", took)
+	}
+	de, ok := errors.AsType[*delegate.Error](err)
+	if !ok || de.Stage != delegate.StageExecute || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want an execute-stage context.DeadlineExceeded", err)
+	}
+	checkGone(t, pid)
+
+	// With fallback on execution errors, a deadline is still the caller's
+	// answer: Invoke returns it and nothing falls back. The hung plugin was
+	// killed, so the next Invoke, with time to spare, meets a dead handle:
+	// an execution error, and the CPU reruns the partition. The compile
+	// started a fresh process.
+	it, err = interp(t, gc, fallback(false, true), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := it.Invoke(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Invoke past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	if ev := it.Fallbacks(); len(ev) != 0 {
+		t.Errorf("fallbacks %v after a deadline", ev)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute {
+		t.Errorf("fallbacks %v, want one execution fallback for the dead plugin", ev)
+	}
+	if !bytes.Equal(outputs(it), want) {
+		t.Error("fallback outputs differ from the CPU's")
+	}
+	if p.Starts() != 2 {
+		t.Errorf("%d processes started, want 2", p.Starts())
+	}
+	checkNoPlugins(t)
+}
+
+// TestFaultProtocol: a plugin built for another protocol version is refused
+// at Open with a message that says so.
+func TestFaultProtocol(t *testing.T) {
+	_, err := plugin.Open(t.Context(), pluginPath("fault-protocol"), nil)
+	if !errors.Is(err, plugin.ErrIncompatible) || !strings.Contains(err.Error(), "speaks delego plugin protocol 2, this delego speaks 1") {
+		t.Errorf("err = %v, want ErrIncompatible naming both versions", err)
+	}
+	checkNoPlugins(t)
+}
+
+// TestFaultNoDevice: a plugin that cannot run here opens (so that it can be
+// listed), but its Support and Compile fail with delegate.ErrNoDevice.
+func TestFaultNoDevice(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	p := open(t, "fault-nodevice", nil)
+	if info := p.Info(); info.Usable || !strings.Contains(info.Reason, "no fault accelerator") {
+		t.Errorf("info %+v", info)
+	}
+	_, err := interp(t, gc, nil, p)
+	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageCompile || !errors.Is(err, delegate.ErrNoDevice) {
+		t.Errorf("err = %v, want a compile-stage delegate.ErrNoDevice", err)
+	}
+	it, err := interp(t, gc, fallback(true, false), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(outputs(it), cpuOutputs(t, gc)) {
+		t.Error("fallback outputs differ from the CPU's")
+	}
+}
+
+// TestChecksumPinning: a pinned SHA-256 that matches lets the plugin start;
+// one that does not refuses it before it runs.
+func TestChecksumPinning(t *testing.T) {
+	sum := sha256File(t, pluginPath("cpu"))
+	c := open(t, "cpu", &plugin.Options{Checksum: sum})
+	if c.Name() != "cpu" {
+		t.Errorf("name %q", c.Name())
+	}
+	bad := bytes.Clone(sum)
+	bad[0] ^= 1
+	_, err := plugin.Open(t.Context(), pluginPath("cpu"), &plugin.Options{Checksum: bad})
+	if !errors.Is(err, plugin.ErrChecksum) {
+		t.Errorf("err = %v, want ErrChecksum", err)
+	}
+	c.Close()
+	checkNoPlugins(t)
+}
+
+// TestPluginKilledBetweenInvokes: a plugin process killed from outside
+// (the OOM killer, say) fails every interpreter that shares it, and the next
+// compile starts a fresh one.
+func TestPluginKilledBetweenInvokes(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	want := cpuOutputs(t, gc)
+	p := open(t, "cpu", nil)
+	a, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := interp(t, gc, fallback(false, true), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	err = a.Invoke(t.Context())
+	if !errors.Is(err, plugin.ErrCrashed) || !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("err = %v, want ErrCrashed saying the process was killed", err)
+	}
+	checkGone(t, pid)
+	if err := b.Invoke(t.Context()); err != nil {
+		t.Fatalf("the other interpreter, with fallback: %v", err)
+	}
+	if !bytes.Equal(outputs(b), want) || len(b.Fallbacks()) != 1 {
+		t.Errorf("the other interpreter: fallbacks %v", b.Fallbacks())
+	}
+	c, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Invoke(t.Context()); err != nil || !bytes.Equal(outputs(c), want) {
+		t.Errorf("after the restart: %v", err)
+	}
+	if p.Starts() != 2 || p.Pid() == pid || p.Pid() == 0 {
+		t.Errorf("starts %d, pid %d (was %d)", p.Starts(), p.Pid(), pid)
+	}
+}

@@ -1,0 +1,111 @@
+// Command faultplugin is a delego plugin that misbehaves on purpose, for the
+// fault tests: the cpu delegate with one failure put in, chosen by the
+// binary's name, delego-fault-MODE (the tests build it once and link it
+// under each name):
+//
+//	crash-compile  panics in Compile (the process dies)
+//	crash-invoke   panics in Invoke
+//	exit-invoke    exits with status 7 in Invoke
+//	hang           never returns from Invoke
+//	garbage        returns outputs of the wrong shape and size
+//	protocol       speaks plugin protocol ProtocolVersion+1
+//	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
+//	checker        behaves, and has a finer support check that refuses every
+//	               odd-numbered node
+//
+// The delegate's name is fault-MODE.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/plugins/cpu"
+)
+
+func main() {
+	name := strings.TrimPrefix(filepath.Base(os.Args[0]), plugin.Prefix)
+	d := &faulty{Delegate: cpu.New(), name: name, mode: strings.TrimPrefix(name, "fault-")}
+	switch d.mode {
+	case "checker":
+		plugin.Serve(checker{d})
+		return
+	case "protocol":
+		cfg := plugin.ServeConfig(d)
+		cfg.HandshakeConfig.ProtocolVersion = plugin.ProtocolVersion + 1
+		goplugin.Serve(cfg)
+		return
+	}
+	plugin.Serve(d)
+}
+
+type faulty struct {
+	*cpu.Delegate
+	name, mode string
+}
+
+func (d *faulty) Name() string { return d.name }
+
+func (d *faulty) Support(ctx context.Context) (*delegate.Support, error) {
+	if d.mode == "nodevice" {
+		return nil, fmt.Errorf("%w: no fault accelerator attached", delegate.ErrNoDevice)
+	}
+	return d.Delegate.Support(ctx)
+}
+
+func (d *faulty) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	if d.mode == "crash-compile" {
+		panic("fault plugin: crash in compile")
+	}
+	exe, err := d.Delegate.Compile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &faultyExe{Executable: exe, mode: d.mode}, nil
+}
+
+// checker adds a finer support check to a faulty delegate.
+type checker struct{ *faulty }
+
+func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
+	if len(model) == 0 {
+		return nil, fmt.Errorf("no model")
+	}
+	vs := make([]delegate.Verdict, len(nodes))
+	for i, n := range nodes {
+		vs[i] = delegate.Verdict{Accept: n%2 == 0, Reason: fmt.Sprintf("fault plugin refuses odd node %d", n)}
+	}
+	return vs, nil
+}
+
+type faultyExe struct {
+	delegate.Executable
+	mode string
+}
+
+func (e *faultyExe) Invoke(ctx context.Context, in, out []*kernels.Tensor) error {
+	switch e.mode {
+	case "crash-invoke":
+		panic("fault plugin: crash in invoke")
+	case "exit-invoke":
+		os.Exit(7)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "garbage":
+		for _, t := range out {
+			t.Shape = append(t.Shape, 3)
+			t.Data = []byte("garbage")
+		}
+		return nil
+	}
+	return e.Executable.Invoke(ctx, in, out)
+}

@@ -1,0 +1,280 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/plugin/pluginpb"
+)
+
+// Serve serves d as a delego plugin on the go-plugin handshake and never
+// returns: it is all a plugin binary's main does. Started by hand (without
+// the host's magic cookie), the binary says it is a plugin and exits 1. It
+// exits by itself when the process that started it goes away.
+func Serve(d delegate.Delegate) {
+	go watchParent(os.Getppid(), time.Second)
+	goplugin.Serve(ServeConfig(d))
+}
+
+// ServeConfig is the go-plugin configuration Serve uses, for a plugin that
+// wants to change something (its logger) and call goplugin.Serve itself.
+func ServeConfig(d delegate.Delegate) *goplugin.ServeConfig {
+	return &goplugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d}},
+		GRPCServer:      newGRPCServer,
+		// The host keeps the tail of the plugin's stderr for its error
+		// messages: warnings and errors only.
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "delego-plugin", Level: hclog.Warn, Output: os.Stderr}),
+	}
+}
+
+// watchParent exits the process once its parent is no longer ppid: the host
+// died and the plugin was handed to another parent.
+func watchParent(ppid int, every time.Duration) {
+	for range time.Tick(every) {
+		if os.Getppid() != ppid {
+			fmt.Fprintf(os.Stderr, "delego plugin: host process %d went away; exiting\n", ppid)
+			os.Exit(3)
+		}
+	}
+}
+
+// server is the plugin side of the protocol.
+type server struct {
+	pluginpb.UnimplementedDelegateServer
+	impl delegate.Delegate
+
+	mu    sync.Mutex
+	next  uint64
+	parts map[uint64]*servedPart
+}
+
+// servedPart is one compiled partition and its shared memory.
+type servedPart struct {
+	mu     sync.Mutex // Attach, Invoke and Release take turns
+	exe    delegate.Executable
+	region *region
+}
+
+func newServer(d delegate.Delegate) *server {
+	return &server{impl: d, parts: map[uint64]*servedPart{}}
+}
+
+// statusOf turns a delegate's error into a gRPC status: FailedPrecondition
+// for "cannot run here", Unknown for everything else.
+func statusOf(err error, format string, a ...any) error {
+	code := codes.Unknown
+	if errors.Is(err, delegate.ErrNoDevice) {
+		code = codes.FailedPrecondition
+	}
+	return status.Error(code, fmt.Sprintf(format, a...)+": "+err.Error())
+}
+
+func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
+	r := &pluginpb.DescribeResponse{Name: s.impl.Name(), Version: pluginVersion(s.impl), ProtocolVersion: ProtocolVersion, Usable: true}
+	sup, err := s.impl.Support(ctx)
+	switch {
+	case errors.Is(err, delegate.ErrNoDevice):
+		r.Usable, r.Reason = false, err.Error()
+	case err != nil:
+		return nil, statusOf(err, "support")
+	}
+	r.Builtins, r.Custom = supportToPB(sup)
+	if dl, ok := s.impl.(delegate.DeviceLister); ok {
+		devs, err := dl.Devices(ctx)
+		if err != nil {
+			return nil, statusOf(err, "devices")
+		}
+		for _, d := range devs {
+			r.Devices = append(r.Devices, &pluginpb.Device{Name: d.Name, Description: d.Description})
+		}
+	}
+	_, r.HasChecker = s.impl.(delegate.Checker)
+	return r, nil
+}
+
+// pluginVersion is the delegate's Version() when it has one, else the
+// plugin binary's module version and VCS revision.
+func pluginVersion(d delegate.Delegate) string {
+	if v, ok := d.(interface{ Version() string }); ok {
+		return v.Version()
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v
+}
+
+func (s *server) CheckNodes(ctx context.Context, req *pluginpb.CheckNodesRequest) (*pluginpb.CheckNodesResponse, error) {
+	c, ok := s.impl.(delegate.Checker)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this delegate has no finer support check")
+	}
+	nodes := make([]int, len(req.Nodes))
+	for i, n := range req.Nodes {
+		nodes[i] = int(n)
+	}
+	vs, err := c.CheckNodes(ctx, req.Model, nodes)
+	if err != nil {
+		return nil, statusOf(err, "check nodes")
+	}
+	r := &pluginpb.CheckNodesResponse{}
+	for _, v := range vs {
+		r.Verdicts = append(r.Verdicts, &pluginpb.Verdict{Accept: v.Accept, Reason: v.Reason})
+	}
+	return r, nil
+}
+
+func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pluginpb.CompileResponse, error) {
+	exe, err := s.impl.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings})
+	if err != nil {
+		return nil, statusOf(err, "compile")
+	}
+	if exe == nil {
+		return nil, status.Error(codes.Internal, "compile returned no executable")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.parts[s.next] = &servedPart{exe: exe}
+	return &pluginpb.CompileResponse{Handle: s.next}, nil
+}
+
+func (s *server) part(h uint64) (*servedPart, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.parts[h]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", h)
+	}
+	return p, nil
+}
+
+func (s *server) Attach(_ context.Context, req *pluginpb.AttachRequest) (*pluginpb.AttachResponse, error) {
+	p, err := s.part(req.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if req.Size > math.MaxInt32*4 {
+		return nil, status.Errorf(codes.InvalidArgument, "shared memory region of %d bytes", req.Size)
+	}
+	r, err := openRegion(req.Path, int(req.Size))
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.region
+	p.region = r
+	if err := old.close(); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &pluginpb.AttachResponse{}, nil
+}
+
+func (s *server) Invoke(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+	p, err := s.part(req.Handle)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ins := make([]*kernels.Tensor, len(req.Inputs))
+	for i, t := range req.Inputs {
+		if ins[i], err = p.tensor(t, false); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "input %d: %v", i, err)
+		}
+	}
+	outs := make([]*kernels.Tensor, len(req.Outputs))
+	for i, t := range req.Outputs {
+		if outs[i], err = p.tensor(t, true); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "output %d: %v", i, err)
+		}
+	}
+	if err := p.exe.Invoke(ctx, ins, outs); err != nil {
+		return nil, statusOf(err, "invoke")
+	}
+	r := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
+	for i, t := range outs {
+		o := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
+		// An output still in the region the host gave goes back as that
+		// region; anything else (the delegate swapped the slice) inline.
+		if ref := req.Outputs[i].GetShm(); ref != nil && len(t.Data) > 0 && uint64(len(t.Data)) == ref.Length &&
+			unsafe.SliceData(t.Data) == &p.region.data[ref.Offset] {
+			o.Data = &pluginpb.Tensor_Shm{Shm: ref}
+		} else {
+			o.Data = &pluginpb.Tensor_Inline{Inline: t.Data}
+		}
+		r.Outputs[i] = o
+	}
+	return r, nil
+}
+
+// tensor is the delegate's view of a tensor on the wire: its bytes inline,
+// in the region, or (an output to send back inline) a new buffer.
+func (p *servedPart) tensor(t *pluginpb.Tensor, output bool) (*kernels.Tensor, error) {
+	shape, err := shapeFromPB(t.Shape)
+	if err != nil {
+		return nil, err
+	}
+	kt := &kernels.Tensor{Type: kernels.DType(t.Type), Shape: shape}
+	switch d := t.Data.(type) {
+	case *pluginpb.Tensor_Inline:
+		kt.Data = d.Inline
+	case *pluginpb.Tensor_Shm:
+		if kt.Data, err = p.region.slice(d.Shm.Offset, d.Shm.Length); err != nil {
+			return nil, err
+		}
+	case nil:
+		if !output {
+			return nil, errors.New("no data")
+		}
+		if t.Bytes > math.MaxInt32 {
+			return nil, fmt.Errorf("%d bytes", t.Bytes)
+		}
+		kt.Data = make([]byte, t.Bytes)
+	}
+	if uint64(len(kt.Data)) != t.Bytes {
+		return nil, fmt.Errorf("%d bytes of data for a %d-byte tensor", len(kt.Data), t.Bytes)
+	}
+	return kt, nil
+}
+
+func (s *server) Release(_ context.Context, req *pluginpb.ReleaseRequest) (*pluginpb.ReleaseResponse, error) {
+	s.mu.Lock()
+	p, ok := s.parts[req.Handle]
+	delete(s.parts, req.Handle)
+	s.mu.Unlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := errors.Join(p.exe.Close(), p.region.close())
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return &pluginpb.ReleaseResponse{}, nil
+}
