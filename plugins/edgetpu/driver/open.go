@@ -462,7 +462,7 @@ func (d *Driver) initializeChip(ctx context.Context) error {
 	}
 	chunk := uint64(0x80)
 	d.inChunk = 1024
-	if d.speed == usb.SpeedHigh {
+	if speedOf(d.t) == usb.SpeedHigh {
 		chunk, d.inChunk = 0x20, 256
 	}
 	return c.write64(ctx, csrOutfeedChunkLength, chunk)

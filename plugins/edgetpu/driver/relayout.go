@@ -245,14 +245,14 @@ func relayoutSlices(l *executable.Layer, dst, src []byte) error {
 		if s.Offset%size != 0 || s.Offset < 0 || s.Offset > len(src) {
 			return fmt.Errorf("output layer %q: slice %d offset %d is not aligned to %d bytes", l.Name, i, s.Offset, size)
 		}
-		if err := copyShape(slices(s.Shape), s, src[s.Offset:], dstLayout, dst, size, 0); err != nil {
+		if err := copyShape(cloneRanges(s.Shape), s, src[s.Offset:], dstLayout, dst, size, 0); err != nil {
 			return fmt.Errorf("output layer %q: slice %d: %w", l.Name, i, err)
 		}
 	}
 	return nil
 }
 
-func slices(r []executable.Range) []executable.Range { return append([]executable.Range(nil), r...) }
+func cloneRanges(r []executable.Range) []executable.Range { return append([]executable.Range(nil), r...) }
 
 // memoryIndex is tensor_util::GetMemoryIndexFromPosition.
 func memoryIndex(layout executable.Slice, pos []int) (int, error) {
@@ -301,7 +301,7 @@ func copyShape(shape []executable.Range, srcLayout executable.Slice, src []byte,
 	}
 	r := shape[dim]
 	for i := r.Start; i <= r.End; i++ {
-		sub := slices(shape)
+		sub := cloneRanges(shape)
 		sub[dim] = executable.Range{Start: i, End: i}
 		if err := copyShape(sub, srcLayout, src, dstLayout, dst, size, dim+1); err != nil {
 			return err

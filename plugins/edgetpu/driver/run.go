@@ -24,27 +24,36 @@ func (s syncStream) Next(ctx context.Context, buf []byte) (int, error) {
 func (s syncStream) Close() error { return nil }
 
 // startReaders is what UsbDriver::WorkerThreadFunc installs once the
-// driver is open: a reader of event descriptors on endpoint 2, one of
-// interrupts on endpoint 3, and the queue of bulk-in transfers on endpoint
-// 1 (usb_bulk_in_queue_capacity transfers of 1 KiB, or 256 bytes at USB 2
-// high speed).
+// driver is open, in its order: a reader of event descriptors on endpoint
+// 2, one of interrupts on endpoint 3, and the queue of bulk-in transfers
+// on endpoint 1 (usb_bulk_in_queue_capacity transfers of 1 KiB, or 256
+// bytes at USB 2 high speed). The event reader is a queue of one transfer
+// where the transport has queues, so that it is submitted before Open
+// returns, as the worker thread's is before the first request.
 func (d *Driver) startReaders(ctx context.Context) error {
 	d.bg, d.stopBG = context.WithCancel(context.Background())
 	d.events = make(chan event, 64)
-	d.wg.Add(2)
-	go d.readEvents()
-	go d.readInterrupts()
 	d.inBuf = make([]byte, d.inChunk)
-	if s, ok := d.t.(InStreamer); ok {
-		st, err := s.NewInStream(ctx, EPBulkIn, d.inChunk, d.opts.BulkInQueue)
-		if err != nil {
-			d.stopReaders()
-			return fmt.Errorf("queue %d bulk-in transfers: %w", d.opts.BulkInQueue, err)
+	newStream := func(ep, size, count int) (usb.InStream, error) {
+		if s, ok := d.t.(InStreamer); ok {
+			return s.NewInStream(ctx, ep, size, count)
 		}
-		d.stream = st
-	} else {
-		d.stream = syncStream{t: d.t, ep: EPBulkIn}
+		return syncStream{t: d.t, ep: ep}, nil
 	}
+	ev, err := newStream(EPEvent, eventBytes, 1)
+	if err != nil {
+		d.stopBG()
+		return fmt.Errorf("event endpoint: %w", err)
+	}
+	d.wg.Add(2)
+	go d.readEvents(ev, newStream)
+	go d.readInterrupts()
+	st, err := newStream(EPBulkIn, d.inChunk, d.opts.BulkInQueue)
+	if err != nil {
+		d.stopReaders()
+		return fmt.Errorf("queue %d bulk-in transfers: %w", d.opts.BulkInQueue, err)
+	}
+	d.stream = st
 	return nil
 }
 
@@ -92,17 +101,23 @@ func (d *Driver) read(f func(context.Context, int, []byte) (int, error), ep int,
 
 // readEvents is UsbMlCommands::AsyncReadEvent and UsbDriver::HandleEvent:
 // 16-byte event descriptors (address, length, tag in the low 4 bits of
-// byte 12); a timeout re-installs the reader; another failure, or a packet
-// of another size, is fatal (libedgetpu aborts).
-func (d *Driver) readEvents() {
+// byte 12); a timeout installs the reader again; another failure, or a
+// packet of another size, is fatal (libedgetpu aborts).
+func (d *Driver) readEvents(s usb.InStream, again func(ep, size, count int) (usb.InStream, error)) {
 	defer d.wg.Done()
+	defer func() { _ = s.Close() }()
 	buf := make([]byte, eventBytes)
 	for {
-		n, timedOut, err := d.read(d.t.BulkIn, EPEvent, buf)
+		n, timedOut, err := d.read(func(ctx context.Context, _ int, buf []byte) (int, error) { return s.Next(ctx, buf) }, EPEvent, buf)
 		switch {
 		case d.bg.Err() != nil:
 			return
 		case timedOut:
+			_ = s.Close()
+			if s, err = again(EPEvent, eventBytes, 1); err != nil {
+				d.setFault(fmt.Errorf("event endpoint %#02x: %w", 0x80|EPEvent, err))
+				return
+			}
 			continue
 		case err != nil:
 			d.setFault(fmt.Errorf("event endpoint %#02x: %w", 0x80|EPEvent, err))

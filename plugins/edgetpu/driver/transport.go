@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
@@ -75,4 +77,62 @@ func speedOf(t Transport) usb.Speed {
 		return t.Info().Speed
 	}
 	return usb.SpeedUnknown
+}
+
+// Bus lists and opens devices; Open returns the device as a Transport.
+type Bus interface {
+	Devices(ctx context.Context, ids []usb.ID) ([]usb.Info, error)
+	Open(ctx context.Context, info usb.Info) (Transport, error)
+}
+
+// OpenerAt opens whichever Coral USB Accelerator (DFUID or AppID) is at
+// at's place on bus: the same bus number and port path, as
+// LocalUsbDeviceFactory::OpenDevice finds a device by its path
+// (driver/usb/local_usb_device.cc). A device without ports (a simulated
+// bus may have none) is matched by bus and address.
+func OpenerAt(bus Bus, at usb.Info) Opener {
+	return func(ctx context.Context) (Transport, usb.Info, error) {
+		infos, err := bus.Devices(ctx, []usb.ID{DFUID, AppID})
+		if err != nil {
+			return nil, usb.Info{}, err
+		}
+		for _, i := range infos {
+			same := i.Bus == at.Bus && slices.Equal(i.Ports, at.Ports)
+			if len(at.Ports) == 0 {
+				same = i.Bus == at.Bus && i.Address == at.Address
+			}
+			if same {
+				t, err := bus.Open(ctx, i)
+				if err != nil {
+					return nil, i, err
+				}
+				return t, i, nil
+			}
+		}
+		return nil, usb.Info{}, fmt.Errorf("no Coral USB Accelerator at %s: %w", at.Location(), usb.ErrNotFound)
+	}
+}
+
+// busLike is a bus whose Open returns its own device type (usb.LibUSB,
+// usb.SimBus, tpusim.Bus).
+type busLike[D Transport] interface {
+	Devices(ctx context.Context, ids []usb.ID) ([]usb.Info, error)
+	Open(ctx context.Context, info usb.Info) (D, error)
+}
+
+// AdaptBus makes such a bus a Bus.
+func AdaptBus[D Transport](b busLike[D]) Bus { return adapted[D]{b} }
+
+type adapted[D Transport] struct{ b busLike[D] }
+
+func (a adapted[D]) Devices(ctx context.Context, ids []usb.ID) ([]usb.Info, error) {
+	return a.b.Devices(ctx, ids)
+}
+
+func (a adapted[D]) Open(ctx context.Context, info usb.Info) (Transport, error) {
+	d, err := a.b.Open(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
