@@ -32,6 +32,14 @@ type Options struct {
 	Settings *config.TFLiteSettings
 	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
 	MinPartitionSize int
+	// CPUTwin is the path of the model's CPU twin: the same model, not
+	// compiled for an accelerator, for when a fallback left nodes that no
+	// CPU kernel runs (an Edge TPU model's edgetpu-custom-op). Empty: for a
+	// model loaded from foo_edgetpu.tflite, foo.tflite beside it (TwinPath);
+	// else none. See TwinFallback.
+	CPUTwin string
+
+	isTwin bool // this interpreter runs a twin: no twin of its own
 }
 
 // Profiler receives per-node timings from Invoke.
@@ -53,6 +61,7 @@ type Interpreter struct {
 	plan     *partition.Plan
 	fallback delegate.Fallback
 	events   []delegate.Event
+	twin     *TwinFallback // set when this interpreter runs the CPU twin of the model asked for
 	arena    []byte
 	ready    bool
 }
@@ -84,6 +93,10 @@ func NewInterpreter(m *Model, opts *Options) (*Interpreter, error) {
 // delegates' calls. An op that no delegate takes and no kernel runs fails
 // with an *UnsupportedOpError (one per op, joined); a delegate failure fails
 // with a *delegate.Error unless the fallback settings allow the CPU to take over.
+// When they do, but a partition that fell back (or a node its delegate could
+// not take) has no CPU kernel, the interpreter runs the model's CPU twin
+// instead, if it has one (Options.CPUTwin, TwinFallback); a twin that cannot
+// run gives a *TwinError.
 func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Interpreter, error) {
 	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
 	if opts != nil {
@@ -126,6 +139,9 @@ func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Inter
 	}
 	if err := errors.Join(errs...); err != nil {
 		it.Close()
+		if len(it.events) > 0 && !it.opts.isTwin {
+			return it.runTwin(ctx, err)
+		}
 		return nil, err
 	}
 	return it, nil

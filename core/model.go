@@ -29,8 +29,9 @@ type Model struct {
 	Metadata   []Metadata
 	Signatures []Signature
 
-	raw []byte
-	fb  *schema.Model
+	raw  []byte
+	fb   *schema.Model
+	path string // the file LoadModel read; "" for NewModel
 }
 
 // OpCode is one entry of the model's operator-code table.
@@ -123,8 +124,13 @@ func LoadModel(path string, opts ...LoadOption) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", path, err)
 	}
+	m.path = path
 	return m, nil
 }
+
+// Path is the file the model was loaded from (as given to LoadModel), or ""
+// for a model made by NewModel.
+func (m *Model) Path() string { return m.path }
 
 // NewModel verifies a model held in memory. The model keeps data: do not
 // change it afterwards.

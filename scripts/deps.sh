@@ -3,9 +3,9 @@
 # Installs only the packages that are missing; safe to run again.
 set -euo pipefail
 
-# Debian packages delego builds or tests against. The build itself needs none
-# of them today; later delegates (xnnpack, edgetpu) link against these.
-PACKAGES=(gcc pkg-config)
+# Debian packages delego builds or tests against: the edgetpu delegate reaches
+# USB through libusb (gousb, cgo); later delegates (xnnpack) add theirs.
+PACKAGES=(gcc pkg-config libusb-1.0-0-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

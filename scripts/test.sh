@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite, as CI runs it. Installs what the tests need,
-# then vets and tests every package and fuzzes the model loader briefly.
+# then vets and tests every package and fuzzes the model loader and the Edge
+# TPU options parser briefly.
 #   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (default 20s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +13,4 @@ if [ -n "$unformatted" ]; then echo "test.sh: gofmt would change: $unformatted" 
 go vet ./...
 go test -count=1 -timeout 20m ./...
 go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 5s ./core
+go test -count=1 -run '^$' -fuzz '^FuzzParse$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 100x ./plugins/edgetpu/executable

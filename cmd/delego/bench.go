@@ -44,7 +44,8 @@ Flags:
 
 Delegates:
 ` + delegationHelp + `
-A fallback to the CPU is reported on standard error, as "delego run" does.
+A fallback to the CPU is reported on standard error, as "delego run" does;
+when an Edge TPU model's CPU twin runs instead, its nodes are the ones timed.
 
 JSON fields (stable):
   model, threads, runs, warmup      what was run
@@ -52,6 +53,9 @@ JSON fields (stable):
   plan                              the plan's summary line
   fallbacks[]                       as in "delego plan --json": delegate,
                                     partition, nodes[], stage, error
+  twin                              as in "delego plan --json": path,
+                                    fallbacks[]; absent unless the CPU twin
+                                    ran instead of the model
   init_ms                           time to create the interpreter and allocate
   arena_bytes                       size of the activation memory
   min_ms, median_ms, max_ms,
@@ -144,6 +148,7 @@ type benchReport struct {
 	Delegates  []string       `json:"delegates"`
 	Plan       string         `json:"plan"`
 	Fallbacks  []planFallback `json:"fallbacks"`
+	Twin       *planTwin      `json:"twin,omitempty"`
 	Runs       int            `json:"runs"`
 	Warmup     int            `json:"warmup"`
 	InitMs     float64        `json:"init_ms"`
@@ -296,9 +301,13 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	del := sel.open(ctx, threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 	it, err := newInterpreter(ctx, m, path, core.Options{Threads: del.Threads, Profiler: prof, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings})
+		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
 	if err != nil {
 		return err
+	}
+	if it.Twin() != nil { // the CPU twin runs: profile its nodes
+		sg = it.Model().Subgraphs[0]
+		*prof = *newNodeProfiler(len(sg.Operators))
 	}
 	defer func() { err = errors.Join(err, it.Close()) }()
 	if err := setInputs(it, data); err != nil {
@@ -324,10 +333,11 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		}
 		return nil
 	}()
-	plan, err := buildPlanReport(m, path, del.Names, it.Plan(), it.Fallbacks(), nil)
+	plan, err := buildPlanReport(it.Model(), path, del.Names, it.Plan(), it.Fallbacks(), nil)
 	if err != nil {
 		return err
 	}
+	reportTwin(stderr, it)
 	reportFallbacks(stderr, plan, false)
 	if invokeErr != nil {
 		return invokeErr
@@ -336,6 +346,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	l := latencyStats(times)
 	r := benchReport{
 		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.summaryLine(), Fallbacks: plan.Fallbacks,
+		Twin: twinOf(it),
 		Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
@@ -357,6 +368,9 @@ func printBench(w io.Writer, r *benchReport) error {
 		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
 	if len(r.Delegates) > 0 {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
+	}
+	if r.Twin != nil {
+		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, twinLine(r.Twin))
 	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)

@@ -12,6 +12,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/edgetpu"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,14 +27,18 @@ import (
 type delegateOpener func(ctx context.Context, name string) delegate.Delegate
 
 // builtinDelegates lists the delegates that run in process, for messages.
-const builtinDelegates = cpu.Name
+const builtinDelegates = cpu.Name + ", " + edgetpu.Name
 
 // openDelegate is delego's delegateOpener: "cpu" is delego's own kernels in
-// process (plugins/cpu); any other name is unavailable until plugins come.
+// process (plugins/cpu), "edgetpu" the Coral USB Accelerator through libusb
+// (plugins/edgetpu, in process until its plugin binary); any other name is
+// unavailable until plugins come.
 func openDelegate(_ context.Context, name string) delegate.Delegate {
 	switch name {
 	case cpu.Name:
 		return cpu.New()
+	case edgetpu.Name:
+		return edgetpu.New()
 	}
 	return delegate.Unavailable(name, fmt.Errorf("%w %q: not built into delego (built in: %s), and plugin binaries (delego-%s) are not looked for yet",
 		delegate.ErrUnknownDelegate, name, builtinDelegates, name))
@@ -68,12 +73,14 @@ const noDelegate = "none"
 type delegationFlags struct {
 	delegates stringList // --delegate, each NAME[,NAME...]
 	settings  string     // --settings FILE
+	twin      string     // --cpu-twin FILE
 }
 
-// define adds --delegate and --settings to fs.
+// define adds --delegate, --settings and --cpu-twin to fs.
 func (f *delegationFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.delegates, "delegate", "")
 	fs.StringVar(&f.settings, "settings", "", "")
+	fs.StringVar(&f.twin, "cpu-twin", "", "")
 }
 
 // delegationHelp documents the flags of delegationFlags, for the help texts.
@@ -81,8 +88,10 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    run the nodes a delegate supports on it, the delegates in
                    priority order (the flag may also be repeated). "cpu" is
                    delego's own kernels behind the delegate contract; other
-                   names (xnnpack, gpu, nnapi, edgetpu, ...) are not available
-                   yet, which is a compilation error: with
+                   "edgetpu" is a Coral USB Accelerator (coral_settings.device
+                   picks one; "delego devices" lists them). Other names
+                   (xnnpack, gpu, nnapi, ...) are not available yet, which is
+                   a compilation error: with
                    allow_automatic_fallback_on_compilation_error the CPU runs
                    their nodes (and delego says so), else delego fails.
                    "none": no delegate, whatever the settings say. Without
@@ -100,6 +109,13 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    ignoring would change the results (GPU precision,
                    FORCE_CPU, ...) is an error. The file is checked as
                    written, against its own delegate field.
+  --cpu-twin FILE  the CPU twin of an Edge TPU model: the same model before
+                   Coral's compiler (default: foo.tflite beside
+                   foo_edgetpu.tflite). The CPU cannot run edgetpu-custom-op,
+                   so when the edgetpu delegate fails to compile and
+                   allow_automatic_fallback_on_compilation_error allows a
+                   fallback, the twin runs instead (same inputs and outputs,
+                   matched by name), and delego says so.
 `
 
 // names returns the delegate names the flags give, lowercased, in order:
@@ -166,6 +182,8 @@ type delegation struct {
 	// Threads: --threads when given, else the settings' positive
 	// cpu_settings.num_threads, else 1.
 	Threads int
+	// Twin is --cpu-twin: core.Options.CPUTwin.
+	Twin string
 }
 
 // Close closes every delegate.
@@ -207,6 +225,7 @@ func (f *delegationFlags) loadSettings(stderr io.Writer) (*config.TFLiteSettings
 type selection struct {
 	settings *config.TFLiteSettings // never nil
 	names    []string               // in priority order; empty: none
+	twin     string                 // --cpu-twin
 }
 
 // resolve reads the flags and the settings file, before anything is opened,
@@ -226,7 +245,7 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 			names = []string{n}
 		}
 	}
-	return selection{settings: s, names: names}, nil
+	return selection{settings: s, names: names, twin: f.twin}, nil
 }
 
 // open opens the selected delegates with open (nil: openDelegate). threads
@@ -240,7 +259,7 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 		eff.CpuSettings = &config.CPUSettings{}
 	}
 	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
-	d := &delegation{Names: s.names, Settings: eff, Threads: threads}
+	d := &delegation{Names: s.names, Settings: eff, Threads: threads, Twin: s.twin}
 	if open == nil {
 		open = openDelegate
 	}
@@ -254,4 +273,5 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 type env struct {
 	registry *kernels.Registry // the CPU kernels; nil: the built-in ones
 	open     delegateOpener    // nil: openDelegate
+	usb      edgetpu.Bus       // where "delego devices" looks; nil: libusb
 }

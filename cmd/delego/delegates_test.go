@@ -17,6 +17,7 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // inputArgs writes the seed-1 pseudo-random inputs of a model to files and
@@ -277,7 +278,10 @@ func TestDelegateNames(t *testing.T) {
 	if _, ok := openDelegate(context.Background(), "cpu").(*cpu.Delegate); !ok {
 		t.Error(`openDelegate("cpu") is not the in-process cpu delegate`)
 	}
-	for _, n := range []string{"xnnpack", "gpu", "nnapi", "edgetpu", "foo"} {
+	if _, ok := openDelegate(context.Background(), "edgetpu").(*edgetpu.Delegate); !ok {
+		t.Error(`openDelegate("edgetpu") is not the in-process edgetpu delegate`)
+	}
+	for _, n := range []string{"xnnpack", "gpu", "nnapi", "foo"} {
 		d := openDelegate(context.Background(), n)
 		_, err := d.Support(context.Background())
 		if d.Name() != n || !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "delego-"+n) {

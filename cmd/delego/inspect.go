@@ -20,7 +20,9 @@ const inspectUsage = `Usage: delego inspect MODEL [--json]
 
 Describes MODEL (a .tflite file) without running it: schema version,
 description, each subgraph's inputs, outputs, operators and tensors, metadata,
-signature defs and totals. Long per-channel quantization lists are shortened
+signature defs and totals; for an Edge TPU model, what Coral's compiler put in
+each edgetpu-custom-op node (packages, executables, their instruction
+bitstreams, DMA hints, parameters, input and output layers). Long per-channel quantization lists are shortened
 in the text form; --json gives them in full.
 
 Flags:
@@ -51,7 +53,7 @@ JSON fields (stable):
                                buffers tensors use), buffers, buffer_bytes (all
                                buffers, metadata included), op_counts[]: {op,
                                count}, most frequent first
-`
+` + edgetpuHelp
 
 // modelReport is what inspect prints; its JSON form is documented in inspectUsage.
 type modelReport struct {
@@ -64,6 +66,7 @@ type modelReport struct {
 	Metadata          []metadataReport  `json:"metadata"`
 	Signatures        []signatureReport `json:"signature_defs"`
 	Totals            totalsReport      `json:"totals"`
+	EdgeTPU           []edgetpuReport   `json:"edgetpu,omitempty"`
 }
 
 type subgraphReport struct {
@@ -258,6 +261,7 @@ func buildReport(m *core.Model, path string) *modelReport {
 		}
 		r.Signatures = append(r.Signatures, sr)
 	}
+	r.EdgeTPU = edgetpuReports(m)
 	return r
 }
 
@@ -385,7 +389,11 @@ func printReport(w io.Writer, r *modelReport) error {
 	for _, sd := range r.Signatures {
 		p("  %q\tsubgraph %d\tinputs %s\toutputs %s\n", sd.Key, sd.Subgraph, formatSigTensors(sd.Inputs), formatSigTensors(sd.Outputs))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printEdgeTPU(w, r.EdgeTPU)
+	return nil
 }
 
 func formatQuantReport(q *quantReport) string {

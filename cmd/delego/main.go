@@ -1,8 +1,9 @@
 // Command delego runs TensorFlow Lite models from the command line: it runs a
 // model on raw input files or on a picture (run), describes a model's graph,
 // tensors and metadata (inspect), measures latency with a per-op profile
-// (bench), and shows which delegate would run which part of a model, and why
-// the rest stays on the CPU (plan).
+// (bench), shows which delegate would run which part of a model, and why
+// the rest stays on the CPU (plan), and lists the Edge TPUs it can use
+// (devices).
 //
 // Usage:
 //
@@ -10,17 +11,19 @@
 //	delego inspect MODEL [--json]
 //	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [DELEGATION] [--json]
 //	delego plan MODEL [DELEGATION] [--json | --format text|dot|json]
+//	delego devices [--json]
 //	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
 //
-// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE]: the delegates
-// in priority order ("cpu" is delego's own kernels in process; other names are
-// not available yet, a compilation error that the settings' fallback_settings
-// may turn into a run on the CPU), and TFLite acceleration settings (a
-// ComputeSettings or TFLiteSettings, JSON or binary) whose delegate field
-// picks the delegate when --delegate is absent. A fallback to the CPU is
-// always reported on standard error.
+// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]:
+// the delegates in priority order ("cpu" is delego's own kernels in process,
+// "edgetpu" a Coral USB Accelerator; other names are not available yet, a
+// compilation error that the settings' fallback_settings may turn into a run
+// on the CPU), TFLite acceleration settings (a ComputeSettings or
+// TFLiteSettings, JSON or binary) whose delegate field picks the delegate
+// when --delegate is absent, and the CPU twin an Edge TPU model falls back to.
+// A fallback to the CPU is always reported on standard error.
 //
 // Flags may come before or after MODEL. Errors go to standard error; the exit
 // status is 0 on success, 1 on an error and 2 on a usage error. Run
@@ -61,6 +64,7 @@ func commands() []command {
 		{"inspect", "describe a model's graph, tensors and metadata", inspectUsage, inspectCmd},
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
+		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
 		{"help", "show help for delego or a command", helpUsage, helpCmd},
 		{"version", "print delego's version", versionUsage, versionCmd},

@@ -61,6 +61,10 @@ JSON fields (stable):
   fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
                         unavailable), nodes[], stage ("compile": plan runs
                         nothing, so never "execute"), error
+  twin                  present when an Edge TPU model's CPU twin runs instead
+                        of the model (see --cpu-twin): path, fallbacks[] (the
+                        model's own, as above). Everything else then describes
+                        the twin.
   error                 why the model cannot run as planned; absent if it can
 
 Flags may come before or after MODEL.
@@ -111,7 +115,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	del := sel.open(ctx, 0, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 
-	opts := core.Options{Threads: del.Threads, Registry: e.registry, Delegates: del.Delegates, Settings: del.Settings}
+	opts := core.Options{Threads: del.Threads, Registry: e.registry, Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin}
 	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
 	if runErr != nil {
 		if _, ok := errors.AsType[*delegate.Error](runErr); ok {
@@ -128,10 +132,12 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	}
 	defer func() { err = errors.Join(err, it.Close()) }()
 
+	m = it.Model() // the CPU twin's, when it runs instead
 	r, err := buildPlanReport(m, path, del.Names, it.Plan(), it.Fallbacks(), runErr)
 	if err != nil {
 		return err
 	}
+	r.Twin = twinOf(it)
 	switch f.format {
 	case "json":
 		enc := json.NewEncoder(stdout)
@@ -206,6 +212,7 @@ type planReport struct {
 	CPUNodes   []planNode      `json:"cpu_nodes"`
 	Steps      []planStep      `json:"steps"`
 	Fallbacks  []planFallback  `json:"fallbacks"`
+	Twin       *planTwin       `json:"twin,omitempty"`
 	Error      string          `json:"error,omitempty"`
 
 	plan *partition.Plan // for Dot
@@ -343,6 +350,9 @@ func (r *planReport) summaryLine() string {
 // printPlan writes the text form of the plan.
 func printPlan(w io.Writer, r *planReport) {
 	fmt.Fprintf(w, "model: %s\n", r.Model)
+	if r.Twin != nil {
+		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, twinLine(r.Twin))
+	}
 	if len(r.Delegates) == 0 {
 		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
 	} else {

@@ -62,6 +62,8 @@ Other flags:
 When a delegate fails and the fallback settings let the CPU take over, the
 run succeeds and one line on standard error says that the result came
 (partly) from the CPU fallback; -v says which partition fell back and why.
+For an Edge TPU model the CPU runs its twin (see --cpu-twin), and the line
+names it.
 
 Flags may come before or after MODEL.
 `
@@ -206,7 +208,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	del := sel.open(ctx, threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 	it, err := newInterpreter(ctx, m, f.model, core.Options{Threads: del.Threads, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings})
+		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
 	if err != nil {
 		return err
 	}
@@ -216,7 +218,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
 	if f.verbose {
-		r, err := buildPlanReport(m, f.model, del.Names, it.Plan(), nil, nil)
+		r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), nil, nil)
 		if err != nil {
 			return err
 		}
@@ -224,10 +226,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	r, err := buildPlanReport(m, f.model, del.Names, it.Plan(), it.Fallbacks(), nil)
+	r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), it.Fallbacks(), nil)
 	if err != nil {
 		return err
 	}
+	reportTwin(stderr, it)
 	reportFallbacks(stderr, r, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)

@@ -26,6 +26,37 @@ var (
 	_ Transport = (*usb.LibUSBDevice)(nil)
 )
 
+// TestSimTransport opens a simulated device through the Bus seam and talks
+// to it through Transport, as the driver will.
+func TestSimTransport(t *testing.T) {
+	ctx := context.Background()
+	dev := ready(1, 4, 1)
+	bus := Sim(usb.NewSimBus(dev))
+	found, err := Find(ctx, bus, "usb:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := bus.Open(ctx, found.Info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	dev.HandleBulkOut(func(ep int, data []byte) error {
+		dev.QueueBulkIn(ep+1, data)
+		return nil
+	})
+	if err := tr.BulkOut(ctx, 1, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if n, err := tr.BulkIn(ctx, 2, buf); err != nil || string(buf[:n]) != "ping" {
+		t.Errorf("bulk in %q %v", buf[:n], err)
+	}
+	if _, err := bus.Open(ctx, usb.Info{ID: found.ID, Bus: 9, Address: 9}); !errors.Is(err, usb.ErrNotFound) {
+		t.Errorf("open a missing device: %v", err)
+	}
+}
+
 func ready(bus, addr int, ports ...int) *usb.SimDevice {
 	return usb.NewSimDevice(usb.Info{ID: usb.ID{Vendor: AppVendor, Product: AppProduct}, Bus: bus, Address: addr, Ports: ports, Speed: usb.SpeedSuper})
 }

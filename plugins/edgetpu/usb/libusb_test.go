@@ -13,6 +13,7 @@ import (
 // with one, it finds it. Either way libusb must list the bus without an
 // error, and a device that is not there cannot be opened.
 func TestLibUSB(t *testing.T) {
+	dfu, app := ID{dfuVendor, dfuProduct}, ID{appVendor, appProduct}
 	ctx := context.Background()
 	infos, err := LibUSB{}.Devices(ctx, []ID{dfu, app})
 	if err != nil {

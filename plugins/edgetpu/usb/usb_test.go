@@ -9,12 +9,14 @@ import (
 	"time"
 )
 
-var (
-	dfu = ID{0x1a6e, 0x089a}
-	app = ID{0x18d1, 0x9302}
+// The Coral USB Accelerator's IDs, before and after its firmware.
+const (
+	dfuVendor, dfuProduct = 0x1a6e, 0x089a
+	appVendor, appProduct = 0x18d1, 0x9302
 )
 
 func TestInfo(t *testing.T) {
+	app := ID{appVendor, appProduct}
 	for _, c := range []struct {
 		info Info
 		loc  string
@@ -36,6 +38,7 @@ func TestInfo(t *testing.T) {
 }
 
 func TestSimBusDevices(t *testing.T) {
+	dfu, app := ID{dfuVendor, dfuProduct}, ID{appVendor, appProduct}
 	ctx := context.Background()
 	a := NewSimDevice(Info{ID: dfu, Bus: 1, Address: 4, Ports: []int{2}, Speed: SpeedHigh})
 	b := NewSimDevice(Info{ID: app, Bus: 2, Address: 9, Ports: []int{1}, Speed: SpeedSuper})
@@ -79,6 +82,7 @@ func TestSimBusDevices(t *testing.T) {
 }
 
 func TestSimDeviceTransfers(t *testing.T) {
+	dfu, app := ID{dfuVendor, dfuProduct}, ID{appVendor, appProduct}
 	ctx := context.Background()
 	dev := NewSimDevice(Info{ID: app, Bus: 1, Address: 5})
 	bus := NewSimBus(dev)
@@ -162,6 +166,7 @@ func TestSimDeviceTransfers(t *testing.T) {
 }
 
 func TestSimDeviceUnplugAndClose(t *testing.T) {
+	app := ID{appVendor, appProduct}
 	ctx := context.Background()
 	dev := NewSimDevice(Info{ID: app, Bus: 1, Address: 5})
 	bus := NewSimBus(dev)
