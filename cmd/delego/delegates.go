@@ -38,7 +38,7 @@ func openDelegate(_ context.Context, name string) delegate.Delegate {
 	case cpu.Name:
 		return cpu.New()
 	case edgetpu.Name:
-		return edgetpu.New()
+		return newEdgeTPU() // edgetpu part 2: DELEGO_EDGETPU_* (edgetpu_env.go)
 	}
 	return delegate.Unavailable(name, fmt.Errorf("%w %q: not built into delego (built in: %s), and plugin binaries (delego-%s) are not looked for yet",
 		delegate.ErrUnknownDelegate, name, builtinDelegates, name))

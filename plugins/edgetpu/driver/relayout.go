@@ -252,7 +252,9 @@ func relayoutSlices(l *executable.Layer, dst, src []byte) error {
 	return nil
 }
 
-func cloneRanges(r []executable.Range) []executable.Range { return append([]executable.Range(nil), r...) }
+func cloneRanges(r []executable.Range) []executable.Range {
+	return append([]executable.Range(nil), r...)
+}
 
 // memoryIndex is tensor_util::GetMemoryIndexFromPosition.
 func memoryIndex(layout executable.Slice, pos []int) (int, error) {
@@ -310,13 +312,13 @@ func copyShape(shape []executable.Range, srcLayout executable.Slice, src []byte,
 	return nil
 }
 
-// outputValues turns one batch of an output layer, relayouted (ActualBytes),
+// OutputValues turns one batch of an output layer, relayouted (ActualBytes),
 // into the tensor's bytes for that batch (out): ReFormatOutputs. A uint8
 // tensor over a 1x1xN layer of float32 values takes each value quantized
 // with the tensor's scale and zero point, truncated toward zero and clamped
 // to 0..255; over a 1x1xN layer of 16-bit values (read as int16, as the C++
 // does) each value clamped; any other pair is copied as is.
-func outputValues(l *executable.Layer, t *kernels.Tensor, out, values []byte) error {
+func OutputValues(l *executable.Layer, t *kernels.Tensor, out, values []byte) error {
 	classifier := l.Y == 1 && l.X == 1 && t.Type == kernels.Uint8
 	switch {
 	case classifier && l.DataType == executable.Single:
