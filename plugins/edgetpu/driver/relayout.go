@@ -141,6 +141,10 @@ func relayout(l *executable.Layer, dst, src []byte) error {
 	if lo == nil {
 		return fmt.Errorf("output layer %q (%s) has no output layout", l.Name, l.Dims())
 	}
+	if len(lo.XToLinearTile) < l.X || len(lo.XToLocalByte) < l.X || len(lo.XToLocalRowSize) < l.X ||
+		len(lo.YToLinearTile) < l.Y || len(lo.YToLocalY) < l.Y {
+		return fmt.Errorf("output layer %q (%s): its layout maps fewer coordinates", l.Name, l.Dims())
+	}
 	at := func(y, x int) (int, error) {
 		i, err := layoutIndex(lo, y, x, 0)
 		return i * size, err
