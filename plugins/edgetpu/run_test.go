@@ -230,7 +230,7 @@ func TestCompileFirmware(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Close()
-	if dev2.Info().ID != driver.AppID {
+	if dev2.Info().ID != driver.AppID() {
 		t.Errorf("the device is %s", dev2.Info().ID)
 	}
 }

@@ -33,7 +33,6 @@ const (
 	// kBeagleUsbCsrOffsets.
 	csrOutfeedChunkLength = 0x4c058 // outfeed_chunk_length
 	csrDescrEP            = 0x4c148 // descr_ep
-	csrEPStatusCredit     = 0x4c150 // ep_status_credit
 	csrMultiBOEP          = 0x4c160 // multi_bo_ep
 
 	// Interrupt controllers (InterruptCsrOffsets: control, status).

@@ -13,10 +13,18 @@ import (
 // The USB IDs of a Coral USB Accelerator (driver/usb/usb_driver.cc,
 // kTargetAppVendorId ... kTargetDfuProductId): its boot loader, waiting for
 // firmware over DFU, and the application the firmware runs.
-var (
-	DFUID = usb.ID{Vendor: 0x1a6e, Product: 0x089a}
-	AppID = usb.ID{Vendor: 0x18d1, Product: 0x9302}
+const (
+	DFUVendor  = 0x1a6e
+	DFUProduct = 0x089a
+	AppVendor  = 0x18d1
+	AppProduct = 0x9302
 )
+
+// DFUID is the boot loader's vendor:product pair.
+func DFUID() usb.ID { return usb.ID{Vendor: DFUVendor, Product: DFUProduct} }
+
+// AppID is the Edge TPU's (firmware loaded) vendor:product pair.
+func AppID() usb.ID { return usb.ID{Vendor: AppVendor, Product: AppProduct} }
 
 // Standard requests (usb_standard_commands.cc): GET_DESCRIPTOR as libusb's
 // libusb_get_descriptor sends it (bmRequestType 0x80, bRequest 6, wValue

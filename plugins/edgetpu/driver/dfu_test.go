@@ -83,13 +83,13 @@ func TestDFU(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c ctrl
-	c.api("%s", openLine(driver.DFUID, usb.SpeedSuper))
-	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.DFUID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.DFUID(), usb.SpeedSuper))
+	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.DFUID(), usb.SpeedSuper))
 	c.api("reset result=ok")
 	c.api("close result=ok")
-	c.api("%s", openLine(driver.DFUID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.DFUID(), usb.SpeedSuper))
 	downloadAndVerify(&c, image)
-	c.api("%s", openLine(driver.AppID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.AppID(), usb.SpeedSuper))
 	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
 	closing(&c, driver.PerformanceMax)
 	compare(t, "control transfers", streams(t, r.trace.String())["ctrl"], c)
@@ -112,16 +112,16 @@ func TestAlwaysDFU(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c ctrl
-	c.api("%s", openLine(driver.AppID, usb.SpeedSuper))
-	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.AppID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.AppID(), usb.SpeedSuper))
+	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.AppID(), usb.SpeedSuper))
 	c.api("claim_interface 0 result=ok")
 	c.out(0x21, 0, 100, 0, "")
 	c.api("release_interface 0 result=ok")
 	c.api("reset result=ok")
 	c.api("close result=ok")
-	c.api("%s", openLine(driver.DFUID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.DFUID(), usb.SpeedSuper))
 	downloadAndVerify(&c, image)
-	c.api("%s", openLine(driver.AppID, usb.SpeedSuper))
+	c.api("%s", openLine(driver.AppID(), usb.SpeedSuper))
 	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
 	closing(&c, driver.PerformanceMax)
 	compare(t, "control transfers", streams(t, r.trace.String())["ctrl"], c)
@@ -193,7 +193,7 @@ func TestFirmwareErrors(t *testing.T) {
 // TestPerformance: CoralSettings.performance sets scu_ctrl_3's clocks in
 // QuitReset.
 func TestPerformance(t *testing.T) {
-	for perf := range scuCtrl3Values {
+	for perf := range scuCtrl3Values() {
 		t.Run(perf.String(), func(t *testing.T) {
 			r := newRig(t, tpusim.Config{})
 			r.opts.Performance = perf

@@ -219,7 +219,7 @@ func (d *Driver) prepare(ctx context.Context) error {
 	var claimed []int
 	app := false
 	switch id {
-	case AppID:
+	case AppID():
 		if d.opts.AlwaysDFU {
 			// Load the firmware into a device that runs one: DFU_DETACH
 			// (UsbDfuCommands::DfuDetach) to interface 0, then the reset.
@@ -239,7 +239,7 @@ func (d *Driver) prepare(ctx context.Context) error {
 		} else {
 			app = true
 		}
-	case DFUID:
+	case DFUID():
 	default:
 		_ = t.Close()
 		return fmt.Errorf("Edge TPU at %s: unrecognized USB vendor/product ID %s", info.Location(), id)
@@ -251,7 +251,7 @@ func (d *Driver) prepare(ctx context.Context) error {
 	}
 	image, err := LoadFirmware(d.opts.FirmwarePath)
 	if err != nil {
-		return fmt.Errorf("the Edge TPU at %s waits for its firmware (USB %s): %w", info.Location(), DFUID, err)
+		return fmt.Errorf("the Edge TPU at %s waits for its firmware (USB %s): %w", info.Location(), DFUID(), err)
 	}
 	if t, info, err = d.openWithRetry(ctx); err != nil {
 		return fmt.Errorf("after reset, expecting DFU mode: %w", err)
@@ -285,9 +285,9 @@ func (d *Driver) openApp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("after reset, expecting the Edge TPU application: %w", err)
 	}
-	if info.ID != AppID {
+	if info.ID != AppID() {
 		_ = t.Close()
-		return fmt.Errorf("Edge TPU at %s: after reset it shows USB %s, not %s: its firmware is not running", info.Location(), info.ID, AppID)
+		return fmt.Errorf("Edge TPU at %s: after reset it shows USB %s, not %s: its firmware is not running", info.Location(), info.ID, AppID())
 	}
 	d.t, d.info = t, info
 	d.c = &control{t: t, timeout: d.opts.Timeout}

@@ -41,10 +41,11 @@ const (
 
 // The run controls RunController::DoRunControl writes (driver/run_controller.cc),
 // scalar core first, then the tiles after the broadcast.
-var (
-	scalarRunControls = []uint32{0x44018, 0x44158, 0x44198, 0x441d8, 0x44218}
-	tileRunControls   = []uint32{0x400c0, 0x40150, 0x40110, 0x40250, 0x40298, 0x402e0, 0x40328, 0x40190, 0x401d0, 0x40210}
-)
+func scalarRunControls() []uint32 { return []uint32{0x44018, 0x44158, 0x44198, 0x441d8, 0x44218} }
+
+func tileRunControls() []uint32 {
+	return []uint32{0x400c0, 0x40150, 0x40110, 0x40250, 0x40298, 0x402e0, 0x40328, 0x40190, 0x401d0, 0x40210}
+}
 
 // deviceDescriptor is the simulator's 18-byte device descriptor.
 func deviceDescriptor(id usb.ID, speed usb.Speed) string {
@@ -68,11 +69,11 @@ func openLine(id usb.ID, speed usb.Speed) string {
 // claimed interfaces, none here, then libusb_reset_device), then open the
 // application (OpenMlUsbDevice).
 func prepareApp(c *ctrl, speed usb.Speed) {
-	c.api("%s", openLine(driver.AppID, speed))
-	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.AppID, speed))
+	c.api("%s", openLine(driver.AppID(), speed))
+	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.AppID(), speed))
 	c.api("reset result=ok")
 	c.api("close result=ok")
-	c.api("%s", openLine(driver.AppID, speed))
+	c.api("%s", openLine(driver.AppID(), speed))
 }
 
 // scuCtrl3Values are the writes of scu_ctrl_3 in QuitReset for each
@@ -83,11 +84,13 @@ func prepareApp(c *ctrl, speed usb.Speed) {
 // 250 at High, 2 for 125 at Medium, 3 for 63 at Low; rg_axi_clk_125m (bit
 // 30) 0 at Max (250 MHz) else 1; rg_8051_clk_250m (bit 31) 1 at Low only
 // (500 MHz "if use_usb_" otherwise).
-var scuCtrl3Values = map[driver.Performance]uint64{
-	driver.PerformanceMax:    0x00850610,
-	driver.PerformanceHigh:   0x50850610,
-	driver.PerformanceMedium: 0x60850610,
-	driver.PerformanceLow:    0xf0850610,
+func scuCtrl3Values() map[driver.Performance]uint64 {
+	return map[driver.Performance]uint64{
+		driver.PerformanceMax:    0x00850610,
+		driver.PerformanceHigh:   0x50850610,
+		driver.PerformanceMedium: 0x60850610,
+		driver.PerformanceLow:    0xf0850610,
+	}
 }
 
 // initialise is the rest of UsbDriver::DoOpen.
@@ -114,7 +117,7 @@ func initialise(c *ctrl, speed usb.Speed, perf driver.Performance) {
 	// 0, poll scalarCoreRunControl (64-bit) until 0, idleRegister enabled
 	// with counter 1, tileconfig0 broadcast (0x7f) and polled, deepSleep
 	// to_sleep_delay 2 and to_wake_delay 30 (0x1e02).
-	v := scuCtrl3Values[perf]
+	v := scuCtrl3Values()[perf]
 	c.r32(scuCtrl3, 0x80c50610)
 	c.w32(scuCtrl3, v)
 	c.r32(scuCtrl3, v)
@@ -168,12 +171,12 @@ func initialise(c *ctrl, speed usb.Speed, perf driver.Performance) {
 
 // runControl is RunController::DoRunControl for Beagle.
 func runControl(c *ctrl, state uint64) {
-	for _, off := range scalarRunControls {
+	for _, off := range scalarRunControls() {
 		c.w64(off, state)
 	}
 	c.w64(tileConfig0, 0x7f)
 	c.r64(tileConfig0, 0x7f)
-	for _, off := range tileRunControls {
+	for _, off := range tileRunControls() {
 		c.w64(off, state)
 	}
 }
@@ -200,7 +203,7 @@ func closing(c *ctrl, perf driver.Performance) {
 	c.w32(omc0_d8, 0)
 	c.w64(fatalErrIntControl, 0)
 	runControl(c, 2) // kMoveToHalt
-	v := scuCtrl3Values[perf] &^ 0x200
+	v := scuCtrl3Values()[perf] &^ 0x200
 	c.r32(scuCtrl3, v)
 	c.w32(scuCtrl3, v|0xc00000)
 	c.r32(scuCtrl3, v|0xc00000)

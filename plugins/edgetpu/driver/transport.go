@@ -85,14 +85,14 @@ type Bus interface {
 	Open(ctx context.Context, info usb.Info) (Transport, error)
 }
 
-// OpenerAt opens whichever Coral USB Accelerator (DFUID or AppID) is at
+// OpenerAt opens whichever Coral USB Accelerator (DFUID() or AppID()) is at
 // at's place on bus: the same bus number and port path, as
 // LocalUsbDeviceFactory::OpenDevice finds a device by its path
 // (driver/usb/local_usb_device.cc). A device without ports (a simulated
 // bus may have none) is matched by bus and address.
 func OpenerAt(bus Bus, at usb.Info) Opener {
 	return func(ctx context.Context) (Transport, usb.Info, error) {
-		infos, err := bus.Devices(ctx, []usb.ID{DFUID, AppID})
+		infos, err := bus.Devices(ctx, []usb.ID{DFUID(), AppID()})
 		if err != nil {
 			return nil, usb.Info{}, err
 		}

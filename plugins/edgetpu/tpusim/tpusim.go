@@ -44,30 +44,30 @@ import (
 )
 
 // The USB IDs of the two modes (driver/usb/usb_driver.cc).
-var (
-	DFUID = usb.ID{Vendor: 0x1a6e, Product: 0x089a}
-	AppID = usb.ID{Vendor: 0x18d1, Product: 0x9302}
-)
+func dfuID() usb.ID { return usb.ID{Vendor: 0x1a6e, Product: 0x089a} }
+func appID() usb.ID { return usb.ID{Vendor: 0x18d1, Product: 0x9302} }
 
 // DFUTransferSize is the wTransferSize of the simulated boot loader's DFU
 // functional descriptor (the real one's is not documented).
 const DFUTransferSize = 256
 
-// Register reset values, from libedgetpu's CSR helpers (the default
-// constructors of driver/config/beagle_csr_helper.h, "Defaults to reset
-// value"), where it gives them; the others read 0 until written, but
-// omc0_00 (e-fuse revision 1 in bits 24-31, an assumption).
-var resetRegisters = map[uint32]uint64{
-	0x1a30c: 0x941,      // scu_ctrl_0 (ScuCtrl0)
-	0x1a314: 0,          // scu_ctrl_2 (ScuCtrl2)
-	0x1a318: 0x80050410, // scu_ctrl_3 (ScuCtrl3)
-	0x1a33c: 0xc003f,    // scu_ctr_7 (ScuCtrl7)
-	0x1a704: 0x70007f,   // rambist_ctrl_1 (RamBistCtrl1)
-	0x1a0d4: 0x1,        // omc0_d4 (Omc0D4)
-	0x1a0d8: 0,          // omc0_d8 (Omc0D8)
-	0x1a0dc: 0x3ff0000,  // omc0_dc (Omc0DC)
-	0x4a000: 0x9000,     // idleRegister (IdleRegister)
-	0x1a000: 0x01000000, // omc0_00
+// resetRegisters are the register reset values, from libedgetpu's CSR
+// helpers (the default constructors of driver/config/beagle_csr_helper.h,
+// "Defaults to reset value"), where it gives them; the others read 0 until
+// written, but omc0_00 (e-fuse revision 1 in bits 24-31, an assumption).
+func resetRegisters() map[uint32]uint64 {
+	return map[uint32]uint64{
+		0x1a30c: 0x941,      // scu_ctrl_0 (ScuCtrl0)
+		0x1a314: 0,          // scu_ctrl_2 (ScuCtrl2)
+		0x1a318: 0x80050410, // scu_ctrl_3 (ScuCtrl3)
+		0x1a33c: 0xc003f,    // scu_ctr_7 (ScuCtrl7)
+		0x1a704: 0x70007f,   // rambist_ctrl_1 (RamBistCtrl1)
+		0x1a0d4: 0x1,        // omc0_d4 (Omc0D4)
+		0x1a0d8: 0,          // omc0_d8 (Omc0D8)
+		0x1a0dc: 0x3ff0000,  // omc0_dc (Omc0DC)
+		0x4a000: 0x9000,     // idleRegister (IdleRegister)
+		0x1a000: 0x01000000, // omc0_00
+	}
 }
 
 const (
@@ -165,9 +165,9 @@ func New(c Config) *Device {
 	if c.Speed == usb.SpeedUnknown {
 		c.Speed = usb.SpeedSuper
 	}
-	id := AppID
+	id := appID()
 	if c.WaitForFirmware {
-		id = DFUID
+		id = dfuID()
 	}
 	d := &Device{
 		sim:     usb.NewSimDevice(usb.Info{ID: id, Bus: c.Bus, Address: c.Address, Ports: slices.Clone(c.Ports), Speed: c.Speed}),
@@ -262,10 +262,7 @@ func (d *Device) violate(format string, args ...any) {
 }
 
 func (d *Device) resetRegisters() {
-	d.regs = map[uint32]uint64{}
-	for k, v := range resetRegisters {
-		d.regs[k] = v
-	}
+	d.regs = resetRegisters()
 	d.powerLag = 0
 }
 
@@ -278,10 +275,10 @@ func (d *Device) reset() {
 	switch {
 	case !d.app && d.manifested:
 		d.app = true
-		d.sim.SetID(AppID)
+		d.sim.SetID(appID())
 	case d.app && d.detached:
 		d.app = false
-		d.sim.SetID(DFUID)
+		d.sim.SetID(dfuID())
 		d.dfuImage = nil
 	}
 	d.detached, d.manifested = false, false
@@ -300,7 +297,7 @@ func (d *Device) powerCycle() {
 	d.claimed = map[int]bool{}
 	d.resetRegisters()
 	d.stream, d.dmaTag, d.dmaData, d.job = nil, -1, nil, nil
-	d.sim.SetID(DFUID)
+	d.sim.SetID(dfuID())
 }
 
 // fault asks the hook about an operation.
