@@ -150,9 +150,16 @@ func TestFaultTimeouts(t *testing.T) {
 // time out while the device is idle; as in libedgetpu (HandleEvent and
 // HandleInterrupt ignore a timeout, and the worker installs the reader
 // again), that is no fault.
+//
+// The readers outlive the context the device was opened with.
 func TestFaultIdleReaders(t *testing.T) {
 	f := newFaultRig(t)
-	d := f.open(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := driver.Open(ctx, f.opts)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer d.Close()
 	f.dev.InjectFaults(func(op tpusim.Op) tpusim.Fault {
 		if op.Kind == "interrupt-in" {

@@ -34,21 +34,21 @@ func (d *Driver) startReaders(ctx context.Context) error {
 	d.bg, d.stopBG = context.WithCancel(context.Background())
 	d.events = make(chan event, 64)
 	d.inBuf = make([]byte, d.inChunk)
-	newStream := func(ep, size, count int) (usb.InStream, error) {
+	newStream := func(ctx context.Context, ep, size, count int) (usb.InStream, error) {
 		if s, ok := d.t.(InStreamer); ok {
 			return s.NewInStream(ctx, ep, size, count)
 		}
 		return syncStream{t: d.t, ep: ep}, nil
 	}
-	ev, err := newStream(EPEvent, eventBytes, 1)
+	ev, err := newStream(ctx, EPEvent, eventBytes, 1)
 	if err != nil {
 		d.stopBG()
 		return fmt.Errorf("event endpoint: %w", err)
 	}
 	d.wg.Add(2)
-	go d.readEvents(ev, newStream)
+	go d.readEvents(ev, func() (usb.InStream, error) { return newStream(d.bg, EPEvent, eventBytes, 1) })
 	go d.readInterrupts()
-	st, err := newStream(EPBulkIn, d.inChunk, d.opts.BulkInQueue)
+	st, err := newStream(ctx, EPBulkIn, d.inChunk, d.opts.BulkInQueue)
 	if err != nil {
 		d.stopReaders()
 		return fmt.Errorf("queue %d bulk-in transfers: %w", d.opts.BulkInQueue, err)
@@ -103,7 +103,7 @@ func (d *Driver) read(f func(context.Context, int, []byte) (int, error), ep int,
 // 16-byte event descriptors (address, length, tag in the low 4 bits of
 // byte 12); a timeout installs the reader again; another failure, or a
 // packet of another size, is fatal (libedgetpu aborts).
-func (d *Driver) readEvents(s usb.InStream, again func(ep, size, count int) (usb.InStream, error)) {
+func (d *Driver) readEvents(s usb.InStream, again func() (usb.InStream, error)) {
 	defer d.wg.Done()
 	defer func() { _ = s.Close() }()
 	buf := make([]byte, eventBytes)
@@ -114,7 +114,7 @@ func (d *Driver) readEvents(s usb.InStream, again func(ep, size, count int) (usb
 			return
 		case timedOut:
 			_ = s.Close()
-			if s, err = again(EPEvent, eventBytes, 1); err != nil {
+			if s, err = again(); err != nil {
 				d.setFault(fmt.Errorf("event endpoint %#02x: %w", 0x80|EPEvent, err))
 				return
 			}
@@ -314,14 +314,13 @@ func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int
 		d.token = 0
 		clear(d.cached)
 	}
-	if m.Caching != nil && !d.cached[m.Caching] {
+	caching := m.Caching != nil && !d.cached[m.Caching]
+	if caching {
 		r, err := newRequest(m.Caching, d.paramAddr(m.Caching), nil, a)
 		if err != nil {
 			return nil, err
 		}
 		reqs = append(reqs, r)
-		d.token = m.Caching.Exe.CachingToken
-		d.cached[m.Caching] = true
 	}
 	hw := max(main.BatchSize, 1)
 	for first := 0; first < batches; first += hw {
@@ -339,6 +338,10 @@ func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int
 		reqs = append(reqs, r)
 	}
 
+	if caching {
+		d.token = m.Caching.Exe.CachingToken
+		d.cached[m.Caching] = true
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d.faultMu.Lock()
