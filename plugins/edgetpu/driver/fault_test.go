@@ -336,3 +336,22 @@ func TestFaultCancel(t *testing.T) {
 	}
 	f.recover(t, d)
 }
+
+// TestFaultEventReaderLost: the event reader timed out while idle, and
+// installing it again fails: the device is faulted, and the next run says
+// why.
+func TestFaultEventReaderLost(t *testing.T) {
+	f := newFaultRig(t)
+	d := f.open(t)
+	f.dev.InjectFaults(func(op tpusim.Op) tpusim.Fault {
+		if op.Kind == "new-stream" && op.Endpoint == 2 {
+			return tpusim.Stall
+		}
+		return tpusim.None
+	})
+	time.Sleep(3 * f.opts.Timeout)
+	if err := f.run(d); !errors.Is(err, driver.ErrClosed) || !errors.Is(err, usb.ErrStall) || !strings.Contains(err.Error(), "event endpoint 0x82") {
+		t.Fatalf("run: %v", err)
+	}
+	f.recover(t, d)
+}

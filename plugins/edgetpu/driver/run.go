@@ -105,7 +105,11 @@ func (d *Driver) read(f func(context.Context, int, []byte) (int, error), ep int,
 // packet of another size, is fatal (libedgetpu aborts).
 func (d *Driver) readEvents(s usb.InStream, again func() (usb.InStream, error)) {
 	defer d.wg.Done()
-	defer func() { _ = s.Close() }()
+	defer func() {
+		if s != nil {
+			_ = s.Close()
+		}
+	}()
 	buf := make([]byte, eventBytes)
 	for {
 		n, timedOut, err := d.read(func(ctx context.Context, _ int, buf []byte) (int, error) { return s.Next(ctx, buf) }, EPEvent, buf)

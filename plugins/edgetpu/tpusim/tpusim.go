@@ -101,8 +101,9 @@ const (
 // Op describes an operation, for the fault hook.
 type Op struct {
 	// Kind is "control-in", "control-out", "bulk-out", "bulk-in",
-	// "interrupt-in", "reset" or "raise-event" (the device about to raise
-	// an interrupt's event).
+	// "interrupt-in", "reset", "new-stream" (a queue of bulk-in transfers
+	// made) or "raise-event" (the device about to raise an interrupt's
+	// event).
 	Kind     string
 	Endpoint int
 	Setup    usb.Setup
@@ -436,6 +437,9 @@ func (d *Device) Speed() usb.Speed { return d.sim.Info().Speed }
 // them in order from what it sends on that endpoint.
 func (d *Device) NewInStream(ctx context.Context, ep, size, count int) (usb.InStream, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.apply(ctx, d.fault(Op{Kind: "new-stream", Endpoint: ep, Len: size}), fmt.Sprintf("queue on bulk in %d", ep)); err != nil {
 		return nil, err
 	}
 	if err := d.checkClaimed("bulk in stream"); err != nil {
