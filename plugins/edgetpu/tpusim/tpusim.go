@@ -171,11 +171,12 @@ func New(c Config) *Device {
 		id = dfuID()
 	}
 	d := &Device{
-		sim:     usb.NewSimDevice(usb.Info{ID: id, Bus: c.Bus, Address: c.Address, Ports: slices.Clone(c.Ports), Speed: c.Speed}),
-		app:     !c.WaitForFirmware,
-		claimed: map[int]bool{},
-		counts:  map[string]int{},
-		dmaTag:  -1,
+		sim:      usb.NewSimDevice(usb.Info{ID: id, Bus: c.Bus, Address: c.Address, Ports: slices.Clone(c.Ports), Speed: c.Speed}),
+		app:      !c.WaitForFirmware,
+		claimed:  map[int]bool{},
+		counts:   map[string]int{},
+		dmaTag:   -1,
+		dfuState: dfuIdle,
 	}
 	d.resetRegisters()
 	d.sim.HandleControl(d.control)
