@@ -344,3 +344,42 @@ func TestEnvOptions(t *testing.T) {
 		t.Errorf("EnvBus: %v %v", b, err)
 	}
 }
+
+// TestMixedModelSimulated: the mixed model (an Edge TPU node, then a CPU
+// CONCATENATION of two of its outputs) with the real delegate on a
+// simulated device: the node runs on the device, the concatenation on the
+// CPU kernels, from the node's relayouted outputs.
+func TestMixedModelSimulated(t *testing.T) {
+	mixed, _ := mixedModels(t)
+	m, err := core.NewModel(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := simDelegate(t, tpusim.Config{})
+	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if p := it.Plan(); len(p.Partitions) != 1 || p.Partitions[0].Delegate != Name || len(p.CPUNodes) != 1 {
+		t.Fatalf("plan %+v", p)
+	}
+	seed := fill(t, it, 7)
+	if err := it.Invoke(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tail := it.Output(0).Data() // concat/split0 and concat/split2 along z
+	for i := range 64 {
+		if tail[2*i] != seed+byte(i) || tail[2*i+1] != seed+byte(i) {
+			t.Fatalf("tail element %d: %d %d, want %d", i, tail[2*i], tail[2*i+1], seed+byte(i))
+		}
+	}
+	for i, v := range it.Output(1).Data() { // outputs/rnn2
+		if v != seed+byte(i) {
+			t.Fatalf("outputs/rnn2 byte %d: %d", i, v)
+		}
+	}
+}
