@@ -64,8 +64,9 @@ type Options struct {
 	BulkInQueue int
 	// Timeout bounds each transfer, and the wait for a completion event.
 	Timeout time.Duration
-	// RetryDelay is the wait before each attempt to open the device;
-	// OpenAttempts the number of attempts.
+	// RetryDelay is the wait before each attempt to open the device
+	// (negative: none, for a simulated device); OpenAttempts the number of
+	// attempts.
 	RetryDelay   time.Duration
 	OpenAttempts int
 }
