@@ -59,7 +59,7 @@ func (h pluginHost) open(ctx context.Context, name string) delegate.Delegate {
 		case cpu.Name:
 			return cpu.New()
 		case edgetpu.Name:
-			return edgetpu.New()
+			return newEdgeTPU() // edgetpu part 2: DELEGO_EDGETPU_* (edgetpu_env.go)
 		}
 		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, builtinDelegates))
 	}
@@ -218,7 +218,17 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    allow_automatic_fallback_on_compilation_error allows a
                    fallback, the twin runs instead (same inputs and outputs,
                    matched by name), and delego says so.
-` + pluginFlagsHelp
+` + pluginFlagsHelp + `
+The edgetpu delegate also reads the environment:
+  DELEGO_EDGETPU_DEVICE=sim      run it on a simulated Coral USB Accelerator
+                   (sim-dfu: one waiting for its firmware); the outputs
+                   are the simulator's, and delego says so
+  DELEGO_EDGETPU_FIRMWARE=FILE   the firmware for a device that waits for
+                   it (1a6e:089a), where coral_settings.firmware_path names
+                   none (libedgetpu's apex_latest_single_ep.bin)
+  DELEGO_USB_TRACE=FILE          write every USB operation of the Edge TPU
+                   driver to FILE, one per line
+`
 
 // names returns the delegate names the flags give, lowercased, in order:
 // nil when --delegate is absent, empty for "none".

@@ -65,7 +65,9 @@ func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env)
 	}
 	bus := e.usb
 	if bus == nil {
-		bus = edgetpu.LibUSB()
+		if bus, err = edgeTPUBus(); err != nil { // edgetpu part 2: DELEGO_EDGETPU_DEVICE
+			return err
+		}
 	}
 	devs, err := edgetpu.Devices(ctx, bus)
 	if err != nil {

@@ -11,11 +11,12 @@
 // CPU cannot run edgetpu-custom-op, so fallback for an Edge TPU model
 // happens at model level.
 //
-// This is part 1 of the plugin: everything around the USB protocol. The
-// protocol itself (firmware, registers, running the executables) is part 2;
-// until it lands, a device that is found is reported and compiling still
-// fails, with ErrNoProtocol. Transport and Bus are the seams part 2's driver
-// is written against.
+// Once the device is found, Compile opens it through the driver of package
+// driver (firmware over DFU when it waits for one, then its registers) and
+// each Invoke runs the nodes' executables on it (run.go, edgetpu part 2).
+// Transport and Bus are the seams the driver is written against; EnvOptions
+// reads DELEGO_EDGETPU_DEVICE (sim: a simulated device, package tpusim),
+// DELEGO_EDGETPU_FIRMWARE and DELEGO_USB_TRACE.
 package edgetpu
 
 import (
@@ -37,14 +38,10 @@ const Name = "edgetpu"
 // CoralSettings.usb_max_bulk_in_queue_length is unset or 0 (Coral's default).
 const DefaultBulkInQueue = 32
 
-// ErrNoProtocol: a device was found, but this build cannot drive it yet
-// (the USB protocol is part 2 of the plugin). It comes with
-// delegate.ErrNoDevice.
-var ErrNoProtocol = errors.New("the Edge TPU USB protocol is not implemented yet")
-
 // Delegate runs edgetpu-custom-op nodes on a Coral USB Accelerator.
 type Delegate struct {
 	bus Bus
+	run *runtime // edgetpu part 2: the open devices (run.go)
 }
 
 // Option configures a Delegate.
@@ -57,7 +54,7 @@ func WithBus(b Bus) Option { return func(d *Delegate) { d.bus = b } }
 // New returns the delegate, looking for devices through libusb unless an
 // option says otherwise.
 func New(opts ...Option) *Delegate {
-	d := &Delegate{bus: LibUSB()}
+	d := &Delegate{bus: LibUSB(), run: newRuntime()}
 	for _, o := range opts {
 		o(d)
 	}
@@ -175,23 +172,24 @@ func Prepare(partition []byte) ([]*Node, error) {
 }
 
 // Compile reads the partition's executables, then finds the device the
-// settings name. Without one it fails with an error wrapping
-// delegate.ErrNoDevice that lists what it looked for.
+// settings name and opens it. Without one, or when it cannot be opened, it
+// fails with an error wrapping delegate.ErrNoDevice that says why.
 func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
 	settings, err := SettingsFrom(p.Settings)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := Prepare(p.Model); err != nil {
+	nodes, err := Prepare(p.Model)
+	if err != nil {
 		return nil, err
 	}
 	dev, err := Find(ctx, d.bus, settings.Device)
 	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("%w: found %s, but %w", delegate.ErrNoDevice, dev, ErrNoProtocol)
+	return d.compile(ctx, p, settings, nodes, dev) // edgetpu part 2 (run.go)
 }
 
-// Close implements delegate.Delegate; the delegate holds nothing between
-// compilations.
-func (d *Delegate) Close() error { return nil }
+// Close implements delegate.Delegate: it closes the devices the delegate
+// opened (and the USB trace).
+func (d *Delegate) Close() error { return d.run.close() }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/plugins/edgetpu"
+)
+
+// This file (edgetpu part 2) configures the edgetpu delegate from the
+// environment: DELEGO_EDGETPU_DEVICE=sim runs it on a simulated Coral USB
+// Accelerator, DELEGO_EDGETPU_FIRMWARE names the firmware for a device that
+// waits for one, DELEGO_USB_TRACE=FILE records its USB operations.
+
+// newEdgeTPU is the edgetpu delegate as the environment configures it.
+func newEdgeTPU() delegate.Delegate {
+	opts, err := edgetpu.EnvOptions(os.LookupEnv)
+	if err != nil {
+		return delegate.Unavailable(edgetpu.Name, err)
+	}
+	return edgetpu.New(opts...)
+}
+
+// edgeTPUBus is where "delego devices" looks: the simulated bus of
+// DELEGO_EDGETPU_DEVICE=sim, else libusb.
+func edgeTPUBus() (edgetpu.Bus, error) {
+	b, err := edgetpu.EnvBus(os.LookupEnv)
+	if err != nil || b != nil {
+		return b, err
+	}
+	return edgetpu.LibUSB(), nil
+}
+
+// reportSimulated says so when a simulated Edge TPU produced (part of) the
+// result: its outputs are the simulator's, not the model's.
+func reportSimulated(w io.Writer, d *delegation, it *core.Interpreter) {
+	sim := false
+	for _, dl := range d.Delegates {
+		if s, ok := dl.(interface{ IsSimulated() bool }); ok && s.IsSimulated() {
+			sim = true
+		}
+	}
+	if !sim || it.Twin() != nil {
+		return
+	}
+	fell := map[int]bool{}
+	for _, f := range it.Fallbacks() {
+		fell[f.Partition] = true
+	}
+	for i, p := range it.Plan().Partitions {
+		if p.Delegate == edgetpu.Name && !fell[i] {
+			fmt.Fprintf(w, "delego: the Edge TPU is simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
+				edgetpu.EnvDevice, os.Getenv(edgetpu.EnvDevice))
+			return
+		}
+	}
+}

@@ -1,0 +1,498 @@
+package driver
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/delego/delego/plugins/edgetpu/usb"
+)
+
+// syncStream stands in for an InStream on a transport without one: one
+// bulk-in transfer in flight, while Next waits.
+type syncStream struct {
+	t  Transport
+	ep int
+}
+
+func (s syncStream) Next(ctx context.Context, buf []byte) (int, error) {
+	return s.t.BulkIn(ctx, s.ep, buf)
+}
+
+func (s syncStream) Close() error { return nil }
+
+// startReaders is what UsbDriver::WorkerThreadFunc installs once the
+// driver is open, in its order: a reader of event descriptors on endpoint
+// 2, one of interrupts on endpoint 3, and the queue of bulk-in transfers
+// on endpoint 1 (usb_bulk_in_queue_capacity transfers of 1 KiB, or 256
+// bytes at USB 2 high speed). The event reader is a queue of one transfer
+// where the transport has queues, so that it is submitted before Open
+// returns, as the worker thread's is before the first request.
+func (d *Driver) startReaders(ctx context.Context) error {
+	d.bg, d.stopBG = context.WithCancel(context.Background())
+	d.events = make(chan event, 64)
+	d.inBuf = make([]byte, d.inChunk)
+	newStream := func(ctx context.Context, ep, size, count int) (usb.InStream, error) {
+		if s, ok := d.t.(InStreamer); ok {
+			return s.NewInStream(ctx, ep, size, count)
+		}
+		return syncStream{t: d.t, ep: ep}, nil
+	}
+	ev, err := newStream(ctx, EPEvent, eventBytes, 1)
+	if err != nil {
+		d.stopBG()
+		return fmt.Errorf("event endpoint: %w", err)
+	}
+	d.wg.Add(2)
+	go d.readEvents(ev, func() (usb.InStream, error) { return newStream(d.bg, EPEvent, eventBytes, 1) })
+	go d.readInterrupts()
+	st, err := newStream(ctx, EPBulkIn, d.inChunk, d.opts.BulkInQueue)
+	if err != nil {
+		d.stopReaders()
+		return fmt.Errorf("queue %d bulk-in transfers: %w", d.opts.BulkInQueue, err)
+	}
+	d.stream = st
+	return nil
+}
+
+// stopReaders cancels the readers' transfers and waits for them
+// (UsbDriver::SetState(kClosing): TryCancelAllTransfers).
+func (d *Driver) stopReaders() {
+	if d.stopBG == nil {
+		return
+	}
+	d.stopBG()
+	if d.stream != nil {
+		_ = d.stream.Close()
+		d.stream = nil
+	}
+	d.wg.Wait()
+}
+
+// setFault records the first fault and ends the run in progress with it.
+func (d *Driver) setFault(err error) {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	if d.fault == nil {
+		d.fault = err
+	}
+	if d.runCancel != nil {
+		d.runCancel(err)
+	}
+}
+
+func (d *Driver) faulted() error {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	return d.fault
+}
+
+// read is one transfer of a background reader, bounded by the timeout; it
+// reports whether the transfer timed out (which libedgetpu ignores: the
+// reader is installed again).
+func (d *Driver) read(f func(context.Context, int, []byte) (int, error), ep int, buf []byte) (int, bool, error) {
+	ctx, cancel := context.WithTimeout(d.bg, d.opts.Timeout)
+	defer cancel()
+	n, err := f(ctx, ep, buf)
+	return n, err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && d.bg.Err() == nil, err
+}
+
+// readEvents is UsbMlCommands::AsyncReadEvent and UsbDriver::HandleEvent:
+// 16-byte event descriptors (address, length, tag in the low 4 bits of
+// byte 12); a timeout installs the reader again; another failure, or a
+// packet of another size, is fatal (libedgetpu aborts).
+func (d *Driver) readEvents(s usb.InStream, again func() (usb.InStream, error)) {
+	defer d.wg.Done()
+	defer func() {
+		if s != nil {
+			_ = s.Close()
+		}
+	}()
+	buf := make([]byte, eventBytes)
+	for {
+		n, timedOut, err := d.read(func(ctx context.Context, _ int, buf []byte) (int, error) { return s.Next(ctx, buf) }, EPEvent, buf)
+		switch {
+		case d.bg.Err() != nil:
+			return
+		case timedOut:
+			_ = s.Close()
+			if s, err = again(); err != nil {
+				d.setFault(fmt.Errorf("event endpoint %#02x: %w", 0x80|EPEvent, err))
+				return
+			}
+			continue
+		case err != nil:
+			d.setFault(fmt.Errorf("event endpoint %#02x: %w", 0x80|EPEvent, err))
+			return
+		case n != eventBytes:
+			d.setFault(fmt.Errorf("%w: a %d-byte event descriptor, want %d", ErrDeviceFault, n, eventBytes))
+			return
+		}
+		ev := event{addr: binary.LittleEndian.Uint64(buf), length: binary.LittleEndian.Uint32(buf[8:]), tag: buf[12] & 0xf}
+		select {
+		case d.events <- ev:
+		default:
+			d.setFault(fmt.Errorf("%w: %d event descriptors nobody waits for", ErrDeviceFault, cap(d.events)))
+			return
+		}
+	}
+}
+
+// readInterrupts is UsbMlCommands::AsyncReadInterrupt and
+// UsbDriver::HandleInterrupt: 4-byte interrupts whose bit 0 is the fatal
+// error interrupt and bits 1-4 the four top-level interrupts.
+func (d *Driver) readInterrupts() {
+	defer d.wg.Done()
+	buf := make([]byte, intrBytes)
+	for {
+		n, timedOut, err := d.read(d.t.InterruptIn, EPInterrupt, buf)
+		switch {
+		case d.bg.Err() != nil:
+			return
+		case timedOut:
+			continue
+		case err != nil:
+			d.setFault(fmt.Errorf("interrupt endpoint %#02x: %w", 0x80|EPInterrupt, err))
+			return
+		case n != intrBytes:
+			d.setFault(fmt.Errorf("%w: a %d-byte interrupt, want %d", ErrDeviceFault, n, intrBytes))
+			return
+		}
+		if err := d.handleInterrupt(d.bg, binary.LittleEndian.Uint32(buf)); err != nil {
+			if d.bg.Err() == nil {
+				d.setFault(err)
+			}
+			return
+		}
+	}
+}
+
+// handleInterrupt is UsbDriver::HandleInterrupt. A fatal error interrupt
+// reads the HIB error status (CheckHibError, which libedgetpu aborts on
+// when it is not zero) and clears the interrupt; each top-level interrupt
+// runs its handler (BeagleTopLevelInterruptManager::DoHandleInterrupt) and
+// is cleared. Clearing writes the status register with the interrupt's bit
+// at 0 (InterruptController::ClearInterruptStatus: write 0 to clear).
+func (d *Driver) handleInterrupt(ctx context.Context, raw uint32) error {
+	c := d.c
+	var fault error
+	if raw&1 != 0 {
+		status, err := c.read64(ctx, csrHIBErrorStatus)
+		if err != nil {
+			return err
+		}
+		if status != 0 {
+			first, err := c.read64(ctx, csrHIBFirstErrorStatus)
+			if err != nil {
+				return err
+			}
+			fault = fmt.Errorf("%w: HIB error: hib_error_status = %016x, hib_first_error_status = %016x", ErrDeviceFault, status, first)
+		}
+		if err := c.write64(ctx, csrFatalErrIntStatus, 0); err != nil {
+			return err
+		}
+		if fault == nil {
+			fault = fmt.Errorf("%w: fatal error interrupt", ErrDeviceFault)
+		}
+	}
+	for id := range uint32(4) {
+		if raw&(1<<(id+1)) == 0 {
+			continue
+		}
+		if err := d.handleTopLevel(ctx, int(id)); err != nil {
+			return err
+		}
+		if err := c.write64(ctx, csrTopLevelInt0Status+id*csrTopLevelIntStride, 0); err != nil {
+			return err
+		}
+	}
+	return fault
+}
+
+// handleTopLevel is BeagleTopLevelInterruptManager's handler for top-level
+// interrupt id: 0 thermal shutdown, 1 PCIe error, 2 MBIST, 3 thermal
+// warning.
+func (d *Driver) handleTopLevel(ctx context.Context, id int) error {
+	c := d.c
+	switch id {
+	case 0, 3: // HandleThermalShutdownInterrupt, HandleThermalWarningInterrupt
+		v, err := c.read32(ctx, csrOMC0_DC)
+		if err != nil {
+			return err
+		}
+		w := uint64(v)
+		if id == 0 && bits(w, omc0DCSdOBit, 1) == 1 {
+			w = setBits(w, omc0DCSdClearBit, 1, 1)
+		}
+		if id == 3 && bits(w, omc0DCWarnOBit, 1) == 1 {
+			w = setBits(w, omc0DCWarnClearBit, 1, 1)
+		}
+		return c.write32(ctx, csrOMC0_DC, uint32(w))
+	case 1: // HandlePcieErrorInterrupt: toggle abm_en on each error.
+		for _, p := range []struct{ resp, en uint32 }{{csrSlvWrErrResp, csrSlvAbmEn}, {csrSlvRdErrResp, csrSlvAbmEn}, {csrMstWrErrResp, csrMstAbmEn}, {csrMstRdErrResp, csrMstAbmEn}} {
+			v, err := c.read32(ctx, p.resp)
+			if err != nil {
+				return err
+			}
+			if v == 1 {
+				if err := c.write32(ctx, p.en, 0); err != nil {
+					return err
+				}
+				if err := c.write32(ctx, p.en, 1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case 2: // HandleMbistInterrupt: write back the status bits set (1 clears).
+		v, err := c.read32(ctx, csrRambistCtrl1)
+		if err != nil {
+			return err
+		}
+		w := uint64(v)
+		w = setBits(w, rambistIntStatusLo, rambistIntStatusW, bits(w, rambistIntStatusLo, rambistIntStatusW))
+		if err := c.write32(ctx, csrRambistCtrl1, uint32(w)); err != nil {
+			return err
+		}
+		if v, err = c.read32(ctx, csrSCUCtr7); err != nil {
+			return err
+		}
+		return c.write32(ctx, csrSCUCtr7, v)
+	}
+	return nil
+}
+
+// paramAddr is the device address of p's parameters on this open device.
+func (d *Driver) paramAddr(p *Program) uint64 {
+	if len(p.Exe.Parameters) == 0 {
+		return 0
+	}
+	a, ok := d.params[p]
+	if !ok {
+		a = d.paramMem.alloc(len(p.Exe.Parameters))
+		d.params[p] = a
+	}
+	return a
+}
+
+// Run runs m once. inputs holds, per input layer, the tensor's bytes for
+// every batch (batches times the layer's ActualBytes); Run returns, per
+// output layer, the values of every batch in the layer's tensor order
+// (batches times its ActualBytes). As Driver::SubmitInferenceRequest does,
+// it first runs m's parameter-caching executable when the parameters
+// cached on the device are not m's (another caching token, or none), then
+// one request of the main executable per hardware batch.
+//
+// A failure of the device or the bus leaves the driver faulted: it fails
+// every later Run; Close it and Open the device again.
+func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int) ([][]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	if err := d.faulted(); err != nil {
+		return nil, fmt.Errorf("%w after a fault: %w", ErrClosed, err)
+	}
+	main := m.Main.Exe
+	if batches < 1 {
+		return nil, fmt.Errorf("%d batches", batches)
+	}
+	if len(inputs) != len(main.Inputs) {
+		return nil, fmt.Errorf("%d inputs for %d input layers", len(inputs), len(main.Inputs))
+	}
+	for i, in := range inputs {
+		if want := batches * main.Inputs[i].ActualBytes(); len(in) != want {
+			return nil, fmt.Errorf("input layer %q: %d bytes for %d batches, want %d", main.Inputs[i].Name, len(in), batches, want)
+		}
+	}
+
+	// Driver::SubmitInferenceRequest: ResetCachedParameters unless the
+	// main executable's token is the one cached; NeedsParameterCaching;
+	// SubmitParameterCachingRequest.
+	var reqs []*request
+	a := &arena{next: RequestBase}
+	if main.CachingToken == 0 || main.CachingToken != d.token {
+		d.token = 0
+		clear(d.cached)
+	}
+	caching := m.Caching != nil && !d.cached[m.Caching]
+	if caching {
+		r, err := newRequest(m.Caching, d.paramAddr(m.Caching), nil, a)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, r)
+	}
+	hw := max(main.BatchSize, 1)
+	for first := 0; first < batches; first += hw {
+		in := make([][][]byte, len(inputs))
+		for i, data := range inputs {
+			size := main.Inputs[i].ActualBytes()
+			for b := first; b < min(first+hw, batches); b++ {
+				in[i] = append(in[i], data[b*size:(b+1)*size])
+			}
+		}
+		r, err := newRequest(m.Main, d.paramAddr(m.Main), in, a)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, r)
+	}
+
+	if caching {
+		d.token = m.Caching.Exe.CachingToken
+		d.cached[m.Caching] = true
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d.faultMu.Lock()
+	d.runCancel = cancel
+	d.faultMu.Unlock()
+	err := d.execute(runCtx, reqs)
+	d.faultMu.Lock()
+	d.runCancel = nil
+	d.faultMu.Unlock()
+	if err != nil {
+		if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, ctx.Err()) && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%w)", cause, err)
+		}
+		d.setFault(err)
+		clear(d.cached)
+		d.token = 0
+		return nil, err
+	}
+
+	outputs := make([][]byte, len(main.Outputs))
+	mains := reqs[len(reqs)-(batches+hw-1)/hw:]
+	for i := range main.Outputs {
+		l := &main.Outputs[i]
+		for b := range batches {
+			v := make([]byte, l.ActualBytes())
+			if err := relayout(l, v, mains[b/hw].outputs[i][b%hw]); err != nil {
+				return nil, err
+			}
+			if signed(l) {
+				flipSign(v, l.DataType.Size(), len(v)/l.DataType.Size())
+			}
+			outputs[i] = append(outputs[i], v...)
+		}
+	}
+	return outputs, nil
+}
+
+// pending is an interrupt DMA waiting for its event.
+type pending struct {
+	tag byte
+	req int
+	io  *io
+}
+
+// execute moves the requests' DMAs in hint order, as UsbDriver::ProcessIo
+// does in single bulk-out endpoint mode: every bulk-out behind its header,
+// in chunks of at most 1 MiB; a bulk-in request filled from the queued
+// bulk-in transfers before anything after it goes out; interrupt DMAs
+// waiting for their events (HandleDmaDescriptor matches each event with
+// the oldest interrupt DMA not yet matched) without holding up the DMAs
+// after them, except at a fence.
+func (d *Driver) execute(ctx context.Context, reqs []*request) error {
+	var waiting []pending
+	for ri, r := range reqs {
+		for k := range r.ios {
+			x := &r.ios[k]
+			var err error
+			switch x.kind {
+			case ioBulkOut:
+				err = d.send(ctx, x)
+			case ioBulkIn:
+				err = d.receive(ctx, x)
+			case ioInterrupt:
+				waiting = append(waiting, pending{tag: x.tag, req: ri, io: x})
+			case ioFence:
+				for len(waiting) > 0 && waiting[0].req == ri {
+					if err = d.await(ctx, waiting[0]); err != nil {
+						break
+					}
+					waiting = waiting[1:]
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range waiting {
+		if err := d.await(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send is one bulk-out DMA: UsbMlCommands::PrepareHeader's header, then
+// the data.
+func (d *Driver) send(ctx context.Context, x *io) error {
+	out := func(data []byte, what string) error {
+		tctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+		defer cancel()
+		if err := d.t.BulkOut(tctx, EPBulkOut, data); err != nil {
+			return fmt.Errorf("%s: bulk out %s (%d bytes): %w", x.what, what, len(data), err)
+		}
+		return nil
+	}
+	if err := out(header(x.tag, len(x.data)), "header"); err != nil {
+		return err
+	}
+	for at := 0; at < len(x.data); at += maxBulkOutChunk {
+		if err := out(x.data[at:min(at+maxBulkOutChunk, len(x.data))], fmt.Sprintf("data from byte %d", at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// receive fills one bulk-in DMA from the queued bulk-in transfers, in the
+// order they complete, a transfer's bytes going on to the next DMA where
+// this one needs fewer (UsbDriver::ProcessIo, queued bulk-in).
+func (d *Driver) receive(ctx context.Context, x *io) error {
+	dst := x.data
+	for len(dst) > 0 {
+		if len(d.leftover) == 0 {
+			tctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+			n, err := d.stream.Next(tctx, d.inBuf)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: bulk in (%d of %d bytes received): %w", x.what, len(x.data)-len(dst), len(x.data), err)
+			}
+			d.leftover = d.inBuf[:n]
+			continue
+		}
+		k := copy(dst, d.leftover)
+		dst, d.leftover = dst[k:], d.leftover[k:]
+	}
+	return nil
+}
+
+// await waits for the event that matches an interrupt DMA, for at most
+// the timeout: the device that never sends it fails the run with
+// ErrNoCompletion.
+func (d *Driver) await(ctx context.Context, p pending) error {
+	timer := time.NewTimer(d.opts.Timeout)
+	defer timer.Stop()
+	select {
+	case ev := <-d.events:
+		if ev.tag != p.tag {
+			return fmt.Errorf("%w: %s: the device sent event tag %d, want %d", ErrDeviceFault, p.io.what, ev.tag, p.tag)
+		}
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("%w: %s: no event within %v", ErrNoCompletion, p.io.what, d.opts.Timeout)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", p.io.what, context.Cause(ctx))
+	}
+}
+
+// Speed is the speed the device was opened at.
+func (d *Driver) Speed() usb.Speed { return d.speed }

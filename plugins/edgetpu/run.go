@@ -1,0 +1,426 @@
+package edgetpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
+	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/tpusim"
+	"github.com/delego/delego/plugins/edgetpu/usb"
+)
+
+// This file is part 2 of the plugin: compiled partitions run on the device
+// through plugins/edgetpu/driver. The delegate opens each device once and
+// shares it between the partitions compiled for it; a partition whose run
+// fails closes the device, and the next run opens it again (which resets
+// it, loading its firmware again when it needs it).
+
+// The environment variables the delegate reads (EnvOptions).
+const (
+	// EnvDevice=sim runs the delegate on a simulated Coral USB Accelerator
+	// (package tpusim) with its firmware loaded; sim-dfu on one that waits
+	// for its firmware.
+	EnvDevice = "DELEGO_EDGETPU_DEVICE"
+	// EnvFirmware names the firmware image for a device that waits for
+	// one, where coral_settings.firmware_path does not.
+	EnvFirmware = "DELEGO_EDGETPU_FIRMWARE"
+	// EnvTrace names a file that receives every USB operation the driver
+	// makes (package usbtrace).
+	EnvTrace = "DELEGO_USB_TRACE"
+)
+
+// runtime is what the delegate holds between compilations.
+type runtime struct {
+	mu        sync.Mutex
+	devices   map[string]*openDevice // by location
+	firmware  string                 // EnvFirmware
+	trace     io.Writer              // WithTrace
+	tracePath string                 // EnvTrace, opened on first use
+	traceFile *os.File
+	tracer    *usbtrace.Tracer
+	tune      func(*driver.Options)
+	sim       *tpusim.Bus // Simulated
+}
+
+// openDevice is a device open for the partitions compiled for it.
+type openDevice struct {
+	drv  *driver.Driver
+	refs int
+}
+
+func newRuntime() *runtime { return &runtime{devices: map[string]*openDevice{}} }
+
+// WithFirmware names the firmware image for devices waiting for one, where
+// coral_settings.firmware_path names none.
+func WithFirmware(path string) Option { return func(d *Delegate) { d.run.firmware = path } }
+
+// WithTrace writes every USB operation of the delegate's devices to w, in
+// the format of package usbtrace.
+func WithTrace(w io.Writer) Option { return func(d *Delegate) { d.run.trace = w } }
+
+// WithDriverOptions adjusts the driver's options (timeouts, retry delays)
+// after the settings have set them.
+func WithDriverOptions(f func(*driver.Options)) Option { return func(d *Delegate) { d.run.tune = f } }
+
+// Simulated runs the delegate on a bus of simulated devices (package
+// tpusim); Compile teaches them the executables it compiles.
+func Simulated(b *tpusim.Bus) Option {
+	return func(d *Delegate) {
+		d.bus = bus[*tpusim.Device]{b}
+		d.run.sim = b
+	}
+}
+
+// EnvOptions reads the delegate's environment variables through lookup
+// (os.LookupEnv): EnvDevice, EnvFirmware, EnvTrace.
+func EnvOptions(lookup func(string) (string, bool)) ([]Option, error) {
+	var opts []Option
+	sim, err := envSim(lookup)
+	if err != nil {
+		return nil, err
+	}
+	if sim != nil {
+		opts = append(opts, Simulated(sim))
+	}
+	if v, ok := lookup(EnvFirmware); ok && v != "" {
+		opts = append(opts, WithFirmware(v))
+	}
+	if v, ok := lookup(EnvTrace); ok && v != "" {
+		opts = append(opts, func(d *Delegate) { d.run.tracePath = v })
+	}
+	return opts, nil
+}
+
+// EnvBus is the bus EnvDevice names: a simulated one, or nil for the
+// host's.
+func EnvBus(lookup func(string) (string, bool)) (Bus, error) {
+	sim, err := envSim(lookup)
+	if sim == nil || err != nil {
+		return nil, err
+	}
+	return bus[*tpusim.Device]{sim}, nil
+}
+
+func envSim(lookup func(string) (string, bool)) (*tpusim.Bus, error) {
+	v, ok := lookup(EnvDevice)
+	switch {
+	case !ok || v == "" || v == "usb":
+		return nil, nil
+	case v == "sim", v == "sim-dfu":
+		return tpusim.NewBus(tpusim.New(tpusim.Config{Bus: 1, Address: 2, Ports: []int{1}, WaitForFirmware: v == "sim-dfu"})), nil
+	}
+	return nil, fmt.Errorf("$%s=%q: want sim (a simulated Coral USB Accelerator), sim-dfu (one waiting for its firmware) or usb", EnvDevice, v)
+}
+
+// IsSimulated reports whether the delegate runs on simulated devices,
+// whose outputs are not the model's.
+func (d *Delegate) IsSimulated() bool { return d.run.sim != nil }
+
+// Performance maps CoralSettings.performance to the driver's level.
+func Performance(p config.CoralSettings_Performance) driver.Performance {
+	switch p {
+	case config.CoralSettings_HIGH:
+		return driver.PerformanceHigh
+	case config.CoralSettings_MEDIUM:
+		return driver.PerformanceMedium
+	case config.CoralSettings_LOW:
+		return driver.PerformanceLow
+	}
+	return driver.PerformanceMax
+}
+
+// tracerLocked returns the tracer, opening the trace file on first use.
+func (r *runtime) tracerLocked() (*usbtrace.Tracer, error) {
+	if r.tracer != nil {
+		return r.tracer, nil
+	}
+	w := r.trace
+	if w == nil && r.tracePath != "" {
+		f, err := os.Create(r.tracePath)
+		if err != nil {
+			return nil, fmt.Errorf("$%s: %w", EnvTrace, err)
+		}
+		r.traceFile, w = f, f
+	}
+	if w == nil {
+		return nil, nil
+	}
+	r.tracer = usbtrace.New(w)
+	return r.tracer, nil
+}
+
+// options are the driver's options for a device and the settings.
+func (d *Delegate) options(dev Device, s Settings) (driver.Options, error) {
+	o := driver.Options{
+		Open:         driver.OpenerAt(driverBus{d.bus}, dev.Info),
+		Performance:  Performance(s.Performance),
+		AlwaysDFU:    s.AlwaysDFU,
+		FirmwarePath: s.FirmwarePath,
+		BulkInQueue:  s.BulkInQueue,
+	}
+	if o.FirmwarePath == "" {
+		o.FirmwarePath = d.run.firmware
+	}
+	if d.run.sim != nil {
+		// A simulated device comes back from a reset at once.
+		o.RetryDelay = -1
+	}
+	if s.BulkInQueue > driver.MaxBulkInQueue {
+		return o, fmt.Errorf("coral_settings.usb_max_bulk_in_queue_length %d: at most %d", s.BulkInQueue, driver.MaxBulkInQueue)
+	}
+	if d.run.tune != nil {
+		d.run.tune(&o)
+	}
+	return o, nil
+}
+
+// driverBus gives the driver the delegate's bus.
+type driverBus struct{ b Bus }
+
+func (b driverBus) Devices(ctx context.Context, ids []usb.ID) ([]usb.Info, error) {
+	return b.b.Devices(ctx, ids)
+}
+
+func (b driverBus) Open(ctx context.Context, info usb.Info) (driver.Transport, error) {
+	return b.b.Open(ctx, info)
+}
+
+// acquire returns the open driver of dev, opening it when no partition
+// holds it.
+func (d *Delegate) acquire(ctx context.Context, dev Device, o driver.Options, ref bool) (*driver.Driver, error) {
+	r := d.run
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := dev.Location()
+	sh := r.devices[key]
+	if sh == nil {
+		sh = &openDevice{}
+		r.devices[key] = sh
+	}
+	if ref {
+		sh.refs++
+	}
+	if sh.drv != nil {
+		return sh.drv, nil
+	}
+	tr, err := r.tracerLocked()
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		o.Open = tr.Opener(o.Open)
+	}
+	drv, err := driver.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sh.drv = drv
+	return drv, nil
+}
+
+// drop closes a driver that failed, so that the next run opens the device
+// again.
+func (d *Delegate) drop(dev Device, drv *driver.Driver) {
+	r := d.run
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sh := r.devices[dev.Location()]; sh != nil && sh.drv == drv {
+		sh.drv = nil
+	}
+	_ = drv.Close()
+}
+
+// releaseRef forgets a partition's hold on dev, closing it with the last.
+func (d *Delegate) releaseRef(dev Device) error {
+	r := d.run
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := dev.Location()
+	sh := r.devices[key]
+	if sh == nil {
+		return nil
+	}
+	if sh.refs--; sh.refs > 0 {
+		return nil
+	}
+	delete(r.devices, key)
+	if sh.drv != nil {
+		return sh.drv.Close()
+	}
+	return nil
+}
+
+// close closes every device and the trace file.
+func (r *runtime) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for key, sh := range r.devices {
+		if sh.drv != nil {
+			errs = append(errs, sh.drv.Close())
+		}
+		delete(r.devices, key)
+	}
+	if r.traceFile != nil {
+		errs = append(errs, r.traceFile.Close())
+		r.traceFile, r.tracer = nil, nil
+	}
+	return errors.Join(errs...)
+}
+
+// compile is the end of Compile once the device is found: each node's
+// executables checked for the driver, the device opened.
+func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
+	m, err := core.NewModel(p.Model)
+	if err != nil {
+		return nil, fmt.Errorf("partition model: %w", err)
+	}
+	x := &runnable{d: d, dev: dev, m: m, nodes: nodes}
+	for _, n := range nodes {
+		dm, err := driver.NewModel(n.Main, n.Caching)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", n.Index, err)
+		}
+		x.models = append(x.models, dm)
+		if d.run.sim != nil {
+			// The simulator cannot run Edge TPU instructions: it is told
+			// which executables it will be sent.
+			for _, e := range []*executable.Executable{n.Main, n.Caching} {
+				if e != nil {
+					d.run.sim.Learn(e)
+				}
+			}
+		}
+	}
+	if x.opts, err = d.options(dev, s); err != nil {
+		return nil, err
+	}
+	if _, err := d.acquire(ctx, dev, x.opts, true); err != nil {
+		_ = d.releaseRef(dev)
+		return nil, fmt.Errorf("%w: %s: %w", delegate.ErrNoDevice, dev, err)
+	}
+	return x, nil
+}
+
+// runnable is a compiled partition.
+type runnable struct {
+	d      *Delegate
+	dev    Device
+	opts   driver.Options
+	m      *core.Model
+	nodes  []*Node
+	models []*driver.Model
+	mu     sync.Mutex
+	closed bool
+}
+
+// Invoke runs the partition's nodes in order on the device: each node's
+// inputs from the partition's inputs or the nodes before it, its outputs
+// relayouted and converted to the tensors' types (ReFormatOutputs), a
+// "..._variable_output" layer's values going to the state tensor it
+// updates. A failure of the device closes it (the next Invoke opens it
+// again) and is an execution error.
+func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return errors.New("edgetpu: invoke after close")
+	}
+	sg := x.m.Subgraphs[0]
+	if len(inputs) != len(sg.Inputs) || len(outputs) != len(sg.Outputs) {
+		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(sg.Inputs), len(sg.Outputs), len(inputs), len(outputs))
+	}
+	vals := map[int][]byte{}
+	for i, ti := range sg.Inputs {
+		vals[ti] = inputs[i].Data
+	}
+	value := func(ti int) []byte {
+		if v, ok := vals[ti]; ok {
+			return v
+		}
+		return x.m.Buffer(sg.Tensors[ti].Buffer)
+	}
+	drv, err := x.d.acquire(ctx, x.dev, x.opts, false)
+	if err != nil {
+		return fmt.Errorf("edgetpu: open %s again: %w", x.dev, err)
+	}
+	for k, n := range x.nodes {
+		op := &sg.Operators[n.Index]
+		ins := slices.DeleteFunc(slices.Clone(op.Inputs), func(ti int) bool { return ti < 0 })
+		data := make([][]byte, len(ins))
+		for i, ti := range ins {
+			data[i] = value(ti)
+			if want := n.Batches * n.Main.Inputs[i].ActualBytes(); len(data[i]) != want {
+				return fmt.Errorf("edgetpu: node %d input %d holds %d bytes, want %d", n.Index, i, len(data[i]), want)
+			}
+		}
+		outs, err := drv.Run(ctx, x.models[k], data, n.Batches)
+		if err != nil {
+			x.d.drop(x.dev, drv)
+			return fmt.Errorf("edgetpu: node %d on %s: %w", n.Index, x.dev, err)
+		}
+		for j := range n.Main.Outputs {
+			l := &n.Main.Outputs[j]
+			ti := -1
+			if name, ok := cutSuffix(l.Name, executable.VariableOutputSuffix); ok {
+				for i := range n.Main.Inputs {
+					if n.Main.Inputs[i].Name == name && i < len(ins) {
+						ti = ins[i]
+					}
+				}
+			} else if j < len(op.Outputs) {
+				ti = op.Outputs[j]
+			}
+			if ti < 0 {
+				continue
+			}
+			info := sg.Tensors[ti]
+			t := &kernels.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant}
+			buf := make([]byte, kernels.NumElements(info.Shape)*info.Type.Size())
+			per, actual := len(buf)/n.Batches, l.ActualBytes()
+			for b := range n.Batches {
+				if err := driver.OutputValues(l, t, buf[b*per:(b+1)*per], outs[j][b*actual:(b+1)*actual]); err != nil {
+					return fmt.Errorf("edgetpu: node %d: %w", n.Index, err)
+				}
+			}
+			vals[ti] = buf
+		}
+	}
+	for j, ti := range sg.Outputs {
+		v, ok := vals[ti]
+		if !ok || len(v) != len(outputs[j].Data) {
+			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, sg.Tensors[ti].Name, len(v), len(outputs[j].Data))
+		}
+		copy(outputs[j].Data, v)
+	}
+	return nil
+}
+
+func cutSuffix(s, suffix string) (string, bool) {
+	if len(s) > len(suffix) && s[len(s)-len(suffix):] == suffix {
+		return s[:len(s)-len(suffix)], true
+	}
+	return s, false
+}
+
+// Close releases the partition's hold on its device.
+func (x *runnable) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	return x.d.releaseRef(x.dev)
+}
