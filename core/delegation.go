@@ -276,14 +276,68 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 			saved = saved[1:]
 		}
 	}
-	p.onCPU = true
 	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,
 		Nodes: slices.Clone(p.nodes), Stage: delegate.StageExecute, Err: err})
+	if !it.cpuRuns(p) {
+		// No CPU kernel for some node (an Edge TPU model's custom op): the
+		// model's CPU twin takes over this Invoke and every later one.
+		return it.switchToTwin(ctx, derr)
+	}
+	p.onCPU = true
 	if p.exe != nil {
 		p.exe.Close()
 		p.exe = nil
 	}
 	return it.runOnCPU(p)
+}
+
+// cpuRuns reports whether every node of p has a prepared CPU kernel.
+func (it *Interpreter) cpuRuns(p *delegated) bool {
+	for _, ni := range p.nodes {
+		if n := it.nodes[ni]; n == nil || n.broken != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// switchToTwin hands this Invoke and every later one to the model's CPU
+// twin, after an execution failure of a partition the CPU kernels cannot
+// run. Without a twin (or one that cannot run), cause is the result.
+func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
+	if it.opts.isTwin {
+		return cause
+	}
+	twin, err := it.runTwin(ctx, cause)
+	if err != nil {
+		return err
+	}
+	if err := twin.AllocateTensors(); err != nil {
+		twin.Close()
+		return &TwinError{Path: twin.twin.Path, Fallbacks: slices.Clone(it.events), Cause: cause, Err: err}
+	}
+	it.runsTwin, it.twin = twin, twin.twin
+	return it.invokeTwin(ctx)
+}
+
+// invokeTwin runs the twin on this interpreter's inputs and copies its
+// outputs back, so callers keep reading the tensors they hold.
+func (it *Interpreter) invokeTwin(ctx context.Context) error {
+	t := it.runsTwin
+	for i := range it.sg.Inputs {
+		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
+			return fmt.Errorf("CPU twin input %d: %w", i, err)
+		}
+	}
+	if err := t.Invoke(ctx); err != nil {
+		return fmt.Errorf("CPU twin %s: %w", it.twin.Path, err)
+	}
+	for i := range it.sg.Outputs {
+		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
+			return fmt.Errorf("CPU twin output %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // invokeDelegate calls the executable with copies of the boundary tensors'
@@ -368,10 +422,13 @@ func (it *Interpreter) Plan() *partition.Plan { return it.plan }
 // Fallbacks lists every fallback to the CPU so far, in order.
 func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.events) }
 
-// Close releases the partitions' executables. The delegates themselves
-// belong to the caller.
+// Close releases the partitions' executables (and a twin that took over).
+// The delegates themselves belong to the caller.
 func (it *Interpreter) Close() error {
 	var errs []error
+	if it.runsTwin != nil {
+		errs = append(errs, it.runsTwin.Close())
+	}
 	for _, st := range it.steps {
 		if st.part != nil && st.part.exe != nil {
 			errs = append(errs, st.part.exe.Close())

@@ -62,6 +62,7 @@ type Interpreter struct {
 	fallback delegate.Fallback
 	events   []delegate.Event
 	twin     *TwinFallback // set when this interpreter runs the CPU twin of the model asked for
+	runsTwin *Interpreter  // set when an execution failure handed every later Invoke to the twin
 	arena    []byte
 	ready    bool
 }
@@ -380,6 +381,9 @@ func (it *Interpreter) ArenaBytes() int { return len(it.arena) }
 func (it *Interpreter) Invoke(ctx context.Context) error {
 	if !it.ready {
 		return ErrNotReady
+	}
+	if it.runsTwin != nil {
+		return it.invokeTwin(ctx)
 	}
 	for _, st := range it.steps {
 		if err := ctx.Err(); err != nil {
