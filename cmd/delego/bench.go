@@ -338,7 +338,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 	reportTwin(stderr, it)
-	reportSimulated(stderr, del, it) // edgetpu part 2 (edgetpu_env.go)
+	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
 	reportFallbacks(stderr, plan, false)
 	if invokeErr != nil {
 		return invokeErr

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
@@ -35,15 +36,12 @@ func edgeTPUBus() (edgetpu.Bus, error) {
 }
 
 // reportSimulated says so when a simulated Edge TPU produced (part of) the
-// result: its outputs are the simulator's, not the model's.
-func reportSimulated(w io.Writer, d *delegation, it *core.Interpreter) {
-	sim := false
-	for _, dl := range d.Delegates {
-		if s, ok := dl.(interface{ IsSimulated() bool }); ok && s.IsSimulated() {
-			sim = true
-		}
-	}
-	if !sim || it.Twin() != nil {
+// result: its outputs are the simulator's, not the model's. The environment
+// decides it, so it holds for the in-process delegate and for the
+// delego-edgetpu plugin alike (the plugin inherits the environment).
+func reportSimulated(w io.Writer, it *core.Interpreter) {
+	dev := os.Getenv(edgetpu.EnvDevice)
+	if !strings.HasPrefix(dev, "sim") || it.Twin() != nil || it.Plan() == nil {
 		return
 	}
 	fell := map[int]bool{}
@@ -53,7 +51,7 @@ func reportSimulated(w io.Writer, d *delegation, it *core.Interpreter) {
 	for i, p := range it.Plan().Partitions {
 		if p.Delegate == edgetpu.Name && !fell[i] {
 			fmt.Fprintf(w, "delego: the Edge TPU is simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
-				edgetpu.EnvDevice, os.Getenv(edgetpu.EnvDevice))
+				edgetpu.EnvDevice, dev)
 			return
 		}
 	}

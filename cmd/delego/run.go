@@ -234,7 +234,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		return err
 	}
 	reportTwin(stderr, it)
-	reportSimulated(stderr, del, it) // edgetpu part 2 (edgetpu_env.go)
+	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
 	reportFallbacks(stderr, r, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
