@@ -408,40 +408,32 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 	}
 }
 
-// lstmQuantize8 quantizes v symmetrically to int8 (scale maxabs/127),
-// replacing v by the values the quantized tensor represents.
-func lstmQuantize8(v []float64, shape ...int) *Tensor {
+// lstmQuantizeSym quantizes v symmetrically to a tensor of type typ with
+// elements T (scale maxabs/qmax), replacing v by the values the quantized
+// tensor represents.
+func lstmQuantizeSym[T int8 | int16](typ DType, qmax float64, v []float64, shape ...int) *Tensor {
 	m := 1e-9
 	for _, x := range v {
 		m = max(m, math.Abs(x))
 	}
-	scale := float32(m / 127)
-	t := NewTensor(Int8, shape...)
+	scale := float32(m / qmax)
+	t := NewTensor(typ, shape...)
+	q := view[T](t.Data)
 	for i, x := range v {
-		q := int8(math.Round(x / float64(scale)))
-		t.Int8s()[i] = q
-		v[i] = float64(q) * float64(scale)
+		q[i] = T(math.Round(x / float64(scale)))
+		v[i] = float64(q[i]) * float64(scale)
 	}
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{0}}
+	t.Quant = lstmQuant(scale, 0)
 	t.Const = true
 	return t
 }
 
+func lstmQuantize8(v []float64, shape ...int) *Tensor {
+	return lstmQuantizeSym[int8](Int8, 127, v, shape...)
+}
+
 func lstmQuantize16(v []float64, shape ...int) *Tensor {
-	m := 1e-9
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	scale := float32(m / 32767)
-	t := NewTensor(Int16, shape...)
-	for i, x := range v {
-		q := int16(math.Round(x / float64(scale)))
-		t.Int16s()[i] = q
-		v[i] = float64(q) * float64(scale)
-	}
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{0}}
-	t.Const = true
-	return t
+	return lstmQuantizeSym[int16](Int16, 32767, v, shape...)
 }
 
 // lstmQuantize32 quantizes v with the given scale to int32, replacing v by
