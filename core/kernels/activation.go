@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -34,17 +32,6 @@ func activationOps() []Registration {
 		{Code: schema.BuiltinOperatorQUANTIZE, Versions: VersionRange{1, 3}, New: newQuantizeOp},
 		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: VersionRange{1, 5}, New: newDequantizeOp},
 	}
-}
-
-// actOptions returns the operator's builtin options table when it is of type
-// want; ok is false when the operator is nil or has other or no options, in
-// which case TFLite uses zeroed defaults.
-func actOptions(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
-	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
-		return tbl, false
-	}
-	ok = info.Operator.BuiltinOptions(&tbl)
-	return tbl, ok
 }
 
 // actArity checks the node's input and output counts and that none is
@@ -274,7 +261,7 @@ type leakyReluOp struct {
 
 func newLeakyReluOp(info OpInfo) (Op, error) {
 	var p LeakyReluParams
-	if tbl, ok := actOptions(info, schema.BuiltinOptionsLeakyReluOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsLeakyReluOptions); ok {
 		var o schema.LeakyReluOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		p.Alpha = o.Alpha()

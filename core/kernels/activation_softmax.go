@@ -42,7 +42,7 @@ type softmaxOp struct {
 
 func newSoftmaxOp(info OpInfo) (Op, error) {
 	var p SoftmaxParams
-	if tbl, ok := actOptions(info, schema.BuiltinOptionsSoftmaxOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSoftmaxOptions); ok {
 		var o schema.SoftmaxOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		p.Beta = o.Beta()

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -20,13 +18,10 @@ type l2Norm struct {
 
 func newL2Norm(info OpInfo) (Op, error) {
 	k := &l2Norm{}
-	if info.Operator != nil && info.Operator.BuiltinOptionsType() == schema.BuiltinOptionsL2NormOptions {
-		var tbl flatbuffers.Table
-		if info.Operator.BuiltinOptions(&tbl) {
-			var o schema.L2NormOptions
-			o.Init(tbl.Bytes, tbl.Pos)
-			k.activation = o.FusedActivationFunction()
-		}
+	if tbl, ok := info.options(schema.BuiltinOptionsL2NormOptions); ok {
+		var o schema.L2NormOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		k.activation = o.FusedActivationFunction()
 	}
 	return k, nil
 }

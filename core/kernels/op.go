@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	flatbuffers "github.com/google/flatbuffers/go"
+
 	"github.com/delego/delego/core/schema"
 )
 
@@ -63,6 +65,16 @@ type OpInfo struct {
 	// CustomOptions accessors. It is nil for nodes made without a model
 	// (tests), in which case options take their schema defaults.
 	Operator *schema.Operator
+}
+
+// options returns the operator's builtin options table when it is of type
+// want; ok is false when the operator is nil or carries other (or no)
+// options, which is when TFLite falls back to its zeroed defaults.
+func (info OpInfo) options(want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
+	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
+		return tbl, false
+	}
+	return tbl, info.Operator.BuiltinOptions(&tbl)
 }
 
 // Registration binds a builtin op code (or a custom op name) to a kernel.

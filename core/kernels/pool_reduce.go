@@ -67,7 +67,7 @@ type Reduce struct {
 func newReduceFactory(kind ReduceKind) func(OpInfo) (Op, error) {
 	return func(info OpInfo) (Op, error) {
 		r := &Reduce{Kind: kind}
-		if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsReducerOptions); ok {
+		if tbl, ok := info.options(schema.BuiltinOptionsReducerOptions); ok {
 			var o schema.ReducerOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			r.Params.KeepDims = o.KeepDims()

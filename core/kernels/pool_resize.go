@@ -64,7 +64,7 @@ type ResizeBilinear struct {
 
 func newResizeBilinear(info OpInfo) (Op, error) {
 	r := &ResizeBilinear{}
-	if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsResizeBilinearOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsResizeBilinearOptions); ok {
 		var o schema.ResizeBilinearOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		r.Params = ResizeParams{AlignCorners: o.AlignCorners(), HalfPixelCenters: o.HalfPixelCenters()}
@@ -461,7 +461,7 @@ type ResizeNearestNeighbor struct {
 
 func newResizeNearest(info OpInfo) (Op, error) {
 	r := &ResizeNearestNeighbor{}
-	if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsResizeNearestNeighborOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsResizeNearestNeighborOptions); ok {
 		var o schema.ResizeNearestNeighborOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		r.Params = ResizeParams{AlignCorners: o.AlignCorners(), HalfPixelCenters: o.HalfPixelCenters()}

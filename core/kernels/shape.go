@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -45,17 +43,6 @@ func shapeOps() []Registration {
 // (SLICE, STRIDED_SLICE, TRANSPOSE); it sizes fixed arrays so Eval does not
 // allocate.
 const shapeMaxDims = 5
-
-// shapeOptions returns the operator's builtin options table when it is of
-// type want. ok is false when the operator is nil or carries other (or no)
-// options, which is when TFLite falls back to its zeroed defaults.
-func shapeOptions(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
-	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
-		return tbl, false
-	}
-	ok = info.Operator.BuiltinOptions(&tbl)
-	return tbl, ok
-}
 
 // shapeCheckArity checks the node's input and output counts; a negative
 // count accepts any number.

@@ -37,7 +37,7 @@ type concatOp struct {
 
 func newConcatOp(info OpInfo) (Op, error) {
 	var p concatParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsConcatenationOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsConcatenationOptions); ok {
 		var opts schema.ConcatenationOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.Axis = int(opts.Axis())
@@ -193,7 +193,7 @@ type splitOp struct {
 
 func newSplitOp(info OpInfo) (Op, error) {
 	var p splitParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSplitOptions); ok {
 		var opts schema.SplitOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.NumSplits = int(opts.NumSplits())
@@ -286,7 +286,7 @@ type splitVOp struct {
 
 func newSplitVOp(info OpInfo) (Op, error) {
 	var p splitVParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitVOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSplitVOptions); ok {
 		var opts schema.SplitVOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.NumSplits = int(opts.NumSplits())
@@ -414,7 +414,7 @@ type packOp struct {
 
 func newPackOp(info OpInfo) (Op, error) {
 	var p packParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsPackOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsPackOptions); ok {
 		var opts schema.PackOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.ValuesCount = int(opts.ValuesCount())
@@ -490,7 +490,7 @@ type unpackOp struct {
 
 func newUnpackOp(info OpInfo) (Op, error) {
 	var p unpackParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsUnpackOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsUnpackOptions); ok {
 		var opts schema.UnpackOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.Num = int(opts.Num())

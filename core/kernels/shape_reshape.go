@@ -27,7 +27,7 @@ type reshapeOp struct {
 
 func newReshapeOp(info OpInfo) (Op, error) {
 	var p reshapeParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsReshapeOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsReshapeOptions); ok {
 		var opts schema.ReshapeOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		if n := opts.NewShapeLength(); n > shapeMaxOptionDims {
@@ -161,7 +161,7 @@ type squeezeOp struct{ p squeezeParams }
 
 func newSqueezeOp(info OpInfo) (Op, error) {
 	var p squeezeParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSqueezeOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSqueezeOptions); ok {
 		var opts schema.SqueezeOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		if n := opts.SqueezeDimsLength(); n > shapeMaxOptionDims {
@@ -308,7 +308,7 @@ func newShapeOp(info OpInfo) (Op, error) {
 	p := shapeParams{OutType: Int32}
 	if info.Operator != nil {
 		p.OutType = -1
-		if tbl, ok := shapeOptions(info, schema.BuiltinOptionsShapeOptions); ok {
+		if tbl, ok := info.options(schema.BuiltinOptionsShapeOptions); ok {
 			var opts schema.ShapeOptions
 			opts.Init(tbl.Bytes, tbl.Pos)
 			p.OutType = DType(opts.OutType())

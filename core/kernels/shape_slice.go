@@ -212,7 +212,7 @@ type stridedSliceOp struct {
 
 func newStridedSliceOp(info OpInfo) (Op, error) {
 	var p stridedSliceParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsStridedSliceOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsStridedSliceOptions); ok {
 		var opts schema.StridedSliceOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p = stridedSliceParams{
