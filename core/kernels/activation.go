@@ -77,6 +77,18 @@ func actQuantized(t *Tensor) error {
 	return nil
 }
 
+// actQuantizedIO checks that the input and the output of op are both
+// quantized.
+func actQuantizedIO(op string, in, out *Tensor) error {
+	if err := actQuantized(in); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := actQuantized(out); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
 // actLUT8 fills a 256-entry table, indexed by the raw byte of an 8-bit
 // element, with f of every value of the 8-bit type t (UINT8 or INT8).
 func actLUT8(t DType, table *[256]byte, f func(v int32) int32) {
@@ -158,11 +170,8 @@ func (op *reluOp) Prepare(n *Node) error {
 	default:
 		return Unsupported("%s: input type %s", name, in.Type)
 	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if err := actQuantizedIO(name, in, out); err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
@@ -281,11 +290,8 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	default:
 		return Unsupported("LEAKY_RELU: input type %s", in.Type)
 	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("LEAKY_RELU: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("LEAKY_RELU: %w", err)
+	if err := actQuantizedIO("LEAKY_RELU", in, out); err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
@@ -376,11 +382,8 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	default:
 		return Unsupported("HARD_SWISH: input type %s", in.Type)
 	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("HARD_SWISH: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("HARD_SWISH: %w", err)
+	if err := actQuantizedIO("HARD_SWISH", in, out); err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	hiresInputScale := (1.0 / 128.0) * in.Scale()

@@ -77,11 +77,8 @@ func (op *softmaxOp) Prepare(n *Node) error {
 	default:
 		return Unsupported("SOFTMAX: input type %s", in.Type)
 	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("SOFTMAX: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("SOFTMAX: %w", err)
+	if err := actQuantizedIO("SOFTMAX", in, out); err != nil {
+		return err
 	}
 	op.outZP, op.outScale = out.ZeroPoint(), out.Scale()
 	if in.Type != Int16 {

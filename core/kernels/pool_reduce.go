@@ -632,6 +632,34 @@ func (it *reduceIter) init(shape []int, axes []int) {
 	}
 }
 
+// begin readies a walk over a non-scalar input; it is false when the input
+// has no elements.
+func (it *reduceIter) begin() bool {
+	for _, d := range it.dims {
+		if d == 0 {
+			return false
+		}
+	}
+	clear(it.idx)
+	return true
+}
+
+// next moves on to the next run of the last dimension: it advances the outer
+// indices and the output offset o with them, and reports done after the
+// last run.
+func (it *reduceIter) next(o int) (_ int, done bool) {
+	for d := len(it.dims) - 2; d >= 0; d-- {
+		it.idx[d]++
+		o += it.ostride[d]
+		if it.idx[d] < it.dims[d] {
+			return o, false
+		}
+		o -= it.ostride[d] * it.dims[d]
+		it.idx[d] = 0
+	}
+	return o, true
+}
+
 // each calls f(inputOffset, outputOffset) for every input element in
 // row-major order.
 func (it *reduceIter) each(f func(i, o int)) {
@@ -640,12 +668,9 @@ func (it *reduceIter) each(f func(i, o int)) {
 		f(0, 0)
 		return
 	}
-	for _, d := range it.dims {
-		if d == 0 {
-			return
-		}
+	if !it.begin() {
+		return
 	}
-	clear(it.idx)
 	last := it.dims[nd-1]
 	lastStride := it.ostride[nd-1]
 	i, o := 0, 0
@@ -656,18 +681,8 @@ func (it *reduceIter) each(f func(i, o int)) {
 			i++
 			oo += lastStride
 		}
-		// Advance the outer dimensions.
-		d := nd - 2
-		for ; d >= 0; d-- {
-			it.idx[d]++
-			o += it.ostride[d]
-			if it.idx[d] < it.dims[d] {
-				break
-			}
-			o -= it.ostride[d] * it.dims[d]
-			it.idx[d] = 0
-		}
-		if d < 0 {
+		var done bool
+		if o, done = it.next(o); done {
 			return
 		}
 	}
@@ -681,12 +696,9 @@ func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(A
 		acc[0] = f(acc[0], src[0])
 		return
 	}
-	for _, d := range it.dims {
-		if d == 0 {
-			return
-		}
+	if !it.begin() {
+		return
 	}
-	clear(it.idx)
 	last := it.dims[nd-1]
 	lastStride := it.ostride[nd-1]
 	i, o := 0, 0
@@ -705,17 +717,8 @@ func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(A
 			}
 		}
 		i += last
-		d := nd - 2
-		for ; d >= 0; d-- {
-			it.idx[d]++
-			o += it.ostride[d]
-			if it.idx[d] < it.dims[d] {
-				break
-			}
-			o -= it.ostride[d] * it.dims[d]
-			it.idx[d] = 0
-		}
-		if d < 0 {
+		var done bool
+		if o, done = it.next(o); done {
 			return
 		}
 	}
