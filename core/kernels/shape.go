@@ -132,6 +132,22 @@ func shapeSetOutput(out *Tensor, shape []int) {
 	out.Shape = append([]int(nil), shape...)
 }
 
+// shapeSizeOutput sizes out in Prepare when the inputs that decide its
+// shape are constant, from shape(); otherwise it marks out Dynamic, for
+// Eval to size.
+func shapeSizeOutput(out *Tensor, constant bool, shape func() ([]int, error)) error {
+	if !constant {
+		out.Dynamic = true
+		return nil
+	}
+	s, err := shape()
+	if err != nil {
+		return err
+	}
+	shapeSetOutput(out, s)
+	return nil
+}
+
 // shapeProd multiplies dims[lo:hi].
 func shapeProd(dims []int, lo, hi int) int {
 	p := 1

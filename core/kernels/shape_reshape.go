@@ -123,16 +123,7 @@ func (o *reshapeOp) Prepare(n *Node) error {
 		return err
 	}
 	st := o.shapeTensor(n)
-	if st != nil && !st.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(in, st)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, st == nil || st.Const, func() ([]int, error) { return o.resolve(in, st) })
 }
 
 // Eval copies the input bytes, resolving a dynamic output shape first.
@@ -266,16 +257,7 @@ func (o *expandDimsOp) Prepare(n *Node) error {
 	if axisT.Type != Int32 && axisT.Type != Int64 {
 		return Unsupported("EXPAND_DIMS: axis type %s", axisT.Type)
 	}
-	if !axisT.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(in, axisT)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, axisT.Const, func() ([]int, error) { return o.resolve(in, axisT) })
 }
 
 // Eval copies the input bytes, resolving a dynamic output shape first.

@@ -171,15 +171,12 @@ func (o *sliceOp) Prepare(n *Node) error {
 	if begin.Shape[0] != len(in.Shape) {
 		return fmt.Errorf("%s: begin has %d entries for an input of rank %d", op, begin.Shape[0], len(in.Shape))
 	}
-	if !o.constInputs(n) {
-		out.Dynamic = true
-		return nil
-	}
-	if err := o.plan(n); err != nil {
-		return err
-	}
-	shapeSetOutput(out, o.shape)
-	return nil
+	return shapeSizeOutput(out, o.constInputs(n), func() ([]int, error) {
+		if err := o.plan(n); err != nil {
+			return nil, err
+		}
+		return o.shape, nil
+	})
 }
 
 // Eval copies the slice.
@@ -426,15 +423,12 @@ func (o *stridedSliceOp) Prepare(n *Node) error {
 	if len(in.Shape) > shapeMaxDims {
 		return Unsupported("%s: input rank %d (TFLite 2.9 supports 1D-5D)", op, len(in.Shape))
 	}
-	if !o.constInputs(n) {
-		out.Dynamic = true
-		return nil
-	}
-	if err := o.plan(n); err != nil {
-		return err
-	}
-	shapeSetOutput(out, o.shape)
-	return nil
+	return shapeSizeOutput(out, o.constInputs(n), func() ([]int, error) {
+		if err := o.plan(n); err != nil {
+			return nil, err
+		}
+		return o.shape, nil
+	})
 }
 
 // Eval copies the selected elements.
