@@ -201,16 +201,21 @@ func newSplitOp(info OpInfo) (Op, error) {
 	return &splitOp{p: p}, nil
 }
 
-// axis reads and normalizes the axis input.
-func (o *splitOp) axis(n *Node) (int, error) {
-	axisT, in := n.Inputs[0], n.Inputs[1]
+// shapeSplitAxis reads the axis tensor of SPLIT or SPLIT_V and normalizes
+// it against the input's rank.
+func shapeSplitAxis(op string, axisT, in *Tensor) (int, error) {
 	if axisT.NumElements() < 1 {
-		return 0, fmt.Errorf("SPLIT: axis tensor is empty")
+		return 0, fmt.Errorf("%s: axis tensor is empty", op)
 	}
-	if err := shapeCheckIntTensor("SPLIT", "axis", axisT); err != nil {
+	if err := shapeCheckIntTensor(op, "axis", axisT); err != nil {
 		return 0, err
 	}
-	return shapeNormAxis("SPLIT", int(shapeIntAt(axisT, 0)), len(in.Shape))
+	return shapeNormAxis(op, int(shapeIntAt(axisT, 0)), len(in.Shape))
+}
+
+// axis reads and normalizes the axis input.
+func (o *splitOp) axis(n *Node) (int, error) {
+	return shapeSplitAxis("SPLIT", n.Inputs[0], n.Inputs[1])
 }
 
 // resize sets every output's shape.
@@ -296,14 +301,7 @@ func newSplitVOp(info OpInfo) (Op, error) {
 
 // axis reads and normalizes the axis input.
 func (o *splitVOp) axis(n *Node) (int, error) {
-	axisT, in := n.Inputs[2], n.Inputs[0]
-	if axisT.NumElements() < 1 {
-		return 0, fmt.Errorf("SPLIT_V: axis tensor is empty")
-	}
-	if err := shapeCheckIntTensor("SPLIT_V", "axis", axisT); err != nil {
-		return 0, err
-	}
-	return shapeNormAxis("SPLIT_V", int(shapeIntAt(axisT, 0)), len(in.Shape))
+	return shapeSplitAxis("SPLIT_V", n.Inputs[2], n.Inputs[0])
 }
 
 // resize resolves the sizes and sets every output's shape.
