@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/delego/delego/core/schema"
 )
@@ -41,17 +42,7 @@ func actArity(n *Node, op string, inputs, outputs int) error {
 		return fmt.Errorf("%s: got %d inputs and %d outputs, want %d and %d",
 			op, len(n.Inputs), len(n.Outputs), inputs, outputs)
 	}
-	for i, t := range n.Inputs {
-		if t == nil {
-			return fmt.Errorf("%s: input %d is missing", op, i)
-		}
-	}
-	for i, t := range n.Outputs {
-		if t == nil {
-			return fmt.Errorf("%s: output %d is missing", op, i)
-		}
-	}
-	return nil
+	return n.checkPresent(op)
 }
 
 // actUnary checks a one-input, one-output node whose output has the input's
@@ -77,16 +68,23 @@ func actQuantized(t *Tensor) error {
 	return nil
 }
 
-// actQuantizedIO checks that the input and the output of op are both
-// quantized.
-func actQuantizedIO(op string, in, out *Tensor) error {
+// actTypesIO starts the Prepare of an activation by the input type:
+// FLOAT32 needs nothing more (isFloat); one of quantTypes needs a quantized
+// input and output; any other type is unsupported.
+func actTypesIO(op string, in, out *Tensor, quantTypes ...DType) (isFloat bool, err error) {
+	if in.Type == Float32 {
+		return true, nil
+	}
+	if !slices.Contains(quantTypes, in.Type) {
+		return false, Unsupported("%s: input type %s", op, in.Type)
+	}
 	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return false, fmt.Errorf("%s: %w", op, err)
 	}
 	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return false, fmt.Errorf("%s: %w", op, err)
 	}
-	return nil
+	return false, nil
 }
 
 // actLUT8 fills a 256-entry table, indexed by the raw byte of an 8-bit
@@ -159,18 +157,11 @@ func (op *reluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8:
-	case Int16:
-		if op.kind == actRelu1 {
-			return Unsupported("%s: input type %s", name, in.Type)
-		}
-	default:
-		return Unsupported("%s: input type %s", name, in.Type)
+	quantTypes := []DType{Uint8, Int8, Int16}
+	if op.kind == actRelu1 {
+		quantTypes = quantTypes[:2]
 	}
-	if err := actQuantizedIO(name, in, out); err != nil {
+	if isFloat, err := actTypesIO(name, in, out, quantTypes...); isFloat || err != nil {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
@@ -283,14 +274,7 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("LEAKY_RELU: input type %s", in.Type)
-	}
-	if err := actQuantizedIO("LEAKY_RELU", in, out); err != nil {
+	if isFloat, err := actTypesIO("LEAKY_RELU", in, out, Uint8, Int8, Int16); isFloat || err != nil {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
@@ -375,14 +359,7 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8:
-	default:
-		return Unsupported("HARD_SWISH: input type %s", in.Type)
-	}
-	if err := actQuantizedIO("HARD_SWISH", in, out); err != nil {
+	if isFloat, err := actTypesIO("HARD_SWISH", in, out, Uint8, Int8); isFloat || err != nil {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()

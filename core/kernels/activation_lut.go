@@ -44,14 +44,7 @@ func (op *logisticOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("%s: input type %s", name, in.Type)
-	}
-	if err := actQuantizedIO(name, in, out); err != nil {
+	if isFloat, err := actTypesIO(name, in, out, Uint8, Int8, Int16); isFloat || err != nil {
 		return err
 	}
 	if in.Type == Int16 {

@@ -70,14 +70,7 @@ func (op *softmaxOp) Prepare(n *Node) error {
 		return err
 	}
 	out.Shape = append([]int(nil), in.Shape...)
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("SOFTMAX: input type %s", in.Type)
-	}
-	if err := actQuantizedIO("SOFTMAX", in, out); err != nil {
+	if isFloat, err := actTypesIO("SOFTMAX", in, out, Uint8, Int8, Int16); isFloat || err != nil {
 		return err
 	}
 	op.outZP, op.outScale = out.ZeroPoint(), out.Scale()

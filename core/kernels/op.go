@@ -29,6 +29,22 @@ func (n *Node) Input(i int) *Tensor {
 	return n.Inputs[i]
 }
 
+// checkPresent reports the first input or output of op's node that is
+// absent (nil).
+func (n *Node) checkPresent(op string) error {
+	for i, t := range n.Inputs {
+		if t == nil {
+			return fmt.Errorf("%s: input %d is missing", op, i)
+		}
+	}
+	for i, t := range n.Outputs {
+		if t == nil {
+			return fmt.Errorf("%s: output %d is missing", op, i)
+		}
+	}
+	return nil
+}
+
 // Op is one node's kernel instance, made by a Registration's New.
 //
 // Prepare runs whenever input shapes may have changed (AllocateTensors, after

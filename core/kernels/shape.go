@@ -53,17 +53,7 @@ func shapeCheckArity(n *Node, op string, inputs, outputs int) error {
 	if outputs >= 0 && len(n.Outputs) != outputs {
 		return fmt.Errorf("%s: got %d outputs, want %d", op, len(n.Outputs), outputs)
 	}
-	for i, t := range n.Inputs {
-		if t == nil {
-			return fmt.Errorf("%s: input %d is missing", op, i)
-		}
-	}
-	for i, t := range n.Outputs {
-		if t == nil {
-			return fmt.Errorf("%s: output %d is missing", op, i)
-		}
-	}
-	return nil
+	return n.checkPresent(op)
 }
 
 // shapeCheckType reports an Unsupported error unless t is one of the types.
