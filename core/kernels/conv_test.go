@@ -164,18 +164,19 @@ func (c convCase) padding() schema.Padding {
 	return schema.PaddingVALID
 }
 
-// convRefAcc returns the exact accumulators (sum (x-xzp)(w-wzp) + bias) of a
-// convolution or depthwise convolution, NHWC, and the output shape.
-func convRefAcc(c convCase, x, w, bias []int64, xzp, wzp int64) ([]int64, []int) {
+// convRefAcc returns the accumulators (sum (x-xzp)(w-wzp) + bias) of a
+// convolution or depthwise convolution, NHWC, and the output shape: exact in
+// int64, summed in (ky, kx, ic) order in float64.
+func convRefAcc[T int64 | float64](c convCase, x, w, bias []T, xzp, wzp T) ([]T, []int) {
 	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
 	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
 	outC := c.outC
-	out := make([]int64, c.batches*oh*ow*outC)
+	out := make([]T, c.batches*oh*ow*outC)
 	for b := range c.batches {
 		for oy := range oh {
 			for ox := range ow {
 				for oc := range outC {
-					var acc int64
+					var acc T
 					for ky := range c.kh {
 						for kx := range c.kw {
 							iy := oy*c.strideH - ph + ky*c.dilH
@@ -307,12 +308,14 @@ func testFloatConv(t *testing.T, c convCase) {
 	mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	// Reference in float64.
-	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
-	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
-	if fmt.Sprint(out.Shape) != fmt.Sprint([]int{c.batches, oh, ow, c.outC}) {
-		t.Fatalf("shape %v, want %v", out.Shape, []int{c.batches, oh, ow, c.outC})
+	var biasV []float64
+	if bias != nil {
+		biasV = values(bias)
 	}
-	x, w := in.Float32s(), filter.Float32s()
+	acc, shape := convRefAcc(c, values(in), values(filter), biasV, 0, 0)
+	if fmt.Sprint(out.Shape) != fmt.Sprint(shape) {
+		t.Fatalf("shape %v, want %v", out.Shape, shape)
+	}
 	lo, hi := math.Inf(-1), math.Inf(1)
 	switch c.act {
 	case schema.ActivationFunctionTypeRELU:
@@ -323,39 +326,11 @@ func testFloatConv(t *testing.T, c convCase) {
 		lo, hi = -1, 1
 	}
 	got := out.Float32s()
-	for b := range c.batches {
-		for oy := range oh {
-			for ox := range ow {
-				for oc := range c.outC {
-					var acc float64
-					for ky := range c.kh {
-						for kx := range c.kw {
-							iy := oy*c.strideH - ph + ky*c.dilH
-							ix := ox*c.strideW - pw + kx*c.dilW
-							if iy < 0 || iy >= c.h || ix < 0 || ix >= c.w {
-								continue
-							}
-							if c.depthwise {
-								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+oc/c.mult]) * float64(w[(ky*c.kw+kx)*c.outC+oc])
-								continue
-							}
-							fd := c.inC / c.groups
-							grp := oc / (c.outC / c.groups)
-							for ic := range fd {
-								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+grp*fd+ic]) * float64(w[((oc*c.kh+ky)*c.kw+kx)*fd+ic])
-							}
-						}
-					}
-					if bias != nil {
-						acc += float64(bias.Float32s()[oc])
-					}
-					want := min(max(acc, lo), hi)
-					g := float64(got[((b*oh+oy)*ow+ox)*c.outC+oc])
-					if math.Abs(g-want) > 1e-5*max(1, math.Abs(want)) {
-						t.Fatalf("out[%d,%d,%d,%d] = %v, want %v", b, oy, ox, oc, g, want)
-					}
-				}
-			}
+	for i, a := range acc {
+		want := min(max(a, lo), hi)
+		g := float64(got[i])
+		if math.Abs(g-want) > 1e-5*max(1, math.Abs(want)) {
+			t.Fatalf("out[%d] (of shape %v) = %v, want %v", i, shape, g, want)
 		}
 	}
 }

@@ -353,6 +353,24 @@ func (s lstmSpec) params() LSTMParams {
 	return LSTMParams{Activation: s.act, CellClip: float32(s.cellClip), ProjClip: float32(s.projClip), TimeMajor: s.timeMajor}
 }
 
+// runAgainstReference prepares op on n and invokes it twice (the state
+// carries over); after each invoke, check gets the reference's output want
+// and cell state c for the input x, the reference keeping its own state.
+func (s lstmSpec) runAgainstReference(t *testing.T, op Op, n *Node, w *lstmRealWeights, x []float64, check func(invoke int, want, c []float64)) {
+	t.Helper()
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	h := make([]float64, s.batch*s.nOutput())
+	c := make([]float64, s.batch*s.nCell)
+	for invoke := 1; invoke <= 2; invoke++ {
+		if err := op.Eval(n); err != nil {
+			t.Fatal(err)
+		}
+		check(invoke, s.reference(w, x, h, c), c)
+	}
+}
+
 var lstmTestSpecs = []lstmSpec{
 	{batch: 1, time: 3, nIn: 2, nCell: 3, act: schema.ActivationFunctionTypeTANH, seed: 1},
 	{batch: 2, time: 4, nIn: 3, nCell: 4, act: schema.ActivationFunctionTypeTANH, cellClip: 0.7, seed: 2},
@@ -379,19 +397,10 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 				n.Inputs[0].Float32s()[k] = float32(v)
 			}
 			op := NewUnidirectionalSequenceLSTM(s.params())
-			if err := op.Prepare(n); err != nil {
-				t.Fatal(err)
-			}
 			if err := op.Prepare(n); err != nil { // Prepare must be repeatable
 				t.Fatal(err)
 			}
-			h := make([]float64, s.batch*s.nOutput())
-			c := make([]float64, s.batch*s.nCell)
-			for invoke := 1; invoke <= 2; invoke++ {
-				if err := op.Eval(n); err != nil {
-					t.Fatal(err)
-				}
-				want := s.reference(w, x, h, c)
+			s.runAgainstReference(t, op, n, w, x, func(invoke int, want, c []float64) {
 				got := n.Outputs[0].Float32s()
 				for k := range want {
 					if math.Abs(float64(got[k])-want[k]) > 1e-5 {
@@ -403,7 +412,7 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 						t.Fatalf("invoke %d: cell state %d = %g, want %g", invoke, k, v, c[k])
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -533,16 +542,7 @@ func TestLSTMIntegerMatchesReference(t *testing.T) {
 			p := s.params()
 			p.Activation = schema.ActivationFunctionTypeRELU
 			op := NewUnidirectionalSequenceLSTM(p)
-			if err := op.Prepare(n); err != nil {
-				t.Fatal(err)
-			}
-			h := make([]float64, s.batch*s.nOutput())
-			c := make([]float64, s.batch*s.nCell)
-			for invoke := 1; invoke <= 2; invoke++ {
-				if err := op.Eval(n); err != nil {
-					t.Fatal(err)
-				}
-				want := s.reference(w, x, h, c)
+			s.runAgainstReference(t, op, n, w, x, func(invoke int, want, c []float64) {
 				worst := 0.0
 				for k, q := range n.Outputs[0].Int8s() {
 					worst = max(worst, math.Abs(float64(q)*outScale-want[k]))
@@ -557,7 +557,7 @@ func TestLSTMIntegerMatchesReference(t *testing.T) {
 						t.Errorf("invoke %d: cell state %d = %g, want %g", invoke, k, float64(q)/2048, c[k])
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -598,16 +598,7 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 				p := s.params()
 				p.AsymmetricQuantizeInputs = asym
 				op := NewUnidirectionalSequenceLSTM(p)
-				if err := op.Prepare(n); err != nil {
-					t.Fatal(err)
-				}
-				h := make([]float64, s.batch*s.nOutput())
-				c := make([]float64, s.batch*s.nCell)
-				for invoke := 1; invoke <= 2; invoke++ {
-					if err := op.Eval(n); err != nil {
-						t.Fatal(err)
-					}
-					want := s.reference(w, x, h, c)
+				s.runAgainstReference(t, op, n, w, x, func(invoke int, want, _ []float64) {
 					worst := 0.0
 					for k, v := range n.Outputs[0].Float32s() {
 						worst = max(worst, math.Abs(float64(v)-want[k]))
@@ -616,7 +607,7 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 					if worst > 0.03 {
 						t.Errorf("invoke %d: max error %.4f", invoke, worst)
 					}
-				}
+				})
 			})
 		}
 	}
