@@ -632,16 +632,18 @@ func (it *reduceIter) init(shape []int, axes []int) {
 	}
 }
 
-// begin readies a walk over a non-scalar input; it is false when the input
-// has no elements.
-func (it *reduceIter) begin() bool {
+// begin readies a walk over a non-scalar input, which goes in runs of the
+// last dimension (last elements, lastStride apart in the output); ok is
+// false when the input has no elements.
+func (it *reduceIter) begin() (last, lastStride int, ok bool) {
 	for _, d := range it.dims {
 		if d == 0 {
-			return false
+			return 0, 0, false
 		}
 	}
 	clear(it.idx)
-	return true
+	nd := len(it.dims)
+	return it.dims[nd-1], it.ostride[nd-1], true
 }
 
 // next moves on to the next run of the last dimension: it advances the outer
@@ -663,16 +665,14 @@ func (it *reduceIter) next(o int) (_ int, done bool) {
 // each calls f(inputOffset, outputOffset) for every input element in
 // row-major order.
 func (it *reduceIter) each(f func(i, o int)) {
-	nd := len(it.dims)
-	if nd == 0 {
+	if len(it.dims) == 0 {
 		f(0, 0)
 		return
 	}
-	if !it.begin() {
+	last, lastStride, ok := it.begin()
+	if !ok {
 		return
 	}
-	last := it.dims[nd-1]
-	lastStride := it.ostride[nd-1]
 	i, o := 0, 0
 	for {
 		oo := o
@@ -691,16 +691,14 @@ func (it *reduceIter) each(f func(i, o int)) {
 // reduceAccumulate folds every input element into its output accumulator in
 // TFLite's (row-major) order.
 func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(Acc, In) Acc) {
-	nd := len(it.dims)
-	if nd == 0 {
+	if len(it.dims) == 0 {
 		acc[0] = f(acc[0], src[0])
 		return
 	}
-	if !it.begin() {
+	last, lastStride, ok := it.begin()
+	if !ok {
 		return
 	}
-	last := it.dims[nd-1]
-	lastStride := it.ostride[nd-1]
 	i, o := 0, 0
 	for {
 		row := src[i : i+last]
