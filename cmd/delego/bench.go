@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -354,12 +353,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	}
 	r.Profile, r.Nodes = buildProfile(prof, sg, f.runs)
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, r)
 	}
 	return printBench(stdout, &r)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -10,6 +12,17 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 )
+
+// writeJSON writes v to w as indented JSON, the -json form of the
+// commands' reports.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
 
 // formatValues prints up to n elements of little-endian tensor data of type
 // typ, followed by "..." when there are more.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -288,12 +287,7 @@ func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	r := buildReport(m, pos[0])
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, r)
 	}
 	return printReport(stdout, r)
 }

@@ -70,6 +70,22 @@ func opLine(w opWant) *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(strconv.Itoa(w.index)) + `\s+` + regexp.QuoteMeta(w.op) + `\s+` + strconv.Itoa(w.version) + `\s+\[`)
 }
 
+// checkText checks that inspect's text form has a row for each of ops and
+// contains each of wants.
+func checkText(t *testing.T, text string, ops []opWant, wants ...string) {
+	t.Helper()
+	for _, w := range ops {
+		if !opLine(w).MatchString(text) {
+			t.Errorf("text lacks op row %v", w)
+		}
+	}
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+}
+
 func TestInspectMobilenet(t *testing.T) {
 	const model = "mobilenet_v1_0.25_128_quant.tflite"
 	r, raw := inspectJSON(t, model)
@@ -113,13 +129,7 @@ func TestInspectMobilenet(t *testing.T) {
 		t.Errorf("signature_defs = %#v, want []", raw["signature_defs"])
 	}
 
-	text := inspectText(t, model)
-	for _, w := range ops {
-		if !opLine(w).MatchString(text) {
-			t.Errorf("text lacks op row %v", w)
-		}
-	}
-	for _, want := range []string{
+	checkText(t, inspectText(t, model), ops,
 		"min runtime version:  1.5.0",
 		"1 subgraphs, 31 ops, 89 tensors (57 constant)",
 		"CONV_2D x15, DEPTHWISE_CONV_2D x13",
@@ -127,11 +137,7 @@ func TestInspectMobilenet(t *testing.T) {
 		"scale 0.0078125 zp 128",
 		`min_runtime_version  buffer 90  16 bytes   "1.5.0"`,
 		"signature defs: none",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("text lacks %q", want)
-		}
-	}
+	)
 }
 
 func TestInspectLSTM(t *testing.T) {
@@ -165,23 +171,13 @@ func TestInspectLSTM(t *testing.T) {
 		t.Errorf("min runtime version %q", r.MinRuntimeVersion)
 	}
 
-	text := inspectText(t, model)
-	for _, w := range ops {
-		if !opLine(w).MatchString(text) {
-			t.Errorf("text lacks op row %v", w)
-		}
-	}
-	for _, want := range []string{
+	checkText(t, inspectText(t, model), ops,
 		"1 subgraphs, 6 ops, 29 tensors",
 		"intermediates [19,20,21,22,23]",
 		"INT8 variable",
 		"INT16 variable",
 		`"serving_default"  subgraph 0  inputs [x=0]  outputs [output_0=28]`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("text lacks %q", want)
-		}
-	}
+	)
 }
 
 func TestInspectEdgeTPU(t *testing.T) {
@@ -213,11 +209,7 @@ func TestInspectEdgeTPU(t *testing.T) {
 	if !regexp.MustCompile(`output 4:\s+tensor 7\s+"outputs/rnn2"\s+UINT8\s+\[1,8,8,2\]`).MatchString(text) {
 		t.Errorf("text lacks output 4:\n%s", text)
 	}
-	for _, want := range []string{"1 subgraphs, 1 ops, 8 tensors (0 constant)", "metadata: none"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("text lacks %q", want)
-		}
-	}
+	checkText(t, text, nil, "1 subgraphs, 1 ops, 8 tensors (0 constant)", "metadata: none")
 }
 
 func TestInspectPerChannel(t *testing.T) {

@@ -17,6 +17,20 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// checkRunFails checks that a run failed with an error mentioning each of
+// wants.
+func checkRunFails(t *testing.T, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("run succeeded")
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	for _, c := range []struct {
 		args []string

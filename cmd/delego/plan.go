@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,10 +139,8 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	r.Twin = twinOf(it)
 	switch f.format {
 	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
+		if err := writeJSON(stdout, r); err != nil {
+			return err
 		}
 	case "dot":
 		fmt.Fprint(stdout, r.plan.Dot(graphOf(m)))

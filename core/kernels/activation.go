@@ -3,8 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
-
-	flatbuffers "github.com/google/flatbuffers/go"
+	"slices"
 
 	"github.com/delego/delego/core/schema"
 )
@@ -36,17 +35,6 @@ func activationOps() []Registration {
 	}
 }
 
-// actOptions returns the operator's builtin options table when it is of type
-// want; ok is false when the operator is nil or has other or no options, in
-// which case TFLite uses zeroed defaults.
-func actOptions(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
-	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
-		return tbl, false
-	}
-	ok = info.Operator.BuiltinOptions(&tbl)
-	return tbl, ok
-}
-
 // actArity checks the node's input and output counts and that none is
 // missing.
 func actArity(n *Node, op string, inputs, outputs int) error {
@@ -54,17 +42,7 @@ func actArity(n *Node, op string, inputs, outputs int) error {
 		return fmt.Errorf("%s: got %d inputs and %d outputs, want %d and %d",
 			op, len(n.Inputs), len(n.Outputs), inputs, outputs)
 	}
-	for i, t := range n.Inputs {
-		if t == nil {
-			return fmt.Errorf("%s: input %d is missing", op, i)
-		}
-	}
-	for i, t := range n.Outputs {
-		if t == nil {
-			return fmt.Errorf("%s: output %d is missing", op, i)
-		}
-	}
-	return nil
+	return n.checkPresent(op)
 }
 
 // actUnary checks a one-input, one-output node whose output has the input's
@@ -88,6 +66,25 @@ func actQuantized(t *Tensor) error {
 		return fmt.Errorf("tensor %q of type %s has no quantization parameters", t.Name, t.Type)
 	}
 	return nil
+}
+
+// actTypesIO starts the Prepare of an activation by the input type:
+// FLOAT32 needs nothing more (isFloat); one of quantTypes needs a quantized
+// input and output; any other type is unsupported.
+func actTypesIO(op string, in, out *Tensor, quantTypes ...DType) (isFloat bool, err error) {
+	if in.Type == Float32 {
+		return true, nil
+	}
+	if !slices.Contains(quantTypes, in.Type) {
+		return false, Unsupported("%s: input type %s", op, in.Type)
+	}
+	if err := actQuantized(in); err != nil {
+		return false, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := actQuantized(out); err != nil {
+		return false, fmt.Errorf("%s: %w", op, err)
+	}
+	return false, nil
 }
 
 // actLUT8 fills a 256-entry table, indexed by the raw byte of an 8-bit
@@ -160,22 +157,12 @@ func (op *reluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8:
-	case Int16:
-		if op.kind == actRelu1 {
-			return Unsupported("%s: input type %s", name, in.Type)
-		}
-	default:
-		return Unsupported("%s: input type %s", name, in.Type)
+	quantTypes := []DType{Uint8, Int8, Int16}
+	if op.kind == actRelu1 {
+		quantTypes = quantTypes[:2]
 	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if isFloat, err := actTypesIO(name, in, out, quantTypes...); isFloat || err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
@@ -274,7 +261,7 @@ type leakyReluOp struct {
 
 func newLeakyReluOp(info OpInfo) (Op, error) {
 	var p LeakyReluParams
-	if tbl, ok := actOptions(info, schema.BuiltinOptionsLeakyReluOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsLeakyReluOptions); ok {
 		var o schema.LeakyReluOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		p.Alpha = o.Alpha()
@@ -287,18 +274,8 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("LEAKY_RELU: input type %s", in.Type)
-	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("LEAKY_RELU: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("LEAKY_RELU: %w", err)
+	if isFloat, err := actTypesIO("LEAKY_RELU", in, out, Uint8, Int8, Int16); isFloat || err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
@@ -382,18 +359,8 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8:
-	default:
-		return Unsupported("HARD_SWISH: input type %s", in.Type)
-	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("HARD_SWISH: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("HARD_SWISH: %w", err)
+	if isFloat, err := actTypesIO("HARD_SWISH", in, out, Uint8, Int8); isFloat || err != nil {
+		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
 	hiresInputScale := (1.0 / 128.0) * in.Scale()

@@ -44,18 +44,8 @@ func (op *logisticOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("%s: input type %s", name, in.Type)
-	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if isFloat, err := actTypesIO(name, in, out, Uint8, Int8, Int16); isFloat || err != nil {
+		return err
 	}
 	if in.Type == Int16 {
 		return op.prepareInt16(in, out)
@@ -161,20 +151,33 @@ func (op *logisticOp) Eval(n *Node) error {
 	return nil
 }
 
+// actRoundingTerm is the rounding term of a right shift by shift.
+func actRoundingTerm(shift int) int32 {
+	if shift > 0 {
+		return 1 << (shift - 1)
+	}
+	return 0
+}
+
+// actTableInput16 rescales an int16 input to the sigmoid table's
+// 1/(3*4096) per unit (rounding with round, actRoundingTerm(shift)) and
+// returns it and its magnitude.
+func actTableInput16(v int16, mult int32, shift int, round int32) (x int32, abs uint32) {
+	x = (int32(v)*mult + round) >> shift
+	abs = uint32(x)
+	if x < 0 {
+		abs = uint32(-x)
+	}
+	return x, abs
+}
+
 // actLogisticTable16 is TFLite's int16 LOGISTIC for general input scales:
 // the input is rescaled to 1/(3*4096) per unit, then sigmoid is interpolated
 // in actSigmoidTable (512 input steps per table step) using its symmetry.
 func actLogisticTable16(src, dst []int16, mult int32, shift int) {
-	round := int32(0)
-	if shift > 0 {
-		round = 1 << (shift - 1)
-	}
+	round := actRoundingTerm(shift)
 	for i, v := range src {
-		x := (int32(v)*mult + round) >> shift
-		abs := uint32(x)
-		if x < 0 {
-			abs = uint32(-x)
-		}
+		x, abs := actTableInput16(v, mult, shift, round)
 		var r uint32
 		if uh := abs >> 9; uh >= 255 {
 			r = 0x7FFF << 10
@@ -194,16 +197,9 @@ func actLogisticTable16(src, dst []int16, mult int32, shift int) {
 // actTanhTable16 is TFLite's int16 TANH for general input scales, using
 // tanh(x) = 2*sigmoid(2x) - 1 on the sigmoid table (256 steps per entry).
 func actTanhTable16(src, dst []int16, mult int32, shift int) {
-	round := int32(0)
-	if shift > 0 {
-		round = 1 << (shift - 1)
-	}
+	round := actRoundingTerm(shift)
 	for i, v := range src {
-		x := (int32(v)*mult + round) >> shift
-		abs := uint32(x)
-		if x < 0 {
-			abs = uint32(-x)
-		}
+		x, abs := actTableInput16(v, mult, shift, round)
 		var r int32
 		if uh := abs >> 8; uh >= 255 {
 			r = 0xFFFF << 8

@@ -42,7 +42,7 @@ type softmaxOp struct {
 
 func newSoftmaxOp(info OpInfo) (Op, error) {
 	var p SoftmaxParams
-	if tbl, ok := actOptions(info, schema.BuiltinOptionsSoftmaxOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSoftmaxOptions); ok {
 		var o schema.SoftmaxOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		p.Beta = o.Beta()
@@ -70,18 +70,8 @@ func (op *softmaxOp) Prepare(n *Node) error {
 		return err
 	}
 	out.Shape = append([]int(nil), in.Shape...)
-	switch in.Type {
-	case Float32:
-		return nil
-	case Uint8, Int8, Int16:
-	default:
-		return Unsupported("SOFTMAX: input type %s", in.Type)
-	}
-	if err := actQuantized(in); err != nil {
-		return fmt.Errorf("SOFTMAX: %w", err)
-	}
-	if err := actQuantized(out); err != nil {
-		return fmt.Errorf("SOFTMAX: %w", err)
+	if isFloat, err := actTypesIO("SOFTMAX", in, out, Uint8, Int8, Int16); isFloat || err != nil {
+		return err
 	}
 	op.outZP, op.outScale = out.ZeroPoint(), out.Scale()
 	if in.Type != Int16 {

@@ -13,45 +13,6 @@ import (
 
 // Test helpers.
 
-// actT makes a tensor; scale 0 leaves it unquantized.
-func actT(typ DType, shape []int, scale float32, zp int64) *Tensor {
-	t := NewTensor(typ, shape...)
-	if scale != 0 {
-		t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	}
-	return t
-}
-
-// actOut makes an output tensor with a type and quantization but no shape:
-// Prepare must set it.
-func actOut(typ DType, scale float32, zp int64) *Tensor {
-	t := actT(typ, nil, scale, zp)
-	t.Shape, t.Data = nil, nil
-	return t
-}
-
-// actRun prepares and evaluates op, allocating the output after Prepare.
-func actRun(t *testing.T, op Op, out *Tensor, ins ...*Tensor) {
-	t.Helper()
-	if err := actTry(op, out, ins...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func actTry(op Op, out *Tensor, ins ...*Tensor) error {
-	n := &Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: 1}
-	if err := op.Prepare(n); err != nil {
-		return err
-	}
-	out.SetShape(out.Shape)
-	return op.Eval(n)
-}
-
-// actPrepareErr returns Prepare's error.
-func actPrepareErr(op Op, out *Tensor, ins ...*Tensor) error {
-	return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: 1})
-}
-
 // actNew makes the registered kernel for code with default options.
 func actNew(t *testing.T, code schema.BuiltinOperator) Op {
 	t.Helper()
@@ -68,7 +29,7 @@ func actNew(t *testing.T, code schema.BuiltinOperator) Op {
 
 // actAll8 is a [256] tensor holding every value of an 8-bit type (byte i).
 func actAll8(typ DType, scale float32, zp int64) *Tensor {
-	t := actT(typ, []int{256}, scale, zp)
+	t := qT(typ, []int{256}, scale, zp)
 	for i := range t.Data {
 		t.Data[i] = byte(i)
 	}
@@ -164,30 +125,11 @@ func TestActivationRegistrations(t *testing.T) {
 		schema.BuiltinOperatorQUANTIZE:     {1, 3},
 		schema.BuiltinOperatorDEQUANTIZE:   {1, 5},
 	}
-	regs := activationOps()
-	if len(regs) != len(want) {
-		t.Errorf("%d registrations, want %d", len(regs), len(want))
-	}
-	for _, r := range regs {
-		if w, ok := want[r.Code]; !ok || r.Versions != w {
-			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
-		}
-	}
-}
-
-// actOperator builds an operator table carrying builtin options.
-func actOperator(typ schema.BuiltinOptions, build func(b *flatbuffers.Builder) flatbuffers.UOffsetT) *schema.Operator {
-	b := flatbuffers.NewBuilder(64)
-	opts := build(b)
-	schema.OperatorStart(b)
-	schema.OperatorAddBuiltinOptionsType(b, typ)
-	schema.OperatorAddBuiltinOptions(b, opts)
-	b.Finish(schema.OperatorEnd(b))
-	return schema.GetRootAsOperator(b.FinishedBytes(), 0)
+	checkRegistrations(t, activationOps(), want)
 }
 
 func TestActivationOptions(t *testing.T) {
-	op := actOperator(schema.BuiltinOptionsSoftmaxOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+	op := operatorWith(schema.BuiltinOptionsSoftmaxOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 		schema.SoftmaxOptionsStart(b)
 		schema.SoftmaxOptionsAddBeta(b, 0.75)
 		return schema.SoftmaxOptionsEnd(b)
@@ -196,7 +138,7 @@ func TestActivationOptions(t *testing.T) {
 	if err != nil || k.(*softmaxOp).params.Beta != 0.75 {
 		t.Errorf("SOFTMAX beta: %v, %v", k, err)
 	}
-	op = actOperator(schema.BuiltinOptionsLeakyReluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+	op = operatorWith(schema.BuiltinOptionsLeakyReluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 		schema.LeakyReluOptionsStart(b)
 		schema.LeakyReluOptionsAddAlpha(b, 0.125)
 		return schema.LeakyReluOptionsEnd(b)
@@ -223,8 +165,8 @@ func TestReluFloat(t *testing.T) {
 		{schema.BuiltinOperatorRELU_N1_TO_1, []float32{-1, -1, -1, -0.25, 0, 0.5, 1, 1, 1, 1, 1}},
 	}
 	for _, c := range cases {
-		out := actOut(Float32, 0, 0)
-		actRun(t, actNew(t, c.code), out, actSetFloat(actT(Float32, []int{1, len(in)}, 0, 0), in...))
+		out := qOut(Float32, 0, 0)
+		mustRun(t, actNew(t, c.code), 1, out, actSetFloat(qT(Float32, []int{1, len(in)}, 0, 0), in...))
 		if len(out.Shape) != 2 || out.Shape[1] != len(in) {
 			t.Errorf("%s: output shape %v", OpName(c.code), out.Shape)
 		}
@@ -250,25 +192,25 @@ func TestReluQuantized(t *testing.T) {
 		name := OpName(r.code)
 		// Output scale half the input's: the requantization is exact, so the
 		// float reference must match every value.
-		in, out := actAll8(Uint8, 0.5, 10), actOut(Uint8, 0.25, 3)
-		actRun(t, actNew(t, r.code), out, in)
+		in, out := actAll8(Uint8, 0.5, 10), qOut(Uint8, 0.25, 3)
+		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" uint8 x2", in, out, f, 0, 256)
-		in, out = actAll8(Int8, 0.05, -20), actOut(Int8, 0.05, 7)
-		actRun(t, actNew(t, r.code), out, in)
+		in, out = actAll8(Int8, 0.05, -20), qOut(Int8, 0.05, 7)
+		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" int8 same scale", in, out, f, 0, 256)
 		// Arbitrary scale ratios round twice (in the high multiply and the
 		// shift), so allow one step.
-		in, out = actAll8(Int8, 0.037, 5), actOut(Int8, 0.021, -100)
-		actRun(t, actNew(t, r.code), out, in)
+		in, out = actAll8(Int8, 0.037, 5), qOut(Int8, 0.021, -100)
+		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" int8", in, out, f, 1, 240)
-		in, out = actAll8(Uint8, 0.011, 200), actOut(Uint8, 0.03, 0)
-		actRun(t, actNew(t, r.code), out, in)
+		in, out = actAll8(Uint8, 0.011, 200), qOut(Uint8, 0.03, 0)
+		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" uint8", in, out, f, 1, 240)
 	}
 	// Clamping to the activation range: RELU6 with output scale 1/32 puts 6
 	// at 192+zp.
-	in, out := actAll8(Uint8, 0.1, 0), actOut(Uint8, 1.0/32, 10)
-	actRun(t, actNew(t, schema.BuiltinOperatorRELU6), out, in)
+	in, out := actAll8(Uint8, 0.1, 0), qOut(Uint8, 1.0/32, 10)
+	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in)
 	if got := out.Data[255]; got != 202 {
 		t.Errorf("RELU6 max = %d, want 202", got)
 	}
@@ -277,46 +219,46 @@ func TestReluQuantized(t *testing.T) {
 	}
 	// The range bounds are roundf(bound/scale): ties go away from zero, so
 	// with output scale 2 RELU_N1_TO_1 spans zp-1..zp+1.
-	in, out = actAll8(Int8, 1, 0), actOut(Int8, 2, 100)
-	actRun(t, actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), out, in)
+	in, out = actAll8(Int8, 1, 0), qOut(Int8, 2, 100)
+	mustRun(t, actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), 1, out, in)
 	if lo, hi := actQ(out, 128), actQ(out, 127); lo != 99 || hi != 101 {
 		t.Errorf("RELU_N1_TO_1 with scale 2: range %d..%d, want 99..101", lo, hi)
 	}
 	// int16: zero points 0.
-	in16 := actSetInt16(actT(Int16, []int{6}, 0.001, 0), -32768, -5, 0, 7, 3000, 32767)
-	out = actOut(Int16, 0.002, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorRELU6), out, in16)
+	in16 := actSetInt16(qT(Int16, []int{6}, 0.001, 0), -32768, -5, 0, 7, 3000, 32767)
+	out = qOut(Int16, 0.002, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 4, 1500, 3000} { // 7/2 rounds up; 6/0.002 = 3000
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("RELU6 int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
-	out = actOut(Int16, 0.0005, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorRELU), out, in16)
+	out = qOut(Int16, 0.0005, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorRELU), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 14, 6000, 32767} {
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("RELU int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
 	// Errors.
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), actOut(Int16, 0.1, 0), actT(Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), qOut(Int16, 0.1, 0), qT(Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU_N1_TO_1 int16: %v, want unsupported", err)
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorRELU), actOut(Int16, 0.1, 1), actT(Int16, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int16, 0.1, 1), qT(Int16, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU int16 with output zero point 1 accepted")
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorRELU), actOut(Int8, 0.1, 0), actT(Uint8, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int8, 0.1, 0), qT(Uint8, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU with mismatched types accepted")
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorRELU), actOut(Int32, 0, 0), actT(Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int32, 0, 0), qT(Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU int32: %v, want unsupported", err)
 	}
 }
 
 func TestLeakyRelu(t *testing.T) {
 	op := &leakyReluOp{params: LeakyReluParams{Alpha: 0.2}}
-	out := actOut(Float32, 0, 0)
-	actRun(t, op, out, actSetFloat(actT(Float32, []int{5}, 0, 0), -10, -0.5, 0, 0.5, 3))
+	out := qOut(Float32, 0, 0)
+	mustRun(t, op, 1, out, actSetFloat(qT(Float32, []int{5}, 0, 0), -10, -0.5, 0, 0.5, 3))
 	for i, w := range []float32{-2, -0.1, 0, 0.5, 3} {
 		if got := out.Float32s()[i]; got != w {
 			t.Errorf("LEAKY_RELU float [%d] = %g, want %g", i, got, w)
@@ -330,39 +272,39 @@ func TestLeakyRelu(t *testing.T) {
 			return float64(alpha) * x
 		}
 		op := &leakyReluOp{params: LeakyReluParams{Alpha: alpha}}
-		in, out := actAll8(Int8, 0.03, -7), actOut(Int8, 0.04, 11)
-		actRun(t, op, out, in)
+		in, out := actAll8(Int8, 0.03, -7), qOut(Int8, 0.04, 11)
+		mustRun(t, op, 1, out, in)
 		actCheckNear(t, "LEAKY_RELU int8", in, out, f, 1, 230)
 		// Equal scales: with alpha 1/2 every odd negative input is a tie,
 		// which the fixed-point multiply rounds up where the reference
 		// rounds away from zero.
-		in, out = actAll8(Uint8, 0.02, 128), actOut(Uint8, 0.02, 128)
-		actRun(t, op, out, in)
+		in, out = actAll8(Uint8, 0.02, 128), qOut(Uint8, 0.02, 128)
+		mustRun(t, op, 1, out, in)
 		actCheckNear(t, "LEAKY_RELU uint8", in, out, f, 1, 190)
 	}
 	// Exact case: same scales, alpha 1/2. Negative odd values are ties,
 	// which the fixed-point multiply rounds up (-1.5 -> -1).
 	op = &leakyReluOp{params: LeakyReluParams{Alpha: 0.5}}
-	in := actSetInt16(actT(Int16, []int{7}, 0.01, 0), -32768, -3, -2, -1, 0, 1, 32767)
-	out = actOut(Int16, 0.01, 0)
-	actRun(t, op, out, in)
+	in := actSetInt16(qT(Int16, []int{7}, 0.01, 0), -32768, -3, -2, -1, 0, 1, 32767)
+	out = qOut(Int16, 0.01, 0)
+	mustRun(t, op, 1, out, in)
 	for i, w := range []int16{-16384, -1, -1, 0, 0, 1, 32767} {
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("LEAKY_RELU int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
-	if err := actPrepareErr(op, actOut(Int16, 0.01, 2), actT(Int16, []int{2}, 0.01, 0)); err == nil {
+	if err := prepareErr(op, qOut(Int16, 0.01, 2), qT(Int16, []int{2}, 0.01, 0)); err == nil {
 		t.Error("LEAKY_RELU int16 with output zero point 2 accepted")
 	}
 }
 
 func TestHardSwish(t *testing.T) {
 	ref := func(x float64) float64 { return x * min(6, max(0, x+3)) / 6 }
-	in := actT(Float32, []int{2, 4}, 0, 0)
+	in := qT(Float32, []int{2, 4}, 0, 0)
 	xs := []float32{-4, -3, -1.5, 0, 0.7, 2.9, 3, 10}
 	actSetFloat(in, xs...)
-	out := actOut(Float32, 0, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), out, in)
+	out := qOut(Float32, 0, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	for i, x := range xs {
 		if got := out.Float32s()[i]; math.Abs(float64(got)-ref(float64(x))) > 1e-6 {
 			t.Errorf("HARD_SWISH(%g) = %g, want %g", x, got, ref(float64(x)))
@@ -378,18 +320,18 @@ func TestHardSwish(t *testing.T) {
 		{Uint8, 0.05, 0.03, 100, 20}, {Uint8, 0.01, 0.02, 0, 128}, {Int8, 0.1, 0.05, -28, -100},
 		{Int8, 0.003, 0.002, 0, 0}, {Int8, 0.2, 0.8, 10, -30},
 	} {
-		in, out := actAll8(c.typ, c.inScale, c.inZP), actOut(c.typ, c.outScale, c.outZP)
-		actRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), out, in)
+		in, out := actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, c.outScale, c.outZP)
+		mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 		actCheckNear(t, "HARD_SWISH", in, out, ref, 1, 200)
 	}
 	// Bytes of TensorFlow Lite 2.9 for int8, input scale 0.04 zp 10, output
 	// scale 0.025 zp -20 (element i is int8(i)).
-	in, out = actAll8(Int8, 0.04, 10), actOut(Int8, 0.025, -20)
-	actRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), out, in)
+	in, out = actAll8(Int8, 0.04, 10), qOut(Int8, 0.025, -20)
+	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	actHexCheck(t, "HARD_SWISH TFLite", out, "e5e6e6e7e8e8e9eaeaebecedeeeeeff0f1f2f3f4f5f6f7f8f9fafcfdfeff00020304050708090b0c0e0f1112141517181a1b1d1f2022242627292b2d2f31323436383a3c3e40424447494b4d4f515456585b5d5f62646667696a6c6e6f7172747677797a7c7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7fececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececebeaeae9e8e8e7e6e6e5e4e4e3e3e2e2e1e1e1e0e0e0dfdfdfdedededededddddddddddddddddddddddddddddedededededfdfdfe0e0e0e1e1e1e2e2e3e3e4e4")
 	// An output scale below input_scale/128 needs a left shift TFLite
 	// rejects.
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorHARD_SWISH), actOut(Int8, 0.0001, 0), actAll8(Int8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorHARD_SWISH), qOut(Int8, 0.0001, 0), actAll8(Int8, 0.1, 0)); err == nil {
 		t.Error("HARD_SWISH with output multiplier > 1 accepted")
 	}
 }
@@ -407,25 +349,25 @@ func TestLogisticTanh8(t *testing.T) {
 		}
 		// The table rounds each value once: exact up to rounding ties of
 		// the single-precision function values.
-		in, out := actAll8(c.typ, c.inScale, c.inZP), actOut(c.typ, 1.0/256, outZP)
-		actRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), out, in)
+		in, out := actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, 1.0/256, outZP)
+		mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 		actCheckNear(t, "LOGISTIC "+c.typ.String(), in, out, sigmoid, 1, 254)
-		in, out = actAll8(c.typ, c.inScale, c.inZP), actOut(c.typ, 1.0/128, outZP+128)
-		actRun(t, actNew(t, schema.BuiltinOperatorTANH), out, in)
+		in, out = actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, 1.0/128, outZP+128)
+		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 		actCheckNear(t, "TANH "+c.typ.String(), in, out, math.Tanh, 1, 254)
 	}
 	// Table edges: the smallest and largest inputs saturate.
-	in, out := actAll8(Uint8, 0.1, 128), actOut(Uint8, 1.0/256, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), out, in)
+	in, out := actAll8(Uint8, 0.1, 128), qOut(Uint8, 1.0/256, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	if out.Data[0] != 0 || out.Data[255] != 255 || out.Data[128] != 128 {
 		t.Errorf("LOGISTIC edges %d %d %d, want 0 128 255", out.Data[0], out.Data[128], out.Data[255])
 	}
 	// Bytes of TensorFlow Lite 2.9 (element i is the 8-bit value of byte i).
-	in, out = actAll8(Uint8, 0.05, 128), actOut(Uint8, 1.0/256, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), out, in)
+	in, out = actAll8(Uint8, 0.05, 128), qOut(Uint8, 1.0/256, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	actHexCheck(t, "LOGISTIC uint8 TFLite", out, "0000000001010101010101010101010101010101010101010101020202020202020202020303030303030304040404040505050506060606070708080809090a0a0b0b0c0c0d0d0e0f0f101112131314151617181a1b1c1d1f202123242628292b2d2f31333537393b3e404245474a4d4f5255585b5e6164676a6d7073767a7d8083868a8d909396999c9fa2a5a8abaeb1b3b6b9bbbec0c2c5c7c9cbcdcfd1d3d5d7d8dadcdddfe0e1e3e4e5e6e8e9eaebecededeeeff0f1f1f2f3f3f4f4f5f5f6f6f7f7f8f8f8f9f9fafafafafbfbfbfbfcfcfcfcfcfdfdfdfdfdfdfdfefefefefefefefefefeffffffffffffffffffffffffffffffffffffffffffffffffff")
-	in, out = actAll8(Int8, 0.03, -5), actOut(Int8, 1.0/128, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorTANH), out, in)
+	in, out = actAll8(Int8, 0.03, -5), qOut(Int8, 1.0/128, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 	actHexCheck(t, "TANH int8 TFLite", out, "13171a1e2225292c303336393c3f4245474a4d4f515456585a5c5e5f6163646667686a6b6c6d6e6f707172727374757576767777787879797a7a7a7b7b7b7b7c7c7c7c7d7d7d7d7d7e7e7e7e7e7e7e7e7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f8080808080808080808080808080808080808080818181818181818181818181818181818181828282828282828282838383838384848484858585858686868787888889898a8a8b8b8c8d8e8e8f9091929394959698999a9c9d9fa1a2a4a6a8aaacafb1b3b6b9bbbec1c4c7cacdd0d4d7dbdee2e6e9edf1f5f8fc0004080b0f")
 	// Inputs where glibc's tanhf and a correctly rounded tanh land on
 	// different sides of a rounding boundary; TFLite 2.9 gives 32 and 41.
@@ -438,21 +380,21 @@ func TestLogisticTanh8(t *testing.T) {
 		{0x3c47f1ab, 167, 88, 32},
 		{0x3c102658, 176, 81, 41},
 	} {
-		in, out := actAll8(Uint8, math.Float32frombits(c.scale), c.zp), actOut(Uint8, 1.0/128, 128)
-		actRun(t, actNew(t, schema.BuiltinOperatorTANH), out, in)
+		in, out := actAll8(Uint8, math.Float32frombits(c.scale), c.zp), qOut(Uint8, 1.0/128, 128)
+		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 		if got := out.Data[c.at]; got != c.want {
 			t.Errorf("TANH uint8 scale %g zp %d: [%d] = %d, want %d", in.Scale(), c.zp, c.at, got, c.want)
 		}
 	}
 	// LOGISTIC needs an output scale of 1/256.
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorLOGISTIC), actOut(Uint8, 1.0/128, 0), actAll8(Uint8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorLOGISTIC), qOut(Uint8, 1.0/128, 0), actAll8(Uint8, 0.1, 0)); err == nil {
 		t.Error("LOGISTIC with output scale 1/128 accepted")
 	}
 	// Float.
 	xs := []float32{-20, -3, -0.5, 0, 0.25, 4, 30}
 	for _, code := range []schema.BuiltinOperator{schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH} {
-		out := actOut(Float32, 0, 0)
-		actRun(t, actNew(t, code), out, actSetFloat(actT(Float32, []int{len(xs)}, 0, 0), xs...))
+		out := qOut(Float32, 0, 0)
+		mustRun(t, actNew(t, code), 1, out, actSetFloat(qT(Float32, []int{len(xs)}, 0, 0), xs...))
 		for i, x := range xs {
 			want := math.Tanh(float64(x))
 			if code == schema.BuiltinOperatorLOGISTIC {
@@ -468,7 +410,7 @@ func TestLogisticTanh8(t *testing.T) {
 func TestLogisticTanh16(t *testing.T) {
 	sigmoid := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	full := func(scale float32) *Tensor {
-		in := actT(Int16, []int{65536}, scale, 0)
+		in := qT(Int16, []int{65536}, scale, 0)
 		for i := range 65536 {
 			in.Int16s()[i] = int16(i - 32768)
 		}
@@ -485,11 +427,11 @@ func TestLogisticTanh16(t *testing.T) {
 		{1.0 / 4096, 7, 12, 7000, 12000}, {1.0 / 2048, 2, 12, 40000, 20000}, {1.0 / 3000, 2, 3, 45000, 35000},
 		{1e-4, 2, 3, 40000, 30000}, {5e-3, 2, 3, 28000, 28000},
 	} {
-		in, out := full(c.scale), actOut(Int16, 1.0/32768, 0)
-		actRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), out, in)
+		in, out := full(c.scale), qOut(Int16, 1.0/32768, 0)
+		mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 		actCheckNear(t, "LOGISTIC int16", in, out, sigmoid, c.logTol, c.logExact)
-		out = actOut(Int16, 1.0/32768, 0)
-		actRun(t, actNew(t, schema.BuiltinOperatorTANH), out, in)
+		out = qOut(Int16, 1.0/32768, 0)
+		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 		actCheckNear(t, "TANH int16", in, out, math.Tanh, c.tanTol, c.tanExact)
 	}
 	// Bytes of TensorFlow Lite 2.9 for these inputs, one case per path.
@@ -504,8 +446,8 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 1.0 / 2048, "018001809484c4f9e8ff000018003c066c7be87fff7fff7f"},
 		{schema.BuiltinOperatorTANH, 1e-3, "0180018012803ef3e0ff00002000c20cee7fff7fff7fff7f"},
 	} {
-		out := actOut(Int16, 1.0/32768, 0)
-		actRun(t, actNew(t, c.code), out, actSetInt16(actT(Int16, []int{len(xs)}, c.scale, 0), xs...))
+		out := qOut(Int16, 1.0/32768, 0)
+		mustRun(t, actNew(t, c.code), 1, out, actSetInt16(qT(Int16, []int{len(xs)}, c.scale, 0), xs...))
 		actHexCheck(t, OpName(c.code)+" int16 TFLite", out, c.want)
 	}
 	// Quantization TFLite rejects.
@@ -520,7 +462,7 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 0, 0, 1.0 / 30000, 1.0 / 4096},
 		{schema.BuiltinOperatorTANH, 5, 0, 1.0 / 32768, 1.0 / 4096},
 	} {
-		if err := actPrepareErr(actNew(t, c.code), actOut(Int16, c.outScale, c.outZP), actT(Int16, []int{4}, c.inScal, c.inZP)); err == nil {
+		if err := prepareErr(actNew(t, c.code), qOut(Int16, c.outScale, c.outZP), qT(Int16, []int{4}, c.inScal, c.inZP)); err == nil {
 			t.Errorf("%s int16 accepted zero points %d/%d, output scale %g", OpName(c.code), c.inZP, c.outZP, c.outScale)
 		}
 	}
@@ -549,7 +491,7 @@ func actSoftmaxRef(real []float64, depth int, beta float64) []float64 {
 
 func TestSoftmaxFloat(t *testing.T) {
 	shape := []int{2, 3, 4}
-	in := actT(Float32, shape, 0, 0)
+	in := qT(Float32, shape, 0, 0)
 	real := make([]float64, 24)
 	for i := range real {
 		v := float32(math.Sin(float64(i)*1.7) * 5)
@@ -557,8 +499,8 @@ func TestSoftmaxFloat(t *testing.T) {
 		real[i] = float64(v)
 	}
 	for _, beta := range []float32{1, 0.5, 3} {
-		out := actOut(Float32, 0, 0)
-		actRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, out, in)
+		out := qOut(Float32, 0, 0)
+		mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, 1, out, in)
 		want := actSoftmaxRef(real, 4, float64(beta))
 		for i, w := range want {
 			if got := out.Float32s()[i]; math.Abs(float64(got)-w) > 1e-6 {
@@ -588,12 +530,12 @@ func TestSoftmaxQuantized(t *testing.T) {
 		{Uint8, Int16, 0.02, 128, 1.0 / 65536, -32768, 0.8, 0.9},
 	} {
 		shape := []int{3, 5, 40}
-		in := actT(c.in, shape, c.inScale, c.inZP)
+		in := qT(c.in, shape, c.inScale, c.inZP)
 		for i := range in.Data {
 			in.Data[i] = byte(i * 37 % 251)
 		}
-		out := actOut(c.out, c.outScale, c.outZP)
-		actRun(t, &softmaxOp{params: SoftmaxParams{Beta: c.beta}}, out, in)
+		out := qOut(c.out, c.outScale, c.outZP)
+		mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: c.beta}}, 1, out, in)
 		real := make([]float64, in.NumElements())
 		for i := range real {
 			real[i] = actReal(in, i)
@@ -616,22 +558,22 @@ func TestSoftmaxQuantized(t *testing.T) {
 
 	// Exact cases. A uniform row of four gives 1/4 = 64/256; one dominant
 	// value takes all the probability (256/256 saturates at 255).
-	in := actT(Uint8, []int{2, 4}, 0.5, 0)
+	in := qT(Uint8, []int{2, 4}, 0.5, 0)
 	copy(in.Data, []byte{7, 7, 7, 7, 250, 0, 0, 1})
-	out := actOut(Uint8, 1.0/256, 0)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, out, in)
+	out := qOut(Uint8, 1.0/256, 0)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	if got := string(out.Data); got != string([]byte{64, 64, 64, 64, 255, 0, 0, 0}) {
 		t.Errorf("uint8 exact cases: %v", out.Data)
 	}
 	// TFLite's uint8 rounding ignores the output zero point.
-	out = actOut(Uint8, 1.0/256, 10)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, out, actT(Uint8, []int{4}, 0.5, 0))
+	out = qOut(Uint8, 1.0/256, 10)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, qT(Uint8, []int{4}, 0.5, 0))
 	if got := string(out.Data); got != string([]byte{64, 64, 64, 64}) {
 		t.Errorf("uint8 with output zero point 10: %v, want all 64", out.Data)
 	}
-	in = actT(Int8, []int{4}, 0.5, 0)
-	out = actOut(Int8, 1.0/256, -128)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, out, in)
+	in = qT(Int8, []int{4}, 0.5, 0)
+	out = qOut(Int8, 1.0/256, -128)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	for _, v := range out.Int8s() {
 		if v != -64 {
 			t.Errorf("int8 uniform row: %v, want all -64", out.Int8s())
@@ -640,15 +582,15 @@ func TestSoftmaxQuantized(t *testing.T) {
 	}
 
 	// Bytes of TensorFlow Lite 2.9.
-	in = actT(Uint8, []int{2, 8}, 0.130833, 96)
+	in = qT(Uint8, []int{2, 8}, 0.130833, 96)
 	copy(in.Data, []byte{96, 100, 120, 130, 131, 160, 200, 255, 0, 10, 90, 91, 92, 93, 150, 151})
-	out = actOut(Uint8, 1.0/256, 0)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, out, in)
+	out = qOut(Uint8, 1.0/256, 0)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX uint8 TFLite", out, "00000000000000ff0000000000007888")
-	in = actT(Int8, []int{3, 5}, 0.0634, -53)
+	in = qT(Int8, []int{3, 5}, 0.0634, -53)
 	copy(in.Data, []byte{0x80, 0x7f, 0, 1, 2, 10, 20, 30, 40, 50, 0xf0, 0xf1, 0xf2, 0xf3, 0xf4})
-	out = actOut(Int8, 1.0/256, -128)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 0.7}}, out, in)
+	out = qOut(Int8, 1.0/256, -128)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 0.7}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX int8 beta 0.7 TFLite", out, "807d818181919baac2e7afb1b3b5b8")
 
 	// Output quantization TFLite requires.
@@ -657,14 +599,14 @@ func TestSoftmaxQuantized(t *testing.T) {
 		scale   float32
 		zp      int64
 	}{{Int8, Int8, 1.0 / 256, 0}, {Int8, Int8, 1.0 / 128, -128}, {Int16, Int16, 1.0 / 16384, 0}, {Int16, Int16, 1.0 / 32768, 1}} {
-		if err := actPrepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, actOut(c.out, c.scale, c.zp), actT(c.in, []int{4}, 0.1, 0)); err == nil {
+		if err := prepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, qOut(c.out, c.scale, c.zp), qT(c.in, []int{4}, 0.1, 0)); err == nil {
 			t.Errorf("SOFTMAX %s->%s accepted scale %g zero point %d", c.in, c.out, c.scale, c.zp)
 		}
 	}
-	if err := actPrepareErr(&softmaxOp{}, actOut(Float32, 0, 0), actT(Float32, nil, 0, 0)); err == nil {
+	if err := prepareErr(&softmaxOp{}, qOut(Float32, 0, 0), qT(Float32, nil, 0, 0)); err == nil {
 		t.Error("SOFTMAX accepted a scalar")
 	}
-	if err := actPrepareErr(&softmaxOp{}, actOut(Int8, 1.0/256, -128), actT(Uint8, []int{4}, 0.1, 0)); err == nil {
+	if err := prepareErr(&softmaxOp{}, qOut(Int8, 1.0/256, -128), qT(Uint8, []int{4}, 0.1, 0)); err == nil {
 		t.Error("SOFTMAX accepted uint8 -> int8")
 	}
 }
@@ -673,7 +615,7 @@ func TestSoftmaxInt16(t *testing.T) {
 	// Rows whose spread stays inside the exp table's [-10, 0] range follow
 	// the float softmax within a few steps of 2^-15.
 	shape := []int{4, 3, 9}
-	in := actT(Int16, shape, 2.5e-4, 0)
+	in := qT(Int16, shape, 2.5e-4, 0)
 	for i := range in.Int16s() {
 		in.Int16s()[i] = int16((i*7919)%39000 - 19500)
 	}
@@ -682,8 +624,8 @@ func TestSoftmaxInt16(t *testing.T) {
 		real[i] = actReal(in, i)
 	}
 	for _, beta := range []float32{1, 0.6} {
-		out := actOut(Int16, 1.0/32768, 0)
-		actRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, out, in)
+		out := qOut(Int16, 1.0/32768, 0)
+		mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, 1, out, in)
 		want := actSoftmaxRef(real, 9, float64(beta))
 		for i, w := range want {
 			if d := math.Abs(float64(out.Int16s()[i]) - w*32768); d > 4 {
@@ -692,11 +634,11 @@ func TestSoftmaxInt16(t *testing.T) {
 		}
 	}
 	// Bytes of TensorFlow Lite 2.9, with differences beyond the table.
-	in = actSetInt16(actT(Int16, []int{2, 6}, 2e-4, 0), 0, 1000, 2000, 5000, -30000, 32767, -32768, -32000, -31000, -20000, 100, 0)
-	out := actOut(Int16, 1.0/32768, 0)
-	actRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, out, in)
+	in = actSetInt16(qT(Int16, []int{2, 6}, 2e-4, 0), 0, 1000, 2000, 5000, -30000, 32767, -32768, -32000, -31000, -20000, 100, 0)
+	out := qOut(Int16, 1.0/32768, 0)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX int16 TFLite", out, "2e00380044007e000200d67e16001a0020002601e63fa23e")
-	if err := actPrepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, actOut(Int16, 1.0/32768, 0), actT(Int16, []int{1, 1, 1, 1, 2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, qOut(Int16, 1.0/32768, 0), qT(Int16, []int{1, 1, 1, 1, 2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("SOFTMAX int16 rank 5: %v, want unsupported", err)
 	}
 }
@@ -704,7 +646,7 @@ func TestSoftmaxInt16(t *testing.T) {
 func TestQuantizeFloat(t *testing.T) {
 	inf := float32(math.Inf(1))
 	xs := []float32{0, 0.49, 0.5, -0.5, 1.5, -1.5, 2.5, 126.6, -300, 1e10, inf, float32(math.NaN())}
-	in := actSetFloat(actT(Float32, []int{len(xs)}, 0, 0), xs...)
+	in := actSetFloat(qT(Float32, []int{len(xs)}, 0, 0), xs...)
 	// round(x/scale) + zp, halves away from zero, clamped. Quotients out of
 	// the int32 range (and NaN) become math.MinInt32 before the zero point
 	// is added, as x86-64's conversion gives them to TFLite: +Inf and 1e10
@@ -720,23 +662,23 @@ func TestQuantizeFloat(t *testing.T) {
 		{Int16, 0.25, 0, []int32{0, 2, 2, -2, 6, -6, 10, 506, -1200, -32768, -32768, -32768}},
 	}
 	for _, c := range cases {
-		out := actOut(c.typ, c.scale, c.zp)
-		actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in)
+		out := qOut(c.typ, c.scale, c.zp)
+		mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 		for i, w := range c.want {
 			if got := actQ(out, i); got != w {
 				t.Errorf("QUANTIZE %s(%g) = %d, want %d", c.typ, xs[i], got, w)
 			}
 		}
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), actOut(Int16, 0.1, 3), in); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int16, 0.1, 3), in); err == nil {
 		t.Error("QUANTIZE to int16 with zero point 3 accepted")
 	}
-	pc := actOut(Int8, 0.1, 0)
+	pc := qOut(Int8, 0.1, 0)
 	pc.Quant = &Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), pc, in); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), pc, in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE per-channel output: %v, want unsupported", err)
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), actOut(Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE to float: %v, want unsupported", err)
 	}
 }
@@ -744,15 +686,15 @@ func TestQuantizeFloat(t *testing.T) {
 func TestQuantizeRequantize(t *testing.T) {
 	// The golden models' ends: uint8 -> int8 and int8 -> uint8 with the same
 	// scale move every value by 128.
-	in, out := actAll8(Uint8, 0.00784313772, 127), actOut(Int8, 0.00784313772, -1)
-	actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in)
+	in, out := actAll8(Uint8, 0.00784313772, 127), qOut(Int8, 0.00784313772, -1)
+	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != int32(i)-128 {
 			t.Fatalf("uint8->int8 %d = %d, want %d", i, got, i-128)
 		}
 	}
-	in, out = actAll8(Int8, 1.0/256, -128), actOut(Uint8, 1.0/256, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in)
+	in, out = actAll8(Int8, 1.0/256, -128), qOut(Uint8, 1.0/256, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != actQ(in, i)+128 {
 			t.Fatalf("int8->uint8 %d = %d, want %d", actQ(in, i), got, actQ(in, i)+128)
@@ -774,21 +716,21 @@ func TestQuantizeRequantize(t *testing.T) {
 		{Int8, Uint8, 0.3, 0.011, -7, 13, 1, 230},
 		{Uint8, Int8, 0.004, 0.05, 255, 0, 1, 230},
 	} {
-		in, out := actAll8(c.in, c.inS, c.inZP), actOut(c.out, c.outS, c.outZP)
-		actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in)
+		in, out := actAll8(c.in, c.inS, c.inZP), qOut(c.out, c.outS, c.outZP)
+		mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 		actCheckNear(t, "QUANTIZE "+c.in.String()+"->"+c.out.String(), in, out, id, c.tol, int(c.minExact))
 	}
-	in16 := actSetInt16(actT(Int16, []int{6}, 0.001, 0), -32768, -300, -1, 0, 299, 32767)
-	out = actOut(Int8, 0.02, 5)
-	actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in16)
+	in16 := actSetInt16(qT(Int16, []int{6}, 0.001, 0), -32768, -300, -1, 0, 299, 32767)
+	out = qOut(Int8, 0.02, 5)
+	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int8", in16, out, id, 0, 6)
-	out = actOut(Int16, 0.0005, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), out, in16)
+	out = qOut(Int16, 0.0005, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int16", in16, out, id, 0, 6)
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), actOut(Int8, 0.1, 0), actT(Int16, []int{2}, 0.1, 4)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int8, 0.1, 0), qT(Int16, []int{2}, 0.1, 4)); err == nil {
 		t.Error("QUANTIZE from int16 with zero point 4 accepted")
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), actOut(Int16, 0.1, 0), actT(Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int16, 0.1, 0), qT(Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE uint8->int16: %v, want unsupported", err)
 	}
 }
@@ -799,12 +741,12 @@ func TestDequantize(t *testing.T) {
 		scale float32
 		zp    int64
 	}{{Uint8, 0.5, 3}, {Int8, 0.1, -7}, {Int16, 0.00031, 0}} {
-		in := actT(c.typ, []int{2, 3}, c.scale, c.zp)
+		in := qT(c.typ, []int{2, 3}, c.scale, c.zp)
 		for i := range in.Data {
 			in.Data[i] = byte(i*71 + 5)
 		}
-		out := actOut(Float32, 0, 0)
-		actRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), out, in)
+		out := qOut(Float32, 0, 0)
+		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range in.NumElements() {
 			// scale*(q-zp) in double precision, rounded once.
 			want := float32(float64(c.scale) * float64(actQ(in, i)-int32(c.zp)))
@@ -816,7 +758,7 @@ func TestDequantize(t *testing.T) {
 	// Per-channel along each axis of a [2,3,4] tensor.
 	shape := []int{2, 3, 4}
 	for axis := range 3 {
-		in := actT(Int8, shape, 0, 0)
+		in := qT(Int8, shape, 0, 0)
 		q := &Quantization{Axis: axis}
 		for c := range shape[axis] {
 			q.Scale = append(q.Scale, 0.25*float32(c+1))
@@ -826,8 +768,8 @@ func TestDequantize(t *testing.T) {
 		for i := range in.Data {
 			in.Data[i] = byte(int8(i*13 - 100))
 		}
-		out := actOut(Float32, 0, 0)
-		actRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), out, in)
+		out := qOut(Float32, 0, 0)
+		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range 24 {
 			idx := []int{i / 12, i / 4 % 3, i % 4}
 			c := idx[axis]
@@ -841,44 +783,44 @@ func TestDequantize(t *testing.T) {
 	halves := []uint16{0x3c00, 0xc000, 0x7bff, 0x0001, 0x03ff, 0x8000, 0x7c00, 0xfc00, 0x3555}
 	want := []float32{1, -2, 65504, 1.0 / (1 << 24), 1023.0 / (1 << 24), float32(math.Copysign(0, -1)),
 		float32(math.Inf(1)), float32(math.Inf(-1)), 0.333251953125}
-	in := actT(Float16, []int{len(halves)}, 0, 0)
+	in := qT(Float16, []int{len(halves)}, 0, 0)
 	copy(view[uint16](in.Data), halves)
-	out := actOut(Float32, 0, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), out, in)
+	out := qOut(Float32, 0, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 	for i, w := range want {
 		if got := out.Float32s()[i]; math.Float32bits(got) != math.Float32bits(w) {
 			t.Errorf("DEQUANTIZE float16 %#04x = %g, want %g", halves[i], got, w)
 		}
 	}
-	nan := actT(Float16, []int{1}, 0, 0)
+	nan := qT(Float16, []int{1}, 0, 0)
 	copy(view[uint16](nan.Data), []uint16{0x7e00})
-	actRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), out, nan)
+	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, nan)
 	if !math.IsNaN(float64(out.Float32s()[0])) {
 		t.Errorf("float16 NaN gave %g", out.Float32s()[0])
 	}
 	// Errors.
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), actOut(Float32, 0, 0), actT(Int16, []int{2}, 0.1, 1)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), qT(Int16, []int{2}, 0.1, 1)); err == nil {
 		t.Error("DEQUANTIZE int16 with zero point 1 accepted")
 	}
-	bad := actT(Int8, []int{2, 3}, 0, 0)
+	bad := qT(Int8, []int{2, 3}, 0, 0)
 	bad.Quant = &Quantization{Scale: []float32{1, 2}, ZeroPoint: []int64{0, 0}, Axis: 1}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), actOut(Float32, 0, 0), bad); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), bad); err == nil {
 		t.Error("DEQUANTIZE with 2 scales for a dimension of 3 accepted")
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), actOut(Float32, 0, 0), actT(Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), qT(Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("DEQUANTIZE float32: %v, want unsupported", err)
 	}
 }
 
 func TestPrelu(t *testing.T) {
 	// Float, alpha broadcast over the channels of an NHWC input.
-	in := actT(Float32, []int{1, 2, 2, 3}, 0, 0)
+	in := qT(Float32, []int{1, 2, 2, 3}, 0, 0)
 	for i := range 12 {
 		in.Float32s()[i] = float32(i) - 6
 	}
-	alpha := actSetFloat(actT(Float32, []int{1, 1, 3}, 0, 0), 0.5, -1, 2)
-	out := actOut(Float32, 0, 0)
-	actRun(t, actNew(t, schema.BuiltinOperatorPRELU), out, in, alpha)
+	alpha := actSetFloat(qT(Float32, []int{1, 1, 3}, 0, 0), 0.5, -1, 2)
+	out := qOut(Float32, 0, 0)
+	mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 	for i := range 12 {
 		x := float32(i) - 6
 		want := x
@@ -893,16 +835,16 @@ func TestPrelu(t *testing.T) {
 	// reference within one step.
 	for _, typ := range []DType{Uint8, Int8} {
 		for _, ashape := range [][]int{{4}, {3, 1}, {2, 3, 4}} {
-			in := actT(typ, []int{2, 3, 4}, 0.05, 7)
+			in := qT(typ, []int{2, 3, 4}, 0.05, 7)
 			for i := range in.Data {
 				in.Data[i] = byte(i * 89 % 256)
 			}
-			alpha := actT(typ, ashape, 0.01, -3)
+			alpha := qT(typ, ashape, 0.01, -3)
 			for i := range alpha.Data {
 				alpha.Data[i] = byte(i*53 + 11)
 			}
-			out := actOut(typ, 0.06, 2)
-			actRun(t, actNew(t, schema.BuiltinOperatorPRELU), out, in, alpha)
+			out := qOut(typ, 0.06, 2)
+			mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 			for i := range 24 {
 				x := actReal(in, i)
 				ai := (i % 4) % NumElements(ashape)
@@ -922,10 +864,10 @@ func TestPrelu(t *testing.T) {
 		}
 	}
 	// Alpha that does not broadcast to the input's shape.
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorPRELU), actOut(Float32, 0, 0), actT(Float32, []int{2, 3}, 0, 0), actT(Float32, []int{2}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(Float32, 0, 0), qT(Float32, []int{2, 3}, 0, 0), qT(Float32, []int{2}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha [2] for input [2 3]")
 	}
-	if err := actPrepareErr(actNew(t, schema.BuiltinOperatorPRELU), actOut(Float32, 0, 0), actT(Float32, []int{3}, 0, 0), actT(Float32, []int{2, 3}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(Float32, 0, 0), qT(Float32, []int{3}, 0, 0), qT(Float32, []int{2, 3}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha of higher rank")
 	}
 }
@@ -974,23 +916,23 @@ func TestActivationEvalAllocs(t *testing.T) {
 		in   *Tensor
 		out  *Tensor
 	}
-	in16 := actT(Int16, []int{64}, 1.0/4096, 0)
-	alpha := actT(Float32, []int{1, 1, 3}, 0, 0)
+	in16 := qT(Int16, []int{64}, 1.0/4096, 0)
+	alpha := qT(Float32, []int{1, 1, 3}, 0, 0)
 	for _, c := range []cfg{
-		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(Uint8, 0.1, 0), actOut(Uint8, 1.0/256, 0)},
-		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actT(Float32, []int{4, 16}, 0, 0), actOut(Float32, 0, 0)},
-		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, actOut(Int16, 1.0/32768, 0)},
-		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, actOut(Int16, 1.0/32768, 0)},
-		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, actOut(Int16, 1.0/4096, 0)},
-		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), actT(Float32, []int{64}, 0, 0), actOut(Int8, 0.1, 0)},
-		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(Int8, 0.1, 3), actOut(Float32, 0, 0)},
-		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), actT(Float32, []int{2, 2, 2, 3}, 0, 0), actOut(Float32, 0, 0)},
+		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(Uint8, 0.1, 0), qOut(Uint8, 1.0/256, 0)},
+		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, qT(Float32, []int{4, 16}, 0, 0), qOut(Float32, 0, 0)},
+		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, qOut(Int16, 1.0/32768, 0)},
+		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, qOut(Int16, 1.0/32768, 0)},
+		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, qOut(Int16, 1.0/4096, 0)},
+		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), qT(Float32, []int{64}, 0, 0), qOut(Int8, 0.1, 0)},
+		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(Int8, 0.1, 3), qOut(Float32, 0, 0)},
+		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), qT(Float32, []int{2, 2, 2, 3}, 0, 0), qOut(Float32, 0, 0)},
 	} {
 		ins := []*Tensor{c.in}
 		if c.name == "PRELU float" {
 			ins = append(ins, alpha)
 		}
-		actRun(t, c.op, c.out, ins...)
+		mustRun(t, c.op, 1, c.out, ins...)
 		n := &Node{Inputs: ins, Outputs: []*Tensor{c.out}, Threads: 1}
 		if a := testing.AllocsPerRun(10, func() { c.op.Eval(n) }); a != 0 {
 			t.Errorf("%s: Eval allocates %v times", c.name, a)

@@ -27,38 +27,46 @@ type Conv2DParams struct {
 	Activation           schema.ActivationFunctionType
 }
 
-// parseConv2DParams reads Conv2DOptions (schema defaults when op is nil).
-func parseConv2DParams(op *schema.Operator) (Conv2DParams, error) {
-	p := Conv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
+// convOptions returns the builtin options table of a conv-family operator,
+// whose options must be of type want when it has any; ok is false for a nil
+// operator or one without options, which get the op's defaults.
+func convOptions(op *schema.Operator, name string, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool, err error) {
 	if op == nil {
-		return p, nil
+		return tbl, false, nil
 	}
-	var tbl flatbuffers.Table
 	switch t := op.BuiltinOptionsType(); t {
 	case schema.BuiltinOptionsNONE:
-		return p, nil
-	case schema.BuiltinOptionsConv2DOptions:
-		if !op.BuiltinOptions(&tbl) {
-			return p, nil
-		}
+		return tbl, false, nil
+	case want:
+		return tbl, op.BuiltinOptions(&tbl), nil
 	default:
-		return p, fmt.Errorf("CONV_2D: options of type %s", schema.EnumNamesBuiltinOptions[t])
+		return tbl, false, fmt.Errorf("%s: options of type %s", name, schema.EnumNamesBuiltinOptions[t])
 	}
-	var o schema.Conv2DOptions
-	o.Init(tbl.Bytes, tbl.Pos)
-	p.Padding = o.Padding()
-	p.StrideW, p.StrideH = int(o.StrideW()), int(o.StrideH())
-	p.DilationW, p.DilationH = int(o.DilationWFactor()), int(o.DilationHFactor())
-	p.Activation = o.FusedActivationFunction()
-	return p, nil
+}
+
+// parseConv2DParams reads Conv2DOptions (schema defaults when op is nil)
+// and rejects fused activations the kernel does not apply.
+func parseConv2DParams(op *schema.Operator) (Conv2DParams, error) {
+	const name = "CONV_2D"
+	p := Conv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
+	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsConv2DOptions)
+	if err != nil {
+		return p, err
+	}
+	if ok {
+		var o schema.Conv2DOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		p.Padding = o.Padding()
+		p.StrideW, p.StrideH = int(o.StrideW()), int(o.StrideH())
+		p.DilationW, p.DilationH = int(o.DilationWFactor()), int(o.DilationHFactor())
+		p.Activation = o.FusedActivationFunction()
+	}
+	return p, checkFusedActivation(name, p.Activation)
 }
 
 func newConv2D(info OpInfo) (Op, error) {
 	p, err := parseConv2DParams(info.Operator)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFusedActivation("CONV_2D", p.Activation); err != nil {
 		return nil, err
 	}
 	return &Conv2D{Params: p}, nil
@@ -70,15 +78,10 @@ func newConv2D(info OpInfo) (Op, error) {
 type Conv2D struct {
 	Params Conv2DParams
 
-	geom   convGeom
-	kind   convKind
-	outC   int
-	fg     fGemm
-	qg     qGemm
-	wsF    []fgemmWork
-	wsU8   []qgemmWork[uint8]
-	wsI8   []qgemmWork[int8]
-	xzp    int32
+	geom convGeom
+	kind convKind
+	outC int
+	gemmState
 	hybrid hybridConv
 	ref16  ref16Conv
 }
@@ -94,28 +97,188 @@ const (
 	kindHybrid
 )
 
+// convNode checks the fused activation and the arity of a CONV_2D,
+// DEPTHWISE_CONV_2D or FULLY_CONNECTED node (fc: one or two outputs, and the
+// filter called weights) and returns its input, filter, optional bias and
+// output.
+func convNode(n *Node, op string, act schema.ActivationFunctionType, fc bool) (in, filter, bias, out *Tensor, err error) {
+	if err := checkFusedActivation(op, act); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	maxOut, wantOut, filterName := 1, "1", "filter"
+	if fc {
+		maxOut, wantOut, filterName = 2, "1-2", "weights"
+	}
+	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) < 1 || len(n.Outputs) > maxOut {
+		return nil, nil, nil, nil, fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and %s", op, len(n.Inputs), len(n.Outputs), wantOut)
+	}
+	in, filter, bias, out = n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
+	if in == nil || filter == nil || out == nil {
+		return nil, nil, nil, nil, fmt.Errorf("%s: missing input, %s or output", op, filterName)
+	}
+	return in, filter, bias, out, nil
+}
+
+// windowNode is convNode for CONV_2D and DEPTHWISE_CONV_2D, whose input and
+// filter must both be 4-D.
+func windowNode(n *Node, op string, act schema.ActivationFunctionType) (in, filter, bias, out *Tensor, err error) {
+	in, filter, bias, out, err = convNode(n, op, act, false)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if len(in.Shape) != 4 || len(filter.Shape) != 4 {
+		return nil, nil, nil, nil, fmt.Errorf("%s: input %v and filter %v must both be 4-D", op, in.Shape, filter.Shape)
+	}
+	return in, filter, bias, out, nil
+}
+
+// windowKind picks the arithmetic of CONV_2D and DEPTHWISE_CONV_2D from the
+// input and filter types and checks that the output has the input's type.
+// uint8Hybrid says whether a FLOAT32 input with a UINT8 filter is taken as
+// hybrid (CONV_2D, whose hybrid set-up then reports it) rather than as an
+// unsupported pair (DEPTHWISE_CONV_2D).
+func windowKind(op string, in, filter, out *Tensor, uint8Hybrid bool) (convKind, error) {
+	var k convKind
+	switch {
+	case in.Type == Float32 && filter.Type == Float32:
+		k = kindFloat
+	case in.Type == Float32 && (filter.Type == Int8 || uint8Hybrid && filter.Type == Uint8):
+		k = kindHybrid
+	case in.Type == Uint8 && filter.Type == Uint8:
+		k = kindUint8
+	case in.Type == Int8 && filter.Type == Int8:
+		k = kindInt8
+	case in.Type == Int16 && filter.Type == Int8:
+		k = kindInt16
+	default:
+		return k, Unsupported("%s: input %s with filter %s", op, in.Type, filter.Type)
+	}
+	if out.Type != in.Type {
+		return k, fmt.Errorf("%s: output type %s, want %s", op, out.Type, in.Type)
+	}
+	return k, nil
+}
+
+// checkConvBias checks the optional bias of a conv-family op with n output
+// channels: FLOAT32 for float and hybrid arithmetic (floatBias), otherwise
+// as checkQuantBias does.
+func checkConvBias(op string, floatBias bool, in, bias *Tensor, n int, allowI32For16 bool) error {
+	if !floatBias {
+		return checkQuantBias(op, in, bias, n, allowI32For16)
+	}
+	if bias != nil && (bias.Type != Float32 || bias.NumElements() != n) {
+		return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, n)
+	}
+	return nil
+}
+
+// gemmState is what CONV_2D and FULLY_CONNECTED share for their GEMM-based
+// float and 8-bit arithmetic: the prepared weights, the input zero point and
+// each thread's scratch.
+type gemmState struct {
+	fg   fGemm
+	qg   qGemm
+	wsF  []fgemmWork
+	wsU8 []qgemmWork[uint8]
+	wsI8 []qgemmWork[int8]
+	xzp  int32
+}
+
+// prepareFloat sets up the float GEMM of N channels over depth K: the
+// activation clamp, the weights and bias when they are constant, and the
+// scratch of threads workers.
+func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *Tensor, N, K, threads int) error {
+	lo, hi, err := ActivationRangeFloat(act)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	s.fg.lo, s.fg.hi = lo, hi
+	s.fg.N, s.fg.K = N, K
+	if filter.Const {
+		s.fg.setWeights(filter.Float32s(), N, K)
+	}
+	if bias == nil {
+		s.fg.setBias(nil)
+	} else if bias.Const {
+		s.fg.setBias(bias.Float32s())
+	}
+	s.wsF = growWork(s.wsF, threads)
+	for i := range s.wsF {
+		s.wsF[i].ensure(K)
+	}
+	return nil
+}
+
+// evalFloat runs the float GEMM, first taking in weights and bias that are
+// not constant.
+func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *Tensor, threads int) {
+	if !filter.Const {
+		s.fg.setWeights(filter.Float32s(), s.fg.N, s.fg.K)
+	}
+	if bias != nil && !bias.Const {
+		s.fg.setBias(bias.Float32s())
+	}
+	s.wsF = growWork(s.wsF, threads)
+	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), threads, s.wsF)
+}
+
+// prepareQuantBias sets the 8-bit GEMM's constant terms when the weights
+// (already set) and the bias are both constant; unsignedRows says whether
+// the rows are UINT8.
+func (s *gemmState) prepareQuantBias(filter, bias *Tensor, unsignedRows bool) {
+	if filter.Const && (bias == nil || bias.Const) {
+		s.qg.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
+	}
+}
+
+// refreshQuantBias recomputes the constant terms in Eval when the weights
+// (just set again) or the bias are not constant.
+func (s *gemmState) refreshQuantBias(filter, bias *Tensor, unsignedRows bool) {
+	if !filter.Const || (bias != nil && !bias.Const) {
+		s.qg.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
+	}
+}
+
+// growQuantWork gives threads workers scratch for an 8-bit GEMM of depth K
+// with UINT8 (unsigned) or INT8 rows.
+func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
+	if unsigned {
+		s.wsU8 = growWork(s.wsU8, threads)
+		for i := range s.wsU8 {
+			s.wsU8[i].ensure(K)
+		}
+		return
+	}
+	s.wsI8 = growWork(s.wsI8, threads)
+	for i := range s.wsI8 {
+		s.wsI8[i].ensure(K)
+	}
+}
+
+// evalQuant runs the 8-bit GEMM on UINT8 (unsigned) or INT8 tensors.
+func (s *gemmState) evalQuant(g *convGeom, in, out *Tensor, unsigned bool, threads int) {
+	if unsigned {
+		s.wsU8 = growWork(s.wsU8, threads)
+		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, threads, s.wsU8)
+	} else {
+		s.wsI8 = growWork(s.wsI8, threads)
+		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, threads, s.wsI8)
+	}
+}
+
 // Prepare implements Op.
 func (c *Conv2D) Prepare(n *Node) error {
 	const op = "CONV_2D"
-	if err := checkFusedActivation(op, c.Params.Activation); err != nil {
+	p := c.Params
+	in, filter, bias, out, err := windowNode(n, op, p.Activation)
+	if err != nil {
 		return err
-	}
-	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
-		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1", op, len(n.Inputs), len(n.Outputs))
-	}
-	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
-	if in == nil || filter == nil || out == nil {
-		return fmt.Errorf("%s: missing input, filter or output", op)
-	}
-	if len(in.Shape) != 4 || len(filter.Shape) != 4 {
-		return fmt.Errorf("%s: input %v and filter %v must both be 4-D", op, in.Shape, filter.Shape)
 	}
 	// TFLite 2.9 has no grouped convolution: the depths must match.
 	if in.Shape[3] != filter.Shape[3] {
 		return fmt.Errorf("%s: input depth %d differs from filter depth %d", op, in.Shape[3], filter.Shape[3])
 	}
 	outC := filter.Shape[0]
-	p := c.Params
 	g, err := windowGeom(op, p.Padding, in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3],
 		filter.Shape[1], filter.Shape[2], p.StrideH, p.StrideW, p.DilationH, p.DilationW)
 	if err != nil {
@@ -124,52 +287,18 @@ func (c *Conv2D) Prepare(n *Node) error {
 	c.geom, c.outC = g, outC
 	K := g.depth()
 
-	switch {
-	case in.Type == Float32 && filter.Type == Float32:
-		c.kind = kindFloat
-	case in.Type == Float32 && (filter.Type == Int8 || filter.Type == Uint8):
-		c.kind = kindHybrid
-	case in.Type == Uint8 && filter.Type == Uint8:
-		c.kind = kindUint8
-	case in.Type == Int8 && filter.Type == Int8:
-		c.kind = kindInt8
-	case in.Type == Int16 && filter.Type == Int8:
-		c.kind = kindInt16
-	default:
-		return Unsupported("%s: input %s with filter %s", op, in.Type, filter.Type)
+	if c.kind, err = windowKind(op, in, filter, out, true); err != nil {
+		return err
 	}
-	wantOut := in.Type
-	if out.Type != wantOut {
-		return fmt.Errorf("%s: output type %s, want %s", op, out.Type, wantOut)
-	}
-	if c.kind == kindFloat || c.kind == kindHybrid {
-		if bias != nil && (bias.Type != Float32 || bias.NumElements() != outC) {
-			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, outC)
-		}
-	} else if err := checkQuantBias(op, in, bias, outC, true); err != nil {
+	if err := checkConvBias(op, c.kind == kindFloat || c.kind == kindHybrid, in, bias, outC, true); err != nil {
 		return err
 	}
 	threads := max(n.Threads, 1)
 
 	switch c.kind {
 	case kindFloat:
-		lo, hi, err := ActivationRangeFloat(p.Activation)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		c.fg.lo, c.fg.hi = lo, hi
-		c.fg.N, c.fg.K = outC, K
-		if filter.Const {
-			c.fg.setWeights(filter.Float32s(), outC, K)
-		}
-		if bias == nil {
-			c.fg.setBias(nil)
-		} else if bias.Const {
-			c.fg.setBias(bias.Float32s())
-		}
-		c.wsF = growWork(c.wsF, threads)
-		for i := range c.wsF {
-			c.wsF[i].ensure(K)
+		if err := c.prepareFloat(op, p.Activation, filter, bias, outC, K, threads); err != nil {
+			return err
 		}
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 0, &c.qg.rq); err != nil {
@@ -180,29 +309,13 @@ func (c *Conv2D) Prepare(n *Node) error {
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
 			c.setQuantWeights(filter)
-			if bias == nil || bias.Const {
-				c.qg.setBias(int32sOrNil(bias), c.xzp, c.kind == kindUint8)
-			}
 		}
-		if c.kind == kindUint8 {
-			c.wsU8 = growWork(c.wsU8, threads)
-			for i := range c.wsU8 {
-				c.wsU8[i].ensure(K)
-			}
-		} else {
-			c.wsI8 = growWork(c.wsI8, threads)
-			for i := range c.wsI8 {
-				c.wsI8[i].ensure(K)
-			}
-		}
+		c.prepareQuantBias(filter, bias, c.kind == kindUint8)
+		c.growQuantWork(c.kind == kindUint8, K, threads)
 	case kindInt16:
-		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
-			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
-		}
-		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 0, &c.ref16.rq); err != nil {
+		if err := c.ref16.prepareWindow(op, in, filter, bias, out, p.Activation, outC, K, 0); err != nil {
 			return err
 		}
-		c.ref16.prepare(outC, K)
 	case kindHybrid:
 		if err := c.hybrid.prepare(op, in, filter, p.Activation, outC, K, g.batches, 0, threads); err != nil {
 			return err
@@ -230,28 +343,13 @@ func (c *Conv2D) Eval(n *Node) error {
 	g := &c.geom
 	switch c.kind {
 	case kindFloat:
-		if !filter.Const {
-			c.fg.setWeights(filter.Float32s(), c.outC, g.depth())
-		}
-		if bias != nil && !bias.Const {
-			c.fg.setBias(bias.Float32s())
-		}
-		c.wsF = growWork(c.wsF, threads)
-		runFGemm(&c.fg, g, in.Float32s(), out.Float32s(), threads, c.wsF)
+		c.evalFloat(g, in, filter, bias, out, threads)
 	case kindUint8, kindInt8:
 		if !filter.Const {
 			c.setQuantWeights(filter)
 		}
-		if !filter.Const || (bias != nil && !bias.Const) {
-			c.qg.setBias(int32sOrNil(bias), c.xzp, c.kind == kindUint8)
-		}
-		if c.kind == kindUint8 {
-			c.wsU8 = growWork(c.wsU8, threads)
-			runQGemm(&c.qg, g, in.Uint8s(), out.Uint8s(), c.xzp, threads, c.wsU8)
-		} else {
-			c.wsI8 = growWork(c.wsI8, threads)
-			runQGemm(&c.qg, g, in.Int8s(), out.Int8s(), c.xzp, threads, c.wsI8)
-		}
+		c.refreshQuantBias(filter, bias, c.kind == kindUint8)
+		c.evalQuant(g, in, out, c.kind == kindUint8, threads)
 	case kindInt16:
 		c.ref16.conv(g, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
 	case kindHybrid:

@@ -18,18 +18,18 @@ func convBenchNode(b *testing.B, op Op, typ DType, inShape, filterShape []int, t
 	var in, filter, bias, out *Tensor
 	switch typ {
 	case Float32:
-		in, filter, bias = NewTensor(Float32, inShape...), convConst(NewTensor(Float32, filterShape...)), convConst(NewTensor(Float32, outC))
+		in, filter, bias = NewTensor(Float32, inShape...), constT(NewTensor(Float32, filterShape...)), constT(NewTensor(Float32, outC))
 		convFillRandF(r, in, 1)
 		convFillRandF(r, filter, 1)
 		out = NewTensor(Float32)
 	default:
-		in = convQTensor(typ, inShape, 0.05, 3)
-		filter = convConst(convQTensor(typ, filterShape, 0.01, 0))
-		bias = convConst(convQTensor(Int32, []int{outC}, 0.0005, 0))
+		in = qT(typ, inShape, 0.05, 3)
+		filter = constT(qT(typ, filterShape, 0.01, 0))
+		bias = constT(qT(Int32, []int{outC}, 0.0005, 0))
 		lo, hi := convTypeRange(typ)
 		convFillRand(r, in, int(lo), int(hi))
 		convFillRand(r, filter, int(lo), int(hi))
-		out = convQTensor(typ, nil, 0.1, 5)
+		out = qT(typ, nil, 0.1, 5)
 	}
 	n := &Node{Inputs: []*Tensor{in, filter, bias}, Outputs: []*Tensor{out}, Threads: threads}
 	if err := op.Prepare(n); err != nil {

@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -17,38 +15,30 @@ type DepthwiseConv2DParams struct {
 	Activation           schema.ActivationFunctionType
 }
 
+// parseDepthwiseParams reads DepthwiseConv2DOptions (schema defaults when op
+// is nil) and rejects fused activations the kernel does not apply.
 func parseDepthwiseParams(op *schema.Operator) (DepthwiseConv2DParams, error) {
+	const name = "DEPTHWISE_CONV_2D"
 	p := DepthwiseConv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	if op == nil {
-		return p, nil
+	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
+	if err != nil {
+		return p, err
 	}
-	var tbl flatbuffers.Table
-	switch t := op.BuiltinOptionsType(); t {
-	case schema.BuiltinOptionsNONE:
-		return p, nil
-	case schema.BuiltinOptionsDepthwiseConv2DOptions:
-		if !op.BuiltinOptions(&tbl) {
-			return p, nil
-		}
-	default:
-		return p, fmt.Errorf("DEPTHWISE_CONV_2D: options of type %s", schema.EnumNamesBuiltinOptions[t])
+	if ok {
+		var o schema.DepthwiseConv2DOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		p.Padding = o.Padding()
+		p.StrideW, p.StrideH = int(o.StrideW()), int(o.StrideH())
+		p.DepthMultiplier = int(o.DepthMultiplier())
+		p.DilationW, p.DilationH = int(o.DilationWFactor()), int(o.DilationHFactor())
+		p.Activation = o.FusedActivationFunction()
 	}
-	var o schema.DepthwiseConv2DOptions
-	o.Init(tbl.Bytes, tbl.Pos)
-	p.Padding = o.Padding()
-	p.StrideW, p.StrideH = int(o.StrideW()), int(o.StrideH())
-	p.DepthMultiplier = int(o.DepthMultiplier())
-	p.DilationW, p.DilationH = int(o.DilationWFactor()), int(o.DilationHFactor())
-	p.Activation = o.FusedActivationFunction()
-	return p, nil
+	return p, checkFusedActivation(name, p.Activation)
 }
 
 func newDepthwiseConv2D(info OpInfo) (Op, error) {
 	p, err := parseDepthwiseParams(info.Operator)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFusedActivation("DEPTHWISE_CONV_2D", p.Activation); err != nil {
 		return nil, err
 	}
 	return &DepthwiseConv2D{Params: p}, nil
@@ -76,18 +66,10 @@ type DepthwiseConv2D struct {
 // Prepare implements Op.
 func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	const op = "DEPTHWISE_CONV_2D"
-	if err := checkFusedActivation(op, d.Params.Activation); err != nil {
+	p := d.Params
+	in, filter, bias, out, err := windowNode(n, op, p.Activation)
+	if err != nil {
 		return err
-	}
-	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
-		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1", op, len(n.Inputs), len(n.Outputs))
-	}
-	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
-	if in == nil || filter == nil || out == nil {
-		return fmt.Errorf("%s: missing input, filter or output", op)
-	}
-	if len(in.Shape) != 4 || len(filter.Shape) != 4 {
-		return fmt.Errorf("%s: input %v and filter %v must both be 4-D", op, in.Shape, filter.Shape)
 	}
 	if filter.Shape[0] != 1 {
 		return fmt.Errorf("%s: filter %v must have leading dimension 1", op, filter.Shape)
@@ -99,7 +81,6 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	// TFLite's kernels assume outC == inC*depth_multiplier; the filter shape
 	// is authoritative when a model's option disagrees.
 	d.mult = outC / inC
-	p := d.Params
 	g, err := windowGeom(op, p.Padding, in.Shape[0], in.Shape[1], in.Shape[2], inC,
 		filter.Shape[1], filter.Shape[2], p.StrideH, p.StrideW, p.DilationH, p.DilationW)
 	if err != nil {
@@ -107,28 +88,10 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	}
 	d.geom, d.outC = g, outC
 
-	switch {
-	case in.Type == Float32 && filter.Type == Float32:
-		d.kind = kindFloat
-	case in.Type == Float32 && filter.Type == Int8:
-		d.kind = kindHybrid
-	case in.Type == Uint8 && filter.Type == Uint8:
-		d.kind = kindUint8
-	case in.Type == Int8 && filter.Type == Int8:
-		d.kind = kindInt8
-	case in.Type == Int16 && filter.Type == Int8:
-		d.kind = kindInt16
-	default:
-		return Unsupported("%s: input %s with filter %s", op, in.Type, filter.Type)
+	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
+		return err
 	}
-	if out.Type != in.Type {
-		return fmt.Errorf("%s: output type %s, want %s", op, out.Type, in.Type)
-	}
-	if d.kind == kindFloat || d.kind == kindHybrid {
-		if bias != nil && (bias.Type != Float32 || bias.NumElements() != outC) {
-			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, outC)
-		}
-	} else if err := checkQuantBias(op, in, bias, outC, false); err != nil {
+	if err := checkConvBias(op, d.kind == kindFloat || d.kind == kindHybrid, in, bias, outC, false); err != nil {
 		return err
 	}
 	threads := max(n.Threads, 1)
@@ -156,13 +119,9 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
 		}
 	case kindInt16:
-		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
-			return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
-		}
-		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.ref16.rq); err != nil {
+		if err := d.ref16.prepareWindow(op, in, filter, bias, out, p.Activation, outC, taps, 3); err != nil {
 			return err
 		}
-		d.ref16.prepare(outC, taps)
 	case kindHybrid:
 		if err := d.hybrid.prepare(op, in, filter, p.Activation, outC, taps, g.batches, 3, threads); err != nil {
 			return err

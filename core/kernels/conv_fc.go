@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -16,43 +14,38 @@ type FullyConnectedParams struct {
 	AsymmetricQuantizeInputs bool
 }
 
+// parseFullyConnectedParams reads FullyConnectedOptions (zeroes when op is
+// nil) and rejects fused activations and weight formats the kernel does not
+// handle.
 func parseFullyConnectedParams(op *schema.Operator) (FullyConnectedParams, error) {
+	const name = "FULLY_CONNECTED"
 	var p FullyConnectedParams
-	if op == nil {
+	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsFullyConnectedOptions)
+	if err != nil {
+		return p, err
+	}
+	if ok {
+		var o schema.FullyConnectedOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		p.Activation = o.FusedActivationFunction()
+		p.WeightsFormat = o.WeightsFormat()
+		p.KeepNumDims = o.KeepNumDims()
+		p.AsymmetricQuantizeInputs = o.AsymmetricQuantizeInputs()
+	}
+	if err := checkFusedActivation(name, p.Activation); err != nil {
+		return p, err
+	}
+	switch p.WeightsFormat {
+	case schema.FullyConnectedOptionsWeightsFormatDEFAULT, schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8:
 		return p, nil
 	}
-	var tbl flatbuffers.Table
-	switch t := op.BuiltinOptionsType(); t {
-	case schema.BuiltinOptionsNONE:
-		return p, nil
-	case schema.BuiltinOptionsFullyConnectedOptions:
-		if !op.BuiltinOptions(&tbl) {
-			return p, nil
-		}
-	default:
-		return p, fmt.Errorf("FULLY_CONNECTED: options of type %s", schema.EnumNamesBuiltinOptions[t])
-	}
-	var o schema.FullyConnectedOptions
-	o.Init(tbl.Bytes, tbl.Pos)
-	p.Activation = o.FusedActivationFunction()
-	p.WeightsFormat = o.WeightsFormat()
-	p.KeepNumDims = o.KeepNumDims()
-	p.AsymmetricQuantizeInputs = o.AsymmetricQuantizeInputs()
-	return p, nil
+	return p, Unsupported("%s: weights format %d", name, p.WeightsFormat)
 }
 
 func newFullyConnected(info OpInfo) (Op, error) {
 	p, err := parseFullyConnectedParams(info.Operator)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkFusedActivation("FULLY_CONNECTED", p.Activation); err != nil {
-		return nil, err
-	}
-	switch p.WeightsFormat {
-	case schema.FullyConnectedOptionsWeightsFormatDEFAULT, schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8:
-	default:
-		return nil, Unsupported("FULLY_CONNECTED: weights format %d", p.WeightsFormat)
 	}
 	return &FullyConnected{Params: p}, nil
 }
@@ -63,16 +56,11 @@ func newFullyConnected(info OpInfo) (Op, error) {
 type FullyConnected struct {
 	Params FullyConnectedParams
 
-	kind    fcKind
-	geom    convGeom
-	units   int
-	depth   int
-	xzp     int32
-	fg      fGemm
-	qg      qGemm
-	wsF     []fgemmWork
-	wsU8    []qgemmWork[uint8]
-	wsI8    []qgemmWork[int8]
+	kind  fcKind
+	geom  convGeom
+	units int
+	depth int
+	gemmState
 	ref16   ref16Conv
 	hybrid  hybridConv
 	shuffle []byte // SHUFFLED4x16INT8 weights, unshuffled to [units][depth]
@@ -93,15 +81,9 @@ const (
 // Prepare implements Op.
 func (f *FullyConnected) Prepare(n *Node) error {
 	const op = "FULLY_CONNECTED"
-	if err := checkFusedActivation(op, f.Params.Activation); err != nil {
+	in, filter, bias, out, err := convNode(n, op, f.Params.Activation, true)
+	if err != nil {
 		return err
-	}
-	if len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) < 1 || len(n.Outputs) > 2 {
-		return fmt.Errorf("%s: got %d inputs and %d outputs, want 2-3 and 1-2", op, len(n.Inputs), len(n.Outputs))
-	}
-	in, filter, bias, out := n.Input(0), n.Input(1), n.Input(2), n.Outputs[0]
-	if in == nil || filter == nil || out == nil {
-		return fmt.Errorf("%s: missing input, weights or output", op)
 	}
 	if len(filter.Shape) != 2 || filter.Shape[1] <= 0 {
 		return fmt.Errorf("%s: weights %v must be 2-D with a positive depth", op, filter.Shape)
@@ -143,35 +125,20 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	default:
 		return Unsupported("%s: input %s, weights %s, output %s", op, in.Type, filter.Type, out.Type)
 	}
-	if f.kind == fcFloat || f.kind == fcHybrid {
-		if out.Type != Float32 {
-			return fmt.Errorf("%s: output type %s, want FLOAT32", op, out.Type)
-		}
-		if bias != nil && (bias.Type != Float32 || bias.NumElements() != units) {
-			return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, units)
-		}
-	} else if err := checkQuantBias(op, in, bias, units, true); err != nil {
+	floatOut := f.kind == fcFloat || f.kind == fcHybrid
+	if floatOut && out.Type != Float32 {
+		return fmt.Errorf("%s: output type %s, want FLOAT32", op, out.Type)
+	}
+	if err := checkConvBias(op, floatOut, in, bias, units, true); err != nil {
 		return err
 	}
 	threads := max(n.Threads, 1)
 
 	switch f.kind {
 	case fcFloat:
-		lo, hi, err := ActivationRangeFloat(p.Activation)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
+		if err := f.prepareFloat(op, p.Activation, filter, bias, units, depth, threads); err != nil {
+			return err
 		}
-		f.fg.lo, f.fg.hi = lo, hi
-		f.fg.N, f.fg.K = units, depth
-		if filter.Const {
-			f.fg.setWeights(filter.Float32s(), units, depth)
-		}
-		if bias == nil {
-			f.fg.setBias(nil)
-		} else if bias.Const {
-			f.fg.setBias(bias.Float32s())
-		}
-		f.wsF = growWork(f.wsF, threads)
 	case fcHybrid:
 		if err := f.hybrid.prepare(op, in, filter, p.Activation, units, depth, batches, 0, threads); err != nil {
 			return err
@@ -220,24 +187,17 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 	if _, err := quantOf(op, "output", out); err != nil {
 		return err
 	}
-	real, err := legacyConvMultiplier(op, in, filter, bias, out)
-	if err != nil {
-		return err
-	}
-	m, shift := QuantizeMultiplier(real)
 	rq := &f.qg.rq
 	if f.kind == fcInt16 {
 		rq = &f.ref16.rq
 	}
 	rq.resize(f.units)
-	for c := range f.units {
-		rq.set(c, m, shift)
+	if err := rq.setLegacy(op, in, filter, bias, out); err != nil {
+		return err
 	}
-	lo, hi, err := ActivationRangeQuantized(f.Params.Activation, out)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+	if err := rq.setOutput(op, f.Params.Activation, out); err != nil {
+		return err
 	}
-	rq.zp, rq.lo, rq.hi = out.ZeroPoint(), lo, hi
 	f.xzp = in.ZeroPoint()
 
 	switch f.kind {
@@ -261,15 +221,10 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
 		f.setQuantWeights(filter)
-		if bias == nil || bias.Const {
-			f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
-		}
 	}
-	switch f.kind {
-	case fcUint8:
-		f.wsU8 = growWork(f.wsU8, threads)
-	case fcInt8:
-		f.wsI8 = growWork(f.wsI8, threads)
+	f.prepareQuantBias(filter, bias, f.kind != fcInt8)
+	if f.kind == fcUint8 || f.kind == fcInt8 {
+		f.growQuantWork(f.kind == fcUint8, f.depth, threads)
 	}
 	return nil
 }
@@ -302,14 +257,7 @@ func (f *FullyConnected) Eval(n *Node) error {
 	g := &f.geom
 	switch f.kind {
 	case fcFloat:
-		if !filter.Const {
-			f.fg.setWeights(filter.Float32s(), f.units, f.depth)
-		}
-		if bias != nil && !bias.Const {
-			f.fg.setBias(bias.Float32s())
-		}
-		f.wsF = growWork(f.wsF, threads)
-		runFGemm(&f.fg, g, in.Float32s(), out.Float32s(), threads, f.wsF)
+		f.evalFloat(g, in, filter, bias, out, threads)
 		return nil
 	case fcHybrid:
 		return f.evalHybrid(in, filter, bias, out)
@@ -320,16 +268,10 @@ func (f *FullyConnected) Eval(n *Node) error {
 	if !filter.Const {
 		f.setQuantWeights(filter)
 	}
-	if !filter.Const || (bias != nil && !bias.Const) {
-		f.qg.setBias(int32sOrNil(bias), f.xzp, f.kind != fcInt8)
-	}
+	f.refreshQuantBias(filter, bias, f.kind != fcInt8)
 	switch f.kind {
-	case fcUint8:
-		f.wsU8 = growWork(f.wsU8, threads)
-		runQGemm(&f.qg, g, in.Uint8s(), out.Uint8s(), f.xzp, threads, f.wsU8)
-	case fcInt8:
-		f.wsI8 = growWork(f.wsI8, threads)
-		runQGemm(&f.qg, g, in.Int8s(), out.Int8s(), f.xzp, threads, f.wsI8)
+	case fcUint8, fcInt8:
+		f.evalQuant(g, in, out, f.kind == fcUint8, threads)
 	case fcUint8ToInt16, fcShuffled:
 		f.evalToInt16(in.Uint8s(), out.Int16s())
 	}

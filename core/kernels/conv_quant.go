@@ -52,6 +52,17 @@ func (r *chanRequant) resize(n int) {
 	r.mult, r.left, r.right = r.mult[:n], r.left[:n], r.right[:n]
 }
 
+// setOutput sets the output zero point and the clamp range of the fused
+// activation act on out.
+func (r *chanRequant) setOutput(op string, act schema.ActivationFunctionType, out *Tensor) error {
+	lo, hi, err := ActivationRangeQuantized(act, out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	r.zp, r.lo, r.hi = out.ZeroPoint(), lo, hi
+	return nil
+}
+
 // ruyRequant applies ruy's x86 fixed-point multiplier to acc and returns the
 // clamped output value (zero point added).
 func ruyRequant(acc int32, m int64, left, right uint8, zp, lo, hi int32) int32 {
@@ -149,13 +160,8 @@ func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.Activa
 	r.resize(channels)
 	inScale, outScale := in.Scale(), out.Scale()
 	if in.Type == Uint8 {
-		real, err := legacyConvMultiplier(op, in, filter, bias, out)
-		if err != nil {
+		if err := r.setLegacy(op, in, filter, bias, out); err != nil {
 			return err
-		}
-		m, shift := QuantizeMultiplier(real)
-		for c := range channels {
-			r.set(c, m, shift)
 		}
 	} else {
 		for c := range channels {
@@ -168,11 +174,20 @@ func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.Activa
 			r.set(c, m, shift)
 		}
 	}
-	lo, hi, err := ActivationRangeQuantized(act, out)
+	return r.setOutput(op, act, out)
+}
+
+// setLegacy gives every channel (r already sized) the single multiplier of
+// legacyConvMultiplier.
+func (r *chanRequant) setLegacy(op string, in, filter, bias, out *Tensor) error {
+	real, err := legacyConvMultiplier(op, in, filter, bias, out)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return err
 	}
-	r.zp, r.lo, r.hi = out.ZeroPoint(), lo, hi
+	m, shift := QuantizeMultiplier(real)
+	for c := range r.mult {
+		r.set(c, m, shift)
+	}
 	return nil
 }
 

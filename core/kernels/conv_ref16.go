@@ -1,5 +1,11 @@
 package kernels
 
+import (
+	"fmt"
+
+	"github.com/delego/delego/core/schema"
+)
+
 // ref16Conv is the 16x8 arithmetic (INT16 activations, INT8 weights) that
 // TFLite 2.9 uses for INT16 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED:
 //
@@ -32,6 +38,19 @@ func (r *ref16Conv) prepare(n, K int) {
 		r.m[c] = int32(r.rq.mult[c])
 		r.shift[c] = int(r.rq.left[c]) - int(r.rq.right[c])
 	}
+}
+
+// prepareWindow sets up the INT16 CONV_2D or DEPTHWISE_CONV_2D with n
+// output channels of K taps each, whose filter scales run along quantAxis.
+func (r *ref16Conv) prepareWindow(op string, in, filter, bias, out *Tensor, act schema.ActivationFunctionType, n, K, quantAxis int) error {
+	if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
+		return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
+	}
+	if err := convQuantParams(op, in, filter, bias, out, act, n, quantAxis, &r.rq); err != nil {
+		return err
+	}
+	r.prepare(n, K)
+	return nil
 }
 
 // ref16Mode selects one of ref16Conv's requantizations.

@@ -13,16 +13,6 @@ import (
 
 // ---- test helpers -------------------------------------------------------
 
-func convQTensor(typ DType, shape []int, scale float32, zp int64) *Tensor {
-	t := NewTensor(typ, shape...)
-	if scale != 0 {
-		t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	}
-	return t
-}
-
-func convConst(t *Tensor) *Tensor { t.Const = true; return t }
-
 // convFillRand fills t with random values of its type in [lo, hi].
 func convFillRand(r *rand.Rand, t *Tensor, lo, hi int) {
 	n := t.NumElements()
@@ -68,19 +58,6 @@ func convInts(t *Tensor) []int64 {
 		}
 	}
 	return out
-}
-
-func convRunOp(t *testing.T, op Op, threads int, out *Tensor, inputs ...*Tensor) {
-	t.Helper()
-	n := &Node{Inputs: inputs, Outputs: []*Tensor{out}, Threads: threads}
-	if err := op.Prepare(n); err != nil {
-		t.Fatalf("Prepare: %v", err)
-	}
-	sized := NewTensor(out.Type, out.Shape...)
-	out.Data = sized.Data
-	if err := op.Eval(n); err != nil {
-		t.Fatalf("Eval: %v", err)
-	}
 }
 
 // convRefWindow computes the output size and leading padding of one spatial
@@ -187,18 +164,19 @@ func (c convCase) padding() schema.Padding {
 	return schema.PaddingVALID
 }
 
-// convRefAcc returns the exact accumulators (sum (x-xzp)(w-wzp) + bias) of a
-// convolution or depthwise convolution, NHWC, and the output shape.
-func convRefAcc(c convCase, x, w, bias []int64, xzp, wzp int64) ([]int64, []int) {
+// convRefAcc returns the accumulators (sum (x-xzp)(w-wzp) + bias) of a
+// convolution or depthwise convolution, NHWC, and the output shape: exact in
+// int64, summed in (ky, kx, ic) order in float64.
+func convRefAcc[T int64 | float64](c convCase, x, w, bias []T, xzp, wzp T) ([]T, []int) {
 	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
 	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
 	outC := c.outC
-	out := make([]int64, c.batches*oh*ow*outC)
+	out := make([]T, c.batches*oh*ow*outC)
 	for b := range c.batches {
 		for oy := range oh {
 			for ox := range ow {
 				for oc := range outC {
-					var acc int64
+					var acc T
 					for ky := range c.kh {
 						for kx := range c.kw {
 							iy := oy*c.strideH - ph + ky*c.dilH
@@ -318,24 +296,26 @@ func testFloatConv(t *testing.T, c convCase) {
 	c = c.withDefaults()
 	r := rand.New(rand.NewPCG(1, uint64(len(c.name))))
 	in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-	filter := convConst(NewTensor(Float32, c.filterShape()...))
+	filter := constT(NewTensor(Float32, c.filterShape()...))
 	convFillRandF(r, in, 1)
 	convFillRandF(r, filter, 1)
 	var bias *Tensor
 	if !c.noBias {
-		bias = convConst(NewTensor(Float32, c.outC))
+		bias = constT(NewTensor(Float32, c.outC))
 		convFillRandF(r, bias, 1)
 	}
 	out := NewTensor(Float32)
-	convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
+	mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	// Reference in float64.
-	oh, ph := convRefWindow(c.same, c.h, c.kh, c.strideH, c.dilH)
-	ow, pw := convRefWindow(c.same, c.w, c.kw, c.strideW, c.dilW)
-	if fmt.Sprint(out.Shape) != fmt.Sprint([]int{c.batches, oh, ow, c.outC}) {
-		t.Fatalf("shape %v, want %v", out.Shape, []int{c.batches, oh, ow, c.outC})
+	var biasV []float64
+	if bias != nil {
+		biasV = values(bias)
 	}
-	x, w := in.Float32s(), filter.Float32s()
+	acc, shape := convRefAcc(c, values(in), values(filter), biasV, 0, 0)
+	if fmt.Sprint(out.Shape) != fmt.Sprint(shape) {
+		t.Fatalf("shape %v, want %v", out.Shape, shape)
+	}
 	lo, hi := math.Inf(-1), math.Inf(1)
 	switch c.act {
 	case schema.ActivationFunctionTypeRELU:
@@ -346,39 +326,11 @@ func testFloatConv(t *testing.T, c convCase) {
 		lo, hi = -1, 1
 	}
 	got := out.Float32s()
-	for b := range c.batches {
-		for oy := range oh {
-			for ox := range ow {
-				for oc := range c.outC {
-					var acc float64
-					for ky := range c.kh {
-						for kx := range c.kw {
-							iy := oy*c.strideH - ph + ky*c.dilH
-							ix := ox*c.strideW - pw + kx*c.dilW
-							if iy < 0 || iy >= c.h || ix < 0 || ix >= c.w {
-								continue
-							}
-							if c.depthwise {
-								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+oc/c.mult]) * float64(w[(ky*c.kw+kx)*c.outC+oc])
-								continue
-							}
-							fd := c.inC / c.groups
-							grp := oc / (c.outC / c.groups)
-							for ic := range fd {
-								acc += float64(x[((b*c.h+iy)*c.w+ix)*c.inC+grp*fd+ic]) * float64(w[((oc*c.kh+ky)*c.kw+kx)*fd+ic])
-							}
-						}
-					}
-					if bias != nil {
-						acc += float64(bias.Float32s()[oc])
-					}
-					want := min(max(acc, lo), hi)
-					g := float64(got[((b*oh+oy)*ow+ox)*c.outC+oc])
-					if math.Abs(g-want) > 1e-5*max(1, math.Abs(want)) {
-						t.Fatalf("out[%d,%d,%d,%d] = %v, want %v", b, oy, ox, oc, g, want)
-					}
-				}
-			}
+	for i, a := range acc {
+		want := min(max(a, lo), hi)
+		g := float64(got[i])
+		if math.Abs(g-want) > 1e-5*max(1, math.Abs(want)) {
+			t.Fatalf("out[%d] (of shape %v) = %v, want %v", i, shape, g, want)
 		}
 	}
 }
@@ -410,9 +362,9 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	} else {
 		inZP, outZP = int64(r.IntN(40))-20, int64(r.IntN(40))-20
 	}
-	in := convQTensor(typ, []int{c.batches, c.h, c.w, c.inC}, c.inScale, inZP)
+	in := qT(typ, []int{c.batches, c.h, c.w, c.inC}, c.inScale, inZP)
 	convFillRand(r, in, int(lo), int(hi))
-	filter := convConst(convQTensor(typ, c.filterShape(), 0.02, wZP))
+	filter := constT(qT(typ, c.filterShape(), 0.02, wZP))
 	convFillRand(r, filter, int(lo), int(hi))
 	fscales := []float32{0.02}
 	if c.perChannel {
@@ -430,12 +382,12 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	var bias *Tensor
 	var biasV []int64
 	if !c.noBias {
-		bias = convConst(convQTensor(Int32, []int{c.outC}, c.inScale*fscales[0], 0))
+		bias = constT(qT(Int32, []int{c.outC}, c.inScale*fscales[0], 0))
 		convFillRand(r, bias, -3000, 3000)
 		biasV = convInts(bias)
 	}
-	out := convQTensor(typ, nil, c.outScale, outZP)
-	convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
+	out := qT(typ, nil, c.outScale, outZP)
+	mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	effWZP := wZP
 	if typ == Int8 {
@@ -500,11 +452,11 @@ func TestDepthwiseConv2DQuantized(t *testing.T) {
 // half away from zero.
 func TestRequantRoundingTies(t *testing.T) {
 	for _, depthwise := range []bool{false, true} {
-		in := convQTensor(Uint8, []int{1, 1, 8, 1}, 0.25, 100)
+		in := qT(Uint8, []int{1, 1, 8, 1}, 0.25, 100)
 		copy(in.Uint8s(), []uint8{97, 98, 99, 101, 102, 103, 94, 106}) // -3 -2 -1 1 2 3 -6 6
-		filter := convConst(convQTensor(Uint8, []int{1, 1, 1, 1}, 1, 0))
+		filter := constT(qT(Uint8, []int{1, 1, 1, 1}, 1, 0))
 		filter.Uint8s()[0] = 1
-		out := convQTensor(Uint8, nil, 1, 50)
+		out := qT(Uint8, nil, 1, 50)
 		var op Op = &Conv2D{Params: Conv2DParams{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
 		// x/2 rounded half up: -1 -1 0 1 1 2 -3 3; then /2 half up.
 		want := []uint8{50, 50, 50, 51, 51, 51, 49, 52}
@@ -513,7 +465,7 @@ func TestRequantRoundingTies(t *testing.T) {
 			// then /2 half away from zero.
 			want = []uint8{49, 49, 50, 51, 51, 51, 48, 52}
 		}
-		convRunOp(t, op, 1, out, in, filter, nil)
+		mustRun(t, op, 1, out, in, filter, nil)
 		if !bytes.Equal(out.Uint8s(), want) {
 			t.Errorf("depthwise=%v: got %v, want %v", depthwise, out.Uint8s(), want)
 		}
@@ -525,13 +477,13 @@ func TestRequantRoundingTies(t *testing.T) {
 func TestConv2DHandValues(t *testing.T) {
 	in := NewTensor(Float32, 1, 3, 3, 1)
 	copy(in.Float32s(), []float32{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	filter := convConst(NewTensor(Float32, 1, 2, 2, 1))
+	filter := constT(NewTensor(Float32, 1, 2, 2, 1))
 	copy(filter.Float32s(), []float32{1, 0, 0, -1})
-	bias := convConst(NewTensor(Float32, 1))
+	bias := constT(NewTensor(Float32, 1))
 	bias.Float32s()[0] = 0.5
 	out := NewTensor(Float32)
 	op := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
-	convRunOp(t, op, 1, out, in, filter, bias)
+	mustRun(t, op, 1, out, in, filter, bias)
 	// SAME with a 2x2 filter pads one row/column at the end:
 	// out[y][x] = in[y][x] - in[y+1][x+1] + 0.5 (0 outside).
 	want := []float32{-3.5, -3.5, 3.5, -3.5, -3.5, 6.5, 7.5, 8.5, 9.5}
@@ -555,27 +507,27 @@ func TestConvThreadsIdentical(t *testing.T) {
 			var in, filter, bias *Tensor
 			if typ == Float32 {
 				in = NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-				filter = convConst(NewTensor(Float32, c.filterShape()...))
-				bias = convConst(NewTensor(Float32, c.outC))
+				filter = constT(NewTensor(Float32, c.filterShape()...))
+				bias = constT(NewTensor(Float32, c.outC))
 				convFillRandF(r, in, 1)
 				convFillRandF(r, filter, 1)
 				convFillRandF(r, bias, 1)
 			} else {
 				lo, hi := convTypeRange(typ)
-				in = convQTensor(typ, []int{c.batches, c.h, c.w, c.inC}, 0.05, 3)
-				filter = convConst(convQTensor(typ, c.filterShape(), 0.02, 0))
-				bias = convConst(convQTensor(Int32, []int{c.outC}, 0.001, 0))
+				in = qT(typ, []int{c.batches, c.h, c.w, c.inC}, 0.05, 3)
+				filter = constT(qT(typ, c.filterShape(), 0.02, 0))
+				bias = constT(qT(Int32, []int{c.outC}, 0.001, 0))
 				convFillRand(r, in, int(lo), int(hi))
 				convFillRand(r, filter, int(lo), int(hi))
 				convFillRand(r, bias, -1000, 1000)
 			}
 			var ref []byte
 			for _, th := range []int{1, 2, 3, 4, 7} {
-				out := convQTensor(typ, nil, 0.1, 1)
+				out := qT(typ, nil, 0.1, 1)
 				if typ == Float32 {
 					out = NewTensor(Float32)
 				}
-				convRunOp(t, c.newOp(), th, out, in, filter, bias)
+				mustRun(t, c.newOp(), th, out, in, filter, bias)
 				if ref == nil {
 					ref = bytes.Clone(out.Data)
 				} else if !bytes.Equal(ref, out.Data) {
@@ -599,9 +551,9 @@ func TestConvInt16(t *testing.T) {
 			c = c.withDefaults()
 			t.Run(fmt.Sprintf("dw=%v/%s", dw, c.name), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(5, uint64(len(c.name))))
-				in := convQTensor(Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
+				in := qT(Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
 				convFillRand(r, in, -32768, 32767)
-				filter := convConst(convQTensor(Int8, c.filterShape(), 0.02, 0))
+				filter := constT(qT(Int8, c.filterShape(), 0.02, 0))
 				convFillRand(r, filter, -127, 127)
 				fscales := make([]float32, c.outC)
 				for i := range fscales {
@@ -615,7 +567,7 @@ func TestConvInt16(t *testing.T) {
 				var bias *Tensor
 				var biasV []int64
 				if !c.noBias {
-					bias = convConst(convQTensor(Int64, []int{c.outC}, 1e-5, 0))
+					bias = constT(qT(Int64, []int{c.outC}, 1e-5, 0))
 					convFillRand(r, bias, -1<<20, 1<<20)
 					biasV = convInts(bias)
 				}
@@ -623,8 +575,8 @@ func TestConvInt16(t *testing.T) {
 				if c.outScale < 0.05 {
 					outScale = 0.0001 // saturates
 				}
-				out := convQTensor(Int16, nil, outScale, 0)
-				convRunOp(t, c.newOp(), c.threads, out, in, filter, bias)
+				out := qT(Int16, nil, outScale, 0)
+				mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 				acc, _ := convRefAcc(c, convInts(in), convInts(filter), biasV, 0, 0)
 				alo, ahi := convRefActRange(c.act, Int16, outScale, 0)
 				got := convInts(out)
@@ -678,16 +630,16 @@ func TestFullyConnectedFloat(t *testing.T) {
 		depth := tc.inShape[len(tc.inShape)-1]
 		in := NewTensor(Float32, tc.inShape...)
 		convFillRandF(r, in, 2)
-		w := convConst(NewTensor(Float32, tc.units, depth))
+		w := constT(NewTensor(Float32, tc.units, depth))
 		convFillRandF(r, w, 1)
 		var bias *Tensor
 		if !tc.noBias {
-			bias = convConst(NewTensor(Float32, tc.units))
+			bias = constT(NewTensor(Float32, tc.units))
 			convFillRandF(r, bias, 1)
 		}
 		out := NewTensor(Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{Activation: tc.act, KeepNumDims: tc.keep}}
-		convRunOp(t, op, max(tc.threads, 1), out, in, w, bias)
+		mustRun(t, op, max(tc.threads, 1), out, in, w, bias)
 		if fmt.Sprint(out.Shape) != fmt.Sprint(tc.want) {
 			t.Fatalf("shape %v, want %v", out.Shape, tc.want)
 		}
@@ -749,25 +701,25 @@ func TestFullyConnectedQuantized(t *testing.T) {
 					wZP, biasT = 0, Int64
 					inScale, outScale = 0.001, outScale/20
 				}
-				in := convQTensor(typ, []int{tc.rows, tc.depth}, inScale, inZP)
+				in := qT(typ, []int{tc.rows, tc.depth}, inScale, inZP)
 				convFillRand(r, in, int(lo), int(hi))
 				wt := typ
 				if typ == Int16 {
 					wt = Int8
 				}
-				w := convConst(convQTensor(wt, []int{tc.units, tc.depth}, wScale, wZP))
+				w := constT(qT(wt, []int{tc.units, tc.depth}, wScale, wZP))
 				wlo, whi := convTypeRange(wt)
 				convFillRand(r, w, int(wlo), int(whi))
 				var bias *Tensor
 				var bv []int64
 				if !tc.noBias {
-					bias = convConst(convQTensor(biasT, []int{tc.units}, inScale*wScale, 0))
+					bias = constT(qT(biasT, []int{tc.units}, inScale*wScale, 0))
 					convFillRand(r, bias, -5000, 5000)
 					bv = convInts(bias)
 				}
-				out := convQTensor(typ, nil, outScale, outZP)
+				out := qT(typ, nil, outScale, outZP)
 				op := &FullyConnected{Params: FullyConnectedParams{Activation: tc.act}}
-				convRunOp(t, op, max(tc.threads, 1), out, in, w, bias)
+				mustRun(t, op, max(tc.threads, 1), out, in, w, bias)
 				if fmt.Sprint(out.Shape) != fmt.Sprint([]int{tc.rows, tc.units}) {
 					t.Fatalf("shape %v", out.Shape)
 				}
@@ -814,13 +766,13 @@ func TestFullyConnectedHybrid(t *testing.T) {
 		rows, depth, units := 3, 37, 11
 		in := NewTensor(Float32, rows, depth)
 		convFillRandF(r, in, 3)
-		w := convConst(convQTensor(Int8, []int{units, depth}, 0.02, 0))
+		w := constT(qT(Int8, []int{units, depth}, 0.02, 0))
 		convFillRand(r, w, -127, 127)
-		bias := convConst(NewTensor(Float32, units))
+		bias := constT(NewTensor(Float32, units))
 		convFillRandF(r, bias, 1)
 		out := NewTensor(Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{AsymmetricQuantizeInputs: asym}}
-		convRunOp(t, op, 1, out, in, w, bias)
+		mustRun(t, op, 1, out, in, w, bias)
 		for b := range rows {
 			x := in.Float32s()[b*depth : (b+1)*depth]
 			// Quantize the row as TFLite does.
@@ -898,17 +850,17 @@ func TestSymmetricQuantize(t *testing.T) {
 
 func TestConvErrors(t *testing.T) {
 	base := func() (*Tensor, *Tensor, *Tensor) {
-		return NewTensor(Float32, 1, 4, 4, 3), convConst(NewTensor(Float32, 2, 3, 3, 3)), convConst(NewTensor(Float32, 2))
+		return NewTensor(Float32, 1, 4, 4, 3), constT(NewTensor(Float32, 2, 3, 3, 3)), constT(NewTensor(Float32, 2))
 	}
 	p := Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}
 	prep := func(op Op, ins ...*Tensor) error {
 		return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{NewTensor(ins[0].Type)}, Threads: 1})
 	}
 	in, f, b := base()
-	if err := prep(&Conv2D{Params: p}, in, f, convConst(NewTensor(Float32, 3))); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, f, constT(NewTensor(Float32, 3))); err == nil {
 		t.Error("bias of wrong size accepted")
 	}
-	if err := prep(&Conv2D{Params: p}, in, convConst(NewTensor(Float32, 2, 3, 3, 4)), b); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, constT(NewTensor(Float32, 2, 3, 3, 4)), b); err == nil {
 		t.Error("filter depth mismatch accepted")
 	}
 	if err := prep(&Conv2D{Params: p}, NewTensor(Float32, 4, 4, 3), f, b); err == nil {
@@ -921,7 +873,7 @@ func TestConvErrors(t *testing.T) {
 	}
 	valid := p
 	valid.Padding = schema.PaddingVALID
-	if err := prep(&Conv2D{Params: valid}, NewTensor(Float32, 1, 2, 2, 3), convConst(NewTensor(Float32, 2, 5, 5, 3)), b); err == nil {
+	if err := prep(&Conv2D{Params: valid}, NewTensor(Float32, 1, 2, 2, 3), constT(NewTensor(Float32, 2, 5, 5, 3)), b); err == nil {
 		t.Error("filter larger than VALID input accepted")
 	}
 	tanh := p
@@ -934,30 +886,30 @@ func TestConvErrors(t *testing.T) {
 	}
 	// Depthwise: filter depth must be a multiple of the input depth.
 	dw := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1}}
-	if err := prep(dw, in, convConst(NewTensor(Float32, 1, 3, 3, 4)), nil); err == nil {
+	if err := prep(dw, in, constT(NewTensor(Float32, 1, 3, 3, 4)), nil); err == nil {
 		t.Error("depthwise filter depth 4 for input depth 3 accepted")
 	}
 	// FC: input not a multiple of the depth, weights not 2-D.
 	fc := &FullyConnected{}
-	if err := prep(fc, NewTensor(Float32, 2, 5), convConst(NewTensor(Float32, 3, 4)), nil); err == nil {
+	if err := prep(fc, NewTensor(Float32, 2, 5), constT(NewTensor(Float32, 3, 4)), nil); err == nil {
 		t.Error("FC input 2x5 with depth 4 accepted")
 	}
-	if err := prep(fc, NewTensor(Float32, 2, 4), convConst(NewTensor(Float32, 3, 4, 1)), nil); err == nil {
+	if err := prep(fc, NewTensor(Float32, 2, 4), constT(NewTensor(Float32, 3, 4, 1)), nil); err == nil {
 		t.Error("3-D FC weights accepted")
 	}
 	// Quantized: bias must be INT32, and uint8 bias scale must match.
-	qin := convQTensor(Uint8, []int{1, 4, 4, 3}, 0.5, 128)
-	qf := convConst(convQTensor(Uint8, []int{2, 3, 3, 3}, 0.1, 128))
-	qout := convQTensor(Uint8, nil, 1, 128)
-	n := &Node{Inputs: []*Tensor{qin, qf, convConst(convQTensor(Int32, []int{2}, 0.5, 0))}, Outputs: []*Tensor{qout}, Threads: 1}
+	qin := qT(Uint8, []int{1, 4, 4, 3}, 0.5, 128)
+	qf := constT(qT(Uint8, []int{2, 3, 3, 3}, 0.1, 128))
+	qout := qT(Uint8, nil, 1, 128)
+	n := &Node{Inputs: []*Tensor{qin, qf, constT(qT(Int32, []int{2}, 0.5, 0))}, Outputs: []*Tensor{qout}, Threads: 1}
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("UINT8 bias scale 0.5 for input*filter scale 0.05 accepted")
 	}
-	n.Inputs[2] = convConst(convQTensor(Float32, []int{2}, 0.05, 0))
+	n.Inputs[2] = constT(qT(Float32, []int{2}, 0.05, 0))
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("FLOAT32 bias for UINT8 conv accepted")
 	}
-	n.Inputs[0] = convQTensor(Int8, []int{1, 4, 4, 3}, 0.5, 0)
+	n.Inputs[0] = qT(Int8, []int{1, 4, 4, 3}, 0.5, 0)
 	if err := (&Conv2D{Params: p}).Prepare(n); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("INT8 input with UINT8 filter: %v, want ErrUnsupported", err)
 	}
@@ -969,18 +921,7 @@ func TestConvRegistrations(t *testing.T) {
 		schema.BuiltinOperatorDEPTHWISE_CONV_2D: {1, 6},
 		schema.BuiltinOperatorFULLY_CONNECTED:   {1, 9},
 	}
-	regs := convOps()
-	if len(regs) != len(want) {
-		t.Fatalf("%d registrations, want %d", len(regs), len(want))
-	}
-	for _, r := range regs {
-		if r.Versions != want[r.Code] {
-			t.Errorf("%s versions %v, want %v", r.Name(), r.Versions, want[r.Code])
-		}
-		if _, err := r.New(OpInfo{Version: 1}); err != nil {
-			t.Errorf("%s New: %v", r.Name(), err)
-		}
-	}
+	checkRegistrations(t, convOps(), want)
 }
 
 // TestRequantFunctions checks the requantization helpers against convRefScale
@@ -1040,7 +981,7 @@ func TestConvNonConstAndResize(t *testing.T) {
 					return t
 				}
 				lo, hi := convTypeRange(typ)
-				t := convQTensor(typ, shape, 0.05, 2)
+				t := qT(typ, shape, 0.05, 2)
 				convFillRand(r, t, int(lo), int(hi))
 				return t
 			}
@@ -1071,7 +1012,7 @@ func TestConvNonConstAndResize(t *testing.T) {
 				bias = NewTensor(Float32, outC)
 				convFillRandF(r, bias, 1)
 			} else {
-				bias = convQTensor(Int32, []int{outC}, 0.05*0.02, 0)
+				bias = qT(Int32, []int{outC}, 0.05*0.02, 0)
 				convFillRand(r, bias, -500, 500)
 			}
 			constF, constB := *filter, *bias
@@ -1082,10 +1023,10 @@ func TestConvNonConstAndResize(t *testing.T) {
 					if typ == Float32 {
 						return NewTensor(Float32)
 					}
-					return convQTensor(typ, nil, 0.1, -3)
+					return qT(typ, nil, 0.1, -3)
 				}
 				want, got := newOut(), newOut()
-				convRunOp(t, op(), 2, want, in, &constF, &constB)
+				mustRun(t, op(), 2, want, in, &constF, &constB)
 				// One op instance, prepared twice (the second time after a
 				// resize from the other shape), weights not constant.
 				o := op()
@@ -1093,7 +1034,7 @@ func TestConvNonConstAndResize(t *testing.T) {
 				if err := o.Prepare(&Node{Inputs: []*Tensor{other, filter, bias}, Outputs: []*Tensor{newOut()}, Threads: 1}); err != nil {
 					t.Fatal(err)
 				}
-				convRunOp(t, o, 2, got, in, filter, bias)
+				mustRun(t, o, 2, got, in, filter, bias)
 				if !bytes.Equal(want.Data, got.Data) || fmt.Sprint(want.Shape) != fmt.Sprint(got.Shape) {
 					t.Errorf("%s %s %v: non-constant weights after a resize differ", typ, kind, shape)
 				}
@@ -1113,7 +1054,7 @@ func TestConvHybrid(t *testing.T) {
 			c := convCase{h: 6, w: 5, inC: 4, outC: 6, kh: 3, kw: 3, same: true, depthwise: dw, perChannel: perChannel}.withDefaults()
 			in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
 			convFillRandF(r, in, 2)
-			filter := convConst(convQTensor(Int8, c.filterShape(), 0.01, 0))
+			filter := constT(qT(Int8, c.filterShape(), 0.01, 0))
 			convFillRand(r, filter, -127, 127)
 			scales := make([]float32, c.outC)
 			for i := range scales {
@@ -1127,10 +1068,10 @@ func TestConvHybrid(t *testing.T) {
 				axis = 3
 			}
 			filter.Quant = &Quantization{Scale: scales, ZeroPoint: make([]int64, c.outC), Axis: axis}
-			bias := convConst(NewTensor(Float32, c.outC))
+			bias := constT(NewTensor(Float32, c.outC))
 			convFillRandF(r, bias, 1)
 			out := NewTensor(Float32)
-			convRunOp(t, c.newOp(), 1, out, in, filter, bias)
+			mustRun(t, c.newOp(), 1, out, in, filter, bias)
 			xs := make([]int64, in.NumElements())
 			for i := range xs {
 				xs[i] = int64(math.Round(float64(in.Float32s()[i]) * 1e6))

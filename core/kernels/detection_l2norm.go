@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -20,13 +18,10 @@ type l2Norm struct {
 
 func newL2Norm(info OpInfo) (Op, error) {
 	k := &l2Norm{}
-	if info.Operator != nil && info.Operator.BuiltinOptionsType() == schema.BuiltinOptionsL2NormOptions {
-		var tbl flatbuffers.Table
-		if info.Operator.BuiltinOptions(&tbl) {
-			var o schema.L2NormOptions
-			o.Init(tbl.Bytes, tbl.Pos)
-			k.activation = o.FusedActivationFunction()
-		}
+	if tbl, ok := info.options(schema.BuiltinOptionsL2NormOptions); ok {
+		var o schema.L2NormOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		k.activation = o.FusedActivationFunction()
 	}
 	return k, nil
 }
@@ -102,17 +97,23 @@ func l2NormFloat(in, out []float32, outer, depth int) {
 	}
 }
 
+// l2SumSquares is the sum of the squared differences of row from zp, in
+// int32 as TFLite sums them.
+func l2SumSquares[T int8 | uint8](row []T, zp int32) int32 {
+	var sq int32
+	for _, v := range row {
+		d := int32(v) - zp
+		sq += d * d
+	}
+	return sq
+}
+
 // l2NormUint8 is TFLite's optimized uint8 kernel: 128 + the difference
 // scaled by 128/norm, clamped to [0, 255].
 func l2NormUint8(in, out []uint8, outer, depth int, zp int32) {
 	for i := 0; i < outer; i++ {
 		row, orow := in[i*depth:(i+1)*depth], out[i*depth:(i+1)*depth]
-		var sq int32
-		for _, v := range row {
-			d := int32(v) - zp
-			sq += d * d
-		}
-		m, shift := InvSqrtQuantizedMultiplierExp(sq, -1)
+		m, shift := InvSqrtQuantizedMultiplierExp(l2SumSquares(row, zp), -1)
 		for c, v := range row {
 			d := int32(v) - zp
 			r := MultiplyByQuantizedMultiplierSmallerThanOneExp(128*d, m, shift)
@@ -126,12 +127,7 @@ func l2NormUint8(in, out []uint8, outer, depth int, zp int32) {
 func l2NormInt8(in, out []int8, outer, depth int, zp int32) {
 	for i := 0; i < outer; i++ {
 		row, orow := in[i*depth:(i+1)*depth], out[i*depth:(i+1)*depth]
-		var sq int32
-		for _, v := range row {
-			d := int32(v) - zp
-			sq += d * d
-		}
-		m, shift := InvSqrtQuantizedMultiplierExp(sq, -1)
+		m, shift := InvSqrtQuantizedMultiplierExp(l2SumSquares(row, zp), -1)
 		for c, v := range row {
 			r := MultiplyByQuantizedMultiplier(int32(v)-zp, m, shift+7)
 			orow[c] = int8(min(max(r, -128), 127))

@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -287,11 +285,8 @@ type spaceToDepth struct {
 // blockSizeOption reads block_size from SpaceToDepthOptions or
 // DepthToSpaceOptions (same layout); 0 when absent, as in TFLite.
 func blockSizeOption(info OpInfo, typ schema.BuiltinOptions) int {
-	if info.Operator == nil || info.Operator.BuiltinOptionsType() != typ {
-		return 0
-	}
-	var tbl flatbuffers.Table
-	if !info.Operator.BuiltinOptions(&tbl) {
+	tbl, ok := info.options(typ)
+	if !ok {
 		return 0
 	}
 	var o schema.SpaceToDepthOptions

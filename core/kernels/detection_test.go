@@ -13,52 +13,15 @@ import (
 
 // ---- helpers shared by the detection family's tests ----
 
-// runOp prepares and evaluates op, giving every non-dynamic output fresh
-// (zeroed) memory after Prepare, as the interpreter does.
-func runOp(op Op, ins, outs []*Tensor) error {
-	n := &Node{Inputs: ins, Outputs: outs, Threads: 1}
-	if err := op.Prepare(n); err != nil {
-		return err
-	}
-	for _, o := range outs {
-		if !o.Dynamic {
-			o.Data = NewTensor(o.Type, o.Shape...).Data
-		}
-	}
-	return op.Eval(n)
-}
-
-func f32T(shape []int, v ...float32) *Tensor {
-	t := NewTensor(Float32, shape...)
-	copy(t.Float32s(), v)
-	return t
-}
-
-func i32T(shape []int, v ...int32) *Tensor {
-	t := NewTensor(Int32, shape...)
-	copy(t.Int32s(), v)
-	t.Const = true
-	return t
-}
+// i32T is a constant INT32 tensor, as this family's parameter inputs are.
+func i32T(shape []int, v ...int32) *Tensor { return constT(tensorOf(Int32, shape, v...)) }
 
 func u8T(shape []int, scale float32, zp int64, v ...uint8) *Tensor {
-	t := NewTensor(Uint8, shape...)
-	copy(t.Uint8s(), v)
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	return t
+	return withQ(tensorOf(Uint8, shape, v...), scale, zp)
 }
 
 func i8T(shape []int, scale float32, zp int64, v ...int8) *Tensor {
-	t := NewTensor(Int8, shape...)
-	copy(t.Int8s(), v)
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	return t
-}
-
-func outT(typ DType) *Tensor { return &Tensor{Type: typ} }
-
-func quantOut(typ DType, scale float32, zp int64) *Tensor {
-	return &Tensor{Type: typ, Quant: &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}}
+	return withQ(tensorOf(Int8, shape, v...), scale, zp)
 }
 
 func closeF32(a, b []float32, tol float64) bool {
@@ -170,7 +133,7 @@ func runDetection(t *testing.T, opts map[string]any, boxes, scores, anchors *Ten
 		t.Fatal(err)
 	}
 	outs := []*Tensor{outT(Float32), outT(Float32), outT(Float32), outT(Float32)}
-	err = runOp(&detectionPostProcess{p: p}, []*Tensor{boxes, scores, anchors}, outs)
+	err = runNode(&detectionPostProcess{p: p}, 1, []*Tensor{boxes, scores, anchors}, outs)
 	if err != nil {
 		return detResult{}, err
 	}
@@ -437,7 +400,7 @@ func TestStdPartialSortDesc(t *testing.T) {
 func TestL2NormFloat(t *testing.T) {
 	in := f32T([]int{1, 3, 2}, 3, 4, 0, 0, -1, 1e-8)
 	out := outT(Float32)
-	if err := runOp(&l2Norm{}, []*Tensor{in}, []*Tensor{out}); err != nil {
+	if err := runNode(&l2Norm{}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	// Rows: (3,4)/5; zero stays zero (the norm is clamped to 1e-6);
@@ -448,7 +411,7 @@ func TestL2NormFloat(t *testing.T) {
 	}
 	tiny := f32T([]int{2}, 3e-7, 4e-7) // norm 5e-7 < 1e-6: divided by 1e-6
 	out = outT(Float32)
-	runOp(&l2Norm{}, []*Tensor{tiny}, []*Tensor{out})
+	runNode(&l2Norm{}, 1, []*Tensor{tiny}, []*Tensor{out})
 	if !closeF32(out.Float32s(), []float32{0.3, 0.4}, 1e-6) {
 		t.Errorf("tiny: %v", out.Float32s())
 	}
@@ -457,8 +420,8 @@ func TestL2NormFloat(t *testing.T) {
 func TestL2NormQuantized(t *testing.T) {
 	// Expected bytes from the TF 2.9 C library for these inputs.
 	u8in := u8T([]int{2, 5}, 0.1, 100, 100, 103, 96, 110, 101, 228, 0, 100, 255, 130)
-	out := quantOut(Uint8, 1.0/128, 128)
-	if err := runOp(&l2Norm{}, []*Tensor{u8in}, []*Tensor{out}); err != nil {
+	out := qOut(Uint8, 1.0/128, 128)
+	if err := runNode(&l2Norm{}, 1, []*Tensor{u8in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []uint8{128, 162, 82, 242, 139, 200, 71, 128, 216, 145}; !slices.Equal(out.Uint8s(), want) {
@@ -466,14 +429,14 @@ func TestL2NormQuantized(t *testing.T) {
 	}
 	// A squared norm of 1 takes TFLite's special case (multiplier MaxInt32):
 	// 128 + 128 saturates at 255.
-	out = quantOut(Uint8, 1.0/128, 128)
-	runOp(&l2Norm{}, []*Tensor{u8T([]int{3}, 0.1, 3, 3, 4, 3)}, []*Tensor{out})
+	out = qOut(Uint8, 1.0/128, 128)
+	runNode(&l2Norm{}, 1, []*Tensor{u8T([]int{3}, 0.1, 3, 3, 4, 3)}, []*Tensor{out})
 	if want := []uint8{128, 255, 128}; !slices.Equal(out.Uint8s(), want) {
 		t.Errorf("uint8 unit: %v, want %v", out.Uint8s(), want)
 	}
 	i8in := i8T([]int{2, 5}, 0.1, 3, -5, 7, 0, 127, -128, 3, 3, 3, 3, 2)
-	out = quantOut(Int8, 1.0/128, 0)
-	if err := runOp(&l2Norm{}, []*Tensor{i8in}, []*Tensor{out}); err != nil {
+	out = qOut(Int8, 1.0/128, 0)
+	if err := runNode(&l2Norm{}, 1, []*Tensor{i8in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int8{-6, 3, -2, 88, -93, 0, 0, 0, 0, -128}; !slices.Equal(out.Int8s(), want) {
@@ -501,8 +464,8 @@ func TestL2NormQuantizedVsFloat(t *testing.T) {
 			sq += d * d
 		}
 		in := u8T([]int{1, depth}, 0.5, int64(zp), vals...)
-		out := quantOut(Uint8, 1.0/128, 128)
-		if err := runOp(&l2Norm{}, []*Tensor{in}, []*Tensor{out}); err != nil {
+		out := qOut(Uint8, 1.0/128, 128)
+		if err := runNode(&l2Norm{}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
 			t.Fatal(err)
 		}
 		i8vals := make([]int8, depth)
@@ -510,8 +473,8 @@ func TestL2NormQuantizedVsFloat(t *testing.T) {
 			i8vals[i] = int8(int(v) - 128)
 		}
 		in8 := i8T([]int{1, depth}, 0.5, int64(zp-128), i8vals...)
-		out8 := quantOut(Int8, 1.0/128, 0)
-		if err := runOp(&l2Norm{}, []*Tensor{in8}, []*Tensor{out8}); err != nil {
+		out8 := qOut(Int8, 1.0/128, 0)
+		if err := runNode(&l2Norm{}, 1, []*Tensor{in8}, []*Tensor{out8}); err != nil {
 			t.Fatal(err)
 		}
 		if sq <= 1 {
@@ -553,15 +516,15 @@ func TestL2NormErrors(t *testing.T) {
 		k       *l2Norm
 		in, out *Tensor
 	}{
-		{"uint8 output scale", &l2Norm{}, u8T([]int{2}, 1, 0), quantOut(Uint8, 1.0/256, 128)},
-		{"uint8 output zero point", &l2Norm{}, u8T([]int{2}, 1, 0), quantOut(Uint8, 1.0/128, 0)},
-		{"int8 output zero point", &l2Norm{}, i8T([]int{2}, 1, 0), quantOut(Int8, 1.0/128, 128)},
+		{"uint8 output scale", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(Uint8, 1.0/256, 128)},
+		{"uint8 output zero point", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(Uint8, 1.0/128, 0)},
+		{"int8 output zero point", &l2Norm{}, i8T([]int{2}, 1, 0), qOut(Int8, 1.0/128, 128)},
 		{"int32", &l2Norm{}, NewTensor(Int32, 2), outT(Int32)},
 		{"5-D", &l2Norm{}, NewTensor(Float32, 1, 1, 1, 1, 2), outT(Float32)},
 		{"activation", &l2Norm{activation: schema.ActivationFunctionTypeRELU}, NewTensor(Float32, 2), outT(Float32)},
 	}
 	for _, c := range cases {
-		if err := runOp(c.k, []*Tensor{c.in}, []*Tensor{c.out}); err == nil {
+		if err := runNode(c.k, 1, []*Tensor{c.in}, []*Tensor{c.out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -584,8 +547,8 @@ func TestSpaceToBatchND(t *testing.T) {
 	// takes padded pixel (2*oh+sh, 2*ow+sw).
 	in := iota8(1, 2, 3, 1)
 	in.Quant.ZeroPoint[0] = 9
-	out := quantOut(Uint8, 1, 9) // padding takes the output zero point
-	err := runOp(&spaceToBatchND{}, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
+	out := qOut(Uint8, 1, 9) // padding takes the output zero point
+	err := runNode(&spaceToBatchND{}, 1, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,8 +560,8 @@ func TestSpaceToBatchND(t *testing.T) {
 	}
 	// int8 pads with its zero point too; float with 0.
 	in8 := i8T([]int{1, 1, 1, 1}, 1, -7, 5)
-	out8 := quantOut(Int8, 1, -7)
-	runOp(&spaceToBatchND{}, []*Tensor{in8, i32T([]int{2}, 1, 2), i32T([]int{2, 2}, 0, 0, 0, 1)}, []*Tensor{out8})
+	out8 := qOut(Int8, 1, -7)
+	runNode(&spaceToBatchND{}, 1, []*Tensor{in8, i32T([]int{2}, 1, 2), i32T([]int{2, 2}, 0, 0, 0, 1)}, []*Tensor{out8})
 	if !slices.Equal(out8.Int8s(), []int8{5, -7}) {
 		t.Errorf("int8 padding: %v", out8.Int8s())
 	}
@@ -610,7 +573,7 @@ func TestSpaceToBatchND(t *testing.T) {
 		in64.Int64s()[i] = int64(100 + i)
 	}
 	out64 := outT(Int64)
-	if err := runOp(&spaceToBatchND{}, []*Tensor{in64, i32T([]int{1}, 2), i32T([]int{1, 2}, 1, 1)}, []*Tensor{out64}); err != nil {
+	if err := runNode(&spaceToBatchND{}, 1, []*Tensor{in64, i32T([]int{1}, 2), i32T([]int{1, 2}, 1, 1)}, []*Tensor{out64}); err != nil {
 		t.Fatal(err)
 	}
 	want := []int64{
@@ -628,8 +591,8 @@ func TestBatchToSpaceND(t *testing.T) {
 	// The inverse of the first case above, then cropped: 4 batches of 1x2
 	// back to 1x2x4, crop left 1 -> the original 2x3.
 	in := u8T([]int{4, 1, 2, 1}, 1, 0, 0, 2, 1, 3, 0, 5, 4, 6)
-	out := quantOut(Uint8, 1, 0)
-	err := runOp(&batchToSpaceND{}, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
+	out := qOut(Uint8, 1, 0)
+	err := runNode(&batchToSpaceND{}, 1, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,10 +607,10 @@ func TestBatchToSpaceND(t *testing.T) {
 	}
 	mid, back := outT(Float32), outT(Float32)
 	bs, pads := i32T([]int{2}, 3, 2), i32T([]int{2, 2}, 2, 1, 0, 1)
-	if err := runOp(&spaceToBatchND{}, []*Tensor{x, bs, pads}, []*Tensor{mid}); err != nil {
+	if err := runNode(&spaceToBatchND{}, 1, []*Tensor{x, bs, pads}, []*Tensor{mid}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runOp(&batchToSpaceND{}, []*Tensor{mid, bs, pads}, []*Tensor{back}); err != nil {
+	if err := runNode(&batchToSpaceND{}, 1, []*Tensor{mid, bs, pads}, []*Tensor{back}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(back.Shape, x.Shape) || !slices.Equal(back.Float32s(), x.Float32s()) {
@@ -659,7 +622,7 @@ func TestSpaceBatchDynamic(t *testing.T) {
 	// Non-constant block shape: the output is sized in Eval.
 	bs := i32T([]int{2}, 2, 2)
 	bs.Const = false
-	out := quantOut(Uint8, 1, 0)
+	out := qOut(Uint8, 1, 0)
 	n := &Node{Inputs: []*Tensor{iota8(1, 2, 2, 1), bs, i32T([]int{2, 2}, 0, 0, 0, 0)}, Outputs: []*Tensor{out}, Threads: 1}
 	k := &spaceToBatchND{}
 	if err := k.Prepare(n); err != nil || !out.Dynamic {
@@ -695,7 +658,7 @@ func TestSpaceBatchErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := &Tensor{Type: c.ins[0].Type}
-		if err := runOp(c.op, c.ins, []*Tensor{out}); err == nil {
+		if err := runNode(c.op, 1, c.ins, []*Tensor{out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -705,15 +668,15 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 	// [1, 2, 4, 1] with block 2: output pixel (0, x) holds input
 	// (0,2x), (0,2x+1), (1,2x), (1,2x+1).
 	in := iota8(1, 2, 4, 1)
-	out := quantOut(Uint8, 1, 0)
-	if err := runOp(&spaceToDepth{blockSize: 2}, []*Tensor{in}, []*Tensor{out}); err != nil {
+	out := qOut(Uint8, 1, 0)
+	if err := runNode(&spaceToDepth{blockSize: 2}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Shape, []int{1, 1, 2, 4}) || !slices.Equal(out.Uint8s(), []uint8{1, 2, 5, 6, 3, 4, 7, 8}) {
 		t.Errorf("space to depth: %v %v", out.Shape, out.Uint8s())
 	}
-	back := quantOut(Uint8, 1, 0)
-	if err := runOp(&depthToSpace{blockSize: 2}, []*Tensor{out}, []*Tensor{back}); err != nil {
+	back := qOut(Uint8, 1, 0)
+	if err := runNode(&depthToSpace{blockSize: 2}, 1, []*Tensor{out}, []*Tensor{back}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(back.Shape, in.Shape) || !slices.Equal(back.Uint8s(), in.Uint8s()) {
@@ -726,7 +689,7 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 		x.Int32s()[i] = int32(i)
 	}
 	y := outT(Int32)
-	if err := runOp(&spaceToDepth{blockSize: 3}, []*Tensor{x}, []*Tensor{y}); err != nil {
+	if err := runNode(&spaceToDepth{blockSize: 3}, 1, []*Tensor{x}, []*Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
 	for b := 0; b < 2; b++ {
@@ -745,7 +708,7 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 		}
 	}
 	z := outT(Int32)
-	if err := runOp(&depthToSpace{blockSize: 3}, []*Tensor{y}, []*Tensor{z}); err != nil || !slices.Equal(z.Int32s(), x.Int32s()) {
+	if err := runNode(&depthToSpace{blockSize: 3}, 1, []*Tensor{y}, []*Tensor{z}); err != nil || !slices.Equal(z.Int32s(), x.Int32s()) {
 		t.Errorf("int32 round trip: %v", err)
 	}
 }
@@ -762,7 +725,7 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	//   (1*10, 1*100 + 2*10, 2*100) + 1.
 	out := outT(Float32)
 	k := &transposeConv{padding: schema.PaddingVALID, strideH: 1, strideW: 1}
-	if err := runOp(k, []*Tensor{i32T([]int{4}, 1, 1, 3, 1), w, in, bias}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 3, 1), w, in, bias}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{11, 121, 201}) {
@@ -772,7 +735,7 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	// overlap: (1*10, 1*100, 2*10, 2*100).
 	out = outT(Float32)
 	k = &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 2}
-	if err := runOp(k, []*Tensor{i32T([]int{4}, 1, 1, 4, 1), w, in}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 4, 1), w, in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{10, 100, 20, 200}) {
@@ -782,7 +745,7 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	// last pixel falls off: (1*10, 1*100 + 2*10).
 	out = outT(Float32)
 	k = &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}
-	if err := runOp(k, []*Tensor{i32T([]int{4}, 1, 1, 2, 1), w, in}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 2, 1), w, in}, []*Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{10, 120}) {
@@ -865,7 +828,7 @@ func TestTransposeConvFloatVsReference(t *testing.T) {
 			ins = append(ins, bias)
 		}
 		out := outT(Float32)
-		if err := runOp(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, ins, []*Tensor{out}); err != nil {
+		if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*Tensor{out}); err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		ref := make([]float64, c.batch*c.outH*c.outW*c.outC)
@@ -945,8 +908,8 @@ func TestTransposeConvQuantizedVsReference(t *testing.T) {
 			if c.hasBias {
 				ins = append(ins, bias)
 			}
-			out := quantOut(typ, outScale, outZp)
-			if err := runOp(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, ins, []*Tensor{out}); err != nil {
+			out := qOut(typ, outScale, outZp)
+			if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*Tensor{out}); err != nil {
 				t.Fatalf("%s case %d: %v", typ, i, err)
 			}
 			acc := make([]int64, c.batch*c.outH*c.outW*c.outC)
@@ -1034,8 +997,8 @@ func TestTransposeConvInt16Wraps(t *testing.T) {
 	sum := int64(inC) * 32767 * 127
 	k := &transposeConv{padding: schema.PaddingVALID, strideH: 1, strideW: 1}
 	run := func(ins ...*Tensor) int16 {
-		out := quantOut(Int16, 1<<20, 0)
-		if err := runOp(k, append([]*Tensor{i32T([]int{4}, 1, 1, 1, 1), w, in}, ins...), []*Tensor{out}); err != nil {
+		out := qOut(Int16, 1<<20, 0)
+		if err := runNode(k, 1, append([]*Tensor{i32T([]int{4}, 1, 1, 1, 1), w, in}, ins...), []*Tensor{out}); err != nil {
 			t.Fatal(err)
 		}
 		return out.Int16s()[0]
@@ -1076,7 +1039,7 @@ func TestTransposeConvErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := &Tensor{Type: c.ins[2].Type, Quant: &Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}}
-		if err := runOp(c.k, c.ins, []*Tensor{out}); err == nil {
+		if err := runNode(c.k, 1, c.ins, []*Tensor{out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}

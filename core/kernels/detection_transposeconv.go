@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -52,14 +50,11 @@ type transposeConv struct {
 // transposeConvParams are the builtin options.
 func newTransposeConv(info OpInfo) (Op, error) {
 	k := &transposeConv{}
-	if info.Operator != nil && info.Operator.BuiltinOptionsType() == schema.BuiltinOptionsTransposeConvOptions {
-		var tbl flatbuffers.Table
-		if info.Operator.BuiltinOptions(&tbl) {
-			var o schema.TransposeConvOptions
-			o.Init(tbl.Bytes, tbl.Pos)
-			k.padding = o.Padding()
-			k.strideH, k.strideW = int(o.StrideH()), int(o.StrideW())
-		}
+	if tbl, ok := info.options(schema.BuiltinOptionsTransposeConvOptions); ok {
+		var o schema.TransposeConvOptions
+		o.Init(tbl.Bytes, tbl.Pos)
+		k.padding = o.Padding()
+		k.strideH, k.strideW = int(o.StrideH()), int(o.StrideW())
 	}
 	return k, nil
 }

@@ -164,17 +164,7 @@ func checkIO(name string, n *Node, ins, outs int) error {
 	if len(n.Inputs) != ins || len(n.Outputs) != outs {
 		return fmt.Errorf("%s: want %d inputs and %d outputs, got %d and %d", name, ins, outs, len(n.Inputs), len(n.Outputs))
 	}
-	for i, t := range n.Inputs {
-		if t == nil {
-			return fmt.Errorf("%s: input %d is missing", name, i)
-		}
-	}
-	for i, t := range n.Outputs {
-		if t == nil {
-			return fmt.Errorf("%s: output %d is missing", name, i)
-		}
-	}
-	return nil
+	return n.checkPresent(name)
 }
 
 // isQuantized reports whether t carries per-tensor affine quantization

@@ -152,6 +152,19 @@ func newBcastPlan(a, b, out []int) *bcastPlan {
 	return p
 }
 
+// bcastAt returns element i of the row inputs x and y as bcastRows passes
+// them: an input of length 1 is broadcast.
+func bcastAt[X, Y any](x []X, y []Y, i int) (X, Y) {
+	xi, yi := x[0], y[0]
+	if len(x) > 1 {
+		xi = x[i]
+	}
+	if len(y) > 1 {
+		yi = y[i]
+	}
+	return xi, yi
+}
+
 // bcastRows calls row for every row of p, in order, with the row's output
 // slice and the matching input slices: an input that is a scalar within the
 // row is passed as a 1-element slice, otherwise as a slice as long as the

@@ -165,6 +165,47 @@ func (o *binaryOp) choosePath(name string, in1, in2, out *Tensor) error {
 	return nil
 }
 
+// positiveScales returns the scales of a quantized binary op's tensors,
+// which must be positive and finite.
+func positiveScales(name string, in1, in2, out *Tensor) (s1, s2, so float32, err error) {
+	if s1, err = positiveScale(name, in1); err != nil {
+		return
+	}
+	if s2, err = positiveScale(name, in2); err != nil {
+		return
+	}
+	so, err = positiveScale(name, out)
+	return
+}
+
+// setRescaled sets the multipliers of the kernels that rescale both inputs
+// to a common scale (ADD, SUB, SQUARED_DIFFERENCE): each input scale over
+// twiceMax, and realOut for the output; s1, s2 and so are the tensors'
+// scales, for the error.
+func (q *quantArith) setRescaled(name string, s1, s2, so float32, twiceMax, realOut float64) error {
+	var err error
+	if q.in1Mul, q.in1Shift, err = quantizeSmallerThanOne(float64(s1) / twiceMax); err == nil {
+		if q.in2Mul, q.in2Shift, err = quantizeSmallerThanOne(float64(s2) / twiceMax); err == nil {
+			q.outMul, q.outShift, err = quantizeSmallerThanOne(realOut)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: scales %v, %v -> %v: %w", name, s1, s2, so, err)
+	}
+	return nil
+}
+
+// setOutMultiplier sets the output multiplier of MUL and DIV from real,
+// which must be positive and finite; s1, s2 and so are the tensors' scales,
+// for the error.
+func (q *quantArith) setOutMultiplier(name string, real, s1, s2, so float32) error {
+	if !(real > 0) || math.IsInf(float64(real), 0) {
+		return fmt.Errorf("%s: bad quantization scales %v, %v -> %v", name, s1, s2, so)
+	}
+	q.outMul, q.outShift = QuantizeMultiplier(float64(real))
+	return nil
+}
+
 // prepareQuantAddSub follows add.cc / sub.cc for uint8, int8 and int16.
 func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error {
 	t := in1.Type
@@ -205,15 +246,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 		return nil
 	}
 	o.path = pathQuantAdd
-	s1, err := positiveScale(name, in1)
-	if err != nil {
-		return err
-	}
-	s2, err := positiveScale(name, in2)
-	if err != nil {
-		return err
-	}
-	so, err := positiveScale(name, out)
+	s1, s2, so, err := positiveScales(name, in1, in2, out)
 	if err != nil {
 		return err
 	}
@@ -224,15 +257,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 	o.q.in1Off, o.q.in2Off, o.q.outOff = -in1.ZeroPoint(), -in2.ZeroPoint(), out.ZeroPoint()
 	twiceMax := 2 * float64(max(s1, s2))
 	realOut := twiceMax / float64(float32(int32(1)<<o.q.leftShift)*so)
-	if o.q.in1Mul, o.q.in1Shift, err = quantizeSmallerThanOne(float64(s1) / twiceMax); err == nil {
-		if o.q.in2Mul, o.q.in2Shift, err = quantizeSmallerThanOne(float64(s2) / twiceMax); err == nil {
-			o.q.outMul, o.q.outShift, err = quantizeSmallerThanOne(realOut)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s: scales %v, %v -> %v: %w", name, s1, s2, so, err)
-	}
-	return nil
+	return o.q.setRescaled(name, s1, s2, so, twiceMax, realOut)
 }
 
 // prepareQuantMul follows mul.cc for uint8, int8, int16 and int16 -> int8/uint8.
@@ -255,11 +280,7 @@ func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
 	s1, s2, so := in1.Scale(), in2.Scale(), out.Scale()
 	// TFLite computes the product and quotient in float.
 	real := float32(float32(s1*s2) / so)
-	if !(real > 0) || math.IsInf(float64(real), 0) {
-		return fmt.Errorf("%s: bad quantization scales %v, %v -> %v", name, s1, s2, so)
-	}
-	o.q.outMul, o.q.outShift = QuantizeMultiplier(float64(real))
-	return nil
+	return o.q.setOutMultiplier(name, real, s1, s2, so)
 }
 
 // prepareQuantDiv follows div.cc for uint8.
@@ -272,11 +293,7 @@ func (o *binaryOp) prepareQuantDiv(name string, in1, in2, out *Tensor) error {
 	o.q.in1Off, o.q.in2Off, o.q.outOff = -in1.ZeroPoint(), -in2.ZeroPoint(), out.ZeroPoint()
 	s1, s2, so := in1.Scale(), in2.Scale(), out.Scale()
 	real := float32(s1 / float32(s2*so))
-	if !(real > 0) || math.IsInf(float64(real), 0) {
-		return fmt.Errorf("%s: bad quantization scales %v, %v -> %v", name, s1, s2, so)
-	}
-	o.q.outMul, o.q.outShift = QuantizeMultiplier(float64(real))
-	return nil
+	return o.q.setOutMultiplier(name, real, s1, s2, so)
 }
 
 // prepareQuantSqDiff follows squared_difference.cc for int8.
@@ -286,15 +303,7 @@ func (o *binaryOp) prepareQuantSqDiff(name string, in1, in2, out *Tensor) error 
 			return fmt.Errorf("%s: zero point %d of %q outside INT8 range", name, zp, tt.Name)
 		}
 	}
-	s1, err := positiveScale(name, in1)
-	if err != nil {
-		return err
-	}
-	s2, err := positiveScale(name, in2)
-	if err != nil {
-		return err
-	}
-	so, err := positiveScale(name, out)
+	s1, s2, so, err := positiveScales(name, in1, in2, out)
 	if err != nil {
 		return err
 	}
@@ -303,13 +312,8 @@ func (o *binaryOp) prepareQuantSqDiff(name string, in1, in2, out *Tensor) error 
 	o.q.leftShift = 7
 	twiceMax := 2 * float64(max(s1, s2))
 	realOut := (twiceMax * twiceMax) / float64(float32(1<<14)*so)
-	if o.q.in1Mul, o.q.in1Shift, err = quantizeSmallerThanOne(float64(s1) / twiceMax); err == nil {
-		if o.q.in2Mul, o.q.in2Shift, err = quantizeSmallerThanOne(float64(s2) / twiceMax); err == nil {
-			o.q.outMul, o.q.outShift, err = quantizeSmallerThanOne(realOut)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s: scales %v, %v -> %v: %w", name, s1, s2, so, err)
+	if err := o.q.setRescaled(name, s1, s2, so, twiceMax, realOut); err != nil {
+		return err
 	}
 	o.q.lo, o.q.hi = -128, 127
 	return nil
@@ -671,13 +675,7 @@ func floorDivFloat(p *bcastPlan, a, b, z []float32) error {
 	}
 	bcastRows(p, a, b, z, func(z, x, y []float32) {
 		for i := range z {
-			xi, yi := x[0], y[0]
-			if len(x) > 1 {
-				xi = x[i]
-			}
-			if len(y) > 1 {
-				yi = y[i]
-			}
+			xi, yi := bcastAt(x, y, i)
 			z[i] = float32(math.Floor(float64(flushDenormal(xi)) / float64(flushDenormal(yi))))
 		}
 	})
@@ -689,13 +687,7 @@ func floorDivFloat(p *bcastPlan, a, b, z []float32) error {
 // cvttsd2si does, to MinInt32.
 func floorDivInt32Row(z, x, y []int32) {
 	for i := range z {
-		xi, yi := x[0], y[0]
-		if len(x) > 1 {
-			xi = x[i]
-		}
-		if len(y) > 1 {
-			yi = y[i]
-		}
+		xi, yi := bcastAt(x, y, i)
 		f := math.Floor(float64(xi) / float64(yi))
 		if f >= 1<<31 {
 			z[i] = math.MinInt32

@@ -219,13 +219,7 @@ func quantMulRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 // x86 build gives (it only logs an error for a raw 0 in the divisor).
 func quantDivRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 	for i := range z {
-		xi, yi := x[0], y[0]
-		if len(x) > 1 {
-			xi = x[i]
-		}
-		if len(y) > 1 {
-			yi = y[i]
-		}
+		xi, yi := bcastAt(x, y, i)
 		v1, v2 := q.in1Off+int32(xi), q.in2Off+int32(yi)
 		if v2 < 0 {
 			v1, v2 = -v1, -v2
@@ -243,13 +237,7 @@ func quantDivRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 // shift of 7, the difference squared and rescaled to the output.
 func quantSqDiffRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 	for i := range z {
-		xi, yi := x[0], y[0]
-		if len(x) > 1 {
-			xi = x[i]
-		}
-		if len(y) > 1 {
-			yi = y[i]
-		}
+		xi, yi := bcastAt(x, y, i)
 		s1 := MultiplyByQuantizedMultiplierSmallerThanOneExp((q.in1Off+int32(xi))*(1<<7), q.in1Mul, q.in1Shift)
 		s2 := MultiplyByQuantizedMultiplierSmallerThanOneExp((q.in2Off+int32(yi))*(1<<7), q.in2Mul, q.in2Shift)
 		d := s1 - s2
@@ -276,13 +264,7 @@ func addPotInt16(q *quantArith, a, b, z []int16) {
 // subPotInt16Row is the power-of-two-scale int16 SUB.
 func subPotInt16Row(q *quantArith, z, x, y []int16) {
 	for i := range z {
-		xi, yi := x[0], y[0]
-		if len(x) > 1 {
-			xi = x[i]
-		}
-		if len(y) > 1 {
-			yi = y[i]
-		}
+		xi, yi := bcastAt(x, y, i)
 		r := RoundingDivideByPOT(int32(xi), -q.in1Shift) - RoundingDivideByPOT(int32(yi), -q.in2Shift)
 		z[i] = int16(min(q.hi, max(q.lo, r)))
 	}

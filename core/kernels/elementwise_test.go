@@ -31,70 +31,11 @@ type tv struct {
 }
 
 func (v tv) tensor() *Tensor {
-	t := NewTensor(v.typ, v.shape...)
-	if v.scale != 0 {
-		t.Quant = &Quantization{Scale: []float32{v.scale}, ZeroPoint: []int64{v.zp}}
-	}
+	t := qT(v.typ, v.shape, v.scale, v.zp)
 	if v.data != nil {
 		setValues(t, v.data)
 	}
 	return t
-}
-
-func setValues(t *Tensor, vals []float64) {
-	for i, v := range vals {
-		switch t.Type {
-		case Float32:
-			t.Float32s()[i] = float32(v)
-		case Int32:
-			t.Int32s()[i] = int32(v)
-		case Int64:
-			t.Int64s()[i] = int64(v)
-		case Int16:
-			t.Int16s()[i] = int16(v)
-		case Int8:
-			t.Int8s()[i] = int8(v)
-		case Uint8:
-			t.Uint8s()[i] = uint8(v)
-		case Uint32:
-			t.Uint32s()[i] = uint32(v)
-		case Bool:
-			t.Data[i] = 0
-			if v != 0 {
-				t.Data[i] = 1
-			}
-		case Complex64:
-			t.Float32s()[2*i] = float32(v)
-		}
-	}
-}
-
-func values(t *Tensor) []float64 {
-	n := t.NumElements()
-	out := make([]float64, n)
-	for i := range out {
-		switch t.Type {
-		case Float32:
-			out[i] = float64(t.Float32s()[i])
-		case Int32:
-			out[i] = float64(t.Int32s()[i])
-		case Int64:
-			out[i] = float64(t.Int64s()[i])
-		case Int16:
-			out[i] = float64(t.Int16s()[i])
-		case Int8:
-			out[i] = float64(t.Int8s()[i])
-		case Uint8:
-			out[i] = float64(t.Uint8s()[i])
-		case Uint32:
-			out[i] = float64(t.Uint32s()[i])
-		case Bool:
-			out[i] = float64(t.Data[i])
-		case Complex64:
-			out[i] = float64(t.Float32s()[2*i])
-		}
-	}
-	return out
 }
 
 // newEWOp makes the kernel for an op name with the given options.
@@ -116,17 +57,6 @@ func newEWOp(t *testing.T, name string, act schema.ActivationFunctionType, pot b
 	return nil
 }
 
-// runEW prepares and evaluates op; the output's data is allocated after
-// Prepare as the interpreter does.
-func runEW(op Op, out *Tensor, ins ...*Tensor) error {
-	n := &Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: 1}
-	if err := op.Prepare(n); err != nil {
-		return err
-	}
-	out.Data = NewTensor(out.Type, out.Shape...).Data
-	return op.Eval(n)
-}
-
 func TestElementwiseRegistrations(t *testing.T) {
 	want := map[schema.BuiltinOperator]VersionRange{
 		schema.BuiltinOperatorADD: {1, 4}, schema.BuiltinOperatorSUB: {1, 5}, schema.BuiltinOperatorMUL: {1, 5},
@@ -136,18 +66,7 @@ func TestElementwiseRegistrations(t *testing.T) {
 		schema.BuiltinOperatorABS: {1, 4}, schema.BuiltinOperatorNEG: {1, 1}, schema.BuiltinOperatorFLOOR: {1, 1},
 		schema.BuiltinOperatorEXP: {1, 1}, schema.BuiltinOperatorCAST: {1, 4},
 	}
-	regs := elementwiseOps()
-	if len(regs) != len(want) {
-		t.Errorf("%d registrations, want %d", len(regs), len(want))
-	}
-	for _, r := range regs {
-		if w, ok := want[r.Code]; !ok || r.Versions != w {
-			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
-		}
-		if _, err := r.New(OpInfo{Version: 1}); err != nil {
-			t.Errorf("%s: New: %v", r.Name(), err)
-		}
-	}
+	checkRegistrations(t, elementwiseOps(), want)
 }
 
 // buildOperator returns an Operator table carrying AddOptions (when withOpts).
@@ -233,7 +152,7 @@ func TestElementwiseTFLiteVectors(t *testing.T) {
 		}
 		want := c.out
 		out := tv{typ: want.typ, scale: want.scale, zp: want.zp}.tensor()
-		if err := runEW(newEWOp(t, c.op, c.act, c.pot), out, ins...); err != nil {
+		if err := run1(newEWOp(t, c.op, c.act, c.pot), out, ins...); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -368,7 +287,7 @@ func TestFloatBroadcastOps(t *testing.T) {
 		for name, f := range ops {
 			out := NewTensor(Float32)
 			in1, in2 := tv{typ: Float32, shape: s.sa, data: av}.tensor(), tv{typ: Float32, shape: s.sb, data: s.b}.tensor()
-			if err := runEW(newEWOp(t, name, ewNone, false), out, in1, in2); err != nil {
+			if err := run1(newEWOp(t, name, ewNone, false), out, in1, in2); err != nil {
 				t.Errorf("%s %s: %v", name, s.name, err)
 				continue
 			}
@@ -420,7 +339,7 @@ func TestFloatActivations(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := NewTensor(Float32)
-		err := runEW(newEWOp(t, "ADD", c.act, false), out, tv{typ: Float32, shape: []int{8}, data: x}.tensor(),
+		err := run1(newEWOp(t, "ADD", c.act, false), out, tv{typ: Float32, shape: []int{8}, data: x}.tensor(),
 			tv{typ: Float32, shape: []int{8}, data: zero}.tensor())
 		if got := values(out); err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("activation %v: got %v, %v; want %v", c.act, got, err, c.want)
@@ -429,7 +348,7 @@ func TestFloatActivations(t *testing.T) {
 	// -0 survives RELU as in std::max(-0.f, 0.f).
 	out := NewTensor(Float32)
 	negZero := tv{typ: Float32, shape: []int{1}, data: []float64{math.Copysign(0, -1)}}.tensor()
-	if err := runEW(newEWOp(t, "MUL", ewRelu, false), out, negZero, tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
+	if err := run1(newEWOp(t, "MUL", ewRelu, false), out, negZero, tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
 		t.Errorf("RELU(-0) = %v, %v; want -0", out.Float32s(), err)
 	}
 }
@@ -455,7 +374,7 @@ func TestIntArithmetic(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := NewTensor(Int32)
-		if err := runEW(newEWOp(t, c.op, c.act, false), out, c.a, c.b); err != nil {
+		if err := run1(newEWOp(t, c.op, c.act, false), out, c.a, c.b); err != nil {
 			t.Errorf("%s: %v", c.op, err)
 			continue
 		}
@@ -467,25 +386,25 @@ func TestIntArithmetic(t *testing.T) {
 	out := NewTensor(Int64)
 	a := tv{typ: Int64, shape: []int{3}, data: []float64{1 << 40, -7, 3}}.tensor()
 	b := tv{typ: Int64, shape: []int{1}, data: []float64{2}}.tensor()
-	if err := runEW(newEWOp(t, "MUL", ewRelu, false), out, a, b); err != nil || !slices.Equal(values(out), []float64{1 << 41, 0, 6}) {
+	if err := run1(newEWOp(t, "MUL", ewRelu, false), out, a, b); err != nil || !slices.Equal(values(out), []float64{1 << 41, 0, 6}) {
 		t.Errorf("int64 MUL RELU: %v %v", values(out), err)
 	}
 	for _, op := range []string{"DIV", "FLOOR_DIV"} {
-		err := runEW(newEWOp(t, op, ewNone, false), NewTensor(Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
+		err := run1(newEWOp(t, op, ewNone, false), NewTensor(Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
 		if err == nil {
 			t.Errorf("%s by 0: no error", op)
 		}
 	}
 	// A float divisor that is 0 (or denormal, read as 0) is an error for FLOOR_DIV only.
 	for _, d := range []float64{0, math.Copysign(0, -1), 1e-45} {
-		err := runEW(newEWOp(t, "FLOOR_DIV", ewNone, false), NewTensor(Float32),
+		err := run1(newEWOp(t, "FLOOR_DIV", ewNone, false), NewTensor(Float32),
 			tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor(), tv{typ: Float32, shape: []int{1}, data: []float64{d}}.tensor())
 		if err == nil {
 			t.Errorf("FLOOR_DIV by %v: no error", d)
 		}
 	}
 	out = NewTensor(Float32)
-	if err := runEW(newEWOp(t, "DIV", ewNone, false), out, tv{typ: Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
+	if err := run1(newEWOp(t, "DIV", ewNone, false), out, tv{typ: Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
 		tv{typ: Float32, shape: []int{1}, data: []float64{0}}.tensor()); err != nil || !slices.Equal(values(out), []float64{math.MaxFloat32, -math.MaxFloat32}) {
 		t.Errorf("float DIV by 0: %v %v, want ±FLT_MAX", values(out), err)
 	}
@@ -547,7 +466,7 @@ func TestQuantizedAgainstReal(t *testing.T) {
 					o.zp = int64(int(lo) + rng.Intn(int(hi-lo)))
 				}
 				out := o.tensor()
-				if err := runEW(newEWOp(t, op, ewNone, false), out, a.tensor(), b.tensor()); err != nil {
+				if err := run1(newEWOp(t, op, ewNone, false), out, a.tensor(), b.tensor()); err != nil {
 					t.Fatalf("%s %s: %v", op, typ, err)
 				}
 				got := values(out)
@@ -595,7 +514,7 @@ func TestQuantizedHand(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := c.out.tensor()
-		if err := runEW(newEWOp(t, c.op, c.act, false), out, c.a.tensor(), c.b.tensor()); err != nil {
+		if err := run1(newEWOp(t, c.op, c.act, false), out, c.a.tensor(), c.b.tensor()); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -634,7 +553,7 @@ func TestBroadcastLimits(t *testing.T) {
 	}
 	for i, c := range cases {
 		out := tv{typ: c.out, scale: 1.0 / 128}.tensor()
-		err := runEW(newEWOp(t, c.op, ewNone, c.pot), out, c.a, c.b)
+		err := run1(newEWOp(t, c.op, ewNone, c.pot), out, c.a, c.b)
 		if (err == nil) != c.wantOK {
 			t.Errorf("case %d %s %v %v: err %v, want ok=%v", i, c.op, c.a.Shape, c.b.Shape, err, c.wantOK)
 		}
@@ -675,7 +594,7 @@ func TestPrepareErrors(t *testing.T) {
 	}
 	// Negative real input to the int8 RSQRT fails in Eval, as in TFLite.
 	out := tv{typ: Int8, scale: 0.1}.tensor()
-	if err := runEW(newEWOp(t, "RSQRT", ewNone, false), out, tv{typ: Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
+	if err := run1(newEWOp(t, "RSQRT", ewNone, false), out, tv{typ: Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
 		t.Error("RSQRT of a negative value: no error")
 	}
 }
@@ -696,7 +615,7 @@ func TestUnaryFloat(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := NewTensor(Float32)
-		if err := runEW(newEWOp(t, c.op, ewNone, false), out, tv{typ: Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
+		if err := run1(newEWOp(t, c.op, ewNone, false), out, tv{typ: Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
 			t.Errorf("%s: %v", c.op, err)
 			continue
 		}
@@ -708,12 +627,12 @@ func TestUnaryFloat(t *testing.T) {
 		}
 	}
 	out := NewTensor(Int16)
-	if err := runEW(newEWOp(t, "ABS", ewNone, false), out, tv{typ: Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
+	if err := run1(newEWOp(t, "ABS", ewNone, false), out, tv{typ: Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{-32768, 5, 7}) {
 		t.Errorf("ABS int16 = %v %v", values(out), err)
 	}
 	out = NewTensor(Int64)
-	if err := runEW(newEWOp(t, "NEG", ewNone, false), out, tv{typ: Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
+	if err := run1(newEWOp(t, "NEG", ewNone, false), out, tv{typ: Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{5, -(1 << 40)}) {
 		t.Errorf("NEG int64 = %v %v", values(out), err)
 	}
@@ -751,7 +670,7 @@ func TestCast(t *testing.T) {
 	for _, c := range cases {
 		c.from.shape = []int{len(c.from.data)}
 		out := NewTensor(c.to)
-		if err := runEW(castOp{}, out, c.from.tensor()); err != nil {
+		if err := run1(castOp{}, out, c.from.tensor()); err != nil {
 			t.Errorf("%s -> %s: %v", c.from.typ, c.to, err)
 			continue
 		}
@@ -761,7 +680,7 @@ func TestCast(t *testing.T) {
 	}
 	// Complex parts: the imaginary part is dropped, and set to 0 on the way in.
 	out := NewTensor(Complex64)
-	if err := runEW(castOp{}, out, tv{typ: Float32, shape: []int{2}, data: []float64{1.5, -2}}.tensor()); err != nil ||
+	if err := run1(castOp{}, out, tv{typ: Float32, shape: []int{2}, data: []float64{1.5, -2}}.tensor()); err != nil ||
 		!slices.Equal(out.Float32s(), []float32{1.5, 0, -2, 0}) {
 		t.Errorf("float -> complex64: %v %v", out.Float32s(), err)
 	}

@@ -71,7 +71,7 @@ func FixedMul[T FixedRaw](a, b T) T {
 // FixedRoundingDivideByPOT divides x by 2^exponent (0 <= exponent < bits),
 // rounding to nearest with ties away from zero.
 func FixedRoundingDivideByPOT[T FixedRaw](x T, exponent int) T {
-	mask := T(int64(1)<<exponent - 1)
+	mask := T(1)<<exponent - 1
 	remainder := x & mask
 	threshold := mask >> 1
 	if x < 0 {

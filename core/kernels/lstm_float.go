@@ -176,20 +176,27 @@ func (op *lstmOp) evalFloat(n *Node) error {
 	hState := n.Inputs[lstmOutputState].Float32s()
 	cState := n.Inputs[lstmCellState].Float32s()
 	out := n.Outputs[0].Float32s()
+	lstmSteps(op, in, hState, cState, out, op.stepFloat)
+	return nil
+}
+
+// lstmSteps runs step over the whole sequence: one step of all batch rows
+// per time step when the input is time-major, else each batch row's time
+// steps in turn, with its own slices of the states.
+func lstmSteps[X, C any](op *lstmOp, in, h []X, c []C, out []X, step func(x []X, nb int, h []X, c []C, out []X)) {
 	nb, nt, ni, nc, no := op.nBatch, op.nTime, op.nInput, op.nCell, op.nOutput
 	if op.p.TimeMajor {
 		for t := range nt {
-			op.stepFloat(in[t*nb*ni:(t+1)*nb*ni], nb, hState, cState, out[t*nb*no:(t+1)*nb*no])
+			step(in[t*nb*ni:(t+1)*nb*ni], nb, h, c, out[t*nb*no:(t+1)*nb*no])
 		}
-		return nil
+		return
 	}
 	for b := range nb {
 		for t := range nt {
 			k := b*nt + t
-			op.stepFloat(in[k*ni:(k+1)*ni], 1, hState[b*no:(b+1)*no], cState[b*nc:(b+1)*nc], out[k*no:(k+1)*no])
+			step(in[k*ni:(k+1)*ni], 1, h[b*no:(b+1)*no], c[b*nc:(b+1)*nc], out[k*no:(k+1)*no])
 		}
 	}
-	return nil
 }
 
 // lstmSigmoid marks the gates' sigmoid, which is not a fused activation.
@@ -391,33 +398,16 @@ func (op *lstmOp) quantizeRows(v []float32, nb, n int, q []int8, sf []float32, z
 		if op.p.AsymmetricQuantizeInputs {
 			sf[b], zp[b] = lstmAsymmetricQuantize(row, qr)
 		} else {
-			sf[b] = lstmSymmetricQuantize(row, qr)
+			sf[b] = symmetricQuantize(row, qr)
 		}
 	}
 }
 
-// lstmSymmetricQuantize is TFLite's SymmetricQuantizeFloats: scale
-// max|v|/127, values rounded and clamped to ±127.
-func lstmSymmetricQuantize(v []float32, q []int8) float32 {
-	lo, hi := v[0], v[0]
-	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	rng := max(float32(math.Abs(float64(lo))), float32(math.Abs(float64(hi))))
-	if rng == 0 {
-		clear(q)
-		return 1
-	}
-	inv := 127 / rng
-	for i, x := range v {
-		r := int32(math.Round(float64(float32(x * inv))))
-		q[i] = int8(min(max(r, -127), 127))
-	}
-	return rng / 127
-}
-
 // lstmAsymmetricQuantize is TFLite's AsymmetricQuantizeFloats: the range
 // [min(0,lo), max(0,hi)] mapped onto [-128, 127] with a nudged zero point.
+// It is conv_hybrid.go's asymmetricQuantize but for the float32 conversion
+// of x*inv, which keeps compilers that fuse multiply-adds (arm64) from
+// fusing zp + x*inv; on amd64 the two agree bit for bit.
 func lstmAsymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) {
 	lo, hi := v[0], v[0]
 	for _, x := range v {

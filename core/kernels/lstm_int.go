@@ -293,19 +293,7 @@ func (op *lstmOp) evalInteger(n *Node) error {
 	hState := n.Inputs[lstmOutputState].Int8s()
 	cState := n.Inputs[lstmCellState].Int16s()
 	out := n.Outputs[0].Int8s()
-	nb, nt, ni, nc, no := op.nBatch, op.nTime, op.nInput, op.nCell, op.nOutput
-	if op.p.TimeMajor {
-		for t := range nt {
-			op.stepInteger(in[t*nb*ni:(t+1)*nb*ni], nb, hState, cState, out[t*nb*no:(t+1)*nb*no])
-		}
-		return nil
-	}
-	for b := range nb {
-		for t := range nt {
-			k := b*nt + t
-			op.stepInteger(in[k*ni:(k+1)*ni], 1, hState[b*no:(b+1)*no], cState[b*nc:(b+1)*nc], out[k*no:(k+1)*no])
-		}
-	}
+	lstmSteps(op, in, hState, cState, out, op.stepInteger)
 	return nil
 }
 

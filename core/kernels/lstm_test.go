@@ -353,6 +353,24 @@ func (s lstmSpec) params() LSTMParams {
 	return LSTMParams{Activation: s.act, CellClip: float32(s.cellClip), ProjClip: float32(s.projClip), TimeMajor: s.timeMajor}
 }
 
+// runAgainstReference prepares op on n and invokes it twice (the state
+// carries over); after each invoke, check gets the reference's output want
+// and cell state c for the input x, the reference keeping its own state.
+func (s lstmSpec) runAgainstReference(t *testing.T, op Op, n *Node, w *lstmRealWeights, x []float64, check func(invoke int, want, c []float64)) {
+	t.Helper()
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	h := make([]float64, s.batch*s.nOutput())
+	c := make([]float64, s.batch*s.nCell)
+	for invoke := 1; invoke <= 2; invoke++ {
+		if err := op.Eval(n); err != nil {
+			t.Fatal(err)
+		}
+		check(invoke, s.reference(w, x, h, c), c)
+	}
+}
+
 var lstmTestSpecs = []lstmSpec{
 	{batch: 1, time: 3, nIn: 2, nCell: 3, act: schema.ActivationFunctionTypeTANH, seed: 1},
 	{batch: 2, time: 4, nIn: 3, nCell: 4, act: schema.ActivationFunctionTypeTANH, cellClip: 0.7, seed: 2},
@@ -379,19 +397,10 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 				n.Inputs[0].Float32s()[k] = float32(v)
 			}
 			op := NewUnidirectionalSequenceLSTM(s.params())
-			if err := op.Prepare(n); err != nil {
-				t.Fatal(err)
-			}
 			if err := op.Prepare(n); err != nil { // Prepare must be repeatable
 				t.Fatal(err)
 			}
-			h := make([]float64, s.batch*s.nOutput())
-			c := make([]float64, s.batch*s.nCell)
-			for invoke := 1; invoke <= 2; invoke++ {
-				if err := op.Eval(n); err != nil {
-					t.Fatal(err)
-				}
-				want := s.reference(w, x, h, c)
+			s.runAgainstReference(t, op, n, w, x, func(invoke int, want, c []float64) {
 				got := n.Outputs[0].Float32s()
 				for k := range want {
 					if math.Abs(float64(got[k])-want[k]) > 1e-5 {
@@ -403,45 +412,37 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 						t.Fatalf("invoke %d: cell state %d = %g, want %g", invoke, k, v, c[k])
 					}
 				}
-			}
+			})
 		})
 	}
 }
 
-// lstmQuantize8 quantizes v symmetrically to int8 (scale maxabs/127),
-// replacing v by the values the quantized tensor represents.
-func lstmQuantize8(v []float64, shape ...int) *Tensor {
+// lstmQuantizeSym quantizes v symmetrically to a tensor of type typ with
+// elements T (scale maxabs/qmax), replacing v by the values the quantized
+// tensor represents.
+func lstmQuantizeSym[T int8 | int16](typ DType, qmax float64, v []float64, shape ...int) *Tensor {
 	m := 1e-9
 	for _, x := range v {
 		m = max(m, math.Abs(x))
 	}
-	scale := float32(m / 127)
-	t := NewTensor(Int8, shape...)
+	scale := float32(m / qmax)
+	t := NewTensor(typ, shape...)
+	q := view[T](t.Data)
 	for i, x := range v {
-		q := int8(math.Round(x / float64(scale)))
-		t.Int8s()[i] = q
-		v[i] = float64(q) * float64(scale)
+		q[i] = T(math.Round(x / float64(scale)))
+		v[i] = float64(q[i]) * float64(scale)
 	}
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{0}}
+	t.Quant = lstmQuant(scale, 0)
 	t.Const = true
 	return t
 }
 
+func lstmQuantize8(v []float64, shape ...int) *Tensor {
+	return lstmQuantizeSym[int8](Int8, 127, v, shape...)
+}
+
 func lstmQuantize16(v []float64, shape ...int) *Tensor {
-	m := 1e-9
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	scale := float32(m / 32767)
-	t := NewTensor(Int16, shape...)
-	for i, x := range v {
-		q := int16(math.Round(x / float64(scale)))
-		t.Int16s()[i] = q
-		v[i] = float64(q) * float64(scale)
-	}
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{0}}
-	t.Const = true
-	return t
+	return lstmQuantizeSym[int16](Int16, 32767, v, shape...)
 }
 
 // lstmQuantize32 quantizes v with the given scale to int32, replacing v by
@@ -541,16 +542,7 @@ func TestLSTMIntegerMatchesReference(t *testing.T) {
 			p := s.params()
 			p.Activation = schema.ActivationFunctionTypeRELU
 			op := NewUnidirectionalSequenceLSTM(p)
-			if err := op.Prepare(n); err != nil {
-				t.Fatal(err)
-			}
-			h := make([]float64, s.batch*s.nOutput())
-			c := make([]float64, s.batch*s.nCell)
-			for invoke := 1; invoke <= 2; invoke++ {
-				if err := op.Eval(n); err != nil {
-					t.Fatal(err)
-				}
-				want := s.reference(w, x, h, c)
+			s.runAgainstReference(t, op, n, w, x, func(invoke int, want, c []float64) {
 				worst := 0.0
 				for k, q := range n.Outputs[0].Int8s() {
 					worst = max(worst, math.Abs(float64(q)*outScale-want[k]))
@@ -565,7 +557,7 @@ func TestLSTMIntegerMatchesReference(t *testing.T) {
 						t.Errorf("invoke %d: cell state %d = %g, want %g", invoke, k, float64(q)/2048, c[k])
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -606,16 +598,7 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 				p := s.params()
 				p.AsymmetricQuantizeInputs = asym
 				op := NewUnidirectionalSequenceLSTM(p)
-				if err := op.Prepare(n); err != nil {
-					t.Fatal(err)
-				}
-				h := make([]float64, s.batch*s.nOutput())
-				c := make([]float64, s.batch*s.nCell)
-				for invoke := 1; invoke <= 2; invoke++ {
-					if err := op.Eval(n); err != nil {
-						t.Fatal(err)
-					}
-					want := s.reference(w, x, h, c)
+				s.runAgainstReference(t, op, n, w, x, func(invoke int, want, _ []float64) {
 					worst := 0.0
 					for k, v := range n.Outputs[0].Float32s() {
 						worst = max(worst, math.Abs(float64(v)-want[k]))
@@ -624,7 +607,7 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 					if worst > 0.03 {
 						t.Errorf("invoke %d: max error %.4f", invoke, worst)
 					}
-				}
+				})
 			})
 		}
 	}

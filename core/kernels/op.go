@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	flatbuffers "github.com/google/flatbuffers/go"
+
 	"github.com/delego/delego/core/schema"
 )
 
@@ -25,6 +27,22 @@ func (n *Node) Input(i int) *Tensor {
 		return nil
 	}
 	return n.Inputs[i]
+}
+
+// checkPresent reports the first input or output of op's node that is
+// absent (nil).
+func (n *Node) checkPresent(op string) error {
+	for i, t := range n.Inputs {
+		if t == nil {
+			return fmt.Errorf("%s: input %d is missing", op, i)
+		}
+	}
+	for i, t := range n.Outputs {
+		if t == nil {
+			return fmt.Errorf("%s: output %d is missing", op, i)
+		}
+	}
+	return nil
 }
 
 // Op is one node's kernel instance, made by a Registration's New.
@@ -63,6 +81,16 @@ type OpInfo struct {
 	// CustomOptions accessors. It is nil for nodes made without a model
 	// (tests), in which case options take their schema defaults.
 	Operator *schema.Operator
+}
+
+// options returns the operator's builtin options table when it is of type
+// want; ok is false when the operator is nil or carries other (or no)
+// options, which is when TFLite falls back to its zeroed defaults.
+func (info OpInfo) options(want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
+	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
+		return tbl, false
+	}
+	return tbl, info.Operator.BuiltinOptions(&tbl)
 }
 
 // Registration binds a builtin op code (or a custom op name) to a kernel.

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/schema"
-	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 // This family holds the window, reduction, padding, resizing and arg-min/max
@@ -38,16 +37,6 @@ func poolOps() []Registration {
 		{Code: schema.BuiltinOperatorARG_MAX, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(true)},
 		{Code: schema.BuiltinOperatorARG_MIN, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(false)},
 	}
-}
-
-// poolOptionsTable returns the operator's builtin options table when it has
-// the wanted type; ok is false for nodes without a model or without options.
-func poolOptionsTable(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
-	op := info.Operator
-	if op == nil || op.BuiltinOptionsType() != want {
-		return tbl, false
-	}
-	return tbl, op.BuiltinOptions(&tbl)
 }
 
 // PoolKind selects the window reduction of a pooling op.
@@ -97,7 +86,7 @@ type Pool struct {
 func newPoolFactory(kind PoolKind) func(OpInfo) (Op, error) {
 	return func(info OpInfo) (Op, error) {
 		p := &Pool{Kind: kind}
-		if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsPool2DOptions); ok {
+		if tbl, ok := info.options(schema.BuiltinOptionsPool2DOptions); ok {
 			var o schema.Pool2DOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p.Params = PoolParams{

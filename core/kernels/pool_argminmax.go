@@ -35,7 +35,7 @@ func newArgMinMaxFactory(isMax bool) func(OpInfo) (Op, error) {
 		if isMax {
 			want = schema.BuiltinOptionsArgMaxOptions
 		}
-		if tbl, ok := poolOptionsTable(info, want); ok {
+		if tbl, ok := info.options(want); ok {
 			if isMax {
 				var o schema.ArgMaxOptions
 				o.Init(tbl.Bytes, tbl.Pos)

@@ -219,7 +219,7 @@ type MirrorPad struct {
 
 func newMirrorPad(info OpInfo) (Op, error) {
 	m := &MirrorPad{}
-	if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsMirrorPadOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsMirrorPadOptions); ok {
 		var o schema.MirrorPadOptions
 		o.Init(tbl.Bytes, tbl.Pos)
 		m.Params.Mode = o.Mode()

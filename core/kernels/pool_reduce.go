@@ -67,7 +67,7 @@ type Reduce struct {
 func newReduceFactory(kind ReduceKind) func(OpInfo) (Op, error) {
 	return func(info OpInfo) (Op, error) {
 		r := &Reduce{Kind: kind}
-		if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsReducerOptions); ok {
+		if tbl, ok := info.options(schema.BuiltinOptionsReducerOptions); ok {
 			var o schema.ReducerOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			r.Params.KeepDims = o.KeepDims()
@@ -632,22 +632,47 @@ func (it *reduceIter) init(shape []int, axes []int) {
 	}
 }
 
-// each calls f(inputOffset, outputOffset) for every input element in
-// row-major order.
-func (it *reduceIter) each(f func(i, o int)) {
-	nd := len(it.dims)
-	if nd == 0 {
-		f(0, 0)
-		return
-	}
+// begin readies a walk over a non-scalar input, which goes in runs of the
+// last dimension (last elements, lastStride apart in the output); ok is
+// false when the input has no elements.
+func (it *reduceIter) begin() (last, lastStride int, ok bool) {
 	for _, d := range it.dims {
 		if d == 0 {
-			return
+			return 0, 0, false
 		}
 	}
 	clear(it.idx)
-	last := it.dims[nd-1]
-	lastStride := it.ostride[nd-1]
+	nd := len(it.dims)
+	return it.dims[nd-1], it.ostride[nd-1], true
+}
+
+// next moves on to the next run of the last dimension: it advances the outer
+// indices and the output offset o with them, and reports done after the
+// last run.
+func (it *reduceIter) next(o int) (_ int, done bool) {
+	for d := len(it.dims) - 2; d >= 0; d-- {
+		it.idx[d]++
+		o += it.ostride[d]
+		if it.idx[d] < it.dims[d] {
+			return o, false
+		}
+		o -= it.ostride[d] * it.dims[d]
+		it.idx[d] = 0
+	}
+	return o, true
+}
+
+// each calls f(inputOffset, outputOffset) for every input element in
+// row-major order.
+func (it *reduceIter) each(f func(i, o int)) {
+	if len(it.dims) == 0 {
+		f(0, 0)
+		return
+	}
+	last, lastStride, ok := it.begin()
+	if !ok {
+		return
+	}
 	i, o := 0, 0
 	for {
 		oo := o
@@ -656,18 +681,8 @@ func (it *reduceIter) each(f func(i, o int)) {
 			i++
 			oo += lastStride
 		}
-		// Advance the outer dimensions.
-		d := nd - 2
-		for ; d >= 0; d-- {
-			it.idx[d]++
-			o += it.ostride[d]
-			if it.idx[d] < it.dims[d] {
-				break
-			}
-			o -= it.ostride[d] * it.dims[d]
-			it.idx[d] = 0
-		}
-		if d < 0 {
+		var done bool
+		if o, done = it.next(o); done {
 			return
 		}
 	}
@@ -676,19 +691,14 @@ func (it *reduceIter) each(f func(i, o int)) {
 // reduceAccumulate folds every input element into its output accumulator in
 // TFLite's (row-major) order.
 func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(Acc, In) Acc) {
-	nd := len(it.dims)
-	if nd == 0 {
+	if len(it.dims) == 0 {
 		acc[0] = f(acc[0], src[0])
 		return
 	}
-	for _, d := range it.dims {
-		if d == 0 {
-			return
-		}
+	last, lastStride, ok := it.begin()
+	if !ok {
+		return
 	}
-	clear(it.idx)
-	last := it.dims[nd-1]
-	lastStride := it.ostride[nd-1]
 	i, o := 0, 0
 	for {
 		row := src[i : i+last]
@@ -705,17 +715,8 @@ func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(A
 			}
 		}
 		i += last
-		d := nd - 2
-		for ; d >= 0; d-- {
-			it.idx[d]++
-			o += it.ostride[d]
-			if it.idx[d] < it.dims[d] {
-				break
-			}
-			o -= it.ostride[d] * it.dims[d]
-			it.idx[d] = 0
-		}
-		if d < 0 {
+		var done bool
+		if o, done = it.next(o); done {
 			return
 		}
 	}

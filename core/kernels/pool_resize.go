@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	flatbuffers "github.com/google/flatbuffers/go"
+
 	"github.com/delego/delego/core/schema"
 )
 
@@ -11,6 +13,27 @@ import (
 type ResizeParams struct {
 	AlignCorners     bool
 	HalfPixelCenters bool
+}
+
+// resizeOptions is a pointer to ResizeBilinearOptions or
+// ResizeNearestNeighborOptions: different tables with the same two flags.
+type resizeOptions[O any] interface {
+	*O
+	Init(buf []byte, i flatbuffers.UOffsetT)
+	AlignCorners() bool
+	HalfPixelCenters() bool
+}
+
+// parseResizeParams reads the flags from the operator's options of type
+// want, read as O (all false without options).
+func parseResizeParams[O any, P resizeOptions[O]](info OpInfo, want schema.BuiltinOptions) ResizeParams {
+	var p ResizeParams
+	if tbl, ok := info.options(want); ok {
+		o := P(new(O))
+		o.Init(tbl.Bytes, tbl.Pos)
+		p = ResizeParams{AlignCorners: o.AlignCorners(), HalfPixelCenters: o.HalfPixelCenters()}
+	}
+	return p
 }
 
 // resizeCheck holds what the two resize ops share: a 4-D NHWC input and a
@@ -63,13 +86,8 @@ type ResizeBilinear struct {
 }
 
 func newResizeBilinear(info OpInfo) (Op, error) {
-	r := &ResizeBilinear{}
-	if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsResizeBilinearOptions); ok {
-		var o schema.ResizeBilinearOptions
-		o.Init(tbl.Bytes, tbl.Pos)
-		r.Params = ResizeParams{AlignCorners: o.AlignCorners(), HalfPixelCenters: o.HalfPixelCenters()}
-	}
-	return r, nil
+	p := parseResizeParams[schema.ResizeBilinearOptions](info, schema.BuiltinOptionsResizeBilinearOptions)
+	return &ResizeBilinear{Params: p}, nil
 }
 
 // Prepare checks the tensors and sizes the output when the size is constant.
@@ -460,13 +478,8 @@ type ResizeNearestNeighbor struct {
 }
 
 func newResizeNearest(info OpInfo) (Op, error) {
-	r := &ResizeNearestNeighbor{}
-	if tbl, ok := poolOptionsTable(info, schema.BuiltinOptionsResizeNearestNeighborOptions); ok {
-		var o schema.ResizeNearestNeighborOptions
-		o.Init(tbl.Bytes, tbl.Pos)
-		r.Params = ResizeParams{AlignCorners: o.AlignCorners(), HalfPixelCenters: o.HalfPixelCenters()}
-	}
-	return r, nil
+	p := parseResizeParams[schema.ResizeNearestNeighborOptions](info, schema.BuiltinOptionsResizeNearestNeighborOptions)
+	return &ResizeNearestNeighbor{Params: p}, nil
 }
 
 // Prepare checks the tensors and sizes the output when the size is constant.

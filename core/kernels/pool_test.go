@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -14,81 +13,6 @@ import (
 // rules (noted next to each case); the tricky ones were also confirmed by
 // running the same single-op models through the real TFLite 2.9 library.
 
-// poolT makes a test tensor of the given type holding vals (converted).
-func poolT(typ DType, shape []int, vals ...float64) *Tensor {
-	t := NewTensor(typ, shape...)
-	n := t.NumElements()
-	if len(vals) != n {
-		panic(fmt.Sprintf("poolT: %d values for shape %v", len(vals), shape))
-	}
-	for i, v := range vals {
-		switch typ {
-		case Float32:
-			t.Float32s()[i] = float32(v)
-		case Int32:
-			t.Int32s()[i] = int32(v)
-		case Int64:
-			t.Int64s()[i] = int64(v)
-		case Uint8:
-			t.Uint8s()[i] = uint8(v)
-		case Int8:
-			t.Int8s()[i] = int8(v)
-		case Int16:
-			t.Int16s()[i] = int16(v)
-		case Bool:
-			t.Bools()[i] = v != 0
-		default:
-			panic("poolT: type")
-		}
-	}
-	return t
-}
-
-// poolQ sets per-tensor quantization and returns t.
-func poolQ(t *Tensor, scale float32, zp int64) *Tensor {
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	return t
-}
-
-// poolConst marks t constant and returns it.
-func poolConst(t *Tensor) *Tensor { t.Const = true; return t }
-
-// poolValues returns a tensor's elements as float64.
-func poolValues(t *Tensor) []float64 {
-	n := t.NumElements()
-	out := make([]float64, n)
-	for i := range n {
-		switch t.Type {
-		case Float32:
-			out[i] = float64(t.Float32s()[i])
-		case Int32:
-			out[i] = float64(t.Int32s()[i])
-		case Int64:
-			out[i] = float64(t.Int64s()[i])
-		case Uint8:
-			out[i] = float64(t.Uint8s()[i])
-		case Int8:
-			out[i] = float64(t.Int8s()[i])
-		case Int16:
-			out[i] = float64(t.Int16s()[i])
-		}
-	}
-	return out
-}
-
-// poolRun prepares and evaluates op on inputs, allocating out as the
-// interpreter would (Dynamic outputs are sized by Eval).
-func poolRun(op Op, out *Tensor, inputs ...*Tensor) error {
-	n := &Node{Inputs: inputs, Outputs: []*Tensor{out}, Threads: 1}
-	if err := op.Prepare(n); err != nil {
-		return err
-	}
-	if !out.Dynamic {
-		out.Data = NewTensor(out.Type, out.Shape...).Data
-	}
-	return op.Eval(n)
-}
-
 // poolCheck compares an output with the expected shape and values.
 func poolCheck(t *testing.T, name string, out *Tensor, shape []int, want []float64) {
 	t.Helper()
@@ -96,7 +20,7 @@ func poolCheck(t *testing.T, name string, out *Tensor, shape []int, want []float
 		t.Errorf("%s: shape %v, want %v", name, out.Shape, shape)
 		return
 	}
-	got := poolValues(out)
+	got := values(out)
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
 			t.Errorf("%s: values %v, want %v", name, got, want)
@@ -133,18 +57,7 @@ func TestPoolRegistrations(t *testing.T) {
 		schema.BuiltinOperatorARG_MAX:                 {1, 3},
 		schema.BuiltinOperatorARG_MIN:                 {1, 3},
 	}
-	regs := poolOps()
-	if len(regs) != len(want) {
-		t.Errorf("%d registrations, want %d", len(regs), len(want))
-	}
-	for _, r := range regs {
-		if w, ok := want[r.Code]; !ok || w != r.Versions {
-			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
-		}
-		if _, err := r.New(OpInfo{Version: 1}); err != nil {
-			t.Errorf("%s: New without a model: %v", r.Name(), err)
-		}
-	}
+	checkRegistrations(t, poolOps(), want)
 }
 
 func TestPoolFloat(t *testing.T) {
@@ -188,7 +101,7 @@ func TestPoolFloat(t *testing.T) {
 	for _, c := range cases {
 		p := &Pool{Kind: c.kind, Params: c.p}
 		out := NewTensor(Float32)
-		if err := poolRun(p, out, poolT(Float32, c.shape, c.in...)); err != nil {
+		if err := run1(p, out, valsT(Float32, c.shape, c.in...)); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -229,9 +142,9 @@ func TestPoolQuantized(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := &Pool{Kind: c.kind, Params: c.p}
-		in := poolQ(poolT(c.typ, []int{1, 1, len(c.in), 1}, c.in...), c.scale, c.zp)
-		out := poolQ(NewTensor(c.typ), c.scale, c.zp)
-		if err := poolRun(p, out, in); err != nil {
+		in := withQ(valsT(c.typ, []int{1, 1, len(c.in), 1}, c.in...), c.scale, c.zp)
+		out := withQ(NewTensor(c.typ), c.scale, c.zp)
+		if err := run1(p, out, in); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -252,11 +165,11 @@ func TestPoolErrors(t *testing.T) {
 		{"type mismatch", PoolMax, ok, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Uint8)},
 		{"zero stride", PoolMax, PoolParams{schema.PaddingVALID, 0, 1, 1, 1, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
 		{"int32", PoolMax, ok, NewTensor(Int32, 1, 2, 2, 1), NewTensor(Int32)},
-		{"quantized l2", PoolL2, ok, poolQ(NewTensor(Uint8, 1, 2, 2, 1), 1, 0), poolQ(NewTensor(Uint8), 1, 0)},
+		{"quantized l2", PoolL2, ok, withQ(NewTensor(Uint8, 1, 2, 2, 1), 1, 0), withQ(NewTensor(Uint8), 1, 0)},
 		{"filter larger than input", PoolMax, PoolParams{schema.PaddingVALID, 1, 1, 5, 5, 0}, NewTensor(Float32, 1, 2, 2, 1), NewTensor(Float32)},
 	}
 	for _, c := range cases {
-		if err := poolRun(&Pool{Kind: c.kind, Params: c.p}, c.out, c.in); err == nil {
+		if err := run1(&Pool{Kind: c.kind, Params: c.p}, c.out, c.in); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -286,8 +199,8 @@ func TestPoolReduceFloat(t *testing.T) {
 	for _, c := range cases {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
 		out := NewTensor(Float32)
-		axes := poolConst(poolT(Int32, []int{len(c.axes)}, c.axes...))
-		if err := poolRun(r, out, poolT(Float32, []int{2, 3}, x...), axes); err != nil {
+		axes := constT(valsT(Int32, []int{len(c.axes)}, c.axes...))
+		if err := run1(r, out, valsT(Float32, []int{2, 3}, x...), axes); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -298,9 +211,9 @@ func TestPoolReduceFloat(t *testing.T) {
 func TestPoolReduceAxisNotConst(t *testing.T) {
 	r := &Reduce{Kind: ReduceMean}
 	out := NewTensor(Float32)
-	in := poolT(Float32, []int{2, 3}, poolSeq(6, 1)...)
-	axes := poolT(Int32, []int{1}, 0)
-	if err := poolRun(r, out, in, axes); err != nil {
+	in := valsT(Float32, []int{2, 3}, poolSeq(6, 1)...)
+	axes := valsT(Int32, []int{1}, 0)
+	if err := run1(r, out, in, axes); err != nil {
 		t.Fatal(err)
 	}
 	if !out.Dynamic {
@@ -372,14 +285,14 @@ func TestPoolReduceIntegers(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
-		in := poolT(c.typ, c.shape, c.in...)
+		in := valsT(c.typ, c.shape, c.in...)
 		out := NewTensor(c.typ)
 		if c.inQ[0] != 0 {
-			poolQ(in, float32(c.inQ[0]), int64(c.inQ[1]))
-			poolQ(out, float32(c.outQ[0]), int64(c.outQ[1]))
+			withQ(in, float32(c.inQ[0]), int64(c.inQ[1]))
+			withQ(out, float32(c.outQ[0]), int64(c.outQ[1]))
 		}
-		axes := poolConst(poolT(Int32, []int{len(c.axes)}, c.axes...))
-		if err := poolRun(r, out, in, axes); err != nil {
+		axes := constT(valsT(Int32, []int{len(c.axes)}, c.axes...))
+		if err := run1(r, out, in, axes); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -388,8 +301,8 @@ func TestPoolReduceIntegers(t *testing.T) {
 }
 
 func TestPoolReduceErrors(t *testing.T) {
-	x := func() *Tensor { return poolT(Float32, []int{2, 3}, poolSeq(6, 1)...) }
-	q := func(s float32) *Tensor { return poolQ(poolT(Int8, []int{2}, 1, 2), s, 0) }
+	x := func() *Tensor { return valsT(Float32, []int{2, 3}, poolSeq(6, 1)...) }
+	q := func(s float32) *Tensor { return withQ(valsT(Int8, []int{2}, 1, 2), s, 0) }
 	cases := []struct {
 		name string
 		kind ReduceKind
@@ -398,17 +311,17 @@ func TestPoolReduceErrors(t *testing.T) {
 		axes *Tensor
 		out  *Tensor
 	}{
-		{"axis out of range", ReduceMean, false, x(), poolConst(poolT(Int32, []int{1}, 2)), NewTensor(Float32)},
+		{"axis out of range", ReduceMean, false, x(), constT(valsT(Int32, []int{1}, 2)), NewTensor(Float32)},
 		// With keep_dims TFLite only notices the bad axis in Eval.
-		{"axis out of range keep", ReduceMean, true, x(), poolConst(poolT(Int32, []int{1}, -3)), NewTensor(Float32)},
-		{"int64 axis", ReduceSum, false, x(), poolConst(poolT(Int64, []int{1}, 0)), NewTensor(Float32)},
-		{"bool input", ReduceMean, false, poolT(Bool, []int{2}, 1, 0), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Bool)},
-		{"max needs equal quantization", ReduceMax, false, q(0.5), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int8), 0.25, 0)},
-		{"int16 zero point", ReduceMean, false, poolQ(poolT(Int16, []int{2}, 1, 2), 1, 3), poolConst(poolT(Int32, []int{1}, 0)), poolQ(NewTensor(Int16), 1, 3)},
+		{"axis out of range keep", ReduceMean, true, x(), constT(valsT(Int32, []int{1}, -3)), NewTensor(Float32)},
+		{"int64 axis", ReduceSum, false, x(), constT(valsT(Int64, []int{1}, 0)), NewTensor(Float32)},
+		{"bool input", ReduceMean, false, valsT(Bool, []int{2}, 1, 0), constT(valsT(Int32, []int{1}, 0)), NewTensor(Bool)},
+		{"max needs equal quantization", ReduceMax, false, q(0.5), constT(valsT(Int32, []int{1}, 0)), withQ(NewTensor(Int8), 0.25, 0)},
+		{"int16 zero point", ReduceMean, false, withQ(valsT(Int16, []int{2}, 1, 2), 1, 3), constT(valsT(Int32, []int{1}, 0)), withQ(NewTensor(Int16), 1, 3)},
 	}
 	for _, c := range cases {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: c.keep}}
-		if err := poolRun(r, c.out, c.in, c.axes); err == nil {
+		if err := run1(r, c.out, c.in, c.axes); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -422,7 +335,7 @@ func TestPoolReduceEmpty(t *testing.T) {
 	}{{ReduceMean, math.NaN()}, {ReduceSum, 0}, {ReduceMax, -math.MaxFloat32}} {
 		r := &Reduce{Kind: c.kind, Params: ReduceParams{KeepDims: true}}
 		out := NewTensor(Float32)
-		err := poolRun(r, out, NewTensor(Float32, 2, 0), poolConst(poolT(Int32, []int{1}, 1)))
+		err := run1(r, out, NewTensor(Float32, 2, 0), constT(valsT(Int32, []int{1}, 1)))
 		if err != nil {
 			t.Fatalf("%s: %v", c.kind, err)
 		}
@@ -442,7 +355,7 @@ func TestPoolReduceNaN(t *testing.T) {
 	for _, vals := range [][]float64{{math.NaN(), 1, 2}, {1, math.NaN(), 2}} {
 		r := &Reduce{Kind: ReduceMax}
 		out := NewTensor(Float32)
-		if err := poolRun(r, out, poolT(Float32, []int{3}, vals...), poolConst(poolT(Int32, []int{1}, 0))); err != nil {
+		if err := run1(r, out, valsT(Float32, []int{3}, vals...), constT(valsT(Int32, []int{1}, 0))); err != nil {
 			t.Fatal(err)
 		}
 		if got := out.Float32s()[0]; got != 2 {
@@ -452,68 +365,68 @@ func TestPoolReduceNaN(t *testing.T) {
 }
 
 func TestPoolPad(t *testing.T) {
-	x := func() *Tensor { return poolT(Float32, []int{2, 2}, 1, 2, 3, 4) }
-	pads := func(typ DType, v ...float64) *Tensor { return poolConst(poolT(typ, []int{len(v) / 2, 2}, v...)) }
+	x := func() *Tensor { return valsT(Float32, []int{2, 2}, 1, 2, 3, 4) }
+	pads := func(typ DType, v ...float64) *Tensor { return constT(valsT(typ, []int{len(v) / 2, 2}, v...)) }
 	t.Run("float", func(t *testing.T) {
 		out := NewTensor(Float32)
-		if err := poolRun(&Pad{}, out, x(), pads(Int32, 1, 0, 0, 2)); err != nil {
+		if err := run1(&Pad{}, out, x(), pads(Int32, 1, 0, 0, 2)); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "pad", out, []int{3, 4}, []float64{0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0})
 	})
 	t.Run("zero paddings", func(t *testing.T) {
 		out := NewTensor(Float32)
-		if err := poolRun(&Pad{}, out, x(), pads(Int32, 0, 0, 0, 0)); err != nil {
+		if err := run1(&Pad{}, out, x(), pads(Int32, 0, 0, 0, 0)); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "identity", out, []int{2, 2}, []float64{1, 2, 3, 4})
 	})
 	t.Run("negative paddings", func(t *testing.T) {
-		if err := poolRun(&Pad{}, NewTensor(Float32), x(), pads(Int32, 0, -1, 0, 0)); err == nil {
+		if err := run1(&Pad{}, NewTensor(Float32), x(), pads(Int32, 0, -1, 0, 0)); err == nil {
 			t.Error("no error for a negative padding")
 		}
 		// Non-constant paddings are checked in Eval.
-		p := poolT(Int32, []int{2, 2}, 0, 0, -1, 0)
-		if err := poolRun(&Pad{}, NewTensor(Float32), x(), p); err == nil {
+		p := valsT(Int32, []int{2, 2}, 0, 0, -1, 0)
+		if err := run1(&Pad{}, NewTensor(Float32), x(), p); err == nil {
 			t.Error("no error for a negative non-constant padding")
 		}
 	})
 	t.Run("bad paddings shape", func(t *testing.T) {
-		if err := poolRun(&Pad{}, NewTensor(Float32), x(), poolConst(poolT(Int32, []int{4}, 0, 0, 0, 0))); err == nil {
+		if err := run1(&Pad{}, NewTensor(Float32), x(), constT(valsT(Int32, []int{4}, 0, 0, 0, 0))); err == nil {
 			t.Error("no error for 1-D paddings")
 		}
 	})
 	t.Run("six dimensions", func(t *testing.T) {
 		in := NewTensor(Float32, 1, 1, 1, 1, 1, 1)
-		if err := poolRun(&Pad{}, NewTensor(Float32), in, pads(Int32, make([]float64, 12)...)); err == nil {
+		if err := run1(&Pad{}, NewTensor(Float32), in, pads(Int32, make([]float64, 12)...)); err == nil {
 			t.Error("no error for a 6-D input")
 		}
 	})
 	t.Run("quantized zero point", func(t *testing.T) {
-		in := poolQ(poolT(Uint8, []int{3}, 1, 2, 3), 0.5, 7)
-		out := poolQ(NewTensor(Uint8), 0.5, 7)
-		if err := poolRun(&Pad{}, out, in, pads(Int32, 1, 2)); err != nil {
+		in := withQ(valsT(Uint8, []int{3}, 1, 2, 3), 0.5, 7)
+		out := withQ(NewTensor(Uint8), 0.5, 7)
+		if err := run1(&Pad{}, out, in, pads(Int32, 1, 2)); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "uint8", out, []int{6}, []float64{7, 1, 2, 3, 7, 7})
 	})
 	t.Run("padv2 constant", func(t *testing.T) {
-		in := poolQ(poolT(Int8, []int{2}, -1, 1), 0.5, -3)
-		out := poolQ(NewTensor(Int8), 0.5, -3)
-		cv := poolConst(poolQ(poolT(Int8, []int{}, 9), 0.5, -3))
-		if err := poolRun(&Pad{}, out, in, pads(Int32, 1, 1), cv); err != nil {
+		in := withQ(valsT(Int8, []int{2}, -1, 1), 0.5, -3)
+		out := withQ(NewTensor(Int8), 0.5, -3)
+		cv := constT(withQ(valsT(Int8, []int{}, 9), 0.5, -3))
+		if err := run1(&Pad{}, out, in, pads(Int32, 1, 1), cv); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "int8", out, []int{4}, []float64{9, -1, 1, 9})
-		badCV := poolConst(poolQ(poolT(Int8, []int{}, 9), 0.5, -2))
-		if err := poolRun(&Pad{}, poolQ(NewTensor(Int8), 0.5, -3), in, pads(Int32, 1, 1), badCV); err == nil {
+		badCV := constT(withQ(valsT(Int8, []int{}, 9), 0.5, -2))
+		if err := run1(&Pad{}, withQ(NewTensor(Int8), 0.5, -3), in, pads(Int32, 1, 1), badCV); err == nil {
 			t.Error("no error for a constant with another zero point")
 		}
 	})
 	t.Run("dynamic", func(t *testing.T) {
 		out := NewTensor(Int64)
-		in := poolT(Int64, []int{1, 2}, 5, 6)
-		if err := poolRun(&Pad{}, out, in, poolT(Int32, []int{2, 2}, 1, 0, 0, 1), poolConst(poolT(Int64, []int{1}, -1))); err != nil {
+		in := valsT(Int64, []int{1, 2}, 5, 6)
+		if err := run1(&Pad{}, out, in, valsT(Int32, []int{2, 2}, 1, 0, 0, 1), constT(valsT(Int64, []int{1}, -1))); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "dynamic", out, []int{2, 3}, []float64{-1, -1, -1, 5, 6, -1})
@@ -522,7 +435,7 @@ func TestPoolPad(t *testing.T) {
 		// TFLite 2.9 reads the paddings buffer as int32 whatever its type:
 		// INT64 [[1 1] [2 2]] is seen as [[1 0] [1 0]].
 		out := NewTensor(Float32)
-		if err := poolRun(&Pad{}, out, x(), pads(Int64, 1, 1, 2, 2)); err != nil {
+		if err := run1(&Pad{}, out, x(), pads(Int64, 1, 1, 2, 2)); err != nil {
 			t.Fatal(err)
 		}
 		poolCheck(t, "int64", out, []int{3, 3}, []float64{0, 0, 0, 0, 1, 2, 0, 3, 4})
@@ -530,7 +443,7 @@ func TestPoolPad(t *testing.T) {
 }
 
 func TestPoolMirrorPad(t *testing.T) {
-	row := func() *Tensor { return poolT(Int32, []int{3}, 1, 2, 3) }
+	row := func() *Tensor { return valsT(Int32, []int{3}, 1, 2, 3) }
 	cases := []struct {
 		name string
 		mode schema.MirrorPadMode
@@ -542,23 +455,23 @@ func TestPoolMirrorPad(t *testing.T) {
 	}{
 		{"reflect", schema.MirrorPadModeREFLECT, row(), []float64{2, 2}, Int32, []int{7}, []float64{3, 2, 1, 2, 3, 2, 1}},
 		{"symmetric", schema.MirrorPadModeSYMMETRIC, row(), []float64{2, 3}, Int64, []int{8}, []float64{2, 1, 1, 2, 3, 3, 2, 1}},
-		{"reflect 2-D", schema.MirrorPadModeREFLECT, poolT(Float32, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{1, 0, 0, 1}, Int32,
+		{"reflect 2-D", schema.MirrorPadModeREFLECT, valsT(Float32, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{1, 0, 0, 1}, Int32,
 			[]int{3, 4}, []float64{4, 5, 6, 5, 1, 2, 3, 2, 4, 5, 6, 5}},
 		// A negative padding crops, as TFLite lets it.
-		{"negative", schema.MirrorPadModeREFLECT, poolT(Uint8, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{-1, 0, 0, 0}, Int32,
+		{"negative", schema.MirrorPadModeREFLECT, valsT(Uint8, []int{2, 3}, 1, 2, 3, 4, 5, 6), []float64{-1, 0, 0, 0}, Int32,
 			[]int{1, 3}, []float64{4, 5, 6}},
 	}
 	for _, c := range cases {
 		m := &MirrorPad{Params: MirrorPadParams{Mode: c.mode}}
 		out := NewTensor(c.in.Type)
-		p := poolConst(poolT(c.typ, []int{len(c.pads) / 2, 2}, c.pads...))
-		if err := poolRun(m, out, c.in, p); err != nil {
+		p := constT(valsT(c.typ, []int{len(c.pads) / 2, 2}, c.pads...))
+		if err := run1(m, out, c.in, p); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
 		poolCheck(t, c.name, out, c.shp, c.want)
 	}
-	if err := poolRun(&MirrorPad{}, NewTensor(Int16), poolT(Int16, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1, 2}, 1, 1))); err == nil {
+	if err := run1(&MirrorPad{}, NewTensor(Int16), valsT(Int16, []int{2}, 1, 2), constT(valsT(Int32, []int{1, 2}, 1, 1))); err == nil {
 		t.Error("no error for INT16, which TFLite 2.9 rejects")
 	}
 }
@@ -593,14 +506,14 @@ func TestPoolResizeBilinear(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &ResizeBilinear{Params: c.p}
-		in := poolT(c.typ, c.inShp, c.in...)
+		in := valsT(c.typ, c.inShp, c.in...)
 		out := NewTensor(c.typ)
 		if c.typ != Float32 {
-			poolQ(in, 1, 0)
-			poolQ(out, 1, 0)
+			withQ(in, 1, 0)
+			withQ(out, 1, 0)
 		}
-		size := poolConst(poolT(Int32, []int{2}, c.size[0], c.size[1]))
-		if err := poolRun(r, out, in, size); err != nil {
+		size := constT(valsT(Int32, []int{2}, c.size[0], c.size[1]))
+		if err := run1(r, out, in, size); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -608,10 +521,10 @@ func TestPoolResizeBilinear(t *testing.T) {
 	}
 	// Both flags are refused when the size is constant.
 	r := &ResizeBilinear{Params: ResizeParams{AlignCorners: true, HalfPixelCenters: true}}
-	if err := poolRun(r, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), poolConst(poolT(Int32, []int{2}, 3, 3))); err == nil {
+	if err := run1(r, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), constT(valsT(Int32, []int{2}, 3, 3))); err == nil {
 		t.Error("no error for align_corners with half_pixel_centers")
 	}
-	if err := poolRun(&ResizeBilinear{}, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), poolConst(poolT(Int32, []int{2}, 0, 3))); err == nil {
+	if err := run1(&ResizeBilinear{}, NewTensor(Float32), NewTensor(Float32, 1, 2, 2, 1), constT(valsT(Int32, []int{2}, 0, 3))); err == nil {
 		t.Error("no error for a zero output size")
 	}
 }
@@ -621,10 +534,10 @@ func TestPoolResizeBilinear8x(t *testing.T) {
 	// row from 0 to 255 the 8 outputs of the span sit at 1/16, 3/16, ...
 	// 15/16 of the step: (128 + k·(255<<4)) >> 8 for odd k, after four
 	// copies of the edge pixel on each side.
-	in := poolQ(poolT(Uint8, []int{1, 1, 2, 8}, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255), 1, 0)
-	out := poolQ(NewTensor(Uint8), 1, 0)
+	in := withQ(valsT(Uint8, []int{1, 1, 2, 8}, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255), 1, 0)
+	out := withQ(NewTensor(Uint8), 1, 0)
 	r := &ResizeBilinear{Params: ResizeParams{HalfPixelCenters: true}}
-	if err := poolRun(r, out, in, poolConst(poolT(Int32, []int{2}, 8, 16))); err != nil {
+	if err := run1(r, out, in, constT(valsT(Int32, []int{2}, 8, 16))); err != nil {
 		t.Fatal(err)
 	}
 	var want []float64
@@ -637,7 +550,7 @@ func TestPoolResizeBilinear8x(t *testing.T) {
 	for range 4 {
 		want = append(want, 255)
 	}
-	got := poolValues(out)
+	got := values(out)
 	for row := range 8 {
 		for x := range 16 {
 			if g := got[(row*16+x)*8+3]; g != want[x] {
@@ -668,7 +581,7 @@ func TestPoolResizeNearest(t *testing.T) {
 	for _, c := range cases {
 		r := &ResizeNearestNeighbor{Params: c.p}
 		out := NewTensor(c.typ)
-		if err := poolRun(r, out, poolT(c.typ, []int{1, 1, 3, 1}, row...), poolConst(poolT(Int32, []int{2}, 1, 5))); err != nil {
+		if err := run1(r, out, valsT(c.typ, []int{1, 1, 3, 1}, row...), constT(valsT(Int32, []int{2}, 1, 5))); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -682,16 +595,16 @@ func TestPoolResizeNearest(t *testing.T) {
 		want float64
 	}{{Int8, 2}, {Uint8, 3}} {
 		out := NewTensor(c.typ)
-		if err := poolRun(&ResizeNearestNeighbor{}, out, poolT(c.typ, []int{1, 1, 6, 1}, 0, 1, 2, 3, 4, 5), poolConst(poolT(Int32, []int{2}, 1, 74))); err != nil {
+		if err := run1(&ResizeNearestNeighbor{}, out, valsT(c.typ, []int{1, 1, 6, 1}, 0, 1, 2, 3, 4, 5), constT(valsT(Int32, []int{2}, 1, 74))); err != nil {
 			t.Fatal(err)
 		}
-		if got := poolValues(out)[37]; got != c.want {
+		if got := values(out)[37]; got != c.want {
 			t.Errorf("%s column 37: %v, want %v", c.typ, got, c.want)
 		}
 	}
 	// A size that is not constant makes the output Dynamic.
 	out := NewTensor(Float32)
-	if err := poolRun(&ResizeNearestNeighbor{}, out, poolT(Float32, []int{1, 1, 3, 1}, row...), poolT(Int32, []int{2}, 2, 2)); err != nil {
+	if err := run1(&ResizeNearestNeighbor{}, out, valsT(Float32, []int{1, 1, 3, 1}, row...), valsT(Int32, []int{2}, 2, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if !out.Dynamic {
@@ -711,12 +624,12 @@ func TestPoolArgMinMax(t *testing.T) {
 		want  []float64
 	}{
 		// Ties keep the lowest index.
-		{"argmax ties", true, Int32, poolT(Float32, []int{3}, 3, 1, 3), poolT(Int32, []int{1}, 0), []int{}, []float64{0}},
-		{"argmin ties", false, Int64, poolT(Int8, []int{3}, 2, 1, 1), poolT(Int64, []int{1}, 0), []int{}, []float64{1}},
-		{"argmax axis 0", true, Int32, poolT(Int32, []int{2, 2}, 1, 5, 4, 5), poolT(Int32, []int{1}, 0), []int{2}, []float64{1, 0}},
-		{"argmin axis -1", false, Int32, poolT(Uint8, []int{2, 3}, 9, 0, 0, 7, 8, 6), poolT(Int32, []int{1}, -1), []int{2}, []float64{1, 2}},
-		{"argmax bool", true, Int32, poolT(Bool, []int{4}, 0, 0, 1, 1), poolT(Int32, []int{1}, 0), []int{}, []float64{2}},
-		{"argmax middle axis", true, Int64, poolT(Float32, []int{2, 2, 2}, 1, 2, 3, 0, -1, -2, -3, -4), poolT(Int32, []int{1}, 1), []int{2, 2}, []float64{1, 0, 0, 0}},
+		{"argmax ties", true, Int32, valsT(Float32, []int{3}, 3, 1, 3), valsT(Int32, []int{1}, 0), []int{}, []float64{0}},
+		{"argmin ties", false, Int64, valsT(Int8, []int{3}, 2, 1, 1), valsT(Int64, []int{1}, 0), []int{}, []float64{1}},
+		{"argmax axis 0", true, Int32, valsT(Int32, []int{2, 2}, 1, 5, 4, 5), valsT(Int32, []int{1}, 0), []int{2}, []float64{1, 0}},
+		{"argmin axis -1", false, Int32, valsT(Uint8, []int{2, 3}, 9, 0, 0, 7, 8, 6), valsT(Int32, []int{1}, -1), []int{2}, []float64{1, 2}},
+		{"argmax bool", true, Int32, valsT(Bool, []int{4}, 0, 0, 1, 1), valsT(Int32, []int{1}, 0), []int{}, []float64{2}},
+		{"argmax middle axis", true, Int64, valsT(Float32, []int{2, 2, 2}, 1, 2, 3, 0, -1, -2, -3, -4), valsT(Int32, []int{1}, 1), []int{2, 2}, []float64{1, 0, 0, 0}},
 	}
 	for _, c := range cases {
 		for _, constAxis := range []bool{true, false} {
@@ -724,7 +637,7 @@ func TestPoolArgMinMax(t *testing.T) {
 			axis := *c.axis
 			axis.Const = constAxis
 			out := NewTensor(c.outT)
-			if err := poolRun(a, out, c.in, &axis); err != nil {
+			if err := run1(a, out, c.in, &axis); err != nil {
 				t.Errorf("%s: %v", c.name, err)
 				continue
 			}
@@ -741,13 +654,13 @@ func TestPoolArgMinMax(t *testing.T) {
 		axis *Tensor
 		out  *Tensor
 	}{
-		{"float index type", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Float32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Float32)},
-		{"axis out of range", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 1)), NewTensor(Int32)},
-		{"int64 input", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Int64, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)), NewTensor(Int32)},
-		{"two axis values", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{2}, 0, 0)), NewTensor(Int32)},
+		{"float index type", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Float32}}, valsT(Float32, []int{2}, 1, 2), constT(valsT(Int32, []int{1}, 0)), NewTensor(Float32)},
+		{"axis out of range", &ArgMinMax{IsMax: true, Params: ArgMinMaxParams{OutputType: Int32}}, valsT(Float32, []int{2}, 1, 2), constT(valsT(Int32, []int{1}, 1)), NewTensor(Int32)},
+		{"int64 input", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, valsT(Int64, []int{2}, 1, 2), constT(valsT(Int32, []int{1}, 0)), NewTensor(Int32)},
+		{"two axis values", &ArgMinMax{Params: ArgMinMaxParams{OutputType: Int32}}, valsT(Float32, []int{2}, 1, 2), constT(valsT(Int32, []int{2}, 0, 0)), NewTensor(Int32)},
 	}
 	for _, c := range bad {
-		if err := poolRun(c.a, c.out, c.in, c.axis); err == nil {
+		if err := run1(c.a, c.out, c.in, c.axis); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -768,7 +681,7 @@ func TestPoolOptionsFromModel(t *testing.T) {
 				t.Errorf("%s: default params %+v", r.Name(), o.Params)
 			}
 		case *ArgMinMax:
-			err := poolRun(o, NewTensor(Int32), poolT(Float32, []int{2}, 1, 2), poolConst(poolT(Int32, []int{1}, 0)))
+			err := run1(o, NewTensor(Int32), valsT(Float32, []int{2}, 1, 2), constT(valsT(Int32, []int{1}, 0)))
 			if err == nil {
 				t.Errorf("%s: no error without an output_type", r.Name())
 			}
@@ -807,21 +720,21 @@ func TestPoolThreadsInvariant(t *testing.T) {
 		},
 		"max int8": func() (Op, []*Tensor, *Tensor) {
 			return &Pool{Kind: PoolMax, Params: PoolParams{schema.PaddingVALID, 1, 1, 3, 3, schema.ActivationFunctionTypeRELU}},
-				[]*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 40, 40, 48), 2), 0.1, 3)}, poolQ(NewTensor(Int8), 0.1, 3)
+				[]*Tensor{withQ(poolLCG(NewTensor(Int8, 1, 40, 40, 48), 2), 0.1, 3)}, withQ(NewTensor(Int8), 0.1, 3)
 		},
 		"bilinear float": func() (Op, []*Tensor, *Tensor) {
 			return &ResizeBilinear{Params: ResizeParams{HalfPixelCenters: true}},
-				[]*Tensor{poolLCG(NewTensor(Float32, 2, 17, 13, 16), 3), poolConst(poolT(Int32, []int{2}, 61, 47))}, NewTensor(Float32)
+				[]*Tensor{poolLCG(NewTensor(Float32, 2, 17, 13, 16), 3), constT(valsT(Int32, []int{2}, 61, 47))}, NewTensor(Float32)
 		},
 		"bilinear float 2x": func() (Op, []*Tensor, *Tensor) {
-			return &ResizeBilinear{}, []*Tensor{poolLCG(NewTensor(Float32, 1, 40, 40, 16), 4), poolConst(poolT(Int32, []int{2}, 80, 80))}, NewTensor(Float32)
+			return &ResizeBilinear{}, []*Tensor{poolLCG(NewTensor(Float32, 1, 40, 40, 16), 4), constT(valsT(Int32, []int{2}, 80, 80))}, NewTensor(Float32)
 		},
 		"bilinear uint8": func() (Op, []*Tensor, *Tensor) {
 			return &ResizeBilinear{Params: ResizeParams{AlignCorners: true}},
-				[]*Tensor{poolQ(poolLCG(NewTensor(Uint8, 1, 20, 30, 24), 5), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Uint8), 1, 0)
+				[]*Tensor{withQ(poolLCG(NewTensor(Uint8, 1, 20, 30, 24), 5), 1, 0), constT(valsT(Int32, []int{2}, 77, 55))}, withQ(NewTensor(Uint8), 1, 0)
 		},
 		"bilinear int8": func() (Op, []*Tensor, *Tensor) {
-			return &ResizeBilinear{}, []*Tensor{poolQ(poolLCG(NewTensor(Int8, 1, 20, 30, 24), 6), 1, 0), poolConst(poolT(Int32, []int{2}, 77, 55))}, poolQ(NewTensor(Int8), 1, 0)
+			return &ResizeBilinear{}, []*Tensor{withQ(poolLCG(NewTensor(Int8, 1, 20, 30, 24), 6), 1, 0), constT(valsT(Int32, []int{2}, 77, 55))}, withQ(NewTensor(Int8), 1, 0)
 		},
 	}
 	for name, mkOp := range cases {

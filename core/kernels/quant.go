@@ -47,17 +47,7 @@ func SaturatingRoundingDoublingHighMul(a, b int32) int32 {
 
 // RoundingDivideByPOT divides x by 2^exponent, rounding half away from zero.
 func RoundingDivideByPOT(x int32, exponent int) int32 {
-	mask := int32(1)<<exponent - 1
-	remainder := x & mask
-	threshold := mask >> 1
-	if x < 0 {
-		threshold++
-	}
-	r := x >> exponent
-	if remainder > threshold {
-		r++
-	}
-	return r
+	return FixedRoundingDivideByPOT(x, exponent)
 }
 
 // MultiplyByQuantizedMultiplier computes x * m * 2^(shift-31) with TFLite's

@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -46,17 +44,6 @@ func shapeOps() []Registration {
 // allocate.
 const shapeMaxDims = 5
 
-// shapeOptions returns the operator's builtin options table when it is of
-// type want. ok is false when the operator is nil or carries other (or no)
-// options, which is when TFLite falls back to its zeroed defaults.
-func shapeOptions(info OpInfo, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool) {
-	if info.Operator == nil || info.Operator.BuiltinOptionsType() != want {
-		return tbl, false
-	}
-	ok = info.Operator.BuiltinOptions(&tbl)
-	return tbl, ok
-}
-
 // shapeCheckArity checks the node's input and output counts; a negative
 // count accepts any number.
 func shapeCheckArity(n *Node, op string, inputs, outputs int) error {
@@ -66,17 +53,7 @@ func shapeCheckArity(n *Node, op string, inputs, outputs int) error {
 	if outputs >= 0 && len(n.Outputs) != outputs {
 		return fmt.Errorf("%s: got %d outputs, want %d", op, len(n.Outputs), outputs)
 	}
-	for i, t := range n.Inputs {
-		if t == nil {
-			return fmt.Errorf("%s: input %d is missing", op, i)
-		}
-	}
-	for i, t := range n.Outputs {
-		if t == nil {
-			return fmt.Errorf("%s: output %d is missing", op, i)
-		}
-	}
-	return nil
+	return n.checkPresent(op)
 }
 
 // shapeCheckType reports an Unsupported error unless t is one of the types.
@@ -143,6 +120,22 @@ func shapeSetOutput(out *Tensor, shape []int) {
 		return
 	}
 	out.Shape = append([]int(nil), shape...)
+}
+
+// shapeSizeOutput sizes out in Prepare when the inputs that decide its
+// shape are constant, from shape(); otherwise it marks out Dynamic, for
+// Eval to size.
+func shapeSizeOutput(out *Tensor, constant bool, shape func() ([]int, error)) error {
+	if !constant {
+		out.Dynamic = true
+		return nil
+	}
+	s, err := shape()
+	if err != nil {
+		return err
+	}
+	shapeSetOutput(out, s)
+	return nil
 }
 
 // shapeProd multiplies dims[lo:hi].

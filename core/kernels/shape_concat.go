@@ -37,7 +37,7 @@ type concatOp struct {
 
 func newConcatOp(info OpInfo) (Op, error) {
 	var p concatParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsConcatenationOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsConcatenationOptions); ok {
 		var opts schema.ConcatenationOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.Axis = int(opts.Axis())
@@ -193,7 +193,7 @@ type splitOp struct {
 
 func newSplitOp(info OpInfo) (Op, error) {
 	var p splitParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSplitOptions); ok {
 		var opts schema.SplitOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.NumSplits = int(opts.NumSplits())
@@ -201,16 +201,21 @@ func newSplitOp(info OpInfo) (Op, error) {
 	return &splitOp{p: p}, nil
 }
 
-// axis reads and normalizes the axis input.
-func (o *splitOp) axis(n *Node) (int, error) {
-	axisT, in := n.Inputs[0], n.Inputs[1]
+// shapeSplitAxis reads the axis tensor of SPLIT or SPLIT_V and normalizes
+// it against the input's rank.
+func shapeSplitAxis(op string, axisT, in *Tensor) (int, error) {
 	if axisT.NumElements() < 1 {
-		return 0, fmt.Errorf("SPLIT: axis tensor is empty")
+		return 0, fmt.Errorf("%s: axis tensor is empty", op)
 	}
-	if err := shapeCheckIntTensor("SPLIT", "axis", axisT); err != nil {
+	if err := shapeCheckIntTensor(op, "axis", axisT); err != nil {
 		return 0, err
 	}
-	return shapeNormAxis("SPLIT", int(shapeIntAt(axisT, 0)), len(in.Shape))
+	return shapeNormAxis(op, int(shapeIntAt(axisT, 0)), len(in.Shape))
+}
+
+// axis reads and normalizes the axis input.
+func (o *splitOp) axis(n *Node) (int, error) {
+	return shapeSplitAxis("SPLIT", n.Inputs[0], n.Inputs[1])
 }
 
 // resize sets every output's shape.
@@ -286,7 +291,7 @@ type splitVOp struct {
 
 func newSplitVOp(info OpInfo) (Op, error) {
 	var p splitVParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSplitVOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSplitVOptions); ok {
 		var opts schema.SplitVOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.NumSplits = int(opts.NumSplits())
@@ -296,14 +301,7 @@ func newSplitVOp(info OpInfo) (Op, error) {
 
 // axis reads and normalizes the axis input.
 func (o *splitVOp) axis(n *Node) (int, error) {
-	axisT, in := n.Inputs[2], n.Inputs[0]
-	if axisT.NumElements() < 1 {
-		return 0, fmt.Errorf("SPLIT_V: axis tensor is empty")
-	}
-	if err := shapeCheckIntTensor("SPLIT_V", "axis", axisT); err != nil {
-		return 0, err
-	}
-	return shapeNormAxis("SPLIT_V", int(shapeIntAt(axisT, 0)), len(in.Shape))
+	return shapeSplitAxis("SPLIT_V", n.Inputs[2], n.Inputs[0])
 }
 
 // resize resolves the sizes and sets every output's shape.
@@ -414,7 +412,7 @@ type packOp struct {
 
 func newPackOp(info OpInfo) (Op, error) {
 	var p packParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsPackOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsPackOptions); ok {
 		var opts schema.PackOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.ValuesCount = int(opts.ValuesCount())
@@ -490,7 +488,7 @@ type unpackOp struct {
 
 func newUnpackOp(info OpInfo) (Op, error) {
 	var p unpackParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsUnpackOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsUnpackOptions); ok {
 		var opts schema.UnpackOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p.Num = int(opts.Num())

@@ -54,16 +54,7 @@ func (o *fillOp) Prepare(n *Node) error {
 	if value.Type == Int16 && value.ZeroPoint() != 0 {
 		return fmt.Errorf("%s: INT16 value has zero point %d, want 0", op, value.ZeroPoint())
 	}
-	if !dims.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(dims)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, dims.Const, func() ([]int, error) { return o.resolve(dims) })
 }
 
 // Eval replicates the value.
@@ -135,16 +126,7 @@ func (o *tileOp) Prepare(n *Node) error {
 	if err := shapeCheckType(op, "input", in.Type, Float32, Int8, Uint8, Int32, Int64, Bool); err != nil {
 		return err
 	}
-	if !multT.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(in, multT)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, multT.Const, func() ([]int, error) { return o.resolve(in, multT) })
 }
 
 // Eval tiles the input.

@@ -23,7 +23,7 @@ type gatherOp struct {
 
 func newGatherOp(info OpInfo) (Op, error) {
 	var p gatherParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsGatherOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsGatherOptions); ok {
 		p.Axis = int(tbl.GetInt32Slot(4, 0))
 		p.BatchDims = int(tbl.GetInt32Slot(6, 0))
 	}

@@ -27,7 +27,7 @@ type reshapeOp struct {
 
 func newReshapeOp(info OpInfo) (Op, error) {
 	var p reshapeParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsReshapeOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsReshapeOptions); ok {
 		var opts schema.ReshapeOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		if n := opts.NewShapeLength(); n > shapeMaxOptionDims {
@@ -123,16 +123,7 @@ func (o *reshapeOp) Prepare(n *Node) error {
 		return err
 	}
 	st := o.shapeTensor(n)
-	if st != nil && !st.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(in, st)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, st == nil || st.Const, func() ([]int, error) { return o.resolve(in, st) })
 }
 
 // Eval copies the input bytes, resolving a dynamic output shape first.
@@ -161,7 +152,7 @@ type squeezeOp struct{ p squeezeParams }
 
 func newSqueezeOp(info OpInfo) (Op, error) {
 	var p squeezeParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsSqueezeOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsSqueezeOptions); ok {
 		var opts schema.SqueezeOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		if n := opts.SqueezeDimsLength(); n > shapeMaxOptionDims {
@@ -266,16 +257,7 @@ func (o *expandDimsOp) Prepare(n *Node) error {
 	if axisT.Type != Int32 && axisT.Type != Int64 {
 		return Unsupported("EXPAND_DIMS: axis type %s", axisT.Type)
 	}
-	if !axisT.Const {
-		out.Dynamic = true
-		return nil
-	}
-	shape, err := o.resolve(in, axisT)
-	if err != nil {
-		return err
-	}
-	shapeSetOutput(out, shape)
-	return nil
+	return shapeSizeOutput(out, axisT.Const, func() ([]int, error) { return o.resolve(in, axisT) })
 }
 
 // Eval copies the input bytes, resolving a dynamic output shape first.
@@ -308,7 +290,7 @@ func newShapeOp(info OpInfo) (Op, error) {
 	p := shapeParams{OutType: Int32}
 	if info.Operator != nil {
 		p.OutType = -1
-		if tbl, ok := shapeOptions(info, schema.BuiltinOptionsShapeOptions); ok {
+		if tbl, ok := info.options(schema.BuiltinOptionsShapeOptions); ok {
 			var opts schema.ShapeOptions
 			opts.Init(tbl.Bytes, tbl.Pos)
 			p.OutType = DType(opts.OutType())

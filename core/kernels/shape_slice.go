@@ -100,12 +100,48 @@ func shapeGatherStridedT[T any](dst, src []T, first, step, n int) {
 	}
 }
 
-// sliceOp is SLICE: input 1 gives the begin index and input 2 the size of
-// each dimension (INT32 or INT64; a size of -1 means "to the end").
-type sliceOp struct {
+// sliceBox is what SLICE and STRIDED_SLICE share: the box of the input
+// they copy and the output shape, planned in Prepare when the index inputs
+// are constant and in every Eval otherwise.
+type sliceBox struct {
 	box   shapeBox
 	shape []int
 }
+
+// slicePlanner is SLICE or STRIDED_SLICE: plan fills its sliceBox from the
+// index inputs.
+type slicePlanner interface {
+	constInputs(n *Node) bool
+	plan(n *Node) error
+}
+
+// prepare ends Prepare: it sizes the output, or marks it Dynamic.
+func (s *sliceBox) prepare(o slicePlanner, n *Node) error {
+	return shapeSizeOutput(n.Outputs[0], o.constInputs(n), func() ([]int, error) {
+		if err := o.plan(n); err != nil {
+			return nil, err
+		}
+		return s.shape, nil
+	})
+}
+
+// eval copies the box, planning it and sizing the output first when the
+// index inputs are not constant.
+func (s *sliceBox) eval(o slicePlanner, n *Node) error {
+	in, out := n.Inputs[0], n.Outputs[0]
+	if !o.constInputs(n) {
+		if err := o.plan(n); err != nil {
+			return err
+		}
+		out.SetShape(s.shape)
+	}
+	s.box.copyTo(out.Data, in.Data, in.Type.Size())
+	return nil
+}
+
+// sliceOp is SLICE: input 1 gives the begin index and input 2 the size of
+// each dimension (INT32 or INT64; a size of -1 means "to the end").
+type sliceOp struct{ sliceBox }
 
 func newSliceOp(OpInfo) (Op, error) { return &sliceOp{}, nil }
 
@@ -171,29 +207,11 @@ func (o *sliceOp) Prepare(n *Node) error {
 	if begin.Shape[0] != len(in.Shape) {
 		return fmt.Errorf("%s: begin has %d entries for an input of rank %d", op, begin.Shape[0], len(in.Shape))
 	}
-	if !o.constInputs(n) {
-		out.Dynamic = true
-		return nil
-	}
-	if err := o.plan(n); err != nil {
-		return err
-	}
-	shapeSetOutput(out, o.shape)
-	return nil
+	return o.prepare(o, n)
 }
 
 // Eval copies the slice.
-func (o *sliceOp) Eval(n *Node) error {
-	in, out := n.Inputs[0], n.Outputs[0]
-	if !o.constInputs(n) {
-		if err := o.plan(n); err != nil {
-			return err
-		}
-		out.SetShape(o.shape)
-	}
-	o.box.copyTo(out.Data, in.Data, in.Type.Size())
-	return nil
-}
+func (o *sliceOp) Eval(n *Node) error { return o.eval(o, n) }
 
 // stridedSliceParams are STRIDED_SLICE's options (bit i refers to entry i
 // of begin/end/strides).
@@ -205,14 +223,13 @@ type stridedSliceParams struct {
 // (how masks expand into an effective input of at most 5 dimensions) and
 // strided_slice_logic.h (StartForAxis/StopForAxis clamping).
 type stridedSliceOp struct {
-	p     stridedSliceParams
-	box   shapeBox
-	shape []int
+	p stridedSliceParams
+	sliceBox
 }
 
 func newStridedSliceOp(info OpInfo) (Op, error) {
 	var p stridedSliceParams
-	if tbl, ok := shapeOptions(info, schema.BuiltinOptionsStridedSliceOptions); ok {
+	if tbl, ok := info.options(schema.BuiltinOptionsStridedSliceOptions); ok {
 		var opts schema.StridedSliceOptions
 		opts.Init(tbl.Bytes, tbl.Pos)
 		p = stridedSliceParams{
@@ -426,26 +443,8 @@ func (o *stridedSliceOp) Prepare(n *Node) error {
 	if len(in.Shape) > shapeMaxDims {
 		return Unsupported("%s: input rank %d (TFLite 2.9 supports 1D-5D)", op, len(in.Shape))
 	}
-	if !o.constInputs(n) {
-		out.Dynamic = true
-		return nil
-	}
-	if err := o.plan(n); err != nil {
-		return err
-	}
-	shapeSetOutput(out, o.shape)
-	return nil
+	return o.prepare(o, n)
 }
 
 // Eval copies the selected elements.
-func (o *stridedSliceOp) Eval(n *Node) error {
-	in, out := n.Inputs[0], n.Outputs[0]
-	if !o.constInputs(n) {
-		if err := o.plan(n); err != nil {
-			return err
-		}
-		out.SetShape(o.shape)
-	}
-	o.box.copyTo(out.Data, in.Data, in.Type.Size())
-	return nil
-}
+func (o *stridedSliceOp) Eval(n *Node) error { return o.eval(o, n) }

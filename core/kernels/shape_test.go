@@ -16,28 +16,9 @@ import (
 
 // ---- helpers (prefixed: the package is shared with other op families) ----
 
-// shT makes a tensor of the given type and shape holding vals.
-func shT[T any](typ DType, shape []int, vals ...T) *Tensor {
-	t := NewTensor(typ, shape...)
-	copy(view[T](t.Data), vals)
-	return t
-}
-
-func shI32(shape []int, v ...int32) *Tensor   { return shT(Int32, shape, v...) }
-func shI64(shape []int, v ...int64) *Tensor   { return shT(Int64, shape, v...) }
-func shF32(shape []int, v ...float32) *Tensor { return shT(Float32, shape, v...) }
-func shU8(shape []int, v ...uint8) *Tensor    { return shT(Uint8, shape, v...) }
-
-// shC marks a tensor constant (model data), as the interpreter does.
-func shC(t *Tensor) *Tensor { t.Const = true; return t }
-
-// shQ gives a tensor per-tensor quantization.
-func shQ(t *Tensor, scale float32, zp int64) *Tensor {
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
-	return t
-}
-
-func shOut(typ DType) *Tensor { return &Tensor{Type: typ} }
+func shI32(shape []int, v ...int32) *Tensor { return tensorOf(Int32, shape, v...) }
+func shI64(shape []int, v ...int64) *Tensor { return tensorOf(Int64, shape, v...) }
+func shU8(shape []int, v ...uint8) *Tensor  { return tensorOf(Uint8, shape, v...) }
 
 // shIota returns 0, 1, ..., n-1.
 func shIota[T int32 | int64 | float32 | uint8 | int16 | int8](n int) []T {
@@ -74,17 +55,6 @@ func shRun(op Op, ins []*Tensor, outs ...*Tensor) error {
 		}
 	}
 	return op.Eval(n)
-}
-
-// shOperator builds a flatbuffer Operator carrying the given options.
-func shOperator(typ schema.BuiltinOptions, build func(b *flatbuffers.Builder) flatbuffers.UOffsetT) *schema.Operator {
-	b := flatbuffers.NewBuilder(0)
-	opts := build(b)
-	schema.OperatorStart(b)
-	schema.OperatorAddBuiltinOptionsType(b, typ)
-	schema.OperatorAddBuiltinOptions(b, opts)
-	b.Finish(schema.OperatorEnd(b))
-	return schema.GetRootAsOperator(b.FinishedBytes(), 0)
 }
 
 func shInt32Vector(b *flatbuffers.Builder, v []int32) flatbuffers.UOffsetT {
@@ -159,18 +129,7 @@ func TestShapeRegistrations(t *testing.T) {
 		schema.BuiltinOperatorSLICE: {1, 5}, schema.BuiltinOperatorTRANSPOSE: {1, 5},
 		schema.BuiltinOperatorFILL: {1, 3}, schema.BuiltinOperatorTILE: {1, 3},
 	}
-	regs := shapeOps()
-	if len(regs) != len(want) {
-		t.Fatalf("%d registrations, want %d", len(regs), len(want))
-	}
-	for _, r := range regs {
-		if w, ok := want[r.Code]; !ok || w != r.Versions {
-			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
-		}
-		if _, err := r.New(OpInfo{Version: 1}); err != nil {
-			t.Errorf("%s: New without operator: %v", r.Name(), err)
-		}
-	}
+	checkRegistrations(t, shapeOps(), want)
 }
 
 // ---- RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE ----
@@ -185,23 +144,23 @@ func TestReshape(t *testing.T) {
 		want    []int
 		wantErr string
 	}{
-		{name: "tensor", in: []int{2, 3, 4}, shape: shC(shI32([]int{2}, 6, 4)), want: []int{6, 4}},
-		{name: "infer first", in: []int{2, 3, 4}, shape: shC(shI32([]int{3}, -1, 2, 2)), want: []int{6, 2, 2}},
-		{name: "infer last", in: []int{2, 3, 4}, shape: shC(shI32([]int{2}, 4, -1)), want: []int{4, 6}},
+		{name: "tensor", in: []int{2, 3, 4}, shape: constT(shI32([]int{2}, 6, 4)), want: []int{6, 4}},
+		{name: "infer first", in: []int{2, 3, 4}, shape: constT(shI32([]int{3}, -1, 2, 2)), want: []int{6, 2, 2}},
+		{name: "infer last", in: []int{2, 3, 4}, shape: constT(shI32([]int{2}, 4, -1)), want: []int{4, 6}},
 		{name: "options", in: []int{2, 3, 4}, opts: []int32{4, 3, 2}, want: []int{4, 3, 2}},
 		{name: "options with -1", in: []int{2, 3, 4}, opts: []int32{-1, 12}, want: []int{2, 12}},
 		// A shape input that is not a 1-D INT32 vector falls back to the options.
-		{name: "2-D shape tensor uses options", in: []int{2, 3, 4}, shape: shC(shI32([]int{1, 2}, 1, 24)), opts: []int32{24}, want: []int{24}},
-		{name: "int64 shape tensor uses options", in: []int{2, 3, 4}, shape: shC(shI64([]int{2}, 1, 24)), opts: []int32{3, 8}, want: []int{3, 8}},
-		{name: "mismatch", in: []int{2, 3, 4}, shape: shC(shI32([]int{2}, 5, 5)), wantErr: "24 elements"},
-		{name: "two -1", in: []int{2, 3, 4}, shape: shC(shI32([]int{2}, -1, -1)), wantErr: "more than one -1"},
-		{name: "indivisible -1", in: []int{2, 3, 4}, shape: shC(shI32([]int{2}, 5, -1)), wantErr: "cannot reshape"},
+		{name: "2-D shape tensor uses options", in: []int{2, 3, 4}, shape: constT(shI32([]int{1, 2}, 1, 24)), opts: []int32{24}, want: []int{24}},
+		{name: "int64 shape tensor uses options", in: []int{2, 3, 4}, shape: constT(shI64([]int{2}, 1, 24)), opts: []int32{3, 8}, want: []int{3, 8}},
+		{name: "mismatch", in: []int{2, 3, 4}, shape: constT(shI32([]int{2}, 5, 5)), wantErr: "24 elements"},
+		{name: "two -1", in: []int{2, 3, 4}, shape: constT(shI32([]int{2}, -1, -1)), wantErr: "more than one -1"},
+		{name: "indivisible -1", in: []int{2, 3, 4}, shape: constT(shI32([]int{2}, 5, -1)), wantErr: "cannot reshape"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			info := OpInfo{Version: 1}
 			if tc.opts != nil {
-				info.Operator = shOperator(schema.BuiltinOptionsReshapeOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				info.Operator = operatorWith(schema.BuiltinOptionsReshapeOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 					v := shInt32Vector(b, tc.opts)
 					schema.ReshapeOptionsStart(b)
 					schema.ReshapeOptionsAddNewShape(b, v)
@@ -209,11 +168,11 @@ func TestReshape(t *testing.T) {
 				})
 			}
 			op := shNew(t, newReshapeOp, info)
-			ins := []*Tensor{shF32(tc.in, data...)}
+			ins := []*Tensor{f32T(tc.in, data...)}
 			if tc.shape != nil {
 				ins = append(ins, tc.shape)
 			}
-			out := shOut(Float32)
+			out := outT(Float32)
 			err := shRun(op, ins, out)
 			if tc.wantErr != "" {
 				shWantErr(t, err, tc.wantErr)
@@ -229,29 +188,29 @@ func TestReshape(t *testing.T) {
 
 func TestReshapeScalarsAndDynamic(t *testing.T) {
 	// Legacy models write new_shape [0] for a scalar.
-	op := shNew(t, newReshapeOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsReshapeOptions,
+	op := shNew(t, newReshapeOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsReshapeOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			v := shInt32Vector(b, []int32{0})
 			schema.ReshapeOptionsStart(b)
 			schema.ReshapeOptionsAddNewShape(b, v)
 			return schema.ReshapeOptionsEnd(b)
 		})})
-	out := shOut(Float32)
-	if err := shRun(op, []*Tensor{shF32([]int{1, 1}, 7)}, out); err != nil {
+	out := outT(Float32)
+	if err := shRun(op, []*Tensor{f32T([]int{1, 1}, 7)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []float32{7})
 
 	// An empty shape tensor also means a scalar.
-	out = shOut(Float32)
-	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{shF32([]int{1}, 3), shC(shI32([]int{0}))}, out); err != nil {
+	out = outT(Float32)
+	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{f32T([]int{1}, 3), constT(shI32([]int{0}))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []float32{3})
 
 	// A shape computed at run time makes the output dynamic.
 	op = shNew(t, newReshapeOp, OpInfo{})
-	out = shOut(Int32)
+	out = outT(Int32)
 	in := shI32([]int{2, 3}, shIota[int32](6)...)
 	if err := shRun(op, []*Tensor{in, shI32([]int{2}, 3, -1)}, out); err != nil {
 		t.Fatal(err)
@@ -262,8 +221,8 @@ func TestReshapeScalarsAndDynamic(t *testing.T) {
 	shCheck(t, out, []int{3, 2}, shIota[int32](6))
 
 	// Zero-sized tensors: -1 becomes 0 when the input is empty.
-	out = shOut(Int32)
-	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{shI32([]int{0, 4}), shC(shI32([]int{2}, -1, 2))}, out); err != nil {
+	out = outT(Int32)
+	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{shI32([]int{0, 4}), constT(shI32([]int{2}, -1, 2))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{0, 2}, []int32{})
@@ -286,8 +245,8 @@ func TestSqueeze(t *testing.T) {
 	for _, tc := range tests {
 		op := &squeezeOp{p: squeezeParams{SqueezeDims: tc.dims}}
 		n := NumElements(tc.in)
-		out := shOut(Int16)
-		err := shRun(op, []*Tensor{shT(Int16, tc.in, shIota[int16](n)...)}, out)
+		out := outT(Int16)
+		err := shRun(op, []*Tensor{tensorOf(Int16, tc.in, shIota[int16](n)...)}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
 			continue
@@ -305,17 +264,17 @@ func TestExpandDims(t *testing.T) {
 		want    []int
 		wantErr string
 	}{
-		{axis: shC(shI32(nil, 0)), want: []int{1, 2, 3}},
-		{axis: shC(shI32([]int{1}, 2)), want: []int{2, 3, 1}},
-		{axis: shC(shI32(nil, -1)), want: []int{2, 3, 1}},
-		{axis: shC(shI64(nil, -3)), want: []int{1, 2, 3}},
+		{axis: constT(shI32(nil, 0)), want: []int{1, 2, 3}},
+		{axis: constT(shI32([]int{1}, 2)), want: []int{2, 3, 1}},
+		{axis: constT(shI32(nil, -1)), want: []int{2, 3, 1}},
+		{axis: constT(shI64(nil, -3)), want: []int{1, 2, 3}},
 		{axis: shI32(nil, 1), want: []int{2, 1, 3}}, // not constant: dynamic
-		{axis: shC(shI32(nil, 3)), wantErr: "out of range"},
-		{axis: shC(shI32(nil, -4)), wantErr: "out of range"},
-		{axis: shC(shI32([]int{2}, 0, 1)), wantErr: "2 elements"},
+		{axis: constT(shI32(nil, 3)), wantErr: "out of range"},
+		{axis: constT(shI32(nil, -4)), wantErr: "out of range"},
+		{axis: constT(shI32([]int{2}, 0, 1)), wantErr: "2 elements"},
 	}
 	for _, tc := range tests {
-		out := shOut(Uint8)
+		out := outT(Uint8)
 		err := shRun(shNew(t, newExpandDimsOp, OpInfo{}), []*Tensor{shU8([]int{2, 3}, shIota[uint8](6)...), tc.axis}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
@@ -329,32 +288,32 @@ func TestExpandDims(t *testing.T) {
 }
 
 func TestShapeOp(t *testing.T) {
-	in := shF32([]int{2, 5, 1, 7})
-	out := shOut(Int32)
+	in := f32T([]int{2, 5, 1, 7})
+	out := outT(Int32)
 	if err := shRun(shNew(t, newShapeOp, OpInfo{}), []*Tensor{in}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4}, []int32{2, 5, 1, 7})
 
-	op := shNew(t, newShapeOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsShapeOptions,
+	op := shNew(t, newShapeOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsShapeOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			schema.ShapeOptionsStart(b)
 			schema.ShapeOptionsAddOutType(b, schema.TensorTypeINT64)
 			return schema.ShapeOptionsEnd(b)
 		})})
-	out = shOut(Int64)
+	out = outT(Int64)
 	if err := shRun(op, []*Tensor{in}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4}, []int64{2, 5, 1, 7})
 
 	// out_type FLOAT32 (the flatbuffer default) is refused, as by TFLite.
-	op = shNew(t, newShapeOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsShapeOptions,
+	op = shNew(t, newShapeOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsShapeOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			schema.ShapeOptionsStart(b)
 			return schema.ShapeOptionsEnd(b)
 		})})
-	err := shRun(op, []*Tensor{in}, shOut(Float32))
+	err := shRun(op, []*Tensor{in}, outT(Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("got %v, want ErrUnsupported", err)
 	}
@@ -363,33 +322,33 @@ func TestShapeOp(t *testing.T) {
 // ---- CONCATENATION ----
 
 func TestConcatFloat(t *testing.T) {
-	a := shF32([]int{2, 2}, 1, 2, 3, 4)
-	b := shF32([]int{2, 1}, 5, 6)
-	c := shF32([]int{2, 3}, 7, 8, 9, 10, 11, 12)
+	a := f32T([]int{2, 2}, 1, 2, 3, 4)
+	b := f32T([]int{2, 1}, 5, 6)
+	c := f32T([]int{2, 3}, 7, 8, 9, 10, 11, 12)
 	for _, axis := range []int{1, -1} {
-		out := shOut(Float32)
+		out := outT(Float32)
 		op := &concatOp{p: concatParams{Axis: axis}}
 		if err := shRun(op, []*Tensor{a, b, c}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, []int{2, 6}, []float32{1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12})
 	}
-	out := shOut(Float32)
-	if err := shRun(&concatOp{}, []*Tensor{a, shF32([]int{1, 2}, 9, 8)}, out); err != nil {
+	out := outT(Float32)
+	if err := shRun(&concatOp{}, []*Tensor{a, f32T([]int{1, 2}, 9, 8)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3, 2}, []float32{1, 2, 3, 4, 9, 8})
 
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, shOut(Float32)), "incompatible")
-	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 2}}, []*Tensor{a, b}, shOut(Float32)), "out of range")
-	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 1}}, []*Tensor{a, shI32([]int{2, 1})}, shOut(Float32)), "type")
-	err := shRun(&concatOp{p: concatParams{Axis: 1, Activation: schema.ActivationFunctionTypeRELU}}, []*Tensor{a, b}, shOut(Float32))
+	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, outT(Float32)), "incompatible")
+	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 2}}, []*Tensor{a, b}, outT(Float32)), "out of range")
+	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 1}}, []*Tensor{a, shI32([]int{2, 1})}, outT(Float32)), "type")
+	err := shRun(&concatOp{p: concatParams{Axis: 1, Activation: schema.ActivationFunctionTypeRELU}}, []*Tensor{a, b}, outT(Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("fused activation: got %v, want ErrUnsupported", err)
 	}
 
 	// Options parsed from the model.
-	op := shNew(t, newConcatOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsConcatenationOptions,
+	op := shNew(t, newConcatOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsConcatenationOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			schema.ConcatenationOptionsStart(b)
 			schema.ConcatenationOptionsAddAxis(b, -2)
@@ -405,10 +364,10 @@ func TestConcatUint8Rescale(t *testing.T) {
 	// zero point 3 against the output's 0.5 and 100: q_out = round((q-3)/2) + 100
 	// with ties away from zero; c has scale 2, zero point 128: q_out =
 	// 4*(q-128) + 100, clamped to [0, 255].
-	a := shQ(shU8([]int{1, 2, 2}, 0, 7, 255, 100), 0.5, 100)
-	b := shQ(shU8([]int{1, 2, 4}, 0, 1, 2, 3, 4, 5, 6, 255), 0.25, 3)
-	c := shQ(shU8([]int{1, 2, 2}, 100, 128, 129, 160), 2, 128)
-	out := shQ(shOut(Uint8), 0.5, 100)
+	a := withQ(shU8([]int{1, 2, 2}, 0, 7, 255, 100), 0.5, 100)
+	b := withQ(shU8([]int{1, 2, 4}, 0, 1, 2, 3, 4, 5, 6, 255), 0.25, 3)
+	c := withQ(shU8([]int{1, 2, 2}, 100, 128, 129, 160), 2, 128)
+	out := withQ(outT(Uint8), 0.5, 100)
 	if err := shRun(&concatOp{p: concatParams{Axis: 2}}, []*Tensor{a, b, c}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -421,8 +380,8 @@ func TestConcatUint8Rescale(t *testing.T) {
 	})
 
 	// Rescaled far enough, the top clamps at 255.
-	d := shQ(shU8([]int{2}, 250, 10), 1, 0)
-	out = shQ(shOut(Uint8), 0.5, 10)
+	d := withQ(shU8([]int{2}, 250, 10), 1, 0)
+	out = withQ(outT(Uint8), 0.5, 10)
 	if err := shRun(&concatOp{}, []*Tensor{d}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -430,8 +389,8 @@ func TestConcatUint8Rescale(t *testing.T) {
 
 	// A non-dyadic ratio: 0.1f * (1/0.3f) rounds to 0.33333334f, so q=3
 	// gives 1.0 -> 1, q=9 3.0 -> 3, q=5 1.6666667 -> 2 and q=7 2.3333335 -> 2.
-	e := shQ(shU8([]int{4}, 3, 9, 5, 7), 0.1, 0)
-	out = shQ(shOut(Uint8), 0.3, 0)
+	e := withQ(shU8([]int{4}, 3, 9, 5, 7), 0.1, 0)
+	out = withQ(outT(Uint8), 0.3, 0)
 	if err := shRun(&concatOp{}, []*Tensor{e}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -440,32 +399,32 @@ func TestConcatUint8Rescale(t *testing.T) {
 
 func TestConcatQuantizedRules(t *testing.T) {
 	// INT8 needs identical parameters.
-	a := shQ(shT(Int8, []int{2}, int8(-1), 2), 0.5, 1)
-	b := shQ(shT(Int8, []int{1}, int8(5)), 0.25, 1)
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, shQ(shOut(Int8), 0.5, 1)), "TFLite requires equal")
-	out := shQ(shOut(Int8), 0.5, 1)
-	if err := shRun(&concatOp{}, []*Tensor{a, shQ(shT(Int8, []int{1}, int8(5)), 0.5, 1)}, out); err != nil {
+	a := withQ(tensorOf(Int8, []int{2}, int8(-1), 2), 0.5, 1)
+	b := withQ(tensorOf(Int8, []int{1}, int8(5)), 0.25, 1)
+	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, withQ(outT(Int8), 0.5, 1)), "TFLite requires equal")
+	out := withQ(outT(Int8), 0.5, 1)
+	if err := shRun(&concatOp{}, []*Tensor{a, withQ(tensorOf(Int8, []int{1}, int8(5)), 0.5, 1)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []int8{-1, 2, 5})
 
 	// INT16 needs zero points of 0 and is copied even when scales differ.
-	c := shQ(shT(Int16, []int{2}, int16(-300), 300), 0.5, 0)
-	d := shQ(shT(Int16, []int{1}, int16(7)), 2, 0)
-	out = shQ(shOut(Int16), 1, 0)
+	c := withQ(tensorOf(Int16, []int{2}, int16(-300), 300), 0.5, 0)
+	d := withQ(tensorOf(Int16, []int{1}, int16(7)), 2, 0)
+	out = withQ(outT(Int16), 1, 0)
 	if err := shRun(&concatOp{}, []*Tensor{c, d}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []int16{-300, 300, 7})
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{c, shQ(shT(Int16, []int{1}, int16(7)), 2, 4)}, shQ(shOut(Int16), 1, 0)), "zero point")
+	shWantErr(t, shRun(&concatOp{}, []*Tensor{c, withQ(tensorOf(Int16, []int{1}, int16(7)), 2, 4)}, withQ(outT(Int16), 1, 0)), "zero point")
 
 	// INT64 and BOOL are plain copies.
-	out = shOut(Bool)
-	if err := shRun(&concatOp{}, []*Tensor{shT(Bool, []int{1}, true), shT(Bool, []int{2}, false, true)}, out); err != nil {
+	out = outT(Bool)
+	if err := shRun(&concatOp{}, []*Tensor{tensorOf(Bool, []int{1}, true), tensorOf(Bool, []int{2}, false, true)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []bool{true, false, true})
-	err := shRun(&concatOp{}, []*Tensor{shT(Float64, []int{1}, 1.0)}, shOut(Float64))
+	err := shRun(&concatOp{}, []*Tensor{tensorOf(Float64, []int{1}, 1.0)}, outT(Float64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("FLOAT64: got %v, want ErrUnsupported", err)
 	}
@@ -477,22 +436,22 @@ func TestConcatQuantizedRules(t *testing.T) {
 func TestSplitConcatGolden(t *testing.T) {
 	input := shared.ReadGolden(t, "split_concat__seed1.input.raw")
 	want := shared.ReadGolden(t, "split_concat__seed1.output.raw")
-	q := func(t *Tensor) *Tensor { return shQ(t, 0.0078125, 128) }
+	q := func(t *Tensor) *Tensor { return withQ(t, 0.0078125, 128) }
 	in1 := q(shU8([]int{1, 8, 8, 3}, input[:192]...))
 	rnn1 := q(shU8([]int{1, 8, 8, 1}, input[192:256]...))
 	rnn2 := q(shU8([]int{1, 8, 8, 2}, input[256:384]...))
-	concat := q(shOut(Uint8))
+	concat := q(outT(Uint8))
 	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*Tensor{in1, rnn1, rnn2}, concat); err != nil {
 		t.Fatal(err)
 	}
 	splits := make([]*Tensor, 6)
 	for i := range splits {
-		splits[i] = q(shOut(Uint8))
+		splits[i] = q(outT(Uint8))
 	}
-	if err := shRun(&splitOp{p: splitParams{NumSplits: 6}}, []*Tensor{shC(shI32(nil, 3)), concat}, splits...); err != nil {
+	if err := shRun(&splitOp{p: splitParams{NumSplits: 6}}, []*Tensor{constT(shI32(nil, 3)), concat}, splits...); err != nil {
 		t.Fatal(err)
 	}
-	outRnn2 := q(shOut(Uint8))
+	outRnn2 := q(outT(Uint8))
 	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*Tensor{splits[3], splits[5]}, outRnn2); err != nil {
 		t.Fatal(err)
 	}
@@ -511,55 +470,55 @@ func TestSplitConcatGolden(t *testing.T) {
 func TestSplit(t *testing.T) {
 	in := shI32([]int{2, 4}, shIota[int32](8)...)
 	for _, axis := range []int32{1, -1} {
-		outs := []*Tensor{shOut(Int32), shOut(Int32)}
-		if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shC(shI32(nil, axis)), in}, outs...); err != nil {
+		outs := []*Tensor{outT(Int32), outT(Int32)}
+		if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, axis)), in}, outs...); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, outs[0], []int{2, 2}, []int32{0, 1, 4, 5})
 		shCheck(t, outs[1], []int{2, 2}, []int32{2, 3, 6, 7})
 	}
 	// Axis known only at run time.
-	outs := []*Tensor{shOut(Int32), shOut(Int32)}
+	outs := []*Tensor{outT(Int32), outT(Int32)}
 	if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shI32(nil, 0), in}, outs...); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, outs[1], []int{1, 4}, []int32{4, 5, 6, 7})
 
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 3}}, []*Tensor{shC(shI32(nil, 1)), in},
-		shOut(Int32), shOut(Int32), shOut(Int32)), "not an even split")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shC(shI32(nil, 2)), in},
-		shOut(Int32), shOut(Int32)), "out of range")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shC(shI32(nil, 0)), in}, shOut(Int32)), "outputs")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: -2}}, []*Tensor{shC(shI32(nil, 0)), in}, shOut(Int32)), "num_splits")
-	err := shRun(&splitOp{p: splitParams{NumSplits: 1}}, []*Tensor{shC(shI32(nil, 0)), shI64([]int{2}, 1, 2)}, shOut(Int64))
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 3}}, []*Tensor{constT(shI32(nil, 1)), in},
+		outT(Int32), outT(Int32), outT(Int32)), "not an even split")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, 2)), in},
+		outT(Int32), outT(Int32)), "out of range")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, 0)), in}, outT(Int32)), "outputs")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: -2}}, []*Tensor{constT(shI32(nil, 0)), in}, outT(Int32)), "num_splits")
+	err := shRun(&splitOp{p: splitParams{NumSplits: 1}}, []*Tensor{constT(shI32(nil, 0)), shI64([]int{2}, 1, 2)}, outT(Int64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("INT64 split: got %v, want ErrUnsupported (TFLite 2.9 SPLIT has no INT64)", err)
 	}
 }
 
 func TestSplitV(t *testing.T) {
-	in := shF32([]int{2, 5}, shIota[float32](10)...)
+	in := f32T([]int{2, 5}, shIota[float32](10)...)
 	run := func(sizes *Tensor, axis int32, outs ...*Tensor) error {
-		return shRun(&splitVOp{p: splitVParams{NumSplits: len(outs)}}, []*Tensor{in, sizes, shC(shI32(nil, axis))}, outs...)
+		return shRun(&splitVOp{p: splitVParams{NumSplits: len(outs)}}, []*Tensor{in, sizes, constT(shI32(nil, axis))}, outs...)
 	}
-	outs := []*Tensor{shOut(Float32), shOut(Float32), shOut(Float32)}
-	if err := run(shC(shI32([]int{3}, 1, -1, 2)), -1, outs...); err != nil {
+	outs := []*Tensor{outT(Float32), outT(Float32), outT(Float32)}
+	if err := run(constT(shI32([]int{3}, 1, -1, 2)), -1, outs...); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, outs[0], []int{2, 1}, []float32{0, 5})
 	shCheck(t, outs[1], []int{2, 2}, []float32{1, 2, 6, 7})
 	shCheck(t, outs[2], []int{2, 2}, []float32{3, 4, 8, 9})
 
-	outs = []*Tensor{shOut(Float32), shOut(Float32)}
+	outs = []*Tensor{outT(Float32), outT(Float32)}
 	if err := run(shI64([]int{2}, 0, 2), 0, outs...); err != nil { // dynamic
 		t.Fatal(err)
 	}
 	shCheck(t, outs[0], []int{0, 5}, []float32{})
 	shCheck(t, outs[1], []int{2, 5}, shIota[float32](10))
 
-	shWantErr(t, run(shC(shI32([]int{2}, -1, -1)), 1, shOut(Float32), shOut(Float32)), "more than one -1")
-	shWantErr(t, run(shC(shI32([]int{2}, 2, 2)), 1, shOut(Float32), shOut(Float32)), "differs from dimension")
-	shWantErr(t, run(shC(shI32([]int{2}, 6, -1)), 1, shOut(Float32), shOut(Float32)), "exceeds dimension")
+	shWantErr(t, run(constT(shI32([]int{2}, -1, -1)), 1, outT(Float32), outT(Float32)), "more than one -1")
+	shWantErr(t, run(constT(shI32([]int{2}, 2, 2)), 1, outT(Float32), outT(Float32)), "differs from dimension")
+	shWantErr(t, run(constT(shI32([]int{2}, 6, -1)), 1, outT(Float32), outT(Float32)), "exceeds dimension")
 }
 
 func TestPackUnpack(t *testing.T) {
@@ -577,31 +536,31 @@ func TestPackUnpack(t *testing.T) {
 		{-3, []int{2, 2, 3}, []int32{0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}},
 	}
 	for _, tc := range tests {
-		out := shOut(Int32)
+		out := outT(Int32)
 		if err := shRun(&packOp{p: packParams{ValuesCount: 2, Axis: tc.axis}}, []*Tensor{a, b}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, tc.shape, tc.want)
 
 		// UNPACK on the same axis gives the inputs back.
-		outs := []*Tensor{shOut(Int32), shOut(Int32)}
+		outs := []*Tensor{outT(Int32), outT(Int32)}
 		if err := shRun(&unpackOp{p: unpackParams{Num: 2, Axis: tc.axis}}, []*Tensor{out}, outs...); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, outs[0], []int{2, 3}, view[int32](a.Data))
 		shCheck(t, outs[1], []int{2, 3}, view[int32](b.Data))
 	}
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2, Axis: 3}}, []*Tensor{a, b}, shOut(Int32)), "out of range")
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{a, shI32([]int{3, 2})}, shOut(Int32)), "input 1")
-	qa := shQ(shU8([]int{1}, 1), 0.5, 3)
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{qa, shQ(shU8([]int{1}, 2), 0.5, 4)}, shQ(shOut(Uint8), 0.5, 3)), "quantization")
-	shWantErr(t, shRun(&unpackOp{p: unpackParams{Num: 3, Axis: 0}}, []*Tensor{a}, shOut(Int32), shOut(Int32), shOut(Int32)), "num 3")
-	err := shRun(&unpackOp{p: unpackParams{Num: 2}}, []*Tensor{shI64([]int{2}, 1, 2)}, shOut(Int64), shOut(Int64))
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2, Axis: 3}}, []*Tensor{a, b}, outT(Int32)), "out of range")
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{a, shI32([]int{3, 2})}, outT(Int32)), "input 1")
+	qa := withQ(shU8([]int{1}, 1), 0.5, 3)
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{qa, withQ(shU8([]int{1}, 2), 0.5, 4)}, withQ(outT(Uint8), 0.5, 3)), "quantization")
+	shWantErr(t, shRun(&unpackOp{p: unpackParams{Num: 3, Axis: 0}}, []*Tensor{a}, outT(Int32), outT(Int32), outT(Int32)), "num 3")
+	err := shRun(&unpackOp{p: unpackParams{Num: 2}}, []*Tensor{shI64([]int{2}, 1, 2)}, outT(Int64), outT(Int64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("INT64 unpack: got %v, want ErrUnsupported", err)
 	}
 	// Options from the model.
-	op := shNew(t, newPackOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsPackOptions,
+	op := shNew(t, newPackOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsPackOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			schema.PackOptionsStart(b)
 			schema.PackOptionsAddValuesCount(b, 2)
@@ -664,7 +623,7 @@ func TestGather(t *testing.T) {
 				}
 				pos = shI32(tc.posShape, v...)
 			}
-			out := shOut(Int32)
+			out := outT(Int32)
 			op := &gatherOp{p: gatherParams{Axis: tc.axis, BatchDims: tc.bd}}
 			if err := shRun(op, []*Tensor{shI32(inShape, data...), pos}, out); err != nil {
 				t.Fatalf("axis %d batch_dims %d: %v", tc.axis, tc.bd, err)
@@ -681,21 +640,21 @@ func TestGather(t *testing.T) {
 		}
 	}
 	// A hand-checked case: rows 2 and 0 of a 3x2 matrix.
-	out := shOut(Float32)
-	if err := shRun(&gatherOp{}, []*Tensor{shF32([]int{3, 2}, 1, 2, 3, 4, 5, 6), shI32([]int{2}, 2, 0)}, out); err != nil {
+	out := outT(Float32)
+	if err := shRun(&gatherOp{}, []*Tensor{f32T([]int{3, 2}, 1, 2, 3, 4, 5, 6), shI32([]int{2}, 2, 0)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 2}, []float32{5, 6, 1, 2})
 
 	in := shI32(inShape, data...)
-	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI32([]int{1}, -1)}, shOut(Int32)), "out of range")
-	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI64([]int{2}, 0, 2)}, shOut(Int32)), "out of range")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 3}}, []*Tensor{in, shI32([]int{1}, 0)}, shOut(Int32)), "axis 3")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 0, BatchDims: 1}}, []*Tensor{in, shI32([]int{2}, 0, 0)}, shOut(Int32)), "batch_dims")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 1, BatchDims: 1}}, []*Tensor{in, shI32([]int{3}, 0, 0, 0)}, shOut(Int32)), "batch dimension 0")
+	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI32([]int{1}, -1)}, outT(Int32)), "out of range")
+	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI64([]int{2}, 0, 2)}, outT(Int32)), "out of range")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 3}}, []*Tensor{in, shI32([]int{1}, 0)}, outT(Int32)), "axis 3")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 0, BatchDims: 1}}, []*Tensor{in, shI32([]int{2}, 0, 0)}, outT(Int32)), "batch_dims")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 1, BatchDims: 1}}, []*Tensor{in, shI32([]int{3}, 0, 0, 0)}, outT(Int32)), "batch dimension 0")
 
 	// batch_dims is read from the TFLite 2.9 GatherOptions table (field 1).
-	op := shNew(t, newGatherOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsGatherOptions,
+	op := shNew(t, newGatherOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsGatherOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			b.StartObject(2)
 			b.PrependInt32Slot(0, 2, 0)
@@ -708,7 +667,7 @@ func TestGather(t *testing.T) {
 }
 
 func TestGatherNd(t *testing.T) {
-	params := shF32([]int{2, 3, 2}, shIota[float32](12)...)
+	params := f32T([]int{2, 3, 2}, shIota[float32](12)...)
 	tests := []struct {
 		idx   []int32
 		shape []int
@@ -722,22 +681,22 @@ func TestGatherNd(t *testing.T) {
 		{nil, []int{0, 2}, []int{0, 2}, nil},
 	}
 	for _, tc := range tests {
-		out := shOut(Float32)
+		out := outT(Float32)
 		if err := shRun(&gatherNdOp{}, []*Tensor{params, shI32(tc.shape, tc.idx...)}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, tc.want, tc.vals)
 	}
-	out := shOut(Float32)
+	out := outT(Float32)
 	if err := shRun(&gatherNdOp{}, []*Tensor{params, shI64([]int{1, 3}, 1, 1, 1)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{1}, []float32{9})
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 1, 3)}, shOut(Float32)), "out of range")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 2, 0)}, shOut(Float32)), "out of range")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{1}, -1)}, shOut(Float32)), "negative")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{4}, 0, 0, 0, 0)}, shOut(Float32)), "exceeds params rank")
-	err := shRun(&gatherNdOp{}, []*Tensor{shT(Bool, []int{1}, true), shI32([]int{1}, 0)}, shOut(Bool))
+	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 1, 3)}, outT(Float32)), "out of range")
+	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 2, 0)}, outT(Float32)), "out of range")
+	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{1}, -1)}, outT(Float32)), "negative")
+	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{4}, 0, 0, 0, 0)}, outT(Float32)), "exceeds params rank")
+	err := shRun(&gatherNdOp{}, []*Tensor{tensorOf(Bool, []int{1}, true), shI32([]int{1}, 0)}, outT(Bool))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("BOOL gather_nd: got %v, want ErrUnsupported", err)
 	}
@@ -753,17 +712,17 @@ func TestSlice(t *testing.T) {
 		want        []int32
 		wantErr     string
 	}{
-		{begin: shC(shI32([]int{3}, 1, 1, 2)), size: shC(shI32([]int{3}, 1, 2, 2)), shape: []int{1, 2, 2}, want: []int32{18, 19, 22, 23}},
-		{begin: shC(shI64([]int{3}, 0, 2, 1)), size: shC(shI64([]int{3}, -1, 1, -1)), shape: []int{2, 1, 3}, want: []int32{9, 10, 11, 21, 22, 23}},
+		{begin: constT(shI32([]int{3}, 1, 1, 2)), size: constT(shI32([]int{3}, 1, 2, 2)), shape: []int{1, 2, 2}, want: []int32{18, 19, 22, 23}},
+		{begin: constT(shI64([]int{3}, 0, 2, 1)), size: constT(shI64([]int{3}, -1, 1, -1)), shape: []int{2, 1, 3}, want: []int32{9, 10, 11, 21, 22, 23}},
 		{begin: shI32([]int{3}, 0, 0, 3), size: shI32([]int{3}, 2, 3, 1), shape: []int{2, 3, 1}, want: []int32{3, 7, 11, 15, 19, 23}},
-		{begin: shC(shI32([]int{3}, 0, 0, 0)), size: shC(shI32([]int{3}, 0, 3, 4)), shape: []int{0, 3, 4}, want: []int32{}},
-		{begin: shC(shI32([]int{3}, 0, 2, 0)), size: shC(shI32([]int{3}, 1, 2, 1)), wantErr: "exceed dimension"},
-		{begin: shC(shI32([]int{3}, 0, 0, 0)), size: shC(shI32([]int{3}, 1, -2, 1)), wantErr: "invalid size"},
-		{begin: shC(shI32([]int{3}, -1, 0, 0)), size: shC(shI32([]int{3}, 1, 1, 1)), wantErr: "begin -1"},
-		{begin: shC(shI32([]int{2}, 0, 0)), size: shC(shI32([]int{2}, 1, 1)), wantErr: "rank 3"},
+		{begin: constT(shI32([]int{3}, 0, 0, 0)), size: constT(shI32([]int{3}, 0, 3, 4)), shape: []int{0, 3, 4}, want: []int32{}},
+		{begin: constT(shI32([]int{3}, 0, 2, 0)), size: constT(shI32([]int{3}, 1, 2, 1)), wantErr: "exceed dimension"},
+		{begin: constT(shI32([]int{3}, 0, 0, 0)), size: constT(shI32([]int{3}, 1, -2, 1)), wantErr: "invalid size"},
+		{begin: constT(shI32([]int{3}, -1, 0, 0)), size: constT(shI32([]int{3}, 1, 1, 1)), wantErr: "begin -1"},
+		{begin: constT(shI32([]int{2}, 0, 0)), size: constT(shI32([]int{2}, 1, 1)), wantErr: "rank 3"},
 	}
 	for _, tc := range tests {
-		out := shOut(Int32)
+		out := outT(Int32)
 		err := shRun(&sliceOp{}, []*Tensor{in, tc.begin, tc.size}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
@@ -817,7 +776,7 @@ func shSpecTensors(spec []shSpec) (begin, end, strides *Tensor, p stridedSlicePa
 		}
 	}
 	n := []int{len(spec)}
-	return shC(shI32(n, b...)), shC(shI32(n, e...)), shC(shI32(n, s...)), p
+	return constT(shI32(n, b...)), constT(shI32(n, e...)), constT(shI32(n, s...)), p
 }
 
 // shPyRange lists the indices a Python slice selects from n elements.
@@ -922,7 +881,7 @@ func shRefStridedSlice(shape []int, data []int32, spec []shSpec) ([]int, []int32
 
 func shRunStridedSlice(shape []int, data []int32, spec []shSpec) (*Tensor, error) {
 	begin, end, strides, p := shSpecTensors(spec)
-	out := shOut(Int32)
+	out := outT(Int32)
 	err := shRun(&stridedSliceOp{p: p}, []*Tensor{shI32(shape, data...), begin, end, strides}, out)
 	return out, err
 }
@@ -1046,10 +1005,10 @@ func TestStridedSliceErrorsAndTypes(t *testing.T) {
 	}
 
 	// 5-D input, INT8 elements, dynamic begin.
-	in5 := shT(Int8, []int{2, 1, 2, 1, 3}, shIota[int8](12)...)
-	out = shOut(Int8)
+	in5 := tensorOf(Int8, []int{2, 1, 2, 1, 3}, shIota[int8](12)...)
+	out = outT(Int8)
 	op := &stridedSliceOp{p: stridedSliceParams{EndMask: 0b11111}}
-	if err := shRun(op, []*Tensor{in5, shI32([]int{5}, 1, 0, 1, 0, 1), shC(shI32([]int{5}, 0, 0, 0, 0, 0)), shC(shI32([]int{5}, 1, 1, 1, 1, 1))}, out); err != nil {
+	if err := shRun(op, []*Tensor{in5, shI32([]int{5}, 1, 0, 1, 0, 1), constT(shI32([]int{5}, 0, 0, 0, 0, 0)), constT(shI32([]int{5}, 1, 1, 1, 1, 1))}, out); err != nil {
 		t.Fatal(err)
 	}
 	if !out.Dynamic {
@@ -1058,7 +1017,7 @@ func TestStridedSliceErrorsAndTypes(t *testing.T) {
 	shCheck(t, out, []int{1, 1, 1, 1, 2}, []int8{10, 11})
 
 	// Options from the model.
-	o := shNew(t, newStridedSliceOp, OpInfo{Operator: shOperator(schema.BuiltinOptionsStridedSliceOptions,
+	o := shNew(t, newStridedSliceOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsStridedSliceOptions,
 		func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			schema.StridedSliceOptionsStart(b)
 			schema.StridedSliceOptionsAddBeginMask(b, 1)
@@ -1077,13 +1036,13 @@ func TestStridedSliceErrorsAndTypes(t *testing.T) {
 
 func TestTranspose(t *testing.T) {
 	// Hand-checked 2-D and 3-D cases.
-	out := shOut(Float32)
-	if err := shRun(&transposeOp{}, []*Tensor{shF32([]int{2, 3}, 1, 2, 3, 4, 5, 6), shC(shI32([]int{2}, 1, 0))}, out); err != nil {
+	out := outT(Float32)
+	if err := shRun(&transposeOp{}, []*Tensor{f32T([]int{2, 3}, 1, 2, 3, 4, 5, 6), constT(shI32([]int{2}, 1, 0))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3, 2}, []float32{1, 4, 2, 5, 3, 6})
-	out = shOut(Float32)
-	if err := shRun(&transposeOp{}, []*Tensor{shF32([]int{2, 2, 2}, shIota[float32](8)...), shC(shI32([]int{3}, 2, 0, 1))}, out); err != nil {
+	out = outT(Float32)
+	if err := shRun(&transposeOp{}, []*Tensor{f32T([]int{2, 2, 2}, shIota[float32](8)...), constT(shI32([]int{3}, 2, 0, 1))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 2, 2}, []float32{0, 2, 4, 6, 1, 3, 5, 7})
@@ -1129,8 +1088,8 @@ func TestTranspose(t *testing.T) {
 						in.Data[i] &= 1
 					}
 				}
-				out := shOut(typ)
-				if err := shRun(&transposeOp{}, []*Tensor{in, shC(shI32([]int{rank}, p32...))}, out); err != nil {
+				out := outT(typ)
+				if err := shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{rank}, p32...))}, out); err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(out.Shape, outShape) {
@@ -1146,16 +1105,16 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 
-	in := shF32([]int{2, 3}, shIota[float32](6)...)
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, shC(shI32([]int{2}, 0, 0))}, shOut(Float32)), "repeats")
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, shC(shI32([]int{2}, 0, 2))}, shOut(Float32)), "out of bounds")
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, shC(shI32([]int{3}, 0, 1, 2))}, shOut(Float32)), "want [2]")
-	err := shRun(&transposeOp{}, []*Tensor{shF32([]int{1, 1, 1, 1, 1, 1}), shC(shI32([]int{6}, 0, 1, 2, 3, 4, 5))}, shOut(Float32))
+	in := f32T([]int{2, 3}, shIota[float32](6)...)
+	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{2}, 0, 0))}, outT(Float32)), "repeats")
+	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{2}, 0, 2))}, outT(Float32)), "out of bounds")
+	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{3}, 0, 1, 2))}, outT(Float32)), "want [2]")
+	err := shRun(&transposeOp{}, []*Tensor{f32T([]int{1, 1, 1, 1, 1, 1}), constT(shI32([]int{6}, 0, 1, 2, 3, 4, 5))}, outT(Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("6-D transpose: got %v, want ErrUnsupported (TFLite 2.9 stops at 5-D)", err)
 	}
 	// A perm computed at run time.
-	out = shOut(Float32)
+	out = outT(Float32)
 	if err := shRun(&transposeOp{}, []*Tensor{in, shI32([]int{2}, 1, 0)}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -1179,32 +1138,32 @@ func shIotaInts(n int) []int {
 // ---- FILL, TILE ----
 
 func TestFill(t *testing.T) {
-	out := shOut(Float32)
-	if err := shRun(&fillOp{}, []*Tensor{shC(shI32([]int{2}, 2, 3)), shF32(nil, 1.5)}, out); err != nil {
+	out := outT(Float32)
+	if err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{2}, 2, 3)), f32T(nil, 1.5)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 3}, []float32{1.5, 1.5, 1.5, 1.5, 1.5, 1.5})
-	out = shOut(Int64)
+	out = outT(Int64)
 	if err := shRun(&fillOp{}, []*Tensor{shI64([]int{3}, 1, 5, 1), shI64(nil, -7)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{1, 5, 1}, []int64{-7, -7, -7, -7, -7})
-	out = shOut(Int8)
-	if err := shRun(&fillOp{}, []*Tensor{shC(shI32([]int{0})), shT(Int8, nil, int8(3))}, out); err != nil {
+	out = outT(Int8)
+	if err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{0})), tensorOf(Int8, nil, int8(3))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []int8{3})
-	shWantErr(t, shRun(&fillOp{}, []*Tensor{shC(shI32([]int{2}, 2, -1)), shF32(nil, 1)}, shOut(Float32)), ">= 0")
-	shWantErr(t, shRun(&fillOp{}, []*Tensor{shC(shI32([]int{1}, 2)), shF32([]int{1}, 1)}, shOut(Float32)), "scalar")
-	err := shRun(&fillOp{}, []*Tensor{shC(shI32([]int{1}, 2)), shU8(nil, 1)}, shOut(Uint8))
+	shWantErr(t, shRun(&fillOp{}, []*Tensor{constT(shI32([]int{2}, 2, -1)), f32T(nil, 1)}, outT(Float32)), ">= 0")
+	shWantErr(t, shRun(&fillOp{}, []*Tensor{constT(shI32([]int{1}, 2)), f32T([]int{1}, 1)}, outT(Float32)), "scalar")
+	err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{1}, 2)), shU8(nil, 1)}, outT(Uint8))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("UINT8 fill: got %v, want ErrUnsupported (not in TFLite 2.9)", err)
 	}
 }
 
 func TestTile(t *testing.T) {
-	out := shOut(Int32)
-	if err := shRun(&tileOp{}, []*Tensor{shI32([]int{2, 2}, 1, 2, 3, 4), shC(shI32([]int{2}, 2, 3))}, out); err != nil {
+	out := outT(Int32)
+	if err := shRun(&tileOp{}, []*Tensor{shI32([]int{2, 2}, 1, 2, 3, 4), constT(shI32([]int{2}, 2, 3))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4, 6}, []int32{
@@ -1216,7 +1175,7 @@ func TestTile(t *testing.T) {
 	// Against out[i] = in[i mod dims] on a 3-D tensor, multipliers known at run time.
 	shape, mult := []int{2, 1, 3}, []int64{2, 3, 2}
 	data := shIota[uint8](6)
-	out = shOut(Uint8)
+	out = outT(Uint8)
 	if err := shRun(&tileOp{}, []*Tensor{shU8(shape, data...), shI64([]int{3}, mult...)}, out); err != nil {
 		t.Fatal(err)
 	}
@@ -1231,11 +1190,11 @@ func TestTile(t *testing.T) {
 	}
 	shCheck(t, out, outShape, want)
 
-	out = shOut(Float32)
-	if err := shRun(&tileOp{}, []*Tensor{shF32([]int{2}, 1, 2), shC(shI32([]int{1}, 0))}, out); err != nil {
+	out = outT(Float32)
+	if err := shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, 0))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{0}, []float32{})
-	shWantErr(t, shRun(&tileOp{}, []*Tensor{shF32([]int{2}, 1, 2), shC(shI32([]int{2}, 1, 1))}, shOut(Float32)), "rank 1")
-	shWantErr(t, shRun(&tileOp{}, []*Tensor{shF32([]int{2}, 1, 2), shC(shI32([]int{1}, -1))}, shOut(Float32)), "negative")
+	shWantErr(t, shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{2}, 1, 1))}, outT(Float32)), "rank 1")
+	shWantErr(t, shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, -1))}, outT(Float32)), "negative")
 }

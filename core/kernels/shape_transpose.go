@@ -67,15 +67,12 @@ func (o *transposeOp) Prepare(n *Node) error {
 	if perm.Type != Int32 {
 		return Unsupported("%s: perm type %s (want INT32)", op, perm.Type)
 	}
-	if !perm.Const {
-		out.Dynamic = true
-		return nil
-	}
-	if err := o.plan(in, perm); err != nil {
-		return err
-	}
-	shapeSetOutput(out, o.shape)
-	return nil
+	return shapeSizeOutput(out, perm.Const, func() ([]int, error) {
+		if err := o.plan(in, perm); err != nil {
+			return nil, err
+		}
+		return o.shape, nil
+	})
 }
 
 // Eval permutes the elements.

@@ -4,31 +4,23 @@ real TensorFlow Lite 2.9 that TestConvAgainstTFLite29 compares CONV_2D,
 DEPTHWISE_CONV_2D and FULLY_CONNECTED with.
 
 Each case is a one-operator model (written as JSON, turned into a .tflite by
-flatc with core/schema/schema.fbs) run once by conv_tflite29_run (see its
-header) on pseudo-random inputs. The file keeps the model, every input
-(constant ones too) and TFLite's outputs, or the stage at which TFLite failed.
+flatc with core/schema/schema.fbs) run once by the runner built from
+../tflite29_run.c (see its header) on pseudo-random inputs. The file keeps
+the model, every input (constant ones too) and TFLite's outputs, or the
+stage at which TFLite failed.
 
 usage: conv_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz
 """
-import base64, gzip, json, math, os, random, struct, subprocess, sys
+import base64, gzip, json, math, os, random, struct, sys
 
-SCHEMA, RUNNER, WORK, OUT = sys.argv[1:5]
-os.makedirs(WORK, exist_ok=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tflite29
+from tflite29 import nelem, pack
+
+SCHEMA, RUNNER, WORK, OUT = tflite29.args()
 CASES = []
-CODES = {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 4, "FULLY_CONNECTED": 9}
-FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q"}
+CODES = tflite29.builtin_codes(SCHEMA)
 RANGE = {"UINT8": (0, 255), "INT8": (-128, 127), "INT16": (-32768, 32767)}
-
-
-def pack(typ, vals):
-    return struct.pack("<%d%s" % (len(vals), FMT[typ]), *vals)
-
-
-def nelem(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def f32(x):
@@ -45,48 +37,18 @@ def tensor(typ, shape, vals, const=False, scale=None, zp=0, axis=0):
     return t
 
 
+def quant(t, is_input):
+    if "scales" not in t:
+        return None
+    q = {"scale": t["scales"], "zero_point": t["zps"]}
+    if is_input:
+        q["quantized_dimension"] = t["axis"]
+    return q
+
+
 def run_case(name, op, version, inputs, outputs, options_type, options):
-    tensors, buffers = [], [{}]
-    sg_inputs, op_inputs, raw = [], [], b""
-    for i, t in enumerate(inputs):
-        if t is None:
-            op_inputs.append(-1)
-            continue
-        buf = 0
-        if t["const"]:
-            buffers.append({"data": list(pack(t["type"], t["vals"]))})
-            buf = len(buffers) - 1
-        else:
-            raw += pack(t["type"], t["vals"])
-        td = {"shape": t["shape"], "type": t["type"], "buffer": buf, "name": "in%d" % i}
-        if "scales" in t:
-            td["quantization"] = {"scale": t["scales"], "zero_point": t["zps"], "quantized_dimension": t["axis"]}
-        tensors.append(td)
-        op_inputs.append(len(tensors) - 1)
-        if not t["const"]:
-            sg_inputs.append(len(tensors) - 1)
-    op_outputs = []
-    for i, t in enumerate(outputs):
-        td = {"shape": t.get("shape", []), "type": t["type"], "buffer": 0, "name": "out%d" % i}
-        if "scales" in t:
-            td["quantization"] = {"scale": t["scales"], "zero_point": t["zps"]}
-        tensors.append(td)
-        op_outputs.append(len(tensors) - 1)
-    opd = {"opcode_index": 0, "inputs": op_inputs, "outputs": op_outputs,
-           "builtin_options_type": options_type, "builtin_options": options}
-    model = {"version": 3,
-             "operator_codes": [{"deprecated_builtin_code": CODES[op], "builtin_code": op, "version": version}],
-             "subgraphs": [{"tensors": tensors, "inputs": sg_inputs, "outputs": op_outputs, "operators": [opd]}],
-             "buffers": buffers}
-    w = os.path.join(WORK, name)
-    json.dump(model, open(w + ".json", "w"))
-    subprocess.run(["flatc", "-b", "-o", WORK, SCHEMA, w + ".json"], check=True, capture_output=True)
-    open(w + ".in.raw", "wb").write(raw)
-    for f in (w + ".out.raw", w + ".meta.json"):
-        if os.path.exists(f):
-            os.remove(f)
-    p = subprocess.run([RUNNER, w + ".tflite", w + ".in.raw", w + ".out.raw", w + ".meta.json"],
-                       capture_output=True, text=True)
+    model, raw = tflite29.model(op, CODES[op], version, inputs, outputs, quant, options_type, options)
+    p, tfl, outs = tflite29.run(SCHEMA, RUNNER, WORK, name, model, raw)
     case = {"name": name, "inputs": [], "outputs": []}
     for t in inputs:
         if t is None:
@@ -99,19 +61,14 @@ def run_case(name, op, version, inputs, outputs, options_type, options):
             rec.update(scales=t["scales"], zps=t["zps"], axis=t["axis"])
         case["inputs"].append(rec)
     if p.returncode != 0:
-        case["error"] = {3: "prepare", 4: "eval"}.get(p.returncode, "load")
+        case["error"] = tflite29.stage(p)
     else:
-        meta = json.load(open(w + ".meta.json"))
-        data = open(w + ".out.raw", "rb").read()
-        off = 0
-        for o, mo in zip(outputs, meta):
-            rec = {"type": o["type"], "shape": mo["shape"],
-                   "data": base64.b64encode(data[off:off + mo["bytes"]]).decode()}
+        for o, (mo, data) in zip(outputs, outs):
+            rec = {"type": o["type"], "shape": mo["shape"], "data": base64.b64encode(data).decode()}
             if "scales" in o:
                 rec.update(scales=o["scales"], zps=o["zps"])
             case["outputs"].append(rec)
-            off += mo["bytes"]
-    case["model"] = base64.b64encode(open(w + ".tflite", "rb").read()).decode()
+    case["model"] = base64.b64encode(tfl).decode()
     CASES.append(case)
     return case
 

@@ -3,37 +3,24 @@
 Lite 2.9 outputs that TestPoolAgainstTFLite29 compares the pool family with.
 
 Each case is a one-operator model (written as JSON, turned into a .tflite by
-flatc with core/schema/schema.fbs) run once by pool_tflite29_run (see its
-header) on pseudo-random inputs. The file keeps the model, the inputs and
-TFLite's outputs, or the error TFLite reported.
+flatc with core/schema/schema.fbs) run once by the runner built from
+../tflite29_run.c (see its header) on pseudo-random inputs. The file keeps
+the model, the inputs and TFLite's outputs, or the error TFLite reported.
 
 usage: pool_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz
 """
-import base64, gzip, json, os, random, re, struct, subprocess, sys
+import base64, gzip, json, os, random, struct, sys
 
-SCHEMA, RUNNER, WORK, OUT = sys.argv[1:5]
-os.makedirs(WORK, exist_ok=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tflite29
+from tflite29 import FMT, nelem, pack
+
+SCHEMA, RUNNER, WORK, OUT = tflite29.args()
 CASES = []
 
-codes = {}
-txt = open(SCHEMA).read()
-m = re.search(r"enum BuiltinOperator : int32 \{(.*?)\}", txt, re.S)
-for line in m.group(1).splitlines():
-    mm = re.match(r"\s*([A-Z0-9_]+)\s*=\s*(-?\d+)", line)
-    if mm:
-        codes[mm.group(1)] = int(mm.group(2))
+codes = tflite29.builtin_codes(SCHEMA)
 
-FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?"}
 SIZE = {"FLOAT32": 4, "INT32": 4, "UINT8": 1, "INT8": 1, "INT16": 2, "INT64": 8, "BOOL": 1}
-
-def pack(typ, vals):
-    return struct.pack("<%d%s" % (len(vals), FMT[typ]), *vals)
-
-def nelem(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 def rand_vals(typ, n, rng, lo=None, hi=None):
     if typ == "FLOAT32":
@@ -44,54 +31,15 @@ def rand_vals(typ, n, rng, lo=None, hi=None):
     if hi is not None: b = hi
     return [rng.randint(a, b) for _ in range(n)]
 
+def quant(t, is_input):
+    if t.get("scale") is None:
+        return None
+    return {"scale": [t["scale"]], "zero_point": [t.get("zp", 0)]}
+
 def run_case(name, op, version, inputs, outputs, options_type=None, options=None):
     """inputs: list of dict(type, shape, vals, const(bool), scale, zp). outputs: list of dict(type, scale, zp, shape(optional))."""
-    tensors, buffers = [], [{}]
-    sg_inputs, op_inputs = [], []
-    raw_in = b""
-    for i, t in enumerate(inputs):
-        if t is None:
-            op_inputs.append(-1)
-            continue
-        buf = 0
-        if t.get("const"):
-            buffers.append({"data": list(pack(t["type"], t["vals"]))})
-            buf = len(buffers) - 1
-        else:
-            raw_in += pack(t["type"], t["vals"])
-        td = {"shape": t["shape"], "type": t["type"], "buffer": buf, "name": "in%d" % i}
-        if t.get("scale") is not None:
-            td["quantization"] = {"scale": [t["scale"]], "zero_point": [t.get("zp", 0)]}
-        tensors.append(td)
-        idx = len(tensors) - 1
-        op_inputs.append(idx)
-        if not t.get("const"):
-            sg_inputs.append(idx)
-    op_outputs = []
-    for i, t in enumerate(outputs):
-        td = {"shape": t.get("shape", []), "type": t["type"], "buffer": 0, "name": "out%d" % i}
-        if t.get("scale") is not None:
-            td["quantization"] = {"scale": [t["scale"]], "zero_point": [t.get("zp", 0)]}
-        tensors.append(td)
-        op_outputs.append(len(tensors) - 1)
-    code = codes[op]
-    opd = {"opcode_index": 0, "inputs": op_inputs, "outputs": op_outputs}
-    if options_type:
-        opd["builtin_options_type"] = options_type
-        opd["builtin_options"] = options or {}
-    model = {"version": 3,
-             "operator_codes": [{"deprecated_builtin_code": min(code, 127), "builtin_code": op, "version": version}],
-             "subgraphs": [{"tensors": tensors, "inputs": sg_inputs, "outputs": op_outputs, "operators": [opd]}],
-             "buffers": buffers}
-    w = os.path.join(WORK, name)
-    json.dump(model, open(w + ".json", "w"))
-    subprocess.run(["flatc", "-b", "-o", WORK, SCHEMA, w + ".json"], check=True, capture_output=True)
-    open(w + ".in.raw", "wb").write(raw_in)
-    for f in (w + ".out.raw", w + ".meta.json"):
-        if os.path.exists(f):
-            os.remove(f)
-    p = subprocess.run([RUNNER, w + ".tflite", w + ".in.raw", w + ".out.raw", w + ".meta.json"],
-                       capture_output=True, text=True)
+    model, raw_in = tflite29.model(op, codes[op], version, inputs, outputs, quant, options_type, options)
+    p, tfl, outs = tflite29.run(SCHEMA, RUNNER, WORK, name, model, raw_in)
     case = {"name": name, "inputs": [], "outputs": []}
     for t in inputs:
         if t is None:
@@ -102,18 +50,12 @@ def run_case(name, op, version, inputs, outputs, options_type=None, options=None
                                "data": base64.b64encode(pack(t["type"], t["vals"])).decode()})
     if p.returncode != 0:
         case["error"] = ((p.stderr + p.stdout).strip() or "crash rc=%d" % p.returncode)[-300:]
-        case["error_stage"] = {3: "prepare", 4: "eval"}.get(p.returncode, "load")
+        case["error_stage"] = tflite29.stage(p)
     else:
-        meta = json.load(open(w + ".meta.json"))
-        data = open(w + ".out.raw", "rb").read()
-        off = 0
-        for o, mo in zip(outputs, meta):
-            mo["type"] = o["type"]
-            nb = mo["bytes"]
-            case["outputs"].append({"type": mo["type"], "shape": mo["shape"], "scale": o.get("scale"), "zp": o.get("zp", 0),
-                                    "data": base64.b64encode(data[off:off + nb]).decode()})
-            off += nb
-    case["model"] = base64.b64encode(open(w + ".tflite", "rb").read()).decode()
+        for o, (mo, data) in zip(outputs, outs):
+            case["outputs"].append({"type": o["type"], "shape": mo["shape"], "scale": o.get("scale"), "zp": o.get("zp", 0),
+                                    "data": base64.b64encode(data).decode()})
+    case["model"] = base64.b64encode(tfl).decode()
     CASES.append(case)
     return case
 

@@ -1,12 +1,14 @@
-// pool_tflite29_run MODEL IN.raw OUT.raw META.json
+// tflite29_run MODEL IN.raw OUT.raw META.json
 //
 // Runs a model once with TensorFlow Lite 2.9's builtin kernels (1 thread, no
-// delegate), feeding IN.raw (all inputs' bytes concatenated) and writing the
-// outputs' bytes to OUT.raw and their shapes, taken after Invoke so dynamic
-// outputs are right, to META.json. Exit status 3: AllocateTensors (Prepare)
-// failed; 4: Invoke failed. Used by pool_tflite29_gen.py; build it against the
-// library that /work/shared/tools/tflite-ref/setup.sh installs:
-//   gcc -O2 -o pool_tflite29_run pool_tflite29_run.c -I$T/include -L$T/lib \
+// delegate), feeding IN.raw (the non-constant inputs' bytes concatenated)
+// and writing the outputs' bytes to OUT.raw and their shapes, taken after
+// Invoke so dynamic outputs are right, to META.json. Exit status 3:
+// AllocateTensors (Prepare) failed; 4: Invoke failed; the reason goes to
+// stderr. Used by every *_tflite29_gen.py (through tflite29.py); build it
+// against the library that /work/shared/tools/tflite-ref/setup.sh installs
+// in $T:
+//   gcc -O2 -o tflite29_run tflite29_run.c -I$T/include -L$T/lib
 //       -ltensorflowlite_c -Wl,-rpath,$T/lib
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   if (!it) { fprintf(stderr, "create failed\n"); return 1; }
   if (TfLiteInterpreterAllocateTensors(it) != kTfLiteOk) { fprintf(stderr, "alloc failed\n"); return 3; }
   FILE* f = fopen(argv[2], "rb");
+  if (!f) { fprintf(stderr, "no input file\n"); return 1; }
   for (int i = 0; i < TfLiteInterpreterGetInputTensorCount(it); i++) {
     TfLiteTensor* t = TfLiteInterpreterGetInputTensor(it, i);
     size_t n = TfLiteTensorByteSize(t);
@@ -44,5 +47,8 @@ int main(int argc, char** argv) {
   }
   fprintf(meta, "]\n");
   fclose(out); fclose(meta);
+  TfLiteInterpreterDelete(it);
+  TfLiteInterpreterOptionsDelete(o);
+  TfLiteModelDelete(m);
   return 0;
 }

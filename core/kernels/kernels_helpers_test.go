@@ -1,0 +1,190 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/schema"
+)
+
+// The test helpers every op family's tests use: making tensors, reading
+// them back, building options tables and running an op as the interpreter
+// does. Family-specific helpers stay in the family's test file.
+
+// qT makes a tensor of the given type and shape; a scale of 0 leaves it
+// unquantized, any other gives it per-tensor quantization.
+func qT(typ DType, shape []int, scale float32, zp int64) *Tensor {
+	t := NewTensor(typ, shape...)
+	if scale != 0 {
+		withQ(t, scale, zp)
+	}
+	return t
+}
+
+// withQ gives t per-tensor quantization and returns it.
+func withQ(t *Tensor, scale float32, zp int64) *Tensor {
+	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
+	return t
+}
+
+// constT marks t constant (model data), as the interpreter does, and
+// returns it.
+func constT(t *Tensor) *Tensor { t.Const = true; return t }
+
+// outT is an output tensor of type typ with neither shape nor data: Prepare
+// sets the shape.
+func outT(typ DType) *Tensor { return &Tensor{Type: typ} }
+
+// qOut is outT with quantization (none for a scale of 0).
+func qOut(typ DType, scale float32, zp int64) *Tensor {
+	t := outT(typ)
+	if scale != 0 {
+		withQ(t, scale, zp)
+	}
+	return t
+}
+
+// tensorOf makes a tensor of the given type and shape holding vals, Go
+// values of the type's elements.
+func tensorOf[T any](typ DType, shape []int, vals ...T) *Tensor {
+	t := NewTensor(typ, shape...)
+	copy(view[T](t.Data), vals)
+	return t
+}
+
+func f32T(shape []int, v ...float32) *Tensor { return tensorOf(Float32, shape, v...) }
+
+// valsT makes a tensor of any numeric or BOOL type holding vals, one for
+// each element (every type's values are exact in float64).
+func valsT(typ DType, shape []int, vals ...float64) *Tensor {
+	t := NewTensor(typ, shape...)
+	if len(vals) != t.NumElements() {
+		panic(fmt.Sprintf("valsT: %d values for shape %v", len(vals), shape))
+	}
+	setValues(t, vals)
+	return t
+}
+
+// setValues stores vals (converted) in t's first elements.
+func setValues(t *Tensor, vals []float64) {
+	for i, v := range vals {
+		switch t.Type {
+		case Float32:
+			t.Float32s()[i] = float32(v)
+		case Int32:
+			t.Int32s()[i] = int32(v)
+		case Int64:
+			t.Int64s()[i] = int64(v)
+		case Int16:
+			t.Int16s()[i] = int16(v)
+		case Int8:
+			t.Int8s()[i] = int8(v)
+		case Uint8:
+			t.Uint8s()[i] = uint8(v)
+		case Uint32:
+			t.Uint32s()[i] = uint32(v)
+		case Bool:
+			t.Data[i] = 0
+			if v != 0 {
+				t.Data[i] = 1
+			}
+		case Complex64:
+			t.Float32s()[2*i] = float32(v)
+		}
+	}
+}
+
+// values returns t's elements as float64 (the real parts of COMPLEX64).
+func values(t *Tensor) []float64 {
+	n := t.NumElements()
+	out := make([]float64, n)
+	for i := range out {
+		switch t.Type {
+		case Float32:
+			out[i] = float64(t.Float32s()[i])
+		case Int32:
+			out[i] = float64(t.Int32s()[i])
+		case Int64:
+			out[i] = float64(t.Int64s()[i])
+		case Int16:
+			out[i] = float64(t.Int16s()[i])
+		case Int8:
+			out[i] = float64(t.Int8s()[i])
+		case Uint8:
+			out[i] = float64(t.Uint8s()[i])
+		case Uint32:
+			out[i] = float64(t.Uint32s()[i])
+		case Bool:
+			out[i] = float64(t.Data[i])
+		case Complex64:
+			out[i] = float64(t.Float32s()[2*i])
+		}
+	}
+	return out
+}
+
+// runNode prepares and evaluates op on a node of ins and outs with the
+// given thread count, giving every non-dynamic output fresh (zeroed) memory
+// after Prepare, as the interpreter does; dynamic outputs are sized by Eval.
+func runNode(op Op, threads int, ins, outs []*Tensor) error {
+	n := &Node{Inputs: ins, Outputs: outs, Threads: threads}
+	if err := op.Prepare(n); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if !o.Dynamic {
+			o.Data = NewTensor(o.Type, o.Shape...).Data
+		}
+	}
+	return op.Eval(n)
+}
+
+// run1 is runNode for one output and one thread.
+func run1(op Op, out *Tensor, ins ...*Tensor) error {
+	return runNode(op, 1, ins, []*Tensor{out})
+}
+
+// mustRun is runNode for one output that ends the test on an error.
+func mustRun(t *testing.T, op Op, threads int, out *Tensor, ins ...*Tensor) {
+	t.Helper()
+	if err := runNode(op, threads, ins, []*Tensor{out}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// prepareErr returns the error of Prepare on a one-output node.
+func prepareErr(op Op, out *Tensor, ins ...*Tensor) error {
+	return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: 1})
+}
+
+// operatorWith builds an Operator table carrying builtin options of type
+// typ, which build writes.
+func operatorWith(typ schema.BuiltinOptions, build func(b *flatbuffers.Builder) flatbuffers.UOffsetT) *schema.Operator {
+	b := flatbuffers.NewBuilder(64)
+	opts := build(b)
+	schema.OperatorStart(b)
+	schema.OperatorAddBuiltinOptionsType(b, typ)
+	schema.OperatorAddBuiltinOptions(b, opts)
+	b.Finish(schema.OperatorEnd(b))
+	return schema.GetRootAsOperator(b.FinishedBytes(), 0)
+}
+
+// checkRegistrations checks a family's registrations against the version
+// ranges of TFLite 2.9's builtin resolver, and that each kernel can be made
+// without a model (from schema defaults).
+func checkRegistrations(t *testing.T, regs []Registration, want map[schema.BuiltinOperator]VersionRange) {
+	t.Helper()
+	if len(regs) != len(want) {
+		t.Errorf("%d registrations, want %d", len(regs), len(want))
+	}
+	for _, r := range regs {
+		if w, ok := want[r.Code]; !ok || w != r.Versions {
+			t.Errorf("%s: versions %v, want %v", r.Name(), r.Versions, w)
+		}
+		if _, err := r.New(OpInfo{Version: 1}); err != nil {
+			t.Errorf("%s: New without a model: %v", r.Name(), err)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+"""tflite29.py: what the *_tflite29_gen.py generators share: packing values,
+writing a one-operator model as flatbuffer JSON, compiling it with flatc and
+running it once with TensorFlow Lite 2.9 through the runner built from
+tflite29_run.c (see its header).
+
+The generators import it from their parent folder (testdata/gen).
+"""
+import json, os, re, struct, subprocess, sys
+
+FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?"}
+
+
+def args():
+    """The generators' command line, SCHEMA.fbs RUNNER WORKDIR OUT.json.gz;
+    WORKDIR is created."""
+    schema, runner, work, out = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    return schema, runner, work, out
+
+
+def pack(typ, vals):
+    return struct.pack("<%d%s" % (len(vals), FMT[typ]), *vals)
+
+
+def nelem(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def builtin_codes(schema):
+    """The BuiltinOperator values of schema.fbs, by name."""
+    codes = {}
+    txt = open(schema).read()
+    m = re.search(r"enum BuiltinOperator : int32 \{(.*?)\}", txt, re.S)
+    for line in m.group(1).splitlines():
+        mm = re.match(r"\s*([A-Z0-9_]+)\s*=\s*(-?\d+)", line)
+        if mm:
+            codes[mm.group(1)] = int(mm.group(2))
+    return codes
+
+
+def model(op, code, version, inputs, outputs, quant, options_type=None, options=None):
+    """Returns the flatbuffer JSON of a model whose one operator op (builtin
+    code code) reads inputs and writes outputs, and the bytes of its
+    non-constant inputs concatenated.
+
+    inputs: dicts with type, shape, vals and const, or None for an absent
+    optional input; outputs: dicts with type and optionally shape.
+    quant(t, is_input) gives a tensor's quantization table, or None.
+    """
+    tensors, buffers = [], [{}]
+    sg_inputs, op_inputs, raw = [], [], b""
+    for i, t in enumerate(inputs):
+        if t is None:
+            op_inputs.append(-1)
+            continue
+        buf = 0
+        if t.get("const"):
+            buffers.append({"data": list(pack(t["type"], t["vals"]))})
+            buf = len(buffers) - 1
+        else:
+            raw += pack(t["type"], t["vals"])
+        td = {"shape": t["shape"], "type": t["type"], "buffer": buf, "name": "in%d" % i}
+        q = quant(t, True)
+        if q is not None:
+            td["quantization"] = q
+        tensors.append(td)
+        op_inputs.append(len(tensors) - 1)
+        if not t.get("const"):
+            sg_inputs.append(len(tensors) - 1)
+    op_outputs = []
+    for i, t in enumerate(outputs):
+        td = {"shape": t.get("shape", []), "type": t["type"], "buffer": 0, "name": "out%d" % i}
+        q = quant(t, False)
+        if q is not None:
+            td["quantization"] = q
+        tensors.append(td)
+        op_outputs.append(len(tensors) - 1)
+    opd = {"opcode_index": 0, "inputs": op_inputs, "outputs": op_outputs}
+    if options_type:
+        opd["builtin_options_type"] = options_type
+        opd["builtin_options"] = options or {}
+    m = {"version": 3,
+         "operator_codes": [{"deprecated_builtin_code": min(code, 127), "builtin_code": op, "version": version}],
+         "subgraphs": [{"tensors": tensors, "inputs": sg_inputs, "outputs": op_outputs, "operators": [opd]}],
+         "buffers": buffers}
+    return m, raw
+
+
+def run(schema, runner, work, name, m, raw):
+    """Compiles model m to WORK/name.tflite and runs it once on raw. Returns
+    the runner's process (returncode 3: Prepare failed, 4: Eval failed, other
+    non-zero: load or crash), the model's bytes and, on success, the outputs
+    as (meta, bytes) pairs, meta holding their shape."""
+    w = os.path.join(work, name)
+    json.dump(m, open(w + ".json", "w"))
+    subprocess.run(["flatc", "-b", "-o", work, schema, w + ".json"], check=True, capture_output=True)
+    open(w + ".in.raw", "wb").write(raw)
+    for f in (w + ".out.raw", w + ".meta.json"):
+        if os.path.exists(f):
+            os.remove(f)
+    p = subprocess.run([runner, w + ".tflite", w + ".in.raw", w + ".out.raw", w + ".meta.json"],
+                       capture_output=True, text=True)
+    outs = []
+    if p.returncode == 0:
+        meta = json.load(open(w + ".meta.json"))
+        data = open(w + ".out.raw", "rb").read()
+        off = 0
+        for mo in meta:
+            outs.append((mo, data[off:off + mo["bytes"]]))
+            off += mo["bytes"]
+    return p, open(w + ".tflite", "rb").read(), outs
+
+
+def stage(p):
+    """The stage at which a failed run stopped."""
+    return {3: "prepare", 4: "eval"}.get(p.returncode, "load")
