@@ -306,8 +306,8 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	defer cancel()
 	resp, err := rpc.Describe(ctx, &pluginpb.DescribeRequest{})
 	if err != nil {
-		if ctx.Err() != nil {
-			return fail(fmt.Errorf("describe: %w", ctx.Err()))
+		if cerr := ctxErr(ctx); cerr != nil {
+			return fail(fmt.Errorf("describe: %w", cerr))
 		}
 		return fail(fmt.Errorf("describe: %s", status.Convert(err).Message()))
 	}
@@ -356,10 +356,10 @@ func (c *Client) startErr(err error) error {
 // memory); one whose process is gone is reaped; either way the next Compile
 // starts a fresh one.
 func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
-	if ctx.Err() != nil {
+	if cerr := ctxErr(ctx); cerr != nil {
 		s.end(true, fmt.Sprintf("killed: no answer to %s before the context ended", what))
 		c.forget(s)
-		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, ctx.Err(), s.pid)
+		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, cerr, s.pid)
 	}
 	st := status.Convert(err)
 	switch {
@@ -374,6 +374,39 @@ func (c *Client) callErr(ctx context.Context, s *session, what string, err error
 		return fmt.Errorf("%s: %w: %s", what, delegate.ErrNoDevice, st.Message())
 	}
 	return fmt.Errorf("%s: %s", what, st.Message())
+}
+
+// deadlineGrace bounds how long ctxErr waits for a context whose deadline
+// has passed to say so.
+const deadlineGrace = time.Second
+
+// ctxErr is ctx's error after a call under ctx failed: ctx.Err(), or, when
+// ctx's deadline has passed though ctx.Err() is still nil, the error ctx is
+// about to have. The two can disagree: gRPC sends the deadline to the
+// plugin, whose server resets the stream when its own timer fires; on a
+// loaded machine that reset can reach the host before ctx's timer has run,
+// and the call fails with "stream terminated by RST_STREAM with error code:
+// CANCEL" (codes.DeadlineExceeded) while ctx.Err() is nil. Taken for a
+// plugin error, that left the wedged process running and let the
+// interpreter, which checks ctx.Err() too, fall back to the CPU after a
+// deadline. So ctxErr waits for ctx to end (it is due: the deadline has
+// passed), and the caller then finds ctx ended as well.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dl, ok := ctx.Deadline()
+	if !ok || time.Now().Before(dl) {
+		return nil
+	}
+	t := time.NewTimer(deadlineGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return context.DeadlineExceeded // a context that does not keep its deadline
+	}
 }
 
 // session is one plugin process.

@@ -1,12 +1,14 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
@@ -213,5 +215,37 @@ func TestTailWriter(t *testing.T) {
 	w.Write([]byte("starting\npanic: boom\n\ngoroutine 1 [running]:\nmain.f()\n\tmain.go:3\nmain.main()\n"))
 	if got := w.String(); got != "panic: boom | goroutine 1 [running]: | main.f() | main.go:3" {
 		t.Errorf("panic summary %q", got)
+	}
+}
+
+// lateCtx is a context whose deadline has passed before its timer ran, as
+// on a loaded machine: Deadline says so, Err does not yet.
+type lateCtx struct {
+	context.Context
+	dl time.Time
+}
+
+func (c lateCtx) Deadline() (time.Time, bool) { return c.dl, true }
+
+// TestCtxErr: a call that failed past ctx's deadline is the deadline's,
+// even before ctx's timer has run; ctxErr waits for it, so that the caller
+// finds ctx ended too.
+func TestCtxErr(t *testing.T) {
+	if err := ctxErr(t.Context()); err != nil {
+		t.Errorf("no deadline: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	if err := ctxErr(ctx); err != nil {
+		t.Errorf("deadline ahead: %v", err)
+	}
+	inner, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	late := lateCtx{inner, time.Now().Add(-time.Millisecond)}
+	if err := ctxErr(late); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline passed, timer late: %v, want context.DeadlineExceeded", err)
+	}
+	if err := late.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("after ctxErr, ctx.Err() = %v, want context.DeadlineExceeded", err)
 	}
 }
