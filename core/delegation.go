@@ -75,6 +75,20 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 	return nil
 }
 
+// ctxDone is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
+// passed even if its timer has not fired yet: a delegate can notice the
+// deadline (a plugin's gRPC server has its own timer) and fail a moment
+// before the context says so, and that failure is still the deadline's.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // withState adds the variable tensors among a partition's inputs (state such
 // as an LSTM's, which its nodes update in place) to its outputs: the
 // delegate gets the interpreter's state each time and hands back the
@@ -261,7 +275,7 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 		return nil
 	}
 	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctxDone(ctx); cerr != nil {
 		// The caller gave up: that is the caller's answer, not the
 		// delegate's failure, so there is no fallback to run.
 		derr.Err = fmt.Errorf("%w (%w)", err, cerr)
