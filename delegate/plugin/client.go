@@ -356,6 +356,14 @@ func (c *Client) startErr(err error) error {
 // memory); one whose process is gone is reaped; either way the next Compile
 // starts a fresh one.
 func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		// Past the deadline, the context ends at once, but the failure may
+		// come first: gRPC's server enforces the deadline too and can reset
+		// the stream before this process's timer has ended the context.
+		// Let it end, so that the failure is the deadline, as the caller
+		// (who will look at ctx.Err()) sees it.
+		<-ctx.Done()
+	}
 	if ctx.Err() != nil {
 		s.end(true, fmt.Sprintf("killed: no answer to %s before the context ended", what))
 		c.forget(s)
