@@ -436,6 +436,29 @@ func TestDoorbell(t *testing.T) {
 			if want := map[bool]int{true: 3, false: 0}[c.bell]; on != c.bell || rings != want {
 				t.Errorf("doorbell %v, %d rings; want %v, %d", on, rings, c.bell, want)
 			}
+			// Between invokes the plugin polls the doorbell for a moment at
+			// most: idle, it sleeps.
+			time.Sleep(50 * time.Millisecond)
+			before := cpuTicks(t, p.Pid())
+			time.Sleep(500 * time.Millisecond)
+			if used := cpuTicks(t, p.Pid()) - before; used > 10 {
+				t.Errorf("the idle plugin used %d clock ticks of CPU in 0.5 s", used)
+			}
 		})
 	}
+}
+
+// cpuTicks is the CPU time process pid has used, user and system, in clock
+// ticks (/proc/PID/stat).
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return utime + stime
 }
