@@ -12,7 +12,10 @@ require (
 	google.golang.org/protobuf v1.36.11
 )
 
-require github.com/google/gousb v1.1.3
+require (
+	github.com/google/gousb v1.1.3
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260706201446-f0a921348800
+)
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
@@ -23,5 +26,4 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260706201446-f0a921348800 // indirect
 )

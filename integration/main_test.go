@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// binDir holds the binaries TestMain built: delego, the delego-cpu plugin
-// beside it (so "--delegate cpu" runs out of process), and the fault plugin
-// under each of its names (delego-fault-MODE).
+// binDir holds the binaries TestMain built: delego, the delego-cpu and
+// delego-xnnpack plugins beside it (so "--delegate cpu" and "--delegate
+// xnnpack" run out of process), and the fault plugin under each of its names
+// (delego-fault-MODE).
 var binDir string
 
 // binPath is the delego binary built for this test run (set once by TestMain).
@@ -34,6 +35,7 @@ func run(m *testing.M) int {
 	if out, err := exec.Command("go", "build", "-o", dir,
 		"github.com/delego/delego/cmd/delego",
 		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
+		"github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack",
 		"github.com/delego/delego/delegate/plugin/internal/faultplugin").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 1

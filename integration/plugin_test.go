@@ -165,8 +165,8 @@ func TestPluginsCommand(t *testing.T) {
 	for i, p := range r.Plugins {
 		byName[p.Name] = i
 	}
-	if len(r.Plugins) != 1+len(faultModes) {
-		t.Errorf("%d plugins listed, want delego-cpu and %d fault plugins", len(r.Plugins), len(faultModes))
+	if len(r.Plugins) != 2+len(faultModes) {
+		t.Errorf("%d plugins listed, want delego-cpu, delego-xnnpack and %d fault plugins", len(r.Plugins), len(faultModes))
 	}
 	cpuP := r.Plugins[byName["cpu"]]
 	if !cpuP.Usable || cpuP.Error != "" || cpuP.Protocol != plugin.ProtocolVersion || cpuP.Path != filepath.Join(binDir, "delego-cpu") ||

@@ -31,7 +31,7 @@ import (
 // point, which moves about one result in a thousand, in every layer, by one
 // step; the softmax amplifies what reaches the logits. A case not listed
 // must match byte for byte. The int8 model matches TFLite 2.9 with its own
-// XNNPACK delegate byte for byte (TestXNNPACKMatchesTFLiteXNNPACK).
+// XNNPACK delegate byte for byte (testdata/xnnpack, checkXNNPACKOutput).
 var xnnpackQuantSteps = map[string]int{
 	"mobilenet_v1_0.25_128_quant__cat_128":  4, // 7 of 1001 bytes differ
 	"mobilenet_v1_0.25_128_quant__seed1":    7, // 17 of 1001 bytes differ
@@ -44,16 +44,16 @@ func xnnpackSettings() *config.TFLiteSettings {
 	return &config.TFLiteSettings{XnnpackSettings: &config.XNNPackSettings{NumThreads: proto.Int32(1)}}
 }
 
-// runXNNPACK runs a golden case with the xnnpack delegate and returns the
-// interpreter (closed by the test's cleanup) and the outputs of the first
-// and second Invoke.
-func runXNNPACK(t *testing.T, c shared.GoldenCase) (it *core.Interpreter, first, second []byte) {
+// runXNNPACK runs a golden case with d, the xnnpack delegate (in process
+// or its plugin), on one thread, and returns the interpreter (closed by
+// the test's cleanup) and the outputs of the first and second Invoke.
+func runXNNPACK(t *testing.T, c shared.GoldenCase, d delegate.Delegate) (it *core.Interpreter, first, second []byte) {
 	t.Helper()
 	m, err := core.LoadModel(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err = core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{xnnpack.New()}, Settings: xnnpackSettings()})
+	it, err = core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{d}, Settings: xnnpackSettings()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +85,71 @@ func runXNNPACK(t *testing.T, c shared.GoldenCase) (it *core.Interpreter, first,
 		t.Fatalf("fallbacks: %v", ev)
 	}
 	return it, first, collect()
+}
+
+// checkXNNPACKOutput checks an xnnpack run's first outputs of a golden case:
+// float outputs within FloatTolerance of TFLite's builtin kernels (and of
+// delego's CPU kernels), integer outputs byte for byte or, where XNNPACK's
+// arithmetic differs, within the measured xnnpackQuantSteps and with the
+// same top class; and, where testdata/xnnpack holds TFLite 2.9 with
+// XNNPACK's output, the same bytes.
+func checkXNNPACKOutput(t *testing.T, c shared.GoldenCase, first []byte) {
+	t.Helper()
+	want := shared.ReadGolden(t, c.OutputFile)
+	if c.Float() {
+		if err := compareOutputs(c, first, want); err != nil {
+			t.Error(err)
+		}
+		cpu, _ := runGolden(t, c, 1)
+		dCPU := maxFloatDiff(first, cpu)
+		if dCPU > FloatTolerance {
+			t.Errorf("max abs diff from delego's CPU kernels %.3g, tolerance %g", dCPU, FloatTolerance)
+		}
+		msg := ""
+		if c.XNNPackOutput != "" {
+			msg = ", from TFLite 2.9 with XNNPACK " + fmt.Sprintf("%.3g", maxFloatDiff(first, shared.ReadGolden(t, c.XNNPackOutput)))
+		}
+		t.Logf("max abs diff from the golden output %s, from delego's CPU kernels %s%s",
+			fmt.Sprintf("%.3g", maxFloatDiff(first, want)), fmt.Sprintf("%.3g", dCPU), msg)
+	} else {
+		for _, o := range c.Outputs {
+			g, w := first[o.Offset:o.Offset+o.Bytes], want[o.Offset:o.Offset+o.Bytes]
+			n, worst := stepDiff(g, w, o.Type == "INT8")
+			allowed := xnnpackQuantSteps[c.Name]
+			if worst > allowed {
+				t.Errorf("output %q: %d of %d bytes differ, by up to %d steps; allowed %d", o.Name, n, len(g), worst, allowed)
+			} else {
+				t.Logf("output %q: %d of %d bytes differ from the golden output, by up to %d steps", o.Name, n, len(g), worst)
+			}
+			if len(g) > 100 && argmax(g, o.Type) != argmax(w, o.Type) {
+				t.Errorf("output %q: top class %d, golden %d", o.Name, argmax(g, o.Type), argmax(w, o.Type))
+			}
+		}
+	}
+	ref := filepath.Join("..", "testdata", "xnnpack", c.Name+".tflite29_xnnpack_qs8.output.raw")
+	tfx, err := os.ReadFile(ref)
+	switch {
+	case os.IsNotExist(err):
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if n, worst := stepDiff(first, tfx, true); n != 0 {
+			t.Errorf("%d bytes differ from TFLite 2.9 with XNNPACK, by up to %d", n, worst)
+		}
+	}
+}
+
+// checkXNNPACKSecond checks the second Invoke's outputs: the golden second
+// output where the case has one (the LSTM's state), else the first's.
+func checkXNNPACKSecond(t *testing.T, c shared.GoldenCase, first, second []byte) {
+	t.Helper()
+	if c.Invoke2Output != "" {
+		if err := compareOutputs(c, second, shared.ReadGolden(t, c.Invoke2Output)); err != nil {
+			t.Errorf("second invoke: %v", err)
+		}
+	} else if !slices.Equal(first, second) {
+		t.Error("a second Invoke on the same input gave other outputs")
+	}
 }
 
 // maxFloatDiff is the largest absolute difference between two float32
@@ -143,77 +208,28 @@ func argmax(data []byte, typ string) int {
 	return at
 }
 
-// TestGoldenThroughXNNPACK runs every golden case with the xnnpack delegate:
-// float outputs within FloatTolerance of TFLite's builtin kernels (and of
-// delego's CPU kernels), integer outputs byte for byte or, where XNNPACK's
-// arithmetic differs, within the measured xnnpackQuantSteps and with the
-// same top class.
+// TestGoldenThroughXNNPACK runs every golden case with the in-process
+// xnnpack delegate and checks its outputs (checkXNNPACKOutput,
+// checkXNNPACKSecond).
 func TestGoldenThroughXNNPACK(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			_, first, second := runXNNPACK(t, c)
-			want := shared.ReadGolden(t, c.OutputFile)
-			cpu, _ := runGolden(t, c, 1)
-			if c.Float() {
-				if err := compareOutputs(c, first, want); err != nil {
-					t.Error(err)
-				}
-				dCPU := maxFloatDiff(first, cpu)
-				if dCPU > FloatTolerance {
-					t.Errorf("max abs diff from delego's CPU kernels %.3g, tolerance %g", dCPU, FloatTolerance)
-				}
-				msg := ""
-				if c.XNNPackOutput != "" {
-					msg = ", from TFLite 2.9 with XNNPACK " + fmt.Sprintf("%.3g", maxFloatDiff(first, shared.ReadGolden(t, c.XNNPackOutput)))
-				}
-				t.Logf("max abs diff from the golden output %s, from delego's CPU kernels %s%s",
-					fmt.Sprintf("%.3g", maxFloatDiff(first, want)), fmt.Sprintf("%.3g", dCPU), msg)
-			} else {
-				for _, o := range c.Outputs {
-					g, w := first[o.Offset:o.Offset+o.Bytes], want[o.Offset:o.Offset+o.Bytes]
-					n, worst := stepDiff(g, w, o.Type == "INT8")
-					allowed := xnnpackQuantSteps[c.Name]
-					if worst > allowed {
-						t.Errorf("output %q: %d of %d bytes differ, by up to %d steps; allowed %d", o.Name, n, len(g), worst, allowed)
-					} else {
-						t.Logf("output %q: %d of %d bytes differ from the golden output, by up to %d steps", o.Name, n, len(g), worst)
-					}
-					if len(g) > 100 && argmax(g, o.Type) != argmax(w, o.Type) {
-						t.Errorf("output %q: top class %d, golden %d", o.Name, argmax(g, o.Type), argmax(w, o.Type))
-					}
-				}
-			}
-			if c.Invoke2Output != "" {
-				if err := compareOutputs(c, second, shared.ReadGolden(t, c.Invoke2Output)); err != nil {
-					t.Errorf("second invoke: %v", err)
-				}
-			} else if !slices.Equal(first, second) {
-				t.Error("a second Invoke on the same input gave other outputs")
-			}
+			_, first, second := runXNNPACK(t, c, xnnpack.New())
+			checkXNNPACKOutput(t, c, first)
+			checkXNNPACKSecond(t, c, first, second)
 		})
 	}
 }
 
-// TestXNNPACKMatchesTFLiteXNNPACK compares the int8 model with TFLite 2.9
-// running it on its own XNNPACK delegate (testdata/xnnpack): the same
-// bytes, so the differences from the builtin-kernel golden are XNNPACK's.
-func TestXNNPACKMatchesTFLiteXNNPACK(t *testing.T) {
-	for _, c := range shared.GoldenCases(t) {
-		ref := filepath.Join("..", "testdata", "xnnpack", c.Name+".tflite29_xnnpack_qs8.output.raw")
-		want, err := os.ReadFile(ref)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			_, got, _ := runXNNPACK(t, c)
-			if n, worst := stepDiff(got, want, true); n != 0 {
-				t.Errorf("%d bytes differ from TFLite 2.9 with XNNPACK, by up to %d", n, worst)
-			}
-		})
+// xnnpackCPUNodes says which nodes of a golden model stay on the CPU with
+// the xnnpack delegate, as the plan explains them: none (nil) in every
+// MobileNet and the SPLIT/CONCATENATION graph, which land whole in one
+// xnnpack partition.
+func xnnpackCPUNodes(model string) []string {
+	if model == "keras_lstm_mnist_ptq.tflite" {
+		return []string{"UNIDIRECTIONAL_SEQUENCE_LSTM v1: xnnpack does not support this op"}
 	}
+	return nil
 }
 
 // TestXNNPACKPlan checks where the nodes of each golden model go: every
@@ -221,9 +237,6 @@ func TestXNNPACKMatchesTFLiteXNNPACK(t *testing.T) {
 // partition; in the LSTM model the plan names each node left on the CPU and
 // why.
 func TestXNNPACKPlan(t *testing.T) {
-	cpuNodes := map[string][]string{
-		"keras_lstm_mnist_ptq.tflite": {"UNIDIRECTIONAL_SEQUENCE_LSTM v1: xnnpack does not support this op"},
-	}
 	seen := map[string]bool{}
 	for _, c := range shared.GoldenCases(t) {
 		if seen[c.Model] {
@@ -242,8 +255,8 @@ func TestXNNPACKPlan(t *testing.T) {
 			defer it.Close()
 			p := it.Plan()
 			explain := p.Explain()
-			want, partial := cpuNodes[c.Model]
-			if !partial {
+			want := xnnpackCPUNodes(c.Model)
+			if want == nil {
 				if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || len(p.Partitions[0].Nodes) != len(m.Subgraphs[0].Operators) ||
 					p.Partitions[0].Delegate != xnnpack.Name {
 					t.Fatalf("the model should be one xnnpack partition:\n%s", explain)

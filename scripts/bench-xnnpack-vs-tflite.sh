@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# bench-xnnpack-vs-tflite.sh: delego with its xnnpack delegate and the real
-# TensorFlow Lite 2.9 with its XNNPACK delegate, on the same MobileNets and
-# golden inputs, one thread, side by side in one run: the two alternate,
-# model by model, for ROUNDS rounds, so machine noise hits both alike. Prints
-# the median of each side's per-round medians and their ratio.
+# bench-xnnpack-vs-tflite.sh: delego with its xnnpack delegate, in process and
+# as the delego-xnnpack plugin (out of process), and the real TensorFlow Lite
+# 2.9 with its XNNPACK delegate, on the same MobileNets and golden inputs, one
+# thread, side by side in one run: the three alternate, model by model, for
+# ROUNDS rounds, so machine noise hits them alike. Prints, per side, the
+# median of the rounds' medians and the fastest invoke of all rounds, and
+# each delego side's ratios to TFLite.
 #
-# The delego side is BenchmarkMobileNet (plugins/xnnpack): the delegate in
-# process, through the interpreter. TFLite's side is tflbench from
-# ../shared/tools/tflite-ref (set up on first use into $DELEGO_TFLITE_REF,
-# default .tflite-ref/, never committed), with XNNPACK's QS8 flag for the
-# int8 model. TFLite 2.9's XNNPACK does not run the uint8 models (its QU8
-# support fails on their ADDs or leaves the nodes), so for those the
-# reference is TFLite's builtin kernels, marked "builtin".
+# In process is BenchmarkMobileNet (plugins/xnnpack): the delegate in the
+# interpreter's process. The plugin side is `delego bench --delegate
+# xnnpack` with delego-xnnpack beside delego (both built here), so each
+# invoke includes the transfer: the inputs copied into the shared memory
+# region, the doorbell rung, the plugin woken, the outputs copied back.
+# TFLite's side is tflbench from ../shared/tools/tflite-ref (set up on first
+# use into $DELEGO_TFLITE_REF, default .tflite-ref/, never committed), with
+# XNNPACK's QS8 flag for the int8 model. TFLite 2.9's XNNPACK does not run the
+# uint8 models (its QU8 support fails on their ADDs or leaves the nodes), so
+# for those the reference is TFLite's builtin kernels, marked "builtin".
 #
 #   scripts/bench-xnnpack-vs-tflite.sh [ROUNDS] [ITERS]
 #   default: 5 rounds of 50 timed invokes per model and side
+#   DELEGO_BENCH_SIDES="plugin tflite" leaves the in-process side out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 ITERS=${2:-50}
+SIDES=${DELEGO_BENCH_SIDES:-inprocess plugin tflite}
 REF=${DELEGO_TFLITE_REF:-$PWD/.tflite-ref}
 SHARED=${DELEGO_SHARED:-$PWD/../shared}
 
@@ -28,6 +35,10 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/xnnpack.test" ./plugins/xnnpack
+go build -o "$work/" ./cmd/delego ./plugins/xnnpack/cmd/delego-xnnpack
+echo '{"xnnpack_settings": {"num_threads": 1}}' >"$work/settings.json"
+# Only the plugin built here: nothing on the search path may shadow it.
+unset DELEGO_PLUGIN_PATH
 
 # name (BenchmarkMobileNet's), model, golden input, TFLite XNNPACK flag
 # (-1: TFLite's builtin kernels).
@@ -42,35 +53,63 @@ models=(
 for round in $(seq "$ROUNDS"); do
   for m in "${models[@]}"; do
     read -r name model input flag <<<"$m"
-    (cd plugins/xnnpack && DELEGO_SHARED="$SHARED" "$work/xnnpack.test" -test.run '^$' \
-      -test.bench "^BenchmarkMobileNet/${name}/xnnpack\$" -test.benchtime "${ITERS}x") |
-      grep -o '[0-9.]* median-ms.*[0-9.]* min-ms' | awk -v n="$name" '{print n, "delego", $1, $3}' >>"$work/results"
-    if [ "$flag" -ge 0 ]; then
-      "$REF/bin/tflbench" -w 2 -f "$flag" "$SHARED/models/$model" "$SHARED/golden/$input" 1 1 "$ITERS" 2>/dev/null
-    else
-      "$REF/bin/tflbench" -w 2 "$SHARED/models/$model" "$SHARED/golden/$input" 1 0 "$ITERS" 2>/dev/null
-    fi | sed -n 's/.*min=\([0-9.]*\)ms median=\([0-9.]*\)ms.*/\2 \1/p' | sed "s/^/$name tflite /" >>"$work/results"
+    for side in $SIDES; do
+      case $side in
+      inprocess)
+        (cd plugins/xnnpack && DELEGO_SHARED="$SHARED" "$work/xnnpack.test" -test.run '^$' \
+          -test.bench "^BenchmarkMobileNet/${name}/xnnpack\$" -test.benchtime "${ITERS}x") |
+          grep -o '[0-9.]* median-ms.*[0-9.]* min-ms' | awk -v n="$name" '{print n, "inprocess", $1, $3}'
+        ;;
+      plugin)
+        "$work/delego" bench "$SHARED/models/$model" --input "$SHARED/golden/$input" --delegate xnnpack \
+          --settings "$work/settings.json" --threads 1 --warmup 2 --runs "$ITERS" --json |
+          python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+if r["fallbacks"] or " 0 on the CPU" not in r["plan"]:
+    sys.exit("delego-xnnpack did not run the whole model: %s, fallbacks %s" % (r["plan"], r["fallbacks"]))
+print(sys.argv[1], "plugin", r["median_ms"], r["min_ms"])' "$name"
+        ;;
+      tflite)
+        if [ "$flag" -ge 0 ]; then
+          "$REF/bin/tflbench" -w 2 -f "$flag" "$SHARED/models/$model" "$SHARED/golden/$input" 1 1 "$ITERS" 2>/dev/null
+        else
+          "$REF/bin/tflbench" -w 2 "$SHARED/models/$model" "$SHARED/golden/$input" 1 0 "$ITERS" 2>/dev/null
+        fi | sed -n 's/.*min=\([0-9.]*\)ms median=\([0-9.]*\)ms.*/\2 \1/p' | sed "s/^/$name tflite /"
+        ;;
+      esac
+    done >>"$work/results"
   done
 done
 
-python3 - "$work/results" "${models[@]}" <<'PY'
+python3 - "$work/results" "$SIDES" "${models[@]}" <<'PY'
 import statistics, sys
-results, models = sys.argv[1], sys.argv[2:]
-runs, mins = {}, {}
+results, sides, models = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+meds, mins = {}, {}
 for line in open(results):
     name, side, med, low = line.split()[:4]
-    runs.setdefault((name, side), []).append(float(med))
+    meds.setdefault((name, side), []).append(float(med))
     mins.setdefault((name, side), []).append(float(low))
-print("ms, 1 thread; median: of the rounds' medians; min: fastest invoke of all rounds")
-print(f"{'model':<20} {'delego+xnnpack':>15} {'TFLite 2.9':>18} {'ratio':>6}  {'min: delego':>11} {'TFLite':>7} {'ratio':>6}")
+label = {"inprocess": "in process", "plugin": "plugin", "tflite": "TFLite 2.9"}
+print("ms, 1 thread; median: of the rounds' medians; min: fastest invoke of all rounds;")
+print("ratios: to TFLite 2.9 (with XNNPACK, or its builtin kernels where marked)")
+head = f"{'model':<20}" + "".join(f" {label[s] + ' med/min':>22}" for s in sides)
+for s in sides:
+    if s != "tflite" and "tflite" in sides:
+        head += f" {label[s] + ' ratio med/min':>26}"
+print(head)
 for m in models:
     name, _, _, flag = m.split()
-    d, t = runs.get((name, "delego")), runs.get((name, "tflite"))
-    if not d or not t:
+    if any(not meds.get((name, s)) for s in sides):
         print(f"{name:<20} missing results")
         continue
-    dm, tm = statistics.median(d), statistics.median(t)
-    dl, tl = min(mins[(name, "delego")]), min(mins[(name, "tflite")])
-    ref = "+XNNPACK" if int(flag) >= 0 else " builtin"
-    print(f"{name:<20} {dm:>15.3f} {tm:>9.3f}{ref:>9} {dm/tm:>5.2f}x  {dl:>11.3f} {tl:>7.3f} {dl/tl:>5.2f}x")
+    med = {s: statistics.median(meds[(name, s)]) for s in sides}
+    low = {s: min(mins[(name, s)]) for s in sides}
+    row = f"{name:<20}" + "".join(f" {med[s]:>11.3f} / {low[s]:>7.3f}" for s in sides)
+    for s in sides:
+        if s != "tflite" and "tflite" in sides:
+            row += f" {med[s] / med['tflite']:>16.2f}x / {low[s] / low['tflite']:.2f}x"
+    if "tflite" in sides and int(flag) < 0:
+        row += "  (TFLite builtin)"
+    print(row)
 PY

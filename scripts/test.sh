@@ -13,8 +13,8 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "test.sh: gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
 go test -count=1 -timeout 20m ./...
-# Plugin processes shared by interpreters on many goroutines, and the fault
+# Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
-go test -count=1 -race -run 'Concurrent|Fault|Close' ./delegate/plugin
+go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin
 go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 5s ./core
 go test -count=1 -run '^$' -fuzz '^FuzzParse$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 100x ./plugins/edgetpu/executable

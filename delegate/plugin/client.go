@@ -38,6 +38,12 @@ type Options struct {
 	// memory, smaller ones inline. 0 means DefaultShmThreshold; negative
 	// sends everything inline.
 	ShmThreshold int
+	// NoDoorbell sends every Invoke as a gRPC call. By default, where both
+	// sides can (Linux), an Invoke is written into the partition's shared
+	// memory region and the plugin woken with a futex, which saves the gRPC
+	// round trip (see doorbell.go); a negative ShmThreshold turns it off
+	// too.
+	NoDoorbell bool
 	// ShmDir is where region files are made (and at once unlinked); "" means
 	// /dev/shm when writable, else the temporary directory.
 	ShmDir string

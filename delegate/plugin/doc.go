@@ -34,7 +34,25 @@
 // soon as Attach returns: from then on the region has no name, and it
 // disappears with the last mapping. The plugin refuses a file that is not a
 // regular file of the expected size, owned by its user and closed to group
-// and others.
+// and others. No tensor in a region ends on or just before a page boundary,
+// so a delegate whose vector code reads a few bytes past a buffer (XNNPACK)
+// can use it in place.
+//
+// # The doorbell
+//
+// On Linux, Invoke skips gRPC: at Attach the host asks for a doorbell, a
+// control block at the end of the region, and every tensor with bytes goes
+// through the region. The host writes the InvokeRequest into the block and
+// wakes the plugin with a futex; a goroutine of the plugin's, watching the
+// block, runs it as it runs a gRPC Invoke and answers in the block (the
+// InvokeResponse, or the error as a gRPC status, its message cut to 3 KiB),
+// waking the host with a futex. That saves the gRPC round trip, about 0.1
+// ms, a third of a small MobileNet's run. The host waits in slices of 5 ms
+// and between them looks at its context (a deadline or a cancellation
+// kills the plugin, as for a gRPC call) and at the process (one that died
+// is ErrCrashed). A plugin that does not know the doorbell answers Attach
+// without it; Options.NoDoorbell, or a negative ShmThreshold, keeps every
+// Invoke a gRPC call. See doorbell.go for the block's layout.
 //
 // # Failures
 //

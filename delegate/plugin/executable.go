@@ -19,6 +19,16 @@ const releaseTimeout = 10 * time.Second
 // shmAlign aligns tensors in a region (cache lines).
 const shmAlign = 64
 
+// shmSlack: no tensor in a region ends within shmSlack bytes before a page
+// boundary (or on one), so that a delegate whose vector code reads a little
+// past a buffer's end (XNNPACK reads up to 16 bytes) finds the rest of the
+// page mapped and can use the tensor where it lies instead of copying it
+// into a padded buffer.
+const shmSlack = 64
+
+// shmPage is the page size the slack is measured against.
+const shmPage = 4096
+
 // executable is a partition compiled in a plugin process.
 type executable struct {
 	c      *Client
@@ -28,17 +38,40 @@ type executable struct {
 	mu     sync.Mutex // one Invoke at a time: the region is per executable
 	region *region
 	closed bool
+	// bell is the region's doorbell when the plugin watches it (b nil:
+	// none); noBell: the plugin answered an Attach without one, so Invokes
+	// stay gRPC calls; rings counts the rings.
+	bell   bell
+	noBell bool
+	rings  uint32
+}
+
+// wantBell reports whether Invokes should go through a doorbell: the
+// platform has one, the options allow shared memory and the doorbell, and
+// the plugin has not declined it.
+func (e *executable) wantBell() bool {
+	o := e.c.opts
+	return doorbellSupported && shmSupported && o.ShmThreshold >= 0 && !o.NoDoorbell && !e.noBell
 }
 
 // placement is where each boundary tensor travels: at an offset of the
-// region (shm), or inline (offset -1).
-func (e *executable) placement(inputs, outputs []*kernels.Tensor) (offsets []int, size int) {
+// region (shm), or inline (offset -1), and the bytes of tensors the region
+// must hold. With a doorbell every tensor with bytes goes through the region, so that
+// the request is metadata only.
+func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (offsets []int, size int) {
+	threshold := e.c.opts.ShmThreshold
+	if bell {
+		threshold = 1
+	}
 	offsets = make([]int, 0, len(inputs)+len(outputs))
 	for _, t := range slices.Concat(inputs, outputs) {
 		n := len(t.Data)
-		if !shmSupported || e.c.opts.ShmThreshold < 0 || n == 0 || n < e.c.opts.ShmThreshold {
+		if !shmSupported || threshold < 0 || n == 0 || n < threshold {
 			offsets = append(offsets, -1)
 			continue
+		}
+		if end := (size + n) % shmPage; end == 0 || end > shmPage-shmSlack {
+			size += 2 * shmSlack
 		}
 		offsets = append(offsets, size)
 		size += (n + shmAlign - 1) / shmAlign * shmAlign
@@ -65,9 +98,10 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
 			ErrCrashed, e.s.exitReport())
 	}
-	offsets, size := e.placement(inputs, outputs)
-	if size > 0 && (e.region == nil || len(e.region.data) < size) {
-		if err := e.attach(ctx, size); err != nil {
+	useBell := e.wantBell()
+	offsets, size := e.placement(inputs, outputs, useBell)
+	if (size > 0 || useBell) && (e.region == nil || e.capacity() < size || useBell && e.bell.b == nil) {
+		if err := e.attach(ctx, size, useBell); err != nil {
 			return err
 		}
 	}
@@ -89,9 +123,18 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		}
 		req.Outputs = append(req.Outputs, pt)
 	}
-	resp, err := e.s.rpc.Invoke(ctx, req)
-	if err != nil {
-		return e.c.callErr(ctx, e.s, "invoke", err)
+	var resp *pluginpb.InvokeResponse
+	err := errBellTooLarge
+	if e.bell.b != nil {
+		resp, err = e.ring(ctx, req)
+	}
+	if err == errBellTooLarge {
+		resp, err = e.s.rpc.Invoke(ctx, req)
+		if err != nil {
+			return e.c.callErr(ctx, e.s, "invoke", err)
+		}
+	} else if err != nil {
+		return err
 	}
 	if err := e.readOutputs(req.Outputs, resp.Outputs, outputs); err != nil {
 		return fmt.Errorf("invoke: %w", err)
@@ -135,17 +178,31 @@ func (e *executable) readOutputs(asked, got []*pluginpb.Tensor, outputs []*kerne
 	return nil
 }
 
-// attach replaces the executable's region with one of at least size bytes,
+// capacity is how many bytes of tensors the region holds.
+func (e *executable) capacity() int {
+	if e.region == nil {
+		return 0
+	}
+	if e.bell.b != nil {
+		return len(e.region.data) - doorbellSize
+	}
+	return len(e.region.data)
+}
+
+// attach replaces the executable's region with one of at least size bytes
+// of tensors, and a doorbell block after them when bell asks for one,
 // mapped by both processes. The region's file is unlinked before attach
 // returns, whatever happened.
-func (e *executable) attach(ctx context.Context, size int) error {
-	const page = 4096
-	size = (size + page - 1) / page * page
+func (e *executable) attach(ctx context.Context, size int, withBell bool) error {
+	size = (size + shmPage - 1) / shmPage * shmPage
+	if withBell {
+		size += doorbellSize
+	}
 	r, path, err := createRegion(e.c.opts.ShmDir, size)
 	if err != nil {
 		return fmt.Errorf("invoke: %w", err)
 	}
-	_, err = e.s.rpc.Attach(ctx, &pluginpb.AttachRequest{Handle: e.handle, Path: path, Size: uint64(size)})
+	resp, err := e.s.rpc.Attach(ctx, &pluginpb.AttachRequest{Handle: e.handle, Path: path, Size: uint64(size), Doorbell: withBell})
 	rmErr := os.Remove(path)
 	if err != nil {
 		r.close()
@@ -156,7 +213,13 @@ func (e *executable) attach(ctx context.Context, size int) error {
 		return fmt.Errorf("invoke: shared memory: %w", rmErr)
 	}
 	old := e.region
-	e.region = r
+	e.region, e.bell, e.rings = r, bell{}, 0
+	switch {
+	case withBell && resp.Doorbell:
+		e.bell = bellOf(r)
+	case withBell:
+		e.noBell = true
+	}
 	return old.close()
 }
 

@@ -61,62 +61,75 @@ func TestFaultInvoke(t *testing.T) {
 	want := cpuOutputs(t, gc)
 	for _, c := range []struct {
 		mode    string
-		is      error
+		is      error // nil: a plain delegate error
 		mention string
 		dies    bool
 	}{
 		{"crash-invoke", plugin.ErrCrashed, "crash in invoke", true},
 		{"exit-invoke", plugin.ErrCrashed, "exit status 7", true},
+		{"error-invoke", nil, "fault plugin: invoke failed: xxx", false},
 		{"garbage", plugin.ErrMalformed, "output 0", false},
 	} {
-		t.Run(c.mode, func(t *testing.T) {
-			p := open(t, "fault-"+c.mode, &plugin.Options{ShmDir: t.TempDir()})
-			pid := p.Pid()
+		// Through the doorbell (the default) and as gRPC calls.
+		for _, path := range []string{"doorbell", "grpc"} {
+			t.Run(c.mode+"/"+path, func(t *testing.T) {
+				p := open(t, "fault-"+c.mode, &plugin.Options{ShmDir: t.TempDir(), NoDoorbell: path == "grpc"})
+				pid := p.Pid()
+				is := func(err error) bool { return c.is == nil || errors.Is(err, c.is) }
 
-			it, err := interp(t, gc, nil, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = it.Invoke(t.Context())
-			de, ok := errors.AsType[*delegate.Error](err)
-			if !ok || de.Stage != delegate.StageExecute || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.mention) {
-				t.Fatalf("err = %v, want an execute-stage %v mentioning %q", err, c.is, c.mention)
-			}
-			if c.dies {
-				checkGone(t, pid)
-				// The executable compiled in the dead process keeps failing.
-				if err := it.Invoke(t.Context()); !errors.Is(err, plugin.ErrCrashed) {
-					t.Errorf("second invoke: %v, want ErrCrashed", err)
-				}
-			} else if p.Pid() != pid {
-				t.Errorf("a malformed answer replaced the process")
-			}
-
-			// With fallback on execution errors, the CPU reruns the partition
-			// from the same inputs. The compile restarted a dead plugin.
-			it, err = interp(t, gc, fallback(false, true), p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 2 {
-				if err := it.Invoke(t.Context()); err != nil {
+				it, err := interp(t, gc, nil, p)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(outputs(it), want) {
-					t.Errorf("invoke %d after the fallback: outputs differ from the CPU's", i+1)
+				err = it.Invoke(t.Context())
+				de, ok := errors.AsType[*delegate.Error](err)
+				if !ok || de.Stage != delegate.StageExecute || !is(err) || !strings.Contains(err.Error(), c.mention) {
+					t.Fatalf("err = %v, want an execute-stage %v mentioning %q", err, c.is, c.mention)
 				}
-			}
-			if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute || !errors.Is(ev[0].Err, c.is) {
-				t.Errorf("fallbacks %v", ev)
-			}
-			wantStarts := 1
-			if c.dies {
-				wantStarts = 2
-			}
-			if p.Starts() != wantStarts {
-				t.Errorf("%d processes started, want %d", p.Starts(), wantStarts)
-			}
-		})
+				if c.mode == "error-invoke" {
+					// The doorbell's answer area holds 3 KiB of message; gRPC
+					// carries it whole.
+					long := len(err.Error()) > 10<<10
+					if cut := strings.HasSuffix(err.Error(), "x [...]"); long == (path == "doorbell") || cut != (path == "doorbell") {
+						t.Errorf("%s: an error message of %d bytes", path, len(err.Error()))
+					}
+				}
+				if c.dies {
+					checkGone(t, pid)
+					// The executable compiled in the dead process keeps failing.
+					if err := it.Invoke(t.Context()); !errors.Is(err, plugin.ErrCrashed) {
+						t.Errorf("second invoke: %v, want ErrCrashed", err)
+					}
+				} else if p.Pid() != pid {
+					t.Errorf("a failed invoke replaced the process")
+				}
+
+				// With fallback on execution errors, the CPU reruns the partition
+				// from the same inputs. The compile restarted a dead plugin.
+				it, err = interp(t, gc, fallback(false, true), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 2 {
+					if err := it.Invoke(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(outputs(it), want) {
+						t.Errorf("invoke %d after the fallback: outputs differ from the CPU's", i+1)
+					}
+				}
+				if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute || !is(ev[0].Err) {
+					t.Errorf("fallbacks %v", ev)
+				}
+				wantStarts := 1
+				if c.dies {
+					wantStarts = 2
+				}
+				if p.Starts() != wantStarts {
+					t.Errorf("%d processes started, want %d", p.Starts(), wantStarts)
+				}
+			})
+		}
 	}
 	checkNoPlugins(t)
 }
@@ -124,9 +137,16 @@ func TestFaultInvoke(t *testing.T) {
 // TestFaultHang: a plugin that never answers is a deadline: Invoke returns
 // soon after it with the context's error, and the wedged process is killed.
 func TestFaultHang(t *testing.T) {
+	for _, path := range []string{"doorbell", "grpc"} {
+		t.Run(path, func(t *testing.T) { faultHang(t, &plugin.Options{NoDoorbell: path == "grpc"}) })
+	}
+	checkNoPlugins(t)
+}
+
+func faultHang(t *testing.T, opts *plugin.Options) {
 	gc := goldenCase(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
-	p := open(t, "fault-hang", nil)
+	p := open(t, "fault-hang", opts)
 	pid := p.Pid()
 	it, err := interp(t, gc, nil, p)
 	if err != nil {
@@ -157,7 +177,7 @@ func TestFaultHang(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := it.Invoke(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Invoke past its deadline: %v, want context.DeadlineExceeded", err)
+		t.Fatalf("Invoke past its deadline: %v, want context.DeadlineExceeded; fallbacks %v", err, it.Fallbacks())
 	}
 	if ev := it.Fallbacks(); len(ev) != 0 {
 		t.Errorf("fallbacks %v after a deadline", ev)
@@ -174,7 +194,6 @@ func TestFaultHang(t *testing.T) {
 	if p.Starts() != 2 {
 		t.Errorf("%d processes started, want 2", p.Starts())
 	}
-	checkNoPlugins(t)
 }
 
 // TestFaultProtocol: a plugin built for another protocol version is refused

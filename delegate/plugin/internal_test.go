@@ -218,6 +218,60 @@ func TestTailWriter(t *testing.T) {
 	}
 }
 
+// TestPlacementSlack: tensors in a region are cache-line aligned, do not
+// overlap, and none ends on a page boundary or within shmSlack bytes before
+// one; with a doorbell every tensor with bytes goes to the region.
+func TestPlacementSlack(t *testing.T) {
+	e := &executable{c: &Client{opts: Options{ShmThreshold: DefaultShmThreshold}}}
+	var ins []*kernels.Tensor
+	for _, n := range []int{48 * shmPage, 1, shmPage - 10, 100, 0, 3 * shmPage, 20 << 10, shmPage - 64} {
+		ins = append(ins, &kernels.Tensor{Data: make([]byte, n)})
+	}
+	for _, bell := range []bool{false, true} {
+		offsets, size := e.placement(ins, nil, bell)
+		end := 0
+		for i, off := range offsets {
+			n := len(ins[i].Data)
+			if off < 0 {
+				if n > 0 && (bell || n >= DefaultShmThreshold) {
+					t.Errorf("bell %v: tensor %d (%d bytes) inline", bell, i, n)
+				}
+				continue
+			}
+			if off%shmAlign != 0 || off < end || off+n > size {
+				t.Errorf("bell %v: tensor %d at %d (+%d): unaligned, overlapping or outside %d bytes", bell, i, off, n, size)
+			}
+			if e := (off + n) % shmPage; e == 0 || e > shmPage-shmSlack {
+				t.Errorf("bell %v: tensor %d at %d (+%d) ends %d bytes before a page boundary", bell, i, off, n, shmPage-e)
+			}
+			end = off + n
+		}
+	}
+}
+
+// TestRingTooLarge: a request that does not fit the doorbell block is not
+// rung (the caller sends it by gRPC).
+func TestRingTooLarge(t *testing.T) {
+	r, path, err := createRegion(t.TempDir(), doorbellSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	defer r.close()
+	e := &executable{region: r, bell: bellOf(r)}
+	req := &pluginpb.InvokeRequest{Handle: 1}
+	for range 1000 {
+		req.Inputs = append(req.Inputs, &pluginpb.Tensor{Type: 1, Shape: []int64{1, 224, 224, 3}, Bytes: 602112,
+			Data: &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: 1 << 20, Length: 602112}}})
+	}
+	if _, err := e.ring(t.Context(), req); err != errBellTooLarge {
+		t.Fatalf("err = %v, want errBellTooLarge", err)
+	}
+	if e.rings != 0 || e.bell.load(bellReq) != 0 {
+		t.Error("a request too large was rung")
+	}
+}
+
 // lateCtx is a context whose deadline has passed before its timer ran, as
 // on a loaded machine: Deadline says so, Err does not yet.
 type lateCtx struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -129,8 +130,9 @@ func TestDescribe(t *testing.T) {
 }
 
 // TestOutputsMatchInProcess runs models through the cpu plugin with every
-// tensor inline, every tensor in shared memory, and the default threshold:
-// the bytes equal the in-process run's, invoke after invoke.
+// tensor inline, every tensor in shared memory, and the default threshold,
+// with the doorbell and with gRPC Invokes: the bytes equal the in-process
+// run's, invoke after invoke.
 func TestOutputsMatchInProcess(t *testing.T) {
 	for _, name := range []string{"split_concat__seed1", "mobilenet_v1_0.25_128_quant__cat_128", "keras_lstm_mnist_ptq__digit7"} {
 		gc := goldenCase(t, name)
@@ -145,9 +147,12 @@ func TestOutputsMatchInProcess(t *testing.T) {
 			}
 			want = append(want, outputs(inProc))
 		}
-		for _, th := range []int{-1, 1, 0} {
-			t.Run(fmt.Sprintf("%s/threshold=%d", name, th), func(t *testing.T) {
-				c := open(t, "cpu", &plugin.Options{ShmThreshold: th, ShmDir: t.TempDir()})
+		for _, o := range []struct {
+			th     int
+			noBell bool
+		}{{-1, false}, {1, false}, {0, false}, {1, true}, {0, true}} {
+			t.Run(fmt.Sprintf("%s/threshold=%d/nodoorbell=%v", name, o.th, o.noBell), func(t *testing.T) {
+				c := open(t, "cpu", &plugin.Options{ShmThreshold: o.th, NoDoorbell: o.noBell, ShmDir: t.TempDir()})
 				it, err := interp(t, gc, nil, c)
 				if err != nil {
 					t.Fatal(err)
@@ -361,4 +366,99 @@ func TestFinerCheck(t *testing.T) {
 	if !bytes.Equal(outputs(it), cpuOutputs(t, gc)) {
 		t.Error("outputs differ from the CPU's")
 	}
+}
+
+// TestDoorbell compiles a model as one partition and invokes it directly:
+// by default every Invoke rings the region's doorbell instead of making a
+// gRPC call; with NoDoorbell or everything inline none does. The outputs
+// equal the in-process delegate's either way.
+func TestDoorbell(t *testing.T) {
+	data, err := os.ReadFile(shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.NewModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg := m.Subgraphs[0]
+	tensors := func(ids []int, fill byte) []*kernels.Tensor {
+		var ts []*kernels.Tensor
+		for _, id := range ids {
+			ti := sg.Tensors[id]
+			kt := &kernels.Tensor{Type: ti.Type, Shape: ti.Shape}
+			kt.Data = make([]byte, kt.Bytes())
+			for i := range kt.Data {
+				kt.Data[i] = fill + byte(i*7)
+			}
+			ts = append(ts, kt)
+		}
+		return ts
+	}
+	ref, err := cpu.New().Compile(t.Context(), &delegate.Partition{Model: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, c := range []struct {
+		name string
+		opts plugin.Options
+		bell bool
+	}{
+		{"default", plugin.Options{}, true},
+		{"NoDoorbell", plugin.Options{NoDoorbell: true}, false},
+		{"inline", plugin.Options{ShmThreshold: -1}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.ShmDir = t.TempDir()
+			p := open(t, "cpu", &c.opts)
+			exe, err := p.Compile(t.Context(), &delegate.Partition{Model: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exe.Close()
+			for i := range 3 {
+				in := tensors(sg.Inputs, byte(i))
+				want, got := tensors(sg.Outputs, 0), tensors(sg.Outputs, 0)
+				if err := ref.Invoke(t.Context(), in, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := exe.Invoke(t.Context(), in, got); err != nil {
+					t.Fatal(err)
+				}
+				for o := range got {
+					if !bytes.Equal(got[o].Data, want[o].Data) {
+						t.Errorf("invoke %d: output %d differs from the in-process delegate's", i+1, o)
+					}
+				}
+			}
+			rings, on := plugin.DoorbellRings(exe)
+			if want := map[bool]int{true: 3, false: 0}[c.bell]; on != c.bell || rings != want {
+				t.Errorf("doorbell %v, %d rings; want %v, %d", on, rings, c.bell, want)
+			}
+			// Between invokes the plugin polls the doorbell for a moment at
+			// most: idle, it sleeps.
+			time.Sleep(50 * time.Millisecond)
+			before := cpuTicks(t, p.Pid())
+			time.Sleep(500 * time.Millisecond)
+			if used := cpuTicks(t, p.Pid()) - before; used > 10 {
+				t.Errorf("the idle plugin used %d clock ticks of CPU in 0.5 s", used)
+			}
+		})
+	}
+}
+
+// cpuTicks is the CPU time process pid has used, user and system, in clock
+// ticks (/proc/PID/stat).
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return utime + stime
 }

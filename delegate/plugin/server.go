@@ -66,9 +66,13 @@ type server struct {
 
 // servedPart is one compiled partition and its shared memory.
 type servedPart struct {
-	mu     sync.Mutex // Attach, Invoke and Release take turns
-	exe    delegate.Executable
-	region *region
+	handle uint64
+
+	mu       sync.Mutex // Attach, Invoke and Release take turns
+	exe      delegate.Executable
+	region   *region
+	watcher  *watcher // the region's doorbell, when the host asked for one
+	released bool
 }
 
 func newServer(d delegate.Delegate) *server {
@@ -158,7 +162,7 @@ func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	s.parts[s.next] = &servedPart{exe: exe}
+	s.parts[s.next] = &servedPart{handle: s.next, exe: exe}
 	return &pluginpb.CompileResponse{Handle: s.next}, nil
 }
 
@@ -184,14 +188,25 @@ func (s *server) Attach(_ context.Context, req *pluginpb.AttachRequest) (*plugin
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	bell := req.Doorbell && doorbellSupported && len(r.data) >= doorbellSize
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	old := p.region
-	p.region = r
+	if p.released {
+		p.mu.Unlock()
+		r.close()
+		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
+	}
+	old, oldWatcher := p.region, p.watcher
+	p.region, p.watcher = r, nil
+	if bell {
+		p.watcher = p.watch(r)
+	}
+	p.mu.Unlock()
+	// The old doorbell's watcher takes p.mu to answer: stop it unlocked.
+	oldWatcher.stop()
 	if err := old.close(); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pluginpb.AttachResponse{}, nil
+	return &pluginpb.AttachResponse{Doorbell: bell}, nil
 }
 
 func (s *server) Invoke(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
@@ -201,40 +216,50 @@ func (s *server) Invoke(ctx context.Context, req *pluginpb.InvokeRequest) (*plug
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.invoke(ctx, p.region, req)
+}
+
+// invoke runs req on the partition, its shared tensors in region r; p.mu is
+// held. It serves gRPC Invokes and doorbell rings alike.
+func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+	if p.released {
+		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
+	}
+	var err error
 	ins := make([]*kernels.Tensor, len(req.Inputs))
 	for i, t := range req.Inputs {
-		if ins[i], err = p.tensor(t, false); err != nil {
+		if ins[i], err = r.tensor(t, false); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "input %d: %v", i, err)
 		}
 	}
 	outs := make([]*kernels.Tensor, len(req.Outputs))
 	for i, t := range req.Outputs {
-		if outs[i], err = p.tensor(t, true); err != nil {
+		if outs[i], err = r.tensor(t, true); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "output %d: %v", i, err)
 		}
 	}
 	if err := p.exe.Invoke(ctx, ins, outs); err != nil {
 		return nil, statusOf(err, "invoke")
 	}
-	r := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
+	resp := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
 	for i, t := range outs {
 		o := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
 		// An output still in the region the host gave goes back as that
 		// region; anything else (the delegate swapped the slice) inline.
 		if ref := req.Outputs[i].GetShm(); ref != nil && len(t.Data) > 0 && uint64(len(t.Data)) == ref.Length &&
-			unsafe.SliceData(t.Data) == &p.region.data[ref.Offset] {
+			unsafe.SliceData(t.Data) == &r.data[ref.Offset] {
 			o.Data = &pluginpb.Tensor_Shm{Shm: ref}
 		} else {
 			o.Data = &pluginpb.Tensor_Inline{Inline: t.Data}
 		}
-		r.Outputs[i] = o
+		resp.Outputs[i] = o
 	}
-	return r, nil
+	return resp, nil
 }
 
 // tensor is the delegate's view of a tensor on the wire: its bytes inline,
 // in the region, or (an output to send back inline) a new buffer.
-func (p *servedPart) tensor(t *pluginpb.Tensor, output bool) (*kernels.Tensor, error) {
+func (r *region) tensor(t *pluginpb.Tensor, output bool) (*kernels.Tensor, error) {
 	shape, err := shapeFromPB(t.Shape)
 	if err != nil {
 		return nil, err
@@ -244,7 +269,7 @@ func (p *servedPart) tensor(t *pluginpb.Tensor, output bool) (*kernels.Tensor, e
 	case *pluginpb.Tensor_Inline:
 		kt.Data = d.Inline
 	case *pluginpb.Tensor_Shm:
-		if kt.Data, err = p.region.slice(d.Shm.Offset, d.Shm.Length); err != nil {
+		if kt.Data, err = r.slice(d.Shm.Offset, d.Shm.Length); err != nil {
 			return nil, err
 		}
 	case nil:
@@ -271,8 +296,14 @@ func (s *server) Release(_ context.Context, req *pluginpb.ReleaseRequest) (*plug
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
 	}
 	p.mu.Lock()
+	w := p.watcher
+	p.watcher, p.released = nil, true
+	p.mu.Unlock()
+	w.stop()
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	err := errors.Join(p.exe.Close(), p.region.close())
+	p.region = nil
 	if err != nil {
 		return nil, status.Error(codes.Unknown, err.Error())
 	}

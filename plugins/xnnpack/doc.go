@@ -25,6 +25,7 @@
 //
 // Without cgo the delegate is unavailable: Support fails with an error
 // wrapping delegate.ErrNoDevice, which the interpreter handles as a
-// compilation error under the fallback settings. The plugin binary will be
-// plugins/xnnpack/cmd/delego-xnnpack.
+// compilation error under the fallback settings. plugins/xnnpack/cmd/delego-xnnpack
+// serves the delegate as a plugin (out of process, through delegate/plugin);
+// built without cgo, it describes itself as unusable, with that reason.
 package xnnpack

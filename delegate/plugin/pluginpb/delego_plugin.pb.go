@@ -7,7 +7,12 @@
 // Invoke once per run of a partition, and Release when the partition is
 // done. Tensors above the host's size threshold travel through a shared
 // memory region the host creates per compiled partition and hands over with
-// Attach; smaller ones travel inline.
+// Attach; smaller ones travel inline. Where both sides can (Linux), Attach
+// also sets up a doorbell in the region: the host then writes each
+// InvokeRequest into the region and wakes the plugin with a futex instead of
+// calling Invoke, and the plugin answers there, which saves the gRPC round
+// trip (see delegate/plugin/doorbell.go). A plugin that does not know the
+// doorbell answers Attach without it, and Invoke stays a gRPC call.
 //
 // Errors are gRPC statuses. FAILED_PRECONDITION means "this delegate cannot
 // run here" (no device); the host maps it to delegate.ErrNoDevice. Every
@@ -581,7 +586,13 @@ type AttachRequest struct {
 	// Attach returns; the plugin opens and maps it (MAP_SHARED, read-write).
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	// size is the region's length in bytes; the file is exactly this long.
-	Size          uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Size uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// doorbell, when set, asks the plugin to take Invokes through the region
+	// too: its last 8192 bytes are a doorbell block (futex words and the
+	// request and answer messages, laid out as delegate/plugin/doorbell.go
+	// says) that the plugin watches from then on. A plugin that cannot (not
+	// on Linux, or older than the doorbell) ignores it.
+	Doorbell      bool `protobuf:"varint,4,opt,name=doorbell,proto3" json:"doorbell,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -637,8 +648,18 @@ func (x *AttachRequest) GetSize() uint64 {
 	return 0
 }
 
+func (x *AttachRequest) GetDoorbell() bool {
+	if x != nil {
+		return x.Doorbell
+	}
+	return false
+}
+
 type AttachResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// doorbell is true when the plugin watches the region's doorbell block:
+	// the host may then ring instead of calling Invoke.
+	Doorbell      bool `protobuf:"varint,1,opt,name=doorbell,proto3" json:"doorbell,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -671,6 +692,13 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
 	return file_delego_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AttachResponse) GetDoorbell() bool {
+	if x != nil {
+		return x.Doorbell
+	}
+	return false
 }
 
 // Tensor is one tensor crossing the boundary: its type and shape, and its
@@ -1070,12 +1098,14 @@ const file_delego_plugin_proto_rawDesc = "" +
 	"\x05model\x18\x01 \x01(\fR\x05model\x128\n" +
 	"\bsettings\x18\x02 \x01(\v2\x1c.tflite.proto.TFLiteSettingsR\bsettings\")\n" +
 	"\x0fCompileResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"O\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"k\n" +
 	"\rAttachRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
-	"\x04size\x18\x03 \x01(\x04R\x04size\"\x10\n" +
-	"\x0eAttachResponse\"\x98\x01\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x1a\n" +
+	"\bdoorbell\x18\x04 \x01(\bR\bdoorbell\",\n" +
+	"\x0eAttachResponse\x12\x1a\n" +
+	"\bdoorbell\x18\x01 \x01(\bR\bdoorbell\"\x98\x01\n" +
 	"\x06Tensor\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\x05R\x04type\x12\x14\n" +
 	"\x05shape\x18\x02 \x03(\x03R\x05shape\x12\x14\n" +

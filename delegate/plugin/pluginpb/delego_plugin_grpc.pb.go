@@ -7,7 +7,12 @@
 // Invoke once per run of a partition, and Release when the partition is
 // done. Tensors above the host's size threshold travel through a shared
 // memory region the host creates per compiled partition and hands over with
-// Attach; smaller ones travel inline.
+// Attach; smaller ones travel inline. Where both sides can (Linux), Attach
+// also sets up a doorbell in the region: the host then writes each
+// InvokeRequest into the region and wakes the plugin with a futex instead of
+// calling Invoke, and the plugin answers there, which saves the gRPC round
+// trip (see delegate/plugin/doorbell.go). A plugin that does not know the
+// doorbell answers Attach without it, and Invoke stays a gRPC call.
 //
 // Errors are gRPC statuses. FAILED_PRECONDITION means "this delegate cannot
 // run here" (no device); the host maps it to delegate.ErrNoDevice. Every

@@ -7,6 +7,7 @@
 //	crash-invoke   panics in Invoke
 //	exit-invoke    exits with status 7 in Invoke
 //	hang           never returns from Invoke
+//	error-invoke   fails every Invoke with an error of 10 KB (and lives on)
 //	garbage        returns outputs of the wrong shape and size
 //	protocol       speaks plugin protocol ProtocolVersion+1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
@@ -100,6 +101,8 @@ func (e *faultyExe) Invoke(ctx context.Context, in, out []*kernels.Tensor) error
 		os.Exit(7)
 	case "hang":
 		time.Sleep(time.Hour)
+	case "error-invoke":
+		return fmt.Errorf("fault plugin: invoke failed: %s", strings.Repeat("x", 10<<10))
 	case "garbage":
 		for _, t := range out {
 			t.Shape = append(t.Shape, 3)
