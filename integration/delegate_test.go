@@ -67,14 +67,7 @@ func TestStateThroughCPUDelegate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{cpu.New()}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer it.Close()
-			if err := it.AllocateTensors(); err != nil {
-				t.Fatal(err)
-			}
+			it := allocated(t, m, &core.Options{Delegates: []delegate.Delegate{cpu.New()}})
 			in := shared.ReadGolden(t, c.InputFile)
 			if err := it.Input(0).CopyFrom(in); err != nil {
 				t.Fatal(err)

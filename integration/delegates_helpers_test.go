@@ -28,6 +28,21 @@ func propertyN(t *testing.T) int {
 	return n
 }
 
+// allocated returns an interpreter of m with opts and its tensors
+// allocated; it is closed when the test ends.
+func allocated(t *testing.T, m *core.Model, opts *core.Options) *core.Interpreter {
+	t.Helper()
+	it, err := core.NewInterpreter(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { it.Close() })
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
 // feed copies data into the interpreter's inputs.
 func feed(t *testing.T, it *core.Interpreter, inputs [][]byte) {
 	t.Helper()

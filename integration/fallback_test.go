@@ -418,14 +418,7 @@ func TestFallbackRerunsFromUntouchedInputs(t *testing.T) {
 	want := cpuOutputs(t, m, in)[0]
 	sub := testdelegates.NewSubset("sub", chainOps()...)
 	f := testdelegates.NewFaulty(sub, testdelegates.CorruptThenFail)
-	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	if err := it.AllocateTensors(); err != nil {
-		t.Fatal(err)
-	}
+	it := allocated(t, m, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, true)})
 	x, y := it.Tensor(1), it.Tensor(3)
 	if x.Name() != "x" || y.Name() != "y" {
 		t.Fatalf("tensors 1 and 3 are %q and %q", x.Name(), y.Name())
@@ -491,14 +484,7 @@ func TestHangingDelegate(t *testing.T) {
 		t.Run(fmt.Sprintf("execFB=%t", efb), func(t *testing.T) {
 			f := testdelegates.NewFaulty(testdelegates.NewSubset("sub", chainOps()...), testdelegates.Hang)
 			f.OnCall = 1
-			it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, efb)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer it.Close()
-			if err := it.AllocateTensors(); err != nil {
-				t.Fatal(err)
-			}
+			it := allocated(t, m, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, efb)})
 			err, took := invoke(it, inputs[0])
 			if took > deadline+5*time.Second {
 				t.Errorf("Invoke took %v with a %v deadline", took, deadline)
@@ -546,14 +532,7 @@ func TestHangingDelegate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := testdelegates.NewFaulty(testdelegates.NewSubset("sub", chainOps()...), testdelegates.Hang)
-	it, err := core.NewInterpreter(last, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	if err := it.AllocateTensors(); err != nil {
-		t.Fatal(err)
-	}
+	it := allocated(t, last, &core.Options{Delegates: []delegate.Delegate{f}, Settings: fallbackSettings(false, true)})
 	err, took := invoke(it, inputs[0])
 	if took > deadline+5*time.Second {
 		t.Errorf("Invoke took %v with a %v deadline", took, deadline)

@@ -17,7 +17,6 @@ import (
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
-	"github.com/delego/delego/plugins/edgetpu/usb"
 )
 
 // This file is part 2 of the plugin: compiled partitions run on the device
@@ -77,7 +76,7 @@ func WithDriverOptions(f func(*driver.Options)) Option { return func(d *Delegate
 // tpusim); Compile teaches them the executables it compiles.
 func Simulated(b *tpusim.Bus) Option {
 	return func(d *Delegate) {
-		d.bus = bus[*tpusim.Device]{b}
+		d.bus = driver.AdaptBus[*tpusim.Device](b)
 		d.run.sim = b
 	}
 }
@@ -109,7 +108,7 @@ func EnvBus(lookup func(string) (string, bool)) (Bus, error) {
 	if sim == nil || err != nil {
 		return nil, err
 	}
-	return bus[*tpusim.Device]{sim}, nil
+	return driver.AdaptBus[*tpusim.Device](sim), nil
 }
 
 func envSim(lookup func(string) (string, bool)) (*tpusim.Bus, error) {
@@ -163,7 +162,7 @@ func (r *runtime) tracerLocked() (*usbtrace.Tracer, error) {
 // options are the driver's options for a device and the settings.
 func (d *Delegate) options(dev Device, s Settings) (driver.Options, error) {
 	o := driver.Options{
-		Open:         driver.OpenerAt(driverBus{d.bus}, dev.Info),
+		Open:         driver.OpenerAt(d.bus, dev.Info),
 		Performance:  Performance(s.Performance),
 		AlwaysDFU:    s.AlwaysDFU,
 		FirmwarePath: s.FirmwarePath,
@@ -183,17 +182,6 @@ func (d *Delegate) options(dev Device, s Settings) (driver.Options, error) {
 		d.run.tune(&o)
 	}
 	return o, nil
-}
-
-// driverBus gives the driver the delegate's bus.
-type driverBus struct{ b Bus }
-
-func (b driverBus) Devices(ctx context.Context, ids []usb.ID) ([]usb.Info, error) {
-	return b.b.Devices(ctx, ids)
-}
-
-func (b driverBus) Open(ctx context.Context, info usb.Info) (driver.Transport, error) {
-	return b.b.Open(ctx, info)
 }
 
 // acquire returns the open driver of dev, opening it when no partition

@@ -124,29 +124,74 @@ func requantScale(in, f, out *value) error {
 	return nil
 }
 
+// convOperands are a convolution's (or fully connected op's) data input,
+// constant weights and output.
+type convOperands struct {
+	inID, fID, outID int
+	in, f, out       *value
+}
+
+// convIO returns input 0 (data), input 1 (weights of dims dimensions, per
+// channel quantized on perChannelDim) and output 0 of a convolution, checked
+// by convTypes.
+func (c *opCtx) convIO(dims, perChannelDim int) (x convOperands, err error) {
+	if x.inID, x.in, err = c.data(c.in(0)); err != nil {
+		return
+	}
+	if x.fID, x.f, err = c.weights(c.in(1), dims, perChannelDim); err != nil {
+		return
+	}
+	if x.outID, x.out, err = c.data(c.out(0)); err != nil {
+		return
+	}
+	err = convTypes(x.in, x.f, x.out)
+	return
+}
+
+// convNode checks the fused activation, requantization scale and bias (input
+// 2, for oc output channels) of a convolution and adds node n, which gives
+// the kind and the geometry, over its operands.
+func (c *opCtx) convNode(x convOperands, oc int, act schema.ActivationFunctionType, n node) error {
+	lo, hi, err := actRange(act, x.out)
+	if err != nil {
+		return err
+	}
+	if err := requantScale(x.in, x.f, x.out); err != nil {
+		return err
+	}
+	bID, err := c.bias(c.in(2), oc, x.in, x.f)
+	if err != nil {
+		return err
+	}
+	n.op, n.in, n.out, n.outMin, n.outMax = c.index, []int{x.inID, x.fID, bID}, []int{x.outID}, lo, hi
+	c.l.node(n)
+	return nil
+}
+
+// window2D returns the [top, right, bottom, left] padding of a kh×kw window
+// (strides sh, sw; dilations dh, dw) over NHWC in that gives out (window).
+func window2D(p schema.Padding, in, out *value, kh, kw, sh, sw, dh, dw int) ([4]int, error) {
+	pt, pb, err := window(p, in.shape[1], kh, sh, dh, out.shape[1])
+	if err != nil {
+		return [4]int{}, fmt.Errorf("height: %w", err)
+	}
+	pl, pr, err := window(p, in.shape[2], kw, sw, dw, out.shape[2])
+	if err != nil {
+		return [4]int{}, fmt.Errorf("width: %w", err)
+	}
+	return [4]int{pt, pr, pb, pl}, nil
+}
+
 func lowerConv2D(c *opCtx) error {
 	if err := c.arity(2, 3, 1); err != nil {
 		return err
 	}
-	o, _ := c.options.(*schema.Conv2DOptionsT)
-	if o == nil {
-		o = &schema.Conv2DOptionsT{}
-	}
-	inID, in, err := c.data(c.in(0))
+	o := options[schema.Conv2DOptionsT](c)
+	x, err := c.convIO(4, 0)
 	if err != nil {
 		return err
 	}
-	fID, f, err := c.weights(c.in(1), 4, 0)
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
-	if err != nil {
-		return err
-	}
-	if err := convTypes(in, f, out); err != nil {
-		return err
-	}
+	in, f, out := x.in, x.f, x.out
 	if len(in.shape) != 4 || len(out.shape) != 4 {
 		return fmt.Errorf("input %v and output %v must be 4-D", in.shape, out.shape)
 	}
@@ -158,54 +203,25 @@ func lowerConv2D(c *opCtx) error {
 		return fmt.Errorf("%w: output %v for input %v and filter %v", errShape, out.shape, in.shape, f.shape)
 	}
 	sh, sw, dh, dw := int(o.StrideH), int(o.StrideW), int(o.DilationHFactor), int(o.DilationWFactor)
-	pt, pb, err := window(o.Padding, in.shape[1], kh, sh, dh, out.shape[1])
-	if err != nil {
-		return fmt.Errorf("height: %w", err)
-	}
-	pl, pr, err := window(o.Padding, in.shape[2], kw, sw, dw, out.shape[2])
-	if err != nil {
-		return fmt.Errorf("width: %w", err)
-	}
-	lo, hi, err := actRange(o.FusedActivationFunction, out)
+	pad, err := window2D(o.Padding, in, out, kh, kw, sh, sw, dh, dw)
 	if err != nil {
 		return err
 	}
-	if err := requantScale(in, f, out); err != nil {
-		return err
-	}
-	bID, err := c.bias(c.in(2), oc, in, f)
-	if err != nil {
-		return err
-	}
-	c.l.node(node{kind: kConv2D, op: c.index, in: []int{inID, fID, bID}, out: []int{outID},
-		pad: [4]int{pt, pr, pb, pl}, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{dh, dw},
-		groups: 1, groupIn: ic, groupOut: oc, outMin: lo, outMax: hi})
-	return nil
+	return c.convNode(x, oc, o.FusedActivationFunction, node{kind: kConv2D,
+		pad: pad, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{dh, dw},
+		groups: 1, groupIn: ic, groupOut: oc})
 }
 
 func lowerDepthwiseConv2D(c *opCtx) error {
 	if err := c.arity(2, 3, 1); err != nil {
 		return err
 	}
-	o, _ := c.options.(*schema.DepthwiseConv2DOptionsT)
-	if o == nil {
-		o = &schema.DepthwiseConv2DOptionsT{}
-	}
-	inID, in, err := c.data(c.in(0))
+	o := options[schema.DepthwiseConv2DOptionsT](c)
+	x, err := c.convIO(4, 3)
 	if err != nil {
 		return err
 	}
-	fID, f, err := c.weights(c.in(1), 4, 3)
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
-	if err != nil {
-		return err
-	}
-	if err := convTypes(in, f, out); err != nil {
-		return err
-	}
+	in, f, out := x.in, x.f, x.out
 	if len(in.shape) != 4 || len(out.shape) != 4 {
 		return fmt.Errorf("input %v and output %v must be 4-D", in.shape, out.shape)
 	}
@@ -221,57 +237,28 @@ func lowerDepthwiseConv2D(c *opCtx) error {
 	}
 	kh, kw := f.shape[1], f.shape[2]
 	sh, sw, dh, dw := int(o.StrideH), int(o.StrideW), int(o.DilationHFactor), int(o.DilationWFactor)
-	pt, pb, err := window(o.Padding, in.shape[1], kh, sh, dh, out.shape[1])
-	if err != nil {
-		return fmt.Errorf("height: %w", err)
-	}
-	pl, pr, err := window(o.Padding, in.shape[2], kw, sw, dw, out.shape[2])
-	if err != nil {
-		return fmt.Errorf("width: %w", err)
-	}
-	lo, hi, err := actRange(o.FusedActivationFunction, out)
+	pad, err := window2D(o.Padding, in, out, kh, kw, sh, sw, dh, dw)
 	if err != nil {
 		return err
 	}
-	if err := requantScale(in, f, out); err != nil {
-		return err
-	}
-	bID, err := c.bias(c.in(2), oc, in, f)
-	if err != nil {
-		return err
-	}
-	c.l.node(node{kind: kDepthwiseConv2D, op: c.index, in: []int{inID, fID, bID}, out: []int{outID},
-		pad: [4]int{pt, pr, pb, pl}, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{dh, dw},
-		depthMul: oc / ic, channels: ic, outMin: lo, outMax: hi})
-	return nil
+	return c.convNode(x, oc, o.FusedActivationFunction, node{kind: kDepthwiseConv2D,
+		pad: pad, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{dh, dw},
+		depthMul: oc / ic, channels: ic})
 }
 
 func lowerFullyConnected(c *opCtx) error {
 	if err := c.arity(2, 3, 1); err != nil {
 		return err
 	}
-	o, _ := c.options.(*schema.FullyConnectedOptionsT)
-	if o == nil {
-		o = &schema.FullyConnectedOptionsT{}
-	}
+	o := options[schema.FullyConnectedOptionsT](c)
 	if o.WeightsFormat != schema.FullyConnectedOptionsWeightsFormatDEFAULT {
 		return fmt.Errorf("weights format %s", schema.EnumNamesFullyConnectedOptionsWeightsFormat[o.WeightsFormat])
 	}
-	inID, in, err := c.data(c.in(0))
+	x, err := c.convIO(2, -1)
 	if err != nil {
 		return err
 	}
-	fID, f, err := c.weights(c.in(1), 2, -1)
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
-	if err != nil {
-		return err
-	}
-	if err := convTypes(in, f, out); err != nil {
-		return err
-	}
+	in, f, out := x.in, x.f, x.out
 	oc, ic := f.shape[0], f.shape[1]
 	n := numElements(in.shape)
 	if n%ic != 0 {
@@ -287,20 +274,7 @@ func lowerFullyConnected(c *opCtx) error {
 	if !slices.Equal(out.shape, want) {
 		return fmt.Errorf("%w: output %v, the op gives %v", errShape, out.shape, want)
 	}
-	lo, hi, err := actRange(o.FusedActivationFunction, out)
-	if err != nil {
-		return err
-	}
-	if err := requantScale(in, f, out); err != nil {
-		return err
-	}
-	bID, err := c.bias(c.in(2), oc, in, f)
-	if err != nil {
-		return err
-	}
-	c.l.node(node{kind: kFullyConnected, op: c.index, in: []int{inID, fID, bID}, out: []int{outID},
-		outMin: lo, outMax: hi})
-	return nil
+	return c.convNode(x, oc, o.FusedActivationFunction, node{kind: kFullyConnected})
 }
 
 // --- element-wise -------------------------------------------------------------
@@ -367,15 +341,36 @@ func lowerBinary(k kind) func(*opCtx) error {
 	}
 }
 
-// unary lowers a one-input op whose output has the input's shape.
-func (c *opCtx) unary(types ...dtype) (inID, outID int, in, out *value, err error) {
-	if err = c.arity(1, 1, 1); err != nil {
+// options returns the op's options of type T, or T's defaults when the
+// model gives none.
+func options[T any](c *opCtx) *T {
+	if o, ok := c.options.(*T); ok && o != nil {
+		return o
+	}
+	return new(T)
+}
+
+// io checks the op's arity (lo to hi inputs, one output) and returns its
+// first input and its output (dataIO).
+func (c *opCtx) io(lo, hi int) (inID, outID int, in, out *value, err error) {
+	if err = c.arity(lo, hi, 1); err != nil {
 		return
 	}
+	return c.dataIO()
+}
+
+// dataIO returns the activation values of input 0 and output 0.
+func (c *opCtx) dataIO() (inID, outID int, in, out *value, err error) {
 	if inID, in, err = c.data(c.in(0)); err != nil {
 		return
 	}
-	if outID, out, err = c.data(c.out(0)); err != nil {
+	outID, out, err = c.data(c.out(0))
+	return
+}
+
+// unary lowers a one-input op whose output has the input's shape.
+func (c *opCtx) unary(types ...dtype) (inID, outID int, in, out *value, err error) {
+	if inID, outID, in, out, err = c.io(1, 1); err != nil {
 		return
 	}
 	if !slices.Equal(in.shape, out.shape) {
@@ -426,10 +421,7 @@ func lowerLeakyRelu(c *opCtx) error {
 	if err != nil {
 		return err
 	}
-	o, _ := c.options.(*schema.LeakyReluOptionsT)
-	if o == nil {
-		o = &schema.LeakyReluOptionsT{}
-	}
+	o := options[schema.LeakyReluOptionsT](c)
 	if math.IsNaN(float64(o.Alpha)) || math.IsInf(float64(o.Alpha), 0) {
 		return fmt.Errorf("alpha %g", o.Alpha)
 	}
@@ -438,14 +430,7 @@ func lowerLeakyRelu(c *opCtx) error {
 }
 
 func lowerPrelu(c *opCtx) error {
-	if err := c.arity(2, 2, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(2, 2)
 	if err != nil {
 		return err
 	}
@@ -473,17 +458,23 @@ func lowerPrelu(c *opCtx) error {
 	return nil
 }
 
+// probQuant reports whether quantized out has the quantization of
+// XNNPACK's quantized probabilities (sigmoid, softmax): scale 1/256 and
+// zero point zp (0 for uint8, -128 for int8).
+func probQuant(out *value) (zp int32, ok bool) {
+	if out.dtype == dtQS8 {
+		zp = -128
+	}
+	return zp, out.scale == 1.0/256 && out.zp == zp
+}
+
 func lowerLogistic(c *opCtx) error {
 	inID, outID, _, out, err := c.unary(dtF32, dtQU8, dtQS8)
 	if err != nil {
 		return err
 	}
 	if out.dtype != dtF32 {
-		zp := int32(0)
-		if out.dtype == dtQS8 {
-			zp = -128
-		}
-		if out.scale != 1.0/256 || out.zp != zp {
+		if zp, ok := probQuant(out); !ok {
 			return fmt.Errorf("output quantization (scale %g, zero point %d), XNNPACK takes 1/256 and %d", out.scale, out.zp, zp)
 		}
 	}
@@ -519,12 +510,7 @@ func lowerSoftmax(c *opCtx) error {
 	if err != nil {
 		return err
 	}
-	o, _ := c.options.(*schema.SoftmaxOptionsT)
-	if o == nil || o.Beta != 1 {
-		beta := float32(0)
-		if o != nil {
-			beta = o.Beta
-		}
+	if beta := options[schema.SoftmaxOptionsT](c).Beta; beta != 1 {
 		return fmt.Errorf("beta %g; XNNPACK's softmax has beta 1", beta)
 	}
 	if in.dtype == dtF32 {
@@ -534,11 +520,7 @@ func lowerSoftmax(c *opCtx) error {
 	// This XNNPACK's softmax node is float only: dequantize, softmax in
 	// float, quantize (converts), as TFLite's own quantized softmax
 	// computes its probabilities in float.
-	zp := int32(0)
-	if out.dtype == dtQS8 {
-		zp = -128
-	}
-	if out.scale != 1.0/256 || out.zp != zp {
+	if zp, ok := probQuant(out); !ok {
 		return fmt.Errorf("output quantization (scale %g, zero point %d), want 1/256 and %d", out.scale, out.zp, zp)
 	}
 	l := c.l
@@ -558,28 +540,21 @@ func lowerPool(k kind) func(*opCtx) error {
 		if err != nil {
 			return err
 		}
-		o, _ := c.options.(*schema.Pool2DOptionsT)
-		if o == nil {
-			o = &schema.Pool2DOptionsT{}
-		}
+		o := options[schema.Pool2DOptionsT](c)
 		if err := sameQuant(in, out); err != nil {
 			return err
 		}
 		kh, kw, sh, sw := int(o.FilterHeight), int(o.FilterWidth), int(o.StrideH), int(o.StrideW)
-		pt, pb, err := window(o.Padding, in.shape[1], kh, sh, 1, out.shape[1])
+		pad, err := window2D(o.Padding, in, out, kh, kw, sh, sw, 1, 1)
 		if err != nil {
-			return fmt.Errorf("height: %w", err)
-		}
-		pl, pr, err := window(o.Padding, in.shape[2], kw, sw, 1, out.shape[2])
-		if err != nil {
-			return fmt.Errorf("width: %w", err)
+			return err
 		}
 		lo, hi, err := actRange(o.FusedActivationFunction, out)
 		if err != nil {
 			return err
 		}
 		n := node{op: c.index, in: []int{inID}, out: []int{outID}, outMin: lo, outMax: hi,
-			pad: [4]int{pt, pr, pb, pl}, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{1, 1}}
+			pad: pad, kernel: [2]int{kh, kw}, stride: [2]int{sh, sw}, dilation: [2]int{1, 1}}
 		switch {
 		case kh*kw == 1:
 			// XNNPACK refuses 1x1 pooling windows; with stride 1 the op is
@@ -592,7 +567,7 @@ func lowerPool(k kind) func(*opCtx) error {
 			// This XNNPACK's average pooling node is float only; a window
 			// over the whole input is its global average pooling, which
 			// takes quantized data.
-			if kh != in.shape[1] || kw != in.shape[2] || out.shape[1] != 1 || out.shape[2] != 1 || pt+pb+pl+pr != 0 {
+			if kh != in.shape[1] || kw != in.shape[2] || out.shape[1] != 1 || out.shape[2] != 1 || pad != [4]int{} {
 				return fmt.Errorf("quantized average pooling other than over the whole input")
 			}
 			n.kind = kGlobalAveragePool
@@ -606,13 +581,7 @@ func lowerPool(k kind) func(*opCtx) error {
 
 // poolIO checks the 4-D input and output of a pooling op.
 func (c *opCtx) poolIO() (inID, outID int, in, out *value, err error) {
-	if err = c.arity(1, 1, 1); err != nil {
-		return
-	}
-	if inID, in, err = c.data(c.in(0)); err != nil {
-		return
-	}
-	if outID, out, err = c.data(c.out(0)); err != nil {
+	if inID, outID, in, out, err = c.io(1, 1); err != nil {
 		return
 	}
 	if len(in.shape) != 4 || len(out.shape) != 4 || in.shape[0] != out.shape[0] || in.shape[3] != out.shape[3] {
@@ -622,14 +591,7 @@ func (c *opCtx) poolIO() (inID, outID int, in, out *value, err error) {
 }
 
 func lowerMean(c *opCtx) error {
-	if err := c.arity(2, 2, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(2, 2)
 	if err != nil {
 		return err
 	}
@@ -665,8 +627,7 @@ func lowerMean(c *opCtx) error {
 			return fmt.Errorf("input/output scale ratio %g outside XNNPACK's [2^-8, 2^8)", r)
 		}
 	}
-	o, _ := c.options.(*schema.ReducerOptionsT)
-	keep := o != nil && o.KeepDims
+	keep := options[schema.ReducerOptionsT](c).KeepDims
 	pooled := []int{in.shape[0], 1, 1, in.shape[3]}
 	want := pooled
 	if !keep {
@@ -697,11 +658,7 @@ func lowerReshape(c *opCtx) error {
 	if s := c.in(1); s >= 0 && c.static(s) == nil {
 		return fmt.Errorf("shape or axis tensor %q is not constant", c.tensor(s).Name)
 	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.dataIO()
 	if err != nil {
 		return err
 	}
@@ -722,11 +679,7 @@ func lowerPad(c *opCtx) error {
 	if c.code == schema.BuiltinOperatorPAD && len(c.op.Inputs) != 2 {
 		return fmt.Errorf("%d inputs, want 2", len(c.op.Inputs))
 	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.dataIO()
 	if err != nil {
 		return err
 	}
@@ -778,14 +731,7 @@ func lowerPad(c *opCtx) error {
 }
 
 func lowerResizeBilinear(c *opCtx) error {
-	if err := c.arity(2, 2, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(2, 2)
 	if err != nil {
 		return err
 	}
@@ -800,10 +746,7 @@ func lowerResizeBilinear(c *opCtx) error {
 		out.shape[0] != in.shape[0] || out.shape[3] != in.shape[3] || out.shape[1] != size[0] || out.shape[2] != size[1] {
 		return fmt.Errorf("%w: input %v, size %v, output %v", errShape, in.shape, size, out.shape)
 	}
-	o, _ := c.options.(*schema.ResizeBilinearOptionsT)
-	if o == nil {
-		o = &schema.ResizeBilinearOptionsT{}
-	}
+	o := options[schema.ResizeBilinearOptionsT](c)
 	var flags uint32
 	switch {
 	case o.AlignCorners && o.HalfPixelCenters:
@@ -819,25 +762,14 @@ func lowerResizeBilinear(c *opCtx) error {
 }
 
 func lowerDepthToSpace(c *opCtx) error {
-	if err := c.arity(1, 1, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(1, 1)
 	if err != nil {
 		return err
 	}
 	if in.dtype != dtF32 || out.dtype != dtF32 {
 		return fmt.Errorf("%s data", in.dtype)
 	}
-	o, _ := c.options.(*schema.DepthToSpaceOptionsT)
-	b := 0
-	if o != nil {
-		b = int(o.BlockSize)
-	}
+	b := int(options[schema.DepthToSpaceOptionsT](c).BlockSize)
 	if b < 2 {
 		return fmt.Errorf("block size %d", b)
 	}
@@ -855,10 +787,7 @@ func lowerConcat(c *opCtx) error {
 	if len(c.op.Inputs) < 1 || len(c.op.Outputs) != 1 {
 		return fmt.Errorf("%d inputs and %d outputs", len(c.op.Inputs), len(c.op.Outputs))
 	}
-	o, _ := c.options.(*schema.ConcatenationOptionsT)
-	if o == nil {
-		o = &schema.ConcatenationOptionsT{}
-	}
+	o := options[schema.ConcatenationOptionsT](c)
 	if o.FusedActivationFunction != schema.ActivationFunctionTypeNONE {
 		return fmt.Errorf("fused activation %s", schema.EnumNamesActivationFunctionType[o.FusedActivationFunction])
 	}
@@ -1009,14 +938,7 @@ func lowerSplit(c *opCtx) error {
 // dimensions takes at most r-1 of them, after dimensions of size 1 are
 // dropped and dimensions that stay together are merged.
 func lowerTranspose(c *opCtx) error {
-	if err := c.arity(2, 2, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(2, 2)
 	if err != nil {
 		return err
 	}
@@ -1131,14 +1053,7 @@ func rotations(shape, perm []int) []rotation {
 // --- quantization ------------------------------------------------------------
 
 func lowerQuantize(c *opCtx) error {
-	if err := c.arity(1, 1, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(1, 1)
 	if err != nil {
 		return err
 	}
@@ -1161,14 +1076,7 @@ func lowerQuantize(c *opCtx) error {
 }
 
 func lowerDequantize(c *opCtx) error {
-	if err := c.arity(1, 1, 1); err != nil {
-		return err
-	}
-	inID, in, err := c.data(c.in(0))
-	if err != nil {
-		return err
-	}
-	outID, out, err := c.data(c.out(0))
+	inID, outID, in, out, err := c.io(1, 1)
 	if err != nil {
 		return err
 	}

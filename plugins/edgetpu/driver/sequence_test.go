@@ -436,19 +436,7 @@ func TestSequenceMobilenet(t *testing.T) {
 		}
 		outs = append(outs, got[0])
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if v := r.dev.Violations(); len(v) > 0 {
-		t.Errorf("the device saw protocol violations: %q", v)
-	}
-	s := streams(t, r.trace.String())
-
-	var c ctrl
-	prepareApp(&c, usb.SpeedSuper)
-	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
-	closing(&c, driver.PerformanceMax)
-	compare(t, "control transfers", s["ctrl"], c)
+	s := r.closeAndCompareCtrl(t, d)
 
 	// Addresses: the caching executable's parameters at ParameterBase; each
 	// run's buffers from RequestBase: the input (49152 bytes, 12 pages),
@@ -546,18 +534,7 @@ func TestSequenceSplitConcat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if v := r.dev.Violations(); len(v) > 0 {
-		t.Errorf("the device saw protocol violations: %q", v)
-	}
-	s := streams(t, r.trace.String())
-	var c ctrl
-	prepareApp(&c, usb.SpeedSuper)
-	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
-	closing(&c, driver.PerformanceMax)
-	compare(t, "control transfers", s["ctrl"], c)
+	s := r.closeAndCompareCtrl(t, d)
 
 	// Addresses: inputs in layer order, a page each, then the outputs in
 	// layer order.
@@ -687,4 +664,25 @@ func TestCachingToken(t *testing.T) {
 			t.Fatalf("DMAs received after each run: %v, want %v", got, want)
 		}
 	}
+}
+
+// closeAndCompareCtrl closes d, checks that the device saw no protocol
+// violations and that the control transfers were those of opening an
+// application-mode device at SuperSpeed, initialising it at maximum
+// performance and closing it, and returns the traced streams.
+func (r *rig) closeAndCompareCtrl(t *testing.T, d *driver.Driver) map[string][]string {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.dev.Violations(); len(v) > 0 {
+		t.Errorf("the device saw protocol violations: %q", v)
+	}
+	s := streams(t, r.trace.String())
+	var c ctrl
+	prepareApp(&c, usb.SpeedSuper)
+	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
+	closing(&c, driver.PerformanceMax)
+	compare(t, "control transfers", s["ctrl"], c)
+	return s
 }

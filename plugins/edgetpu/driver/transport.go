@@ -11,8 +11,8 @@ import (
 // Transport is what the driver asks of one open device: libedgetpu's
 // UsbDeviceInterface (driver/usb/usb_device_interface.h) less what Go's
 // contexts and the optional interfaces below cover. Endpoint numbers have
-// no direction bit. It has the method set of plugins/edgetpu.Transport, so
-// usb.SimDevice and usb.LibUSBDevice are Transports.
+// no direction bit. usb.SimDevice and usb.LibUSBDevice are Transports;
+// plugins/edgetpu.Transport is this interface.
 type Transport interface {
 	// ControlIn performs a control transfer from the device into buf and
 	// returns the bytes received.
@@ -25,7 +25,8 @@ type Transport interface {
 	BulkIn(ctx context.Context, endpoint int, buf []byte) (int, error)
 	// InterruptIn receives from an interrupt-in endpoint into buf.
 	InterruptIn(ctx context.Context, endpoint int, buf []byte) (int, error)
-	// Reset resets the device's port (libusb_reset_device).
+	// Reset resets the device's port (libusb_reset_device); the device may
+	// then come back as another device.
 	Reset(ctx context.Context) error
 	// Close releases the device.
 	Close() error

@@ -94,17 +94,13 @@ const (
 	ExecutionOnly Kind = 2
 )
 
-func (k Kind) String() string {
-	switch k {
-	case StandAlone:
-		return "STAND_ALONE"
-	case ParameterCaching:
-		return "PARAMETER_CACHING"
-	case ExecutionOnly:
-		return "EXECUTION_ONLY"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
+var kindNames = map[Kind]string{
+	StandAlone:       "STAND_ALONE",
+	ParameterCaching: "PARAMETER_CACHING",
+	ExecutionOnly:    "EXECUTION_ONLY",
 }
+
+func (k Kind) String() string { return enumString(k, "Kind", kindNames) }
 
 // Executable is one compiled executable of a package.
 type Executable struct {
@@ -151,19 +147,14 @@ const (
 	ScratchBase      Target = 3
 )
 
-func (t Target) String() string {
-	switch t {
-	case OutputActivation:
-		return "output"
-	case InputActivation:
-		return "input"
-	case ParameterBase:
-		return "parameters"
-	case ScratchBase:
-		return "scratch"
-	}
-	return fmt.Sprintf("Target(%d)", int(t))
+var targetNames = map[Target]string{
+	OutputActivation: "output",
+	InputActivation:  "input",
+	ParameterBase:    "parameters",
+	ScratchBase:      "scratch",
 }
+
+func (t Target) String() string { return enumString(t, "Target", targetNames) }
 
 // Meta says what an instruction field or a DMA hint refers to.
 type Meta struct {
@@ -193,21 +184,15 @@ const (
 	HintFence       HintKind = 4
 )
 
-func (k HintKind) String() string {
-	switch k {
-	case HintNone:
-		return "none"
-	case HintDMA:
-		return "dma"
-	case HintInstruction:
-		return "instruction"
-	case HintInterrupt:
-		return "interrupt"
-	case HintFence:
-		return "fence"
-	}
-	return fmt.Sprintf("HintKind(%d)", int(k))
+var hintKindNames = map[HintKind]string{
+	HintNone:        "none",
+	HintDMA:         "dma",
+	HintInstruction: "instruction",
+	HintInterrupt:   "interrupt",
+	HintFence:       "fence",
 }
+
+func (k HintKind) String() string { return enumString(k, "HintKind", hintKindNames) }
 
 // DMAHints are the executable's DMA hints, in order.
 type DMAHints struct {
@@ -246,27 +231,18 @@ const (
 	SignedFixedPoint16 DataType = 9
 )
 
-func (t DataType) String() string {
-	switch t {
-	case FixedPoint8:
-		return "FIXED_POINT8"
-	case FixedPoint16:
-		return "FIXED_POINT16"
-	case SignedFixedPoint32:
-		return "SIGNED_FIXED_POINT32"
-	case BFloat16:
-		return "BFLOAT"
-	case Half:
-		return "HALF"
-	case Single:
-		return "SINGLE"
-	case SignedFixedPoint8:
-		return "SIGNED_FIXED_POINT8"
-	case SignedFixedPoint16:
-		return "SIGNED_FIXED_POINT16"
-	}
-	return fmt.Sprintf("DataType(%d)", int(t))
+var dataTypeNames = map[DataType]string{
+	FixedPoint8:        "FIXED_POINT8",
+	FixedPoint16:       "FIXED_POINT16",
+	SignedFixedPoint32: "SIGNED_FIXED_POINT32",
+	BFloat16:           "BFLOAT",
+	Half:               "HALF",
+	Single:             "SINGLE",
+	SignedFixedPoint8:  "SIGNED_FIXED_POINT8",
+	SignedFixedPoint16: "SIGNED_FIXED_POINT16",
 }
+
+func (t DataType) String() string { return enumString(t, "DataType", dataTypeNames) }
 
 // Size is the element size in bytes, 0 for an unknown type.
 func (t DataType) Size() int {
@@ -291,16 +267,20 @@ const (
 	LayerInput  LayerKind = 2
 )
 
-func (k LayerKind) String() string {
-	switch k {
-	case LayerNone:
-		return "none"
-	case LayerOutput:
-		return "output"
-	case LayerInput:
-		return "input"
+var layerKindNames = map[LayerKind]string{
+	LayerNone:   "none",
+	LayerOutput: "output",
+	LayerInput:  "input",
+}
+
+func (k LayerKind) String() string { return enumString(k, "LayerKind", layerKindNames) }
+
+// enumString names v from names, or as typ(v) when it has no name.
+func enumString[T ~int](v T, typ string, names map[T]string) string {
+	if s, ok := names[v]; ok {
+		return s
 	}
-	return fmt.Sprintf("LayerKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
 
 // Range is an inclusive index range.
