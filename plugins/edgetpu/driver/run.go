@@ -350,6 +350,11 @@ func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int
 	defer cancel(nil)
 	d.faultMu.Lock()
 	d.runCancel = cancel
+	if d.fault != nil {
+		// A background reader failed after the check above and before the
+		// run could be cancelled: the run must not wait out its timeouts.
+		cancel(d.fault)
+	}
 	d.faultMu.Unlock()
 	err := d.execute(runCtx, reqs)
 	d.faultMu.Lock()
