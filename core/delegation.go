@@ -322,7 +322,7 @@ func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
 	if it.opts.isTwin {
 		return cause
 	}
-	twin, err := it.runTwin(ctx, cause)
+	twin, err := it.runTwin(ctx, cause, false)
 	if err != nil {
 		return err
 	}
@@ -436,18 +436,24 @@ func (it *Interpreter) Plan() *partition.Plan { return it.plan }
 // Fallbacks lists every fallback to the CPU so far, in order.
 func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.events) }
 
-// Close releases the partitions' executables (and a twin that took over).
-// The delegates themselves belong to the caller.
+// Close releases the partitions' executables (and a twin that took over),
+// and with Options.OwnDelegates the delegates themselves (a plugin's
+// process). Closing twice is harmless.
 func (it *Interpreter) Close() error {
 	var errs []error
 	if it.runsTwin != nil {
 		errs = append(errs, it.runsTwin.Close())
+		it.runsTwin = nil
 	}
 	for _, st := range it.steps {
 		if st.part != nil && st.part.exe != nil {
 			errs = append(errs, st.part.exe.Close())
 			st.part.exe = nil
 		}
+	}
+	if it.opts.OwnDelegates {
+		errs = append(errs, closeDelegates(it.opts.Delegates))
+		it.opts.OwnDelegates = false
 	}
 	return errors.Join(errs...)
 }

@@ -24,8 +24,12 @@ type Options struct {
 	// Profiler, when set, is told how long every node took on each Invoke.
 	Profiler Profiler
 	// Delegates run parts of the graph, in priority order: each node goes to
-	// the first delegate that supports it. The interpreter does not close them.
+	// the first delegate that supports it. The interpreter closes them only
+	// when OwnDelegates is set (delegates may be shared between interpreters).
 	Delegates []delegate.Delegate
+	// OwnDelegates makes Close close the Delegates too: for a plugin, that
+	// stops and reaps its process when the interpreter is closed.
+	OwnDelegates bool
 	// Settings are the TFLite settings: fallback_settings decide what a
 	// delegate's failure does, max_delegated_partitions bounds the number of
 	// partitions per delegate, and each delegate reads its own message.
@@ -139,13 +143,27 @@ func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Inter
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		own := it.opts.OwnDelegates
+		it.opts.OwnDelegates = false
 		it.Close()
 		if len(it.events) > 0 && !it.opts.isTwin {
-			return it.runTwin(ctx, err)
+			return it.runTwin(ctx, err, own) // the twin takes the delegates over
+		}
+		if own {
+			closeDelegates(it.opts.Delegates)
 		}
 		return nil, err
 	}
 	return it, nil
+}
+
+// closeDelegates closes delegates an interpreter owned (Options.OwnDelegates).
+func closeDelegates(ds []delegate.Delegate) error {
+	var errs []error
+	for _, d := range ds {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
 }
 
 func (it *Interpreter) makeTensors() {

@@ -102,16 +102,22 @@ func oneLine(s string) string {
 // runTwin replaces it, which fell back but cannot run (cause), with an
 // interpreter of its model's CPU twin, built with the same options. Without
 // a twin to look for, cause is returned as it is.
-func (it *Interpreter) runTwin(ctx context.Context, cause error) (*Interpreter, error) {
+func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
 	path := it.opts.CPUTwin
 	if path == "" {
 		path = TwinPath(it.model.Path())
 	}
 	if path == "" {
+		if own {
+			closeDelegates(it.opts.Delegates)
+		}
 		return nil, cause
 	}
 	events := slices.Clone(it.events)
 	fail := func(err error) (*Interpreter, error) {
+		if own {
+			closeDelegates(it.opts.Delegates)
+		}
 		return nil, &TwinError{Path: path, Fallbacks: events, Cause: cause, Err: err}
 	}
 	twin, err := LoadModel(path)
@@ -123,9 +129,10 @@ func (it *Interpreter) runTwin(ctx context.Context, cause error) (*Interpreter, 
 	}
 	opts := it.opts
 	opts.isTwin = true
+	opts.OwnDelegates = own // a failing twin closes them itself
 	t, err := NewInterpreterContext(ctx, twin, &opts)
 	if err != nil {
-		return fail(err)
+		return nil, &TwinError{Path: path, Fallbacks: events, Cause: cause, Err: err}
 	}
 	t.twin = &TwinFallback{Model: it.model, Path: path, Fallbacks: events, Err: cause}
 	return t, nil
