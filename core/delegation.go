@@ -23,6 +23,14 @@ type delegated struct {
 	outputs  []int
 	shapes   [][]int // boundary shapes the partition was compiled for (inputs then outputs)
 	onCPU    bool    // fell back: its nodes run on the CPU kernels from now on
+
+	// The headers handed to the delegate on each Invoke (copies of the
+	// interpreter's tensors, refreshed every time) and the state saved
+	// for a CPU rerun: kept here so Invoke allocates nothing.
+	ins, outs  []*kernels.Tensor
+	views      []kernels.Tensor
+	viewShapes [][]int
+	saved      [][]byte
 }
 
 // delegateGraph asks the delegates what they support, partitions the graph,
@@ -59,6 +67,7 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 		return fmt.Errorf("partition the graph: %w", err)
 	}
 	it.plan = plan
+	it.partOf = make([]*delegated, n)
 	for _, st := range plan.Steps {
 		if st.Partition < 0 {
 			it.steps = append(it.steps, step{node: it.cpuNode(st.Node)})
@@ -70,8 +79,24 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 		if err := it.compile(ctx, part); err != nil {
 			return err
 		}
+		for _, ni := range part.nodes {
+			it.partOf[ni] = part
+		}
 		it.steps = append(it.steps, step{part: part})
 	}
+	return nil
+}
+
+// absorb decides, through the fallback settings, whether a delegate's
+// failure moves its work to the CPU. When it does, it records the fallback
+// and returns nil; otherwise it returns the failure as a *delegate.Error.
+func (it *Interpreter) absorb(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error) error {
+	derr := &delegate.Error{Delegate: d.Name(), Partition: partition, Stage: stage, Err: err}
+	if ferr := it.fallback.Decide(derr); ferr != nil {
+		return ferr
+	}
+	it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: partition,
+		Nodes: slices.Clone(nodes), Stage: stage, Err: err})
 	return nil
 }
 
@@ -147,11 +172,9 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	}
 	sup, err := d.Support(ctx)
 	if err != nil {
-		derr := &delegate.Error{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err}
-		if ferr := it.fallback.Decide(derr); ferr != nil {
+		if ferr := it.absorb(d, -1, nil, delegate.StageCompile, err); ferr != nil {
 			return ferr
 		}
-		it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err})
 		refuseAll(fmt.Sprintf("unavailable: %v", err))
 		return nil
 	}
@@ -172,11 +195,9 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 		err = fmt.Errorf("finer check returned %d verdicts for %d nodes", len(vs), len(candidates))
 	}
 	if err != nil {
-		derr := &delegate.Error{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err}
-		if ferr := it.fallback.Decide(derr); ferr != nil {
+		if ferr := it.absorb(d, -1, nil, delegate.StageCompile, err); ferr != nil {
 			return ferr
 		}
-		it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: -1, Stage: delegate.StageCompile, Err: err})
 		refuseAll(fmt.Sprintf("finer check failed: %v", err))
 		return nil
 	}
@@ -217,13 +238,10 @@ func (it *Interpreter) compile(ctx context.Context, p *delegated) error {
 	if err == nil {
 		return nil
 	}
-	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageCompile, Err: err}
-	if ferr := it.fallback.Decide(derr); ferr != nil {
+	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageCompile, err); ferr != nil {
 		return ferr
 	}
 	p.onCPU = true
-	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,
-		Nodes: slices.Clone(p.nodes), Stage: delegate.StageCompile, Err: err})
 	return nil
 }
 
@@ -258,13 +276,8 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 	}
 	// State the partition updates in place is also an input: keep a copy so
 	// that a CPU rerun after a failure starts from the state the delegate saw.
-	var saved [][]byte
 	if it.fallback.OnExecutionError {
-		for _, ti := range p.outputs {
-			if t := it.tensors[ti]; t.Variable {
-				saved = append(saved, slices.Clone(t.Data))
-			}
-		}
+		p.saveState(it)
 	}
 	start := time.Now()
 	err := it.invokeDelegate(ctx, p)
@@ -274,28 +287,21 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 		}
 		return nil
 	}
-	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
 	if cerr := ctxDone(ctx); cerr != nil {
 		// The caller gave up: that is the caller's answer, not the
 		// delegate's failure, so there is no fallback to run.
-		derr.Err = fmt.Errorf("%w (%w)", err, cerr)
-		return derr
+		return &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute,
+			Err: fmt.Errorf("%w (%w)", err, cerr)}
 	}
-	if ferr := it.fallback.Decide(derr); ferr != nil {
+	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageExecute, err); ferr != nil {
 		return ferr
 	}
-	for _, ti := range p.outputs {
-		if t := it.tensors[ti]; t.Variable && len(saved) > 0 {
-			copy(t.Data, saved[0])
-			saved = saved[1:]
-		}
-	}
-	it.events = append(it.events, delegate.Event{Delegate: p.delegate.Name(), Partition: p.index,
-		Nodes: slices.Clone(p.nodes), Stage: delegate.StageExecute, Err: err})
+	p.restoreState(it)
 	if !it.cpuRuns(p) {
 		// No CPU kernel for some node (an Edge TPU model's custom op): the
 		// model's CPU twin takes over this Invoke and every later one.
-		return it.switchToTwin(ctx, derr)
+		return it.switchToTwin(ctx, &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index,
+			Stage: delegate.StageExecute, Err: err})
 	}
 	p.onCPU = true
 	if p.exe != nil {
@@ -358,16 +364,7 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 // headers (so a delegate cannot change the interpreter's shapes or memory
 // layout) and checks that the outputs came back whole.
 func (it *Interpreter) invokeDelegate(ctx context.Context, p *delegated) error {
-	view := func(idx []int) []*kernels.Tensor {
-		out := make([]*kernels.Tensor, len(idx))
-		for i, ti := range idx {
-			c := *it.tensors[ti]
-			c.Shape = slices.Clone(c.Shape)
-			out[i] = &c
-		}
-		return out
-	}
-	ins, outs := view(p.inputs), view(p.outputs)
+	ins, outs := p.refreshViews(it)
 	if err := guard(func() error { return p.exe.Invoke(ctx, ins, outs) }); err != nil {
 		return err
 	}
@@ -380,6 +377,53 @@ func (it *Interpreter) invokeDelegate(ctx context.Context, p *delegated) error {
 		}
 	}
 	return nil
+}
+
+// refreshViews copies the boundary tensors' headers into the partition's
+// own views (allocated once) and returns them, inputs then outputs.
+func (p *delegated) refreshViews(it *Interpreter) (ins, outs []*kernels.Tensor) {
+	idx := slices.Concat(p.inputs, p.outputs)
+	if p.views == nil {
+		p.views = make([]kernels.Tensor, len(idx))
+		p.viewShapes = make([][]int, len(idx))
+		all := make([]*kernels.Tensor, len(idx))
+		for i := range all {
+			all[i] = &p.views[i]
+		}
+		p.ins, p.outs = all[:len(p.inputs)], all[len(p.inputs):]
+	}
+	for i, ti := range idx {
+		p.views[i] = *it.tensors[ti]
+		p.viewShapes[i] = append(p.viewShapes[i][:0], it.tensors[ti].Shape...)
+		p.views[i].Shape = p.viewShapes[i]
+	}
+	return p.ins, p.outs
+}
+
+// saveState copies the partition's variable outputs (state it updates in
+// place) into buffers kept for the next time.
+func (p *delegated) saveState(it *Interpreter) {
+	k := 0
+	for _, ti := range p.outputs {
+		if t := it.tensors[ti]; t.Variable {
+			if k == len(p.saved) {
+				p.saved = append(p.saved, nil)
+			}
+			p.saved[k] = append(p.saved[k][:0], t.Data...)
+			k++
+		}
+	}
+}
+
+// restoreState puts back what saveState kept.
+func (p *delegated) restoreState(it *Interpreter) {
+	k := 0
+	for _, ti := range p.outputs {
+		if t := it.tensors[ti]; t.Variable && k < len(p.saved) {
+			copy(t.Data, p.saved[k])
+			k++
+		}
+	}
 }
 
 // runOnCPU runs a partition's nodes on the CPU kernels.
@@ -399,12 +443,11 @@ func (it *Interpreter) runOnCPU(p *delegated) error {
 // inPartition reports whether operator i belongs to a delegated partition
 // that has not fallen back.
 func (it *Interpreter) inPartition(i int) bool {
-	for _, st := range it.steps {
-		if st.part != nil && !st.part.onCPU && slices.Contains(st.part.nodes, i) {
-			return true
-		}
+	if it.partOf == nil {
+		return false // no delegates
 	}
-	return false
+	p := it.partOf[i]
+	return p != nil && !p.onCPU
 }
 
 // executionOrder lists the operators step by step, in the order they run:

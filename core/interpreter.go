@@ -60,8 +60,9 @@ type Interpreter struct {
 	opts     Options
 	tensors  []*kernels.Tensor
 	public   []*Tensor
-	nodes    []*node // per operator; nil where no CPU kernel resolved
-	steps    []step  // execution order
+	nodes    []*node      // per operator; nil where no CPU kernel resolved
+	steps    []step       // execution order
+	partOf   []*delegated // per operator: its partition, or nil (nil slice without delegates)
 	plan     *partition.Plan
 	fallback delegate.Fallback
 	events   []delegate.Event
@@ -124,20 +125,19 @@ func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Inter
 		it.Close()
 		return nil, err
 	}
+	// Every node the CPU must run (CPU steps, and partitions that fell back
+	// at compile time) needs its kernel.
 	var errs []error
 	for _, st := range it.steps {
-		if st.node == nil {
-			continue
-		}
-		if err := kernelErrs[st.node.index]; err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, st := range it.steps {
-		if p := st.part; p != nil && p.onCPU {
-			for _, ni := range p.nodes {
+		switch {
+		case st.node != nil:
+			if err := kernelErrs[st.node.index]; err != nil {
+				errs = append(errs, err)
+			}
+		case st.part.onCPU:
+			for _, ni := range st.part.nodes {
 				if err := kernelErrs[ni]; err != nil {
-					errs = append(errs, fmt.Errorf("partition %d fell back to the CPU: %w", p.index, err))
+					errs = append(errs, fmt.Errorf("partition %d fell back to the CPU: %w", st.part.index, err))
 				}
 			}
 		}
