@@ -294,9 +294,7 @@ func (it *Interpreter) AllocateTensors() error {
 			}
 		}
 	}
-	if err := it.allocate(); err != nil {
-		return err
-	}
+	it.allocate()
 	it.ready = true
 	return nil
 }
@@ -325,7 +323,7 @@ func (it *Interpreter) prepare(n *node) error {
 // allocate plans the arena for every tensor that needs memory and is neither
 // constant, variable nor dynamic. Graph inputs and outputs live for the whole
 // run, so inputs stay untouched and outputs stay readable after Invoke.
-func (it *Interpreter) allocate() error {
+func (it *Interpreter) allocate() {
 	order := it.executionOrder()
 	steps := len(order)
 	first := make(map[int]int)
@@ -385,7 +383,6 @@ func (it *Interpreter) allocate() error {
 		t := it.tensors[ti]
 		t.Data = it.arena[off : off+t.Bytes() : off+t.Bytes()]
 	}
-	return nil
 }
 
 // ArenaBytes is the size of the planned activation memory.
@@ -482,8 +479,8 @@ func (it *Interpreter) ResizeInput(i int, shape []int) error {
 	n := int64(max(t.Type.Size(), 1))
 	for _, d := range shape {
 		n *= int64(d)
-		if n > DefaultMaxTensorBytes {
-			return fmt.Errorf("resize input %d: shape %v is larger than %d bytes", i, shape, DefaultMaxTensorBytes)
+		if n > it.model.maxTensorBytes {
+			return fmt.Errorf("resize input %d: shape %v is larger than the model's %d-byte cap (WithMaxTensorBytes)", i, shape, it.model.maxTensorBytes)
 		}
 	}
 	t.Shape = append([]int(nil), shape...)

@@ -225,3 +225,24 @@ func TestOpCodesAboveThePlaceholder(t *testing.T) {
 		t.Fatalf("op code = %v, want GELU (150)", got)
 	}
 }
+
+// TestResizeInputHonoursTheModelsCap: a resize is held to the tensor-size
+// cap the model was loaded with, not only to the default.
+func TestResizeInputHonoursTheModelsCap(t *testing.T) {
+	m, err := LoadModel(shared.Model(t, "split_concat.tflite"), WithMaxTensorBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []int
+	it, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, kernels.VersionRange{Min: 1, Max: 9},
+		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := it.ResizeInput(0, []int{1, 16, 16, 3}); err != nil {
+		t.Errorf("768 bytes refused under a 4096-byte cap: %v", err)
+	}
+	if err := it.ResizeInput(0, []int{1, 64, 64, 3}); err == nil || !strings.Contains(err.Error(), "4096-byte cap") {
+		t.Errorf("12288 bytes under a 4096-byte cap: %v", err)
+	}
+}

@@ -32,6 +32,9 @@ type Model struct {
 	raw  []byte
 	fb   *schema.Model
 	path string // the file LoadModel read; "" for NewModel
+	// maxTensorBytes is the cap the model was loaded with; ResizeInput
+	// holds inputs to it too.
+	maxTensorBytes int64
 }
 
 // OpCode is one entry of the model's operator-code table.
@@ -153,6 +156,7 @@ func NewModel(data []byte, opts ...LoadOption) (*Model, error) {
 	if err := m.verify(cfg); err != nil {
 		return nil, err
 	}
+	m.maxTensorBytes = cfg.maxTensorBytes
 	return m, nil
 }
 
