@@ -360,14 +360,18 @@ func (c *Client) startErr(err error) error {
 // callErr classifies a failed call on session s. A plugin that did not answer
 // in time is killed (it may still be running the call, writing into shared
 // memory); one whose process is gone is reaped; either way the next Compile
-// starts a fresh one.
+// starts a fresh one. An error that is not a gRPC status (a malformed
+// doorbell answer) is the plugin's answer, and is returned as it is.
 func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
 	if cerr := ctxErr(ctx); cerr != nil {
 		s.end(true, fmt.Sprintf("killed: no answer to %s before the context ended", what))
 		c.forget(s)
 		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, cerr, s.pid)
 	}
-	st := status.Convert(err)
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	switch {
 	case !s.alive() || st.Code() == codes.Unavailable || st.Code() == codes.Canceled:
 		if s.endedBy() == "closed" {
