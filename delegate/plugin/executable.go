@@ -64,17 +64,22 @@ func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (of
 		threshold = 1
 	}
 	offsets = make([]int, 0, len(inputs)+len(outputs))
-	for _, t := range slices.Concat(inputs, outputs) {
-		n := len(t.Data)
+	place := func(n int) int {
 		if !shmSupported || threshold < 0 || n == 0 || n < threshold {
-			offsets = append(offsets, -1)
-			continue
+			return -1
 		}
 		if end := (size + n) % shmPage; end == 0 || end > shmPage-shmSlack {
 			size += 2 * shmSlack
 		}
-		offsets = append(offsets, size)
+		off := size
 		size += (n + shmAlign - 1) / shmAlign * shmAlign
+		return off
+	}
+	for _, t := range inputs {
+		offsets = append(offsets, place(len(t.Data)))
+	}
+	for _, t := range outputs {
+		offsets = append(offsets, place(len(t.Data)))
 	}
 	return offsets, size
 }
