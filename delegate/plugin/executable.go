@@ -93,12 +93,12 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		return fmt.Errorf("invoke: %w", ErrClosed)
 	}
 	if !e.s.alive() {
-		if e.s.endedBy() == "closed" {
+		if e.s.closedByClient() {
 			return fmt.Errorf("invoke: %w", ErrClosed)
 		}
 		// Ended under us (killed after a deadline, or died between calls):
 		// make sure it is reaped and no longer current.
-		e.s.end(true, "died")
+		e.s.kill()
 		e.c.forget(e.s)
 		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
 			ErrCrashed, e.s.exitReport())
