@@ -216,7 +216,7 @@ func (c *Client) Close() error {
 	c.sess, c.closed = nil, true
 	c.mu.Unlock()
 	if s != nil {
-		s.end(false, "closed")
+		s.close()
 	}
 	return nil
 }
@@ -234,7 +234,7 @@ func (c *Client) current(ctx context.Context) (*session, error) {
 			return s, nil
 		}
 		c.sess = nil
-		s.end(true, "exited")
+		s.kill()
 	}
 	s, info, err := c.start(ctx)
 	if err != nil {
@@ -288,7 +288,7 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	}
 	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, ended: make(chan struct{})}
 	fail := func(err error) (*session, Info, error) {
-		s.end(true, "failed to start")
+		s.kill()
 		if out := tail.String(); out != "" {
 			err = fmt.Errorf("%w; its stderr: %s", err, out)
 		}
@@ -360,20 +360,24 @@ func (c *Client) startErr(err error) error {
 // callErr classifies a failed call on session s. A plugin that did not answer
 // in time is killed (it may still be running the call, writing into shared
 // memory); one whose process is gone is reaped; either way the next Compile
-// starts a fresh one.
+// starts a fresh one. An error that is not a gRPC status (a malformed
+// doorbell answer) is the plugin's answer, and is returned as it is.
 func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
 	if cerr := ctxErr(ctx); cerr != nil {
-		s.end(true, fmt.Sprintf("killed: no answer to %s before the context ended", what))
+		s.kill()
 		c.forget(s)
 		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, cerr, s.pid)
 	}
-	st := status.Convert(err)
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	switch {
 	case !s.alive() || st.Code() == codes.Unavailable || st.Code() == codes.Canceled:
-		if s.endedBy() == "closed" {
+		if s.closedByClient() {
 			return fmt.Errorf("%s: %w", what, ErrClosed)
 		}
-		s.end(true, "died")
+		s.kill()
 		c.forget(s)
 		return fmt.Errorf("%s: %w (%s)", what, ErrCrashed, s.exitReport())
 	case st.Code() == codes.FailedPrecondition:
@@ -423,9 +427,9 @@ type session struct {
 	pid    int
 	stderr *tailWriter
 
-	once  sync.Once
-	ended chan struct{} // closed once end began
-	why   string        // set before ended is closed
+	once   sync.Once
+	ended  chan struct{} // closed once end began
+	closed bool          // ended by Client.Close; set before ended is closed
 }
 
 // alive reports whether the process is (as far as we know) running.
@@ -438,23 +442,31 @@ func (s *session) alive() bool {
 	return !s.gp.Exited()
 }
 
-// endedBy says why the session ended, "" while it has not.
-func (s *session) endedBy() string {
+// closedByClient reports whether the session was ended by Client.Close
+// (rather than killed or found dead).
+func (s *session) closedByClient() bool {
 	select {
 	case <-s.ended:
-		return s.why
+		return s.closed
 	default:
-		return ""
+		return false
 	}
 }
 
-// end stops the process once and waits until it is reaped: by force (SIGKILL
-// at once) or gracefully (go-plugin's shutdown, SIGKILL after 2 s).
-func (s *session) end(force bool, why string) {
+// kill ends the process by force (SIGKILL at once) and waits until it is
+// reaped; a session already ended stays as it is.
+func (s *session) kill() { s.end(false) }
+
+// close stops the process gracefully (go-plugin's shutdown, SIGKILL after
+// 2 s), for Client.Close, and waits until it is reaped.
+func (s *session) close() { s.end(true) }
+
+// end stops the process once, as kill or close do.
+func (s *session) end(closed bool) {
 	s.once.Do(func() {
-		s.why = why
+		s.closed = closed
 		close(s.ended)
-		if force && s.cmd.Process != nil {
+		if !closed && s.cmd.Process != nil {
 			s.cmd.Process.Kill() // an error means it is gone already
 		}
 		s.gp.Kill()

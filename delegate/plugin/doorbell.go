@@ -231,8 +231,9 @@ func bellError(err error) proto.Message {
 
 // ring runs req in the plugin through the executable's doorbell and
 // returns the plugin's answer. A request that does not fit the block fails
-// with errBellTooLarge, before anything is sent; other failures are
-// classified as a gRPC Invoke's are (callErr).
+// with errBellTooLarge, before anything is sent. Other failures are what a
+// gRPC Invoke would return (the context's error, a status, or ErrMalformed),
+// for the caller to classify with callErr.
 func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
 	b := e.bell
 	area := b.b[bellReqAt:bellAnswerAt]
@@ -241,7 +242,7 @@ func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pl
 	}
 	msg, err := proto.MarshalOptions{}.MarshalAppend(area[:0], req)
 	if err != nil {
-		return nil, fmt.Errorf("invoke: %w", err)
+		return nil, err
 	}
 	b.setLen(bellReqLen, len(msg))
 	e.rings++
@@ -253,11 +254,11 @@ func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pl
 		if done == n {
 			break
 		}
-		if ctx.Err() != nil {
-			return nil, e.c.callErr(ctx, e.s, "invoke", ctx.Err())
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		if !e.s.alive() {
-			return nil, e.c.callErr(ctx, e.s, "invoke", status.Error(codes.Unavailable, "the plugin process ended"))
+			return nil, status.Error(codes.Unavailable, "the plugin process ended")
 		}
 		wait := doorbellPoll
 		if dl, ok := ctx.Deadline(); ok {
@@ -267,22 +268,22 @@ func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pl
 	}
 	size, kind := b.getLen(bellAnsLen), b.load(bellAnsKind)
 	if size < 0 || size > doorbellSize-bellAnswerAt {
-		return nil, fmt.Errorf("invoke: %w: a doorbell answer of %d bytes", ErrMalformed, size)
+		return nil, fmt.Errorf("%w: a doorbell answer of %d bytes", ErrMalformed, size)
 	}
 	ans := b.b[bellAnswerAt : bellAnswerAt+size]
 	switch kind {
 	case bellAnswer:
 		resp := &pluginpb.InvokeResponse{}
 		if err := proto.Unmarshal(ans, resp); err != nil {
-			return nil, fmt.Errorf("invoke: %w: doorbell answer: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: doorbell answer: %v", ErrMalformed, err)
 		}
 		return resp, nil
 	case bellStatus:
 		st := &spb.Status{}
 		if err := proto.Unmarshal(ans, st); err != nil {
-			return nil, fmt.Errorf("invoke: %w: doorbell answer: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: doorbell answer: %v", ErrMalformed, err)
 		}
-		return nil, e.c.callErr(ctx, e.s, "invoke", status.ErrorProto(st))
+		return nil, status.ErrorProto(st)
 	}
-	return nil, fmt.Errorf("invoke: %w: doorbell answer of kind %d", ErrMalformed, kind)
+	return nil, fmt.Errorf("%w: doorbell answer of kind %d", ErrMalformed, kind)
 }

@@ -64,17 +64,22 @@ func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (of
 		threshold = 1
 	}
 	offsets = make([]int, 0, len(inputs)+len(outputs))
-	for _, t := range slices.Concat(inputs, outputs) {
-		n := len(t.Data)
+	place := func(n int) int {
 		if !shmSupported || threshold < 0 || n == 0 || n < threshold {
-			offsets = append(offsets, -1)
-			continue
+			return -1
 		}
 		if end := (size + n) % shmPage; end == 0 || end > shmPage-shmSlack {
 			size += 2 * shmSlack
 		}
-		offsets = append(offsets, size)
+		off := size
 		size += (n + shmAlign - 1) / shmAlign * shmAlign
+		return off
+	}
+	for _, t := range inputs {
+		offsets = append(offsets, place(len(t.Data)))
+	}
+	for _, t := range outputs {
+		offsets = append(offsets, place(len(t.Data)))
 	}
 	return offsets, size
 }
@@ -88,12 +93,12 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		return fmt.Errorf("invoke: %w", ErrClosed)
 	}
 	if !e.s.alive() {
-		if e.s.endedBy() == "closed" {
+		if e.s.closedByClient() {
 			return fmt.Errorf("invoke: %w", ErrClosed)
 		}
 		// Ended under us (killed after a deadline, or died between calls):
 		// make sure it is reaped and no longer current.
-		e.s.end(true, "died")
+		e.s.kill()
 		e.c.forget(e.s)
 		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
 			ErrCrashed, e.s.exitReport())
@@ -107,39 +112,46 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 	}
 	req := &pluginpb.InvokeRequest{Handle: e.handle}
 	for i, t := range inputs {
-		pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
-		if off := offsets[i]; off >= 0 {
-			copy(e.region.data[off:], t.Data)
-			pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
-		} else {
+		pt := tensorPB(t, offsets[i])
+		if pt.Data == nil {
 			pt.Data = &pluginpb.Tensor_Inline{Inline: t.Data}
+		} else {
+			copy(e.region.data[offsets[i]:], t.Data)
 		}
 		req.Inputs = append(req.Inputs, pt)
 	}
 	for i, t := range outputs {
-		pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
-		if off := offsets[len(inputs)+i]; off >= 0 {
-			pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
-		}
-		req.Outputs = append(req.Outputs, pt)
+		req.Outputs = append(req.Outputs, tensorPB(t, offsets[len(inputs)+i]))
 	}
-	var resp *pluginpb.InvokeResponse
-	err := errBellTooLarge
-	if e.bell.b != nil {
-		resp, err = e.ring(ctx, req)
-	}
-	if err == errBellTooLarge {
-		resp, err = e.s.rpc.Invoke(ctx, req)
-		if err != nil {
-			return e.c.callErr(ctx, e.s, "invoke", err)
-		}
-	} else if err != nil {
-		return err
+	resp, err := e.call(ctx, req)
+	if err != nil {
+		return e.c.callErr(ctx, e.s, "invoke", err)
 	}
 	if err := e.readOutputs(req.Outputs, resp.Outputs, outputs); err != nil {
 		return fmt.Errorf("invoke: %w", err)
 	}
 	return nil
+}
+
+// tensorPB describes t on the wire, its data at offset off of the region,
+// or no data when off is -1.
+func tensorPB(t *kernels.Tensor, off int) *pluginpb.Tensor {
+	pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
+	if off >= 0 {
+		pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
+	}
+	return pt
+}
+
+// call runs req in the plugin: through the doorbell when there is one and
+// req fits its block, else as a gRPC call. Its errors are for callErr.
+func (e *executable) call(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+	if e.bell.b != nil {
+		if resp, err := e.ring(ctx, req); err != errBellTooLarge {
+			return resp, err
+		}
+	}
+	return e.s.rpc.Invoke(ctx, req)
 }
 
 // readOutputs checks the plugin's outputs against what was asked (count,

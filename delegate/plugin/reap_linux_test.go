@@ -29,9 +29,10 @@ func TestHostKilledLeavesNoPlugin(t *testing.T) {
 	for _, c := range []struct {
 		mode   string
 		within time.Duration
+		ended  string // how the plugin must end: which of the two ended it
 	}{
-		{"open", 2 * time.Second}, // Pdeathsig: at once
-		{"raw", 5 * time.Second},  // the watch polls every second
+		{"open", 2 * time.Second, "signal killed"}, // Pdeathsig: at once
+		{"raw", 5 * time.Second, "exit status 3"},  // the watch polls every second
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			host := exec.Command(os.Args[0])
@@ -72,6 +73,11 @@ func TestHostKilledLeavesNoPlugin(t *testing.T) {
 				}
 				if got == pid {
 					t.Logf("plugin %d ended %s after its host was killed (%v)", pid, time.Since(start).Round(time.Millisecond), describeWait(ws))
+					// The watch alone would end it within c.within too:
+					// tell which did.
+					if got := describeWait(ws); got != c.ended {
+						t.Errorf("plugin %d ended with %s, want %s", pid, got, c.ended)
+					}
 					break
 				}
 				if time.Since(start) > c.within {
