@@ -365,7 +365,7 @@ func printBench(w io.Writer, r *benchReport) error {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, twinLine(r.Twin))
+		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
 	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)

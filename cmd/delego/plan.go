@@ -276,7 +276,6 @@ func buildPlanReport(m *core.Model, path string, names []string, plan *partition
 		Partitions: []planPartition{},
 		CPUNodes:   []planNode{},
 		Steps:      []planStep{},
-		Fallbacks:  []planFallback{},
 		plan:       plan,
 	}
 	if runErr != nil {
@@ -293,13 +292,12 @@ func buildPlanReport(m *core.Model, path string, names []string, plan *partition
 		}
 		return out
 	}
+	r.Fallbacks = fallbacksOf(events)
 	fellBack := map[int]bool{}
 	for _, e := range events {
 		if e.Partition >= 0 {
 			fellBack[e.Partition] = true
 		}
-		r.Fallbacks = append(r.Fallbacks, planFallback{Delegate: e.Delegate, Partition: e.Partition,
-			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
 	}
 	r.Summary.Nodes = len(sg.Operators)
 	for k, p := range plan.Partitions {
@@ -348,7 +346,7 @@ func (r *planReport) summaryLine() string {
 func printPlan(w io.Writer, r *planReport) {
 	fmt.Fprintf(w, "model: %s\n", r.Model)
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, twinLine(r.Twin))
+		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
 	}
 	if len(r.Delegates) == 0 {
 		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
@@ -410,6 +408,17 @@ func printTensors(w io.Writer, what string, ts []planTensor) {
 	}
 }
 
+// fallbacksOf is the report form of the interpreter's fallback events
+// ([] for none).
+func fallbacksOf(events []delegate.Event) []planFallback {
+	fbs := []planFallback{}
+	for _, e := range events {
+		fbs = append(fbs, planFallback{Delegate: e.Delegate, Partition: e.Partition,
+			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
+	}
+	return fbs
+}
+
 // describeFallback says what fell back, where and why, in one line.
 func describeFallback(fb planFallback) string {
 	msg := oneLine(fb.Error)
@@ -437,8 +446,18 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		return
 	}
+	part := ""
+	if r.Summary.DelegatedNodes > 0 {
+		part = "partly "
+	}
+	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", whatFailed(r.Fallbacks), part)
+}
+
+// whatFailed says in one line which delegate or partition failed, at which
+// stage and why, for each fallback.
+func whatFailed(fbs []planFallback) string {
 	var what []string
-	for _, fb := range r.Fallbacks {
+	for _, fb := range fbs {
 		who := fb.Delegate
 		if fb.Partition >= 0 {
 			who = fmt.Sprintf("partition %d on %s", fb.Partition, fb.Delegate)
@@ -452,11 +471,7 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		what = append(what, fmt.Sprintf("%s %s (%s)", who, verb, oneLine(fb.Error)))
 	}
-	part := ""
-	if r.Summary.DelegatedNodes > 0 {
-		part = "partly "
-	}
-	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", strings.Join(what, "; "), part)
+	return strings.Join(what, "; ")
 }
 
 // verbosePlan is the plan in a few lines for run -v: the delegates, the
