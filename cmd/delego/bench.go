@@ -299,8 +299,9 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	start := time.Now()
 	del := sel.open(ctx, threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	it, err := newInterpreter(ctx, m, path, core.Options{Threads: del.Threads, Profiler: prof, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
+	opts := del.options(e.registry)
+	opts.Profiler = prof
+	it, err := newInterpreter(ctx, m, path, opts)
 	if err != nil {
 		return err
 	}
@@ -332,13 +333,10 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		}
 		return nil
 	}()
-	plan, err := buildPlanReport(it.Model(), path, del.Names, it.Plan(), it.Fallbacks(), nil)
+	plan, err := reportOutcome(stderr, it, path, del.Names, false)
 	if err != nil {
 		return err
 	}
-	reportTwin(stderr, it)
-	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
-	reportFallbacks(stderr, plan, false)
 	if invokeErr != nil {
 		return invokeErr
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
@@ -296,6 +297,12 @@ type delegation struct {
 	Threads int
 	// Twin is --cpu-twin: core.Options.CPUTwin.
 	Twin string
+}
+
+// options are the core.Options that run d's delegates with the CPU kernels
+// of registry (nil: the built-in ones).
+func (d *delegation) options(registry *kernels.Registry) core.Options {
+	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings, CPUTwin: d.Twin}
 }
 
 // Close closes every delegate.

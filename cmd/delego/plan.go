@@ -114,7 +114,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	del := sel.open(ctx, 0, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 
-	opts := core.Options{Threads: del.Threads, Registry: e.registry, Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin}
+	opts := del.options(e.registry)
 	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
 	if runErr != nil {
 		if _, ok := errors.AsType[*delegate.Error](runErr); ok {
@@ -432,6 +432,20 @@ func describeFallback(fb planFallback) string {
 // oneLine joins the lines of a (possibly joined) error message.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// reportOutcome tells the user, after it has run, where the result came
+// from: the CPU twin, a simulated Edge TPU, the CPU fallback (see
+// reportFallbacks). It returns the plan report of the run.
+func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) (*planReport, error) {
+	r, err := buildPlanReport(it.Model(), path, names, it.Plan(), it.Fallbacks(), nil)
+	if err != nil {
+		return nil, err
+	}
+	reportTwin(w, it)
+	reportSimulated(w, it) // edgetpu part 2 (edgetpu_env.go)
+	reportFallbacks(w, r, verbose)
+	return r, nil
 }
 
 // reportFallbacks tells the user that (part of) the result came from the CPU

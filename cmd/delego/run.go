@@ -207,8 +207,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	del := sel.open(ctx, threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	it, err := newInterpreter(ctx, m, f.model, core.Options{Threads: del.Threads, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
+	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry))
 	if err != nil {
 		return err
 	}
@@ -229,13 +228,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), it.Fallbacks(), nil)
-	if err != nil {
+	if _, err := reportOutcome(stderr, it, f.model, del.Names, f.verbose); err != nil {
 		return err
 	}
-	reportTwin(stderr, it)
-	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
-	reportFallbacks(stderr, r, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
