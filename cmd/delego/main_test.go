@@ -105,6 +105,7 @@ func TestUsageMentionsEveryFlag(t *testing.T) {
 	}{
 		{runUsage, (&runFlags{}).flagSet()},
 		{benchUsage, (&benchFlags{}).flagSet()},
+		{planUsage, (&planFlags{}).flagSet()},
 		{inspectUsage, inspectFlagSet(&asJSON)},
 	} {
 		c.fs.VisitAll(func(f *flag.Flag) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -76,6 +77,15 @@ type planFlags struct {
 	json       bool
 }
 
+// flagSet defines the flags of "delego plan" on f.
+func (f *planFlags) flagSet() *flag.FlagSet {
+	fs := newFlagSet("plan")
+	f.delegation.define(fs)
+	fs.StringVar(&f.format, "format", "text", "")
+	fs.BoolVar(&f.json, "json", false, "")
+	return fs
+}
+
 func planCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return planWith(ctx, args, stdout, stderr, env{})
 }
@@ -83,10 +93,7 @@ func planCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // planWith is planCmd with the kernels and delegates of e.
 func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
 	f := &planFlags{}
-	fs := newFlagSet("plan")
-	f.delegation.define(fs)
-	fs.StringVar(&f.format, "format", "text", "")
-	fs.BoolVar(&f.json, "json", false, "")
+	fs := f.flagSet()
 	pos, perr := parseArgs(fs, args)
 	if perr != nil {
 		return flagError(fs, "plan", planUsage, stdout, perr)
