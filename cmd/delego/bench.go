@@ -244,7 +244,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.inputs, "input", "")
 	fs.IntVar(&f.runs, "runs", 50, "")
 	fs.IntVar(&f.warmup, "warmup", 1, "")
-	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	f.delegation.define(fs)
@@ -266,14 +266,10 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return usagef("bench", "--runs must be at least 1, got %d", f.runs)
 	case f.warmup < 0:
 		return usagef("bench", "--warmup must not be negative, got %d", f.warmup)
-	case f.threads < 1:
+	case setFlags(fs)["threads"] && f.threads < 1:
 		return usagef("bench", "--threads must be at least 1, got %d", f.threads)
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
-	}
-	threads := 0
-	if setFlags(fs)["threads"] {
-		threads = f.threads
 	}
 	sel, err := f.delegation.resolve("bench", stderr)
 	if err != nil {
@@ -297,7 +293,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	sg := m.Subgraphs[0]
 	prof := newNodeProfiler(len(sg.Operators))
 	start := time.Now()
-	del := sel.open(ctx, threads, e.open)
+	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 	opts := del.options(e.registry)
 	opts.Profiler = prof

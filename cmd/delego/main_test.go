@@ -82,6 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "a.tflite", "--runs", "0"}, "--runs must be at least 1"},
 		{[]string{"bench", "a.tflite", "--warmup", "-1"}, "--warmup must not be negative"},
 		{[]string{"bench", "a.tflite", "--seed", "4294967296"}, "--seed must fit in 32 bits"},
+		{[]string{"bench", "a.tflite", "--threads", "0"}, "--threads must be at least 1"},
 	} {
 		code, out, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
