@@ -178,10 +178,8 @@ func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []
 	}
 	perRun := func(d time.Duration) float64 { return ms(d) / float64(max(runs, 1)) }
 	nodes := []nodeProfile{}
-	byOp := map[string]*struct {
-		count int
-		total time.Duration
-	}{}
+	byOp := map[string]*opProfile{}
+	totals := map[string]time.Duration{}
 	for i, d := range p.total {
 		op := p.op[i]
 		if op == "" {
@@ -193,20 +191,16 @@ func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []
 		}
 		nodes = append(nodes, nodeProfile{Node: i, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
 		if byOp[op] == nil {
-			byOp[op] = &struct {
-				count int
-				total time.Duration
-			}{}
+			byOp[op] = &opProfile{Op: op}
 		}
-		byOp[op].count++
-		byOp[op].total += d
+		byOp[op].Count++
+		totals[op] += d
 	}
 	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
 	ops := []opProfile{}
-	totals := map[string]time.Duration{}
-	for op, s := range byOp {
-		ops = append(ops, opProfile{Op: op, Count: s.count, AvgMs: perRun(s.total), Percent: pct(s.total)})
-		totals[op] = s.total
+	for op, p := range byOp {
+		p.AvgMs, p.Percent = perRun(totals[op]), pct(totals[op])
+		ops = append(ops, *p)
 	}
 	slices.SortFunc(ops, func(a, b opProfile) int {
 		if c := cmp.Compare(totals[b.Op], totals[a.Op]); c != 0 {
