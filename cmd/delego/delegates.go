@@ -42,11 +42,6 @@ type pluginHost struct {
 // defaultHost looks in plugin.SearchDirs, without pinning or mTLS.
 func defaultHost() pluginHost { return pluginHost{dirs: plugin.SearchDirs()} }
 
-// openDelegate is defaultHost's opener.
-func openDelegate(ctx context.Context, name string) delegate.Delegate {
-	return defaultHost().open(ctx, name)
-}
-
 // open is delego's delegateOpener: the plugin delego-NAME when the search
 // directories hold one; otherwise the delegates built in run in process
 // ("cpu": delego's own kernels, the same bytes; "edgetpu": the Coral USB
