@@ -178,10 +178,8 @@ func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []
 	}
 	perRun := func(d time.Duration) float64 { return ms(d) / float64(max(runs, 1)) }
 	nodes := []nodeProfile{}
-	byOp := map[string]*struct {
-		count int
-		total time.Duration
-	}{}
+	byOp := map[string]*opProfile{}
+	totals := map[string]time.Duration{}
 	for i, d := range p.total {
 		op := p.op[i]
 		if op == "" {
@@ -193,20 +191,16 @@ func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []
 		}
 		nodes = append(nodes, nodeProfile{Node: i, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
 		if byOp[op] == nil {
-			byOp[op] = &struct {
-				count int
-				total time.Duration
-			}{}
+			byOp[op] = &opProfile{Op: op}
 		}
-		byOp[op].count++
-		byOp[op].total += d
+		byOp[op].Count++
+		totals[op] += d
 	}
 	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
 	ops := []opProfile{}
-	totals := map[string]time.Duration{}
-	for op, s := range byOp {
-		ops = append(ops, opProfile{Op: op, Count: s.count, AvgMs: perRun(s.total), Percent: pct(s.total)})
-		totals[op] = s.total
+	for op, p := range byOp {
+		p.AvgMs, p.Percent = perRun(totals[op]), pct(totals[op])
+		ops = append(ops, *p)
 	}
 	slices.SortFunc(ops, func(a, b opProfile) int {
 		if c := cmp.Compare(totals[b.Op], totals[a.Op]); c != 0 {
@@ -244,7 +238,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.inputs, "input", "")
 	fs.IntVar(&f.runs, "runs", 50, "")
 	fs.IntVar(&f.warmup, "warmup", 1, "")
-	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	f.delegation.define(fs)
@@ -266,14 +260,10 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return usagef("bench", "--runs must be at least 1, got %d", f.runs)
 	case f.warmup < 0:
 		return usagef("bench", "--warmup must not be negative, got %d", f.warmup)
-	case f.threads < 1:
+	case setFlags(fs)["threads"] && f.threads < 1:
 		return usagef("bench", "--threads must be at least 1, got %d", f.threads)
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
-	}
-	threads := 0
-	if setFlags(fs)["threads"] {
-		threads = f.threads
 	}
 	sel, err := f.delegation.resolve("bench", stderr)
 	if err != nil {
@@ -297,10 +287,11 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	sg := m.Subgraphs[0]
 	prof := newNodeProfiler(len(sg.Operators))
 	start := time.Now()
-	del := sel.open(ctx, threads, e.open)
+	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	it, err := newInterpreter(ctx, m, path, core.Options{Threads: del.Threads, Profiler: prof, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
+	opts := del.options(e.registry)
+	opts.Profiler = prof
+	it, err := newInterpreter(ctx, m, path, opts)
 	if err != nil {
 		return err
 	}
@@ -332,13 +323,10 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		}
 		return nil
 	}()
-	plan, err := buildPlanReport(it.Model(), path, del.Names, it.Plan(), it.Fallbacks(), nil)
+	plan, err := reportOutcome(stderr, it, path, del.Names, false)
 	if err != nil {
 		return err
 	}
-	reportTwin(stderr, it)
-	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
-	reportFallbacks(stderr, plan, false)
 	if invokeErr != nil {
 		return invokeErr
 	}
@@ -365,7 +353,7 @@ func printBench(w io.Writer, r *benchReport) error {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, twinLine(r.Twin))
+		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
 	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)

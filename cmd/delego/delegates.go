@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
@@ -40,11 +41,6 @@ type pluginHost struct {
 
 // defaultHost looks in plugin.SearchDirs, without pinning or mTLS.
 func defaultHost() pluginHost { return pluginHost{dirs: plugin.SearchDirs()} }
-
-// openDelegate is defaultHost's opener.
-func openDelegate(ctx context.Context, name string) delegate.Delegate {
-	return defaultHost().open(ctx, name)
-}
 
 // open is delego's delegateOpener: the plugin delego-NAME when the search
 // directories hold one; otherwise the delegates built in run in process
@@ -296,6 +292,12 @@ type delegation struct {
 	Threads int
 	// Twin is --cpu-twin: core.Options.CPUTwin.
 	Twin string
+}
+
+// options are the core.Options that run d's delegates with the CPU kernels
+// of registry (nil: the built-in ones).
+func (d *delegation) options(registry *kernels.Registry) core.Options {
+	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings, CPUTwin: d.Twin}
 }
 
 // Close closes every delegate.

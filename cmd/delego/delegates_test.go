@@ -270,17 +270,17 @@ func TestDelegateNames(t *testing.T) {
 			t.Errorf("delegateNameOf(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if _, ok := openDelegate(context.Background(), "cpu").(*cpu.Delegate); !ok {
-		t.Error(`openDelegate("cpu") is not the in-process cpu delegate`)
+	if _, ok := defaultHost().open(context.Background(), "cpu").(*cpu.Delegate); !ok {
+		t.Error(`defaultHost().open("cpu") is not the in-process cpu delegate`)
 	}
-	if _, ok := openDelegate(context.Background(), "edgetpu").(*edgetpu.Delegate); !ok {
-		t.Error(`openDelegate("edgetpu") is not the in-process edgetpu delegate`)
+	if _, ok := defaultHost().open(context.Background(), "edgetpu").(*edgetpu.Delegate); !ok {
+		t.Error(`defaultHost().open("edgetpu") is not the in-process edgetpu delegate`)
 	}
 	for _, n := range []string{"xnnpack", "gpu", "nnapi", "foo"} {
-		d := openDelegate(context.Background(), n)
+		d := defaultHost().open(context.Background(), n)
 		_, err := d.Support(context.Background())
 		if d.Name() != n || !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "delego-"+n) {
-			t.Errorf("openDelegate(%q): name %q, Support error %v; want an unavailable delegate saying what was looked for", n, d.Name(), err)
+			t.Errorf("defaultHost().open(%q): name %q, Support error %v; want an unavailable delegate saying what was looked for", n, d.Name(), err)
 		}
 	}
 }

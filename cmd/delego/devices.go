@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -82,12 +81,7 @@ func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env)
 			Speed: d.Speed.String(), Bus: d.Bus, Address: d.Address, Ports: nonNil(d.Ports), Location: d.Location()})
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
-		return nil
+		return writeJSON(stdout, r)
 	}
 	if len(devs) == 0 {
 		fmt.Fprintf(stdout, "no Edge TPU found (looked for Coral USB Accelerators: %s before firmware, %s after)\n", r.LookedFor[0], r.LookedFor[1])

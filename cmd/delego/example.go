@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,7 @@ import (
 	"github.com/delego/delego/core/modelbuild"
 )
 
-const exampleUsage = `usage: delego example [--dir DIR]
+const exampleUsage = `Usage: delego example [--dir DIR]
 
 Writes delego's built-in example model, a tiny float32 image classifier
 (CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX), with an input
@@ -26,14 +25,14 @@ Flags:
 `
 
 func exampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("example", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("example")
 	dir := fs.String("dir", "", "")
-	if err := fs.Parse(args); err != nil {
-		return usagef("example", "%v", err)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagError(fs, "example", exampleUsage, stdout, err)
 	}
-	if fs.NArg() > 0 {
-		return usagef("example", "unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 {
+		return usagef("example", "unexpected argument %q", pos[0])
 	}
 	if *dir == "" {
 		tmp, err := os.MkdirTemp("", "delego-example-")

@@ -26,9 +26,6 @@ const (
 	defaultStd  = 127.5
 )
 
-// defaultNorm returns the default normalisation.
-func defaultNorm() pixelNorm { return pixelNorm{Mean: defaultMean, Std: defaultStd} }
-
 // loadImage decodes a PNG, JPEG or BMP file.
 func loadImage(path string) (image.Image, error) {
 	f, err := os.Open(path)

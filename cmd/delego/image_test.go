@@ -24,6 +24,9 @@ import (
 )
 
 // imageInput loads the model and converts picture into its single input.
+// defaultNorm is the normalisation run uses without --mean and --std.
+func defaultNorm() pixelNorm { return pixelNorm{Mean: defaultMean, Std: defaultStd} }
+
 func imageInput(t *testing.T, model, picture string, norm pixelNorm) []byte {
 	t.Helper()
 	m, err := core.LoadModel(shared.Model(t, model))

@@ -45,6 +45,9 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"inspect", "-h"}, "Usage: delego inspect MODEL"},
 		{[]string{"bench", "-h"}, "Usage: delego bench MODEL"},
 		{[]string{"plan", "-h"}, "Usage: delego plan MODEL"},
+		{[]string{"devices", "-h"}, "Usage: delego devices"},
+		{[]string{"plugins", "-h"}, "Usage: delego plugins"},
+		{[]string{"example", "-h"}, "Usage: delego example"},
 		{[]string{"help", "plan"}, "JSON fields (stable):"},
 		{[]string{"help", "-h"}, "Usage: delego help"},
 		{[]string{"version", "-h"}, "Usage: delego version"},
@@ -79,6 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "a.tflite", "--runs", "0"}, "--runs must be at least 1"},
 		{[]string{"bench", "a.tflite", "--warmup", "-1"}, "--warmup must not be negative"},
 		{[]string{"bench", "a.tflite", "--seed", "4294967296"}, "--seed must fit in 32 bits"},
+		{[]string{"bench", "a.tflite", "--threads", "0"}, "--threads must be at least 1"},
 	} {
 		code, out, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
@@ -102,6 +106,7 @@ func TestUsageMentionsEveryFlag(t *testing.T) {
 	}{
 		{runUsage, (&runFlags{}).flagSet()},
 		{benchUsage, (&benchFlags{}).flagSet()},
+		{planUsage, (&planFlags{}).flagSet()},
 		{inspectUsage, inspectFlagSet(&asJSON)},
 	} {
 		c.fs.VisitAll(func(f *flag.Flag) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -76,6 +77,15 @@ type planFlags struct {
 	json       bool
 }
 
+// flagSet defines the flags of "delego plan" on f.
+func (f *planFlags) flagSet() *flag.FlagSet {
+	fs := newFlagSet("plan")
+	f.delegation.define(fs)
+	fs.StringVar(&f.format, "format", "text", "")
+	fs.BoolVar(&f.json, "json", false, "")
+	return fs
+}
+
 func planCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return planWith(ctx, args, stdout, stderr, env{})
 }
@@ -83,10 +93,7 @@ func planCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // planWith is planCmd with the kernels and delegates of e.
 func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
 	f := &planFlags{}
-	fs := newFlagSet("plan")
-	f.delegation.define(fs)
-	fs.StringVar(&f.format, "format", "text", "")
-	fs.BoolVar(&f.json, "json", false, "")
+	fs := f.flagSet()
 	pos, perr := parseArgs(fs, args)
 	if perr != nil {
 		return flagError(fs, "plan", planUsage, stdout, perr)
@@ -114,7 +121,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	del := sel.open(ctx, 0, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 
-	opts := core.Options{Threads: del.Threads, Registry: e.registry, Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin}
+	opts := del.options(e.registry)
 	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
 	if runErr != nil {
 		if _, ok := errors.AsType[*delegate.Error](runErr); ok {
@@ -276,7 +283,6 @@ func buildPlanReport(m *core.Model, path string, names []string, plan *partition
 		Partitions: []planPartition{},
 		CPUNodes:   []planNode{},
 		Steps:      []planStep{},
-		Fallbacks:  []planFallback{},
 		plan:       plan,
 	}
 	if runErr != nil {
@@ -293,13 +299,12 @@ func buildPlanReport(m *core.Model, path string, names []string, plan *partition
 		}
 		return out
 	}
+	r.Fallbacks = fallbacksOf(events)
 	fellBack := map[int]bool{}
 	for _, e := range events {
 		if e.Partition >= 0 {
 			fellBack[e.Partition] = true
 		}
-		r.Fallbacks = append(r.Fallbacks, planFallback{Delegate: e.Delegate, Partition: e.Partition,
-			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
 	}
 	r.Summary.Nodes = len(sg.Operators)
 	for k, p := range plan.Partitions {
@@ -348,7 +353,7 @@ func (r *planReport) summaryLine() string {
 func printPlan(w io.Writer, r *planReport) {
 	fmt.Fprintf(w, "model: %s\n", r.Model)
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, twinLine(r.Twin))
+		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
 	}
 	if len(r.Delegates) == 0 {
 		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
@@ -410,6 +415,17 @@ func printTensors(w io.Writer, what string, ts []planTensor) {
 	}
 }
 
+// fallbacksOf is the report form of the interpreter's fallback events
+// ([] for none).
+func fallbacksOf(events []delegate.Event) []planFallback {
+	fbs := []planFallback{}
+	for _, e := range events {
+		fbs = append(fbs, planFallback{Delegate: e.Delegate, Partition: e.Partition,
+			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
+	}
+	return fbs
+}
+
 // describeFallback says what fell back, where and why, in one line.
 func describeFallback(fb planFallback) string {
 	msg := oneLine(fb.Error)
@@ -425,6 +441,20 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
+// reportOutcome tells the user, after it has run, where the result came
+// from: the CPU twin, a simulated Edge TPU, the CPU fallback (see
+// reportFallbacks). It returns the plan report of the run.
+func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) (*planReport, error) {
+	r, err := buildPlanReport(it.Model(), path, names, it.Plan(), it.Fallbacks(), nil)
+	if err != nil {
+		return nil, err
+	}
+	reportTwin(w, it)
+	reportSimulated(w, it) // edgetpu part 2 (edgetpu_env.go)
+	reportFallbacks(w, r, verbose)
+	return r, nil
+}
+
 // reportFallbacks tells the user that (part of) the result came from the CPU
 // fallback: with verbose, every fallback on its own line; else one line.
 func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
@@ -437,8 +467,18 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		return
 	}
+	part := ""
+	if r.Summary.DelegatedNodes > 0 {
+		part = "partly "
+	}
+	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", whatFailed(r.Fallbacks), part)
+}
+
+// whatFailed says in one line which delegate or partition failed, at which
+// stage and why, for each fallback.
+func whatFailed(fbs []planFallback) string {
 	var what []string
-	for _, fb := range r.Fallbacks {
+	for _, fb := range fbs {
 		who := fb.Delegate
 		if fb.Partition >= 0 {
 			who = fmt.Sprintf("partition %d on %s", fb.Partition, fb.Delegate)
@@ -452,11 +492,7 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		what = append(what, fmt.Sprintf("%s %s (%s)", who, verb, oneLine(fb.Error)))
 	}
-	part := ""
-	if r.Summary.DelegatedNodes > 0 {
-		part = "partly "
-	}
-	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", strings.Join(what, "; "), part)
+	return strings.Join(what, "; ")
 }
 
 // verbosePlan is the plan in a few lines for run -v: the delegates, the

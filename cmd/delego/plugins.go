@@ -126,9 +126,7 @@ func pluginsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(stdout, r)
 	}
 	printPlugins(stdout, r)
 	return nil

@@ -70,19 +70,18 @@ Flags may come before or after MODEL.
 
 // runFlags are the parsed flags of "delego run".
 type runFlags struct {
-	model        string
-	inputs       stringList
-	image        string
-	output       string
-	labels       string
-	top          int
-	threads      int
-	verbose      bool
-	delegation   delegationFlags
-	threadsGiven bool
-	norm         pixelNorm
-	normGiven    bool
-	topGiven     bool
+	model      string
+	inputs     stringList
+	image      string
+	output     string
+	labels     string
+	top        int
+	threads    int
+	verbose    bool
+	delegation delegationFlags
+	norm       pixelNorm
+	normGiven  bool
+	topGiven   bool
 }
 
 // flagSet defines the flags of "delego run" on f.
@@ -93,7 +92,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.output, "output", "", "")
 	fs.StringVar(&f.labels, "labels", "", "")
 	fs.IntVar(&f.top, "top", 0, "")
-	fs.IntVar(&f.threads, "threads", 1, "")
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
@@ -111,7 +110,6 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	set := setFlags(fs)
 	f.normGiven = set["mean"] || set["std"]
 	f.topGiven = set["top"]
-	f.threadsGiven = set["threads"]
 	switch {
 	case len(pos) != 1:
 		return nil, usagef("run", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
@@ -121,7 +119,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--mean and --std apply to --image only")
 	case f.norm.Std == 0:
 		return nil, usagef("run", "--std must not be 0")
-	case f.threads < 1:
+	case set["threads"] && f.threads < 1:
 		return nil, usagef("run", "--threads must be at least 1, got %d", f.threads)
 	case f.top < 0:
 		return nil, usagef("run", "--top must not be negative, got %d", f.top)
@@ -201,14 +199,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start = time.Now()
-	threads := 0
-	if f.threadsGiven {
-		threads = f.threads
-	}
-	del := sel.open(ctx, threads, e.open)
+	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	it, err := newInterpreter(ctx, m, f.model, core.Options{Threads: del.Threads, Registry: e.registry,
-		Delegates: del.Delegates, Settings: del.Settings, CPUTwin: del.Twin})
+	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry))
 	if err != nil {
 		return err
 	}
@@ -229,13 +222,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), it.Fallbacks(), nil)
-	if err != nil {
+	if _, err := reportOutcome(stderr, it, f.model, del.Names, f.verbose); err != nil {
 		return err
 	}
-	reportTwin(stderr, it)
-	reportSimulated(stderr, it) // edgetpu part 2 (edgetpu_env.go)
-	reportFallbacks(stderr, r, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
