@@ -489,12 +489,12 @@ func (c *opCtx) intTensor(ti int, what string) ([]int, error) {
 	}
 	switch t.Type {
 	case kernels.Int32:
-		if len(data) != 4*numElements(t.Shape) {
+		if len(data) != 4*kernels.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		return int32s(data), nil
 	case kernels.Int64:
-		if len(data) != 8*numElements(t.Shape) {
+		if len(data) != 8*kernels.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		out := make([]int, len(data)/8)
