@@ -398,7 +398,7 @@ func sameQuant(a, b *value) error {
 
 // actRange returns the output bounds of a fused activation for XNNPACK. For
 // quantized outputs the bounds are TFLite's integer bounds
-// (CalculateActivationRangeQuantized) turned into the reals XNNPACK maps
+// (kernels.ActivationRangeQuantized) turned into the reals XNNPACK maps
 // back onto exactly those integers.
 func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, error) {
 	inf := float32(math.Inf(1))
@@ -418,14 +418,15 @@ func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, 
 	if out.dtype == dtF32 {
 		return lo, hi, nil
 	}
-	qmin, qmax := int32(-128), int32(127)
+	typ := kernels.Int8
 	if out.dtype == dtQU8 {
-		qmin, qmax = 0, 255
+		typ = kernels.Uint8
 	}
-	quantize := func(f float32) int32 { return out.zp + int32(math.Round(float64(f/out.scale))) }
-	qlo, qhi := max(qmin, quantize(lo)), qmax
-	if !math.IsInf(float64(hi), 1) {
-		qhi = min(qmax, quantize(hi))
+	qmin, qmax, _ := kernels.QuantizedRange(typ)
+	qlo, qhi, err := kernels.ActivationRangeQuantized(act, &kernels.Tensor{Type: typ,
+		Quant: &kernels.Quantization{Scale: []float32{out.scale}, ZeroPoint: []int64{int64(out.zp)}}})
+	if err != nil {
+		return 0, 0, err
 	}
 	if qlo >= qhi {
 		return 0, 0, fmt.Errorf("fused activation %s leaves no output range", schema.EnumNamesActivationFunctionType[act])
