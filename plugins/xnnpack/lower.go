@@ -448,18 +448,13 @@ func window(p schema.Padding, in, k, s, d, out int) (before, after int, err erro
 	if s <= 0 || d <= 0 || k <= 0 {
 		return 0, 0, fmt.Errorf("window %d, stride %d, dilation %d", k, s, d)
 	}
-	eff := (k-1)*d + 1
-	var want int
-	switch p {
-	case schema.PaddingSAME:
-		want = (in + s - 1) / s
-		total := max((want-1)*s+eff-in, 0)
-		before, after = total/2, total-total/2
-	case schema.PaddingVALID:
-		want = (in + s - eff) / s
-	default:
+	if p != schema.PaddingSAME && p != schema.PaddingVALID {
 		return 0, 0, fmt.Errorf("padding %d", p)
 	}
+	eff := (k-1)*d + 1
+	want := kernels.ComputeOutSize(p, in, k, s, d)
+	pad, offset := kernels.ComputePadding(s, d, in, k, want)
+	before, after = pad, pad+offset
 	if want <= 0 {
 		return 0, 0, fmt.Errorf("window %d (dilated %d) does not fit input %d", k, eff, in)
 	}
