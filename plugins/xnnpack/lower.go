@@ -104,6 +104,16 @@ func (l *lowerer) lowerOp(i int) (err error) {
 	if !e.versions.Contains(oc.Version) {
 		return fmt.Errorf("version %d; the xnnpack delegate handles %s", oc.Version, e.versions)
 	}
+	// The declared tensor types bind Compile as they bind the host's
+	// check of the declared support: the lowerings rely on them.
+	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+		if ti < 0 || l.static(ti) != nil {
+			continue
+		}
+		if t := l.sg.Tensors[ti].Type; !slices.Contains(e.types, t) {
+			return fmt.Errorf("%s tensors; the xnnpack delegate takes %v", t, e.types)
+		}
+	}
 	var fop schema.Operator
 	if !l.fsg.Operators(&fop, i) {
 		return fmt.Errorf("operator table unreadable")
