@@ -219,13 +219,12 @@ func compile(p *program, threads int, validate bool) (e *engine, err error) {
 		s := &stages[i]
 		var xs *xstage
 		if s.subgraph(p) {
-			xs, err = e.subgraph(s, validate)
-		} else {
-			xs, err = e.operators(s, validate)
+			xs, err = e.subgraph(s, validate) // names the failing node's op
+		} else if xs, err = e.operators(s, validate); err != nil {
+			err = fmt.Errorf("op %d: %w", p.nodes[s.nodes[0]].op, err) // one node
 		}
 		if err != nil {
-			n := p.nodes[s.nodes[0]]
-			return nil, fmt.Errorf("op %d: %w", n.op, err)
+			return nil, err
 		}
 		e.stages = append(e.stages, xs)
 	}
@@ -345,13 +344,13 @@ func (e *engine) subgraph(s *stage, validate bool) (*xstage, error) {
 			}
 			id, err := define(v)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("op %d: %w", n.op, err)
 			}
 			in[i] = id
 		}
 		out, err := define(n.out[0])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("op %d: %w", n.op, err)
 		}
 		if st := defineNode(sg, n, in, out); st != C.xnn_status_success {
 			return nil, fmt.Errorf("op %d: %w", n.op, statusError("xnn_define_"+n.kind.String(), st))

@@ -104,6 +104,16 @@ func (l *lowerer) lowerOp(i int) (err error) {
 	if !e.versions.Contains(oc.Version) {
 		return fmt.Errorf("version %d; the xnnpack delegate handles %s", oc.Version, e.versions)
 	}
+	// The declared tensor types bind Compile as they bind the host's
+	// check of the declared support: the lowerings rely on them.
+	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+		if ti < 0 || l.static(ti) != nil {
+			continue
+		}
+		if t := l.sg.Tensors[ti].Type; !slices.Contains(e.types, t) {
+			return fmt.Errorf("%s tensors; the xnnpack delegate takes %v", t, e.types)
+		}
+	}
 	var fop schema.Operator
 	if !l.fsg.Operators(&fop, i) {
 		return fmt.Errorf("operator table unreadable")
@@ -398,7 +408,7 @@ func sameQuant(a, b *value) error {
 
 // actRange returns the output bounds of a fused activation for XNNPACK. For
 // quantized outputs the bounds are TFLite's integer bounds
-// (CalculateActivationRangeQuantized) turned into the reals XNNPACK maps
+// (kernels.ActivationRangeQuantized) turned into the reals XNNPACK maps
 // back onto exactly those integers.
 func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, error) {
 	inf := float32(math.Inf(1))
@@ -418,14 +428,15 @@ func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, 
 	if out.dtype == dtF32 {
 		return lo, hi, nil
 	}
-	qmin, qmax := int32(-128), int32(127)
+	typ := kernels.Int8
 	if out.dtype == dtQU8 {
-		qmin, qmax = 0, 255
+		typ = kernels.Uint8
 	}
-	quantize := func(f float32) int32 { return out.zp + int32(math.Round(float64(f/out.scale))) }
-	qlo, qhi := max(qmin, quantize(lo)), qmax
-	if !math.IsInf(float64(hi), 1) {
-		qhi = min(qmax, quantize(hi))
+	qmin, qmax, _ := kernels.QuantizedRange(typ)
+	qlo, qhi, err := kernels.ActivationRangeQuantized(act, &kernels.Tensor{Type: typ,
+		Quant: &kernels.Quantization{Scale: []float32{out.scale}, ZeroPoint: []int64{int64(out.zp)}}})
+	if err != nil {
+		return 0, 0, err
 	}
 	if qlo >= qhi {
 		return 0, 0, fmt.Errorf("fused activation %s leaves no output range", schema.EnumNamesActivationFunctionType[act])
@@ -447,18 +458,13 @@ func window(p schema.Padding, in, k, s, d, out int) (before, after int, err erro
 	if s <= 0 || d <= 0 || k <= 0 {
 		return 0, 0, fmt.Errorf("window %d, stride %d, dilation %d", k, s, d)
 	}
-	eff := (k-1)*d + 1
-	var want int
-	switch p {
-	case schema.PaddingSAME:
-		want = (in + s - 1) / s
-		total := max((want-1)*s+eff-in, 0)
-		before, after = total/2, total-total/2
-	case schema.PaddingVALID:
-		want = (in + s - eff) / s
-	default:
+	if p != schema.PaddingSAME && p != schema.PaddingVALID {
 		return 0, 0, fmt.Errorf("padding %d", p)
 	}
+	eff := (k-1)*d + 1
+	want := kernels.ComputeOutSize(p, in, k, s, d)
+	pad, offset := kernels.ComputePadding(s, d, in, k, want)
+	before, after = pad, pad+offset
 	if want <= 0 {
 		return 0, 0, fmt.Errorf("window %d (dilated %d) does not fit input %d", k, eff, in)
 	}
@@ -489,12 +495,12 @@ func (c *opCtx) intTensor(ti int, what string) ([]int, error) {
 	}
 	switch t.Type {
 	case kernels.Int32:
-		if len(data) != 4*numElements(t.Shape) {
+		if len(data) != 4*kernels.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		return int32s(data), nil
 	case kernels.Int64:
-		if len(data) != 8*numElements(t.Shape) {
+		if len(data) != 8*kernels.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		out := make([]int, len(data)/8)

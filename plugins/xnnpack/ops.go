@@ -260,7 +260,7 @@ func lowerFullyConnected(c *opCtx) error {
 	}
 	in, f, out := x.in, x.f, x.out
 	oc, ic := f.shape[0], f.shape[1]
-	n := numElements(in.shape)
+	n := kernels.NumElements(in.shape)
 	if n%ic != 0 {
 		return fmt.Errorf("%w: input %v is not a whole number of rows of %d", errShape, in.shape, ic)
 	}
@@ -662,7 +662,7 @@ func lowerReshape(c *opCtx) error {
 	if err != nil {
 		return err
 	}
-	if numElements(in.shape) != numElements(out.shape) {
+	if kernels.NumElements(in.shape) != kernels.NumElements(out.shape) {
 		return fmt.Errorf("%w: input %v, output %v", errShape, in.shape, out.shape)
 	}
 	if err := sameQuant(in, out); err != nil {
@@ -710,7 +710,7 @@ func lowerPad(c *opCtx) error {
 		if err != nil {
 			return err
 		}
-		if cv.static == nil || numElements(cv.shape) != 1 {
+		if cv.static == nil || kernels.NumElements(cv.shape) != 1 {
 			return fmt.Errorf("constant_values must be one constant value")
 		}
 		if err := sameQuant(cv, out); err != nil {
@@ -803,7 +803,7 @@ func lowerConcat(c *opCtx) error {
 	if axis < 0 || axis >= r {
 		return fmt.Errorf("axis %d for %d-D output", o.Axis, r)
 	}
-	outer, inner := numElements(out.shape[:axis]), numElements(out.shape[axis+1:])
+	outer, inner := kernels.NumElements(out.shape[:axis]), kernels.NumElements(out.shape[axis+1:])
 	elem := out.dtype.size()
 	n := node{kind: kConcat, op: c.index, out: []int{outID}}
 	offset := 0
@@ -904,7 +904,7 @@ func lowerSplit(c *opCtx) error {
 		sizes = slices.Clone(sizes)
 		sizes[i] = rest
 	}
-	outer, inner := numElements(in.shape[:axis]), numElements(in.shape[axis+1:])
+	outer, inner := kernels.NumElements(in.shape[:axis]), kernels.NumElements(in.shape[axis+1:])
 	elem := in.dtype.size()
 	nd := node{kind: kConcat, op: c.index, in: []int{inID}}
 	offset := 0
@@ -970,7 +970,7 @@ func lowerTranspose(c *opCtx) error {
 	n := node{kind: kTranspose, op: c.index, in: []int{inID}, out: []int{outID}}
 	if len(steps) == 0 {
 		// The permutation only moves dimensions of size 1: a copy.
-		total := numElements(in.shape)
+		total := kernels.NumElements(in.shape)
 		n.prims = []prim{{elem: elem, batch: 1, channels: total, inStride: total, outStride: total, in: inID, out: outID}}
 		c.l.node(n)
 		return nil

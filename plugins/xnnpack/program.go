@@ -3,6 +3,8 @@ package xnnpack
 import (
 	"fmt"
 	"slices"
+
+	"github.com/delego/delego/core/kernels"
 )
 
 // A program is a partition lowered onto XNNPACK, still in Go: the values
@@ -68,7 +70,7 @@ type value struct {
 	static []byte    // constant contents; nil for activations
 }
 
-func (v *value) bytes() int { return numElements(v.shape) * v.dtype.size() }
+func (v *value) bytes() int { return kernels.NumElements(v.shape) * v.dtype.size() }
 
 // kind is what a node does; the numbers are the binding's (DG_* in
 // engine_cgo.go).
@@ -235,12 +237,4 @@ func (p *program) stages() []stage {
 		}
 	}
 	return out
-}
-
-func numElements(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }

@@ -195,6 +195,14 @@ func TestCompileErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `op 0 (my-op v1): custom op "my-op"`) {
 		t.Errorf("err = %v", err)
 	}
+	// The declared types hold for Compile too, not only for the host's
+	// check of the declared support.
+	div := binaryOp(schema.BuiltinOperatorDIV, 1, kernels.Uint8, []int{4}, []int{4}, []int{4}, nil,
+		[]modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)})(newGraph(4))
+	_, err = xnnpack.New().Compile(t.Context(), &delegate.Partition{Model: div})
+	if err == nil || !strings.Contains(err.Error(), "op 0 (DIV v1): UINT8 tensors") {
+		t.Errorf("uint8 DIV: err = %v", err)
+	}
 	if _, err := xnnpack.New().Compile(t.Context(), &delegate.Partition{Model: []byte{1, 2, 3}}); err == nil {
 		t.Error("a malformed partition should be an error")
 	}
