@@ -53,21 +53,9 @@ func TestGoldenThroughCPUPlugin(t *testing.T) {
 				if err := it.AllocateTensors(); err != nil {
 					t.Fatal(err)
 				}
-				in := shared.ReadGolden(t, gc.InputFile)
-				for i, gi := range gc.Inputs {
-					if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
-						t.Fatal(err)
-					}
-				}
+				feedGolden(t, it, gc)
 				for i, want := range [][]byte{first, second} {
-					if err := it.Invoke(t.Context()); err != nil {
-						t.Fatal(err)
-					}
-					var got []byte
-					for o := range it.NumOutputs() {
-						got = append(got, it.Output(o).Data()...)
-					}
-					if !bytes.Equal(got, want) {
+					if got := invokeOutputs(t, it); !bytes.Equal(got, want) {
 						t.Errorf("invoke %d: outputs differ from the in-process run", i+1)
 					}
 				}

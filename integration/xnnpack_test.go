@@ -61,30 +61,13 @@ func runXNNPACK(t *testing.T, c shared.GoldenCase, d delegate.Delegate) (it *cor
 	if err := it.AllocateTensors(); err != nil {
 		t.Fatal(err)
 	}
-	in := shared.ReadGolden(t, c.InputFile)
-	for i, gi := range c.Inputs {
-		if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	collect := func() []byte {
-		var out []byte
-		for i := 0; i < it.NumOutputs(); i++ {
-			out = append(out, it.Output(i).Data()...)
-		}
-		return out
-	}
-	if err := it.Invoke(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	first = collect()
-	if err := it.Invoke(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	feedGolden(t, it, c)
+	first = invokeOutputs(t, it)
+	second = invokeOutputs(t, it)
 	if ev := it.Fallbacks(); len(ev) != 0 {
 		t.Fatalf("fallbacks: %v", ev)
 	}
-	return it, first, collect()
+	return it, first, second
 }
 
 // checkXNNPACKOutput checks an xnnpack run's first outputs of a golden case:
