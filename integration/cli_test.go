@@ -11,18 +11,19 @@ import (
 	"github.com/delego/delego/internal/shared"
 )
 
-// delegoBinary is the path of the delego binary that TestMain built.
-func delegoBinary(t *testing.T) string {
-	t.Helper()
-	if binPath == "" {
-		t.Fatal("TestMain did not build cmd/delego")
-	}
-	return binPath
-}
-
+// runDelego runs the delego binary that TestMain built with args.
 func runDelego(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), delegoBinary(t), args...)
+	return runDelegoEnv(t, nil, args...)
+}
+
+// runDelegoEnv runs delego with env added to the test's environment.
+func runDelegoEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), binPath, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -34,18 +35,8 @@ func runDelego(t *testing.T, args ...string) (stdout, stderr string, err error) 
 func TestGoldenThroughCLI(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			in := shared.ReadGolden(t, c.InputFile)
-			args := []string{"run", shared.Model(t, c.Model)}
-			for i, gi := range c.Inputs {
-				p := filepath.Join(dir, "in"+string(rune('0'+i))+".raw")
-				if err := os.WriteFile(p, in[gi.Offset:gi.Offset+gi.Bytes], 0o644); err != nil {
-					t.Fatal(err)
-				}
-				args = append(args, "--input", p)
-			}
-			out := filepath.Join(dir, "out.raw")
-			args = append(args, "--output", out)
+			out := filepath.Join(t.TempDir(), "out.raw")
+			args := goldenArgs(t, c, out)
 			if _, stderr, err := runDelego(t, args...); err != nil {
 				t.Fatalf("delego %s: %v\n%s", strings.Join(args, " "), err, stderr)
 			}
