@@ -30,6 +30,24 @@ func runDelegoEnv(t *testing.T, env []string, args ...string) (stdout, stderr st
 	return o.String(), e.String(), err
 }
 
+// readFile returns a file's bytes, failing the test when it cannot be read.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeFile writes data to path, failing the test on error.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGoldenThroughCLI runs every golden case through `delego run` with one
 // --input file per input tensor and compares the --output file.
 func TestGoldenThroughCLI(t *testing.T) {
@@ -40,10 +58,7 @@ func TestGoldenThroughCLI(t *testing.T) {
 			if _, stderr, err := runDelego(t, args...); err != nil {
 				t.Fatalf("delego %s: %v\n%s", strings.Join(args, " "), err, stderr)
 			}
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := readFile(t, out)
 			if err := compareOutputs(c, got, shared.ReadGolden(t, c.OutputFile)); err != nil {
 				t.Error(err)
 			}
@@ -62,10 +77,7 @@ func TestImageThroughCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if !bytes.Equal(got, shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")) {
 		t.Error("output differs from the golden cat_128 output")
 	}

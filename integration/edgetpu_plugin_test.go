@@ -26,9 +26,7 @@ func TestEdgeTPUPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	settings := filepath.Join(dir, "fallback.json")
-	if err := os.WriteFile(settings, []byte(`{"delegate": "EDGETPU_CORAL", "fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, settings, `{"delegate": "EDGETPU_CORAL", "fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
 	run := func(env []string, args ...string) (string, error) {
 		t.Helper()
 		_, stderr, err := runDelegoEnv(t, append(env, "DELEGO_PLUGIN_PATH="+dir), args...)
@@ -54,10 +52,7 @@ func TestEdgeTPUPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fallback run: %v\n%s", err, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if !bytes.Equal(got, shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")) {
 		t.Error("the twin's output through the plugin differs from the golden")
 	}

@@ -63,9 +63,7 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 		t.Error("a failed run left an output file")
 	}
 	settings := filepath.Join(t.TempDir(), "fallback.json")
-	if err := os.WriteFile(settings, []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
 	_, stderr, err = delego(append(goldenArgs(t, gc, out), "--delegate", "xnnpack", "--settings", settings)...)
 	if err != nil {
 		t.Fatalf("with fallback: %v\n%s", err, stderr)
@@ -73,10 +71,7 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 	if !strings.Contains(stderr, "the result came from the CPU fallback") || !strings.Contains(stderr, why) {
 		t.Errorf("stderr %q should report the fallback and its reason", stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if err := compareOutputs(gc, got, shared.ReadGolden(t, gc.OutputFile)); err != nil {
 		t.Error(err)
 	}
