@@ -81,19 +81,25 @@ func compareOutputs(c shared.GoldenCase, got, want []byte) error {
 			}
 			continue
 		}
-		worst, at := 0.0, 0
-		for i := 0; i+4 <= len(g); i += 4 {
-			a := math.Float32frombits(binary.LittleEndian.Uint32(g[i:]))
-			b := math.Float32frombits(binary.LittleEndian.Uint32(w[i:]))
-			if d := math.Abs(float64(a) - float64(b)); d > worst || math.IsNaN(d) {
-				worst, at = d, i/4
-			}
-		}
+		worst, at := maxFloatDiff(g, w)
 		if worst > FloatTolerance || math.IsNaN(worst) {
 			return fmt.Errorf("output %q: max abs diff %.3g at element %d, tolerance %g", o.Name, worst, at, FloatTolerance)
 		}
 	}
 	return nil
+}
+
+// maxFloatDiff is the largest absolute difference between two float32
+// byte strings (NaN where either holds a NaN), and the element where it is.
+func maxFloatDiff(a, b []byte) (worst float64, at int) {
+	for i := 0; i+4 <= len(a); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		if d := math.Abs(float64(x) - float64(y)); d > worst || math.IsNaN(d) {
+			worst, at = d, i/4
+		}
+	}
+	return worst, at
 }
 
 func TestGoldenInProcess(t *testing.T) {
