@@ -11,22 +11,41 @@ import (
 	"github.com/delego/delego/internal/shared"
 )
 
-// delegoBinary is the path of the delego binary that TestMain built.
-func delegoBinary(t *testing.T) string {
-	t.Helper()
-	if binPath == "" {
-		t.Fatal("TestMain did not build cmd/delego")
-	}
-	return binPath
-}
-
+// runDelego runs the delego binary that TestMain built with args.
 func runDelego(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), delegoBinary(t), args...)
+	return runDelegoEnv(t, nil, args...)
+}
+
+// runDelegoEnv runs delego with env added to the test's environment.
+func runDelegoEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), binPath, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
 	return o.String(), e.String(), err
+}
+
+// readFile returns a file's bytes, failing the test when it cannot be read.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeFile writes data to path, failing the test on error.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestGoldenThroughCLI runs every golden case through `delego run` with one
@@ -34,25 +53,12 @@ func runDelego(t *testing.T, args ...string) (stdout, stderr string, err error) 
 func TestGoldenThroughCLI(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			in := shared.ReadGolden(t, c.InputFile)
-			args := []string{"run", shared.Model(t, c.Model)}
-			for i, gi := range c.Inputs {
-				p := filepath.Join(dir, "in"+string(rune('0'+i))+".raw")
-				if err := os.WriteFile(p, in[gi.Offset:gi.Offset+gi.Bytes], 0o644); err != nil {
-					t.Fatal(err)
-				}
-				args = append(args, "--input", p)
-			}
-			out := filepath.Join(dir, "out.raw")
-			args = append(args, "--output", out)
+			out := filepath.Join(t.TempDir(), "out.raw")
+			args := goldenArgs(t, c, out)
 			if _, stderr, err := runDelego(t, args...); err != nil {
 				t.Fatalf("delego %s: %v\n%s", strings.Join(args, " "), err, stderr)
 			}
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := readFile(t, out)
 			if err := compareOutputs(c, got, shared.ReadGolden(t, c.OutputFile)); err != nil {
 				t.Error(err)
 			}
@@ -71,10 +77,7 @@ func TestImageThroughCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if !bytes.Equal(got, shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")) {
 		t.Error("output differs from the golden cat_128 output")
 	}

@@ -31,20 +31,8 @@ func TestGoldenThroughCPUDelegate(t *testing.T) {
 			if err := it.AllocateTensors(); err != nil {
 				t.Fatal(err)
 			}
-			in := shared.ReadGolden(t, c.InputFile)
-			for i, gi := range c.Inputs {
-				if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := it.Invoke(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			var got []byte
-			for i := 0; i < it.NumOutputs(); i++ {
-				got = append(got, it.Output(i).Data()...)
-			}
-			if err := compareOutputs(c, got, shared.ReadGolden(t, c.OutputFile)); err != nil {
+			feedGolden(t, it, c)
+			if err := compareOutputs(c, invokeOutputs(t, it), shared.ReadGolden(t, c.OutputFile)); err != nil {
 				t.Error(err)
 			}
 			if ev := it.Fallbacks(); len(ev) != 0 {
@@ -68,15 +56,9 @@ func TestStateThroughCPUDelegate(t *testing.T) {
 				t.Fatal(err)
 			}
 			it := allocated(t, m, &core.Options{Delegates: []delegate.Delegate{cpu.New()}})
-			in := shared.ReadGolden(t, c.InputFile)
-			if err := it.Input(0).CopyFrom(in); err != nil {
-				t.Fatal(err)
-			}
+			feedGolden(t, it, c)
 			for i, want := range []string{c.OutputFile, c.Invoke2Output} {
-				if err := it.Invoke(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				if err := compareOutputs(c, it.Output(0).Data(), shared.ReadGolden(t, want)); err != nil {
+				if err := compareOutputs(c, invokeOutputs(t, it), shared.ReadGolden(t, want)); err != nil {
 					t.Errorf("invoke %d: %v", i+1, err)
 				}
 			}

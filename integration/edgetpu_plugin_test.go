@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +17,8 @@ import (
 // gives the golden bytes.
 func TestEdgeTPUPlugin(t *testing.T) {
 	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu").CombinedOutput(); err != nil {
-		t.Fatalf("go build delego-edgetpu: %v\n%s", err, out)
+	if err := goBuild(dir, nil, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu"); err != nil {
+		t.Fatal(err)
 	}
 	model := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
 	input := filepath.Join(dir, "in.raw")
@@ -27,16 +26,11 @@ func TestEdgeTPUPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	settings := filepath.Join(dir, "fallback.json")
-	if err := os.WriteFile(settings, []byte(`{"delegate": "EDGETPU_CORAL", "fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, settings, `{"delegate": "EDGETPU_CORAL", "fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
 	run := func(env []string, args ...string) (string, error) {
-		cmd := exec.CommandContext(t.Context(), filepath.Join(binDir, "delego"), args...)
-		cmd.Env = append(os.Environ(), append(env, "DELEGO_PLUGIN_PATH="+dir)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		return stderr.String(), err
+		t.Helper()
+		_, stderr, err := runDelegoEnv(t, append(env, "DELEGO_PLUGIN_PATH="+dir), args...)
+		return stderr, err
 	}
 
 	out := filepath.Join(dir, "sim.raw")
@@ -58,10 +52,7 @@ func TestEdgeTPUPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fallback run: %v\n%s", err, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if !bytes.Equal(got, shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")) {
 		t.Error("the twin's output through the plugin differs from the golden")
 	}

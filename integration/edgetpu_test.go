@@ -20,9 +20,7 @@ func TestEdgeTPUThroughCLI(t *testing.T) {
 	input := shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	settings := func(name, json string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(json), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, p, json)
 		return p
 	}
 	fallback := settings("fallback.json", `{"tflite_settings": {"delegate": "EDGETPU_CORAL",
@@ -34,10 +32,7 @@ func TestEdgeTPUThroughCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if !bytes.Equal(got, shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")) {
 		t.Error("output differs from the golden cat_128 output of the CPU model")
 	}

@@ -113,7 +113,6 @@ func TestGoldenWithDelegateMixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := shared.ReadGolden(t, c.InputFile)
 		delegated := 0
 		for _, mix := range goldenMixes() {
 			t.Run(c.Name+"/"+mix.name, func(t *testing.T) {
@@ -138,19 +137,8 @@ func TestGoldenWithDelegateMixes(t *testing.T) {
 					if golden == "" {
 						continue
 					}
-					for i, gi := range c.Inputs {
-						if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := it.Invoke(t.Context()); err != nil {
-						t.Fatalf("Invoke %d: %v", k+1, err)
-					}
-					var got []byte
-					for i := range it.NumOutputs() {
-						got = append(got, it.Output(i).Data()...)
-					}
-					if err := compareOutputs(c, got, shared.ReadGolden(t, golden)); err != nil {
+					feedGolden(t, it, c)
+					if err := compareOutputs(c, invokeOutputs(t, it), shared.ReadGolden(t, golden)); err != nil {
 						t.Errorf("Invoke %d: %v\n%s", k+1, err, it.Plan().Explain())
 					}
 				}

@@ -25,6 +25,14 @@ func runGolden(t *testing.T, c shared.GoldenCase, threads int) (first, second []
 	if err := it.AllocateTensors(); err != nil {
 		t.Fatal(err)
 	}
+	feedGolden(t, it, c)
+	first = invokeOutputs(t, it)
+	return first, invokeOutputs(t, it)
+}
+
+// feedGolden copies a golden case's input bytes into the interpreter's inputs.
+func feedGolden(t *testing.T, it *core.Interpreter, c shared.GoldenCase) {
+	t.Helper()
 	in := shared.ReadGolden(t, c.InputFile)
 	if it.NumInputs() != len(c.Inputs) {
 		t.Fatalf("model has %d inputs, golden case %d", it.NumInputs(), len(c.Inputs))
@@ -34,21 +42,20 @@ func runGolden(t *testing.T, c shared.GoldenCase, threads int) (first, second []
 			t.Fatal(err)
 		}
 	}
-	collect := func() []byte {
-		var out []byte
-		for i := 0; i < it.NumOutputs(); i++ {
-			out = append(out, it.Output(i).Data()...)
-		}
-		return out
-	}
+}
+
+// invokeOutputs runs Invoke and returns a copy of every output, concatenated
+// (the layout of a golden output file).
+func invokeOutputs(t *testing.T, it *core.Interpreter) []byte {
+	t.Helper()
 	if err := it.Invoke(t.Context()); err != nil {
-		t.Fatal(err)
+		t.Fatalf("Invoke: %v", err)
 	}
-	first = collect()
-	if err := it.Invoke(t.Context()); err != nil {
-		t.Fatal(err)
+	var out []byte
+	for i := range it.NumOutputs() {
+		out = append(out, it.Output(i).Data()...)
 	}
-	return first, collect()
+	return out
 }
 
 // compareOutputs checks got against the golden bytes: exactly for integer
@@ -74,19 +81,25 @@ func compareOutputs(c shared.GoldenCase, got, want []byte) error {
 			}
 			continue
 		}
-		worst, at := 0.0, 0
-		for i := 0; i+4 <= len(g); i += 4 {
-			a := math.Float32frombits(binary.LittleEndian.Uint32(g[i:]))
-			b := math.Float32frombits(binary.LittleEndian.Uint32(w[i:]))
-			if d := math.Abs(float64(a) - float64(b)); d > worst || math.IsNaN(d) {
-				worst, at = d, i/4
-			}
-		}
+		worst, at := maxFloatDiff(g, w)
 		if worst > FloatTolerance || math.IsNaN(worst) {
 			return fmt.Errorf("output %q: max abs diff %.3g at element %d, tolerance %g", o.Name, worst, at, FloatTolerance)
 		}
 	}
 	return nil
+}
+
+// maxFloatDiff is the largest absolute difference between two float32
+// byte strings (NaN where either holds a NaN), and the element where it is.
+func maxFloatDiff(a, b []byte) (worst float64, at int) {
+	for i := 0; i+4 <= len(a); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		if d := math.Abs(float64(x) - float64(y)); d > worst || math.IsNaN(d) {
+			worst, at = d, i/4
+		}
+	}
+	return worst, at
 }
 
 func TestGoldenInProcess(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,12 +33,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if out, err := exec.Command("go", "build", "-o", dir,
+	if err := goBuild(dir, nil,
 		"github.com/delego/delego/cmd/delego",
 		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
 		"github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack",
-		"github.com/delego/delego/delegate/plugin/internal/faultplugin").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		"github.com/delego/delego/delegate/plugin/internal/faultplugin"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	for _, mode := range faultModes {
@@ -51,4 +52,16 @@ func run(m *testing.M) int {
 	// environment may shadow them.
 	os.Unsetenv("DELEGO_PLUGIN_PATH")
 	return m.Run()
+}
+
+// goBuild builds pkgs into dir, with env added to the environment.
+func goBuild(dir string, env []string, pkgs ...string) error {
+	cmd := exec.Command("go", append([]string{"build", "-o", dir}, pkgs...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	return nil
 }

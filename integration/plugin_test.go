@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,21 +54,9 @@ func TestGoldenThroughCPUPlugin(t *testing.T) {
 				if err := it.AllocateTensors(); err != nil {
 					t.Fatal(err)
 				}
-				in := shared.ReadGolden(t, gc.InputFile)
-				for i, gi := range gc.Inputs {
-					if err := it.Input(i).CopyFrom(in[gi.Offset : gi.Offset+gi.Bytes]); err != nil {
-						t.Fatal(err)
-					}
-				}
+				feedGolden(t, it, gc)
 				for i, want := range [][]byte{first, second} {
-					if err := it.Invoke(t.Context()); err != nil {
-						t.Fatal(err)
-					}
-					var got []byte
-					for o := range it.NumOutputs() {
-						got = append(got, it.Output(o).Data()...)
-					}
-					if !bytes.Equal(got, want) {
+					if got := invokeOutputs(t, it); !bytes.Equal(got, want) {
 						t.Errorf("invoke %d: outputs differ from the in-process run", i+1)
 					}
 				}
@@ -124,8 +113,7 @@ func TestGoldenThroughCLIPlugin(t *testing.T) {
 				!strings.Contains(stderr, "0 on the CPU") || strings.Contains(stderr, "fallback") {
 				t.Errorf("-v should show the plugin taking the whole graph:\n%s", stderr)
 			}
-			a, _ := os.ReadFile(plain)
-			b, _ := os.ReadFile(viaPlugin)
+			a, b := readFile(t, plain), readFile(t, viaPlugin)
 			if len(a) == 0 || !bytes.Equal(a, b) {
 				t.Errorf("outputs through the plugin differ from the in-process run (%d and %d bytes)", len(b), len(a))
 			}
@@ -186,7 +174,7 @@ func TestPluginsCommand(t *testing.T) {
 	for _, o := range cpuP.Ops {
 		got[o.Op] = kernels.VersionRange{Min: o.Min, Max: o.Max}
 	}
-	if len(want) == 0 || !mapsEqual(got, want) {
+	if len(want) == 0 || !maps.Equal(got, want) {
 		t.Errorf("cpu plugin ops %v\nwant the core's %v", got, want)
 	}
 	if p := r.Plugins[byName["fault-protocol"]]; p.Usable || !strings.Contains(p.Error, "speaks delego plugin protocol 2, this delego speaks 1") {
@@ -206,18 +194,6 @@ func TestPluginsCommand(t *testing.T) {
 	}
 }
 
-func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // TestCLIPluginFaults runs a model through each fault plugin with `delego
 // run`: without fallback settings the failure is the result (exit status 1,
 // the cause on stderr); with them the output is the CPU's. No plugin process
@@ -232,10 +208,10 @@ func TestCLIPluginFaults(t *testing.T) {
 	if _, stderr, err := runDelego(t, goldenArgs(t, gc, wantOut)...); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	want, _ := os.ReadFile(wantOut)
+	want := readFile(t, wantOut)
 	settings := filepath.Join(dir, "fallback.json")
-	os.WriteFile(settings, []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true,
-		"allow_automatic_fallback_on_execution_error": true}}`), 0o644)
+	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true,
+		"allow_automatic_fallback_on_execution_error": true}}`)
 
 	for _, c := range []struct {
 		mode, stage, mention string
@@ -263,7 +239,7 @@ func TestCLIPluginFaults(t *testing.T) {
 			if err != nil {
 				t.Fatalf("with fallback: %v\n%s", err, stderr)
 			}
-			if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+			if got := readFile(t, out); len(want) == 0 || !bytes.Equal(got, want) {
 				t.Error("fallback output differs from the CPU's")
 			}
 			if !strings.Contains(stderr, "the result came from the CPU fallback") {
@@ -340,10 +316,10 @@ func TestPluginChecksumsThroughCLI(t *testing.T) {
 	sum := sha256.Sum256(data)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.sha256")
-	os.WriteFile(good, []byte(hex.EncodeToString(sum[:])+"  delego-cpu\n"), 0o644)
+	writeFile(t, good, hex.EncodeToString(sum[:])+"  delego-cpu\n")
 	sum[31] ^= 1
 	bad := filepath.Join(dir, "bad.sha256")
-	os.WriteFile(bad, []byte(hex.EncodeToString(sum[:])+"  delego-cpu\n"), 0o644)
+	writeFile(t, bad, hex.EncodeToString(sum[:])+"  delego-cpu\n")
 
 	out := filepath.Join(dir, "out.raw")
 	_, stderr, err := runDelego(t, append(goldenArgs(t, gc, out), "--delegate", "cpu", "--plugin-checksums", good, "--plugin-mtls", "-v")...)

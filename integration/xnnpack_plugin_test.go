@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,9 +49,7 @@ func xnnpackSettingsFile(t *testing.T, fallback bool) string {
 			"allow_automatic_fallback_on_execution_error": true}}`
 	}
 	p := filepath.Join(t.TempDir(), "xnnpack.json")
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, p, s)
 	return p
 }
 
@@ -130,10 +127,7 @@ func TestGoldenThroughXNNPACKCLI(t *testing.T) {
 				!strings.Contains(stderr, onCPU) || strings.Contains(stderr, "fallback") || strings.Contains(stderr, "ignores") {
 				t.Errorf("-v should show the plugin taking the graph (%s):\n%s", onCPU, stderr)
 			}
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := readFile(t, out)
 			_, want, _ := runXNNPACK(t, gc, xnnpack.New())
 			if !bytes.Equal(got, want) {
 				t.Error("the output file differs from the in-process delegate's outputs")

@@ -1,10 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,18 +22,12 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir, "github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := goBuild(dir, []string{"CGO_ENABLED=0"}, "github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack"); err != nil {
+		t.Fatal(err)
 	}
 	delego := func(args ...string) (stdout, stderr string, err error) {
-		cmd := exec.CommandContext(t.Context(), delegoBinary(t), args...)
-		cmd.Env = append(os.Environ(), "DELEGO_PLUGIN_PATH="+dir)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err = cmd.Run()
-		return o.String(), e.String(), err
+		t.Helper()
+		return runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir}, args...)
 	}
 	const why = "xnnpack: this binary was built without cgo, so without XNNPACK"
 
@@ -71,7 +63,7 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 		t.Error("a failed run left an output file")
 	}
 	settings := filepath.Join(t.TempDir(), "fallback.json")
-	os.WriteFile(settings, []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`), 0o644)
+	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
 	_, stderr, err = delego(append(goldenArgs(t, gc, out), "--delegate", "xnnpack", "--settings", settings)...)
 	if err != nil {
 		t.Fatalf("with fallback: %v\n%s", err, stderr)
@@ -79,10 +71,7 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 	if !strings.Contains(stderr, "the result came from the CPU fallback") || !strings.Contains(stderr, why) {
 		t.Errorf("stderr %q should report the fallback and its reason", stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readFile(t, out)
 	if err := compareOutputs(gc, got, shared.ReadGolden(t, gc.OutputFile)); err != nil {
 		t.Error(err)
 	}

@@ -1,21 +1,15 @@
 #!/usr/bin/env bash
 # bench-vs-tflite.sh: delego and the real TensorFlow Lite 2.9 on the same
 # model, same thread count, in one run, and the ratio of their median
-# latencies. Sets up the reference harness from ../shared/tools/tflite-ref on
-# first use (needs npm; the library is kept in .tflite-ref/, never committed).
+# latencies. Sets up the reference harness on first use (tflite-ref.sh).
 #
 #   scripts/bench-vs-tflite.sh [MODEL] [RUNS] [THREADS]
 #   default: ../shared/models/mobilenet_v2_1.0_224_quant.tflite 20 1
 set -euo pipefail
-cd "$(dirname "$0")/.."
-MODEL=${1:-../shared/models/mobilenet_v2_1.0_224_quant.tflite}
+source "$(dirname "$0")/tflite-ref.sh"
+MODEL=${1:-$SHARED/models/mobilenet_v2_1.0_224_quant.tflite}
 RUNS=${2:-20}
 THREADS=${3:-1}
-REF=${DELEGO_TFLITE_REF:-$PWD/.tflite-ref}
-
-if [ ! -x "$REF/bin/tflbench" ]; then
-  bash ../shared/tools/tflite-ref/setup.sh "$REF" >&2
-fi
 mkdir -p bin
 go build -o bin/delego ./cmd/delego
 

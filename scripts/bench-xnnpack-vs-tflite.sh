@@ -13,7 +13,7 @@
 # invoke includes the transfer: the inputs copied into the shared memory
 # region, the doorbell rung, the plugin woken, the outputs copied back.
 # TFLite's side is tflbench from ../shared/tools/tflite-ref (set up on first
-# use into $DELEGO_TFLITE_REF, default .tflite-ref/, never committed), with
+# use by tflite-ref.sh), with
 # XNNPACK's QS8 flag for the int8 model. TFLite 2.9's XNNPACK does not run the
 # uint8 models (its QU8 support fails on their ADDs or leaves the nodes), so
 # for those the reference is TFLite's builtin kernels, marked "builtin".
@@ -22,16 +22,10 @@
 #   default: 5 rounds of 50 timed invokes per model and side
 #   DELEGO_BENCH_SIDES="plugin tflite" leaves the in-process side out
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/tflite-ref.sh"
 ROUNDS=${1:-5}
 ITERS=${2:-50}
 SIDES=${DELEGO_BENCH_SIDES:-inprocess plugin tflite}
-REF=${DELEGO_TFLITE_REF:-$PWD/.tflite-ref}
-SHARED=${DELEGO_SHARED:-$PWD/../shared}
-
-if [ ! -x "$REF/bin/tflbench" ]; then
-  bash "$SHARED/tools/tflite-ref/setup.sh" "$REF" >&2
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/xnnpack.test" ./plugins/xnnpack

@@ -6,9 +6,7 @@
 # A development tool for models that have no golden file (e.g. Coral's test
 # models); exits non-zero when any model differs or fails in only one of them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-REF=${DELEGO_TFLITE_REF:-$PWD/.tflite-ref}
-[ -x "$REF/bin/tflbench" ] || bash ../shared/tools/tflite-ref/setup.sh "$REF" >&2
+source "$(dirname "$0")/tflite-ref.sh"
 mkdir -p bin
 go build -o bin/delego ./cmd/delego
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
