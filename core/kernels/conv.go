@@ -188,11 +188,7 @@ type gemmState struct {
 // activation clamp, the weights and bias when they are constant, and the
 // scratch of threads workers.
 func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *Tensor, N, K, threads int) error {
-	lo, hi, err := ActivationRangeFloat(act)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	s.fg.lo, s.fg.hi = lo, hi
+	s.fg.lo, s.fg.hi = ActivationRangeFloat(act)
 	s.fg.N, s.fg.K = N, K
 	if filter.Const {
 		s.fg.setWeights(filter.Float32s(), N, K)

@@ -99,11 +99,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 
 	switch d.kind {
 	case kindFloat:
-		lo, hi, err := ActivationRangeFloat(p.Activation)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		d.lo, d.hi = lo, hi
+		d.lo, d.hi = ActivationRangeFloat(p.Activation)
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.rq); err != nil {
 			return err

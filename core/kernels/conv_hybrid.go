@@ -108,11 +108,7 @@ func (h *hybridConv) prepare(op string, in, filter *Tensor, act schema.Activatio
 	if len(fq.Scale) > 1 && fq.Axis != quantAxis {
 		return fmt.Errorf("%s: filter quantized along dimension %d, want %d", op, fq.Axis, quantAxis)
 	}
-	lo, hi, err := ActivationRangeFloat(act)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	h.lo, h.hi = lo, hi
+	h.lo, h.hi = ActivationRangeFloat(act)
 	// TFLite takes the per-channel path when the filter scales differ;
 	// depthwise always does.
 	h.perChannel = quantAxis == 3

@@ -106,15 +106,6 @@ func parseArithOptions(info OpInfo, code schema.BuiltinOperator) (ArithParams, e
 	return p, nil
 }
 
-// floatActivationRange is TFLite's CalculateActivationRange<float>. Its
-// bounds are finite: without a clamping activation the range is
-// [-FLT_MAX, FLT_MAX] and RELU's is [0, FLT_MAX], so TFLite 2.9 turns an
-// infinite ADD/SUB/MUL/DIV result into ±FLT_MAX.
-func floatActivationRange(act schema.ActivationFunctionType) (lo, hi float32) {
-	lo, hi, _ = ActivationRangeFloat(act)
-	return lo, hi
-}
-
 // intActivationRange is TFLite's CalculateActivationRange for int32 and int64.
 func intActivationRange[T int32 | int64](act schema.ActivationFunctionType) (lo, hi T) {
 	switch act {
@@ -139,13 +130,6 @@ func maxOf[T int32 | int64]() T {
 
 // minOf returns the smallest value of T.
 func minOf[T int32 | int64]() T { return -maxOf[T]() - 1 }
-
-// quantActivationRange is TFLite's CalculateActivationRangeQuantized: the
-// clamping activations go through ActivationRangeQuantized, every other one
-// gives the full range of the output type.
-func quantActivationRange(act schema.ActivationFunctionType, out *Tensor) (lo, hi int32, err error) {
-	return ActivationRangeQuantized(act, out)
-}
 
 // clamp limits x to [lo, hi] exactly as std::min(std::max(x, lo), hi): a NaN
 // passes through and -0 stays -0.

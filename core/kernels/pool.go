@@ -142,12 +142,7 @@ func (p *Pool) Prepare(n *Node) error {
 	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == Float32 {
-		// TFLite's float CalculateActivationRange leaves other activations
-		// (TANH, SIGN_BIT) unclamped.
-		p.fMin, p.fMax = float32(math.Inf(-1)), float32(math.Inf(1))
-		if lo, hi, ferr := ActivationRangeFloat(pp.Activation); ferr == nil {
-			p.fMin, p.fMax = lo, hi
-		}
+		p.fMin, p.fMax = ActivationRangeFloat(pp.Activation)
 		p.facc = poolGrow(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
