@@ -151,10 +151,6 @@ func checkIO(name string, n *Node, ins, outs int) error {
 	return n.checkPresent(name)
 }
 
-// isQuantized reports whether t carries per-tensor affine quantization
-// (TFLite's kTfLiteAffineQuantization with at least one scale).
-func isQuantized(t *Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
-
 // positiveScale returns t's scale, or an error naming the op when the
 // quantized kernel cannot use it (TFLite aborts on such scales).
 func positiveScale(name string, t *Tensor) (float32, error) {
