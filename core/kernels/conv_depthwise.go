@@ -20,7 +20,7 @@ type DepthwiseConv2DParams struct {
 func parseDepthwiseParams(op *schema.Operator) (DepthwiseConv2DParams, error) {
 	const name = "DEPTHWISE_CONV_2D"
 	p := DepthwiseConv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
+	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
 	if err != nil {
 		return p, err
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -74,30 +72,28 @@ func parseArithOptions(info OpInfo, code schema.BuiltinOperator) (ArithParams, e
 		// Schema defaults.
 		return ArithParams{PotScaleInt16: true}, nil
 	}
-	var tbl flatbuffers.Table
-	typ := info.Operator.BuiltinOptionsType()
 	var p ArithParams
-	switch {
-	case code == schema.BuiltinOperatorADD && typ == schema.BuiltinOptionsAddOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	switch code {
+	case schema.BuiltinOperatorADD:
+		if tbl, ok := info.options(schema.BuiltinOptionsAddOptions); ok {
 			var o schema.AddOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p = ArithParams{Activation: o.FusedActivationFunction(), PotScaleInt16: o.PotScaleInt16()}
 		}
-	case code == schema.BuiltinOperatorSUB && typ == schema.BuiltinOptionsSubOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorSUB:
+		if tbl, ok := info.options(schema.BuiltinOptionsSubOptions); ok {
 			var o schema.SubOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p = ArithParams{Activation: o.FusedActivationFunction(), PotScaleInt16: o.PotScaleInt16()}
 		}
-	case code == schema.BuiltinOperatorMUL && typ == schema.BuiltinOptionsMulOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorMUL:
+		if tbl, ok := info.options(schema.BuiltinOptionsMulOptions); ok {
 			var o schema.MulOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p.Activation = o.FusedActivationFunction()
 		}
-	case code == schema.BuiltinOperatorDIV && typ == schema.BuiltinOptionsDivOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorDIV:
+		if tbl, ok := info.options(schema.BuiltinOptionsDivOptions); ok {
 			var o schema.DivOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p.Activation = o.FusedActivationFunction()
