@@ -62,7 +62,7 @@ func actUnary(n *Node, op string) (in, out *Tensor, err error) {
 // actQuantized reports whether t has the per-tensor parameters TFLite reads
 // for a quantized tensor (its first scale and zero point).
 func actQuantized(t *Tensor) error {
-	if t.Quant == nil || len(t.Quant.Scale) == 0 {
+	if !isQuantized(t) {
 		return fmt.Errorf("tensor %q of type %s has no quantization parameters", t.Name, t.Type)
 	}
 	return nil

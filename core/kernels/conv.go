@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -27,29 +25,12 @@ type Conv2DParams struct {
 	Activation           schema.ActivationFunctionType
 }
 
-// convOptions returns the builtin options table of a conv-family operator,
-// whose options must be of type want when it has any; ok is false for a nil
-// operator or one without options, which get the op's defaults.
-func convOptions(op *schema.Operator, name string, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool, err error) {
-	if op == nil {
-		return tbl, false, nil
-	}
-	switch t := op.BuiltinOptionsType(); t {
-	case schema.BuiltinOptionsNONE:
-		return tbl, false, nil
-	case want:
-		return tbl, op.BuiltinOptions(&tbl), nil
-	default:
-		return tbl, false, fmt.Errorf("%s: options of type %s", name, schema.EnumNamesBuiltinOptions[t])
-	}
-}
-
 // parseConv2DParams reads Conv2DOptions (schema defaults when op is nil)
 // and rejects fused activations the kernel does not apply.
 func parseConv2DParams(op *schema.Operator) (Conv2DParams, error) {
 	const name = "CONV_2D"
 	p := Conv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsConv2DOptions)
+	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsConv2DOptions)
 	if err != nil {
 		return p, err
 	}
@@ -188,11 +169,7 @@ type gemmState struct {
 // activation clamp, the weights and bias when they are constant, and the
 // scratch of threads workers.
 func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *Tensor, N, K, threads int) error {
-	lo, hi, err := ActivationRangeFloat(act)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	s.fg.lo, s.fg.hi = lo, hi
+	s.fg.lo, s.fg.hi = ActivationRangeFloat(act)
 	s.fg.N, s.fg.K = N, K
 	if filter.Const {
 		s.fg.setWeights(filter.Float32s(), N, K)

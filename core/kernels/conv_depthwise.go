@@ -20,7 +20,7 @@ type DepthwiseConv2DParams struct {
 func parseDepthwiseParams(op *schema.Operator) (DepthwiseConv2DParams, error) {
 	const name = "DEPTHWISE_CONV_2D"
 	p := DepthwiseConv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
+	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
 	if err != nil {
 		return p, err
 	}
@@ -99,11 +99,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 
 	switch d.kind {
 	case kindFloat:
-		lo, hi, err := ActivationRangeFloat(p.Activation)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		d.lo, d.hi = lo, hi
+		d.lo, d.hi = ActivationRangeFloat(p.Activation)
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.rq); err != nil {
 			return err

@@ -20,7 +20,7 @@ type FullyConnectedParams struct {
 func parseFullyConnectedParams(op *schema.Operator) (FullyConnectedParams, error) {
 	const name = "FULLY_CONNECTED"
 	var p FullyConnectedParams
-	tbl, ok, err := convOptions(op, name, schema.BuiltinOptionsFullyConnectedOptions)
+	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsFullyConnectedOptions)
 	if err != nil {
 		return p, err
 	}

@@ -146,10 +146,7 @@ func parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
 		}
 		hi := min(lo+cnt*align, n)
 		if w == threads-1 {
-			hi = n
-		}
-		if w == threads-1 {
-			fn(w, lo, hi)
+			fn(w, lo, n)
 		} else {
 			wg.Add(1)
 			go func(w, lo, hi int) {

@@ -36,49 +36,50 @@ func symmetricQuantize(v []float32, q []int8) float32 {
 	return r / 127
 }
 
-// asymmetricQuantize quantizes v to [-128, 127] with a zero point and returns
-// the scale and zero point.
-func asymmetricQuantize(v []float32, q []int8) (float32, int32) {
+// asymmetricQuantize is TFLite's AsymmetricQuantizeFloats: the range
+// [min(0,lo), max(0,hi)] of v mapped onto [-128, 127] with a nudged zero
+// point; it returns the scale and zero point. The float32 conversion of x*inv
+// keeps compilers that fuse multiply-adds (arm64) from fusing zp + x*inv, so
+// every architecture gives amd64's bits.
+func asymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) {
 	const qmin, qmax = -128.0, 127.0
-	var mn, mx float32
+	var lo, hi float32
 	if len(v) > 0 {
-		mn, mx = v[0], v[0]
+		lo, hi = v[0], v[0]
 	}
 	for _, x := range v {
-		mn = min(mn, x)
-		mx = max(mx, x)
+		lo, hi = min(lo, x), max(hi, x)
 	}
-	rmin := math.Min(0, float64(mn))
-	rmax := math.Max(0, float64(mx))
+	rmin, rmax := math.Min(0, float64(lo)), math.Max(0, float64(hi))
 	if rmin == rmax {
 		clear(q[:len(v)])
 		return 1, 0
 	}
-	scale := (rmax - rmin) / (qmax - qmin)
-	zpFromMin := qmin - rmin/scale
-	zpFromMax := qmax - rmax/scale
-	errMin := math.Abs(qmin) + math.Abs(rmin/scale)
-	errMax := math.Abs(qmax) + math.Abs(rmax/scale)
-	zpd := zpFromMax
-	if errMin < errMax {
-		zpd = zpFromMin
+	s := (rmax - rmin) / (qmax - qmin)
+	zpFromMin := qmin - rmin/s
+	zpFromMax := qmax - rmax/s
+	zpFromMinErr := math.Abs(qmin) + math.Abs(rmin/s)
+	zpFromMaxErr := math.Abs(qmax) + math.Abs(rmax/s)
+	zpDouble := zpFromMax
+	if zpFromMinErr < zpFromMaxErr {
+		zpDouble = zpFromMin
 	}
-	var zp int32
 	switch {
-	case zpd <= qmin:
-		zp = qmin
-	case zpd >= qmax:
-		zp = qmax
+	case zpDouble <= qmin:
+		zeroPoint = qmin
+	case zpDouble >= qmax:
+		zeroPoint = qmax
 	default:
-		zp = int32(math.Round(zpd))
+		zeroPoint = int32(math.Round(zpDouble))
 	}
-	sf := float32(scale)
-	inv := 1 / sf
+	scale = float32(s)
+	inv := 1 / scale
+	zpf := float32(zeroPoint)
 	for i, x := range v {
-		qv := int32(math.Round(float64(float32(zp) + x*inv)))
-		q[i] = int8(min(127, max(-128, qv)))
+		r := int32(math.Round(float64(zpf + float32(x*inv))))
+		q[i] = int8(min(max(r, -128), 127))
 	}
-	return sf, zp
+	return scale, zeroPoint
 }
 
 // hybridConv holds the state of a hybrid CONV_2D or DEPTHWISE_CONV_2D.
@@ -108,11 +109,7 @@ func (h *hybridConv) prepare(op string, in, filter *Tensor, act schema.Activatio
 	if len(fq.Scale) > 1 && fq.Axis != quantAxis {
 		return fmt.Errorf("%s: filter quantized along dimension %d, want %d", op, fq.Axis, quantAxis)
 	}
-	lo, hi, err := ActivationRangeFloat(act)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	h.lo, h.hi = lo, hi
+	h.lo, h.hi = ActivationRangeFloat(act)
 	// TFLite takes the per-channel path when the filter scales differ;
 	// depthwise always does.
 	h.perChannel = quantAxis == 3

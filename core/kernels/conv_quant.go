@@ -117,7 +117,7 @@ func checkFusedActivation(op string, act schema.ActivationFunctionType) error {
 
 // quantOf returns a tensor's quantization or an error when it has none.
 func quantOf(op string, what string, t *Tensor) (*Quantization, error) {
-	if t.Quant == nil || len(t.Quant.Scale) == 0 {
+	if !isQuantized(t) {
 		return nil, fmt.Errorf("%s: %s tensor %q is not quantized", op, what, t.Name)
 	}
 	return t.Quant, nil

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -74,45 +72,34 @@ func parseArithOptions(info OpInfo, code schema.BuiltinOperator) (ArithParams, e
 		// Schema defaults.
 		return ArithParams{PotScaleInt16: true}, nil
 	}
-	var tbl flatbuffers.Table
-	typ := info.Operator.BuiltinOptionsType()
 	var p ArithParams
-	switch {
-	case code == schema.BuiltinOperatorADD && typ == schema.BuiltinOptionsAddOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	switch code {
+	case schema.BuiltinOperatorADD:
+		if tbl, ok := info.options(schema.BuiltinOptionsAddOptions); ok {
 			var o schema.AddOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p = ArithParams{Activation: o.FusedActivationFunction(), PotScaleInt16: o.PotScaleInt16()}
 		}
-	case code == schema.BuiltinOperatorSUB && typ == schema.BuiltinOptionsSubOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorSUB:
+		if tbl, ok := info.options(schema.BuiltinOptionsSubOptions); ok {
 			var o schema.SubOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p = ArithParams{Activation: o.FusedActivationFunction(), PotScaleInt16: o.PotScaleInt16()}
 		}
-	case code == schema.BuiltinOperatorMUL && typ == schema.BuiltinOptionsMulOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorMUL:
+		if tbl, ok := info.options(schema.BuiltinOptionsMulOptions); ok {
 			var o schema.MulOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p.Activation = o.FusedActivationFunction()
 		}
-	case code == schema.BuiltinOperatorDIV && typ == schema.BuiltinOptionsDivOptions:
-		if info.Operator.BuiltinOptions(&tbl) {
+	case schema.BuiltinOperatorDIV:
+		if tbl, ok := info.options(schema.BuiltinOptionsDivOptions); ok {
 			var o schema.DivOptions
 			o.Init(tbl.Bytes, tbl.Pos)
 			p.Activation = o.FusedActivationFunction()
 		}
 	}
 	return p, nil
-}
-
-// floatActivationRange is TFLite's CalculateActivationRange<float>. Its
-// bounds are finite: without a clamping activation the range is
-// [-FLT_MAX, FLT_MAX] and RELU's is [0, FLT_MAX], so TFLite 2.9 turns an
-// infinite ADD/SUB/MUL/DIV result into ±FLT_MAX.
-func floatActivationRange(act schema.ActivationFunctionType) (lo, hi float32) {
-	lo, hi, _ = ActivationRangeFloat(act)
-	return lo, hi
 }
 
 // intActivationRange is TFLite's CalculateActivationRange for int32 and int64.
@@ -140,13 +127,6 @@ func maxOf[T int32 | int64]() T {
 // minOf returns the smallest value of T.
 func minOf[T int32 | int64]() T { return -maxOf[T]() - 1 }
 
-// quantActivationRange is TFLite's CalculateActivationRangeQuantized: the
-// clamping activations go through ActivationRangeQuantized, every other one
-// gives the full range of the output type.
-func quantActivationRange(act schema.ActivationFunctionType, out *Tensor) (lo, hi int32, err error) {
-	return ActivationRangeQuantized(act, out)
-}
-
 // clamp limits x to [lo, hi] exactly as std::min(std::max(x, lo), hi): a NaN
 // passes through and -0 stays -0.
 func clamp[T int32 | int64 | float32](x, lo, hi T) T {
@@ -166,10 +146,6 @@ func checkIO(name string, n *Node, ins, outs int) error {
 	}
 	return n.checkPresent(name)
 }
-
-// isQuantized reports whether t carries per-tensor affine quantization
-// (TFLite's kTfLiteAffineQuantization with at least one scale).
-func isQuantized(t *Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
 
 // positiveScale returns t's scale, or an error naming the op when the
 // quantized kernel cannot use it (TFLite aborts on such scales).

@@ -146,7 +146,7 @@ func (o *binaryOp) choosePath(name string, in1, in2, out *Tensor) error {
 		o.path = pathMinMax
 	case t == Float32:
 		o.path = pathFloat
-		o.fLo, o.fHi = floatActivationRange(act)
+		o.fLo, o.fHi = ActivationRangeFloat(act)
 	case t == Int32:
 		o.path = pathInt32
 		o.iLo, o.iHi = intActivationRange[int32](act)
@@ -233,7 +233,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 		}
 	}
 	var err error
-	if o.q.lo, o.q.hi, err = quantActivationRange(o.params.Activation, out); err != nil {
+	if o.q.lo, o.q.hi, err = ActivationRangeQuantized(o.params.Activation, out); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if !general {
@@ -263,7 +263,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 // prepareQuantMul follows mul.cc for uint8, int8, int16 and int16 -> int8/uint8.
 func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
 	var err error
-	if o.q.lo, o.q.hi, err = quantActivationRange(o.params.Activation, out); err != nil {
+	if o.q.lo, o.q.hi, err = ActivationRangeQuantized(o.params.Activation, out); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	o.q.in1Off, o.q.in2Off, o.q.outOff = -in1.ZeroPoint(), -in2.ZeroPoint(), out.ZeroPoint()
@@ -286,7 +286,7 @@ func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
 // prepareQuantDiv follows div.cc for uint8.
 func (o *binaryOp) prepareQuantDiv(name string, in1, in2, out *Tensor) error {
 	var err error
-	if o.q.lo, o.q.hi, err = quantActivationRange(o.params.Activation, out); err != nil {
+	if o.q.lo, o.q.hi, err = ActivationRangeQuantized(o.params.Activation, out); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	o.path = pathQuantDiv

@@ -3,8 +3,6 @@ package kernels
 import (
 	"fmt"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/core/schema"
 )
 
@@ -89,28 +87,22 @@ type LSTMParams struct {
 func NewUnidirectionalSequenceLSTM(p LSTMParams) Op { return &lstmOp{p: p} }
 
 func newUnidirectionalSequenceLSTM(info OpInfo) (Op, error) {
+	// Without options TFLite leaves its zero-initialised params: no
+	// activation, no clipping.
 	var p LSTMParams
-	if op := info.Operator; op != nil {
-		switch op.BuiltinOptionsType() {
-		case schema.BuiltinOptionsUnidirectionalSequenceLSTMOptions:
-			var t flatbuffers.Table
-			if !op.BuiltinOptions(&t) {
-				return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing options")
-			}
-			var tbl schema.UnidirectionalSequenceLSTMOptions
-			tbl.Init(t.Bytes, t.Pos)
-			p = LSTMParams{
-				Activation:               tbl.FusedActivationFunction(),
-				CellClip:                 tbl.CellClip(),
-				ProjClip:                 tbl.ProjClip(),
-				TimeMajor:                tbl.TimeMajor(),
-				AsymmetricQuantizeInputs: tbl.AsymmetricQuantizeInputs(),
-			}
-		case schema.BuiltinOptionsNONE:
-			// TFLite leaves its zero-initialised params: no activation, no clipping.
-		default:
-			return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: unexpected options %s",
-				schema.EnumNamesBuiltinOptions[op.BuiltinOptionsType()])
+	t, ok, err := strictOptions(info.Operator, "UNIDIRECTIONAL_SEQUENCE_LSTM", schema.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var tbl schema.UnidirectionalSequenceLSTMOptions
+		tbl.Init(t.Bytes, t.Pos)
+		p = LSTMParams{
+			Activation:               tbl.FusedActivationFunction(),
+			CellClip:                 tbl.CellClip(),
+			ProjClip:                 tbl.ProjClip(),
+			TimeMajor:                tbl.TimeMajor(),
+			AsymmetricQuantizeInputs: tbl.AsymmetricQuantizeInputs(),
 		}
 	}
 	return NewUnidirectionalSequenceLSTM(p), nil

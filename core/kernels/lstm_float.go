@@ -396,54 +396,11 @@ func (op *lstmOp) quantizeRows(v []float32, nb, n int, q []int8, sf []float32, z
 	for b := range nb {
 		row, qr := v[b*n:(b+1)*n], q[b*n:(b+1)*n]
 		if op.p.AsymmetricQuantizeInputs {
-			sf[b], zp[b] = lstmAsymmetricQuantize(row, qr)
+			sf[b], zp[b] = asymmetricQuantize(row, qr)
 		} else {
 			sf[b] = symmetricQuantize(row, qr)
 		}
 	}
-}
-
-// lstmAsymmetricQuantize is TFLite's AsymmetricQuantizeFloats: the range
-// [min(0,lo), max(0,hi)] mapped onto [-128, 127] with a nudged zero point.
-// It is conv_hybrid.go's asymmetricQuantize but for the float32 conversion
-// of x*inv, which keeps compilers that fuse multiply-adds (arm64) from
-// fusing zp + x*inv; on amd64 the two agree bit for bit.
-func lstmAsymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) {
-	lo, hi := v[0], v[0]
-	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	rmin, rmax := math.Min(0, float64(lo)), math.Max(0, float64(hi))
-	if rmin == rmax {
-		clear(q)
-		return 1, 0
-	}
-	const qmin, qmax = -128.0, 127.0
-	s := (rmax - rmin) / (qmax - qmin)
-	zpFromMin := qmin - rmin/s
-	zpFromMax := qmax - rmax/s
-	zpFromMinErr := math.Abs(qmin) + math.Abs(rmin/s)
-	zpFromMaxErr := math.Abs(qmax) + math.Abs(rmax/s)
-	zpDouble := zpFromMax
-	if zpFromMinErr < zpFromMaxErr {
-		zpDouble = zpFromMin
-	}
-	switch {
-	case zpDouble <= qmin:
-		zeroPoint = qmin
-	case zpDouble >= qmax:
-		zeroPoint = qmax
-	default:
-		zeroPoint = int32(math.Round(zpDouble))
-	}
-	scale = float32(s)
-	inv := float32(1 / float64(scale))
-	zpf := float32(zeroPoint)
-	for i, x := range v {
-		r := int32(math.Round(float64(zpf + float32(x*inv))))
-		q[i] = int8(min(max(r, -128), 127))
-	}
-	return scale, zeroPoint
 }
 
 // hybridMatMulAcc adds the int8 matrix (rows x cols, scale wScale) times the

@@ -85,10 +85,10 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 			}
 		}
 	}
-	if cellState.Quant == nil || len(cellState.Quant.Scale) == 0 {
+	if !isQuantized(cellState) {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized cell state")
 	}
-	if out.Quant == nil || len(out.Quant.Scale) == 0 {
+	if !isQuantized(out) {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized output")
 	}
 	if len(n.Intermediates) != 5 {
@@ -117,14 +117,14 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 		interScale[g] = 1.0 / 4096
 		if op.lnorm {
 			t := n.Intermediates[g]
-			if t == nil || t.Quant == nil || len(t.Quant.Scale) == 0 {
+			if t == nil || !isQuantized(t) {
 				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: layer norm LSTM needs quantized intermediate %d", g)
 			}
 			interScale[g] = t.Scale()
 		}
 	}
 	hidden := n.Intermediates[4]
-	if hidden == nil || hidden.Quant == nil || len(hidden.Quant.Scale) == 0 {
+	if hidden == nil || !isQuantized(hidden) {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized hidden intermediate (4)")
 	}
 	hiddenScale := hidden.Scale()

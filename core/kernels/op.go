@@ -93,6 +93,23 @@ func (info OpInfo) options(want schema.BuiltinOptions) (tbl flatbuffers.Table, o
 	return tbl, info.Operator.BuiltinOptions(&tbl)
 }
 
+// strictOptions is options for ops that reject a table of another type: ok
+// is false for a nil operator or one without options, which get the op's
+// defaults, and err names the unexpected type.
+func strictOptions(op *schema.Operator, name string, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool, err error) {
+	if op == nil {
+		return tbl, false, nil
+	}
+	switch t := op.BuiltinOptionsType(); t {
+	case schema.BuiltinOptionsNONE:
+		return tbl, false, nil
+	case want:
+		return tbl, op.BuiltinOptions(&tbl), nil
+	default:
+		return tbl, false, fmt.Errorf("%s: options of type %s", name, schema.EnumNamesBuiltinOptions[t])
+	}
+}
+
 // Registration binds a builtin op code (or a custom op name) to a kernel.
 type Registration struct {
 	Code     schema.BuiltinOperator

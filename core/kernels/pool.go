@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/delego/delego/core/schema"
@@ -142,12 +141,7 @@ func (p *Pool) Prepare(n *Node) error {
 	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == Float32 {
-		// TFLite's float CalculateActivationRange leaves other activations
-		// (TANH, SIGN_BIT) unclamped.
-		p.fMin, p.fMax = float32(math.Inf(-1)), float32(math.Inf(1))
-		if lo, hi, ferr := ActivationRangeFloat(pp.Activation); ferr == nil {
-			p.fMin, p.fMax = lo, hi
-		}
+		p.fMin, p.fMax = ActivationRangeFloat(pp.Activation)
 		p.facc = poolGrow(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
@@ -191,24 +185,14 @@ func poolWorkers(threads, units, work int) int {
 	return max(1, min(threads, units))
 }
 
-// poolParallel splits [0, units) into workers contiguous ranges and runs fn
-// on each concurrently; fn gets its worker index. The split never changes
-// what each unit computes, so results do not depend on workers.
+// poolParallel is parallelFor over [0, units) with at most workers
+// goroutines, for an fn that can fail: it returns the workers' errors joined.
 func poolParallel(workers, units int, fn func(worker, lo, hi int) error) error {
 	if workers <= 1 {
 		return fn(0, 0, units)
 	}
-	var wg sync.WaitGroup
 	errs := make([]error, workers)
-	for w := range workers {
-		lo, hi := units*w/workers, units*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[w] = fn(w, lo, hi)
-		}()
-	}
-	wg.Wait()
+	parallelFor(units, workers, 1, func(w, lo, hi int) { errs[w] = fn(w, lo, hi) })
 	return errors.Join(errs...)
 }
 

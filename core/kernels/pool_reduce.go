@@ -179,13 +179,11 @@ func (r *Reduce) Prepare(n *Node) error {
 	if err := r.resize(in, axis, out, false); err != nil {
 		return fmt.Errorf("%s: %w", r.Kind, err)
 	}
-	if r.Kind == ReduceProd && reduceQuantized(in) {
+	if r.Kind == ReduceProd && isQuantized(in) {
 		r.setProdScaling(in, out)
 	}
 	return nil
 }
-
-func reduceQuantized(t *Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
 
 func (r *Reduce) checkTypes(in, out *Tensor) error {
 	if in.Type != out.Type {
@@ -257,7 +255,7 @@ func (r *Reduce) Eval(n *Node) error {
 		if err := r.resize(in, axis, out, true); err != nil {
 			return fmt.Errorf("%s: %w", r.Kind, err)
 		}
-		if r.Kind == ReduceProd && reduceQuantized(in) {
+		if r.Kind == ReduceProd && isQuantized(in) {
 			r.setProdScaling(in, out)
 		}
 	}
@@ -493,7 +491,7 @@ func (r *Reduce) evalSum(in, out *Tensor) error {
 }
 
 func (r *Reduce) evalProd(in, out *Tensor) error {
-	if !reduceQuantized(in) {
+	if !isQuantized(in) {
 		return r.evalLogic(in, out)
 	}
 	if in.NumElements() == 0 {

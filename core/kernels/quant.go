@@ -125,17 +125,17 @@ func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo,
 // ActivationRangeFloat returns the clamp range of a fused activation on
 // floats (TFLite's CalculateActivationRange): finite bounds, so an infinite
 // result clamps to ±MaxFloat32 as in TFLite; activations other than RELU,
-// RELU6 and RELU_N1_TO_1 do not clamp. The error is always nil.
-func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32, err error) {
+// RELU6 and RELU_N1_TO_1 do not clamp.
+func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32) {
 	switch act {
 	case schema.ActivationFunctionTypeRELU:
-		return 0, math.MaxFloat32, nil
+		return 0, math.MaxFloat32
 	case schema.ActivationFunctionTypeRELU6:
-		return 0, 6, nil
+		return 0, 6
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		return -1, 1, nil
+		return -1, 1
 	}
-	return -math.MaxFloat32, math.MaxFloat32, nil
+	return -math.MaxFloat32, math.MaxFloat32
 }
 
 // ClampF32 limits v to [lo, hi] as TFLite's ActivationFunctionWithMinMax does.

@@ -115,9 +115,13 @@ func (t *Tensor) SetShape(shape []int) {
 	t.Data = t.Data[:need]
 }
 
+// isQuantized reports whether t carries per-tensor affine quantization
+// (TFLite's kTfLiteAffineQuantization with at least one scale).
+func isQuantized(t *Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
+
 // Scale returns the per-tensor scale (the first one), or 0 when unquantized.
 func (t *Tensor) Scale() float32 {
-	if t.Quant == nil || len(t.Quant.Scale) == 0 {
+	if !isQuantized(t) {
 		return 0
 	}
 	return t.Quant.Scale[0]
