@@ -269,11 +269,7 @@ func (r *runtime) close() error {
 
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
-func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
-	m, err := core.NewModel(p.Model)
-	if err != nil {
-		return nil, fmt.Errorf("partition model: %w", err)
-	}
+func (d *Delegate) compile(ctx context.Context, m *core.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
 	x := &runnable{d: d, dev: dev, m: m, nodes: nodes}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
@@ -291,9 +287,11 @@ func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Setting
 			}
 		}
 	}
-	if x.opts, err = d.options(dev, s); err != nil {
+	opts, err := d.options(dev, s)
+	if err != nil {
 		return nil, err
 	}
+	x.opts = opts
 	if _, err := d.acquire(ctx, dev, x.opts, true); err != nil {
 		_ = d.releaseRef(dev)
 		return nil, fmt.Errorf("%w: %s: %w", delegate.ErrNoDevice, dev, err)
