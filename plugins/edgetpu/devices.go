@@ -9,24 +9,23 @@ import (
 	"strings"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
 
-// The USB IDs of a Coral USB Accelerator: before its firmware is loaded it
-// is a boot loader waiting for it (device firmware upgrade, DFU); after, it
-// is the Edge TPU.
+// The USB IDs of a Coral USB Accelerator, the driver's: before its firmware
+// is loaded it is a boot loader waiting for it (device firmware upgrade,
+// DFU); after, it is the Edge TPU.
 const (
-	DFUVendor  = 0x1a6e
-	DFUProduct = 0x089a
-	AppVendor  = 0x18d1
-	AppProduct = 0x9302
+	DFUVendor  = driver.DFUVendor
+	DFUProduct = driver.DFUProduct
+	AppVendor  = driver.AppVendor
+	AppProduct = driver.AppProduct
 )
 
 // CoralIDs are the vendor:product pairs a Coral USB Accelerator shows, before
 // and after its firmware is loaded.
-func CoralIDs() []usb.ID {
-	return []usb.ID{{Vendor: DFUVendor, Product: DFUProduct}, {Vendor: AppVendor, Product: AppProduct}}
-}
+func CoralIDs() []usb.ID { return []usb.ID{driver.DFUID(), driver.AppID()} }
 
 // State is what a device is doing.
 type State string
@@ -74,7 +73,7 @@ func Devices(ctx context.Context, bus Bus) ([]Device, error) {
 	out := make([]Device, len(infos))
 	for i, info := range infos {
 		state := Ready
-		if info.ID == (usb.ID{Vendor: DFUVendor, Product: DFUProduct}) {
+		if info.ID == driver.DFUID() {
 			state = NeedsFirmware
 		}
 		out[i] = Device{Path: fmt.Sprintf("usb:%d", i), State: state, Info: info}

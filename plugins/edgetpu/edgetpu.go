@@ -132,6 +132,11 @@ func Prepare(partition []byte) ([]*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partition model: %w", err)
 	}
+	return prepare(m)
+}
+
+// prepare is Prepare of a decoded partition.
+func prepare(m *core.Model) ([]*Node, error) {
 	sg := m.Subgraphs[0]
 	tensors := func(idx []int) []executable.Tensor {
 		out := make([]executable.Tensor, 0, len(idx))
@@ -179,7 +184,11 @@ func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := Prepare(p.Model)
+	m, err := core.NewModel(p.Model)
+	if err != nil {
+		return nil, fmt.Errorf("partition model: %w", err)
+	}
+	nodes, err := prepare(m)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +196,7 @@ func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate
 	if err != nil {
 		return nil, err
 	}
-	return d.compile(ctx, p, settings, nodes, dev) // edgetpu part 2 (run.go)
+	return d.compile(ctx, m, settings, nodes, dev) // edgetpu part 2 (run.go)
 }
 
 // Close implements delegate.Delegate: it closes the devices the delegate

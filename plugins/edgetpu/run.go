@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/delego/delego/core"
@@ -269,11 +270,7 @@ func (r *runtime) close() error {
 
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
-func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
-	m, err := core.NewModel(p.Model)
-	if err != nil {
-		return nil, fmt.Errorf("partition model: %w", err)
-	}
+func (d *Delegate) compile(ctx context.Context, m *core.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
 	x := &runnable{d: d, dev: dev, m: m, nodes: nodes}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
@@ -281,6 +278,8 @@ func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Setting
 			return nil, fmt.Errorf("node %d: %w", n.Index, err)
 		}
 		x.models = append(x.models, dm)
+		ins, outs := nodeTensors(&m.Subgraphs[0].Operators[n.Index], n)
+		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		if d.run.sim != nil {
 			// The simulator cannot run Edge TPU instructions: it is told
 			// which executables it will be sent.
@@ -291,9 +290,11 @@ func (d *Delegate) compile(ctx context.Context, p *delegate.Partition, s Setting
 			}
 		}
 	}
-	if x.opts, err = d.options(dev, s); err != nil {
+	opts, err := d.options(dev, s)
+	if err != nil {
 		return nil, err
 	}
+	x.opts = opts
 	if _, err := d.acquire(ctx, dev, x.opts, true); err != nil {
 		_ = d.releaseRef(dev)
 		return nil, fmt.Errorf("%w: %s: %w", delegate.ErrNoDevice, dev, err)
@@ -309,8 +310,10 @@ type runnable struct {
 	m      *core.Model
 	nodes  []*Node
 	models []*driver.Model
-	mu     sync.Mutex
-	closed bool
+	// ins and outs are each node's tensors (nodeTensors).
+	ins, outs [][]int
+	mu        sync.Mutex
+	closed    bool
 }
 
 // Invoke runs the partition's nodes in order on the device: each node's
@@ -344,8 +347,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 		return fmt.Errorf("edgetpu: open %s again: %w", x.dev, err)
 	}
 	for k, n := range x.nodes {
-		op := &sg.Operators[n.Index]
-		ins := slices.DeleteFunc(slices.Clone(op.Inputs), func(ti int) bool { return ti < 0 })
+		ins := x.ins[k]
 		data := make([][]byte, len(ins))
 		for i, ti := range ins {
 			data[i] = value(ti)
@@ -358,21 +360,11 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 			x.d.drop(x.dev, drv)
 			return fmt.Errorf("edgetpu: node %d on %s: %w", n.Index, x.dev, err)
 		}
-		for j := range n.Main.Outputs {
-			l := &n.Main.Outputs[j]
-			ti := -1
-			if name, ok := cutSuffix(l.Name, executable.VariableOutputSuffix); ok {
-				for i := range n.Main.Inputs {
-					if n.Main.Inputs[i].Name == name && i < len(ins) {
-						ti = ins[i]
-					}
-				}
-			} else if j < len(op.Outputs) {
-				ti = op.Outputs[j]
-			}
+		for j, ti := range x.outs[k] {
 			if ti < 0 {
 				continue
 			}
+			l := &n.Main.Outputs[j]
 			info := sg.Tensors[ti]
 			t := &kernels.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant}
 			buf := make([]byte, kernels.NumElements(info.Shape)*info.Type.Size())
@@ -395,11 +387,27 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 	return nil
 }
 
-func cutSuffix(s, suffix string) (string, bool) {
-	if len(s) > len(suffix) && s[len(s)-len(suffix):] == suffix {
-		return s[:len(s)-len(suffix)], true
+// nodeTensors are the partition tensors a node reads and writes: its
+// inputs (the op's, less the absent ones), and for each output layer of its
+// main executable the tensor that receives it, -1 for none: the op's output
+// of the same index, or for a "..._variable_output" layer the input tensor
+// of the state it updates.
+func nodeTensors(op *core.Operator, n *Node) (ins, outs []int) {
+	ins = slices.DeleteFunc(slices.Clone(op.Inputs), func(ti int) bool { return ti < 0 })
+	outs = make([]int, len(n.Main.Outputs))
+	for j := range n.Main.Outputs {
+		outs[j] = -1
+		if name, ok := strings.CutSuffix(n.Main.Outputs[j].Name, executable.VariableOutputSuffix); ok {
+			for i := range n.Main.Inputs {
+				if name != "" && n.Main.Inputs[i].Name == name && i < len(ins) {
+					outs[j] = ins[i]
+				}
+			}
+		} else if j < len(op.Outputs) {
+			outs[j] = op.Outputs[j]
+		}
 	}
-	return s, false
+	return ins, outs
 }
 
 // Close releases the partition's hold on its device.

@@ -191,20 +191,6 @@ func copyUint32(buf []byte, bit int, v uint32) {
 	}
 }
 
-// readUint32 reads back what copyUint32 wrote.
-func readUint32(buf []byte, bit int) uint32 {
-	var v uint32
-	for i := range 32 {
-		at, shift := (bit+i)/8, uint((bit+i)%8)
-		v |= uint32(buf[at]>>shift&1) << i
-	}
-	return v
-}
-
-// ReadField returns the 32-bit field at bit offset bit of an instruction
-// bitstream, as the driver patched it.
-func ReadField(bitstream []byte, bit int) uint32 { return readUint32(bitstream, bit) }
-
 // header is UsbMlCommands::PrepareHeader (driver/usb/usb_ml_commands.cc):
 // the 8 bytes sent on the single bulk-out endpoint before each DMA's data:
 // its length (32 bits, little-endian), then its descriptor tag in the low

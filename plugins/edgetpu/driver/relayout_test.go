@@ -173,6 +173,16 @@ func TestInputBuffer(t *testing.T) {
 	}
 }
 
+// readUint32 reads back what copyUint32 wrote.
+func readUint32(buf []byte, bit int) uint32 {
+	var v uint32
+	for i := range 32 {
+		at, shift := (bit+i)/8, uint((bit+i)%8)
+		v |= uint32(buf[at]>>shift&1) << i
+	}
+	return v
+}
+
 // TestCopyUint32: ExecutableUtil::CopyUint32 writes the value's bits from
 // the least significant, at any bit offset, leaving the others.
 func TestCopyUint32(t *testing.T) {
@@ -183,7 +193,7 @@ func TestCopyUint32(t *testing.T) {
 	if want := []byte{0xc7, 0xb3, 0xa2, 0x91, 0xf8, 0xff}; !bytes.Equal(b, want) {
 		t.Errorf("got % x, want % x", b, want)
 	}
-	if v := ReadField(b, 3); v != 0x12345678 {
+	if v := readUint32(b, 3); v != 0x12345678 {
 		t.Errorf("read back %#x", v)
 	}
 	if h := header(TagParameters, 566912); !bytes.Equal(h, []byte{0x80, 0xa6, 0x08, 0x00, 0x02, 0, 0, 0}) {

@@ -66,13 +66,11 @@ type io struct {
 // request is one TPU request: an executable linked to this invocation's
 // buffers (SingleTpuRequest::Prepare) and its DMAs.
 type request struct {
-	prog *Program
-	ios  []io
-	// interrupts are the tags of its interrupt DMAs, in order.
-	interrupts []byte
+	ios []io
 	// outputs holds each output layer's padded buffers, one per batch.
 	outputs [][][]byte
-	// Bitstreams are the linked instruction bitstreams (for tests).
+	// bitstreams are the linked instruction bitstreams the instruction
+	// DMAs send.
 	bitstreams [][]byte
 }
 
@@ -123,7 +121,7 @@ func newRequest(p *Program, params uint64, inputs [][][]byte, a *arena) (*reques
 			b.inputAddrs[l.Name] = append(b.inputAddrs[l.Name], a.alloc(len(buf)))
 		}
 	}
-	r := &request{prog: p, outputs: make([][][]byte, len(e.Outputs))}
+	r := &request{outputs: make([][][]byte, len(e.Outputs))}
 	for i := range e.Outputs {
 		l := &e.Outputs[i]
 		for range batches {
@@ -187,9 +185,7 @@ func newRequest(p *Program, params uint64, inputs [][][]byte, a *arena) (*reques
 		case executable.HintInstruction:
 			r.ios = append(r.ios, io{kind: ioBulkOut, tag: TagInstructions, data: r.bitstreams[h.Chunk], what: fmt.Sprintf("%s (instruction chunk %d)", what, h.Chunk)})
 		case executable.HintInterrupt:
-			tag := byte(TagInterrupt0 + h.Interrupt)
-			r.ios = append(r.ios, io{kind: ioInterrupt, tag: tag, what: fmt.Sprintf("%s (interrupt %d)", what, h.Interrupt)})
-			r.interrupts = append(r.interrupts, tag)
+			r.ios = append(r.ios, io{kind: ioInterrupt, tag: byte(TagInterrupt0 + h.Interrupt), what: fmt.Sprintf("%s (interrupt %d)", what, h.Interrupt)})
 		case executable.HintFence:
 			r.ios = append(r.ios, io{kind: ioFence, what: what + " (fence)"})
 		case executable.HintDMA:

@@ -439,19 +439,24 @@ func (d *Driver) execute(ctx context.Context, reqs []*request) error {
 // send is one bulk-out DMA: UsbMlCommands::PrepareHeader's header, then
 // the data.
 func (d *Driver) send(ctx context.Context, x *io) error {
-	out := func(data []byte, what string) error {
+	// out sends the header (at < 0) or the data from byte at.
+	out := func(data []byte, at int) error {
 		tctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
 		defer cancel()
-		if err := d.t.BulkOut(tctx, EPBulkOut, data); err != nil {
-			return fmt.Errorf("%s: bulk out %s (%d bytes): %w", x.what, what, len(data), err)
+		err := d.t.BulkOut(tctx, EPBulkOut, data)
+		switch {
+		case err == nil:
+			return nil
+		case at < 0:
+			return fmt.Errorf("%s: bulk out header (%d bytes): %w", x.what, len(data), err)
 		}
-		return nil
+		return fmt.Errorf("%s: bulk out data from byte %d (%d bytes): %w", x.what, at, len(data), err)
 	}
-	if err := out(header(x.tag, len(x.data)), "header"); err != nil {
+	if err := out(header(x.tag, len(x.data)), -1); err != nil {
 		return err
 	}
 	for at := 0; at < len(x.data); at += maxBulkOutChunk {
-		if err := out(x.data[at:min(at+maxBulkOutChunk, len(x.data))], fmt.Sprintf("data from byte %d", at)); err != nil {
+		if err := out(x.data[at:min(at+maxBulkOutChunk, len(x.data))], at); err != nil {
 			return err
 		}
 	}

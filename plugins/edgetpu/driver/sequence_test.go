@@ -39,6 +39,14 @@ const (
 	tileConfig0, deepSleep, idleRegister  = 0x48788, 0x40020, 0x4a000
 )
 
+// The USB IDs (driver/usb/usb_driver.cc, kTargetDfuVendorId ...
+// kTargetAppProductId), written out here so that the expected traffic does
+// not come from the driver's own constants.
+var (
+	dfuID = usb.ID{Vendor: 0x1a6e, Product: 0x089a}
+	appID = usb.ID{Vendor: 0x18d1, Product: 0x9302}
+)
+
 // The run controls RunController::DoRunControl writes (driver/run_controller.cc),
 // scalar core first, then the tiles after the broadcast.
 func scalarRunControls() []uint32 { return []uint32{0x44018, 0x44158, 0x44198, 0x441d8, 0x44218} }
@@ -69,11 +77,11 @@ func openLine(id usb.ID, speed usb.Speed) string {
 // claimed interfaces, none here, then libusb_reset_device), then open the
 // application (OpenMlUsbDevice).
 func prepareApp(c *ctrl, speed usb.Speed) {
-	c.api("%s", openLine(driver.AppID(), speed))
-	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(driver.AppID(), speed))
+	c.api("%s", openLine(appID, speed))
+	c.in(0x80, 6, 0x0100, 0, deviceDescriptor(appID, speed))
 	c.api("reset result=ok")
 	c.api("close result=ok")
-	c.api("%s", openLine(driver.AppID(), speed))
+	c.api("%s", openLine(appID, speed))
 }
 
 // scuCtrl3Values are the writes of scu_ctrl_3 in QuitReset for each
