@@ -101,12 +101,8 @@ func goldenMixes() []goldenMix {
 
 // TestGoldenWithDelegateMixes runs every golden case with a few mixes of
 // test delegates: the outputs must match the golden ones (both Invokes for
-// the stateful LSTM).
-//
-// The MobileNet cases fail until the pool kernels (AVERAGE_POOL_2D, MEAN)
-// are merged. The LSTM's second Invoke fails when the LSTM node is
-// delegated: its state (variable tensors) enters the partition as an input
-// and never comes back (see TestDelegatedStateSurvivesInvokes).
+// the stateful LSTM, whose state travels in and out of a delegated
+// partition: see TestDelegatedStateSurvivesInvokes).
 func TestGoldenWithDelegateMixes(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
 		m, err := core.LoadModel(shared.Model(t, c.Model))

@@ -8,10 +8,10 @@ import (
 // This file holds the one broadcasting iterator every binary element-wise
 // kernel uses, and the shape rules TFLite 2.9 applies around it.
 
-// broadcastShape returns the NumPy broadcast of shapes a and b (TFLite's
+// BroadcastShape returns the NumPy broadcast of shapes a and b (TFLite's
 // CalculateShapeForBroadcast): dimensions are matched from the end, a missing
 // or size-1 dimension stretches, and a 0 on either side gives 0.
-func broadcastShape(a, b []int) ([]int, error) {
+func BroadcastShape(a, b []int) ([]int, error) {
 	r := max(len(a), len(b))
 	out := make([]int, r)
 	for i := range r {

@@ -99,7 +99,7 @@ func (o *binaryOp) Prepare(n *Node) error {
 	shape := slices.Clone(in1.Shape)
 	if !slices.Equal(in1.Shape, in2.Shape) {
 		var err error
-		if shape, err = broadcastShape(in1.Shape, in2.Shape); err != nil {
+		if shape, err = BroadcastShape(in1.Shape, in2.Shape); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -180,9 +180,9 @@ func TestBroadcastShape(t *testing.T) {
 		{[]int{0}, []int{3}, nil, true},
 	}
 	for _, c := range cases {
-		got, err := broadcastShape(c.a, c.b)
+		got, err := BroadcastShape(c.a, c.b)
 		if (err != nil) != c.bad || (!c.bad && !slices.Equal(got, c.want)) {
-			t.Errorf("broadcastShape(%v, %v) = %v, %v; want %v (error %v)", c.a, c.b, got, err, c.want, c.bad)
+			t.Errorf("BroadcastShape(%v, %v) = %v, %v; want %v (error %v)", c.a, c.b, got, err, c.want, c.bad)
 		}
 	}
 }
@@ -208,7 +208,7 @@ func TestBcastRowsRandom(t *testing.T) {
 		}
 		a = a[rng.Intn(r+1):] // drop leading dimensions
 		b = b[rng.Intn(r+1):]
-		shape, err := broadcastShape(a, b)
+		shape, err := BroadcastShape(a, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func TestFloatBroadcastOps(t *testing.T) {
 		if s.name == "scalar first" {
 			av, s.b = s.b, a
 		}
-		shape, _ := broadcastShape(s.sa, s.sb)
+		shape, _ := BroadcastShape(s.sa, s.sb)
 		for name, f := range ops {
 			out := NewTensor(Float32)
 			in1, in2 := tv{typ: Float32, shape: s.sa, data: av}.tensor(), tv{typ: Float32, shape: s.sb, data: s.b}.tensor()

@@ -515,28 +515,3 @@ func (c *opCtx) intTensor(ti int, what string) ([]int, error) {
 	}
 	return nil, fmt.Errorf("%s %q is %s", what, t.Name, t.Type)
 }
-
-// broadcastShape is numpy broadcasting of a and b, as TFLite and XNNPACK
-// both do it.
-func broadcastShape(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := 0; i < n; i++ {
-		da, db := 1, 1
-		if j := len(a) - n + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - n + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}

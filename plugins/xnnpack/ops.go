@@ -314,7 +314,7 @@ func lowerBinary(k kind) func(*opCtx) error {
 		if a.dtype != out.dtype || b.dtype != out.dtype {
 			return fmt.Errorf("inputs %s and %s, output %s", a.dtype, b.dtype, out.dtype)
 		}
-		if want, ok := broadcastShape(a.shape, b.shape); !ok || !slices.Equal(want, out.shape) {
+		if want, err := kernels.BroadcastShape(a.shape, b.shape); err != nil || !slices.Equal(want, out.shape) {
 			return fmt.Errorf("%w: %v and %v give output %v", errShape, a.shape, b.shape, out.shape)
 		}
 		lo, hi, err := actRange(c.fusedActivation(), out)
