@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +78,8 @@ type Client struct {
 	path string
 	opts Options
 	name string // Info.Name at Open; never changes
+
+	rings atomic.Uint64 // doorbell rings of all its executables (for tests)
 
 	mu     sync.Mutex // guards what follows; held while a process starts
 	sess   *session

@@ -246,6 +246,7 @@ func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pl
 	}
 	b.setLen(bellReqLen, len(msg))
 	e.rings++
+	e.c.rings.Add(1)
 	n := e.rings
 	b.store(bellReq, n)
 	futexWake(b.word(bellReq))

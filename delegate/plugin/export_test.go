@@ -11,3 +11,7 @@ func DoorbellRings(exe delegate.Executable) (rings int, on bool) {
 	defer e.mu.Unlock()
 	return int(e.rings), e.bell.b != nil
 }
+
+// ClientRings is how often the executables of c rang their doorbells: it
+// tells which path an Invoke took (0 for gRPC calls).
+func ClientRings(c *Client) uint64 { return c.rings.Load() }

@@ -86,6 +86,7 @@ func TestFaultInvoke(t *testing.T) {
 				if !ok || de.Stage != delegate.StageExecute || !is(err) || !strings.Contains(err.Error(), c.mention) {
 					t.Fatalf("err = %v, want an execute-stage %v mentioning %q", err, c.is, c.mention)
 				}
+				checkPath(t, p, path)
 				if c.mode == "error-invoke" {
 					// The doorbell's answer area holds 3 KiB of message; gRPC
 					// carries it whole.
@@ -156,6 +157,11 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	defer cancel()
 	start := time.Now()
 	err = it.Invoke(ctx)
+	if opts.NoDoorbell {
+		checkPath(t, p, "grpc")
+	} else {
+		checkPath(t, p, "doorbell")
+	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Invoke returned %s after its deadline", took)
 	}
@@ -288,5 +294,15 @@ func TestPluginKilledBetweenInvokes(t *testing.T) {
 	}
 	if p.Starts() != 2 || p.Pid() == pid || p.Pid() == 0 {
 		t.Errorf("starts %d, pid %d (was %d)", p.Starts(), p.Pid(), pid)
+	}
+}
+
+// checkPath fails the test unless the Invokes so far took path: the
+// doorbell (it was rung) or gRPC calls (it never was), so a doorbell that
+// silently fell back to gRPC cannot pass for one.
+func checkPath(t *testing.T, p *plugin.Client, path string) {
+	t.Helper()
+	if rang := plugin.ClientRings(p) > 0; rang != (path == "doorbell") {
+		t.Errorf("invoke path %s, but the doorbell rang %d times", path, plugin.ClientRings(p))
 	}
 }
