@@ -67,11 +67,6 @@ func MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m int32, shift int) int32
 	return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), -shift)
 }
 
-// MultiplyByQuantizedMultiplierGreaterThanOne is the variant for shift >= 0.
-func MultiplyByQuantizedMultiplierGreaterThanOne(x, m int32, shift int) int32 {
-	return SaturatingRoundingDoublingHighMul(x*(1<<shift), m)
-}
-
 // MultiplyByQuantizedMultiplier64 is TFLite's int64-accumulator variant (used
 // by 16x8 kernels): the multiplier is reduced to 16 bits, then one rounding shift.
 func MultiplyByQuantizedMultiplier64(x int64, m int32, shift int) int32 {

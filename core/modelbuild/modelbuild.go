@@ -56,9 +56,6 @@ func PerChannel(scales []float32, zeroPoints []int64, axis int) TensorOption {
 	}
 }
 
-// Variable marks the tensor as a variable (state kept across invocations).
-func Variable() TensorOption { return func(t *schema.TensorT) { t.IsVariable = true } }
-
 // Tensor adds an activation tensor and returns its index.
 func (b *Builder) Tensor(name string, typ kernels.DType, shape []int, opts ...TensorOption) int {
 	t := &schema.TensorT{Name: name, Type: schema.TensorType(typ), Shape: int32s(shape)}
@@ -101,11 +98,6 @@ func (b *Builder) CustomOp(name string, version int, inputs, outputs []int, cust
 	}
 	b.sg.Operators = append(b.sg.Operators, op)
 	return len(b.sg.Operators) - 1
-}
-
-// SetIntermediates sets the intermediate tensors of operator op.
-func (b *Builder) SetIntermediates(op int, tensors []int) {
-	b.sg.Operators[op].Intermediates = int32s(tensors)
 }
 
 // Options wraps an options table (a *schema.XxxOptionsT) in the union.

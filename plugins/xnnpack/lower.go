@@ -135,8 +135,6 @@ type opCtx struct {
 	options any // *schema.XxxOptionsT, nil when absent
 }
 
-func (c *opCtx) name() string { return kernels.OpName(c.code) }
-
 // tensor returns the declared tensor ti.
 func (c *opCtx) tensor(ti int) *core.TensorInfo { return &c.l.sg.Tensors[ti] }
 
