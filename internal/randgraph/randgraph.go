@@ -102,7 +102,7 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]byte, len(g.InputShapes))
 	for i, s := range g.InputShapes {
-		n := numElements(s)
+		n := kernels.NumElements(s)
 		if g.Type == kernels.Float32 {
 			out[i] = floats(r, n, 1)
 		} else {
@@ -190,14 +190,6 @@ func Generate(seed uint64, opts Options) *Graph {
 	out.Nodes = g.nodes
 	out.Model = g.b.Bytes()
 	return out
-}
-
-func numElements(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 // randomShape is an input's shape: mostly NHWC images, sometimes matrices.
@@ -349,28 +341,10 @@ func (g *gen) unary(op schema.BuiltinOperator, x *value) {
 	g.emit(op, []*value{x}, nil, nil, []*value{out}, options)
 }
 
-// broadcast returns the broadcast shape of a and b, or nil.
-func broadcast(a, b []int) []int {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := range n {
-		da, db := 1, 1
-		if k := i - (n - len(a)); k >= 0 {
-			da = a[k]
-		}
-		if k := i - (n - len(b)); k >= 0 {
-			db = b[k]
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil
-		}
-	}
-	return out
+// broadcastable says whether shapes a and b broadcast together.
+func broadcastable(a, b []int) bool {
+	_, err := kernels.BroadcastShape(a, b)
+	return err == nil
 }
 
 // binary adds an element-wise op of x and either another activation (same
@@ -385,7 +359,7 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 	var yq quant
 	var yShape []int
 	if g.r.IntN(2) == 0 {
-		y := g.pick(func(v *value) bool { return v != x && broadcast(x.shape, v.shape) != nil })
+		y := g.pick(func(v *value) bool { return v != x && broadcastable(x.shape, v.shape) })
 		if y == nil {
 			y = x
 		}
@@ -405,8 +379,8 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 		consts = []int{g.constant(yShape, yq)}
 		ins = []*value{x}
 	}
-	shape := broadcast(x.shape, yShape)
-	if numElements(shape) > maxElements {
+	shape, _ := kernels.BroadcastShape(x.shape, yShape) // broadcastable by construction
+	if kernels.NumElements(shape) > maxElements {
 		return // an unread constant may stay behind: harmless
 	}
 	var oq quant
@@ -435,7 +409,7 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 
 // constant adds a constant activation-typed tensor of random values.
 func (g *gen) constant(shape []int, q quant) int {
-	n := numElements(shape)
+	n := kernels.NumElements(shape)
 	if g.typ == kernels.Float32 {
 		return g.b.Const(g.name("c"), kernels.Float32, shape, floats(g.r, n, 1))
 	}
@@ -465,7 +439,7 @@ func int32s(v ...int) []byte {
 // weights adds the filter (and maybe bias) of a conv or FC layer with
 // depth k, and returns them with the output quantization.
 func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq quant) {
-	n := numElements(shape)
+	n := kernels.NumElements(shape)
 	bias = -1
 	if g.typ == kernels.Float32 {
 		filter = g.b.Const(g.name("w"), kernels.Float32, shape, floats(g.r, n, 1/float32(math.Sqrt(float64(k)))))
@@ -523,7 +497,7 @@ func (g *gen) conv(depthwise bool) {
 		fshape = []int{outC, kh, kw, c}
 	}
 	shape := []int{x.shape[0], oh, ow, outC}
-	if numElements(shape) > maxElements {
+	if kernels.NumElements(shape) > maxElements {
 		return
 	}
 	filter, bias, oq := g.weights(x, fshape, outC, k)
@@ -554,7 +528,7 @@ func (g *gen) fullyConnected() {
 	}
 	depth := x.shape[len(x.shape)-1]
 	units := 1 + g.r.IntN(8)
-	shape := []int{numElements(x.shape) / depth, units}
+	shape := []int{kernels.NumElements(x.shape) / depth, units}
 	filter, bias, oq := g.weights(x, []int{units, depth}, units, depth)
 	out := g.newValue(shape, oq)
 	options := modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{
@@ -599,7 +573,7 @@ func (g *gen) concat() {
 	for _, v := range ins {
 		shape[axis] += v.shape[axis]
 	}
-	if numElements(shape) > maxElements {
+	if kernels.NumElements(shape) > maxElements {
 		return
 	}
 	q := quant{x.scale, x.zp}
@@ -621,7 +595,7 @@ func (g *gen) reshape() {
 	if x == nil {
 		return
 	}
-	n := numElements(x.shape)
+	n := kernels.NumElements(x.shape)
 	var divs []int
 	for d := 1; d <= n; d++ {
 		if n%d == 0 {
