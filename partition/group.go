@@ -81,7 +81,8 @@ func naiveGroups(owner []int) []int {
 // of that delegate as it becomes ready, lowest first node first, until there
 // is none. The delegate is the one owning the ready unit with the lowest first
 // node (as TFLite), or, with mostReady, the one with the most ready units
-// (then the lowest first node).
+// (then the lowest first node). Group ids count the groups in the order
+// they run, so every edge between groups goes from a lower id to a higher.
 func greedyGroups(g *graph, owner, unit []int, mostReady bool) []int {
 	nd, nu := 0, 0
 	for i, d := range owner {
@@ -171,35 +172,26 @@ func greedyGroups(g *graph, owner, unit []int, mostReady bool) []int {
 // leads from one to the other through a third group, which keeps the
 // contracted graph acyclic. It returns the new grouping with ids compacted in
 // order of first node.
+//
+// gid must number its groups in a topological order of the contracted graph
+// (every edge goes from a lower id to a higher one), as greedyGroups does: the
+// reachability sets are then built in id order, with no sort of their own.
 func mergeGroups(g *graph, owner, gid []int) []int {
-	ng := 0
-	for _, x := range gid {
-		ng = max(ng, x+1)
-	}
-	first := make([]int, ng)
-	for i := range first {
-		first[i] = -1
-	}
-	for i, x := range gid {
-		if first[x] < 0 {
-			first[x] = i
-		}
-	}
+	first := firstNodes(gid)
+	ng := len(first)
 	succ := groupSuccs(g, gid, ng)
-	topo := topoGroups(succ, first)
 
 	// reach[x]: groups reachable from x; anc[x]: groups that reach x.
 	words := (ng + 63) / 64
 	reach := newBitsets(ng, words)
 	anc := newBitsets(ng, words)
-	for k := len(topo) - 1; k >= 0; k-- {
-		x := topo[k]
+	for x := ng - 1; x >= 0; x-- {
 		for _, s := range succ[x] {
 			reach[x].set(s)
 			reach[x].or(reach[s])
 		}
 	}
-	for _, x := range topo {
+	for x := range ng {
 		for _, s := range succ[x] {
 			anc[s].set(x)
 			anc[s].or(anc[x])
@@ -345,6 +337,13 @@ func topoGroups(succ [][]int, first []int) []int {
 
 // groupOrder is the execution order of the groups of gid.
 func groupOrder(g *graph, gid []int) []int {
+	first := firstNodes(gid)
+	return topoGroups(groupSuccs(g, gid, len(first)), first)
+}
+
+// firstNodes is the first node of every group of gid (ids 0..k-1, none
+// empty), indexed by group.
+func firstNodes(gid []int) []int {
 	ng := 0
 	for _, x := range gid {
 		ng = max(ng, x+1)
@@ -358,7 +357,7 @@ func groupOrder(g *graph, gid []int) []int {
 			first[x] = i
 		}
 	}
-	return topoGroups(groupSuccs(g, gid, ng), first)
+	return first
 }
 
 // minHeap is a binary min-heap of ints.

@@ -306,28 +306,20 @@ func applyLimits(gid, owner []int, nd int, why [][]string, maxParts, minSize int
 		return nil
 	}
 	type part struct{ id, first, size int }
-	ng := 0
-	for _, x := range gid {
-		ng = max(ng, x+1)
-	}
+	first := firstNodes(gid)
+	ng := len(first)
 	byGroup := make([]part, ng)
-	for i := range byGroup {
-		byGroup[i] = part{id: i, first: -1}
+	for x, i := range first {
+		byGroup[x] = part{id: x, first: i}
 	}
-	for i, x := range gid {
-		if owner[i] < 0 {
-			continue
-		}
-		if byGroup[x].first < 0 {
-			byGroup[x].first = i
-		}
+	for _, x := range gid {
 		byGroup[x].size++
 	}
 	reasons := make([]string, ng)
 	for d := range nd {
 		var ps []part
 		for _, p := range byGroup {
-			if p.first >= 0 && owner[p.first] == d {
+			if owner[p.first] == d {
 				ps = append(ps, p)
 			}
 		}
