@@ -180,7 +180,7 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	}
 	var candidates []int
 	for i := range it.sg.Operators {
-		v := sup.Check(d.Name(), it.nodeView(i))
+		v := sup.Check(d.Name(), it.model.NodeView(i))
 		verdicts[i][di] = partition.Verdict{Accept: v.Accept, Reason: v.Reason}
 		if v.Accept {
 			candidates = append(candidates, i)
@@ -205,19 +205,6 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 		verdicts[ni][di] = partition.Verdict{Accept: vs[j].Accept, Reason: vs[j].Reason}
 	}
 	return nil
-}
-
-// nodeView describes operator i for a delegate's declared support.
-func (it *Interpreter) nodeView(i int) delegate.NodeView {
-	op := &it.sg.Operators[i]
-	oc := it.model.OpCodes[op.OpCode]
-	v := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
-	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
-		if ti >= 0 && !it.tensors[ti].Const && !slices.Contains(v.Types, it.tensors[ti].Type) {
-			v.Types = append(v.Types, it.tensors[ti].Type)
-		}
-	}
-	return v
 }
 
 // compile hands a partition to its delegate. A compile error moves the

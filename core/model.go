@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"unsafe"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/delegate"
 )
 
 // DefaultMaxTensorBytes is the default cap on one tensor's size (1 GiB).
@@ -169,6 +171,25 @@ func (m *Model) Buffer(i int) []byte {
 		return nil
 	}
 	return m.Buffers[i]
+}
+
+// NodeView describes operator i of subgraph 0 as a delegate's declared
+// support sees it: op, version, and the element types of its non-constant
+// tensors.
+func (m *Model) NodeView(i int) delegate.NodeView {
+	sg := m.Subgraphs[0]
+	op := &sg.Operators[i]
+	oc := m.OpCodes[op.OpCode]
+	v := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
+	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+		if ti < 0 || m.Buffer(sg.Tensors[ti].Buffer) != nil {
+			continue
+		}
+		if t := sg.Tensors[ti].Type; !slices.Contains(v.Types, t) {
+			v.Types = append(v.Types, t)
+		}
+	}
+	return v
 }
 
 // OpCodeOf returns the op code of an operator of the model.

@@ -36,7 +36,7 @@ func (p propDelegate) delegate() delegate.Delegate {
 // verdict is what the host should conclude for node i: the declared support
 // first, then the finer check.
 func (p propDelegate) verdict(m *core.Model, i int) delegate.Verdict {
-	nv := testdelegates.NodeViewOf(m, i)
+	nv := m.NodeView(i)
 	if v := p.sub.Accepts(nv); !v.Accept || p.refuse == nil {
 		return v
 	}
@@ -221,7 +221,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 			}
 			var ops []testdelegates.OpVersion
 			for _, i := range p.Nodes {
-				nv := testdelegates.NodeViewOf(m, i)
+				nv := m.NodeView(i)
 				ops = append(ops, testdelegates.OpVersion{Code: nv.Op, Version: nv.Version})
 			}
 			wantOps = append(wantOps, ops)
@@ -239,7 +239,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 		if pd.checked != nil {
 			candidates := 0
 			for i := range nodes {
-				if pd.sub.Accepts(testdelegates.NodeViewOf(m, i)).Accept {
+				if pd.sub.Accepts(m.NodeView(i)).Accept {
 					candidates++
 				}
 			}

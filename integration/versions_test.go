@@ -92,7 +92,7 @@ func TestDeclaredVersions(t *testing.T) {
 			}
 			refusedNodes := 0
 			for i := range m.Subgraphs[0].Operators {
-				nv := testdelegates.NodeViewOf(m, i)
+				nv := m.NodeView(i)
 				if nv.Op != schema.BuiltinOperatorCONV_2D || nv.Version != c.refused {
 					continue
 				}

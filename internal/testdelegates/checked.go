@@ -50,7 +50,7 @@ func (c *Checked) CheckNodes(_ context.Context, model []byte, nodes []int) ([]de
 		}
 		reason := ""
 		if c.Refuse != nil {
-			reason = c.Refuse(Node{Index: i, NodeView: NodeViewOf(m, i)})
+			reason = c.Refuse(Node{Index: i, NodeView: m.NodeView(i)})
 		}
 		out[k] = delegate.Verdict{Accept: reason == "", Reason: reason}
 	}

@@ -109,7 +109,7 @@ func (s *Subset) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	rec := Received{Inputs: len(sg.Inputs), Outputs: len(sg.Outputs)}
 	var refused []string
 	for i := range sg.Operators {
-		nv := NodeViewOf(m, i)
+		nv := m.NodeView(i)
 		rec.Ops = append(rec.Ops, OpVersion{nv.Op, nv.Version})
 		if v := s.sup.Check(s.name, nv); !v.Accept {
 			refused = append(refused, v.Reason)
@@ -171,23 +171,6 @@ func (s *Subset) violate(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
-// NodeViewOf describes operator i of m's primary subgraph as the host
-// describes it to Support.Check.
-func NodeViewOf(m *core.Model, i int) delegate.NodeView {
-	sg := m.Subgraphs[0]
-	op := &sg.Operators[i]
-	oc := m.OpCodeOf(op)
-	v := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
-	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
-		if ti < 0 || m.Buffer(sg.Tensors[ti].Buffer) != nil {
-			continue
-		}
-		if t := sg.Tensors[ti].Type; !slices.Contains(v.Types, t) {
-			v.Types = append(v.Types, t)
-		}
-	}
-	return v
-}
 
 type subsetExe struct {
 	s      *Subset
