@@ -171,7 +171,6 @@ func (s *Subset) violate(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
-
 type subsetExe struct {
 	s      *Subset
 	exe    delegate.Executable
