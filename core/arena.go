@@ -3,10 +3,15 @@ package core
 import (
 	"cmp"
 	"slices"
+
+	"github.com/delego/delego/delegate"
 )
 
 // arenaAlign is the alignment of every tensor in the activation arena.
 const arenaAlign = 64
+
+// arenaPage: the arena starts a page, as planArena's placement assumes.
+const arenaPage = 4096
 
 // lifetime is the span of execution steps during which a tensor must keep its
 // value: from the step that writes it to the last step that reads it.
@@ -20,7 +25,9 @@ type lifetime struct {
 // overlap never share bytes, reusing memory otherwise. It follows TFLite's
 // greedy-by-size strategy: largest tensors first, each at the lowest offset
 // that does not collide with an already placed, overlapping tensor. It
-// returns each tensor's offset and the arena's total size.
+// returns each tensor's offset and the arena's total size. Every tensor is
+// placed so that delegates can over-read it (see
+// delegate.PlaceOverreadable), given an arena that starts a page.
 func planArena(lives []lifetime) (offsets map[int]int, total int) {
 	order := slices.Clone(lives)
 	slices.SortStableFunc(order, func(a, b lifetime) int {
@@ -46,12 +53,12 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 			}
 		}
 		slices.SortFunc(clash, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
-		off := 0
+		off := delegate.PlaceOverreadable(0, l.size)
 		for _, p := range clash {
 			if off+l.size <= p.offset {
 				break
 			}
-			off = max(off, alignUp(p.offset+p.size))
+			off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
 		}
 		done = append(done, placed{l, off})
 		offsets[l.tensor] = off

@@ -3,6 +3,9 @@ package core
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/internal/shared"
 )
 
 func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {
@@ -14,7 +17,7 @@ func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {
 		for i := range lives {
 			first := rng.IntN(30)
 			lives[i] = lifetime{tensor: i, size: rng.IntN(5000), first: first, last: first + rng.IntN(10)}
-			sum += alignUp(lives[i].size)
+			sum += alignUp(lives[i].size) + 2*delegate.Overread
 		}
 		offsets, total := planArena(lives)
 		if total > sum {
@@ -24,6 +27,9 @@ func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {
 			oa := offsets[a.tensor]
 			if oa%arenaAlign != 0 || oa+a.size > total {
 				t.Fatalf("trial %d: tensor %d at %d (size %d) misaligned or past the arena (%d)", trial, i, oa, a.size, total)
+			}
+			if delegate.PlaceOverreadable(oa, a.size) != oa {
+				t.Fatalf("trial %d: tensor %d at %d (size %d) ends within %d bytes of a page boundary", trial, i, oa, a.size, delegate.Overread)
 			}
 			for _, b := range lives[i+1:] {
 				ob := offsets[b.tensor]
@@ -47,5 +53,35 @@ func TestPlanArenaReusesMemoryAlongAChain(t *testing.T) {
 	_, total := planArena(lives)
 	if total != 2*1024 {
 		t.Fatalf("arena = %d bytes, want %d", total, 2*1024)
+	}
+}
+
+// TestArenaTensorsOverreadable: every tensor of a real model's arena can be
+// over-read by delegates where it lies, so that they need not copy it.
+func TestArenaTensorsOverreadable(t *testing.T) {
+	m, err := LoadModel(shared.Model(t, "mobilenet_v1_0.25_128_float.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, tt := range it.tensors {
+		if tt.Const || len(tt.Data) == 0 {
+			continue
+		}
+		n++
+		if !delegate.Overreadable(tt.Data) {
+			t.Errorf("tensor %d (%d bytes) ends within %d bytes of a page boundary", i, len(tt.Data), delegate.Overread)
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d arena tensors checked", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
 )
 
@@ -19,14 +20,7 @@ const releaseTimeout = 10 * time.Second
 // shmAlign aligns tensors in a region (cache lines).
 const shmAlign = 64
 
-// shmSlack: no tensor in a region ends within shmSlack bytes before a page
-// boundary (or on one), so that a delegate whose vector code reads a little
-// past a buffer's end (XNNPACK reads up to 16 bytes) finds the rest of the
-// page mapped and can use the tensor where it lies instead of copying it
-// into a padded buffer.
-const shmSlack = 64
-
-// shmPage is the page size the slack is measured against.
+// shmPage: regions are whole pages.
 const shmPage = 4096
 
 // executable is a partition compiled in a plugin process.
@@ -68,11 +62,10 @@ func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (of
 		if !shmSupported || threshold < 0 || n == 0 || n < threshold {
 			return -1
 		}
-		if end := (size + n) % shmPage; end == 0 || end > shmPage-shmSlack {
-			size += 2 * shmSlack
-		}
-		off := size
-		size += (n + shmAlign - 1) / shmAlign * shmAlign
+		// A delegate whose vector code reads a little past a tensor's end
+		// can then use it where it lies instead of copying it.
+		off := delegate.PlaceOverreadable(size, n)
+		size = off + (n+shmAlign-1)/shmAlign*shmAlign
 		return off
 	}
 	for _, t := range inputs {

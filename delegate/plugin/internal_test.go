@@ -241,7 +241,7 @@ func TestPlacementSlack(t *testing.T) {
 			if off%shmAlign != 0 || off < end || off+n > size {
 				t.Errorf("bell %v: tensor %d at %d (+%d): unaligned, overlapping or outside %d bytes", bell, i, off, n, size)
 			}
-			if e := (off + n) % shmPage; e == 0 || e > shmPage-shmSlack {
+			if e := (off + n) % shmPage; e == 0 || e > shmPage-delegate.Overread {
 				t.Errorf("bell %v: tensor %d at %d (+%d) ends %d bytes before a page boundary", bell, i, off, n, shmPage-e)
 			}
 			end = off + n
