@@ -268,6 +268,8 @@ func TestInvokeMemory(t *testing.T) {
 	m, _ := core.NewModel(model)
 	sg := m.Subgraphs[0]
 	in := g.feeds[0]
+	other := g.floats(len(in)/4, -2, 2)
+	wantOther, _ := run(t, model, [][]byte{other}, nil)
 	// page is 3 pages of memory; the input copy is placed to end exactly at
 	// a page boundary, then at other offsets.
 	page, outPage := make([]byte, 3*4096), make([]byte, 4*4096)
@@ -302,6 +304,17 @@ func TestInvokeMemory(t *testing.T) {
 		for i := range outs {
 			if d := diff(outs[i], want[i], true); d > floatTol {
 				t.Errorf("input ending at %d: output %d: largest difference %g", end, i, d)
+			}
+		}
+		// Again at the same addresses (the runtime is not set up again)
+		// with another input.
+		copy(buf, other)
+		if err := x.Invoke(t.Context(), ins, outs); err != nil {
+			t.Fatal(err)
+		}
+		for i := range outs {
+			if d := diff(outs[i], wantOther[i], true); d > floatTol {
+				t.Errorf("input ending at %d, second run: output %d: largest difference %g", end, i, d)
 			}
 		}
 	}
