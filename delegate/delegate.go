@@ -82,6 +82,13 @@ type Executable interface {
 	Close() error
 }
 
+// Threaded is an optional Executable method: how many threads one Invoke
+// keeps running. The plugin transport polls for a plugin's answer from a
+// CPU of its own only while the machine has one to spare beside them.
+type Threaded interface {
+	Threads() int
+}
+
 // Support declares what a delegate accepts, op by op.
 type Support struct {
 	Builtins map[schema.BuiltinOperator]OpSupport

@@ -80,6 +80,7 @@ type Client struct {
 	name string // Info.Name at Open; never changes
 
 	rings atomic.Uint64 // doorbell rings of all its executables (for tests)
+	polls atomic.Uint64 // answers of those the host polled for (for tests)
 
 	mu     sync.Mutex // guards what follows; held while a process starts
 	sess   *session

@@ -10,3 +10,9 @@ const doorbellSupported = false
 func futexWait(_ *uint32, _ uint32, d time.Duration) { time.Sleep(d) }
 
 func futexWake(*uint32) {}
+
+func osYield() {}
+
+func currentCPU() uint32 { return 0 }
+
+func leaveCPU(uint32) bool { return false }

@@ -38,6 +38,9 @@ type executable struct {
 	bell   bell
 	noBell bool
 	rings  uint32
+	// runs: how long the last bellHistory rings took to be answered (0:
+	// not yet seen), by ring number.
+	runs [bellHistory]time.Duration
 }
 
 // wantBell reports whether Invokes should go through a doorbell: the
@@ -218,7 +221,7 @@ func (e *executable) attach(ctx context.Context, size int, withBell bool) error 
 		return fmt.Errorf("invoke: shared memory: %w", rmErr)
 	}
 	old := e.region
-	e.region, e.bell, e.rings = r, bell{}, 0
+	e.region, e.bell, e.rings, e.runs = r, bell{}, 0, [bellHistory]time.Duration{}
 	switch {
 	case withBell && resp.Doorbell:
 		e.bell = bellOf(r)

@@ -12,6 +12,9 @@ func DoorbellRings(exe delegate.Executable) (rings int, on bool) {
 	return int(e.rings), e.bell.b != nil
 }
 
+// ClientPolls is how many answers to c's rings the host polled for.
+func ClientPolls(c *Client) uint64 { return c.polls.Load() }
+
 // ClientRings is how often the executables of c rang their doorbells: it
 // tells which path an Invoke took (0 for gRPC calls).
 func ClientRings(c *Client) uint64 { return c.rings.Load() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -200,6 +201,47 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	if p.Starts() != 2 {
 		t.Errorf("%d processes started, want 2", p.Starts())
 	}
+}
+
+// TestFaultHangWhilePolled: a plugin that declares one thread is polled
+// for its answers near the time they are due (on a machine with a CPU to
+// spare); the answers are right, and a run that never ends still meets the
+// caller's deadline and kills the plugin.
+func TestFaultHangWhilePolled(t *testing.T) {
+	gc := goldenCase(t, "split_concat__seed1")
+	want := cpuOutputs(t, gc)
+	p := open(t, "fault-hang-later", nil)
+	pid := p.Pid()
+	it, err := interp(t, gc, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if err := it.Invoke(t.Context()); err != nil {
+			t.Fatalf("invoke %d: %v", i+1, err)
+		}
+		if !bytes.Equal(outputs(it), want) {
+			t.Fatalf("invoke %d: outputs differ from the CPU's", i+1)
+		}
+	}
+	checkPath(t, p, "doorbell")
+	// Polling needs a CPU beside the plugin's one thread, and a first run
+	// to predict the next.
+	if runtime.NumCPU() > 1 && plugin.ClientPolls(p) == 0 {
+		t.Errorf("the host polled for none of %d answers", plugin.ClientRings(p))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = it.Invoke(ctx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Invoke returned %s after its deadline", took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	checkGone(t, pid)
+	checkNoPlugins(t)
 }
 
 // TestFaultProtocol: a plugin built for another protocol version is refused

@@ -21,7 +21,7 @@ import (
 var binDir string
 
 // faultModes are the fault plugin's names (delego-fault-MODE).
-var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "garbage", "protocol", "nodevice", "checker"}
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "hang-later", "garbage", "protocol", "nodevice", "checker"}
 
 // helperEnv makes the test binary a host helper instead of running tests
 // (see hostHelper).

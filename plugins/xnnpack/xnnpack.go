@@ -129,7 +129,7 @@ func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	for i := range prog.values {
 		prog.values[i].static = nil
 	}
-	x := &executable{e: e, p: prog, in: make([][]byte, len(prog.inputs)), out: make([][]byte, len(prog.outputs))}
+	x := &executable{e: e, p: prog, threads: threads, in: make([][]byte, len(prog.inputs)), out: make([][]byte, len(prog.outputs))}
 	return x, nil
 }
 
@@ -139,6 +139,7 @@ func (*Delegate) Close() error { return nil }
 var (
 	_ delegate.Delegate = (*Delegate)(nil)
 	_ delegate.Checker  = (*Delegate)(nil)
+	_ delegate.Threaded = (*executable)(nil)
 )
 
 // executable is a compiled partition.
@@ -147,7 +148,11 @@ type executable struct {
 	e       *engine
 	p       *program
 	in, out [][]byte // scratch for run's arguments
+	threads int      // the thread pool's size (1: the caller's thread only)
 }
+
+// Threads implements delegate.Threaded.
+func (x *executable) Threads() int { return x.threads }
 
 // Invoke runs the partition: inputs and outputs are the partition's
 // boundary tensors, in order, with the shapes it was compiled for.

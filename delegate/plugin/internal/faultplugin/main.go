@@ -7,6 +7,8 @@
 //	crash-invoke   panics in Invoke
 //	exit-invoke    exits with status 7 in Invoke
 //	hang           never returns from Invoke
+//	hang-later     declares one thread (delegate.Threaded), so the host
+//	               polls for its answers, and hangs from the 21st Invoke
 //	error-invoke   fails every Invoke with an error of 10 KB (and lives on)
 //	garbage        returns outputs of the wrong shape and size
 //	protocol       speaks plugin protocol ProtocolVersion+1
@@ -90,11 +92,20 @@ func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]deleg
 
 type faultyExe struct {
 	delegate.Executable
-	mode string
+	mode    string
+	invokes int
 }
 
+// Threads implements delegate.Threaded: one, the caller's.
+func (e *faultyExe) Threads() int { return 1 }
+
 func (e *faultyExe) Invoke(ctx context.Context, in, out []*kernels.Tensor) error {
+	e.invokes++
 	switch e.mode {
+	case "hang-later":
+		if e.invokes > 20 {
+			time.Sleep(time.Hour)
+		}
 	case "crash-invoke":
 		panic("fault plugin: crash in invoke")
 	case "exit-invoke":
