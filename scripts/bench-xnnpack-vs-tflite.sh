@@ -19,12 +19,17 @@
 # for those the reference is TFLite's builtin kernels, marked "builtin".
 #
 #   scripts/bench-xnnpack-vs-tflite.sh [ROUNDS] [ITERS]
-#   default: 5 rounds of 50 timed invokes per model and side
+#   default: 5 rounds of 50 timed invokes per model and side, each after
+#   WARMUP (default 50) untimed ones: a plugin invoked in a loop settles
+#   (threads on their CPUs, polling on) within a few dozen invokes; TFLite
+#   gets the same warm-up (its own benchmark_model warms up for 0.5 s).
 #   DELEGO_BENCH_SIDES="plugin tflite" leaves the in-process side out
+#   DELEGO_BENCH_MODELS="v1_0.25_128_float ..." runs only those models
 set -euo pipefail
 source "$(dirname "$0")/tflite-ref.sh"
 ROUNDS=${1:-5}
 ITERS=${2:-50}
+WARMUP=${WARMUP:-50}
 SIDES=${DELEGO_BENCH_SIDES:-inprocess plugin tflite}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -44,6 +49,17 @@ models=(
   "v2_1.0_224_quant mobilenet_v2_1.0_224_quant.tflite mobilenet_v2_1.0_224_quant__cat_224.input.raw -1"
 )
 
+if [ -n "${DELEGO_BENCH_MODELS:-}" ]; then
+  chosen=()
+  for m in "${models[@]}"; do
+    for want in $DELEGO_BENCH_MODELS; do
+      [ "${m%% *}" = "$want" ] && chosen+=("$m")
+    done
+  done
+  [ ${#chosen[@]} -gt 0 ] || { echo "DELEGO_BENCH_MODELS names none of: ${models[*]%% *}" >&2; exit 2; }
+  models=("${chosen[@]}")
+fi
+
 for round in $(seq "$ROUNDS"); do
   for m in "${models[@]}"; do
     read -r name model input flag <<<"$m"
@@ -56,7 +72,7 @@ for round in $(seq "$ROUNDS"); do
         ;;
       plugin)
         "$work/delego" bench "$SHARED/models/$model" --input "$SHARED/golden/$input" --delegate xnnpack \
-          --settings "$work/settings.json" --threads 1 --warmup 2 --runs "$ITERS" --json |
+          --settings "$work/settings.json" --threads 1 --warmup "$WARMUP" --runs "$ITERS" --json |
           python3 -c '
 import json, sys
 r = json.load(sys.stdin)
@@ -66,9 +82,9 @@ print(sys.argv[1], "plugin", r["median_ms"], r["min_ms"])' "$name"
         ;;
       tflite)
         if [ "$flag" -ge 0 ]; then
-          "$REF/bin/tflbench" -w 2 -f "$flag" "$SHARED/models/$model" "$SHARED/golden/$input" 1 1 "$ITERS" 2>/dev/null
+          "$REF/bin/tflbench" -w "$WARMUP" -f "$flag" "$SHARED/models/$model" "$SHARED/golden/$input" 1 1 "$ITERS" 2>/dev/null
         else
-          "$REF/bin/tflbench" -w 2 "$SHARED/models/$model" "$SHARED/golden/$input" 1 0 "$ITERS" 2>/dev/null
+          "$REF/bin/tflbench" -w "$WARMUP" "$SHARED/models/$model" "$SHARED/golden/$input" 1 0 "$ITERS" 2>/dev/null
         fi | sed -n 's/.*min=\([0-9.]*\)ms median=\([0-9.]*\)ms.*/\2 \1/p' | sed "s/^/$name tflite /"
         ;;
       esac

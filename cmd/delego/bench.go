@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -312,6 +313,8 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 				return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
 			}
 		}
+		// As testing.B does: no collection of set-up garbage in the timed runs.
+		runtime.GC()
 		prof.active = true
 		defer func() { prof.active = false }()
 		for i := range times {
