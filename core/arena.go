@@ -10,9 +10,6 @@ import (
 // arenaAlign is the alignment of every tensor in the activation arena.
 const arenaAlign = 64
 
-// arenaPage: the arena starts a page, as planArena's placement assumes.
-const arenaPage = 4096
-
 // lifetime is the span of execution steps during which a tensor must keep its
 // value: from the step that writes it to the last step that reads it.
 type lifetime struct {

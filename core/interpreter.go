@@ -372,9 +372,9 @@ func (it *Interpreter) allocate() {
 	}
 	offsets, total := planArena(lives)
 	if total > cap(it.arena) {
-		words := make([]uint64, (total+7)/8+arenaPage/8)
+		words := make([]uint64, (total+7)/8+delegate.Page/8)
 		base := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
-		skip := int(-uintptr(unsafe.Pointer(&base[0])) & (arenaPage - 1))
+		skip := int(-uintptr(unsafe.Pointer(&base[0])) & (delegate.Page - 1))
 		it.arena = base[skip : skip+total]
 	}
 	it.arena = it.arena[:total]

@@ -16,8 +16,10 @@ const (
 	// Overread is how many bytes past a tensor's end a delegate may read
 	// when Overreadable says so. XNNPACK reads at most 16 (XNN_EXTRA_BYTES).
 	Overread = 64
-	// page is the smallest page size of the platforms delego runs on.
-	page = 4096
+	// Page is the smallest page size of the platforms delego runs on.
+	// Memory laid out for delegates (the interpreter's arena, the plugin's
+	// shared regions) starts one and is placed by PlaceOverreadable.
+	Page = 4096
 )
 
 // PlaceOverreadable returns the lowest offset at or after off, off plus a
@@ -28,7 +30,7 @@ func PlaceOverreadable(off, n int) int {
 	if n == 0 {
 		return off
 	}
-	if end := (off + n) % page; end == 0 || end > page-Overread {
+	if end := (off + n) % Page; end == 0 || end > Page-Overread {
 		off += 2 * Overread
 	}
 	return off
@@ -41,5 +43,5 @@ func Overreadable(b []byte) bool {
 		return false
 	}
 	end := uintptr(unsafe.Pointer(unsafe.SliceData(b))) + uintptr(len(b))
-	return (end-1)/page == (end+Overread-1)/page
+	return (end-1)/Page == (end+Overread-1)/Page
 }

@@ -20,9 +20,6 @@ const releaseTimeout = 10 * time.Second
 // shmAlign aligns tensors in a region (cache lines).
 const shmAlign = 64
 
-// shmPage: regions are whole pages.
-const shmPage = 4096
-
 // executable is a partition compiled in a plugin process.
 type executable struct {
 	c      *Client
@@ -202,7 +199,7 @@ func (e *executable) capacity() int {
 // mapped by both processes. The region's file is unlinked before attach
 // returns, whatever happened.
 func (e *executable) attach(ctx context.Context, size int, withBell bool) error {
-	size = (size + shmPage - 1) / shmPage * shmPage
+	size = (size + delegate.Page - 1) / delegate.Page * delegate.Page
 	if withBell {
 		size += doorbellSize
 	}

@@ -224,7 +224,7 @@ func TestTailWriter(t *testing.T) {
 func TestPlacementSlack(t *testing.T) {
 	e := &executable{c: &Client{opts: Options{ShmThreshold: DefaultShmThreshold}}}
 	var ins []*kernels.Tensor
-	for _, n := range []int{48 * shmPage, 1, shmPage - 10, 100, 0, 3 * shmPage, 20 << 10, shmPage - 64} {
+	for _, n := range []int{48 * delegate.Page, 1, delegate.Page - 10, 100, 0, 3 * delegate.Page, 20 << 10, delegate.Page - 64} {
 		ins = append(ins, &kernels.Tensor{Data: make([]byte, n)})
 	}
 	for _, bell := range []bool{false, true} {
@@ -241,8 +241,8 @@ func TestPlacementSlack(t *testing.T) {
 			if off%shmAlign != 0 || off < end || off+n > size {
 				t.Errorf("bell %v: tensor %d at %d (+%d): unaligned, overlapping or outside %d bytes", bell, i, off, n, size)
 			}
-			if e := (off + n) % shmPage; e == 0 || e > shmPage-delegate.Overread {
-				t.Errorf("bell %v: tensor %d at %d (+%d) ends %d bytes before a page boundary", bell, i, off, n, shmPage-e)
+			if e := (off + n) % delegate.Page; e == 0 || e > delegate.Page-delegate.Overread {
+				t.Errorf("bell %v: tensor %d at %d (+%d) ends %d bytes before a page boundary", bell, i, off, n, delegate.Page-e)
 			}
 			end = off + n
 		}
