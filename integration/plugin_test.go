@@ -202,7 +202,7 @@ func TestCLIPluginFaults(t *testing.T) {
 	if err := subreaper(); err != nil {
 		t.Fatal(err)
 	}
-	gc := goldenCase(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
 	dir := t.TempDir()
 	wantOut := filepath.Join(dir, "want.raw")
 	if _, stderr, err := runDelego(t, goldenArgs(t, gc, wantOut)...); err != nil {
@@ -308,7 +308,7 @@ func TestSignalsStopPlugins(t *testing.T) {
 // runs it, a wrong one refuses it (a compilation error, which the fallback
 // settings can turn into a CPU run).
 func TestPluginChecksumsThroughCLI(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	data, err := os.ReadFile(filepath.Join(binDir, "delego-cpu"))
 	if err != nil {
 		t.Fatal(err)
@@ -330,16 +330,4 @@ func TestPluginChecksumsThroughCLI(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "checksums did not match") {
 		t.Errorf("wrong sum: %v\n%s", err, stderr)
 	}
-}
-
-// goldenCase returns the golden case called name.
-func goldenCase(t *testing.T, name string) shared.GoldenCase {
-	t.Helper()
-	for _, c := range shared.GoldenCases(t) {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no golden case %q", name)
-	return shared.GoldenCase{}
 }

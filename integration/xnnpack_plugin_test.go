@@ -254,7 +254,7 @@ func TestXNNPACKPluginsCommand(t *testing.T) {
 // and the output is the golden one. The next interpreter starts a fresh
 // plugin and runs on XNNPACK again.
 func TestXNNPACKPluginCrashFallback(t *testing.T) {
-	gc := goldenCase(t, "mobilenet_v1_0.25_128_float__cat_128_f32")
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_float__cat_128_f32")
 	golden := shared.ReadGolden(t, gc.OutputFile)
 	c := openXNNPACKPlugin(t)
 	m, err := core.LoadModel(shared.Model(t, gc.Model))

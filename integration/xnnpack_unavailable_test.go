@@ -53,7 +53,7 @@ func TestXNNPACKPluginWithoutCgo(t *testing.T) {
 		t.Errorf("the plugin built without cgo: %+v", p)
 	}
 
-	gc := goldenCase(t, "mobilenet_v1_0.25_128_float__cat_128_f32")
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_float__cat_128_f32")
 	out := filepath.Join(t.TempDir(), "out.raw")
 	_, stderr, err = delego(append(goldenArgs(t, gc, out), "--delegate", "xnnpack")...)
 	if err == nil || !strings.Contains(stderr, "delegate xnnpack") || !strings.Contains(stderr, "compile") || !strings.Contains(stderr, why) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/internal/shared"
 )
 
 // The fault tests run a model whose whole graph goes to a misbehaving
@@ -21,7 +22,7 @@ import (
 
 // TestFaultCompile: the plugin crashes in Compile.
 func TestFaultCompile(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
 	c := open(t, "fault-crash-compile", nil)
 
@@ -58,7 +59,7 @@ func TestFaultCompile(t *testing.T) {
 
 // TestFaultInvoke: the plugin crashes, exits, or answers garbage in Invoke.
 func TestFaultInvoke(t *testing.T) {
-	gc := goldenCase(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
 	want := cpuOutputs(t, gc)
 	for _, c := range []struct {
 		mode    string
@@ -146,7 +147,7 @@ func TestFaultHang(t *testing.T) {
 }
 
 func faultHang(t *testing.T, opts *plugin.Options) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
 	p := open(t, "fault-hang", opts)
 	pid := p.Pid()
@@ -208,7 +209,7 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 // spare); the answers are right, and a run that never ends still meets the
 // caller's deadline and kills the plugin.
 func TestFaultHangWhilePolled(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
 	p := open(t, "fault-hang-later", nil)
 	pid := p.Pid()
@@ -257,7 +258,7 @@ func TestFaultProtocol(t *testing.T) {
 // TestFaultNoDevice: a plugin that cannot run here opens (so that it can be
 // listed), but its Support and Compile fail with delegate.ErrNoDevice.
 func TestFaultNoDevice(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	p := open(t, "fault-nodevice", nil)
 	if info := p.Info(); info.Usable || !strings.Contains(info.Reason, "no fault accelerator") {
 		t.Errorf("info %+v", info)
@@ -300,7 +301,7 @@ func TestChecksumPinning(t *testing.T) {
 // (the OOM killer, say) fails every interpreter that shares it, and the next
 // compile starts a fresh one.
 func TestPluginKilledBetweenInvokes(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
 	p := open(t, "cpu", nil)
 	a, err := interp(t, gc, nil, p)

@@ -35,18 +35,6 @@ func open(t *testing.T, name string, opts *plugin.Options) *plugin.Client {
 	return c
 }
 
-// goldenCase returns the shared golden case called name.
-func goldenCase(t *testing.T, name string) shared.GoldenCase {
-	t.Helper()
-	for _, c := range shared.GoldenCases(t) {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no golden case %q", name)
-	return shared.GoldenCase{}
-}
-
 // interp makes an interpreter for a golden case's model with delegates d
 // and settings s, its inputs set from the golden input.
 func interp(t *testing.T, gc shared.GoldenCase, s *config.TFLiteSettings, d ...delegate.Delegate) (*core.Interpreter, error) {
@@ -135,7 +123,7 @@ func TestDescribe(t *testing.T) {
 // run's, invoke after invoke.
 func TestOutputsMatchInProcess(t *testing.T) {
 	for _, name := range []string{"split_concat__seed1", "mobilenet_v1_0.25_128_quant__cat_128", "keras_lstm_mnist_ptq__digit7"} {
-		gc := goldenCase(t, name)
+		gc := shared.GoldenCaseNamed(t, name)
 		inProc, err := interp(t, gc, nil, cpu.New())
 		if err != nil {
 			t.Fatal(err)
@@ -183,7 +171,7 @@ func TestOutputsMatchInProcess(t *testing.T) {
 func TestSharedMemoryIsPrivate(t *testing.T) {
 	dir := t.TempDir()
 	c := open(t, "cpu", &plugin.Options{ShmThreshold: 1, ShmDir: dir})
-	it, err := interp(t, goldenCase(t, "mobilenet_v1_0.25_128_quant__cat_128"), nil, c)
+	it, err := interp(t, shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128"), nil, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +238,7 @@ func TestConcurrentInterpreters(t *testing.T) {
 	}
 	var jobs []job
 	for _, name := range []string{"split_concat__seed1", "mobilenet_v1_0.25_128_quant__cat_128"} {
-		gc := goldenCase(t, name)
+		gc := shared.GoldenCaseNamed(t, name)
 		m, err := core.LoadModel(shared.Model(t, gc.Model))
 		if err != nil {
 			t.Fatal(err)
@@ -311,7 +299,7 @@ func TestConcurrentInterpreters(t *testing.T) {
 }
 
 func TestAutoMTLS(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	c := open(t, "cpu", &plugin.Options{AutoMTLS: true})
 	it, err := interp(t, gc, nil, c)
 	if err != nil {
@@ -343,7 +331,7 @@ func TestOpenCancelled(t *testing.T) {
 // TestFinerCheck: a plugin with a finer support check is asked once per
 // model over the wire, and its refusals shape the plan.
 func TestFinerCheck(t *testing.T) {
-	gc := goldenCase(t, "split_concat__seed1")
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	p := open(t, "fault-checker", nil)
 	if !p.Info().HasChecker {
 		t.Fatal("the plugin's checker was not declared")

@@ -99,6 +99,18 @@ func GoldenCases(tb testing.TB) []GoldenCase {
 	return out
 }
 
+// GoldenCaseNamed is the golden case called name.
+func GoldenCaseNamed(tb testing.TB, name string) GoldenCase {
+	tb.Helper()
+	for _, c := range GoldenCases(tb) {
+		if c.Name == name {
+			return c
+		}
+	}
+	tb.Fatalf("no golden case %q", name)
+	return GoldenCase{}
+}
+
 // ReadGolden reads a file of shared/golden.
 func ReadGolden(tb testing.TB, file string) []byte {
 	tb.Helper()
