@@ -154,6 +154,10 @@ type watcher struct {
 	spare    bool          // a CPU is left beside the run's threads
 }
 
+// spareCPU reports whether a run that keeps threads threads busy (0:
+// unknown, counted as every CPU) leaves a CPU free to poll from.
+func spareCPU(threads int) bool { return threads > 0 && threads < runtime.NumCPU() }
+
 // watch starts answering the rings of r's doorbell for p.
 func (p *servedPart) watch(r *region) *watcher {
 	w := &watcher{b: bellOf(r), done: make(chan struct{})}
@@ -162,7 +166,7 @@ func (p *servedPart) watch(r *region) *watcher {
 		threads = max(t.Threads(), 0)
 	}
 	w.b.store(bellThreads, uint32(threads))
-	w.spare = threads > 0 && threads < runtime.NumCPU()
+	w.spare = spareCPU(threads)
 	// Rings are numbered from what the block holds now (0 in a new region).
 	go w.run(p, r, w.b.load(bellReq))
 	return w
@@ -302,7 +306,7 @@ func (e *executable) await(ctx context.Context, n uint32, start time.Time) error
 			fastest = d
 		}
 	}
-	if t := b.load(bellThreads); fastest > 0 && t > 0 && int(t) < runtime.NumCPU() {
+	if fastest > 0 && spareCPU(int(b.load(bellThreads))) {
 		due = start.Add(fastest)
 	}
 	polled := false
