@@ -68,7 +68,7 @@ func (a *ArgMinMax) axisValue(in, axis *Tensor) (int, error) {
 	return v, nil
 }
 
-func (a *ArgMinMax) resize(in, axis, out *Tensor, inEval bool) error {
+func (a *ArgMinMax) resize(in, axis, out *Tensor) error {
 	ax, err := a.axisValue(in, axis)
 	if err != nil {
 		return err
@@ -81,11 +81,7 @@ func (a *ArgMinMax) resize(in, axis, out *Tensor, inEval bool) error {
 			shape = append(shape, d)
 		}
 	}
-	if inEval {
-		out.SetShape(shape)
-	} else {
-		out.Shape = append(out.Shape[:0], shape...)
-	}
+	shapeSetOutput(out, shape)
 	return nil
 }
 
@@ -121,7 +117,7 @@ func (a *ArgMinMax) Prepare(n *Node) error {
 		out.Dynamic = true
 		return nil
 	}
-	if err := a.resize(in, axis, out, false); err != nil {
+	if err := a.resize(in, axis, out); err != nil {
 		return fmt.Errorf("%s: %w", a.name(), err)
 	}
 	return nil
@@ -131,7 +127,7 @@ func (a *ArgMinMax) Prepare(n *Node) error {
 func (a *ArgMinMax) Eval(n *Node) error {
 	in, axis, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if out.Dynamic {
-		if err := a.resize(in, axis, out, true); err != nil {
+		if err := a.resize(in, axis, out); err != nil {
 			return fmt.Errorf("%s: %w", a.name(), err)
 		}
 	}

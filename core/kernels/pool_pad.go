@@ -24,7 +24,7 @@ func newPad(OpInfo) (Op, error) { return &Pad{}, nil }
 // misread, exactly as TFLite does).
 func padValues(p *Tensor) []int32 { return p.Int32s() }
 
-func (p *Pad) resize(in, paddings, out *Tensor, inEval bool) error {
+func (p *Pad) resize(in, paddings, out *Tensor) error {
 	nd := len(in.Shape)
 	if len(paddings.Shape) != 2 || paddings.Shape[0] != nd || paddings.Shape[1] != 2 {
 		return fmt.Errorf("paddings shape %v, want [%d 2]", paddings.Shape, nd)
@@ -43,11 +43,7 @@ func (p *Pad) resize(in, paddings, out *Tensor, inEval bool) error {
 		p.before[i], p.after[i] = b, a
 		p.outShape[i] = in.Shape[i] + b + a
 	}
-	if inEval {
-		out.SetShape(p.outShape)
-	} else {
-		out.Shape = append(out.Shape[:0], p.outShape...)
-	}
+	shapeSetOutput(out, p.outShape)
 	return nil
 }
 
@@ -74,7 +70,7 @@ func (p *Pad) Prepare(n *Node) error {
 		out.Dynamic = true
 		return nil
 	}
-	if err := p.resize(in, paddings, out, false); err != nil {
+	if err := p.resize(in, paddings, out); err != nil {
 		return fmt.Errorf("PAD: %w", err)
 	}
 	return nil
@@ -88,7 +84,7 @@ func (p *Pad) Eval(n *Node) error {
 		return fmt.Errorf("PAD: constant must have 1 element, has %d", cv.NumElements())
 	}
 	if out.Dynamic {
-		if err := p.resize(in, paddings, out, true); err != nil {
+		if err := p.resize(in, paddings, out); err != nil {
 			return fmt.Errorf("PAD: %w", err)
 		}
 	}
@@ -227,7 +223,7 @@ func newMirrorPad(info OpInfo) (Op, error) {
 	return m, nil
 }
 
-func (m *MirrorPad) resize(in, paddings, out *Tensor, inEval bool) error {
+func (m *MirrorPad) resize(in, paddings, out *Tensor) error {
 	nd := len(in.Shape)
 	m.left, m.right = poolGrow(m.left, nd), poolGrow(m.right, nd)
 	m.outShape, m.inStride = poolGrow(m.outShape, nd), poolGrow(m.inStride, nd)
@@ -252,11 +248,7 @@ func (m *MirrorPad) resize(in, paddings, out *Tensor, inEval bool) error {
 		m.inStride[i] = stride
 		stride *= in.Shape[i]
 	}
-	if inEval {
-		out.SetShape(m.outShape)
-	} else {
-		out.Shape = append(out.Shape[:0], m.outShape...)
-	}
+	shapeSetOutput(out, m.outShape)
 	return nil
 }
 
@@ -286,7 +278,7 @@ func (m *MirrorPad) Prepare(n *Node) error {
 		out.Dynamic = true
 		return nil
 	}
-	if err := m.resize(in, paddings, out, false); err != nil {
+	if err := m.resize(in, paddings, out); err != nil {
 		return fmt.Errorf("MIRROR_PAD: %w", err)
 	}
 	return nil
@@ -314,7 +306,7 @@ func mirrorIndex(o, left, size, offset int) int {
 func (m *MirrorPad) Eval(n *Node) error {
 	in, paddings, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if out.Dynamic {
-		if err := m.resize(in, paddings, out, true); err != nil {
+		if err := m.resize(in, paddings, out); err != nil {
 			return fmt.Errorf("MIRROR_PAD: %w", err)
 		}
 	}

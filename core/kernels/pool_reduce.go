@@ -176,7 +176,7 @@ func (r *Reduce) Prepare(n *Node) error {
 		out.Dynamic = true
 		return nil
 	}
-	if err := r.resize(in, axis, out, false); err != nil {
+	if err := r.resize(in, axis, out); err != nil {
 		return fmt.Errorf("%s: %w", r.Kind, err)
 	}
 	if r.Kind == ReduceProd && isQuantized(in) {
@@ -203,19 +203,15 @@ func (r *Reduce) checkTypes(in, out *Tensor) error {
 }
 
 // resize computes the output shape and the resolved axes from the axis values
-// and sizes the scratch memory; in Eval it also sets a Dynamic output's shape.
-func (r *Reduce) resize(in, axis, out *Tensor, inEval bool) error {
+// and sizes the scratch memory (shapeSetOutput also sizes a Dynamic output).
+func (r *Reduce) resize(in, axis, out *Tensor) error {
 	vals := reduceAxisValues(axis)
 	shape, err := reduceOutputShape(in.Shape, vals, r.Params.KeepDims)
 	if err != nil {
 		return err
 	}
 	r.axes, r.axesErr = reduceResolveAxes(len(in.Shape), vals)
-	if inEval {
-		out.SetShape(shape)
-	} else {
-		out.Shape = append(out.Shape[:0], shape...)
-	}
+	shapeSetOutput(out, shape)
 	r.outShape = append(r.outShape[:0], shape...)
 	nOut := NumElements(shape)
 	r.accI32 = poolGrow(r.accI32, nOut)
@@ -252,7 +248,7 @@ func (r *Reduce) setProdScaling(in, out *Tensor) {
 func (r *Reduce) Eval(n *Node) error {
 	in, axis, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if out.Dynamic {
-		if err := r.resize(in, axis, out, true); err != nil {
+		if err := r.resize(in, axis, out); err != nil {
 			return fmt.Errorf("%s: %w", r.Kind, err)
 		}
 		if r.Kind == ReduceProd && isQuantized(in) {

@@ -67,14 +67,10 @@ func resizeCheck(name string, n *Node) (in, size, out *Tensor, err error) {
 }
 
 // resizeOutput sets the output shape [batch, size[0], size[1], depth].
-func resizeOutput(in, size, out *Tensor, inEval bool) {
+func resizeOutput(in, size, out *Tensor) {
 	s := size.Int32s()
 	shape := [4]int{in.Shape[0], int(s[0]), int(s[1]), in.Shape[3]}
-	if inEval {
-		out.SetShape(shape[:])
-	} else {
-		out.Shape = append(out.Shape[:0], shape[:]...)
-	}
+	shapeSetOutput(out, shape[:])
 }
 
 // ResizeBilinear is the kernel of RESIZE_BILINEAR
@@ -103,17 +99,17 @@ func (r *ResizeBilinear) Prepare(n *Node) error {
 	if r.Params.HalfPixelCenters && r.Params.AlignCorners {
 		return fmt.Errorf("RESIZE_BILINEAR: if half_pixel_centers is true, align_corners must be false")
 	}
-	return r.resize(in, size, out, false)
+	return r.resize(in, size, out)
 }
 
-func (r *ResizeBilinear) resize(in, size, out *Tensor, inEval bool) error {
+func (r *ResizeBilinear) resize(in, size, out *Tensor) error {
 	if size.NumElements() < 2 {
 		return fmt.Errorf("RESIZE_BILINEAR: size has %d elements, want 2", size.NumElements())
 	}
 	if s := size.Int32s(); s[0] <= 0 || s[1] <= 0 {
 		return fmt.Errorf("RESIZE_BILINEAR: output size %dx%d must be positive", s[0], s[1])
 	}
-	resizeOutput(in, size, out, inEval)
+	resizeOutput(in, size, out)
 	return nil
 }
 
@@ -121,7 +117,7 @@ func (r *ResizeBilinear) resize(in, size, out *Tensor, inEval bool) error {
 func (r *ResizeBilinear) Eval(n *Node) error {
 	in, size, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if out.Dynamic {
-		if err := r.resize(in, size, out, true); err != nil {
+		if err := r.resize(in, size, out); err != nil {
 			return err
 		}
 	}
@@ -495,14 +491,14 @@ func (r *ResizeNearestNeighbor) Prepare(n *Node) error {
 		out.Dynamic = true
 		return nil
 	}
-	return r.resize(in, size, out, false)
+	return r.resize(in, size, out)
 }
 
-func (r *ResizeNearestNeighbor) resize(in, size, out *Tensor, inEval bool) error {
+func (r *ResizeNearestNeighbor) resize(in, size, out *Tensor) error {
 	if s := size.Int32s(); s[0] < 0 || s[1] < 0 {
 		return fmt.Errorf("RESIZE_NEAREST_NEIGHBOR: output size %dx%d is negative", s[0], s[1])
 	}
-	resizeOutput(in, size, out, inEval)
+	resizeOutput(in, size, out)
 	return nil
 }
 
@@ -538,7 +534,7 @@ func nearestIndex(v, inSize, outSize int, p ResizeParams) int {
 func (r *ResizeNearestNeighbor) Eval(n *Node) error {
 	in, size, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if out.Dynamic {
-		if err := r.resize(in, size, out, true); err != nil {
+		if err := r.resize(in, size, out); err != nil {
 			return err
 		}
 	}

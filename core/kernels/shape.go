@@ -138,28 +138,6 @@ func shapeSizeOutput(out *Tensor, constant bool, shape func() ([]int, error)) er
 	return nil
 }
 
-// shapeProd multiplies dims[lo:hi].
-func shapeProd(dims []int, lo, hi int) int {
-	p := 1
-	for _, d := range dims[lo:hi] {
-		p *= d
-	}
-	return p
-}
-
-// shapeEqual reports whether two shapes are equal.
-func shapeEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // shapeElemSize returns the element size of t's type, or an Unsupported error
 // for types without a fixed size (STRING, RESOURCE, VARIANT).
 func shapeElemSize(op string, t DType) (int, error) {

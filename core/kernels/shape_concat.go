@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/delego/delego/core/schema"
 )
@@ -113,8 +114,8 @@ func (o *concatOp) Prepare(n *Node) error {
 	shapeSetOutput(out, shape)
 
 	esize := t0.Type.Size()
-	o.outer = shapeProd(shape, 0, axis)
-	inner := shapeProd(shape, axis+1, rank)
+	o.outer = NumElements(shape[:axis])
+	inner := NumElements(shape[axis+1:])
 	o.chunks = o.chunks[:0]
 	o.rescale = o.rescale[:0]
 	o.scaled = false
@@ -168,8 +169,8 @@ func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
 // of the pieces (TFLite's reference_ops::Split).
 func shapeSplitCopy(in *Tensor, outs []*Tensor, axis int) {
 	esize := in.Type.Size()
-	outer := shapeProd(in.Shape, 0, axis)
-	inner := shapeProd(in.Shape, axis+1, len(in.Shape)) * esize
+	outer := NumElements(in.Shape[:axis])
+	inner := NumElements(in.Shape[axis+1:]) * esize
 	src := in.Data
 	pos := 0
 	for k := range outer {
@@ -440,7 +441,7 @@ func (o *packOp) Prepare(n *Node) error {
 		return err
 	}
 	for i, t := range n.Inputs[1:] {
-		if !shapeEqual(t.Shape, t0.Shape) || t.Type != t0.Type {
+		if !slices.Equal(t.Shape, t0.Shape) || t.Type != t0.Type {
 			return fmt.Errorf("%s: input %d is %s%v, input 0 is %s%v", op, i+1, t.Type, t.Shape, t0.Type, t0.Shape)
 		}
 	}
@@ -458,8 +459,8 @@ func (o *packOp) Prepare(n *Node) error {
 	shape = append(shape, o.p.ValuesCount)
 	shape = append(shape, t0.Shape[axis:]...)
 	shapeSetOutput(out, shape)
-	o.outer = shapeProd(shape, 0, axis)
-	o.copy = shapeProd(shape, axis+1, rank) * t0.Type.Size()
+	o.outer = NumElements(shape[:axis])
+	o.copy = NumElements(shape[axis+1:]) * t0.Type.Size()
 	return nil
 }
 
@@ -533,8 +534,8 @@ func (o *unpackOp) Prepare(n *Node) error {
 		}
 		shapeSetOutput(out, shape)
 	}
-	o.outer = shapeProd(in.Shape, 0, axis)
-	o.copy = shapeProd(in.Shape, axis+1, len(in.Shape)) * in.Type.Size()
+	o.outer = NumElements(in.Shape[:axis])
+	o.copy = NumElements(in.Shape[axis+1:]) * in.Type.Size()
 	return nil
 }
 

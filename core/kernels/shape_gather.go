@@ -70,10 +70,10 @@ func (o *gatherOp) Prepare(n *Node) error {
 	shape = append(shape, pos.Shape[bd:]...)
 	shape = append(shape, in.Shape[axis+1:]...)
 	shapeSetOutput(out, shape)
-	o.batch = shapeProd(in.Shape, 0, bd)
-	o.outer = shapeProd(in.Shape, bd, axis)
-	o.inner = shapeProd(in.Shape, axis+1, len(in.Shape)) * in.Type.Size()
-	o.coord = shapeProd(pos.Shape, bd, len(pos.Shape))
+	o.batch = NumElements(in.Shape[:bd])
+	o.outer = NumElements(in.Shape[bd:axis])
+	o.inner = NumElements(in.Shape[axis+1:]) * in.Type.Size()
+	o.coord = NumElements(pos.Shape[bd:])
 	o.axisSize = in.Shape[axis]
 	return nil
 }
@@ -156,11 +156,11 @@ func (o *gatherNdOp) Prepare(n *Node) error {
 	shape = append(shape, params.Shape[nd:]...)
 	shapeSetOutput(out, shape)
 	o.nd = nd
-	o.nSlices = shapeProd(indices.Shape, 0, ir-1)
-	o.slice = shapeProd(params.Shape, nd, pr) * params.Type.Size()
+	o.nSlices = NumElements(indices.Shape[:ir-1])
+	o.slice = NumElements(params.Shape[nd:]) * params.Type.Size()
 	for j := range nd {
 		o.dims[j] = params.Shape[j]
-		o.strides[j] = shapeProd(params.Shape, j+1, pr)
+		o.strides[j] = NumElements(params.Shape[j+1:])
 	}
 	return nil
 }

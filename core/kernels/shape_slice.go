@@ -337,7 +337,7 @@ func (o *stridedSliceOp) plan(n *Node) error {
 			}
 		}
 	}
-	if shapeProd(b.Dims[:effDims], 0, effDims) != in.NumElements() {
+	if NumElements(b.Dims[:effDims]) != in.NumElements() {
 		return fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit input shape %v", op, p.NewAxisMask, p.EllipsisMask, in.Shape)
 	}
 
