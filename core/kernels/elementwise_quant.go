@@ -58,20 +58,6 @@ func mulByQuantizedX86(x, m int32, shift int) int32 {
 	return rdbpX86(SaturatingRoundingDoublingHighMul(x, m), -shift)
 }
 
-// srdhm16 is gemmlowp's SaturatingRoundingDoublingHighMul on int16: the
-// product of two Q0.15 values.
-func srdhm16(a, b int16) int16 {
-	if a == b && a == math.MinInt16 {
-		return math.MaxInt16
-	}
-	ab := int32(a) * int32(b)
-	nudge := int32(1 << 14)
-	if ab < 0 {
-		nudge = 1 - (1 << 14)
-	}
-	return int16((ab + nudge) / (1 << 15))
-}
-
 // satShiftLeft is gemmlowp's SaturatingRoundingMultiplyByPOT<k> for k > 0 on
 // int32: a left shift that saturates.
 func satShiftLeft(x int32, k int) int32 {
@@ -275,7 +261,7 @@ func subPotInt16Row(q *quantArith, z, x, y []int16) {
 func mulInt16To8[T int8 | uint8](q *quantArith, a, b []int16, z []T) {
 	lo, hi := int16(q.lo-q.outOff), int16(q.hi-q.outOff)
 	for i := range z {
-		p := int16(RoundingDivideByPOT(int32(srdhm16(a[i], b[i])), 8))
+		p := int16(RoundingDivideByPOT(int32(FixedMul(a[i], b[i])), 8))
 		p = max(lo, min(hi, p))
 		z[i] = T(q.outOff + int32(p))
 	}

@@ -55,11 +55,13 @@ func fixedSaturate[T FixedRaw](v int64) T {
 // case (min*min). As a fixed-point product its integer bits are the sum of the
 // operands' integer bits.
 func FixedMul[T FixedRaw](a, b T) T {
-	minv := fixedMin[T]()
+	// Sizeof is a constant in each instantiation; calling no other generic
+	// helper keeps this cheap enough to inline into the row loops.
+	n := unsafe.Sizeof(a) * 8
+	minv := T(-1) << (n - 1)
 	if a == minv && b == minv {
-		return fixedMax[T]()
+		return ^minv
 	}
-	n := fixedBits[T]()
 	ab := int64(a) * int64(b)
 	nudge := int64(1) << (n - 2)
 	if ab < 0 {
