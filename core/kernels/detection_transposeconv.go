@@ -47,7 +47,7 @@ type transposeConv struct {
 	acc64 []int64
 }
 
-// transposeConvParams are the builtin options.
+// newTransposeConv reads TRANSPOSE_CONV's builtin options (padding, strides).
 func newTransposeConv(info OpInfo) (Op, error) {
 	k := &transposeConv{}
 	if tbl, ok := info.options(schema.BuiltinOptionsTransposeConvOptions); ok {

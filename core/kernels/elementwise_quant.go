@@ -58,63 +58,6 @@ func mulByQuantizedX86(x, m int32, shift int) int32 {
 	return rdbpX86(SaturatingRoundingDoublingHighMul(x, m), -shift)
 }
 
-// srdhm16 is gemmlowp's SaturatingRoundingDoublingHighMul on int16: the
-// product of two Q0.15 values.
-func srdhm16(a, b int16) int16 {
-	if a == b && a == math.MinInt16 {
-		return math.MaxInt16
-	}
-	ab := int32(a) * int32(b)
-	nudge := int32(1 << 14)
-	if ab < 0 {
-		nudge = 1 - (1 << 14)
-	}
-	return int16((ab + nudge) / (1 << 15))
-}
-
-// satShiftLeft is gemmlowp's SaturatingRoundingMultiplyByPOT<k> for k > 0 on
-// int32: a left shift that saturates.
-func satShiftLeft(x int32, k int) int32 {
-	threshold := int32(1)<<(31-k) - 1
-	switch {
-	case x > threshold:
-		return math.MaxInt32
-	case x < -threshold:
-		return math.MinInt32
-	}
-	return x << k
-}
-
-// oneOverOnePlusX is gemmlowp's one_over_one_plus_x_for_x_in_0_1 on Q0.31
-// raw values: 1/(1+a) by three Newton-Raphson steps.
-func oneOverOnePlusX(a int32) int32 {
-	// RoundingHalfSum(a, F0::One()), One being MaxInt32 in Q0.31.
-	sum := int64(a) + math.MaxInt32
-	sign := int64(1)
-	if sum < 0 {
-		sign = -1
-	}
-	halfDen := int32((sum + sign) / 2)
-	const c48over17, cNeg32over17 = 1515870810, -1010580540 // Q2.29
-	const oneQ2 = 1 << 29
-	x := c48over17 + SaturatingRoundingDoublingHighMul(halfDen, cNeg32over17)
-	for range 3 {
-		hdx := SaturatingRoundingDoublingHighMul(halfDen, x)
-		oneMinus := oneQ2 - hdx
-		x += satShiftLeft(SaturatingRoundingDoublingHighMul(x, oneMinus), 2)
-	}
-	return satShiftLeft(x, 1)
-}
-
-// getReciprocal is TFLite's GetReciprocal: 1/x for x with xIntegerDigits
-// integer bits, as a Q0.31 value and the number of bits it is over one.
-// For x = 0 it computes what TFLite's build computes (clz(0) = 32).
-func getReciprocal(x int32, xIntegerDigits int) (int32, int) {
-	headroomPlusOne := bits.LeadingZeros32(uint32(x))
-	shifted := int32(uint32(x)<<headroomPlusOne - 1<<31)
-	return oneOverOnePlusX(shifted), xIntegerDigits - headroomPlusOne
-}
-
 // countLeadingSignBits is TFLite's CountLeadingSignBits on int32 (31 for 0).
 func countLeadingSignBits(x int32) int {
 	return bits.LeadingZeros32(uint32(x^(x>>31))) - 1
@@ -224,7 +167,7 @@ func quantDivRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 		if v2 < 0 {
 			v1, v2 = -v1, -v2
 		}
-		inv, recipShift := getReciprocal(v2, 31)
+		inv, recipShift := FixedGetReciprocal(v2, 31)
 		headroom := countLeadingSignBits(v1)
 		unscaled := SaturatingRoundingDoublingHighMul(v1*(int32(1)<<headroom), inv)
 		total := q.outShift - recipShift - headroom
@@ -275,7 +218,7 @@ func subPotInt16Row(q *quantArith, z, x, y []int16) {
 func mulInt16To8[T int8 | uint8](q *quantArith, a, b []int16, z []T) {
 	lo, hi := int16(q.lo-q.outOff), int16(q.hi-q.outOff)
 	for i := range z {
-		p := int16(RoundingDivideByPOT(int32(srdhm16(a[i], b[i])), 8))
+		p := int16(RoundingDivideByPOT(int32(FixedMul(a[i], b[i])), 8))
 		p = max(lo, min(hi, p))
 		z[i] = T(q.outOff + int32(p))
 	}

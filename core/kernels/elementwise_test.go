@@ -717,10 +717,10 @@ func TestEvalDoesNotAllocate(t *testing.T) {
 // helpers against their real-valued meaning.
 func TestFixedPointHelpers(t *testing.T) {
 	for _, x := range []int32{1, 2, 3, 7, 100, 255, 510, 1 << 20} {
-		inv, over := getReciprocal(x, 31)
+		inv, over := FixedGetReciprocal(x, 31)
 		got := float64(inv) / (1 << 31) * math.Pow(2, -float64(over))
 		if want := 1 / float64(x); math.Abs(got/want-1) > 1e-6 {
-			t.Errorf("getReciprocal(%d) = %v, want %v", x, got, want)
+			t.Errorf("FixedGetReciprocal(%d) = %v, want %v", x, got, want)
 		}
 	}
 	for _, x := range []int32{2, 3, 50, 255, 1 << 20, 1 << 29, math.MaxInt32} {

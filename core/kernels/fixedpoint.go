@@ -55,11 +55,13 @@ func fixedSaturate[T FixedRaw](v int64) T {
 // case (min*min). As a fixed-point product its integer bits are the sum of the
 // operands' integer bits.
 func FixedMul[T FixedRaw](a, b T) T {
-	minv := fixedMin[T]()
+	// Sizeof is a constant in each instantiation; calling no other generic
+	// helper keeps this cheap enough to inline into the row loops.
+	n := unsafe.Sizeof(a) * 8
+	minv := T(-1) << (n - 1)
 	if a == minv && b == minv {
-		return fixedMax[T]()
+		return ^minv
 	}
-	n := fixedBits[T]()
 	ab := int64(a) * int64(b)
 	nudge := int64(1) << (n - 2)
 	if ab < 0 {
@@ -105,14 +107,23 @@ func FixedSaturatingRoundingMulByPOT[T FixedRaw](x T, exponent int) T {
 		}
 		return 0
 	}
-	threshold := int64(1)<<(n-1-exponent) - 1
+	return fixedSatShiftLeft(x, exponent)
+}
+
+// fixedSatShiftLeft is x * 2^k for 0 < k < bits-1, saturating: the positive
+// case of FixedSaturatingRoundingMulByPOT, small enough to inline where k is
+// a constant.
+func fixedSatShiftLeft[T FixedRaw](x T, k int) T {
+	n := int(unsafe.Sizeof(x)) * 8
+	threshold := int64(1)<<(n-1-k) - 1
+	minv := T(-1) << (n - 1)
 	switch {
 	case int64(x) > threshold:
-		return fixedMax[T]()
+		return ^minv
 	case int64(x) < -threshold:
-		return fixedMin[T]()
+		return minv
 	}
-	return x << exponent
+	return x << k
 }
 
 // FixedRescale converts x from srcIntBits to dstIntBits integer bits with a
@@ -240,7 +251,7 @@ func fixedNewtonReciprocal[T FixedRaw](a T) T {
 	for range 3 {
 		halfDenominatorTimesX := FixedMul(halfDenominator, x)
 		oneMinus := one - halfDenominatorTimesX
-		x += FixedRescale(FixedMul(x, oneMinus), 4, 2)
+		x += fixedSatShiftLeft(FixedMul(x, oneMinus), 2) // Rescale from 4 to 2 integer bits
 	}
 	return x
 }
@@ -249,8 +260,9 @@ func fixedNewtonReciprocal[T FixedRaw](a T) T {
 // integer bits (gemmlowp's one_over_one_plus_x_for_x_in_0_1).
 func FixedOneOverOnePlusX[T FixedRaw](a T) T {
 	x := fixedNewtonReciprocal(a)
-	// Halving reinterprets the 2-integer-bit x as 1 integer bit.
-	return FixedRescale(x, 1, 0)
+	// Halving reinterprets the 2-integer-bit x as 1 integer bit; then
+	// Rescale from 1 to 0 integer bits.
+	return fixedSatShiftLeft(x, 1)
 }
 
 // FixedOneMinusXOverOnePlusX is (1-a)/(1+a) for a in [0, 1), input and result
