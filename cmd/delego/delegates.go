@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/delego/delego/core"
@@ -239,20 +240,14 @@ func (f *delegationFlags) names(cmd string) ([]string, bool, error) {
 			if err := checkDelegateName(n); err != nil {
 				return nil, false, usagef(cmd, "--delegate %q: %v", v, err)
 			}
-			for _, seen := range names {
-				if seen == n {
-					return nil, false, usagef(cmd, "--delegate: %q is listed twice", n)
-				}
+			if slices.Contains(names, n) {
+				return nil, false, usagef(cmd, "--delegate: %q is listed twice", n)
 			}
 			names = append(names, n)
 		}
 	}
-	if len(names) > 1 {
-		for _, n := range names {
-			if n == noDelegate {
-				return nil, false, usagef(cmd, "--delegate: %q cannot be combined with other delegates", noDelegate)
-			}
-		}
+	if len(names) > 1 && slices.Contains(names, noDelegate) {
+		return nil, false, usagef(cmd, "--delegate: %q cannot be combined with other delegates", noDelegate)
 	}
 	if names[0] == noDelegate {
 		names = names[:0]

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/plugins/edgetpu"
 )
@@ -36,20 +35,17 @@ func edgeTPUBus() (edgetpu.Bus, error) {
 }
 
 // reportSimulated says so when a simulated Edge TPU produced (part of) the
-// result: its outputs are the simulator's, not the model's. The environment
-// decides it, so it holds for the in-process delegate and for the
-// delego-edgetpu plugin alike (the plugin inherits the environment).
-func reportSimulated(w io.Writer, it *core.Interpreter) {
+// result of the run r reports (twin: the CPU twin ran instead): its outputs
+// are the simulator's, not the model's. The environment decides it, so it
+// holds for the in-process delegate and for the delego-edgetpu plugin alike
+// (the plugin inherits the environment).
+func reportSimulated(w io.Writer, r *planReport, twin bool) {
 	dev := os.Getenv(edgetpu.EnvDevice)
-	if !strings.HasPrefix(dev, "sim") || it.Twin() != nil || it.Plan() == nil {
+	if !strings.HasPrefix(dev, "sim") || twin {
 		return
 	}
-	fell := map[int]bool{}
-	for _, f := range it.Fallbacks() {
-		fell[f.Partition] = true
-	}
-	for i, p := range it.Plan().Partitions {
-		if p.Delegate == edgetpu.Name && !fell[i] {
+	for _, p := range r.Partitions {
+		if p.Delegate == edgetpu.Name && !p.FellBack {
 			fmt.Fprintf(w, "delego: the Edge TPU is simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
 				edgetpu.EnvDevice, dev)
 			return

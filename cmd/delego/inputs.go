@@ -11,6 +11,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/plugins/edgetpu/executable"
 )
 
 // ioTensor is a graph input or output as the model declares it.
@@ -213,7 +214,7 @@ func explainUnsupported(m *core.Model, modelPath string, err error) error {
 
 func hasEdgeTPUOp(m *core.Model) bool {
 	for _, oc := range m.OpCodes {
-		if oc.Custom == "edgetpu-custom-op" {
+		if oc.Custom == executable.CustomOp {
 			return true
 		}
 	}

@@ -323,14 +323,15 @@ func printEdgeTPU(w io.Writer, rs []edgetpuReport) {
 
 // formatTargets lists field counts by target in a fixed order.
 func formatTargets(m map[string]int) string {
-	var parts []string
+	var parts, known []string
 	for _, t := range []executable.Target{executable.ParameterBase, executable.ScratchBase, executable.InputActivation, executable.OutputActivation} {
+		known = append(known, t.String())
 		if n := m[t.String()]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", t, n))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains([]string{"parameters", "scratch", "input", "output"}, k) {
+		if !slices.Contains(known, k) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}
 	}

@@ -450,7 +450,7 @@ func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []strin
 		return nil, err
 	}
 	reportTwin(w, it)
-	reportSimulated(w, it) // edgetpu part 2 (edgetpu_env.go)
+	reportSimulated(w, r, it.Twin() != nil) // edgetpu part 2 (edgetpu_env.go)
 	reportFallbacks(w, r, verbose)
 	return r, nil
 }

@@ -433,5 +433,6 @@ func looksJSON(data []byte) bool {
 }
 
 func looksBinary(data []byte) bool {
-	return len(trimJSONSpace(data)) > 0 && !looksJSON(data) && !json.Valid(data)
+	t := trimJSONSpace(data)
+	return len(t) > 0 && t[0] != '{' && !json.Valid(data)
 }

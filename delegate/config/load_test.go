@@ -243,6 +243,7 @@ func TestLoadMalformedJSON(t *testing.T) {
 		{"both messages mixed", `{"delegate": "GPU", "tflite_settings": {}}`, []string{"ComputeSettings", `unknown field "delegate"`}},
 		{"not an object", `[{"delegate": "GPU"}]`, []string{"TFLiteSettings"}},
 		{"white space only", " \n", []string{"empty"}},
+		{"binary protobuf in a .json file", string(mustMarshal(t, coralTFLite())), []string{"does not look like JSON"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
