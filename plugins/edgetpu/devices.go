@@ -129,9 +129,14 @@ func Select(devices []Device, setting string) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
+	return spec.pick(devices)
+}
+
+// pick is Select of a parsed setting.
+func (spec deviceSpec) pick(devices []Device) (Device, error) {
 	if spec.pci {
 		return Device{}, fmt.Errorf("%w: coral_settings.device %q asks for a PCIe Edge TPU; delego drives %s only",
-			delegate.ErrNoDevice, setting, lookedFor())
+			delegate.ErrNoDevice, spec.text, lookedFor())
 	}
 	i := max(spec.index, 0)
 	if i < len(devices) {
@@ -152,12 +157,13 @@ func Select(devices []Device, setting string) (Device, error) {
 // Find lists the devices on bus and selects the one setting names. A bus
 // that cannot be listed is an error wrapping delegate.ErrNoDevice too.
 func Find(ctx context.Context, bus Bus, setting string) (Device, error) {
-	if _, err := parseDeviceSpec(setting); err != nil {
+	spec, err := parseDeviceSpec(setting)
+	if err != nil {
 		return Device{}, err
 	}
 	devs, err := Devices(ctx, bus)
 	if err != nil {
 		return Device{}, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
 	}
-	return Select(devs, setting)
+	return spec.pick(devs)
 }

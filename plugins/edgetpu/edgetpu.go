@@ -1,7 +1,7 @@
 // Package edgetpu is the edgetpu delegate: Coral USB Accelerators (the
 // Edge TPU) over libusb, claiming the custom op edgetpu-custom-op at version
-// 1 and nothing else. Its binary will be plugins/edgetpu/cmd/delego-edgetpu;
-// until then delego runs it in process.
+// 1 and nothing else. Its binary is plugins/edgetpu/cmd/delego-edgetpu;
+// without that binary delego runs it in process.
 //
 // Compile reads every node's custom options (package executable), holds
 // them to the runtime's rules and to the node's tensors, then looks for the

@@ -271,7 +271,7 @@ func (r *runtime) close() error {
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
 func (d *Delegate) compile(ctx context.Context, m *core.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
-	x := &runnable{d: d, dev: dev, m: m, nodes: nodes}
+	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, len(m.Subgraphs[0].Tensors))}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
 		if err != nil {
@@ -280,6 +280,8 @@ func (d *Delegate) compile(ctx context.Context, m *core.Model, s Settings, nodes
 		x.models = append(x.models, dm)
 		ins, outs := nodeTensors(&m.Subgraphs[0].Operators[n.Index], n)
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
+		x.data = append(x.data, make([][]byte, len(ins)))
+		x.results = append(x.results, outputTensors(m, outs))
 		if d.run.sim != nil {
 			// The simulator cannot run Edge TPU instructions: it is told
 			// which executables it will be sent.
@@ -312,8 +314,30 @@ type runnable struct {
 	models []*driver.Model
 	// ins and outs are each node's tensors (nodeTensors).
 	ins, outs [][]int
-	mu        sync.Mutex
-	closed    bool
+	// Invoke's scratch, made at Compile: each node's input data, each
+	// node's output tensors with their buffers (outputTensors), and every
+	// partition tensor's value so far (nil: none yet).
+	data    [][][]byte
+	results [][]*kernels.Tensor
+	vals    [][]byte
+	mu      sync.Mutex
+	closed  bool
+}
+
+// outputTensors are the tensors that receive a node's output layers (outs,
+// as nodeTensors gives them), each with a buffer of its size; nil where a
+// layer goes to no tensor.
+func outputTensors(m *core.Model, outs []int) []*kernels.Tensor {
+	ts := make([]*kernels.Tensor, len(outs))
+	for j, ti := range outs {
+		if ti < 0 {
+			continue
+		}
+		info := m.Subgraphs[0].Tensors[ti]
+		ts[j] = &kernels.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant,
+			Data: make([]byte, kernels.NumElements(info.Shape)*info.Type.Size())}
+	}
+	return ts
 }
 
 // Invoke runs the partition's nodes in order on the device: each node's
@@ -332,12 +356,13 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 	if len(inputs) != len(sg.Inputs) || len(outputs) != len(sg.Outputs) {
 		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(sg.Inputs), len(sg.Outputs), len(inputs), len(outputs))
 	}
-	vals := map[int][]byte{}
+	vals := x.vals
+	clear(vals)
 	for i, ti := range sg.Inputs {
 		vals[ti] = inputs[i].Data
 	}
 	value := func(ti int) []byte {
-		if v, ok := vals[ti]; ok {
+		if v := vals[ti]; v != nil {
 			return v
 		}
 		return x.m.Buffer(sg.Tensors[ti].Buffer)
@@ -348,7 +373,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 	}
 	for k, n := range x.nodes {
 		ins := x.ins[k]
-		data := make([][]byte, len(ins))
+		data := x.data[k]
 		for i, ti := range ins {
 			data[i] = value(ti)
 			if want := n.Batches * n.Main.Inputs[i].ActualBytes(); len(data[i]) != want {
@@ -360,26 +385,24 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 			x.d.drop(x.dev, drv)
 			return fmt.Errorf("edgetpu: node %d on %s: %w", n.Index, x.dev, err)
 		}
-		for j, ti := range x.outs[k] {
-			if ti < 0 {
+		for j, t := range x.results[k] {
+			if t == nil {
 				continue
 			}
 			l := &n.Main.Outputs[j]
-			info := sg.Tensors[ti]
-			t := &kernels.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant}
-			buf := make([]byte, kernels.NumElements(info.Shape)*info.Type.Size())
+			buf := t.Data
 			per, actual := len(buf)/n.Batches, l.ActualBytes()
 			for b := range n.Batches {
 				if err := driver.OutputValues(l, t, buf[b*per:(b+1)*per], outs[j][b*actual:(b+1)*actual]); err != nil {
 					return fmt.Errorf("edgetpu: node %d: %w", n.Index, err)
 				}
 			}
-			vals[ti] = buf
+			vals[x.outs[k][j]] = buf
 		}
 	}
 	for j, ti := range sg.Outputs {
-		v, ok := vals[ti]
-		if !ok || len(v) != len(outputs[j].Data) {
+		v := vals[ti]
+		if v == nil || len(v) != len(outputs[j].Data) {
 			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, sg.Tensors[ti].Name, len(v), len(outputs[j].Data))
 		}
 		copy(outputs[j].Data, v)

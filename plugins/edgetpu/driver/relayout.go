@@ -40,21 +40,25 @@ func flipSign(b []byte, size, n int) {
 // padded size, or more where a DMA hint reads past it).
 func inputBuffer(l *executable.Layer, data []byte, want int) []byte {
 	buf := make([]byte, max(want, l.PaddedBytes()))
-	src := data
-	if signed(l) {
-		src = append([]byte(nil), data...)
-		// libedgetpu flips y*x*z elements of the scattered buffer, the
-		// first run's only; every run's values are flipped here.
-		flipSign(src, l.DataType.Size(), len(src)/l.DataType.Size())
-	}
-	if exec := max(l.ExecutionCount, 1); exec > 1 && len(src) != l.PaddedBytes() {
-		padded, actual := l.PaddedBytes()/exec, len(src)/exec
+	size := l.DataType.Size()
+	if exec := max(l.ExecutionCount, 1); exec > 1 && len(data) != l.PaddedBytes() {
+		padded, actual := l.PaddedBytes()/exec, len(data)/exec
 		for i := range exec {
-			copy(buf[i*padded:], src[i*actual:(i+1)*actual])
+			run := buf[i*padded:]
+			copy(run, data[i*actual:(i+1)*actual])
+			if signed(l) {
+				// libedgetpu flips y*x*z elements of the scattered
+				// buffer, the first run's only; every run's values are
+				// flipped here.
+				flipSign(run, size, actual/size)
+			}
 		}
 		return buf
 	}
-	copy(buf, src)
+	copy(buf, data)
+	if signed(l) {
+		flipSign(buf, size, len(data)/size)
+	}
 	return buf
 }
 

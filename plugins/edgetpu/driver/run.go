@@ -374,15 +374,16 @@ func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int
 	mains := reqs[len(reqs)-(batches+hw-1)/hw:]
 	for i := range main.Outputs {
 		l := &main.Outputs[i]
+		size := l.ActualBytes()
+		outputs[i] = make([]byte, batches*size)
 		for b := range batches {
-			v := make([]byte, l.ActualBytes())
+			v := outputs[i][b*size : (b+1)*size]
 			if err := relayout(l, v, mains[b/hw].outputs[i][b%hw]); err != nil {
 				return nil, err
 			}
 			if signed(l) {
 				flipSign(v, l.DataType.Size(), len(v)/l.DataType.Size())
 			}
-			outputs[i] = append(outputs[i], v...)
 		}
 	}
 	return outputs, nil
