@@ -206,31 +206,23 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 	}
 
 	nb := k.numBoxes
-	k.decoded = resize(k.decoded, 4*nb)
+	k.decoded = sized(k.decoded, 4*nb)
 	if preds.Type == Uint8 {
-		k.scores = resize(k.scores, nb*k.numClassesBG)
+		k.scores = sized(k.scores, nb*k.numClassesBG)
 	}
-	k.active = resize(k.active, nb)
-	k.kept = resize(k.kept, nb)[:0]
-	k.selected = resize(k.selected, nb)[:0]
+	k.active = sized(k.active, nb)
+	k.kept = sized(k.kept, nb)[:0]
+	k.selected = sized(k.selected, nb)[:0]
 	if p.UseRegularNMS {
 		md := p.MaxDetections
-		k.classScores = resize(k.classScores, nb)
-		k.boxInfo = resize(k.boxInfo, md+max(min(p.DetectionsPerClass, md), 0))
-		k.mergeBuf = resize(k.mergeBuf, md)[:0]
+		k.classScores = sized(k.classScores, nb)
+		k.boxInfo = sized(k.boxInfo, md+max(min(p.DetectionsPerClass, md), 0))
+		k.mergeBuf = sized(k.mergeBuf, md)[:0]
 	} else {
-		k.maxScores = resize(k.maxScores, nb)
-		k.classIndices = resize(k.classIndices, nb*p.NumClasses)
+		k.maxScores = sized(k.maxScores, nb)
+		k.classIndices = sized(k.classIndices, nb*p.NumClasses)
 	}
 	return nil
-}
-
-// resize returns s with length n, reusing its memory when large enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 func (k *detectionPostProcess) Eval(n *Node) error {

@@ -135,7 +135,7 @@ func (k *transposeConv) Prepare(n *Node) error {
 	if w.Const {
 		k.transposeWeights(w, in.Type)
 	}
-	k.inVec = resize(k.inVec, in.Shape[3])
+	k.inVec = sized(k.inVec, in.Shape[3])
 	if !t.shape.Const {
 		out.Dynamic = true
 		return nil
@@ -167,9 +167,9 @@ func (k *transposeConv) resizeOutput(t tconvTensors, eval bool) error {
 	switch {
 	case in.Type == Float32:
 	case k.wide(t):
-		k.acc64 = resize(k.acc64, elems)
+		k.acc64 = sized(k.acc64, elems)
 	default:
-		k.acc32 = resize(k.acc32, elems)
+		k.acc32 = sized(k.acc32, elems)
 	}
 	if eval {
 		t.out.SetShape(shape)
@@ -196,8 +196,8 @@ func (k *transposeConv) prepareQuant(in, w, bias, out *Tensor) error {
 			return Unsupported("TRANSPOSE_CONV: %d weight scales on axis %d for %d output channels", len(q.Scale), q.Axis, outC)
 		}
 	}
-	k.mult = resize(k.mult, outC)
-	k.shift = resize(k.shift, outC)
+	k.mult = sized(k.mult, outC)
+	k.shift = sized(k.shift, outC)
 	if in.Type == Uint8 {
 		// GetQuantizedConvolutionMultipler: the product of the scales is
 		// taken in float32, then divided in double.
@@ -232,7 +232,7 @@ func (k *transposeConv) transposeWeights(w *Tensor, inType DType) {
 	dst := func(o, y, x, c int) int { return ((y*fw+x)*outC+o)*inC + c }
 	switch inType {
 	case Float32:
-		k.wF = resize(k.wF, n)
+		k.wF = sized(k.wF, n)
 		src := w.Float32s()
 		i := 0
 		for o := 0; o < outC; o++ {
@@ -244,7 +244,7 @@ func (k *transposeConv) transposeWeights(w *Tensor, inType DType) {
 			}
 		}
 	default:
-		k.wQ = resize(k.wQ, n)
+		k.wQ = sized(k.wQ, n)
 		var get func(i int) int32
 		if w.Type == Uint8 {
 			src, zp := w.Uint8s(), w.ZeroPoint()

@@ -52,7 +52,7 @@ type lstmHybridState struct {
 func (op *lstmOp) prepareFloat(n *Node) error {
 	size := op.nBatch * op.nCell
 	for g := range op.f.gates {
-		op.f.gates[g] = lstmResize(op.f.gates[g], size)
+		op.f.gates[g] = sized(op.f.gates[g], size)
 	}
 	if !op.hybrid {
 		return nil
@@ -73,16 +73,16 @@ func (op *lstmOp) prepareFloat(n *Node) error {
 		}
 	}
 	nb, ni, no, nc := op.nBatch, op.nInput, op.nOutput, op.nCell
-	hy.qIn, hy.qState, hy.qHidden = lstmResize(hy.qIn, nb*ni), lstmResize(hy.qState, nb*no), lstmResize(hy.qHidden, nb*nc)
-	hy.sfIn, hy.sfState, hy.sfHidden = lstmResize(hy.sfIn, nb), lstmResize(hy.sfState, nb), lstmResize(hy.sfHidden, nb)
-	hy.zpIn, hy.zpState, hy.zpHidden = lstmResize(hy.zpIn, nb), lstmResize(hy.zpState, nb), lstmResize(hy.zpHidden, nb)
-	hy.acc = lstmResize(hy.acc, max(nc, no))
+	hy.qIn, hy.qState, hy.qHidden = sized(hy.qIn, nb*ni), sized(hy.qState, nb*no), sized(hy.qHidden, nb*nc)
+	hy.sfIn, hy.sfState, hy.sfHidden = sized(hy.sfIn, nb), sized(hy.sfState, nb), sized(hy.sfHidden, nb)
+	hy.zpIn, hy.zpState, hy.zpHidden = sized(hy.zpIn, nb), sized(hy.zpState, nb), sized(hy.zpHidden, nb)
+	hy.acc = sized(hy.acc, max(nc, no))
 	for g := range 4 {
-		hy.peep[g] = lstmResize(hy.peep[g], nc)
-		hy.rowIn[g] = lstmResize(hy.rowIn[g], nc)
-		hy.rowRec[g] = lstmResize(hy.rowRec[g], nc)
+		hy.peep[g] = sized(hy.peep[g], nc)
+		hy.rowIn[g] = sized(hy.rowIn[g], nc)
+		hy.rowRec[g] = sized(hy.rowRec[g], nc)
 	}
-	hy.rowProj = lstmResize(hy.rowProj, no)
+	hy.rowProj = sized(hy.rowProj, no)
 	hy.ready = false
 	if op.constantWeights(n) {
 		op.hybridWeights(n)

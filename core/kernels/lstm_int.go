@@ -189,26 +189,19 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 	// Scratch and effective biases.
 	size := op.nBatch * op.nCell
 	for g := range 4 {
-		q.gates[g] = lstmResize(q.gates[g], size)
-		q.inBias[g] = lstmResize(q.inBias[g], op.nCell)
-		q.recBias[g] = lstmResize(q.recBias[g], op.nCell)
+		q.gates[g] = sized(q.gates[g], size)
+		q.inBias[g] = sized(q.inBias[g], op.nCell)
+		q.recBias[g] = sized(q.recBias[g], op.nCell)
 	}
-	q.hidden = lstmResize(q.hidden, size)
-	q.acc = lstmResize(q.acc, max(op.nCell, op.nOutput))
-	q.projBias = lstmResize(q.projBias, op.nOutput)
+	q.hidden = sized(q.hidden, size)
+	q.acc = sized(q.acc, max(op.nCell, op.nOutput))
+	q.projBias = sized(q.projBias, op.nOutput)
 	q.biasesReady = false
 	if op.constantWeights(n) {
 		op.effectiveBiases(n)
 		q.biasesReady = true
 	}
 	return nil
-}
-
-func lstmResize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // constantWeights reports whether every weight and bias has its data now.

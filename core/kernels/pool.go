@@ -142,12 +142,12 @@ func (p *Pool) Prepare(n *Node) error {
 	var err error
 	if in.Type == Float32 {
 		p.fMin, p.fMax = ActivationRangeFloat(pp.Activation)
-		p.facc = poolGrow(p.facc, c*p.workers)
+		p.facc = sized(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
-		p.acc = poolGrow(p.acc, c*p.workers)
+		p.acc = sized(p.acc, c*p.workers)
 		if in.Type != Int16 {
-			p.lanes = poolGrow(p.lanes, c/8*2*p.workers)
+			p.lanes = sized(p.lanes, c/8*2*p.workers)
 		}
 	}
 	if err != nil {

@@ -33,8 +33,8 @@ func (p *Pad) resize(in, paddings, out *Tensor) error {
 	if len(vals) < 2*nd {
 		return fmt.Errorf("paddings hold %d int32 values, want %d", len(vals), 2*nd)
 	}
-	p.before, p.after = poolGrow(p.before, nd), poolGrow(p.after, nd)
-	p.outShape = poolGrow(p.outShape, nd)
+	p.before, p.after = sized(p.before, nd), sized(p.after, nd)
+	p.outShape = sized(p.outShape, nd)
 	for i := range nd {
 		b, a := int(vals[2*i]), int(vals[2*i+1])
 		if b < 0 || a < 0 {
@@ -225,8 +225,8 @@ func newMirrorPad(info OpInfo) (Op, error) {
 
 func (m *MirrorPad) resize(in, paddings, out *Tensor) error {
 	nd := len(in.Shape)
-	m.left, m.right = poolGrow(m.left, nd), poolGrow(m.right, nd)
-	m.outShape, m.inStride = poolGrow(m.outShape, nd), poolGrow(m.inStride, nd)
+	m.left, m.right = sized(m.left, nd), sized(m.right, nd)
+	m.outShape, m.inStride = sized(m.outShape, nd), sized(m.inStride, nd)
 	for i := range nd {
 		var l, r int
 		switch paddings.Type {
@@ -339,11 +339,11 @@ func mirrorFill[T any](m *MirrorPad, src, dst []T, inShape []int) {
 		offset = 0
 	}
 	outLast := m.outShape[nd-1]
-	m.lastMap = poolGrow(m.lastMap, outLast)
+	m.lastMap = sized(m.lastMap, outLast)
 	for i := range m.lastMap {
 		m.lastMap[i] = mirrorIndex(i, m.left[nd-1], inShape[nd-1], offset)
 	}
-	m.idx = poolGrow(m.idx, nd)
+	m.idx = sized(m.idx, nd)
 	idx := m.idx[:nd-1]
 	clear(idx)
 	var zero T

@@ -214,21 +214,14 @@ func (r *Reduce) resize(in, axis, out *Tensor) error {
 	shapeSetOutput(out, shape)
 	r.outShape = append(r.outShape[:0], shape...)
 	nOut := NumElements(shape)
-	r.accI32 = poolGrow(r.accI32, nOut)
-	r.accI64 = poolGrow(r.accI64, nOut)
-	r.accF32 = poolGrow(r.accF32, nOut)
-	r.visited = poolGrow(r.visited, nOut)
+	r.accI32 = sized(r.accI32, nOut)
+	r.accI64 = sized(r.accI64, nOut)
+	r.accF32 = sized(r.accF32, nOut)
+	r.visited = sized(r.visited, nOut)
 	if r.axesErr == nil {
 		r.it.init(in.Shape, r.axes)
 	}
 	return nil
-}
-
-func poolGrow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // setProdScaling computes REDUCE_PROD's per-multiplication rescaling:
@@ -606,8 +599,8 @@ type reduceIter struct {
 func (it *reduceIter) init(shape []int, axes []int) {
 	nd := len(shape)
 	it.dims = append(it.dims[:0], shape...)
-	it.ostride = poolGrow(it.ostride, nd)
-	it.idx = poolGrow(it.idx, nd)
+	it.ostride = sized(it.ostride, nd)
+	it.idx = sized(it.idx, nd)
 	stride := 1
 	for d := nd - 1; d >= 0; d-- {
 		reduced := false

@@ -552,7 +552,7 @@ func (r *ResizeNearestNeighbor) Eval(n *Node) error {
 		}
 		return nearestIndex(v, inSize, outSize, r.Params)
 	}
-	r.xMap = poolGrow(r.xMap, outW)
+	r.xMap = sized(r.xMap, outW)
 	for x := range outW {
 		r.xMap[x] = srcIndex(x, inW, outW, wScale)
 	}

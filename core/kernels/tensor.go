@@ -187,3 +187,12 @@ func NewTensor(typ DType, shape ...int) *Tensor {
 	}
 	return t
 }
+
+// sized returns s with length n, reusing its memory when it is large
+// enough (scratch buffers kept across Evals).
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
