@@ -6,6 +6,7 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {
@@ -59,7 +60,7 @@ func TestPlanArenaReusesMemoryAlongAChain(t *testing.T) {
 // TestArenaTensorsOverreadable: every tensor of a real model's arena can be
 // over-read by delegates where it lies, so that they need not copy it.
 func TestArenaTensorsOverreadable(t *testing.T) {
-	m, err := LoadModel(shared.Model(t, "mobilenet_v1_0.25_128_float.tflite"))
+	m, err := model.Load(shared.Model(t, "mobilenet_v1_0.25_128_float.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/tensor"
 )
 
 // delegated is one partition of the plan, run by a delegate.
@@ -27,8 +27,8 @@ type delegated struct {
 	// The headers handed to the delegate on each Invoke (copies of the
 	// interpreter's tensors, refreshed every time) and the state saved
 	// for a CPU rerun: kept here so Invoke allocates nothing.
-	ins, outs  []*kernels.Tensor
-	views      []kernels.Tensor
+	ins, outs  []*tensor.Tensor
+	views      []tensor.Tensor
 	viewShapes [][]int
 	saved      [][]byte
 }
@@ -368,12 +368,12 @@ func (it *Interpreter) invokeDelegate(ctx context.Context, p *delegated) error {
 
 // refreshViews copies the boundary tensors' headers into the partition's
 // own views (allocated once) and returns them, inputs then outputs.
-func (p *delegated) refreshViews(it *Interpreter) (ins, outs []*kernels.Tensor) {
+func (p *delegated) refreshViews(it *Interpreter) (ins, outs []*tensor.Tensor) {
 	idx := slices.Concat(p.inputs, p.outputs)
 	if p.views == nil {
-		p.views = make([]kernels.Tensor, len(idx))
+		p.views = make([]tensor.Tensor, len(idx))
 		p.viewShapes = make([][]int, len(idx))
-		all := make([]*kernels.Tensor, len(idx))
+		all := make([]*tensor.Tensor, len(idx))
 		for i := range all {
 			all[i] = &p.views[i]
 		}

@@ -3,46 +3,17 @@ package core
 import (
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // Sentinel errors; the typed errors below wrap them so callers can test with errors.Is.
 var (
-	// ErrMalformedModel: the file is not a valid TFLite model.
-	ErrMalformedModel = errors.New("malformed model")
 	// ErrUnsupportedOp: an op, op version or custom op has no kernel here.
 	ErrUnsupportedOp = errors.New("unsupported op")
 	// ErrNotReady: Invoke before a successful AllocateTensors.
 	ErrNotReady = errors.New("interpreter is not ready: call AllocateTensors first")
 )
-
-// ModelError is a structural problem in a model file, with the place it was found.
-// Fields that do not apply are -1.
-type ModelError struct {
-	Subgraph, Operator, Tensor, Buffer int
-	Reason                             string
-}
-
-func (e *ModelError) Error() string {
-	var b strings.Builder
-	b.WriteString("malformed model")
-	for _, p := range []struct {
-		name string
-		i    int
-	}{{"subgraph", e.Subgraph}, {"op", e.Operator}, {"tensor", e.Tensor}, {"buffer", e.Buffer}} {
-		if p.i >= 0 {
-			fmt.Fprintf(&b, ": %s %d", p.name, p.i)
-		}
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
-}
-
-// Unwrap makes errors.Is(err, ErrMalformedModel) true.
-func (e *ModelError) Unwrap() error { return ErrMalformedModel }
 
 // UnsupportedOpError is an op that no kernel implements, or implements at
 // other versions. Node is the operator's index in its subgraph.
@@ -51,7 +22,7 @@ type UnsupportedOpError struct {
 	Op        string
 	Custom    bool
 	Version   int
-	Supported *kernels.VersionRange // nil when no kernel exists at all
+	Supported *tensor.VersionRange // nil when no kernel exists at all
 }
 
 func (e *UnsupportedOpError) Error() string {

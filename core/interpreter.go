@@ -11,7 +11,9 @@ import (
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/tensor"
 )
 
 // Options configure an interpreter.
@@ -55,10 +57,10 @@ type Profiler interface {
 // kernels. It is not safe for concurrent use; create one per goroutine (they
 // can share a Model).
 type Interpreter struct {
-	model    *Model
-	sg       *Subgraph
+	model    *model.Model
+	sg       *model.Subgraph
 	opts     Options
-	tensors  []*kernels.Tensor
+	tensors  []*tensor.Tensor
 	public   []*Tensor
 	nodes    []*node      // per operator; nil where no CPU kernel resolved
 	steps    []step       // execution order
@@ -89,7 +91,7 @@ type step struct {
 
 // NewInterpreter prepares to run m; it is NewInterpreterContext with a
 // background context.
-func NewInterpreter(m *Model, opts *Options) (*Interpreter, error) {
+func NewInterpreter(m *model.Model, opts *Options) (*Interpreter, error) {
 	return NewInterpreterContext(context.Background(), m, opts)
 }
 
@@ -103,7 +105,7 @@ func NewInterpreter(m *Model, opts *Options) (*Interpreter, error) {
 // not take) has no CPU kernel, the interpreter runs the model's CPU twin
 // instead, if it has one (Options.CPUTwin, TwinFallback); a twin that cannot
 // run gives a *TwinError.
-func NewInterpreterContext(ctx context.Context, m *Model, opts *Options) (*Interpreter, error) {
+func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (*Interpreter, error) {
 	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
 	if opts != nil {
 		it.opts = *opts
@@ -167,10 +169,10 @@ func closeDelegates(ds []delegate.Delegate) error {
 }
 
 func (it *Interpreter) makeTensors() {
-	it.tensors = make([]*kernels.Tensor, len(it.sg.Tensors))
+	it.tensors = make([]*tensor.Tensor, len(it.sg.Tensors))
 	it.public = make([]*Tensor, len(it.sg.Tensors))
 	for i, info := range it.sg.Tensors {
-		t := &kernels.Tensor{
+		t := &tensor.Tensor{
 			Name:     info.Name,
 			Type:     info.Type,
 			Shape:    append([]int(nil), info.Shape...),
@@ -181,7 +183,7 @@ func (it *Interpreter) makeTensors() {
 			t.Data, t.Const = data, true
 		}
 		if t.Variable && !t.Const {
-			t.Data = kernels.NewTensor(t.Type, t.Shape...).Data
+			t.Data = tensor.NewTensor(t.Type, t.Shape...).Data
 			resetVariable(t)
 		}
 		if t.Type.Size() == 0 && !t.Const {
@@ -218,7 +220,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	}
 	err := guard(func() error {
 		var err error
-		n.op, err = reg.New(kernels.OpInfo{Version: oc.Version, Operator: op.fb})
+		n.op, err = reg.New(kernels.OpInfo{Version: oc.Version, Operator: op.Table()})
 		return err
 	})
 	if err != nil {
@@ -227,8 +229,8 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	return n, nil
 }
 
-func (it *Interpreter) lookup(idx []int) []*kernels.Tensor {
-	out := make([]*kernels.Tensor, len(idx))
+func (it *Interpreter) lookup(idx []int) []*tensor.Tensor {
+	out := make([]*tensor.Tensor, len(idx))
 	for j, ti := range idx {
 		if ti >= 0 {
 			out[j] = it.tensors[ti]
@@ -253,7 +255,7 @@ func guard(f func() error) (err error) {
 }
 
 // Model returns the interpreter's model.
-func (it *Interpreter) Model() *Model { return it.model }
+func (it *Interpreter) Model() *model.Model { return it.model }
 
 // AllocateTensors prepares every node for the current input shapes and plans
 // and allocates the activation memory. Call it after NewInterpreter and after
@@ -454,9 +456,9 @@ func (it *Interpreter) ResetVariables() {
 	}
 }
 
-func resetVariable(t *kernels.Tensor) {
+func resetVariable(t *tensor.Tensor) {
 	fill := byte(0)
-	if t.Type == kernels.Int8 {
+	if t.Type == tensor.Int8 {
 		fill = byte(t.ZeroPoint())
 	}
 	for i := range t.Data {
@@ -479,8 +481,8 @@ func (it *Interpreter) ResizeInput(i int, shape []int) error {
 	n := int64(max(t.Type.Size(), 1))
 	for _, d := range shape {
 		n *= int64(d)
-		if n > it.model.maxTensorBytes {
-			return fmt.Errorf("resize input %d: shape %v is larger than the model's %d-byte cap (WithMaxTensorBytes)", i, shape, it.model.maxTensorBytes)
+		if n > it.model.MaxTensorBytes() {
+			return fmt.Errorf("resize input %d: shape %v is larger than the model's %d-byte cap (model.WithMaxTensorBytes)", i, shape, it.model.MaxTensorBytes())
 		}
 	}
 	t.Shape = append([]int(nil), shape...)
@@ -512,15 +514,15 @@ func (it *Interpreter) Output(i int) *Tensor {
 
 // InputByName finds a graph input by tensor name or by signature input name.
 func (it *Interpreter) InputByName(name string) *Tensor {
-	return it.byName(name, it.sg.Inputs, func(s Signature) []SignatureTensor { return s.Inputs })
+	return it.byName(name, it.sg.Inputs, func(s model.Signature) []model.SignatureTensor { return s.Inputs })
 }
 
 // OutputByName finds a graph output by tensor name or by signature output name.
 func (it *Interpreter) OutputByName(name string) *Tensor {
-	return it.byName(name, it.sg.Outputs, func(s Signature) []SignatureTensor { return s.Outputs })
+	return it.byName(name, it.sg.Outputs, func(s model.Signature) []model.SignatureTensor { return s.Outputs })
 }
 
-func (it *Interpreter) byName(name string, idx []int, sig func(Signature) []SignatureTensor) *Tensor {
+func (it *Interpreter) byName(name string, idx []int, sig func(model.Signature) []model.SignatureTensor) *Tensor {
 	for _, ti := range idx {
 		if it.tensors[ti].Name == name {
 			return it.public[ti]
@@ -548,4 +550,4 @@ func (it *Interpreter) Tensor(i int) *Tensor {
 }
 
 // Signatures returns the model's signature defs.
-func (it *Interpreter) Signatures() []Signature { return it.model.Signatures }
+func (it *Interpreter) Signatures() []model.Signature { return it.model.Signatures }

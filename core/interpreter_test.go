@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 // recordOp is a fake kernel: it keeps the model's declared output shapes and
@@ -33,7 +35,7 @@ func (o *recordOp) Eval(n *kernels.Node) error {
 }
 
 // fakeRegistry registers recordOp for the given builtins.
-func fakeRegistry(log *[]int, versions kernels.VersionRange, codes ...schema.BuiltinOperator) *kernels.Registry {
+func fakeRegistry(log *[]int, versions tensor.VersionRange, codes ...schema.BuiltinOperator) *kernels.Registry {
 	r := kernels.NewRegistry()
 	next := 0
 	for _, c := range codes {
@@ -49,9 +51,9 @@ type countingProfiler struct{ calls map[string]int }
 
 func (p *countingProfiler) NodeDone(node int, op string, d time.Duration) { p.calls[op]++ }
 
-func loadSplitConcat(t *testing.T) *Model {
+func loadSplitConcat(t *testing.T) *model.Model {
 	t.Helper()
-	m, err := LoadModel(shared.Model(t, "split_concat.tflite"))
+	m, err := model.Load(shared.Model(t, "split_concat.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestInterpreterLifecycle(t *testing.T) {
 	var log []int
 	prof := &countingProfiler{calls: map[string]int{}}
 	it, err := NewInterpreter(m, &Options{
-		Registry: fakeRegistry(&log, kernels.VersionRange{Min: 1, Max: 9}, schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION),
+		Registry: fakeRegistry(&log, tensor.VersionRange{Min: 1, Max: 9}, schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION),
 		Profiler: prof,
 	})
 	if err != nil {
@@ -142,7 +144,7 @@ func TestInterpreterRejectsOpVersionAboveRange(t *testing.T) {
 	}
 	// A kernel for version 0 only, as an old runtime would have: every op of
 	// the model (version 1) is above the range.
-	_, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, kernels.VersionRange{Min: 0, Max: 0},
+	_, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, tensor.VersionRange{Min: 0, Max: 0},
 		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION)})
 	var uerr *UnsupportedOpError
 	if !errors.As(err, &uerr) {
@@ -155,7 +157,7 @@ func TestInterpreterRejectsOpVersionAboveRange(t *testing.T) {
 }
 
 func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
-	m, err := LoadModel(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,7 @@ func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
 		}
 		vars++
 		want := byte(0)
-		if tt.Type == kernels.Int8 {
+		if tt.Type == tensor.Int8 {
 			want = byte(tt.ZeroPoint())
 		}
 		for i, b := range tt.Data {
@@ -183,7 +185,7 @@ func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
 }
 
 func TestSignatureDefs(t *testing.T) {
-	m, err := LoadModel(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +214,12 @@ func TestSignatureDefs(t *testing.T) {
 // the larger of the two.
 func TestOpCodesAboveThePlaceholder(t *testing.T) {
 	b := modelbuild.New()
-	in := b.Tensor("in", kernels.Float32, []int{2})
-	out := b.Tensor("out", kernels.Float32, []int{2})
+	in := b.Tensor("in", tensor.Float32, []int{2})
+	out := b.Tensor("out", tensor.Float32, []int{2})
 	b.Op(schema.BuiltinOperatorGELU, 1, []int{in}, []int{out}, nil)
 	b.Inputs(in)
 	b.Outputs(out)
-	m, err := NewModel(b.Bytes())
+	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,12 +231,12 @@ func TestOpCodesAboveThePlaceholder(t *testing.T) {
 // TestResizeInputHonoursTheModelsCap: a resize is held to the tensor-size
 // cap the model was loaded with, not only to the default.
 func TestResizeInputHonoursTheModelsCap(t *testing.T) {
-	m, err := LoadModel(shared.Model(t, "split_concat.tflite"), WithMaxTensorBytes(4096))
+	m, err := model.Load(shared.Model(t, "split_concat.tflite"), model.WithMaxTensorBytes(4096))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log []int
-	it, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, kernels.VersionRange{Min: 1, Max: 9},
+	it, err := NewInterpreter(m, &Options{Registry: fakeRegistry(&log, tensor.VersionRange{Min: 1, Max: 9},
 		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorCONCATENATION)})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 func realModels(tb testing.TB) []string {
@@ -25,7 +26,7 @@ func realModels(tb testing.TB) []string {
 func TestLoadRealModels(t *testing.T) {
 	for _, p := range realModels(t) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			m, err := LoadModel(p)
+			m, err := model.Load(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +53,7 @@ func TestOpCodeAcrossSchemaRevisions(t *testing.T) {
 		{"mobilenet_v1_0.25_128_quant.tflite", schema.BuiltinOperatorCONV_2D},
 		{"tf2_mobilenet_v2_1.0_224_ptq.tflite", schema.BuiltinOperatorQUANTIZE},
 	} {
-		m, err := LoadModel(shared.Model(t, c.model))
+		m, err := model.Load(shared.Model(t, c.model))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestOpCodeAcrossSchemaRevisions(t *testing.T) {
 func builtinName(c schema.BuiltinOperator) string { return schema.EnumNamesBuiltinOperator[c] }
 
 func TestUnresolvedCustomOp(t *testing.T) {
-	m, err := LoadModel(shared.Model(t, "model_invoking_error.tflite"))
+	m, err := model.Load(shared.Model(t, "model_invoking_error.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +98,9 @@ func TestMalformedModels(t *testing.T) {
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewModel(data)
-			if !errors.Is(err, ErrMalformedModel) {
-				t.Fatalf("err = %v, want ErrMalformedModel", err)
+			_, err := model.New(data)
+			if !errors.Is(err, model.ErrMalformed) {
+				t.Fatalf("err = %v, want model.ErrMalformed", err)
 			}
 		})
 	}
@@ -116,7 +117,7 @@ func TestTruncatedAndCorruptedRealModels(t *testing.T) {
 		}
 		for _, frac := range []int{2, 3, 10, 100} {
 			cut := data[:len(data)*(frac-1)/frac]
-			if _, err := NewModel(cut); err == nil {
+			if _, err := model.New(cut); err == nil {
 				// A cut that leaves every table intact can still verify; it must then run safely.
 				checkRuns(t, cut)
 			}
@@ -139,10 +140,10 @@ func TestTruncatedAndCorruptedRealModels(t *testing.T) {
 // test binary's crash), and kernel panics caught by guard are reported.
 func checkRuns(t *testing.T, data []byte) {
 	t.Helper()
-	m, err := NewModel(data, WithMaxTensorBytes(16<<20))
+	m, err := model.New(data, model.WithMaxTensorBytes(16<<20))
 	if err != nil {
-		if !errors.Is(err, ErrMalformedModel) {
-			t.Fatalf("load error %v does not wrap ErrMalformedModel", err)
+		if !errors.Is(err, model.ErrMalformed) {
+			t.Fatalf("load error %v does not wrap model.ErrMalformed", err)
 		}
 		return
 	}
@@ -173,9 +174,9 @@ func FuzzNewModel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		result := make(chan error, 1)
 		go func() {
-			m, err := NewModel(data, WithMaxTensorBytes(1<<20))
-			if err != nil && !errors.Is(err, ErrMalformedModel) {
-				result <- fmt.Errorf("load error %v does not wrap ErrMalformedModel", err)
+			m, err := model.New(data, model.WithMaxTensorBytes(1<<20))
+			if err != nil && !errors.Is(err, model.ErrMalformed) {
+				result <- fmt.Errorf("load error %v does not wrap model.ErrMalformed", err)
 				return
 			}
 			if err == nil {

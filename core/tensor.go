@@ -1,19 +1,11 @@
 package core
 
-import (
-	"github.com/delego/delego/core/kernels"
-)
-
-// DType is a tensor element type (the schema's TensorType).
-type DType = kernels.DType
-
-// Quantization is a tensor's affine quantization, per tensor or per channel.
-type Quantization = kernels.Quantization
+import "github.com/delego/delego/tensor"
 
 // Tensor is one tensor of an interpreter. Its data is valid after
 // AllocateTensors; Invoke writes outputs in place.
 type Tensor struct {
-	t     *kernels.Tensor
+	t     *tensor.Tensor
 	index int
 }
 
@@ -24,7 +16,7 @@ func (t *Tensor) Index() int { return t.index }
 func (t *Tensor) Name() string { return t.t.Name }
 
 // Type is the element type.
-func (t *Tensor) Type() DType { return t.t.Type }
+func (t *Tensor) Type() tensor.DType { return t.t.Type }
 
 // Shape returns a copy of the current shape.
 func (t *Tensor) Shape() []int { return append([]int(nil), t.t.Shape...) }
@@ -36,7 +28,7 @@ func (t *Tensor) NumElements() int { return t.t.NumElements() }
 func (t *Tensor) ByteSize() int { return t.t.Bytes() }
 
 // Quantization returns the quantization parameters, or nil.
-func (t *Tensor) Quantization() *Quantization { return t.t.Quant }
+func (t *Tensor) Quantization() *tensor.Quantization { return t.t.Quant }
 
 // Data returns the tensor's bytes (little-endian, row-major). The slice aliases
 // the interpreter's memory: it is valid until the next AllocateTensors.
@@ -69,58 +61,5 @@ func (t *Tensor) Int32s() []int32 { return t.t.Int32s() }
 // Int64s views the data as int64 values.
 func (t *Tensor) Int64s() []int64 { return t.t.Int64s() }
 
-// Dequantize returns the tensor's values as float32: quantized values mapped
-// through scale and zero point (per channel when the tensor has several),
-// float32 values copied, and other integer types converted.
-func (t *Tensor) Dequantize() []float32 {
-	k := t.t
-	n := k.NumElements()
-	out := make([]float32, n)
-	var at func(i int) float64
-	switch k.Type {
-	case kernels.Float32:
-		copy(out, k.Float32s())
-		return out
-	case kernels.Uint8:
-		v := k.Uint8s()
-		at = func(i int) float64 { return float64(v[i]) }
-	case kernels.Int8:
-		v := k.Int8s()
-		at = func(i int) float64 { return float64(v[i]) }
-	case kernels.Int16:
-		v := k.Int16s()
-		at = func(i int) float64 { return float64(v[i]) }
-	case kernels.Int32:
-		v := k.Int32s()
-		at = func(i int) float64 { return float64(v[i]) }
-	case kernels.Int64:
-		v := k.Int64s()
-		at = func(i int) float64 { return float64(v[i]) }
-	default:
-		return nil
-	}
-	q := k.Quant
-	if q == nil || len(q.Scale) == 0 {
-		for i := range out {
-			out[i] = float32(at(i))
-		}
-		return out
-	}
-	// inner is the number of elements per step of the quantized axis.
-	inner, axisLen := 1, 1
-	if len(q.Scale) > 1 {
-		axisLen = k.Shape[q.Axis]
-		for _, d := range k.Shape[q.Axis+1:] {
-			inner *= d
-		}
-	}
-	for i := range out {
-		c := (i / inner) % axisLen
-		zp := int64(0)
-		if c < len(q.ZeroPoint) {
-			zp = q.ZeroPoint[c]
-		}
-		out[i] = float32(float64(q.Scale[c]) * (at(i) - float64(zp)))
-	}
-	return out
-}
+// Dequantize returns the tensor's values as float32 (see tensor.Tensor.Dequantize).
+func (t *Tensor) Dequantize() []float32 { return t.t.Dequantize() }

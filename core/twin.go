@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // A model compiled for an accelerator can hold ops that only the
@@ -41,7 +42,7 @@ func TwinPath(path string) string {
 // Fallbacks) is the twin's.
 type TwinFallback struct {
 	// Model is the model asked for; Path is the twin that runs instead.
-	Model *Model
+	Model *model.Model
 	Path  string
 	// Fallbacks are the model's own fallbacks.
 	Fallbacks []delegate.Event
@@ -120,7 +121,7 @@ func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Int
 		}
 		return nil, &TwinError{Path: path, Fallbacks: events, Cause: cause, Err: err}
 	}
-	twin, err := LoadModel(path)
+	twin, err := model.Load(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -142,7 +143,7 @@ func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Int
 // and outputs, each of the same type, shape and quantization, matched by
 // name when both sides name them uniquely and alike, else by position. It
 // returns twin with its inputs and outputs in m's order.
-func alignTwin(m, twin *Model) (*Model, error) {
+func alignTwin(m, twin *model.Model) (*model.Model, error) {
 	sg, tsg := m.Subgraphs[0], twin.Subgraphs[0]
 	ins, err := alignIO("input", sg, tsg, sg.Inputs, tsg.Inputs)
 	if err != nil {
@@ -160,7 +161,7 @@ func alignTwin(m, twin *Model) (*Model, error) {
 	return &c, nil
 }
 
-func alignIO(what string, sg, tsg *Subgraph, want, have []int) ([]int, error) {
+func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, error) {
 	if len(want) != len(have) {
 		return nil, fmt.Errorf("the model has %d %ss, the twin %d", len(want), what, len(have))
 	}
@@ -193,14 +194,14 @@ func alignIO(what string, sg, tsg *Subgraph, want, have []int) ([]int, error) {
 	return order, nil
 }
 
-func sameQuant(a, b *kernels.Quantization) bool {
+func sameQuant(a, b *tensor.Quantization) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint) && a.Axis == b.Axis
 }
 
-func describeQuant(q *kernels.Quantization) string {
+func describeQuant(q *tensor.Quantization) string {
 	if q == nil {
 		return "not quantized"
 	}

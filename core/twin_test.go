@@ -12,11 +12,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 func TestTwinPath(t *testing.T) {
@@ -42,7 +43,7 @@ type accelerator struct{}
 
 func (accelerator) Name() string { return "accel" }
 func (accelerator) Support(context.Context) (*delegate.Support, error) {
-	return &delegate.Support{Custom: map[string]delegate.OpSupport{"fake-accel-op": {Versions: kernels.VersionRange{Min: 1, Max: 1}}}}, nil
+	return &delegate.Support{Custom: map[string]delegate.OpSupport{"fake-accel-op": {Versions: tensor.VersionRange{Min: 1, Max: 1}}}}, nil
 }
 func (accelerator) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
 	return nil, fmt.Errorf("%w: no accelerator plugged in", delegate.ErrNoDevice)
@@ -55,10 +56,10 @@ const twinScale, twinZP = 0.5, 10
 // same outputs with RELU, listing them in the order given.
 func compiledModel(outputs ...string) []byte {
 	b := modelbuild.New()
-	in := b.Tensor("in", kernels.Uint8, []int{1, 4}, modelbuild.Quant(twinScale, twinZP))
+	in := b.Tensor("in", tensor.Uint8, []int{1, 4}, modelbuild.Quant(twinScale, twinZP))
 	var outs []int
 	for _, o := range outputs {
-		outs = append(outs, b.Tensor(o, kernels.Uint8, []int{1, 4}, modelbuild.Quant(twinScale, twinZP)))
+		outs = append(outs, b.Tensor(o, tensor.Uint8, []int{1, 4}, modelbuild.Quant(twinScale, twinZP)))
 	}
 	b.CustomOp("fake-accel-op", 1, []int{in}, outs, []byte{1, 2, 3})
 	b.Inputs(in)
@@ -68,10 +69,10 @@ func compiledModel(outputs ...string) []byte {
 
 func twinModel(shape []int, outputs ...string) []byte {
 	b := modelbuild.New()
-	in := b.Tensor("in", kernels.Uint8, shape, modelbuild.Quant(twinScale, twinZP))
+	in := b.Tensor("in", tensor.Uint8, shape, modelbuild.Quant(twinScale, twinZP))
 	var outs []int
 	for _, o := range outputs {
-		t := b.Tensor(o, kernels.Uint8, shape, modelbuild.Quant(twinScale, twinZP))
+		t := b.Tensor(o, tensor.Uint8, shape, modelbuild.Quant(twinScale, twinZP))
 		b.Op(schema.BuiltinOperatorRELU, 1, []int{in}, []int{t}, nil)
 		outs = append(outs, t)
 	}
@@ -98,7 +99,7 @@ func TestTwinRunsAfterFallback(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModel(t, dir, "m_edgetpu.tflite", compiledModel("out"))
 	twinPath := writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "out"))
-	m, err := LoadModel(path)
+	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestTwinNotUsed(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModel(t, dir, "m_edgetpu.tflite", compiledModel("out"))
 	writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "out"))
-	m, err := LoadModel(path)
+	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestTwinNotUsed(t *testing.T) {
 		t.Errorf("without a delegate: %v", err)
 	}
 	// A model made in memory has no twin unless one is given.
-	mm, err := NewModel(compiledModel("out"))
+	mm, err := model.New(compiledModel("out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestTwinErrors(t *testing.T) {
 		{"missing", nil, []string{"no accelerator", "m.tflite could not run instead", "load model"}, fs.ErrNotExist},
 		{"other shape", twinModel([]int{1, 5}, "out"), []string{`input 0 "in" is UINT8 [1 4]`, `the twin's "in" is UINT8 [1 5]`}, nil},
 		{"other outputs", twinModel([]int{1, 4}, "out", "extra"), []string{"the model has 1 outputs, the twin 2"}, nil},
-		{"not a model", []byte("not a model"), []string{"malformed model"}, ErrMalformedModel},
+		{"not a model", []byte("not a model"), []string{"malformed model"}, model.ErrMalformed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sub := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
@@ -193,7 +194,7 @@ func TestTwinErrors(t *testing.T) {
 			if c.twin != nil {
 				writeModel(t, sub, "m.tflite", c.twin)
 			}
-			m, err := LoadModel(path)
+			m, err := model.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +221,7 @@ func TestTwinOutputsByName(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModel(t, dir, "m_edgetpu.tflite", compiledModel("first", "second"))
 	writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "second", "first"))
-	m, err := LoadModel(path)
+	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

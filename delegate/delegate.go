@@ -14,9 +14,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // Delegate runs partitions of a graph.
@@ -77,7 +78,7 @@ type Executable interface {
 	// outputs in place: same shapes, same Data slices. It must not change
 	// inputs. An error, or outputs left in another shape, is an execution
 	// error subject to FallbackSettings.
-	Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error
+	Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error
 	// Close releases what Compile made.
 	Close() error
 }
@@ -97,26 +98,16 @@ type Support struct {
 
 // OpSupport is the support for one op.
 type OpSupport struct {
-	Versions kernels.VersionRange
+	Versions tensor.VersionRange
 	// Types lists the element types accepted for every non-constant input
 	// and output tensor of the node; empty accepts any.
-	Types []kernels.DType
-}
-
-// NodeView is what Support.Check needs to know of a node.
-type NodeView struct {
-	Op      schema.BuiltinOperator
-	Custom  string
-	Name    string // printable op name
-	Version int
-	// Types are the element types of the node's non-constant tensors.
-	Types []kernels.DType
+	Types []tensor.DType
 }
 
 // Check applies the declared support to one node: op, version range (a
 // version above the range is never accepted: the forward-compatibility rule
 // of TFLite's op versioning) and tensor types.
-func (s *Support) Check(delegate string, n NodeView) Verdict {
+func (s *Support) Check(delegate string, n model.NodeView) Verdict {
 	var (
 		op OpSupport
 		ok bool

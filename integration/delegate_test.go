@@ -6,6 +6,7 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestGoldenThroughCPUDelegate(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			m, err := core.LoadModel(shared.Model(t, c.Model))
+			m, err := model.Load(shared.Model(t, c.Model))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestStateThroughCPUDelegate(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			m, err := core.LoadModel(shared.Model(t, c.Model))
+			m, err := model.Load(shared.Model(t, c.Model))
 			if err != nil {
 				t.Fatal(err)
 			}

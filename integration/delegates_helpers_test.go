@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
 )
 
@@ -30,7 +31,7 @@ func propertyN(t *testing.T) int {
 
 // allocated returns an interpreter of m with opts and its tensors
 // allocated; it is closed when the test ends.
-func allocated(t *testing.T, m *core.Model, opts *core.Options) *core.Interpreter {
+func allocated(t *testing.T, m *model.Model, opts *core.Options) *core.Interpreter {
 	t.Helper()
 	it, err := core.NewInterpreter(m, opts)
 	if err != nil {
@@ -66,7 +67,7 @@ func outputs(it *core.Interpreter) [][]byte {
 }
 
 // cpuOutputs runs m once per input set on the CPU alone.
-func cpuOutputs(t *testing.T, m *core.Model, inputs ...[][]byte) [][][]byte {
+func cpuOutputs(t *testing.T, m *model.Model, inputs ...[][]byte) [][][]byte {
 	t.Helper()
 	it, err := core.NewInterpreter(m, nil)
 	if err != nil {
@@ -108,7 +109,7 @@ func diffOutputs(got, want [][]byte) string {
 // partitions), boundaries that are exactly the tensors crossing them,
 // Nodes/CPUNodes consistent with the steps, at most maxParts partitions
 // per delegate when maxParts > 0 and none smaller than minSize nodes.
-func checkPlan(m *core.Model, plan *partition.Plan, maxParts, minSize int) error {
+func checkPlan(m *model.Model, plan *partition.Plan, maxParts, minSize int) error {
 	sg := m.Subgraphs[0]
 	n := len(sg.Operators)
 	isConst := func(ti int) bool { return m.Buffer(sg.Tensors[ti].Buffer) != nil }

@@ -16,6 +16,8 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/randgraph"
 	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // propDelegate is one random delegate of a property case, with what the
@@ -35,7 +37,7 @@ func (p propDelegate) delegate() delegate.Delegate {
 
 // verdict is what the host should conclude for node i: the declared support
 // first, then the finer check.
-func (p propDelegate) verdict(m *core.Model, i int) delegate.Verdict {
+func (p propDelegate) verdict(m *model.Model, i int) delegate.Verdict {
 	nv := m.NodeView(i)
 	if v := p.sub.Accepts(nv); !v.Accept || p.refuse == nil {
 		return v
@@ -58,13 +60,13 @@ func randomDelegate(r *rand.Rand, name string, reg *kernels.Registry) propDelega
 		op := testdelegates.Op{Code: code}
 		if kr, ok := reg.Lookup(code, ""); ok && r.IntN(3) == 0 {
 			lo := kr.Versions.Min + r.IntN(kr.Versions.Max-kr.Versions.Min+1)
-			op.Versions = kernels.VersionRange{Min: lo, Max: lo + r.IntN(kr.Versions.Max-lo+1)}
+			op.Versions = tensor.VersionRange{Min: lo, Max: lo + r.IntN(kr.Versions.Max-lo+1)}
 		}
 		switch r.IntN(5) {
 		case 0:
-			op.Types = []kernels.DType{kernels.Float32}
+			op.Types = []tensor.DType{tensor.Float32}
 		case 1:
-			op.Types = []kernels.DType{kernels.Uint8}
+			op.Types = []tensor.DType{tensor.Uint8}
 		}
 		ops = append(ops, op)
 	}
@@ -131,7 +133,7 @@ func randomDelegates(seed uint64, reg *kernels.Registry) ([]propDelegate, []dele
 
 // delegationCase runs one random graph with random delegates.
 func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st *propStats) error {
-	m, err := core.NewModel(g.Model)
+	m, err := model.New(g.Model)
 	if err != nil {
 		return err
 	}

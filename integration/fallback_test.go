@@ -15,14 +15,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/randgraph"
 	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/tensor"
 )
 
 // What the fallback settings promise (delegate.Fallback, DESIGN.md):
@@ -61,11 +62,11 @@ func fallbackSettings(compile, execute bool) *config.TFLiteSettings {
 // x, a and y have the same size and x is read by nothing after partition 0,
 // so a planner that gives partition 0's nodes separate steps puts y where x
 // was: the delegate's output would overwrite its own input.
-func chainModel(t *testing.T) *core.Model {
+func chainModel(t *testing.T) *model.Model {
 	t.Helper()
 	b := modelbuild.New()
 	shape := []int{1, 4, 4, 3}
-	f32 := kernels.Float32
+	f32 := tensor.Float32
 	in := b.Tensor("in", f32, shape)
 	x, a, y := b.Tensor("x", f32, shape), b.Tensor("a", f32, shape), b.Tensor("y", f32, shape)
 	z, w, out := b.Tensor("z", f32, shape), b.Tensor("w", f32, shape), b.Tensor("out", f32, shape)
@@ -79,7 +80,7 @@ func chainModel(t *testing.T) *core.Model {
 	b.Op(schema.BuiltinOperatorLOGISTIC, 1, []int{w}, []int{out}, nil)
 	b.Inputs(in)
 	b.Outputs(out)
-	m, err := core.NewModel(b.Bytes())
+	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ type wantEvent struct {
 // runMatrixCase runs one model with one faulty delegate under one pair of
 // fallback settings and checks the outcome against the settings' promise.
 // inputs are two input sets; want their CPU-only outputs.
-func runMatrixCase(t *testing.T, m *core.Model, ops []testdelegates.Op, c matrixCase, inputs, want [][][]byte) error {
+func runMatrixCase(t *testing.T, m *model.Model, ops []testdelegates.Op, c matrixCase, inputs, want [][][]byte) error {
 	t.Helper()
 	// The plan a healthy delegate gets: the partitions the faulty one would run.
 	ref, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{testdelegates.NewSubset("sub", ops...)}})
@@ -370,7 +371,7 @@ func TestFallbackMatrixRandomGraphs(t *testing.T) {
 	n := max(1, propertyN(t)/20)
 	for seed := range uint64(n) {
 		g := randgraph.Generate(1000+seed, randgraph.Options{})
-		m, err := core.NewModel(g.Model)
+		m, err := model.New(g.Model)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +398,7 @@ func TestFallbackMatrixRandomGraphs(t *testing.T) {
 	}
 }
 
-func hasPartition(t *testing.T, m *core.Model, ops []testdelegates.Op) bool {
+func hasPartition(t *testing.T, m *model.Model, ops []testdelegates.Op) bool {
 	t.Helper()
 	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{testdelegates.NewSubset("sub", ops...)}})
 	if err != nil {
@@ -522,12 +523,12 @@ func TestHangingDelegate(t *testing.T) {
 	// Invoke with the error, even with fallback allowed.
 	b := modelbuild.New()
 	shape := []int{1, 4, 4, 3}
-	in, x, out := b.Tensor("in", kernels.Float32, shape), b.Tensor("x", kernels.Float32, shape), b.Tensor("out", kernels.Float32, shape)
+	in, x, out := b.Tensor("in", tensor.Float32, shape), b.Tensor("x", tensor.Float32, shape), b.Tensor("out", tensor.Float32, shape)
 	b.Op(schema.BuiltinOperatorTANH, 1, []int{in}, []int{x}, nil)
 	b.Op(schema.BuiltinOperatorRELU, 1, []int{x}, []int{out}, nil)
 	b.Inputs(in)
 	b.Outputs(out)
-	last, err := core.NewModel(b.Bytes())
+	last, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // allBuiltinOps lists every builtin op delego's kernels implement, by code.
@@ -26,7 +28,7 @@ func allBuiltinOps() []schema.BuiltinOperator {
 	return codes
 }
 
-func opsOf(codes []schema.BuiltinOperator, keep func(i int, c schema.BuiltinOperator) bool, types ...kernels.DType) []testdelegates.Op {
+func opsOf(codes []schema.BuiltinOperator, keep func(i int, c schema.BuiltinOperator) bool, types ...tensor.DType) []testdelegates.Op {
 	var ops []testdelegates.Op
 	for i, c := range codes {
 		if keep(i, c) {
@@ -83,8 +85,8 @@ func goldenMixes() []goldenMix {
 		}, 0, false},
 		{"by tensor type, one partition each", func() []delegate.Delegate {
 			return []delegate.Delegate{
-				testdelegates.NewSubset("uint8", opsOf(all, func(int, schema.BuiltinOperator) bool { return true }, kernels.Uint8)...),
-				testdelegates.NewSubset("float", opsOf(all, func(int, schema.BuiltinOperator) bool { return true }, kernels.Float32)...),
+				testdelegates.NewSubset("uint8", opsOf(all, func(int, schema.BuiltinOperator) bool { return true }, tensor.Uint8)...),
+				testdelegates.NewSubset("float", opsOf(all, func(int, schema.BuiltinOperator) bool { return true }, tensor.Float32)...),
 				testdelegates.NewSubset("any", opsOf(all, func(int, schema.BuiltinOperator) bool { return true })...),
 			}
 		}, 1, false},
@@ -105,7 +107,7 @@ func goldenMixes() []goldenMix {
 // partition: see TestDelegatedStateSurvivesInvokes).
 func TestGoldenWithDelegateMixes(t *testing.T) {
 	for _, c := range shared.GoldenCases(t) {
-		m, err := core.LoadModel(shared.Model(t, c.Model))
+		m, err := model.Load(shared.Model(t, c.Model))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,13 +8,14 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 // runGolden runs one golden case through the in-process interpreter and
 // returns the concatenated outputs of the first and second Invoke.
 func runGolden(t *testing.T, c shared.GoldenCase, threads int) (first, second []byte) {
 	t.Helper()
-	m, err := core.LoadModel(shared.Model(t, c.Model))
+	m, err := model.Load(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)
 	}

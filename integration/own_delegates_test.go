@@ -11,13 +11,14 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 // TestInterpreterCloseReapsOwnedPlugin: an interpreter given its delegates
 // (Options.OwnDelegates) stops and reaps the plugin process on Close; one
 // that does not own them leaves the shared process to its owner.
 func TestInterpreterCloseReapsOwnedPlugin(t *testing.T) {
-	m, err := core.LoadModel(shared.Model(t, "split_concat.tflite"))
+	m, err := model.Load(shared.Model(t, "split_concat.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // TestGoldenThroughCPUPlugin runs every golden case with the delego-cpu
@@ -39,7 +41,7 @@ func TestGoldenThroughCPUPlugin(t *testing.T) {
 			t.Run(gc.Name, func(t *testing.T) {
 				t.Parallel()
 				first, second := runGolden(t, gc, 1)
-				m, err := core.LoadModel(shared.Model(t, gc.Model))
+				m, err := model.Load(shared.Model(t, gc.Model))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,7 +164,7 @@ func TestPluginsCommand(t *testing.T) {
 		t.Errorf("cpu plugin: %+v", cpuP)
 	}
 	// Every op the core supports, at the same versions.
-	want := map[string]kernels.VersionRange{}
+	want := map[string]tensor.VersionRange{}
 	for _, reg := range kernels.Builtins().All() {
 		name := reg.Custom
 		if name == "" {
@@ -170,9 +172,9 @@ func TestPluginsCommand(t *testing.T) {
 		}
 		want[name] = reg.Versions
 	}
-	got := map[string]kernels.VersionRange{}
+	got := map[string]tensor.VersionRange{}
 	for _, o := range cpuP.Ops {
-		got[o.Op] = kernels.VersionRange{Min: o.Min, Max: o.Max}
+		got[o.Op] = tensor.VersionRange{Min: o.Min, Max: o.Max}
 	}
 	if len(want) == 0 || !maps.Equal(got, want) {
 		t.Errorf("cpu plugin ops %v\nwant the core's %v", got, want)

@@ -8,6 +8,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 )
 
@@ -31,7 +32,7 @@ func TestDelegatedStateSurvivesInvokes(t *testing.T) {
 	if c.Name == "" {
 		t.Fatalf("golden case %s is gone", name)
 	}
-	m, err := core.LoadModel(shared.Model(t, c.Model))
+	m, err := model.Load(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)
 	}

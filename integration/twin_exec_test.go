@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // failingTPU claims edgetpu-custom-op, compiles, and fails every run: an
@@ -23,7 +24,7 @@ func (d *failingTPU) Name() string { return "edgetpu" }
 
 func (d *failingTPU) Support(context.Context) (*delegate.Support, error) {
 	return &delegate.Support{Custom: map[string]delegate.OpSupport{
-		"edgetpu-custom-op": {Versions: kernels.VersionRange{Min: 1, Max: 1}},
+		"edgetpu-custom-op": {Versions: tensor.VersionRange{Min: 1, Max: 1}},
 	}, Builtins: map[schema.BuiltinOperator]delegate.OpSupport{}}, nil
 }
 
@@ -31,7 +32,7 @@ func (d *failingTPU) Compile(context.Context, *delegate.Partition) (delegate.Exe
 	return d, nil
 }
 
-func (d *failingTPU) Invoke(context.Context, []*kernels.Tensor, []*kernels.Tensor) error {
+func (d *failingTPU) Invoke(context.Context, []*tensor.Tensor, []*tensor.Tensor) error {
 	d.runs++
 	return errUnplugged
 }
@@ -44,7 +45,7 @@ func (d *failingTPU) Close() error { return nil }
 // takes over that Invoke and every later one, on the caller's own tensors;
 // without it, the error is the result.
 func TestEdgeTPUExecutionFailureRunsTheTwin(t *testing.T) {
-	m, err := core.LoadModel(shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
+	m, err := model.Load(shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}

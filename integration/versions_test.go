@@ -9,16 +9,18 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 // convVersionsModel is a float32 chain of CONV_2D nodes with the given
 // versions (the kernel computes the same for all of them), each followed by
 // a RELU so that nodes of one version can share a partition.
-func convVersionsModel(t *testing.T, versions ...int) *core.Model {
+func convVersionsModel(t *testing.T, versions ...int) *model.Model {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 5))
 	weights := func(n int) []byte {
@@ -30,21 +32,21 @@ func convVersionsModel(t *testing.T, versions ...int) *core.Model {
 	}
 	b := modelbuild.New()
 	shape := []int{1, 5, 5, 4}
-	x := b.Tensor("in", kernels.Float32, shape)
+	x := b.Tensor("in", tensor.Float32, shape)
 	b.Inputs(x)
 	for _, v := range versions {
-		w := b.Const("w", kernels.Float32, []int{4, 3, 3, 4}, weights(4*3*3*4))
-		bias := b.Const("b", kernels.Float32, []int{4}, weights(4))
-		c := b.Tensor("conv", kernels.Float32, shape)
+		w := b.Const("w", tensor.Float32, []int{4, 3, 3, 4}, weights(4*3*3*4))
+		bias := b.Const("b", tensor.Float32, []int{4}, weights(4))
+		c := b.Tensor("conv", tensor.Float32, shape)
 		b.Op(schema.BuiltinOperatorCONV_2D, v, []int{x, w, bias}, []int{c},
 			modelbuild.Options(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{
 				Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1,
 			}))
-		x = b.Tensor("relu", kernels.Float32, shape)
+		x = b.Tensor("relu", tensor.Float32, shape)
 		b.Op(schema.BuiltinOperatorRELU, 1, []int{c}, []int{x}, nil)
 	}
 	b.Outputs(x)
-	m, err := core.NewModel(b.Bytes())
+	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +61,12 @@ func TestDeclaredVersions(t *testing.T) {
 	in := [][]byte{floatBytes(slices.Repeat([]float32{0.5, -0.25, 1, 0.125, -1}, 20)...)}
 	want := cpuOutputs(t, m, in)[0]
 	for _, c := range []struct {
-		versions kernels.VersionRange
+		versions tensor.VersionRange
 		refused  int // the version the delegate must never get
 		reason   string
 	}{
-		{kernels.VersionRange{Min: 1, Max: 2}, 3, "CONV_2D v3: vdel accepts 1-2"},
-		{kernels.VersionRange{Min: 2, Max: 3}, 1, "CONV_2D v1: vdel accepts 2-3"},
+		{tensor.VersionRange{Min: 1, Max: 2}, 3, "CONV_2D v3: vdel accepts 1-2"},
+		{tensor.VersionRange{Min: 2, Max: 3}, 1, "CONV_2D v1: vdel accepts 2-3"},
 	} {
 		t.Run(c.versions.String(), func(t *testing.T) {
 			sub := testdelegates.NewSubset("vdel",
@@ -136,7 +138,7 @@ func TestVersionAboveCore(t *testing.T) {
 	}
 	for _, dels := range [][]delegate.Delegate{
 		nil,
-		{testdelegates.NewSubset("vdel", testdelegates.Op{Code: schema.BuiltinOperatorCONV_2D, Versions: kernels.VersionRange{Min: 1, Max: 2}})},
+		{testdelegates.NewSubset("vdel", testdelegates.Op{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 2}})},
 	} {
 		_, err := core.NewInterpreter(m, &core.Options{Delegates: dels})
 		var uerr *core.UnsupportedOpError
@@ -153,7 +155,7 @@ func TestVersionAboveCore(t *testing.T) {
 	// A delegate that declares v7 takes the node; compiling it on delego's
 	// kernels fails, which is a compilation error like any other, and the
 	// fallback cannot help: the CPU has no kernel for it either.
-	sub := testdelegates.NewSubset("vdel", testdelegates.Op{Code: schema.BuiltinOperatorCONV_2D, Versions: kernels.VersionRange{Min: 1, Max: 9}})
+	sub := testdelegates.NewSubset("vdel", testdelegates.Op{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 9}})
 	_, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{sub}})
 	var derr *delegate.Error
 	if !errors.As(err, &derr) || derr.Stage != delegate.StageCompile {

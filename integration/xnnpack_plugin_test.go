@@ -16,6 +16,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/xnnpack"
 )
 
@@ -257,7 +258,7 @@ func TestXNNPACKPluginCrashFallback(t *testing.T) {
 	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_float__cat_128_f32")
 	golden := shared.ReadGolden(t, gc.OutputFile)
 	c := openXNNPACKPlugin(t)
-	m, err := core.LoadModel(shared.Model(t, gc.Model))
+	m, err := model.Load(shared.Model(t, gc.Model))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/xnnpack"
 )
 
@@ -49,7 +50,7 @@ func xnnpackSettings() *config.TFLiteSettings {
 // the test's cleanup) and the outputs of the first and second Invoke.
 func runXNNPACK(t *testing.T, c shared.GoldenCase, d delegate.Delegate) (it *core.Interpreter, first, second []byte) {
 	t.Helper()
-	m, err := core.LoadModel(shared.Model(t, c.Model))
+	m, err := model.Load(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestXNNPACKPlan(t *testing.T) {
 		}
 		seen[c.Model] = true
 		t.Run(c.Model, func(t *testing.T) {
-			m, err := core.LoadModel(shared.Model(t, c.Model))
+			m, err := model.Load(shared.Model(t, c.Model))
 			if err != nil {
 				t.Fatal(err)
 			}

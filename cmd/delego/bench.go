@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
 )
 
 const benchUsage = `Usage: delego bench MODEL [flags]
@@ -166,7 +166,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // buildProfile turns the profiler's totals over runs into per-op-type and
 // per-node tables, slowest first (ties by op name, node index).
-func buildProfile(p *nodeProfiler, sg *core.Subgraph, runs int) ([]opProfile, []nodeProfile) {
+func buildProfile(p *nodeProfiler, sg *model.Subgraph, runs int) ([]opProfile, []nodeProfile) {
 	var all time.Duration
 	for _, d := range p.total {
 		all += d
@@ -271,7 +271,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 	path := pos[0]
-	m, err := core.LoadModel(path)
+	m, err := model.Load(path)
 	if err != nil {
 		return err
 	}

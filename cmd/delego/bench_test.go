@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 func TestLatencyStats(t *testing.T) {
@@ -48,7 +48,7 @@ func TestLatencyStats(t *testing.T) {
 }
 
 func TestBuildProfile(t *testing.T) {
-	m, err := core.LoadModel(shared.Model(t, "split_concat.tflite"))
+	m, err := model.Load(shared.Model(t, "split_concat.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestRandomInputsMatchGoldenSeed1(t *testing.T) {
 		{"mobilenet_v1_0.25_128_quant.tflite", "mobilenet_v1_0.25_128_quant__seed1.input.raw"},
 		{"keras_lstm_mnist_ptq.tflite", "keras_lstm_mnist_ptq__seed1.input.raw"},
 	} {
-		m, err := core.LoadModel(shared.Model(t, c.model))
+		m, err := model.Load(shared.Model(t, c.model))
 		if err != nil {
 			t.Fatal(err)
 		}

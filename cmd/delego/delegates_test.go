@@ -11,21 +11,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/tensor"
 )
 
 // inputArgs writes the seed-1 pseudo-random inputs of a model to files and
 // returns them as --input flags.
-func inputArgs(t *testing.T, model string) []string {
+func inputArgs(t *testing.T, modelPath string) []string {
 	t.Helper()
-	m, err := core.LoadModel(model)
+	m, err := model.Load(modelPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +61,10 @@ const fallbackXNNPACK = `{
 
 // runOutput runs the model with extra flags and returns the raw outputs and
 // what went to stderr.
-func runOutput(t *testing.T, model string, inputs []string, extra ...string) ([]byte, string) {
+func runOutput(t *testing.T, modelPath string, inputs []string, extra ...string) ([]byte, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.raw")
-	args := append(append([]string{"run", model, "--output", out}, inputs...), extra...)
+	args := append(append([]string{"run", modelPath, "--output", out}, inputs...), extra...)
 	code, stdout, stderr := cli(t, args...)
 	if code != exitOK {
 		t.Fatalf("%q: status %d, stderr %q", args, code, stderr)
@@ -82,10 +82,10 @@ func runOutput(t *testing.T, model string, inputs []string, extra ...string) ([]
 func TestRunDelegateCPUMatchesCPUKernels(t *testing.T) {
 	for _, name := range []string{"split_concat.tflite", "keras_lstm_mnist_ptq.tflite"} {
 		t.Run(name, func(t *testing.T) {
-			model := shared.Model(t, name)
-			inputs := inputArgs(t, model)
-			want, _ := runOutput(t, model, inputs)
-			got, stderr := runOutput(t, model, inputs, "--delegate", "cpu", "-v")
+			modelPath := shared.Model(t, name)
+			inputs := inputArgs(t, modelPath)
+			want, _ := runOutput(t, modelPath, inputs)
+			got, stderr := runOutput(t, modelPath, inputs, "--delegate", "cpu", "-v")
 			if !bytes.Equal(got, want) {
 				t.Errorf("--delegate cpu: %s", firstDiff(got, want))
 			}
@@ -98,14 +98,14 @@ func TestRunDelegateCPUMatchesCPUKernels(t *testing.T) {
 			}
 			// Threads from the command line and from the settings give the same bytes.
 			s := settingsFile(t, `{"cpu_settings": {"num_threads": 3}}`)
-			got, stderr = runOutput(t, model, inputs, "--delegate", "cpu", "--settings", s, "-v")
+			got, stderr = runOutput(t, modelPath, inputs, "--delegate", "cpu", "--settings", s, "-v")
 			if !bytes.Equal(got, want) {
 				t.Errorf("3 threads from settings: %s", firstDiff(got, want))
 			}
 			if !strings.Contains(stderr, "(3 threads") {
 				t.Errorf("cpu_settings.num_threads did not set the threads:\n%s", stderr)
 			}
-			_, stderr = runOutput(t, model, inputs, "--delegate", "cpu", "--settings", s, "--threads", "2", "-v")
+			_, stderr = runOutput(t, modelPath, inputs, "--delegate", "cpu", "--settings", s, "--threads", "2", "-v")
 			if !strings.Contains(stderr, "(2 threads") {
 				t.Errorf("--threads did not override cpu_settings.num_threads:\n%s", stderr)
 			}
@@ -114,9 +114,9 @@ func TestRunDelegateCPUMatchesCPUKernels(t *testing.T) {
 }
 
 func TestRunUnavailableDelegate(t *testing.T) {
-	model := shared.Model(t, "split_concat.tflite")
-	inputs := inputArgs(t, model)
-	want, _ := runOutput(t, model, inputs)
+	modelPath := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, modelPath)
+	want, _ := runOutput(t, modelPath, inputs)
 	noFallback := settingsFile(t, `{"delegate": "XNNPACK"}`)
 
 	for _, c := range []struct {
@@ -131,7 +131,7 @@ func TestRunUnavailableDelegate(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.raw")
-			args := append(append([]string{model, "--output", out}, inputs...), c.args...)
+			args := append(append([]string{modelPath, "--output", out}, inputs...), c.args...)
 			var stdout, stderr bytes.Buffer
 			err := runCmd(context.Background(), args, &stdout, &stderr)
 			checkRunFails(t, err, c.want...)
@@ -148,7 +148,7 @@ func TestRunUnavailableDelegate(t *testing.T) {
 	}
 
 	t.Run("exit status", func(t *testing.T) {
-		code, _, stderr := cli(t, append([]string{"run", model, "--delegate", "xnnpack"}, inputs...)...)
+		code, _, stderr := cli(t, append([]string{"run", modelPath, "--delegate", "xnnpack"}, inputs...)...)
 		if code != exitError || !strings.Contains(stderr, "delegate xnnpack") {
 			t.Errorf("status %d, stderr %q; want 1 naming xnnpack", code, stderr)
 		}
@@ -163,7 +163,7 @@ func TestRunUnavailableDelegate(t *testing.T) {
 		{"settings delegate XNNPACK", []string{"--settings", fallback}},
 	} {
 		t.Run("fallback/"+c.name, func(t *testing.T) {
-			got, stderr := runOutput(t, model, inputs, c.args...)
+			got, stderr := runOutput(t, modelPath, inputs, c.args...)
 			if !bytes.Equal(got, want) {
 				t.Errorf("fallback output: %s", firstDiff(got, want))
 			}
@@ -172,7 +172,7 @@ func TestRunUnavailableDelegate(t *testing.T) {
 				!strings.HasSuffix(lines[0], "the result came from the CPU fallback") {
 				t.Errorf("stderr %q, want one line saying the result came from the CPU fallback", stderr)
 			}
-			_, stderr = runOutput(t, model, inputs, append(c.args, "-v")...)
+			_, stderr = runOutput(t, modelPath, inputs, append(c.args, "-v")...)
 			for _, w := range []string{"plan: delegates xnnpack: 3 nodes: 0 on delegates in 0 partitions, 3 on the CPU",
 				"fallback: delegate xnnpack: compile error: unknown delegate"} {
 				if !strings.Contains(stderr, w) {
@@ -183,7 +183,7 @@ func TestRunUnavailableDelegate(t *testing.T) {
 	}
 
 	t.Run("--delegate none", func(t *testing.T) {
-		got, stderr := runOutput(t, model, inputs, "--delegate", "none", "--settings", fallback)
+		got, stderr := runOutput(t, modelPath, inputs, "--delegate", "none", "--settings", fallback)
 		if !bytes.Equal(got, want) || stderr != "" {
 			t.Errorf("stderr %q, %s; want no delegate and no fallback", stderr, firstDiff(got, want))
 		}
@@ -191,14 +191,14 @@ func TestRunUnavailableDelegate(t *testing.T) {
 }
 
 func TestRunSettingsChecked(t *testing.T) {
-	model := shared.Model(t, "split_concat.tflite")
-	inputs := inputArgs(t, model)
+	modelPath := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, modelPath)
 
 	t.Run("error", func(t *testing.T) {
 		s := settingsFile(t, `{"delegate": "GPU", "gpu_settings": {"is_precision_loss_allowed": true}}`)
 		out := filepath.Join(t.TempDir(), "out.raw")
 		var stdout, stderr bytes.Buffer
-		err := runCmd(context.Background(), append([]string{model, "--settings", s, "--output", out}, inputs...), &stdout, &stderr)
+		err := runCmd(context.Background(), append([]string{modelPath, "--settings", s, "--output", out}, inputs...), &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), "tflite_settings.gpu_settings.is_precision_loss_allowed") ||
 			!strings.Contains(err.Error(), s) || !errors.Is(err, config.ErrNotHonoured) {
 			t.Fatalf("err = %v, want config.ErrNotHonoured naming the file and the field path", err)
@@ -206,7 +206,7 @@ func TestRunSettingsChecked(t *testing.T) {
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a refused run wrote %s", out)
 		}
-		code, _, errOut := cli(t, append([]string{"run", model, "--settings", s}, inputs...)...)
+		code, _, errOut := cli(t, append([]string{"run", modelPath, "--settings", s}, inputs...)...)
 		if code != exitError || !strings.Contains(errOut, "gpu_settings.is_precision_loss_allowed") {
 			t.Errorf("status %d, stderr %q", code, errOut)
 		}
@@ -215,7 +215,7 @@ func TestRunSettingsChecked(t *testing.T) {
 	t.Run("warnings", func(t *testing.T) {
 		s := settingsFile(t, `{"delegate": "XNNPACK", "hexagon_settings": {"debug_level": 1},
 			"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
-		_, stderr := runOutput(t, model, inputs, "--settings", s)
+		_, stderr := runOutput(t, modelPath, inputs, "--settings", s)
 		if !strings.Contains(stderr, s+": warning: delego ignores tflite_settings.hexagon_settings.debug_level") {
 			t.Errorf("no warning for the ignored field:\n%s", stderr)
 		}
@@ -227,7 +227,7 @@ func TestRunSettingsChecked(t *testing.T) {
 	t.Run("malformed", func(t *testing.T) {
 		s := settingsFile(t, `{"delegate": "TPU9000"}`)
 		var stdout, stderr bytes.Buffer
-		err := runCmd(context.Background(), append([]string{model, "--settings", s}, inputs...), &stdout, &stderr)
+		err := runCmd(context.Background(), append([]string{modelPath, "--settings", s}, inputs...), &stdout, &stderr)
 		if !errors.Is(err, config.ErrMalformed) {
 			t.Errorf("err = %v, want config.ErrMalformed", err)
 		}
@@ -319,7 +319,7 @@ type flakyExecutable struct {
 	d flakyDelegate
 }
 
-func (e flakyExecutable) Invoke(ctx context.Context, in, out []*kernels.Tensor) error {
+func (e flakyExecutable) Invoke(ctx context.Context, in, out []*tensor.Tensor) error {
 	if e.d.invokeErr != nil {
 		return e.d.invokeErr
 	}
@@ -339,14 +339,14 @@ func flakyEnv(compileErr, invokeErr error, closed *closeCount) env {
 }
 
 func TestRunExecutionFallback(t *testing.T) {
-	model := shared.Model(t, "split_concat.tflite")
-	inputs := inputArgs(t, model)
-	want, _ := runOutput(t, model, inputs)
+	modelPath := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, modelPath)
+	want, _ := runOutput(t, modelPath, inputs)
 	allow := settingsFile(t, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
 	boom := errors.New("device lost")
 
 	out := filepath.Join(t.TempDir(), "out.raw")
-	args := append([]string{model, "--delegate", "flaky", "--settings", allow, "--output", out}, inputs...)
+	args := append([]string{modelPath, "--delegate", "flaky", "--settings", allow, "--output", out}, inputs...)
 	var closed closeCount
 	var stdout, stderr bytes.Buffer
 	if err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, boom, &closed)); err != nil {
@@ -364,7 +364,7 @@ func TestRunExecutionFallback(t *testing.T) {
 
 	// Without the setting, the failure reaches the user, and everything is closed all the same.
 	closed = closeCount{}
-	args = append([]string{model, "--delegate", "flaky"}, inputs...)
+	args = append([]string{modelPath, "--delegate", "flaky"}, inputs...)
 	err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, boom, &closed))
 	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Delegate != "flaky" || de.Stage != delegate.StageExecute || !errors.Is(err, boom) {
 		t.Errorf("err = %v, want flaky's execution error", err)
@@ -375,9 +375,9 @@ func TestRunExecutionFallback(t *testing.T) {
 }
 
 func TestBenchWithDelegates(t *testing.T) {
-	model := shared.Model(t, "split_concat.tflite")
+	modelPath := shared.Model(t, "split_concat.tflite")
 	var stdout, stderr bytes.Buffer
-	if err := benchCmd(context.Background(), []string{model, "--runs", "2", "--delegate", "cpu"}, &stdout, &stderr); err != nil {
+	if err := benchCmd(context.Background(), []string{modelPath, "--runs", "2", "--delegate", "cpu"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"delegates cpu: 3 nodes: 3 on delegates in 1 partition, 0 on the CPU", "DELEGATE:cpu"} {
@@ -387,7 +387,7 @@ func TestBenchWithDelegates(t *testing.T) {
 	}
 	stdout.Reset()
 	s := settingsFile(t, fallbackXNNPACK)
-	if err := benchCmd(context.Background(), []string{model, "--runs", "2", "--settings", s, "--json"}, &stdout, &stderr); err != nil {
+	if err := benchCmd(context.Background(), []string{modelPath, "--runs", "2", "--settings", s, "--json"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	var r benchReport

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )

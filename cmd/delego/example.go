@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/delego/delego/core/modelbuild"
+	"github.com/delego/delego/model/modelbuild"
 )
 
 const exampleUsage = `Usage: delego example [--dir DIR]

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // fakeOp is a kernel whose Eval is a test's function: the commands' plumbing
@@ -29,7 +30,7 @@ func fakeRegistry(evals map[schema.BuiltinOperator]func(n *kernels.Node) error) 
 	for code, eval := range evals {
 		r.Register(kernels.Registration{
 			Code:     code,
-			Versions: kernels.VersionRange{Min: 1, Max: 10},
+			Versions: tensor.VersionRange{Min: 1, Max: 10},
 			New:      func(kernels.OpInfo) (kernels.Op, error) { return fakeOp{eval}, nil },
 		})
 	}

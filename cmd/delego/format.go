@@ -9,8 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // writeJSON writes v to w as indented JSON, the -json form of the
@@ -26,7 +25,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // formatValues prints up to n elements of little-endian tensor data of type
 // typ, followed by "..." when there are more.
-func formatValues(typ core.DType, data []byte, n int) string {
+func formatValues(typ tensor.DType, data []byte, n int) string {
 	size := typ.Size()
 	if size == 0 {
 		return fmt.Sprintf("(%d bytes of %s)", len(data), typ)
@@ -43,28 +42,28 @@ func formatValues(typ core.DType, data []byte, n int) string {
 	return s
 }
 
-func formatValue(typ core.DType, b []byte) string {
+func formatValue(typ tensor.DType, b []byte) string {
 	le := binary.LittleEndian
 	switch typ {
-	case kernels.Float32:
+	case tensor.Float32:
 		return strconv.FormatFloat(float64(math.Float32frombits(le.Uint32(b))), 'g', -1, 32)
-	case kernels.Float64:
+	case tensor.Float64:
 		return strconv.FormatFloat(math.Float64frombits(le.Uint64(b)), 'g', -1, 64)
-	case kernels.Uint8:
+	case tensor.Uint8:
 		return strconv.Itoa(int(b[0]))
-	case kernels.Int8:
+	case tensor.Int8:
 		return strconv.Itoa(int(int8(b[0])))
-	case kernels.Bool:
+	case tensor.Bool:
 		return strconv.FormatBool(b[0] != 0)
-	case kernels.Int16:
+	case tensor.Int16:
 		return strconv.Itoa(int(int16(le.Uint16(b))))
-	case kernels.Int32:
+	case tensor.Int32:
 		return strconv.Itoa(int(int32(le.Uint32(b))))
-	case kernels.Uint32:
+	case tensor.Uint32:
 		return strconv.FormatUint(uint64(le.Uint32(b)), 10)
-	case kernels.Int64:
+	case tensor.Int64:
 		return strconv.FormatInt(int64(le.Uint64(b)), 10)
-	case kernels.Uint64:
+	case tensor.Uint64:
 		return strconv.FormatUint(le.Uint64(b), 10)
 	}
 	return fmt.Sprintf("%x", b) // FLOAT16, complex types: the raw bytes
@@ -84,7 +83,7 @@ func formatFloats(v []float32, n int) string {
 
 // formatQuant summarises quantization parameters, listing at most n of
 // several per-channel values.
-func formatQuant(q *core.Quantization, n int) string {
+func formatQuant(q *tensor.Quantization, n int) string {
 	if q == nil {
 		return "-"
 	}

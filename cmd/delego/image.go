@@ -12,8 +12,7 @@ import (
 
 	_ "golang.org/x/image/bmp" // register BMP for image.Decode
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // pixelNorm maps an 8-bit pixel value p to a float32 input as (p-Mean)/Std.
@@ -63,24 +62,24 @@ func imageShape(shape []int) (h, w, c int, err error) {
 //
 // The values are stored as: UINT8 the pixel p; INT8 p-128; FLOAT32
 // (p-norm.Mean)/norm.Std, computed in float64 and rounded to float32.
-func imageToTensor(img image.Image, typ core.DType, shape []int, norm pixelNorm) ([]byte, error) {
+func imageToTensor(img image.Image, typ tensor.DType, shape []int, norm pixelNorm) ([]byte, error) {
 	oh, ow, oc, err := imageShape(shape)
 	if err != nil {
 		return nil, err
 	}
 	switch typ {
-	case kernels.Uint8, kernels.Int8, kernels.Float32:
+	case tensor.Uint8, tensor.Int8, tensor.Float32:
 	default:
 		return nil, fmt.Errorf("image inputs of type %s are not supported (UINT8, INT8 and FLOAT32 are)", typ)
 	}
-	if typ == kernels.Float32 && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
+	if typ == tensor.Float32 && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
 		return nil, fmt.Errorf("normalisation (p-%v)/%v is not a usable mapping", norm.Mean, norm.Std)
 	}
 	pixels := resizeNearest(img, oh, ow, oc)
 	switch typ {
-	case kernels.Uint8:
+	case tensor.Uint8:
 		return pixels, nil
-	case kernels.Int8:
+	case tensor.Int8:
 		out := make([]byte, len(pixels))
 		for i, p := range pixels {
 			out[i] = byte(int8(int(p) - 128))

@@ -16,26 +16,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/model"
+
 	"golang.org/x/image/bmp"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/tensor"
 )
 
 // imageInput loads the model and converts picture into its single input.
 // defaultNorm is the normalisation run uses without --mean and --std.
 func defaultNorm() pixelNorm { return pixelNorm{Mean: defaultMean, Std: defaultStd} }
 
-func imageInput(t *testing.T, model, picture string, norm pixelNorm) []byte {
+func imageInput(t *testing.T, modelPath, picture string, norm pixelNorm) []byte {
 	t.Helper()
-	m, err := core.LoadModel(shared.Model(t, model))
+	m, err := model.Load(shared.Model(t, modelPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sg := m.Subgraphs[0]
 	if len(sg.Inputs) != 1 {
-		t.Fatalf("%s has %d inputs", model, len(sg.Inputs))
+		t.Fatalf("%s has %d inputs", modelPath, len(sg.Inputs))
 	}
 	info := sg.Tensors[sg.Inputs[0]]
 	img, err := loadImage(shared.Model(t, picture))
@@ -92,7 +93,7 @@ func testPicture(w, h int) *image.RGBA {
 
 func TestResizeNearestIndices(t *testing.T) {
 	// 5x3 (w x h) picture to H=2, W=4: rows y*3/2 = 0, 1; columns x*5/4 = 0, 1, 2, 3.
-	got, err := imageToTensor(testPicture(5, 3), kernels.Uint8, []int{1, 2, 4, 3}, defaultNorm())
+	got, err := imageToTensor(testPicture(5, 3), tensor.Uint8, []int{1, 2, 4, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestResizeNearestIndices(t *testing.T) {
 		t.Errorf("downscale: got %v, want %v", got, want)
 	}
 	// Upscale 2x2 to 3x3: index y*2/3 = 0, 0, 1.
-	got, err = imageToTensor(testPicture(2, 2), kernels.Uint8, []int{1, 3, 3, 3}, defaultNorm())
+	got, err = imageToTensor(testPicture(2, 2), tensor.Uint8, []int{1, 3, 3, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,21 +135,21 @@ func TestImageValueMappings(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		typ   core.DType
+		typ   tensor.DType
 		shape []int
 		norm  pixelNorm
 		want  []byte
 	}{
-		{"uint8", kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0, 128, 255, 10, 20, 30}},
-		{"int8", kernels.Int8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
-		{"float32 default", kernels.Float32, []int{1, 1, 2, 3}, defaultNorm(),
+		{"uint8", tensor.Uint8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0, 128, 255, 10, 20, 30}},
+		{"int8", tensor.Int8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
+		{"float32 default", tensor.Float32, []int{1, 1, 2, 3}, defaultNorm(),
 			f32(-1, 0.5/127.5, 1, float32(-117.5/127.5), float32(-107.5/127.5), float32(-97.5/127.5))},
-		{"float32 mean 0 std 255", kernels.Float32, []int{1, 1, 2, 3}, pixelNorm{0, 255},
+		{"float32 mean 0 std 255", tensor.Float32, []int{1, 1, 2, 3}, pixelNorm{0, 255},
 			f32(0, float32(128.0/255), 1, float32(10.0/255), float32(20.0/255), float32(30.0/255))},
 		// Luma (299 R + 587 G + 114 B + 500) / 1000: (0+75136+29070+500)/1000 = 104,
 		// (2990+11740+3420+500)/1000 = 18.
-		{"grayscale uint8", kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm(), []byte{104, 18}},
-		{"grayscale int8", kernels.Int8, []int{1, 1, 2, 1}, defaultNorm(), []byte{byte(256 - 24), byte(256 - 110)}},
+		{"grayscale uint8", tensor.Uint8, []int{1, 1, 2, 1}, defaultNorm(), []byte{104, 18}},
+		{"grayscale int8", tensor.Int8, []int{1, 1, 2, 1}, defaultNorm(), []byte{byte(256 - 24), byte(256 - 110)}},
 	} {
 		got, err := imageToTensor(img, c.typ, c.shape, c.norm)
 		if err != nil {
@@ -164,11 +165,11 @@ func TestImageValueMappings(t *testing.T) {
 func TestGrayPictureKeepsItsValues(t *testing.T) {
 	g := image.NewGray(image.Rect(0, 0, 2, 1))
 	g.Pix = []byte{7, 250}
-	got, err := imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 1}, defaultNorm())
+	got, err := imageToTensor(g, tensor.Uint8, []int{1, 1, 2, 1}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 250}) {
 		t.Errorf("got %v, %v; want [7 250]", got, err)
 	}
-	got, err = imageToTensor(g, kernels.Uint8, []int{1, 1, 2, 3}, defaultNorm())
+	got, err = imageToTensor(g, tensor.Uint8, []int{1, 1, 2, 3}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 7, 7, 250, 250, 250}) {
 		t.Errorf("as RGB: got %v, %v", got, err)
 	}
@@ -177,17 +178,17 @@ func TestGrayPictureKeepsItsValues(t *testing.T) {
 func TestImageToTensorRejects(t *testing.T) {
 	img := testPicture(4, 4)
 	for _, c := range []struct {
-		typ   core.DType
+		typ   tensor.DType
 		shape []int
 		norm  pixelNorm
 		want  string
 	}{
-		{kernels.Uint8, []int{1, 28, 28}, defaultNorm(), "not an image input"},
-		{kernels.Uint8, []int{2, 4, 4, 3}, defaultNorm(), "not an image input"},
-		{kernels.Uint8, []int{1, 4, 4, 4}, defaultNorm(), "not an image input"},
-		{kernels.Uint8, []int{1, 0, 4, 3}, defaultNorm(), "not an image input"},
-		{kernels.Int16, []int{1, 4, 4, 3}, defaultNorm(), "INT16 are not supported"},
-		{kernels.Float32, []int{1, 4, 4, 3}, pixelNorm{0, 0}, "not a usable mapping"},
+		{tensor.Uint8, []int{1, 28, 28}, defaultNorm(), "not an image input"},
+		{tensor.Uint8, []int{2, 4, 4, 3}, defaultNorm(), "not an image input"},
+		{tensor.Uint8, []int{1, 4, 4, 4}, defaultNorm(), "not an image input"},
+		{tensor.Uint8, []int{1, 0, 4, 3}, defaultNorm(), "not an image input"},
+		{tensor.Int16, []int{1, 4, 4, 3}, defaultNorm(), "INT16 are not supported"},
+		{tensor.Float32, []int{1, 4, 4, 3}, pixelNorm{0, 0}, "not a usable mapping"},
 	} {
 		_, err := imageToTensor(img, c.typ, c.shape, c.norm)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -222,8 +223,8 @@ func TestLoadImageFormats(t *testing.T) {
 		if img.Bounds().Dx() != 6 || img.Bounds().Dy() != 4 {
 			t.Errorf("%s: decoded %v", c.name, img.Bounds())
 		}
-		got, _ := imageToTensor(img, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm())
-		want, _ := imageToTensor(src, kernels.Uint8, []int{1, 4, 6, 3}, defaultNorm())
+		got, _ := imageToTensor(img, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
+		want, _ := imageToTensor(src, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
 		if c.exact && !bytes.Equal(got, want) {
 			t.Errorf("%s: pixels changed: %s", c.name, firstDiff(got, want))
 		}

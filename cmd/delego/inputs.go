@@ -10,15 +10,16 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/tensor"
 )
 
 // ioTensor is a graph input or output as the model declares it.
 type ioTensor struct {
 	Pos   int // position in the subgraph's input or output list
 	Index int // tensor index in the subgraph
-	Info  core.TensorInfo
+	Info  model.TensorInfo
 }
 
 // Bytes is the tensor's size in bytes, or -1 when its type has no fixed size.
@@ -26,7 +27,7 @@ func (t ioTensor) Bytes() int {
 	if t.Info.Type.Size() == 0 {
 		return -1
 	}
-	return kernels.NumElements(t.Info.Shape) * t.Info.Type.Size()
+	return tensor.NumElements(t.Info.Shape) * t.Info.Type.Size()
 }
 
 // Describe names the tensor for messages: `input 0 (tensor 88 "input", UINT8 [1,128,128,3])`.
@@ -35,7 +36,7 @@ func (t ioTensor) Describe(kind string) string {
 }
 
 // graphTensors lists the primary subgraph's inputs or outputs.
-func graphTensors(m *core.Model, idx []int) []ioTensor {
+func graphTensors(m *model.Model, idx []int) []ioTensor {
 	sg := m.Subgraphs[0]
 	out := make([]ioTensor, len(idx))
 	for i, ti := range idx {
@@ -44,8 +45,8 @@ func graphTensors(m *core.Model, idx []int) []ioTensor {
 	return out
 }
 
-func modelInputs(m *core.Model) []ioTensor  { return graphTensors(m, m.Subgraphs[0].Inputs) }
-func modelOutputs(m *core.Model) []ioTensor { return graphTensors(m, m.Subgraphs[0].Outputs) }
+func modelInputs(m *model.Model) []ioTensor  { return graphTensors(m, m.Subgraphs[0].Inputs) }
+func modelOutputs(m *model.Model) []ioTensor { return graphTensors(m, m.Subgraphs[0].Outputs) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -56,7 +57,7 @@ func plural(n int, one, many string) string {
 
 // readInputFiles reads one raw file per model input and checks every size
 // before anything runs.
-func readInputFiles(m *core.Model, files []string) ([][]byte, error) {
+func readInputFiles(m *model.Model, files []string) ([][]byte, error) {
 	ins := modelInputs(m)
 	if len(files) != len(ins) {
 		names := make([]string, len(ins))
@@ -90,7 +91,7 @@ func readInputFiles(m *core.Model, files []string) ([][]byte, error) {
 // one step per byte giving state>>24, and for FLOAT32 one step per element
 // giving (state>>8)/2^24*2-1 in [-1,1). BOOL bytes are reduced to 0 or 1.
 // With seed 1 the bytes equal the golden "seed1" inputs.
-func randomInputs(m *core.Model, seed uint32) ([][]byte, error) {
+func randomInputs(m *model.Model, seed uint32) ([][]byte, error) {
 	state := seed
 	next := func() uint32 {
 		state = state*1664525 + 1013904223
@@ -105,12 +106,12 @@ func randomInputs(m *core.Model, seed uint32) ([][]byte, error) {
 		}
 		b := make([]byte, n)
 		switch t.Info.Type {
-		case kernels.Float32:
+		case tensor.Float32:
 			for j := 0; j < n; j += 4 {
 				v := float32(float64(next()>>8)/(1<<24)*2 - 1)
 				binary.LittleEndian.PutUint32(b[j:], math.Float32bits(v))
 			}
-		case kernels.Bool:
+		case tensor.Bool:
 			for j := range b {
 				b[j] = byte(next()>>24) & 1
 			}
@@ -127,7 +128,7 @@ func randomInputs(m *core.Model, seed uint32) ([][]byte, error) {
 // newInterpreter makes an interpreter for m (asking the delegates of opts,
 // partitioning the graph and compiling the partitions) and allocates its
 // tensors. The caller closes it.
-func newInterpreter(ctx context.Context, m *core.Model, modelPath string, opts core.Options) (*core.Interpreter, error) {
+func newInterpreter(ctx context.Context, m *model.Model, modelPath string, opts core.Options) (*core.Interpreter, error) {
 	it, err := core.NewInterpreterContext(ctx, m, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("create interpreter: %w", explainUnsupported(m, modelPath, err))
@@ -153,7 +154,7 @@ func (e *unsupportedError) Unwrap() error { return e.err }
 // *core.UnsupportedOpError by op and version, and for an Edge TPU-compiled
 // model names its CPU twin when one sits beside it. Other errors are
 // returned as they are.
-func explainUnsupported(m *core.Model, modelPath string, err error) error {
+func explainUnsupported(m *model.Model, modelPath string, err error) error {
 	var list []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()
@@ -212,7 +213,7 @@ func explainUnsupported(m *core.Model, modelPath string, err error) error {
 	return &unsupportedError{err: err, text: b.String()}
 }
 
-func hasEdgeTPUOp(m *core.Model) bool {
+func hasEdgeTPUOp(m *model.Model) bool {
 	for _, oc := range m.OpCodes {
 		if oc.Custom == executable.CustomOp {
 			return true

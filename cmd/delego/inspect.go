@@ -11,8 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 const inspectUsage = `Usage: delego inspect MODEL [--json]
@@ -160,7 +161,7 @@ func nonNil[T any](s []T) []T {
 }
 
 // buildReport describes m, loaded from path.
-func buildReport(m *core.Model, path string) *modelReport {
+func buildReport(m *model.Model, path string) *modelReport {
 	r := &modelReport{
 		File:        path,
 		FileBytes:   len(m.Bytes()),
@@ -281,7 +282,7 @@ func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("inspect", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
 	}
-	m, err := core.LoadModel(pos[0])
+	m, err := model.Load(pos[0])
 	if err != nil {
 		return err
 	}
@@ -394,7 +395,7 @@ func formatQuantReport(q *quantReport) string {
 	if q == nil {
 		return "-"
 	}
-	return formatQuant(&core.Quantization{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis}, 4)
+	return formatQuant(&tensor.Quantization{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis}, 4)
 }
 
 func formatSigTensors(ts []sigTensorReport) string {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 )
 
@@ -125,7 +125,7 @@ type edgetpuLayer struct {
 }
 
 // edgetpuReports reads every edgetpu-custom-op node of m.
-func edgetpuReports(m *core.Model) []edgetpuReport {
+func edgetpuReports(m *model.Model) []edgetpuReport {
 	var out []edgetpuReport
 	for si, sg := range m.Subgraphs {
 		for oi := range sg.Operators {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 // inspectJSON runs "inspect --json" on a shared model and decodes its output
@@ -230,9 +230,9 @@ func TestInspectCorruptModel(t *testing.T) {
 	if code != exitError || out != "" || !strings.Contains(errOut, "malformed model") || !strings.Contains(errOut, filepath.Base(p)) {
 		t.Errorf("status %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	var me *core.ModelError
+	var me *model.Error
 	err := inspectCmd(context.Background(), []string{p}, &bytes.Buffer{}, &bytes.Buffer{})
 	if !errors.As(err, &me) {
-		t.Errorf("err = %v, want a *core.ModelError inside", err)
+		t.Errorf("err = %v, want a *model.Error inside", err)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/tensor"
 )
 
 const planUsage = `Usage: delego plan MODEL [--delegate NAME[,NAME...]] [--settings FILE] [--json | --format text|dot|json]
@@ -114,7 +116,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil {
 		return err
 	}
-	m, err := core.LoadModel(path)
+	m, err := model.Load(path)
 	if err != nil {
 		return err
 	}
@@ -163,13 +165,13 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 // standInKernels registers, for every op of m, a kernel that resolves at any
 // version and fails if it ever runs: with it the interpreter can be made
 // (and the plan shown) for a model whose CPU nodes lack kernels.
-func standInKernels(m *core.Model) *kernels.Registry {
+func standInKernels(m *model.Model) *kernels.Registry {
 	r := kernels.NewRegistry()
 	for _, oc := range m.OpCodes {
 		r.Register(kernels.Registration{
 			Code:     oc.Builtin,
 			Custom:   oc.Custom,
-			Versions: kernels.VersionRange{Min: math.MinInt, Max: math.MaxInt},
+			Versions: tensor.VersionRange{Min: math.MinInt, Max: math.MaxInt},
 			New:      func(kernels.OpInfo) (kernels.Op, error) { return standIn{}, nil },
 		})
 	}
@@ -184,7 +186,7 @@ func (standIn) Eval(*kernels.Node) error    { return errors.New("no CPU kernel (
 
 // graphOf is the partitioner's view of m's primary subgraph, as the
 // interpreter builds it.
-func graphOf(m *core.Model) partition.Graph {
+func graphOf(m *model.Model) partition.Graph {
 	sg := m.Subgraphs[0]
 	g := partition.Graph{
 		NumTensors: len(sg.Tensors),
@@ -267,7 +269,7 @@ type planFallback struct {
 // buildPlanReport describes plan (nil when there are no delegates: then
 // every node is a CPU node) over m. runErr, when not nil, says why the model
 // cannot run.
-func buildPlanReport(m *core.Model, path string, names []string, plan *partition.Plan, events []delegate.Event, runErr error) (*planReport, error) {
+func buildPlanReport(m *model.Model, path string, names []string, plan *partition.Plan, events []delegate.Event, runErr error) (*planReport, error) {
 	sg := m.Subgraphs[0]
 	if plan == nil {
 		g := graphOf(m)

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 const runUsage = `Usage: delego run MODEL (--input FILE... | --image PICTURE) [flags]
@@ -159,7 +160,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start := time.Now()
-	m, err := core.LoadModel(f.model)
+	m, err := model.Load(f.model)
 	if err != nil {
 		return err
 	}
@@ -259,13 +260,13 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 
 // checkScores makes sure, before anything runs, that the first output holds
 // numbers that --top can rank.
-func checkScores(m *core.Model) error {
+func checkScores(m *model.Model) error {
 	outs := modelOutputs(m)
 	if len(outs) == 0 {
 		return errors.New("--top: the model has no outputs")
 	}
 	switch t := outs[0]; t.Info.Type {
-	case kernels.Float32, kernels.Uint8, kernels.Int8, kernels.Int16, kernels.Int32, kernels.Int64:
+	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		return nil
 	default:
 		return fmt.Errorf("--top: %s has no numeric scores", t.Describe("output"))
@@ -273,7 +274,7 @@ func checkScores(m *core.Model) error {
 }
 
 // imageInputs converts a picture into the single image input of m.
-func imageInputs(m *core.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, error) {
+func imageInputs(m *model.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, error) {
 	ins := modelInputs(m)
 	if len(ins) != 1 {
 		return nil, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
@@ -282,7 +283,7 @@ func imageInputs(m *core.Model, path string, norm pixelNorm, normGiven bool) ([]
 	if _, _, _, err := imageShape(t.Info.Shape); err != nil {
 		return nil, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
 	}
-	if normGiven && t.Info.Type != kernels.Float32 {
+	if normGiven && t.Info.Type != tensor.Float32 {
 		return nil, fmt.Errorf("--mean and --std apply to FLOAT32 inputs; %s is %s", t.Describe("input"), t.Info.Type)
 	}
 	img, err := loadImage(path)

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 )
 
 // writeFile writes a file in dir and returns its path.
@@ -74,9 +75,9 @@ func TestRunErrorsLeaveNoOutput(t *testing.T) {
 		{"missing model", []string{filepath.Join(in, "nope.tflite"), "--input", in0},
 			[]string{"load model", "nope.tflite"}, os.ErrNotExist},
 		{"garbage model", []string{garbage, "--input", in0},
-			[]string{"garbage.tflite", "malformed model", "TFL3"}, core.ErrMalformedModel},
+			[]string{"garbage.tflite", "malformed model", "TFL3"}, model.ErrMalformed},
 		{"truncated model", []string{truncated, "--input", in0},
-			[]string{"truncated.tflite", "malformed model"}, core.ErrMalformedModel},
+			[]string{"truncated.tflite", "malformed model"}, model.ErrMalformed},
 		{"unresolved custom op", []string{shared.Model(t, "model_invoking_error.tflite"), "--input", three},
 			[]string{"create interpreter", "fake-op-double version 1 (node 0): unresolved custom op"}, core.ErrUnsupportedOp},
 		{"edge tpu model", []string{shared.Model(t, "split_concat_edgetpu.tflite"), "--input", in0, "--input", in1, "--input", in2},

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file registers the activation family and implements the ReLU variants,
@@ -21,17 +22,17 @@ import (
 // activationOps returns the registrations of this op family.
 func activationOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorRELU, Versions: VersionRange{1, 3}, New: newReluOp(actRelu)},
-		{Code: schema.BuiltinOperatorRELU_N1_TO_1, Versions: VersionRange{1, 1}, New: newReluOp(actRelu1)},
-		{Code: schema.BuiltinOperatorRELU6, Versions: VersionRange{1, 3}, New: newReluOp(actRelu6)},
-		{Code: schema.BuiltinOperatorLOGISTIC, Versions: VersionRange{1, 3}, New: newLogisticOp},
-		{Code: schema.BuiltinOperatorTANH, Versions: VersionRange{1, 3}, New: newTanhOp},
-		{Code: schema.BuiltinOperatorSOFTMAX, Versions: VersionRange{1, 3}, New: newSoftmaxOp},
-		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: VersionRange{1, 2}, New: newLeakyReluOp},
-		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: VersionRange{1, 1}, New: newHardSwishOp},
-		{Code: schema.BuiltinOperatorPRELU, Versions: VersionRange{1, 1}, New: newPreluOp},
-		{Code: schema.BuiltinOperatorQUANTIZE, Versions: VersionRange{1, 3}, New: newQuantizeOp},
-		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: VersionRange{1, 5}, New: newDequantizeOp},
+		{Code: schema.BuiltinOperatorRELU, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReluOp(actRelu)},
+		{Code: schema.BuiltinOperatorRELU_N1_TO_1, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReluOp(actRelu1)},
+		{Code: schema.BuiltinOperatorRELU6, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReluOp(actRelu6)},
+		{Code: schema.BuiltinOperatorLOGISTIC, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newLogisticOp},
+		{Code: schema.BuiltinOperatorTANH, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTanhOp},
+		{Code: schema.BuiltinOperatorSOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSoftmaxOp},
+		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLeakyReluOp},
+		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newHardSwishOp},
+		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
+		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newQuantizeOp},
+		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newDequantizeOp},
 	}
 }
 
@@ -47,7 +48,7 @@ func actArity(n *Node, op string, inputs, outputs int) error {
 
 // actUnary checks a one-input, one-output node whose output has the input's
 // type, gives the output the input's shape and returns both tensors.
-func actUnary(n *Node, op string) (in, out *Tensor, err error) {
+func actUnary(n *Node, op string) (in, out *tensor.Tensor, err error) {
 	if err := actArity(n, op, 1, 1); err != nil {
 		return nil, nil, err
 	}
@@ -61,8 +62,8 @@ func actUnary(n *Node, op string) (in, out *Tensor, err error) {
 
 // actQuantized reports whether t has the per-tensor parameters TFLite reads
 // for a quantized tensor (its first scale and zero point).
-func actQuantized(t *Tensor) error {
-	if !isQuantized(t) {
+func actQuantized(t *tensor.Tensor) error {
+	if !t.Quantized() {
 		return fmt.Errorf("tensor %q of type %s has no quantization parameters", t.Name, t.Type)
 	}
 	return nil
@@ -71,8 +72,8 @@ func actQuantized(t *Tensor) error {
 // actTypesIO starts the Prepare of an activation by the input type:
 // FLOAT32 needs nothing more (isFloat); one of quantTypes needs a quantized
 // input and output; any other type is unsupported.
-func actTypesIO(op string, in, out *Tensor, quantTypes ...DType) (isFloat bool, err error) {
-	if in.Type == Float32 {
+func actTypesIO(op string, in, out *tensor.Tensor, quantTypes ...tensor.DType) (isFloat bool, err error) {
+	if in.Type == tensor.Float32 {
 		return true, nil
 	}
 	if !slices.Contains(quantTypes, in.Type) {
@@ -89,10 +90,10 @@ func actTypesIO(op string, in, out *Tensor, quantTypes ...DType) (isFloat bool, 
 
 // actLUT8 fills a 256-entry table, indexed by the raw byte of an 8-bit
 // element, with f of every value of the 8-bit type t (UINT8 or INT8).
-func actLUT8(t DType, table *[256]byte, f func(v int32) int32) {
+func actLUT8(t tensor.DType, table *[256]byte, f func(v int32) int32) {
 	for b := range 256 {
 		v := int32(b)
-		if t == Int8 {
+		if t == tensor.Int8 {
 			v = int32(int8(uint8(b)))
 		}
 		table[b] = byte(f(v))
@@ -157,7 +158,7 @@ func (op *reluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	quantTypes := []DType{Uint8, Int8, Int16}
+	quantTypes := []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16}
 	if op.kind == actRelu1 {
 		quantTypes = quantTypes[:2]
 	}
@@ -165,12 +166,12 @@ func (op *reluOp) Prepare(n *Node) error {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
-	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
+	if in.Type == tensor.Int16 && (op.inZP != 0 || op.outZP != 0) {
 		return fmt.Errorf("%s: int16 tensors need zero points 0, got %d and %d", name, op.inZP, op.outZP)
 	}
 	// The ratio is computed in single precision, as TFLite does.
 	op.multiplier, op.shift = QuantizeMultiplier(float64(in.Scale() / out.Scale()))
-	tmin, tmax, _ := QuantizedRange(in.Type)
+	tmin, tmax, _ := tensor.QuantizedRange(in.Type)
 	lo, hi := op.kind.bounds()
 	scale := out.Scale()
 	op.qmin = max(tmin, op.outZP+actInt32(float64(actRoundf(lo/scale))))
@@ -178,7 +179,7 @@ func (op *reluOp) Prepare(n *Node) error {
 	if !math.IsInf(float64(hi), 1) {
 		op.qmax = min(tmax, op.outZP+actInt32(float64(actRoundf(hi/scale))))
 	}
-	if in.Type != Int16 {
+	if in.Type != tensor.Int16 {
 		actLUT8(in.Type, &op.lut, op.quantize)
 	}
 	return nil
@@ -193,7 +194,7 @@ func (op *reluOp) quantize(v int32) int32 {
 func (op *reluOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		src, dst := in.Float32s(), out.Float32s()
 		dst = dst[:len(src)]
 		switch op.kind {
@@ -213,9 +214,9 @@ func (op *reluOp) Eval(n *Node) error {
 				dst[i] = actMinf(actMaxf(0, v), 6)
 			}
 		}
-	case Uint8, Int8:
+	case tensor.Uint8, tensor.Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
-	case Int16:
+	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
 		for i, v := range src {
@@ -274,18 +275,18 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if isFloat, err := actTypesIO("LEAKY_RELU", in, out, Uint8, Int8, Int16); isFloat || err != nil {
+	if isFloat, err := actTypesIO("LEAKY_RELU", in, out, tensor.Uint8, tensor.Int8, tensor.Int16); isFloat || err != nil {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
-	if in.Type == Int16 && (op.inZP != 0 || op.outZP != 0) {
+	if in.Type == tensor.Int16 && (op.inZP != 0 || op.outZP != 0) {
 		return fmt.Errorf("LEAKY_RELU: int16 tensors need zero points 0, got %d and %d", op.inZP, op.outZP)
 	}
 	// Single-precision products and ratios, as in TFLite.
 	op.multAlpha, op.shiftAlpha = QuantizeMultiplier(float64(in.Scale() * op.params.Alpha / out.Scale()))
 	op.multID, op.shiftI = QuantizeMultiplier(float64(in.Scale() / out.Scale()))
-	if in.Type != Int16 {
-		lo, hi, _ := QuantizedRange(in.Type)
+	if in.Type != tensor.Int16 {
+		lo, hi, _ := tensor.QuantizedRange(in.Type)
 		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
 	}
 	return nil
@@ -306,7 +307,7 @@ func (op *leakyReluOp) quantize(v, lo, hi int32) int32 {
 func (op *leakyReluOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		alpha := op.params.Alpha
 		src, dst := in.Float32s(), out.Float32s()
 		dst = dst[:len(src)]
@@ -316,9 +317,9 @@ func (op *leakyReluOp) Eval(n *Node) error {
 			}
 			dst[i] = v
 		}
-	case Uint8, Int8:
+	case tensor.Uint8, tensor.Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
-	case Int16:
+	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
 		for i, v := range src {
@@ -359,7 +360,7 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if isFloat, err := actTypesIO("HARD_SWISH", in, out, Uint8, Int8); isFloat || err != nil {
+	if isFloat, err := actTypesIO("HARD_SWISH", in, out, tensor.Uint8, tensor.Int8); isFloat || err != nil {
 		return err
 	}
 	op.inZP, op.outZP = in.ZeroPoint(), out.ZeroPoint()
@@ -374,7 +375,7 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	}
 	m, e = QuantizeMultiplier(float64(hiresInputScale / reluishScale))
 	op.reluishMult, op.reluishExp = actDownScaleMultiplier(m), e
-	lo, hi, _ := QuantizedRange(in.Type)
+	lo, hi, _ := tensor.QuantizedRange(in.Type)
 	actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
 	return nil
 }
@@ -420,13 +421,13 @@ func (op *hardSwishOp) quantize(v, lo, hi int32) int32 {
 func (op *hardSwishOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		src, dst := in.Float32s(), out.Float32s()
 		dst = dst[:len(src)]
 		for i, x := range src {
 			dst[i] = x * actMinf(6, actMaxf(0, x+3)) * float32(1.0/6.0)
 		}
-	case Uint8, Int8:
+	case tensor.Uint8, tensor.Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
 	default:
 		return Unsupported("HARD_SWISH: input type %s", in.Type)

@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/delego/delego/tensor"
 )
 
 // LOGISTIC and TANH (TFLite 2.9 activations.cc, kGenericOptimized):
@@ -44,10 +46,10 @@ func (op *logisticOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if isFloat, err := actTypesIO(name, in, out, Uint8, Int8, Int16); isFloat || err != nil {
+	if isFloat, err := actTypesIO(name, in, out, tensor.Uint8, tensor.Int8, tensor.Int16); isFloat || err != nil {
 		return err
 	}
-	if in.Type == Int16 {
+	if in.Type == tensor.Int16 {
 		return op.prepareInt16(in, out)
 	}
 	if !op.tanh && out.Scale() != 1.0/256 {
@@ -56,7 +58,7 @@ func (op *logisticOp) Prepare(n *Node) error {
 	inScale, inZP := in.Scale(), in.ZeroPoint()
 	outZP := float32(out.ZeroPoint())
 	inverseScale := 1 / out.Scale()
-	lo, hi, _ := QuantizedRange(in.Type)
+	lo, hi, _ := tensor.QuantizedRange(in.Type)
 	actLUT8(in.Type, &op.lut, func(v int32) int32 {
 		x := inScale * float32(v-inZP)
 		var y float32
@@ -72,7 +74,7 @@ func (op *logisticOp) Prepare(n *Node) error {
 }
 
 // prepareInt16 checks the int16 quantization and picks the int16 path.
-func (op *logisticOp) prepareInt16(in, out *Tensor) error {
+func (op *logisticOp) prepareInt16(in, out *tensor.Tensor) error {
 	name := op.name()
 	if !op.tanh && (out.Scale() != 1.0/32768 || out.ZeroPoint() != 0) {
 		return fmt.Errorf("%s: int16 output needs scale 1/32768 and zero point 0, got %g and %d",
@@ -111,7 +113,7 @@ func (op *logisticOp) prepareInt16(in, out *Tensor) error {
 func (op *logisticOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		src, dst := in.Float32s(), out.Float32s()
 		dst = dst[:len(src)]
 		if op.tanh {
@@ -123,9 +125,9 @@ func (op *logisticOp) Eval(n *Node) error {
 				dst[i] = float32(1 / (1 + math.Exp(-float64(v))))
 			}
 		}
-	case Uint8, Int8:
+	case tensor.Uint8, tensor.Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
-	case Int16:
+	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
 		switch {

@@ -23,11 +23,12 @@ import (
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/tensor"
 )
 
 type oracleTensor struct {
 	Name  string
-	Type  DType
+	Type  tensor.DType
 	Shape []int
 	Scale []float32
 	ZP    []int64
@@ -180,11 +181,11 @@ func (c *oracleCase) runOurs(op *schema.Operator) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	mk := func(ot *oracleTensor) *Tensor {
-		t := NewTensor(ot.Type, ot.Shape...)
+	mk := func(ot *oracleTensor) *tensor.Tensor {
+		t := tensor.NewTensor(ot.Type, ot.Shape...)
 		t.Name = ot.Name
 		if ot.Scale != nil {
-			t.Quant = &Quantization{Scale: ot.Scale, ZeroPoint: ot.ZP, Axis: ot.Axis}
+			t.Quant = &tensor.Quantization{Scale: ot.Scale, ZeroPoint: ot.ZP, Axis: ot.Axis}
 		}
 		return t
 	}
@@ -199,7 +200,7 @@ func (c *oracleCase) runOurs(op *schema.Operator) ([]byte, error) {
 	}
 	out := mk(c.Output)
 	out.Shape = nil
-	n.Outputs = []*Tensor{out}
+	n.Outputs = []*tensor.Tensor{out}
 	if err := k.Prepare(n); err != nil {
 		return nil, err
 	}
@@ -289,26 +290,26 @@ func oracleDiff(c *oracleCase, got, want []byte) string {
 		}
 		var gv, wv any
 		switch c.Output.Type {
-		case Uint8:
+		case tensor.Uint8:
 			gv, wv = got[i], want[i]
-		case Int8:
+		case tensor.Int8:
 			gv, wv = int8(got[i]), int8(want[i])
-		case Int16:
+		case tensor.Int16:
 			gv, wv = int16(binary.LittleEndian.Uint16(got[i:])), int16(binary.LittleEndian.Uint16(want[i:]))
-		case Float32:
+		case tensor.Float32:
 			gv, wv = math.Float32frombits(binary.LittleEndian.Uint32(got[i:])), math.Float32frombits(binary.LittleEndian.Uint32(want[i:]))
 		}
 		var iv any
 		in := c.Inputs[0]
 		j := i / size * in.Type.Size()
 		switch in.Type {
-		case Uint8:
+		case tensor.Uint8:
 			iv = in.Data[j]
-		case Int8:
+		case tensor.Int8:
 			iv = int8(in.Data[j])
-		case Int16:
+		case tensor.Int16:
 			iv = int16(binary.LittleEndian.Uint16(in.Data[j:]))
-		case Float32:
+		case tensor.Float32:
 			iv = math.Float32frombits(binary.LittleEndian.Uint32(in.Data[j:]))
 		}
 		fmt.Fprintf(&b, "  [%d] in %v: got %v want %v\n", i/size, iv, gv, wv)
@@ -321,7 +322,7 @@ func oracleDiff(c *oracleCase, got, want []byte) string {
 
 // Input generators.
 
-func allBytes(t DType) []byte {
+func allBytes(t tensor.DType) []byte {
 	b := make([]byte, 256)
 	for i := range b {
 		b[i] = byte(i)
@@ -370,21 +371,21 @@ func randScale(r *rand.Rand, lo, hi float64) float32 {
 	return float32(math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))*r.Float64()))
 }
 
-func randZP(r *rand.Rand, t DType) int64 {
+func randZP(r *rand.Rand, t tensor.DType) int64 {
 	switch t {
-	case Uint8:
+	case tensor.Uint8:
 		return int64(r.IntN(256))
-	case Int8:
+	case tensor.Int8:
 		return int64(r.IntN(256) - 128)
 	}
 	return 0
 }
 
-func qt(name string, t DType, shape []int, scale float32, zp int64, data []byte) *oracleTensor {
+func qt(name string, t tensor.DType, shape []int, scale float32, zp int64, data []byte) *oracleTensor {
 	return &oracleTensor{Name: name, Type: t, Shape: shape, Scale: []float32{scale}, ZP: []int64{zp}, Data: data}
 }
 
-func ft(name string, t DType, shape []int, data []byte) *oracleTensor {
+func ft(name string, t tensor.DType, shape []int, data []byte) *oracleTensor {
 	return &oracleTensor{Name: name, Type: t, Shape: shape, Data: data}
 }
 
@@ -392,24 +393,24 @@ func TestOracleSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var cases []*oracleCase
 	for i := range 300 {
-		in := []DType{Uint8, Int8}[i%2]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8}[i%2]
 		outT := in
 		if i%5 == 4 {
-			outT = Int16
+			outT = tensor.Int16
 		}
 		shape := [][]int{{1, 1001}, {3, 7, 11}, {4, 256}, {1}, {2, 1, 5}}[i%5]
-		n := NumElements(shape)
+		n := tensor.NumElements(shape)
 		beta := []float32{1, 1, 0.5, 2.7, 1e-3}[r.IntN(5)]
 		outScale := float32(1.0 / 256)
 		outZP := int64(0)
-		if outT == Int8 {
+		if outT == tensor.Int8 {
 			outZP = -128
 		}
 		if i%7 == 3 {
 			outScale = randScale(r, 1e-3, 0.02)
 			outZP = randZP(r, outT)
 		}
-		if outT == Int16 {
+		if outT == tensor.Int16 {
 			outScale, outZP = randScale(r, 1e-5, 1e-3), int64(r.IntN(100)-50)
 		}
 		data := randBytes(r, n)
@@ -428,23 +429,23 @@ func TestOracleSoftmax(t *testing.T) {
 	}
 	for i := range 60 {
 		shape := [][]int{{1, 1001}, {3, 7, 11}, {2, 2, 2, 33}, {9}}[i%4]
-		n := NumElements(shape)
+		n := tensor.NumElements(shape)
 		beta := []float32{1, 0.5, 2.7}[r.IntN(3)]
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("softmax16_%d", i), Code: schema.BuiltinOperatorSOFTMAX, Version: 3,
 			OptType: "SoftmaxOptions", Options: map[string]any{"beta": f32json(beta)},
-			Inputs: []*oracleTensor{qt("in", Int16, shape, randScale(r, 1e-5, 1e-2), 0, randInt16s(r, n, -32768, 32767))},
-			Output: qt("out", Int16, shape, []float32{1.0 / 32768, randScale(r, 1e-5, 1e-3)}[i%2], 0, nil),
+			Inputs: []*oracleTensor{qt("in", tensor.Int16, shape, randScale(r, 1e-5, 1e-2), 0, randInt16s(r, n, -32768, 32767))},
+			Output: qt("out", tensor.Int16, shape, []float32{1.0 / 32768, randScale(r, 1e-5, 1e-3)}[i%2], 0, nil),
 		})
 	}
 	for i := range 20 {
 		shape := [][]int{{1, 1001}, {3, 7, 11}, {5}}[i%3]
-		n := NumElements(shape)
+		n := tensor.NumElements(shape)
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("softmaxf_%d", i), Code: schema.BuiltinOperatorSOFTMAX, Version: 1,
 			OptType: "SoftmaxOptions", Options: map[string]any{"beta": f32json([]float32{1, 0.3, 4}[i%3])},
-			Inputs: []*oracleTensor{ft("in", Float32, shape, floatBytes(randFloats(r, n, -20, 20)))},
-			Output: ft("out", Float32, shape, nil), FloatTol: 1e-6,
+			Inputs: []*oracleTensor{ft("in", tensor.Float32, shape, floatBytes(randFloats(r, n, -20, 20)))},
+			Output: ft("out", tensor.Float32, shape, nil), FloatTol: 1e-6,
 		})
 	}
 	runOracle(t, cases)
@@ -455,14 +456,14 @@ func TestOracleLogisticTanh(t *testing.T) {
 	var cases []*oracleCase
 	for _, code := range []schema.BuiltinOperator{schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH} {
 		for i := range 200 {
-			in := []DType{Uint8, Int8}[i%2]
+			in := []tensor.DType{tensor.Uint8, tensor.Int8}[i%2]
 			outScale, outZP := float32(1.0/256), int64(0)
-			if in == Int8 {
+			if in == tensor.Int8 {
 				outZP = -128
 			}
 			if code == schema.BuiltinOperatorTANH {
 				outScale, outZP = 1.0/128, 128
-				if in == Int8 {
+				if in == tensor.Int8 {
 					outZP = 0
 				}
 				if i%3 == 0 {
@@ -487,35 +488,35 @@ func TestOracleLogisticTanh(t *testing.T) {
 			}
 			cases = append(cases, &oracleCase{
 				Name: fmt.Sprintf("%s16_%d_s%g", schema.EnumNamesBuiltinOperator[code], i, s), Code: code, Version: 3,
-				Inputs: []*oracleTensor{qt("in", Int16, []int{2000}, s, 0, randInt16s(r, 2000, -32768, 32767))},
-				Output: qt("out", Int16, []int{2000}, 1.0/32768, 0, nil),
+				Inputs: []*oracleTensor{qt("in", tensor.Int16, []int{2000}, s, 0, randInt16s(r, 2000, -32768, 32767))},
+				Output: qt("out", tensor.Int16, []int{2000}, 1.0/32768, 0, nil),
 			})
 		}
 		cases = append(cases, &oracleCase{
 			Name: "float", Code: code, Version: 1,
-			Inputs: []*oracleTensor{ft("in", Float32, []int{500}, floatBytes(randFloats(r, 500, -12, 12)))},
-			Output: ft("out", Float32, []int{500}, nil), FloatTol: 2e-6,
+			Inputs: []*oracleTensor{ft("in", tensor.Float32, []int{500}, floatBytes(randFloats(r, 500, -12, 12)))},
+			Output: ft("out", tensor.Float32, []int{500}, nil), FloatTol: 2e-6,
 		})
 	}
 	// Quantization TFLite rejects.
 	for i, c := range []struct {
 		code    schema.BuiltinOperator
-		in      DType
+		in      tensor.DType
 		inScale float32
 		scale   float32
 		zp      int64
 	}{
-		{schema.BuiltinOperatorLOGISTIC, Uint8, 0.1, 1.0 / 128, 0},
-		{schema.BuiltinOperatorLOGISTIC, Int8, 0.1, 1.0 / 256, 0},
-		{schema.BuiltinOperatorLOGISTIC, Int16, 1.0 / 4096, 1.0 / 16384, 0},
-		{schema.BuiltinOperatorLOGISTIC, Int16, 1.0 / 4096, 1.0 / 32768, 3},
-		{schema.BuiltinOperatorTANH, Int16, 1.0 / 4096, 1.0 / 16384, 0},
-		{schema.BuiltinOperatorTANH, Int16, 1.0 / 4096, 1.0 / 30000, 0},
-		{schema.BuiltinOperatorTANH, Int8, 0.1, 1.0 / 30000, 5},
+		{schema.BuiltinOperatorLOGISTIC, tensor.Uint8, 0.1, 1.0 / 128, 0},
+		{schema.BuiltinOperatorLOGISTIC, tensor.Int8, 0.1, 1.0 / 256, 0},
+		{schema.BuiltinOperatorLOGISTIC, tensor.Int16, 1.0 / 4096, 1.0 / 16384, 0},
+		{schema.BuiltinOperatorLOGISTIC, tensor.Int16, 1.0 / 4096, 1.0 / 32768, 3},
+		{schema.BuiltinOperatorTANH, tensor.Int16, 1.0 / 4096, 1.0 / 16384, 0},
+		{schema.BuiltinOperatorTANH, tensor.Int16, 1.0 / 4096, 1.0 / 30000, 0},
+		{schema.BuiltinOperatorTANH, tensor.Int8, 0.1, 1.0 / 30000, 5},
 	} {
 		n := 256
 		data := allBytes(c.in)
-		if c.in == Int16 {
+		if c.in == tensor.Int16 {
 			data = randInt16s(r, 128, -32768, 32767)
 			n = 128
 		}
@@ -533,7 +534,7 @@ func TestOracleRelu(t *testing.T) {
 	var cases []*oracleCase
 	for _, code := range []schema.BuiltinOperator{schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorRELU_N1_TO_1} {
 		for i := range 60 {
-			in := []DType{Uint8, Int8}[i%2]
+			in := []tensor.DType{tensor.Uint8, tensor.Int8}[i%2]
 			cases = append(cases, &oracleCase{
 				Name: fmt.Sprintf("%s%d_%s", schema.EnumNamesBuiltinOperator[code], i, in), Code: code, Version: 1,
 				Inputs: []*oracleTensor{qt("in", in, []int{256}, randScale(r, 1e-3, 0.5), randZP(r, in), allBytes(in))},
@@ -543,14 +544,14 @@ func TestOracleRelu(t *testing.T) {
 		for i := range 20 {
 			cases = append(cases, &oracleCase{
 				Name: fmt.Sprintf("%s16_%d", schema.EnumNamesBuiltinOperator[code], i), Code: code, Version: 3,
-				Inputs: []*oracleTensor{qt("in", Int16, []int{1000}, randScale(r, 1e-5, 1e-2), 0, randInt16s(r, 1000, -32768, 32767))},
-				Output: qt("out", Int16, []int{1000}, randScale(r, 1e-5, 1e-2), 0, nil),
+				Inputs: []*oracleTensor{qt("in", tensor.Int16, []int{1000}, randScale(r, 1e-5, 1e-2), 0, randInt16s(r, 1000, -32768, 32767))},
+				Output: qt("out", tensor.Int16, []int{1000}, randScale(r, 1e-5, 1e-2), 0, nil),
 			})
 		}
 		cases = append(cases, &oracleCase{
 			Name: "float", Code: code, Version: 1,
-			Inputs: []*oracleTensor{ft("in", Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
-			Output: ft("out", Float32, []int{500}, nil), FloatTol: 1e-7,
+			Inputs: []*oracleTensor{ft("in", tensor.Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
+			Output: ft("out", tensor.Float32, []int{500}, nil), FloatTol: 1e-7,
 		})
 	}
 	runOracle(t, cases)
@@ -560,12 +561,12 @@ func TestOracleLeakyHardSwishPrelu(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var cases []*oracleCase
 	for i := range 80 {
-		in := []DType{Uint8, Int8, Int16}[i%3]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16}[i%3]
 		alpha := []float32{0.1, 0.2, -0.5, 1.5, 0.01}[r.IntN(5)]
 		n := 256
 		data := allBytes(in)
 		var izp, ozp int64
-		if in == Int16 {
+		if in == tensor.Int16 {
 			n = 1000
 			data = randInt16s(r, n, -32768, 32767)
 		} else {
@@ -581,11 +582,11 @@ func TestOracleLeakyHardSwishPrelu(t *testing.T) {
 	cases = append(cases, &oracleCase{
 		Name: "leakyf", Code: schema.BuiltinOperatorLEAKY_RELU, Version: 1,
 		OptType: "LeakyReluOptions", Options: map[string]any{"alpha": f32json(0.2)},
-		Inputs: []*oracleTensor{ft("in", Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
-		Output: ft("out", Float32, []int{500}, nil), FloatTol: 1e-7,
+		Inputs: []*oracleTensor{ft("in", tensor.Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
+		Output: ft("out", tensor.Float32, []int{500}, nil), FloatTol: 1e-7,
 	})
 	for i := range 120 {
-		in := []DType{Uint8, Int8}[i%2]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8}[i%2]
 		inScale := randScale(r, 1e-3, 0.2)
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("hardswish%d_%s", i, in), Code: schema.BuiltinOperatorHARD_SWISH, Version: 1,
@@ -595,15 +596,15 @@ func TestOracleLeakyHardSwishPrelu(t *testing.T) {
 	}
 	cases = append(cases, &oracleCase{
 		Name: "hardswishf", Code: schema.BuiltinOperatorHARD_SWISH, Version: 1,
-		Inputs: []*oracleTensor{ft("in", Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
-		Output: ft("out", Float32, []int{500}, nil), FloatTol: 1e-7,
+		Inputs: []*oracleTensor{ft("in", tensor.Float32, []int{500}, floatBytes(randFloats(r, 500, -8, 8)))},
+		Output: ft("out", tensor.Float32, []int{500}, nil), FloatTol: 1e-7,
 	})
 	for i := range 40 {
-		in := []DType{Uint8, Int8, Float32}[i%3]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Float32}[i%3]
 		shape := []int{2, 3, 4, 5}
 		ashape := [][]int{{5}, {1, 1, 5}, {4, 5}, {3, 1, 1}, {2, 3, 4, 5}}[i%5]
-		an := NumElements(ashape)
-		if in == Float32 {
+		an := tensor.NumElements(ashape)
+		if in == tensor.Float32 {
 			cases = append(cases, &oracleCase{
 				Name: fmt.Sprintf("preluf%d", i), Code: schema.BuiltinOperatorPRELU, Version: 1,
 				Inputs: []*oracleTensor{ft("in", in, shape, floatBytes(randFloats(r, 120, -3, 3))),
@@ -628,7 +629,7 @@ func TestOracleQuantize(t *testing.T) {
 	var cases []*oracleCase
 	special := []float32{0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 1e10, -1e10, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e9, -3e9, 0}
 	for i := range 90 {
-		out := []DType{Uint8, Int8, Int16}[i%3]
+		out := []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16}[i%3]
 		scale := randScale(r, 1e-4, 1)
 		vals := randFloats(r, 300, -200*scale, 200*scale)
 		copy(vals, special)
@@ -642,11 +643,11 @@ func TestOracleQuantize(t *testing.T) {
 		}
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("quantize%d_%s", i, out), Code: schema.BuiltinOperatorQUANTIZE, Version: 2,
-			Inputs: []*oracleTensor{ft("in", Float32, []int{300}, floatBytes(vals))},
+			Inputs: []*oracleTensor{ft("in", tensor.Float32, []int{300}, floatBytes(vals))},
 			Output: qt("out", out, []int{300}, scale, zp, nil),
 		})
 	}
-	pairs := [][2]DType{{Uint8, Int8}, {Int8, Uint8}, {Int8, Int8}, {Uint8, Uint8}, {Int16, Int8}, {Int16, Int16}}
+	pairs := [][2]tensor.DType{{tensor.Uint8, tensor.Int8}, {tensor.Int8, tensor.Uint8}, {tensor.Int8, tensor.Int8}, {tensor.Uint8, tensor.Uint8}, {tensor.Int16, tensor.Int8}, {tensor.Int16, tensor.Int16}}
 	for i := range 120 {
 		p := pairs[i%len(pairs)]
 		inScale := randScale(r, 1e-4, 1)
@@ -656,7 +657,7 @@ func TestOracleQuantize(t *testing.T) {
 		}
 		n := 256
 		data := allBytes(p[0])
-		if p[0] == Int16 {
+		if p[0] == tensor.Int16 {
 			n = 1000
 			data = randInt16s(r, n, -32768, 32767)
 		}
@@ -667,27 +668,27 @@ func TestOracleQuantize(t *testing.T) {
 		})
 	}
 	for i := range 40 {
-		in := []DType{Uint8, Int8, Int16, Float16}[i%4]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Float16}[i%4]
 		n := 256
 		data := allBytes(in)
-		if in == Int16 || in == Float16 {
+		if in == tensor.Int16 || in == tensor.Float16 {
 			n = 1000
 			data = randInt16s(r, n, -32768, 32767)
 		}
 		it := qt("in", in, []int{n}, randScale(r, 1e-4, 10), randZP(r, in), data)
-		if in == Float16 {
+		if in == tensor.Float16 {
 			it = ft("in", in, []int{n}, data)
-		} else if in == Int16 {
+		} else if in == tensor.Int16 {
 			it.ZP = []int64{int64(r.IntN(200) - 100)}
 		}
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("dequant%d_%s", i, in), Code: schema.BuiltinOperatorDEQUANTIZE, Version: 4,
 			Inputs: []*oracleTensor{it},
-			Output: ft("out", Float32, []int{n}, nil),
+			Output: ft("out", tensor.Float32, []int{n}, nil),
 		})
 	}
 	for i := range 20 {
-		in := []DType{Uint8, Int8}[i%2]
+		in := []tensor.DType{tensor.Uint8, tensor.Int8}[i%2]
 		shape := []int{3, 4, 5}
 		axis := i % 3
 		ch := shape[axis]
@@ -699,23 +700,23 @@ func TestOracleQuantize(t *testing.T) {
 		cases = append(cases, &oracleCase{
 			Name: fmt.Sprintf("dequantpc%d_%s", i, in), Code: schema.BuiltinOperatorDEQUANTIZE, Version: 5,
 			Inputs: []*oracleTensor{it},
-			Output: ft("out", Float32, shape, nil),
+			Output: ft("out", tensor.Float32, shape, nil),
 		})
 	}
 	runOracle(t, cases)
 }
 
 // oracleModelTensor makes a kernel tensor from a model tensor's metadata.
-func oracleModelTensor(sg *schema.SubGraph, i int) *Tensor {
+func oracleModelTensor(sg *schema.SubGraph, i int) *tensor.Tensor {
 	var mt schema.Tensor
 	sg.Tensors(&mt, i)
 	shape := make([]int, mt.ShapeLength())
 	for j := range shape {
 		shape[j] = int(mt.Shape(j))
 	}
-	t := NewTensor(DType(mt.Type()), shape...)
+	t := tensor.NewTensor(tensor.DType(mt.Type()), shape...)
 	if q := mt.Quantization(nil); q != nil && q.ScaleLength() > 0 {
-		t.Quant = &Quantization{Axis: int(q.QuantizedDimension())}
+		t.Quant = &tensor.Quantization{Axis: int(q.QuantizedDimension())}
 		for j := range q.ScaleLength() {
 			t.Quant.Scale = append(t.Quant.Scale, q.Scale(j))
 			t.Quant.ZeroPoint = append(t.Quant.ZeroPoint, q.ZeroPoint(j))
@@ -798,7 +799,7 @@ func TestOracleGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := oracleModelTensor(&sg, int(s.op.Outputs(0)))
-			n := &Node{Inputs: []*Tensor{cur}, Outputs: []*Tensor{out}, Threads: 1}
+			n := &Node{Inputs: []*tensor.Tensor{cur}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 			if err := k.Prepare(n); err != nil {
 				t.Fatalf("%s: %v", g.input, err)
 			}
@@ -808,9 +809,9 @@ func TestOracleGolden(t *testing.T) {
 			}
 			cur = out
 		}
-		if cur.Type == Float32 {
+		if cur.Type == tensor.Float32 {
 			maxDiff := 0.0
-			got, want := cur.Float32s(), view[float32](golden)
+			got, want := cur.Float32s(), tensor.View[float32](golden)
 			for i := range want {
 				maxDiff = max(maxDiff, math.Abs(float64(got[i]-want[i])))
 			}
@@ -858,7 +859,7 @@ func oracleFirstQuantize(t *testing.T, dir, name string, buf, input []byte) {
 	copy(in.Data, input)
 	out := oracleModelTensor(&sg, int(op.Outputs(0)))
 	k, _ := newQuantizeOp(OpInfo{Operator: op})
-	n := &Node{Inputs: []*Tensor{in}, Outputs: []*Tensor{out}, Threads: 1}
+	n := &Node{Inputs: []*tensor.Tensor{in}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 	if err := k.Prepare(n); err != nil {
 		t.Fatal(err)
 	}

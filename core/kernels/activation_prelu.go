@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/delego/delego/tensor"
 )
 
 // PRELU (TFLite 2.9 activations.cc): x for x >= 0, alpha*x otherwise, with
@@ -36,7 +38,7 @@ func (op *preluOp) Prepare(n *Node) error {
 		return fmt.Errorf("PRELU: input type %s, alpha type %s and output type %s must match", in.Type, alpha.Type, out.Type)
 	}
 	switch in.Type {
-	case Float32, Uint8, Int8:
+	case tensor.Float32, tensor.Uint8, tensor.Int8:
 	default:
 		return Unsupported("PRELU: input type %s", in.Type)
 	}
@@ -44,10 +46,10 @@ func (op *preluOp) Prepare(n *Node) error {
 		return err
 	}
 	out.Shape = append([]int(nil), in.Shape...)
-	if in.Type == Float32 {
+	if in.Type == tensor.Float32 {
 		return nil
 	}
-	for _, t := range []*Tensor{in, alpha, out} {
+	for _, t := range []*tensor.Tensor{in, alpha, out} {
 		if err := actQuantized(t); err != nil {
 			return fmt.Errorf("PRELU: %w", err)
 		}
@@ -71,7 +73,7 @@ func (op *preluOp) prepareShapes(in, alpha []int) error {
 			return fmt.Errorf("PRELU: alpha shape %v does not broadcast to input shape %v", alpha, in)
 		}
 	}
-	op.broadcast = NumElements(alpha) != NumElements(in)
+	op.broadcast = tensor.NumElements(alpha) != tensor.NumElements(in)
 	if !op.broadcast {
 		return nil
 	}
@@ -112,7 +114,7 @@ func (op *preluOp) forEach(f func(i, ai int)) {
 func (op *preluOp) Eval(n *Node) error {
 	in, alpha, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		src, a, dst := in.Float32s(), alpha.Float32s(), out.Float32s()
 		if !op.broadcast {
 			dst = dst[:len(src)]
@@ -131,9 +133,9 @@ func (op *preluOp) Eval(n *Node) error {
 			}
 			dst[i] = v
 		})
-	case Uint8:
+	case tensor.Uint8:
 		actPreluQuantized(op, in.Uint8s(), alpha.Uint8s(), out.Uint8s(), 0, math.MaxUint8)
-	case Int8:
+	case tensor.Int8:
 		actPreluQuantized(op, in.Int8s(), alpha.Int8s(), out.Int8s(), math.MinInt8, math.MaxInt8)
 	default:
 		return Unsupported("PRELU: input type %s", in.Type)

@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/delego/delego/tensor"
 )
 
 // QUANTIZE and DEQUANTIZE (TFLite 2.9 quantize.cc, dequantize.cc).
@@ -43,12 +45,12 @@ func (op *quantizeOp) Prepare(n *Node) error {
 	}
 	ok := false
 	switch in.Type {
-	case Float32:
-		ok = out.Type == Uint8 || out.Type == Int8 || out.Type == Int16
-	case Int16:
-		ok = out.Type == Int8 || out.Type == Int16
-	case Int8, Uint8:
-		ok = out.Type == Uint8 || out.Type == Int8
+	case tensor.Float32:
+		ok = out.Type == tensor.Uint8 || out.Type == tensor.Int8 || out.Type == tensor.Int16
+	case tensor.Int16:
+		ok = out.Type == tensor.Int8 || out.Type == tensor.Int16
+	case tensor.Int8, tensor.Uint8:
+		ok = out.Type == tensor.Uint8 || out.Type == tensor.Int8
 	}
 	if !ok {
 		return Unsupported("QUANTIZE: input type %s with output type %s", in.Type, out.Type)
@@ -56,22 +58,22 @@ func (op *quantizeOp) Prepare(n *Node) error {
 	out.Shape = append([]int(nil), in.Shape...)
 	op.outZP = out.ZeroPoint()
 	op.scale = float64(out.Scale())
-	if out.Type == Int16 && op.outZP != 0 {
+	if out.Type == tensor.Int16 && op.outZP != 0 {
 		return fmt.Errorf("QUANTIZE: int16 output needs zero point 0, got %d", op.outZP)
 	}
-	if in.Type == Float32 {
+	if in.Type == tensor.Float32 {
 		return nil
 	}
 	if err := actQuantized(in); err != nil {
 		return fmt.Errorf("QUANTIZE: %w", err)
 	}
 	op.inZP = in.ZeroPoint()
-	if in.Type == Int16 && op.inZP != 0 {
+	if in.Type == tensor.Int16 && op.inZP != 0 {
 		return fmt.Errorf("QUANTIZE: int16 input needs zero point 0, got %d", op.inZP)
 	}
 	op.mult, op.shift = QuantizeMultiplier(float64(in.Scale()) / float64(out.Scale()))
-	if in.Type != Int16 {
-		lo, hi, _ := QuantizedRange(out.Type)
+	if in.Type != tensor.Int16 {
+		lo, hi, _ := tensor.QuantizedRange(out.Type)
 		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.requantize(v, lo, hi) })
 	}
 	return nil
@@ -85,27 +87,27 @@ func (op *quantizeOp) requantize(v, lo, hi int32) int32 {
 func (op *quantizeOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		src := in.Float32s()
 		switch out.Type {
-		case Uint8:
+		case tensor.Uint8:
 			actAffineQuantize(src, out.Uint8s(), op.scale, op.outZP, 0, math.MaxUint8)
-		case Int8:
+		case tensor.Int8:
 			actAffineQuantize(src, out.Int8s(), op.scale, op.outZP, math.MinInt8, math.MaxInt8)
-		case Int16:
+		case tensor.Int16:
 			actAffineQuantize(src, out.Int16s(), op.scale, op.outZP, math.MinInt16, math.MaxInt16)
 		}
-	case Uint8, Int8:
+	case tensor.Uint8, tensor.Int8:
 		actApplyLUT8(&op.lut, in.Data, out.Data)
-	case Int16:
+	case tensor.Int16:
 		src := in.Int16s()
 		switch out.Type {
-		case Int8:
+		case tensor.Int8:
 			dst := out.Int8s()[:len(src)]
 			for i, v := range src {
 				dst[i] = int8(op.requantize(int32(v), math.MinInt8, math.MaxInt8))
 			}
-		case Int16:
+		case tensor.Int16:
 			dst := out.Int16s()[:len(src)]
 			for i, v := range src {
 				dst[i] = int16(op.requantize(int32(v), math.MinInt16, math.MaxInt16))
@@ -145,30 +147,30 @@ func (op *dequantizeOp) Prepare(n *Node) error {
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
-	case Uint8, Int8, Int16, Float16:
+	case tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Float16:
 	default:
 		return Unsupported("DEQUANTIZE: input type %s", in.Type)
 	}
-	if out.Type != Float32 {
+	if out.Type != tensor.Float32 {
 		return fmt.Errorf("DEQUANTIZE: output type must be FLOAT32, got %s", out.Type)
 	}
 	out.Shape = append([]int(nil), in.Shape...)
 	op.perChannel = false
-	if in.Type == Float16 {
+	if in.Type == tensor.Float16 {
 		return nil
 	}
 	if err := actQuantized(in); err != nil {
 		return fmt.Errorf("DEQUANTIZE: %w", err)
 	}
 	q := in.Quant
-	if in.Type == Int16 && in.ZeroPoint() != 0 {
+	if in.Type == tensor.Int16 && in.ZeroPoint() != 0 {
 		return fmt.Errorf("DEQUANTIZE: int16 input needs zero point 0, got %d", in.ZeroPoint())
 	}
 	if !q.PerChannel() {
 		op.scale, op.zp = float64(in.Scale()), in.ZeroPoint()
 		return nil
 	}
-	if in.Type == Int16 {
+	if in.Type == tensor.Int16 {
 		return Unsupported("DEQUANTIZE: per-channel input of type %s", in.Type)
 	}
 	if q.Axis < 0 || q.Axis >= len(in.Shape) {
@@ -191,17 +193,17 @@ func (op *dequantizeOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	dst := out.Float32s()
 	switch in.Type {
-	case Float16:
-		src := view[uint16](in.Data)
+	case tensor.Float16:
+		src := tensor.View[uint16](in.Data)
 		dst = dst[:len(src)]
 		for i, h := range src {
 			dst[i] = actHalfToFloat(h)
 		}
-	case Uint8:
+	case tensor.Uint8:
 		actDequantize(op, in.Shape, in.Uint8s(), dst)
-	case Int8:
+	case tensor.Int8:
 		actDequantize(op, in.Shape, in.Int8s(), dst)
-	case Int16:
+	case tensor.Int16:
 		actDequantize(op, in.Shape, in.Int16s(), dst)
 	default:
 		return Unsupported("DEQUANTIZE: input type %s", in.Type)
@@ -219,7 +221,7 @@ func actDequantize[T uint8 | int8 | int16](op *dequantizeOp, shape []int, src []
 		return
 	}
 	channels := shape[op.axis]
-	inner := NumElements(shape[op.axis+1:])
+	inner := tensor.NumElements(shape[op.axis+1:])
 	if channels*inner == 0 {
 		return
 	}

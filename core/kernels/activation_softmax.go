@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // SOFTMAX over the last axis (TFLite 2.9 activations.cc, optimized kernels on
@@ -56,8 +57,8 @@ func (op *softmaxOp) Prepare(n *Node) error {
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch {
-	case out.Type == Int16:
-		if in.Type != Int8 && in.Type != Uint8 && in.Type != Int16 {
+	case out.Type == tensor.Int16:
+		if in.Type != tensor.Int8 && in.Type != tensor.Uint8 && in.Type != tensor.Int16 {
 			return Unsupported("SOFTMAX: input type %s with output type %s", in.Type, out.Type)
 		}
 	case in.Type != out.Type:
@@ -70,11 +71,11 @@ func (op *softmaxOp) Prepare(n *Node) error {
 		return err
 	}
 	out.Shape = append([]int(nil), in.Shape...)
-	if isFloat, err := actTypesIO("SOFTMAX", in, out, Uint8, Int8, Int16); isFloat || err != nil {
+	if isFloat, err := actTypesIO("SOFTMAX", in, out, tensor.Uint8, tensor.Int8, tensor.Int16); isFloat || err != nil {
 		return err
 	}
 	op.outZP, op.outScale = out.ZeroPoint(), out.Scale()
-	if in.Type != Int16 {
+	if in.Type != tensor.Int16 {
 		scale := -in.Scale() * op.params.Beta
 		for v := range 256 {
 			op.table[255-v] = actExpf(scale * float32(v))
@@ -106,23 +107,23 @@ func (op *softmaxOp) Eval(n *Node) error {
 		return nil
 	}
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		actSoftmaxFloat(in.Float32s(), out.Float32s(), depth, op.params.Beta)
-	case Uint8:
+	case tensor.Uint8:
 		switch out.Type {
-		case Uint8:
+		case tensor.Uint8:
 			actSoftmax8(op, in.Uint8s(), out.Uint8s(), depth)
-		case Int16:
+		case tensor.Int16:
 			actSoftmax8(op, in.Uint8s(), out.Int16s(), depth)
 		}
-	case Int8:
+	case tensor.Int8:
 		switch out.Type {
-		case Int8:
+		case tensor.Int8:
 			actSoftmax8(op, in.Int8s(), out.Int8s(), depth)
-		case Int16:
+		case tensor.Int16:
 			actSoftmax8(op, in.Int8s(), out.Int16s(), depth)
 		}
-	case Int16:
+	case tensor.Int16:
 		op.softmax16(in.Int16s(), out.Int16s(), depth)
 	default:
 		return Unsupported("SOFTMAX: input type %s", in.Type)
@@ -133,13 +134,13 @@ func (op *softmaxOp) Eval(n *Node) error {
 // actSoftmaxOutputCheck enforces TFLite's fixed output quantization for
 // INT8->INT8 (scale 1/256, zero point -128) and INT16->INT16 (scale 1/32768,
 // zero point 0) softmax; the scale may be off by a thousandth.
-func actSoftmaxOutputCheck(in, out *Tensor) error {
+func actSoftmaxOutputCheck(in, out *tensor.Tensor) error {
 	var scale float32
 	var zp int32
 	switch {
-	case in.Type == Int8 && out.Type == Int8:
+	case in.Type == tensor.Int8 && out.Type == tensor.Int8:
 		scale, zp = 1.0/256, -128
-	case in.Type == Int16 && out.Type == Int16:
+	case in.Type == tensor.Int16 && out.Type == tensor.Int16:
 		scale, zp = 1.0/32768, 0
 	default:
 		return nil

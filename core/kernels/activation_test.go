@@ -9,6 +9,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // Test helpers.
@@ -28,7 +29,7 @@ func actNew(t *testing.T, code schema.BuiltinOperator) Op {
 }
 
 // actAll8 is a [256] tensor holding every value of an 8-bit type (byte i).
-func actAll8(typ DType, scale float32, zp int64) *Tensor {
+func actAll8(typ tensor.DType, scale float32, zp int64) *tensor.Tensor {
 	t := qT(typ, []int{256}, scale, zp)
 	for i := range t.Data {
 		t.Data[i] = byte(i)
@@ -37,27 +38,27 @@ func actAll8(typ DType, scale float32, zp int64) *Tensor {
 }
 
 // actQ returns element i of a quantized tensor as int32.
-func actQ(t *Tensor, i int) int32 {
+func actQ(t *tensor.Tensor, i int) int32 {
 	switch t.Type {
-	case Uint8:
+	case tensor.Uint8:
 		return int32(t.Data[i])
-	case Int8:
+	case tensor.Int8:
 		return int32(int8(t.Data[i]))
-	case Int16:
+	case tensor.Int16:
 		return int32(t.Int16s()[i])
 	}
 	panic("not quantized")
 }
 
 // actReal is the real value of element i.
-func actReal(t *Tensor, i int) float64 {
+func actReal(t *tensor.Tensor, i int) float64 {
 	return float64(t.Scale()) * float64(actQ(t, i)-t.ZeroPoint())
 }
 
 // actQuantizeRef quantizes a real value onto t's quantization (round half
 // away from zero, clamped to the type's range).
-func actQuantizeRef(t *Tensor, v float64) int32 {
-	lo, hi, _ := QuantizedRange(t.Type)
+func actQuantizeRef(t *tensor.Tensor, v float64) int32 {
+	lo, hi, _ := tensor.QuantizedRange(t.Type)
 	q := math.Round(v/float64(t.Scale())) + float64(t.ZeroPoint())
 	return int32(min(max(q, float64(lo)), float64(hi)))
 }
@@ -65,7 +66,7 @@ func actQuantizeRef(t *Tensor, v float64) int32 {
 // actCheckNear checks that every output element is within tol quantization
 // steps of the reference f applied to the input's real values, and that at
 // least minExact of them are exact.
-func actCheckNear(t *testing.T, name string, in, out *Tensor, f func(float64) float64, tol int32, minExact int) {
+func actCheckNear(t *testing.T, name string, in, out *tensor.Tensor, f func(float64) float64, tol int32, minExact int) {
 	t.Helper()
 	exact := 0
 	for i := range in.NumElements() {
@@ -90,7 +91,7 @@ func actCheckNear(t *testing.T, name string, in, out *Tensor, f func(float64) fl
 }
 
 // actHexCheck compares the output bytes with a hex string.
-func actHexCheck(t *testing.T, name string, out *Tensor, wantHex string) {
+func actHexCheck(t *testing.T, name string, out *tensor.Tensor, wantHex string) {
 	t.Helper()
 	want, err := hex.DecodeString(wantHex)
 	if err != nil {
@@ -101,29 +102,29 @@ func actHexCheck(t *testing.T, name string, out *Tensor, wantHex string) {
 	}
 }
 
-func actSetInt16(t *Tensor, v ...int16) *Tensor {
+func actSetInt16(t *tensor.Tensor, v ...int16) *tensor.Tensor {
 	copy(t.Int16s(), v)
 	return t
 }
 
-func actSetFloat(t *Tensor, v ...float32) *Tensor {
+func actSetFloat(t *tensor.Tensor, v ...float32) *tensor.Tensor {
 	copy(t.Float32s(), v)
 	return t
 }
 
 func TestActivationRegistrations(t *testing.T) {
-	want := map[schema.BuiltinOperator]VersionRange{
-		schema.BuiltinOperatorRELU:         {1, 3},
-		schema.BuiltinOperatorRELU_N1_TO_1: {1, 1},
-		schema.BuiltinOperatorRELU6:        {1, 3},
-		schema.BuiltinOperatorLOGISTIC:     {1, 3},
-		schema.BuiltinOperatorTANH:         {1, 3},
-		schema.BuiltinOperatorSOFTMAX:      {1, 3},
-		schema.BuiltinOperatorLEAKY_RELU:   {1, 2},
-		schema.BuiltinOperatorHARD_SWISH:   {1, 1},
-		schema.BuiltinOperatorPRELU:        {1, 1},
-		schema.BuiltinOperatorQUANTIZE:     {1, 3},
-		schema.BuiltinOperatorDEQUANTIZE:   {1, 5},
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorRELU:         {Min: 1, Max: 3},
+		schema.BuiltinOperatorRELU_N1_TO_1: {Min: 1, Max: 1},
+		schema.BuiltinOperatorRELU6:        {Min: 1, Max: 3},
+		schema.BuiltinOperatorLOGISTIC:     {Min: 1, Max: 3},
+		schema.BuiltinOperatorTANH:         {Min: 1, Max: 3},
+		schema.BuiltinOperatorSOFTMAX:      {Min: 1, Max: 3},
+		schema.BuiltinOperatorLEAKY_RELU:   {Min: 1, Max: 2},
+		schema.BuiltinOperatorHARD_SWISH:   {Min: 1, Max: 1},
+		schema.BuiltinOperatorPRELU:        {Min: 1, Max: 1},
+		schema.BuiltinOperatorQUANTIZE:     {Min: 1, Max: 3},
+		schema.BuiltinOperatorDEQUANTIZE:   {Min: 1, Max: 5},
 	}
 	checkRegistrations(t, activationOps(), want)
 }
@@ -165,8 +166,8 @@ func TestReluFloat(t *testing.T) {
 		{schema.BuiltinOperatorRELU_N1_TO_1, []float32{-1, -1, -1, -0.25, 0, 0.5, 1, 1, 1, 1, 1}},
 	}
 	for _, c := range cases {
-		out := qOut(Float32, 0, 0)
-		mustRun(t, actNew(t, c.code), 1, out, actSetFloat(qT(Float32, []int{1, len(in)}, 0, 0), in...))
+		out := qOut(tensor.Float32, 0, 0)
+		mustRun(t, actNew(t, c.code), 1, out, actSetFloat(qT(tensor.Float32, []int{1, len(in)}, 0, 0), in...))
 		if len(out.Shape) != 2 || out.Shape[1] != len(in) {
 			t.Errorf("%s: output shape %v", OpName(c.code), out.Shape)
 		}
@@ -192,24 +193,24 @@ func TestReluQuantized(t *testing.T) {
 		name := OpName(r.code)
 		// Output scale half the input's: the requantization is exact, so the
 		// float reference must match every value.
-		in, out := actAll8(Uint8, 0.5, 10), qOut(Uint8, 0.25, 3)
+		in, out := actAll8(tensor.Uint8, 0.5, 10), qOut(tensor.Uint8, 0.25, 3)
 		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" uint8 x2", in, out, f, 0, 256)
-		in, out = actAll8(Int8, 0.05, -20), qOut(Int8, 0.05, 7)
+		in, out = actAll8(tensor.Int8, 0.05, -20), qOut(tensor.Int8, 0.05, 7)
 		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" int8 same scale", in, out, f, 0, 256)
 		// Arbitrary scale ratios round twice (in the high multiply and the
 		// shift), so allow one step.
-		in, out = actAll8(Int8, 0.037, 5), qOut(Int8, 0.021, -100)
+		in, out = actAll8(tensor.Int8, 0.037, 5), qOut(tensor.Int8, 0.021, -100)
 		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" int8", in, out, f, 1, 240)
-		in, out = actAll8(Uint8, 0.011, 200), qOut(Uint8, 0.03, 0)
+		in, out = actAll8(tensor.Uint8, 0.011, 200), qOut(tensor.Uint8, 0.03, 0)
 		mustRun(t, actNew(t, r.code), 1, out, in)
 		actCheckNear(t, name+" uint8", in, out, f, 1, 240)
 	}
 	// Clamping to the activation range: RELU6 with output scale 1/32 puts 6
 	// at 192+zp.
-	in, out := actAll8(Uint8, 0.1, 0), qOut(Uint8, 1.0/32, 10)
+	in, out := actAll8(tensor.Uint8, 0.1, 0), qOut(tensor.Uint8, 1.0/32, 10)
 	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in)
 	if got := out.Data[255]; got != 202 {
 		t.Errorf("RELU6 max = %d, want 202", got)
@@ -219,21 +220,21 @@ func TestReluQuantized(t *testing.T) {
 	}
 	// The range bounds are roundf(bound/scale): ties go away from zero, so
 	// with output scale 2 RELU_N1_TO_1 spans zp-1..zp+1.
-	in, out = actAll8(Int8, 1, 0), qOut(Int8, 2, 100)
+	in, out = actAll8(tensor.Int8, 1, 0), qOut(tensor.Int8, 2, 100)
 	mustRun(t, actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), 1, out, in)
 	if lo, hi := actQ(out, 128), actQ(out, 127); lo != 99 || hi != 101 {
 		t.Errorf("RELU_N1_TO_1 with scale 2: range %d..%d, want 99..101", lo, hi)
 	}
 	// int16: zero points 0.
-	in16 := actSetInt16(qT(Int16, []int{6}, 0.001, 0), -32768, -5, 0, 7, 3000, 32767)
-	out = qOut(Int16, 0.002, 0)
+	in16 := actSetInt16(qT(tensor.Int16, []int{6}, 0.001, 0), -32768, -5, 0, 7, 3000, 32767)
+	out = qOut(tensor.Int16, 0.002, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 4, 1500, 3000} { // 7/2 rounds up; 6/0.002 = 3000
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("RELU6 int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
-	out = qOut(Int16, 0.0005, 0)
+	out = qOut(tensor.Int16, 0.0005, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorRELU), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 14, 6000, 32767} {
 		if got := out.Int16s()[i]; got != w {
@@ -241,24 +242,24 @@ func TestReluQuantized(t *testing.T) {
 		}
 	}
 	// Errors.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), qOut(Int16, 0.1, 0), qT(Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), qOut(tensor.Int16, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU_N1_TO_1 int16: %v, want unsupported", err)
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int16, 0.1, 1), qT(Int16, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int16, 0.1, 1), qT(tensor.Int16, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU int16 with output zero point 1 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int8, 0.1, 0), qT(Uint8, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int8, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU with mismatched types accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(Int32, 0, 0), qT(Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int32, 0, 0), qT(tensor.Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU int32: %v, want unsupported", err)
 	}
 }
 
 func TestLeakyRelu(t *testing.T) {
 	op := &leakyReluOp{params: LeakyReluParams{Alpha: 0.2}}
-	out := qOut(Float32, 0, 0)
-	mustRun(t, op, 1, out, actSetFloat(qT(Float32, []int{5}, 0, 0), -10, -0.5, 0, 0.5, 3))
+	out := qOut(tensor.Float32, 0, 0)
+	mustRun(t, op, 1, out, actSetFloat(qT(tensor.Float32, []int{5}, 0, 0), -10, -0.5, 0, 0.5, 3))
 	for i, w := range []float32{-2, -0.1, 0, 0.5, 3} {
 		if got := out.Float32s()[i]; got != w {
 			t.Errorf("LEAKY_RELU float [%d] = %g, want %g", i, got, w)
@@ -272,38 +273,38 @@ func TestLeakyRelu(t *testing.T) {
 			return float64(alpha) * x
 		}
 		op := &leakyReluOp{params: LeakyReluParams{Alpha: alpha}}
-		in, out := actAll8(Int8, 0.03, -7), qOut(Int8, 0.04, 11)
+		in, out := actAll8(tensor.Int8, 0.03, -7), qOut(tensor.Int8, 0.04, 11)
 		mustRun(t, op, 1, out, in)
 		actCheckNear(t, "LEAKY_RELU int8", in, out, f, 1, 230)
 		// Equal scales: with alpha 1/2 every odd negative input is a tie,
 		// which the fixed-point multiply rounds up where the reference
 		// rounds away from zero.
-		in, out = actAll8(Uint8, 0.02, 128), qOut(Uint8, 0.02, 128)
+		in, out = actAll8(tensor.Uint8, 0.02, 128), qOut(tensor.Uint8, 0.02, 128)
 		mustRun(t, op, 1, out, in)
 		actCheckNear(t, "LEAKY_RELU uint8", in, out, f, 1, 190)
 	}
 	// Exact case: same scales, alpha 1/2. Negative odd values are ties,
 	// which the fixed-point multiply rounds up (-1.5 -> -1).
 	op = &leakyReluOp{params: LeakyReluParams{Alpha: 0.5}}
-	in := actSetInt16(qT(Int16, []int{7}, 0.01, 0), -32768, -3, -2, -1, 0, 1, 32767)
-	out = qOut(Int16, 0.01, 0)
+	in := actSetInt16(qT(tensor.Int16, []int{7}, 0.01, 0), -32768, -3, -2, -1, 0, 1, 32767)
+	out = qOut(tensor.Int16, 0.01, 0)
 	mustRun(t, op, 1, out, in)
 	for i, w := range []int16{-16384, -1, -1, 0, 0, 1, 32767} {
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("LEAKY_RELU int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
-	if err := prepareErr(op, qOut(Int16, 0.01, 2), qT(Int16, []int{2}, 0.01, 0)); err == nil {
+	if err := prepareErr(op, qOut(tensor.Int16, 0.01, 2), qT(tensor.Int16, []int{2}, 0.01, 0)); err == nil {
 		t.Error("LEAKY_RELU int16 with output zero point 2 accepted")
 	}
 }
 
 func TestHardSwish(t *testing.T) {
 	ref := func(x float64) float64 { return x * min(6, max(0, x+3)) / 6 }
-	in := qT(Float32, []int{2, 4}, 0, 0)
+	in := qT(tensor.Float32, []int{2, 4}, 0, 0)
 	xs := []float32{-4, -3, -1.5, 0, 0.7, 2.9, 3, 10}
 	actSetFloat(in, xs...)
-	out := qOut(Float32, 0, 0)
+	out := qOut(tensor.Float32, 0, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	for i, x := range xs {
 		if got := out.Float32s()[i]; math.Abs(float64(got)-ref(float64(x))) > 1e-6 {
@@ -313,12 +314,12 @@ func TestHardSwish(t *testing.T) {
 	// Quantized: the int16 fixed-point scheme stays within half a step of
 	// the float function before rounding, so results are at most one off.
 	for _, c := range []struct {
-		typ               DType
+		typ               tensor.DType
 		inScale, outScale float32
 		inZP, outZP       int64
 	}{
-		{Uint8, 0.05, 0.03, 100, 20}, {Uint8, 0.01, 0.02, 0, 128}, {Int8, 0.1, 0.05, -28, -100},
-		{Int8, 0.003, 0.002, 0, 0}, {Int8, 0.2, 0.8, 10, -30},
+		{tensor.Uint8, 0.05, 0.03, 100, 20}, {tensor.Uint8, 0.01, 0.02, 0, 128}, {tensor.Int8, 0.1, 0.05, -28, -100},
+		{tensor.Int8, 0.003, 0.002, 0, 0}, {tensor.Int8, 0.2, 0.8, 10, -30},
 	} {
 		in, out := actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, c.outScale, c.outZP)
 		mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
@@ -326,12 +327,12 @@ func TestHardSwish(t *testing.T) {
 	}
 	// Bytes of TensorFlow Lite 2.9 for int8, input scale 0.04 zp 10, output
 	// scale 0.025 zp -20 (element i is int8(i)).
-	in, out = actAll8(Int8, 0.04, 10), qOut(Int8, 0.025, -20)
+	in, out = actAll8(tensor.Int8, 0.04, 10), qOut(tensor.Int8, 0.025, -20)
 	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	actHexCheck(t, "HARD_SWISH TFLite", out, "e5e6e6e7e8e8e9eaeaebecedeeeeeff0f1f2f3f4f5f6f7f8f9fafcfdfeff00020304050708090b0c0e0f1112141517181a1b1d1f2022242627292b2d2f31323436383a3c3e40424447494b4d4f515456585b5d5f62646667696a6c6e6f7172747677797a7c7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7fececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececebeaeae9e8e8e7e6e6e5e4e4e3e3e2e2e1e1e1e0e0e0dfdfdfdedededededddddddddddddddddddddddddddddedededededfdfdfe0e0e0e1e1e1e2e2e3e3e4e4")
 	// An output scale below input_scale/128 needs a left shift TFLite
 	// rejects.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorHARD_SWISH), qOut(Int8, 0.0001, 0), actAll8(Int8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorHARD_SWISH), qOut(tensor.Int8, 0.0001, 0), actAll8(tensor.Int8, 0.1, 0)); err == nil {
 		t.Error("HARD_SWISH with output multiplier > 1 accepted")
 	}
 }
@@ -339,12 +340,12 @@ func TestHardSwish(t *testing.T) {
 func TestLogisticTanh8(t *testing.T) {
 	sigmoid := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	for _, c := range []struct {
-		typ     DType
+		typ     tensor.DType
 		inScale float32
 		inZP    int64
-	}{{Uint8, 0.05, 128}, {Uint8, 0.1, 0}, {Int8, 0.08, -10}, {Int8, 0.02, 0}} {
+	}{{tensor.Uint8, 0.05, 128}, {tensor.Uint8, 0.1, 0}, {tensor.Int8, 0.08, -10}, {tensor.Int8, 0.02, 0}} {
 		outZP := int64(0)
-		if c.typ == Int8 {
+		if c.typ == tensor.Int8 {
 			outZP = -128
 		}
 		// The table rounds each value once: exact up to rounding ties of
@@ -357,16 +358,16 @@ func TestLogisticTanh8(t *testing.T) {
 		actCheckNear(t, "TANH "+c.typ.String(), in, out, math.Tanh, 1, 254)
 	}
 	// Table edges: the smallest and largest inputs saturate.
-	in, out := actAll8(Uint8, 0.1, 128), qOut(Uint8, 1.0/256, 0)
+	in, out := actAll8(tensor.Uint8, 0.1, 128), qOut(tensor.Uint8, 1.0/256, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	if out.Data[0] != 0 || out.Data[255] != 255 || out.Data[128] != 128 {
 		t.Errorf("LOGISTIC edges %d %d %d, want 0 128 255", out.Data[0], out.Data[128], out.Data[255])
 	}
 	// Bytes of TensorFlow Lite 2.9 (element i is the 8-bit value of byte i).
-	in, out = actAll8(Uint8, 0.05, 128), qOut(Uint8, 1.0/256, 0)
+	in, out = actAll8(tensor.Uint8, 0.05, 128), qOut(tensor.Uint8, 1.0/256, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	actHexCheck(t, "LOGISTIC uint8 TFLite", out, "0000000001010101010101010101010101010101010101010101020202020202020202020303030303030304040404040505050506060606070708080809090a0a0b0b0c0c0d0d0e0f0f101112131314151617181a1b1c1d1f202123242628292b2d2f31333537393b3e404245474a4d4f5255585b5e6164676a6d7073767a7d8083868a8d909396999c9fa2a5a8abaeb1b3b6b9bbbec0c2c5c7c9cbcdcfd1d3d5d7d8dadcdddfe0e1e3e4e5e6e8e9eaebecededeeeff0f1f1f2f3f3f4f4f5f5f6f6f7f7f8f8f8f9f9fafafafafbfbfbfbfcfcfcfcfcfdfdfdfdfdfdfdfefefefefefefefefefeffffffffffffffffffffffffffffffffffffffffffffffffff")
-	in, out = actAll8(Int8, 0.03, -5), qOut(Int8, 1.0/128, 0)
+	in, out = actAll8(tensor.Int8, 0.03, -5), qOut(tensor.Int8, 1.0/128, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 	actHexCheck(t, "TANH int8 TFLite", out, "13171a1e2225292c303336393c3f4245474a4d4f515456585a5c5e5f6163646667686a6b6c6d6e6f707172727374757576767777787879797a7a7a7b7b7b7b7c7c7c7c7d7d7d7d7d7e7e7e7e7e7e7e7e7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f8080808080808080808080808080808080808080818181818181818181818181818181818181828282828282828282838383838384848484858585858686868787888889898a8a8b8b8c8d8e8e8f9091929394959698999a9c9d9fa1a2a4a6a8aaacafb1b3b6b9bbbec1c4c7cacdd0d4d7dbdee2e6e9edf1f5f8fc0004080b0f")
 	// Inputs where glibc's tanhf and a correctly rounded tanh land on
@@ -380,21 +381,21 @@ func TestLogisticTanh8(t *testing.T) {
 		{0x3c47f1ab, 167, 88, 32},
 		{0x3c102658, 176, 81, 41},
 	} {
-		in, out := actAll8(Uint8, math.Float32frombits(c.scale), c.zp), qOut(Uint8, 1.0/128, 128)
+		in, out := actAll8(tensor.Uint8, math.Float32frombits(c.scale), c.zp), qOut(tensor.Uint8, 1.0/128, 128)
 		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 		if got := out.Data[c.at]; got != c.want {
 			t.Errorf("TANH uint8 scale %g zp %d: [%d] = %d, want %d", in.Scale(), c.zp, c.at, got, c.want)
 		}
 	}
 	// LOGISTIC needs an output scale of 1/256.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorLOGISTIC), qOut(Uint8, 1.0/128, 0), actAll8(Uint8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorLOGISTIC), qOut(tensor.Uint8, 1.0/128, 0), actAll8(tensor.Uint8, 0.1, 0)); err == nil {
 		t.Error("LOGISTIC with output scale 1/128 accepted")
 	}
 	// Float.
 	xs := []float32{-20, -3, -0.5, 0, 0.25, 4, 30}
 	for _, code := range []schema.BuiltinOperator{schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH} {
-		out := qOut(Float32, 0, 0)
-		mustRun(t, actNew(t, code), 1, out, actSetFloat(qT(Float32, []int{len(xs)}, 0, 0), xs...))
+		out := qOut(tensor.Float32, 0, 0)
+		mustRun(t, actNew(t, code), 1, out, actSetFloat(qT(tensor.Float32, []int{len(xs)}, 0, 0), xs...))
 		for i, x := range xs {
 			want := math.Tanh(float64(x))
 			if code == schema.BuiltinOperatorLOGISTIC {
@@ -409,8 +410,8 @@ func TestLogisticTanh8(t *testing.T) {
 
 func TestLogisticTanh16(t *testing.T) {
 	sigmoid := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	full := func(scale float32) *Tensor {
-		in := qT(Int16, []int{65536}, scale, 0)
+	full := func(scale float32) *tensor.Tensor {
+		in := qT(tensor.Int16, []int{65536}, scale, 0)
 		for i := range 65536 {
 			in.Int16s()[i] = int16(i - 32768)
 		}
@@ -427,10 +428,10 @@ func TestLogisticTanh16(t *testing.T) {
 		{1.0 / 4096, 7, 12, 7000, 12000}, {1.0 / 2048, 2, 12, 40000, 20000}, {1.0 / 3000, 2, 3, 45000, 35000},
 		{1e-4, 2, 3, 40000, 30000}, {5e-3, 2, 3, 28000, 28000},
 	} {
-		in, out := full(c.scale), qOut(Int16, 1.0/32768, 0)
+		in, out := full(c.scale), qOut(tensor.Int16, 1.0/32768, 0)
 		mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
 		actCheckNear(t, "LOGISTIC int16", in, out, sigmoid, c.logTol, c.logExact)
-		out = qOut(Int16, 1.0/32768, 0)
+		out = qOut(tensor.Int16, 1.0/32768, 0)
 		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
 		actCheckNear(t, "TANH int16", in, out, math.Tanh, c.tanTol, c.tanExact)
 	}
@@ -446,8 +447,8 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 1.0 / 2048, "018001809484c4f9e8ff000018003c066c7be87fff7fff7f"},
 		{schema.BuiltinOperatorTANH, 1e-3, "0180018012803ef3e0ff00002000c20cee7fff7fff7fff7f"},
 	} {
-		out := qOut(Int16, 1.0/32768, 0)
-		mustRun(t, actNew(t, c.code), 1, out, actSetInt16(qT(Int16, []int{len(xs)}, c.scale, 0), xs...))
+		out := qOut(tensor.Int16, 1.0/32768, 0)
+		mustRun(t, actNew(t, c.code), 1, out, actSetInt16(qT(tensor.Int16, []int{len(xs)}, c.scale, 0), xs...))
 		actHexCheck(t, OpName(c.code)+" int16 TFLite", out, c.want)
 	}
 	// Quantization TFLite rejects.
@@ -462,7 +463,7 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 0, 0, 1.0 / 30000, 1.0 / 4096},
 		{schema.BuiltinOperatorTANH, 5, 0, 1.0 / 32768, 1.0 / 4096},
 	} {
-		if err := prepareErr(actNew(t, c.code), qOut(Int16, c.outScale, c.outZP), qT(Int16, []int{4}, c.inScal, c.inZP)); err == nil {
+		if err := prepareErr(actNew(t, c.code), qOut(tensor.Int16, c.outScale, c.outZP), qT(tensor.Int16, []int{4}, c.inScal, c.inZP)); err == nil {
 			t.Errorf("%s int16 accepted zero points %d/%d, output scale %g", OpName(c.code), c.inZP, c.outZP, c.outScale)
 		}
 	}
@@ -491,7 +492,7 @@ func actSoftmaxRef(real []float64, depth int, beta float64) []float64 {
 
 func TestSoftmaxFloat(t *testing.T) {
 	shape := []int{2, 3, 4}
-	in := qT(Float32, shape, 0, 0)
+	in := qT(tensor.Float32, shape, 0, 0)
 	real := make([]float64, 24)
 	for i := range real {
 		v := float32(math.Sin(float64(i)*1.7) * 5)
@@ -499,7 +500,7 @@ func TestSoftmaxFloat(t *testing.T) {
 		real[i] = float64(v)
 	}
 	for _, beta := range []float32{1, 0.5, 3} {
-		out := qOut(Float32, 0, 0)
+		out := qOut(tensor.Float32, 0, 0)
 		mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, 1, out, in)
 		want := actSoftmaxRef(real, 4, float64(beta))
 		for i, w := range want {
@@ -514,7 +515,7 @@ func TestSoftmaxQuantized(t *testing.T) {
 	// Float reference over the last axis of a 3-D input, several betas and
 	// output types. The single-precision table path is within one step.
 	for _, c := range []struct {
-		in, out          DType
+		in, out          tensor.DType
 		inScale          float32
 		inZP             int64
 		outScale         float32
@@ -522,12 +523,12 @@ func TestSoftmaxQuantized(t *testing.T) {
 		beta             float32
 		minExactFraction float64
 	}{
-		{Uint8, Uint8, 0.13, 96, 1.0 / 256, 0, 1, 0.97},
-		{Uint8, Uint8, 0.05, 0, 1.0 / 256, 0, 0.35, 0.97},
-		{Int8, Int8, 0.0634, -53, 1.0 / 256, -128, 1, 0.97},
-		{Int8, Int8, 0.1, 0, 1.0 / 256, -128, 2.5, 0.97},
-		{Int8, Int16, 0.07, 3, 1.0 / 32768, 0, 1, 0.9},
-		{Uint8, Int16, 0.02, 128, 1.0 / 65536, -32768, 0.8, 0.9},
+		{tensor.Uint8, tensor.Uint8, 0.13, 96, 1.0 / 256, 0, 1, 0.97},
+		{tensor.Uint8, tensor.Uint8, 0.05, 0, 1.0 / 256, 0, 0.35, 0.97},
+		{tensor.Int8, tensor.Int8, 0.0634, -53, 1.0 / 256, -128, 1, 0.97},
+		{tensor.Int8, tensor.Int8, 0.1, 0, 1.0 / 256, -128, 2.5, 0.97},
+		{tensor.Int8, tensor.Int16, 0.07, 3, 1.0 / 32768, 0, 1, 0.9},
+		{tensor.Uint8, tensor.Int16, 0.02, 128, 1.0 / 65536, -32768, 0.8, 0.9},
 	} {
 		shape := []int{3, 5, 40}
 		in := qT(c.in, shape, c.inScale, c.inZP)
@@ -558,21 +559,21 @@ func TestSoftmaxQuantized(t *testing.T) {
 
 	// Exact cases. A uniform row of four gives 1/4 = 64/256; one dominant
 	// value takes all the probability (256/256 saturates at 255).
-	in := qT(Uint8, []int{2, 4}, 0.5, 0)
+	in := qT(tensor.Uint8, []int{2, 4}, 0.5, 0)
 	copy(in.Data, []byte{7, 7, 7, 7, 250, 0, 0, 1})
-	out := qOut(Uint8, 1.0/256, 0)
+	out := qOut(tensor.Uint8, 1.0/256, 0)
 	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	if got := string(out.Data); got != string([]byte{64, 64, 64, 64, 255, 0, 0, 0}) {
 		t.Errorf("uint8 exact cases: %v", out.Data)
 	}
 	// TFLite's uint8 rounding ignores the output zero point.
-	out = qOut(Uint8, 1.0/256, 10)
-	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, qT(Uint8, []int{4}, 0.5, 0))
+	out = qOut(tensor.Uint8, 1.0/256, 10)
+	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, qT(tensor.Uint8, []int{4}, 0.5, 0))
 	if got := string(out.Data); got != string([]byte{64, 64, 64, 64}) {
 		t.Errorf("uint8 with output zero point 10: %v, want all 64", out.Data)
 	}
-	in = qT(Int8, []int{4}, 0.5, 0)
-	out = qOut(Int8, 1.0/256, -128)
+	in = qT(tensor.Int8, []int{4}, 0.5, 0)
+	out = qOut(tensor.Int8, 1.0/256, -128)
 	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	for _, v := range out.Int8s() {
 		if v != -64 {
@@ -582,31 +583,31 @@ func TestSoftmaxQuantized(t *testing.T) {
 	}
 
 	// Bytes of TensorFlow Lite 2.9.
-	in = qT(Uint8, []int{2, 8}, 0.130833, 96)
+	in = qT(tensor.Uint8, []int{2, 8}, 0.130833, 96)
 	copy(in.Data, []byte{96, 100, 120, 130, 131, 160, 200, 255, 0, 10, 90, 91, 92, 93, 150, 151})
-	out = qOut(Uint8, 1.0/256, 0)
+	out = qOut(tensor.Uint8, 1.0/256, 0)
 	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX uint8 TFLite", out, "00000000000000ff0000000000007888")
-	in = qT(Int8, []int{3, 5}, 0.0634, -53)
+	in = qT(tensor.Int8, []int{3, 5}, 0.0634, -53)
 	copy(in.Data, []byte{0x80, 0x7f, 0, 1, 2, 10, 20, 30, 40, 50, 0xf0, 0xf1, 0xf2, 0xf3, 0xf4})
-	out = qOut(Int8, 1.0/256, -128)
+	out = qOut(tensor.Int8, 1.0/256, -128)
 	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 0.7}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX int8 beta 0.7 TFLite", out, "807d818181919baac2e7afb1b3b5b8")
 
 	// Output quantization TFLite requires.
 	for _, c := range []struct {
-		in, out DType
+		in, out tensor.DType
 		scale   float32
 		zp      int64
-	}{{Int8, Int8, 1.0 / 256, 0}, {Int8, Int8, 1.0 / 128, -128}, {Int16, Int16, 1.0 / 16384, 0}, {Int16, Int16, 1.0 / 32768, 1}} {
+	}{{tensor.Int8, tensor.Int8, 1.0 / 256, 0}, {tensor.Int8, tensor.Int8, 1.0 / 128, -128}, {tensor.Int16, tensor.Int16, 1.0 / 16384, 0}, {tensor.Int16, tensor.Int16, 1.0 / 32768, 1}} {
 		if err := prepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, qOut(c.out, c.scale, c.zp), qT(c.in, []int{4}, 0.1, 0)); err == nil {
 			t.Errorf("SOFTMAX %s->%s accepted scale %g zero point %d", c.in, c.out, c.scale, c.zp)
 		}
 	}
-	if err := prepareErr(&softmaxOp{}, qOut(Float32, 0, 0), qT(Float32, nil, 0, 0)); err == nil {
+	if err := prepareErr(&softmaxOp{}, qOut(tensor.Float32, 0, 0), qT(tensor.Float32, nil, 0, 0)); err == nil {
 		t.Error("SOFTMAX accepted a scalar")
 	}
-	if err := prepareErr(&softmaxOp{}, qOut(Int8, 1.0/256, -128), qT(Uint8, []int{4}, 0.1, 0)); err == nil {
+	if err := prepareErr(&softmaxOp{}, qOut(tensor.Int8, 1.0/256, -128), qT(tensor.Uint8, []int{4}, 0.1, 0)); err == nil {
 		t.Error("SOFTMAX accepted uint8 -> int8")
 	}
 }
@@ -615,7 +616,7 @@ func TestSoftmaxInt16(t *testing.T) {
 	// Rows whose spread stays inside the exp table's [-10, 0] range follow
 	// the float softmax within a few steps of 2^-15.
 	shape := []int{4, 3, 9}
-	in := qT(Int16, shape, 2.5e-4, 0)
+	in := qT(tensor.Int16, shape, 2.5e-4, 0)
 	for i := range in.Int16s() {
 		in.Int16s()[i] = int16((i*7919)%39000 - 19500)
 	}
@@ -624,7 +625,7 @@ func TestSoftmaxInt16(t *testing.T) {
 		real[i] = actReal(in, i)
 	}
 	for _, beta := range []float32{1, 0.6} {
-		out := qOut(Int16, 1.0/32768, 0)
+		out := qOut(tensor.Int16, 1.0/32768, 0)
 		mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: beta}}, 1, out, in)
 		want := actSoftmaxRef(real, 9, float64(beta))
 		for i, w := range want {
@@ -634,11 +635,11 @@ func TestSoftmaxInt16(t *testing.T) {
 		}
 	}
 	// Bytes of TensorFlow Lite 2.9, with differences beyond the table.
-	in = actSetInt16(qT(Int16, []int{2, 6}, 2e-4, 0), 0, 1000, 2000, 5000, -30000, 32767, -32768, -32000, -31000, -20000, 100, 0)
-	out := qOut(Int16, 1.0/32768, 0)
+	in = actSetInt16(qT(tensor.Int16, []int{2, 6}, 2e-4, 0), 0, 1000, 2000, 5000, -30000, 32767, -32768, -32000, -31000, -20000, 100, 0)
+	out := qOut(tensor.Int16, 1.0/32768, 0)
 	mustRun(t, &softmaxOp{params: SoftmaxParams{Beta: 1}}, 1, out, in)
 	actHexCheck(t, "SOFTMAX int16 TFLite", out, "2e00380044007e000200d67e16001a0020002601e63fa23e")
-	if err := prepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, qOut(Int16, 1.0/32768, 0), qT(Int16, []int{1, 1, 1, 1, 2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(&softmaxOp{params: SoftmaxParams{Beta: 1}}, qOut(tensor.Int16, 1.0/32768, 0), qT(tensor.Int16, []int{1, 1, 1, 1, 2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("SOFTMAX int16 rank 5: %v, want unsupported", err)
 	}
 }
@@ -646,20 +647,20 @@ func TestSoftmaxInt16(t *testing.T) {
 func TestQuantizeFloat(t *testing.T) {
 	inf := float32(math.Inf(1))
 	xs := []float32{0, 0.49, 0.5, -0.5, 1.5, -1.5, 2.5, 126.6, -300, 1e10, inf, float32(math.NaN())}
-	in := actSetFloat(qT(Float32, []int{len(xs)}, 0, 0), xs...)
+	in := actSetFloat(qT(tensor.Float32, []int{len(xs)}, 0, 0), xs...)
 	// round(x/scale) + zp, halves away from zero, clamped. Quotients out of
 	// the int32 range (and NaN) become math.MinInt32 before the zero point
 	// is added, as x86-64's conversion gives them to TFLite: +Inf and 1e10
 	// saturate low, unless a negative zero point wraps the sum around.
 	cases := []struct {
-		typ   DType
+		typ   tensor.DType
 		scale float32
 		zp    int64
 		want  []int32
 	}{
-		{Uint8, 1, 10, []int32{10, 10, 11, 9, 12, 8, 13, 137, 0, 0, 0, 0}},
-		{Int8, 0.5, -1, []int32{-1, 0, 0, -2, 2, -4, 4, 127, -128, 127, 127, 127}},
-		{Int16, 0.25, 0, []int32{0, 2, 2, -2, 6, -6, 10, 506, -1200, -32768, -32768, -32768}},
+		{tensor.Uint8, 1, 10, []int32{10, 10, 11, 9, 12, 8, 13, 137, 0, 0, 0, 0}},
+		{tensor.Int8, 0.5, -1, []int32{-1, 0, 0, -2, 2, -4, 4, 127, -128, 127, 127, 127}},
+		{tensor.Int16, 0.25, 0, []int32{0, 2, 2, -2, 6, -6, 10, 506, -1200, -32768, -32768, -32768}},
 	}
 	for _, c := range cases {
 		out := qOut(c.typ, c.scale, c.zp)
@@ -670,15 +671,15 @@ func TestQuantizeFloat(t *testing.T) {
 			}
 		}
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int16, 0.1, 3), in); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 3), in); err == nil {
 		t.Error("QUANTIZE to int16 with zero point 3 accepted")
 	}
-	pc := qOut(Int8, 0.1, 0)
-	pc.Quant = &Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
+	pc := qOut(tensor.Int8, 0.1, 0)
+	pc.Quant = &tensor.Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
 	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), pc, in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE per-channel output: %v, want unsupported", err)
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE to float: %v, want unsupported", err)
 	}
 }
@@ -686,14 +687,14 @@ func TestQuantizeFloat(t *testing.T) {
 func TestQuantizeRequantize(t *testing.T) {
 	// The golden models' ends: uint8 -> int8 and int8 -> uint8 with the same
 	// scale move every value by 128.
-	in, out := actAll8(Uint8, 0.00784313772, 127), qOut(Int8, 0.00784313772, -1)
+	in, out := actAll8(tensor.Uint8, 0.00784313772, 127), qOut(tensor.Int8, 0.00784313772, -1)
 	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != int32(i)-128 {
 			t.Fatalf("uint8->int8 %d = %d, want %d", i, got, i-128)
 		}
 	}
-	in, out = actAll8(Int8, 1.0/256, -128), qOut(Uint8, 1.0/256, 0)
+	in, out = actAll8(tensor.Int8, 1.0/256, -128), qOut(tensor.Uint8, 1.0/256, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != actQ(in, i)+128 {
@@ -706,46 +707,46 @@ func TestQuantizeRequantize(t *testing.T) {
 	// one step off (uint8->uint8: 0.02/0.07 has a right shift of one).
 	id := func(x float64) float64 { return x }
 	for _, c := range []struct {
-		in, out       DType
+		in, out       tensor.DType
 		inS, outS     float32
 		inZP, outZP   int64
 		tol, minExact int32
 	}{
-		{Int8, Int8, 0.1, 0.05, 3, -4, 0, 256},
-		{Uint8, Uint8, 0.02, 0.07, 128, 100, 1, 175},
-		{Int8, Uint8, 0.3, 0.011, -7, 13, 1, 230},
-		{Uint8, Int8, 0.004, 0.05, 255, 0, 1, 230},
+		{tensor.Int8, tensor.Int8, 0.1, 0.05, 3, -4, 0, 256},
+		{tensor.Uint8, tensor.Uint8, 0.02, 0.07, 128, 100, 1, 175},
+		{tensor.Int8, tensor.Uint8, 0.3, 0.011, -7, 13, 1, 230},
+		{tensor.Uint8, tensor.Int8, 0.004, 0.05, 255, 0, 1, 230},
 	} {
 		in, out := actAll8(c.in, c.inS, c.inZP), qOut(c.out, c.outS, c.outZP)
 		mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
 		actCheckNear(t, "QUANTIZE "+c.in.String()+"->"+c.out.String(), in, out, id, c.tol, int(c.minExact))
 	}
-	in16 := actSetInt16(qT(Int16, []int{6}, 0.001, 0), -32768, -300, -1, 0, 299, 32767)
-	out = qOut(Int8, 0.02, 5)
+	in16 := actSetInt16(qT(tensor.Int16, []int{6}, 0.001, 0), -32768, -300, -1, 0, 299, 32767)
+	out = qOut(tensor.Int8, 0.02, 5)
 	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int8", in16, out, id, 0, 6)
-	out = qOut(Int16, 0.0005, 0)
+	out = qOut(tensor.Int16, 0.0005, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int16", in16, out, id, 0, 6)
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int8, 0.1, 0), qT(Int16, []int{2}, 0.1, 4)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int8, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 4)); err == nil {
 		t.Error("QUANTIZE from int16 with zero point 4 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(Int16, 0.1, 0), qT(Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE uint8->int16: %v, want unsupported", err)
 	}
 }
 
 func TestDequantize(t *testing.T) {
 	for _, c := range []struct {
-		typ   DType
+		typ   tensor.DType
 		scale float32
 		zp    int64
-	}{{Uint8, 0.5, 3}, {Int8, 0.1, -7}, {Int16, 0.00031, 0}} {
+	}{{tensor.Uint8, 0.5, 3}, {tensor.Int8, 0.1, -7}, {tensor.Int16, 0.00031, 0}} {
 		in := qT(c.typ, []int{2, 3}, c.scale, c.zp)
 		for i := range in.Data {
 			in.Data[i] = byte(i*71 + 5)
 		}
-		out := qOut(Float32, 0, 0)
+		out := qOut(tensor.Float32, 0, 0)
 		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range in.NumElements() {
 			// scale*(q-zp) in double precision, rounded once.
@@ -758,8 +759,8 @@ func TestDequantize(t *testing.T) {
 	// Per-channel along each axis of a [2,3,4] tensor.
 	shape := []int{2, 3, 4}
 	for axis := range 3 {
-		in := qT(Int8, shape, 0, 0)
-		q := &Quantization{Axis: axis}
+		in := qT(tensor.Int8, shape, 0, 0)
+		q := &tensor.Quantization{Axis: axis}
 		for c := range shape[axis] {
 			q.Scale = append(q.Scale, 0.25*float32(c+1))
 			q.ZeroPoint = append(q.ZeroPoint, int64(c-1))
@@ -768,7 +769,7 @@ func TestDequantize(t *testing.T) {
 		for i := range in.Data {
 			in.Data[i] = byte(int8(i*13 - 100))
 		}
-		out := qOut(Float32, 0, 0)
+		out := qOut(tensor.Float32, 0, 0)
 		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range 24 {
 			idx := []int{i / 12, i / 4 % 3, i % 4}
@@ -783,43 +784,43 @@ func TestDequantize(t *testing.T) {
 	halves := []uint16{0x3c00, 0xc000, 0x7bff, 0x0001, 0x03ff, 0x8000, 0x7c00, 0xfc00, 0x3555}
 	want := []float32{1, -2, 65504, 1.0 / (1 << 24), 1023.0 / (1 << 24), float32(math.Copysign(0, -1)),
 		float32(math.Inf(1)), float32(math.Inf(-1)), 0.333251953125}
-	in := qT(Float16, []int{len(halves)}, 0, 0)
-	copy(view[uint16](in.Data), halves)
-	out := qOut(Float32, 0, 0)
+	in := qT(tensor.Float16, []int{len(halves)}, 0, 0)
+	copy(tensor.View[uint16](in.Data), halves)
+	out := qOut(tensor.Float32, 0, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 	for i, w := range want {
 		if got := out.Float32s()[i]; math.Float32bits(got) != math.Float32bits(w) {
 			t.Errorf("DEQUANTIZE float16 %#04x = %g, want %g", halves[i], got, w)
 		}
 	}
-	nan := qT(Float16, []int{1}, 0, 0)
-	copy(view[uint16](nan.Data), []uint16{0x7e00})
+	nan := qT(tensor.Float16, []int{1}, 0, 0)
+	copy(tensor.View[uint16](nan.Data), []uint16{0x7e00})
 	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, nan)
 	if !math.IsNaN(float64(out.Float32s()[0])) {
 		t.Errorf("float16 NaN gave %g", out.Float32s()[0])
 	}
 	// Errors.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), qT(Int16, []int{2}, 0.1, 1)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Int16, []int{2}, 0.1, 1)); err == nil {
 		t.Error("DEQUANTIZE int16 with zero point 1 accepted")
 	}
-	bad := qT(Int8, []int{2, 3}, 0, 0)
-	bad.Quant = &Quantization{Scale: []float32{1, 2}, ZeroPoint: []int64{0, 0}, Axis: 1}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), bad); err == nil {
+	bad := qT(tensor.Int8, []int{2, 3}, 0, 0)
+	bad.Quant = &tensor.Quantization{Scale: []float32{1, 2}, ZeroPoint: []int64{0, 0}, Axis: 1}
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), bad); err == nil {
 		t.Error("DEQUANTIZE with 2 scales for a dimension of 3 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(Float32, 0, 0), qT(Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("DEQUANTIZE float32: %v, want unsupported", err)
 	}
 }
 
 func TestPrelu(t *testing.T) {
 	// Float, alpha broadcast over the channels of an NHWC input.
-	in := qT(Float32, []int{1, 2, 2, 3}, 0, 0)
+	in := qT(tensor.Float32, []int{1, 2, 2, 3}, 0, 0)
 	for i := range 12 {
 		in.Float32s()[i] = float32(i) - 6
 	}
-	alpha := actSetFloat(qT(Float32, []int{1, 1, 3}, 0, 0), 0.5, -1, 2)
-	out := qOut(Float32, 0, 0)
+	alpha := actSetFloat(qT(tensor.Float32, []int{1, 1, 3}, 0, 0), 0.5, -1, 2)
+	out := qOut(tensor.Float32, 0, 0)
 	mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 	for i := range 12 {
 		x := float32(i) - 6
@@ -833,7 +834,7 @@ func TestPrelu(t *testing.T) {
 	}
 	// Quantized, broadcast and element-wise alphas, against the float
 	// reference within one step.
-	for _, typ := range []DType{Uint8, Int8} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
 		for _, ashape := range [][]int{{4}, {3, 1}, {2, 3, 4}} {
 			in := qT(typ, []int{2, 3, 4}, 0.05, 7)
 			for i := range in.Data {
@@ -847,7 +848,7 @@ func TestPrelu(t *testing.T) {
 			mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 			for i := range 24 {
 				x := actReal(in, i)
-				ai := (i % 4) % NumElements(ashape)
+				ai := (i % 4) % tensor.NumElements(ashape)
 				if len(ashape) == 2 {
 					ai = i / 4 % 3
 				} else if len(ashape) == 3 {
@@ -864,10 +865,10 @@ func TestPrelu(t *testing.T) {
 		}
 	}
 	// Alpha that does not broadcast to the input's shape.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(Float32, 0, 0), qT(Float32, []int{2, 3}, 0, 0), qT(Float32, []int{2}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha [2] for input [2 3]")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(Float32, 0, 0), qT(Float32, []int{3}, 0, 0), qT(Float32, []int{2, 3}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{3}, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha of higher rank")
 	}
 }
@@ -913,27 +914,27 @@ func TestActivationEvalAllocs(t *testing.T) {
 	type cfg struct {
 		name string
 		op   Op
-		in   *Tensor
-		out  *Tensor
+		in   *tensor.Tensor
+		out  *tensor.Tensor
 	}
-	in16 := qT(Int16, []int{64}, 1.0/4096, 0)
-	alpha := qT(Float32, []int{1, 1, 3}, 0, 0)
+	in16 := qT(tensor.Int16, []int{64}, 1.0/4096, 0)
+	alpha := qT(tensor.Float32, []int{1, 1, 3}, 0, 0)
 	for _, c := range []cfg{
-		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(Uint8, 0.1, 0), qOut(Uint8, 1.0/256, 0)},
-		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, qT(Float32, []int{4, 16}, 0, 0), qOut(Float32, 0, 0)},
-		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, qOut(Int16, 1.0/32768, 0)},
-		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, qOut(Int16, 1.0/32768, 0)},
-		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, qOut(Int16, 1.0/4096, 0)},
-		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), qT(Float32, []int{64}, 0, 0), qOut(Int8, 0.1, 0)},
-		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(Int8, 0.1, 3), qOut(Float32, 0, 0)},
-		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), qT(Float32, []int{2, 2, 2, 3}, 0, 0), qOut(Float32, 0, 0)},
+		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(tensor.Uint8, 0.1, 0), qOut(tensor.Uint8, 1.0/256, 0)},
+		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, qT(tensor.Float32, []int{4, 16}, 0, 0), qOut(tensor.Float32, 0, 0)},
+		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, qOut(tensor.Int16, 1.0/32768, 0)},
+		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, qOut(tensor.Int16, 1.0/32768, 0)},
+		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, qOut(tensor.Int16, 1.0/4096, 0)},
+		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), qT(tensor.Float32, []int{64}, 0, 0), qOut(tensor.Int8, 0.1, 0)},
+		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(tensor.Int8, 0.1, 3), qOut(tensor.Float32, 0, 0)},
+		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), qT(tensor.Float32, []int{2, 2, 2, 3}, 0, 0), qOut(tensor.Float32, 0, 0)},
 	} {
-		ins := []*Tensor{c.in}
+		ins := []*tensor.Tensor{c.in}
 		if c.name == "PRELU float" {
 			ins = append(ins, alpha)
 		}
 		mustRun(t, c.op, 1, c.out, ins...)
-		n := &Node{Inputs: ins, Outputs: []*Tensor{c.out}, Threads: 1}
+		n := &Node{Inputs: ins, Outputs: []*tensor.Tensor{c.out}, Threads: 1}
 		if a := testing.AllocsPerRun(10, func() { c.op.Eval(n) }); a != 0 {
 			t.Errorf("%s: Eval allocates %v times", c.name, a)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // convOps returns the registrations of this op family: CONV_2D,
@@ -11,9 +12,9 @@ import (
 // 2.9's builtin op resolver.
 func convOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorCONV_2D, Versions: VersionRange{1, 6}, New: newConv2D},
-		{Code: schema.BuiltinOperatorDEPTHWISE_CONV_2D, Versions: VersionRange{1, 6}, New: newDepthwiseConv2D},
-		{Code: schema.BuiltinOperatorFULLY_CONNECTED, Versions: VersionRange{1, 9}, New: newFullyConnected},
+		{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newConv2D},
+		{Code: schema.BuiltinOperatorDEPTHWISE_CONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newDepthwiseConv2D},
+		{Code: schema.BuiltinOperatorFULLY_CONNECTED, Versions: tensor.VersionRange{Min: 1, Max: 9}, New: newFullyConnected},
 	}
 }
 
@@ -82,7 +83,7 @@ const (
 // DEPTHWISE_CONV_2D or FULLY_CONNECTED node (fc: one or two outputs, and the
 // filter called weights) and returns its input, filter, optional bias and
 // output.
-func convNode(n *Node, op string, act schema.ActivationFunctionType, fc bool) (in, filter, bias, out *Tensor, err error) {
+func convNode(n *Node, op string, act schema.ActivationFunctionType, fc bool) (in, filter, bias, out *tensor.Tensor, err error) {
 	if err := checkFusedActivation(op, act); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -102,7 +103,7 @@ func convNode(n *Node, op string, act schema.ActivationFunctionType, fc bool) (i
 
 // windowNode is convNode for CONV_2D and DEPTHWISE_CONV_2D, whose input and
 // filter must both be 4-D.
-func windowNode(n *Node, op string, act schema.ActivationFunctionType) (in, filter, bias, out *Tensor, err error) {
+func windowNode(n *Node, op string, act schema.ActivationFunctionType) (in, filter, bias, out *tensor.Tensor, err error) {
 	in, filter, bias, out, err = convNode(n, op, act, false)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -118,18 +119,18 @@ func windowNode(n *Node, op string, act schema.ActivationFunctionType) (in, filt
 // uint8Hybrid says whether a FLOAT32 input with a UINT8 filter is taken as
 // hybrid (CONV_2D, whose hybrid set-up then reports it) rather than as an
 // unsupported pair (DEPTHWISE_CONV_2D).
-func windowKind(op string, in, filter, out *Tensor, uint8Hybrid bool) (convKind, error) {
+func windowKind(op string, in, filter, out *tensor.Tensor, uint8Hybrid bool) (convKind, error) {
 	var k convKind
 	switch {
-	case in.Type == Float32 && filter.Type == Float32:
+	case in.Type == tensor.Float32 && filter.Type == tensor.Float32:
 		k = kindFloat
-	case in.Type == Float32 && (filter.Type == Int8 || uint8Hybrid && filter.Type == Uint8):
+	case in.Type == tensor.Float32 && (filter.Type == tensor.Int8 || uint8Hybrid && filter.Type == tensor.Uint8):
 		k = kindHybrid
-	case in.Type == Uint8 && filter.Type == Uint8:
+	case in.Type == tensor.Uint8 && filter.Type == tensor.Uint8:
 		k = kindUint8
-	case in.Type == Int8 && filter.Type == Int8:
+	case in.Type == tensor.Int8 && filter.Type == tensor.Int8:
 		k = kindInt8
-	case in.Type == Int16 && filter.Type == Int8:
+	case in.Type == tensor.Int16 && filter.Type == tensor.Int8:
 		k = kindInt16
 	default:
 		return k, Unsupported("%s: input %s with filter %s", op, in.Type, filter.Type)
@@ -143,11 +144,11 @@ func windowKind(op string, in, filter, out *Tensor, uint8Hybrid bool) (convKind,
 // checkConvBias checks the optional bias of a conv-family op with n output
 // channels: FLOAT32 for float and hybrid arithmetic (floatBias), otherwise
 // as checkQuantBias does.
-func checkConvBias(op string, floatBias bool, in, bias *Tensor, n int, allowI32For16 bool) error {
+func checkConvBias(op string, floatBias bool, in, bias *tensor.Tensor, n int, allowI32For16 bool) error {
 	if !floatBias {
 		return checkQuantBias(op, in, bias, n, allowI32For16)
 	}
-	if bias != nil && (bias.Type != Float32 || bias.NumElements() != n) {
+	if bias != nil && (bias.Type != tensor.Float32 || bias.NumElements() != n) {
 		return fmt.Errorf("%s: bias %s%v, want FLOAT32 with %d elements", op, bias.Type, bias.Shape, n)
 	}
 	return nil
@@ -168,7 +169,7 @@ type gemmState struct {
 // prepareFloat sets up the float GEMM of N channels over depth K: the
 // activation clamp, the weights and bias when they are constant, and the
 // scratch of threads workers.
-func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *Tensor, N, K, threads int) error {
+func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *tensor.Tensor, N, K, threads int) error {
 	s.fg.lo, s.fg.hi = ActivationRangeFloat(act)
 	s.fg.N, s.fg.K = N, K
 	if filter.Const {
@@ -188,7 +189,7 @@ func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, f
 
 // evalFloat runs the float GEMM, first taking in weights and bias that are
 // not constant.
-func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *Tensor, threads int) {
+func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *tensor.Tensor, threads int) {
 	if !filter.Const {
 		s.fg.setWeights(filter.Float32s(), s.fg.N, s.fg.K)
 	}
@@ -202,7 +203,7 @@ func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *Tensor, thread
 // prepareQuantBias sets the 8-bit GEMM's constant terms when the weights
 // (already set) and the bias are both constant; unsignedRows says whether
 // the rows are UINT8.
-func (s *gemmState) prepareQuantBias(filter, bias *Tensor, unsignedRows bool) {
+func (s *gemmState) prepareQuantBias(filter, bias *tensor.Tensor, unsignedRows bool) {
 	if filter.Const && (bias == nil || bias.Const) {
 		s.qg.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
 	}
@@ -210,7 +211,7 @@ func (s *gemmState) prepareQuantBias(filter, bias *Tensor, unsignedRows bool) {
 
 // refreshQuantBias recomputes the constant terms in Eval when the weights
 // (just set again) or the bias are not constant.
-func (s *gemmState) refreshQuantBias(filter, bias *Tensor, unsignedRows bool) {
+func (s *gemmState) refreshQuantBias(filter, bias *tensor.Tensor, unsignedRows bool) {
 	if !filter.Const || (bias != nil && !bias.Const) {
 		s.qg.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
 	}
@@ -233,7 +234,7 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 }
 
 // evalQuant runs the 8-bit GEMM on UINT8 (unsigned) or INT8 tensors.
-func (s *gemmState) evalQuant(g *convGeom, in, out *Tensor, unsigned bool, threads int) {
+func (s *gemmState) evalQuant(g *convGeom, in, out *tensor.Tensor, unsigned bool, threads int) {
 	if unsigned {
 		s.wsU8 = growWork(s.wsU8, threads)
 		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, threads, s.wsU8)
@@ -305,7 +306,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 
 // setQuantWeights packs the 8-bit filter of a quantized conv. INT8 filters
 // are symmetric in TFLite's per-channel kernels: their zero point is ignored.
-func (c *Conv2D) setQuantWeights(filter *Tensor) {
+func (c *Conv2D) setQuantWeights(filter *tensor.Tensor) {
 	wzp := int32(0)
 	if c.kind == kindUint8 {
 		wzp = filter.ZeroPoint()
@@ -336,7 +337,7 @@ func (c *Conv2D) Eval(n *Node) error {
 }
 
 // int32sOrNil returns the INT32 view of t, or nil when t is absent.
-func int32sOrNil(t *Tensor) []int32 {
+func int32sOrNil(t *tensor.Tensor) []int32 {
 	if t == nil {
 		return nil
 	}

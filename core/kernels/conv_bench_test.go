@@ -6,36 +6,37 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // convBenchNode prepares op on random data shaped like a MobileNet layer.
-func convBenchNode(b *testing.B, op Op, typ DType, inShape, filterShape []int, threads int) *Node {
+func convBenchNode(b *testing.B, op Op, typ tensor.DType, inShape, filterShape []int, threads int) *Node {
 	r := rand.New(rand.NewPCG(1, 2))
 	outC := filterShape[0]
 	if _, dw := op.(*DepthwiseConv2D); dw {
 		outC = filterShape[3]
 	}
-	var in, filter, bias, out *Tensor
+	var in, filter, bias, out *tensor.Tensor
 	switch typ {
-	case Float32:
-		in, filter, bias = NewTensor(Float32, inShape...), constT(NewTensor(Float32, filterShape...)), constT(NewTensor(Float32, outC))
+	case tensor.Float32:
+		in, filter, bias = tensor.NewTensor(tensor.Float32, inShape...), constT(tensor.NewTensor(tensor.Float32, filterShape...)), constT(tensor.NewTensor(tensor.Float32, outC))
 		convFillRandF(r, in, 1)
 		convFillRandF(r, filter, 1)
-		out = NewTensor(Float32)
+		out = tensor.NewTensor(tensor.Float32)
 	default:
 		in = qT(typ, inShape, 0.05, 3)
 		filter = constT(qT(typ, filterShape, 0.01, 0))
-		bias = constT(qT(Int32, []int{outC}, 0.0005, 0))
+		bias = constT(qT(tensor.Int32, []int{outC}, 0.0005, 0))
 		lo, hi := convTypeRange(typ)
 		convFillRand(r, in, int(lo), int(hi))
 		convFillRand(r, filter, int(lo), int(hi))
 		out = qT(typ, nil, 0.1, 5)
 	}
-	n := &Node{Inputs: []*Tensor{in, filter, bias}, Outputs: []*Tensor{out}, Threads: threads}
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads}
 	if err := op.Prepare(n); err != nil {
 		b.Fatal(err)
 	}
-	out.Data = NewTensor(out.Type, out.Shape...).Data
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	return n
 }
 
@@ -43,7 +44,7 @@ func convBenchNode(b *testing.B, op Op, typ DType, inShape, filterShape []int, t
 // (56x56x24 -> 144) and a 3x3 depthwise conv over 56x56x144.
 func BenchmarkConv(b *testing.B) {
 	same := schema.PaddingSAME
-	for _, typ := range []DType{Uint8, Int8, Float32} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Float32} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("1x1/%s/threads=%d", typ, threads), func(b *testing.B) {
 				op := &Conv2D{Params: Conv2DParams{Padding: same, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1, Activation: schema.ActivationFunctionTypeRELU6}}

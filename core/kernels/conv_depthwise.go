@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // DepthwiseConv2DParams are DEPTHWISE_CONV_2D's options.
@@ -127,7 +128,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	return nil
 }
 
-func (d *DepthwiseConv2D) setQuantWeights(filter *Tensor) {
+func (d *DepthwiseConv2D) setQuantWeights(filter *tensor.Tensor) {
 	wzp := int32(0)
 	if d.kind == kindUint8 {
 		wzp = filter.ZeroPoint()

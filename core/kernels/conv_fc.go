@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // FullyConnectedParams are FULLY_CONNECTED's options.
@@ -98,11 +99,11 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	f.units, f.depth = units, depth
 	f.geom = fcGeom(batches, depth)
 
-	quantW := filter.Type == Uint8 || filter.Type == Int8
+	quantW := filter.Type == tensor.Uint8 || filter.Type == tensor.Int8
 	shuffled := quantW && p.WeightsFormat == schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8
 	switch {
 	case shuffled:
-		if in.Type != Uint8 || filter.Type != Uint8 || out.Type != Int16 {
+		if in.Type != tensor.Uint8 || filter.Type != tensor.Uint8 || out.Type != tensor.Int16 {
 			return fmt.Errorf("%s: shuffled weights need UINT8 input and weights and INT16 output, got %s, %s, %s",
 				op, in.Type, filter.Type, out.Type)
 		}
@@ -110,23 +111,23 @@ func (f *FullyConnected) Prepare(n *Node) error {
 			return fmt.Errorf("%s: shuffled weights %v need units%%4 == 0 and depth%%16 == 0", op, filter.Shape)
 		}
 		f.kind = fcShuffled
-	case in.Type == Float32 && filter.Type == Float32:
+	case in.Type == tensor.Float32 && filter.Type == tensor.Float32:
 		f.kind = fcFloat
-	case in.Type == Float32 && filter.Type == Int8:
+	case in.Type == tensor.Float32 && filter.Type == tensor.Int8:
 		f.kind = fcHybrid
-	case in.Type == Uint8 && filter.Type == Uint8 && out.Type == Uint8:
+	case in.Type == tensor.Uint8 && filter.Type == tensor.Uint8 && out.Type == tensor.Uint8:
 		f.kind = fcUint8
-	case in.Type == Uint8 && filter.Type == Uint8 && out.Type == Int16:
+	case in.Type == tensor.Uint8 && filter.Type == tensor.Uint8 && out.Type == tensor.Int16:
 		f.kind = fcUint8ToInt16
-	case in.Type == Int8 && filter.Type == Int8 && out.Type == Int8:
+	case in.Type == tensor.Int8 && filter.Type == tensor.Int8 && out.Type == tensor.Int8:
 		f.kind = fcInt8
-	case in.Type == Int16 && filter.Type == Int8 && out.Type == Int16:
+	case in.Type == tensor.Int16 && filter.Type == tensor.Int8 && out.Type == tensor.Int16:
 		f.kind = fcInt16
 	default:
 		return Unsupported("%s: input %s, weights %s, output %s", op, in.Type, filter.Type, out.Type)
 	}
 	floatOut := f.kind == fcFloat || f.kind == fcHybrid
-	if floatOut && out.Type != Float32 {
+	if floatOut && out.Type != tensor.Float32 {
 		return fmt.Errorf("%s: output type %s, want FLOAT32", op, out.Type)
 	}
 	if err := checkConvBias(op, floatOut, in, bias, units, true); err != nil {
@@ -171,7 +172,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	return nil
 }
 
-func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, threads int) error {
+func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *tensor.Tensor, threads int) error {
 	fq, err := quantOf(op, "weights", filter)
 	if err != nil {
 		return err
@@ -229,7 +230,7 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *Tensor, 
 	return nil
 }
 
-func (f *FullyConnected) setQuantWeights(filter *Tensor) {
+func (f *FullyConnected) setQuantWeights(filter *tensor.Tensor) {
 	if f.kind == fcShuffled {
 		// Blocks of 4 units x 16 depth values, stored as int8(w ^ 0x80).
 		src := filter.Data
@@ -295,7 +296,7 @@ func (f *FullyConnected) evalToInt16(in []uint8, out []int16) {
 
 // evalHybrid is TFLite's hybrid FULLY_CONNECTED: output = bias +
 // float(dot(quantized input row, weights)) * input_scale*weights_scale.
-func (f *FullyConnected) evalHybrid(in, filter, bias, out *Tensor) error {
+func (f *FullyConnected) evalHybrid(in, filter, bias, out *tensor.Tensor) error {
 	h := &f.hybrid
 	K, N := f.depth, f.units
 	if !filter.Const || len(h.w16) != N*K {

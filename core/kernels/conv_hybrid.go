@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // Hybrid kernels take FLOAT32 activations and INT8 weights: each batch of
@@ -95,8 +96,8 @@ type hybridConv struct {
 	rows       [][]int8
 }
 
-func (h *hybridConv) prepare(op string, in, filter *Tensor, act schema.ActivationFunctionType, outC, K, batches, quantAxis, threads int) error {
-	if filter.Type != Int8 {
+func (h *hybridConv) prepare(op string, in, filter *tensor.Tensor, act schema.ActivationFunctionType, outC, K, batches, quantAxis, threads int) error {
+	if filter.Type != tensor.Int8 {
 		return Unsupported("%s: hybrid FLOAT32 input with %s filter", op, filter.Type)
 	}
 	fq, err := quantOf(op, "filter", filter)
@@ -176,7 +177,7 @@ func (h *hybridConv) quantizeInput(x []float32, batches int) {
 	}
 }
 
-func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *Tensor, threads int) error {
+func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *tensor.Tensor, threads int) error {
 	N, K := len(h.scales), g.depth()
 	if !filter.Const || len(h.w16) != N*K {
 		h.setWeights(filter.Int8s(), N, K)
@@ -216,7 +217,7 @@ func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *Tensor, thread
 	return nil
 }
 
-func (h *hybridConv) evalDepthwise(g *convGeom, mult int, in, filter, bias, out *Tensor, threads int) error {
+func (h *hybridConv) evalDepthwise(g *convGeom, mult int, in, filter, bias, out *tensor.Tensor, threads int) error {
 	outC := len(h.scales)
 	taps := g.kH * g.kW
 	w := filter.Int8s()[:taps*outC]

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file holds the quantization set-up shared by CONV_2D,
@@ -54,7 +55,7 @@ func (r *chanRequant) resize(n int) {
 
 // setOutput sets the output zero point and the clamp range of the fused
 // activation act on out.
-func (r *chanRequant) setOutput(op string, act schema.ActivationFunctionType, out *Tensor) error {
+func (r *chanRequant) setOutput(op string, act schema.ActivationFunctionType, out *tensor.Tensor) error {
 	lo, hi, err := ActivationRangeQuantized(act, out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -116,8 +117,8 @@ func checkFusedActivation(op string, act schema.ActivationFunctionType) error {
 }
 
 // quantOf returns a tensor's quantization or an error when it has none.
-func quantOf(op string, what string, t *Tensor) (*Quantization, error) {
-	if !isQuantized(t) {
+func quantOf(op string, what string, t *tensor.Tensor) (*tensor.Quantization, error) {
+	if !t.Quantized() {
 		return nil, fmt.Errorf("%s: %s tensor %q is not quantized", op, what, t.Name)
 	}
 	return t.Quant, nil
@@ -130,7 +131,7 @@ func quantOf(op string, what string, t *Tensor) (*Quantization, error) {
 // single legacy multiplier of GetQuantizedConvolutionMultipler (the product
 // input_scale*filter_scale taken in float32, and the bias scale checked).
 // quantAxis is the filter dimension that per-channel scales run along.
-func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.ActivationFunctionType,
+func convQuantParams(op string, in, filter, bias, out *tensor.Tensor, act schema.ActivationFunctionType,
 	channels, quantAxis int, r *chanRequant) error {
 	if _, err := quantOf(op, "input", in); err != nil {
 		return err
@@ -144,10 +145,10 @@ func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.Activa
 	}
 	perChannel := len(fq.Scale) > 1
 	if perChannel {
-		if in.Type != Int8 && in.Type != Int16 {
+		if in.Type != tensor.Int8 && in.Type != tensor.Int16 {
 			return Unsupported("%s: per-channel filter quantization with %s input", op, in.Type)
 		}
-		if filter.Type != Int8 {
+		if filter.Type != tensor.Int8 {
 			return Unsupported("%s: per-channel quantized %s filter", op, filter.Type)
 		}
 		if len(fq.Scale) != channels {
@@ -159,7 +160,7 @@ func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.Activa
 	}
 	r.resize(channels)
 	inScale, outScale := in.Scale(), out.Scale()
-	if in.Type == Uint8 {
+	if in.Type == tensor.Uint8 {
 		if err := r.setLegacy(op, in, filter, bias, out); err != nil {
 			return err
 		}
@@ -179,7 +180,7 @@ func convQuantParams(op string, in, filter, bias, out *Tensor, act schema.Activa
 
 // setLegacy gives every channel (r already sized) the single multiplier of
 // legacyConvMultiplier.
-func (r *chanRequant) setLegacy(op string, in, filter, bias, out *Tensor) error {
+func (r *chanRequant) setLegacy(op string, in, filter, bias, out *tensor.Tensor) error {
 	real, err := legacyConvMultiplier(op, in, filter, bias, out)
 	if err != nil {
 		return err
@@ -195,7 +196,7 @@ func (r *chanRequant) setLegacy(op string, in, filter, bias, out *Tensor) error 
 // real multiplier input_scale*filter_scale/output_scale, with the product
 // of the scales taken in float32, after checking that the bias scale is
 // within 2% (of the output scale) of that product.
-func legacyConvMultiplier(op string, in, filter, bias, out *Tensor) (float64, error) {
+func legacyConvMultiplier(op string, in, filter, bias, out *tensor.Tensor) (float64, error) {
 	product := float64(in.Scale() * filter.Scale())
 	if bias != nil {
 		diff := math.Abs(product - float64(bias.Scale()))
@@ -211,17 +212,17 @@ func legacyConvMultiplier(op string, in, filter, bias, out *Tensor) (float64, er
 
 // checkQuantBias checks a quantized op's bias tensor: INT32 for 8-bit
 // inputs, INT64 (or INT32) for INT16 inputs, zero point 0, n elements.
-func checkQuantBias(op string, in, bias *Tensor, n int, allowI32For16 bool) error {
+func checkQuantBias(op string, in, bias *tensor.Tensor, n int, allowI32For16 bool) error {
 	if bias == nil {
 		return nil
 	}
 	switch in.Type {
-	case Uint8, Int8:
-		if bias.Type != Int32 {
+	case tensor.Uint8, tensor.Int8:
+		if bias.Type != tensor.Int32 {
 			return fmt.Errorf("%s: bias type %s, want INT32", op, bias.Type)
 		}
-	case Int16:
-		if bias.Type != Int64 && !(allowI32For16 && bias.Type == Int32) {
+	case tensor.Int16:
+		if bias.Type != tensor.Int64 && !(allowI32For16 && bias.Type == tensor.Int32) {
 			return fmt.Errorf("%s: bias type %s, want INT64", op, bias.Type)
 		}
 	}
@@ -235,7 +236,7 @@ func checkQuantBias(op string, in, bias *Tensor, n int, allowI32For16 bool) erro
 }
 
 // biasInt64 returns the bias values widened to int64 (nil bias gives zeros).
-func biasInt64(bias *Tensor, n int, dst []int64) []int64 {
+func biasInt64(bias *tensor.Tensor, n int, dst []int64) []int64 {
 	if cap(dst) < n {
 		dst = make([]int64, n)
 	}
@@ -243,7 +244,7 @@ func biasInt64(bias *Tensor, n int, dst []int64) []int64 {
 	switch {
 	case bias == nil:
 		clear(dst)
-	case bias.Type == Int64:
+	case bias.Type == tensor.Int64:
 		copy(dst, bias.Int64s())
 	default:
 		for i, v := range bias.Int32s()[:n] {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ref16Conv is the 16x8 arithmetic (INT16 activations, INT8 weights) that
@@ -42,7 +43,7 @@ func (r *ref16Conv) prepare(n, K int) {
 
 // prepareWindow sets up the INT16 CONV_2D or DEPTHWISE_CONV_2D with n
 // output channels of K taps each, whose filter scales run along quantAxis.
-func (r *ref16Conv) prepareWindow(op string, in, filter, bias, out *Tensor, act schema.ActivationFunctionType, n, K, quantAxis int) error {
+func (r *ref16Conv) prepareWindow(op string, in, filter, bias, out *tensor.Tensor, act schema.ActivationFunctionType, n, K, quantAxis int) error {
 	if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
 		return fmt.Errorf("%s: INT16 input and output need zero point 0", op)
 	}
@@ -63,9 +64,9 @@ const (
 )
 
 // ref16ModeOf picks the arithmetic for a bias tensor and filter zero point.
-func ref16ModeOf(bias *Tensor, wzp int32) ref16Mode {
+func ref16ModeOf(bias *tensor.Tensor, wzp int32) ref16Mode {
 	switch {
-	case bias != nil && bias.Type == Int64:
+	case bias != nil && bias.Type == tensor.Int64:
 		return ref16Wide
 	case wzp == 0:
 		return ref16Ruy
@@ -91,11 +92,11 @@ func (r *ref16Conv) scale(acc int64, c int, mode ref16Mode) int16 {
 
 // conv computes an INT16 convolution (or, with a direct geometry, a fully
 // connected layer) with filter [N][K] and filter zero point wzp.
-func (r *ref16Conv) conv(g *convGeom, in []int16, w []int8, bias *Tensor, out []int16, threads int) {
+func (r *ref16Conv) conv(g *convGeom, in []int16, w []int8, bias *tensor.Tensor, out []int16, threads int) {
 	r.convZP(g, in, w, 0, bias, out, threads)
 }
 
-func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *Tensor, out []int16, threads int) {
+func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *tensor.Tensor, out []int16, threads int) {
 	N := len(r.m)
 	K := g.depth()
 	r.bias = biasInt64(bias, N, r.bias)
@@ -129,7 +130,7 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *T
 
 // depthwise computes an INT16 depthwise convolution; mult is the depth
 // multiplier and w is [kh][kw][outC].
-func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias *Tensor, out []int16, threads int) {
+func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias *tensor.Tensor, out []int16, threads int) {
 	outC := len(r.m)
 	r.bias = biasInt64(bias, outC, r.bias)
 	// DEPTHWISE_CONV_2D takes INT64 biases only (or none, which TFLite does

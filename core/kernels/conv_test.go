@@ -9,51 +9,52 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ---- test helpers -------------------------------------------------------
 
 // convFillRand fills t with random values of its type in [lo, hi].
-func convFillRand(r *rand.Rand, t *Tensor, lo, hi int) {
+func convFillRand(r *rand.Rand, t *tensor.Tensor, lo, hi int) {
 	n := t.NumElements()
 	for i := range n {
 		v := lo + r.IntN(hi-lo+1)
 		switch t.Type {
-		case Uint8:
+		case tensor.Uint8:
 			t.Uint8s()[i] = uint8(v)
-		case Int8:
+		case tensor.Int8:
 			t.Int8s()[i] = int8(v)
-		case Int16:
+		case tensor.Int16:
 			t.Int16s()[i] = int16(v)
-		case Int32:
+		case tensor.Int32:
 			t.Int32s()[i] = int32(v)
-		case Int64:
+		case tensor.Int64:
 			t.Int64s()[i] = int64(v)
 		}
 	}
 }
 
-func convFillRandF(r *rand.Rand, t *Tensor, scale float32) {
+func convFillRandF(r *rand.Rand, t *tensor.Tensor, scale float32) {
 	for i := range t.Float32s() {
 		t.Float32s()[i] = (r.Float32()*2 - 1) * scale
 	}
 }
 
 // convInts reads an integer tensor as int64 values.
-func convInts(t *Tensor) []int64 {
+func convInts(t *tensor.Tensor) []int64 {
 	n := t.NumElements()
 	out := make([]int64, n)
 	for i := range n {
 		switch t.Type {
-		case Uint8:
+		case tensor.Uint8:
 			out[i] = int64(t.Uint8s()[i])
-		case Int8:
+		case tensor.Int8:
 			out[i] = int64(t.Int8s()[i])
-		case Int16:
+		case tensor.Int16:
 			out[i] = int64(t.Int16s()[i])
-		case Int32:
+		case tensor.Int32:
 			out[i] = int64(t.Int32s()[i])
-		case Int64:
+		case tensor.Int64:
 			out[i] = t.Int64s()[i]
 		}
 	}
@@ -111,20 +112,20 @@ func convRefScale(acc int64, m int32, shift int, ruy bool) int64 {
 
 func convClampI(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
 
-func convTypeRange(t DType) (int64, int64) {
+func convTypeRange(t tensor.DType) (int64, int64) {
 	switch t {
-	case Uint8:
+	case tensor.Uint8:
 		return 0, 255
-	case Int8:
+	case tensor.Int8:
 		return -128, 127
-	case Int16:
+	case tensor.Int16:
 		return -32768, 32767
 	}
 	return math.MinInt64, math.MaxInt64
 }
 
 // convRefActRange is the quantized clamp range of a fused activation.
-func convRefActRange(act schema.ActivationFunctionType, typ DType, scale float32, zp int64) (int64, int64) {
+func convRefActRange(act schema.ActivationFunctionType, typ tensor.DType, scale float32, zp int64) (int64, int64) {
 	lo, hi := convTypeRange(typ)
 	q := func(f float64) int64 { return zp + int64(math.Round(f/float64(scale))) }
 	switch act {
@@ -295,16 +296,16 @@ var depthwiseCases = []convCase{
 func testFloatConv(t *testing.T, c convCase) {
 	c = c.withDefaults()
 	r := rand.New(rand.NewPCG(1, uint64(len(c.name))))
-	in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-	filter := constT(NewTensor(Float32, c.filterShape()...))
+	in := tensor.NewTensor(tensor.Float32, c.batches, c.h, c.w, c.inC)
+	filter := constT(tensor.NewTensor(tensor.Float32, c.filterShape()...))
 	convFillRandF(r, in, 1)
 	convFillRandF(r, filter, 1)
-	var bias *Tensor
+	var bias *tensor.Tensor
 	if !c.noBias {
-		bias = constT(NewTensor(Float32, c.outC))
+		bias = constT(tensor.NewTensor(tensor.Float32, c.outC))
 		convFillRandF(r, bias, 1)
 	}
-	out := NewTensor(Float32)
+	out := tensor.NewTensor(tensor.Float32)
 	mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	// Reference in float64.
@@ -352,12 +353,12 @@ func TestDepthwiseConv2DFloat(t *testing.T) {
 
 // testQuantConv runs a UINT8 or INT8 conv/depthwise case and compares the
 // output bytes with the reference.
-func testQuantConv(t *testing.T, c convCase, typ DType) {
+func testQuantConv(t *testing.T, c convCase, typ tensor.DType) {
 	c = c.withDefaults()
 	r := rand.New(rand.NewPCG(2, uint64(len(c.name))*7+uint64(typ)))
 	lo, hi := convTypeRange(typ)
 	inZP, wZP, outZP := int64(0), int64(0), int64(0)
-	if typ == Uint8 {
+	if typ == tensor.Uint8 {
 		inZP, wZP, outZP = 128+int64(r.IntN(40))-20, 128+int64(r.IntN(40))-20, 128+int64(r.IntN(40))-20
 	} else {
 		inZP, outZP = int64(r.IntN(40))-20, int64(r.IntN(40))-20
@@ -377,12 +378,12 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 		if c.depthwise {
 			axis = 3
 		}
-		filter.Quant = &Quantization{Scale: fscales, ZeroPoint: zps, Axis: axis}
+		filter.Quant = &tensor.Quantization{Scale: fscales, ZeroPoint: zps, Axis: axis}
 	}
-	var bias *Tensor
+	var bias *tensor.Tensor
 	var biasV []int64
 	if !c.noBias {
-		bias = constT(qT(Int32, []int{c.outC}, c.inScale*fscales[0], 0))
+		bias = constT(qT(tensor.Int32, []int{c.outC}, c.inScale*fscales[0], 0))
 		convFillRand(r, bias, -3000, 3000)
 		biasV = convInts(bias)
 	}
@@ -390,7 +391,7 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 
 	effWZP := wZP
-	if typ == Int8 {
+	if typ == tensor.Int8 {
 		effWZP = 0
 	}
 	acc, shape := convRefAcc(c, convInts(in), convInts(filter), biasV, inZP, effWZP)
@@ -403,7 +404,7 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 	for i, a := range acc {
 		oc := i % c.outC
 		var real float64
-		if typ == Uint8 {
+		if typ == tensor.Uint8 {
 			real = float64(c.inScale*fscales[0]) / float64(c.outScale)
 		} else {
 			fs := fscales[0]
@@ -421,19 +422,19 @@ func testQuantConv(t *testing.T, c convCase, typ DType) {
 }
 
 func TestConv2DQuantized(t *testing.T) {
-	for _, typ := range []DType{Uint8, Int8} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
 		for _, c := range convCases {
 			t.Run(fmt.Sprintf("%s/%s", typ, c.name), func(t *testing.T) { testQuantConv(t, c, typ) })
 		}
 	}
 	for _, c := range convCases {
 		c.perChannel = true
-		t.Run("INT8 per-channel/"+c.name, func(t *testing.T) { testQuantConv(t, c, Int8) })
+		t.Run("INT8 per-channel/"+c.name, func(t *testing.T) { testQuantConv(t, c, tensor.Int8) })
 	}
 }
 
 func TestDepthwiseConv2DQuantized(t *testing.T) {
-	for _, typ := range []DType{Uint8, Int8} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
 		for _, c := range depthwiseCases {
 			c.depthwise = true
 			t.Run(fmt.Sprintf("%s/%s", typ, c.name), func(t *testing.T) { testQuantConv(t, c, typ) })
@@ -441,7 +442,7 @@ func TestDepthwiseConv2DQuantized(t *testing.T) {
 	}
 	for _, c := range depthwiseCases {
 		c.depthwise, c.perChannel = true, true
-		t.Run("INT8 per-channel/"+c.name, func(t *testing.T) { testQuantConv(t, c, Int8) })
+		t.Run("INT8 per-channel/"+c.name, func(t *testing.T) { testQuantConv(t, c, tensor.Int8) })
 	}
 }
 
@@ -452,11 +453,11 @@ func TestDepthwiseConv2DQuantized(t *testing.T) {
 // half away from zero.
 func TestRequantRoundingTies(t *testing.T) {
 	for _, depthwise := range []bool{false, true} {
-		in := qT(Uint8, []int{1, 1, 8, 1}, 0.25, 100)
+		in := qT(tensor.Uint8, []int{1, 1, 8, 1}, 0.25, 100)
 		copy(in.Uint8s(), []uint8{97, 98, 99, 101, 102, 103, 94, 106}) // -3 -2 -1 1 2 3 -6 6
-		filter := constT(qT(Uint8, []int{1, 1, 1, 1}, 1, 0))
+		filter := constT(qT(tensor.Uint8, []int{1, 1, 1, 1}, 1, 0))
 		filter.Uint8s()[0] = 1
-		out := qT(Uint8, nil, 1, 50)
+		out := qT(tensor.Uint8, nil, 1, 50)
 		var op Op = &Conv2D{Params: Conv2DParams{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
 		// x/2 rounded half up: -1 -1 0 1 1 2 -3 3; then /2 half up.
 		want := []uint8{50, 50, 50, 51, 51, 51, 49, 52}
@@ -475,13 +476,13 @@ func TestRequantRoundingTies(t *testing.T) {
 // TestConv2DHandValues checks a small float convolution against values
 // worked out by hand.
 func TestConv2DHandValues(t *testing.T) {
-	in := NewTensor(Float32, 1, 3, 3, 1)
+	in := tensor.NewTensor(tensor.Float32, 1, 3, 3, 1)
 	copy(in.Float32s(), []float32{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	filter := constT(NewTensor(Float32, 1, 2, 2, 1))
+	filter := constT(tensor.NewTensor(tensor.Float32, 1, 2, 2, 1))
 	copy(filter.Float32s(), []float32{1, 0, 0, -1})
-	bias := constT(NewTensor(Float32, 1))
+	bias := constT(tensor.NewTensor(tensor.Float32, 1))
 	bias.Float32s()[0] = 0.5
-	out := NewTensor(Float32)
+	out := tensor.NewTensor(tensor.Float32)
 	op := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
 	mustRun(t, op, 1, out, in, filter, bias)
 	// SAME with a 2x2 filter pads one row/column at the end:
@@ -498,17 +499,17 @@ func TestConv2DHandValues(t *testing.T) {
 
 func TestConvThreadsIdentical(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []DType{Float32, Uint8, Int8} {
+	for _, typ := range []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8} {
 		for _, dw := range []bool{false, true} {
 			c := convCase{batches: 2, h: 13, w: 11, inC: 16, outC: 24, kh: 3, kw: 3, same: true, strideH: 1, strideW: 1, dilH: 1, dilW: 1, depthwise: dw, mult: 1, groups: 1}
 			if dw {
 				c.outC = c.inC
 			}
-			var in, filter, bias *Tensor
-			if typ == Float32 {
-				in = NewTensor(Float32, c.batches, c.h, c.w, c.inC)
-				filter = constT(NewTensor(Float32, c.filterShape()...))
-				bias = constT(NewTensor(Float32, c.outC))
+			var in, filter, bias *tensor.Tensor
+			if typ == tensor.Float32 {
+				in = tensor.NewTensor(tensor.Float32, c.batches, c.h, c.w, c.inC)
+				filter = constT(tensor.NewTensor(tensor.Float32, c.filterShape()...))
+				bias = constT(tensor.NewTensor(tensor.Float32, c.outC))
 				convFillRandF(r, in, 1)
 				convFillRandF(r, filter, 1)
 				convFillRandF(r, bias, 1)
@@ -516,7 +517,7 @@ func TestConvThreadsIdentical(t *testing.T) {
 				lo, hi := convTypeRange(typ)
 				in = qT(typ, []int{c.batches, c.h, c.w, c.inC}, 0.05, 3)
 				filter = constT(qT(typ, c.filterShape(), 0.02, 0))
-				bias = constT(qT(Int32, []int{c.outC}, 0.001, 0))
+				bias = constT(qT(tensor.Int32, []int{c.outC}, 0.001, 0))
 				convFillRand(r, in, int(lo), int(hi))
 				convFillRand(r, filter, int(lo), int(hi))
 				convFillRand(r, bias, -1000, 1000)
@@ -524,8 +525,8 @@ func TestConvThreadsIdentical(t *testing.T) {
 			var ref []byte
 			for _, th := range []int{1, 2, 3, 4, 7} {
 				out := qT(typ, nil, 0.1, 1)
-				if typ == Float32 {
-					out = NewTensor(Float32)
+				if typ == tensor.Float32 {
+					out = tensor.NewTensor(tensor.Float32)
 				}
 				mustRun(t, c.newOp(), th, out, in, filter, bias)
 				if ref == nil {
@@ -551,9 +552,9 @@ func TestConvInt16(t *testing.T) {
 			c = c.withDefaults()
 			t.Run(fmt.Sprintf("dw=%v/%s", dw, c.name), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(5, uint64(len(c.name))))
-				in := qT(Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
+				in := qT(tensor.Int16, []int{c.batches, c.h, c.w, c.inC}, 0.001, 0)
 				convFillRand(r, in, -32768, 32767)
-				filter := constT(qT(Int8, c.filterShape(), 0.02, 0))
+				filter := constT(qT(tensor.Int8, c.filterShape(), 0.02, 0))
 				convFillRand(r, filter, -127, 127)
 				fscales := make([]float32, c.outC)
 				for i := range fscales {
@@ -563,11 +564,11 @@ func TestConvInt16(t *testing.T) {
 				if dw {
 					axis = 3
 				}
-				filter.Quant = &Quantization{Scale: fscales, ZeroPoint: make([]int64, c.outC), Axis: axis}
-				var bias *Tensor
+				filter.Quant = &tensor.Quantization{Scale: fscales, ZeroPoint: make([]int64, c.outC), Axis: axis}
+				var bias *tensor.Tensor
 				var biasV []int64
 				if !c.noBias {
-					bias = constT(qT(Int64, []int{c.outC}, 1e-5, 0))
+					bias = constT(qT(tensor.Int64, []int{c.outC}, 1e-5, 0))
 					convFillRand(r, bias, -1<<20, 1<<20)
 					biasV = convInts(bias)
 				}
@@ -575,10 +576,10 @@ func TestConvInt16(t *testing.T) {
 				if c.outScale < 0.05 {
 					outScale = 0.0001 // saturates
 				}
-				out := qT(Int16, nil, outScale, 0)
+				out := qT(tensor.Int16, nil, outScale, 0)
 				mustRun(t, c.newOp(), c.threads, out, in, filter, bias)
 				acc, _ := convRefAcc(c, convInts(in), convInts(filter), biasV, 0, 0)
-				alo, ahi := convRefActRange(c.act, Int16, outScale, 0)
+				alo, ahi := convRefActRange(c.act, tensor.Int16, outScale, 0)
 				got := convInts(out)
 				for i, a := range acc {
 					oc := i % c.outC
@@ -628,16 +629,16 @@ func TestFullyConnectedFloat(t *testing.T) {
 		{inShape: []int{2, 40}, units: 50, want: []int{2, 50}, threads: 4},
 	} {
 		depth := tc.inShape[len(tc.inShape)-1]
-		in := NewTensor(Float32, tc.inShape...)
+		in := tensor.NewTensor(tensor.Float32, tc.inShape...)
 		convFillRandF(r, in, 2)
-		w := constT(NewTensor(Float32, tc.units, depth))
+		w := constT(tensor.NewTensor(tensor.Float32, tc.units, depth))
 		convFillRandF(r, w, 1)
-		var bias *Tensor
+		var bias *tensor.Tensor
 		if !tc.noBias {
-			bias = constT(NewTensor(Float32, tc.units))
+			bias = constT(tensor.NewTensor(tensor.Float32, tc.units))
 			convFillRandF(r, bias, 1)
 		}
-		out := NewTensor(Float32)
+		out := tensor.NewTensor(tensor.Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{Activation: tc.act, KeepNumDims: tc.keep}}
 		mustRun(t, op, max(tc.threads, 1), out, in, w, bias)
 		if fmt.Sprint(out.Shape) != fmt.Sprint(tc.want) {
@@ -670,7 +671,7 @@ func TestFullyConnectedFloat(t *testing.T) {
 
 func TestFullyConnectedQuantized(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for _, typ := range []DType{Uint8, Int8, Int16} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16} {
 		for _, tc := range []struct {
 			rows, depth, units int
 			noBias             bool
@@ -691,26 +692,26 @@ func TestFullyConnectedQuantized(t *testing.T) {
 				if tc.outScale != 0 {
 					outScale = tc.outScale
 				}
-				biasT := Int32
+				biasT := tensor.Int32
 				switch typ {
-				case Uint8:
+				case tensor.Uint8:
 					inZP, wZP, outZP = 120, 135, 128
-				case Int8:
+				case tensor.Int8:
 					inZP, wZP, outZP = -5, 3, 7
-				case Int16:
-					wZP, biasT = 0, Int64
+				case tensor.Int16:
+					wZP, biasT = 0, tensor.Int64
 					inScale, outScale = 0.001, outScale/20
 				}
 				in := qT(typ, []int{tc.rows, tc.depth}, inScale, inZP)
 				convFillRand(r, in, int(lo), int(hi))
 				wt := typ
-				if typ == Int16 {
-					wt = Int8
+				if typ == tensor.Int16 {
+					wt = tensor.Int8
 				}
 				w := constT(qT(wt, []int{tc.units, tc.depth}, wScale, wZP))
 				wlo, whi := convTypeRange(wt)
 				convFillRand(r, w, int(wlo), int(whi))
-				var bias *Tensor
+				var bias *tensor.Tensor
 				var bv []int64
 				if !tc.noBias {
 					bias = constT(qT(biasT, []int{tc.units}, inScale*wScale, 0))
@@ -737,12 +738,12 @@ func TestFullyConnectedQuantized(t *testing.T) {
 						}
 						var v int64
 						switch {
-						case typ == Int16 && bias != nil:
+						case typ == tensor.Int16 && bias != nil:
 							// INT64 bias: the reference kernel's 16-bit multiplier.
 							rm := int64((m + (1 << 15)) >> 16)
 							total := uint(15 - shift)
 							v = convFloorShift(acc*rm+(1<<(total-1)), total)
-						case typ == Int16:
+						case typ == tensor.Int16:
 							// No bias: ruy's portable kernel, one rounding.
 							total := uint(31 - shift)
 							v = convFloorShift(acc*int64(m)+(1<<(total-1)), total)
@@ -764,13 +765,13 @@ func TestFullyConnectedHybrid(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 11))
 	for _, asym := range []bool{false, true} {
 		rows, depth, units := 3, 37, 11
-		in := NewTensor(Float32, rows, depth)
+		in := tensor.NewTensor(tensor.Float32, rows, depth)
 		convFillRandF(r, in, 3)
-		w := constT(qT(Int8, []int{units, depth}, 0.02, 0))
+		w := constT(qT(tensor.Int8, []int{units, depth}, 0.02, 0))
 		convFillRand(r, w, -127, 127)
-		bias := constT(NewTensor(Float32, units))
+		bias := constT(tensor.NewTensor(tensor.Float32, units))
 		convFillRandF(r, bias, 1)
-		out := NewTensor(Float32)
+		out := tensor.NewTensor(tensor.Float32)
 		op := &FullyConnected{Params: FullyConnectedParams{AsymmetricQuantizeInputs: asym}}
 		mustRun(t, op, 1, out, in, w, bias)
 		for b := range rows {
@@ -849,21 +850,21 @@ func TestSymmetricQuantize(t *testing.T) {
 // ---- errors and registration -----------------------------------------------
 
 func TestConvErrors(t *testing.T) {
-	base := func() (*Tensor, *Tensor, *Tensor) {
-		return NewTensor(Float32, 1, 4, 4, 3), constT(NewTensor(Float32, 2, 3, 3, 3)), constT(NewTensor(Float32, 2))
+	base := func() (*tensor.Tensor, *tensor.Tensor, *tensor.Tensor) {
+		return tensor.NewTensor(tensor.Float32, 1, 4, 4, 3), constT(tensor.NewTensor(tensor.Float32, 2, 3, 3, 3)), constT(tensor.NewTensor(tensor.Float32, 2))
 	}
 	p := Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}
-	prep := func(op Op, ins ...*Tensor) error {
-		return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{NewTensor(ins[0].Type)}, Threads: 1})
+	prep := func(op Op, ins ...*tensor.Tensor) error {
+		return op.Prepare(&Node{Inputs: ins, Outputs: []*tensor.Tensor{tensor.NewTensor(ins[0].Type)}, Threads: 1})
 	}
 	in, f, b := base()
-	if err := prep(&Conv2D{Params: p}, in, f, constT(NewTensor(Float32, 3))); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, f, constT(tensor.NewTensor(tensor.Float32, 3))); err == nil {
 		t.Error("bias of wrong size accepted")
 	}
-	if err := prep(&Conv2D{Params: p}, in, constT(NewTensor(Float32, 2, 3, 3, 4)), b); err == nil {
+	if err := prep(&Conv2D{Params: p}, in, constT(tensor.NewTensor(tensor.Float32, 2, 3, 3, 4)), b); err == nil {
 		t.Error("filter depth mismatch accepted")
 	}
-	if err := prep(&Conv2D{Params: p}, NewTensor(Float32, 4, 4, 3), f, b); err == nil {
+	if err := prep(&Conv2D{Params: p}, tensor.NewTensor(tensor.Float32, 4, 4, 3), f, b); err == nil {
 		t.Error("3-D input accepted")
 	}
 	bad := p
@@ -873,7 +874,7 @@ func TestConvErrors(t *testing.T) {
 	}
 	valid := p
 	valid.Padding = schema.PaddingVALID
-	if err := prep(&Conv2D{Params: valid}, NewTensor(Float32, 1, 2, 2, 3), constT(NewTensor(Float32, 2, 5, 5, 3)), b); err == nil {
+	if err := prep(&Conv2D{Params: valid}, tensor.NewTensor(tensor.Float32, 1, 2, 2, 3), constT(tensor.NewTensor(tensor.Float32, 2, 5, 5, 3)), b); err == nil {
 		t.Error("filter larger than VALID input accepted")
 	}
 	tanh := p
@@ -886,40 +887,40 @@ func TestConvErrors(t *testing.T) {
 	}
 	// Depthwise: filter depth must be a multiple of the input depth.
 	dw := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1}}
-	if err := prep(dw, in, constT(NewTensor(Float32, 1, 3, 3, 4)), nil); err == nil {
+	if err := prep(dw, in, constT(tensor.NewTensor(tensor.Float32, 1, 3, 3, 4)), nil); err == nil {
 		t.Error("depthwise filter depth 4 for input depth 3 accepted")
 	}
 	// FC: input not a multiple of the depth, weights not 2-D.
 	fc := &FullyConnected{}
-	if err := prep(fc, NewTensor(Float32, 2, 5), constT(NewTensor(Float32, 3, 4)), nil); err == nil {
+	if err := prep(fc, tensor.NewTensor(tensor.Float32, 2, 5), constT(tensor.NewTensor(tensor.Float32, 3, 4)), nil); err == nil {
 		t.Error("FC input 2x5 with depth 4 accepted")
 	}
-	if err := prep(fc, NewTensor(Float32, 2, 4), constT(NewTensor(Float32, 3, 4, 1)), nil); err == nil {
+	if err := prep(fc, tensor.NewTensor(tensor.Float32, 2, 4), constT(tensor.NewTensor(tensor.Float32, 3, 4, 1)), nil); err == nil {
 		t.Error("3-D FC weights accepted")
 	}
 	// Quantized: bias must be INT32, and uint8 bias scale must match.
-	qin := qT(Uint8, []int{1, 4, 4, 3}, 0.5, 128)
-	qf := constT(qT(Uint8, []int{2, 3, 3, 3}, 0.1, 128))
-	qout := qT(Uint8, nil, 1, 128)
-	n := &Node{Inputs: []*Tensor{qin, qf, constT(qT(Int32, []int{2}, 0.5, 0))}, Outputs: []*Tensor{qout}, Threads: 1}
+	qin := qT(tensor.Uint8, []int{1, 4, 4, 3}, 0.5, 128)
+	qf := constT(qT(tensor.Uint8, []int{2, 3, 3, 3}, 0.1, 128))
+	qout := qT(tensor.Uint8, nil, 1, 128)
+	n := &Node{Inputs: []*tensor.Tensor{qin, qf, constT(qT(tensor.Int32, []int{2}, 0.5, 0))}, Outputs: []*tensor.Tensor{qout}, Threads: 1}
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("UINT8 bias scale 0.5 for input*filter scale 0.05 accepted")
 	}
-	n.Inputs[2] = constT(qT(Float32, []int{2}, 0.05, 0))
+	n.Inputs[2] = constT(qT(tensor.Float32, []int{2}, 0.05, 0))
 	if err := (&Conv2D{Params: p}).Prepare(n); err == nil {
 		t.Error("FLOAT32 bias for UINT8 conv accepted")
 	}
-	n.Inputs[0] = qT(Int8, []int{1, 4, 4, 3}, 0.5, 0)
+	n.Inputs[0] = qT(tensor.Int8, []int{1, 4, 4, 3}, 0.5, 0)
 	if err := (&Conv2D{Params: p}).Prepare(n); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("INT8 input with UINT8 filter: %v, want ErrUnsupported", err)
 	}
 }
 
 func TestConvRegistrations(t *testing.T) {
-	want := map[schema.BuiltinOperator]VersionRange{
-		schema.BuiltinOperatorCONV_2D:           {1, 6},
-		schema.BuiltinOperatorDEPTHWISE_CONV_2D: {1, 6},
-		schema.BuiltinOperatorFULLY_CONNECTED:   {1, 9},
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorCONV_2D:           {Min: 1, Max: 6},
+		schema.BuiltinOperatorDEPTHWISE_CONV_2D: {Min: 1, Max: 6},
+		schema.BuiltinOperatorFULLY_CONNECTED:   {Min: 1, Max: 9},
 	}
 	checkRegistrations(t, convOps(), want)
 }
@@ -972,11 +973,11 @@ func TestRequantFunctions(t *testing.T) {
 // not constant (packed during Eval), and re-prepares after an input resize.
 func TestConvNonConstAndResize(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 15))
-	for _, typ := range []DType{Float32, Uint8, Int8} {
+	for _, typ := range []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8} {
 		for _, kind := range []string{"conv", "depthwise", "fc"} {
-			mk := func(shape ...int) *Tensor {
-				if typ == Float32 {
-					t := NewTensor(Float32, shape...)
+			mk := func(shape ...int) *tensor.Tensor {
+				if typ == tensor.Float32 {
+					t := tensor.NewTensor(tensor.Float32, shape...)
 					convFillRandF(r, t, 1)
 					return t
 				}
@@ -1004,24 +1005,24 @@ func TestConvNonConstAndResize(t *testing.T) {
 				fshape, outC = []int{7, 5}, 7
 			}
 			filter := mk(fshape...)
-			if typ != Float32 {
+			if typ != tensor.Float32 {
 				filter.Quant.Scale[0] = 0.02
 			}
-			var bias *Tensor
-			if typ == Float32 {
-				bias = NewTensor(Float32, outC)
+			var bias *tensor.Tensor
+			if typ == tensor.Float32 {
+				bias = tensor.NewTensor(tensor.Float32, outC)
 				convFillRandF(r, bias, 1)
 			} else {
-				bias = qT(Int32, []int{outC}, 0.05*0.02, 0)
+				bias = qT(tensor.Int32, []int{outC}, 0.05*0.02, 0)
 				convFillRand(r, bias, -500, 500)
 			}
 			constF, constB := *filter, *bias
 			constF.Const, constB.Const = true, true
 			for _, shape := range [][]int{{1, 6, 5, 5}, {2, 9, 4, 5}} {
 				in := mk(shape...)
-				newOut := func() *Tensor {
-					if typ == Float32 {
-						return NewTensor(Float32)
+				newOut := func() *tensor.Tensor {
+					if typ == tensor.Float32 {
+						return tensor.NewTensor(tensor.Float32)
 					}
 					return qT(typ, nil, 0.1, -3)
 				}
@@ -1031,7 +1032,7 @@ func TestConvNonConstAndResize(t *testing.T) {
 				// resize from the other shape), weights not constant.
 				o := op()
 				other := mk(3, 4, 7, 5)
-				if err := o.Prepare(&Node{Inputs: []*Tensor{other, filter, bias}, Outputs: []*Tensor{newOut()}, Threads: 1}); err != nil {
+				if err := o.Prepare(&Node{Inputs: []*tensor.Tensor{other, filter, bias}, Outputs: []*tensor.Tensor{newOut()}, Threads: 1}); err != nil {
 					t.Fatal(err)
 				}
 				mustRun(t, o, 2, got, in, filter, bias)
@@ -1052,9 +1053,9 @@ func TestConvHybrid(t *testing.T) {
 	for _, dw := range []bool{false, true} {
 		for _, perChannel := range []bool{false, true} {
 			c := convCase{h: 6, w: 5, inC: 4, outC: 6, kh: 3, kw: 3, same: true, depthwise: dw, perChannel: perChannel}.withDefaults()
-			in := NewTensor(Float32, c.batches, c.h, c.w, c.inC)
+			in := tensor.NewTensor(tensor.Float32, c.batches, c.h, c.w, c.inC)
 			convFillRandF(r, in, 2)
-			filter := constT(qT(Int8, c.filterShape(), 0.01, 0))
+			filter := constT(qT(tensor.Int8, c.filterShape(), 0.01, 0))
 			convFillRand(r, filter, -127, 127)
 			scales := make([]float32, c.outC)
 			for i := range scales {
@@ -1067,10 +1068,10 @@ func TestConvHybrid(t *testing.T) {
 			if dw {
 				axis = 3
 			}
-			filter.Quant = &Quantization{Scale: scales, ZeroPoint: make([]int64, c.outC), Axis: axis}
-			bias := constT(NewTensor(Float32, c.outC))
+			filter.Quant = &tensor.Quantization{Scale: scales, ZeroPoint: make([]int64, c.outC), Axis: axis}
+			bias := constT(tensor.NewTensor(tensor.Float32, c.outC))
 			convFillRandF(r, bias, 1)
-			out := NewTensor(Float32)
+			out := tensor.NewTensor(tensor.Float32)
 			mustRun(t, c.newOp(), 1, out, in, filter, bias)
 			xs := make([]int64, in.NumElements())
 			for i := range xs {

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/delego/delego/core/schema"
+import (
+	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
+)
 
 // detectionOps returns the registrations of this op family: the
 // TFLite_Detection_PostProcess custom op, L2_NORMALIZATION, the
@@ -9,12 +12,12 @@ import "github.com/delego/delego/core/schema"
 // 2.9 C library, which refuses the next version up).
 func detectionOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: VersionRange{1, 1}, New: newDetectionPostProcess},
-		{Code: schema.BuiltinOperatorL2_NORMALIZATION, Versions: VersionRange{1, 2}, New: newL2Norm},
-		{Code: schema.BuiltinOperatorSPACE_TO_BATCH_ND, Versions: VersionRange{1, 3}, New: newSpaceToBatchND},
-		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: VersionRange{1, 3}, New: newBatchToSpaceND},
-		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: VersionRange{1, 2}, New: newSpaceToDepth},
-		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: VersionRange{1, 2}, New: newDepthToSpace},
-		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: VersionRange{1, 3}, New: newTransposeConv},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newDetectionPostProcess},
+		{Code: schema.BuiltinOperatorL2_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newL2Norm},
+		{Code: schema.BuiltinOperatorSPACE_TO_BATCH_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSpaceToBatchND},
+		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newBatchToSpaceND},
+		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSpaceToDepth},
+		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newDepthToSpace},
+		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTransposeConv},
 	}
 }

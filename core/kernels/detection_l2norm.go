@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // L2_NORMALIZATION divides each vector along the last dimension by its L2
@@ -35,10 +36,10 @@ func (k *l2Norm) Prepare(n *Node) error {
 		return fmt.Errorf("L2_NORMALIZATION: %d-D input, want 1-D to 4-D", len(in.Shape))
 	}
 	switch out.Type {
-	case Float32:
-	case Uint8, Int8:
+	case tensor.Float32:
+	case tensor.Uint8, tensor.Int8:
 		want := int32(0)
-		if out.Type == Uint8 {
+		if out.Type == tensor.Uint8 {
 			want = 128
 		}
 		if out.Scale() != 1.0/128 || out.ZeroPoint() != want {
@@ -67,11 +68,11 @@ func (k *l2Norm) Eval(n *Node) error {
 	}
 	outer := in.NumElements() / depth
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		l2NormFloat(in.Float32s(), out.Float32s(), outer, depth)
-	case Uint8:
+	case tensor.Uint8:
 		l2NormUint8(in.Uint8s(), out.Uint8s(), outer, depth, in.ZeroPoint())
-	case Int8:
+	case tensor.Int8:
 		l2NormInt8(in.Int8s(), out.Int8s(), outer, depth, in.ZeroPoint())
 	}
 	return nil

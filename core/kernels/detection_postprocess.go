@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/delego/delego/internal/flexbuf"
+	"github.com/delego/delego/tensor"
 )
 
 // TFLite_Detection_PostProcess: the custom op at the end of SSD detection
@@ -58,12 +61,12 @@ type detectionPostProcessParams struct {
 // use_regular_nms (false); integers are truncated to int32.
 func parseDetectionPostProcessOptions(buf []byte) (detectionPostProcessParams, error) {
 	p := detectionPostProcessParams{}
-	root, err := ParseFlex(buf)
+	root, err := flexbuf.Parse(buf)
 	if err != nil {
 		return p, err
 	}
-	if root.Type() != FlexMap {
-		return p, fmt.Errorf("custom options are a FlexBuffers %d, not a map: %w", root.Type(), ErrFlexMalformed)
+	if root.Type() != flexbuf.Map {
+		return p, fmt.Errorf("custom options are a FlexBuffers %d, not a map: %w", root.Type(), flexbuf.ErrMalformed)
 	}
 	m, err := root.Map()
 	if err != nil {
@@ -155,15 +158,15 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 		return fmt.Errorf("TFLite_Detection_PostProcess: input ranks %d, %d, %d, want 3, 3, 2",
 			len(boxes.Shape), len(preds.Shape), len(anchors.Shape))
 	}
-	for _, t := range []*Tensor{boxes, preds} {
-		if t.Type != Float32 && t.Type != Uint8 {
+	for _, t := range []*tensor.Tensor{boxes, preds} {
+		if t.Type != tensor.Float32 && t.Type != tensor.Uint8 {
 			return Unsupported("TFLite_Detection_PostProcess: input type %s", t.Type)
 		}
 	}
 	switch {
-	case boxes.Type == Float32 && anchors.Type != Float32:
+	case boxes.Type == tensor.Float32 && anchors.Type != tensor.Float32:
 		return fmt.Errorf("TFLite_Detection_PostProcess: float box encodings need float anchors, have %s", anchors.Type)
-	case boxes.Type == Uint8 && anchors.Type != Uint8:
+	case boxes.Type == tensor.Uint8 && anchors.Type != tensor.Uint8:
 		// TFLite reads the anchors' bytes as uint8 whatever their type.
 		return Unsupported("TFLite_Detection_PostProcess: uint8 box encodings with %s anchors", anchors.Type)
 	}
@@ -199,7 +202,7 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 		if out == nil {
 			return fmt.Errorf("TFLite_Detection_PostProcess: missing output %d", i)
 		}
-		if out.Type != Float32 {
+		if out.Type != tensor.Float32 {
 			return Unsupported("TFLite_Detection_PostProcess: output %d of type %s (TFLite makes it FLOAT32)", i, out.Type)
 		}
 		out.Shape = append(out.Shape[:0], shapes[i]...)
@@ -207,7 +210,7 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 
 	nb := k.numBoxes
 	k.decoded = sized(k.decoded, 4*nb)
-	if preds.Type == Uint8 {
+	if preds.Type == tensor.Uint8 {
 		k.scores = sized(k.scores, nb*k.numClassesBG)
 	}
 	k.active = sized(k.active, nb)
@@ -229,7 +232,7 @@ func (k *detectionPostProcess) Eval(n *Node) error {
 	boxes, preds, anchors := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	k.decode(boxes, anchors)
 	scores := k.scores
-	if preds.Type == Uint8 {
+	if preds.Type == tensor.Uint8 {
 		// TFLite's optimized Dequantize: float32(double(scale) * (q - zp)),
 		// the same as float32(q - zp) * scale since the product is exact.
 		zp, scale := preds.ZeroPoint(), float64(preds.Scale())
@@ -248,7 +251,7 @@ func (k *detectionPostProcess) Eval(n *Node) error {
 // decode turns the CENTER_SIZE box encodings into corner boxes, in double
 // precision as TFLite does. Explicit conversions keep Go from fusing
 // multiply-adds.
-func (k *detectionPostProcess) decode(boxes, anchors *Tensor) {
+func (k *detectionPostProcess) decode(boxes, anchors *tensor.Tensor) {
 	p := k.p
 	ys, xs, hs, ws := float64(p.YScale), float64(p.XScale), float64(p.HScale), float64(p.WScale)
 	stride := boxes.Shape[2]
@@ -256,7 +259,7 @@ func (k *detectionPostProcess) decode(boxes, anchors *Tensor) {
 	var encF, ancF []float32
 	var encQ, ancQ []uint8
 	var encZp, ancZp, encScale, ancScale float32
-	if boxes.Type == Uint8 {
+	if boxes.Type == tensor.Uint8 {
 		encQ, ancQ = boxes.Uint8s(), anchors.Uint8s()
 		encZp, encScale = float32(boxes.ZeroPoint()), boxes.Scale()
 		ancZp, ancScale = float32(anchors.ZeroPoint()), anchors.Scale()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPACE_TO_DEPTH and DEPTH_TO_SPACE
@@ -13,9 +14,9 @@ import (
 // treated as [batch, H, 1, C]) and the depth ops 4-D NHWC inputs.
 
 // spaceBatchTypeOK reports whether TF 2.9's space/batch/depth kernels take t.
-func spaceBatchTypeOK(t DType) bool {
+func spaceBatchTypeOK(t tensor.DType) bool {
 	switch t {
-	case Float32, Uint8, Int8, Int32, Int64:
+	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int32, tensor.Int64:
 		return true
 	}
 	return false
@@ -37,7 +38,7 @@ func newSpaceToBatchND(OpInfo) (Op, error) { return &spaceToBatchND{}, nil }
 // spaceBatchInputs checks what SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND share:
 // three inputs (data, block shape, paddings or crops), one output, a 3-D or
 // 4-D input, same types, int32 block shape and paddings.
-func spaceBatchInputs(name string, n *Node) (in, block, pads, out *Tensor, err error) {
+func spaceBatchInputs(name string, n *Node) (in, block, pads, out *tensor.Tensor, err error) {
 	if len(n.Inputs) != 3 || len(n.Outputs) != 1 {
 		return nil, nil, nil, nil, fmt.Errorf("%s: want 3 inputs and 1 output, have %d and %d", name, len(n.Inputs), len(n.Outputs))
 	}
@@ -54,7 +55,7 @@ func spaceBatchInputs(name string, n *Node) (in, block, pads, out *Tensor, err e
 	if !spaceBatchTypeOK(in.Type) {
 		return nil, nil, nil, nil, Unsupported("%s: type %s", name, in.Type)
 	}
-	if block.Type != Int32 || pads.Type != Int32 {
+	if block.Type != tensor.Int32 || pads.Type != tensor.Int32 {
 		return nil, nil, nil, nil, Unsupported("%s: block shape %s and paddings %s, want INT32", name, block.Type, pads.Type)
 	}
 	spatial := len(in.Shape) - 2
@@ -81,7 +82,7 @@ func (k *spaceToBatchND) Prepare(n *Node) error {
 
 // resize computes the output shape from the block shape and paddings and
 // records the geometry Eval needs.
-func (k *spaceToBatchND) resize(in, block, pads, out *Tensor, eval bool) error {
+func (k *spaceToBatchND) resize(in, block, pads, out *tensor.Tensor, eval bool) error {
 	bs, ps := block.Int32s(), pads.Int32s()
 	spatial := len(in.Shape) - 2
 	shape := append([]int(nil), in.Shape...)
@@ -194,7 +195,7 @@ func (k *batchToSpaceND) Prepare(n *Node) error {
 	return k.resize(in, block, crops, out, false)
 }
 
-func (k *batchToSpaceND) resize(in, block, crops, out *Tensor, eval bool) error {
+func (k *batchToSpaceND) resize(in, block, crops, out *tensor.Tensor, eval bool) error {
 	bs, cs := block.Int32s(), crops.Int32s()
 	spatial := len(in.Shape) - 2
 	shape := append([]int(nil), in.Shape...)
@@ -300,7 +301,7 @@ func newSpaceToDepth(info OpInfo) (Op, error) {
 
 // depthOpCheck checks what the depth ops share: one 4-D input and output of
 // the same supported type, a positive block size.
-func depthOpCheck(name string, n *Node, blockSize int) (in, out *Tensor, err error) {
+func depthOpCheck(name string, n *Node, blockSize int) (in, out *tensor.Tensor, err error) {
 	if len(n.Inputs) != 1 || len(n.Outputs) != 1 || n.Inputs[0] == nil || n.Outputs[0] == nil {
 		return nil, nil, fmt.Errorf("%s: want 1 input and 1 output", name)
 	}

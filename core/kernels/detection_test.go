@@ -9,19 +9,21 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/internal/flexbuf"
+	"github.com/delego/delego/tensor"
 )
 
 // ---- helpers shared by the detection family's tests ----
 
 // i32T is a constant INT32 tensor, as this family's parameter inputs are.
-func i32T(shape []int, v ...int32) *Tensor { return constT(tensorOf(Int32, shape, v...)) }
+func i32T(shape []int, v ...int32) *tensor.Tensor { return constT(tensorOf(tensor.Int32, shape, v...)) }
 
-func u8T(shape []int, scale float32, zp int64, v ...uint8) *Tensor {
-	return withQ(tensorOf(Uint8, shape, v...), scale, zp)
+func u8T(shape []int, scale float32, zp int64, v ...uint8) *tensor.Tensor {
+	return withQ(tensorOf(tensor.Uint8, shape, v...), scale, zp)
 }
 
-func i8T(shape []int, scale float32, zp int64, v ...int8) *Tensor {
-	return withQ(tensorOf(Int8, shape, v...), scale, zp)
+func i8T(shape []int, scale float32, zp int64, v ...int8) *tensor.Tensor {
+	return withQ(tensorOf(tensor.Int8, shape, v...), scale, zp)
 }
 
 func closeF32(a, b []float32, tol float64) bool {
@@ -74,17 +76,17 @@ func detectionOptions(t testing.TB, opts map[string]any) []byte {
 		switch v := opts[k].(type) {
 		case int:
 			put(uint64(int64(v)))
-			types = append(types, byte(FlexInt)<<2|3)
+			types = append(types, byte(flexbuf.Int)<<2|3)
 		case float64:
 			put(math.Float64bits(v))
-			types = append(types, byte(FlexFloat)<<2|3)
+			types = append(types, byte(flexbuf.Float)<<2|3)
 		case bool:
 			b := uint64(0)
 			if v {
 				b = 1
 			}
 			put(b)
-			types = append(types, byte(FlexBool)<<2|3)
+			types = append(types, byte(flexbuf.Bool)<<2|3)
 		default:
 			t.Fatalf("option %s: type %T", k, v)
 		}
@@ -92,7 +94,7 @@ func detectionOptions(t testing.TB, opts map[string]any) []byte {
 	buf = append(buf, types...)
 	root := len(buf)
 	put(uint64(root - valuesStart))
-	return append(buf, byte(FlexMap)<<2|3, 8)
+	return append(buf, byte(flexbuf.Map)<<2|3, 8)
 }
 
 func defaultDetectionOptions() map[string]any {
@@ -126,14 +128,14 @@ type detResult struct {
 	num     float32
 }
 
-func runDetection(t *testing.T, opts map[string]any, boxes, scores, anchors *Tensor) (detResult, error) {
+func runDetection(t *testing.T, opts map[string]any, boxes, scores, anchors *tensor.Tensor) (detResult, error) {
 	t.Helper()
 	p, err := parseDetectionPostProcessOptions(detectionOptions(t, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs := []*Tensor{outT(Float32), outT(Float32), outT(Float32), outT(Float32)}
-	err = runNode(&detectionPostProcess{p: p}, 1, []*Tensor{boxes, scores, anchors}, outs)
+	outs := []*tensor.Tensor{outT(tensor.Float32), outT(tensor.Float32), outT(tensor.Float32), outT(tensor.Float32)}
+	err = runNode(&detectionPostProcess{p: p}, 1, []*tensor.Tensor{boxes, scores, anchors}, outs)
 	if err != nil {
 		return detResult{}, err
 	}
@@ -141,8 +143,8 @@ func runDetection(t *testing.T, opts map[string]any, boxes, scores, anchors *Ten
 }
 
 // anchorsT makes float anchors from (ycenter, xcenter, h, w) rows.
-func anchorsT(rows ...[4]float32) *Tensor {
-	t := NewTensor(Float32, len(rows), 4)
+func anchorsT(rows ...[4]float32) *tensor.Tensor {
+	t := tensor.NewTensor(tensor.Float32, len(rows), 4)
 	for i, r := range rows {
 		copy(t.Float32s()[4*i:], r[:])
 	}
@@ -209,7 +211,7 @@ func TestDetectionFastNMS(t *testing.T) {
 	// B = [0.42,0.4,0.62,0.6] overlaps A with IoU 0.036/0.044 = 0.818,
 	// C = [0.05,0.05,0.15,0.15] is apart.
 	anchors := anchorsT([4]float32{0.5, 0.5, 0.2, 0.2}, [4]float32{0.52, 0.5, 0.2, 0.2}, [4]float32{0.1, 0.1, 0.1, 0.1})
-	boxes := NewTensor(Float32, 1, 3, 4)
+	boxes := tensor.NewTensor(tensor.Float32, 1, 3, 4)
 	scores := f32T([]int{1, 3, 2}, 0, 0.9, 0, 0.8, 0, 0.7)
 	cases := []struct {
 		name      string
@@ -246,7 +248,7 @@ func TestDetectionFastMultiClass(t *testing.T) {
 	// kept per box: each detection fills max_classes_per_detection slots in
 	// decreasing score order; boxes are ordered by their best class.
 	anchors := anchorsT([4]float32{0.1, 0.1, 0.1, 0.1}, [4]float32{0.5, 0.5, 0.1, 0.1})
-	boxes := NewTensor(Float32, 1, 2, 4)
+	boxes := tensor.NewTensor(tensor.Float32, 1, 2, 4)
 	scores := f32T([]int{1, 2, 4}, 0, 0.2, 0.6, 0.4, 0, 0.9, 0.1, 0.3)
 	opts := withOpts(defaultDetectionOptions(), "max_detections", 2, "max_classes_per_detection", 2, "num_classes", 3, "nms_score_threshold", 0.0)
 	r, err := runDetection(t, opts, boxes, scores, anchors)
@@ -271,7 +273,7 @@ func TestDetectionFastMultiClass(t *testing.T) {
 
 func TestDetectionRegularNMS(t *testing.T) {
 	anchors := anchorsT([4]float32{0.1, 0.1, 0.1, 0.1}, [4]float32{0.5, 0.5, 0.1, 0.1}, [4]float32{0.9, 0.9, 0.1, 0.1})
-	boxes := NewTensor(Float32, 1, 3, 4)
+	boxes := tensor.NewTensor(tensor.Float32, 1, 3, 4)
 	// Class 0: anchor 2 (0.7), anchor 0 (0.5); class 1: anchor 1 (0.5).
 	scores := f32T([]int{1, 3, 3}, 0, 0.5, 0.1, 0, 0.2, 0.5, 0, 0.7, 0)
 	opts := withOpts(defaultDetectionOptions(), "use_regular_nms", true, "num_classes", 2)
@@ -330,7 +332,7 @@ func TestDetectionQuantized(t *testing.T) {
 
 func TestDetectionErrors(t *testing.T) {
 	anchors := anchorsT([4]float32{0.5, 0.5, 0.1, 0.1})
-	boxes := NewTensor(Float32, 1, 1, 4)
+	boxes := tensor.NewTensor(tensor.Float32, 1, 1, 4)
 	scores := f32T([]int{1, 1, 2}, 0, 0.9)
 	opts := defaultDetectionOptions()
 	// TF 2.9 does not run int8 inputs.
@@ -340,14 +342,14 @@ func TestDetectionErrors(t *testing.T) {
 	}
 	bad := []struct {
 		name string
-		b, s *Tensor
-		a    *Tensor
+		b, s *tensor.Tensor
+		a    *tensor.Tensor
 		opts map[string]any
 	}{
-		{"batch 2", NewTensor(Float32, 2, 1, 4), scores, anchors, opts},
-		{"short encodings", NewTensor(Float32, 1, 1, 3), scores, anchors, opts},
+		{"batch 2", tensor.NewTensor(tensor.Float32, 2, 1, 4), scores, anchors, opts},
+		{"short encodings", tensor.NewTensor(tensor.Float32, 1, 1, 3), scores, anchors, opts},
 		{"score rows", boxes, f32T([]int{1, 2, 2}), anchors, opts},
-		{"few anchors", NewTensor(Float32, 1, 2, 4), f32T([]int{1, 2, 2}), anchors, opts},
+		{"few anchors", tensor.NewTensor(tensor.Float32, 1, 2, 4), f32T([]int{1, 2, 2}), anchors, opts},
 		{"classes", boxes, f32T([]int{1, 1, 4}), anchors, opts},
 		{"iou threshold", boxes, scores, anchors, withOpts(opts, "nms_iou_threshold", 0.0)},
 		{"max classes", boxes, scores, anchors, withOpts(opts, "max_classes_per_detection", 0)},
@@ -399,8 +401,8 @@ func TestStdPartialSortDesc(t *testing.T) {
 
 func TestL2NormFloat(t *testing.T) {
 	in := f32T([]int{1, 3, 2}, 3, 4, 0, 0, -1, 1e-8)
-	out := outT(Float32)
-	if err := runNode(&l2Norm{}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
+	out := outT(tensor.Float32)
+	if err := runNode(&l2Norm{}, 1, []*tensor.Tensor{in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	// Rows: (3,4)/5; zero stays zero (the norm is clamped to 1e-6);
@@ -410,8 +412,8 @@ func TestL2NormFloat(t *testing.T) {
 		t.Errorf("got %v %v", out.Float32s(), out.Shape)
 	}
 	tiny := f32T([]int{2}, 3e-7, 4e-7) // norm 5e-7 < 1e-6: divided by 1e-6
-	out = outT(Float32)
-	runNode(&l2Norm{}, 1, []*Tensor{tiny}, []*Tensor{out})
+	out = outT(tensor.Float32)
+	runNode(&l2Norm{}, 1, []*tensor.Tensor{tiny}, []*tensor.Tensor{out})
 	if !closeF32(out.Float32s(), []float32{0.3, 0.4}, 1e-6) {
 		t.Errorf("tiny: %v", out.Float32s())
 	}
@@ -420,8 +422,8 @@ func TestL2NormFloat(t *testing.T) {
 func TestL2NormQuantized(t *testing.T) {
 	// Expected bytes from the TF 2.9 C library for these inputs.
 	u8in := u8T([]int{2, 5}, 0.1, 100, 100, 103, 96, 110, 101, 228, 0, 100, 255, 130)
-	out := qOut(Uint8, 1.0/128, 128)
-	if err := runNode(&l2Norm{}, 1, []*Tensor{u8in}, []*Tensor{out}); err != nil {
+	out := qOut(tensor.Uint8, 1.0/128, 128)
+	if err := runNode(&l2Norm{}, 1, []*tensor.Tensor{u8in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []uint8{128, 162, 82, 242, 139, 200, 71, 128, 216, 145}; !slices.Equal(out.Uint8s(), want) {
@@ -429,14 +431,14 @@ func TestL2NormQuantized(t *testing.T) {
 	}
 	// A squared norm of 1 takes TFLite's special case (multiplier MaxInt32):
 	// 128 + 128 saturates at 255.
-	out = qOut(Uint8, 1.0/128, 128)
-	runNode(&l2Norm{}, 1, []*Tensor{u8T([]int{3}, 0.1, 3, 3, 4, 3)}, []*Tensor{out})
+	out = qOut(tensor.Uint8, 1.0/128, 128)
+	runNode(&l2Norm{}, 1, []*tensor.Tensor{u8T([]int{3}, 0.1, 3, 3, 4, 3)}, []*tensor.Tensor{out})
 	if want := []uint8{128, 255, 128}; !slices.Equal(out.Uint8s(), want) {
 		t.Errorf("uint8 unit: %v, want %v", out.Uint8s(), want)
 	}
 	i8in := i8T([]int{2, 5}, 0.1, 3, -5, 7, 0, 127, -128, 3, 3, 3, 3, 2)
-	out = qOut(Int8, 1.0/128, 0)
-	if err := runNode(&l2Norm{}, 1, []*Tensor{i8in}, []*Tensor{out}); err != nil {
+	out = qOut(tensor.Int8, 1.0/128, 0)
+	if err := runNode(&l2Norm{}, 1, []*tensor.Tensor{i8in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int8{-6, 3, -2, 88, -93, 0, 0, 0, 0, -128}; !slices.Equal(out.Int8s(), want) {
@@ -464,8 +466,8 @@ func TestL2NormQuantizedVsFloat(t *testing.T) {
 			sq += d * d
 		}
 		in := u8T([]int{1, depth}, 0.5, int64(zp), vals...)
-		out := qOut(Uint8, 1.0/128, 128)
-		if err := runNode(&l2Norm{}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
+		out := qOut(tensor.Uint8, 1.0/128, 128)
+		if err := runNode(&l2Norm{}, 1, []*tensor.Tensor{in}, []*tensor.Tensor{out}); err != nil {
 			t.Fatal(err)
 		}
 		i8vals := make([]int8, depth)
@@ -473,8 +475,8 @@ func TestL2NormQuantizedVsFloat(t *testing.T) {
 			i8vals[i] = int8(int(v) - 128)
 		}
 		in8 := i8T([]int{1, depth}, 0.5, int64(zp-128), i8vals...)
-		out8 := qOut(Int8, 1.0/128, 0)
-		if err := runNode(&l2Norm{}, 1, []*Tensor{in8}, []*Tensor{out8}); err != nil {
+		out8 := qOut(tensor.Int8, 1.0/128, 0)
+		if err := runNode(&l2Norm{}, 1, []*tensor.Tensor{in8}, []*tensor.Tensor{out8}); err != nil {
 			t.Fatal(err)
 		}
 		if sq <= 1 {
@@ -514,17 +516,17 @@ func TestL2NormErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		k       *l2Norm
-		in, out *Tensor
+		in, out *tensor.Tensor
 	}{
-		{"uint8 output scale", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(Uint8, 1.0/256, 128)},
-		{"uint8 output zero point", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(Uint8, 1.0/128, 0)},
-		{"int8 output zero point", &l2Norm{}, i8T([]int{2}, 1, 0), qOut(Int8, 1.0/128, 128)},
-		{"int32", &l2Norm{}, NewTensor(Int32, 2), outT(Int32)},
-		{"5-D", &l2Norm{}, NewTensor(Float32, 1, 1, 1, 1, 2), outT(Float32)},
-		{"activation", &l2Norm{activation: schema.ActivationFunctionTypeRELU}, NewTensor(Float32, 2), outT(Float32)},
+		{"uint8 output scale", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(tensor.Uint8, 1.0/256, 128)},
+		{"uint8 output zero point", &l2Norm{}, u8T([]int{2}, 1, 0), qOut(tensor.Uint8, 1.0/128, 0)},
+		{"int8 output zero point", &l2Norm{}, i8T([]int{2}, 1, 0), qOut(tensor.Int8, 1.0/128, 128)},
+		{"int32", &l2Norm{}, tensor.NewTensor(tensor.Int32, 2), outT(tensor.Int32)},
+		{"5-D", &l2Norm{}, tensor.NewTensor(tensor.Float32, 1, 1, 1, 1, 2), outT(tensor.Float32)},
+		{"activation", &l2Norm{activation: schema.ActivationFunctionTypeRELU}, tensor.NewTensor(tensor.Float32, 2), outT(tensor.Float32)},
 	}
 	for _, c := range cases {
-		if err := runNode(c.k, 1, []*Tensor{c.in}, []*Tensor{c.out}); err == nil {
+		if err := runNode(c.k, 1, []*tensor.Tensor{c.in}, []*tensor.Tensor{c.out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -533,7 +535,7 @@ func TestL2NormErrors(t *testing.T) {
 // ---- SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPACE_TO_DEPTH, DEPTH_TO_SPACE ----
 
 // iota8 returns a uint8 tensor holding 1, 2, 3, ...
-func iota8(shape ...int) *Tensor {
+func iota8(shape ...int) *tensor.Tensor {
 	t := u8T(shape, 1, 0)
 	for i := range t.Data {
 		t.Data[i] = byte(i + 1)
@@ -547,8 +549,8 @@ func TestSpaceToBatchND(t *testing.T) {
 	// takes padded pixel (2*oh+sh, 2*ow+sw).
 	in := iota8(1, 2, 3, 1)
 	in.Quant.ZeroPoint[0] = 9
-	out := qOut(Uint8, 1, 9) // padding takes the output zero point
-	err := runNode(&spaceToBatchND{}, 1, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
+	out := qOut(tensor.Uint8, 1, 9) // padding takes the output zero point
+	err := runNode(&spaceToBatchND{}, 1, []*tensor.Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*tensor.Tensor{out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,20 +562,20 @@ func TestSpaceToBatchND(t *testing.T) {
 	}
 	// int8 pads with its zero point too; float with 0.
 	in8 := i8T([]int{1, 1, 1, 1}, 1, -7, 5)
-	out8 := qOut(Int8, 1, -7)
-	runNode(&spaceToBatchND{}, 1, []*Tensor{in8, i32T([]int{2}, 1, 2), i32T([]int{2, 2}, 0, 0, 0, 1)}, []*Tensor{out8})
+	out8 := qOut(tensor.Int8, 1, -7)
+	runNode(&spaceToBatchND{}, 1, []*tensor.Tensor{in8, i32T([]int{2}, 1, 2), i32T([]int{2, 2}, 0, 0, 0, 1)}, []*tensor.Tensor{out8})
 	if !slices.Equal(out8.Int8s(), []int8{5, -7}) {
 		t.Errorf("int8 padding: %v", out8.Int8s())
 	}
 	// 3-D [batch 2, H 4, C 2] int64, block 2, padding 1/1: batches of the
 	// output: (shift 0: padded rows 0,2,4 = p,r1,r3; shift 1: rows 1,3,5 = r0,r2,p)
 	// for each input batch in turn.
-	in64 := NewTensor(Int64, 2, 4, 2)
+	in64 := tensor.NewTensor(tensor.Int64, 2, 4, 2)
 	for i := range in64.Int64s() {
 		in64.Int64s()[i] = int64(100 + i)
 	}
-	out64 := outT(Int64)
-	if err := runNode(&spaceToBatchND{}, 1, []*Tensor{in64, i32T([]int{1}, 2), i32T([]int{1, 2}, 1, 1)}, []*Tensor{out64}); err != nil {
+	out64 := outT(tensor.Int64)
+	if err := runNode(&spaceToBatchND{}, 1, []*tensor.Tensor{in64, i32T([]int{1}, 2), i32T([]int{1, 2}, 1, 1)}, []*tensor.Tensor{out64}); err != nil {
 		t.Fatal(err)
 	}
 	want := []int64{
@@ -591,8 +593,8 @@ func TestBatchToSpaceND(t *testing.T) {
 	// The inverse of the first case above, then cropped: 4 batches of 1x2
 	// back to 1x2x4, crop left 1 -> the original 2x3.
 	in := u8T([]int{4, 1, 2, 1}, 1, 0, 0, 2, 1, 3, 0, 5, 4, 6)
-	out := qOut(Uint8, 1, 0)
-	err := runNode(&batchToSpaceND{}, 1, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*Tensor{out})
+	out := qOut(tensor.Uint8, 1, 0)
+	err := runNode(&batchToSpaceND{}, 1, []*tensor.Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 1, 0)}, []*tensor.Tensor{out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,12 +607,12 @@ func TestBatchToSpaceND(t *testing.T) {
 	for i := range x.Float32s() {
 		x.Float32s()[i] = float32(i) * 0.5
 	}
-	mid, back := outT(Float32), outT(Float32)
+	mid, back := outT(tensor.Float32), outT(tensor.Float32)
 	bs, pads := i32T([]int{2}, 3, 2), i32T([]int{2, 2}, 2, 1, 0, 1)
-	if err := runNode(&spaceToBatchND{}, 1, []*Tensor{x, bs, pads}, []*Tensor{mid}); err != nil {
+	if err := runNode(&spaceToBatchND{}, 1, []*tensor.Tensor{x, bs, pads}, []*tensor.Tensor{mid}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runNode(&batchToSpaceND{}, 1, []*Tensor{mid, bs, pads}, []*Tensor{back}); err != nil {
+	if err := runNode(&batchToSpaceND{}, 1, []*tensor.Tensor{mid, bs, pads}, []*tensor.Tensor{back}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(back.Shape, x.Shape) || !slices.Equal(back.Float32s(), x.Float32s()) {
@@ -622,8 +624,8 @@ func TestSpaceBatchDynamic(t *testing.T) {
 	// Non-constant block shape: the output is sized in Eval.
 	bs := i32T([]int{2}, 2, 2)
 	bs.Const = false
-	out := qOut(Uint8, 1, 0)
-	n := &Node{Inputs: []*Tensor{iota8(1, 2, 2, 1), bs, i32T([]int{2, 2}, 0, 0, 0, 0)}, Outputs: []*Tensor{out}, Threads: 1}
+	out := qOut(tensor.Uint8, 1, 0)
+	n := &Node{Inputs: []*tensor.Tensor{iota8(1, 2, 2, 1), bs, i32T([]int{2, 2}, 0, 0, 0, 0)}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 	k := &spaceToBatchND{}
 	if err := k.Prepare(n); err != nil || !out.Dynamic {
 		t.Fatalf("prepare: %v, dynamic %v", err, out.Dynamic)
@@ -641,24 +643,24 @@ func TestSpaceBatchErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		op   Op
-		ins  []*Tensor
+		ins  []*tensor.Tensor
 	}{
-		{"not a multiple", &spaceToBatchND{}, []*Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 0, 0)}},
-		{"negative padding", &spaceToBatchND{}, []*Tensor{in, i32T([]int{2}, 1, 1), i32T([]int{2, 2}, -1, 1, 0, 0)}},
-		{"zero block", &spaceToBatchND{}, []*Tensor{in, i32T([]int{2}, 0, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
-		{"block shape length", &spaceToBatchND{}, []*Tensor{in, i32T([]int{1}, 1), i32T([]int{1, 2}, 0, 0)}},
-		{"2-D input", &spaceToBatchND{}, []*Tensor{iota8(3, 3), i32T([]int{0}), i32T([]int{0, 2})}},
-		{"int16", &spaceToBatchND{}, []*Tensor{NewTensor(Int16, 1, 2, 2, 1), i32T([]int{2}, 1, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
-		{"batch not divisible", &batchToSpaceND{}, []*Tensor{in, i32T([]int{2}, 2, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
-		{"crop too big", &batchToSpaceND{}, []*Tensor{in, i32T([]int{2}, 1, 1), i32T([]int{2, 2}, 2, 2, 0, 0)}},
-		{"depth: block", &spaceToDepth{blockSize: 2}, []*Tensor{in}},
-		{"depth: zero block", &spaceToDepth{}, []*Tensor{in}},
-		{"depth: channels", &depthToSpace{blockSize: 2}, []*Tensor{iota8(1, 1, 1, 3)}},
-		{"depth: 3-D", &depthToSpace{blockSize: 1}, []*Tensor{iota8(1, 1, 3)}},
+		{"not a multiple", &spaceToBatchND{}, []*tensor.Tensor{in, i32T([]int{2}, 2, 2), i32T([]int{2, 2}, 0, 0, 0, 0)}},
+		{"negative padding", &spaceToBatchND{}, []*tensor.Tensor{in, i32T([]int{2}, 1, 1), i32T([]int{2, 2}, -1, 1, 0, 0)}},
+		{"zero block", &spaceToBatchND{}, []*tensor.Tensor{in, i32T([]int{2}, 0, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
+		{"block shape length", &spaceToBatchND{}, []*tensor.Tensor{in, i32T([]int{1}, 1), i32T([]int{1, 2}, 0, 0)}},
+		{"2-D input", &spaceToBatchND{}, []*tensor.Tensor{iota8(3, 3), i32T([]int{0}), i32T([]int{0, 2})}},
+		{"int16", &spaceToBatchND{}, []*tensor.Tensor{tensor.NewTensor(tensor.Int16, 1, 2, 2, 1), i32T([]int{2}, 1, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
+		{"batch not divisible", &batchToSpaceND{}, []*tensor.Tensor{in, i32T([]int{2}, 2, 1), i32T([]int{2, 2}, 0, 0, 0, 0)}},
+		{"crop too big", &batchToSpaceND{}, []*tensor.Tensor{in, i32T([]int{2}, 1, 1), i32T([]int{2, 2}, 2, 2, 0, 0)}},
+		{"depth: block", &spaceToDepth{blockSize: 2}, []*tensor.Tensor{in}},
+		{"depth: zero block", &spaceToDepth{}, []*tensor.Tensor{in}},
+		{"depth: channels", &depthToSpace{blockSize: 2}, []*tensor.Tensor{iota8(1, 1, 1, 3)}},
+		{"depth: 3-D", &depthToSpace{blockSize: 1}, []*tensor.Tensor{iota8(1, 1, 3)}},
 	}
 	for _, c := range cases {
-		out := &Tensor{Type: c.ins[0].Type}
-		if err := runNode(c.op, 1, c.ins, []*Tensor{out}); err == nil {
+		out := &tensor.Tensor{Type: c.ins[0].Type}
+		if err := runNode(c.op, 1, c.ins, []*tensor.Tensor{out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -668,15 +670,15 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 	// [1, 2, 4, 1] with block 2: output pixel (0, x) holds input
 	// (0,2x), (0,2x+1), (1,2x), (1,2x+1).
 	in := iota8(1, 2, 4, 1)
-	out := qOut(Uint8, 1, 0)
-	if err := runNode(&spaceToDepth{blockSize: 2}, 1, []*Tensor{in}, []*Tensor{out}); err != nil {
+	out := qOut(tensor.Uint8, 1, 0)
+	if err := runNode(&spaceToDepth{blockSize: 2}, 1, []*tensor.Tensor{in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Shape, []int{1, 1, 2, 4}) || !slices.Equal(out.Uint8s(), []uint8{1, 2, 5, 6, 3, 4, 7, 8}) {
 		t.Errorf("space to depth: %v %v", out.Shape, out.Uint8s())
 	}
-	back := qOut(Uint8, 1, 0)
-	if err := runNode(&depthToSpace{blockSize: 2}, 1, []*Tensor{out}, []*Tensor{back}); err != nil {
+	back := qOut(tensor.Uint8, 1, 0)
+	if err := runNode(&depthToSpace{blockSize: 2}, 1, []*tensor.Tensor{out}, []*tensor.Tensor{back}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(back.Shape, in.Shape) || !slices.Equal(back.Uint8s(), in.Uint8s()) {
@@ -684,12 +686,12 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 	}
 	// With channels and 4-byte elements: out[b, y, x, (dy*3+dx)*2+c] =
 	// in[b, 3y+dy, 3x+dx, c].
-	x := NewTensor(Int32, 2, 3, 6, 2)
+	x := tensor.NewTensor(tensor.Int32, 2, 3, 6, 2)
 	for i := range x.Int32s() {
 		x.Int32s()[i] = int32(i)
 	}
-	y := outT(Int32)
-	if err := runNode(&spaceToDepth{blockSize: 3}, 1, []*Tensor{x}, []*Tensor{y}); err != nil {
+	y := outT(tensor.Int32)
+	if err := runNode(&spaceToDepth{blockSize: 3}, 1, []*tensor.Tensor{x}, []*tensor.Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
 	for b := 0; b < 2; b++ {
@@ -707,8 +709,8 @@ func TestSpaceToDepthAndBack(t *testing.T) {
 			}
 		}
 	}
-	z := outT(Int32)
-	if err := runNode(&depthToSpace{blockSize: 3}, 1, []*Tensor{y}, []*Tensor{z}); err != nil || !slices.Equal(z.Int32s(), x.Int32s()) {
+	z := outT(tensor.Int32)
+	if err := runNode(&depthToSpace{blockSize: 3}, 1, []*tensor.Tensor{y}, []*tensor.Tensor{z}); err != nil || !slices.Equal(z.Int32s(), x.Int32s()) {
 		t.Errorf("int32 round trip: %v", err)
 	}
 }
@@ -723,9 +725,9 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	bias := f32T([]int{1}, 1)
 	// VALID, stride 1: output width (2-1)+2 = 3:
 	//   (1*10, 1*100 + 2*10, 2*100) + 1.
-	out := outT(Float32)
+	out := outT(tensor.Float32)
 	k := &transposeConv{padding: schema.PaddingVALID, strideH: 1, strideW: 1}
-	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 3, 1), w, in, bias}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*tensor.Tensor{i32T([]int{4}, 1, 1, 3, 1), w, in, bias}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{11, 121, 201}) {
@@ -733,9 +735,9 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	}
 	// SAME, stride 2: output width 4, no padding needed: the taps do not
 	// overlap: (1*10, 1*100, 2*10, 2*100).
-	out = outT(Float32)
+	out = outT(tensor.Float32)
 	k = &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 2}
-	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 4, 1), w, in}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*tensor.Tensor{i32T([]int{4}, 1, 1, 4, 1), w, in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{10, 100, 20, 200}) {
@@ -743,9 +745,9 @@ func TestTransposeConvFloatByHand(t *testing.T) {
 	}
 	// SAME, stride 1, width 2: total padding 1, left 0: the last tap of the
 	// last pixel falls off: (1*10, 1*100 + 2*10).
-	out = outT(Float32)
+	out = outT(tensor.Float32)
 	k = &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}
-	if err := runNode(k, 1, []*Tensor{i32T([]int{4}, 1, 1, 2, 1), w, in}, []*Tensor{out}); err != nil {
+	if err := runNode(k, 1, []*tensor.Tensor{i32T([]int{4}, 1, 1, 2, 1), w, in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(out.Float32s(), []float32{10, 120}) {
@@ -814,21 +816,21 @@ func (c tconvCase) gather(f func(b, oy, ox, iy, ix, fy, fx int)) {
 
 func TestTransposeConvFloatVsReference(t *testing.T) {
 	for i, c := range tconvCases() {
-		in := NewTensor(Float32, c.batch, c.inH, c.inW, c.inC)
-		w := NewTensor(Float32, c.outC, c.fh, c.fw, c.inC)
+		in := tensor.NewTensor(tensor.Float32, c.batch, c.inH, c.inW, c.inC)
+		w := tensor.NewTensor(tensor.Float32, c.outC, c.fh, c.fw, c.inC)
 		w.Const = true
-		bias := NewTensor(Float32, c.outC)
+		bias := tensor.NewTensor(tensor.Float32, c.outC)
 		for _, s := range [][]float32{in.Float32s(), w.Float32s(), bias.Float32s()} {
 			for j := range s {
 				s[j] = float32(c.rnd()%2001-1000) / 500
 			}
 		}
-		ins := []*Tensor{i32T([]int{4}, int32(c.batch), int32(c.outH), int32(c.outW), int32(c.outC)), w, in}
+		ins := []*tensor.Tensor{i32T([]int{4}, int32(c.batch), int32(c.outH), int32(c.outW), int32(c.outC)), w, in}
 		if c.hasBias {
 			ins = append(ins, bias)
 		}
-		out := outT(Float32)
-		if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*Tensor{out}); err != nil {
+		out := outT(tensor.Float32)
+		if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*tensor.Tensor{out}); err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		ref := make([]float64, c.batch*c.outH*c.outW*c.outC)
@@ -856,7 +858,7 @@ func TestTransposeConvFloatVsReference(t *testing.T) {
 // and int16x8 outputs with an int64 gather reference requantized the way
 // TFLite does.
 func TestTransposeConvQuantizedVsReference(t *testing.T) {
-	for _, typ := range []DType{Uint8, Int8, Int16} {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16} {
 		for i, c := range tconvCases() {
 			inScale, outScale := float32(0.02+float64(c.rnd()%100)/1000), float32(0.05+float64(c.rnd()%100)/100)
 			wScales := make([]float32, c.outC)
@@ -864,66 +866,66 @@ func TestTransposeConvQuantizedVsReference(t *testing.T) {
 				wScales[o] = float32(0.005 + float64(c.rnd()%100)/2000)
 			}
 			var inZp, wZp, outZp int64
-			in := NewTensor(typ, c.batch, c.inH, c.inW, c.inC)
+			in := tensor.NewTensor(typ, c.batch, c.inH, c.inW, c.inC)
 			wt := typ
-			if typ == Int16 {
-				wt = Int8
+			if typ == tensor.Int16 {
+				wt = tensor.Int8
 				inScale /= 256
 				outScale /= 256
 			}
-			w := NewTensor(wt, c.outC, c.fh, c.fw, c.inC)
+			w := tensor.NewTensor(wt, c.outC, c.fh, c.fw, c.inC)
 			w.Const = true
 			switch typ {
-			case Uint8:
+			case tensor.Uint8:
 				inZp, wZp, outZp = int64(c.rnd()%256), int64(c.rnd()%256), int64(c.rnd()%256)
 				wScales = wScales[:1]
 				c.rndBytes(in.Data)
 				c.rndBytes(w.Data)
-			case Int8:
+			case tensor.Int8:
 				inZp, outZp = int64(c.rnd()%256-128), int64(c.rnd()%256-128)
 				c.rndBytes(in.Data)
 				c.rndBytes(w.Data)
-			case Int16:
+			case tensor.Int16:
 				for j := range in.Int16s() {
 					in.Int16s()[j] = int16(c.rnd())
 				}
 				c.rndBytes(w.Data)
 			}
-			in.Quant = &Quantization{Scale: []float32{inScale}, ZeroPoint: []int64{inZp}}
-			w.Quant = &Quantization{Scale: wScales, ZeroPoint: make([]int64, len(wScales))}
+			in.Quant = &tensor.Quantization{Scale: []float32{inScale}, ZeroPoint: []int64{inZp}}
+			w.Quant = &tensor.Quantization{Scale: wScales, ZeroPoint: make([]int64, len(wScales))}
 			w.Quant.ZeroPoint[0] = wZp
-			biasType := map[DType]DType{Uint8: Int32, Int8: Int32, Int16: Int64}[typ]
-			bias := NewTensor(biasType, c.outC)
+			biasType := map[tensor.DType]tensor.DType{tensor.Uint8: tensor.Int32, tensor.Int8: tensor.Int32, tensor.Int16: tensor.Int64}[typ]
+			bias := tensor.NewTensor(biasType, c.outC)
 			biasVals := make([]int64, c.outC)
 			for o := range biasVals {
 				biasVals[o] = int64(c.rnd()%20001 - 10000)
-				if biasType == Int64 {
+				if biasType == tensor.Int64 {
 					bias.Int64s()[o] = biasVals[o]
 				} else {
 					bias.Int32s()[o] = int32(biasVals[o])
 				}
 			}
-			bias.Quant = &Quantization{Scale: []float32{inScale * wScales[0]}, ZeroPoint: []int64{0}}
-			ins := []*Tensor{i32T([]int{4}, int32(c.batch), int32(c.outH), int32(c.outW), int32(c.outC)), w, in}
+			bias.Quant = &tensor.Quantization{Scale: []float32{inScale * wScales[0]}, ZeroPoint: []int64{0}}
+			ins := []*tensor.Tensor{i32T([]int{4}, int32(c.batch), int32(c.outH), int32(c.outW), int32(c.outC)), w, in}
 			if c.hasBias {
 				ins = append(ins, bias)
 			}
 			out := qOut(typ, outScale, outZp)
-			if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*Tensor{out}); err != nil {
+			if err := runNode(&transposeConv{padding: c.pad, strideH: c.sh, strideW: c.sw}, 1, ins, []*tensor.Tensor{out}); err != nil {
 				t.Fatalf("%s case %d: %v", typ, i, err)
 			}
 			acc := make([]int64, c.batch*c.outH*c.outW*c.outC)
 			inAt := func(j int) int64 {
 				switch typ {
-				case Uint8:
+				case tensor.Uint8:
 					return int64(in.Uint8s()[j]) - inZp
-				case Int8:
+				case tensor.Int8:
 					return int64(in.Int8s()[j]) - inZp
 				}
 				return int64(in.Int16s()[j])
 			}
 			wAt := func(j int) int64 {
-				if typ == Uint8 {
+				if typ == tensor.Uint8 {
 					return int64(w.Uint8s()[j]) - wZp
 				}
 				return int64(w.Int8s()[j]) // int8 weights' zero point is ignored
@@ -935,7 +937,7 @@ func TestTransposeConvQuantizedVsReference(t *testing.T) {
 					}
 				}
 			})
-			lo, hi, _ := QuantizedRange(typ)
+			lo, hi, _ := tensor.QuantizedRange(typ)
 			for j, a := range acc {
 				o := j % c.outC
 				if c.hasBias {
@@ -943,14 +945,14 @@ func TestTransposeConvQuantizedVsReference(t *testing.T) {
 				}
 				var m int32
 				var s int
-				if typ == Uint8 {
+				if typ == tensor.Uint8 {
 					// TFLite multiplies the two float32 scales in float32.
 					m, s = QuantizeMultiplier(float64(inScale*wScales[0]) / float64(outScale))
 				} else {
 					m, s = QuantizeMultiplier(float64(inScale) * float64(wScales[o]) / float64(outScale))
 				}
 				var v int32
-				if typ == Int16 && c.hasBias {
+				if typ == tensor.Int16 && c.hasBias {
 					v = MultiplyByQuantizedMultiplier64(a, m, s)
 				} else {
 					v = MultiplyByQuantizedMultiplier(int32(a), m, s) + int32(outZp)
@@ -958,9 +960,9 @@ func TestTransposeConvQuantizedVsReference(t *testing.T) {
 				v = min(max(v, lo), hi)
 				var got int32
 				switch typ {
-				case Uint8:
+				case tensor.Uint8:
 					got = int32(out.Uint8s()[j])
-				case Int8:
+				case tensor.Int8:
 					got = int32(out.Int8s()[j])
 				default:
 					got = int32(out.Int16s()[j])
@@ -984,21 +986,21 @@ func (c *tconvCase) rndBytes(b []byte) {
 // past 2^31.
 func TestTransposeConvInt16Wraps(t *testing.T) {
 	const inC = 600 // 600 * 32767 * 127 > 2^31
-	in := NewTensor(Int16, 1, 1, 1, inC)
-	w := NewTensor(Int8, 1, 1, 1, inC)
+	in := tensor.NewTensor(tensor.Int16, 1, 1, 1, inC)
+	w := tensor.NewTensor(tensor.Int8, 1, 1, 1, inC)
 	w.Const = true
 	for i := 0; i < inC; i++ {
 		in.Int16s()[i] = 32767
 		w.Int8s()[i] = 127
 	}
-	in.Quant = &Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
-	w.Quant = &Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
+	in.Quant = &tensor.Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
+	w.Quant = &tensor.Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
 	m, s := QuantizeMultiplier(1.0 / (1 << 20))
 	sum := int64(inC) * 32767 * 127
 	k := &transposeConv{padding: schema.PaddingVALID, strideH: 1, strideW: 1}
-	run := func(ins ...*Tensor) int16 {
-		out := qOut(Int16, 1<<20, 0)
-		if err := runNode(k, 1, append([]*Tensor{i32T([]int{4}, 1, 1, 1, 1), w, in}, ins...), []*Tensor{out}); err != nil {
+	run := func(ins ...*tensor.Tensor) int16 {
+		out := qOut(tensor.Int16, 1<<20, 0)
+		if err := runNode(k, 1, append([]*tensor.Tensor{i32T([]int{4}, 1, 1, 1, 1), w, in}, ins...), []*tensor.Tensor{out}); err != nil {
 			t.Fatal(err)
 		}
 		return out.Int16s()[0]
@@ -1008,8 +1010,8 @@ func TestTransposeConvInt16Wraps(t *testing.T) {
 		t.Errorf("no bias: got %d, want %d", got, want)
 	}
 	// An int64 bias makes the accumulator 64-bit: no wrap.
-	bias := NewTensor(Int64, 1)
-	bias.Quant = &Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
+	bias := tensor.NewTensor(tensor.Int64, 1)
+	bias.Quant = &tensor.Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}
 	if got, want := run(bias), MultiplyByQuantizedMultiplier64(sum, m, s); int32(got) != want || want != 2381 {
 		t.Errorf("int64 bias: got %d, want %d", got, want)
 	}
@@ -1020,26 +1022,26 @@ func TestTransposeConvErrors(t *testing.T) {
 	w := f32T([]int{1, 3, 3, 1})
 	w.Const = true
 	u8w := u8T([]int{2, 1, 1, 1}, 0.1, 0)
-	u8w.Quant = &Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
+	u8w.Quant = &tensor.Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
 	cases := []struct {
 		name string
 		k    *transposeConv
-		ins  []*Tensor
+		ins  []*tensor.Tensor
 	}{
-		{"output does not map back", &transposeConv{padding: schema.PaddingVALID, strideH: 2, strideW: 2}, []*Tensor{i32T([]int{4}, 1, 3, 3, 1), w, in}},
-		{"output batch", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{4}, 2, 2, 2, 1), w, in}},
-		{"output channels", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{4}, 1, 2, 2, 3), w, in}},
-		{"shape of 3", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{3}, 1, 2, 2), w, in}},
-		{"zero stride", &transposeConv{padding: schema.PaddingSAME}, []*Tensor{i32T([]int{4}, 1, 2, 2, 1), w, in}},
-		{"channels", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{4}, 1, 2, 2, 1), f32T([]int{1, 3, 3, 2}), in}},
-		{"bias type", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{4}, 1, 2, 2, 1), w, in, NewTensor(Int32, 1)}},
+		{"output does not map back", &transposeConv{padding: schema.PaddingVALID, strideH: 2, strideW: 2}, []*tensor.Tensor{i32T([]int{4}, 1, 3, 3, 1), w, in}},
+		{"output batch", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{4}, 2, 2, 2, 1), w, in}},
+		{"output channels", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 3), w, in}},
+		{"shape of 3", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{3}, 1, 2, 2), w, in}},
+		{"zero stride", &transposeConv{padding: schema.PaddingSAME}, []*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 1), w, in}},
+		{"channels", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 1), f32T([]int{1, 3, 3, 2}), in}},
+		{"bias type", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 1), w, in, tensor.NewTensor(tensor.Int32, 1)}},
 		{"uint8 per-channel", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1},
-			[]*Tensor{i32T([]int{4}, 1, 2, 2, 2), u8w, u8T([]int{1, 2, 2, 1}, 0.1, 0)}},
-		{"int32 input", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*Tensor{i32T([]int{4}, 1, 2, 2, 1), NewTensor(Int32, 1, 3, 3, 1), NewTensor(Int32, 1, 2, 2, 1)}},
+			[]*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 2), u8w, u8T([]int{1, 2, 2, 1}, 0.1, 0)}},
+		{"int32 input", &transposeConv{padding: schema.PaddingSAME, strideH: 1, strideW: 1}, []*tensor.Tensor{i32T([]int{4}, 1, 2, 2, 1), tensor.NewTensor(tensor.Int32, 1, 3, 3, 1), tensor.NewTensor(tensor.Int32, 1, 2, 2, 1)}},
 	}
 	for _, c := range cases {
-		out := &Tensor{Type: c.ins[2].Type, Quant: &Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}}
-		if err := runNode(c.k, 1, c.ins, []*Tensor{out}); err == nil {
+		out := &tensor.Tensor{Type: c.ins[2].Type, Quant: &tensor.Quantization{Scale: []float32{1}, ZeroPoint: []int64{0}}}
+		if err := runNode(c.k, 1, c.ins, []*tensor.Tensor{out}); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
@@ -1048,14 +1050,14 @@ func TestTransposeConvErrors(t *testing.T) {
 // ---- registrations ----
 
 func TestDetectionRegistrations(t *testing.T) {
-	want := map[string]VersionRange{
-		"TFLite_Detection_PostProcess": {1, 1},
-		"L2_NORMALIZATION":             {1, 2},
-		"SPACE_TO_BATCH_ND":            {1, 3},
-		"BATCH_TO_SPACE_ND":            {1, 3},
-		"SPACE_TO_DEPTH":               {1, 2},
-		"DEPTH_TO_SPACE":               {1, 2},
-		"TRANSPOSE_CONV":               {1, 3},
+	want := map[string]tensor.VersionRange{
+		"TFLite_Detection_PostProcess": {Min: 1, Max: 1},
+		"L2_NORMALIZATION":             {Min: 1, Max: 2},
+		"SPACE_TO_BATCH_ND":            {Min: 1, Max: 3},
+		"BATCH_TO_SPACE_ND":            {Min: 1, Max: 3},
+		"SPACE_TO_DEPTH":               {Min: 1, Max: 2},
+		"DEPTH_TO_SPACE":               {Min: 1, Max: 2},
+		"TRANSPOSE_CONV":               {Min: 1, Max: 3},
 	}
 	for _, reg := range detectionOps() {
 		v, ok := want[reg.Name()]

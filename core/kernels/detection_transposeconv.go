@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // TRANSPOSE_CONV (TF 2.9 transpose_conv.cc, kGenericOptimized): inputs are
@@ -60,7 +61,7 @@ func newTransposeConv(info OpInfo) (Op, error) {
 }
 
 type tconvTensors struct {
-	shape, w, in, bias, out *Tensor
+	shape, w, in, bias, out *tensor.Tensor
 }
 
 func (k *transposeConv) tensors(n *Node) (t tconvTensors, err error) {
@@ -84,16 +85,16 @@ func (k *transposeConv) Prepare(n *Node) error {
 		return fmt.Errorf("TRANSPOSE_CONV: output shape, weights and input of ranks %d, %d, %d, want 1, 4, 4",
 			len(t.shape.Shape), len(w.Shape), len(in.Shape))
 	}
-	if t.shape.Type != Int32 || t.shape.NumElements() != 4 {
+	if t.shape.Type != tensor.Int32 || t.shape.NumElements() != 4 {
 		return fmt.Errorf("TRANSPOSE_CONV: output shape is %s of %d elements, want 4 INT32", t.shape.Type, t.shape.NumElements())
 	}
 	switch in.Type {
-	case Float32, Uint8, Int8:
+	case tensor.Float32, tensor.Uint8, tensor.Int8:
 		if w.Type != in.Type {
 			return fmt.Errorf("TRANSPOSE_CONV: %s input with %s weights", in.Type, w.Type)
 		}
-	case Int16:
-		if w.Type != Int8 {
+	case tensor.Int16:
+		if w.Type != tensor.Int8 {
 			return fmt.Errorf("TRANSPOSE_CONV: INT16 input with %s weights, want INT8", w.Type)
 		}
 		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
@@ -110,11 +111,11 @@ func (k *transposeConv) Prepare(n *Node) error {
 		return fmt.Errorf("TRANSPOSE_CONV: input has %d channels, weights %d", in.Shape[3], w.Shape[3])
 	}
 	if bias != nil {
-		want := map[DType]DType{Float32: Float32, Uint8: Int32, Int8: Int32, Int16: Int64}[in.Type]
-		if bias.Type != want && !(in.Type == Int16 && bias.Type == Int32) {
+		want := map[tensor.DType]tensor.DType{tensor.Float32: tensor.Float32, tensor.Uint8: tensor.Int32, tensor.Int8: tensor.Int32, tensor.Int16: tensor.Int64}[in.Type]
+		if bias.Type != want && !(in.Type == tensor.Int16 && bias.Type == tensor.Int32) {
 			return fmt.Errorf("TRANSPOSE_CONV: %s bias for %s input, want %s", bias.Type, in.Type, want)
 		}
-		if (in.Type == Int8 || in.Type == Int16) && bias.ZeroPoint() != 0 {
+		if (in.Type == tensor.Int8 || in.Type == tensor.Int16) && bias.ZeroPoint() != 0 {
 			return fmt.Errorf("TRANSPOSE_CONV: bias zero point %d, want 0", bias.ZeroPoint())
 		}
 		if bias.NumElements() != outC {
@@ -127,7 +128,7 @@ func (k *transposeConv) Prepare(n *Node) error {
 	if k.padding != schema.PaddingSAME && k.padding != schema.PaddingVALID {
 		return Unsupported("TRANSPOSE_CONV: padding %d", k.padding)
 	}
-	if in.Type != Float32 {
+	if in.Type != tensor.Float32 {
 		if err := k.prepareQuant(in, w, bias, out); err != nil {
 			return err
 		}
@@ -163,9 +164,9 @@ func (k *transposeConv) resizeOutput(t tconvTensors, eval bool) error {
 	}
 	k.padT, _ = ComputePadding(k.strideH, 1, shape[1], fh, convH)
 	k.padL, _ = ComputePadding(k.strideW, 1, shape[2], fw, convW)
-	elems := NumElements(shape)
+	elems := tensor.NumElements(shape)
 	switch {
-	case in.Type == Float32:
+	case in.Type == tensor.Float32:
 	case k.wide(t):
 		k.acc64 = sized(k.acc64, elems)
 	default:
@@ -181,7 +182,7 @@ func (k *transposeConv) resizeOutput(t tconvTensors, eval bool) error {
 
 // prepareQuant computes the per-output-channel multipliers as TFLite's
 // PopulateConvolutionQuantizationParams does.
-func (k *transposeConv) prepareQuant(in, w, bias, out *Tensor) error {
+func (k *transposeConv) prepareQuant(in, w, bias, out *tensor.Tensor) error {
 	outC := w.Shape[0]
 	q := w.Quant
 	if q == nil || len(q.Scale) == 0 {
@@ -189,7 +190,7 @@ func (k *transposeConv) prepareQuant(in, w, bias, out *Tensor) error {
 	}
 	perChannel := len(q.Scale) > 1
 	if perChannel {
-		if in.Type == Uint8 {
+		if in.Type == tensor.Uint8 {
 			return fmt.Errorf("TRANSPOSE_CONV: per-channel weights need INT8 or INT16 input, have UINT8")
 		}
 		if q.Axis != 0 || len(q.Scale) != outC {
@@ -198,7 +199,7 @@ func (k *transposeConv) prepareQuant(in, w, bias, out *Tensor) error {
 	}
 	k.mult = sized(k.mult, outC)
 	k.shift = sized(k.shift, outC)
-	if in.Type == Uint8 {
+	if in.Type == tensor.Uint8 {
 		// GetQuantizedConvolutionMultipler: the product of the scales is
 		// taken in float32, then divided in double.
 		if bias != nil {
@@ -226,12 +227,12 @@ func (k *transposeConv) prepareQuant(in, w, bias, out *Tensor) error {
 // transposeWeights rearranges OHWI weights into [fh][fw][outC][inC],
 // subtracting the zero point of uint8 weights (int8 ones keep theirs
 // ignored, as in TFLite).
-func (k *transposeConv) transposeWeights(w *Tensor, inType DType) {
+func (k *transposeConv) transposeWeights(w *tensor.Tensor, inType tensor.DType) {
 	outC, fh, fw, inC := w.Shape[0], w.Shape[1], w.Shape[2], w.Shape[3]
 	n := outC * fh * fw * inC
 	dst := func(o, y, x, c int) int { return ((y*fw+x)*outC+o)*inC + c }
 	switch inType {
-	case Float32:
+	case tensor.Float32:
 		k.wF = sized(k.wF, n)
 		src := w.Float32s()
 		i := 0
@@ -246,7 +247,7 @@ func (k *transposeConv) transposeWeights(w *Tensor, inType DType) {
 	default:
 		k.wQ = sized(k.wQ, n)
 		var get func(i int) int32
-		if w.Type == Uint8 {
+		if w.Type == tensor.Uint8 {
 			src, zp := w.Uint8s(), w.ZeroPoint()
 			get = func(i int) int32 { return int32(src[i]) - zp }
 		} else {
@@ -282,7 +283,7 @@ func (k *transposeConv) Eval(n *Node) error {
 		k.transposeWeights(t.w, t.in.Type)
 	}
 	switch t.in.Type {
-	case Float32:
+	case tensor.Float32:
 		k.evalFloat(t)
 	default:
 		if k.wide(t) {
@@ -301,7 +302,7 @@ func (k *transposeConv) Eval(n *Node) error {
 // int32 accumulators (which wrap) and the 32-bit MultiplyByQuantizedMultiplier,
 // as checked against its C library.
 func (k *transposeConv) wide(t tconvTensors) bool {
-	return t.in.Type == Int16 && t.bias != nil && t.bias.Type == Int64
+	return t.in.Type == tensor.Int16 && t.bias != nil && t.bias.Type == tensor.Int64
 }
 
 // tconvGeom is the loop geometry shared by the kernels.
@@ -367,15 +368,15 @@ func (k *transposeConv) inputPixel(t tconvTensors, g tconvGeom, b, iy, ix int) [
 	v := k.inVec[:g.inC]
 	zp := t.in.ZeroPoint()
 	switch t.in.Type {
-	case Uint8:
+	case tensor.Uint8:
 		for c, x := range t.in.Uint8s()[base : base+g.inC] {
 			v[c] = int32(x) - zp
 		}
-	case Int8:
+	case tensor.Int8:
 		for c, x := range t.in.Int8s()[base : base+g.inC] {
 			v[c] = int32(x) - zp
 		}
-	case Int16:
+	case tensor.Int16:
 		for c, x := range t.in.Int16s()[base : base+g.inC] {
 			v[c] = int32(x) - zp
 		}
@@ -491,7 +492,7 @@ func (k *transposeConv) requantize32(t tconvTensors) {
 		bias = t.bias.Int32s()
 	}
 	zp := t.out.ZeroPoint()
-	lo, hi, _ := QuantizedRange(t.out.Type)
+	lo, hi, _ := tensor.QuantizedRange(t.out.Type)
 	u8, i8, i16 := t.out.Uint8s(), t.out.Int8s(), t.out.Int16s()
 	for i := 0; i < len(acc); i += outC {
 		row := acc[i : i+outC]
@@ -501,9 +502,9 @@ func (k *transposeConv) requantize32(t tconvTensors) {
 			}
 			v := min(max(MultiplyByQuantizedMultiplier(a, k.mult[o], k.shift[o])+zp, lo), hi)
 			switch t.out.Type {
-			case Uint8:
+			case tensor.Uint8:
 				u8[i+o] = uint8(v)
-			case Int8:
+			case tensor.Int8:
 				i8[i+o] = int8(v)
 			default:
 				i16[i+o] = int16(v)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file registers the element-wise op family (TFLite 2.9 add.cc, sub.cc,
@@ -17,7 +18,7 @@ import (
 // version ranges of TFLite 2.9's BuiltinOpResolver (register.cc).
 func elementwiseOps() []Registration {
 	bin := func(code schema.BuiltinOperator, lo, hi int, kind binaryKind) Registration {
-		return Registration{Code: code, Versions: VersionRange{lo, hi}, New: func(info OpInfo) (Op, error) {
+		return Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, New: func(info OpInfo) (Op, error) {
 			p, err := parseArithOptions(info, code)
 			if err != nil {
 				return nil, err
@@ -26,7 +27,7 @@ func elementwiseOps() []Registration {
 		}}
 	}
 	un := func(code schema.BuiltinOperator, lo, hi int, kind unaryKind) Registration {
-		return Registration{Code: code, Versions: VersionRange{lo, hi}, New: func(OpInfo) (Op, error) {
+		return Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, New: func(OpInfo) (Op, error) {
 			return &unaryOp{kind: kind}, nil
 		}}
 	}
@@ -45,7 +46,7 @@ func elementwiseOps() []Registration {
 		un(schema.BuiltinOperatorNEG, 1, 1, unNeg),
 		un(schema.BuiltinOperatorFLOOR, 1, 1, unFloor),
 		un(schema.BuiltinOperatorEXP, 1, 1, unExp),
-		{Code: schema.BuiltinOperatorCAST, Versions: VersionRange{1, 4}, New: func(OpInfo) (Op, error) {
+		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: func(OpInfo) (Op, error) {
 			return &castOp{}, nil
 		}},
 	}
@@ -149,7 +150,7 @@ func checkIO(name string, n *Node, ins, outs int) error {
 
 // positiveScale returns t's scale, or an error naming the op when the
 // quantized kernel cannot use it (TFLite aborts on such scales).
-func positiveScale(name string, t *Tensor) (float32, error) {
+func positiveScale(name string, t *tensor.Tensor) (float32, error) {
 	s := t.Scale()
 	if !(s > 0) || math.IsInf(float64(s), 0) {
 		return 0, fmt.Errorf("%s: %s tensor %q needs a positive quantization scale, got %v", name, t.Type, t.Name, s)

@@ -1,47 +1,19 @@
 package kernels
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/delego/delego/tensor"
 )
 
 // This file holds the one broadcasting iterator every binary element-wise
 // kernel uses, and the shape rules TFLite 2.9 applies around it.
 
-// BroadcastShape returns the NumPy broadcast of shapes a and b (TFLite's
-// CalculateShapeForBroadcast): dimensions are matched from the end, a missing
-// or size-1 dimension stretches, and a 0 on either side gives 0.
-func BroadcastShape(a, b []int) ([]int, error) {
-	r := max(len(a), len(b))
-	out := make([]int, r)
-	for i := range r {
-		da, db := dimFromEnd(a, i), dimFromEnd(b, i)
-		if da != db && da != 1 && db != 1 {
-			return nil, fmt.Errorf("shapes %v and %v are not broadcastable", a, b)
-		}
-		d := max(da, db)
-		if da == 0 || db == 0 {
-			d = 0
-		}
-		out[r-1-i] = d
-	}
-	return out, nil
-}
-
-// dimFromEnd returns dimension i of shape counted from the last one, or 1
-// beyond its rank.
-func dimFromEnd(shape []int, i int) int {
-	if i >= len(shape) {
-		return 1
-	}
-	return shape[len(shape)-1-i]
-}
-
 // extendedEqual reports whether a and b are equal once the shorter is padded
 // with leading 1s (TFLite's "no broadcast" test in ProcessBroadcastShapes).
 func extendedEqual(a, b []int) bool {
 	for i := range max(len(a), len(b)) {
-		if dimFromEnd(a, i) != dimFromEnd(b, i) {
+		if tensor.DimFromEnd(a, i) != tensor.DimFromEnd(b, i) {
 			return false
 		}
 	}
@@ -58,7 +30,7 @@ func genericBroadcast(a, b []int) bool {
 	// sa has a 1 where the first differing dimension (from the end) differs.
 	sa, sb := a, b
 	for i := range r {
-		da, db := dimFromEnd(a, i), dimFromEnd(b, i)
+		da, db := tensor.DimFromEnd(a, i), tensor.DimFromEnd(b, i)
 		if da == db {
 			continue
 		}
@@ -70,19 +42,19 @@ func genericBroadcast(a, b []int) bool {
 		break
 	}
 	i := 0
-	for i < r && dimFromEnd(sa, i) == dimFromEnd(sb, i) { // y4
+	for i < r && tensor.DimFromEnd(sa, i) == tensor.DimFromEnd(sb, i) { // y4
 		i++
 	}
-	for i < r && dimFromEnd(sa, i) == 1 { // y3
+	for i < r && tensor.DimFromEnd(sa, i) == 1 { // y3
 		i++
 	}
-	for i < r && dimFromEnd(sa, i) == dimFromEnd(sb, i) { // y2
+	for i < r && tensor.DimFromEnd(sa, i) == tensor.DimFromEnd(sb, i) { // y2
 		i++
 	}
-	for i < r && dimFromEnd(sb, i) == 1 { // y1
+	for i < r && tensor.DimFromEnd(sb, i) == 1 { // y1
 		i++
 	}
-	for i < r && dimFromEnd(sa, i) == dimFromEnd(sb, i) { // y0
+	for i < r && tensor.DimFromEnd(sa, i) == tensor.DimFromEnd(sb, i) { // y0
 		i++
 	}
 	return i < r
@@ -107,7 +79,7 @@ type bcastPlan struct {
 // newBcastPlan plans the walk of inputs shaped a and b into an output shaped
 // out, their broadcast.
 func newBcastPlan(a, b, out []int) *bcastPlan {
-	p := &bcastPlan{n: NumElements(out), inner: 1, aStep: 1, bStep: 1}
+	p := &bcastPlan{n: tensor.NumElements(out), inner: 1, aStep: 1, bStep: 1}
 	if p.n == 0 {
 		return p
 	}
@@ -121,7 +93,7 @@ func newBcastPlan(a, b, out []int) *bcastPlan {
 		if od == 1 {
 			continue
 		}
-		ab, bb := dimFromEnd(a, i) == 1, dimFromEnd(b, i) == 1
+		ab, bb := tensor.DimFromEnd(a, i) == 1, tensor.DimFromEnd(b, i) == 1
 		if k := len(ext) - 1; k >= 0 && aB[k] == ab && bB[k] == bb {
 			ext[k] *= od
 			continue

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/delego/delego/tensor"
 )
 
 // binaryKind says which binary element-wise op a binaryOp computes.
@@ -76,7 +78,7 @@ type binaryOp struct {
 	params ArithParams
 
 	path     binPath
-	typ      DType // input type
+	typ      tensor.DType // input type
 	plan     *bcastPlan
 	q        quantArith
 	fLo, fHi float32
@@ -99,11 +101,11 @@ func (o *binaryOp) Prepare(n *Node) error {
 	shape := slices.Clone(in1.Shape)
 	if !slices.Equal(in1.Shape, in2.Shape) {
 		var err error
-		if shape, err = BroadcastShape(in1.Shape, in2.Shape); err != nil {
+		if shape, err = tensor.BroadcastShape(in1.Shape, in2.Shape); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if out.Type != in1.Type && !(o.kind == binMul && in1.Type == Int16 && (out.Type == Int8 || out.Type == Uint8)) {
+	if out.Type != in1.Type && !(o.kind == binMul && in1.Type == tensor.Int16 && (out.Type == tensor.Int8 || out.Type == tensor.Uint8)) {
 		return fmt.Errorf("%s: output type %s differs from input type %s", name, out.Type, in1.Type)
 	}
 	if err := o.choosePath(name, in1, in2, out); err != nil {
@@ -118,24 +120,24 @@ func (o *binaryOp) Prepare(n *Node) error {
 }
 
 // supported lists the input types TFLite 2.9 accepts for each op.
-func (o *binaryOp) supported(t DType) bool {
+func (o *binaryOp) supported(t tensor.DType) bool {
 	switch o.kind {
 	case binAdd, binSub, binMul:
-		return t == Float32 || t == Int32 || t == Int64 || t == Uint8 || t == Int8 || t == Int16
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64 || t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Int16
 	case binDiv:
-		return t == Float32 || t == Int32 || t == Uint8
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Uint8
 	case binFloorDiv:
-		return t == Float32 || t == Int32
+		return t == tensor.Float32 || t == tensor.Int32
 	case binSquaredDiff:
-		return t == Float32 || t == Int32 || t == Int8
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int8
 	case binMaximum, binMinimum:
-		return t == Float32 || t == Int32 || t == Int64 || t == Uint8 || t == Int8 || t == Int16
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64 || t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Int16
 	}
 	return false
 }
 
 // choosePath picks the kernel for the types and computes its parameters.
-func (o *binaryOp) choosePath(name string, in1, in2, out *Tensor) error {
+func (o *binaryOp) choosePath(name string, in1, in2, out *tensor.Tensor) error {
 	t := in1.Type
 	if !o.supported(t) {
 		return Unsupported("%s: input type %s", name, t)
@@ -144,13 +146,13 @@ func (o *binaryOp) choosePath(name string, in1, in2, out *Tensor) error {
 	switch {
 	case o.kind == binMaximum || o.kind == binMinimum:
 		o.path = pathMinMax
-	case t == Float32:
+	case t == tensor.Float32:
 		o.path = pathFloat
 		o.fLo, o.fHi = ActivationRangeFloat(act)
-	case t == Int32:
+	case t == tensor.Int32:
 		o.path = pathInt32
 		o.iLo, o.iHi = intActivationRange[int32](act)
-	case t == Int64:
+	case t == tensor.Int64:
 		o.path = pathInt64
 		o.lLo, o.lHi = intActivationRange[int64](act)
 	case o.kind == binAdd || o.kind == binSub:
@@ -167,7 +169,7 @@ func (o *binaryOp) choosePath(name string, in1, in2, out *Tensor) error {
 
 // positiveScales returns the scales of a quantized binary op's tensors,
 // which must be positive and finite.
-func positiveScales(name string, in1, in2, out *Tensor) (s1, s2, so float32, err error) {
+func positiveScales(name string, in1, in2, out *tensor.Tensor) (s1, s2, so float32, err error) {
 	if s1, err = positiveScale(name, in1); err != nil {
 		return
 	}
@@ -207,11 +209,11 @@ func (q *quantArith) setOutMultiplier(name string, real, s1, s2, so float32) err
 }
 
 // prepareQuantAddSub follows add.cc / sub.cc for uint8, int8 and int16.
-func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error {
+func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *tensor.Tensor) error {
 	t := in1.Type
 	general := true
 	var l1, l2, lo int
-	if t == Int16 {
+	if t == tensor.Int16 {
 		if in1.ZeroPoint() != 0 || in2.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
 			return fmt.Errorf("%s: int16 tensors need zero points 0, got %d, %d and %d",
 				name, in1.ZeroPoint(), in2.ZeroPoint(), out.ZeroPoint())
@@ -225,8 +227,8 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 		}
 	} else if o.kind == binSub {
 		// PrepareGeneralSubOp checks the zero points fit the type.
-		qmin, qmax, _ := QuantizedRange(t)
-		for _, tt := range []*Tensor{in1, in2, out} {
+		qmin, qmax, _ := tensor.QuantizedRange(t)
+		for _, tt := range []*tensor.Tensor{in1, in2, out} {
 			if zp := tt.ZeroPoint(); zp < qmin || zp > qmax {
 				return fmt.Errorf("%s: zero point %d of %q outside %s range", name, zp, tt.Name, t)
 			}
@@ -251,7 +253,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 		return err
 	}
 	o.q.leftShift = 20
-	if t == Int16 {
+	if t == tensor.Int16 {
 		o.q.leftShift = 15
 	}
 	o.q.in1Off, o.q.in2Off, o.q.outOff = -in1.ZeroPoint(), -in2.ZeroPoint(), out.ZeroPoint()
@@ -261,7 +263,7 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *Tensor) error 
 }
 
 // prepareQuantMul follows mul.cc for uint8, int8, int16 and int16 -> int8/uint8.
-func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
+func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *tensor.Tensor) error {
 	var err error
 	if o.q.lo, o.q.hi, err = ActivationRangeQuantized(o.params.Activation, out); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -273,7 +275,7 @@ func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
 		return nil
 	}
 	o.path = pathQuantMul
-	if in1.Type == Int16 && (o.q.in1Off != 0 || o.q.in2Off != 0 || o.q.outOff != 0) {
+	if in1.Type == tensor.Int16 && (o.q.in1Off != 0 || o.q.in2Off != 0 || o.q.outOff != 0) {
 		return fmt.Errorf("%s: int16 tensors need zero points 0, got %d, %d and %d",
 			name, -o.q.in1Off, -o.q.in2Off, o.q.outOff)
 	}
@@ -284,7 +286,7 @@ func (o *binaryOp) prepareQuantMul(name string, in1, in2, out *Tensor) error {
 }
 
 // prepareQuantDiv follows div.cc for uint8.
-func (o *binaryOp) prepareQuantDiv(name string, in1, in2, out *Tensor) error {
+func (o *binaryOp) prepareQuantDiv(name string, in1, in2, out *tensor.Tensor) error {
 	var err error
 	if o.q.lo, o.q.hi, err = ActivationRangeQuantized(o.params.Activation, out); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -297,8 +299,8 @@ func (o *binaryOp) prepareQuantDiv(name string, in1, in2, out *Tensor) error {
 }
 
 // prepareQuantSqDiff follows squared_difference.cc for int8.
-func (o *binaryOp) prepareQuantSqDiff(name string, in1, in2, out *Tensor) error {
-	for _, tt := range []*Tensor{in1, in2, out} {
+func (o *binaryOp) prepareQuantSqDiff(name string, in1, in2, out *tensor.Tensor) error {
+	for _, tt := range []*tensor.Tensor{in1, in2, out} {
 		if zp := tt.ZeroPoint(); zp < -128 || zp > 127 {
 			return fmt.Errorf("%s: zero point %d of %q outside INT8 range", name, zp, tt.Name)
 		}
@@ -330,28 +332,28 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 	t := o.typ
 	switch o.kind {
 	case binAdd:
-		fivefold = t == Float32 || t == Uint8 || t == Int8
+		fivefold = t == tensor.Float32 || t == tensor.Uint8 || t == tensor.Int8
 		if o.path == pathPotInt16 {
 			limit = 0
 		}
 	case binSub:
 		limit = 5
-		exact = t == Float32 || t == Int32 || t == Int64
-		fivefold = o.path == pathQuantAdd && t == Int16
+		exact = t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64
+		fivefold = o.path == pathQuantAdd && t == tensor.Int16
 	case binMul:
-		fivefold = t == Float32 || t == Uint8 || t == Int8
+		fivefold = t == tensor.Float32 || t == tensor.Uint8 || t == tensor.Int8
 		if o.path == pathMulInt16To8 {
 			limit = 0
 		}
 	case binDiv:
 		limit = 5
-		exact = t != Uint8
+		exact = t != tensor.Uint8
 	case binFloorDiv, binSquaredDiff:
 		exact = true
 	case binMaximum, binMinimum:
 		limit = 5
 		exact = true
-		fivefold = t == Int8
+		fivefold = t == tensor.Int8
 	}
 	extEq := extendedEqual(a, b)
 	if taken := (exact && !slices.Equal(a, b)) || (!exact && !extEq); !taken {
@@ -383,7 +385,7 @@ func (o *binaryOp) Eval(n *Node) error {
 	case pathInt32:
 		a, b, z := in1.Int32s(), in2.Int32s(), out.Int32s()
 		if o.kind == binDiv || o.kind == binFloorDiv {
-			if slices.Contains(b[:NumElements(in2.Shape)], 0) {
+			if slices.Contains(b[:tensor.NumElements(in2.Shape)], 0) {
 				return fmt.Errorf("%s: Division by 0", o.kind)
 			}
 		}
@@ -409,7 +411,7 @@ func (o *binaryOp) Eval(n *Node) error {
 		return o.evalQuant(in1, in2, out)
 	case pathMulInt16To8:
 		x, y := in1.Int16s(), in2.Int16s()
-		if out.Type == Int8 {
+		if out.Type == tensor.Int8 {
 			mulInt16To8(&o.q, x, y, out.Int8s())
 		} else {
 			mulInt16To8(&o.q, x, y, out.Uint8s())
@@ -419,13 +421,13 @@ func (o *binaryOp) Eval(n *Node) error {
 }
 
 // evalQuant runs the quantized 8/16-bit kernels.
-func (o *binaryOp) evalQuant(in1, in2, out *Tensor) error {
+func (o *binaryOp) evalQuant(in1, in2, out *tensor.Tensor) error {
 	switch o.typ {
-	case Uint8:
+	case tensor.Uint8:
 		quantRows(o, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
-	case Int8:
+	case tensor.Int8:
 		quantRows(o, in1.Int8s(), in2.Int8s(), out.Int8s())
-	case Int16:
+	case tensor.Int16:
 		quantRows(o, in1.Int16s(), in2.Int16s(), out.Int16s())
 	default:
 		return Unsupported("%s: quantized type %s", o.kind, o.typ)
@@ -452,23 +454,23 @@ func quantRows[T int8 | uint8 | int16](o *binaryOp, a, b, z []T) {
 }
 
 // evalMinMax runs MAXIMUM/MINIMUM, which compare raw values of any type.
-func (o *binaryOp) evalMinMax(in1, in2, out *Tensor) error {
+func (o *binaryOp) evalMinMax(in1, in2, out *tensor.Tensor) error {
 	if in1.NumElements() == 0 || in2.NumElements() == 0 {
 		return nil
 	}
 	mx := o.kind == binMaximum
 	switch o.typ {
-	case Float32:
+	case tensor.Float32:
 		minMaxRows(mx, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s())
-	case Int32:
+	case tensor.Int32:
 		minMaxRows(mx, o.plan, in1.Int32s(), in2.Int32s(), out.Int32s())
-	case Int64:
+	case tensor.Int64:
 		minMaxRows(mx, o.plan, in1.Int64s(), in2.Int64s(), out.Int64s())
-	case Uint8:
+	case tensor.Uint8:
 		minMaxRows(mx, o.plan, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
-	case Int8:
+	case tensor.Int8:
 		minMaxRows(mx, o.plan, in1.Int8s(), in2.Int8s(), out.Int8s())
-	case Int16:
+	case tensor.Int16:
 		minMaxRows(mx, o.plan, in1.Int16s(), in2.Int16s(), out.Int16s())
 	default:
 		return Unsupported("%s: input type %s", o.kind, o.typ)

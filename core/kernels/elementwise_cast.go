@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/delego/delego/tensor"
 )
 
 // castOp is the CAST kernel (TFLite 2.9 cast.cc): C++ static_cast between
@@ -14,9 +16,9 @@ import (
 type castOp struct{}
 
 // castable lists the types TFLite 2.9's CAST reads and writes.
-func castable(t DType) bool {
+func castable(t tensor.DType) bool {
 	switch t {
-	case Float32, Int32, Int64, Int16, Int8, Uint8, Uint32, Bool, Complex64:
+	case tensor.Float32, tensor.Int32, tensor.Int64, tensor.Int16, tensor.Int8, tensor.Uint8, tensor.Uint32, tensor.Bool, tensor.Complex64:
 		return true
 	}
 	return false
@@ -45,30 +47,30 @@ func (castOp) Eval(n *Node) error {
 		return fmt.Errorf("CAST: %d input elements but %d output elements", in.NumElements(), out.NumElements())
 	}
 	switch in.Type {
-	case Int8:
+	case tensor.Int8:
 		castInts(in.Int8s(), out)
-	case Uint8:
+	case tensor.Uint8:
 		castInts(in.Uint8s(), out)
-	case Int16:
+	case tensor.Int16:
 		castInts(in.Int16s(), out)
-	case Int32:
+	case tensor.Int32:
 		castInts(in.Int32s(), out)
-	case Uint32:
+	case tensor.Uint32:
 		castInts(in.Uint32s(), out)
-	case Int64:
+	case tensor.Int64:
 		castInts(in.Int64s(), out)
-	case Bool:
+	case tensor.Bool:
 		b := in.Uint8s() // bools are bytes 0 and 1
-		if out.Type == Bool {
+		if out.Type == tensor.Bool {
 			copy(out.Data, b)
 			return nil
 		}
 		castInts(b, out)
-	case Float32:
+	case tensor.Float32:
 		castFloats(in.Float32s(), 1, out)
-	case Complex64:
+	case tensor.Complex64:
 		f := in.Float32s()
-		if out.Type == Complex64 {
+		if out.Type == tensor.Complex64 {
 			copy(out.Float32s(), f)
 			return nil
 		}
@@ -96,23 +98,23 @@ func convertAll[F castInt, T castNum](x []F, z []T) {
 }
 
 // castInts casts integers (and bools as 0/1 bytes) to out's type.
-func castInts[F castInt](x []F, out *Tensor) {
+func castInts[F castInt](x []F, out *tensor.Tensor) {
 	switch out.Type {
-	case Int8:
+	case tensor.Int8:
 		convertAll(x, out.Int8s())
-	case Uint8:
+	case tensor.Uint8:
 		convertAll(x, out.Uint8s())
-	case Int16:
+	case tensor.Int16:
 		convertAll(x, out.Int16s())
-	case Int32:
+	case tensor.Int32:
 		convertAll(x, out.Int32s())
-	case Uint32:
+	case tensor.Uint32:
 		convertAll(x, out.Uint32s())
-	case Int64:
+	case tensor.Int64:
 		convertAll(x, out.Int64s())
-	case Float32:
+	case tensor.Float32:
 		convertAll(x, out.Float32s())
-	case Bool:
+	case tensor.Bool:
 		z := out.Uint8s()
 		for i, v := range x {
 			z[i] = 0
@@ -120,7 +122,7 @@ func castInts[F castInt](x []F, out *Tensor) {
 				z[i] = 1
 			}
 		}
-	case Complex64:
+	case tensor.Complex64:
 		z := out.Float32s()
 		for i, v := range x {
 			z[2*i], z[2*i+1] = float32(v), 0
@@ -147,20 +149,20 @@ func cvttss2si64(f float32) int64 {
 
 // castFloats casts every stride-th float of x (2 for the real parts of
 // complex numbers) to out's type.
-func castFloats(x []float32, stride int, out *Tensor) {
+func castFloats(x []float32, stride int, out *tensor.Tensor) {
 	n := len(x) / stride
 	switch out.Type {
-	case Float32:
+	case tensor.Float32:
 		z := out.Float32s()
 		for i := range n {
 			z[i] = x[i*stride]
 		}
-	case Complex64:
+	case tensor.Complex64:
 		z := out.Float32s()
 		for i := range n {
 			z[2*i], z[2*i+1] = x[i*stride], 0
 		}
-	case Bool:
+	case tensor.Bool:
 		z := out.Uint8s()
 		for i := range n {
 			z[i] = 0
@@ -168,34 +170,34 @@ func castFloats(x []float32, stride int, out *Tensor) {
 				z[i] = 1
 			}
 		}
-	case Int64:
+	case tensor.Int64:
 		z := out.Int64s()
 		for i := range n {
 			z[i] = cvttss2si64(x[i*stride])
 		}
-	case Int32:
+	case tensor.Int32:
 		z := out.Int32s()
 		for i := range n {
 			z[i] = cvttss2si(x[i*stride])
 		}
 	// The narrow types go through int32 and truncate, as the compiled
 	// scalar and vector code both do.
-	case Int16:
+	case tensor.Int16:
 		z := out.Int16s()
 		for i := range n {
 			z[i] = int16(cvttss2si(x[i*stride]))
 		}
-	case Int8:
+	case tensor.Int8:
 		z := out.Int8s()
 		for i := range n {
 			z[i] = int8(cvttss2si(x[i*stride]))
 		}
-	case Uint8:
+	case tensor.Uint8:
 		z := out.Uint8s()
 		for i := range n {
 			z[i] = uint8(cvttss2si(x[i*stride]))
 		}
-	case Uint32:
+	case tensor.Uint32:
 		castFloatsUint32(x, stride, out.Uint32s()[:n])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 const (
@@ -23,14 +24,14 @@ const (
 // tv describes a test tensor: type, shape, quantization and values (any
 // type's values are exact in float64).
 type tv struct {
-	typ   DType
+	typ   tensor.DType
 	shape []int
 	scale float32
 	zp    int64
 	data  []float64
 }
 
-func (v tv) tensor() *Tensor {
+func (v tv) tensor() *tensor.Tensor {
 	t := qT(v.typ, v.shape, v.scale, v.zp)
 	if v.data != nil {
 		setValues(t, v.data)
@@ -58,13 +59,13 @@ func newEWOp(t *testing.T, name string, act schema.ActivationFunctionType, pot b
 }
 
 func TestElementwiseRegistrations(t *testing.T) {
-	want := map[schema.BuiltinOperator]VersionRange{
-		schema.BuiltinOperatorADD: {1, 4}, schema.BuiltinOperatorSUB: {1, 5}, schema.BuiltinOperatorMUL: {1, 5},
-		schema.BuiltinOperatorDIV: {1, 2}, schema.BuiltinOperatorFLOOR_DIV: {1, 2},
-		schema.BuiltinOperatorSQUARED_DIFFERENCE: {1, 2}, schema.BuiltinOperatorMAXIMUM: {1, 4},
-		schema.BuiltinOperatorMINIMUM: {1, 4}, schema.BuiltinOperatorSQRT: {1, 1}, schema.BuiltinOperatorRSQRT: {1, 2},
-		schema.BuiltinOperatorABS: {1, 4}, schema.BuiltinOperatorNEG: {1, 1}, schema.BuiltinOperatorFLOOR: {1, 1},
-		schema.BuiltinOperatorEXP: {1, 1}, schema.BuiltinOperatorCAST: {1, 4},
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorADD: {Min: 1, Max: 4}, schema.BuiltinOperatorSUB: {Min: 1, Max: 5}, schema.BuiltinOperatorMUL: {Min: 1, Max: 5},
+		schema.BuiltinOperatorDIV: {Min: 1, Max: 2}, schema.BuiltinOperatorFLOOR_DIV: {Min: 1, Max: 2},
+		schema.BuiltinOperatorSQUARED_DIFFERENCE: {Min: 1, Max: 2}, schema.BuiltinOperatorMAXIMUM: {Min: 1, Max: 4},
+		schema.BuiltinOperatorMINIMUM: {Min: 1, Max: 4}, schema.BuiltinOperatorSQRT: {Min: 1, Max: 1}, schema.BuiltinOperatorRSQRT: {Min: 1, Max: 2},
+		schema.BuiltinOperatorABS: {Min: 1, Max: 4}, schema.BuiltinOperatorNEG: {Min: 1, Max: 1}, schema.BuiltinOperatorFLOOR: {Min: 1, Max: 1},
+		schema.BuiltinOperatorEXP: {Min: 1, Max: 1}, schema.BuiltinOperatorCAST: {Min: 1, Max: 4},
 	}
 	checkRegistrations(t, elementwiseOps(), want)
 }
@@ -120,33 +121,33 @@ func TestElementwiseTFLiteVectors(t *testing.T) {
 		ins  []tv
 		out  tv
 	}{
-		{"abs_i16_quant", "ABS", ewNone, false, []tv{{Int16, []int{5}, 0.002, 0, []float64{-32768, -1000, 0, 7, 32767}}}, tv{Int16, []int{5}, 0.003, 0, []float64{21845, 667, 0, 5, 21845}}},
-		{"abs_i8_rescale", "ABS", ewNone, false, []tv{{Int8, []int{6}, 0.1, 10, []float64{-128, -10, 9, 10, 11, 127}}}, tv{Int8, []int{6}, 0.05, -128, []float64{127, -88, -126, -128, -126, 106}}},
-		{"add_i16_general", "ADD", ewNone, false, []tv{{Int16, []int{7}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147, 29130}}, {Int16, []int{7}, 0.0003, 0, []float64{16988, -5249, -20466, 31176, -29053, 18325, 23955}}}, tv{Int16, []int{7}, 0.0005, 0, []float64{9268, -4645, -12239, 17649, -15468, 12591, 16151}}},
-		{"add_i16_pot", "ADD", ewNone, true, []tv{{Int16, []int{6}, 0.000244140625, 0, []float64{100, -100, 3, -3, 32767, -32768}}, {Int16, []int{6}, 6.103515625e-05, 0, []float64{6, -6, 5, -5, 32767, -32768}}}, tv{Int16, []int{6}, 0.000244140625, 0, []float64{102, -102, 4, -4, 32767, -32768}}},
-		{"add_i8_4d", "ADD", ewNone, false, []tv{{Int8, []int{2, 1, 3, 1}, 0.03, 7, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{1, 2, 1, 2}, 0.05, -9, []float64{113, 66, -21, -80}}}, tv{Int8, []int{2, 2, 3, 2}, 0.06, 1, []float64{69, 30, 51, 12, 100, 61, -43, -92, -61, -110, -12, -61, 65, 26, 127, 123, 127, 111, -47, -96, 50, 1, 39, -11}}},
-		{"add_i8_col_relu", "ADD", ewRelu, false, []tv{{Int8, []int{4, 1}, 0.1, -5, []float64{-60, -96, 2, -68}}, {Int8, []int{4, 5}, 0.07, 3, []float64{125, 102, 113, 66, -21, -80, 121, -114, 71, 93, -127, 100, 8, -11, -76, 34, -113, -117, -115, -124}}}, tv{Int8, []int{4, 5}, 0.09, -20, []float64{14, -4, 4, -20, -20, -20, -20, -20, -20, -20, -20, 63, -8, -20, -20, -20, -20, -20, -20, -20}}},
-		{"add_i8_saturate", "ADD", ewNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -65}}, {Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -64}}}, tv{Int8, []int{6}, 1.0, 0, []float64{127, -128, 127, -128, 127, -128}}},
-		{"add_u8_row_relu6", "ADD", ewRelu6, false, []tv{{Uint8, []int{3, 4}, 0.05, 120, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48, 249, 14}}, {Uint8, []int{4}, 0.02, 10, []float64{199, 221, 1, 228}}}, tv{Uint8, []int{3, 4}, 0.04, 60, []float64{89, 60, 68, 94, 210, 210, 207, 210, 138, 75, 210, 60}}},
-		{"add_u8_saturate", "ADD", ewNone, false, []tv{{Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 200, 255, 10, 250, 1}}, {Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 250, 200, 5, 255, 0}}}, tv{Uint8, []int{8}, 0.25, 128, []float64{0, 255, 128, 255, 255, 0, 255, 0}}},
-		{"div_u8", "DIV", ewNone, false, []tv{{Uint8, []int{8}, 0.1, 128, []float64{0, 50, 128, 129, 200, 255, 127, 130}}, {Uint8, []int{8}, 0.05, 10, []float64{11, 30, 200, 255, 60, 10, 255, 12}}}, tv{Uint8, []int{8}, 0.2, 100, []float64{0, 61, 101, 255, 114, 0, 0, 110}}},
-		{"div_u8_bcast_relu", "DIV", ewRelu, false, []tv{{Uint8, []int{2, 3}, 0.01, 0, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{3}, 1.0, 0, []float64{1, 7, 255}}}, tv{Uint8, []int{2, 3}, 0.004, 0, []float64{170, 11, 1, 150, 90, 2}}},
-		{"div_u8_small_numerators", "DIV", ewNone, false, []tv{{Uint8, []int{10}, 0.01, 128, []float64{125, 126, 127, 128, 129, 130, 131, 129, 127, 136}}, {Uint8, []int{10}, 1.0, 0, []float64{1, 200, 255, 17, 255, 128, 3, 2, 64, 255}}}, tv{Uint8, []int{10}, 0.001, 140, []float64{110, 0, 0, 140, 255, 255, 150, 145, 0, 140}}},
-		{"floordiv_i32", "FLOOR_DIV", ewNone, false, []tv{{Int32, []int{6}, 0, 0, []float64{7, -7, 7, -7, 0, -2147483648}}, {Int32, []int{6}, 0, 0, []float64{2, 2, -2, -2, 5, -1}}}, tv{Int32, []int{6}, 0, 0, []float64{3, -4, -4, 3, 0, -2147483648}}},
-		{"mul_i16", "MUL", ewNone, false, []tv{{Int16, []int{5}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169}}, {Int16, []int{5}, 0.002, 0, []float64{26147, 29130, 16988, -5249, -20466}}}, tv{Int16, []int{5}, 0.01, 0, []float64{-32768, -32768, 2256, 18175, -32768}}},
-		{"mul_i16_to_i8", "MUL", ewNone, false, []tv{{Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, -16384, 100, -129}}, {Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, 16384, 300, 255}}}, tv{Int8, []int{6}, 0.0078125, 3, []float64{127, 127, 35, -29, 3, 3}}},
-		{"mul_i8_row_relu6", "MUL", ewRelu6, false, []tv{{Int8, []int{2, 4}, 0.08, -10, []float64{-60, -96, 2, -68, 125, 102, 113, 66}}, {Int8, []int{4}, 0.06, 5, []float64{-21, -80, 121, -114}}}, tv{Int8, []int{2, 4}, 0.05, -30, []float64{90, 90, 90, 90, -30, -30, 90, -30}}},
-		{"mul_i8_ties", "MUL", ewNone, false, []tv{{Int8, []int{6}, 1.0, 0, []float64{3, -3, 5, -5, 1, -1}}, {Int8, []int{6}, 1.0, 0, []float64{1, 1, 1, 1, 1, 1}}}, tv{Int8, []int{6}, 2.0, 0, []float64{2, -1, 3, -2, 1, 0}}},
-		{"mul_u8_scalar", "MUL", ewNone, false, []tv{{Uint8, []int{6}, 0.1, 100, []float64{68, 32, 130, 60, 253, 230}}, {Uint8, []int{1}, 0.05, 20, []float64{241}}}, tv{Uint8, []int{6}, 0.2, 50, []float64{0, 0, 216, 0, 255, 255}}},
-		{"rsqrt_i8", "RSQRT", ewNone, false, []tv{{Int8, []int{8}, 0.05, -100, []float64{-100, -99, -90, -50, 0, 50, 100, 127}}}, tv{Int8, []int{8}, 0.1, -120, []float64{127, -75, -106, -114, -116, -116, -117, -117}}},
-		{"sqdiff_i8", "SQUARED_DIFFERENCE", ewNone, false, []tv{{Int8, []int{2, 3}, 0.1, 2, []float64{-60, -96, 2, -68, 125, 102}}, {Int8, []int{3}, 0.15, -4, []float64{113, 66, -21}}}, tv{Int8, []int{2, 3}, 0.3, -100, []float64{127, 127, -78, 127, -89, 127}}},
-		{"sub_i16_general_bcast", "SUB", ewRelu, false, []tv{{Int16, []int{2, 3}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0007, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.002, 0, []float64{0, 0, 2169, 0, 10139, 14911}}},
-		{"sub_i16_pot_bcast", "SUB", ewNone, true, []tv{{Int16, []int{2, 3}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {Int16, []int{3}, 0.0001220703125, 0, []float64{29130, 16988, -5249}}}, tv{Int16, []int{2, 3}, 0.0001220703125, 0, []float64{-32768, -23112, 5415, -32768, -8946, 11786}}},
-		{"sub_i8_scalar", "SUB", ewReluN1To1, false, []tv{{Int8, []int{}, 0.2, 4, []float64{50}}, {Int8, []int{2, 3}, 0.1, -3, []float64{-60, -96, 2, -68, 125, 102}}}, tv{Int8, []int{2, 3}, 0.15, 2, []float64{9, 9, 9, 9, -5, -5}}},
-		{"sub_u8_row", "SUB", ewRelu, false, []tv{{Uint8, []int{2, 5}, 0.1, 128, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48}}, {Uint8, []int{5}, 0.3, 100, []float64{249, 14, 199, 221, 1}}}, tv{Uint8, []int{2, 5}, 0.2, 128, []float64{128, 209, 128, 128, 255, 128, 255, 128, 128, 237}}},
+		{"abs_i16_quant", "ABS", ewNone, false, []tv{{tensor.Int16, []int{5}, 0.002, 0, []float64{-32768, -1000, 0, 7, 32767}}}, tv{tensor.Int16, []int{5}, 0.003, 0, []float64{21845, 667, 0, 5, 21845}}},
+		{"abs_i8_rescale", "ABS", ewNone, false, []tv{{tensor.Int8, []int{6}, 0.1, 10, []float64{-128, -10, 9, 10, 11, 127}}}, tv{tensor.Int8, []int{6}, 0.05, -128, []float64{127, -88, -126, -128, -126, 106}}},
+		{"add_i16_general", "ADD", ewNone, false, []tv{{tensor.Int16, []int{7}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147, 29130}}, {tensor.Int16, []int{7}, 0.0003, 0, []float64{16988, -5249, -20466, 31176, -29053, 18325, 23955}}}, tv{tensor.Int16, []int{7}, 0.0005, 0, []float64{9268, -4645, -12239, 17649, -15468, 12591, 16151}}},
+		{"add_i16_pot", "ADD", ewNone, true, []tv{{tensor.Int16, []int{6}, 0.000244140625, 0, []float64{100, -100, 3, -3, 32767, -32768}}, {tensor.Int16, []int{6}, 6.103515625e-05, 0, []float64{6, -6, 5, -5, 32767, -32768}}}, tv{tensor.Int16, []int{6}, 0.000244140625, 0, []float64{102, -102, 4, -4, 32767, -32768}}},
+		{"add_i8_4d", "ADD", ewNone, false, []tv{{tensor.Int8, []int{2, 1, 3, 1}, 0.03, 7, []float64{-60, -96, 2, -68, 125, 102}}, {tensor.Int8, []int{1, 2, 1, 2}, 0.05, -9, []float64{113, 66, -21, -80}}}, tv{tensor.Int8, []int{2, 2, 3, 2}, 0.06, 1, []float64{69, 30, 51, 12, 100, 61, -43, -92, -61, -110, -12, -61, 65, 26, 127, 123, 127, 111, -47, -96, 50, 1, 39, -11}}},
+		{"add_i8_col_relu", "ADD", ewRelu, false, []tv{{tensor.Int8, []int{4, 1}, 0.1, -5, []float64{-60, -96, 2, -68}}, {tensor.Int8, []int{4, 5}, 0.07, 3, []float64{125, 102, 113, 66, -21, -80, 121, -114, 71, 93, -127, 100, 8, -11, -76, 34, -113, -117, -115, -124}}}, tv{tensor.Int8, []int{4, 5}, 0.09, -20, []float64{14, -4, 4, -20, -20, -20, -20, -20, -20, -20, -20, 63, -8, -20, -20, -20, -20, -20, -20, -20}}},
+		{"add_i8_saturate", "ADD", ewNone, false, []tv{{tensor.Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -65}}, {tensor.Int8, []int{6}, 1.0, 0, []float64{127, -128, 100, -100, 64, -64}}}, tv{tensor.Int8, []int{6}, 1.0, 0, []float64{127, -128, 127, -128, 127, -128}}},
+		{"add_u8_row_relu6", "ADD", ewRelu6, false, []tv{{tensor.Uint8, []int{3, 4}, 0.05, 120, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48, 249, 14}}, {tensor.Uint8, []int{4}, 0.02, 10, []float64{199, 221, 1, 228}}}, tv{tensor.Uint8, []int{3, 4}, 0.04, 60, []float64{89, 60, 68, 94, 210, 210, 207, 210, 138, 75, 210, 60}}},
+		{"add_u8_saturate", "ADD", ewNone, false, []tv{{tensor.Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 200, 255, 10, 250, 1}}, {tensor.Uint8, []int{8}, 0.5, 128, []float64{0, 255, 128, 250, 200, 5, 255, 0}}}, tv{tensor.Uint8, []int{8}, 0.25, 128, []float64{0, 255, 128, 255, 255, 0, 255, 0}}},
+		{"div_u8", "DIV", ewNone, false, []tv{{tensor.Uint8, []int{8}, 0.1, 128, []float64{0, 50, 128, 129, 200, 255, 127, 130}}, {tensor.Uint8, []int{8}, 0.05, 10, []float64{11, 30, 200, 255, 60, 10, 255, 12}}}, tv{tensor.Uint8, []int{8}, 0.2, 100, []float64{0, 61, 101, 255, 114, 0, 0, 110}}},
+		{"div_u8_bcast_relu", "DIV", ewRelu, false, []tv{{tensor.Uint8, []int{2, 3}, 0.01, 0, []float64{68, 32, 130, 60, 253, 230}}, {tensor.Uint8, []int{3}, 1.0, 0, []float64{1, 7, 255}}}, tv{tensor.Uint8, []int{2, 3}, 0.004, 0, []float64{170, 11, 1, 150, 90, 2}}},
+		{"div_u8_small_numerators", "DIV", ewNone, false, []tv{{tensor.Uint8, []int{10}, 0.01, 128, []float64{125, 126, 127, 128, 129, 130, 131, 129, 127, 136}}, {tensor.Uint8, []int{10}, 1.0, 0, []float64{1, 200, 255, 17, 255, 128, 3, 2, 64, 255}}}, tv{tensor.Uint8, []int{10}, 0.001, 140, []float64{110, 0, 0, 140, 255, 255, 150, 145, 0, 140}}},
+		{"floordiv_i32", "FLOOR_DIV", ewNone, false, []tv{{tensor.Int32, []int{6}, 0, 0, []float64{7, -7, 7, -7, 0, -2147483648}}, {tensor.Int32, []int{6}, 0, 0, []float64{2, 2, -2, -2, 5, -1}}}, tv{tensor.Int32, []int{6}, 0, 0, []float64{3, -4, -4, 3, 0, -2147483648}}},
+		{"mul_i16", "MUL", ewNone, false, []tv{{tensor.Int16, []int{5}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169}}, {tensor.Int16, []int{5}, 0.002, 0, []float64{26147, 29130, 16988, -5249, -20466}}}, tv{tensor.Int16, []int{5}, 0.01, 0, []float64{-32768, -32768, 2256, 18175, -32768}}},
+		{"mul_i16_to_i8", "MUL", ewNone, false, []tv{{tensor.Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, -16384, 100, -129}}, {tensor.Int16, []int{6}, 3.0517578125e-05, 0, []float64{32767, -32768, 16384, 16384, 300, 255}}}, tv{tensor.Int8, []int{6}, 0.0078125, 3, []float64{127, 127, 35, -29, 3, 3}}},
+		{"mul_i8_row_relu6", "MUL", ewRelu6, false, []tv{{tensor.Int8, []int{2, 4}, 0.08, -10, []float64{-60, -96, 2, -68, 125, 102, 113, 66}}, {tensor.Int8, []int{4}, 0.06, 5, []float64{-21, -80, 121, -114}}}, tv{tensor.Int8, []int{2, 4}, 0.05, -30, []float64{90, 90, 90, 90, -30, -30, 90, -30}}},
+		{"mul_i8_ties", "MUL", ewNone, false, []tv{{tensor.Int8, []int{6}, 1.0, 0, []float64{3, -3, 5, -5, 1, -1}}, {tensor.Int8, []int{6}, 1.0, 0, []float64{1, 1, 1, 1, 1, 1}}}, tv{tensor.Int8, []int{6}, 2.0, 0, []float64{2, -1, 3, -2, 1, 0}}},
+		{"mul_u8_scalar", "MUL", ewNone, false, []tv{{tensor.Uint8, []int{6}, 0.1, 100, []float64{68, 32, 130, 60, 253, 230}}, {tensor.Uint8, []int{1}, 0.05, 20, []float64{241}}}, tv{tensor.Uint8, []int{6}, 0.2, 50, []float64{0, 0, 216, 0, 255, 255}}},
+		{"rsqrt_i8", "RSQRT", ewNone, false, []tv{{tensor.Int8, []int{8}, 0.05, -100, []float64{-100, -99, -90, -50, 0, 50, 100, 127}}}, tv{tensor.Int8, []int{8}, 0.1, -120, []float64{127, -75, -106, -114, -116, -116, -117, -117}}},
+		{"sqdiff_i8", "SQUARED_DIFFERENCE", ewNone, false, []tv{{tensor.Int8, []int{2, 3}, 0.1, 2, []float64{-60, -96, 2, -68, 125, 102}}, {tensor.Int8, []int{3}, 0.15, -4, []float64{113, 66, -21}}}, tv{tensor.Int8, []int{2, 3}, 0.3, -100, []float64{127, 127, -78, 127, -89, 127}}},
+		{"sub_i16_general_bcast", "SUB", ewRelu, false, []tv{{tensor.Int16, []int{2, 3}, 0.001, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {tensor.Int16, []int{3}, 0.0007, 0, []float64{29130, 16988, -5249}}}, tv{tensor.Int16, []int{2, 3}, 0.002, 0, []float64{0, 0, 2169, 0, 10139, 14911}}},
+		{"sub_i16_pot_bcast", "SUB", ewNone, true, []tv{{tensor.Int16, []int{2, 3}, 3.0517578125e-05, 0, []float64{-15157, -24497, 664, -17313, 32169, 26147}}, {tensor.Int16, []int{3}, 0.0001220703125, 0, []float64{29130, 16988, -5249}}}, tv{tensor.Int16, []int{2, 3}, 0.0001220703125, 0, []float64{-32768, -23112, 5415, -32768, -8946, 11786}}},
+		{"sub_i8_scalar", "SUB", ewReluN1To1, false, []tv{{tensor.Int8, []int{}, 0.2, 4, []float64{50}}, {tensor.Int8, []int{2, 3}, 0.1, -3, []float64{-60, -96, 2, -68, 125, 102}}}, tv{tensor.Int8, []int{2, 3}, 0.15, 2, []float64{9, 9, 9, 9, -5, -5}}},
+		{"sub_u8_row", "SUB", ewRelu, false, []tv{{tensor.Uint8, []int{2, 5}, 0.1, 128, []float64{68, 32, 130, 60, 253, 230, 241, 194, 107, 48}}, {tensor.Uint8, []int{5}, 0.3, 100, []float64{249, 14, 199, 221, 1}}}, tv{tensor.Uint8, []int{2, 5}, 0.2, 128, []float64{128, 209, 128, 128, 255, 128, 255, 128, 128, 237}}},
 	}
 	for _, c := range cases {
-		var ins []*Tensor
+		var ins []*tensor.Tensor
 		for _, in := range c.ins {
 			ins = append(ins, in.tensor())
 		}
@@ -180,7 +181,7 @@ func TestBroadcastShape(t *testing.T) {
 		{[]int{0}, []int{3}, nil, true},
 	}
 	for _, c := range cases {
-		got, err := BroadcastShape(c.a, c.b)
+		got, err := tensor.BroadcastShape(c.a, c.b)
 		if (err != nil) != c.bad || (!c.bad && !slices.Equal(got, c.want)) {
 			t.Errorf("BroadcastShape(%v, %v) = %v, %v; want %v (error %v)", c.a, c.b, got, err, c.want, c.bad)
 		}
@@ -208,13 +209,13 @@ func TestBcastRowsRandom(t *testing.T) {
 		}
 		a = a[rng.Intn(r+1):] // drop leading dimensions
 		b = b[rng.Intn(r+1):]
-		shape, err := BroadcastShape(a, b)
+		shape, err := tensor.BroadcastShape(a, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := NumElements(shape)
-		av := make([]int32, NumElements(a))
-		bv := make([]int32, NumElements(b))
+		n := tensor.NumElements(shape)
+		av := make([]int32, tensor.NumElements(a))
+		bv := make([]int32, tensor.NumElements(b))
 		for i := range av {
 			av[i] = int32(i)
 		}
@@ -235,11 +236,11 @@ func TestBcastRowsRandom(t *testing.T) {
 				idx := rem % shape[d]
 				rem /= shape[d]
 				k := len(shape) - 1 - d
-				if da := dimFromEnd(a, k); k < len(a) {
+				if da := tensor.DimFromEnd(a, k); k < len(a) {
 					ia += (idx % da) * sa
 					sa *= da
 				}
-				if db := dimFromEnd(b, k); k < len(b) {
+				if db := tensor.DimFromEnd(b, k); k < len(b) {
 					ib += (idx % db) * sb
 					sb *= db
 				}
@@ -283,16 +284,16 @@ func TestFloatBroadcastOps(t *testing.T) {
 		if s.name == "scalar first" {
 			av, s.b = s.b, a
 		}
-		shape, _ := BroadcastShape(s.sa, s.sb)
+		shape, _ := tensor.BroadcastShape(s.sa, s.sb)
 		for name, f := range ops {
-			out := NewTensor(Float32)
-			in1, in2 := tv{typ: Float32, shape: s.sa, data: av}.tensor(), tv{typ: Float32, shape: s.sb, data: s.b}.tensor()
+			out := tensor.NewTensor(tensor.Float32)
+			in1, in2 := tv{typ: tensor.Float32, shape: s.sa, data: av}.tensor(), tv{typ: tensor.Float32, shape: s.sb, data: s.b}.tensor()
 			if err := run1(newEWOp(t, name, ewNone, false), out, in1, in2); err != nil {
 				t.Errorf("%s %s: %v", name, s.name, err)
 				continue
 			}
 			// Reference: the same walk by index arithmetic over the 4D-extended shapes.
-			want := make([]float64, NumElements(shape))
+			want := make([]float64, tensor.NumElements(shape))
 			plan := newBcastPlan(s.sa, s.sb, shape)
 			ia := make([]int32, len(av))
 			ib := make([]int32, len(s.b))
@@ -338,27 +339,29 @@ func TestFloatActivations(t *testing.T) {
 		{ewReluN1To1, []float64{-1, -0.5, 0, 0.5, 1, 1, 1, -1}},
 	}
 	for _, c := range cases {
-		out := NewTensor(Float32)
-		err := run1(newEWOp(t, "ADD", c.act, false), out, tv{typ: Float32, shape: []int{8}, data: x}.tensor(),
-			tv{typ: Float32, shape: []int{8}, data: zero}.tensor())
+		out := tensor.NewTensor(tensor.Float32)
+		err := run1(newEWOp(t, "ADD", c.act, false), out, tv{typ: tensor.Float32, shape: []int{8}, data: x}.tensor(),
+			tv{typ: tensor.Float32, shape: []int{8}, data: zero}.tensor())
 		if got := values(out); err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("activation %v: got %v, %v; want %v", c.act, got, err, c.want)
 		}
 	}
 	// -0 survives RELU as in std::max(-0.f, 0.f).
-	out := NewTensor(Float32)
-	negZero := tv{typ: Float32, shape: []int{1}, data: []float64{math.Copysign(0, -1)}}.tensor()
-	if err := run1(newEWOp(t, "MUL", ewRelu, false), out, negZero, tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
+	out := tensor.NewTensor(tensor.Float32)
+	negZero := tv{typ: tensor.Float32, shape: []int{1}, data: []float64{math.Copysign(0, -1)}}.tensor()
+	if err := run1(newEWOp(t, "MUL", ewRelu, false), out, negZero, tv{typ: tensor.Float32, shape: []int{1}, data: []float64{1}}.tensor()); err != nil || !math.Signbit(float64(out.Float32s()[0])) {
 		t.Errorf("RELU(-0) = %v, %v; want -0", out.Float32s(), err)
 	}
 }
 
 func TestIntArithmetic(t *testing.T) {
-	i32 := func(shape []int, v ...float64) *Tensor { return tv{typ: Int32, shape: shape, data: v}.tensor() }
+	i32 := func(shape []int, v ...float64) *tensor.Tensor {
+		return tv{typ: tensor.Int32, shape: shape, data: v}.tensor()
+	}
 	cases := []struct {
 		op   string
 		act  schema.ActivationFunctionType
-		a, b *Tensor
+		a, b *tensor.Tensor
 		want []float64
 	}{
 		{"ADD", ewNone, i32([]int{2}, math.MaxInt32, -5), i32([]int{2}, 1, 3), []float64{math.MinInt32, -2}}, // wraps
@@ -373,7 +376,7 @@ func TestIntArithmetic(t *testing.T) {
 		{"MINIMUM", ewNone, i32([]int{3}, 3, -4, 0), i32([]int{1}, -1), []float64{-1, -4, -1}},
 	}
 	for _, c := range cases {
-		out := NewTensor(Int32)
+		out := tensor.NewTensor(tensor.Int32)
 		if err := run1(newEWOp(t, c.op, c.act, false), out, c.a, c.b); err != nil {
 			t.Errorf("%s: %v", c.op, err)
 			continue
@@ -383,29 +386,29 @@ func TestIntArithmetic(t *testing.T) {
 		}
 	}
 	// int64
-	out := NewTensor(Int64)
-	a := tv{typ: Int64, shape: []int{3}, data: []float64{1 << 40, -7, 3}}.tensor()
-	b := tv{typ: Int64, shape: []int{1}, data: []float64{2}}.tensor()
+	out := tensor.NewTensor(tensor.Int64)
+	a := tv{typ: tensor.Int64, shape: []int{3}, data: []float64{1 << 40, -7, 3}}.tensor()
+	b := tv{typ: tensor.Int64, shape: []int{1}, data: []float64{2}}.tensor()
 	if err := run1(newEWOp(t, "MUL", ewRelu, false), out, a, b); err != nil || !slices.Equal(values(out), []float64{1 << 41, 0, 6}) {
 		t.Errorf("int64 MUL RELU: %v %v", values(out), err)
 	}
 	for _, op := range []string{"DIV", "FLOOR_DIV"} {
-		err := run1(newEWOp(t, op, ewNone, false), NewTensor(Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
+		err := run1(newEWOp(t, op, ewNone, false), tensor.NewTensor(tensor.Int32), i32([]int{2}, 1, 2), i32([]int{2}, 1, 0))
 		if err == nil {
 			t.Errorf("%s by 0: no error", op)
 		}
 	}
 	// A float divisor that is 0 (or denormal, read as 0) is an error for FLOOR_DIV only.
 	for _, d := range []float64{0, math.Copysign(0, -1), 1e-45} {
-		err := run1(newEWOp(t, "FLOOR_DIV", ewNone, false), NewTensor(Float32),
-			tv{typ: Float32, shape: []int{1}, data: []float64{1}}.tensor(), tv{typ: Float32, shape: []int{1}, data: []float64{d}}.tensor())
+		err := run1(newEWOp(t, "FLOOR_DIV", ewNone, false), tensor.NewTensor(tensor.Float32),
+			tv{typ: tensor.Float32, shape: []int{1}, data: []float64{1}}.tensor(), tv{typ: tensor.Float32, shape: []int{1}, data: []float64{d}}.tensor())
 		if err == nil {
 			t.Errorf("FLOOR_DIV by %v: no error", d)
 		}
 	}
-	out = NewTensor(Float32)
-	if err := run1(newEWOp(t, "DIV", ewNone, false), out, tv{typ: Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
-		tv{typ: Float32, shape: []int{1}, data: []float64{0}}.tensor()); err != nil || !slices.Equal(values(out), []float64{math.MaxFloat32, -math.MaxFloat32}) {
+	out = tensor.NewTensor(tensor.Float32)
+	if err := run1(newEWOp(t, "DIV", ewNone, false), out, tv{typ: tensor.Float32, shape: []int{2}, data: []float64{1, -1}}.tensor(),
+		tv{typ: tensor.Float32, shape: []int{1}, data: []float64{0}}.tensor()); err != nil || !slices.Equal(values(out), []float64{math.MaxFloat32, -math.MaxFloat32}) {
 		t.Errorf("float DIV by 0: %v %v, want ±FLT_MAX", values(out), err)
 	}
 }
@@ -426,7 +429,7 @@ func quantRef(op string, a, b, o tv, i, j int) float64 {
 	case "DIV":
 		r = x / y
 	}
-	lo, hi, _ := QuantizedRange(o.typ)
+	lo, hi, _ := tensor.QuantizedRange(o.typ)
 	q := math.Round(r/float64(o.scale)) + float64(o.zp)
 	return math.Min(math.Max(q, float64(lo)), float64(hi))
 }
@@ -436,8 +439,8 @@ func quantRef(op string, a, b, o tv, i, j int) float64 {
 // input scales that differ and saturation at both ends.
 func TestQuantizedAgainstReal(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	for _, typ := range []DType{Uint8, Int8, Int16} {
-		lo, hi, _ := QuantizedRange(typ)
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Int16} {
+		lo, hi, _ := tensor.QuantizedRange(typ)
 		// Not DIV: TFLite's uint8 DIV is far off the real quotient for small
 		// numerators (its rescaling shifts wrap past 31 bits; see
 		// rdbpX86), which the recorded TFLite vectors cover instead.
@@ -445,7 +448,7 @@ func TestQuantizedAgainstReal(t *testing.T) {
 			for iter := range 20 {
 				mk := func(scale float32) tv {
 					v := tv{typ: typ, shape: []int{64}, scale: scale}
-					if typ != Int16 {
+					if typ != tensor.Int16 {
 						v.zp = int64(int(lo) + rng.Intn(int(hi-lo)))
 					}
 					for range 64 {
@@ -454,7 +457,7 @@ func TestQuantizedAgainstReal(t *testing.T) {
 					return v
 				}
 				scales := []float32{0.01, 0.02, 0.05, 0.1, 0.003}
-				if typ == Int16 {
+				if typ == tensor.Int16 {
 					scales = []float32{1.0 / 32768, 0.0001, 0.0003}
 				}
 				a, b := mk(scales[rng.Intn(len(scales))]), mk(scales[rng.Intn(len(scales))])
@@ -462,7 +465,7 @@ func TestQuantizedAgainstReal(t *testing.T) {
 				if op == "MUL" {
 					o.scale *= 20
 				}
-				if typ != Int16 {
+				if typ != tensor.Int16 {
 					o.zp = int64(int(lo) + rng.Intn(int(hi-lo)))
 				}
 				out := o.tensor()
@@ -492,25 +495,25 @@ func TestQuantizedHand(t *testing.T) {
 	}{
 		// Equal scales: the sum saturates at both ends of uint8.
 		{"uint8 add saturates", "ADD", ewNone,
-			tv{Uint8, []int{4}, 1, 0, []float64{200, 255, 0, 10}}, tv{Uint8, []int{4}, 1, 0, []float64{100, 255, 0, 20}},
-			tv{typ: Uint8, scale: 1, zp: 0}, []float64{255, 255, 0, 30}},
+			tv{tensor.Uint8, []int{4}, 1, 0, []float64{200, 255, 0, 10}}, tv{tensor.Uint8, []int{4}, 1, 0, []float64{100, 255, 0, 20}},
+			tv{typ: tensor.Uint8, scale: 1, zp: 0}, []float64{255, 255, 0, 30}},
 		{"int8 add saturates low", "ADD", ewNone,
-			tv{Int8, []int{3}, 1, 0, []float64{-100, -128, 50}}, tv{Int8, []int{3}, 1, 0, []float64{-100, -128, -60}},
-			tv{typ: Int8, scale: 1, zp: 0}, []float64{-128, -128, -10}},
+			tv{tensor.Int8, []int{3}, 1, 0, []float64{-100, -128, 50}}, tv{tensor.Int8, []int{3}, 1, 0, []float64{-100, -128, -60}},
+			tv{typ: tensor.Int8, scale: 1, zp: 0}, []float64{-128, -128, -10}},
 		// Different input scales: 0.5*(q1-10) + 0.25*(q2+4) over 0.5.
 		{"int8 add different scales", "ADD", ewNone,
-			tv{Int8, []int{3}, 0.5, 10, []float64{12, 10, -10}}, tv{Int8, []int{3}, 0.25, -4, []float64{4, 0, -4}},
-			tv{typ: Int8, scale: 0.5, zp: 0}, []float64{6, 2, -20}},
+			tv{tensor.Int8, []int{3}, 0.5, 10, []float64{12, 10, -10}}, tv{tensor.Int8, []int{3}, 0.25, -4, []float64{4, 0, -4}},
+			tv{typ: tensor.Int8, scale: 0.5, zp: 0}, []float64{6, 2, -20}},
 		// Output 2x the product scale: 1.5 rounds up to 2, -1.5 to -1
 		// (gemmlowp's rounding doubling high multiply, ties upward for
 		// negatives), 2.5 to 3, -2.5 to -2.
 		{"int8 mul ties", "MUL", ewNone,
-			tv{Int8, []int{4}, 1, 0, []float64{3, -3, 5, -5}}, tv{Int8, []int{1}, 1, 0, []float64{1}},
-			tv{typ: Int8, scale: 2, zp: 0}, []float64{2, -1, 3, -2}},
+			tv{tensor.Int8, []int{4}, 1, 0, []float64{3, -3, 5, -5}}, tv{tensor.Int8, []int{1}, 1, 0, []float64{1}},
+			tv{typ: tensor.Int8, scale: 2, zp: 0}, []float64{2, -1, 3, -2}},
 		// RELU6 on a uint8 output with scale 0.1, zero point 20: [20, 80].
 		{"uint8 sub relu6", "SUB", ewRelu6,
-			tv{Uint8, []int{4}, 0.1, 0, []float64{0, 50, 90, 200}}, tv{Uint8, []int{}, 0.1, 0, []float64{10}},
-			tv{typ: Uint8, scale: 0.1, zp: 20}, []float64{20, 60, 80, 80}},
+			tv{tensor.Uint8, []int{4}, 0.1, 0, []float64{0, 50, 90, 200}}, tv{tensor.Uint8, []int{}, 0.1, 0, []float64{10}},
+			tv{typ: tensor.Uint8, scale: 0.1, zp: 20}, []float64{20, 60, 80, 80}},
 	}
 	for _, c := range cases {
 		out := c.out.tensor()
@@ -525,31 +528,31 @@ func TestQuantizedHand(t *testing.T) {
 }
 
 func TestBroadcastLimits(t *testing.T) {
-	q := func(typ DType, shape ...int) *Tensor {
+	q := func(typ tensor.DType, shape ...int) *tensor.Tensor {
 		return tv{typ: typ, shape: shape, scale: 1.0 / 128}.tensor()
 	}
 	cases := []struct {
 		op     string
 		pot    bool
-		a, b   *Tensor
-		out    DType
+		a, b   *tensor.Tensor
+		out    tensor.DType
 		wantOK bool
 	}{
-		{"ADD", false, q(Float32, 2, 1, 2, 1, 2), q(Float32, 1, 2, 1, 2, 1), Float32, false}, // generic 5D
-		{"ADD", false, q(Float32, 2, 2, 2, 3, 2, 5), q(Float32, 5), Float32, true},           // five-fold 6D
-		{"ADD", false, q(Int32, 2, 2, 2, 3, 2, 5), q(Int32, 5), Int32, false},                // int32: always 4D
-		{"ADD", false, q(Int32, 1, 1, 1, 1, 2, 5), q(Int32, 2, 5), Int32, true},              // equal once extended
-		{"ADD", false, q(Int8, 2, 1, 2, 1, 2), q(Int8, 1, 2, 1, 2, 1), Int8, false},
-		{"ADD", true, q(Int16, 3, 4), q(Int16, 4), Int16, false}, // power-of-two int16: no broadcast
-		{"ADD", true, q(Int16, 1, 4), q(Int16, 4), Int16, true},
-		{"SUB", false, q(Float32, 1, 1, 1, 1, 2, 5), q(Float32, 2, 5), Float32, false}, // SUB float: any shape difference
-		{"SUB", false, q(Float32, 2, 1, 2, 1, 2), q(Float32, 1, 2, 1, 2, 1), Float32, true},
-		{"SUB", false, q(Int16, 2, 2, 2, 3, 2, 5), q(Int16, 5), Int16, true}, // general int16: five-fold
-		{"MUL", false, q(Int16, 2, 3), q(Int16, 3), Int8, false},             // int16 -> int8: no broadcast
-		{"MUL", false, q(Int16, 2, 3), q(Int16, 2, 3), Int8, true},
-		{"DIV", false, q(Float32, 2, 1, 2, 1, 2, 1), q(Float32, 2, 1, 2, 1, 2), Float32, false},
-		{"MAXIMUM", false, q(Int8, 2, 2, 2, 3, 2, 5), q(Int8, 5), Int8, true},
-		{"MAXIMUM", false, q(Float32, 2, 2, 2, 3, 2, 5), q(Float32, 5), Float32, false},
+		{"ADD", false, q(tensor.Float32, 2, 1, 2, 1, 2), q(tensor.Float32, 1, 2, 1, 2, 1), tensor.Float32, false}, // generic 5D
+		{"ADD", false, q(tensor.Float32, 2, 2, 2, 3, 2, 5), q(tensor.Float32, 5), tensor.Float32, true},           // five-fold 6D
+		{"ADD", false, q(tensor.Int32, 2, 2, 2, 3, 2, 5), q(tensor.Int32, 5), tensor.Int32, false},                // int32: always 4D
+		{"ADD", false, q(tensor.Int32, 1, 1, 1, 1, 2, 5), q(tensor.Int32, 2, 5), tensor.Int32, true},              // equal once extended
+		{"ADD", false, q(tensor.Int8, 2, 1, 2, 1, 2), q(tensor.Int8, 1, 2, 1, 2, 1), tensor.Int8, false},
+		{"ADD", true, q(tensor.Int16, 3, 4), q(tensor.Int16, 4), tensor.Int16, false}, // power-of-two int16: no broadcast
+		{"ADD", true, q(tensor.Int16, 1, 4), q(tensor.Int16, 4), tensor.Int16, true},
+		{"SUB", false, q(tensor.Float32, 1, 1, 1, 1, 2, 5), q(tensor.Float32, 2, 5), tensor.Float32, false}, // SUB float: any shape difference
+		{"SUB", false, q(tensor.Float32, 2, 1, 2, 1, 2), q(tensor.Float32, 1, 2, 1, 2, 1), tensor.Float32, true},
+		{"SUB", false, q(tensor.Int16, 2, 2, 2, 3, 2, 5), q(tensor.Int16, 5), tensor.Int16, true}, // general int16: five-fold
+		{"MUL", false, q(tensor.Int16, 2, 3), q(tensor.Int16, 3), tensor.Int8, false},             // int16 -> int8: no broadcast
+		{"MUL", false, q(tensor.Int16, 2, 3), q(tensor.Int16, 2, 3), tensor.Int8, true},
+		{"DIV", false, q(tensor.Float32, 2, 1, 2, 1, 2, 1), q(tensor.Float32, 2, 1, 2, 1, 2), tensor.Float32, false},
+		{"MAXIMUM", false, q(tensor.Int8, 2, 2, 2, 3, 2, 5), q(tensor.Int8, 5), tensor.Int8, true},
+		{"MAXIMUM", false, q(tensor.Float32, 2, 2, 2, 3, 2, 5), q(tensor.Float32, 5), tensor.Float32, false},
 	}
 	for i, c := range cases {
 		out := tv{typ: c.out, scale: 1.0 / 128}.tensor()
@@ -564,37 +567,37 @@ func TestBroadcastLimits(t *testing.T) {
 }
 
 func TestPrepareErrors(t *testing.T) {
-	f := func(shape ...int) *Tensor { return NewTensor(Float32, shape...) }
+	f := func(shape ...int) *tensor.Tensor { return tensor.NewTensor(tensor.Float32, shape...) }
 	cases := []struct {
 		name string
 		op   Op
-		ins  []*Tensor
-		out  *Tensor
+		ins  []*tensor.Tensor
+		out  *tensor.Tensor
 	}{
-		{"type mismatch", newEWOp(t, "ADD", ewNone, false), []*Tensor{f(2), NewTensor(Int32, 2)}, f()},
-		{"not broadcastable", newEWOp(t, "ADD", ewNone, false), []*Tensor{f(3), f(4)}, f()},
-		{"one input", newEWOp(t, "MUL", ewNone, false), []*Tensor{f(3)}, f()},
-		{"DIV int8", newEWOp(t, "DIV", ewNone, false), []*Tensor{NewTensor(Int8, 2), NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"FLOOR_DIV int64", newEWOp(t, "FLOOR_DIV", ewNone, false), []*Tensor{NewTensor(Int64, 2), NewTensor(Int64, 2)}, NewTensor(Int64)},
-		{"ADD bool", newEWOp(t, "ADD", ewNone, false), []*Tensor{NewTensor(Bool, 2), NewTensor(Bool, 2)}, NewTensor(Bool)},
+		{"type mismatch", newEWOp(t, "ADD", ewNone, false), []*tensor.Tensor{f(2), tensor.NewTensor(tensor.Int32, 2)}, f()},
+		{"not broadcastable", newEWOp(t, "ADD", ewNone, false), []*tensor.Tensor{f(3), f(4)}, f()},
+		{"one input", newEWOp(t, "MUL", ewNone, false), []*tensor.Tensor{f(3)}, f()},
+		{"DIV int8", newEWOp(t, "DIV", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Int8, 2), tensor.NewTensor(tensor.Int8, 2)}, tensor.NewTensor(tensor.Int8)},
+		{"FLOOR_DIV int64", newEWOp(t, "FLOOR_DIV", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Int64, 2), tensor.NewTensor(tensor.Int64, 2)}, tensor.NewTensor(tensor.Int64)},
+		{"ADD bool", newEWOp(t, "ADD", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Bool, 2), tensor.NewTensor(tensor.Bool, 2)}, tensor.NewTensor(tensor.Bool)},
 		{"int16 zero point", newEWOp(t, "ADD", ewNone, false),
-			[]*Tensor{tv{typ: Int16, shape: []int{2}, scale: 0.1, zp: 3}.tensor(), tv{typ: Int16, shape: []int{2}, scale: 0.1}.tensor()},
-			tv{typ: Int16, scale: 0.1}.tensor()},
-		{"uint8 without scale", newEWOp(t, "ADD", ewNone, false), []*Tensor{NewTensor(Uint8, 2), NewTensor(Uint8, 2)}, NewTensor(Uint8)},
-		{"SQRT int8", newEWOp(t, "SQRT", ewNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"NEG int8", newEWOp(t, "NEG", ewNone, false), []*Tensor{NewTensor(Int8, 2)}, NewTensor(Int8)},
-		{"CAST float16", newEWOp(t, "CAST", ewNone, false), []*Tensor{NewTensor(Float16, 2)}, f()},
-		{"CAST to float64", newEWOp(t, "CAST", ewNone, false), []*Tensor{f(2)}, NewTensor(Float64)},
+			[]*tensor.Tensor{tv{typ: tensor.Int16, shape: []int{2}, scale: 0.1, zp: 3}.tensor(), tv{typ: tensor.Int16, shape: []int{2}, scale: 0.1}.tensor()},
+			tv{typ: tensor.Int16, scale: 0.1}.tensor()},
+		{"uint8 without scale", newEWOp(t, "ADD", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Uint8, 2), tensor.NewTensor(tensor.Uint8, 2)}, tensor.NewTensor(tensor.Uint8)},
+		{"SQRT int8", newEWOp(t, "SQRT", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Int8, 2)}, tensor.NewTensor(tensor.Int8)},
+		{"NEG int8", newEWOp(t, "NEG", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Int8, 2)}, tensor.NewTensor(tensor.Int8)},
+		{"CAST float16", newEWOp(t, "CAST", ewNone, false), []*tensor.Tensor{tensor.NewTensor(tensor.Float16, 2)}, f()},
+		{"CAST to float64", newEWOp(t, "CAST", ewNone, false), []*tensor.Tensor{f(2)}, tensor.NewTensor(tensor.Float64)},
 	}
 	for _, c := range cases {
-		n := &Node{Inputs: c.ins, Outputs: []*Tensor{c.out}, Threads: 1}
+		n := &Node{Inputs: c.ins, Outputs: []*tensor.Tensor{c.out}, Threads: 1}
 		if err := c.op.Prepare(n); err == nil {
 			t.Errorf("%s: Prepare succeeded", c.name)
 		}
 	}
 	// Negative real input to the int8 RSQRT fails in Eval, as in TFLite.
-	out := tv{typ: Int8, scale: 0.1}.tensor()
-	if err := run1(newEWOp(t, "RSQRT", ewNone, false), out, tv{typ: Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
+	out := tv{typ: tensor.Int8, scale: 0.1}.tensor()
+	if err := run1(newEWOp(t, "RSQRT", ewNone, false), out, tv{typ: tensor.Int8, shape: []int{2}, scale: 0.1, zp: 0, data: []float64{4, -1}}.tensor()); err == nil {
 		t.Error("RSQRT of a negative value: no error")
 	}
 }
@@ -614,8 +617,8 @@ func TestUnaryFloat(t *testing.T) {
 		{"EXP", []float64{math.Exp(4), math.Exp(0.25), 1, math.Exp(2.5), math.Exp(-2.5), math.Exp(-0.5), 1, 1}},
 	}
 	for _, c := range cases {
-		out := NewTensor(Float32)
-		if err := run1(newEWOp(t, c.op, ewNone, false), out, tv{typ: Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
+		out := tensor.NewTensor(tensor.Float32)
+		if err := run1(newEWOp(t, c.op, ewNone, false), out, tv{typ: tensor.Float32, shape: []int{len(in)}, data: in}.tensor()); err != nil {
 			t.Errorf("%s: %v", c.op, err)
 			continue
 		}
@@ -626,13 +629,13 @@ func TestUnaryFloat(t *testing.T) {
 			}
 		}
 	}
-	out := NewTensor(Int16)
-	if err := run1(newEWOp(t, "ABS", ewNone, false), out, tv{typ: Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
+	out := tensor.NewTensor(tensor.Int16)
+	if err := run1(newEWOp(t, "ABS", ewNone, false), out, tv{typ: tensor.Int16, shape: []int{3}, data: []float64{-32768, -5, 7}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{-32768, 5, 7}) {
 		t.Errorf("ABS int16 = %v %v", values(out), err)
 	}
-	out = NewTensor(Int64)
-	if err := run1(newEWOp(t, "NEG", ewNone, false), out, tv{typ: Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
+	out = tensor.NewTensor(tensor.Int64)
+	if err := run1(newEWOp(t, "NEG", ewNone, false), out, tv{typ: tensor.Int64, shape: []int{2}, data: []float64{-5, 1 << 40}}.tensor()); err != nil ||
 		!slices.Equal(values(out), []float64{5, -(1 << 40)}) {
 		t.Errorf("NEG int64 = %v %v", values(out), err)
 	}
@@ -645,31 +648,31 @@ func TestCast(t *testing.T) {
 	fl := []float64{-1, 300, nan, 1e10, 255.9, -0.5, -128.5, 40000, 3e9, -3e9, 0.7, 2147483520}
 	cases := []struct {
 		from tv
-		to   DType
+		to   tensor.DType
 		want []float64
 	}{
-		{tv{typ: Float32, data: fl}, Uint8, []float64{255, 44, 0, 0, 255, 0, 128, 64, 0, 0, 0, 128}},
-		{tv{typ: Float32, data: fl}, Int8, []float64{-1, 44, 0, 0, -1, 0, -128, 64, 0, 0, 0, -128}},
-		{tv{typ: Float32, data: fl}, Int16, []float64{-1, 300, 0, 0, 255, 0, -128, -25536, 0, 0, 0, -128}},
-		{tv{typ: Float32, data: fl}, Int32, []float64{-1, 300, math.MinInt32, math.MinInt32, 255, 0, -128, 40000, math.MinInt32, math.MinInt32, 0, 2147483520}},
-		{tv{typ: Float32, data: fl}, Int64, []float64{-1, 300, math.MinInt64, 1e10, 255, 0, -128, 40000, 3e9, -3e9, 0, 2147483520}},
-		{tv{typ: Float32, data: fl}, Bool, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Uint8, []float64{255, 44, 0, 0, 255, 0, 128, 64, 0, 0, 0, 128}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Int8, []float64{-1, 44, 0, 0, -1, 0, -128, 64, 0, 0, 0, -128}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Int16, []float64{-1, 300, 0, 0, 255, 0, -128, -25536, 0, 0, 0, -128}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Int32, []float64{-1, 300, math.MinInt32, math.MinInt32, 255, 0, -128, 40000, math.MinInt32, math.MinInt32, 0, 2147483520}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Int64, []float64{-1, 300, math.MinInt64, 1e10, 255, 0, -128, 40000, 3e9, -3e9, 0, 2147483520}},
+		{tv{typ: tensor.Float32, data: fl}, tensor.Bool, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
 		// The first 8 elements take the vectorised conversion, the last 3 the scalar one.
-		{tv{typ: Float32, data: []float64{-1, nan, 1e10, -1e10, 3e9, 5e9, 1e20, -128.5, nan, -1e10, 5e9}}, Uint32,
+		{tv{typ: tensor.Float32, data: []float64{-1, nan, 1e10, -1e10, 3e9, 5e9, 1e20, -128.5, nan, -1e10, 5e9}}, tensor.Uint32,
 			[]float64{4294967295, 2147483648, 0, 2147483648, 3e9, 0, 0, 4294967168, 0, 2884901888, 705032704}},
-		{tv{typ: Int32, data: []float64{-1, 256, 16777217, math.MinInt32}}, Uint8, []float64{255, 0, 1, 0}},
-		{tv{typ: Int32, data: []float64{-1, 256, 16777217, math.MinInt32}}, Float32, []float64{-1, 256, 16777216, math.MinInt32}},
-		{tv{typ: Int64, data: []float64{-1, 1 << 40, 3}}, Uint32, []float64{4294967295, 0, 3}},
-		{tv{typ: Uint32, data: []float64{4294967295, 7}}, Int32, []float64{-1, 7}},
-		{tv{typ: Uint8, data: []float64{0, 1, 255}}, Bool, []float64{0, 1, 1}},
-		{tv{typ: Bool, data: []float64{1, 0}}, Float32, []float64{1, 0}},
-		{tv{typ: Bool, data: []float64{1, 0}}, Int64, []float64{1, 0}},
-		{tv{typ: Complex64, data: []float64{-2.5, 7.9}}, Int32, []float64{-2, 7}}, // the real part
-		{tv{typ: Int16, data: []float64{-3, 9}}, Complex64, []float64{-3, 9}},
+		{tv{typ: tensor.Int32, data: []float64{-1, 256, 16777217, math.MinInt32}}, tensor.Uint8, []float64{255, 0, 1, 0}},
+		{tv{typ: tensor.Int32, data: []float64{-1, 256, 16777217, math.MinInt32}}, tensor.Float32, []float64{-1, 256, 16777216, math.MinInt32}},
+		{tv{typ: tensor.Int64, data: []float64{-1, 1 << 40, 3}}, tensor.Uint32, []float64{4294967295, 0, 3}},
+		{tv{typ: tensor.Uint32, data: []float64{4294967295, 7}}, tensor.Int32, []float64{-1, 7}},
+		{tv{typ: tensor.Uint8, data: []float64{0, 1, 255}}, tensor.Bool, []float64{0, 1, 1}},
+		{tv{typ: tensor.Bool, data: []float64{1, 0}}, tensor.Float32, []float64{1, 0}},
+		{tv{typ: tensor.Bool, data: []float64{1, 0}}, tensor.Int64, []float64{1, 0}},
+		{tv{typ: tensor.Complex64, data: []float64{-2.5, 7.9}}, tensor.Int32, []float64{-2, 7}}, // the real part
+		{tv{typ: tensor.Int16, data: []float64{-3, 9}}, tensor.Complex64, []float64{-3, 9}},
 	}
 	for _, c := range cases {
 		c.from.shape = []int{len(c.from.data)}
-		out := NewTensor(c.to)
+		out := tensor.NewTensor(c.to)
 		if err := run1(castOp{}, out, c.from.tensor()); err != nil {
 			t.Errorf("%s -> %s: %v", c.from.typ, c.to, err)
 			continue
@@ -679,34 +682,36 @@ func TestCast(t *testing.T) {
 		}
 	}
 	// Complex parts: the imaginary part is dropped, and set to 0 on the way in.
-	out := NewTensor(Complex64)
-	if err := run1(castOp{}, out, tv{typ: Float32, shape: []int{2}, data: []float64{1.5, -2}}.tensor()); err != nil ||
+	out := tensor.NewTensor(tensor.Complex64)
+	if err := run1(castOp{}, out, tv{typ: tensor.Float32, shape: []int{2}, data: []float64{1.5, -2}}.tensor()); err != nil ||
 		!slices.Equal(out.Float32s(), []float32{1.5, 0, -2, 0}) {
 		t.Errorf("float -> complex64: %v %v", out.Float32s(), err)
 	}
 }
 
 func TestEvalDoesNotAllocate(t *testing.T) {
-	q := func(typ DType, shape ...int) *Tensor { return tv{typ: typ, shape: shape, scale: 0.05, zp: 3}.tensor() }
+	q := func(typ tensor.DType, shape ...int) *tensor.Tensor {
+		return tv{typ: typ, shape: shape, scale: 0.05, zp: 3}.tensor()
+	}
 	cases := []struct {
 		op   string
-		a, b *Tensor
-		out  *Tensor
+		a, b *tensor.Tensor
+		out  *tensor.Tensor
 	}{
-		{"ADD", NewTensor(Float32, 8, 16), NewTensor(Float32, 16), NewTensor(Float32)},
-		{"ADD", q(Int8, 4, 1, 8), q(Int8, 1, 5, 8), q(Int8)},
-		{"SUB", q(Uint8, 4, 8), q(Uint8, 1), q(Uint8)},
-		{"MUL", q(Uint8, 4, 8), q(Uint8, 8), q(Uint8)},
-		{"MAXIMUM", NewTensor(Int32, 4, 8), NewTensor(Int32, 4, 1), NewTensor(Int32)},
-		{"FLOOR_DIV", NewTensor(Float32, 4, 8), tv{typ: Float32, shape: []int{1}, data: []float64{2}}.tensor(), NewTensor(Float32)},
+		{"ADD", tensor.NewTensor(tensor.Float32, 8, 16), tensor.NewTensor(tensor.Float32, 16), tensor.NewTensor(tensor.Float32)},
+		{"ADD", q(tensor.Int8, 4, 1, 8), q(tensor.Int8, 1, 5, 8), q(tensor.Int8)},
+		{"SUB", q(tensor.Uint8, 4, 8), q(tensor.Uint8, 1), q(tensor.Uint8)},
+		{"MUL", q(tensor.Uint8, 4, 8), q(tensor.Uint8, 8), q(tensor.Uint8)},
+		{"MAXIMUM", tensor.NewTensor(tensor.Int32, 4, 8), tensor.NewTensor(tensor.Int32, 4, 1), tensor.NewTensor(tensor.Int32)},
+		{"FLOOR_DIV", tensor.NewTensor(tensor.Float32, 4, 8), tv{typ: tensor.Float32, shape: []int{1}, data: []float64{2}}.tensor(), tensor.NewTensor(tensor.Float32)},
 	}
 	for _, c := range cases {
 		op := newEWOp(t, c.op, ewRelu, false)
-		n := &Node{Inputs: []*Tensor{c.a, c.b}, Outputs: []*Tensor{c.out}, Threads: 1}
+		n := &Node{Inputs: []*tensor.Tensor{c.a, c.b}, Outputs: []*tensor.Tensor{c.out}, Threads: 1}
 		if err := op.Prepare(n); err != nil {
 			t.Fatal(err)
 		}
-		c.out.Data = NewTensor(c.out.Type, c.out.Shape...).Data
+		c.out.Data = tensor.NewTensor(c.out.Type, c.out.Shape...).Data
 		if allocs := testing.AllocsPerRun(20, func() { _ = op.Eval(n) }); allocs != 0 {
 			t.Errorf("%s %s: %v allocations per Eval", c.op, c.a.Type, allocs)
 		}

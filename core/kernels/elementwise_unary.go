@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/delego/delego/tensor"
 )
 
 // unaryKind says which unary element-wise op a unaryOp computes.
@@ -41,7 +43,7 @@ func (k unaryKind) String() string {
 type unaryOp struct {
 	kind unaryKind
 
-	typ       DType
+	typ       tensor.DType
 	quantized bool // int8 ABS/RSQRT, quantized int16 ABS
 	inOff     int32
 	outOff    int32
@@ -51,16 +53,16 @@ type unaryOp struct {
 }
 
 // supported lists the types TFLite 2.9 accepts for each op.
-func (o *unaryOp) supported(t DType) bool {
+func (o *unaryOp) supported(t tensor.DType) bool {
 	switch o.kind {
 	case unSqrt, unFloor, unExp:
-		return t == Float32
+		return t == tensor.Float32
 	case unRsqrt:
-		return t == Float32 || t == Int8
+		return t == tensor.Float32 || t == tensor.Int8
 	case unAbs:
-		return t == Float32 || t == Int8 || t == Int16
+		return t == tensor.Float32 || t == tensor.Int8 || t == tensor.Int16
 	case unNeg:
-		return t == Float32 || t == Int32 || t == Int64
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64
 	}
 	return false
 }
@@ -80,13 +82,13 @@ func (o *unaryOp) Prepare(n *Node) error {
 		return fmt.Errorf("%s: output type %s differs from input type %s", name, out.Type, in.Type)
 	}
 	o.typ = in.Type
-	o.quantized = in.Type == Int8 || (in.Type == Int16 && isQuantized(in))
+	o.quantized = in.Type == tensor.Int8 || (in.Type == tensor.Int16 && in.Quantized())
 	if o.quantized {
-		if !isQuantized(in) || !isQuantized(out) {
+		if !in.Quantized() || !out.Quantized() {
 			return fmt.Errorf("%s: %s tensors need affine quantization", name, in.Type)
 		}
 		o.inOff, o.outOff = in.ZeroPoint(), out.ZeroPoint()
-		if in.Type == Int16 && (o.inOff != 0 || o.outOff != 0) {
+		if in.Type == tensor.Int16 && (o.inOff != 0 || o.outOff != 0) {
 			return fmt.Errorf("%s: int16 tensors need zero points 0, got %d and %d", name, o.inOff, o.outOff)
 		}
 		si, so := in.Scale(), out.Scale()
@@ -106,7 +108,7 @@ func (o *unaryOp) Prepare(n *Node) error {
 func (o *unaryOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch o.typ {
-	case Float32:
+	case tensor.Float32:
 		// daz/ftz: TFLite's build runs with denormals flushed to zero (see
 		// flushDenormal); NEG is a sign flip and keeps them.
 		x, z := in.Float32s(), out.Float32s()
@@ -142,22 +144,22 @@ func (o *unaryOp) Eval(n *Node) error {
 				z[i] = flushDenormal(float32(math.Exp(float64(flushDenormal(v)))))
 			}
 		}
-	case Int32:
+	case tensor.Int32:
 		x, z := in.Int32s(), out.Int32s()
 		for i, v := range x {
 			z[i] = -v
 		}
-	case Int64:
+	case tensor.Int64:
 		x, z := in.Int64s(), out.Int64s()
 		for i, v := range x {
 			z[i] = -v
 		}
-	case Int8:
+	case tensor.Int8:
 		if o.kind == unRsqrt {
 			return o.rsqrtInt8(in.Int8s(), out.Int8s())
 		}
 		absQuant(o, in.Int8s(), out.Int8s())
-	case Int16:
+	case tensor.Int16:
 		x, z := in.Int16s(), out.Int16s()
 		if o.quantized {
 			absQuant(o, x, z)

@@ -7,6 +7,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // The test helpers every op family's tests use: making tensors, reading
@@ -15,8 +16,8 @@ import (
 
 // qT makes a tensor of the given type and shape; a scale of 0 leaves it
 // unquantized, any other gives it per-tensor quantization.
-func qT(typ DType, shape []int, scale float32, zp int64) *Tensor {
-	t := NewTensor(typ, shape...)
+func qT(typ tensor.DType, shape []int, scale float32, zp int64) *tensor.Tensor {
+	t := tensor.NewTensor(typ, shape...)
 	if scale != 0 {
 		withQ(t, scale, zp)
 	}
@@ -24,21 +25,21 @@ func qT(typ DType, shape []int, scale float32, zp int64) *Tensor {
 }
 
 // withQ gives t per-tensor quantization and returns it.
-func withQ(t *Tensor, scale float32, zp int64) *Tensor {
-	t.Quant = &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
+func withQ(t *tensor.Tensor, scale float32, zp int64) *tensor.Tensor {
+	t.Quant = &tensor.Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
 	return t
 }
 
 // constT marks t constant (model data), as the interpreter does, and
 // returns it.
-func constT(t *Tensor) *Tensor { t.Const = true; return t }
+func constT(t *tensor.Tensor) *tensor.Tensor { t.Const = true; return t }
 
 // outT is an output tensor of type typ with neither shape nor data: Prepare
 // sets the shape.
-func outT(typ DType) *Tensor { return &Tensor{Type: typ} }
+func outT(typ tensor.DType) *tensor.Tensor { return &tensor.Tensor{Type: typ} }
 
 // qOut is outT with quantization (none for a scale of 0).
-func qOut(typ DType, scale float32, zp int64) *Tensor {
+func qOut(typ tensor.DType, scale float32, zp int64) *tensor.Tensor {
 	t := outT(typ)
 	if scale != 0 {
 		withQ(t, scale, zp)
@@ -48,18 +49,18 @@ func qOut(typ DType, scale float32, zp int64) *Tensor {
 
 // tensorOf makes a tensor of the given type and shape holding vals, Go
 // values of the type's elements.
-func tensorOf[T any](typ DType, shape []int, vals ...T) *Tensor {
-	t := NewTensor(typ, shape...)
-	copy(view[T](t.Data), vals)
+func tensorOf[T any](typ tensor.DType, shape []int, vals ...T) *tensor.Tensor {
+	t := tensor.NewTensor(typ, shape...)
+	copy(tensor.View[T](t.Data), vals)
 	return t
 }
 
-func f32T(shape []int, v ...float32) *Tensor { return tensorOf(Float32, shape, v...) }
+func f32T(shape []int, v ...float32) *tensor.Tensor { return tensorOf(tensor.Float32, shape, v...) }
 
 // valsT makes a tensor of any numeric or BOOL type holding vals, one for
 // each element (every type's values are exact in float64).
-func valsT(typ DType, shape []int, vals ...float64) *Tensor {
-	t := NewTensor(typ, shape...)
+func valsT(typ tensor.DType, shape []int, vals ...float64) *tensor.Tensor {
+	t := tensor.NewTensor(typ, shape...)
 	if len(vals) != t.NumElements() {
 		panic(fmt.Sprintf("valsT: %d values for shape %v", len(vals), shape))
 	}
@@ -68,57 +69,57 @@ func valsT(typ DType, shape []int, vals ...float64) *Tensor {
 }
 
 // setValues stores vals (converted) in t's first elements.
-func setValues(t *Tensor, vals []float64) {
+func setValues(t *tensor.Tensor, vals []float64) {
 	for i, v := range vals {
 		switch t.Type {
-		case Float32:
+		case tensor.Float32:
 			t.Float32s()[i] = float32(v)
-		case Int32:
+		case tensor.Int32:
 			t.Int32s()[i] = int32(v)
-		case Int64:
+		case tensor.Int64:
 			t.Int64s()[i] = int64(v)
-		case Int16:
+		case tensor.Int16:
 			t.Int16s()[i] = int16(v)
-		case Int8:
+		case tensor.Int8:
 			t.Int8s()[i] = int8(v)
-		case Uint8:
+		case tensor.Uint8:
 			t.Uint8s()[i] = uint8(v)
-		case Uint32:
+		case tensor.Uint32:
 			t.Uint32s()[i] = uint32(v)
-		case Bool:
+		case tensor.Bool:
 			t.Data[i] = 0
 			if v != 0 {
 				t.Data[i] = 1
 			}
-		case Complex64:
+		case tensor.Complex64:
 			t.Float32s()[2*i] = float32(v)
 		}
 	}
 }
 
 // values returns t's elements as float64 (the real parts of COMPLEX64).
-func values(t *Tensor) []float64 {
+func values(t *tensor.Tensor) []float64 {
 	n := t.NumElements()
 	out := make([]float64, n)
 	for i := range out {
 		switch t.Type {
-		case Float32:
+		case tensor.Float32:
 			out[i] = float64(t.Float32s()[i])
-		case Int32:
+		case tensor.Int32:
 			out[i] = float64(t.Int32s()[i])
-		case Int64:
+		case tensor.Int64:
 			out[i] = float64(t.Int64s()[i])
-		case Int16:
+		case tensor.Int16:
 			out[i] = float64(t.Int16s()[i])
-		case Int8:
+		case tensor.Int8:
 			out[i] = float64(t.Int8s()[i])
-		case Uint8:
+		case tensor.Uint8:
 			out[i] = float64(t.Uint8s()[i])
-		case Uint32:
+		case tensor.Uint32:
 			out[i] = float64(t.Uint32s()[i])
-		case Bool:
+		case tensor.Bool:
 			out[i] = float64(t.Data[i])
-		case Complex64:
+		case tensor.Complex64:
 			out[i] = float64(t.Float32s()[2*i])
 		}
 	}
@@ -128,35 +129,35 @@ func values(t *Tensor) []float64 {
 // runNode prepares and evaluates op on a node of ins and outs with the
 // given thread count, giving every non-dynamic output fresh (zeroed) memory
 // after Prepare, as the interpreter does; dynamic outputs are sized by Eval.
-func runNode(op Op, threads int, ins, outs []*Tensor) error {
+func runNode(op Op, threads int, ins, outs []*tensor.Tensor) error {
 	n := &Node{Inputs: ins, Outputs: outs, Threads: threads}
 	if err := op.Prepare(n); err != nil {
 		return err
 	}
 	for _, o := range outs {
 		if !o.Dynamic {
-			o.Data = NewTensor(o.Type, o.Shape...).Data
+			o.Data = tensor.NewTensor(o.Type, o.Shape...).Data
 		}
 	}
 	return op.Eval(n)
 }
 
 // run1 is runNode for one output and one thread.
-func run1(op Op, out *Tensor, ins ...*Tensor) error {
-	return runNode(op, 1, ins, []*Tensor{out})
+func run1(op Op, out *tensor.Tensor, ins ...*tensor.Tensor) error {
+	return runNode(op, 1, ins, []*tensor.Tensor{out})
 }
 
 // mustRun is runNode for one output that ends the test on an error.
-func mustRun(t *testing.T, op Op, threads int, out *Tensor, ins ...*Tensor) {
+func mustRun(t *testing.T, op Op, threads int, out *tensor.Tensor, ins ...*tensor.Tensor) {
 	t.Helper()
-	if err := runNode(op, threads, ins, []*Tensor{out}); err != nil {
+	if err := runNode(op, threads, ins, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // prepareErr returns the error of Prepare on a one-output node.
-func prepareErr(op Op, out *Tensor, ins ...*Tensor) error {
-	return op.Prepare(&Node{Inputs: ins, Outputs: []*Tensor{out}, Threads: 1})
+func prepareErr(op Op, out *tensor.Tensor, ins ...*tensor.Tensor) error {
+	return op.Prepare(&Node{Inputs: ins, Outputs: []*tensor.Tensor{out}, Threads: 1})
 }
 
 // operatorWith builds an Operator table carrying builtin options of type
@@ -174,7 +175,7 @@ func operatorWith(typ schema.BuiltinOptions, build func(b *flatbuffers.Builder) 
 // checkRegistrations checks a family's registrations against the version
 // ranges of TFLite 2.9's builtin resolver, and that each kernel can be made
 // without a model (from schema defaults).
-func checkRegistrations(t *testing.T, regs []Registration, want map[schema.BuiltinOperator]VersionRange) {
+func checkRegistrations(t *testing.T, regs []Registration, want map[schema.BuiltinOperator]tensor.VersionRange) {
 	t.Helper()
 	if len(regs) != len(want) {
 		t.Errorf("%d registrations, want %d", len(regs), len(want))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file holds UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite 2.9 runs it
@@ -16,7 +17,7 @@ import (
 func lstmOps() []Registration {
 	return []Registration{{
 		Code:     schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM,
-		Versions: VersionRange{1, 3},
+		Versions: tensor.VersionRange{Min: 1, Max: 3},
 		New:      newUnidirectionalSequenceLSTM,
 	}}
 }
@@ -123,7 +124,7 @@ type lstmOp struct {
 }
 
 // lstmShape checks a weight's rank and dimensions.
-func lstmShape(t *Tensor, name string, dims ...int) error {
+func lstmShape(t *tensor.Tensor, name string, dims ...int) error {
 	if len(t.Shape) != len(dims) {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s has rank %d, want %d", name, len(t.Shape), len(dims))
 	}
@@ -182,17 +183,17 @@ func (op *lstmOp) Prepare(n *Node) error {
 	op.cifg = n.Input(lstmInputToInputWeights) == nil
 	op.peephole = n.Input(lstmCellToOutputWeights) != nil
 	op.projection = n.Input(lstmProjectionWeights) != nil
-	op.integer = in.Type == Int8
+	op.integer = in.Type == tensor.Int8
 	op.hybrid = false
 	wType := i2o.Type
 
 	// Type of the input and weights decides the kernel, as in TFLite's Eval.
 	switch {
-	case wType == Float32 && in.Type == Float32:
-	case (wType == Int8 || wType == Uint8) && in.Type == Float32:
+	case wType == tensor.Float32 && in.Type == tensor.Float32:
+	case (wType == tensor.Int8 || wType == tensor.Uint8) && in.Type == tensor.Float32:
 		// TFLite reads uint8 hybrid weights as int8 bits too.
 		op.hybrid = true
-	case wType == Int8 && in.Type == Int8:
+	case wType == tensor.Int8 && in.Type == tensor.Int8:
 	default:
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: input %s with %s weights", in.Type, wType)
 	}
@@ -213,9 +214,9 @@ func (op *lstmOp) Prepare(n *Node) error {
 		}
 	}
 	peepholeType := wType
-	biasType := Float32
+	biasType := tensor.Float32
 	if op.integer {
-		peepholeType, biasType = Int16, Int32
+		peepholeType, biasType = tensor.Int16, tensor.Int32
 	}
 	for g, idx := range lstmPeepholeIdx {
 		if idx < 0 {
@@ -278,9 +279,9 @@ func (op *lstmOp) Prepare(n *Node) error {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %d outputs but %d cells without projection", nOutput, nCell)
 	}
 	if op.lnorm {
-		lnType := Float32
+		lnType := tensor.Float32
 		if op.integer {
-			lnType = Int16
+			lnType = tensor.Int16
 		}
 		for g, idx := range lstmLayerNormIdx {
 			t := n.Input(idx)
@@ -320,7 +321,7 @@ func (op *lstmOp) Prepare(n *Node) error {
 	if op.integer {
 		return op.prepareInteger(n)
 	}
-	if outState.Type != Float32 || cellState.Type != Float32 || out.Type != Float32 {
+	if outState.Type != tensor.Float32 || cellState.Type != tensor.Float32 || out.Type != tensor.Float32 {
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: float LSTM with %s output state, %s cell state, %s output",
 			outState.Type, cellState.Type, out.Type)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // The float32 UNIDIRECTIONAL_SEQUENCE_LSTM, following TFLite 2.9's EvalFloat
@@ -64,7 +65,7 @@ func (op *lstmOp) prepareFloat(n *Node) error {
 		lstmCellToInputWeights, lstmCellToForgetWeights, lstmCellToOutputWeights} {
 		if t := n.Input(idx); t != nil {
 			// TFLite views uint8 weights as int8 bits (GetTensorData<int8_t>).
-			if t.Type != Int8 && t.Type != Uint8 {
+			if t.Type != tensor.Int8 && t.Type != tensor.Uint8 {
 				return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with %s weights (input %d)", t.Type, idx)
 			}
 			if t.Quant.PerChannel() {
@@ -95,7 +96,7 @@ func (op *lstmOp) prepareFloat(n *Node) error {
 // (TFLite's VectorScalarMultiply and ComputeRowSums).
 func (op *lstmOp) hybridWeights(n *Node) {
 	hy := &op.f.hy
-	rowSums := func(dst []int32, t *Tensor) {
+	rowSums := func(dst []int32, t *tensor.Tensor) {
 		if t == nil {
 			return
 		}
@@ -124,7 +125,7 @@ func (op *lstmOp) hybridWeights(n *Node) {
 }
 
 // lstmFloatView returns the float data of an optional tensor.
-func lstmFloatView(t *Tensor) []float32 {
+func lstmFloatView(t *tensor.Tensor) []float32 {
 	if t == nil {
 		return nil
 	}
@@ -132,7 +133,7 @@ func lstmFloatView(t *Tensor) []float32 {
 }
 
 // lstmInt8View returns the int8 data and scale of an optional tensor.
-func lstmInt8View(t *Tensor) ([]int8, float32) {
+func lstmInt8View(t *tensor.Tensor) ([]int8, float32) {
 	if t == nil {
 		return nil, 1
 	}

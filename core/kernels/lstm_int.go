@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/delego/delego/tensor"
 )
 
 // The fully integer UNIDIRECTIONAL_SEQUENCE_LSTM ("8x8_16": int8 input,
@@ -63,7 +65,7 @@ type lstmIntWeights struct {
 
 // lstmPerTensorScale returns a weight's per-tensor scale (0 when it has no
 // quantization, as TFLite's legacy params).
-func lstmPerTensorScale(t *Tensor, name string) (float32, error) {
+func lstmPerTensorScale(t *tensor.Tensor, name string) (float32, error) {
 	if t.Quant.PerChannel() {
 		return 0, Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: per-channel quantized %s", name)
 	}
@@ -74,21 +76,21 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 	q := &op.q
 	in := n.Inputs[lstmInput]
 	outState, cellState, out := n.Inputs[lstmOutputState], n.Inputs[lstmCellState], n.Outputs[0]
-	if outState.Type != Int8 || cellState.Type != Int16 || out.Type != Int8 {
+	if outState.Type != tensor.Int8 || cellState.Type != tensor.Int16 || out.Type != tensor.Int8 {
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM with %s output state, %s cell state, %s output (want INT8, INT16, INT8)",
 			outState.Type, cellState.Type, out.Type)
 	}
 	for g := range 4 {
 		for _, idx := range []int{lstmInputWeightsIdx[g], lstmRecurrentWeightsIdx[g]} {
-			if t := n.Input(idx); t != nil && t.Type != Int8 {
+			if t := n.Input(idx); t != nil && t.Type != tensor.Int8 {
 				return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM with %s weights (input %d)", t.Type, idx)
 			}
 		}
 	}
-	if !isQuantized(cellState) {
+	if !cellState.Quantized() {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized cell state")
 	}
-	if !isQuantized(out) {
+	if !out.Quantized() {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized output")
 	}
 	if len(n.Intermediates) != 5 {
@@ -117,14 +119,14 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 		interScale[g] = 1.0 / 4096
 		if op.lnorm {
 			t := n.Intermediates[g]
-			if t == nil || !isQuantized(t) {
+			if t == nil || !t.Quantized() {
 				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: layer norm LSTM needs quantized intermediate %d", g)
 			}
 			interScale[g] = t.Scale()
 		}
 	}
 	hidden := n.Intermediates[4]
-	if hidden == nil || !isQuantized(hidden) {
+	if hidden == nil || !hidden.Quantized() {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized hidden intermediate (4)")
 	}
 	hiddenScale := hidden.Scale()
@@ -221,7 +223,7 @@ func (op *lstmOp) effectiveBiases(n *Node) {
 	q := &op.q
 	inZP := -n.Inputs[lstmInput].ZeroPoint()
 	stateZP := -q.outStateZP
-	fill := func(dst []int32, zp int32, w, bias *Tensor) {
+	fill := func(dst []int32, zp int32, w, bias *tensor.Tensor) {
 		if bias != nil {
 			copy(dst, bias.Int32s())
 		} else {
@@ -244,7 +246,7 @@ func (op *lstmOp) effectiveBiases(n *Node) {
 		if g == lstmGateInput && op.cifg {
 			continue
 		}
-		var bias *Tensor
+		var bias *tensor.Tensor
 		if !op.lnorm {
 			bias = n.Inputs[lstmBiasIdx[g]]
 		}

@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"encoding/binary"
+	"github.com/delego/delego/model"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // TestLSTMThroughInterpreter runs the single-LSTM test models (see
@@ -24,7 +25,7 @@ func TestLSTMThroughInterpreter(t *testing.T) {
 	for _, path := range models {
 		base := strings.TrimSuffix(path, ".tflite")
 		t.Run(filepath.Base(base), func(t *testing.T) {
-			m, err := core.LoadModel(path)
+			m, err := model.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestLSTMThroughInterpreter(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := it.Output(0).Data()
-				if isFloat := it.Output(0).Type() == kernels.Float32; isFloat {
+				if isFloat := it.Output(0).Type() == tensor.Float32; isFloat {
 					lstmCloseFloats(t, k+1, got, want, 2e-6)
 				} else if string(got) != string(want) {
 					t.Errorf("invoke %d: output differs from TFLite 2.9", k+1)
@@ -63,7 +64,7 @@ func TestLSTMThroughInterpreter(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := os.ReadFile(base + ".out1.raw")
-			if got := it.Output(0).Data(); it.Output(0).Type() == kernels.Float32 {
+			if got := it.Output(0).Data(); it.Output(0).Type() == tensor.Float32 {
 				lstmCloseFloats(t, 3, got, want, 2e-6)
 			} else if string(got) != string(want) {
 				t.Error("invoke after ResetVariables differs from the first invoke")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/tensor"
 )
 
 // This file checks UNIDIRECTIONAL_SEQUENCE_LSTM against outputs of the
@@ -41,8 +42,8 @@ func lstmModelNode(t *testing.T, model []byte, opIndex int) (*Node, OpInfo, sche
 	if dep := schema.BuiltinOperator(oc.DeprecatedBuiltinCode()); dep > code {
 		code = dep
 	}
-	tensors := map[int32]*Tensor{}
-	get := func(i int32) *Tensor {
+	tensors := map[int32]*tensor.Tensor{}
+	get := func(i int32) *tensor.Tensor {
 		if i < 0 {
 			return nil
 		}
@@ -57,11 +58,11 @@ func lstmModelNode(t *testing.T, model []byte, opIndex int) (*Node, OpInfo, sche
 		for j := range shape {
 			shape[j] = int(st.Shape(j))
 		}
-		tt := NewTensor(DType(st.Type()), shape...)
+		tt := tensor.NewTensor(tensor.DType(st.Type()), shape...)
 		tt.Name = string(st.Name())
 		tt.Variable = st.IsVariable()
 		if q := st.Quantization(nil); q != nil && q.ScaleLength() > 0 {
-			tt.Quant = &Quantization{Axis: int(q.QuantizedDimension())}
+			tt.Quant = &tensor.Quantization{Axis: int(q.QuantizedDimension())}
 			for j := range q.ScaleLength() {
 				tt.Quant.Scale = append(tt.Quant.Scale, q.Scale(j))
 			}
@@ -77,7 +78,7 @@ func lstmModelNode(t *testing.T, model []byte, opIndex int) (*Node, OpInfo, sche
 			copy(tt.Data, buf.DataBytes())
 			tt.Const = true
 		}
-		if tt.Variable && tt.Type == Int8 {
+		if tt.Variable && tt.Type == tensor.Int8 {
 			for j := range tt.Data {
 				tt.Data[j] = byte(tt.ZeroPoint())
 			}
@@ -114,7 +115,7 @@ func lstmRunModel(t *testing.T, n *Node, info OpInfo, input []byte) (out1, out2 
 		t.Fatal(err)
 	}
 	out := n.Outputs[0]
-	out.Data = NewTensor(out.Type, out.Shape...).Data
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	in := n.Inputs[0]
 	if len(input) != len(in.Data) {
 		t.Fatalf("input has %d bytes, want %d", len(input), len(in.Data))
@@ -141,12 +142,12 @@ func lstmReadFile(t *testing.T, path string) []byte {
 
 // lstmCompare checks got against want: bytes exactly for integer outputs,
 // float32 values within tol.
-func lstmCompare(t *testing.T, what string, typ DType, got, want []byte, tol float64) {
+func lstmCompare(t *testing.T, what string, typ tensor.DType, got, want []byte, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d bytes, want %d", what, len(got), len(want))
 	}
-	if typ != Float32 {
+	if typ != tensor.Float32 {
 		diffs := 0
 		for i := range got {
 			if got[i] != want[i] {
@@ -214,8 +215,8 @@ func TestLSTMKerasModel(t *testing.T) {
 				input[i] = byte(int8(int(v) - 128))
 			}
 			out1, out2 := lstmRunModel(t, n, info, input)
-			lstmCompare(t, "invoke 1", Int8, out1, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout1.raw"), 0)
-			lstmCompare(t, "invoke 2", Int8, out2, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout2.raw"), 0)
+			lstmCompare(t, "invoke 1", tensor.Int8, out1, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout1.raw"), 0)
+			lstmCompare(t, "invoke 2", tensor.Int8, out2, lstmReadFile(t, "../../testdata/gen/lstm/lstm_keras_"+c+".lstmout2.raw"), 0)
 		})
 	}
 }

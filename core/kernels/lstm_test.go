@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ---- fixed-point helpers ----
@@ -302,8 +303,8 @@ func (s lstmSpec) reference(w *lstmRealWeights, x, h, c []float64) []float64 {
 	return out
 }
 
-func lstmFloatTensor(v []float64, shape ...int) *Tensor {
-	t := NewTensor(Float32, shape...)
+func lstmFloatTensor(v []float64, shape ...int) *tensor.Tensor {
+	t := tensor.NewTensor(tensor.Float32, shape...)
 	for i, x := range v {
 		t.Float32s()[i] = float32(x)
 	}
@@ -314,13 +315,13 @@ func lstmFloatTensor(v []float64, shape ...int) *Tensor {
 // floatNode builds the float32 node of the spec.
 func (s lstmSpec) floatNode(w *lstmRealWeights) *Node {
 	nOut := s.nOutput()
-	n := &Node{Inputs: make([]*Tensor, 24), Threads: 1}
+	n := &Node{Inputs: make([]*tensor.Tensor, 24), Threads: 1}
 	shape := []int{s.batch, s.time, s.nIn}
 	outShape := []int{s.batch, s.time, nOut}
 	if s.timeMajor {
 		shape, outShape = []int{s.time, s.batch, s.nIn}, []int{s.time, s.batch, nOut}
 	}
-	n.Inputs[lstmInput] = NewTensor(Float32, shape...)
+	n.Inputs[lstmInput] = tensor.NewTensor(tensor.Float32, shape...)
 	for g := range 4 {
 		if w.in[g] == nil {
 			continue
@@ -341,11 +342,11 @@ func (s lstmSpec) floatNode(w *lstmRealWeights) *Node {
 	if w.projBias != nil {
 		n.Inputs[lstmProjectionBias] = lstmFloatTensor(w.projBias, nOut)
 	}
-	n.Inputs[lstmOutputState] = NewTensor(Float32, s.batch, nOut)
+	n.Inputs[lstmOutputState] = tensor.NewTensor(tensor.Float32, s.batch, nOut)
 	n.Inputs[lstmOutputState].Variable = true
-	n.Inputs[lstmCellState] = NewTensor(Float32, s.batch, s.nCell)
+	n.Inputs[lstmCellState] = tensor.NewTensor(tensor.Float32, s.batch, s.nCell)
 	n.Inputs[lstmCellState].Variable = true
-	n.Outputs = []*Tensor{NewTensor(Float32, outShape...)}
+	n.Outputs = []*tensor.Tensor{tensor.NewTensor(tensor.Float32, outShape...)}
 	return n
 }
 
@@ -420,14 +421,14 @@ func TestLSTMFloatMatchesReference(t *testing.T) {
 // lstmQuantizeSym quantizes v symmetrically to a tensor of type typ with
 // elements T (scale maxabs/qmax), replacing v by the values the quantized
 // tensor represents.
-func lstmQuantizeSym[T int8 | int16](typ DType, qmax float64, v []float64, shape ...int) *Tensor {
+func lstmQuantizeSym[T int8 | int16](typ tensor.DType, qmax float64, v []float64, shape ...int) *tensor.Tensor {
 	m := 1e-9
 	for _, x := range v {
 		m = max(m, math.Abs(x))
 	}
 	scale := float32(m / qmax)
-	t := NewTensor(typ, shape...)
-	q := view[T](t.Data)
+	t := tensor.NewTensor(typ, shape...)
+	q := tensor.View[T](t.Data)
 	for i, x := range v {
 		q[i] = T(math.Round(x / float64(scale)))
 		v[i] = float64(q[i]) * float64(scale)
@@ -437,18 +438,18 @@ func lstmQuantizeSym[T int8 | int16](typ DType, qmax float64, v []float64, shape
 	return t
 }
 
-func lstmQuantize8(v []float64, shape ...int) *Tensor {
-	return lstmQuantizeSym[int8](Int8, 127, v, shape...)
+func lstmQuantize8(v []float64, shape ...int) *tensor.Tensor {
+	return lstmQuantizeSym[int8](tensor.Int8, 127, v, shape...)
 }
 
-func lstmQuantize16(v []float64, shape ...int) *Tensor {
-	return lstmQuantizeSym[int16](Int16, 32767, v, shape...)
+func lstmQuantize16(v []float64, shape ...int) *tensor.Tensor {
+	return lstmQuantizeSym[int16](tensor.Int16, 32767, v, shape...)
 }
 
 // lstmQuantize32 quantizes v with the given scale to int32, replacing v by
 // the represented values.
-func lstmQuantize32(v []float64, scale float64, shape ...int) *Tensor {
-	t := NewTensor(Int32, shape...)
+func lstmQuantize32(v []float64, scale float64, shape ...int) *tensor.Tensor {
+	t := tensor.NewTensor(tensor.Int32, shape...)
 	for i, x := range v {
 		q := int32(math.Round(x / scale))
 		t.Int32s()[i] = q
@@ -458,21 +459,21 @@ func lstmQuantize32(v []float64, scale float64, shape ...int) *Tensor {
 	return t
 }
 
-func lstmQuant(scale float32, zp int64) *Quantization {
-	return &Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
+func lstmQuant(scale float32, zp int64) *tensor.Quantization {
+	return &tensor.Quantization{Scale: []float32{scale}, ZeroPoint: []int64{zp}}
 }
 
 // intNode builds the integer node of the spec, quantizing w in place (w then
 // holds the values the node represents).
 func (s lstmSpec) intNode(w *lstmRealWeights, inScale float32, inZP int64, outScale float32) *Node {
 	nOut := s.nOutput()
-	n := &Node{Inputs: make([]*Tensor, 24), Threads: 1}
+	n := &Node{Inputs: make([]*tensor.Tensor, 24), Threads: 1}
 	shape := []int{s.batch, s.time, s.nIn}
 	outShape := []int{s.batch, s.time, nOut}
 	if s.timeMajor {
 		shape, outShape = []int{s.time, s.batch, s.nIn}, []int{s.time, s.batch, nOut}
 	}
-	n.Inputs[lstmInput] = NewTensor(Int8, shape...)
+	n.Inputs[lstmInput] = tensor.NewTensor(tensor.Int8, shape...)
 	n.Inputs[lstmInput].Quant = lstmQuant(inScale, inZP)
 	const interScale = 1.0 / 2048
 	hiddenScale := outScale
@@ -504,22 +505,22 @@ func (s lstmSpec) intNode(w *lstmRealWeights, inScale float32, inZP int64, outSc
 			n.Inputs[lstmProjectionBias] = lstmQuantize32(w.projBias, float64(pw.Scale())*float64(hiddenScale), nOut)
 		}
 	}
-	n.Inputs[lstmOutputState] = NewTensor(Int8, s.batch, nOut)
+	n.Inputs[lstmOutputState] = tensor.NewTensor(tensor.Int8, s.batch, nOut)
 	n.Inputs[lstmOutputState].Quant = lstmQuant(outScale, 0)
 	n.Inputs[lstmOutputState].Variable = true
-	n.Inputs[lstmCellState] = NewTensor(Int16, s.batch, s.nCell)
+	n.Inputs[lstmCellState] = tensor.NewTensor(tensor.Int16, s.batch, s.nCell)
 	n.Inputs[lstmCellState].Quant = lstmQuant(1.0/2048, 0)
 	n.Inputs[lstmCellState].Variable = true
-	n.Outputs = []*Tensor{NewTensor(Int8, outShape...)}
+	n.Outputs = []*tensor.Tensor{tensor.NewTensor(tensor.Int8, outShape...)}
 	n.Outputs[0].Quant = lstmQuant(outScale, 0)
 	for range 4 {
-		it := NewTensor(Int16, 0)
+		it := tensor.NewTensor(tensor.Int16, 0)
 		if s.layerNorm {
 			it.Quant = lstmQuant(interScale, 0)
 		}
 		n.Intermediates = append(n.Intermediates, it)
 	}
-	hidden := NewTensor(Int8, 0)
+	hidden := tensor.NewTensor(tensor.Int8, 0)
 	hidden.Quant = lstmQuant(float32(hiddenScale), 0)
 	n.Intermediates = append(n.Intermediates, hidden)
 	return n
@@ -618,7 +619,7 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 func TestLSTMRegistration(t *testing.T) {
 	regs := lstmOps()
 	if len(regs) != 1 || regs[0].Code != schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM ||
-		regs[0].Versions != (VersionRange{1, 3}) {
+		regs[0].Versions != (tensor.VersionRange{Min: 1, Max: 3}) {
 		t.Fatalf("registrations %+v", regs)
 	}
 	op, err := regs[0].New(OpInfo{Version: 1})
@@ -659,28 +660,28 @@ func TestLSTMPrepareErrors(t *testing.T) {
 		{"state size", func() *Node { n := floatNode(); n.Inputs[lstmOutputState].Shape = []int{1, 4}; return n }, LSTMParams{}, false},
 		{"weight shape", func() *Node { n := floatNode(); n.Inputs[lstmInputToCellWeights].Shape = []int{4, 2}; return n }, LSTMParams{}, false},
 		{"half CIFG", func() *Node { n := floatNode(); n.Inputs[lstmRecurrentToInputWeights] = nil; return n }, LSTMParams{}, false},
-		{"bias type", func() *Node { n := floatNode(); n.Inputs[lstmCellGateBias].Type = Int32; return n }, LSTMParams{}, false},
+		{"bias type", func() *Node { n := floatNode(); n.Inputs[lstmCellGateBias].Type = tensor.Int32; return n }, LSTMParams{}, false},
 		{"negative clip", floatNode, LSTMParams{CellClip: -1}, false},
 		{"projection bias alone", func() *Node {
 			n := floatNode()
-			n.Inputs[lstmProjectionBias] = NewTensor(Float32, 4)
+			n.Inputs[lstmProjectionBias] = tensor.NewTensor(tensor.Float32, 4)
 			return n
 		}, LSTMParams{}, false},
 		{"float and int8 weights mixed", func() *Node {
 			n := floatNode()
 			for _, i := range lstmInputWeightsIdx {
-				n.Inputs[i].Type = Int8
+				n.Inputs[i].Type = tensor.Int8
 			}
 			return n
 		}, LSTMParams{}, true},
 		{"int16 weights with float input", func() *Node {
 			n := floatNode()
 			for i := lstmInputToInputWeights; i <= lstmRecurrentToOutputWeights; i++ {
-				n.Inputs[i].Type = Int16
+				n.Inputs[i].Type = tensor.Int16
 			}
 			return n
 		}, LSTMParams{}, true},
-		{"uint8 input", func() *Node { n := intNode(); n.Inputs[0].Type = Uint8; return n }, LSTMParams{}, true},
+		{"uint8 input", func() *Node { n := intNode(); n.Inputs[0].Type = tensor.Uint8; return n }, LSTMParams{}, true},
 		{"cell scale not a power of two", func() *Node {
 			n := intNode()
 			n.Inputs[lstmCellState].Quant = lstmQuant(0.0003, 0)
@@ -695,12 +696,12 @@ func TestLSTMPrepareErrors(t *testing.T) {
 		{"unquantized hidden", func() *Node { n := intNode(); n.Intermediates[4].Quant = nil; return n }, LSTMParams{}, false},
 		{"int16 output state", func() *Node {
 			n := intNode()
-			n.Inputs[lstmOutputState].Type = Int16
+			n.Inputs[lstmOutputState].Type = tensor.Int16
 			return n
 		}, LSTMParams{}, true},
 		{"per-channel weights", func() *Node {
 			n := intNode()
-			n.Inputs[lstmInputToForgetWeights].Quant = &Quantization{Scale: []float32{0.1, 0.1, 0.1, 0.1}, ZeroPoint: make([]int64, 4)}
+			n.Inputs[lstmInputToForgetWeights].Quant = &tensor.Quantization{Scale: []float32{0.1, 0.1, 0.1, 0.1}, ZeroPoint: make([]int64, 4)}
 			return n
 		}, LSTMParams{}, true},
 	} {

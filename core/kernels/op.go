@@ -9,20 +9,21 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // Node is what a kernel sees of one operator: its tensors, in the operator's
 // order. An optional input the model leaves out (index -1) is nil.
 type Node struct {
-	Inputs        []*Tensor
-	Outputs       []*Tensor
-	Intermediates []*Tensor
+	Inputs        []*tensor.Tensor
+	Outputs       []*tensor.Tensor
+	Intermediates []*tensor.Tensor
 	// Threads is how many goroutines the kernel may use (at least 1).
 	Threads int
 }
 
 // Input returns input i, or nil when it is absent or out of range.
-func (n *Node) Input(i int) *Tensor {
+func (n *Node) Input(i int) *tensor.Tensor {
 	if i < 0 || i >= len(n.Inputs) {
 		return nil
 	}
@@ -58,19 +59,6 @@ func (n *Node) checkPresent(op string) error {
 type Op interface {
 	Prepare(n *Node) error
 	Eval(n *Node) error
-}
-
-// VersionRange is an inclusive range of operator versions.
-type VersionRange struct{ Min, Max int }
-
-// Contains reports whether v lies in the range.
-func (r VersionRange) Contains(v int) bool { return v >= r.Min && v <= r.Max }
-
-func (r VersionRange) String() string {
-	if r.Min == r.Max {
-		return fmt.Sprint(r.Min)
-	}
-	return fmt.Sprintf("%d-%d", r.Min, r.Max)
 }
 
 // OpInfo is what a kernel's constructor learns of the operator: its version and
@@ -114,7 +102,7 @@ func strictOptions(op *schema.Operator, name string, want schema.BuiltinOptions)
 type Registration struct {
 	Code     schema.BuiltinOperator
 	Custom   string // custom op name when Code is CUSTOM
-	Versions VersionRange
+	Versions tensor.VersionRange
 	// New makes the kernel for one node. It parses the node's options and
 	// rejects options the kernel cannot honour.
 	New func(info OpInfo) (Op, error)
@@ -210,4 +198,13 @@ var ErrUnsupported = errors.New("not supported")
 // Unsupported returns an error wrapping ErrUnsupported with a description.
 func Unsupported(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
+}
+
+// sized returns s with length n, reusing its memory when it is large
+// enough (scratch buffers kept across Evals).
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This family holds the window, reduction, padding, resizing and arg-min/max
@@ -20,21 +21,21 @@ import (
 // poolOps returns the registrations of this op family.
 func poolOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolAverage)},
-		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: VersionRange{1, 3}, New: newPoolFactory(PoolMax)},
-		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: VersionRange{1, 1}, New: newPoolFactory(PoolL2)},
-		{Code: schema.BuiltinOperatorMEAN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMean)},
-		{Code: schema.BuiltinOperatorSUM, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceSum)},
-		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: VersionRange{1, 2}, New: newReduceFactory(ReduceProd)},
-		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMax)},
-		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: VersionRange{1, 3}, New: newReduceFactory(ReduceMin)},
-		{Code: schema.BuiltinOperatorPAD, Versions: VersionRange{1, 4}, New: newPad},
-		{Code: schema.BuiltinOperatorPADV2, Versions: VersionRange{1, 4}, New: newPad},
-		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: VersionRange{1, 2}, New: newMirrorPad},
-		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: VersionRange{1, 4}, New: newResizeBilinear},
-		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: VersionRange{1, 4}, New: newResizeNearest},
-		{Code: schema.BuiltinOperatorARG_MAX, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(true)},
-		{Code: schema.BuiltinOperatorARG_MIN, Versions: VersionRange{1, 3}, New: newArgMinMaxFactory(false)},
+		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolAverage)},
+		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolMax)},
+		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPoolFactory(PoolL2)},
+		{Code: schema.BuiltinOperatorMEAN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMean)},
+		{Code: schema.BuiltinOperatorSUM, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceSum)},
+		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceProd)},
+		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMax)},
+		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMin)},
+		{Code: schema.BuiltinOperatorPAD, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
+		{Code: schema.BuiltinOperatorPADV2, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
+		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newMirrorPad},
+		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeBilinear},
+		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeNearest},
+		{Code: schema.BuiltinOperatorARG_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(true)},
+		{Code: schema.BuiltinOperatorARG_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(false)},
 	}
 }
 
@@ -122,8 +123,8 @@ func (p *Pool) Prepare(n *Node) error {
 		return fmt.Errorf("%s: unknown padding %d", p.Kind, pp.Padding)
 	}
 	switch in.Type {
-	case Float32:
-	case Uint8, Int8, Int16:
+	case tensor.Float32:
+	case tensor.Uint8, tensor.Int8, tensor.Int16:
 		if p.Kind == PoolL2 {
 			return fmt.Errorf("%s: quantized input %s is not supported by TFLite", p.Kind, in.Type)
 		}
@@ -140,13 +141,13 @@ func (p *Pool) Prepare(n *Node) error {
 	p.padW, _ = ComputePadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
 	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
-	if in.Type == Float32 {
+	if in.Type == tensor.Float32 {
 		p.fMin, p.fMax = ActivationRangeFloat(pp.Activation)
 		p.facc = sized(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
 		p.acc = sized(p.acc, c*p.workers)
-		if in.Type != Int16 {
+		if in.Type != tensor.Int16 {
 			p.lanes = sized(p.lanes, c/8*2*p.workers)
 		}
 	}
@@ -203,13 +204,13 @@ func (p *Pool) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	var err error
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		err = p.evalFloat(in, out)
-	case Uint8:
+	case tensor.Uint8:
 		err = poolEvalInt(p, in.Uint8s(), out.Uint8s(), in.Shape, out.Shape)
-	case Int8:
+	case tensor.Int8:
 		err = poolEvalInt(p, in.Int8s(), out.Int8s(), in.Shape, out.Shape)
-	case Int16:
+	case tensor.Int16:
 		err = poolEvalInt(p, in.Int16s(), out.Int16s(), in.Shape, out.Shape)
 	default:
 		err = fmt.Errorf("input type %s is not supported", in.Type)
@@ -220,14 +221,14 @@ func (p *Pool) Eval(n *Node) error {
 	return nil
 }
 
-func (p *Pool) evalFloat(in, out *Tensor) error {
+func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
 	return poolParallel(p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
 		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
 	})
 }
 
 // evalFloatRows pools output rows [lo, hi), counted over batch and height.
-func (p *Pool) evalFloatRows(in, out *Tensor, acc []float32, lo, hi int) error {
+func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) error {
 	src, dst := in.Float32s(), out.Float32s()
 	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]

@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ArgMinMaxParams are the options of ARG_MAX and ARG_MIN: the index type.
 type ArgMinMaxParams struct {
-	OutputType DType
+	OutputType tensor.DType
 }
 
 // ArgMinMax is the kernel of ARG_MAX and ARG_MIN
@@ -30,7 +31,7 @@ func (a *ArgMinMax) name() string {
 
 func newArgMinMaxFactory(isMax bool) func(OpInfo) (Op, error) {
 	return func(info OpInfo) (Op, error) {
-		a := &ArgMinMax{IsMax: isMax, Params: ArgMinMaxParams{OutputType: Float32}}
+		a := &ArgMinMax{IsMax: isMax, Params: ArgMinMaxParams{OutputType: tensor.Float32}}
 		want := schema.BuiltinOptionsArgMinOptions
 		if isMax {
 			want = schema.BuiltinOptionsArgMaxOptions
@@ -39,11 +40,11 @@ func newArgMinMaxFactory(isMax bool) func(OpInfo) (Op, error) {
 			if isMax {
 				var o schema.ArgMaxOptions
 				o.Init(tbl.Bytes, tbl.Pos)
-				a.Params.OutputType = DType(o.OutputType())
+				a.Params.OutputType = tensor.DType(o.OutputType())
 			} else {
 				var o schema.ArgMinOptions
 				o.Init(tbl.Bytes, tbl.Pos)
-				a.Params.OutputType = DType(o.OutputType())
+				a.Params.OutputType = tensor.DType(o.OutputType())
 			}
 		}
 		return a, nil
@@ -51,9 +52,9 @@ func newArgMinMaxFactory(isMax bool) func(OpInfo) (Op, error) {
 }
 
 // axisValue reads the single axis value (INT32 or INT64) and normalizes it.
-func (a *ArgMinMax) axisValue(in, axis *Tensor) (int, error) {
+func (a *ArgMinMax) axisValue(in, axis *tensor.Tensor) (int, error) {
 	var v int
-	if axis.Type == Int64 {
+	if axis.Type == tensor.Int64 {
 		v = int(int32(axis.Int64s()[0]))
 	} else {
 		v = int(axis.Int32s()[0])
@@ -68,7 +69,7 @@ func (a *ArgMinMax) axisValue(in, axis *Tensor) (int, error) {
 	return v, nil
 }
 
-func (a *ArgMinMax) resize(in, axis, out *Tensor) error {
+func (a *ArgMinMax) resize(in, axis, out *tensor.Tensor) error {
 	ax, err := a.axisValue(in, axis)
 	if err != nil {
 		return err
@@ -97,11 +98,11 @@ func (a *ArgMinMax) Prepare(n *Node) error {
 	if axis.NumElements() != 1 {
 		return fmt.Errorf("%s: axis must have 1 element, has %d", a.name(), axis.NumElements())
 	}
-	if axis.Type != Int32 && axis.Type != Int64 {
+	if axis.Type != tensor.Int32 && axis.Type != tensor.Int64 {
 		return fmt.Errorf("%s: axis type %s, want INT32 or INT64", a.name(), axis.Type)
 	}
 	switch a.Params.OutputType {
-	case Int32, Int64:
+	case tensor.Int32, tensor.Int64:
 	default:
 		return fmt.Errorf("%s: output index type %s, want INT32 or INT64", a.name(), a.Params.OutputType)
 	}
@@ -109,7 +110,7 @@ func (a *ArgMinMax) Prepare(n *Node) error {
 		return fmt.Errorf("%s: output tensor type %s differs from output_type option %s", a.name(), out.Type, a.Params.OutputType)
 	}
 	switch in.Type {
-	case Float32, Uint8, Int8, Int32, Bool:
+	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int32, tensor.Bool:
 	default:
 		return fmt.Errorf("%s: input type %s is not supported by TFLite", a.name(), in.Type)
 	}
@@ -132,15 +133,15 @@ func (a *ArgMinMax) Eval(n *Node) error {
 		}
 	}
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		argMinMaxTyped(a, in.Float32s(), in.Shape, out)
-	case Uint8:
+	case tensor.Uint8:
 		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
-	case Int8:
+	case tensor.Int8:
 		argMinMaxTyped(a, in.Int8s(), in.Shape, out)
-	case Int32:
+	case tensor.Int32:
 		argMinMaxTyped(a, in.Int32s(), in.Shape, out)
-	case Bool:
+	case tensor.Bool:
 		// false < true, as C++ compares bools.
 		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
 	default:
@@ -149,7 +150,7 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	return nil
 }
 
-func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T, shape []int, out *Tensor) {
+func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T, shape []int, out *tensor.Tensor) {
 	outer, inner := 1, 1
 	for i, d := range shape {
 		switch {
@@ -162,7 +163,7 @@ func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T,
 	size := shape[a.axis]
 	var i32 []int32
 	var i64 []int64
-	if out.Type == Int64 {
+	if out.Type == tensor.Int64 {
 		i64 = out.Int64s()
 	} else {
 		i32 = out.Int32s()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // padMaxDims is TFLite 2.9's PadKernelMaxDimensionCount.
@@ -22,9 +23,9 @@ func newPad(OpInfo) (Op, error) { return &Pad{}, nil }
 // padValues returns the paddings tensor's values the way TFLite 2.9 reads
 // them: as int32 whatever the tensor's type (an INT64 paddings tensor is thus
 // misread, exactly as TFLite does).
-func padValues(p *Tensor) []int32 { return p.Int32s() }
+func padValues(p *tensor.Tensor) []int32 { return p.Int32s() }
 
-func (p *Pad) resize(in, paddings, out *Tensor) error {
+func (p *Pad) resize(in, paddings, out *tensor.Tensor) error {
 	nd := len(in.Shape)
 	if len(paddings.Shape) != 2 || paddings.Shape[0] != nd || paddings.Shape[1] != 2 {
 		return fmt.Errorf("paddings shape %v, want [%d 2]", paddings.Shape, nd)
@@ -90,29 +91,29 @@ func (p *Pad) Eval(n *Node) error {
 	}
 	var err error
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		v := float32(0)
 		if cv != nil {
 			v = cv.Float32s()[0]
 		}
 		padFill(p, in.Float32s(), out.Float32s(), in.Shape, v)
-	case Int32:
+	case tensor.Int32:
 		v := int32(0)
 		if cv != nil {
 			v = cv.Int32s()[0]
 		}
 		padFill(p, in.Int32s(), out.Int32s(), in.Shape, v)
-	case Int64:
+	case tensor.Int64:
 		v := int64(0)
 		if cv != nil {
 			v = cv.Int64s()[0]
 		}
 		padFill(p, in.Int64s(), out.Int64s(), in.Shape, v)
-	case Uint8:
+	case tensor.Uint8:
 		err = padQuantized(p, in, out, cv, in.Uint8s(), out.Uint8s())
-	case Int8:
+	case tensor.Int8:
 		err = padQuantized(p, in, out, cv, in.Int8s(), out.Int8s())
-	case Int16:
+	case tensor.Int16:
 		err = padQuantized(p, in, out, cv, in.Int16s(), out.Int16s())
 	default:
 		err = fmt.Errorf("type %s is not supported by TFLite", in.Type)
@@ -123,7 +124,7 @@ func (p *Pad) Eval(n *Node) error {
 	return nil
 }
 
-func padQuantized[T reduceQuant](p *Pad, in, out, cv *Tensor, src, dst []T) error {
+func padQuantized[T reduceQuant](p *Pad, in, out, cv *tensor.Tensor, src, dst []T) error {
 	var v T
 	if cv == nil {
 		lo, hi := reduceTypeRange[T]()
@@ -137,7 +138,7 @@ func padQuantized[T reduceQuant](p *Pad, in, out, cv *Tensor, src, dst []T) erro
 		if cv.ZeroPoint() != out.ZeroPoint() || cv.Scale() != out.Scale() {
 			return fmt.Errorf("constant quantization (%g, %d) differs from output's (%g, %d)", cv.Scale(), cv.ZeroPoint(), out.Scale(), out.ZeroPoint())
 		}
-		v = view[T](cv.Data)[0]
+		v = tensor.View[T](cv.Data)[0]
 	}
 	padFill(p, src, dst, in.Shape, v)
 	return nil
@@ -223,17 +224,17 @@ func newMirrorPad(info OpInfo) (Op, error) {
 	return m, nil
 }
 
-func (m *MirrorPad) resize(in, paddings, out *Tensor) error {
+func (m *MirrorPad) resize(in, paddings, out *tensor.Tensor) error {
 	nd := len(in.Shape)
 	m.left, m.right = sized(m.left, nd), sized(m.right, nd)
 	m.outShape, m.inStride = sized(m.outShape, nd), sized(m.inStride, nd)
 	for i := range nd {
 		var l, r int
 		switch paddings.Type {
-		case Int32:
+		case tensor.Int32:
 			v := paddings.Int32s()
 			l, r = int(v[2*i]), int(v[2*i+1])
-		case Int64:
+		case tensor.Int64:
 			v := paddings.Int64s()
 			l, r = int(v[2*i]), int(v[2*i+1])
 		}
@@ -265,7 +266,7 @@ func (m *MirrorPad) Prepare(n *Node) error {
 	if len(paddings.Shape) != 2 || paddings.Shape[0] != len(in.Shape) {
 		return fmt.Errorf("MIRROR_PAD: paddings shape %v, want [%d 2]", paddings.Shape, len(in.Shape))
 	}
-	if paddings.Type != Int32 && paddings.Type != Int64 {
+	if paddings.Type != tensor.Int32 && paddings.Type != tensor.Int64 {
 		return fmt.Errorf("MIRROR_PAD: paddings type %s, want INT32 or INT64", paddings.Type)
 	}
 	if len(paddings.Shape) == 2 && paddings.Shape[0] > 0 && paddings.Shape[1] != 2 {
@@ -311,13 +312,13 @@ func (m *MirrorPad) Eval(n *Node) error {
 		}
 	}
 	switch in.Type {
-	case Float32, Int32:
+	case tensor.Float32, tensor.Int32:
 		mirrorFill(m, in.Int32s(), out.Int32s(), in.Shape)
-	case Uint8:
+	case tensor.Uint8:
 		mirrorFill(m, in.Uint8s(), out.Uint8s(), in.Shape)
-	case Int8:
+	case tensor.Int8:
 		mirrorFill(m, in.Int8s(), out.Int8s(), in.Shape)
-	case Int64:
+	case tensor.Int64:
 		mirrorFill(m, in.Int64s(), out.Int64s(), in.Shape)
 	default:
 		return fmt.Errorf("MIRROR_PAD: type %s is not supported by TFLite", in.Type)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ReduceKind selects the reduction of a reduce op.
@@ -77,7 +78,7 @@ func newReduceFactory(kind ReduceKind) func(OpInfo) (Op, error) {
 }
 
 // reduceAxisValues returns the axis tensor's values.
-func reduceAxisValues(axis *Tensor) []int32 { return axis.Int32s()[:axis.NumElements()] }
+func reduceAxisValues(axis *tensor.Tensor) []int32 { return axis.Int32s()[:axis.NumElements()] }
 
 // reduceOutputShape computes the output shape as TFLite's ResizeOutputTensor
 // in reduce.cc does. With keep_dims, axes out of range are not reported here
@@ -159,7 +160,7 @@ func (r *Reduce) Prepare(n *Node) error {
 	if in == nil || axis == nil || out == nil {
 		return fmt.Errorf("%s: missing tensor", r.Kind)
 	}
-	if axis.Type != Int32 {
+	if axis.Type != tensor.Int32 {
 		return fmt.Errorf("%s: axis type %s, want INT32", r.Kind, axis.Type)
 	}
 	if err := r.checkTypes(in, out); err != nil {
@@ -167,7 +168,7 @@ func (r *Reduce) Prepare(n *Node) error {
 	}
 	if r.Kind == ReduceMean || r.Kind == ReduceSum {
 		switch in.Type {
-		case Int8, Uint8, Int16:
+		case tensor.Int8, tensor.Uint8, tensor.Int16:
 			r.multiplier, r.shift = QuantizeMultiplier(float64(in.Scale()) / float64(out.Scale()))
 		}
 	}
@@ -179,22 +180,22 @@ func (r *Reduce) Prepare(n *Node) error {
 	if err := r.resize(in, axis, out); err != nil {
 		return fmt.Errorf("%s: %w", r.Kind, err)
 	}
-	if r.Kind == ReduceProd && isQuantized(in) {
+	if r.Kind == ReduceProd && in.Quantized() {
 		r.setProdScaling(in, out)
 	}
 	return nil
 }
 
-func (r *Reduce) checkTypes(in, out *Tensor) error {
+func (r *Reduce) checkTypes(in, out *tensor.Tensor) error {
 	if in.Type != out.Type {
 		return fmt.Errorf("input type %s differs from output type %s", in.Type, out.Type)
 	}
 	switch in.Type {
-	case Float32, Int32, Int64, Uint8, Int8, Int16:
+	case tensor.Float32, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Int8, tensor.Int16:
 	default:
 		return fmt.Errorf("input type %s is not supported by TFLite", in.Type)
 	}
-	if in.Type == Int16 {
+	if in.Type == tensor.Int16 {
 		if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
 			return fmt.Errorf("INT16 zero points must be 0, have %d and %d", in.ZeroPoint(), out.ZeroPoint())
 		}
@@ -204,7 +205,7 @@ func (r *Reduce) checkTypes(in, out *Tensor) error {
 
 // resize computes the output shape and the resolved axes from the axis values
 // and sizes the scratch memory (shapeSetOutput also sizes a Dynamic output).
-func (r *Reduce) resize(in, axis, out *Tensor) error {
+func (r *Reduce) resize(in, axis, out *tensor.Tensor) error {
 	vals := reduceAxisValues(axis)
 	shape, err := reduceOutputShape(in.Shape, vals, r.Params.KeepDims)
 	if err != nil {
@@ -213,7 +214,7 @@ func (r *Reduce) resize(in, axis, out *Tensor) error {
 	r.axes, r.axesErr = reduceResolveAxes(len(in.Shape), vals)
 	shapeSetOutput(out, shape)
 	r.outShape = append(r.outShape[:0], shape...)
-	nOut := NumElements(shape)
+	nOut := tensor.NumElements(shape)
 	r.accI32 = sized(r.accI32, nOut)
 	r.accI64 = sized(r.accI64, nOut)
 	r.accF32 = sized(r.accF32, nOut)
@@ -226,8 +227,8 @@ func (r *Reduce) resize(in, axis, out *Tensor) error {
 
 // setProdScaling computes REDUCE_PROD's per-multiplication rescaling:
 // input_scale / output_scale^(1/n) for n reduced elements.
-func (r *Reduce) setProdScaling(in, out *Tensor) {
-	inSize, outSize := in.NumElements(), NumElements(r.outShape)
+func (r *Reduce) setProdScaling(in, out *tensor.Tensor) {
+	inSize, outSize := in.NumElements(), tensor.NumElements(r.outShape)
 	if inSize == 0 || outSize == 0 {
 		return
 	}
@@ -244,7 +245,7 @@ func (r *Reduce) Eval(n *Node) error {
 		if err := r.resize(in, axis, out); err != nil {
 			return fmt.Errorf("%s: %w", r.Kind, err)
 		}
-		if r.Kind == ReduceProd && isQuantized(in) {
+		if r.Kind == ReduceProd && in.Quantized() {
 			r.setProdScaling(in, out)
 		}
 	}
@@ -270,7 +271,7 @@ func (r *Reduce) Eval(n *Node) error {
 
 // isMean4DSpecial reports TFLite's special case for MEAN: keep_dims, a 4-D
 // input and the raw axis values exactly {1, 2} or {2, 1}.
-func (r *Reduce) isMean4DSpecial(in, axis *Tensor) bool {
+func (r *Reduce) isMean4DSpecial(in, axis *tensor.Tensor) bool {
 	vals := reduceAxisValues(axis)
 	if !r.Params.KeepDims || len(in.Shape) != 4 || len(vals) != 2 {
 		return false
@@ -279,7 +280,7 @@ func (r *Reduce) isMean4DSpecial(in, axis *Tensor) bool {
 }
 
 // reduceCount is the number of input elements folded into each output.
-func (r *Reduce) reduceCount(in *Tensor) int {
+func (r *Reduce) reduceCount(in *tensor.Tensor) int {
 	c := 1
 	for _, a := range r.axes {
 		c *= in.Shape[a]
@@ -287,12 +288,12 @@ func (r *Reduce) reduceCount(in *Tensor) int {
 	return c
 }
 
-func (r *Reduce) evalMean(in, axis, out *Tensor) error {
+func (r *Reduce) evalMean(in, axis, out *tensor.Tensor) error {
 	nOut := out.NumElements()
 	if in.NumElements() == 0 {
 		// TFLite fills the output with quiet NaN of its type (0 for integers).
 		switch out.Type {
-		case Float32:
+		case tensor.Float32:
 			f := out.Float32s()
 			for i := range f {
 				f[i] = float32(math.NaN())
@@ -304,7 +305,7 @@ func (r *Reduce) evalMean(in, axis, out *Tensor) error {
 	}
 	count := r.reduceCount(in)
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		acc := r.accF32[:nOut]
 		clear(acc)
 		reduceAccumulate(&r.it, in.Float32s(), acc, func(a float32, v float32) float32 { return a + v })
@@ -313,7 +314,7 @@ func (r *Reduce) evalMean(in, axis, out *Tensor) error {
 		for i, a := range acc {
 			dst[i] = a / fc
 		}
-	case Int32:
+	case tensor.Int32:
 		acc := r.accI64[:nOut]
 		clear(acc)
 		reduceAccumulate(&r.it, in.Int32s(), acc, func(a int64, v int32) int64 { return a + int64(v) })
@@ -321,7 +322,7 @@ func (r *Reduce) evalMean(in, axis, out *Tensor) error {
 		for i, a := range acc {
 			dst[i] = int32(a / int64(count))
 		}
-	case Int64:
+	case tensor.Int64:
 		acc := r.accI64[:nOut]
 		clear(acc)
 		reduceAccumulate(&r.it, in.Int64s(), acc, func(a int64, v int64) int64 { return a + v })
@@ -329,11 +330,11 @@ func (r *Reduce) evalMean(in, axis, out *Tensor) error {
 		for i, a := range acc {
 			dst[i] = a / int64(count)
 		}
-	case Uint8:
+	case tensor.Uint8:
 		return reduceMeanQuantized(r, in, axis, out, in.Uint8s(), out.Uint8s())
-	case Int8:
+	case tensor.Int8:
 		return reduceMeanQuantized(r, in, axis, out, in.Int8s(), out.Int8s())
-	case Int16:
+	case tensor.Int16:
 		return reduceMeanQuantized(r, in, axis, out, in.Int16s(), out.Int16s())
 	}
 	return nil
@@ -356,7 +357,7 @@ func reduceTypeRange[T reduceQuant]() (lo, hi int32) {
 // spatial mean with keep_dims uses integer rescaling (a float-derived bias for
 // UINT8), equal input/output quantization a truncating integer mean, and
 // anything else a float mean (QuantizedMeanOrSum).
-func reduceMeanQuantized[T reduceQuant](r *Reduce, in, axis, out *Tensor, src, dst []T) error {
+func reduceMeanQuantized[T reduceQuant](r *Reduce, in, axis, out *tensor.Tensor, src, dst []T) error {
 	lo, hi := reduceTypeRange[T]()
 	inZP, outZP := in.ZeroPoint(), out.ZeroPoint()
 	inScale, outScale := in.Scale(), out.Scale()
@@ -365,7 +366,7 @@ func reduceMeanQuantized[T reduceQuant](r *Reduce, in, axis, out *Tensor, src, d
 		num := int32(h * w)
 		var bias, mult int32
 		var shift int
-		isUint8 := in.Type == Uint8
+		isUint8 := in.Type == tensor.Uint8
 		if isUint8 {
 			// reference_ops::Mean for uint8: the bias and scale are computed
 			// in float32.
@@ -455,9 +456,9 @@ func reduceQuantizedMeanOrSum[T reduceQuant](acc []int32, dst []T, count int, in
 // float32Round rounds half away from zero in float32, as std::round(float).
 func float32Round(x float32) float32 { return float32(math.Round(float64(x))) }
 
-func (r *Reduce) evalSum(in, out *Tensor) error {
+func (r *Reduce) evalSum(in, out *tensor.Tensor) error {
 	sameScale := in.Scale() == out.Scale() && in.ZeroPoint() == out.ZeroPoint()
-	if (in.Type == Uint8 || in.Type == Int8) && !sameScale {
+	if (in.Type == tensor.Uint8 || in.Type == tensor.Int8) && !sameScale {
 		nOut := out.NumElements()
 		acc := r.accI32[:nOut]
 		clear(acc)
@@ -467,7 +468,7 @@ func (r *Reduce) evalSum(in, out *Tensor) error {
 			return nil
 		}
 		count := r.reduceCount(in)
-		if in.Type == Uint8 {
+		if in.Type == tensor.Uint8 {
 			reduceAccumulate(&r.it, in.Uint8s(), acc, func(a int32, v uint8) int32 { return a + int32(v) })
 			reduceQuantizedMeanOrSum(acc, out.Uint8s(), count, in.ZeroPoint(), in.Scale(), out.ZeroPoint(), out.Scale(), true)
 		} else {
@@ -479,8 +480,8 @@ func (r *Reduce) evalSum(in, out *Tensor) error {
 	return r.evalLogic(in, out)
 }
 
-func (r *Reduce) evalProd(in, out *Tensor) error {
-	if !isQuantized(in) {
+func (r *Reduce) evalProd(in, out *tensor.Tensor) error {
+	if !in.Quantized() {
 		return r.evalLogic(in, out)
 	}
 	if in.NumElements() == 0 {
@@ -491,9 +492,9 @@ func (r *Reduce) evalProd(in, out *Tensor) error {
 		return fmt.Errorf("output of size 0")
 	}
 	switch in.Type {
-	case Int8:
+	case tensor.Int8:
 		reduceQuantizedProd(r, in.Int8s(), out.Int8s(), in.ZeroPoint(), out.ZeroPoint())
-	case Int16:
+	case tensor.Int16:
 		reduceQuantizedProd(r, in.Int16s(), out.Int16s(), in.ZeroPoint(), out.ZeroPoint())
 	default:
 		return fmt.Errorf("quantized input type %s is not supported by TFLite", in.Type)
@@ -526,25 +527,25 @@ func reduceQuantizedProd[T reduceQuant](r *Reduce, src, dst []T, inZP, outZP int
 
 // evalLogic is TFLite's EvalLogic: SUM, PROD, MAX and MIN in the input type
 // (integers wrap), quantized inputs needing the output's quantization.
-func (r *Reduce) evalLogic(in, out *Tensor) error {
+func (r *Reduce) evalLogic(in, out *tensor.Tensor) error {
 	switch in.Type {
-	case Uint8, Int8, Int16:
+	case tensor.Uint8, tensor.Int8, tensor.Int16:
 		if in.Scale() != out.Scale() || in.ZeroPoint() != out.ZeroPoint() {
 			return fmt.Errorf("input quantization (%g, %d) differs from output's (%g, %d)", in.Scale(), in.ZeroPoint(), out.Scale(), out.ZeroPoint())
 		}
 	}
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		reduceLogic(r, in.Float32s(), out.Float32s(), -math.MaxFloat32, math.MaxFloat32)
-	case Int32:
+	case tensor.Int32:
 		reduceLogic(r, in.Int32s(), out.Int32s(), math.MinInt32, math.MaxInt32)
-	case Int64:
+	case tensor.Int64:
 		reduceLogic(r, in.Int64s(), out.Int64s(), math.MinInt64, math.MaxInt64)
-	case Uint8:
+	case tensor.Uint8:
 		reduceLogic(r, in.Uint8s(), out.Uint8s(), 0, math.MaxUint8)
-	case Int8:
+	case tensor.Int8:
 		reduceLogic(r, in.Int8s(), out.Int8s(), math.MinInt8, math.MaxInt8)
-	case Int16:
+	case tensor.Int16:
 		reduceLogic(r, in.Int16s(), out.Int16s(), math.MinInt16, math.MaxInt16)
 	default:
 		return fmt.Errorf("input type %s is not supported by TFLite", in.Type)

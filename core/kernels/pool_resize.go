@@ -7,6 +7,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // ResizeParams are the options of RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
@@ -38,7 +39,7 @@ func parseResizeParams[O any, P resizeOptions[O]](info OpInfo, want schema.Built
 
 // resizeCheck holds what the two resize ops share: a 4-D NHWC input and a
 // 1-D INT32 size tensor holding the output height and width.
-func resizeCheck(name string, n *Node) (in, size, out *Tensor, err error) {
+func resizeCheck(name string, n *Node) (in, size, out *tensor.Tensor, err error) {
 	if len(n.Inputs) != 2 || len(n.Outputs) != 1 {
 		return nil, nil, nil, fmt.Errorf("%s: want 2 inputs and 1 output, have %d and %d", name, len(n.Inputs), len(n.Outputs))
 	}
@@ -52,14 +53,14 @@ func resizeCheck(name string, n *Node) (in, size, out *Tensor, err error) {
 	if len(size.Shape) != 1 {
 		return nil, nil, nil, fmt.Errorf("%s: size must be 1-D, has shape %v", name, size.Shape)
 	}
-	if size.Type != Int32 {
+	if size.Type != tensor.Int32 {
 		return nil, nil, nil, fmt.Errorf("%s: size type %s, want INT32", name, size.Type)
 	}
 	if in.Type != out.Type {
 		return nil, nil, nil, fmt.Errorf("%s: input type %s differs from output type %s", name, in.Type, out.Type)
 	}
 	switch in.Type {
-	case Float32, Uint8, Int8, Int16:
+	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16:
 	default:
 		return nil, nil, nil, fmt.Errorf("%s: type %s is not supported by TFLite", name, in.Type)
 	}
@@ -67,7 +68,7 @@ func resizeCheck(name string, n *Node) (in, size, out *Tensor, err error) {
 }
 
 // resizeOutput sets the output shape [batch, size[0], size[1], depth].
-func resizeOutput(in, size, out *Tensor) {
+func resizeOutput(in, size, out *tensor.Tensor) {
 	s := size.Int32s()
 	shape := [4]int{in.Shape[0], int(s[0]), int(s[1]), in.Shape[3]}
 	shapeSetOutput(out, shape[:])
@@ -102,7 +103,7 @@ func (r *ResizeBilinear) Prepare(n *Node) error {
 	return r.resize(in, size, out)
 }
 
-func (r *ResizeBilinear) resize(in, size, out *Tensor) error {
+func (r *ResizeBilinear) resize(in, size, out *tensor.Tensor) error {
 	if size.NumElements() < 2 {
 		return fmt.Errorf("RESIZE_BILINEAR: size has %d elements, want 2", size.NumElements())
 	}
@@ -127,7 +128,7 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 		_ = poolParallel(workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
 	}
 	switch in.Type {
-	case Float32:
+	case tensor.Float32:
 		if !r.Params.AlignCorners && !r.Params.HalfPixelCenters && outH == 2*in.Shape[1] && out.Shape[2] == 2*in.Shape[2] {
 			// Each unit is one input row, giving two output rows.
 			_ = poolParallel(poolWorkers(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
@@ -137,17 +138,17 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 			return nil
 		}
 		rows(func(lo, hi int) { r.evalFloat(in, out, lo, hi) })
-	case Uint8:
+	case tensor.Uint8:
 		if r.is888(in, out) {
 			resizeBilinear888(in.Uint8s(), out.Uint8s(), in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3])
 			return nil
 		}
 		rows(func(lo, hi int) { r.evalUint8(in, out, lo, hi) })
-	case Int8:
+	case tensor.Int8:
 		rows(func(lo, hi int) {
 			resizeBilinearInteger(r.Params, in.Int8s(), out.Int8s(), in.Shape, out.Shape, lo, hi)
 		})
-	case Int16:
+	case tensor.Int16:
 		rows(func(lo, hi int) {
 			resizeBilinearInteger(r.Params, in.Int16s(), out.Int16s(), in.Shape, out.Shape, lo, hi)
 		})
@@ -159,7 +160,7 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 
 // is888 reports TFLite's uint8 special case: an exact x8 upscale of both
 // dimensions with half-pixel centers and a depth that is a multiple of 8.
-func (r *ResizeBilinear) is888(in, out *Tensor) bool {
+func (r *ResizeBilinear) is888(in, out *tensor.Tensor) bool {
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
 	if r.Params.AlignCorners || !r.Params.HalfPixelCenters || c%8 != 0 {
@@ -200,7 +201,7 @@ func resizeInterp(v int, scale float32, halfPixel bool, size int) (src float32, 
 // height. TFLite's generic kernel adds the four weighted corners into a zeroed
 // output one after the other; summing them in that order in one pass gives
 // the same float32 results.
-func (r *ResizeBilinear) evalFloat(in, out *Tensor, lo, hi int) {
+func (r *ResizeBilinear) evalFloat(in, out *tensor.Tensor, lo, hi int) {
 	src, dst := in.Float32s(), out.Float32s()
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
@@ -271,7 +272,7 @@ func resizeBilinear2x2(src, dst []float32, inShape []int, lo, hi int) {
 // evalUint8 interpolates output rows [lo, hi) in float32 as TFLite's
 // ResizeBilinearGenericSmallChannel: weighted corners summed in order, then
 // +0.5 and truncation.
-func (r *ResizeBilinear) evalUint8(in, out *Tensor, lo, hi int) {
+func (r *ResizeBilinear) evalUint8(in, out *tensor.Tensor, lo, hi int) {
 	src, dst := in.Uint8s(), out.Uint8s()
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
@@ -494,7 +495,7 @@ func (r *ResizeNearestNeighbor) Prepare(n *Node) error {
 	return r.resize(in, size, out)
 }
 
-func (r *ResizeNearestNeighbor) resize(in, size, out *Tensor) error {
+func (r *ResizeNearestNeighbor) resize(in, size, out *tensor.Tensor) error {
 	if s := size.Int32s(); s[0] < 0 || s[1] < 0 {
 		return fmt.Errorf("RESIZE_NEAREST_NEIGHBOR: output size %dx%d is negative", s[0], s[1])
 	}
@@ -540,7 +541,7 @@ func (r *ResizeNearestNeighbor) Eval(n *Node) error {
 	}
 	b, inH, inW, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	fixed := in.Type == Uint8 && !r.Params.AlignCorners && !r.Params.HalfPixelCenters
+	fixed := in.Type == tensor.Uint8 && !r.Params.AlignCorners && !r.Params.HalfPixelCenters
 	var hScale, wScale int32
 	if fixed && outH > 0 && outW > 0 {
 		hScale = int32((inH<<16)/outH + 1)

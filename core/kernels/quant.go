@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file holds the fixed-point arithmetic that TensorFlow Lite's quantized
@@ -79,28 +80,13 @@ func MultiplyByQuantizedMultiplier64(x int64, m int32, shift int) int32 {
 	return int32(x >> total)
 }
 
-// QuantizedRange returns the representable range of a quantized type.
-func QuantizedRange(t DType) (lo, hi int32, ok bool) {
-	switch t {
-	case Uint8:
-		return 0, 255, true
-	case Int8:
-		return -128, 127, true
-	case Int16:
-		return -32768, 32767, true
-	case Int32:
-		return math.MinInt32, math.MaxInt32, true
-	}
-	return 0, 0, false
-}
-
 // ActivationRangeQuantized returns the clamp range of a fused activation on
 // the quantized output t (CalculateActivationRangeQuantized in TFLite). As
 // there, activations other than RELU, RELU6 and RELU_N1_TO_1 (NONE, and TANH
 // or SIGN_BIT, which TFLite never fuses into these kernels) clamp only to the
 // type's range.
-func ActivationRangeQuantized(act schema.ActivationFunctionType, t *Tensor) (lo, hi int32, err error) {
-	qmin, qmax, ok := QuantizedRange(t.Type)
+func ActivationRangeQuantized(act schema.ActivationFunctionType, t *tensor.Tensor) (lo, hi int32, err error) {
+	qmin, qmax, ok := tensor.QuantizedRange(t.Type)
 	if !ok {
 		return 0, 0, Unsupported("quantized activation on %s", t.Type)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file registers the shape family: ops that move bytes without doing
@@ -20,22 +21,22 @@ import (
 // shapeOps returns the registrations of this op family.
 func shapeOps() []Registration {
 	return []Registration{
-		{Code: schema.BuiltinOperatorRESHAPE, Versions: VersionRange{1, 1}, New: newReshapeOp},
-		{Code: schema.BuiltinOperatorSQUEEZE, Versions: VersionRange{1, 2}, New: newSqueezeOp},
-		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: VersionRange{1, 1}, New: newExpandDimsOp},
-		{Code: schema.BuiltinOperatorSHAPE, Versions: VersionRange{1, 1}, New: newShapeOp},
-		{Code: schema.BuiltinOperatorCONCATENATION, Versions: VersionRange{1, 3}, New: newConcatOp},
-		{Code: schema.BuiltinOperatorSPLIT, Versions: VersionRange{1, 4}, New: newSplitOp},
-		{Code: schema.BuiltinOperatorSPLIT_V, Versions: VersionRange{1, 2}, New: newSplitVOp},
-		{Code: schema.BuiltinOperatorPACK, Versions: VersionRange{1, 3}, New: newPackOp},
-		{Code: schema.BuiltinOperatorUNPACK, Versions: VersionRange{1, 4}, New: newUnpackOp},
-		{Code: schema.BuiltinOperatorGATHER, Versions: VersionRange{1, 5}, New: newGatherOp},
-		{Code: schema.BuiltinOperatorGATHER_ND, Versions: VersionRange{1, 3}, New: newGatherNdOp},
-		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: VersionRange{1, 6}, New: newStridedSliceOp},
-		{Code: schema.BuiltinOperatorSLICE, Versions: VersionRange{1, 5}, New: newSliceOp},
-		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: VersionRange{1, 5}, New: newTransposeOp},
-		{Code: schema.BuiltinOperatorFILL, Versions: VersionRange{1, 3}, New: newFillOp},
-		{Code: schema.BuiltinOperatorTILE, Versions: VersionRange{1, 3}, New: newTileOp},
+		{Code: schema.BuiltinOperatorRESHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReshapeOp},
+		{Code: schema.BuiltinOperatorSQUEEZE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSqueezeOp},
+		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newExpandDimsOp},
+		{Code: schema.BuiltinOperatorSHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newShapeOp},
+		{Code: schema.BuiltinOperatorCONCATENATION, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newConcatOp},
+		{Code: schema.BuiltinOperatorSPLIT, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newSplitOp},
+		{Code: schema.BuiltinOperatorSPLIT_V, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSplitVOp},
+		{Code: schema.BuiltinOperatorPACK, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPackOp},
+		{Code: schema.BuiltinOperatorUNPACK, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newUnpackOp},
+		{Code: schema.BuiltinOperatorGATHER, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newGatherOp},
+		{Code: schema.BuiltinOperatorGATHER_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newGatherNdOp},
+		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newStridedSliceOp},
+		{Code: schema.BuiltinOperatorSLICE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newSliceOp},
+		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newTransposeOp},
+		{Code: schema.BuiltinOperatorFILL, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newFillOp},
+		{Code: schema.BuiltinOperatorTILE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTileOp},
 	}
 }
 
@@ -57,7 +58,7 @@ func shapeCheckArity(n *Node, op string, inputs, outputs int) error {
 }
 
 // shapeCheckType reports an Unsupported error unless t is one of the types.
-func shapeCheckType(op, what string, t DType, types ...DType) error {
+func shapeCheckType(op, what string, t tensor.DType, types ...tensor.DType) error {
 	for _, ok := range types {
 		if t == ok {
 			return nil
@@ -68,7 +69,7 @@ func shapeCheckType(op, what string, t DType, types ...DType) error {
 
 // shapeSameType checks that the output has the input's element type: these
 // kernels copy bytes from one into the other.
-func shapeSameType(op string, in, out *Tensor) error {
+func shapeSameType(op string, in, out *tensor.Tensor) error {
 	if in.Type != out.Type {
 		return fmt.Errorf("%s: output type %s differs from input type %s", op, out.Type, in.Type)
 	}
@@ -77,21 +78,21 @@ func shapeSameType(op string, in, out *Tensor) error {
 
 // shapeSameQuant reports whether two tensors have the same per-tensor scale
 // and zero point (0 and 0 when not quantized), as TFLite compares params.
-func shapeSameQuant(a, b *Tensor) bool {
+func shapeSameQuant(a, b *tensor.Tensor) bool {
 	return a.Scale() == b.Scale() && a.ZeroPoint() == b.ZeroPoint()
 }
 
 // shapeIntAt returns element i of an INT32 or INT64 tensor.
-func shapeIntAt(t *Tensor, i int) int64 {
-	if t.Type == Int64 {
+func shapeIntAt(t *tensor.Tensor, i int) int64 {
+	if t.Type == tensor.Int64 {
 		return t.Int64s()[i]
 	}
 	return int64(t.Int32s()[i])
 }
 
 // shapeCheckIntTensor checks that t is an INT32 or INT64 tensor with data.
-func shapeCheckIntTensor(op, what string, t *Tensor) error {
-	if t.Type != Int32 && t.Type != Int64 {
+func shapeCheckIntTensor(op, what string, t *tensor.Tensor) error {
+	if t.Type != tensor.Int32 && t.Type != tensor.Int64 {
 		return Unsupported("%s: %s type %s (want INT32 or INT64)", op, what, t.Type)
 	}
 	if len(t.Data) < t.Bytes() {
@@ -114,7 +115,7 @@ func shapeNormAxis(op string, axis, rank int) (int, error) {
 
 // shapeSetOutput gives out the shape: through SetShape (which sizes Data) for
 // a Dynamic tensor during Eval, as a plain assignment in Prepare.
-func shapeSetOutput(out *Tensor, shape []int) {
+func shapeSetOutput(out *tensor.Tensor, shape []int) {
 	if out.Dynamic {
 		out.SetShape(shape)
 		return
@@ -125,7 +126,7 @@ func shapeSetOutput(out *Tensor, shape []int) {
 // shapeSizeOutput sizes out in Prepare when the inputs that decide its
 // shape are constant, from shape(); otherwise it marks out Dynamic, for
 // Eval to size.
-func shapeSizeOutput(out *Tensor, constant bool, shape func() ([]int, error)) error {
+func shapeSizeOutput(out *tensor.Tensor, constant bool, shape func() ([]int, error)) error {
 	if !constant {
 		out.Dynamic = true
 		return nil
@@ -140,7 +141,7 @@ func shapeSizeOutput(out *Tensor, constant bool, shape func() ([]int, error)) er
 
 // shapeElemSize returns the element size of t's type, or an Unsupported error
 // for types without a fixed size (STRING, RESOURCE, VARIANT).
-func shapeElemSize(op string, t DType) (int, error) {
+func shapeElemSize(op string, t tensor.DType) (int, error) {
 	if s := t.Size(); s > 0 {
 		return s, nil
 	}

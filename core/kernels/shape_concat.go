@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // concatParams are CONCATENATION's options.
@@ -66,7 +67,7 @@ func (o *concatOp) Prepare(n *Node) error {
 		return Unsupported("%s: fused activation %s (TFLite 2.9 requires NONE)", op,
 			schema.EnumNamesActivationFunctionType[o.p.Activation])
 	}
-	if err := shapeCheckType(op, "input", t0.Type, Float32, Uint8, Int8, Int16, Int32, Int64, Bool); err != nil {
+	if err := shapeCheckType(op, "input", t0.Type, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool); err != nil {
 		return err
 	}
 	sum := t0.Shape[axis]
@@ -92,14 +93,14 @@ func (o *concatOp) Prepare(n *Node) error {
 		return err
 	}
 	switch t0.Type {
-	case Int8:
+	case tensor.Int8:
 		for i, t := range n.Inputs {
 			if !shapeSameQuant(t, out) {
 				return fmt.Errorf("%s: INT8 input %d has scale %g zero point %d, output has %g and %d (TFLite requires equal)",
 					op, i, t.Scale(), t.ZeroPoint(), out.Scale(), out.ZeroPoint())
 			}
 		}
-	case Int16:
+	case tensor.Int16:
 		for i, t := range n.Inputs {
 			if t.ZeroPoint() != 0 {
 				return fmt.Errorf("%s: INT16 input %d has zero point %d, want 0", op, i, t.ZeroPoint())
@@ -114,8 +115,8 @@ func (o *concatOp) Prepare(n *Node) error {
 	shapeSetOutput(out, shape)
 
 	esize := t0.Type.Size()
-	o.outer = NumElements(shape[:axis])
-	inner := NumElements(shape[axis+1:])
+	o.outer = tensor.NumElements(shape[:axis])
+	inner := tensor.NumElements(shape[axis+1:])
 	o.chunks = o.chunks[:0]
 	o.rescale = o.rescale[:0]
 	o.scaled = false
@@ -124,7 +125,7 @@ func (o *concatOp) Prepare(n *Node) error {
 	for _, t := range n.Inputs {
 		o.chunks = append(o.chunks, t.Shape[axis]*inner*esize)
 		r := concatRescale{copy: true}
-		if t0.Type == Uint8 && !shapeSameQuant(t, out) {
+		if t0.Type == tensor.Uint8 && !shapeSameQuant(t, out) {
 			scale := t.Scale() * invOut
 			r = concatRescale{scale: scale, bias: float32(-t.ZeroPoint()) * scale}
 			o.scaled = true
@@ -167,10 +168,10 @@ func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
 
 // shapeSplitCopy splits in along axis into outs, whose shapes give the sizes
 // of the pieces (TFLite's reference_ops::Split).
-func shapeSplitCopy(in *Tensor, outs []*Tensor, axis int) {
+func shapeSplitCopy(in *tensor.Tensor, outs []*tensor.Tensor, axis int) {
 	esize := in.Type.Size()
-	outer := NumElements(in.Shape[:axis])
-	inner := NumElements(in.Shape[axis+1:]) * esize
+	outer := tensor.NumElements(in.Shape[:axis])
+	inner := tensor.NumElements(in.Shape[axis+1:]) * esize
 	src := in.Data
 	pos := 0
 	for k := range outer {
@@ -204,7 +205,7 @@ func newSplitOp(info OpInfo) (Op, error) {
 
 // shapeSplitAxis reads the axis tensor of SPLIT or SPLIT_V and normalizes
 // it against the input's rank.
-func shapeSplitAxis(op string, axisT, in *Tensor) (int, error) {
+func shapeSplitAxis(op string, axisT, in *tensor.Tensor) (int, error) {
 	if axisT.NumElements() < 1 {
 		return 0, fmt.Errorf("%s: axis tensor is empty", op)
 	}
@@ -247,7 +248,7 @@ func (o *splitOp) Prepare(n *Node) error {
 		return err
 	}
 	in := n.Inputs[1]
-	if err := shapeCheckType("SPLIT", "input", in.Type, Float32, Uint8, Int8, Int16, Int32); err != nil {
+	if err := shapeCheckType("SPLIT", "input", in.Type, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32); err != nil {
 		return err
 	}
 	for _, out := range n.Outputs {
@@ -364,7 +365,7 @@ func (o *splitVOp) Prepare(n *Node) error {
 		return err
 	}
 	in, sizesT := n.Inputs[0], n.Inputs[1]
-	if err := shapeCheckType(op, "input", in.Type, Float32, Uint8, Int16, Int32, Int64, Int8); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Int8); err != nil {
 		return err
 	}
 	for _, out := range n.Outputs {
@@ -375,7 +376,7 @@ func (o *splitVOp) Prepare(n *Node) error {
 	if len(sizesT.Shape) != 1 || sizesT.NumElements() != len(n.Outputs) {
 		return fmt.Errorf("%s: size_splits has shape %v, want [%d]", op, sizesT.Shape, len(n.Outputs))
 	}
-	if sizesT.Type != Int32 && sizesT.Type != Int64 {
+	if sizesT.Type != tensor.Int32 && sizesT.Type != tensor.Int64 {
 		return Unsupported("%s: size_splits type %s", op, sizesT.Type)
 	}
 	if !o.constInputs(n) {
@@ -437,7 +438,7 @@ func (o *packOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", t0.Type, Int32, Float32, Uint8, Int8, Int16, Int64); err != nil {
+	if err := shapeCheckType(op, "input", t0.Type, tensor.Int32, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int64); err != nil {
 		return err
 	}
 	for i, t := range n.Inputs[1:] {
@@ -459,8 +460,8 @@ func (o *packOp) Prepare(n *Node) error {
 	shape = append(shape, o.p.ValuesCount)
 	shape = append(shape, t0.Shape[axis:]...)
 	shapeSetOutput(out, shape)
-	o.outer = NumElements(shape[:axis])
-	o.copy = NumElements(shape[axis+1:]) * t0.Type.Size()
+	o.outer = tensor.NumElements(shape[:axis])
+	o.copy = tensor.NumElements(shape[axis+1:]) * t0.Type.Size()
 	return nil
 }
 
@@ -515,7 +516,7 @@ func (o *unpackOp) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", in.Type, Int32, Float32, Uint8, Int8, Int16, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Int32, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Bool); err != nil {
 		return err
 	}
 	if in.Shape[axis] != o.p.Num {
@@ -534,8 +535,8 @@ func (o *unpackOp) Prepare(n *Node) error {
 		}
 		shapeSetOutput(out, shape)
 	}
-	o.outer = NumElements(in.Shape[:axis])
-	o.copy = NumElements(in.Shape[axis+1:]) * in.Type.Size()
+	o.outer = tensor.NumElements(in.Shape[:axis])
+	o.copy = tensor.NumElements(in.Shape[axis+1:]) * in.Type.Size()
 	return nil
 }
 

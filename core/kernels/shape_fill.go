@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/delego/delego/tensor"
+)
 
 // fillOp is FILL: an output of the shape input 0 lists (INT32 or INT64),
 // every element equal to the scalar input 1.
@@ -9,7 +13,7 @@ type fillOp struct{ shape []int }
 func newFillOp(OpInfo) (Op, error) { return &fillOp{}, nil }
 
 // resolve reads the dims tensor into o.shape.
-func (o *fillOp) resolve(dims *Tensor) ([]int, error) {
+func (o *fillOp) resolve(dims *tensor.Tensor) ([]int, error) {
 	if err := shapeCheckIntTensor("FILL", "dims", dims); err != nil {
 		return nil, err
 	}
@@ -35,13 +39,13 @@ func (o *fillOp) Prepare(n *Node) error {
 	if len(dims.Shape) != 1 {
 		return fmt.Errorf("%s: dims has shape %v, want a vector", op, dims.Shape)
 	}
-	if err := shapeCheckType(op, "dims", dims.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "dims", dims.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
 	if len(value.Shape) != 0 {
 		return fmt.Errorf("%s: value has shape %v, want a scalar", op, value.Shape)
 	}
-	if err := shapeCheckType(op, "value", value.Type, Int8, Int16, Int32, Int64, Float32, Bool); err != nil {
+	if err := shapeCheckType(op, "value", value.Type, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Float32, tensor.Bool); err != nil {
 		return err
 	}
 	if err := shapeSameType(op, value, out); err != nil {
@@ -51,7 +55,7 @@ func (o *fillOp) Prepare(n *Node) error {
 		return fmt.Errorf("%s: output quantization (%g, %d) differs from the value's (%g, %d)",
 			op, out.Scale(), out.ZeroPoint(), value.Scale(), value.ZeroPoint())
 	}
-	if value.Type == Int16 && value.ZeroPoint() != 0 {
+	if value.Type == tensor.Int16 && value.ZeroPoint() != 0 {
 		return fmt.Errorf("%s: INT16 value has zero point %d, want 0", op, value.ZeroPoint())
 	}
 	return shapeSizeOutput(out, dims.Const, func() ([]int, error) { return o.resolve(dims) })
@@ -88,7 +92,7 @@ type tileOp struct {
 func newTileOp(OpInfo) (Op, error) { return &tileOp{}, nil }
 
 // resolve reads the multipliers and computes the output shape.
-func (o *tileOp) resolve(in, multT *Tensor) ([]int, error) {
+func (o *tileOp) resolve(in, multT *tensor.Tensor) ([]int, error) {
 	const op = "TILE"
 	if err := shapeCheckIntTensor(op, "multipliers", multT); err != nil {
 		return nil, err
@@ -120,10 +124,10 @@ func (o *tileOp) Prepare(n *Node) error {
 	if err := shapeSameType(op, in, out); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "multipliers", multT.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "multipliers", multT.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", in.Type, Float32, Int8, Uint8, Int32, Int64, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64, tensor.Bool); err != nil {
 		return err
 	}
 	return shapeSizeOutput(out, multT.Const, func() ([]int, error) { return o.resolve(in, multT) })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // gatherParams are GATHER's options.
@@ -39,10 +40,10 @@ func (o *gatherOp) Prepare(n *Node) error {
 		return err
 	}
 	in, pos, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
-	if err := shapeCheckType(op, "positions", pos.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "positions", pos.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", in.Type, Float32, Uint8, Int8, Int16, Int64, Int32, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int64, tensor.Int32, tensor.Bool); err != nil {
 		return err
 	}
 	if err := shapeSameType(op, in, out); err != nil {
@@ -70,10 +71,10 @@ func (o *gatherOp) Prepare(n *Node) error {
 	shape = append(shape, pos.Shape[bd:]...)
 	shape = append(shape, in.Shape[axis+1:]...)
 	shapeSetOutput(out, shape)
-	o.batch = NumElements(in.Shape[:bd])
-	o.outer = NumElements(in.Shape[bd:axis])
-	o.inner = NumElements(in.Shape[axis+1:]) * in.Type.Size()
-	o.coord = NumElements(pos.Shape[bd:])
+	o.batch = tensor.NumElements(in.Shape[:bd])
+	o.outer = tensor.NumElements(in.Shape[bd:axis])
+	o.inner = tensor.NumElements(in.Shape[axis+1:]) * in.Type.Size()
+	o.coord = tensor.NumElements(pos.Shape[bd:])
 	o.axisSize = in.Shape[axis]
 	return nil
 }
@@ -82,7 +83,7 @@ func (o *gatherOp) Prepare(n *Node) error {
 // axis would read outside the input, so it is an error here too) and copies.
 func (o *gatherOp) Eval(n *Node) error {
 	in, pos, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
-	if pos.Type == Int64 {
+	if pos.Type == tensor.Int64 {
 		return gatherCopy(o, out.Data, in.Data, pos.Int64s())
 	}
 	return gatherCopy(o, out.Data, in.Data, pos.Int32s())
@@ -128,10 +129,10 @@ func (o *gatherNdOp) Prepare(n *Node) error {
 		return err
 	}
 	params, indices, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
-	if err := shapeCheckType(op, "params", params.Type, Float32, Uint8, Int8, Int16, Int64, Int32); err != nil {
+	if err := shapeCheckType(op, "params", params.Type, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int64, tensor.Int32); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "indices", indices.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "indices", indices.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
 	if err := shapeSameType(op, params, out); err != nil {
@@ -156,11 +157,11 @@ func (o *gatherNdOp) Prepare(n *Node) error {
 	shape = append(shape, params.Shape[nd:]...)
 	shapeSetOutput(out, shape)
 	o.nd = nd
-	o.nSlices = NumElements(indices.Shape[:ir-1])
-	o.slice = NumElements(params.Shape[nd:]) * params.Type.Size()
+	o.nSlices = tensor.NumElements(indices.Shape[:ir-1])
+	o.slice = tensor.NumElements(params.Shape[nd:]) * params.Type.Size()
 	for j := range nd {
 		o.dims[j] = params.Shape[j]
-		o.strides[j] = NumElements(params.Shape[j+1:])
+		o.strides[j] = tensor.NumElements(params.Shape[j+1:])
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func (o *gatherNdOp) Eval(n *Node) error {
 	if !(params.NumElements() > 0 || indices.NumElements() == 0) {
 		return fmt.Errorf("GATHER_ND: empty params %v with non-empty indices %v", params.Shape, indices.Shape)
 	}
-	if indices.Type == Int64 {
+	if indices.Type == tensor.Int64 {
 		return gatherNdCopy(o, out.Data, params.Data, indices.Int64s(), params.Type.Size())
 	}
 	return gatherNdCopy(o, out.Data, params.Data, indices.Int32s(), params.Type.Size())

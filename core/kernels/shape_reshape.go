@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // shapeMaxOptionDims is the capacity of TFLite's fixed option arrays
@@ -42,12 +43,12 @@ func newReshapeOp(info OpInfo) (Op, error) {
 
 // shapeTensor returns the shape input when TFLite would read the new shape
 // from it (two inputs, a 1-D INT32 tensor), else nil.
-func (o *reshapeOp) shapeTensor(n *Node) *Tensor {
+func (o *reshapeOp) shapeTensor(n *Node) *tensor.Tensor {
 	if len(n.Inputs) != 2 {
 		return nil
 	}
 	st := n.Inputs[1]
-	if st == nil || len(st.Shape) != 1 || st.Type != Int32 {
+	if st == nil || len(st.Shape) != 1 || st.Type != tensor.Int32 {
 		return nil
 	}
 	return st
@@ -55,7 +56,7 @@ func (o *reshapeOp) shapeTensor(n *Node) *Tensor {
 
 // resolve computes the output shape into o.shape, inferring a -1 dimension
 // and checking that the element count is unchanged (TFLite's ResizeOutput).
-func (o *reshapeOp) resolve(in *Tensor, st *Tensor) ([]int, error) {
+func (o *reshapeOp) resolve(in *tensor.Tensor, st *tensor.Tensor) ([]int, error) {
 	o.shape = o.shape[:0]
 	if st != nil {
 		if len(st.Data) < st.Bytes() {
@@ -221,7 +222,7 @@ type expandDimsOp struct{ shape []int }
 func newExpandDimsOp(OpInfo) (Op, error) { return &expandDimsOp{}, nil }
 
 // resolve computes the output shape into o.shape.
-func (o *expandDimsOp) resolve(in, axisT *Tensor) ([]int, error) {
+func (o *expandDimsOp) resolve(in, axisT *tensor.Tensor) ([]int, error) {
 	if axisT.NumElements() != 1 {
 		return nil, fmt.Errorf("EXPAND_DIMS: axis has %d elements, want 1", axisT.NumElements())
 	}
@@ -254,7 +255,7 @@ func (o *expandDimsOp) Prepare(n *Node) error {
 	if err := shapeSameType("EXPAND_DIMS", in, out); err != nil {
 		return err
 	}
-	if axisT.Type != Int32 && axisT.Type != Int64 {
+	if axisT.Type != tensor.Int32 && axisT.Type != tensor.Int64 {
 		return Unsupported("EXPAND_DIMS: axis type %s", axisT.Type)
 	}
 	return shapeSizeOutput(out, axisT.Const, func() ([]int, error) { return o.resolve(in, axisT) })
@@ -277,7 +278,7 @@ func (o *expandDimsOp) Eval(n *Node) error {
 // shapeParams are SHAPE's options.
 type shapeParams struct {
 	// OutType is ShapeOptions.out_type; TFLite accepts INT32 and INT64 only.
-	OutType DType
+	OutType tensor.DType
 }
 
 // shapeOp is SHAPE: it outputs the input's dimensions as a 1-D tensor.
@@ -287,13 +288,13 @@ type shapeOp struct{ p shapeParams }
 // INT32, the schema's documented default; a model operator without
 // ShapeOptions leaves TFLite with no type, which Prepare rejects as TFLite does.
 func newShapeOp(info OpInfo) (Op, error) {
-	p := shapeParams{OutType: Int32}
+	p := shapeParams{OutType: tensor.Int32}
 	if info.Operator != nil {
 		p.OutType = -1
 		if tbl, ok := info.options(schema.BuiltinOptionsShapeOptions); ok {
 			var opts schema.ShapeOptions
 			opts.Init(tbl.Bytes, tbl.Pos)
-			p.OutType = DType(opts.OutType())
+			p.OutType = tensor.DType(opts.OutType())
 		}
 	}
 	return &shapeOp{p: p}, nil
@@ -308,7 +309,7 @@ func (o *shapeOp) Prepare(n *Node) error {
 	if o.p.OutType == -1 {
 		return fmt.Errorf("SHAPE: operator has no ShapeOptions, so no output type (TFLite 2.9 fails too)")
 	}
-	if o.p.OutType != Int32 && o.p.OutType != Int64 {
+	if o.p.OutType != tensor.Int32 && o.p.OutType != tensor.Int64 {
 		return Unsupported("SHAPE: out_type %s (want INT32 or INT64)", o.p.OutType)
 	}
 	if out.Type != o.p.OutType {
@@ -321,7 +322,7 @@ func (o *shapeOp) Prepare(n *Node) error {
 // Eval writes the input's dimensions.
 func (o *shapeOp) Eval(n *Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
-	if out.Type == Int64 {
+	if out.Type == tensor.Int64 {
 		dst := out.Int64s()
 		for i, d := range in.Shape {
 			dst[i] = int64(d)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // shapeBox selects, along each dimension d of a row-major tensor of shape
@@ -81,11 +82,11 @@ func shapeGatherStrided(dst, src []byte, esize, first, step, n int) {
 			dst[i] = src[first+i*step]
 		}
 	case 2:
-		shapeGatherStridedT(view[uint16](dst), view[uint16](src), first, step, n)
+		shapeGatherStridedT(tensor.View[uint16](dst), tensor.View[uint16](src), first, step, n)
 	case 4:
-		shapeGatherStridedT(view[uint32](dst), view[uint32](src), first, step, n)
+		shapeGatherStridedT(tensor.View[uint32](dst), tensor.View[uint32](src), first, step, n)
 	case 8:
-		shapeGatherStridedT(view[uint64](dst), view[uint64](src), first, step, n)
+		shapeGatherStridedT(tensor.View[uint64](dst), tensor.View[uint64](src), first, step, n)
 	default:
 		for i := range n {
 			p := (first + i*step) * esize
@@ -189,13 +190,13 @@ func (o *sliceOp) Prepare(n *Node) error {
 	if err := shapeSameType(op, in, out); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", in.Type, Float32, Int32, Int64, Int8, Int16, Uint8, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Int32, tensor.Int64, tensor.Int8, tensor.Int16, tensor.Uint8, tensor.Bool); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "begin", begin.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "begin", begin.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "size", size.Type, Int32, Int64); err != nil {
+	if err := shapeCheckType(op, "size", size.Type, tensor.Int32, tensor.Int64); err != nil {
 		return err
 	}
 	if len(begin.Shape) != 1 || len(size.Shape) != 1 || begin.Shape[0] != size.Shape[0] {
@@ -251,7 +252,7 @@ func (o *stridedSliceOp) plan(n *Node) error {
 	const op = "STRIDED_SLICE"
 	in := n.Inputs[0]
 	beginT, endT, stridesT := n.Inputs[1], n.Inputs[2], n.Inputs[3]
-	for _, t := range []*Tensor{beginT, endT, stridesT} {
+	for _, t := range []*tensor.Tensor{beginT, endT, stridesT} {
 		if len(t.Data) < t.Bytes() {
 			return fmt.Errorf("%s: begin, end or strides has no data", op)
 		}
@@ -337,7 +338,7 @@ func (o *stridedSliceOp) plan(n *Node) error {
 			}
 		}
 	}
-	if NumElements(b.Dims[:effDims]) != in.NumElements() {
+	if tensor.NumElements(b.Dims[:effDims]) != in.NumElements() {
 		return fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit input shape %v", op, p.NewAxisMask, p.EllipsisMask, in.Shape)
 	}
 
@@ -432,12 +433,12 @@ func (o *stridedSliceOp) Prepare(n *Node) error {
 	if err := shapeSameType(op, in, out); err != nil {
 		return err
 	}
-	for _, t := range []*Tensor{begin, end, strides} {
-		if t.Type != Int32 {
+	for _, t := range []*tensor.Tensor{begin, end, strides} {
+		if t.Type != tensor.Int32 {
 			return Unsupported("%s: begin/end/strides type %s (want INT32)", op, t.Type)
 		}
 	}
-	if err := shapeCheckType(op, "input", in.Type, Float32, Int32, Int64, Uint8, Int8, Int16, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Bool); err != nil {
 		return err
 	}
 	if len(in.Shape) > shapeMaxDims {

@@ -12,13 +12,14 @@ import (
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/tensor"
 )
 
 // ---- helpers (prefixed: the package is shared with other op families) ----
 
-func shI32(shape []int, v ...int32) *Tensor { return tensorOf(Int32, shape, v...) }
-func shI64(shape []int, v ...int64) *Tensor { return tensorOf(Int64, shape, v...) }
-func shU8(shape []int, v ...uint8) *Tensor  { return tensorOf(Uint8, shape, v...) }
+func shI32(shape []int, v ...int32) *tensor.Tensor { return tensorOf(tensor.Int32, shape, v...) }
+func shI64(shape []int, v ...int64) *tensor.Tensor { return tensorOf(tensor.Int64, shape, v...) }
+func shU8(shape []int, v ...uint8) *tensor.Tensor  { return tensorOf(tensor.Uint8, shape, v...) }
 
 // shIota returns 0, 1, ..., n-1.
 func shIota[T int32 | int64 | float32 | uint8 | int16 | int8](n int) []T {
@@ -32,7 +33,7 @@ func shIota[T int32 | int64 | float32 | uint8 | int16 | int8](n int) []T {
 // shRun prepares and evaluates op the way the interpreter does: Prepare twice
 // (it must be idempotent), allocate non-dynamic outputs (filled with a marker
 // so unwritten bytes show), then Eval.
-func shRun(op Op, ins []*Tensor, outs ...*Tensor) error {
+func shRun(op Op, ins []*tensor.Tensor, outs ...*tensor.Tensor) error {
 	n := &Node{Inputs: ins, Outputs: outs, Threads: 1}
 	if err := op.Prepare(n); err != nil {
 		return err
@@ -85,12 +86,12 @@ func shWantErr(t *testing.T, err error, substr string) {
 	}
 }
 
-func shCheck[T comparable](t *testing.T, out *Tensor, shape []int, want []T) {
+func shCheck[T comparable](t *testing.T, out *tensor.Tensor, shape []int, want []T) {
 	t.Helper()
 	if !slices.Equal(out.Shape, shape) {
 		t.Fatalf("shape %v, want %v", out.Shape, shape)
 	}
-	got := view[T](out.Data)
+	got := tensor.View[T](out.Data)
 	if len(want) == 0 && len(got) == 0 {
 		return
 	}
@@ -119,15 +120,15 @@ func shFlat(idx, shape []int) int {
 }
 
 func TestShapeRegistrations(t *testing.T) {
-	want := map[schema.BuiltinOperator]VersionRange{
-		schema.BuiltinOperatorRESHAPE: {1, 1}, schema.BuiltinOperatorSQUEEZE: {1, 2},
-		schema.BuiltinOperatorEXPAND_DIMS: {1, 1}, schema.BuiltinOperatorSHAPE: {1, 1},
-		schema.BuiltinOperatorCONCATENATION: {1, 3}, schema.BuiltinOperatorSPLIT: {1, 4},
-		schema.BuiltinOperatorSPLIT_V: {1, 2}, schema.BuiltinOperatorPACK: {1, 3},
-		schema.BuiltinOperatorUNPACK: {1, 4}, schema.BuiltinOperatorGATHER: {1, 5},
-		schema.BuiltinOperatorGATHER_ND: {1, 3}, schema.BuiltinOperatorSTRIDED_SLICE: {1, 6},
-		schema.BuiltinOperatorSLICE: {1, 5}, schema.BuiltinOperatorTRANSPOSE: {1, 5},
-		schema.BuiltinOperatorFILL: {1, 3}, schema.BuiltinOperatorTILE: {1, 3},
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorRESHAPE: {Min: 1, Max: 1}, schema.BuiltinOperatorSQUEEZE: {Min: 1, Max: 2},
+		schema.BuiltinOperatorEXPAND_DIMS: {Min: 1, Max: 1}, schema.BuiltinOperatorSHAPE: {Min: 1, Max: 1},
+		schema.BuiltinOperatorCONCATENATION: {Min: 1, Max: 3}, schema.BuiltinOperatorSPLIT: {Min: 1, Max: 4},
+		schema.BuiltinOperatorSPLIT_V: {Min: 1, Max: 2}, schema.BuiltinOperatorPACK: {Min: 1, Max: 3},
+		schema.BuiltinOperatorUNPACK: {Min: 1, Max: 4}, schema.BuiltinOperatorGATHER: {Min: 1, Max: 5},
+		schema.BuiltinOperatorGATHER_ND: {Min: 1, Max: 3}, schema.BuiltinOperatorSTRIDED_SLICE: {Min: 1, Max: 6},
+		schema.BuiltinOperatorSLICE: {Min: 1, Max: 5}, schema.BuiltinOperatorTRANSPOSE: {Min: 1, Max: 5},
+		schema.BuiltinOperatorFILL: {Min: 1, Max: 3}, schema.BuiltinOperatorTILE: {Min: 1, Max: 3},
 	}
 	checkRegistrations(t, shapeOps(), want)
 }
@@ -139,8 +140,8 @@ func TestReshape(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      []int
-		shape   *Tensor // shape input; nil for options only
-		opts    []int32 // new_shape option; nil for none
+		shape   *tensor.Tensor // shape input; nil for options only
+		opts    []int32        // new_shape option; nil for none
 		want    []int
 		wantErr string
 	}{
@@ -168,11 +169,11 @@ func TestReshape(t *testing.T) {
 				})
 			}
 			op := shNew(t, newReshapeOp, info)
-			ins := []*Tensor{f32T(tc.in, data...)}
+			ins := []*tensor.Tensor{f32T(tc.in, data...)}
 			if tc.shape != nil {
 				ins = append(ins, tc.shape)
 			}
-			out := outT(Float32)
+			out := outT(tensor.Float32)
 			err := shRun(op, ins, out)
 			if tc.wantErr != "" {
 				shWantErr(t, err, tc.wantErr)
@@ -195,24 +196,24 @@ func TestReshapeScalarsAndDynamic(t *testing.T) {
 			schema.ReshapeOptionsAddNewShape(b, v)
 			return schema.ReshapeOptionsEnd(b)
 		})})
-	out := outT(Float32)
-	if err := shRun(op, []*Tensor{f32T([]int{1, 1}, 7)}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(op, []*tensor.Tensor{f32T([]int{1, 1}, 7)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []float32{7})
 
 	// An empty shape tensor also means a scalar.
-	out = outT(Float32)
-	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{f32T([]int{1}, 3), constT(shI32([]int{0}))}, out); err != nil {
+	out = outT(tensor.Float32)
+	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*tensor.Tensor{f32T([]int{1}, 3), constT(shI32([]int{0}))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []float32{3})
 
 	// A shape computed at run time makes the output dynamic.
 	op = shNew(t, newReshapeOp, OpInfo{})
-	out = outT(Int32)
+	out = outT(tensor.Int32)
 	in := shI32([]int{2, 3}, shIota[int32](6)...)
-	if err := shRun(op, []*Tensor{in, shI32([]int{2}, 3, -1)}, out); err != nil {
+	if err := shRun(op, []*tensor.Tensor{in, shI32([]int{2}, 3, -1)}, out); err != nil {
 		t.Fatal(err)
 	}
 	if !out.Dynamic {
@@ -221,8 +222,8 @@ func TestReshapeScalarsAndDynamic(t *testing.T) {
 	shCheck(t, out, []int{3, 2}, shIota[int32](6))
 
 	// Zero-sized tensors: -1 becomes 0 when the input is empty.
-	out = outT(Int32)
-	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*Tensor{shI32([]int{0, 4}), constT(shI32([]int{2}, -1, 2))}, out); err != nil {
+	out = outT(tensor.Int32)
+	if err := shRun(shNew(t, newReshapeOp, OpInfo{}), []*tensor.Tensor{shI32([]int{0, 4}), constT(shI32([]int{2}, -1, 2))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{0, 2}, []int32{})
@@ -244,9 +245,9 @@ func TestSqueeze(t *testing.T) {
 	}
 	for _, tc := range tests {
 		op := &squeezeOp{p: squeezeParams{SqueezeDims: tc.dims}}
-		n := NumElements(tc.in)
-		out := outT(Int16)
-		err := shRun(op, []*Tensor{tensorOf(Int16, tc.in, shIota[int16](n)...)}, out)
+		n := tensor.NumElements(tc.in)
+		out := outT(tensor.Int16)
+		err := shRun(op, []*tensor.Tensor{tensorOf(tensor.Int16, tc.in, shIota[int16](n)...)}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
 			continue
@@ -260,7 +261,7 @@ func TestSqueeze(t *testing.T) {
 
 func TestExpandDims(t *testing.T) {
 	tests := []struct {
-		axis    *Tensor
+		axis    *tensor.Tensor
 		want    []int
 		wantErr string
 	}{
@@ -274,8 +275,8 @@ func TestExpandDims(t *testing.T) {
 		{axis: constT(shI32([]int{2}, 0, 1)), wantErr: "2 elements"},
 	}
 	for _, tc := range tests {
-		out := outT(Uint8)
-		err := shRun(shNew(t, newExpandDimsOp, OpInfo{}), []*Tensor{shU8([]int{2, 3}, shIota[uint8](6)...), tc.axis}, out)
+		out := outT(tensor.Uint8)
+		err := shRun(shNew(t, newExpandDimsOp, OpInfo{}), []*tensor.Tensor{shU8([]int{2, 3}, shIota[uint8](6)...), tc.axis}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
 			continue
@@ -289,8 +290,8 @@ func TestExpandDims(t *testing.T) {
 
 func TestShapeOp(t *testing.T) {
 	in := f32T([]int{2, 5, 1, 7})
-	out := outT(Int32)
-	if err := shRun(shNew(t, newShapeOp, OpInfo{}), []*Tensor{in}, out); err != nil {
+	out := outT(tensor.Int32)
+	if err := shRun(shNew(t, newShapeOp, OpInfo{}), []*tensor.Tensor{in}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4}, []int32{2, 5, 1, 7})
@@ -301,8 +302,8 @@ func TestShapeOp(t *testing.T) {
 			schema.ShapeOptionsAddOutType(b, schema.TensorTypeINT64)
 			return schema.ShapeOptionsEnd(b)
 		})})
-	out = outT(Int64)
-	if err := shRun(op, []*Tensor{in}, out); err != nil {
+	out = outT(tensor.Int64)
+	if err := shRun(op, []*tensor.Tensor{in}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4}, []int64{2, 5, 1, 7})
@@ -313,7 +314,7 @@ func TestShapeOp(t *testing.T) {
 			schema.ShapeOptionsStart(b)
 			return schema.ShapeOptionsEnd(b)
 		})})
-	err := shRun(op, []*Tensor{in}, outT(Float32))
+	err := shRun(op, []*tensor.Tensor{in}, outT(tensor.Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("got %v, want ErrUnsupported", err)
 	}
@@ -326,23 +327,23 @@ func TestConcatFloat(t *testing.T) {
 	b := f32T([]int{2, 1}, 5, 6)
 	c := f32T([]int{2, 3}, 7, 8, 9, 10, 11, 12)
 	for _, axis := range []int{1, -1} {
-		out := outT(Float32)
+		out := outT(tensor.Float32)
 		op := &concatOp{p: concatParams{Axis: axis}}
-		if err := shRun(op, []*Tensor{a, b, c}, out); err != nil {
+		if err := shRun(op, []*tensor.Tensor{a, b, c}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, []int{2, 6}, []float32{1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12})
 	}
-	out := outT(Float32)
-	if err := shRun(&concatOp{}, []*Tensor{a, f32T([]int{1, 2}, 9, 8)}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{a, f32T([]int{1, 2}, 9, 8)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3, 2}, []float32{1, 2, 3, 4, 9, 8})
 
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, outT(Float32)), "incompatible")
-	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 2}}, []*Tensor{a, b}, outT(Float32)), "out of range")
-	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 1}}, []*Tensor{a, shI32([]int{2, 1})}, outT(Float32)), "type")
-	err := shRun(&concatOp{p: concatParams{Axis: 1, Activation: schema.ActivationFunctionTypeRELU}}, []*Tensor{a, b}, outT(Float32))
+	shWantErr(t, shRun(&concatOp{}, []*tensor.Tensor{a, b}, outT(tensor.Float32)), "incompatible")
+	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 2}}, []*tensor.Tensor{a, b}, outT(tensor.Float32)), "out of range")
+	shWantErr(t, shRun(&concatOp{p: concatParams{Axis: 1}}, []*tensor.Tensor{a, shI32([]int{2, 1})}, outT(tensor.Float32)), "type")
+	err := shRun(&concatOp{p: concatParams{Axis: 1, Activation: schema.ActivationFunctionTypeRELU}}, []*tensor.Tensor{a, b}, outT(tensor.Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("fused activation: got %v, want ErrUnsupported", err)
 	}
@@ -367,8 +368,8 @@ func TestConcatUint8Rescale(t *testing.T) {
 	a := withQ(shU8([]int{1, 2, 2}, 0, 7, 255, 100), 0.5, 100)
 	b := withQ(shU8([]int{1, 2, 4}, 0, 1, 2, 3, 4, 5, 6, 255), 0.25, 3)
 	c := withQ(shU8([]int{1, 2, 2}, 100, 128, 129, 160), 2, 128)
-	out := withQ(outT(Uint8), 0.5, 100)
-	if err := shRun(&concatOp{p: concatParams{Axis: 2}}, []*Tensor{a, b, c}, out); err != nil {
+	out := withQ(outT(tensor.Uint8), 0.5, 100)
+	if err := shRun(&concatOp{p: concatParams{Axis: 2}}, []*tensor.Tensor{a, b, c}, out); err != nil {
 		t.Fatal(err)
 	}
 	// b: (0-3)/2=-1.5 -> -2 -> 98; -1 -> 99; -0.5 -> -1 -> 99; 0 -> 100;
@@ -381,8 +382,8 @@ func TestConcatUint8Rescale(t *testing.T) {
 
 	// Rescaled far enough, the top clamps at 255.
 	d := withQ(shU8([]int{2}, 250, 10), 1, 0)
-	out = withQ(outT(Uint8), 0.5, 10)
-	if err := shRun(&concatOp{}, []*Tensor{d}, out); err != nil {
+	out = withQ(outT(tensor.Uint8), 0.5, 10)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{d}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2}, []uint8{255, 30})
@@ -390,8 +391,8 @@ func TestConcatUint8Rescale(t *testing.T) {
 	// A non-dyadic ratio: 0.1f * (1/0.3f) rounds to 0.33333334f, so q=3
 	// gives 1.0 -> 1, q=9 3.0 -> 3, q=5 1.6666667 -> 2 and q=7 2.3333335 -> 2.
 	e := withQ(shU8([]int{4}, 3, 9, 5, 7), 0.1, 0)
-	out = withQ(outT(Uint8), 0.3, 0)
-	if err := shRun(&concatOp{}, []*Tensor{e}, out); err != nil {
+	out = withQ(outT(tensor.Uint8), 0.3, 0)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{e}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4}, []uint8{1, 3, 2, 2})
@@ -399,32 +400,32 @@ func TestConcatUint8Rescale(t *testing.T) {
 
 func TestConcatQuantizedRules(t *testing.T) {
 	// INT8 needs identical parameters.
-	a := withQ(tensorOf(Int8, []int{2}, int8(-1), 2), 0.5, 1)
-	b := withQ(tensorOf(Int8, []int{1}, int8(5)), 0.25, 1)
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{a, b}, withQ(outT(Int8), 0.5, 1)), "TFLite requires equal")
-	out := withQ(outT(Int8), 0.5, 1)
-	if err := shRun(&concatOp{}, []*Tensor{a, withQ(tensorOf(Int8, []int{1}, int8(5)), 0.5, 1)}, out); err != nil {
+	a := withQ(tensorOf(tensor.Int8, []int{2}, int8(-1), 2), 0.5, 1)
+	b := withQ(tensorOf(tensor.Int8, []int{1}, int8(5)), 0.25, 1)
+	shWantErr(t, shRun(&concatOp{}, []*tensor.Tensor{a, b}, withQ(outT(tensor.Int8), 0.5, 1)), "TFLite requires equal")
+	out := withQ(outT(tensor.Int8), 0.5, 1)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{a, withQ(tensorOf(tensor.Int8, []int{1}, int8(5)), 0.5, 1)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []int8{-1, 2, 5})
 
 	// INT16 needs zero points of 0 and is copied even when scales differ.
-	c := withQ(tensorOf(Int16, []int{2}, int16(-300), 300), 0.5, 0)
-	d := withQ(tensorOf(Int16, []int{1}, int16(7)), 2, 0)
-	out = withQ(outT(Int16), 1, 0)
-	if err := shRun(&concatOp{}, []*Tensor{c, d}, out); err != nil {
+	c := withQ(tensorOf(tensor.Int16, []int{2}, int16(-300), 300), 0.5, 0)
+	d := withQ(tensorOf(tensor.Int16, []int{1}, int16(7)), 2, 0)
+	out = withQ(outT(tensor.Int16), 1, 0)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{c, d}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []int16{-300, 300, 7})
-	shWantErr(t, shRun(&concatOp{}, []*Tensor{c, withQ(tensorOf(Int16, []int{1}, int16(7)), 2, 4)}, withQ(outT(Int16), 1, 0)), "zero point")
+	shWantErr(t, shRun(&concatOp{}, []*tensor.Tensor{c, withQ(tensorOf(tensor.Int16, []int{1}, int16(7)), 2, 4)}, withQ(outT(tensor.Int16), 1, 0)), "zero point")
 
 	// INT64 and BOOL are plain copies.
-	out = outT(Bool)
-	if err := shRun(&concatOp{}, []*Tensor{tensorOf(Bool, []int{1}, true), tensorOf(Bool, []int{2}, false, true)}, out); err != nil {
+	out = outT(tensor.Bool)
+	if err := shRun(&concatOp{}, []*tensor.Tensor{tensorOf(tensor.Bool, []int{1}, true), tensorOf(tensor.Bool, []int{2}, false, true)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3}, []bool{true, false, true})
-	err := shRun(&concatOp{}, []*Tensor{tensorOf(Float64, []int{1}, 1.0)}, outT(Float64))
+	err := shRun(&concatOp{}, []*tensor.Tensor{tensorOf(tensor.Float64, []int{1}, 1.0)}, outT(tensor.Float64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("FLOAT64: got %v, want ErrUnsupported", err)
 	}
@@ -436,28 +437,28 @@ func TestConcatQuantizedRules(t *testing.T) {
 func TestSplitConcatGolden(t *testing.T) {
 	input := shared.ReadGolden(t, "split_concat__seed1.input.raw")
 	want := shared.ReadGolden(t, "split_concat__seed1.output.raw")
-	q := func(t *Tensor) *Tensor { return withQ(t, 0.0078125, 128) }
+	q := func(t *tensor.Tensor) *tensor.Tensor { return withQ(t, 0.0078125, 128) }
 	in1 := q(shU8([]int{1, 8, 8, 3}, input[:192]...))
 	rnn1 := q(shU8([]int{1, 8, 8, 1}, input[192:256]...))
 	rnn2 := q(shU8([]int{1, 8, 8, 2}, input[256:384]...))
-	concat := q(outT(Uint8))
-	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*Tensor{in1, rnn1, rnn2}, concat); err != nil {
+	concat := q(outT(tensor.Uint8))
+	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*tensor.Tensor{in1, rnn1, rnn2}, concat); err != nil {
 		t.Fatal(err)
 	}
-	splits := make([]*Tensor, 6)
+	splits := make([]*tensor.Tensor, 6)
 	for i := range splits {
-		splits[i] = q(outT(Uint8))
+		splits[i] = q(outT(tensor.Uint8))
 	}
-	if err := shRun(&splitOp{p: splitParams{NumSplits: 6}}, []*Tensor{constT(shI32(nil, 3)), concat}, splits...); err != nil {
+	if err := shRun(&splitOp{p: splitParams{NumSplits: 6}}, []*tensor.Tensor{constT(shI32(nil, 3)), concat}, splits...); err != nil {
 		t.Fatal(err)
 	}
-	outRnn2 := q(outT(Uint8))
-	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*Tensor{splits[3], splits[5]}, outRnn2); err != nil {
+	outRnn2 := q(outT(tensor.Uint8))
+	if err := shRun(&concatOp{p: concatParams{Axis: 3}}, []*tensor.Tensor{splits[3], splits[5]}, outRnn2); err != nil {
 		t.Fatal(err)
 	}
 	// Model outputs: concat/split0, split2, split4, outputs/rnn1 (split1), outputs/rnn2.
 	var got []byte
-	for _, o := range []*Tensor{splits[0], splits[2], splits[4], splits[1], outRnn2} {
+	for _, o := range []*tensor.Tensor{splits[0], splits[2], splits[4], splits[1], outRnn2} {
 		got = append(got, o.Data...)
 	}
 	if !bytes.Equal(got, want) {
@@ -470,27 +471,27 @@ func TestSplitConcatGolden(t *testing.T) {
 func TestSplit(t *testing.T) {
 	in := shI32([]int{2, 4}, shIota[int32](8)...)
 	for _, axis := range []int32{1, -1} {
-		outs := []*Tensor{outT(Int32), outT(Int32)}
-		if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, axis)), in}, outs...); err != nil {
+		outs := []*tensor.Tensor{outT(tensor.Int32), outT(tensor.Int32)}
+		if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*tensor.Tensor{constT(shI32(nil, axis)), in}, outs...); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, outs[0], []int{2, 2}, []int32{0, 1, 4, 5})
 		shCheck(t, outs[1], []int{2, 2}, []int32{2, 3, 6, 7})
 	}
 	// Axis known only at run time.
-	outs := []*Tensor{outT(Int32), outT(Int32)}
-	if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{shI32(nil, 0), in}, outs...); err != nil {
+	outs := []*tensor.Tensor{outT(tensor.Int32), outT(tensor.Int32)}
+	if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*tensor.Tensor{shI32(nil, 0), in}, outs...); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, outs[1], []int{1, 4}, []int32{4, 5, 6, 7})
 
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 3}}, []*Tensor{constT(shI32(nil, 1)), in},
-		outT(Int32), outT(Int32), outT(Int32)), "not an even split")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, 2)), in},
-		outT(Int32), outT(Int32)), "out of range")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*Tensor{constT(shI32(nil, 0)), in}, outT(Int32)), "outputs")
-	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: -2}}, []*Tensor{constT(shI32(nil, 0)), in}, outT(Int32)), "num_splits")
-	err := shRun(&splitOp{p: splitParams{NumSplits: 1}}, []*Tensor{constT(shI32(nil, 0)), shI64([]int{2}, 1, 2)}, outT(Int64))
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 3}}, []*tensor.Tensor{constT(shI32(nil, 1)), in},
+		outT(tensor.Int32), outT(tensor.Int32), outT(tensor.Int32)), "not an even split")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*tensor.Tensor{constT(shI32(nil, 2)), in},
+		outT(tensor.Int32), outT(tensor.Int32)), "out of range")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*tensor.Tensor{constT(shI32(nil, 0)), in}, outT(tensor.Int32)), "outputs")
+	shWantErr(t, shRun(&splitOp{p: splitParams{NumSplits: -2}}, []*tensor.Tensor{constT(shI32(nil, 0)), in}, outT(tensor.Int32)), "num_splits")
+	err := shRun(&splitOp{p: splitParams{NumSplits: 1}}, []*tensor.Tensor{constT(shI32(nil, 0)), shI64([]int{2}, 1, 2)}, outT(tensor.Int64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("INT64 split: got %v, want ErrUnsupported (TFLite 2.9 SPLIT has no INT64)", err)
 	}
@@ -498,10 +499,10 @@ func TestSplit(t *testing.T) {
 
 func TestSplitV(t *testing.T) {
 	in := f32T([]int{2, 5}, shIota[float32](10)...)
-	run := func(sizes *Tensor, axis int32, outs ...*Tensor) error {
-		return shRun(&splitVOp{p: splitVParams{NumSplits: len(outs)}}, []*Tensor{in, sizes, constT(shI32(nil, axis))}, outs...)
+	run := func(sizes *tensor.Tensor, axis int32, outs ...*tensor.Tensor) error {
+		return shRun(&splitVOp{p: splitVParams{NumSplits: len(outs)}}, []*tensor.Tensor{in, sizes, constT(shI32(nil, axis))}, outs...)
 	}
-	outs := []*Tensor{outT(Float32), outT(Float32), outT(Float32)}
+	outs := []*tensor.Tensor{outT(tensor.Float32), outT(tensor.Float32), outT(tensor.Float32)}
 	if err := run(constT(shI32([]int{3}, 1, -1, 2)), -1, outs...); err != nil {
 		t.Fatal(err)
 	}
@@ -509,16 +510,16 @@ func TestSplitV(t *testing.T) {
 	shCheck(t, outs[1], []int{2, 2}, []float32{1, 2, 6, 7})
 	shCheck(t, outs[2], []int{2, 2}, []float32{3, 4, 8, 9})
 
-	outs = []*Tensor{outT(Float32), outT(Float32)}
+	outs = []*tensor.Tensor{outT(tensor.Float32), outT(tensor.Float32)}
 	if err := run(shI64([]int{2}, 0, 2), 0, outs...); err != nil { // dynamic
 		t.Fatal(err)
 	}
 	shCheck(t, outs[0], []int{0, 5}, []float32{})
 	shCheck(t, outs[1], []int{2, 5}, shIota[float32](10))
 
-	shWantErr(t, run(constT(shI32([]int{2}, -1, -1)), 1, outT(Float32), outT(Float32)), "more than one -1")
-	shWantErr(t, run(constT(shI32([]int{2}, 2, 2)), 1, outT(Float32), outT(Float32)), "differs from dimension")
-	shWantErr(t, run(constT(shI32([]int{2}, 6, -1)), 1, outT(Float32), outT(Float32)), "exceeds dimension")
+	shWantErr(t, run(constT(shI32([]int{2}, -1, -1)), 1, outT(tensor.Float32), outT(tensor.Float32)), "more than one -1")
+	shWantErr(t, run(constT(shI32([]int{2}, 2, 2)), 1, outT(tensor.Float32), outT(tensor.Float32)), "differs from dimension")
+	shWantErr(t, run(constT(shI32([]int{2}, 6, -1)), 1, outT(tensor.Float32), outT(tensor.Float32)), "exceeds dimension")
 }
 
 func TestPackUnpack(t *testing.T) {
@@ -536,26 +537,26 @@ func TestPackUnpack(t *testing.T) {
 		{-3, []int{2, 2, 3}, []int32{0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}},
 	}
 	for _, tc := range tests {
-		out := outT(Int32)
-		if err := shRun(&packOp{p: packParams{ValuesCount: 2, Axis: tc.axis}}, []*Tensor{a, b}, out); err != nil {
+		out := outT(tensor.Int32)
+		if err := shRun(&packOp{p: packParams{ValuesCount: 2, Axis: tc.axis}}, []*tensor.Tensor{a, b}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, tc.shape, tc.want)
 
 		// UNPACK on the same axis gives the inputs back.
-		outs := []*Tensor{outT(Int32), outT(Int32)}
-		if err := shRun(&unpackOp{p: unpackParams{Num: 2, Axis: tc.axis}}, []*Tensor{out}, outs...); err != nil {
+		outs := []*tensor.Tensor{outT(tensor.Int32), outT(tensor.Int32)}
+		if err := shRun(&unpackOp{p: unpackParams{Num: 2, Axis: tc.axis}}, []*tensor.Tensor{out}, outs...); err != nil {
 			t.Fatal(err)
 		}
-		shCheck(t, outs[0], []int{2, 3}, view[int32](a.Data))
-		shCheck(t, outs[1], []int{2, 3}, view[int32](b.Data))
+		shCheck(t, outs[0], []int{2, 3}, tensor.View[int32](a.Data))
+		shCheck(t, outs[1], []int{2, 3}, tensor.View[int32](b.Data))
 	}
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2, Axis: 3}}, []*Tensor{a, b}, outT(Int32)), "out of range")
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{a, shI32([]int{3, 2})}, outT(Int32)), "input 1")
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2, Axis: 3}}, []*tensor.Tensor{a, b}, outT(tensor.Int32)), "out of range")
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*tensor.Tensor{a, shI32([]int{3, 2})}, outT(tensor.Int32)), "input 1")
 	qa := withQ(shU8([]int{1}, 1), 0.5, 3)
-	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*Tensor{qa, withQ(shU8([]int{1}, 2), 0.5, 4)}, withQ(outT(Uint8), 0.5, 3)), "quantization")
-	shWantErr(t, shRun(&unpackOp{p: unpackParams{Num: 3, Axis: 0}}, []*Tensor{a}, outT(Int32), outT(Int32), outT(Int32)), "num 3")
-	err := shRun(&unpackOp{p: unpackParams{Num: 2}}, []*Tensor{shI64([]int{2}, 1, 2)}, outT(Int64), outT(Int64))
+	shWantErr(t, shRun(&packOp{p: packParams{ValuesCount: 2}}, []*tensor.Tensor{qa, withQ(shU8([]int{1}, 2), 0.5, 4)}, withQ(outT(tensor.Uint8), 0.5, 3)), "quantization")
+	shWantErr(t, shRun(&unpackOp{p: unpackParams{Num: 3, Axis: 0}}, []*tensor.Tensor{a}, outT(tensor.Int32), outT(tensor.Int32), outT(tensor.Int32)), "num 3")
+	err := shRun(&unpackOp{p: unpackParams{Num: 2}}, []*tensor.Tensor{shI64([]int{2}, 1, 2)}, outT(tensor.Int64), outT(tensor.Int64))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("INT64 unpack: got %v, want ErrUnsupported", err)
 	}
@@ -580,7 +581,7 @@ func shRefGather(in []int32, inShape []int, pos []int64, posShape []int, axis, b
 	outShape = append(outShape, inShape[:axis]...)
 	outShape = append(outShape, posShape[bd:]...)
 	outShape = append(outShape, inShape[axis+1:]...)
-	out := make([]int32, NumElements(outShape))
+	out := make([]int32, tensor.NumElements(outShape))
 	np := len(posShape) - bd
 	for i := range out {
 		o := shUnflat(i, outShape)
@@ -612,9 +613,9 @@ func TestGather(t *testing.T) {
 		{2, -1, []int64{0, 1, 2, 3, 3, 2}, []int{2, 3}},
 	}
 	for _, tc := range tests {
-		for _, ptype := range []DType{Int32, Int64} {
-			var pos *Tensor
-			if ptype == Int64 {
+		for _, ptype := range []tensor.DType{tensor.Int32, tensor.Int64} {
+			var pos *tensor.Tensor
+			if ptype == tensor.Int64 {
 				pos = shI64(tc.posShape, tc.pos...)
 			} else {
 				v := make([]int32, len(tc.pos))
@@ -623,9 +624,9 @@ func TestGather(t *testing.T) {
 				}
 				pos = shI32(tc.posShape, v...)
 			}
-			out := outT(Int32)
+			out := outT(tensor.Int32)
 			op := &gatherOp{p: gatherParams{Axis: tc.axis, BatchDims: tc.bd}}
-			if err := shRun(op, []*Tensor{shI32(inShape, data...), pos}, out); err != nil {
+			if err := shRun(op, []*tensor.Tensor{shI32(inShape, data...), pos}, out); err != nil {
 				t.Fatalf("axis %d batch_dims %d: %v", tc.axis, tc.bd, err)
 			}
 			axis, bd := tc.axis, tc.bd
@@ -640,18 +641,18 @@ func TestGather(t *testing.T) {
 		}
 	}
 	// A hand-checked case: rows 2 and 0 of a 3x2 matrix.
-	out := outT(Float32)
-	if err := shRun(&gatherOp{}, []*Tensor{f32T([]int{3, 2}, 1, 2, 3, 4, 5, 6), shI32([]int{2}, 2, 0)}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(&gatherOp{}, []*tensor.Tensor{f32T([]int{3, 2}, 1, 2, 3, 4, 5, 6), shI32([]int{2}, 2, 0)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 2}, []float32{5, 6, 1, 2})
 
 	in := shI32(inShape, data...)
-	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI32([]int{1}, -1)}, outT(Int32)), "out of range")
-	shWantErr(t, shRun(&gatherOp{}, []*Tensor{in, shI64([]int{2}, 0, 2)}, outT(Int32)), "out of range")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 3}}, []*Tensor{in, shI32([]int{1}, 0)}, outT(Int32)), "axis 3")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 0, BatchDims: 1}}, []*Tensor{in, shI32([]int{2}, 0, 0)}, outT(Int32)), "batch_dims")
-	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 1, BatchDims: 1}}, []*Tensor{in, shI32([]int{3}, 0, 0, 0)}, outT(Int32)), "batch dimension 0")
+	shWantErr(t, shRun(&gatherOp{}, []*tensor.Tensor{in, shI32([]int{1}, -1)}, outT(tensor.Int32)), "out of range")
+	shWantErr(t, shRun(&gatherOp{}, []*tensor.Tensor{in, shI64([]int{2}, 0, 2)}, outT(tensor.Int32)), "out of range")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 3}}, []*tensor.Tensor{in, shI32([]int{1}, 0)}, outT(tensor.Int32)), "axis 3")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 0, BatchDims: 1}}, []*tensor.Tensor{in, shI32([]int{2}, 0, 0)}, outT(tensor.Int32)), "batch_dims")
+	shWantErr(t, shRun(&gatherOp{p: gatherParams{Axis: 1, BatchDims: 1}}, []*tensor.Tensor{in, shI32([]int{3}, 0, 0, 0)}, outT(tensor.Int32)), "batch dimension 0")
 
 	// batch_dims is read from the TFLite 2.9 GatherOptions table (field 1).
 	op := shNew(t, newGatherOp, OpInfo{Operator: operatorWith(schema.BuiltinOptionsGatherOptions,
@@ -681,22 +682,22 @@ func TestGatherNd(t *testing.T) {
 		{nil, []int{0, 2}, []int{0, 2}, nil},
 	}
 	for _, tc := range tests {
-		out := outT(Float32)
-		if err := shRun(&gatherNdOp{}, []*Tensor{params, shI32(tc.shape, tc.idx...)}, out); err != nil {
+		out := outT(tensor.Float32)
+		if err := shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI32(tc.shape, tc.idx...)}, out); err != nil {
 			t.Fatal(err)
 		}
 		shCheck(t, out, tc.want, tc.vals)
 	}
-	out := outT(Float32)
-	if err := shRun(&gatherNdOp{}, []*Tensor{params, shI64([]int{1, 3}, 1, 1, 1)}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI64([]int{1, 3}, 1, 1, 1)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{1}, []float32{9})
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 1, 3)}, outT(Float32)), "out of range")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{2}, 2, 0)}, outT(Float32)), "out of range")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{1}, -1)}, outT(Float32)), "negative")
-	shWantErr(t, shRun(&gatherNdOp{}, []*Tensor{params, shI32([]int{4}, 0, 0, 0, 0)}, outT(Float32)), "exceeds params rank")
-	err := shRun(&gatherNdOp{}, []*Tensor{tensorOf(Bool, []int{1}, true), shI32([]int{1}, 0)}, outT(Bool))
+	shWantErr(t, shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI32([]int{2}, 1, 3)}, outT(tensor.Float32)), "out of range")
+	shWantErr(t, shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI32([]int{2}, 2, 0)}, outT(tensor.Float32)), "out of range")
+	shWantErr(t, shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI32([]int{1}, -1)}, outT(tensor.Float32)), "negative")
+	shWantErr(t, shRun(&gatherNdOp{}, []*tensor.Tensor{params, shI32([]int{4}, 0, 0, 0, 0)}, outT(tensor.Float32)), "exceeds params rank")
+	err := shRun(&gatherNdOp{}, []*tensor.Tensor{tensorOf(tensor.Bool, []int{1}, true), shI32([]int{1}, 0)}, outT(tensor.Bool))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("BOOL gather_nd: got %v, want ErrUnsupported", err)
 	}
@@ -707,7 +708,7 @@ func TestGatherNd(t *testing.T) {
 func TestSlice(t *testing.T) {
 	in := shI32([]int{2, 3, 4}, shIota[int32](24)...)
 	tests := []struct {
-		begin, size *Tensor
+		begin, size *tensor.Tensor
 		shape       []int
 		want        []int32
 		wantErr     string
@@ -722,8 +723,8 @@ func TestSlice(t *testing.T) {
 		{begin: constT(shI32([]int{2}, 0, 0)), size: constT(shI32([]int{2}, 1, 1)), wantErr: "rank 3"},
 	}
 	for _, tc := range tests {
-		out := outT(Int32)
-		err := shRun(&sliceOp{}, []*Tensor{in, tc.begin, tc.size}, out)
+		out := outT(tensor.Int32)
+		err := shRun(&sliceOp{}, []*tensor.Tensor{in, tc.begin, tc.size}, out)
 		if tc.wantErr != "" {
 			shWantErr(t, err, tc.wantErr)
 			continue
@@ -751,7 +752,7 @@ const (
 )
 
 // shSpecTensors encodes an index expression as STRIDED_SLICE inputs and masks.
-func shSpecTensors(spec []shSpec) (begin, end, strides *Tensor, p stridedSliceParams) {
+func shSpecTensors(spec []shSpec) (begin, end, strides *tensor.Tensor, p stridedSliceParams) {
 	var b, e, s []int32
 	for i, x := range spec {
 		bit := 1 << i
@@ -879,10 +880,10 @@ func shRefStridedSlice(shape []int, data []int32, spec []shSpec) ([]int, []int32
 	return outShape, out
 }
 
-func shRunStridedSlice(shape []int, data []int32, spec []shSpec) (*Tensor, error) {
+func shRunStridedSlice(shape []int, data []int32, spec []shSpec) (*tensor.Tensor, error) {
 	begin, end, strides, p := shSpecTensors(spec)
-	out := outT(Int32)
-	err := shRun(&stridedSliceOp{p: p}, []*Tensor{shI32(shape, data...), begin, end, strides}, out)
+	out := outT(tensor.Int32)
+	err := shRun(&stridedSliceOp{p: p}, []*tensor.Tensor{shI32(shape, data...), begin, end, strides}, out)
 	return out, err
 }
 
@@ -941,7 +942,7 @@ func TestStridedSliceRandom(t *testing.T) {
 				shape[i] = 0
 			}
 		}
-		data := shIota[int32](NumElements(shape))
+		data := shIota[int32](tensor.NumElements(shape))
 		var spec []shSpec
 		consumed, added, ellipsis := 0, 0, false
 		for range rng.IntN(rank + 2) {
@@ -979,8 +980,8 @@ func TestStridedSliceRandom(t *testing.T) {
 			t.Fatalf("iteration %d, shape %v, spec %+v: %v", iter, shape, spec, err)
 		}
 		ws, wd := shRefStridedSlice(shape, data, spec)
-		if !slices.Equal(out.Shape, ws) || !slices.Equal(view[int32](out.Data), wd) && len(wd) > 0 {
-			t.Fatalf("iteration %d, shape %v, spec %+v:\ngot %v %v\nwant %v %v", iter, shape, spec, out.Shape, view[int32](out.Data), ws, wd)
+		if !slices.Equal(out.Shape, ws) || !slices.Equal(tensor.View[int32](out.Data), wd) && len(wd) > 0 {
+			t.Fatalf("iteration %d, shape %v, spec %+v:\ngot %v %v\nwant %v %v", iter, shape, spec, out.Shape, tensor.View[int32](out.Data), ws, wd)
 		}
 	}
 }
@@ -1005,10 +1006,10 @@ func TestStridedSliceErrorsAndTypes(t *testing.T) {
 	}
 
 	// 5-D input, INT8 elements, dynamic begin.
-	in5 := tensorOf(Int8, []int{2, 1, 2, 1, 3}, shIota[int8](12)...)
-	out = outT(Int8)
+	in5 := tensorOf(tensor.Int8, []int{2, 1, 2, 1, 3}, shIota[int8](12)...)
+	out = outT(tensor.Int8)
 	op := &stridedSliceOp{p: stridedSliceParams{EndMask: 0b11111}}
-	if err := shRun(op, []*Tensor{in5, shI32([]int{5}, 1, 0, 1, 0, 1), constT(shI32([]int{5}, 0, 0, 0, 0, 0)), constT(shI32([]int{5}, 1, 1, 1, 1, 1))}, out); err != nil {
+	if err := shRun(op, []*tensor.Tensor{in5, shI32([]int{5}, 1, 0, 1, 0, 1), constT(shI32([]int{5}, 0, 0, 0, 0, 0)), constT(shI32([]int{5}, 1, 1, 1, 1, 1))}, out); err != nil {
 		t.Fatal(err)
 	}
 	if !out.Dynamic {
@@ -1036,13 +1037,13 @@ func TestStridedSliceErrorsAndTypes(t *testing.T) {
 
 func TestTranspose(t *testing.T) {
 	// Hand-checked 2-D and 3-D cases.
-	out := outT(Float32)
-	if err := shRun(&transposeOp{}, []*Tensor{f32T([]int{2, 3}, 1, 2, 3, 4, 5, 6), constT(shI32([]int{2}, 1, 0))}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(&transposeOp{}, []*tensor.Tensor{f32T([]int{2, 3}, 1, 2, 3, 4, 5, 6), constT(shI32([]int{2}, 1, 0))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3, 2}, []float32{1, 4, 2, 5, 3, 6})
-	out = outT(Float32)
-	if err := shRun(&transposeOp{}, []*Tensor{f32T([]int{2, 2, 2}, shIota[float32](8)...), constT(shI32([]int{3}, 2, 0, 1))}, out); err != nil {
+	out = outT(tensor.Float32)
+	if err := shRun(&transposeOp{}, []*tensor.Tensor{f32T([]int{2, 2, 2}, shIota[float32](8)...), constT(shI32([]int{3}, 2, 0, 1))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 2, 2}, []float32{0, 2, 4, 6, 1, 3, 5, 7})
@@ -1061,7 +1062,7 @@ func TestTranspose(t *testing.T) {
 			for i, p := range perm {
 				outShape[i] = shape[p]
 			}
-			n := NumElements(shape)
+			n := tensor.NumElements(shape)
 			want := make([]int64, n)
 			for i := range n {
 				oi := shUnflat(i, outShape)
@@ -1075,21 +1076,21 @@ func TestTranspose(t *testing.T) {
 			for i, p := range perm {
 				p32[i] = int32(p)
 			}
-			for _, typ := range []DType{Int8, Int16, Float32, Int64, Bool} {
-				in := NewTensor(typ, shape...)
+			for _, typ := range []tensor.DType{tensor.Int8, tensor.Int16, tensor.Float32, tensor.Int64, tensor.Bool} {
+				in := tensor.NewTensor(typ, shape...)
 				size := typ.Size()
 				for i := range n {
 					for b := range size {
 						in.Data[i*size+b] = byte(i >> (8 * b))
 					}
 				}
-				if typ == Bool {
+				if typ == tensor.Bool {
 					for i := range in.Data {
 						in.Data[i] &= 1
 					}
 				}
 				out := outT(typ)
-				if err := shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{rank}, p32...))}, out); err != nil {
+				if err := shRun(&transposeOp{}, []*tensor.Tensor{in, constT(shI32([]int{rank}, p32...))}, out); err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(out.Shape, outShape) {
@@ -1106,16 +1107,16 @@ func TestTranspose(t *testing.T) {
 	}
 
 	in := f32T([]int{2, 3}, shIota[float32](6)...)
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{2}, 0, 0))}, outT(Float32)), "repeats")
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{2}, 0, 2))}, outT(Float32)), "out of bounds")
-	shWantErr(t, shRun(&transposeOp{}, []*Tensor{in, constT(shI32([]int{3}, 0, 1, 2))}, outT(Float32)), "want [2]")
-	err := shRun(&transposeOp{}, []*Tensor{f32T([]int{1, 1, 1, 1, 1, 1}), constT(shI32([]int{6}, 0, 1, 2, 3, 4, 5))}, outT(Float32))
+	shWantErr(t, shRun(&transposeOp{}, []*tensor.Tensor{in, constT(shI32([]int{2}, 0, 0))}, outT(tensor.Float32)), "repeats")
+	shWantErr(t, shRun(&transposeOp{}, []*tensor.Tensor{in, constT(shI32([]int{2}, 0, 2))}, outT(tensor.Float32)), "out of bounds")
+	shWantErr(t, shRun(&transposeOp{}, []*tensor.Tensor{in, constT(shI32([]int{3}, 0, 1, 2))}, outT(tensor.Float32)), "want [2]")
+	err := shRun(&transposeOp{}, []*tensor.Tensor{f32T([]int{1, 1, 1, 1, 1, 1}), constT(shI32([]int{6}, 0, 1, 2, 3, 4, 5))}, outT(tensor.Float32))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("6-D transpose: got %v, want ErrUnsupported (TFLite 2.9 stops at 5-D)", err)
 	}
 	// A perm computed at run time.
-	out = outT(Float32)
-	if err := shRun(&transposeOp{}, []*Tensor{in, shI32([]int{2}, 1, 0)}, out); err != nil {
+	out = outT(tensor.Float32)
+	if err := shRun(&transposeOp{}, []*tensor.Tensor{in, shI32([]int{2}, 1, 0)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{3, 2}, []float32{0, 3, 1, 4, 2, 5})
@@ -1138,32 +1139,32 @@ func shIotaInts(n int) []int {
 // ---- FILL, TILE ----
 
 func TestFill(t *testing.T) {
-	out := outT(Float32)
-	if err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{2}, 2, 3)), f32T(nil, 1.5)}, out); err != nil {
+	out := outT(tensor.Float32)
+	if err := shRun(&fillOp{}, []*tensor.Tensor{constT(shI32([]int{2}, 2, 3)), f32T(nil, 1.5)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{2, 3}, []float32{1.5, 1.5, 1.5, 1.5, 1.5, 1.5})
-	out = outT(Int64)
-	if err := shRun(&fillOp{}, []*Tensor{shI64([]int{3}, 1, 5, 1), shI64(nil, -7)}, out); err != nil {
+	out = outT(tensor.Int64)
+	if err := shRun(&fillOp{}, []*tensor.Tensor{shI64([]int{3}, 1, 5, 1), shI64(nil, -7)}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{1, 5, 1}, []int64{-7, -7, -7, -7, -7})
-	out = outT(Int8)
-	if err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{0})), tensorOf(Int8, nil, int8(3))}, out); err != nil {
+	out = outT(tensor.Int8)
+	if err := shRun(&fillOp{}, []*tensor.Tensor{constT(shI32([]int{0})), tensorOf(tensor.Int8, nil, int8(3))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{}, []int8{3})
-	shWantErr(t, shRun(&fillOp{}, []*Tensor{constT(shI32([]int{2}, 2, -1)), f32T(nil, 1)}, outT(Float32)), ">= 0")
-	shWantErr(t, shRun(&fillOp{}, []*Tensor{constT(shI32([]int{1}, 2)), f32T([]int{1}, 1)}, outT(Float32)), "scalar")
-	err := shRun(&fillOp{}, []*Tensor{constT(shI32([]int{1}, 2)), shU8(nil, 1)}, outT(Uint8))
+	shWantErr(t, shRun(&fillOp{}, []*tensor.Tensor{constT(shI32([]int{2}, 2, -1)), f32T(nil, 1)}, outT(tensor.Float32)), ">= 0")
+	shWantErr(t, shRun(&fillOp{}, []*tensor.Tensor{constT(shI32([]int{1}, 2)), f32T([]int{1}, 1)}, outT(tensor.Float32)), "scalar")
+	err := shRun(&fillOp{}, []*tensor.Tensor{constT(shI32([]int{1}, 2)), shU8(nil, 1)}, outT(tensor.Uint8))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("UINT8 fill: got %v, want ErrUnsupported (not in TFLite 2.9)", err)
 	}
 }
 
 func TestTile(t *testing.T) {
-	out := outT(Int32)
-	if err := shRun(&tileOp{}, []*Tensor{shI32([]int{2, 2}, 1, 2, 3, 4), constT(shI32([]int{2}, 2, 3))}, out); err != nil {
+	out := outT(tensor.Int32)
+	if err := shRun(&tileOp{}, []*tensor.Tensor{shI32([]int{2, 2}, 1, 2, 3, 4), constT(shI32([]int{2}, 2, 3))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{4, 6}, []int32{
@@ -1175,12 +1176,12 @@ func TestTile(t *testing.T) {
 	// Against out[i] = in[i mod dims] on a 3-D tensor, multipliers known at run time.
 	shape, mult := []int{2, 1, 3}, []int64{2, 3, 2}
 	data := shIota[uint8](6)
-	out = outT(Uint8)
-	if err := shRun(&tileOp{}, []*Tensor{shU8(shape, data...), shI64([]int{3}, mult...)}, out); err != nil {
+	out = outT(tensor.Uint8)
+	if err := shRun(&tileOp{}, []*tensor.Tensor{shU8(shape, data...), shI64([]int{3}, mult...)}, out); err != nil {
 		t.Fatal(err)
 	}
 	outShape := []int{4, 3, 6}
-	want := make([]uint8, NumElements(outShape))
+	want := make([]uint8, tensor.NumElements(outShape))
 	for i := range want {
 		idx := shUnflat(i, outShape)
 		for d := range idx {
@@ -1190,11 +1191,11 @@ func TestTile(t *testing.T) {
 	}
 	shCheck(t, out, outShape, want)
 
-	out = outT(Float32)
-	if err := shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, 0))}, out); err != nil {
+	out = outT(tensor.Float32)
+	if err := shRun(&tileOp{}, []*tensor.Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, 0))}, out); err != nil {
 		t.Fatal(err)
 	}
 	shCheck(t, out, []int{0}, []float32{})
-	shWantErr(t, shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{2}, 1, 1))}, outT(Float32)), "rank 1")
-	shWantErr(t, shRun(&tileOp{}, []*Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, -1))}, outT(Float32)), "negative")
+	shWantErr(t, shRun(&tileOp{}, []*tensor.Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{2}, 1, 1))}, outT(tensor.Float32)), "rank 1")
+	shWantErr(t, shRun(&tileOp{}, []*tensor.Tensor{f32T([]int{2}, 1, 2), constT(shI32([]int{1}, -1))}, outT(tensor.Float32)), "negative")
 }

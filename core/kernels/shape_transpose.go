@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/delego/delego/tensor"
+)
 
 // transposeOp is TRANSPOSE: output dimension i is input dimension perm[i],
 // perm being input 1 (INT32). TFLite 2.9 handles up to 5 dimensions.
@@ -14,7 +18,7 @@ type transposeOp struct {
 func newTransposeOp(OpInfo) (Op, error) { return &transposeOp{}, nil }
 
 // plan validates perm and computes the output shape and strides.
-func (o *transposeOp) plan(in, perm *Tensor) error {
+func (o *transposeOp) plan(in, perm *tensor.Tensor) error {
 	const op = "TRANSPOSE"
 	rank := len(in.Shape)
 	if len(perm.Shape) != 1 || perm.Shape[0] != rank {
@@ -61,10 +65,10 @@ func (o *transposeOp) Prepare(n *Node) error {
 	if err := shapeSameType(op, in, out); err != nil {
 		return err
 	}
-	if err := shapeCheckType(op, "input", in.Type, Float32, Int32, Uint8, Int8, Int16, Int64, Bool); err != nil {
+	if err := shapeCheckType(op, "input", in.Type, tensor.Float32, tensor.Int32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int64, tensor.Bool); err != nil {
 		return err
 	}
-	if perm.Type != Int32 {
+	if perm.Type != tensor.Int32 {
 		return Unsupported("%s: perm type %s (want INT32)", op, perm.Type)
 	}
 	return shapeSizeOutput(out, perm.Const, func() ([]int, error) {
@@ -92,11 +96,11 @@ func (o *transposeOp) Eval(n *Node) error {
 	case 1:
 		transposeT(o, out.Data, in.Data)
 	case 2:
-		transposeT(o, view[uint16](out.Data), view[uint16](in.Data))
+		transposeT(o, tensor.View[uint16](out.Data), tensor.View[uint16](in.Data))
 	case 4:
-		transposeT(o, view[uint32](out.Data), view[uint32](in.Data))
+		transposeT(o, tensor.View[uint32](out.Data), tensor.View[uint32](in.Data))
 	case 8:
-		transposeT(o, view[uint64](out.Data), view[uint64](in.Data))
+		transposeT(o, tensor.View[uint64](out.Data), tensor.View[uint64](in.Data))
 	default:
 		return Unsupported("TRANSPOSE: element type %s", in.Type)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // This file replays the testdata/gen/<family>/<family>_tflite29.json.gz
@@ -44,19 +45,17 @@ type replayCase struct {
 }
 
 // replayType returns the DType named s, or -1.
-func replayType(s string) DType {
-	for i, n := range dtypeNames {
-		if n == s {
-			return DType(i)
-		}
+func replayType(s string) tensor.DType {
+	if t, ok := tensor.TypeNamed(s); ok {
+		return t
 	}
 	return -1
 }
 
 // tensor returns the input rt describes, with its data when the case holds
 // it.
-func (rt *replayTensor) tensor() (*Tensor, error) {
-	t := NewTensor(replayType(rt.Type), rt.Shape...)
+func (rt *replayTensor) tensor() (*tensor.Tensor, error) {
+	t := tensor.NewTensor(replayType(rt.Type), rt.Shape...)
 	d, err := base64.StdEncoding.DecodeString(rt.Data)
 	if err != nil {
 		return nil, err
@@ -65,9 +64,9 @@ func (rt *replayTensor) tensor() (*Tensor, error) {
 	t.Const = rt.Const
 	switch {
 	case len(rt.Scales) > 0:
-		t.Quant = &Quantization{Scale: rt.Scales, ZeroPoint: rt.ZPs, Axis: rt.Axis}
+		t.Quant = &tensor.Quantization{Scale: rt.Scales, ZeroPoint: rt.ZPs, Axis: rt.Axis}
 	case rt.Scale != nil:
-		t.Quant = &Quantization{Scale: []float32{float32(*rt.Scale)}, ZeroPoint: []int64{rt.ZP}}
+		t.Quant = &tensor.Quantization{Scale: []float32{float32(*rt.Scale)}, ZeroPoint: []int64{rt.ZP}}
 	}
 	return t, nil
 }
@@ -136,10 +135,10 @@ func replayRun(c *replayCase, reg *Registry, threads int) (*Node, error) {
 	for i := range op.OutputsLength() {
 		var st schema.Tensor
 		sg.Tensors(&st, int(op.Outputs(i)))
-		ot := &Tensor{Type: DType(st.Type())}
+		ot := &tensor.Tensor{Type: tensor.DType(st.Type())}
 		var q schema.QuantizationParameters
 		if st.Quantization(&q) != nil && q.ScaleLength() > 0 {
-			ot.Quant = &Quantization{Scale: []float32{q.Scale(0)}, ZeroPoint: []int64{q.ZeroPoint(0)}}
+			ot.Quant = &tensor.Quantization{Scale: []float32{q.Scale(0)}, ZeroPoint: []int64{q.ZeroPoint(0)}}
 		}
 		node.Outputs = append(node.Outputs, ot)
 	}
@@ -152,7 +151,7 @@ func replayRun(c *replayCase, reg *Registry, threads int) (*Node, error) {
 	}
 	for _, o := range node.Outputs {
 		if !o.Dynamic {
-			o.Data = NewTensor(o.Type, o.Shape...).Data
+			o.Data = tensor.NewTensor(o.Type, o.Shape...).Data
 		}
 	}
 	return node, k.Eval(node)
@@ -208,14 +207,14 @@ func replayTFLite29(t *testing.T, spec replaySpec) {
 }
 
 // replayCompare compares output j of case name with TFLite's.
-func replayCompare(t *testing.T, name string, j int, got *Tensor, want *replayTensor) {
+func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *replayTensor) {
 	t.Helper()
 	if !slices.Equal(got.Shape, want.Shape) {
 		t.Errorf("%s: output %d shape %v, want %v", name, j, got.Shape, want.Shape)
 		return
 	}
 	wd, _ := base64.StdEncoding.DecodeString(want.Data)
-	if got.Type != Float32 {
+	if got.Type != tensor.Float32 {
 		if string(wd) != string(got.Data) {
 			diff := 0
 			for k := range wd {
@@ -230,7 +229,7 @@ func replayCompare(t *testing.T, name string, j int, got *Tensor, want *replayTe
 		}
 		return
 	}
-	w, g := view[float32](wd), got.Float32s()
+	w, g := tensor.View[float32](wd), got.Float32s()
 	for k := range w {
 		wk, gk := float64(w[k]), float64(g[k])
 		if math.IsNaN(wk) && math.IsNaN(gk) {

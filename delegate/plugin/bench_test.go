@@ -5,22 +5,23 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/tensor"
 )
 
 // addModel is one float32 ADD of two [1,h,w,c] inputs: all transfer, next to
 // no arithmetic.
 func addModel(shape []int) []byte {
 	b := modelbuild.New()
-	x := b.Tensor("x", kernels.Float32, shape)
-	y := b.Tensor("y", kernels.Float32, shape)
-	z := b.Tensor("z", kernels.Float32, shape)
+	x := b.Tensor("x", tensor.Float32, shape)
+	y := b.Tensor("y", tensor.Float32, shape)
+	z := b.Tensor("z", tensor.Float32, shape)
 	b.Op(schema.BuiltinOperatorADD, 1, []int{x, y}, []int{z},
 		modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{}))
 	b.Inputs(x, y)
@@ -63,7 +64,7 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 	for _, m := range models {
 		for _, p := range paths {
 			b.Run(m.name+"/"+p.name, func(b *testing.B) {
-				model, err := core.NewModel(m.data(b))
+				model, err := model.New(m.data(b))
 				if err != nil {
 					b.Fatal(err)
 				}

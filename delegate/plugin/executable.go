@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/tensor"
 )
 
 // releaseTimeout bounds Release when an executable is closed.
@@ -52,7 +52,7 @@ func (e *executable) wantBell() bool {
 // region (shm), or inline (offset -1), and the bytes of tensors the region
 // must hold. With a doorbell every tensor with bytes goes through the region, so that
 // the request is metadata only.
-func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (offsets []int, size int) {
+func (e *executable) placement(inputs, outputs []*tensor.Tensor, bell bool) (offsets []int, size int) {
 	threshold := e.c.opts.ShmThreshold
 	if bell {
 		threshold = 1
@@ -79,7 +79,7 @@ func (e *executable) placement(inputs, outputs []*kernels.Tensor, bell bool) (of
 
 // Invoke sends the inputs (inline or through the region), runs the
 // partition in the plugin under ctx, and copies the outputs back in place.
-func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (e *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -128,7 +128,7 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 
 // tensorPB describes t on the wire, its data at offset off of the region,
 // or no data when off is -1.
-func tensorPB(t *kernels.Tensor, off int) *pluginpb.Tensor {
+func tensorPB(t *tensor.Tensor, off int) *pluginpb.Tensor {
 	pt := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}
 	if off >= 0 {
 		pt.Data = &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: uint64(off), Length: uint64(len(t.Data))}}
@@ -149,7 +149,7 @@ func (e *executable) call(ctx context.Context, req *pluginpb.InvokeRequest) (*pl
 
 // readOutputs checks the plugin's outputs against what was asked (count,
 // types, shapes, sizes, regions) and copies them into outputs.
-func (e *executable) readOutputs(asked, got []*pluginpb.Tensor, outputs []*kernels.Tensor) error {
+func (e *executable) readOutputs(asked, got []*pluginpb.Tensor, outputs []*tensor.Tensor) error {
 	if len(got) != len(asked) {
 		return fmt.Errorf("%w: %d outputs, want %d", ErrMalformed, len(got), len(asked))
 	}
@@ -157,7 +157,7 @@ func (e *executable) readOutputs(asked, got []*pluginpb.Tensor, outputs []*kerne
 		a := asked[i]
 		if g.Type != a.Type || !slices.Equal(g.Shape, a.Shape) {
 			return fmt.Errorf("%w: output %d is %s %v, want %s %v", ErrMalformed, i,
-				kernels.DType(g.Type), g.Shape, kernels.DType(a.Type), a.Shape)
+				tensor.DType(g.Type), g.Shape, tensor.DType(a.Type), a.Shape)
 		}
 		var data []byte
 		switch d := g.Data.(type) {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/tensor"
 )
 
 // TestReadOutputsMalformed feeds the host's output check every kind of
@@ -29,17 +29,17 @@ func TestReadOutputsMalformed(t *testing.T) {
 		return &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: off, Length: n}}
 	}
 	asked := []*pluginpb.Tensor{
-		{Type: int32(kernels.Uint8), Shape: []int64{1, 4}, Bytes: 4},
-		{Type: int32(kernels.Float32), Shape: []int64{2, 128}, Bytes: 1024, Data: shm(64, 1024)},
+		{Type: int32(tensor.Uint8), Shape: []int64{1, 4}, Bytes: 4},
+		{Type: int32(tensor.Float32), Shape: []int64{2, 128}, Bytes: 1024, Data: shm(64, 1024)},
 	}
 	good := func() []*pluginpb.Tensor {
 		return []*pluginpb.Tensor{
-			{Type: int32(kernels.Uint8), Shape: []int64{1, 4}, Bytes: 4, Data: &pluginpb.Tensor_Inline{Inline: []byte{1, 2, 3, 4}}},
-			{Type: int32(kernels.Float32), Shape: []int64{2, 128}, Bytes: 1024, Data: shm(64, 1024)},
+			{Type: int32(tensor.Uint8), Shape: []int64{1, 4}, Bytes: 4, Data: &pluginpb.Tensor_Inline{Inline: []byte{1, 2, 3, 4}}},
+			{Type: int32(tensor.Float32), Shape: []int64{2, 128}, Bytes: 1024, Data: shm(64, 1024)},
 		}
 	}
-	outs := func() []*kernels.Tensor {
-		return []*kernels.Tensor{{Data: make([]byte, 4)}, {Data: make([]byte, 1024)}}
+	outs := func() []*tensor.Tensor {
+		return []*tensor.Tensor{{Data: make([]byte, 4)}, {Data: make([]byte, 1024)}}
 	}
 	for i := range 1024 {
 		r.data[64+i] = byte(i)
@@ -57,7 +57,7 @@ func TestReadOutputsMalformed(t *testing.T) {
 		want  string
 	}{
 		{"too few", func(g []*pluginpb.Tensor) []*pluginpb.Tensor { return g[:1] }, "1 outputs, want 2"},
-		{"type", func(g []*pluginpb.Tensor) []*pluginpb.Tensor { g[0].Type = int32(kernels.Int8); return g }, "output 0 is INT8"},
+		{"type", func(g []*pluginpb.Tensor) []*pluginpb.Tensor { g[0].Type = int32(tensor.Int8); return g }, "output 0 is INT8"},
 		{"shape", func(g []*pluginpb.Tensor) []*pluginpb.Tensor { g[1].Shape = []int64{256}; return g }, "output 1 is FLOAT32 [256]"},
 		{"short inline", func(g []*pluginpb.Tensor) []*pluginpb.Tensor {
 			g[0].Data = &pluginpb.Tensor_Inline{Inline: []byte{1}}
@@ -78,7 +78,7 @@ func TestReadOutputsMalformed(t *testing.T) {
 	// A region reference beyond the region (asked that way by a confused
 	// host) is refused, not read.
 	far := []*pluginpb.Tensor{{Type: 3, Shape: []int64{8}, Bytes: 8, Data: shm(4092, 8)}}
-	if err := e.readOutputs(far, far, []*kernels.Tensor{{Data: make([]byte, 8)}}); !errors.Is(err, ErrMalformed) {
+	if err := e.readOutputs(far, far, []*tensor.Tensor{{Data: make([]byte, 8)}}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("out-of-range region: %v", err)
 	}
 }
@@ -223,9 +223,9 @@ func TestTailWriter(t *testing.T) {
 // one; with a doorbell every tensor with bytes goes to the region.
 func TestPlacementSlack(t *testing.T) {
 	e := &executable{c: &Client{opts: Options{ShmThreshold: DefaultShmThreshold}}}
-	var ins []*kernels.Tensor
+	var ins []*tensor.Tensor
 	for _, n := range []int{48 * delegate.Page, 1, delegate.Page - 10, 100, 0, 3 * delegate.Page, 20 << 10, delegate.Page - 64} {
-		ins = append(ins, &kernels.Tensor{Data: make([]byte, n)})
+		ins = append(ins, &tensor.Tensor{Data: make([]byte, n)})
 	}
 	for _, bell := range []bool{false, true} {
 		offsets, size := e.placement(ins, nil, bell)

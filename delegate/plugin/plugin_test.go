@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/tensor"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -39,7 +40,7 @@ func open(t *testing.T, name string, opts *plugin.Options) *plugin.Client {
 // and settings s, its inputs set from the golden input.
 func interp(t *testing.T, gc shared.GoldenCase, s *config.TFLiteSettings, d ...delegate.Delegate) (*core.Interpreter, error) {
 	t.Helper()
-	m, err := core.LoadModel(shared.Model(t, gc.Model))
+	m, err := model.Load(shared.Model(t, gc.Model))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +233,14 @@ func TestConcurrentInterpreters(t *testing.T) {
 	c := open(t, "cpu", &plugin.Options{ShmDir: t.TempDir()})
 	type job struct {
 		name  string
-		model *core.Model
+		model *model.Model
 		input []byte
 		want  []byte
 	}
 	var jobs []job
 	for _, name := range []string{"split_concat__seed1", "mobilenet_v1_0.25_128_quant__cat_128"} {
 		gc := shared.GoldenCaseNamed(t, name)
-		m, err := core.LoadModel(shared.Model(t, gc.Model))
+		m, err := model.Load(shared.Model(t, gc.Model))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,16 +366,16 @@ func TestDoorbell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := core.NewModel(data)
+	m, err := model.New(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sg := m.Subgraphs[0]
-	tensors := func(ids []int, fill byte) []*kernels.Tensor {
-		var ts []*kernels.Tensor
+	tensors := func(ids []int, fill byte) []*tensor.Tensor {
+		var ts []*tensor.Tensor
 		for _, id := range ids {
 			ti := sg.Tensors[id]
-			kt := &kernels.Tensor{Type: ti.Type, Shape: ti.Shape}
+			kt := &tensor.Tensor{Type: ti.Type, Shape: ti.Shape}
 			kt.Data = make([]byte, kt.Bytes())
 			for i := range kt.Data {
 				kt.Data[i] = fill + byte(i*7)

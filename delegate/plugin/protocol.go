@@ -10,10 +10,10 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/tensor"
 )
 
 // ProtocolVersion is the version of delego's plugin protocol that this
@@ -81,7 +81,7 @@ func supportToPB(s *delegate.Support) (builtins, custom []*pluginpb.OpSupport) {
 	if s == nil {
 		return nil, nil
 	}
-	types := func(ts []kernels.DType) []int32 {
+	types := func(ts []tensor.DType) []int32 {
 		var out []int32
 		for _, t := range ts {
 			out = append(out, int32(t))
@@ -113,13 +113,13 @@ func supportToPB(s *delegate.Support) (builtins, custom []*pluginpb.OpSupport) {
 func supportFromPB(builtins, custom []*pluginpb.OpSupport) (*delegate.Support, error) {
 	s := &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{}, Custom: map[string]delegate.OpSupport{}}
 	conv := func(o *pluginpb.OpSupport) (delegate.OpSupport, error) {
-		r := kernels.VersionRange{Min: int(o.MinVersion), Max: int(o.MaxVersion)}
+		r := tensor.VersionRange{Min: int(o.MinVersion), Max: int(o.MaxVersion)}
 		if r.Min < 1 || r.Max < r.Min {
 			return delegate.OpSupport{}, fmt.Errorf("%w: version range %d-%d", ErrMalformed, r.Min, r.Max)
 		}
 		out := delegate.OpSupport{Versions: r}
 		for _, t := range o.Types {
-			out.Types = append(out.Types, kernels.DType(t))
+			out.Types = append(out.Types, tensor.DType(t))
 		}
 		return out, nil
 	}

@@ -16,9 +16,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/tensor"
 )
 
 // Serve serves d as a delego plugin on the go-plugin handshake and never
@@ -226,13 +226,13 @@ func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.Invoke
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
 	}
 	var err error
-	ins := make([]*kernels.Tensor, len(req.Inputs))
+	ins := make([]*tensor.Tensor, len(req.Inputs))
 	for i, t := range req.Inputs {
 		if ins[i], err = r.tensor(t, false); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "input %d: %v", i, err)
 		}
 	}
-	outs := make([]*kernels.Tensor, len(req.Outputs))
+	outs := make([]*tensor.Tensor, len(req.Outputs))
 	for i, t := range req.Outputs {
 		if outs[i], err = r.tensor(t, true); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "output %d: %v", i, err)
@@ -259,12 +259,12 @@ func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.Invoke
 
 // tensor is the delegate's view of a tensor on the wire: its bytes inline,
 // in the region, or (an output to send back inline) a new buffer.
-func (r *region) tensor(t *pluginpb.Tensor, output bool) (*kernels.Tensor, error) {
+func (r *region) tensor(t *pluginpb.Tensor, output bool) (*tensor.Tensor, error) {
 	shape, err := shapeFromPB(t.Shape)
 	if err != nil {
 		return nil, err
 	}
-	kt := &kernels.Tensor{Type: kernels.DType(t.Type), Shape: shape}
+	kt := &tensor.Tensor{Type: tensor.DType(t.Type), Shape: shape}
 	switch d := t.Data.(type) {
 	case *pluginpb.Tensor_Inline:
 		kt.Data = d.Inline

@@ -21,15 +21,17 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 // Options shape the generated graphs. The zero value is usable.
 type Options struct {
 	// Types are the activation types to choose from (kernels.Float32,
 	// kernels.Uint8); empty means both.
-	Types []kernels.DType
+	Types []tensor.DType
 	// MinNodes and MaxNodes bound the number of operators (defaults 5 and 40).
 	MinNodes, MaxNodes int
 	// MaxInputs bounds the number of graph inputs (default 3).
@@ -37,7 +39,7 @@ type Options struct {
 	// Ops restricts the ops used; empty means all of [Ops].
 	Ops []schema.BuiltinOperator
 	// Version chooses an op's version; nil gives every op version 1.
-	Version func(op schema.BuiltinOperator, t kernels.DType, r *rand.Rand) int
+	Version func(op schema.BuiltinOperator, t tensor.DType, r *rand.Rand) int
 }
 
 // Ops lists every op the generator can emit.
@@ -55,8 +57,8 @@ func Ops() []schema.BuiltinOperator {
 // AnyVersion returns a Version function that picks uniformly among the
 // versions reg registers for each op, so graphs exercise version ranges.
 // The kernels ignore the version for the types generated here.
-func AnyVersion(reg *kernels.Registry) func(schema.BuiltinOperator, kernels.DType, *rand.Rand) int {
-	return func(op schema.BuiltinOperator, _ kernels.DType, r *rand.Rand) int {
+func AnyVersion(reg *kernels.Registry) func(schema.BuiltinOperator, tensor.DType, *rand.Rand) int {
+	return func(op schema.BuiltinOperator, _ tensor.DType, r *rand.Rand) int {
 		rg, ok := reg.Lookup(op, "")
 		if !ok {
 			return 1
@@ -68,7 +70,7 @@ func AnyVersion(reg *kernels.Registry) func(schema.BuiltinOperator, kernels.DTyp
 // Graph is one generated model.
 type Graph struct {
 	Seed  uint64
-	Type  kernels.DType
+	Type  tensor.DType
 	Model []byte
 	// Nodes are the operators, in model order.
 	Nodes []Node
@@ -91,7 +93,7 @@ func (g *Graph) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "randgraph seed %d (%s, %d nodes, inputs %v, outputs %v):", g.Seed, g.Type, len(g.Nodes), g.Inputs, g.Outputs)
 	for i, n := range g.Nodes {
-		fmt.Fprintf(&b, "\n  %d: %s v%d %v -> %v", i, kernels.OpName(n.Op), n.Version, n.Inputs, n.Outputs)
+		fmt.Fprintf(&b, "\n  %d: %s v%d %v -> %v", i, model.OpName(n.Op), n.Version, n.Inputs, n.Outputs)
 	}
 	return b.String()
 }
@@ -102,8 +104,8 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]byte, len(g.InputShapes))
 	for i, s := range g.InputShapes {
-		n := kernels.NumElements(s)
-		if g.Type == kernels.Float32 {
+		n := tensor.NumElements(s)
+		if g.Type == tensor.Float32 {
 			out[i] = floats(r, n, 1)
 		} else {
 			out[i] = make([]byte, n)
@@ -128,7 +130,7 @@ type value struct {
 type gen struct {
 	r      *rand.Rand
 	opts   Options
-	typ    kernels.DType
+	typ    tensor.DType
 	b      *modelbuild.Builder
 	vals   []*value
 	nodes  []Node
@@ -154,7 +156,7 @@ func Generate(seed uint64, opts Options) *Graph {
 		opts.Ops = Ops()
 	}
 	if len(opts.Types) == 0 {
-		opts.Types = []kernels.DType{kernels.Float32, kernels.Uint8}
+		opts.Types = []tensor.DType{tensor.Float32, tensor.Uint8}
 	}
 	r := rand.New(rand.NewPCG(seed, 0x9a4f))
 	g := &gen{r: r, opts: opts, typ: opts.Types[r.IntN(len(opts.Types))], b: modelbuild.New(), extras: map[int]bool{}}
@@ -217,7 +219,7 @@ func (g *gen) name(prefix string) string {
 }
 
 func (g *gen) tensorOpts(q quant) []modelbuild.TensorOption {
-	if g.typ == kernels.Float32 {
+	if g.typ == tensor.Float32 {
 		return nil
 	}
 	return []modelbuild.TensorOption{modelbuild.Quant(q.scale, q.zp)}
@@ -287,7 +289,7 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
 		g.binary(op)
 	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
-		if g.typ == kernels.Float32 {
+		if g.typ == tensor.Float32 {
 			g.binary(op)
 		}
 	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
@@ -343,7 +345,7 @@ func (g *gen) unary(op schema.BuiltinOperator, x *value) {
 
 // broadcastable says whether shapes a and b broadcast together.
 func broadcastable(a, b []int) bool {
-	_, err := kernels.BroadcastShape(a, b)
+	_, err := tensor.BroadcastShape(a, b)
 	return err == nil
 }
 
@@ -379,8 +381,8 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 		consts = []int{g.constant(yShape, yq)}
 		ins = []*value{x}
 	}
-	shape, _ := kernels.BroadcastShape(x.shape, yShape) // broadcastable by construction
-	if kernels.NumElements(shape) > maxElements {
+	shape, _ := tensor.BroadcastShape(x.shape, yShape) // broadcastable by construction
+	if tensor.NumElements(shape) > maxElements {
 		return // an unread constant may stay behind: harmless
 	}
 	var oq quant
@@ -409,15 +411,15 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 
 // constant adds a constant activation-typed tensor of random values.
 func (g *gen) constant(shape []int, q quant) int {
-	n := kernels.NumElements(shape)
-	if g.typ == kernels.Float32 {
-		return g.b.Const(g.name("c"), kernels.Float32, shape, floats(g.r, n, 1))
+	n := tensor.NumElements(shape)
+	if g.typ == tensor.Float32 {
+		return g.b.Const(g.name("c"), tensor.Float32, shape, floats(g.r, n, 1))
 	}
 	data := make([]byte, n)
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	return g.b.Const(g.name("c"), kernels.Uint8, shape, data, modelbuild.Quant(q.scale, q.zp))
+	return g.b.Const(g.name("c"), tensor.Uint8, shape, data, modelbuild.Quant(q.scale, q.zp))
 }
 
 func floats(r *rand.Rand, n int, scale float32) []byte {
@@ -439,12 +441,12 @@ func int32s(v ...int) []byte {
 // weights adds the filter (and maybe bias) of a conv or FC layer with
 // depth k, and returns them with the output quantization.
 func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq quant) {
-	n := kernels.NumElements(shape)
+	n := tensor.NumElements(shape)
 	bias = -1
-	if g.typ == kernels.Float32 {
-		filter = g.b.Const(g.name("w"), kernels.Float32, shape, floats(g.r, n, 1/float32(math.Sqrt(float64(k)))))
+	if g.typ == tensor.Float32 {
+		filter = g.b.Const(g.name("w"), tensor.Float32, shape, floats(g.r, n, 1/float32(math.Sqrt(float64(k)))))
 		if g.r.IntN(5) != 0 {
-			bias = g.b.Const(g.name("b"), kernels.Float32, []int{outC}, floats(g.r, outC, 0.5))
+			bias = g.b.Const(g.name("b"), tensor.Float32, []int{outC}, floats(g.r, outC, 0.5))
 		}
 		return filter, bias, quant{}
 	}
@@ -453,14 +455,14 @@ func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq 
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	filter = g.b.Const(g.name("w"), kernels.Uint8, shape, data, modelbuild.Quant(fs, int64(100+g.r.IntN(57))))
+	filter = g.b.Const(g.name("w"), tensor.Uint8, shape, data, modelbuild.Quant(fs, int64(100+g.r.IntN(57))))
 	bs := x.scale * fs
 	if g.r.IntN(5) != 0 {
 		b := make([]int, outC)
 		for i := range b {
 			b[i] = g.r.IntN(4001) - 2000
 		}
-		bias = g.b.Const(g.name("b"), kernels.Int32, []int{outC}, int32s(b...), modelbuild.Quant(bs, 0))
+		bias = g.b.Const(g.name("b"), tensor.Int32, []int{outC}, int32s(b...), modelbuild.Quant(bs, 0))
 	}
 	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), int64(100 + g.r.IntN(57))}
 	return filter, bias, oq
@@ -497,7 +499,7 @@ func (g *gen) conv(depthwise bool) {
 		fshape = []int{outC, kh, kw, c}
 	}
 	shape := []int{x.shape[0], oh, ow, outC}
-	if kernels.NumElements(shape) > maxElements {
+	if tensor.NumElements(shape) > maxElements {
 		return
 	}
 	filter, bias, oq := g.weights(x, fshape, outC, k)
@@ -528,7 +530,7 @@ func (g *gen) fullyConnected() {
 	}
 	depth := x.shape[len(x.shape)-1]
 	units := 1 + g.r.IntN(8)
-	shape := []int{kernels.NumElements(x.shape) / depth, units}
+	shape := []int{tensor.NumElements(x.shape) / depth, units}
 	filter, bias, oq := g.weights(x, []int{units, depth}, units, depth)
 	out := g.newValue(shape, oq)
 	options := modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{
@@ -573,7 +575,7 @@ func (g *gen) concat() {
 	for _, v := range ins {
 		shape[axis] += v.shape[axis]
 	}
-	if kernels.NumElements(shape) > maxElements {
+	if tensor.NumElements(shape) > maxElements {
 		return
 	}
 	q := quant{x.scale, x.zp}
@@ -595,7 +597,7 @@ func (g *gen) reshape() {
 	if x == nil {
 		return
 	}
-	n := kernels.NumElements(x.shape)
+	n := tensor.NumElements(x.shape)
 	var divs []int
 	for d := 1; d <= n; d++ {
 		if n%d == 0 {
@@ -622,7 +624,7 @@ func (g *gen) reshape() {
 	if g.r.IntN(3) == 0 {
 		spec[g.r.IntN(len(spec))] = -1
 	}
-	c := g.b.Const(g.name("shape"), kernels.Int32, []int{len(spec)}, int32s(spec...))
+	c := g.b.Const(g.name("shape"), tensor.Int32, []int{len(spec)}, int32s(spec...))
 	out := g.newValue(shape, quant{x.scale, x.zp})
 	ns := make([]int32, len(spec))
 	for i, d := range spec {
@@ -652,7 +654,7 @@ func (g *gen) split() {
 	if g.r.IntN(2) == 0 {
 		ashape = []int{1}
 	}
-	c := g.b.Const(g.name("axis"), kernels.Int32, ashape, int32s(axis))
+	c := g.b.Const(g.name("axis"), tensor.Int32, ashape, int32s(axis))
 	outs := make([]*value, k)
 	for i := range outs {
 		outs[i] = g.newValue(shape, quant{x.scale, x.zp})
@@ -672,7 +674,7 @@ func (g *gen) transpose() {
 	for i, p := range perm {
 		shape[i] = x.shape[p]
 	}
-	c := g.b.Const(g.name("perm"), kernels.Int32, []int{len(perm)}, int32s(perm...))
+	c := g.b.Const(g.name("perm"), tensor.Int32, []int{len(perm)}, int32s(perm...))
 	out := g.newValue(shape, quant{x.scale, x.zp})
 	g.emit(schema.BuiltinOperatorTRANSPOSE, []*value{x}, []int{c}, nil, []*value{out},
 		modelbuild.Options(schema.BuiltinOptionsTransposeOptions, &schema.TransposeOptionsT{}))

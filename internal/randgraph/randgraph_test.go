@@ -10,6 +10,8 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/randgraph"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // TestGraphsRun loads and runs many generated graphs on the CPU: every one
@@ -20,7 +22,7 @@ func TestGraphsRun(t *testing.T) {
 	reg := kernels.Builtins()
 	opts := randgraph.Options{Version: randgraph.AnyVersion(reg)}
 	ops := map[schema.BuiltinOperator]int{}
-	types := map[kernels.DType]int{}
+	types := map[tensor.DType]int{}
 	var fanOut, joins, multiIn, multiOut, constantOutputs, outputs int
 	const n = 300
 	for seed := range uint64(n) {
@@ -29,7 +31,7 @@ func TestGraphsRun(t *testing.T) {
 		if len(g.Nodes) < 5 {
 			t.Errorf("seed %d: %d nodes, want at least 5", seed, len(g.Nodes))
 		}
-		m, err := core.NewModel(g.Model)
+		m, err := model.New(g.Model)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, g)
 		}
@@ -75,7 +77,7 @@ func TestGraphsRun(t *testing.T) {
 				joins++
 			}
 			if reg, _ := reg.Lookup(nd.Op, ""); !reg.Versions.Contains(nd.Version) {
-				t.Errorf("seed %d: %s v%d outside the kernel's %s", seed, kernels.OpName(nd.Op), nd.Version, reg.Versions)
+				t.Errorf("seed %d: %s v%d outside the kernel's %s", seed, model.OpName(nd.Op), nd.Version, reg.Versions)
 			}
 		}
 		for _, c := range readers {
@@ -93,10 +95,10 @@ func TestGraphsRun(t *testing.T) {
 	}
 	for _, op := range randgraph.Ops() {
 		if ops[op] == 0 {
-			t.Errorf("no graph holds %s", kernels.OpName(op))
+			t.Errorf("no graph holds %s", model.OpName(op))
 		}
 	}
-	if types[kernels.Float32] == 0 || types[kernels.Uint8] == 0 {
+	if types[tensor.Float32] == 0 || types[tensor.Uint8] == 0 {
 		t.Errorf("types %v: want both float32 and uint8 graphs", types)
 	}
 	if fanOut < n/2 || joins < n/2 || multiIn < n/4 || multiOut < n/2 {
@@ -132,14 +134,14 @@ func TestDeterministic(t *testing.T) {
 // TestOptions checks that the options restrict what is generated.
 func TestOptions(t *testing.T) {
 	opts := randgraph.Options{
-		Types:    []kernels.DType{kernels.Uint8},
+		Types:    []tensor.DType{tensor.Uint8},
 		MinNodes: 10, MaxNodes: 12,
 		Ops:     []schema.BuiltinOperator{schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorADD},
-		Version: func(op schema.BuiltinOperator, _ kernels.DType, _ *rand.Rand) int { return 2 },
+		Version: func(op schema.BuiltinOperator, _ tensor.DType, _ *rand.Rand) int { return 2 },
 	}
 	for seed := range uint64(20) {
 		g := randgraph.Generate(seed, opts)
-		if g.Type != kernels.Uint8 {
+		if g.Type != tensor.Uint8 {
 			t.Errorf("seed %d: type %s", seed, g.Type)
 		}
 		if len(g.Nodes) < 10 || len(g.Nodes) > 12+len(g.Inputs) {
@@ -149,7 +151,7 @@ func TestOptions(t *testing.T) {
 			switch {
 			case nd.Op == schema.BuiltinOperatorRELU: // consumes an input nothing else read
 			case nd.Op != schema.BuiltinOperatorCONV_2D && nd.Op != schema.BuiltinOperatorADD:
-				t.Errorf("seed %d: op %s", seed, kernels.OpName(nd.Op))
+				t.Errorf("seed %d: op %s", seed, model.OpName(nd.Op))
 			}
 			if nd.Version != 2 {
 				t.Errorf("seed %d: version %d", seed, nd.Version)

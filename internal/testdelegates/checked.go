@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
 )
 
 // Node is what a Checked delegate's predicate sees of a node.
 type Node struct {
 	// Index is the operator's index in the model's primary subgraph.
 	Index int
-	delegate.NodeView
+	model.NodeView
 }
 
 // Checked wraps a delegate with the finer support check: Refuse returns a
@@ -34,12 +34,12 @@ func NewChecked(d delegate.Delegate, refuse func(Node) string) *Checked {
 }
 
 // CheckNodes implements delegate.Checker.
-func (c *Checked) CheckNodes(_ context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
+func (c *Checked) CheckNodes(_ context.Context, data []byte, nodes []int) ([]delegate.Verdict, error) {
 	c.mu.Lock()
 	c.calls++
 	c.nodes = append(c.nodes, append([]int(nil), nodes...))
 	c.mu.Unlock()
-	m, err := core.NewModel(model)
+	m, err := model.New(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: finer check: %w", c.Name(), err)
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/tensor"
 )
 
 // ErrInjected is wrapped by every error a Faulty delegate makes up.
@@ -170,7 +170,7 @@ type faultyExe struct {
 }
 
 // corrupt overwrites every output byte with its complement.
-func corrupt(outputs []*kernels.Tensor) {
+func corrupt(outputs []*tensor.Tensor) {
 	for _, t := range outputs {
 		for i := range t.Data {
 			t.Data[i] = ^t.Data[i]
@@ -178,7 +178,7 @@ func corrupt(outputs []*kernels.Tensor) {
 	}
 }
 
-func (e *faultyExe) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (e *faultyExe) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	f := e.f
 	f.mu.Lock()
 	f.invokes++

@@ -18,11 +18,12 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/tensor"
 )
 
 // Op is one op a Subset accepts.
@@ -30,9 +31,9 @@ type Op struct {
 	Code schema.BuiltinOperator
 	// Versions accepted; the zero value means every version delego's
 	// kernel for the op registers.
-	Versions kernels.VersionRange
+	Versions tensor.VersionRange
 	// Types accepted for the node's non-constant tensors; empty accepts any.
-	Types []kernels.DType
+	Types []tensor.DType
 }
 
 // OpVersion is an op code with its version, as found in a partition.
@@ -41,7 +42,7 @@ type OpVersion struct {
 	Version int
 }
 
-func (o OpVersion) String() string { return fmt.Sprintf("%s v%d", kernels.OpName(o.Code), o.Version) }
+func (o OpVersion) String() string { return fmt.Sprintf("%s v%d", model.OpName(o.Code), o.Version) }
 
 // Received is one partition a delegate was handed.
 type Received struct {
@@ -71,7 +72,7 @@ func NewSubset(name string, ops ...Op) *Subset {
 	sup := &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{}}
 	for _, op := range ops {
 		v := op.Versions
-		if v == (kernels.VersionRange{}) {
+		if v == (tensor.VersionRange{}) {
 			if r, ok := reg.Lookup(op.Code, ""); ok {
 				v = r.Versions
 			}
@@ -94,13 +95,13 @@ func (s *Subset) Support(context.Context) (*delegate.Support, error) {
 }
 
 // Accepts applies the declared support to one node, as the host does.
-func (s *Subset) Accepts(n delegate.NodeView) delegate.Verdict { return s.sup.Check(s.name, n) }
+func (s *Subset) Accepts(n model.NodeView) delegate.Verdict { return s.sup.Check(s.name, n) }
 
 // Compile records the partition, checks that every node in it is one the
 // delegate declared (recording a violation and failing otherwise), and
 // compiles it with the cpu delegate.
 func (s *Subset) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
-	m, err := core.NewModel(p.Model)
+	m, err := model.New(p.Model)
 	if err != nil {
 		s.violate("partition model: %v", err)
 		return nil, fmt.Errorf("%s: partition model: %w", s.name, err)
@@ -178,7 +179,7 @@ type subsetExe struct {
 	closed bool
 }
 
-func (e *subsetExe) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (e *subsetExe) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -212,8 +213,8 @@ func (e *subsetExe) Close() error {
 // overlaps describes the first pair of distinct boundary tensors whose
 // memory overlaps where one of them is written (an output against anything
 // else), or returns "".
-func overlaps(inputs, outputs []*kernels.Tensor) string {
-	span := func(t *kernels.Tensor) (lo, hi uintptr) {
+func overlaps(inputs, outputs []*tensor.Tensor) string {
+	span := func(t *tensor.Tensor) (lo, hi uintptr) {
 		if t == nil || len(t.Data) == 0 {
 			return 0, 0
 		}

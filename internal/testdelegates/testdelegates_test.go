@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 // reluTanh is a float32 model: in -> RELU -> TANH -> out.
 func reluTanh() []byte {
 	b := modelbuild.New()
-	in := b.Tensor("in", kernels.Float32, []int{1, 4})
-	mid := b.Tensor("mid", kernels.Float32, []int{1, 4})
-	out := b.Tensor("out", kernels.Float32, []int{1, 4})
+	in := b.Tensor("in", tensor.Float32, []int{1, 4})
+	mid := b.Tensor("mid", tensor.Float32, []int{1, 4})
+	out := b.Tensor("out", tensor.Float32, []int{1, 4})
 	b.Op(schema.BuiltinOperatorRELU, 1, []int{in}, []int{mid}, nil)
 	b.Op(schema.BuiltinOperatorTANH, 2, []int{mid}, []int{out}, nil)
 	b.Inputs(in)
@@ -26,15 +26,15 @@ func reluTanh() []byte {
 
 func TestSubsetRecordsAndRefuses(t *testing.T) {
 	ctx := t.Context()
-	s := NewSubset("s", Op{Code: schema.BuiltinOperatorRELU}, Op{Code: schema.BuiltinOperatorTANH, Versions: kernels.VersionRange{Min: 1, Max: 2}})
+	s := NewSubset("s", Op{Code: schema.BuiltinOperatorRELU}, Op{Code: schema.BuiltinOperatorTANH, Versions: tensor.VersionRange{Min: 1, Max: 2}})
 	exe, err := s.Compile(ctx, &delegate.Partition{Model: reluTanh()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := kernels.NewTensor(kernels.Float32, 1, 4)
+	in := tensor.NewTensor(tensor.Float32, 1, 4)
 	copy(in.Float32s(), []float32{-1, 0.5, 2, -3})
-	out := kernels.NewTensor(kernels.Float32, 1, 4)
-	if err := exe.Invoke(ctx, []*kernels.Tensor{in}, []*kernels.Tensor{out}); err != nil {
+	out := tensor.NewTensor(tensor.Float32, 1, 4)
+	if err := exe.Invoke(ctx, []*tensor.Tensor{in}, []*tensor.Tensor{out}); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.Float32s(); got[0] != 0 || got[1] <= 0.4 || got[3] != 0 {
@@ -48,8 +48,8 @@ func TestSubsetRecordsAndRefuses(t *testing.T) {
 		t.Errorf("invokes %d, open %d, violations %q", s.Invokes(), s.Open(), s.Violations())
 	}
 	// Overlapping boundary memory is a violation.
-	alias := &kernels.Tensor{Name: "alias", Type: kernels.Float32, Shape: []int{1, 4}, Data: in.Data}
-	if err := exe.Invoke(ctx, []*kernels.Tensor{in}, []*kernels.Tensor{alias}); err != nil {
+	alias := &tensor.Tensor{Name: "alias", Type: tensor.Float32, Shape: []int{1, 4}, Data: in.Data}
+	if err := exe.Invoke(ctx, []*tensor.Tensor{in}, []*tensor.Tensor{alias}); err != nil {
 		t.Fatal(err)
 	}
 	if v := s.Violations(); len(v) != 1 || !strings.Contains(v[0], "share memory") {
@@ -61,7 +61,7 @@ func TestSubsetRecordsAndRefuses(t *testing.T) {
 		t.Errorf("violations %q, open %d", v, s.Open())
 	}
 
-	narrow := NewSubset("narrow", Op{Code: schema.BuiltinOperatorRELU}, Op{Code: schema.BuiltinOperatorTANH, Versions: kernels.VersionRange{Min: 1, Max: 1}})
+	narrow := NewSubset("narrow", Op{Code: schema.BuiltinOperatorRELU}, Op{Code: schema.BuiltinOperatorTANH, Versions: tensor.VersionRange{Min: 1, Max: 1}})
 	if _, err := narrow.Compile(ctx, &delegate.Partition{Model: reluTanh()}); err == nil {
 		t.Error("a partition holding TANH v2 compiled on a delegate declaring 1")
 	}
@@ -72,19 +72,19 @@ func TestSubsetRecordsAndRefuses(t *testing.T) {
 
 func TestOverlaps(t *testing.T) {
 	buf := make([]byte, 32)
-	tensor := func(name string, lo, hi int) *kernels.Tensor {
-		return &kernels.Tensor{Name: name, Data: buf[lo:hi]}
+	mk := func(name string, lo, hi int) *tensor.Tensor {
+		return &tensor.Tensor{Name: name, Data: buf[lo:hi]}
 	}
 	for _, c := range []struct {
-		ins, outs []*kernels.Tensor
+		ins, outs []*tensor.Tensor
 		want      bool
 	}{
-		{[]*kernels.Tensor{tensor("a", 0, 8)}, []*kernels.Tensor{tensor("b", 8, 16)}, false},
-		{[]*kernels.Tensor{tensor("a", 0, 9)}, []*kernels.Tensor{tensor("b", 8, 16)}, true},
-		{[]*kernels.Tensor{tensor("a", 0, 8), tensor("c", 0, 8)}, []*kernels.Tensor{tensor("b", 8, 16)}, false}, // inputs may share
-		{nil, []*kernels.Tensor{tensor("b", 8, 16), tensor("d", 12, 20)}, true},
-		{[]*kernels.Tensor{tensor("s", 0, 8)}, []*kernels.Tensor{tensor("s", 0, 8)}, false}, // one tensor in and out
-		{[]*kernels.Tensor{tensor("a", 0, 0)}, []*kernels.Tensor{tensor("b", 0, 8)}, false},
+		{[]*tensor.Tensor{mk("a", 0, 8)}, []*tensor.Tensor{mk("b", 8, 16)}, false},
+		{[]*tensor.Tensor{mk("a", 0, 9)}, []*tensor.Tensor{mk("b", 8, 16)}, true},
+		{[]*tensor.Tensor{mk("a", 0, 8), mk("c", 0, 8)}, []*tensor.Tensor{mk("b", 8, 16)}, false}, // inputs may share
+		{nil, []*tensor.Tensor{mk("b", 8, 16), mk("d", 12, 20)}, true},
+		{[]*tensor.Tensor{mk("s", 0, 8)}, []*tensor.Tensor{mk("s", 0, 8)}, false}, // one tensor in and out
+		{[]*tensor.Tensor{mk("a", 0, 0)}, []*tensor.Tensor{mk("b", 0, 8)}, false},
 	} {
 		if got := overlaps(c.ins, c.outs) != ""; got != c.want {
 			t.Errorf("overlaps(%v, %v) = %t", c.ins, c.outs, got)
@@ -110,9 +110,9 @@ func TestFaulty(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exe.Close()
-	in, out := kernels.NewTensor(kernels.Float32, 1, 4), kernels.NewTensor(kernels.Float32, 1, 4)
+	in, out := tensor.NewTensor(tensor.Float32, 1, 4), tensor.NewTensor(tensor.Float32, 1, 4)
 	for call := 1; call <= 3; call++ {
-		err := exe.Invoke(ctx, []*kernels.Tensor{in}, []*kernels.Tensor{out})
+		err := exe.Invoke(ctx, []*tensor.Tensor{in}, []*tensor.Tensor{out})
 		if (call == 2) != errors.Is(err, ErrInjected) {
 			t.Errorf("call %d: %v", call, err)
 		}

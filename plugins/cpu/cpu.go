@@ -14,6 +14,8 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // Name is the delegate's name.
@@ -45,7 +47,7 @@ func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
 
 // Compile loads the partition as a model and prepares an interpreter for it.
 func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
-	m, err := core.NewModel(p.Model)
+	m, err := model.New(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: partition model: %w", err)
 	}
@@ -74,7 +76,7 @@ type executable struct {
 	it *core.Interpreter
 }
 
-func (e *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (e *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(inputs) != e.it.NumInputs() || len(outputs) != e.it.NumOutputs() {

@@ -24,11 +24,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/tensor"
 )
 
 // Name is the delegate's name.
@@ -68,7 +68,7 @@ func (d *Delegate) Name() string { return Name }
 // (Compile holds them to the executable's layers).
 func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
 	return &delegate.Support{Custom: map[string]delegate.OpSupport{
-		executable.CustomOp: {Versions: kernels.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
+		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
 	}}, nil
 }
 
@@ -128,7 +128,7 @@ type Node struct {
 // edgetpu-custom-op nodes, and every node's executables: each must parse,
 // pass the runtime's checks and fit the node's tensors.
 func Prepare(partition []byte) ([]*Node, error) {
-	m, err := core.NewModel(partition)
+	m, err := model.New(partition)
 	if err != nil {
 		return nil, fmt.Errorf("partition model: %w", err)
 	}
@@ -136,7 +136,7 @@ func Prepare(partition []byte) ([]*Node, error) {
 }
 
 // prepare is Prepare of a decoded partition.
-func prepare(m *core.Model) ([]*Node, error) {
+func prepare(m *model.Model) ([]*Node, error) {
 	sg := m.Subgraphs[0]
 	tensors := func(idx []int) []executable.Tensor {
 		out := make([]executable.Tensor, 0, len(idx))
@@ -184,7 +184,7 @@ func (d *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate
 	if err != nil {
 		return nil, err
 	}
-	m, err := core.NewModel(p.Model)
+	m, err := model.New(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("partition model: %w", err)
 	}

@@ -11,13 +11,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
+	"github.com/delego/delego/tensor"
 )
 
 // Both device types are transports.
@@ -87,13 +88,13 @@ func TestSupport(t *testing.T) {
 		t.Fatalf("support %+v, want edgetpu-custom-op only", s)
 	}
 	for _, c := range []struct {
-		view delegate.NodeView
+		view model.NodeView
 		ok   bool
 	}{
-		{delegate.NodeView{Op: 32, Custom: "edgetpu-custom-op", Name: "edgetpu-custom-op", Version: 1, Types: []kernels.DType{kernels.Uint8}}, true},
-		{delegate.NodeView{Op: 32, Custom: "edgetpu-custom-op", Name: "edgetpu-custom-op", Version: 2}, false},
-		{delegate.NodeView{Op: 32, Custom: "TFLite_Detection_PostProcess", Name: "TFLite_Detection_PostProcess", Version: 1}, false},
-		{delegate.NodeView{Op: 3, Name: "CONV_2D", Version: 1}, false},
+		{model.NodeView{Op: 32, Custom: "edgetpu-custom-op", Name: "edgetpu-custom-op", Version: 1, Types: []tensor.DType{tensor.Uint8}}, true},
+		{model.NodeView{Op: 32, Custom: "edgetpu-custom-op", Name: "edgetpu-custom-op", Version: 2}, false},
+		{model.NodeView{Op: 32, Custom: "TFLite_Detection_PostProcess", Name: "TFLite_Detection_PostProcess", Version: 1}, false},
+		{model.NodeView{Op: 3, Name: "CONV_2D", Version: 1}, false},
 	} {
 		if v := s.Check(Name, c.view); v.Accept != c.ok {
 			t.Errorf("%s v%d: %+v, want accept %v", c.view.Name, c.view.Version, v, c.ok)
@@ -235,8 +236,8 @@ func TestCompileWithDevices(t *testing.T) {
 // or tensor shapes.
 func edgeTPUModel(options []byte, in, out []int) []byte {
 	b := modelbuild.New()
-	i := b.Tensor("input", kernels.Uint8, in, modelbuild.Quant(0.0078125, 128))
-	o := b.Tensor("MobilenetV1/Predictions/Reshape_1", kernels.Uint8, out, modelbuild.Quant(0.00390625, 0))
+	i := b.Tensor("input", tensor.Uint8, in, modelbuild.Quant(0.0078125, 128))
+	o := b.Tensor("MobilenetV1/Predictions/Reshape_1", tensor.Uint8, out, modelbuild.Quant(0.00390625, 0))
 	b.CustomOp(executable.CustomOp, 1, []int{i}, []int{o}, options)
 	b.Inputs(i)
 	b.Outputs(o)
@@ -245,7 +246,7 @@ func edgeTPUModel(options []byte, in, out []int) []byte {
 
 func mobilenetOptions(t *testing.T) []byte {
 	t.Helper()
-	m, err := core.NewModel(modelBytes(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
+	m, err := model.New(modelBytes(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestCompileBadExecutables(t *testing.T) {
 // TestInterpreterWithoutDevice: through the interpreter, without fallback
 // the missing device reaches the caller as a compile error.
 func TestInterpreterWithoutDevice(t *testing.T) {
-	m, err := core.LoadModel(shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
+	m, err := model.Load(shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}

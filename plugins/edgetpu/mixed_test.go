@@ -12,14 +12,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
+	"github.com/delego/delego/tensor"
 )
 
 // A model mixing Edge TPU and CPU ops, as Coral's compiler leaves one when
@@ -36,7 +37,7 @@ func (m *mixedTensors) t(name string, shape ...int) int {
 	if i, ok := m.tensors[name]; ok {
 		return i
 	}
-	i := m.b.Tensor(name, kernels.Uint8, shape, modelbuild.Quant(0.0078125, 128))
+	i := m.b.Tensor(name, tensor.Uint8, shape, modelbuild.Quant(0.0078125, 128))
 	m.tensors[name] = i
 	return i
 }
@@ -48,7 +49,7 @@ func concat(axis int) *schema.BuiltinOptionsT {
 // mixedModels returns the mixed model and its twin.
 func mixedModels(t *testing.T) (mixed, twin []byte) {
 	t.Helper()
-	sc, err := core.NewModel(modelBytes(t, "split_concat_edgetpu.tflite"))
+	sc, err := model.New(modelBytes(t, "split_concat_edgetpu.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func mixedModels(t *testing.T) (mixed, twin []byte) {
 	win := []int{w.t("input1", 1, 8, 8, 3), w.t("inputs/rnn1", 1, 8, 8, 1), w.t("inputs/rnn2", 1, 8, 8, 2)}
 	all := w.t("concat", 1, 8, 8, 6)
 	w.b.Op(schema.BuiltinOperatorCONCATENATION, 1, win, []int{all}, concat(3))
-	axis := w.b.Const("split_dim", kernels.Int32, []int{}, []byte{3, 0, 0, 0})
+	axis := w.b.Const("split_dim", tensor.Int32, []int{}, []byte{3, 0, 0, 0})
 	var splits []int
 	for _, n := range []string{"concat/split0", "outputs/rnn1", "concat/split2", "concat/split3", "concat/split4", "concat/split5"} {
 		splits = append(splits, w.t(n, 1, 8, 8, 1))
@@ -84,7 +85,7 @@ func mixedModels(t *testing.T) (mixed, twin []byte) {
 }
 
 // run runs m with pseudo-random inputs and returns its outputs.
-func run(t *testing.T, m *core.Model, opts *core.Options) (*core.Interpreter, [][]byte) {
+func run(t *testing.T, m *model.Model, opts *core.Options) (*core.Interpreter, [][]byte) {
 	t.Helper()
 	it, err := core.NewInterpreter(m, opts)
 	if err != nil {
@@ -129,13 +130,13 @@ func TestMixedModelTwin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mixed.tflite"), twin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm, err := core.LoadModel(filepath.Join(dir, "mixed.tflite"))
+	tm, err := model.Load(filepath.Join(dir, "mixed.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, want := run(t, tm, nil)
 
-	m, err := core.LoadModel(filepath.Join(dir, "mixed_edgetpu.tflite"))
+	m, err := model.Load(filepath.Join(dir, "mixed_edgetpu.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +156,14 @@ func TestMixedModelTwin(t *testing.T) {
 // it runs an edgetpu-custom-op node by running the node's CPU twin.
 type workingEdgeTPU struct {
 	*Delegate
-	twin *core.Model // the node's twin
+	twin *model.Model // the node's twin
 }
 
 func (w workingEdgeTPU) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
 	if _, err := Prepare(p.Model); err != nil {
 		return nil, err
 	}
-	pm, err := core.NewModel(p.Model)
+	pm, err := model.New(p.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ type twinExecutable struct {
 	inputs, outputs []string
 }
 
-func (e *twinExecutable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (e *twinExecutable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	for i, t := range inputs {
 		if err := e.it.InputByName(e.inputs[i]).CopyFrom(t.Data); err != nil {
 			return err
@@ -214,16 +215,16 @@ func (e *twinExecutable) Close() error { return e.it.Close() }
 // it and the CONCATENATION after it runs on delego's CPU kernels.
 func TestMixedModelPartitions(t *testing.T) {
 	mixed, twin := mixedModels(t)
-	tm, err := core.NewModel(twin)
+	tm, err := model.New(twin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, want := run(t, tm, nil)
-	nodeTwin, err := core.LoadModel(shared.Model(t, "split_concat.tflite"))
+	nodeTwin, err := model.Load(shared.Model(t, "split_concat.tflite"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := core.NewModel(mixed)
+	m, err := model.New(mixed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
+	"github.com/delego/delego/tensor"
 )
 
 // This file is part 2 of the plugin: compiled partitions run on the device
@@ -270,7 +270,7 @@ func (r *runtime) close() error {
 
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
-func (d *Delegate) compile(ctx context.Context, m *core.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
+func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
 	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, len(m.Subgraphs[0].Tensors))}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
@@ -309,7 +309,7 @@ type runnable struct {
 	d      *Delegate
 	dev    Device
 	opts   driver.Options
-	m      *core.Model
+	m      *model.Model
 	nodes  []*Node
 	models []*driver.Model
 	// ins and outs are each node's tensors (nodeTensors).
@@ -318,7 +318,7 @@ type runnable struct {
 	// node's output tensors with their buffers (outputTensors), and every
 	// partition tensor's value so far (nil: none yet).
 	data    [][][]byte
-	results [][]*kernels.Tensor
+	results [][]*tensor.Tensor
 	vals    [][]byte
 	mu      sync.Mutex
 	closed  bool
@@ -327,15 +327,15 @@ type runnable struct {
 // outputTensors are the tensors that receive a node's output layers (outs,
 // as nodeTensors gives them), each with a buffer of its size; nil where a
 // layer goes to no tensor.
-func outputTensors(m *core.Model, outs []int) []*kernels.Tensor {
-	ts := make([]*kernels.Tensor, len(outs))
+func outputTensors(m *model.Model, outs []int) []*tensor.Tensor {
+	ts := make([]*tensor.Tensor, len(outs))
 	for j, ti := range outs {
 		if ti < 0 {
 			continue
 		}
 		info := m.Subgraphs[0].Tensors[ti]
-		ts[j] = &kernels.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant,
-			Data: make([]byte, kernels.NumElements(info.Shape)*info.Type.Size())}
+		ts[j] = &tensor.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant,
+			Data: make([]byte, tensor.NumElements(info.Shape)*info.Type.Size())}
 	}
 	return ts
 }
@@ -346,7 +346,7 @@ func outputTensors(m *core.Model, outs []int) []*kernels.Tensor {
 // "..._variable_output" layer's values going to the state tensor it
 // updates. A failure of the device closes it (the next Invoke opens it
 // again) and is an execution error.
-func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
@@ -415,7 +415,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor
 // main executable the tensor that receives it, -1 for none: the op's output
 // of the same index, or for a "..._variable_output" layer the input tensor
 // of the state it updates.
-func nodeTensors(op *core.Operator, n *Node) (ins, outs []int) {
+func nodeTensors(op *model.Operator, n *Node) (ins, outs []int) {
 	ins = slices.DeleteFunc(slices.Clone(op.Inputs), func(ti int) bool { return ti < 0 })
 	outs = make([]int, len(n.Main.Outputs))
 	for j := range n.Main.Outputs {

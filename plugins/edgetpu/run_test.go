@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
@@ -37,7 +38,7 @@ func simDelegate(t *testing.T, c tpusim.Config, opts ...Option) (*Delegate, *tpu
 // interpreter runs a shared model with the delegate.
 func interpreter(t *testing.T, name string, d *Delegate, settings *config.TFLiteSettings) *core.Interpreter {
 	t.Helper()
-	m, err := core.LoadModel(shared.Model(t, name))
+	m, err := model.Load(shared.Model(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestEnvOptions(t *testing.T) {
 // CPU kernels, from the node's relayouted outputs.
 func TestMixedModelSimulated(t *testing.T) {
 	mixed, _ := mixedModels(t)
-	m, err := core.NewModel(mixed)
+	m, err := model.New(mixed)
 	if err != nil {
 		t.Fatal(err)
 	}

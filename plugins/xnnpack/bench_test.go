@@ -13,6 +13,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/xnnpack"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkMobileNet(b *testing.B) {
 	for _, bm := range benchModels {
 		for _, path := range []string{"xnnpack", "cpu"} {
 			b.Run(bm.name+"/"+path, func(b *testing.B) {
-				m, err := core.LoadModel(shared.Model(b, bm.model))
+				m, err := model.Load(shared.Model(b, bm.model))
 				if err != nil {
 					b.Fatal(err)
 				}

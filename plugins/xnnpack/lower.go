@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // This file lowers TFLite operators onto XNNPACK nodes. Every condition the
@@ -29,15 +29,15 @@ const maxDims = 6
 
 // lowerer builds a program from a model's primary subgraph.
 type lowerer struct {
-	m   *core.Model
-	sg  *core.Subgraph
+	m   *model.Model
+	sg  *model.Subgraph
 	fsg schema.SubGraph // for operator options
 	p   *program
 	tv  map[int]int // tensor index -> value id
 	ops map[schema.BuiltinOperator]opEntry
 }
 
-func newLowerer(m *core.Model) (*lowerer, error) {
+func newLowerer(m *model.Model) (*lowerer, error) {
 	l := &lowerer{m: m, sg: m.Subgraphs[0], p: &program{}, tv: map[int]int{}, ops: map[schema.BuiltinOperator]opEntry{}}
 	for _, e := range opTable() {
 		l.ops[e.code] = e
@@ -51,7 +51,7 @@ func newLowerer(m *core.Model) (*lowerer, error) {
 
 // lowerModel lowers a whole partition model: every operator of subgraph 0,
 // with the subgraph's inputs and outputs as the program's.
-func lowerModel(m *core.Model) (*program, error) {
+func lowerModel(m *model.Model) (*program, error) {
 	l, err := newLowerer(m)
 	if err != nil {
 		return nil, err
@@ -129,14 +129,14 @@ func (l *lowerer) lowerOp(i int) (err error) {
 type opCtx struct {
 	l       *lowerer
 	index   int
-	op      *core.Operator
+	op      *model.Operator
 	code    schema.BuiltinOperator
 	version int
 	options any // *schema.XxxOptionsT, nil when absent
 }
 
 // tensor returns the declared tensor ti.
-func (c *opCtx) tensor(ti int) *core.TensorInfo { return &c.l.sg.Tensors[ti] }
+func (c *opCtx) tensor(ti int) *model.TensorInfo { return &c.l.sg.Tensors[ti] }
 
 // in returns the tensor index of input i, or -1 when absent.
 func (c *opCtx) in(i int) int {
@@ -206,7 +206,7 @@ func checkShape(shape []int) error {
 
 // quantParams returns a quantized tensor's per-tensor scale and zero point,
 // checked as XNNPACK and TFLite's delegate check them.
-func quantParams(t *core.TensorInfo) (float32, int32, error) {
+func quantParams(t *model.TensorInfo) (float32, int32, error) {
 	q := t.Quant
 	if q == nil || len(q.Scale) == 0 || len(q.ZeroPoint) == 0 {
 		return 0, 0, fmt.Errorf("%s tensor %q has no quantization", t.Type, t.Name)
@@ -218,7 +218,7 @@ func quantParams(t *core.TensorInfo) (float32, int32, error) {
 	if !normal(s) {
 		return 0, 0, fmt.Errorf("%s tensor %q has scale %g", t.Type, t.Name, s)
 	}
-	lo, hi, _ := kernels.QuantizedRange(t.Type)
+	lo, hi, _ := tensor.QuantizedRange(t.Type)
 	if zp < int64(lo) || zp > int64(hi) {
 		return 0, 0, fmt.Errorf("%s tensor %q has zero point %d", t.Type, t.Name, zp)
 	}
@@ -241,15 +241,15 @@ func (l *lowerer) activation(ti int) (int, error) {
 	}
 	v := value{tensor: ti, shape: slices.Clone(t.Shape), static: l.static(ti)}
 	switch t.Type {
-	case kernels.Float32:
+	case tensor.Float32:
 		v.dtype = dtF32
-	case kernels.Uint8, kernels.Int8:
+	case tensor.Uint8, tensor.Int8:
 		s, zp, err := quantParams(t)
 		if err != nil {
 			return 0, err
 		}
 		v.dtype, v.scale, v.zp = dtQU8, s, zp
-		if t.Type == kernels.Int8 {
+		if t.Type == tensor.Int8 {
 			v.dtype = dtQS8
 		}
 	default:
@@ -300,15 +300,15 @@ func (c *opCtx) weights(ti int, dims int, perChannelDim int) (int, *value, error
 	}
 	v := value{tensor: ti, shape: slices.Clone(t.Shape), static: data}
 	switch t.Type {
-	case kernels.Float32:
+	case tensor.Float32:
 		v.dtype = dtF32
-	case kernels.Uint8:
+	case tensor.Uint8:
 		s, zp, err := quantParams(t)
 		if err != nil {
 			return 0, nil, err
 		}
 		v.dtype, v.scale, v.zp = dtQU8, s, zp
-	case kernels.Int8:
+	case tensor.Int8:
 		q := t.Quant
 		if q == nil || len(q.Scale) == 0 {
 			return 0, nil, fmt.Errorf("INT8 weights %q have no quantization", t.Name)
@@ -363,9 +363,9 @@ func (c *opCtx) bias(ti int, n int, in, f *value) (int, error) {
 	}
 	v := value{tensor: ti, shape: []int{n}, static: data}
 	switch {
-	case in.dtype == dtF32 && t.Type == kernels.Float32:
+	case in.dtype == dtF32 && t.Type == tensor.Float32:
 		v.dtype = dtF32
-	case in.dtype != dtF32 && t.Type == kernels.Int32 && f.dtype == dtQCS8:
+	case in.dtype != dtF32 && t.Type == tensor.Int32 && f.dtype == dtQCS8:
 		v.dtype, v.chDim = dtQCS32, 0
 		for _, s := range f.scales {
 			v.scales = append(v.scales, in.scale*s)
@@ -375,7 +375,7 @@ func (c *opCtx) bias(ti int, n int, in, f *value) (int, error) {
 				return 0, fmt.Errorf("bias %q: channel %d scale %g", t.Name, i, s)
 			}
 		}
-	case in.dtype != dtF32 && t.Type == kernels.Int32:
+	case in.dtype != dtF32 && t.Type == tensor.Int32:
 		v.dtype, v.scale = dtQS32, in.scale*f.scale
 		if !normal(v.scale) {
 			return 0, fmt.Errorf("bias %q: scale %g", t.Name, v.scale)
@@ -406,7 +406,7 @@ func sameQuant(a, b *value) error {
 
 // actRange returns the output bounds of a fused activation for XNNPACK. For
 // quantized outputs the bounds are TFLite's integer bounds
-// (kernels.ActivationRangeQuantized) turned into the reals XNNPACK maps
+// (CalculateActivationRangeQuantized) turned into the reals XNNPACK maps
 // back onto exactly those integers.
 func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, error) {
 	inf := float32(math.Inf(1))
@@ -426,15 +426,17 @@ func actRange(act schema.ActivationFunctionType, out *value) (float32, float32, 
 	if out.dtype == dtF32 {
 		return lo, hi, nil
 	}
-	typ := kernels.Int8
+	typ := tensor.Int8
 	if out.dtype == dtQU8 {
-		typ = kernels.Uint8
+		typ = tensor.Uint8
 	}
-	qmin, qmax, _ := kernels.QuantizedRange(typ)
-	qlo, qhi, err := kernels.ActivationRangeQuantized(act, &kernels.Tensor{Type: typ,
-		Quant: &kernels.Quantization{Scale: []float32{out.scale}, ZeroPoint: []int64{int64(out.zp)}}})
-	if err != nil {
-		return 0, 0, err
+	// TFLite's CalculateActivationRangeQuantized: the activation's real
+	// bounds quantized onto the output, within the type's range.
+	qmin, qmax, _ := tensor.QuantizedRange(typ)
+	quantize := func(f float32) int32 { return out.zp + int32(math.Round(float64(f/out.scale))) }
+	qlo, qhi := max(qmin, quantize(lo)), qmax
+	if hi != inf {
+		qhi = min(qmax, quantize(hi))
 	}
 	if qlo >= qhi {
 		return 0, 0, fmt.Errorf("fused activation %s leaves no output range", schema.EnumNamesActivationFunctionType[act])
@@ -460,9 +462,13 @@ func window(p schema.Padding, in, k, s, d, out int) (before, after int, err erro
 		return 0, 0, fmt.Errorf("padding %d", p)
 	}
 	eff := (k-1)*d + 1
-	want := kernels.ComputeOutSize(p, in, k, s, d)
-	pad, offset := kernels.ComputePadding(s, d, in, k, want)
-	before, after = pad, pad+offset
+	// TFLite's ComputeOutSize and ComputePaddingWithOffset.
+	want := (in + s - eff) / s
+	if p == schema.PaddingSAME {
+		want = (in + s - 1) / s
+	}
+	total := max((want-1)*s+eff-in, 0)
+	before, after = total/2, total-total/2
 	if want <= 0 {
 		return 0, 0, fmt.Errorf("window %d (dilated %d) does not fit input %d", k, eff, in)
 	}
@@ -492,13 +498,13 @@ func (c *opCtx) intTensor(ti int, what string) ([]int, error) {
 		return nil, fmt.Errorf("%s %q is not constant", what, t.Name)
 	}
 	switch t.Type {
-	case kernels.Int32:
-		if len(data) != 4*kernels.NumElements(t.Shape) {
+	case tensor.Int32:
+		if len(data) != 4*tensor.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		return int32s(data), nil
-	case kernels.Int64:
-		if len(data) != 8*kernels.NumElements(t.Shape) {
+	case tensor.Int64:
+		if len(data) != 8*tensor.NumElements(t.Shape) {
 			return nil, fmt.Errorf("%s %q: %d bytes for shape %v", what, t.Name, len(data), t.Shape)
 		}
 		out := make([]int, len(data)/8)

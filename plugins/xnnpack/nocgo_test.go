@@ -9,9 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/xnnpack"
 )
 
@@ -26,7 +26,7 @@ func TestUnavailableWithoutCgo(t *testing.T) {
 		t.Error("Compile should fail")
 	}
 	model, _, _ := modelbuild.Example()
-	m, err := core.NewModel(model)
+	m, err := model.New(model)
 	if err != nil {
 		t.Fatal(err)
 	}

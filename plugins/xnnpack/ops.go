@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/tensor"
 )
 
 // opEntry is one op the binding handles: the versions and tensor types it
@@ -17,8 +17,8 @@ import (
 // come from this one table.
 type opEntry struct {
 	code     schema.BuiltinOperator
-	versions kernels.VersionRange
-	types    []kernels.DType
+	versions tensor.VersionRange
+	types    []tensor.DType
 	lower    func(*opCtx) error
 }
 
@@ -27,9 +27,9 @@ type opEntry struct {
 // per-channel; the finer check refuses the variants of a declared version
 // XNNPACK cannot run, such as hybrid weights).
 func opTable() []opEntry {
-	v := func(lo, hi int) kernels.VersionRange { return kernels.VersionRange{Min: lo, Max: hi} }
-	f32 := []kernels.DType{kernels.Float32}
-	f32q := []kernels.DType{kernels.Float32, kernels.Uint8, kernels.Int8}
+	v := func(lo, hi int) tensor.VersionRange { return tensor.VersionRange{Min: lo, Max: hi} }
+	f32 := []tensor.DType{tensor.Float32}
+	f32q := []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8}
 	return []opEntry{
 		{schema.BuiltinOperatorCONV_2D, v(1, 3), f32q, lowerConv2D},
 		{schema.BuiltinOperatorDEPTHWISE_CONV_2D, v(1, 3), f32q, lowerDepthwiseConv2D},
@@ -260,7 +260,7 @@ func lowerFullyConnected(c *opCtx) error {
 	}
 	in, f, out := x.in, x.f, x.out
 	oc, ic := f.shape[0], f.shape[1]
-	n := kernels.NumElements(in.shape)
+	n := tensor.NumElements(in.shape)
 	if n%ic != 0 {
 		return fmt.Errorf("%w: input %v is not a whole number of rows of %d", errShape, in.shape, ic)
 	}
@@ -314,7 +314,7 @@ func lowerBinary(k kind) func(*opCtx) error {
 		if a.dtype != out.dtype || b.dtype != out.dtype {
 			return fmt.Errorf("inputs %s and %s, output %s", a.dtype, b.dtype, out.dtype)
 		}
-		if want, err := kernels.BroadcastShape(a.shape, b.shape); err != nil || !slices.Equal(want, out.shape) {
+		if want, err := tensor.BroadcastShape(a.shape, b.shape); err != nil || !slices.Equal(want, out.shape) {
 			return fmt.Errorf("%w: %v and %v give output %v", errShape, a.shape, b.shape, out.shape)
 		}
 		lo, hi, err := actRange(c.fusedActivation(), out)
@@ -442,7 +442,7 @@ func lowerPrelu(c *opCtx) error {
 	}
 	at := c.tensor(c.in(1))
 	data := c.static(c.in(1))
-	if data == nil || at.Type != kernels.Float32 {
+	if data == nil || at.Type != tensor.Float32 {
 		return fmt.Errorf("alpha %q is not a constant FLOAT32 tensor", at.Name)
 	}
 	ch := in.shape[3]
@@ -662,7 +662,7 @@ func lowerReshape(c *opCtx) error {
 	if err != nil {
 		return err
 	}
-	if kernels.NumElements(in.shape) != kernels.NumElements(out.shape) {
+	if tensor.NumElements(in.shape) != tensor.NumElements(out.shape) {
 		return fmt.Errorf("%w: input %v, output %v", errShape, in.shape, out.shape)
 	}
 	if err := sameQuant(in, out); err != nil {
@@ -710,7 +710,7 @@ func lowerPad(c *opCtx) error {
 		if err != nil {
 			return err
 		}
-		if cv.static == nil || kernels.NumElements(cv.shape) != 1 {
+		if cv.static == nil || tensor.NumElements(cv.shape) != 1 {
 			return fmt.Errorf("constant_values must be one constant value")
 		}
 		if err := sameQuant(cv, out); err != nil {
@@ -803,7 +803,7 @@ func lowerConcat(c *opCtx) error {
 	if axis < 0 || axis >= r {
 		return fmt.Errorf("axis %d for %d-D output", o.Axis, r)
 	}
-	outer, inner := kernels.NumElements(out.shape[:axis]), kernels.NumElements(out.shape[axis+1:])
+	outer, inner := tensor.NumElements(out.shape[:axis]), tensor.NumElements(out.shape[axis+1:])
 	elem := out.dtype.size()
 	n := node{kind: kConcat, op: c.index, out: []int{outID}}
 	offset := 0
@@ -904,7 +904,7 @@ func lowerSplit(c *opCtx) error {
 		sizes = slices.Clone(sizes)
 		sizes[i] = rest
 	}
-	outer, inner := kernels.NumElements(in.shape[:axis]), kernels.NumElements(in.shape[axis+1:])
+	outer, inner := tensor.NumElements(in.shape[:axis]), tensor.NumElements(in.shape[axis+1:])
 	elem := in.dtype.size()
 	nd := node{kind: kConcat, op: c.index, in: []int{inID}}
 	offset := 0
@@ -970,7 +970,7 @@ func lowerTranspose(c *opCtx) error {
 	n := node{kind: kTranspose, op: c.index, in: []int{inID}, out: []int{outID}}
 	if len(steps) == 0 {
 		// The permutation only moves dimensions of size 1: a copy.
-		total := kernels.NumElements(in.shape)
+		total := tensor.NumElements(in.shape)
 		n.prims = []prim{{elem: elem, batch: 1, channels: total, inStride: total, outStride: total, in: inID, out: outID}}
 		c.l.node(n)
 		return nil

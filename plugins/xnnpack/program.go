@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // A program is a partition lowered onto XNNPACK, still in Go: the values
@@ -70,7 +70,7 @@ type value struct {
 	static []byte    // constant contents; nil for activations
 }
 
-func (v *value) bytes() int { return kernels.NumElements(v.shape) * v.dtype.size() }
+func (v *value) bytes() int { return tensor.NumElements(v.shape) * v.dtype.size() }
 
 // kind is what a node does; the numbers are the binding's (DG_* in
 // engine_cgo.go).

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // shuffle applies one rotation the way XNNPACK's channel shuffle does:
@@ -25,7 +25,7 @@ func shuffle(r rotation, in []int) []int {
 
 // transposed is the reference transpose of the identity data of shape.
 func transposed(shape, perm []int) []int {
-	n := kernels.NumElements(shape)
+	n := tensor.NumElements(shape)
 	strides := make([]int, len(shape))
 	for i, s := len(shape)-1, 1; i >= 0; i-- {
 		strides[i] = s
@@ -69,7 +69,7 @@ func permutations(n int) [][]int {
 // dimensions, and its length bound.
 func TestRotations(t *testing.T) {
 	for _, shape := range [][]int{{2, 3, 4, 5}, {1, 3, 1, 5}, {3, 2, 2}, {2, 1, 3, 1, 2}, {7}, {2, 3, 2, 2, 3, 2}} {
-		id := make([]int, kernels.NumElements(shape))
+		id := make([]int, tensor.NumElements(shape))
 		for i := range id {
 			id[i] = i
 		}

@@ -6,8 +6,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/model"
+
+	"github.com/delego/delego/tensor"
 )
 
 // TestInvokeSharedMemory runs on tensors in memory outside the Go heap, as
@@ -15,11 +16,11 @@ import (
 // input ends on the mapping's last byte, where any over-read would fault.
 func TestInvokeSharedMemory(t *testing.T) {
 	g := newGraph(10)
-	model, outputs := multiStage(g)
-	want, _ := run(t, model, g.feeds, nil)
-	m, _ := core.NewModel(model)
+	modelData, outputs := multiStage(g)
+	want, _ := run(t, modelData, g.feeds, nil)
+	m, _ := model.New(modelData)
 	sg := m.Subgraphs[0]
-	exe := compiled(t, model, 1)
+	exe := compiled(t, modelData, 1)
 	mem, err := syscall.Mmap(-1, 0, 4*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
@@ -27,12 +28,12 @@ func TestInvokeSharedMemory(t *testing.T) {
 	defer syscall.Munmap(mem)
 	in := mem[len(mem)-len(g.feeds[0]):]
 	copy(in, g.feeds[0])
-	ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: in}}
-	var outs []*kernels.Tensor
+	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: in}}
+	var outs []*tensor.Tensor
 	off := 0
 	for _, ti := range outputs {
-		n := 4 * kernels.NumElements(sg.Tensors[ti].Shape)
-		outs = append(outs, &kernels.Tensor{Type: kernels.Float32, Shape: sg.Tensors[ti].Shape, Data: mem[off : off+n : off+n]})
+		n := 4 * tensor.NumElements(sg.Tensors[ti].Shape)
+		outs = append(outs, &tensor.Tensor{Type: tensor.Float32, Shape: sg.Tensors[ti].Shape, Data: mem[off : off+n : off+n]})
 		off += n
 	}
 	if err := exe.Invoke(t.Context(), ins, outs); err != nil {

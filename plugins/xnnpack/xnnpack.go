@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // Name is the delegate's name.
@@ -39,11 +39,11 @@ func (*Delegate) Support(context.Context) (*delegate.Support, error) {
 // as Compile lowers it, and the resulting XNNPACK nodes are defined in a
 // scratch subgraph, so XNNPACK itself validates them. A refusal says which
 // condition failed.
-func (*Delegate) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
+func (*Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([]delegate.Verdict, error) {
 	if err := initialize(); err != nil {
 		return nil, err
 	}
-	m, err := core.NewModel(model)
+	m, err := model.New(data)
 	if err != nil {
 		return nil, fmt.Errorf("xnnpack: %w", err)
 	}
@@ -63,7 +63,7 @@ func (*Delegate) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]d
 }
 
 // checkNode lowers operator ni of m alone and has XNNPACK validate it.
-func checkNode(m *core.Model, ni int) error {
+func checkNode(m *model.Model, ni int) error {
 	if ni < 0 || ni >= len(m.Subgraphs[0].Operators) {
 		return fmt.Errorf("no node %d", ni)
 	}
@@ -81,7 +81,7 @@ func checkNode(m *core.Model, ni int) error {
 
 // lowerNode lowers operator ni on its own: its computed inputs are the
 // program's inputs and its outputs the program's outputs.
-func lowerNode(m *core.Model, ni int) (*program, error) {
+func lowerNode(m *model.Model, ni int) (*program, error) {
 	l, err := newLowerer(m)
 	if err != nil {
 		return nil, err
@@ -108,9 +108,9 @@ func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := core.NewModel(p.Model)
+	m, err := model.New(p.Model)
 	if err != nil {
-		return nil, fmt.Errorf("xnnpack: partition model: %w", err)
+		return nil, fmt.Errorf("xnnpack: partition data: %w", err)
 	}
 	prog, err := lowerModel(m)
 	if err != nil {
@@ -156,7 +156,7 @@ func (x *executable) Threads() int { return x.threads }
 
 // Invoke runs the partition: inputs and outputs are the partition's
 // boundary tensors, in order, with the shapes it was compiled for.
-func (x *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tensor) error {
+func (x *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (x *executable) Invoke(ctx context.Context, inputs, outputs []*kernels.Tens
 		return fmt.Errorf("xnnpack: partition has %d inputs and %d outputs, got %d and %d",
 			len(x.p.inputs), len(x.p.outputs), len(inputs), len(outputs))
 	}
-	check := func(what string, i int, t *kernels.Tensor, v int) error {
+	check := func(what string, i int, t *tensor.Tensor, v int) error {
 		val := &x.p.values[v]
 		if len(t.Data) != val.bytes() || !slices.Equal(t.Shape, val.shape) {
 			return fmt.Errorf("xnnpack: %s %d holds %d bytes of shape %v; the partition was compiled for %v (%d bytes)",

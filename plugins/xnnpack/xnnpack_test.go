@@ -12,17 +12,17 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/xnnpack"
+	"github.com/delego/delego/tensor"
 )
 
 func TestRefusals(t *testing.T) {
-	f := kernels.Float32
+	f := tensor.Float32
 	convOpts := func(act schema.ActivationFunctionType) *schema.BuiltinOptionsT {
 		return opts(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1,
 			DilationWFactor: 1, DilationHFactor: 1, FusedActivationFunction: act})
@@ -48,7 +48,7 @@ func TestRefusals(t *testing.T) {
 		}, "fused activation TANH"},
 		{"hybrid", func(g *graph) []byte {
 			x := g.in("x", f, []int{1, 4, 4, 2})
-			w := g.constant("w", kernels.Int8, []int{3, 1, 1, 2}, q(0.1, 0))
+			w := g.constant("w", tensor.Int8, []int{3, 1, 1, 2}, q(0.1, 0))
 			y := g.Tensor("y", f, []int{1, 4, 4, 3})
 			g.Op(schema.BuiltinOperatorCONV_2D, 2, []int{x, w, -1}, []int{y}, convOpts(schema.ActivationFunctionTypeNONE))
 			return g.model(y)
@@ -67,41 +67,41 @@ func TestRefusals(t *testing.T) {
 			g.Op(schema.BuiltinOperatorCONV_2D, 1, []int{x, w, -1}, []int{y}, convOpts(schema.ActivationFunctionTypeNONE))
 			return g.model(y)
 		}, "grouped convolution"},
-		{"quantized average pooling with a window", pool(schema.BuiltinOperatorAVERAGE_POOL_2D, 1, kernels.Uint8, []int{1, 4, 4, 2}, []int{1, 2, 2, 2},
+		{"quantized average pooling with a window", pool(schema.BuiltinOperatorAVERAGE_POOL_2D, 1, tensor.Uint8, []int{1, 4, 4, 2}, []int{1, 2, 2, 2},
 			&schema.Pool2DOptionsT{Padding: schema.PaddingVALID, FilterWidth: 2, FilterHeight: 2, StrideW: 2, StrideH: 2}, []modelbuild.TensorOption{q(0.1, 128)}),
 			"quantized average pooling other than over the whole input"},
 		{"softmax beta", unary(schema.BuiltinOperatorSOFTMAX, 1, f, []int{2, 5}, opts(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: 2}), nil, nil),
 			"beta 2"},
 		{"mean over channels", mean(f, []int{1, 3, 3, 4}, []int{1, 3, 3, 1}, []int32{3}, true, nil, nil), "axes [3]"},
 		{"shuffled weights", func(g *graph) []byte {
-			x := g.in("x", kernels.Uint8, []int{1, 16}, q(0.1, 128))
-			w := g.constant("w", kernels.Uint8, []int{4, 16}, q(0.1, 128))
-			y := g.Tensor("y", kernels.Uint8, []int{1, 4}, q(0.5, 128))
+			x := g.in("x", tensor.Uint8, []int{1, 16}, q(0.1, 128))
+			w := g.constant("w", tensor.Uint8, []int{4, 16}, q(0.1, 128))
+			y := g.Tensor("y", tensor.Uint8, []int{1, 4}, q(0.5, 128))
 			g.Op(schema.BuiltinOperatorFULLY_CONNECTED, 2, []int{x, w, -1}, []int{y}, opts(schema.BuiltinOptionsFullyConnectedOptions,
 				&schema.FullyConnectedOptionsT{WeightsFormat: schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8}))
 			return g.model(y)
 		}, "weights format SHUFFLED4x16INT8"},
 		{"per-channel fully connected", func(g *graph) []byte {
-			x := g.in("x", kernels.Int8, []int{1, 8}, q(0.1, 0))
-			w := g.constant("w", kernels.Int8, []int{2, 8}, modelbuild.PerChannel([]float32{0.1, 0.2}, []int64{0, 0}, 0))
-			y := g.Tensor("y", kernels.Int8, []int{1, 2}, q(0.5, 0))
+			x := g.in("x", tensor.Int8, []int{1, 8}, q(0.1, 0))
+			w := g.constant("w", tensor.Int8, []int{2, 8}, modelbuild.PerChannel([]float32{0.1, 0.2}, []int64{0, 0}, 0))
+			y := g.Tensor("y", tensor.Int8, []int{1, 2}, q(0.5, 0))
 			g.Op(schema.BuiltinOperatorFULLY_CONNECTED, 4, []int{x, w, -1}, []int{y}, opts(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{}))
 			return g.model(y)
 		}, "are quantized per channel"},
-		{"int16 data", binaryOp(schema.BuiltinOperatorADD, 1, kernels.Int16, []int{4}, []int{4}, []int{4}, nil,
+		{"int16 data", binaryOp(schema.BuiltinOperatorADD, 1, tensor.Int16, []int{4}, []int{4}, []int{4}, nil,
 			[]modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}), "does not accept INT16 tensors"},
-		{"float-only op on uint8", binaryOp(schema.BuiltinOperatorDIV, 1, kernels.Uint8, []int{4}, []int{4}, []int{4}, nil,
+		{"float-only op on uint8", binaryOp(schema.BuiltinOperatorDIV, 1, tensor.Uint8, []int{4}, []int{4}, []int{4}, nil,
 			[]modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}), "does not accept UINT8 tensors"},
 		{"concatenation rescaling", func(g *graph) []byte {
-			a := g.in("a", kernels.Uint8, []int{1, 2}, q(0.1, 128))
-			b := g.in("b", kernels.Uint8, []int{1, 2}, q(0.2, 128))
-			y := g.Tensor("y", kernels.Uint8, []int{1, 4}, q(0.1, 128))
+			a := g.in("a", tensor.Uint8, []int{1, 2}, q(0.1, 128))
+			b := g.in("b", tensor.Uint8, []int{1, 2}, q(0.2, 128))
+			y := g.Tensor("y", tensor.Uint8, []int{1, 4}, q(0.1, 128))
 			g.Op(schema.BuiltinOperatorCONCATENATION, 1, []int{a, b}, []int{y}, opts(schema.BuiltinOptionsConcatenationOptions, &schema.ConcatenationOptionsT{Axis: 1}))
 			return g.model(y)
 		}, "input 1: input quantization (scale 0.2, zero point 128) differs from the output's (0.1, 128)"},
-		{"logistic output scale", unary(schema.BuiltinOperatorLOGISTIC, 1, kernels.Uint8, []int{4}, nil, []modelbuild.TensorOption{q(0.1, 128)}, []modelbuild.TensorOption{q(0.01, 0)}),
+		{"logistic output scale", unary(schema.BuiltinOperatorLOGISTIC, 1, tensor.Uint8, []int{4}, nil, []modelbuild.TensorOption{q(0.1, 128)}, []modelbuild.TensorOption{q(0.01, 0)}),
 			"XNNPACK takes 1/256"},
-		{"relu rescaling", unary(schema.BuiltinOperatorRELU, 1, kernels.Uint8, []int{4}, nil, []modelbuild.TensorOption{q(0.1, 128)}, []modelbuild.TensorOption{q(0.05, 0)}),
+		{"relu rescaling", unary(schema.BuiltinOperatorRELU, 1, tensor.Uint8, []int{4}, nil, []modelbuild.TensorOption{q(0.1, 128)}, []modelbuild.TensorOption{q(0.05, 0)}),
 			"differs from the output's"},
 		{"custom op", func(g *graph) []byte {
 			x := g.in("x", f, []int{4})
@@ -110,9 +110,9 @@ func TestRefusals(t *testing.T) {
 			return g.model(y)
 		}, "my-op v1: xnnpack does not support this op"},
 		{"transpose of int32", func(g *graph) []byte {
-			x := g.in("x", kernels.Int32, []int{2, 3})
-			p := g.Const("perm", kernels.Int32, []int{2}, i32(1, 0))
-			y := g.Tensor("y", kernels.Int32, []int{3, 2})
+			x := g.in("x", tensor.Int32, []int{2, 3})
+			p := g.Const("perm", tensor.Int32, []int{2}, i32(1, 0))
+			y := g.Tensor("y", tensor.Int32, []int{3, 2})
 			g.Op(schema.BuiltinOperatorTRANSPOSE, 1, []int{x, p}, []int{y}, nil)
 			return g.model(y)
 		}, "does not accept INT32 tensors"},
@@ -143,20 +143,20 @@ func TestSupport(t *testing.T) {
 	} {
 		op, ok := s.Builtins[code]
 		if !ok {
-			t.Errorf("%s is not declared", kernels.OpName(code))
+			t.Errorf("%s is not declared", model.OpName(code))
 			continue
 		}
-		if len(op.Types) == 0 || !slices.Contains(op.Types, kernels.Float32) {
-			t.Errorf("%s: types %v should list FLOAT32 (and nothing unlisted is accepted)", kernels.OpName(code), op.Types)
+		if len(op.Types) == 0 || !slices.Contains(op.Types, tensor.Float32) {
+			t.Errorf("%s: types %v should list FLOAT32 (and nothing unlisted is accepted)", model.OpName(code), op.Types)
 		}
 		if op.Versions.Min != 1 {
-			t.Errorf("%s: versions %s", kernels.OpName(code), op.Versions)
+			t.Errorf("%s: versions %s", model.OpName(code), op.Versions)
 		}
 	}
-	if v := s.Check("xnnpack", delegate.NodeView{Op: schema.BuiltinOperatorDIV, Name: "DIV", Version: 1, Types: []kernels.DType{kernels.Uint8}}); v.Accept {
+	if v := s.Check("xnnpack", model.NodeView{Op: schema.BuiltinOperatorDIV, Name: "DIV", Version: 1, Types: []tensor.DType{tensor.Uint8}}); v.Accept {
 		t.Error("DIV on UINT8 should be refused: this XNNPACK divides floats only")
 	}
-	if v := s.Check("xnnpack", delegate.NodeView{Op: schema.BuiltinOperatorCONV_2D, Name: "CONV_2D", Version: 3, Types: []kernels.DType{kernels.Int8}}); !v.Accept {
+	if v := s.Check("xnnpack", model.NodeView{Op: schema.BuiltinOperatorCONV_2D, Name: "CONV_2D", Version: 3, Types: []tensor.DType{tensor.Int8}}); !v.Accept {
 		t.Errorf("CONV_2D v3 int8: %s", v.Reason)
 	}
 }
@@ -165,7 +165,7 @@ func TestSupport(t *testing.T) {
 // order, each refusal with its reason.
 func TestCheckNodes(t *testing.T) {
 	g := newGraph(3)
-	f := kernels.Float32
+	f := tensor.Float32
 	x := g.in("x", f, []int{1, 4})
 	y := g.Tensor("y", f, []int{1, 4})
 	z := g.Tensor("z", f, []int{1, 4})
@@ -188,8 +188,8 @@ func TestCheckNodes(t *testing.T) {
 // panics, that name the op.
 func TestCompileErrors(t *testing.T) {
 	g := newGraph(4)
-	x := g.in("x", kernels.Float32, []int{4})
-	y := g.Tensor("y", kernels.Float32, []int{4})
+	x := g.in("x", tensor.Float32, []int{4})
+	y := g.Tensor("y", tensor.Float32, []int{4})
 	g.CustomOp("my-op", 1, []int{x}, []int{y}, nil)
 	_, err := xnnpack.New().Compile(t.Context(), &delegate.Partition{Model: g.model(y)})
 	if err == nil || !strings.Contains(err.Error(), `op 0 (my-op v1): custom op "my-op"`) {
@@ -197,7 +197,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	// The declared types hold for Compile too, not only for the host's
 	// check of the declared support.
-	div := binaryOp(schema.BuiltinOperatorDIV, 1, kernels.Uint8, []int{4}, []int{4}, []int{4}, nil,
+	div := binaryOp(schema.BuiltinOperatorDIV, 1, tensor.Uint8, []int{4}, []int{4}, []int{4}, nil,
 		[]modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)}, []modelbuild.TensorOption{q(0.1, 0)})(newGraph(4))
 	_, err = xnnpack.New().Compile(t.Context(), &delegate.Partition{Model: div})
 	if err == nil || !strings.Contains(err.Error(), "op 0 (DIV v1): UINT8 tensors") {
@@ -212,13 +212,13 @@ func TestCompileErrors(t *testing.T) {
 // subgraph nodes around operator-API nodes (a transpose and a
 // concatenation), with an output that a later stage also reads.
 func multiStage(g *graph) (model []byte, outputs []int) {
-	f := kernels.Float32
+	f := tensor.Float32
 	x := g.in("x", f, []int{1, 4, 6, 3})
 	w1 := g.Const("w1", f, []int{5, 1, 1, 3}, g.floats(15, -1, 1))
 	t1 := g.Tensor("t1", f, []int{1, 4, 6, 5})
 	g.Op(schema.BuiltinOperatorCONV_2D, 1, []int{x, w1, -1}, []int{t1}, opts(schema.BuiltinOptionsConv2DOptions,
 		&schema.Conv2DOptionsT{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1}))
-	perm := g.Const("perm", kernels.Int32, []int{4}, i32(0, 2, 1, 3))
+	perm := g.Const("perm", tensor.Int32, []int{4}, i32(0, 2, 1, 3))
 	t2 := g.Tensor("t2", f, []int{1, 6, 4, 5})
 	g.Op(schema.BuiltinOperatorTRANSPOSE, 1, []int{t1, perm}, []int{t2}, nil)
 	w2 := g.Const("w2", f, []int{2, 3, 3, 5}, g.floats(90, -1, 1))
@@ -262,14 +262,14 @@ func compiled(t *testing.T, model []byte, threads int32) delegate.Executable {
 // over-read, so it is copied), and checks every result.
 func TestInvokeMemory(t *testing.T) {
 	g := newGraph(6)
-	model, _ := multiStage(g)
-	want, _ := run(t, model, g.feeds, nil)
-	x := compiled(t, model, 1)
-	m, _ := core.NewModel(model)
+	modelData, _ := multiStage(g)
+	want, _ := run(t, modelData, g.feeds, nil)
+	x := compiled(t, modelData, 1)
+	m, _ := model.New(modelData)
 	sg := m.Subgraphs[0]
 	in := g.feeds[0]
 	other := g.floats(len(in)/4, -2, 2)
-	wantOther, _ := run(t, model, [][]byte{other}, nil)
+	wantOther, _ := run(t, modelData, [][]byte{other}, nil)
 	// page is 3 pages of memory; the input copy is placed to end exactly at
 	// a page boundary, then at other offsets.
 	page, outPage := make([]byte, 3*4096), make([]byte, 4*4096)
@@ -281,12 +281,12 @@ func TestInvokeMemory(t *testing.T) {
 	for _, end := range []int{boundary, boundary - 3, boundary - 100, len(in) + 8} {
 		buf := page[end-len(in) : end : end]
 		copy(buf, in)
-		ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: buf}}
+		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: buf}}
 		// The first output, which the concatenation also reads, ends where
 		// the input does, in another block of pages.
-		var outs []*kernels.Tensor
+		var outs []*tensor.Tensor
 		for i, ti := range sg.Outputs {
-			tt := kernels.NewTensor(kernels.Float32, sg.Tensors[ti].Shape...)
+			tt := tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...)
 			if i == 0 {
 				tt.Data = outPage[end-len(tt.Data) : end : end]
 				if end == boundary && uintptr(unsafe.Pointer(&outPage[end-1]))%4096 != 4095 {
@@ -322,20 +322,20 @@ func TestInvokeMemory(t *testing.T) {
 
 func TestInvokeErrors(t *testing.T) {
 	g := newGraph(7)
-	x := g.in("x", kernels.Float32, []int{2, 3})
-	y := g.Tensor("y", kernels.Float32, []int{2, 3})
+	x := g.in("x", tensor.Float32, []int{2, 3})
+	y := g.Tensor("y", tensor.Float32, []int{2, 3})
 	g.Op(schema.BuiltinOperatorRELU, 1, []int{x}, []int{y}, nil)
 	exe := compiled(t, g.model(y), 1)
-	in := kernels.NewTensor(kernels.Float32, 2, 3)
-	out := kernels.NewTensor(kernels.Float32, 2, 3)
+	in := tensor.NewTensor(tensor.Float32, 2, 3)
+	out := tensor.NewTensor(tensor.Float32, 2, 3)
 	for _, c := range []struct {
 		name     string
-		ins, out []*kernels.Tensor
+		ins, out []*tensor.Tensor
 		want     string
 	}{
-		{"no inputs", nil, []*kernels.Tensor{out}, "partition has 1 inputs and 1 outputs, got 0 and 1"},
-		{"wrong shape", []*kernels.Tensor{kernels.NewTensor(kernels.Float32, 3, 2)}, []*kernels.Tensor{out}, "input 0 holds 24 bytes of shape [3 2]"},
-		{"short output", []*kernels.Tensor{in}, []*kernels.Tensor{kernels.NewTensor(kernels.Float32, 2)}, "output 0 holds 8 bytes"},
+		{"no inputs", nil, []*tensor.Tensor{out}, "partition has 1 inputs and 1 outputs, got 0 and 1"},
+		{"wrong shape", []*tensor.Tensor{tensor.NewTensor(tensor.Float32, 3, 2)}, []*tensor.Tensor{out}, "input 0 holds 24 bytes of shape [3 2]"},
+		{"short output", []*tensor.Tensor{in}, []*tensor.Tensor{tensor.NewTensor(tensor.Float32, 2)}, "output 0 holds 8 bytes"},
 	} {
 		if err := exe.Invoke(t.Context(), c.ins, c.out); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
@@ -343,11 +343,11 @@ func TestInvokeErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := exe.Invoke(ctx, []*kernels.Tensor{in}, []*kernels.Tensor{out}); !errors.Is(err, context.Canceled) {
+	if err := exe.Invoke(ctx, []*tensor.Tensor{in}, []*tensor.Tensor{out}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: err = %v", err)
 	}
 	exe.Close()
-	if err := exe.Invoke(t.Context(), []*kernels.Tensor{in}, []*kernels.Tensor{out}); err == nil || !strings.Contains(err.Error(), "closed") {
+	if err := exe.Invoke(t.Context(), []*tensor.Tensor{in}, []*tensor.Tensor{out}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("after Close: err = %v", err)
 	}
 }
@@ -355,16 +355,16 @@ func TestInvokeErrors(t *testing.T) {
 // TestThreads checks that XNNPackSettings.num_threads only changes speed.
 func TestThreads(t *testing.T) {
 	g := newGraph(8)
-	model, outputs := multiStage(g)
-	m, _ := core.NewModel(model)
+	modelData, outputs := multiStage(g)
+	m, _ := model.New(modelData)
 	sg := m.Subgraphs[0]
 	results := map[int32][][]byte{}
 	for _, n := range []int32{1, 3} {
-		exe := compiled(t, model, n)
-		ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
-		var outs []*kernels.Tensor
+		exe := compiled(t, modelData, n)
+		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
+		var outs []*tensor.Tensor
 		for _, ti := range outputs {
-			outs = append(outs, kernels.NewTensor(kernels.Float32, sg.Tensors[ti].Shape...))
+			outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...))
 		}
 		if err := exe.Invoke(t.Context(), ins, outs); err != nil {
 			t.Fatal(err)
@@ -383,14 +383,14 @@ func TestThreads(t *testing.T) {
 // TestNoAllocations checks that a steady-state Invoke allocates nothing.
 func TestNoAllocations(t *testing.T) {
 	g := newGraph(9)
-	model, outputs := multiStage(g)
-	m, _ := core.NewModel(model)
+	modelData, outputs := multiStage(g)
+	m, _ := model.New(modelData)
 	sg := m.Subgraphs[0]
-	exe := compiled(t, model, 1)
-	ins := []*kernels.Tensor{{Type: kernels.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
-	var outs []*kernels.Tensor
+	exe := compiled(t, modelData, 1)
+	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
+	var outs []*tensor.Tensor
 	for _, ti := range outputs {
-		outs = append(outs, kernels.NewTensor(kernels.Float32, sg.Tensors[ti].Shape...))
+		outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...))
 	}
 	if n := testing.AllocsPerRun(20, func() {
 		if err := exe.Invoke(t.Context(), ins, outs); err != nil {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/executable"
@@ -28,7 +28,7 @@ func pkg(t *testing.T, name string) *executable.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := core.NewModel(b)
+	m, err := model.New(b)
 	if err != nil {
 		t.Fatal(err)
 	}

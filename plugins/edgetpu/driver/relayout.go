@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/tensor"
 )
 
 // This file turns what the device sends for an output layer back into the
@@ -326,8 +326,8 @@ func copyShape(shape []executable.Range, srcLayout executable.Slice, src []byte,
 // with the tensor's scale and zero point, truncated toward zero and clamped
 // to 0..255; over a 1x1xN layer of 16-bit values (read as int16, as the C++
 // does) each value clamped; any other pair is copied as is.
-func OutputValues(l *executable.Layer, t *kernels.Tensor, out, values []byte) error {
-	classifier := l.Y == 1 && l.X == 1 && t.Type == kernels.Uint8
+func OutputValues(l *executable.Layer, t *tensor.Tensor, out, values []byte) error {
+	classifier := l.Y == 1 && l.X == 1 && t.Type == tensor.Uint8
 	switch {
 	case classifier && l.DataType == executable.Single:
 		scale, zp := float32(1), int32(0)

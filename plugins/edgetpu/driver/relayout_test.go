@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/tensor"
 )
 
 // splitConcatLayout is the output layout of split_concat's 8x8 outputs, as
@@ -118,8 +118,8 @@ func TestRelayoutBounds(t *testing.T) {
 // TestOutputValues: ReFormatOutputs (tflite/custom_op.cc): a uint8 tensor
 // over a float32 or 16-bit classifier layer.
 func TestOutputValues(t *testing.T) {
-	q := &kernels.Quantization{Scale: []float32{1.0 / 256}, ZeroPoint: []int64{3}}
-	u8 := &kernels.Tensor{Type: kernels.Uint8, Shape: []int{1, 5}, Quant: q}
+	q := &tensor.Quantization{Scale: []float32{1.0 / 256}, ZeroPoint: []int64{3}}
+	u8 := &tensor.Tensor{Type: tensor.Uint8, Shape: []int{1, 5}, Quant: q}
 	l := &executable.Layer{Name: "c", Y: 1, X: 1, Z: 5, DataType: executable.Single}
 	var src []byte
 	for _, f := range []float32{0.5, -1, 2, float32(math.NaN()), 0.01} {

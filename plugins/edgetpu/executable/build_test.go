@@ -5,9 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/delego/delego/internal/flexbuf"
+
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
 )
 
@@ -40,7 +41,7 @@ func flexMap(entries map[string]flexValue) []byte {
 		}
 		return p
 	}
-	packed := func(t kernels.FlexType) byte { return byte(t)<<2 | 3 }
+	packed := func(t flexbuf.Type) byte { return byte(t)<<2 | 3 }
 
 	keys := make([]string, 0, len(entries))
 	for k := range entries {
@@ -78,7 +79,7 @@ func flexMap(entries map[string]flexValue) []byte {
 				offset(p)
 			}
 			for range v {
-				buf = append(buf, packed(kernels.FlexString))
+				buf = append(buf, packed(flexbuf.String))
 			}
 			for len(buf)%8 != 0 {
 				buf = append(buf, 0)
@@ -99,16 +100,16 @@ func flexMap(entries map[string]flexValue) []byte {
 		switch v := entries[k].(type) {
 		case int64:
 			u64(uint64(v))
-			types = append(types, packed(kernels.FlexInt))
+			types = append(types, packed(flexbuf.Int))
 		case []byte:
 			offset(target[k])
-			types = append(types, packed(kernels.FlexString))
+			types = append(types, packed(flexbuf.String))
 		case flexInts:
 			offset(target[k])
-			types = append(types, packed(kernels.FlexVectorInt))
+			types = append(types, packed(flexbuf.VectorInt))
 		case flexStrings:
 			offset(target[k])
-			types = append(types, packed(kernels.FlexVector))
+			types = append(types, packed(flexbuf.Vector))
 		}
 	}
 	buf = append(buf, types...)
@@ -116,7 +117,7 @@ func flexMap(entries map[string]flexValue) []byte {
 		buf = append(buf, 0)
 	}
 	offset(mapPos)
-	return append(buf, packed(kernels.FlexMap), 8)
+	return append(buf, packed(flexbuf.Map), 8)
 }
 
 // currentOptions wraps packages as a current compiler does: the first under

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/tensor"
 )
 
 // ErrUnsupported marks well-formed custom options that Coral's runtime
@@ -95,7 +95,7 @@ func checkLayer(l *Layer) error {
 // Tensor is what CheckTensors needs to know of one of the node's tensors.
 type Tensor struct {
 	Name  string
-	Type  kernels.DType
+	Type  tensor.DType
 	Shape []int
 }
 
@@ -174,13 +174,13 @@ func tensorBatches(t Tensor, l *Layer, output bool) (int, error) {
 	return b, nil
 }
 
-func tfliteSize(t kernels.DType) (int, error) {
+func tfliteSize(t tensor.DType) (int, error) {
 	switch t {
-	case kernels.Uint8, kernels.Int8:
+	case tensor.Uint8, tensor.Int8:
 		return 1, nil
-	case kernels.Int16, kernels.Float16:
+	case tensor.Int16, tensor.Float16:
 		return 2, nil
-	case kernels.Int32, kernels.Float32:
+	case tensor.Int32, tensor.Float32:
 		return 4, nil
 	}
 	return 0, unsupported("tensor type %s", t)
@@ -189,30 +189,30 @@ func tfliteSize(t kernels.DType) (int, error) {
 // compatible: inputs must match the layer's type exactly; an output may
 // also be uint8 where the layer is a 1x1xN classifier of float32 or uint16
 // values, which the runtime converts.
-func compatible(t kernels.DType, l *Layer, output bool) error {
-	classifier := output && l.Y == 1 && l.X == 1 && t == kernels.Uint8
-	var want kernels.DType
+func compatible(t tensor.DType, l *Layer, output bool) error {
+	classifier := output && l.Y == 1 && l.X == 1 && t == tensor.Uint8
+	var want tensor.DType
 	switch l.DataType {
 	case FixedPoint8:
-		want = kernels.Uint8
+		want = tensor.Uint8
 	case SignedFixedPoint8:
-		want = kernels.Int8
+		want = tensor.Int8
 	case FixedPoint16:
 		if classifier {
 			return nil
 		}
-		want = kernels.Int16
+		want = tensor.Int16
 	case SignedFixedPoint16:
-		want = kernels.Int16
+		want = tensor.Int16
 	case SignedFixedPoint32:
-		want = kernels.Int32
+		want = tensor.Int32
 	case Single:
 		if classifier {
 			return nil
 		}
-		want = kernels.Float32
+		want = tensor.Float32
 	case Half:
-		want = kernels.Float16
+		want = tensor.Float16
 	default:
 		return unsupported("layer data type %s", l.DataType)
 	}

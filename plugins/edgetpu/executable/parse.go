@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/delego/delego/internal/flexbuf"
+
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
 )
 
@@ -32,18 +33,18 @@ func Parse(options []byte) (*CustomOptions, error) {
 	if len(options) == 0 {
 		return nil, &Error{Reason: "empty (the compiler always writes a map)"}
 	}
-	root, err := kernels.ParseFlex(options)
+	root, err := flexbuf.Parse(options)
 	if err != nil {
 		return nil, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
 	}
-	if root.Type() != kernels.FlexMap {
+	if root.Type() != flexbuf.Map {
 		return nil, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
 	}
 	m, err := root.Map()
 	if err != nil {
 		return nil, &Error{Reason: fmt.Sprintf("map: %v", err)}
 	}
-	get := func(key string) (kernels.FlexValue, error) {
+	get := func(key string) (flexbuf.Value, error) {
 		v, err := m.Get(key)
 		if err != nil {
 			return v, &Error{Field: "key " + key, Reason: err.Error()}
@@ -61,8 +62,8 @@ func Parse(options []byte) (*CustomOptions, error) {
 		}
 		return int(int32(n)), nil
 	}
-	str := func(field string, v kernels.FlexValue) ([]byte, error) {
-		if v.Type() != kernels.FlexString {
+	str := func(field string, v flexbuf.Value) ([]byte, error) {
+		if v.Type() != flexbuf.String {
 			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
 		}
 		b, err := v.Blob()
@@ -132,7 +133,7 @@ func Parse(options []byte) (*CustomOptions, error) {
 			if err != nil {
 				return nil, &Error{Field: field, Reason: err.Error()}
 			}
-			if e.Type() != kernels.FlexInt && e.Type() != kernels.FlexUint && e.Type() != kernels.FlexIndirectInt && e.Type() != kernels.FlexIndirectUint {
+			if e.Type() != flexbuf.Int && e.Type() != flexbuf.Uint && e.Type() != flexbuf.IndirectInt && e.Type() != flexbuf.IndirectUint {
 				return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
 			}
 			n, err := e.Int()

@@ -29,10 +29,10 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/tensor"
 )
 
 func main() {
@@ -99,7 +99,7 @@ type faultyExe struct {
 // Threads implements delegate.Threaded: one, the caller's.
 func (e *faultyExe) Threads() int { return 1 }
 
-func (e *faultyExe) Invoke(ctx context.Context, in, out []*kernels.Tensor) error {
+func (e *faultyExe) Invoke(ctx context.Context, in, out []*tensor.Tensor) error {
 	e.invokes++
 	switch e.mode {
 	case "hang-later":

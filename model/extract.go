@@ -1,10 +1,10 @@
-package core
+package model
 
 import (
 	"fmt"
 
-	"github.com/delego/delego/core/modelbuild"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/modelbuild"
 )
 
 // Extract writes nodes of subgraph 0 as a standalone model: the nodes'
@@ -19,7 +19,7 @@ import (
 func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []int) (data []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			data, err = nil, &ModelError{0, -1, -1, -1, fmt.Sprintf("extract: option tables unreadable (%v)", r)}
+			data, err = nil, &Error{0, -1, -1, -1, fmt.Sprintf("extract: option tables unreadable (%v)", r)}
 		}
 	}()
 	sg := m.Subgraphs[0]

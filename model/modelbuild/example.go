@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // Example is the command line's built-in example: a small float32 image
@@ -25,30 +25,30 @@ func Example() (model, input []byte, labels []string) {
 	const h, w, c, filters, classes = 16, 16, 3, 8, 4
 	b := New()
 	b.Description("delego built-in example: tiny float32 image classifier")
-	in := b.Tensor("image", kernels.Float32, []int{1, h, w, c})
-	convW := b.Const("conv/weights", kernels.Float32, []int{filters, 3, 3, c}, weights(filters*9*c, 0.5))
-	convB := b.Const("conv/bias", kernels.Float32, []int{filters}, weights(filters, 0.1))
-	conv := b.Tensor("conv", kernels.Float32, []int{1, h, w, filters})
+	in := b.Tensor("image", tensor.Float32, []int{1, h, w, c})
+	convW := b.Const("conv/weights", tensor.Float32, []int{filters, 3, 3, c}, weights(filters*9*c, 0.5))
+	convB := b.Const("conv/bias", tensor.Float32, []int{filters}, weights(filters, 0.1))
+	conv := b.Tensor("conv", tensor.Float32, []int{1, h, w, filters})
 	b.Op(schema.BuiltinOperatorCONV_2D, 1, []int{in, convW, convB}, []int{conv},
 		Options(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{
 			Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1,
 			FusedActivationFunction: schema.ActivationFunctionTypeRELU,
 		}))
-	pool := b.Tensor("pool", kernels.Float32, []int{1, h / 4, w / 4, filters})
+	pool := b.Tensor("pool", tensor.Float32, []int{1, h / 4, w / 4, filters})
 	b.Op(schema.BuiltinOperatorMAX_POOL_2D, 1, []int{conv}, []int{pool},
 		Options(schema.BuiltinOptionsPool2DOptions, &schema.Pool2DOptionsT{
 			Padding: schema.PaddingVALID, StrideW: 4, StrideH: 4, FilterWidth: 4, FilterHeight: 4,
 		}))
-	flatShape := b.Const("flat/shape", kernels.Int32, []int{2}, int32Bytes(1, -1))
-	flat := b.Tensor("flat", kernels.Float32, []int{1, (h / 4) * (w / 4) * filters})
+	flatShape := b.Const("flat/shape", tensor.Int32, []int{2}, int32Bytes(1, -1))
+	flat := b.Tensor("flat", tensor.Float32, []int{1, (h / 4) * (w / 4) * filters})
 	b.Op(schema.BuiltinOperatorRESHAPE, 1, []int{pool, flatShape}, []int{flat},
 		Options(schema.BuiltinOptionsReshapeOptions, &schema.ReshapeOptionsT{NewShape: []int32{1, -1}}))
-	fcW := b.Const("fc/weights", kernels.Float32, []int{classes, (h / 4) * (w / 4) * filters}, weights(classes*(h/4)*(w/4)*filters, 0.2))
-	fcB := b.Const("fc/bias", kernels.Float32, []int{classes}, weights(classes, 0.1))
-	logits := b.Tensor("logits", kernels.Float32, []int{1, classes})
+	fcW := b.Const("fc/weights", tensor.Float32, []int{classes, (h / 4) * (w / 4) * filters}, weights(classes*(h/4)*(w/4)*filters, 0.2))
+	fcB := b.Const("fc/bias", tensor.Float32, []int{classes}, weights(classes, 0.1))
+	logits := b.Tensor("logits", tensor.Float32, []int{1, classes})
 	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{flat, fcW, fcB}, []int{logits},
 		Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{}))
-	probs := b.Tensor("probabilities", kernels.Float32, []int{1, classes})
+	probs := b.Tensor("probabilities", tensor.Float32, []int{1, classes})
 	b.Op(schema.BuiltinOperatorSOFTMAX, 1, []int{logits}, []int{probs},
 		Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: 1}))
 	b.Inputs(in)

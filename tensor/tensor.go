@@ -1,7 +1,13 @@
-package kernels
+// Package tensor is delego's tensor vocabulary, shared by the interpreter,
+// its kernels, the delegate contract and every plugin: element types, the
+// tensor (shape, type, affine quantization per tensor or per channel, raw
+// little-endian bytes and typed views of them), op version ranges and the
+// shape rules (element counts, broadcasting). It imports nothing of delego's.
+package tensor
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -40,6 +46,12 @@ func (d DType) String() string {
 		return dtypeNames[d]
 	}
 	return fmt.Sprintf("TensorType(%d)", int8(d))
+}
+
+// TypeNamed returns the type whose schema name is name (e.g. "UINT8").
+func TypeNamed(name string) (DType, bool) {
+	i := slices.Index(dtypeNames[:], name)
+	return DType(i), i >= 0
 }
 
 // Size is the size of one element in bytes; 0 for types without a fixed
@@ -84,15 +96,6 @@ type Tensor struct {
 // NumElements is the product of the dimensions (1 for a scalar).
 func (t *Tensor) NumElements() int { return NumElements(t.Shape) }
 
-// NumElements is the product of the dimensions of shape (1 for a scalar).
-func NumElements(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
 // Bytes is the size of the tensor's data in bytes.
 func (t *Tensor) Bytes() int { return t.NumElements() * t.Type.Size() }
 
@@ -115,13 +118,13 @@ func (t *Tensor) SetShape(shape []int) {
 	t.Data = t.Data[:need]
 }
 
-// isQuantized reports whether t carries per-tensor affine quantization
-// (TFLite's kTfLiteAffineQuantization with at least one scale).
-func isQuantized(t *Tensor) bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
+// Quantized reports whether t carries affine quantization (TFLite's
+// kTfLiteAffineQuantization with at least one scale).
+func (t *Tensor) Quantized() bool { return t.Quant != nil && len(t.Quant.Scale) > 0 }
 
 // Scale returns the per-tensor scale (the first one), or 0 when unquantized.
 func (t *Tensor) Scale() float32 {
-	if !isQuantized(t) {
+	if !t.Quantized() {
 		return 0
 	}
 	return t.Quant.Scale[0]
@@ -135,7 +138,9 @@ func (t *Tensor) ZeroPoint() int32 {
 	return int32(t.Quant.ZeroPoint[0])
 }
 
-func view[T any](b []byte) []T {
+// View reinterprets b as a slice of T (no copy); b must be aligned for T. Elements
+// past the last whole one are dropped.
+func View[T any](b []byte) []T {
 	var zero T
 	n := len(b) / int(unsafe.Sizeof(zero))
 	if n == 0 {
@@ -145,34 +150,34 @@ func view[T any](b []byte) []T {
 }
 
 // Float32s views the data as float32 values (no copy).
-func (t *Tensor) Float32s() []float32 { return view[float32](t.Data) }
+func (t *Tensor) Float32s() []float32 { return View[float32](t.Data) }
 
 // Float64s views the data as float64 values (no copy).
-func (t *Tensor) Float64s() []float64 { return view[float64](t.Data) }
+func (t *Tensor) Float64s() []float64 { return View[float64](t.Data) }
 
 // Int8s views the data as int8 values (no copy).
-func (t *Tensor) Int8s() []int8 { return view[int8](t.Data) }
+func (t *Tensor) Int8s() []int8 { return View[int8](t.Data) }
 
 // Uint8s returns the data as uint8 values (no copy).
 func (t *Tensor) Uint8s() []uint8 { return t.Data }
 
 // Int16s views the data as int16 values (no copy).
-func (t *Tensor) Int16s() []int16 { return view[int16](t.Data) }
+func (t *Tensor) Int16s() []int16 { return View[int16](t.Data) }
 
 // Int32s views the data as int32 values (no copy).
-func (t *Tensor) Int32s() []int32 { return view[int32](t.Data) }
+func (t *Tensor) Int32s() []int32 { return View[int32](t.Data) }
 
 // Uint32s views the data as uint32 values (no copy).
-func (t *Tensor) Uint32s() []uint32 { return view[uint32](t.Data) }
+func (t *Tensor) Uint32s() []uint32 { return View[uint32](t.Data) }
 
 // Int64s views the data as int64 values (no copy).
-func (t *Tensor) Int64s() []int64 { return view[int64](t.Data) }
+func (t *Tensor) Int64s() []int64 { return View[int64](t.Data) }
 
 // Uint64s views the data as uint64 values (no copy).
-func (t *Tensor) Uint64s() []uint64 { return view[uint64](t.Data) }
+func (t *Tensor) Uint64s() []uint64 { return View[uint64](t.Data) }
 
 // Bools views the data as bool values (one byte each, no copy).
-func (t *Tensor) Bools() []bool { return view[bool](t.Data) }
+func (t *Tensor) Bools() []bool { return View[bool](t.Data) }
 
 // NewTensor allocates a tensor of the given type and shape with zeroed,
 // 8-byte aligned data. It is meant for tests and for kernels' scratch tensors.
@@ -186,13 +191,4 @@ func NewTensor(typ DType, shape ...int) *Tensor {
 		t.Data = []byte{}
 	}
 	return t
-}
-
-// sized returns s with length n, reusing its memory when it is large
-// enough (scratch buffers kept across Evals).
-func sized[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }

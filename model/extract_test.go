@@ -1,4 +1,4 @@
-package core_test
+package model_test
 
 import (
 	"bytes"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/randgraph"
+	"github.com/delego/delego/model"
 )
 
 // capture records every tensor's value as the node that writes it finishes.
 type capture struct {
 	it     *core.Interpreter
-	m      *core.Model
+	m      *model.Model
 	values map[int][]byte
 }
 
@@ -30,7 +31,7 @@ func (c *capture) NodeDone(node int, _ string, _ time.Duration) {
 // runAll runs m on the CPU and returns every activation's value: the graph
 // inputs and each node's outputs as they were written (the arena reuses
 // memory, so they are copied when their node finishes).
-func runAll(t *testing.T, m *core.Model, inputs [][]byte) map[int][]byte {
+func runAll(t *testing.T, m *model.Model, inputs [][]byte) map[int][]byte {
 	t.Helper()
 	c := &capture{m: m, values: map[int][]byte{}}
 	it, err := core.NewInterpreter(m, &core.Options{Profiler: c})
@@ -56,7 +57,7 @@ func runAll(t *testing.T, m *core.Model, inputs [][]byte) map[int][]byte {
 
 // connectedSubset grows a random set of nodes connected through the
 // activations they share, up to size, and returns it ascending.
-func connectedSubset(r *rand.Rand, m *core.Model, size int) []int {
+func connectedSubset(r *rand.Rand, m *model.Model, size int) []int {
 	sg := m.Subgraphs[0]
 	isAct := func(ti int) bool { return ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil }
 	touches := func(i, ti int) bool {
@@ -90,7 +91,7 @@ func connectedSubset(r *rand.Rand, m *core.Model, size int) []int {
 // boundary lists the activations the nodes read without producing them, and
 // those they produce: all of them, or only those read by other nodes or
 // leaving the graph.
-func boundary(m *core.Model, nodes []int, allProduced bool) (ins, outs []int) {
+func boundary(m *model.Model, nodes []int, allProduced bool) (ins, outs []int) {
 	sg := m.Subgraphs[0]
 	produced := map[int]bool{}
 	for _, i := range nodes {
@@ -134,7 +135,7 @@ func TestExtractRunsLikeTheFullModel(t *testing.T) {
 	const graphs, subsets = 100, 4
 	for seed := range uint64(graphs) {
 		g := randgraph.Generate(seed, randgraph.Options{})
-		m, err := core.NewModel(g.Model)
+		m, err := model.New(g.Model)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,13 +167,13 @@ func TestExtractRunsLikeTheFullModel(t *testing.T) {
 	}
 }
 
-func checkExtract(t *testing.T, m *core.Model, nodes, ins, outs []int, shapes func(int) []int, values map[int][]byte) error {
+func checkExtract(t *testing.T, m *model.Model, nodes, ins, outs []int, shapes func(int) []int, values map[int][]byte) error {
 	t.Helper()
 	data, err := m.Extract(nodes, ins, outs, shapes)
 	if err != nil {
 		return err
 	}
-	pm, err := core.NewModel(data)
+	pm, err := model.New(data)
 	if err != nil {
 		return fmt.Errorf("the extracted model does not load: %w", err)
 	}
@@ -220,7 +221,7 @@ func checkExtract(t *testing.T, m *core.Model, nodes, ins, outs []int, shapes fu
 // TestExtractErrors: indices out of range are errors, not panics.
 func TestExtractErrors(t *testing.T) {
 	g := randgraph.Generate(1, randgraph.Options{})
-	m, err := core.NewModel(g.Model)
+	m, err := model.New(g.Model)
 	if err != nil {
 		t.Fatal(err)
 	}

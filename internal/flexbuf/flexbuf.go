@@ -1,4 +1,12 @@
-package kernels
+// Package flexbuf reads FlexBuffers, the schema-less binary format in which
+// TFLite custom ops keep their options (the detection post-process, the Edge
+// TPU's edgetpu-custom-op, Coral's custom ops). It follows the reference C++
+// reader (flatbuffers/flexbuffers.h) in what it returns, including its
+// implicit conversions (a float read as an int truncates, a missing map key
+// reads as null, null reads as 0), but checks every offset against the
+// buffer: a malformed buffer gives an error wrapping ErrMalformed, never a
+// panic or a read outside the buffer.
+package flexbuf
 
 import (
 	"encoding/binary"
@@ -9,83 +17,74 @@ import (
 	"strings"
 )
 
-// This file is a small reader for FlexBuffers, the schema-less binary format
-// in which TFLite custom ops (TFLite_Detection_PostProcess and others) keep
-// their options. It follows the reference C++ reader
-// (flatbuffers/flexbuffers.h) in what it returns, including its implicit
-// conversions (a float read as an int truncates, a missing map key reads as
-// null, null reads as 0), but checks every offset against the buffer: a
-// malformed buffer gives an error wrapping ErrFlexMalformed, never a panic or
-// a read outside the buffer.
-
-// ErrFlexMalformed marks FlexBuffers data that cannot be read: an offset or
+// ErrMalformed marks FlexBuffers data that cannot be read: an offset or
 // size pointing outside the buffer, a bad width, a truncated buffer.
-var ErrFlexMalformed = errors.New("malformed FlexBuffers data")
+var ErrMalformed = errors.New("malformed FlexBuffers data")
 
-// FlexType is the type of a FlexBuffers value (the upper 6 bits of a packed type).
-type FlexType uint8
+// Type is the type of a FlexBuffers value (the upper 6 bits of a packed type).
+type Type uint8
 
 // The FlexBuffers value types.
 const (
-	FlexNull                   FlexType = 0
-	FlexInt                    FlexType = 1
-	FlexUint                   FlexType = 2
-	FlexFloat                  FlexType = 3
-	FlexKey                    FlexType = 4
-	FlexString                 FlexType = 5
-	FlexIndirectInt            FlexType = 6
-	FlexIndirectUint           FlexType = 7
-	FlexIndirectFloat          FlexType = 8
-	FlexMap                    FlexType = 9
-	FlexVector                 FlexType = 10 // untyped: every element has its own type
-	FlexVectorInt              FlexType = 11 // typed vectors: one element type, a size prefix
-	FlexVectorUint             FlexType = 12
-	FlexVectorFloat            FlexType = 13
-	FlexVectorKey              FlexType = 14
-	FlexVectorStringDeprecated FlexType = 15
-	FlexVectorInt2             FlexType = 16 // fixed-length typed vectors: no size prefix
-	FlexVectorUint2            FlexType = 17
-	FlexVectorFloat2           FlexType = 18
-	FlexVectorInt3             FlexType = 19
-	FlexVectorUint3            FlexType = 20
-	FlexVectorFloat3           FlexType = 21
-	FlexVectorInt4             FlexType = 22
-	FlexVectorUint4            FlexType = 23
-	FlexVectorFloat4           FlexType = 24
-	FlexBlob                   FlexType = 25
-	FlexBool                   FlexType = 26
-	FlexVectorBool             FlexType = 36
+	Null                   Type = 0
+	Int                    Type = 1
+	Uint                   Type = 2
+	Float                  Type = 3
+	Key                    Type = 4
+	String                 Type = 5
+	IndirectInt            Type = 6
+	IndirectUint           Type = 7
+	IndirectFloat          Type = 8
+	Map                    Type = 9
+	Vector                 Type = 10 // untyped: every element has its own type
+	VectorInt              Type = 11 // typed vectors: one element type, a size prefix
+	VectorUint             Type = 12
+	VectorFloat            Type = 13
+	VectorKey              Type = 14
+	VectorStringDeprecated Type = 15
+	VectorInt2             Type = 16 // fixed-length typed vectors: no size prefix
+	VectorUint2            Type = 17
+	VectorFloat2           Type = 18
+	VectorInt3             Type = 19
+	VectorUint3            Type = 20
+	VectorFloat3           Type = 21
+	VectorInt4             Type = 22
+	VectorUint4            Type = 23
+	VectorFloat4           Type = 24
+	Blob                   Type = 25
+	Bool                   Type = 26
+	VectorBool             Type = 36
 )
 
 func flexErr(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrFlexMalformed)
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrMalformed)
 }
 
-// FlexValue is a reference to one value inside a FlexBuffers buffer. The
-// zero FlexValue is null.
-type FlexValue struct {
+// Value is a reference to one value inside a FlexBuffers buffer. The
+// zero Value is null.
+type Value struct {
 	buf    []byte
 	pos    int // where the value (inline) or its offset (indirect) sits
 	parent int // byte width of that slot
 	width  int // byte width of the data it points to (from the packed type)
-	typ    FlexType
+	typ    Type
 }
 
-// ParseFlex returns the root value of a FlexBuffers buffer. The buffer ends
+// Parse returns the root value of a FlexBuffers buffer. The buffer ends
 // with the root's packed type and the root's byte width; the root value sits
 // right before them.
-func ParseFlex(buf []byte) (FlexValue, error) {
+func Parse(buf []byte) (Value, error) {
 	if len(buf) < 3 {
-		return FlexValue{}, flexErr("buffer of %d bytes is too short", len(buf))
+		return Value{}, flexErr("buffer of %d bytes is too short", len(buf))
 	}
 	width := int(buf[len(buf)-1])
 	if !flexValidWidth(width) {
-		return FlexValue{}, flexErr("root byte width %d", width)
+		return Value{}, flexErr("root byte width %d", width)
 	}
 	packed := buf[len(buf)-2]
 	pos := len(buf) - 2 - width
 	if pos < 0 {
-		return FlexValue{}, flexErr("root value of width %d does not fit in %d bytes", width, len(buf))
+		return Value{}, flexErr("root value of width %d does not fit in %d bytes", width, len(buf))
 	}
 	return flexRef(buf, pos, width, packed), nil
 }
@@ -94,8 +93,8 @@ func flexValidWidth(w int) bool { return w == 1 || w == 2 || w == 4 || w == 8 }
 
 // flexRef makes a reference from a packed type byte: the low 2 bits are the
 // log2 of the pointed-to data's byte width, the upper 6 bits the type.
-func flexRef(buf []byte, pos, parent int, packed byte) FlexValue {
-	return FlexValue{buf: buf, pos: pos, parent: parent, width: 1 << (packed & 3), typ: FlexType(packed >> 2)}
+func flexRef(buf []byte, pos, parent int, packed byte) Value {
+	return Value{buf: buf, pos: pos, parent: parent, width: 1 << (packed & 3), typ: Type(packed >> 2)}
 }
 
 // readUint reads an unsigned little-endian integer of width bytes at pos.
@@ -154,7 +153,7 @@ func flexReadFloat(buf []byte, pos, width int) (float64, error) {
 
 // indirect follows the offset stored in the value's slot: the target is
 // that many bytes before the slot.
-func (v FlexValue) indirect() (int, error) {
+func (v Value) indirect() (int, error) {
 	off, err := flexReadUint(v.buf, v.pos, v.parent)
 	if err != nil {
 		return 0, err
@@ -166,39 +165,39 @@ func (v FlexValue) indirect() (int, error) {
 }
 
 // Type returns the value's type.
-func (v FlexValue) Type() FlexType { return v.typ }
+func (v Value) Type() Type { return v.typ }
 
 // IsNull reports whether the value is null (also the result of looking up a
 // missing map key).
-func (v FlexValue) IsNull() bool { return v.typ == FlexNull }
+func (v Value) IsNull() bool { return v.typ == Null }
 
 // Int returns the value as an int64 the way the C++ reader's AsInt64 does:
 // unsigned values are reinterpreted, floats truncated, strings parsed,
 // untyped vectors give their length, booleans 0 or 1, anything else 0.
-func (v FlexValue) Int() (int64, error) {
+func (v Value) Int() (int64, error) {
 	switch v.typ {
-	case FlexInt, FlexBool:
+	case Int, Bool:
 		return flexReadInt(v.buf, v.pos, v.parent)
-	case FlexIndirectInt:
+	case IndirectInt:
 		p, err := v.indirect()
 		if err != nil {
 			return 0, err
 		}
 		return flexReadInt(v.buf, p, v.width)
-	case FlexUint:
+	case Uint:
 		u, err := flexReadUint(v.buf, v.pos, v.parent)
 		return int64(u), err
-	case FlexIndirectUint:
+	case IndirectUint:
 		p, err := v.indirect()
 		if err != nil {
 			return 0, err
 		}
 		u, err := flexReadUint(v.buf, p, v.width)
 		return int64(u), err
-	case FlexFloat, FlexIndirectFloat:
+	case Float, IndirectFloat:
 		f, err := v.Float()
 		return flexFloatToInt(f), err
-	case FlexString:
+	case String:
 		s, err := v.Str()
 		if err != nil {
 			return 0, err
@@ -208,7 +207,7 @@ func (v FlexValue) Int() (int64, error) {
 			return 0, nil
 		}
 		return n, nil
-	case FlexVector:
+	case Vector:
 		vec, err := v.Vector()
 		return int64(vec.Len()), err
 	}
@@ -225,20 +224,20 @@ func flexFloatToInt(f float64) int64 {
 }
 
 // Uint returns the value as a uint64 (the C++ reader's AsUInt64).
-func (v FlexValue) Uint() (uint64, error) {
+func (v Value) Uint() (uint64, error) {
 	switch v.typ {
-	case FlexUint, FlexBool:
+	case Uint, Bool:
 		return flexReadUint(v.buf, v.pos, v.parent)
-	case FlexIndirectUint:
+	case IndirectUint:
 		p, err := v.indirect()
 		if err != nil {
 			return 0, err
 		}
 		return flexReadUint(v.buf, p, v.width)
-	case FlexInt, FlexIndirectInt, FlexVector:
+	case Int, IndirectInt, Vector:
 		i, err := v.Int()
 		return uint64(i), err
-	case FlexFloat, FlexIndirectFloat:
+	case Float, IndirectFloat:
 		f, err := v.Float()
 		if f < 0 || f != f {
 			return uint64(flexFloatToInt(f)), err
@@ -247,7 +246,7 @@ func (v FlexValue) Uint() (uint64, error) {
 			return math.MaxUint64, err
 		}
 		return uint64(f), err
-	case FlexString:
+	case String:
 		s, err := v.Str()
 		if err != nil {
 			return 0, err
@@ -264,23 +263,23 @@ func (v FlexValue) Uint() (uint64, error) {
 // Float returns the value as a float64 (the C++ reader's AsDouble): integers
 // are converted, strings parsed, untyped vectors give their length, anything
 // else 0. TFLite's AsFloat is float32(Float()).
-func (v FlexValue) Float() (float64, error) {
+func (v Value) Float() (float64, error) {
 	switch v.typ {
-	case FlexFloat:
+	case Float:
 		return flexReadFloat(v.buf, v.pos, v.parent)
-	case FlexIndirectFloat:
+	case IndirectFloat:
 		p, err := v.indirect()
 		if err != nil {
 			return 0, err
 		}
 		return flexReadFloat(v.buf, p, v.width)
-	case FlexInt, FlexIndirectInt:
+	case Int, IndirectInt:
 		i, err := v.Int()
 		return float64(i), err
-	case FlexUint, FlexIndirectUint, FlexBool:
+	case Uint, IndirectUint, Bool:
 		u, err := v.Uint()
 		return float64(u), err
-	case FlexString:
+	case String:
 		s, err := v.Str()
 		if err != nil {
 			return 0, err
@@ -290,7 +289,7 @@ func (v FlexValue) Float() (float64, error) {
 			return 0, nil
 		}
 		return f, nil
-	case FlexVector:
+	case Vector:
 		vec, err := v.Vector()
 		return float64(vec.Len()), err
 	}
@@ -299,15 +298,15 @@ func (v FlexValue) Float() (float64, error) {
 
 // Bool returns the value as a bool (the C++ reader's AsBool): a boolean's
 // value, otherwise Uint() != 0.
-func (v FlexValue) Bool() (bool, error) {
+func (v Value) Bool() (bool, error) {
 	u, err := v.Uint()
 	return u != 0, err
 }
 
 // Str returns a string or key value; other types give "".
-func (v FlexValue) Str() (string, error) {
+func (v Value) Str() (string, error) {
 	switch v.typ {
-	case FlexString:
+	case String:
 		p, err := v.indirect()
 		if err != nil {
 			return "", err
@@ -320,7 +319,7 @@ func (v FlexValue) Str() (string, error) {
 			return "", flexErr("string of %d bytes at %d runs past the buffer", n, p)
 		}
 		return string(v.buf[p : p+int(n)]), nil
-	case FlexKey:
+	case Key:
 		p, err := v.indirect()
 		if err != nil {
 			return "", err
@@ -347,8 +346,8 @@ func flexKeyAt(buf []byte, p int) (string, error) {
 
 // Blob returns the bytes of a blob or string value (a slice of the buffer);
 // other types give nil.
-func (v FlexValue) Blob() ([]byte, error) {
-	if v.typ != FlexBlob && v.typ != FlexString {
+func (v Value) Blob() ([]byte, error) {
+	if v.typ != Blob && v.typ != String {
 		return nil, nil
 	}
 	p, err := v.indirect()
@@ -365,137 +364,137 @@ func (v FlexValue) Blob() ([]byte, error) {
 	return v.buf[p : p+int(n) : p+int(n)], nil
 }
 
-// FlexVec is a vector of FlexBuffers values: untyped (each element with its
+// Vec is a vector of FlexBuffers values: untyped (each element with its
 // own packed type), typed (one element type) or fixed-length typed.
-type FlexVec struct {
+type Vec struct {
 	buf    []byte
 	pos    int // first element
 	width  int // byte width of each element
 	n      int
-	elem   FlexType // element type of a typed vector; FlexNull when untyped
+	elem   Type // element type of a typed vector; Null when untyped
 	untype bool
 }
 
 // Len is the number of elements.
-func (v FlexVec) Len() int { return v.n }
+func (v Vec) Len() int { return v.n }
 
 // At returns element i; an index out of range gives a null value, as in the
 // C++ reader.
-func (v FlexVec) At(i int) (FlexValue, error) {
+func (v Vec) At(i int) (Value, error) {
 	if i < 0 || i >= v.n {
-		return FlexValue{}, nil
+		return Value{}, nil
 	}
 	pos := v.pos + i*v.width
 	if v.untype {
 		// The packed types follow the n elements, one byte each.
 		tp := v.pos + v.n*v.width + i
 		if tp >= len(v.buf) {
-			return FlexValue{}, flexErr("type byte %d outside a %d-byte buffer", tp, len(v.buf))
+			return Value{}, flexErr("type byte %d outside a %d-byte buffer", tp, len(v.buf))
 		}
 		return flexRef(v.buf, pos, v.width, v.buf[tp]), nil
 	}
-	return FlexValue{buf: v.buf, pos: pos, parent: v.width, width: 1, typ: v.elem}, nil
+	return Value{buf: v.buf, pos: pos, parent: v.width, width: 1, typ: v.elem}, nil
 }
 
 // flexVecAt checks and returns the vector of n elements of width bytes at
 // p; untyped vectors also hold n type bytes after the elements.
-func flexVecAt(buf []byte, p, width int, n uint64, elem FlexType, untyped bool) (FlexVec, error) {
+func flexVecAt(buf []byte, p, width int, n uint64, elem Type, untyped bool) (Vec, error) {
 	per := uint64(width)
 	if untyped {
 		per++
 	}
 	if p < 0 || p > len(buf) || n > uint64(len(buf)-p)/per {
-		return FlexVec{}, flexErr("vector of %d elements at %d runs past a %d-byte buffer", n, p, len(buf))
+		return Vec{}, flexErr("vector of %d elements at %d runs past a %d-byte buffer", n, p, len(buf))
 	}
-	return FlexVec{buf: buf, pos: p, width: width, n: int(n), elem: elem, untype: untyped}, nil
+	return Vec{buf: buf, pos: p, width: width, n: int(n), elem: elem, untype: untyped}, nil
 }
 
 // Vector returns the elements of any kind of vector (for a map: its
 // values). Other types give an empty vector.
-func (v FlexValue) Vector() (FlexVec, error) {
+func (v Value) Vector() (Vec, error) {
 	t := v.typ
 	switch {
-	case t == FlexVector || t == FlexMap || (t >= FlexVectorInt && t <= FlexVectorStringDeprecated) || t == FlexVectorBool:
+	case t == Vector || t == Map || (t >= VectorInt && t <= VectorStringDeprecated) || t == VectorBool:
 		p, err := v.indirect()
 		if err != nil {
-			return FlexVec{}, err
+			return Vec{}, err
 		}
 		n, err := flexReadUint(v.buf, p-v.width, v.width)
 		if err != nil {
-			return FlexVec{}, err
+			return Vec{}, err
 		}
-		if t == FlexVector || t == FlexMap {
-			return flexVecAt(v.buf, p, v.width, n, FlexNull, true)
+		if t == Vector || t == Map {
+			return flexVecAt(v.buf, p, v.width, n, Null, true)
 		}
-		elem := t - FlexVectorInt + FlexInt
+		elem := t - VectorInt + Int
 		switch t {
-		case FlexVectorBool:
-			elem = FlexBool
-		case FlexVectorStringDeprecated:
-			elem = FlexKey // as the C++ reader: read as keys (sizes unknown)
+		case VectorBool:
+			elem = Bool
+		case VectorStringDeprecated:
+			elem = Key // as the C++ reader: read as keys (sizes unknown)
 		}
 		return flexVecAt(v.buf, p, v.width, n, elem, false)
-	case t >= FlexVectorInt2 && t <= FlexVectorFloat4:
+	case t >= VectorInt2 && t <= VectorFloat4:
 		p, err := v.indirect()
 		if err != nil {
-			return FlexVec{}, err
+			return Vec{}, err
 		}
-		k := int(t - FlexVectorInt2)
-		return flexVecAt(v.buf, p, v.width, uint64(k/3+2), FlexType(k%3)+FlexInt, false)
+		k := int(t - VectorInt2)
+		return flexVecAt(v.buf, p, v.width, uint64(k/3+2), Type(k%3)+Int, false)
 	}
-	return FlexVec{}, nil
+	return Vec{}, nil
 }
 
-// FlexMapping is a FlexBuffers map: a vector of values with a sorted vector
+// Mapping is a FlexBuffers map: a vector of values with a sorted vector
 // of keys.
-type FlexMapping struct {
-	keys   FlexVec
-	values FlexVec
+type Mapping struct {
+	keys   Vec
+	values Vec
 }
 
 // Map returns the value as a map. A value that is not a map gives an empty
 // map, as in the C++ reader; use Type to tell the two apart.
-func (v FlexValue) Map() (FlexMapping, error) {
-	if v.typ != FlexMap {
-		return FlexMapping{}, nil
+func (v Value) Map() (Mapping, error) {
+	if v.typ != Map {
+		return Mapping{}, nil
 	}
 	values, err := v.Vector()
 	if err != nil {
-		return FlexMapping{}, err
+		return Mapping{}, err
 	}
 	// Before the size prefix: the keys vector's offset and its byte width.
 	keysSlot := values.pos - 3*v.width
 	keysWidth, err := flexReadUint(v.buf, values.pos-2*v.width, v.width)
 	if err != nil {
-		return FlexMapping{}, err
+		return Mapping{}, err
 	}
 	if !flexValidWidth(int(min(keysWidth, 16))) {
-		return FlexMapping{}, flexErr("map keys byte width %d", keysWidth)
+		return Mapping{}, flexErr("map keys byte width %d", keysWidth)
 	}
-	kp, err := FlexValue{buf: v.buf, pos: keysSlot, parent: v.width}.indirect()
+	kp, err := Value{buf: v.buf, pos: keysSlot, parent: v.width}.indirect()
 	if err != nil {
-		return FlexMapping{}, err
+		return Mapping{}, err
 	}
 	kw := int(keysWidth)
 	n, err := flexReadUint(v.buf, kp-kw, kw)
 	if err != nil {
-		return FlexMapping{}, err
+		return Mapping{}, err
 	}
 	if n != uint64(values.n) {
-		return FlexMapping{}, flexErr("map has %d keys for %d values", n, values.n)
+		return Mapping{}, flexErr("map has %d keys for %d values", n, values.n)
 	}
-	keys, err := flexVecAt(v.buf, kp, kw, n, FlexKey, false)
+	keys, err := flexVecAt(v.buf, kp, kw, n, Key, false)
 	if err != nil {
-		return FlexMapping{}, err
+		return Mapping{}, err
 	}
-	return FlexMapping{keys: keys, values: values}, nil
+	return Mapping{keys: keys, values: values}, nil
 }
 
 // Len is the number of entries.
-func (m FlexMapping) Len() int { return m.values.n }
+func (m Mapping) Len() int { return m.values.n }
 
 // Key returns the key of entry i.
-func (m FlexMapping) Key(i int) (string, error) {
+func (m Mapping) Key(i int) (string, error) {
 	k, err := m.keys.At(i)
 	if err != nil {
 		return "", err
@@ -504,17 +503,17 @@ func (m FlexMapping) Key(i int) (string, error) {
 }
 
 // Value returns the value of entry i.
-func (m FlexMapping) Value(i int) (FlexValue, error) { return m.values.At(i) }
+func (m Mapping) Value(i int) (Value, error) { return m.values.At(i) }
 
 // Get looks a key up by binary search over the sorted keys (byte-wise, as
 // strcmp), as the C++ reader does; a missing key gives a null value.
-func (m FlexMapping) Get(key string) (FlexValue, error) {
+func (m Mapping) Get(key string) (Value, error) {
 	lo, hi := 0, m.keys.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		k, err := m.Key(mid)
 		if err != nil {
-			return FlexValue{}, err
+			return Value{}, err
 		}
 		switch c := strings.Compare(key, k); {
 		case c < 0:
@@ -525,5 +524,5 @@ func (m FlexMapping) Get(key string) (FlexValue, error) {
 			return m.values.At(mid)
 		}
 	}
-	return FlexValue{}, nil
+	return Value{}, nil
 }

@@ -6,8 +6,8 @@ package modelbuild
 import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // Builder accumulates one model with a single subgraph.
@@ -57,7 +57,7 @@ func PerChannel(scales []float32, zeroPoints []int64, axis int) TensorOption {
 }
 
 // Tensor adds an activation tensor and returns its index.
-func (b *Builder) Tensor(name string, typ kernels.DType, shape []int, opts ...TensorOption) int {
+func (b *Builder) Tensor(name string, typ tensor.DType, shape []int, opts ...TensorOption) int {
 	t := &schema.TensorT{Name: name, Type: schema.TensorType(typ), Shape: int32s(shape)}
 	for _, o := range opts {
 		o(t)
@@ -67,7 +67,7 @@ func (b *Builder) Tensor(name string, typ kernels.DType, shape []int, opts ...Te
 }
 
 // Const adds a constant tensor holding data and returns its index.
-func (b *Builder) Const(name string, typ kernels.DType, shape []int, data []byte, opts ...TensorOption) int {
+func (b *Builder) Const(name string, typ tensor.DType, shape []int, data []byte, opts ...TensorOption) int {
 	i := b.Tensor(name, typ, shape, opts...)
 	b.model.Buffers = append(b.model.Buffers, &schema.BufferT{Data: append([]byte{}, data...)})
 	b.sg.Tensors[i].Buffer = uint32(len(b.model.Buffers) - 1)

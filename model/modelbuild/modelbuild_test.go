@@ -6,25 +6,26 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/modelbuild"
+	"github.com/delego/delego/model"
+
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/tensor"
 )
 
 func TestBuildTinyModel(t *testing.T) {
 	b := modelbuild.New()
-	in := b.Tensor("in", kernels.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
-	w := b.Const("w", kernels.Float32, []int{2}, []byte{0, 0, 128, 63, 0, 0, 0, 64})
-	out := b.Tensor("out", kernels.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
+	in := b.Tensor("in", tensor.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
+	w := b.Const("w", tensor.Float32, []int{2}, []byte{0, 0, 128, 63, 0, 0, 0, 64})
+	out := b.Tensor("out", tensor.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
 	b.Op(schema.BuiltinOperatorADD, 1, []int{in, w}, []int{out},
 		modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: schema.ActivationFunctionTypeRELU}))
 	b.CustomOp("my-op", 2, []int{out}, []int{out}, []byte{1, 2, 3})
 	b.Inputs(in)
 	b.Outputs(out)
 
-	m, err := core.NewModel(b.Bytes())
+	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +58,11 @@ func TestRoundTripRealModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, err := core.NewModel(raw)
+	orig, err := model.New(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := core.NewModel(modelbuild.Pack(schema.GetRootAsModel(raw, 0).UnPack()))
+	again, err := model.New(modelbuild.Pack(schema.GetRootAsModel(raw, 0).UnPack()))
 	if err != nil {
 		t.Fatal(err)
 	}

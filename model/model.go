@@ -1,18 +1,23 @@
-package core
+// Package model reads TensorFlow Lite model files: it loads a .tflite file
+// (memory-mapped where the platform allows), verifies every index and size in
+// it, and gives read-only access to its operator codes, subgraphs, tensors,
+// buffers, metadata and signatures. It also describes nodes as a delegate's
+// declared support sees them, extracts a set of nodes as a standalone
+// partition model, and (package modelbuild) writes .tflite files. It knows
+// nothing of the interpreter, the kernels or the delegates.
+package model
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"unsafe"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/schema"
-	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/tensor"
 )
 
 // DefaultMaxTensorBytes is the default cap on one tensor's size (1 GiB).
@@ -31,9 +36,10 @@ type Model struct {
 	Metadata   []Metadata
 	Signatures []Signature
 
-	raw  []byte
-	fb   *schema.Model
-	path string // the file LoadModel read; "" for NewModel
+	raw   []byte
+	unmap func() error // releases raw's mapping (Load); nil otherwise
+	fb    *schema.Model
+	path  string // the file Load read; "" for New
 	// maxTensorBytes is the cap the model was loaded with; ResizeInput
 	// holds inputs to it too.
 	maxTensorBytes int64
@@ -53,7 +59,15 @@ func (c OpCode) Name() string {
 	if c.Builtin == schema.BuiltinOperatorCUSTOM {
 		return c.Custom
 	}
-	return kernels.OpName(c.Builtin)
+	return OpName(c.Builtin)
+}
+
+// OpName returns the schema's name for a builtin op code, e.g. "CONV_2D".
+func OpName(code schema.BuiltinOperator) string {
+	if name, ok := schema.EnumNamesBuiltinOperator[code]; ok {
+		return name
+	}
+	return fmt.Sprintf("BUILTIN_%d", int32(code))
 }
 
 // Subgraph is one graph of the model.
@@ -68,11 +82,11 @@ type Subgraph struct {
 // TensorInfo describes a tensor as the model declares it.
 type TensorInfo struct {
 	Name           string
-	Type           kernels.DType
+	Type           tensor.DType
 	Shape          []int
 	ShapeSignature []int // -1 marks a dimension that may vary; nil when absent
 	Buffer         int
-	Quant          *kernels.Quantization
+	Quant          *tensor.Quantization
 	Variable       bool
 	Sparse         bool
 }
@@ -119,36 +133,53 @@ type loadConfig struct{ maxTensorBytes int64 }
 // larger tensor is rejected. The default is DefaultMaxTensorBytes.
 func WithMaxTensorBytes(n int64) LoadOption { return func(c *loadConfig) { c.maxTensorBytes = n } }
 
-// LoadModel reads and verifies a .tflite file.
-func LoadModel(path string, opts ...LoadOption) (*Model, error) {
-	data, err := os.ReadFile(path)
+// Load reads and verifies a .tflite file.
+//
+// Where the platform has mmap the file is mapped rather than read (private,
+// copy-on-write: nothing delego does writes to the file); Close unmaps it.
+// A model that is never closed keeps its mapping until the process ends.
+func Load(path string, opts ...LoadOption) (*Model, error) {
+	data, unmap, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
-	m, err := NewModel(data, opts...)
+	m, err := New(data, opts...)
 	if err != nil {
+		unmap()
 		return nil, fmt.Errorf("load model %s: %w", path, err)
 	}
-	m.path = path
+	m.path, m.unmap = path, unmap
 	return m, nil
 }
 
-// Path is the file the model was loaded from (as given to LoadModel), or ""
-// for a model made by NewModel.
+// Close releases the file mapping of a model made by Load; nothing made from
+// the model (an interpreter, tensor data, buffers) may be used afterwards.
+// Close on a model made by New does nothing.
+func (m *Model) Close() error {
+	if m.unmap == nil {
+		return nil
+	}
+	err := m.unmap()
+	m.unmap = nil
+	return err
+}
+
+// Path is the file the model was loaded from (as given to Load), or ""
+// for a model made by New.
 func (m *Model) Path() string { return m.path }
 
-// NewModel verifies a model held in memory. The model keeps data: do not
+// New verifies a model held in memory. The model keeps data: do not
 // change it afterwards.
-func NewModel(data []byte, opts ...LoadOption) (*Model, error) {
+func New(data []byte, opts ...LoadOption) (*Model, error) {
 	cfg := loadConfig{maxTensorBytes: DefaultMaxTensorBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if len(data) < 8 {
-		return nil, &ModelError{-1, -1, -1, -1, fmt.Sprintf("file is %d bytes, too short for a flatbuffer", len(data))}
+		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file is %d bytes, too short for a flatbuffer", len(data))}
 	}
 	if id := data[4:8]; !bytes.Equal(id, []byte("TFL3")) {
-		return nil, &ModelError{-1, -1, -1, -1, fmt.Sprintf("file identifier is %q, want \"TFL3\"", id)}
+		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file identifier is %q, want \"TFL3\"", id)}
 	}
 	d := decoder{raw: data, cfg: cfg}
 	m, err := d.decode()
@@ -162,6 +193,14 @@ func NewModel(data []byte, opts ...LoadOption) (*Model, error) {
 	return m, nil
 }
 
+// MaxTensorBytes is the cap on one tensor's size the model was loaded with
+// (WithMaxTensorBytes); a runtime holds resized tensors to it too.
+func (m *Model) MaxTensorBytes() int64 { return m.maxTensorBytes }
+
+// Table is the operator's flatbuffer table, for reading its builtin or
+// custom options (read-only).
+func (o *Operator) Table() *schema.Operator { return o.fb }
+
 // Bytes returns the model file's bytes (read-only).
 func (m *Model) Bytes() []byte { return m.raw }
 
@@ -173,14 +212,24 @@ func (m *Model) Buffer(i int) []byte {
 	return m.Buffers[i]
 }
 
+// NodeView is a node as a delegate's declared support sees it.
+type NodeView struct {
+	Op      schema.BuiltinOperator
+	Custom  string
+	Name    string // printable op name
+	Version int
+	// Types are the element types of the node's non-constant tensors.
+	Types []tensor.DType
+}
+
 // NodeView describes operator i of subgraph 0 as a delegate's declared
 // support sees it: op, version, and the element types of its non-constant
 // tensors.
-func (m *Model) NodeView(i int) delegate.NodeView {
+func (m *Model) NodeView(i int) NodeView {
 	sg := m.Subgraphs[0]
 	op := &sg.Operators[i]
 	oc := m.OpCodes[op.OpCode]
-	v := delegate.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
+	v := NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
 	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
 		if ti < 0 || m.Buffer(sg.Tensors[ti].Buffer) != nil {
 			continue
@@ -197,12 +246,12 @@ func (m *Model) OpCodeOf(op *Operator) OpCode { return m.OpCodes[op.OpCode] }
 
 // decoder turns the flatbuffer into the Model's structs. The generated
 // accessors trust offsets, so every vector length is checked against the file
-// size first and any out-of-range read is turned into a ModelError naming the
+// size first and any out-of-range read is turned into a Error naming the
 // place being decoded.
 type decoder struct {
 	raw []byte
 	cfg loadConfig
-	loc ModelError
+	loc Error
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -220,10 +269,10 @@ func (d *decoder) vec(what string, n, elem int) int {
 }
 
 func (d *decoder) decode() (m *Model, err error) {
-	d.loc = ModelError{-1, -1, -1, -1, ""}
+	d.loc = Error{-1, -1, -1, -1, ""}
 	defer func() {
 		if r := recover(); r != nil {
-			if me, ok := r.(*ModelError); ok {
+			if me, ok := r.(*Error); ok {
 				err = me
 				return
 			}
@@ -318,7 +367,7 @@ func (d *decoder) subgraph(sg *schema.SubGraph) *Subgraph {
 		}
 		info := TensorInfo{
 			Name:     string(t.Name()),
-			Type:     kernels.DType(t.Type()),
+			Type:     tensor.DType(t.Type()),
 			Shape:    d.ints("shape", t.ShapeLength(), t.Shape),
 			Buffer:   int(t.Buffer()),
 			Variable: t.IsVariable(),
@@ -357,12 +406,12 @@ func (d *decoder) subgraph(sg *schema.SubGraph) *Subgraph {
 	return s
 }
 
-func (d *decoder) quant(q *schema.QuantizationParameters) *kernels.Quantization {
+func (d *decoder) quant(q *schema.QuantizationParameters) *tensor.Quantization {
 	ns, nz := d.vec("scale", q.ScaleLength(), 4), d.vec("zero_point", q.ZeroPointLength(), 8)
 	if ns == 0 && nz == 0 {
 		return nil // min/max only: not quantized for inference
 	}
-	out := &kernels.Quantization{Scale: make([]float32, ns), ZeroPoint: make([]int64, nz), Axis: int(q.QuantizedDimension())}
+	out := &tensor.Quantization{Scale: make([]float32, ns), ZeroPoint: make([]int64, nz), Axis: int(q.QuantizedDimension())}
 	for i := range out.Scale {
 		out.Scale[i] = q.Scale(i)
 	}
@@ -381,7 +430,7 @@ func aligned(b []byte) []byte {
 	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%16 == 0 {
 		return b
 	}
-	t := kernels.NewTensor(kernels.Uint8, len(b))
+	t := tensor.NewTensor(tensor.Uint8, len(b))
 	copy(t.Data, b)
 	return t.Data
 }
@@ -389,14 +438,14 @@ func aligned(b []byte) []byte {
 // verify checks every cross-reference and size of the decoded model.
 func (m *Model) verify(cfg loadConfig) error {
 	if len(m.Subgraphs) == 0 {
-		return &ModelError{-1, -1, -1, -1, "model has no subgraphs"}
+		return &Error{-1, -1, -1, -1, "model has no subgraphs"}
 	}
 	for i, oc := range m.OpCodes {
 		if oc.Version < 1 {
-			return &ModelError{-1, -1, -1, -1, fmt.Sprintf("operator code %d (%s) has version %d", i, oc.Name(), oc.Version)}
+			return &Error{-1, -1, -1, -1, fmt.Sprintf("operator code %d (%s) has version %d", i, oc.Name(), oc.Version)}
 		}
 		if oc.Builtin == schema.BuiltinOperatorCUSTOM && oc.Custom == "" {
-			return &ModelError{-1, -1, -1, -1, fmt.Sprintf("operator code %d is CUSTOM without a custom_code", i)}
+			return &Error{-1, -1, -1, -1, fmt.Sprintf("operator code %d is CUSTOM without a custom_code", i)}
 		}
 	}
 	for si, sg := range m.Subgraphs {
@@ -406,17 +455,17 @@ func (m *Model) verify(cfg loadConfig) error {
 	}
 	for i, md := range m.Metadata {
 		if md.Buffer < 0 || md.Buffer >= len(m.Buffers) {
-			return &ModelError{-1, -1, -1, -1, fmt.Sprintf("metadata %d (%s) names buffer %d of %d", i, md.Name, md.Buffer, len(m.Buffers))}
+			return &Error{-1, -1, -1, -1, fmt.Sprintf("metadata %d (%s) names buffer %d of %d", i, md.Name, md.Buffer, len(m.Buffers))}
 		}
 	}
 	for i, s := range m.Signatures {
 		if s.Subgraph < 0 || s.Subgraph >= len(m.Subgraphs) {
-			return &ModelError{s.Subgraph, -1, -1, -1, fmt.Sprintf("signature %d (%s) names a subgraph out of range", i, s.Key)}
+			return &Error{s.Subgraph, -1, -1, -1, fmt.Sprintf("signature %d (%s) names a subgraph out of range", i, s.Key)}
 		}
 		n := len(m.Subgraphs[s.Subgraph].Tensors)
 		for _, st := range append(append([]SignatureTensor(nil), s.Inputs...), s.Outputs...) {
 			if st.Tensor < 0 || st.Tensor >= n {
-				return &ModelError{s.Subgraph, -1, st.Tensor, -1, fmt.Sprintf("signature %q tensor %q out of range (%d tensors)", s.Key, st.Name, n)}
+				return &Error{s.Subgraph, -1, st.Tensor, -1, fmt.Sprintf("signature %q tensor %q out of range (%d tensors)", s.Key, st.Name, n)}
 			}
 		}
 	}
@@ -428,9 +477,9 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 	for ti := range sg.Tensors {
 		t := &sg.Tensors[ti]
 		bad := func(format string, args ...any) error {
-			return &ModelError{si, -1, ti, -1, fmt.Sprintf(format, args...)}
+			return &Error{si, -1, ti, -1, fmt.Sprintf(format, args...)}
 		}
-		if t.Type < 0 || t.Type > kernels.Uint16 {
+		if t.Type < 0 || t.Type > tensor.Uint16 {
 			return bad("unknown tensor type %d", t.Type)
 		}
 		elems := int64(1)
@@ -477,7 +526,7 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 				continue
 			}
 			if i < 0 || i >= nt {
-				return &ModelError{si, op, i, -1, fmt.Sprintf("%s tensor index %d out of range (%d tensors)", what, i, nt)}
+				return &Error{si, op, i, -1, fmt.Sprintf("%s tensor index %d out of range (%d tensors)", what, i, nt)}
 			}
 		}
 		return nil
@@ -491,7 +540,7 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 	for oi := range sg.Operators {
 		op := &sg.Operators[oi]
 		if op.OpCode < 0 || op.OpCode >= len(m.OpCodes) {
-			return &ModelError{si, oi, -1, -1, fmt.Sprintf("opcode index %d out of range (%d operator codes)", op.OpCode, len(m.OpCodes))}
+			return &Error{si, oi, -1, -1, fmt.Sprintf("opcode index %d out of range (%d operator codes)", op.OpCode, len(m.OpCodes))}
 		}
 		if err := check("input", op.Inputs, true, oi); err != nil {
 			return err
