@@ -183,7 +183,7 @@ func (c *Client) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]d
 	}
 	resp, err := s.rpc.CheckNodes(ctx, req)
 	if err != nil {
-		return nil, c.callErr(ctx, s, "check nodes", err)
+		return nil, fmt.Errorf("check nodes: %w", c.callErr(ctx, s, "check nodes", err))
 	}
 	if len(resp.Verdicts) != len(nodes) {
 		return nil, fmt.Errorf("check nodes: %w: %d verdicts for %d nodes", ErrMalformed, len(resp.Verdicts), len(nodes))
@@ -365,30 +365,43 @@ func (c *Client) startErr(err error) error {
 // in time is killed (it may still be running the call, writing into shared
 // memory); one whose process is gone is reaped; either way the next Compile
 // starts a fresh one. An error that is not a gRPC status (a malformed
-// doorbell answer) is the plugin's answer, and is returned as it is.
-func (c *Client) callErr(ctx context.Context, s *session, what string, err error) error {
+// doorbell answer) is the plugin's answer, and is returned as it is. The
+// error does not start with the call's name: the caller's context (a
+// delegate.Error's stage) says which call it was.
+func (c *Client) callErr(ctx context.Context, s *session, call string, err error) error {
 	if cerr := ctxErr(ctx); cerr != nil {
 		s.kill()
 		c.forget(s)
-		return fmt.Errorf("%s: %w: killed plugin process %d, which had not answered (the next compile starts a fresh one)", what, cerr, s.pid)
+		return fmt.Errorf("%w: killed plugin process %d, which had not answered its %s call (the next compile starts a fresh one)", cerr, s.pid, call)
 	}
 	st, ok := status.FromError(err)
 	if !ok {
-		return fmt.Errorf("%s: %w", what, err)
+		return err
 	}
 	switch {
 	case !s.alive() || st.Code() == codes.Unavailable || st.Code() == codes.Canceled:
 		if s.closedByClient() {
-			return fmt.Errorf("%s: %w", what, ErrClosed)
+			return fmt.Errorf("%w during its %s call", ErrClosed, call)
 		}
 		s.kill()
 		c.forget(s)
-		return fmt.Errorf("%s: %w (%s)", what, ErrCrashed, s.exitReport())
+		return fmt.Errorf("%w during its %s call (%s)", ErrCrashed, call, s.exitReport())
 	case st.Code() == codes.FailedPrecondition:
-		return fmt.Errorf("%s: %w: %s", what, delegate.ErrNoDevice, st.Message())
+		return &remoteError{msg: st.Message(), is: delegate.ErrNoDevice}
 	}
-	return fmt.Errorf("%s: %s", what, st.Message())
+	return &remoteError{msg: st.Message()}
 }
+
+// remoteError is an error a plugin's delegate returned: its message as the
+// delegate wrote it, and the sentinel its status code carried (nil: none).
+type remoteError struct {
+	msg string
+	is  error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Unwrap() error { return e.is }
 
 // deadlineGrace bounds how long ctxErr waits for a context whose deadline
 // has passed to say so.

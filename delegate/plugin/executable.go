@@ -211,7 +211,7 @@ func (e *executable) attach(ctx context.Context, size int, withBell bool) error 
 	rmErr := os.Remove(path)
 	if err != nil {
 		r.close()
-		return e.c.callErr(ctx, e.s, "attach shared memory", err)
+		return fmt.Errorf("attach shared memory: %w", e.c.callErr(ctx, e.s, "attach shared memory", err))
 	}
 	if rmErr != nil {
 		r.close()
@@ -241,7 +241,7 @@ func (e *executable) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		defer cancel()
 		if _, rerr := e.s.rpc.Release(ctx, &pluginpb.ReleaseRequest{Handle: e.handle}); rerr != nil {
-			err = e.c.callErr(ctx, e.s, "release", rerr)
+			err = fmt.Errorf("release: %w", e.c.callErr(ctx, e.s, "release", rerr))
 			if errors.Is(err, ErrClosed) {
 				err = nil
 			}

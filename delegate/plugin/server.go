@@ -80,13 +80,14 @@ func newServer(d delegate.Delegate) *server {
 }
 
 // statusOf turns a delegate's error into a gRPC status: FailedPrecondition
-// for "cannot run here", Unknown for everything else.
-func statusOf(err error, format string, a ...any) error {
+// for "cannot run here", Unknown for everything else. The message is the
+// delegate's own: the host knows which call failed.
+func statusOf(err error) error {
 	code := codes.Unknown
 	if errors.Is(err, delegate.ErrNoDevice) {
 		code = codes.FailedPrecondition
 	}
-	return status.Error(code, fmt.Sprintf(format, a...)+": "+err.Error())
+	return status.Error(code, err.Error())
 }
 
 func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
@@ -96,13 +97,13 @@ func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pl
 	case errors.Is(err, delegate.ErrNoDevice):
 		r.Usable, r.Reason = false, err.Error()
 	case err != nil:
-		return nil, statusOf(err, "support")
+		return nil, statusOf(err)
 	}
 	r.Builtins, r.Custom = supportToPB(sup)
 	if dl, ok := s.impl.(delegate.DeviceLister); ok {
 		devs, err := dl.Devices(ctx)
 		if err != nil {
-			return nil, statusOf(err, "devices")
+			return nil, statusOf(err)
 		}
 		for _, d := range devs {
 			r.Devices = append(r.Devices, &pluginpb.Device{Name: d.Name, Description: d.Description})
@@ -142,7 +143,7 @@ func (s *server) CheckNodes(ctx context.Context, req *pluginpb.CheckNodesRequest
 	}
 	vs, err := c.CheckNodes(ctx, req.Model, nodes)
 	if err != nil {
-		return nil, statusOf(err, "check nodes")
+		return nil, statusOf(err)
 	}
 	r := &pluginpb.CheckNodesResponse{}
 	for _, v := range vs {
@@ -154,7 +155,7 @@ func (s *server) CheckNodes(ctx context.Context, req *pluginpb.CheckNodesRequest
 func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pluginpb.CompileResponse, error) {
 	exe, err := s.impl.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings})
 	if err != nil {
-		return nil, statusOf(err, "compile")
+		return nil, statusOf(err)
 	}
 	if exe == nil {
 		return nil, status.Error(codes.Internal, "compile returned no executable")
@@ -239,7 +240,7 @@ func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.Invoke
 		}
 	}
 	if err := p.exe.Invoke(ctx, ins, outs); err != nil {
-		return nil, statusOf(err, "invoke")
+		return nil, statusOf(err)
 	}
 	resp := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
 	for i, t := range outs {
