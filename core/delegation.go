@@ -87,33 +87,6 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 	return nil
 }
 
-// absorb decides, through the fallback settings, whether a delegate's
-// failure moves its work to the CPU. When it does, it records the fallback
-// and returns nil; otherwise it returns the failure as a *delegate.Error.
-func (it *Interpreter) absorb(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error) error {
-	derr := &delegate.Error{Delegate: d.Name(), Partition: partition, Stage: stage, Err: err}
-	if ferr := it.fallback.Decide(derr); ferr != nil {
-		return ferr
-	}
-	it.events = append(it.events, delegate.Event{Delegate: d.Name(), Partition: partition,
-		Nodes: slices.Clone(nodes), Stage: stage, Err: err})
-	return nil
-}
-
-// ctxDone is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
-// passed even if its timer has not fired yet: a delegate can notice the
-// deadline (a plugin's gRPC server has its own timer) and fail a moment
-// before the context says so, and that failure is still the deadline's.
-func ctxDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
 // withState adds the variable tensors among a partition's inputs (state such
 // as an LSTM's, which its nodes update in place) to its outputs: the
 // delegate gets the interpreter's state each time and hands back the
@@ -225,11 +198,7 @@ func (it *Interpreter) compile(ctx context.Context, p *delegated) error {
 	if err == nil {
 		return nil
 	}
-	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageCompile, err); ferr != nil {
-		return ferr
-	}
-	p.onCPU = true
-	return nil
+	return it.compileFailed(p, err)
 }
 
 func (p *delegated) currentShapes(it *Interpreter) [][]int {
@@ -261,88 +230,15 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 	if p.onCPU {
 		return it.runOnCPU(p)
 	}
-	// State the partition updates in place is also an input: keep a copy so
-	// that a CPU rerun after a failure starts from the state the delegate saw.
-	if it.fallback.OnExecutionError {
+	if it.fb.policy.OnExecutionError {
 		p.saveState(it)
 	}
 	start := time.Now()
-	err := it.invokeDelegate(ctx, p)
-	if err == nil {
-		if it.opts.Profiler != nil {
-			it.opts.Profiler.NodeDone(p.nodes[0], "DELEGATE:"+p.delegate.Name(), time.Since(start))
-		}
-		return nil
+	if err := it.invokeDelegate(ctx, p); err != nil {
+		return it.executionFailed(ctx, p, err)
 	}
-	if cerr := ctxDone(ctx); cerr != nil {
-		// The caller gave up: that is the caller's answer, not the
-		// delegate's failure, so there is no fallback to run.
-		return &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute,
-			Err: fmt.Errorf("%w (%w)", err, cerr)}
-	}
-	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageExecute, err); ferr != nil {
-		return ferr
-	}
-	p.restoreState(it)
-	if !it.cpuRuns(p) {
-		// No CPU kernel for some node (an Edge TPU model's custom op): the
-		// model's CPU twin takes over this Invoke and every later one.
-		return it.switchToTwin(ctx, &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index,
-			Stage: delegate.StageExecute, Err: err})
-	}
-	p.onCPU = true
-	if p.exe != nil {
-		p.exe.Close()
-		p.exe = nil
-	}
-	return it.runOnCPU(p)
-}
-
-// cpuRuns reports whether every node of p has a prepared CPU kernel.
-func (it *Interpreter) cpuRuns(p *delegated) bool {
-	for _, ni := range p.nodes {
-		if n := it.nodes[ni]; n == nil || n.broken != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// switchToTwin hands this Invoke and every later one to the model's CPU
-// twin, after an execution failure of a partition the CPU kernels cannot
-// run. Without a twin (or one that cannot run), cause is the result.
-func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
-	if it.opts.isTwin {
-		return cause
-	}
-	twin, err := it.runTwin(ctx, cause, false)
-	if err != nil {
-		return err
-	}
-	if err := twin.AllocateTensors(); err != nil {
-		twin.Close()
-		return &TwinError{Path: twin.twin.Path, Fallbacks: slices.Clone(it.events), Cause: cause, Err: err}
-	}
-	it.runsTwin, it.twin = twin, twin.twin
-	return it.invokeTwin(ctx)
-}
-
-// invokeTwin runs the twin on this interpreter's inputs and copies its
-// outputs back, so callers keep reading the tensors they hold.
-func (it *Interpreter) invokeTwin(ctx context.Context) error {
-	t := it.runsTwin
-	for i := range it.sg.Inputs {
-		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
-			return fmt.Errorf("CPU twin input %d: %w", i, err)
-		}
-	}
-	if err := t.Invoke(ctx); err != nil {
-		return fmt.Errorf("CPU twin %s: %w", it.twin.Path, err)
-	}
-	for i := range it.sg.Outputs {
-		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
-			return fmt.Errorf("CPU twin output %d: %w", i, err)
-		}
+	if it.opts.Profiler != nil {
+		it.opts.Profiler.NodeDone(p.nodes[0], "DELEGATE:"+p.delegate.Name(), time.Since(start))
 	}
 	return nil
 }
@@ -385,32 +281,6 @@ func (p *delegated) refreshViews(it *Interpreter) (ins, outs []*tensor.Tensor) {
 		p.views[i].Shape = p.viewShapes[i]
 	}
 	return p.ins, p.outs
-}
-
-// saveState copies the partition's variable outputs (state it updates in
-// place) into buffers kept for the next time.
-func (p *delegated) saveState(it *Interpreter) {
-	k := 0
-	for _, ti := range p.outputs {
-		if t := it.tensors[ti]; t.Variable {
-			if k == len(p.saved) {
-				p.saved = append(p.saved, nil)
-			}
-			p.saved[k] = append(p.saved[k][:0], t.Data...)
-			k++
-		}
-	}
-}
-
-// restoreState puts back what saveState kept.
-func (p *delegated) restoreState(it *Interpreter) {
-	k := 0
-	for _, ti := range p.outputs {
-		if t := it.tensors[ti]; t.Variable && k < len(p.saved) {
-			copy(t.Data, p.saved[k])
-			k++
-		}
-	}
 }
 
 // runOnCPU runs a partition's nodes on the CPU kernels.
@@ -463,17 +333,14 @@ func (it *Interpreter) executionOrder() [][]int {
 // Plan returns the partition plan, or nil when the interpreter has no delegates.
 func (it *Interpreter) Plan() *partition.Plan { return it.plan }
 
-// Fallbacks lists every fallback to the CPU so far, in order.
-func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.events) }
-
 // Close releases the partitions' executables (and a twin that took over),
 // and with Options.OwnDelegates the delegates themselves (a plugin's
 // process). Closing twice is harmless.
 func (it *Interpreter) Close() error {
 	var errs []error
-	if it.runsTwin != nil {
-		errs = append(errs, it.runsTwin.Close())
-		it.runsTwin = nil
+	if it.fb.runsTwin != nil {
+		errs = append(errs, it.fb.runsTwin.Close())
+		it.fb.runsTwin = nil
 	}
 	for _, st := range it.steps {
 		if st.part != nil && st.part.exe != nil {

@@ -2,47 +2,91 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )
 
-// A model compiled for an accelerator can hold ops that only the
-// accelerator runs: an Edge TPU model's edgetpu-custom-op carries compiled
-// executables, which no CPU kernel can run. When its delegate fails and the
-// fallback settings let the CPU take over, the CPU path for such a model is
-// its twin: the same model before compilation. This file is that model-level
-// fallback. The decision stays with delegate.Fallback: a twin is only looked
-// for after a fallback happened.
+// This file carries out fallback. delegate.Fallback (the settings'
+// fallback_settings) decides whether a delegate's failure moves work to the
+// CPU; what follows does it, in three ways:
+//
+//   - a compilation error leaves the partition's nodes to the CPU kernels;
+//   - an execution error reruns the partition on the CPU from the inputs the
+//     delegate saw (inputs are never overwritten by a partition's outputs)
+//     with the state it updates in place restored, and keeps it there;
+//   - when the CPU has no kernel for what fell back (an Edge TPU model's
+//     edgetpu-custom-op), the model's CPU twin runs instead: the same model
+//     before it was compiled for the accelerator, which the caller supplies
+//     (Options.Twin) and the interpreter checks when it is built.
 
-// edgeTPUSuffix ends the name Coral's compiler gives its output.
-const edgeTPUSuffix = "_edgetpu.tflite"
+// fallbacks is an interpreter's fallback state.
+type fallbacks struct {
+	policy delegate.Fallback
+	events []delegate.Event
+	// twin is the CPU twin the caller supplied, its inputs and outputs in the
+	// model's order, or with Err set when it cannot serve; nil: none.
+	twin *Twin
+	// ran is set when the twin runs instead of the model.
+	ran *TwinFallback
+	// runsTwin is set when an execution failure handed every later Invoke
+	// to the twin.
+	runsTwin *Interpreter
+	// isTwin marks the interpreter of a twin, which has no twin of its own.
+	isTwin bool
+}
 
-// TwinPath returns the conventional CPU twin of a model file: foo.tflite
-// beside foo_edgetpu.tflite, the name Coral's compiler gives its output. It
-// returns "" for other names.
-func TwinPath(path string) string {
-	base := filepath.Base(path)
-	if !strings.HasSuffix(base, edgeTPUSuffix) || base == edgeTPUSuffix {
-		return ""
+// Twin is a model's CPU twin as the caller found it. The core knows no file
+// naming: for Edge TPU models, plugins/edgetpu.TwinPath gives Coral's.
+type Twin struct {
+	// Path says where the twin is, for messages.
+	Path string
+	// Model is the twin; nil when it could not be had (Err says why).
+	Model *model.Model
+	Err   error
+}
+
+// LoadTwin loads the twin at path. A twin that cannot be loaded is returned
+// with Err set: it is only an error if the twin is ever needed.
+func LoadTwin(path string) *Twin {
+	m, err := model.Load(path)
+	return &Twin{Path: path, Model: m, Err: err}
+}
+
+// checkTwin returns the twin an interpreter of m keeps: tw with its inputs
+// and outputs in m's order, or with Err set when it does not match m.
+func checkTwin(m *model.Model, tw *Twin) *Twin {
+	if tw == nil || tw.Err != nil {
+		return tw
 	}
-	return strings.TrimSuffix(path, edgeTPUSuffix) + ".tflite"
+	if tw.Model == nil {
+		return &Twin{Path: tw.Path, Err: errors.New("no model given")}
+	}
+	aligned, err := alignTwin(m, tw.Model)
+	if err != nil {
+		return &Twin{Path: tw.Path, Err: err}
+	}
+	return &Twin{Path: tw.Path, Model: aligned}
 }
 
 // TwinFallback records that an interpreter runs the CPU twin of the model it
-// was asked to run: a delegate failed to compile (Fallbacks), the fallback
-// settings let the CPU take over, but the CPU had no kernel for some of the
-// model's nodes (Err). The twin's inputs and outputs are the model's, in the
-// model's order; everything else about the interpreter (Model, Plan,
-// Fallbacks) is the twin's.
+// was asked to run: a delegate failed (Fallbacks), the fallback settings let
+// the CPU take over, but the CPU had no kernel for some of the model's nodes
+// (Err). The twin's inputs and outputs are the model's, in the model's
+// order; everything else about the interpreter (Model, Plan, Fallbacks) is
+// the twin's.
 type TwinFallback struct {
-	// Model is the model asked for; Path is the twin that runs instead.
+	// Model is the model asked for and Plan its partition plan; Path is the
+	// twin that runs instead.
 	Model *model.Model
+	Plan  *partition.Plan
 	Path  string
 	// Fallbacks are the model's own fallbacks.
 	Fallbacks []delegate.Event
@@ -56,7 +100,10 @@ func (t *TwinFallback) String() string {
 
 // Twin returns the twin fallback, or nil when the interpreter runs the model
 // it was given.
-func (it *Interpreter) Twin() *TwinFallback { return it.twin }
+func (it *Interpreter) Twin() *TwinFallback { return it.fb.ran }
+
+// Fallbacks lists every fallback to the CPU so far, in order.
+func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.fb.events) }
 
 // TwinError is the error of a model that cannot run on the CPU after its
 // delegate fell back, and whose CPU twin could not run instead. It unwraps
@@ -84,6 +131,196 @@ func (e *TwinError) Unwrap() []error {
 	return append(errs, e.Cause, e.Err)
 }
 
+// absorb decides, through the fallback settings, whether a delegate's
+// failure moves its work to the CPU. When it does, it records the fallback
+// and returns nil; otherwise it returns the failure as a *delegate.Error.
+func (it *Interpreter) absorb(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error) error {
+	derr := &delegate.Error{Delegate: d.Name(), Partition: partition, Stage: stage, Err: err}
+	if ferr := it.fb.policy.Decide(derr); ferr != nil {
+		return ferr
+	}
+	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
+		Nodes: slices.Clone(nodes), Stage: stage, Err: err})
+	return nil
+}
+
+// compileFailed handles a delegate's failure to compile p: the partition
+// stays on the CPU when the settings allow it.
+func (it *Interpreter) compileFailed(p *delegated, err error) error {
+	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageCompile, err); ferr != nil {
+		return ferr
+	}
+	p.onCPU = true
+	return nil
+}
+
+// cpuCannotRun handles a model whose CPU steps lack kernels (err) once the
+// delegates are settled: after a fallback, its CPU twin takes over (and
+// with own, its delegates); otherwise err is the result. it is closed.
+func (it *Interpreter) cpuCannotRun(ctx context.Context, err error) (*Interpreter, error) {
+	own := it.opts.OwnDelegates
+	it.opts.OwnDelegates = false
+	it.Close()
+	if len(it.fb.events) > 0 && !it.fb.isTwin {
+		return it.runTwin(ctx, err, own)
+	}
+	if own {
+		closeDelegates(it.opts.Delegates)
+	}
+	return nil, err
+}
+
+// executionFailed handles a delegate's failure (err) to run p: no fallback
+// when the caller gave up (ctx); else, when the settings allow it, p reruns
+// on the CPU from the inputs the delegate saw and its saved state, and stays
+// there, or the CPU twin takes over when the CPU cannot run p.
+func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err error) error {
+	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+	if cerr := ctxDone(ctx); cerr != nil {
+		// The caller gave up: that is the caller's answer, not the
+		// delegate's failure, so there is no fallback to run.
+		derr.Err = fmt.Errorf("%w (%w)", err, cerr)
+		return derr
+	}
+	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageExecute, err); ferr != nil {
+		return ferr
+	}
+	p.restoreState(it)
+	if !it.cpuRuns(p) {
+		// No CPU kernel for some node (an Edge TPU model's custom op): the
+		// model's CPU twin takes over this Invoke and every later one.
+		return it.switchToTwin(ctx, derr)
+	}
+	p.onCPU = true
+	if p.exe != nil {
+		p.exe.Close()
+		p.exe = nil
+	}
+	return it.runOnCPU(p)
+}
+
+// ctxDone is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
+// passed even if its timer has not fired yet: a delegate can notice the
+// deadline (a plugin's gRPC server has its own timer) and fail a moment
+// before the context says so, and that failure is still the deadline's.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// cpuRuns reports whether every node of p has a prepared CPU kernel.
+func (it *Interpreter) cpuRuns(p *delegated) bool {
+	for _, ni := range p.nodes {
+		if n := it.nodes[ni]; n == nil || n.broken != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// saveState copies the partition's variable outputs (state it updates in
+// place) into buffers kept for the next time, so that a CPU rerun after a
+// failure starts from the state the delegate saw.
+func (p *delegated) saveState(it *Interpreter) {
+	k := 0
+	for _, ti := range p.outputs {
+		if t := it.tensors[ti]; t.Variable {
+			if k == len(p.saved) {
+				p.saved = append(p.saved, nil)
+			}
+			p.saved[k] = append(p.saved[k][:0], t.Data...)
+			k++
+		}
+	}
+}
+
+// restoreState puts back what saveState kept.
+func (p *delegated) restoreState(it *Interpreter) {
+	k := 0
+	for _, ti := range p.outputs {
+		if t := it.tensors[ti]; t.Variable && k < len(p.saved) {
+			copy(t.Data, p.saved[k])
+			k++
+		}
+	}
+}
+
+// runTwin replaces it, which fell back but cannot run (cause), with an
+// interpreter of its model's CPU twin, built with the same options. Without
+// a twin, cause is returned as it is.
+func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
+	tw := it.fb.twin
+	events := slices.Clone(it.fb.events)
+	fail := func(err error) (*Interpreter, error) {
+		if own {
+			closeDelegates(it.opts.Delegates)
+		}
+		if tw == nil {
+			return nil, err
+		}
+		return nil, &TwinError{Path: tw.Path, Fallbacks: events, Cause: cause, Err: err}
+	}
+	switch {
+	case tw == nil:
+		return fail(cause)
+	case tw.Err != nil:
+		return fail(tw.Err)
+	}
+	opts := it.opts
+	opts.Twin = nil
+	opts.OwnDelegates = own // a failing twin closes them itself
+	t, err := newInterpreter(ctx, tw.Model, &opts, true)
+	if err != nil {
+		return nil, &TwinError{Path: tw.Path, Fallbacks: events, Cause: cause, Err: err}
+	}
+	t.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: tw.Path, Fallbacks: events, Err: cause}
+	return t, nil
+}
+
+// switchToTwin hands this Invoke and every later one to the model's CPU
+// twin, after an execution failure of a partition the CPU kernels cannot
+// run. Without a twin (or one that cannot run), cause is the result.
+func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
+	if it.fb.isTwin {
+		return cause
+	}
+	twin, err := it.runTwin(ctx, cause, false)
+	if err != nil {
+		return err
+	}
+	if err := twin.AllocateTensors(); err != nil {
+		twin.Close()
+		return &TwinError{Path: twin.fb.ran.Path, Fallbacks: slices.Clone(it.fb.events), Cause: cause, Err: err}
+	}
+	it.fb.runsTwin, it.fb.ran = twin, twin.fb.ran
+	return it.invokeTwin(ctx)
+}
+
+// invokeTwin runs the twin on this interpreter's inputs and copies its
+// outputs back, so callers keep reading the tensors they hold.
+func (it *Interpreter) invokeTwin(ctx context.Context) error {
+	t := it.fb.runsTwin
+	for i := range it.sg.Inputs {
+		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
+			return fmt.Errorf("CPU twin input %d: %w", i, err)
+		}
+	}
+	if err := t.Invoke(ctx); err != nil {
+		return fmt.Errorf("CPU twin %s: %w", it.fb.ran.Path, err)
+	}
+	for i := range it.sg.Outputs {
+		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
+			return fmt.Errorf("CPU twin output %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 func describeFallbacks(events []delegate.Event) string {
 	parts := make([]string, len(events))
 	for i, e := range events {
@@ -98,45 +335,6 @@ func describeFallbacks(events []delegate.Event) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-}
-
-// runTwin replaces it, which fell back but cannot run (cause), with an
-// interpreter of its model's CPU twin, built with the same options. Without
-// a twin to look for, cause is returned as it is.
-func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
-	path := it.opts.CPUTwin
-	if path == "" {
-		path = TwinPath(it.model.Path())
-	}
-	if path == "" {
-		if own {
-			closeDelegates(it.opts.Delegates)
-		}
-		return nil, cause
-	}
-	events := slices.Clone(it.events)
-	fail := func(err error) (*Interpreter, error) {
-		if own {
-			closeDelegates(it.opts.Delegates)
-		}
-		return nil, &TwinError{Path: path, Fallbacks: events, Cause: cause, Err: err}
-	}
-	twin, err := model.Load(path)
-	if err != nil {
-		return fail(err)
-	}
-	if twin, err = alignTwin(it.model, twin); err != nil {
-		return fail(err)
-	}
-	opts := it.opts
-	opts.isTwin = true
-	opts.OwnDelegates = own // a failing twin closes them itself
-	t, err := NewInterpreterContext(ctx, twin, &opts)
-	if err != nil {
-		return nil, &TwinError{Path: path, Fallbacks: events, Cause: cause, Err: err}
-	}
-	t.twin = &TwinFallback{Model: it.model, Path: path, Fallbacks: events, Err: cause}
-	return t, nil
 }
 
 // alignTwin checks that twin takes and gives what m does: as many inputs

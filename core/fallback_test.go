@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,33 +10,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/tensor"
 )
-
-func TestTwinPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"models/foo_edgetpu.tflite": "models/foo.tflite",
-		"foo_edgetpu.tflite":        "foo.tflite",
-		"/a/b_c_edgetpu.tflite":     "/a/b_c.tflite",
-		"foo.tflite":                "",
-		"_edgetpu.tflite":           "",
-		"dir/_edgetpu.tflite":       "",
-		"foo_edgetpu.tflite.bak":    "",
-		"":                          "",
-	} {
-		if got := TwinPath(in); got != want {
-			t.Errorf("TwinPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 // accelerator claims the custom op "fake-accel-op", which no CPU kernel
 // runs, and never compiles it.
@@ -90,9 +76,15 @@ func writeModel(t *testing.T, dir, name string, data []byte) string {
 	return p
 }
 
-func twinOptions(fallback bool) *Options {
-	return &Options{Delegates: []delegate.Delegate{accelerator{}}, Settings: &config.TFLiteSettings{
+// twinOptions run the accelerator with compile fallback as given, and the
+// twin at twinPath ("": none).
+func twinOptions(fallback bool, twinPath string) *Options {
+	o := &Options{Delegates: []delegate.Delegate{accelerator{}}, Settings: &config.TFLiteSettings{
 		FallbackSettings: &config.FallbackSettings{AllowAutomaticFallbackOnCompilationError: proto.Bool(fallback)}}}
+	if twinPath != "" {
+		o.Twin = LoadTwin(twinPath)
+	}
+	return o
 }
 
 func TestTwinRunsAfterFallback(t *testing.T) {
@@ -106,13 +98,13 @@ func TestTwinRunsAfterFallback(t *testing.T) {
 	if m.Path() != path {
 		t.Errorf("Path %q", m.Path())
 	}
-	it, err := NewInterpreter(m, twinOptions(true))
+	it, err := NewInterpreter(m, twinOptions(true, twinPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer it.Close()
 	tw := it.Twin()
-	if tw == nil || tw.Path != twinPath || tw.Model != m || len(tw.Fallbacks) != 1 || tw.Fallbacks[0].Delegate != "accel" ||
+	if tw == nil || tw.Path != twinPath || tw.Model != m || tw.Plan == nil || len(tw.Plan.Partitions) != 1 || len(tw.Fallbacks) != 1 || tw.Fallbacks[0].Delegate != "accel" ||
 		!errors.Is(tw.Fallbacks[0].Err, delegate.ErrNoDevice) || it.Model().Path() != twinPath {
 		t.Fatalf("twin %+v, model %q", tw, it.Model().Path())
 	}
@@ -140,50 +132,53 @@ func TestTwinRunsAfterFallback(t *testing.T) {
 func TestTwinNotUsed(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModel(t, dir, "m_edgetpu.tflite", compiledModel("out"))
-	writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "out"))
+	twinPath := writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "out"))
 	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Without fallback the delegate's error reaches the caller.
-	_, err = NewInterpreter(m, twinOptions(false))
+	_, err = NewInterpreter(m, twinOptions(false, twinPath))
 	if de, ok := errors.AsType[*delegate.Error](err); !ok || !errors.Is(err, delegate.ErrNoDevice) || de.Stage != delegate.StageCompile {
 		t.Errorf("without fallback: %v", err)
 	}
 	// Without a delegate nothing fell back: the model simply cannot run.
-	_, err = NewInterpreter(m, nil)
+	_, err = NewInterpreter(m, &Options{Twin: LoadTwin(twinPath)})
 	if !errors.Is(err, ErrUnsupportedOp) || errors.As(err, new(*TwinError)) {
 		t.Errorf("without a delegate: %v", err)
 	}
-	// A model made in memory has no twin unless one is given.
+	// The core looks for no twin by itself, whatever the file is called.
+	_, err = NewInterpreter(m, twinOptions(true, ""))
+	if !errors.Is(err, ErrUnsupportedOp) || errors.As(err, new(*TwinError)) {
+		t.Errorf("no twin given: %v", err)
+	}
+	// A model made in memory runs its twin as well.
 	mm, err := model.New(compiledModel("out"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewInterpreter(mm, twinOptions(true))
-	if !errors.Is(err, ErrUnsupportedOp) || errors.As(err, new(*TwinError)) {
-		t.Errorf("in memory, no twin given: %v", err)
-	}
-	opts := twinOptions(true)
-	opts.CPUTwin = filepath.Join(dir, "m.tflite")
-	it, err := NewInterpreter(mm, opts)
-	if err != nil || it.Twin() == nil || it.Twin().Path != opts.CPUTwin {
+	it, err := NewInterpreter(mm, twinOptions(true, twinPath))
+	if err != nil || it.Twin() == nil || it.Twin().Path != twinPath {
 		t.Errorf("in memory, twin given: %v", err)
 	}
 }
 
+// TestTwinErrors: a twin that cannot serve is found out when the
+// interpreter is built (a mismatch is a warning then), and is an error only
+// when the twin is needed.
 func TestTwinErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
-		name string
-		twin []byte // nil: no twin file
-		want []string
-		is   error
+		name     string
+		twin     []byte // nil: no twin file
+		want     []string
+		is       error
+		mismatch bool // a loaded twin that does not fit: a warning at construction
 	}{
-		{"missing", nil, []string{"no accelerator", "m.tflite could not run instead", "load model"}, fs.ErrNotExist},
-		{"other shape", twinModel([]int{1, 5}, "out"), []string{`input 0 "in" is UINT8 [1 4]`, `the twin's "in" is UINT8 [1 5]`}, nil},
-		{"other outputs", twinModel([]int{1, 4}, "out", "extra"), []string{"the model has 1 outputs, the twin 2"}, nil},
-		{"not a model", []byte("not a model"), []string{"malformed model"}, model.ErrMalformed},
+		{"missing", nil, []string{"no accelerator", "m.tflite could not run instead", "load model"}, fs.ErrNotExist, false},
+		{"other shape", twinModel([]int{1, 5}, "out"), []string{`input 0 "in" is UINT8 [1 4]`, `the twin's "in" is UINT8 [1 5]`}, nil, true},
+		{"other outputs", twinModel([]int{1, 4}, "out", "extra"), []string{"the model has 1 outputs, the twin 2"}, nil, true},
+		{"not a model", []byte("not a model"), []string{"malformed model"}, model.ErrMalformed, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sub := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
@@ -191,6 +186,7 @@ func TestTwinErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := writeModel(t, sub, "m_edgetpu.tflite", compiledModel("out"))
+			twinPath := filepath.Join(sub, "m.tflite")
 			if c.twin != nil {
 				writeModel(t, sub, "m.tflite", c.twin)
 			}
@@ -198,10 +194,23 @@ func TestTwinErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = NewInterpreter(m, twinOptions(true))
+			// Not needed: the interpreter runs (no delegate takes anything),
+			// and says at once what is wrong with a twin that does not fit.
+			plain, err := model.New(twinModel([]int{1, 4}, "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := NewInterpreter(plain, &Options{Twin: LoadTwin(twinPath)})
+			if err != nil {
+				t.Fatalf("a twin that is not needed failed the interpreter: %v", err)
+			}
+			if ws := it.Warnings(); (len(ws) == 1) != c.mismatch {
+				t.Errorf("warnings %v", ws)
+			}
+			_, err = NewInterpreter(m, twinOptions(true, twinPath))
 			te, ok := errors.AsType[*TwinError](err)
-			if !ok || te.Path != filepath.Join(sub, "m.tflite") || !errors.Is(err, delegate.ErrNoDevice) || !errors.Is(err, ErrUnsupportedOp) {
-				t.Fatalf("%v, want a *TwinError for %s that is ErrNoDevice and ErrUnsupportedOp", err, filepath.Join(sub, "m.tflite"))
+			if !ok || te.Path != twinPath || !errors.Is(err, delegate.ErrNoDevice) || !errors.Is(err, ErrUnsupportedOp) {
+				t.Fatalf("%v, want a *TwinError for %s that is ErrNoDevice and ErrUnsupportedOp", err, twinPath)
 			}
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("%v is not %v", err, c.is)
@@ -220,16 +229,317 @@ func TestTwinErrors(t *testing.T) {
 func TestTwinOutputsByName(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModel(t, dir, "m_edgetpu.tflite", compiledModel("first", "second"))
-	writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "second", "first"))
+	twinPath := writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "second", "first"))
 	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := NewInterpreter(m, twinOptions(true))
+	it, err := NewInterpreter(m, twinOptions(true, twinPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if it.NumOutputs() != 2 || it.Output(0).Name() != "first" || it.Output(1).Name() != "second" || it.OutputByName("second") == nil {
 		t.Errorf("outputs %q %q", it.Output(0).Name(), it.Output(1).Name())
 	}
+}
+
+// scripted is a test delegate: it claims one builtin op (any version) and
+// fails as told. Its executables run invoke, and count the calls.
+type scripted struct {
+	op         schema.BuiltinOperator
+	compileErr error
+	invoke     func(ctx context.Context, inputs, outputs []*tensor.Tensor) error
+	invokes    int
+}
+
+func (d *scripted) Name() string { return "scripted" }
+
+func (d *scripted) Support(context.Context) (*delegate.Support, error) {
+	return &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{
+		d.op: {Versions: tensor.VersionRange{Min: 1, Max: 99}}}}, nil
+}
+
+func (d *scripted) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+	if d.compileErr != nil {
+		return nil, d.compileErr
+	}
+	return scriptedExe{d}, nil
+}
+
+func (d *scripted) Close() error { return nil }
+
+type scriptedExe struct{ d *scripted }
+
+func (e scriptedExe) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
+	e.d.invokes++
+	return e.d.invoke(ctx, inputs, outputs)
+}
+
+func (e scriptedExe) Close() error { return nil }
+
+// scribbleAndFail writes garbage into every output (variable state among
+// them) and fails, as a delegate dying halfway would.
+func scribbleAndFail(_ context.Context, _, outputs []*tensor.Tensor) error {
+	for _, t := range outputs {
+		for i := range t.Data {
+			t.Data[i] = 0xa5
+		}
+	}
+	return errors.New("device lost mid-run")
+}
+
+// fallbackSettings allow fallback at compile and execution time as given.
+func fallbackSettings(compile, execute bool) *config.TFLiteSettings {
+	return &config.TFLiteSettings{FallbackSettings: &config.FallbackSettings{
+		AllowAutomaticFallbackOnCompilationError: proto.Bool(compile),
+		AllowAutomaticFallbackOnExecutionError:   proto.Bool(execute)}}
+}
+
+// addRelu is in -> ADD(in, in) -> RELU -> out in float32: the delegate takes
+// the ADD, the CPU the RELU.
+func addRelu(t *testing.T) *model.Model {
+	t.Helper()
+	b := modelbuild.New()
+	in := b.Tensor("in", tensor.Float32, []int{1, 4})
+	sum := b.Tensor("sum", tensor.Float32, []int{1, 4})
+	out := b.Tensor("out", tensor.Float32, []int{1, 4})
+	b.Op(schema.BuiltinOperatorADD, 1, []int{in, in}, []int{sum}, nil)
+	b.Op(schema.BuiltinOperatorRELU, 1, []int{sum}, []int{out}, nil)
+	b.Inputs(in)
+	b.Outputs(out)
+	m, err := model.New(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// invokeWith runs it on the given input bytes (one slice per input) and
+// returns its outputs' bytes.
+func invokeWith(t *testing.T, it *Interpreter, inputs ...[]byte) ([][]byte, error) {
+	t.Helper()
+	for i, in := range inputs {
+		if err := it.Input(i).CopyFrom(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		return nil, err
+	}
+	var outs [][]byte
+	for i := range it.NumOutputs() {
+		outs = append(outs, bytes.Clone(it.Output(i).Data()))
+	}
+	return outs, nil
+}
+
+func newReady(t *testing.T, m *model.Model, opts *Options) *Interpreter {
+	t.Helper()
+	it, err := NewInterpreter(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { it.Close() })
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
+func float32Bytes(v ...float32) []byte {
+	t := tensor.NewTensor(tensor.Float32, len(v))
+	copy(t.Float32s(), v)
+	return t.Data
+}
+
+func TestCompileFallback(t *testing.T) {
+	m := addRelu(t)
+	in := float32Bytes(-2, -0.5, 0.5, 2)
+	want, err := invokeWith(t, newReady(t, m, nil), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := fmt.Errorf("%w: no such device", delegate.ErrNoDevice)
+
+	d := &scripted{op: schema.BuiltinOperatorADD, compileErr: cause}
+	_, err = NewInterpreter(m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, true)})
+	de, ok := errors.AsType[*delegate.Error](err)
+	if !ok || de.Stage != delegate.StageCompile || de.Partition != 0 || !errors.Is(err, delegate.ErrNoDevice) {
+		t.Fatalf("without compile fallback: %v, want the partition's compile error", err)
+	}
+	if got := err.Error(); got != "delegate scripted: partition 0: compile: no usable device: no such device" {
+		t.Errorf("error text %q", got)
+	}
+
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(true, false)})
+	got, err := invokeWith(t, it, in)
+	if err != nil || !bytes.Equal(got[0], want[0]) {
+		t.Fatalf("with compile fallback: %v, outputs %v want %v", err, got, want)
+	}
+	fbs := it.Fallbacks()
+	if len(fbs) != 1 || fbs[0].Stage != delegate.StageCompile || fbs[0].Partition != 0 || !slicesEqual(fbs[0].Nodes, []int{0}) ||
+		!errors.Is(fbs[0].Err, delegate.ErrNoDevice) || d.invokes != 0 {
+		t.Errorf("fallbacks %+v, %d invokes", fbs, d.invokes)
+	}
+}
+
+func slicesEqual(a, b []int) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// TestExecutionFallback: a delegate that scribbles over its outputs and
+// fails is rerun on the CPU from the inputs it saw, and stays on the CPU.
+func TestExecutionFallback(t *testing.T) {
+	m := addRelu(t)
+	in := float32Bytes(-2, -0.5, 0.5, 2)
+	want, err := invokeWith(t, newReady(t, m, nil), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := &scripted{op: schema.BuiltinOperatorADD, invoke: scribbleAndFail}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, false)})
+	_, err = invokeWith(t, it, in)
+	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageExecute || len(it.Fallbacks()) != 0 {
+		t.Fatalf("without execution fallback: %v, want the execute-stage error", err)
+	}
+
+	d = &scripted{op: schema.BuiltinOperatorADD, invoke: scribbleAndFail}
+	it = newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, true)})
+	for run := range 3 {
+		got, err := invokeWith(t, it, in)
+		if err != nil || !bytes.Equal(got[0], want[0]) {
+			t.Fatalf("run %d with execution fallback: %v, outputs %v want %v", run, err, got, want)
+		}
+	}
+	if fbs := it.Fallbacks(); len(fbs) != 1 || fbs[0].Stage != delegate.StageExecute || d.invokes != 1 {
+		t.Errorf("fallbacks %+v after %d invokes of the delegate; want one, the partition staying on the CPU", fbs, d.invokes)
+	}
+}
+
+// TestExecutionFallbackRestoresState: an LSTM partition's delegate
+// overwrites the state it updates in place and fails; the CPU rerun starts
+// from the state before the failed run, so two invokes give the CPU's bytes.
+func TestExecutionFallbackRestoresState(t *testing.T) {
+	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := newReady(t, m, nil)
+	in := make([]byte, cpu.Input(0).ByteSize())
+	for i := range in {
+		in[i] = byte(i * 7)
+	}
+	var want [][][]byte
+	for range 2 {
+		outs, err := invokeWith(t, cpu, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, outs)
+	}
+
+	failAt := 2 // the second invoke fails, after the first updated the state
+	d := &scripted{op: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM}
+	var inner *Interpreter
+	d.invoke = func(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
+		if d.invokes == failAt {
+			return scribbleAndFail(ctx, inputs, outputs)
+		}
+		// A working delegate: the CPU kernels of the same nodes.
+		return inner.runOnCPU(inner.partOf[lstmNode(t, inner)])
+	}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, true)})
+	inner = it
+	for run := range 2 {
+		got, err := invokeWith(t, it, in)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[run][i]) {
+				t.Errorf("run %d output %d differs from the CPU's", run, i)
+			}
+		}
+	}
+	if fbs := it.Fallbacks(); len(fbs) != 1 || fbs[0].Stage != delegate.StageExecute {
+		t.Errorf("fallbacks %+v", fbs)
+	}
+}
+
+// lstmNode is the index of the LSTM node of the interpreter's model.
+func lstmNode(t *testing.T, it *Interpreter) int {
+	for i, op := range it.sg.Operators {
+		if it.model.OpCodes[op.OpCode].Builtin == schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM {
+			return i
+		}
+	}
+	t.Fatal("no LSTM node")
+	return -1
+}
+
+// TestNoFallbackPastDeadline: a delegate stopped by the caller's deadline
+// is the caller's answer, not a failure to fall back from.
+func TestNoFallbackPastDeadline(t *testing.T) {
+	m := addRelu(t)
+	d := &scripted{op: schema.BuiltinOperatorADD, invoke: func(ctx context.Context, _, _ []*tensor.Tensor) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(true, true)})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	err := it.Invoke(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || len(it.Fallbacks()) != 0 {
+		t.Fatalf("%v, fallbacks %v; want the deadline and no fallback", err, it.Fallbacks())
+	}
+	if strings.Count(err.Error(), "deadline exceeded") > 2 {
+		t.Errorf("error %q", err)
+	}
+}
+
+// TestTwinAfterExecutionFailure: an accelerator that compiled but fails
+// while running hands this Invoke and every later one to the CPU twin the
+// caller supplied; without a twin the failure is the result.
+func TestTwinAfterExecutionFailure(t *testing.T) {
+	dir := t.TempDir()
+	twinPath := writeModel(t, dir, "m.tflite", twinModel([]int{1, 4}, "out"))
+	m, err := model.New(compiledModel("out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	accel := &runningAccelerator{}
+	opts := &Options{Delegates: []delegate.Delegate{accel}, Settings: fallbackSettings(false, true), Twin: LoadTwin(twinPath)}
+	it := newReady(t, m, opts)
+	if it.Twin() != nil {
+		t.Fatal("the twin runs before anything failed")
+	}
+	for run := range 2 {
+		got, err := invokeWith(t, it, []byte{0, 10, 20, 255})
+		if err != nil || !bytes.Equal(got[0], []byte{10, 10, 20, 255}) {
+			t.Fatalf("run %d: %v, %v", run, err, got)
+		}
+	}
+	if tw := it.Twin(); tw == nil || tw.Path != twinPath || accel.invokes != 1 {
+		t.Errorf("twin %+v after %d invokes of the accelerator", tw, accel.invokes)
+	}
+
+	opts.Twin = nil
+	it = newReady(t, m, opts)
+	if _, err := invokeWith(t, it, []byte{0, 10, 20, 255}); !errors.Is(err, errUnplugged) {
+		t.Errorf("without a twin: %v", err)
+	}
+}
+
+var errUnplugged = errors.New("accelerator unplugged")
+
+// runningAccelerator compiles fake-accel-op and fails every Invoke.
+type runningAccelerator struct {
+	accelerator
+	invokes int
+}
+
+func (a *runningAccelerator) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+	return scriptedExe{&scripted{invoke: func(context.Context, []*tensor.Tensor, []*tensor.Tensor) error {
+		a.invokes++
+		return errUnplugged
+	}}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -38,14 +39,13 @@ type Options struct {
 	Settings *config.TFLiteSettings
 	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
 	MinPartitionSize int
-	// CPUTwin is the path of the model's CPU twin: the same model, not
-	// compiled for an accelerator, for when a fallback left nodes that no
-	// CPU kernel runs (an Edge TPU model's edgetpu-custom-op). Empty: for a
-	// model loaded from foo_edgetpu.tflite, foo.tflite beside it (TwinPath);
-	// else none. See TwinFallback.
-	CPUTwin string
-
-	isTwin bool // this interpreter runs a twin: no twin of its own
+	// Twin is the model's CPU twin: the same model, not compiled for an
+	// accelerator, for when a fallback leaves nodes that no CPU kernel runs
+	// (an Edge TPU model's edgetpu-custom-op); nil: none. It is checked
+	// against the model when the interpreter is built: one that does not
+	// match (or that Twin.Err says could not be had) is reported by
+	// Warnings, and is an error only if it is needed. See TwinFallback.
+	Twin *Twin
 }
 
 // Profiler receives per-node timings from Invoke.
@@ -66,10 +66,8 @@ type Interpreter struct {
 	steps    []step       // execution order
 	partOf   []*delegated // per operator: its partition, or nil (nil slice without delegates)
 	plan     *partition.Plan
-	fallback delegate.Fallback
-	events   []delegate.Event
-	twin     *TwinFallback // set when this interpreter runs the CPU twin of the model asked for
-	runsTwin *Interpreter  // set when an execution failure handed every later Invoke to the twin
+	fb       fallbacks
+	warnings []error
 	arena    []byte
 	ready    bool
 }
@@ -103,12 +101,25 @@ func NewInterpreter(m *model.Model, opts *Options) (*Interpreter, error) {
 // with a *delegate.Error unless the fallback settings allow the CPU to take over.
 // When they do, but a partition that fell back (or a node its delegate could
 // not take) has no CPU kernel, the interpreter runs the model's CPU twin
-// instead, if it has one (Options.CPUTwin, TwinFallback); a twin that cannot
+// instead, if it has one (Options.Twin, TwinFallback); a twin that cannot
 // run gives a *TwinError.
 func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (*Interpreter, error) {
+	return newInterpreter(ctx, m, opts, false)
+}
+
+// newInterpreter is NewInterpreterContext; isTwin marks the interpreter of
+// a CPU twin, which never looks for a twin of its own.
+func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin bool) (*Interpreter, error) {
 	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
 	if opts != nil {
 		it.opts = *opts
+	}
+	it.fb = fallbacks{policy: delegate.FallbackFrom(it.opts.Settings), isTwin: isTwin}
+	if !isTwin {
+		it.fb.twin = checkTwin(m, it.opts.Twin)
+		if tw := it.fb.twin; tw != nil && tw.Err != nil && it.opts.Twin.Model != nil {
+			it.warnings = append(it.warnings, fmt.Errorf("CPU twin %s does not match the model: %w", tw.Path, tw.Err))
+		}
 	}
 	if it.opts.Threads < 1 {
 		it.opts.Threads = max(1, int(it.opts.Settings.GetCpuSettings().GetNumThreads()))
@@ -116,7 +127,6 @@ func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (
 	if it.opts.Registry == nil {
 		it.opts.Registry = kernels.Builtins()
 	}
-	it.fallback = delegate.FallbackFrom(it.opts.Settings)
 	it.makeTensors()
 	kernelErrs := make([]error, len(it.sg.Operators))
 	it.nodes = make([]*node, len(it.sg.Operators))
@@ -145,19 +155,14 @@ func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		own := it.opts.OwnDelegates
-		it.opts.OwnDelegates = false
-		it.Close()
-		if len(it.events) > 0 && !it.opts.isTwin {
-			return it.runTwin(ctx, err, own) // the twin takes the delegates over
-		}
-		if own {
-			closeDelegates(it.opts.Delegates)
-		}
-		return nil, err
+		return it.cpuCannotRun(ctx, err)
 	}
 	return it, nil
 }
+
+// Warnings lists the problems found while building the interpreter that
+// did not stop it: a CPU twin that does not match the model.
+func (it *Interpreter) Warnings() []error { return slices.Clone(it.warnings) }
 
 // closeDelegates closes delegates an interpreter owned (Options.OwnDelegates).
 func closeDelegates(ds []delegate.Delegate) error {
@@ -399,7 +404,7 @@ func (it *Interpreter) Invoke(ctx context.Context) error {
 	if !it.ready {
 		return ErrNotReady
 	}
-	if it.runsTwin != nil {
+	if it.fb.runsTwin != nil {
 		return it.invokeTwin(ctx)
 	}
 	for _, st := range it.steps {

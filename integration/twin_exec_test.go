@@ -11,6 +11,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/tensor"
 )
 
@@ -45,15 +46,17 @@ func (d *failingTPU) Close() error { return nil }
 // takes over that Invoke and every later one, on the caller's own tensors;
 // without it, the error is the result.
 func TestEdgeTPUExecutionFailureRunsTheTwin(t *testing.T) {
-	m, err := model.Load(shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"))
+	path := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
+	m, err := model.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	twin := core.LoadTwin(edgetpu.TwinPath(path)) // the caller names the twin
 	in := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	want := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")
 	for _, allow := range []bool{false, true} {
 		tpu := &failingTPU{}
-		it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{tpu}, Settings: fallbackSettings(false, allow)})
+		it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{tpu}, Settings: fallbackSettings(false, allow), Twin: twin})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -290,9 +290,9 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	start := time.Now()
 	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	opts := del.options(e.registry)
+	opts := del.options(e.registry, path)
 	opts.Profiler = prof
-	it, err := newInterpreter(ctx, m, path, opts)
+	it, err := newInterpreter(ctx, m, path, opts, stderr)
 	if err != nil {
 		return err
 	}

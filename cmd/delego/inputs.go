@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/tensor"
 )
@@ -127,11 +129,15 @@ func randomInputs(m *model.Model, seed uint32) ([][]byte, error) {
 
 // newInterpreter makes an interpreter for m (asking the delegates of opts,
 // partitioning the graph and compiling the partitions) and allocates its
-// tensors. The caller closes it.
-func newInterpreter(ctx context.Context, m *model.Model, modelPath string, opts core.Options) (*core.Interpreter, error) {
+// tensors; its warnings (a CPU twin that does not fit) go to warn. The
+// caller closes it.
+func newInterpreter(ctx context.Context, m *model.Model, modelPath string, opts core.Options, warn io.Writer) (*core.Interpreter, error) {
 	it, err := core.NewInterpreterContext(ctx, m, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("create interpreter: %w", explainUnsupported(m, modelPath, err))
+	}
+	for _, w := range it.Warnings() {
+		fmt.Fprintf(warn, "delego: warning: %v\n", w)
 	}
 	if err := it.AllocateTensors(); err != nil {
 		it.Close()
@@ -203,8 +209,8 @@ func explainUnsupported(m *model.Model, modelPath string, err error) error {
 		}
 	}
 	if hasEdgeTPUOp(m) {
-		twin := strings.TrimSuffix(modelPath, "_edgetpu.tflite") + ".tflite"
-		if _, serr := os.Stat(twin); serr == nil && twin != modelPath {
+		twin := edgetpu.TwinPath(modelPath)
+		if _, serr := os.Stat(twin); serr == nil && twin != "" {
 			fmt.Fprintf(&b, "\n(this model is compiled for the Edge TPU; its CPU twin is %s)", filepath.Clean(twin))
 		} else {
 			b.WriteString("\n(this model is compiled for the Edge TPU; run its uncompiled twin on the CPU)")

@@ -202,7 +202,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	start = time.Now()
 	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
-	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry))
+	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry, f.model), stderr)
 	if err != nil {
 		return err
 	}

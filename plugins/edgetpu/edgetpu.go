@@ -66,10 +66,15 @@ func (d *Delegate) Name() string { return Name }
 
 // Support declares edgetpu-custom-op version 1, whatever its tensors' types
 // (Compile holds them to the executable's layers).
-func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
+func (d *Delegate) Support(context.Context) (*delegate.Support, error) { return Declared(), nil }
+
+// Declared is the support the edgetpu delegate declares: the custom op
+// Coral's compiler writes, at its one version. It holds whether or not a
+// device is attached; Compile finds out.
+func Declared() *delegate.Support {
 	return &delegate.Support{Custom: map[string]delegate.OpSupport{
 		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
-	}}, nil
+	}}
 }
 
 // Settings are the CoralSettings the delegate honours, defaults applied.

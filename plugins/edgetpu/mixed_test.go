@@ -140,7 +140,8 @@ func TestMixedModelTwin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, got := run(t, m, &core.Options{Delegates: []delegate.Delegate{New(WithBus(Sim(usb.NewSimBus())))}, Settings: fallbackSettings()})
+	it, got := run(t, m, &core.Options{Delegates: []delegate.Delegate{New(WithBus(Sim(usb.NewSimBus())))}, Settings: fallbackSettings(),
+		Twin: core.LoadTwin(TwinPath(m.Path()))})
 	if tw := it.Twin(); tw == nil || tw.Path != filepath.Join(dir, "mixed.tflite") {
 		t.Fatalf("twin %+v", tw)
 	}
