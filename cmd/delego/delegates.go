@@ -30,9 +30,6 @@ import (
 // treats as a compilation error subject to the fallback settings.
 type delegateOpener func(ctx context.Context, name string) delegate.Delegate
 
-// builtinDelegates lists the delegates that can run in process, for messages.
-const builtinDelegates = cpu.Name + ", " + edgetpu.Name
-
 // pluginHost is how plugins are found and started.
 type pluginHost struct {
 	dirs []string          // searched in order (plugin.SearchDirs)
@@ -44,11 +41,14 @@ type pluginHost struct {
 func defaultHost() pluginHost { return pluginHost{dirs: plugin.SearchDirs()} }
 
 // open is delego's delegateOpener: the plugin delego-NAME when the search
-// directories hold one; otherwise the delegates built in run in process
-// ("cpu": delego's own kernels, the same bytes; "edgetpu": the Coral USB
-// Accelerator through libusb) and any other name is unavailable. A plugin
-// that does not start (wrong protocol, checksum mismatch, not listed in the
-// checksums file) is unavailable too: pinning never falls back in process.
+// directories hold one. An accelerator runs only as a plugin process, so
+// that a crash in its driver never takes delego down: without its binary,
+// "edgetpu" is unavailable (its declared support is known, so the plan
+// still shows its partitions) and so is any other name, except "cpu",
+// delego's own kernels, which then run in process (the same bytes). A
+// plugin that does not start (wrong protocol, checksum mismatch, not listed
+// in the checksums file) is unavailable too: pinning never falls back in
+// process.
 func (h pluginHost) open(ctx context.Context, name string) delegate.Delegate {
 	path, err := plugin.Find(name, h.dirs)
 	if err != nil {
@@ -56,9 +56,10 @@ func (h pluginHost) open(ctx context.Context, name string) delegate.Delegate {
 		case cpu.Name:
 			return cpu.New()
 		case edgetpu.Name:
-			return newEdgeTPU() // edgetpu part 2: DELEGO_EDGETPU_* (edgetpu_env.go)
+			return delegate.UnavailableDeclaring(name, edgetpu.Declared(),
+				fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err))
 		}
-		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, builtinDelegates))
+		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, cpu.Name))
 	}
 	opts, err := h.options(path)
 	if err != nil {
@@ -93,7 +94,7 @@ func delegateOrigin(d delegate.Delegate) string {
 	case *cpu.Delegate:
 		return fmt.Sprintf("in process (no %s%s plugin found)", plugin.Prefix, cpu.Name)
 	}
-	if _, err := d.Support(context.Background()); err != nil {
+	if err := delegate.WhyUnavailable(d); err != nil {
 		return fmt.Sprintf("unavailable: %v", err)
 	}
 	return "in process"
@@ -182,10 +183,13 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    priority order (the flag may also be repeated). Each
                    delegate is a plugin process: the binary delego-NAME,
                    looked for in the directories of $DELEGO_PLUGIN_PATH, then
-                   beside delego (see "delego plugins"). Without a plugin,
-                   "cpu" is delego's own kernels in process and "edgetpu" a
-                   Coral USB Accelerator in process (coral_settings.device
-                   picks one; "delego devices" lists them). A delegate that
+                   beside delego (see "delego plugins"); build them with
+                   "go build -o bin/ ./...". Without a plugin, "cpu" is
+                   delego's own kernels in process; an accelerator never
+                   runs in process, so a crash in its driver cannot take
+                   delego down ("edgetpu", a Coral USB Accelerator, needs
+                   delego-edgetpu; coral_settings.device picks one, "delego
+                   devices" lists them). A delegate that
                    cannot be had (no plugin binary, a plugin that will not
                    start or cannot run here) is a compilation error: with
                    allow_automatic_fallback_on_compilation_error the CPU runs
@@ -285,14 +289,30 @@ type delegation struct {
 	// Threads: --threads when given, else the settings' positive
 	// cpu_settings.num_threads, else 1.
 	Threads int
-	// Twin is --cpu-twin: core.Options.CPUTwin.
+	// Twin is --cpu-twin.
 	Twin string
 }
 
-// options are the core.Options that run d's delegates with the CPU kernels
-// of registry (nil: the built-in ones).
-func (d *delegation) options(registry *kernels.Registry) core.Options {
-	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings, CPUTwin: d.Twin}
+// options are the core.Options that run d's delegates on the model at
+// modelPath with the CPU kernels of registry (nil: the built-in ones).
+func (d *delegation) options(registry *kernels.Registry, modelPath string) core.Options {
+	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings,
+		Twin: d.twinFor(modelPath)}
+}
+
+// twinFor is the CPU twin of the model at modelPath: --cpu-twin when given,
+// else Coral's foo.tflite beside foo_edgetpu.tflite; nil for other models.
+// It is loaded now, so running the model opens no file; one that cannot be
+// loaded is an error only if it is needed.
+func (d *delegation) twinFor(modelPath string) *core.Twin {
+	path := d.Twin
+	if path == "" {
+		path = edgetpu.TwinPath(modelPath)
+	}
+	if path == "" {
+		return nil
+	}
+	return core.LoadTwin(path)
 }
 
 // Close closes every delegate.

@@ -273,8 +273,20 @@ func TestDelegateNames(t *testing.T) {
 	if _, ok := defaultHost().open(context.Background(), "cpu").(*cpu.Delegate); !ok {
 		t.Error(`defaultHost().open("cpu") is not the in-process cpu delegate`)
 	}
-	if _, ok := defaultHost().open(context.Background(), "edgetpu").(*edgetpu.Delegate); !ok {
-		t.Error(`defaultHost().open("edgetpu") is not the in-process edgetpu delegate`)
+	// An accelerator never runs in process: without its plugin binary the
+	// edgetpu delegate declares its support (so the plan shows its
+	// partition) and fails to compile, saying what was looked for.
+	none := pluginHost{dirs: []string{t.TempDir()}}
+	etpu := none.open(context.Background(), "edgetpu")
+	if _, ok := etpu.(*edgetpu.Delegate); ok {
+		t.Fatal(`open("edgetpu") without a plugin runs the Edge TPU driver in process`)
+	}
+	if sup, err := etpu.Support(context.Background()); err != nil || sup.Custom["edgetpu-custom-op"].Versions.Max != 1 {
+		t.Errorf("edgetpu without a plugin: support %+v, %v; want the declared edgetpu-custom-op", sup, err)
+	}
+	if _, err := etpu.Compile(context.Background(), &delegate.Partition{}); !errors.Is(err, delegate.ErrUnknownDelegate) ||
+		!strings.Contains(err.Error(), "delego-edgetpu") || !strings.Contains(err.Error(), "go build -o bin/ ./...") {
+		t.Errorf("edgetpu without a plugin compiles with %v; want the missing plugin and how to build it", err)
 	}
 	for _, n := range []string{"xnnpack", "gpu", "nnapi", "foo"} {
 		d := defaultHost().open(context.Background(), n)

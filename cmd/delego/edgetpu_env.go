@@ -6,23 +6,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/plugins/edgetpu"
 )
 
-// This file (edgetpu part 2) configures the edgetpu delegate from the
-// environment: DELEGO_EDGETPU_DEVICE=sim runs it on a simulated Coral USB
-// Accelerator, DELEGO_EDGETPU_FIRMWARE names the firmware for a device that
-// waits for one, DELEGO_USB_TRACE=FILE records its USB operations.
-
-// newEdgeTPU is the edgetpu delegate as the environment configures it.
-func newEdgeTPU() delegate.Delegate {
-	opts, err := edgetpu.EnvOptions(os.LookupEnv)
-	if err != nil {
-		return delegate.Unavailable(edgetpu.Name, err)
-	}
-	return edgetpu.New(opts...)
-}
+// This file (edgetpu part 2) reads the environment the edgetpu plugin
+// reads too (it inherits delego's): DELEGO_EDGETPU_DEVICE=sim makes it, and
+// "delego devices", use a simulated Coral USB Accelerator.
 
 // edgeTPUBus is where "delego devices" looks: the simulated bus of
 // DELEGO_EDGETPU_DEVICE=sim, else libusb.

@@ -125,6 +125,9 @@ func TestRunEdgeTPUErrors(t *testing.T) {
 	}
 }
 
+// TestPlanAndBenchEdgeTPUTwin: the plan is the model's whatever the device
+// state (exit status 0): its Edge TPU partition says why it cannot compile
+// here and what the settings make of that, the CPU twin or the error.
 func TestPlanAndBenchEdgeTPUTwin(t *testing.T) {
 	model := shared.Model(t, "split_concat_edgetpu.tflite")
 	twin := shared.Model(t, "split_concat.tflite")
@@ -134,16 +137,26 @@ func TestPlanAndBenchEdgeTPUTwin(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Twin == nil || r.Twin.Path != twin || len(r.Twin.Fallbacks) != 1 || r.Twin.Fallbacks[0].Delegate != "edgetpu" ||
-		!strings.Contains(r.Twin.Fallbacks[0].Error, "no usable device") || r.Summary.Nodes != 3 || len(r.Fallbacks) != 0 {
+		!strings.Contains(r.Twin.Fallbacks[0].Error, "no usable device") || r.Summary.Nodes != 1 || len(r.Partitions) != 1 ||
+		r.Partitions[0].Delegate != "edgetpu" || r.Partitions[0].Fallback != "cpu-twin" ||
+		!strings.Contains(r.Partitions[0].CannotCompile, "no usable device") || r.Error != "" {
 		t.Errorf("plan %+v twin %+v", r, r.Twin)
 	}
 	text, _, err := plan(t, env{}, model, "--settings", fallback)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkContains(t, "plan", text, "CPU twin: "+twin+" runs instead: partition 0 on edgetpu failed to compile (no usable device", "1 SPLIT v1")
-	if _, _, err := plan(t, env{}, model, "--settings", settingsFile(t, edgetpuNoFallback)); err == nil || !strings.Contains(err.Error(), "no usable device") {
-		t.Errorf("plan without fallback: %v", err)
+	checkContains(t, "plan", text, "CPU twin: "+twin+" runs instead: partition 0 on edgetpu failed to compile (no usable device",
+		"partition 0 on edgetpu: 1 node, cannot compile here", "then: the CPU twin "+twin+" runs instead", "0 edgetpu-custom-op v1")
+	for _, args := range [][]string{{"--settings", settingsFile(t, edgetpuNoFallback)}, nil} {
+		r, err := planJSON(t, env{}, append([]string{model}, args...)...)
+		if err != nil {
+			t.Fatalf("plan %v without fallback: %v", args, err)
+		}
+		if r.Twin != nil || len(r.Partitions) != 1 || r.Partitions[0].Fallback != "error" || !strings.Contains(r.Error, "a run here would fail") ||
+			!strings.Contains(r.Partitions[0].CannotCompile, "no usable device") || strings.Contains(r.Partitions[0].CannotCompile, "compile:") {
+			t.Errorf("plan %v without fallback: %+v", args, r)
+		}
 	}
 
 	code, stdout, stderr := cli(t, "bench", model, "--settings", fallback, "--runs", "2", "--json")
@@ -275,5 +288,38 @@ func TestInspectBrokenEdgeTPUOptions(t *testing.T) {
 	e := r["edgetpu"].([]any)[0].(map[string]any)
 	if !strings.Contains(e["error"].(string), "edgetpu-custom-op options") || e["packages"] != nil {
 		t.Errorf("edgetpu %v", e)
+	}
+}
+
+// TestRunEdgeTPUWithoutPlugin is a fresh clone: no delego-edgetpu binary
+// anywhere. The Edge TPU partition cannot compile, which with compile
+// fallback hands the model to its CPU twin (the golden bytes), and without
+// it is the error, naming the missing plugin.
+func TestRunEdgeTPUWithoutPlugin(t *testing.T) {
+	t.Setenv("DELEGO_PLUGIN_PATH", t.TempDir())
+	model := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
+	inputs := []string{"--input", shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")}
+	golden := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")
+
+	got, stderr := runOutput(t, model, inputs, "--settings", settingsFile(t, edgetpuFallback))
+	if !bytes.Equal(got, golden) {
+		t.Errorf("output: %s", firstDiff(got, golden))
+	}
+	checkContains(t, "stderr", stderr, "no plugin binary delego-edgetpu", "the result came from the CPU twin")
+
+	code, _, stderr := cli(t, append([]string{"run", model, "--delegate", "edgetpu"}, inputs...)...)
+	if code != exitError {
+		t.Fatalf("without fallback: status %d, stderr %q", code, stderr)
+	}
+	checkContains(t, "stderr", stderr, "delegate edgetpu: partition 0: compile:", "no plugin binary delego-edgetpu", "go build -o bin/ ./...")
+
+	// The plan shows the partition all the same, and why it cannot compile.
+	r, err := planJSON(t, env{}, model, "--delegate", "edgetpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Partitions) != 1 || r.Partitions[0].Delegate != "edgetpu" || !strings.Contains(r.Partitions[0].CannotCompile, "delego-edgetpu") ||
+		r.Partitions[0].Fallback != "error" {
+		t.Errorf("plan partitions %+v", r.Partitions)
 	}
 }

@@ -22,7 +22,7 @@
 // each a plugin process (the binary delego-NAME, found in the directories of
 // $DELEGO_PLUGIN_PATH, then beside delego; "cpu" is delego's own kernels: the
 // delego-cpu plugin when found, else in process; "edgetpu" is a Coral USB
-// Accelerator). A delegate that cannot be had or fails is a compilation or
+// Accelerator, run only by the delego-edgetpu plugin). A delegate that cannot be had or fails is a compilation or
 // execution error that the settings' fallback_settings may turn into a run on
 // the CPU. The settings are TFLite acceleration settings (a ComputeSettings or
 // TFLiteSettings, JSON or binary) whose delegate field picks the delegate when

@@ -12,9 +12,12 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/tensor"
+	"google.golang.org/protobuf/proto"
 )
 
 const planUsage = `Usage: delego plan MODEL [--delegate NAME[,NAME...]] [--settings FILE] [--json | --format text|dot|json]
@@ -37,10 +40,18 @@ partitions, Y on the CPU"), each partition with its delegate, nodes (index,
 op, version; with the reasons of higher-priority delegates that refused
 them) and boundary tensors (index, name), the nodes left on the CPU with
 each delegate's reason, the execution order and the fallbacks. Without a
-delegate every node runs on the CPU, and the plan says so.
+delegate every node runs on the CPU, and the plan says so; a model compiled
+for the Edge TPU is then planned for the edgetpu delegate.
 
-When a node left on the CPU has no CPU kernel, the plan is printed all the
-same and delego then fails (exit status 1) saying which nodes cannot run.
+The plan depends only on what each delegate declares it supports, so it is
+shown whatever the devices here can do (exit status 0): every partition is
+compiled as "delego run" would, and one that cannot compile here says why
+and what the fallback settings would do about it (its nodes run on the CPU,
+the model's CPU twin runs instead, or the run fails).
+
+When a node that no delegate takes has no CPU kernel either, the plan is
+printed all the same and delego then fails (exit status 1) saying which
+nodes cannot run anywhere.
 
 JSON fields (stable):
   model                 the model file
@@ -53,7 +64,9 @@ JSON fields (stable):
   partitions[]          in execution order: index, delegate, fell_back (its
                         delegate failed to compile it, so its nodes run on
                         the CPU), nodes[], inputs[], outputs[] (boundary
-                        tensors: tensor, name)
+                        tensors: tensor, name), cannot_compile (why its
+                        delegate cannot compile it here) and fallback (what
+                        a run does then: cpu, cpu-twin, error, no-cpu-kernel)
   partitions[].nodes[]  node, op, version, reasons[] (why each delegate of
                         higher priority refused it: "delegate: reason")
   cpu_nodes[]           nodes no delegate runs: node, op, version, reasons[]
@@ -62,12 +75,12 @@ JSON fields (stable):
   steps[]               the execution order: {"partition": P} or {"node": N}
   fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
                         unavailable), nodes[], stage ("compile": plan runs
-                        nothing, so never "execute"), error
-  twin                  present when an Edge TPU model's CPU twin runs instead
-                        of the model (see --cpu-twin): path, fallbacks[] (the
-                        model's own, as above). Everything else then describes
-                        the twin.
-  error                 why the model cannot run as planned; absent if it can
+                        nothing, so never "execute"), error, outcome (what a
+                        run does about it, as partitions[].fallback)
+  twin                  present when an Edge TPU model's CPU twin would run
+                        instead of the model (see --cpu-twin): path,
+                        fallbacks[] (as above). The plan is still the model's.
+  error                 why a run here would fail; absent if it would not
 
 Flags may come before or after MODEL.
 `
@@ -120,46 +133,126 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil {
 		return err
 	}
+	if sel.names == nil && hasEdgeTPUOp(m) {
+		// Nothing chose a delegate, but only the Edge TPU runs this model's
+		// compiled op: plan it for the Edge TPU, as pycoral would run it.
+		sel.names = []string{edgetpu.Name}
+	}
 	del := sel.open(ctx, 0, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
 
-	opts := del.options(e.registry)
-	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
-	if runErr != nil {
-		if _, ok := errors.AsType[*delegate.Error](runErr); ok {
-			return fmt.Errorf("plan: %w", runErr)
-		}
-		// The plan is sound but some node has no CPU kernel: plan again with
-		// stand-in kernels to show it, then fail with the first error.
-		opts.Registry = standInKernels(m)
-		var err2 error
-		if it, err2 = core.NewInterpreterContext(ctx, m, &opts); err2 != nil {
-			return fmt.Errorf("plan: %w", explainUnsupported(m, path, runErr))
-		}
-		runErr = explainUnsupported(m, path, runErr)
-	}
-	defer func() { err = errors.Join(err, it.Close()) }()
-
-	m = it.Model() // the CPU twin's, when it runs instead
-	r, err := buildPlanReport(m, path, del.Names, it.Plan(), it.Fallbacks(), runErr)
+	r, it, err := makePlan(ctx, m, path, del, e)
 	if err != nil {
 		return err
 	}
-	r.Twin = twinOf(it)
+	defer func() { err = errors.Join(err, it.Close()) }()
 	switch f.format {
 	case "json":
 		if err := writeJSON(stdout, r); err != nil {
 			return err
 		}
 	case "dot":
-		fmt.Fprint(stdout, r.plan.Dot(graphOf(m)))
+		fmt.Fprint(stdout, r.plan.Dot(graphOf(r.model)))
 	default:
 		printPlan(stdout, r)
 	}
-	if runErr != nil {
-		return fmt.Errorf("the model cannot run as planned: %w", runErr)
+	if r.cannotRun != nil {
+		return fmt.Errorf("the model cannot run as planned: %w", r.cannotRun)
 	}
 	return nil
+}
+
+// makePlan partitions m among the delegates of del and compiles every
+// partition, as a run would, but with compile fallback on whatever the
+// settings say: so the plan is shown whatever the devices here can do, each
+// partition that cannot compile here says why, and the report says what the
+// settings would do about it. A twin that would run instead leaves the
+// plan the model's. The caller closes the interpreter.
+func makePlan(ctx context.Context, m *model.Model, path string, del *delegation, e env) (*planReport, *core.Interpreter, error) {
+	policy := delegate.FallbackFrom(del.Settings)
+	opts := del.options(e.registry, path)
+	opts.Settings = proto.CloneOf(del.Settings)
+	if opts.Settings.FallbackSettings == nil {
+		opts.Settings.FallbackSettings = &config.FallbackSettings{}
+	}
+	opts.Settings.FallbackSettings.AllowAutomaticFallbackOnCompilationError = proto.Bool(true)
+	it, runErr := core.NewInterpreterContext(ctx, m, &opts)
+	if runErr != nil {
+		// Some node has no CPU kernel (and no twin runs instead): plan
+		// again with stand-in kernels to show the plan all the same.
+		opts.Registry = standInKernels(m)
+		var err2 error
+		if it, err2 = core.NewInterpreterContext(ctx, m, &opts); err2 != nil {
+			return nil, nil, fmt.Errorf("plan: %w", explainUnsupported(m, path, runErr))
+		}
+		runErr = explainUnsupported(m, path, runErr)
+	}
+	plan, events := it.Plan(), it.Fallbacks()
+	if tw := it.Twin(); tw != nil {
+		plan, events = tw.Plan, tw.Fallbacks
+	}
+	r, err := buildPlanReport(m, path, del.Names, plan, events, runErr)
+	if err != nil {
+		it.Close()
+		return nil, nil, err
+	}
+	r.judgeFallbacks(policy, twinOf(it), runErr)
+	return r, it, nil
+}
+
+// judgeFallbacks says, for each fallback of the plan (all at compile time),
+// what a run with the settings' fallback policy would do about it, and
+// keeps as cannotRun what stops the model from running whatever the
+// devices: a node no delegate takes and no CPU kernel runs.
+func (r *planReport) judgeFallbacks(policy delegate.Fallback, twin *planTwin, runErr error) {
+	outcome := fallbackToCPU
+	switch {
+	case !policy.OnCompilationError:
+		outcome = fallbackNone
+	case twin != nil:
+		outcome = fallbackTwin
+		r.Twin = twin
+	case runErr != nil:
+		outcome = fallbackNoKernel
+	}
+	for i := range r.Fallbacks {
+		r.Fallbacks[i].Outcome = outcome
+	}
+	for i := range r.Partitions {
+		p := &r.Partitions[i]
+		for _, fb := range r.Fallbacks {
+			if fb.Partition == p.Index {
+				p.CannotCompile, p.Fallback = oneLine(fb.Error), outcome
+			}
+		}
+	}
+	switch {
+	case runErr != nil && len(r.Fallbacks) == 0:
+		r.cannotRun = runErr
+	case len(r.Fallbacks) > 0 && outcome != fallbackToCPU && outcome != fallbackTwin:
+		r.Error = fmt.Sprintf("a run here would fail: %s", outcomeText(outcome, r.Twin))
+	}
+}
+
+// What a run does about a partition that cannot compile.
+const (
+	fallbackToCPU    = "cpu"      // its nodes run on delego's CPU kernels
+	fallbackTwin     = "cpu-twin" // the model's CPU twin runs instead
+	fallbackNone     = "error"    // the settings allow no fallback: the run fails
+	fallbackNoKernel = "no-cpu-kernel"
+)
+
+// outcomeText says in words what a run does about a fallback.
+func outcomeText(outcome string, twin *planTwin) string {
+	switch outcome {
+	case fallbackToCPU:
+		return "its nodes run on delego's CPU kernels"
+	case fallbackTwin:
+		return "the CPU twin " + twin.Path + " runs instead"
+	case fallbackNone:
+		return "the settings allow no fallback (fallback_settings.allow_automatic_fallback_on_compilation_error), so the run stops with this error"
+	}
+	return "the fallback settings allow the CPU to take over, but no CPU kernel runs some of its nodes and there is no CPU twin to run instead"
 }
 
 // standInKernels registers, for every op of m, a kernel that resolves at any
@@ -221,7 +314,9 @@ type planReport struct {
 	Twin       *planTwin       `json:"twin,omitempty"`
 	Error      string          `json:"error,omitempty"`
 
-	plan *partition.Plan // for Dot
+	plan      *partition.Plan // for Dot
+	model     *model.Model    // the model the plan is of
+	cannotRun error           // why the model cannot run whatever the devices
 }
 
 type planSummary struct {
@@ -233,12 +328,16 @@ type planSummary struct {
 }
 
 type planPartition struct {
-	Index    int          `json:"index"`
-	Delegate string       `json:"delegate"`
-	FellBack bool         `json:"fell_back"`
-	Nodes    []planNode   `json:"nodes"`
-	Inputs   []planTensor `json:"inputs"`
-	Outputs  []planTensor `json:"outputs"`
+	Index    int    `json:"index"`
+	Delegate string `json:"delegate"`
+	FellBack bool   `json:"fell_back"`
+	// CannotCompile says why the delegate cannot compile the partition
+	// here; Fallback what a run does about it (planFallback.Outcome).
+	CannotCompile string       `json:"cannot_compile,omitempty"`
+	Fallback      string       `json:"fallback,omitempty"`
+	Nodes         []planNode   `json:"nodes"`
+	Inputs        []planTensor `json:"inputs"`
+	Outputs       []planTensor `json:"outputs"`
 }
 
 type planNode struct {
@@ -264,6 +363,9 @@ type planFallback struct {
 	Nodes     []int  `json:"nodes"`
 	Stage     string `json:"stage"`
 	Error     string `json:"error"`
+	// Outcome is what a run does about it: "cpu", "cpu-twin", "error"
+	// (the settings allow no fallback) or "no-cpu-kernel"; plan only.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // buildPlanReport describes plan (nil when there are no delegates: then
@@ -286,6 +388,7 @@ func buildPlanReport(m *model.Model, path string, names []string, plan *partitio
 		CPUNodes:   []planNode{},
 		Steps:      []planStep{},
 		plan:       plan,
+		model:      m,
 	}
 	if runErr != nil {
 		r.Error = runErr.Error()
@@ -355,7 +458,7 @@ func (r *planReport) summaryLine() string {
 func printPlan(w io.Writer, r *planReport) {
 	fmt.Fprintf(w, "model: %s\n", r.Model)
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan is the twin's\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
+		fmt.Fprintf(w, "CPU twin: %s runs instead: %s; the plan below is the model's\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
 	}
 	if len(r.Delegates) == 0 {
 		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
@@ -365,10 +468,16 @@ func printPlan(w io.Writer, r *planReport) {
 	fmt.Fprintln(w, r.summaryLine())
 	for _, p := range r.Partitions {
 		fmt.Fprintf(w, "\npartition %d on %s: %s", p.Index, p.Delegate, plural(len(p.Nodes), "node", "nodes"))
-		if p.FellBack {
+		switch {
+		case p.Fallback != "" && p.Fallback != fallbackToCPU:
+			fmt.Fprint(w, ", cannot compile here")
+		case p.FellBack:
 			fmt.Fprint(w, ", fell back to the CPU")
 		}
 		fmt.Fprintln(w)
+		if p.CannotCompile != "" {
+			fmt.Fprintf(w, "  why: %s\n  then: %s\n", p.CannotCompile, outcomeText(p.Fallback, r.Twin))
+		}
 		fmt.Fprintln(w, "  nodes:")
 		for _, n := range p.Nodes {
 			fmt.Fprintf(w, "    %d %s v%d\n", n.Node, n.Op, n.Version)
@@ -405,8 +514,11 @@ func printPlan(w io.Writer, r *planReport) {
 	if len(r.Fallbacks) > 0 {
 		fmt.Fprintln(w, "\nfallbacks:")
 		for _, fb := range r.Fallbacks {
-			fmt.Fprintf(w, "  %s\n", describeFallback(fb))
+			fmt.Fprintf(w, "  %s\n", describeFallback(fb, r.Twin))
 		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "\n%s\n", r.Error)
 	}
 }
 
@@ -429,13 +541,22 @@ func fallbacksOf(events []delegate.Event) []planFallback {
 }
 
 // describeFallback says what fell back, where and why, in one line.
-func describeFallback(fb planFallback) string {
+// A plan's fallback says what a run would do about it (Outcome, with the
+// twin for "cpu-twin"); a run's fallback happened, so its nodes run on the CPU.
+func describeFallback(fb planFallback, twin *planTwin) string {
 	msg := oneLine(fb.Error)
+	then := "it runs on the CPU"
 	if fb.Partition < 0 {
-		return fmt.Sprintf("delegate %s: %s error: %s; the nodes it would have run stay on the CPU", fb.Delegate, fb.Stage, msg)
+		then = "the nodes it would have run stay on the CPU"
 	}
-	return fmt.Sprintf("partition %d (%s, %s): %s error: %s; it runs on the CPU", fb.Partition, fb.Delegate,
-		plural(len(fb.Nodes), "node", "nodes"), fb.Stage, msg)
+	if fb.Outcome != "" && fb.Outcome != fallbackToCPU {
+		then = outcomeText(fb.Outcome, twin)
+	}
+	if fb.Partition < 0 {
+		return fmt.Sprintf("delegate %s: %s error: %s; %s", fb.Delegate, fb.Stage, msg, then)
+	}
+	return fmt.Sprintf("partition %d (%s, %s): %s error: %s; %s", fb.Partition, fb.Delegate,
+		plural(len(fb.Nodes), "node", "nodes"), fb.Stage, msg, then)
 }
 
 // oneLine joins the lines of a (possibly joined) error message.
@@ -465,7 +586,7 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 	}
 	if verbose {
 		for _, fb := range r.Fallbacks {
-			fmt.Fprintf(w, "fallback: %s\n", describeFallback(fb))
+			fmt.Fprintf(w, "fallback: %s\n", describeFallback(fb, nil))
 		}
 		return
 	}

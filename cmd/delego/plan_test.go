@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
 )
 
@@ -157,9 +156,14 @@ func TestPlanNodeWithoutKernel(t *testing.T) {
 
 func TestPlanUnavailableDelegate(t *testing.T) {
 	model := shared.Model(t, "split_concat.tflite")
-	_, _, err := plan(t, env{}, model, "--delegate", "xnnpack")
-	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Delegate != "xnnpack" || !errors.Is(err, delegate.ErrUnknownDelegate) {
-		t.Fatalf("err = %v, want xnnpack's compile error", err)
+	// Without fallback the plan is shown all the same, and says a run fails.
+	r, err := planJSON(t, env{}, model, "--delegate", "xnnpack")
+	if err != nil {
+		t.Fatalf("plan without fallback: %v", err)
+	}
+	if len(r.Fallbacks) != 1 || r.Fallbacks[0].Delegate != "xnnpack" || r.Fallbacks[0].Outcome != "error" ||
+		!strings.Contains(r.Fallbacks[0].Error, `unknown delegate "xnnpack"`) || !strings.Contains(r.Error, "a run here would fail") {
+		t.Fatalf("plan without fallback: %+v", r)
 	}
 
 	s := settingsFile(t, fallbackXNNPACK)
@@ -171,7 +175,7 @@ func TestPlanUnavailableDelegate(t *testing.T) {
 		"3 nodes: 0 on delegates in 0 partitions, 3 on the CPU\n",
 		`    xnnpack: unavailable: unknown delegate "xnnpack"`,
 		"fallbacks:\n  delegate xnnpack: compile error: unknown delegate")
-	r, err := planJSON(t, env{}, model, "--delegate", "cpu,xnnpack", "--settings", s)
+	r, err = planJSON(t, env{}, model, "--delegate", "cpu,xnnpack", "--settings", s)
 	if err != nil {
 		t.Fatal(err)
 	}
