@@ -120,6 +120,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Client, error) {
 	return c, nil
 }
 
+// countBell counts what the doorbells of c's executables did.
+func (c *Client) countBell(ev bellEvent) {
+	switch ev {
+	case bellRang:
+		c.rings.Add(1)
+	case bellPolled:
+		c.polls.Add(1)
+	}
+}
+
 // Name is the delegate's name, as the plugin gave it.
 func (c *Client) Name() string { return c.name }
 

@@ -9,7 +9,10 @@ func DoorbellRings(exe delegate.Executable) (rings int, on bool) {
 	e := exe.(*executable)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return int(e.rings), e.bell.b != nil
+	if e.bell == nil {
+		return 0, false
+	}
+	return int(e.bell.rings), true
 }
 
 // ClientPolls is how many answers to c's rings the host polled for.

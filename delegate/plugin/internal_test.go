@@ -258,16 +258,17 @@ func TestRingTooLarge(t *testing.T) {
 	}
 	os.Remove(path)
 	defer r.close()
-	e := &executable{region: r, bell: bellOf(r)}
+	d := doorbellOf(r)
+	b := newBellRinger(d, func() bool { return true }, nil)
 	req := &pluginpb.InvokeRequest{Handle: 1}
 	for range 1000 {
 		req.Inputs = append(req.Inputs, &pluginpb.Tensor{Type: 1, Shape: []int64{1, 224, 224, 3}, Bytes: 602112,
 			Data: &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: 1 << 20, Length: 602112}}})
 	}
-	if _, err := e.ring(t.Context(), req); err != errBellTooLarge {
+	if _, err := b.ring(t.Context(), req); err != errBellTooLarge {
 		t.Fatalf("err = %v, want errBellTooLarge", err)
 	}
-	if e.rings != 0 || e.bell.load(bellReq) != 0 {
+	if b.rings != 0 || d.load(bellReq) != 0 {
 		t.Error("a request too large was rung")
 	}
 }
