@@ -217,7 +217,7 @@ func (e *executable) attach(ctx context.Context, size int, withBell bool) error 
 	e.region, e.bell = r, nil
 	switch {
 	case withBell && resp.Doorbell:
-		e.bell = newBellRinger(doorbellOf(r), e.s.alive, e.c.countBell)
+		e.bell = newBellRinger(doorbellOf(r), e.s.alive, e.c.opts.observeBell)
 	case withBell:
 		e.noBell = true
 	}
