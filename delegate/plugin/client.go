@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,6 +52,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// Stderr, when set, also receives the plugin's standard error.
 	Stderr io.Writer
+
+	// observeBell, when set, hears of every doorbell ring of the Client's
+	// executables and of every answer the host polled for (the tests count
+	// them: see CountBells in export_test.go).
+	observeBell func(bellEvent)
 }
 
 // Info is what a plugin said of itself in Describe.
@@ -78,9 +82,6 @@ type Client struct {
 	path string
 	opts Options
 	name string // Info.Name at Open; never changes
-
-	rings atomic.Uint64 // doorbell rings of all its executables (for tests)
-	polls atomic.Uint64 // answers of those the host polled for (for tests)
 
 	mu     sync.Mutex // guards what follows; held while a process starts
 	sess   *session

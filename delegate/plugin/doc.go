@@ -46,13 +46,14 @@
 // wakes the plugin with a futex; a goroutine of the plugin's, watching the
 // block, runs it as it runs a gRPC Invoke and answers in the block (the
 // InvokeResponse, or the error as a gRPC status, its message cut to 3 KiB),
-// waking the host with a futex. That saves the gRPC round trip, about 0.1
-// ms, a third of a small MobileNet's run. The host waits in slices of 5 ms
-// and between them looks at its context (a deadline or a cancellation
-// kills the plugin, as for a gRPC call) and at the process (one that died
-// is ErrCrashed). A plugin that does not know the doorbell answers Attach
-// without it; Options.NoDoorbell, or a negative ShmThreshold, keeps every
-// Invoke a gRPC call. See doorbell.go for the block's layout.
+// waking the host with a futex. That saves the gRPC round trip, a sizeable
+// share of a small model's run. While it waits, the host keeps looking at
+// its context (a deadline or a cancellation kills the plugin, as for a
+// gRPC call) and at the process (one that died is ErrCrashed). A plugin
+// that does not know the doorbell answers Attach without it;
+// Options.NoDoorbell, or a negative ShmThreshold, keeps every Invoke a gRPC
+// call. See doorbell.go for the block's layout and for the two sides of
+// the protocol (bellRinger in the host, bellAnswerer in the plugin).
 //
 // # Failures
 //

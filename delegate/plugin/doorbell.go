@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
 )
 
@@ -37,6 +36,10 @@ import (
 // (Compile, Attach, Release, a request too large for the block) stays on
 // gRPC.
 //
+// Three types share the work: doorbell is the block and its encoding;
+// bellRinger is the host's side (ring, then wait for the answer);
+// bellAnswerer is the plugin's (wait for a ring, run it, answer).
+//
 // The host waits on the done word in slices of at most doorbellPoll, and
 // between them looks at its context and at the process: a deadline or a
 // cancellation kills the plugin, as for a gRPC Invoke, and a plugin that
@@ -44,20 +47,25 @@ import (
 //
 // Both sides poll rather than sleep around the moments they expect the
 // other (see bellSpin and bellMargin), because a sleeping thread wakes late
-// where idle CPUs halt, as in virtual machines. Polling helps only while
-// the two threads run on different CPUs: on the same one, each poll takes
-// CPU time from the thread it waits for, and two threads that never sleep
-// can share a CPU for tens of milliseconds while another is idle (the load
-// balancer leaves threads that run all the time where they are). So each
-// side writes the CPU it runs on into the block; the plugin's thread, woken
-// on the host's CPU, moves itself to another CPU its affinity allows
-// (leaveCPU), and neither side polls while they share one. And the host
-// polls only where a CPU is left beside the threads the plugin's run keeps
-// busy (delegate.Threaded; unknown counts as all of them): a host polling
+// where idle CPUs halt, as in virtual machines: on the shared 2-core VM a
+// host woken by the plugin's futex wake, or by a timer, wakes tens to
+// hundreds of microseconds late (timer slack alone is 50 µs), a sixth of
+// the small float MobileNet's run and more; and the plugin's polling for
+// the next ring took that model's median invoke through the plugin from
+// 0.42 to 0.36 ms. Polling helps only while the two threads run on
+// different CPUs: on the same one, each poll takes CPU time from the
+// thread it waits for, and two threads that never sleep can share a CPU
+// for tens of milliseconds while another is idle (the load balancer leaves
+// threads that run all the time where they are). So each side writes the
+// CPU it runs on into the block; the plugin's thread, woken on the host's
+// CPU, moves itself to another CPU its affinity allows (leaveCPU), and
+// neither side polls while they share one. And the host polls only where a
+// CPU is left beside the threads the plugin's run keeps busy
+// (delegate.Threaded; unknown counts as all of them): a host polling
 // beside a thread pool that uses every CPU delays the pool's threads by
 // whole scheduler time slices (the small float MobileNet went from 0.25 to
 // 3.5 ms at the median with XNNPACK's default two threads on two CPUs).
-//
+
 // Block layout (offsets within the block; words are native-endian uint32):
 //
 //	0       request number: the host's count of rings (futex word)
@@ -93,20 +101,16 @@ const (
 	bellStatus = 2 // a google.rpc.Status: the Invoke failed
 )
 
-// doorbellPoll bounds each wait for the plugin's answer, so that the host
-// notices a context ending or a process dying within it.
+// doorbellPoll bounds each of the host's sleeps while it waits for an
+// answer, so that it notices a context ending or a process dying.
 const doorbellPoll = 5 * time.Millisecond
 
 // bellMargin: the host sleeps through a run until bellMargin before its
-// answer is due (when the fastest of the executable's last bellHistory
-// runs would end), then polls for it, yielding its CPU to any thread that
-// wants it, until bellMargin after, and sleeps again if the answer is
-// still not there; a run shorter than bellMargin is polled for all along.
-// A host woken by the plugin's futex wake, or by a timer, wakes tens to
-// hundreds of microseconds late on the shared 2-core VM (timer slack alone
-// is 50 µs), a sixth of the small float MobileNet's run and more. Polling
-// spends host CPU instead, at most 2*bellMargin per run: much for short
-// runs, little for long ones.
+// answer is due (when the fastest of the last bellHistory runs would end),
+// then polls for it, yielding its CPU to any thread that wants it, until
+// bellMargin after, and sleeps again if the answer is still not there; a
+// run shorter than bellMargin is polled for all along. Polling costs host
+// CPU, at most 2*bellMargin per run.
 const bellMargin = 500 * time.Microsecond
 
 // bellHistory is how many recent runs predict the next one (their fastest).
@@ -115,157 +119,87 @@ const bellHistory = 8
 // bellSpin is how long the plugin, having answered, keeps polling the
 // request word (yielding its CPU to any thread that wants it) before it
 // sleeps on it, while the host rings again that soon (a host invoking in a
-// loop) from another CPU. A thread that sleeps costs a wake-up
-// (tens of microseconds where an idle CPU halts, as in virtual machines)
-// and comes back to caches other work has used: on the shared 2-core VM
-// the small float MobileNet's median invoke through the plugin dropped
-// from 0.42 to 0.36 ms with it. A host that rings less often than that
-// finds the plugin asleep and costs it no polling: see watcher.run.
+// loop) from another CPU: a sleeping thread costs a wake-up and comes back
+// to caches other work has used. A host that rings less often than that
+// finds the plugin asleep and costs it no polling (see bellAnswerer.next).
 const bellSpin = 100 * time.Microsecond
+
+// bellSleep bounds each of the plugin's sleeps while it waits for a ring.
+const bellSleep = time.Second
 
 // errBellTooLarge: the request does not fit the block; send it by gRPC.
 var errBellTooLarge = errors.New("request too large for the doorbell block")
-
-// bell is a doorbell block: the last doorbellSize bytes of a region.
-type bell struct{ b []byte }
-
-// bellOf is r's doorbell block; r must hold at least doorbellSize bytes.
-func bellOf(r *region) bell { return bell{r.data[len(r.data)-doorbellSize:]} }
-
-// word is the uint32 at off, for atomic access and futexes.
-func (b bell) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&b.b[off])) }
-
-func (b bell) load(off int) uint32 { return atomic.LoadUint32(b.word(off)) }
-
-func (b bell) store(off int, v uint32) { atomic.StoreUint32(b.word(off), v) }
-
-// setLen records a message length (plain store; published by the
-// request or done word's atomic store that follows).
-func (b bell) setLen(off int, n int) { binary.NativeEndian.PutUint32(b.b[off:], uint32(n)) }
-
-func (b bell) getLen(off int) int { return int(binary.NativeEndian.Uint32(b.b[off:])) }
-
-// watcher answers the rings of one region's doorbell, in the plugin.
-type watcher struct {
-	b        bell
-	quit     atomic.Bool
-	done     chan struct{} // closed when the goroutine has returned
-	answered time.Time     // when the last answer was given (run's own)
-	spare    bool          // a CPU is left beside the run's threads
-}
 
 // spareCPU reports whether a run that keeps threads threads busy (0:
 // unknown, counted as every CPU) leaves a CPU free to poll from.
 func spareCPU(threads int) bool { return threads > 0 && threads < runtime.NumCPU() }
 
-// watch starts answering the rings of r's doorbell for p.
-func (p *servedPart) watch(r *region) *watcher {
-	w := &watcher{b: bellOf(r), done: make(chan struct{})}
-	threads := 0
-	if t, ok := p.exe.(delegate.Threaded); ok {
-		threads = max(t.Threads(), 0)
+// doorbell is a doorbell's control block, as one process maps it: the last
+// doorbellSize bytes of a region. Its methods read and write the block's
+// fields and messages; bellRinger and bellAnswerer are the two sides of
+// the protocol over it.
+type doorbell struct{ b []byte }
+
+// doorbellOf is r's doorbell block; r must hold at least doorbellSize bytes.
+func doorbellOf(r *region) doorbell { return doorbell{r.data[len(r.data)-doorbellSize:]} }
+
+// word is the uint32 at off, for atomic access and futexes.
+func (d doorbell) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&d.b[off])) }
+
+func (d doorbell) load(off int) uint32 { return atomic.LoadUint32(d.word(off)) }
+
+func (d doorbell) store(off int, v uint32) { atomic.StoreUint32(d.word(off), v) }
+
+// setLen records a message length (plain store; published by the
+// request or done word's atomic store that follows).
+func (d doorbell) setLen(off int, n int) { binary.NativeEndian.PutUint32(d.b[off:], uint32(n)) }
+
+func (d doorbell) getLen(off int) int { return int(binary.NativeEndian.Uint32(d.b[off:])) }
+
+// wake wakes the side that sleeps on the word at off, if it does.
+func (d doorbell) wake(off int) { futexWake(d.word(off)) }
+
+// sleep sleeps while the word at off is still val, at most for dur.
+func (d doorbell) sleep(off int, val uint32, dur time.Duration) { futexWait(d.word(off), val, dur) }
+
+// writeRequest puts req in the request area, or fails with errBellTooLarge
+// and leaves the block as it was.
+func (d doorbell) writeRequest(req *pluginpb.InvokeRequest) error {
+	area := d.b[bellReqAt:bellAnswerAt]
+	if proto.Size(req) > len(area) {
+		return errBellTooLarge
 	}
-	w.b.store(bellThreads, uint32(threads))
-	w.spare = spareCPU(threads)
-	// Rings are numbered from what the block holds now (0 in a new region).
-	go w.run(p, r, w.b.load(bellReq))
-	return w
+	msg, err := proto.MarshalOptions{}.MarshalAppend(area[:0], req)
+	if err != nil {
+		return fmt.Errorf("doorbell request: %w", err)
+	}
+	d.setLen(bellReqLen, len(msg))
+	return nil
 }
 
-// stop ends the watcher and waits for it; a nil watcher is none.
-func (w *watcher) stop() {
-	if w == nil {
-		return
+// request reads the request in the block; its errors are statuses, for
+// the answer.
+func (d doorbell) request() (*pluginpb.InvokeRequest, error) {
+	n := d.getLen(bellReqLen)
+	if n < 0 || n > bellAnswerAt-bellReqAt {
+		return nil, status.Errorf(codes.InvalidArgument, "doorbell request of %d bytes", n)
 	}
-	w.quit.Store(true)
-	futexWake(w.b.word(bellReq))
-	<-w.done
+	req := &pluginpb.InvokeRequest{}
+	if err := proto.Unmarshal(d.b[bellReqAt:bellReqAt+n], req); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "doorbell request: %v", err)
+	}
+	return req, nil
 }
 
-func (w *watcher) run(p *servedPart, r *region, last uint32) {
-	defer close(w.done)
-	// One thread answers every ring, so that it stays on its CPU, with its
-	// caches (the delegate's weights among them), as long as the scheduler
-	// lets it.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// spin: poll after answering. It is on while each ring comes within
-	// bellSpin of the answer before it (as seen on waking, so a little
-	// late), and goes off at the first ring that does not.
-	spin := false
-	for !w.quit.Load() {
-		n := w.b.load(bellReq)
-		switch {
-		case n != last:
-			spin = time.Since(w.answered) < bellSpin
-		case spin:
-			if n = w.poll(last); n == last {
-				spin = false
-				continue
-			}
-		default:
-			futexWait(w.b.word(bellReq), last, time.Second)
-			continue
-		}
-		last = n
-		p.mu.Lock()
-		if w.quit.Load() || p.released {
-			p.mu.Unlock()
-			return
-		}
-		cpu := currentCPU()
-		if w.spare && cpu == w.b.load(bellHostCPU) && leaveCPU(cpu) {
-			cpu = currentCPU()
-		}
-		w.b.store(bellPlugCPU, cpu)
-		w.answer(p, r)
-		p.mu.Unlock()
-		w.answered = time.Now()
-		w.b.store(bellDone, n)
-		futexWake(w.b.word(bellDone))
-	}
-}
-
-// poll polls the request word for a ring after last, until bellSpin after
-// the last answer or until it finds itself on the host's CPU, and returns
-// the word.
-func (w *watcher) poll(last uint32) uint32 {
-	for {
-		if n := w.b.load(bellReq); n != last || w.quit.Load() {
-			return n
-		}
-		if time.Since(w.answered) >= bellSpin || w.b.load(bellHostCPU) == currentCPU() {
-			return w.b.load(bellReq)
-		}
-		osYield()
-	}
-}
-
-// answer runs the request in the block and writes the answer there; p.mu
-// is held.
-func (w *watcher) answer(p *servedPart, r *region) {
-	b := w.b
-	resp, err := func() (*pluginpb.InvokeResponse, error) {
-		n := b.getLen(bellReqLen)
-		if n < 0 || n > bellAnswerAt-bellReqAt {
-			return nil, status.Errorf(codes.InvalidArgument, "doorbell request of %d bytes", n)
-		}
-		req := &pluginpb.InvokeRequest{}
-		if err := proto.Unmarshal(b.b[bellReqAt:bellReqAt+n], req); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "doorbell request: %v", err)
-		}
-		if req.Handle != p.handle {
-			return nil, status.Errorf(codes.InvalidArgument, "doorbell of partition %d rung for partition %d", p.handle, req.Handle)
-		}
-		// The host enforces its deadline by killing the process.
-		return p.invoke(context.Background(), r, req)
-	}()
+// writeAnswer puts resp in the answer area, or err as a status when err is
+// not nil, or a status saying why the answer does not fit.
+func (d doorbell) writeAnswer(resp *pluginpb.InvokeResponse, err error) {
 	kind := uint32(bellAnswer)
 	var msg proto.Message = resp
 	if err != nil {
 		kind, msg = bellStatus, bellError(err)
 	}
-	area := b.b[bellAnswerAt:doorbellSize]
+	area := d.b[bellAnswerAt:doorbellSize]
 	out, merr := proto.MarshalOptions{}.MarshalAppend(area[:0], msg)
 	if merr == nil && len(out) > len(area) {
 		merr = fmt.Errorf("%d bytes, the block holds %d", len(out), len(area))
@@ -275,8 +209,8 @@ func (w *watcher) answer(p *servedPart, r *region) {
 		out, _ = proto.MarshalOptions{}.MarshalAppend(area[:0],
 			status.Newf(codes.Internal, "doorbell answer: %v", merr).Proto())
 	}
-	b.setLen(bellAnsLen, len(out))
-	b.store(bellAnsKind, kind)
+	d.setLen(bellAnsLen, len(out))
+	d.store(bellAnsKind, kind)
 }
 
 // bellError is err as a status for the answer area: its code and message,
@@ -290,104 +224,275 @@ func bellError(err error) proto.Message {
 	return status.New(st.Code(), msg).Proto()
 }
 
-// await waits until the plugin has answered ring n, rung at start, and
-// records how long that took. It sleeps, and polls only around the time
-// the answer is due and only from another CPU than the plugin's (see
-// bellMargin). Its errors are the context's, or Unavailable when the
-// process ends.
-func (e *executable) await(ctx context.Context, n uint32, start time.Time) error {
-	b := e.bell
-	// due: when the answer is expected; zero before the first run, and
-	// where the run leaves no CPU to poll from.
-	var due time.Time
-	var fastest time.Duration
-	for _, d := range e.runs {
-		if d > 0 && (fastest == 0 || d < fastest) {
-			fastest = d
-		}
-	}
-	if fastest > 0 && spareCPU(int(b.load(bellThreads))) {
-		due = start.Add(fastest)
-	}
-	polled := false
-	for {
-		done := b.load(bellDone)
-		if done == n {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !e.s.alive() {
-			return status.Error(codes.Unavailable, "the plugin process ended")
-		}
-		wait := doorbellPoll
-		if !due.IsZero() {
-			now := time.Now()
-			if wake := due.Add(-bellMargin); now.Before(wake) {
-				wait = min(wait, wake.Sub(now))
-			} else if now.Before(due.Add(bellMargin)) && b.load(bellPlugCPU) != currentCPU() {
-				polled = true
-				osYield()
-				continue
-			}
-		}
-		if dl, ok := ctx.Deadline(); ok {
-			wait = max(min(wait, time.Until(dl)), time.Microsecond)
-		}
-		futexWait(b.word(bellDone), done, wait)
-	}
-	e.runs[n%bellHistory] = time.Since(start)
-	if polled {
-		e.c.polls.Add(1)
-	}
-	return nil
-}
-
-// ring runs req in the plugin through the executable's doorbell and
-// returns the plugin's answer. A request that does not fit the block fails
-// with errBellTooLarge, before anything is sent. Other failures are what a
-// gRPC Invoke would return (the context's error, a status, or ErrMalformed),
-// for the caller to classify with callErr.
-func (e *executable) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
-	b := e.bell
-	area := b.b[bellReqAt:bellAnswerAt]
-	if proto.Size(req) > len(area) {
-		return nil, errBellTooLarge
-	}
-	msg, err := proto.MarshalOptions{}.MarshalAppend(area[:0], req)
-	if err != nil {
-		return nil, err
-	}
-	b.setLen(bellReqLen, len(msg))
-	e.rings++
-	e.c.rings.Add(1)
-	n := e.rings
-	start := time.Now()
-	b.store(bellHostCPU, currentCPU())
-	b.store(bellReq, n)
-	futexWake(b.word(bellReq))
-	if err := e.await(ctx, n, start); err != nil {
-		return nil, err
-	}
-	size, kind := b.getLen(bellAnsLen), b.load(bellAnsKind)
+// answer reads the answer in the block: the InvokeResponse, the status the
+// plugin failed with, or an error wrapping ErrMalformed.
+func (d doorbell) answer() (*pluginpb.InvokeResponse, error) {
+	size, kind := d.getLen(bellAnsLen), d.load(bellAnsKind)
 	if size < 0 || size > doorbellSize-bellAnswerAt {
 		return nil, fmt.Errorf("%w: a doorbell answer of %d bytes", ErrMalformed, size)
 	}
-	ans := b.b[bellAnswerAt : bellAnswerAt+size]
+	ans := d.b[bellAnswerAt : bellAnswerAt+size]
 	switch kind {
 	case bellAnswer:
 		resp := &pluginpb.InvokeResponse{}
 		if err := proto.Unmarshal(ans, resp); err != nil {
-			return nil, fmt.Errorf("%w: doorbell answer: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: doorbell answer: %w", ErrMalformed, err)
 		}
 		return resp, nil
 	case bellStatus:
 		st := &spb.Status{}
 		if err := proto.Unmarshal(ans, st); err != nil {
-			return nil, fmt.Errorf("%w: doorbell answer: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: doorbell answer: %w", ErrMalformed, err)
 		}
 		return nil, status.ErrorProto(st)
 	}
 	return nil, fmt.Errorf("%w: doorbell answer of kind %d", ErrMalformed, kind)
+}
+
+// bellEvent is what a bellRinger tells its observer.
+type bellEvent int
+
+const (
+	bellRang   bellEvent = iota + 1 // a request was rung
+	bellPolled                      // its answer came while the host polled
+)
+
+// bellRinger is the host's side of a doorbell: it rings requests and waits
+// for their answers. One ring at a time.
+type bellRinger struct {
+	d       doorbell
+	alive   func() bool     // whether the plugin process still runs
+	observe func(bellEvent) // nil: nobody listens
+	rings   uint32          // rings so far, and the number of the last
+	// runs: how long the last bellHistory rings took to be answered (0:
+	// not yet seen), by ring number.
+	runs [bellHistory]time.Duration
+}
+
+// newBellRinger rings d, a block the plugin answers (numbering from 0, as
+// in a new region). alive tells whether the plugin still runs; observe,
+// when not nil, hears of every ring and every answer polled for.
+func newBellRinger(d doorbell, alive func() bool, observe func(bellEvent)) *bellRinger {
+	return &bellRinger{d: d, alive: alive, observe: observe}
+}
+
+// ring runs req in the plugin and returns its answer. A request that does
+// not fit the block fails with errBellTooLarge, before anything is rung.
+// Other failures are what a gRPC Invoke would return: the context's error,
+// a status (Unavailable when the plugin process ends), or an error
+// wrapping ErrMalformed.
+func (r *bellRinger) ring(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+	if err := r.d.writeRequest(req); err != nil {
+		return nil, err
+	}
+	r.rings++
+	r.notify(bellRang)
+	n, start := r.rings, time.Now()
+	r.d.store(bellHostCPU, currentCPU())
+	r.d.store(bellReq, n)
+	r.d.wake(bellReq)
+	if err := r.await(ctx, n, start); err != nil {
+		return nil, err
+	}
+	return r.d.answer()
+}
+
+func (r *bellRinger) notify(ev bellEvent) {
+	if r.observe != nil {
+		r.observe(ev)
+	}
+}
+
+// await waits until the plugin has answered ring n, rung at start, and
+// records how long that took. It sleeps, and polls only around the time
+// the answer is due and only from another CPU than the plugin's (see
+// bellMargin).
+func (r *bellRinger) await(ctx context.Context, n uint32, start time.Time) error {
+	due := r.due(start)
+	polled := false
+	for {
+		done := r.d.load(bellDone)
+		if done == n {
+			break
+		}
+		if err := r.stopped(ctx); err != nil {
+			return err
+		}
+		now := time.Now()
+		if r.pollNow(now, due) {
+			polled = true
+			osYield()
+			continue
+		}
+		r.d.sleep(bellDone, done, sleepFor(ctx, now, due))
+	}
+	r.runs[n%bellHistory] = time.Since(start)
+	if polled {
+		r.notify(bellPolled)
+	}
+	return nil
+}
+
+// due is when the answer to a ring rung at start is expected: zero before
+// the first answer, and where the run leaves no CPU to poll from.
+func (r *bellRinger) due(start time.Time) time.Time {
+	var fastest time.Duration
+	for _, d := range r.runs {
+		if d > 0 && (fastest == 0 || d < fastest) {
+			fastest = d
+		}
+	}
+	if fastest == 0 || !spareCPU(int(r.d.load(bellThreads))) {
+		return time.Time{}
+	}
+	return start.Add(fastest)
+}
+
+// stopped is why the host must stop waiting: its context ended, or the
+// plugin process did (Unavailable); nil while neither.
+func (r *bellRinger) stopped(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !r.alive() {
+		return status.Error(codes.Unavailable, "the plugin process ended")
+	}
+	return nil
+}
+
+// pollNow reports whether the host should poll at now rather than sleep:
+// the answer is due within bellMargin either way, and the plugin last ran
+// on another CPU.
+func (r *bellRinger) pollNow(now, due time.Time) bool {
+	return !due.IsZero() && !now.Before(due.Add(-bellMargin)) && now.Before(due.Add(bellMargin)) &&
+		r.d.load(bellPlugCPU) != currentCPU()
+}
+
+// sleepFor is how long the host may sleep at now: doorbellPoll at most,
+// and no later than polling is to begin or ctx's deadline.
+func sleepFor(ctx context.Context, now, due time.Time) time.Duration {
+	wait := doorbellPoll
+	if wake := due.Add(-bellMargin); !due.IsZero() && now.Before(wake) {
+		wait = min(wait, wake.Sub(now))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		wait = max(min(wait, dl.Sub(now)), time.Microsecond)
+	}
+	return wait
+}
+
+// bellAnswerer is the plugin's side of a doorbell: a goroutine, locked to
+// one thread, that waits for rings and answers them.
+type bellAnswerer struct {
+	d      doorbell
+	handle func(*pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error)
+	spare  bool // a CPU is left beside the run's threads
+	quit   atomic.Bool
+	done   chan struct{} // closed when the goroutine has returned
+
+	// Owned by the goroutine:
+	answered time.Time // when the last answer was given
+	spin     bool      // poll for the next ring after answering
+}
+
+// answerBell starts answering the rings of d with handle, for runs that
+// keep threads threads busy (0: unknown). Rings are numbered from what the
+// block holds now. Stop it before d is unmapped.
+func answerBell(d doorbell, threads int, handle func(*pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error)) *bellAnswerer {
+	threads = max(threads, 0)
+	a := &bellAnswerer{d: d, handle: handle, spare: spareCPU(threads), done: make(chan struct{})}
+	d.store(bellThreads, uint32(threads))
+	go a.run(d.load(bellReq))
+	return a
+}
+
+// stop ends the answerer and waits for it, an answer in progress included;
+// a nil answerer is none.
+func (a *bellAnswerer) stop() {
+	if a == nil {
+		return
+	}
+	a.quit.Store(true)
+	a.d.wake(bellReq)
+	<-a.done
+}
+
+// run answers every ring after last until stopped. One thread answers
+// them all, so that it stays on its CPU, with its caches (the delegate's
+// weights among them), as long as the scheduler lets it.
+func (a *bellAnswerer) run(last uint32) {
+	defer close(a.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		n, ok := a.next(last)
+		if !ok {
+			return
+		}
+		last = n
+		a.claimCPU()
+		a.reply(n)
+	}
+}
+
+// next waits for a ring after last and returns its number; false once
+// stopped. While rings come within bellSpin of the answer before them (as
+// seen on waking, so a little late), it polls for the next one; it sleeps
+// from the first that does not.
+func (a *bellAnswerer) next(last uint32) (uint32, bool) {
+	for !a.quit.Load() {
+		n := a.d.load(bellReq)
+		switch {
+		case n != last:
+			a.spin = time.Since(a.answered) < bellSpin
+			return n, true
+		case a.spin:
+			if n = a.poll(last); n != last && !a.quit.Load() {
+				return n, true
+			}
+			a.spin = false
+		default:
+			a.d.sleep(bellReq, last, bellSleep)
+		}
+	}
+	return 0, false
+}
+
+// poll polls the request word for a ring after last, until bellSpin after
+// the last answer or until it finds itself on the host's CPU, and returns
+// the word.
+func (a *bellAnswerer) poll(last uint32) uint32 {
+	for {
+		if n := a.d.load(bellReq); n != last || a.quit.Load() {
+			return n
+		}
+		if time.Since(a.answered) >= bellSpin || a.d.load(bellHostCPU) == currentCPU() {
+			return a.d.load(bellReq)
+		}
+		osYield()
+	}
+}
+
+// claimCPU writes the CPU the answer runs on into the block, having left
+// the host's CPU first where the run leaves one to spare.
+func (a *bellAnswerer) claimCPU() {
+	cpu := currentCPU()
+	if a.spare && cpu == a.d.load(bellHostCPU) && leaveCPU(cpu) {
+		cpu = currentCPU()
+	}
+	a.d.store(bellPlugCPU, cpu)
+}
+
+// reply runs the request of ring n through handle, writes the answer and
+// wakes the host.
+func (a *bellAnswerer) reply(n uint32) {
+	req, err := a.d.request()
+	var resp *pluginpb.InvokeResponse
+	if err == nil {
+		resp, err = a.handle(req)
+	}
+	a.d.writeAnswer(resp, err)
+	a.answered = time.Now()
+	a.d.store(bellDone, n)
+	a.d.wake(bellDone)
 }

@@ -29,15 +29,11 @@ type executable struct {
 	mu     sync.Mutex // one Invoke at a time: the region is per executable
 	region *region
 	closed bool
-	// bell is the region's doorbell when the plugin watches it (b nil:
+	// bell rings the region's doorbell when the plugin answers it (nil:
 	// none); noBell: the plugin answered an Attach without one, so Invokes
-	// stay gRPC calls; rings counts the rings.
-	bell   bell
+	// stay gRPC calls.
+	bell   *bellRinger
 	noBell bool
-	rings  uint32
-	// runs: how long the last bellHistory rings took to be answered (0:
-	// not yet seen), by ring number.
-	runs [bellHistory]time.Duration
 }
 
 // wantBell reports whether Invokes should go through a doorbell: the
@@ -98,7 +94,7 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tenso
 	}
 	useBell := e.wantBell()
 	offsets, size := e.placement(inputs, outputs, useBell)
-	if (size > 0 || useBell) && (e.region == nil || e.capacity() < size || useBell && e.bell.b == nil) {
+	if (size > 0 || useBell) && (e.region == nil || e.capacity() < size || useBell && e.bell == nil) {
 		if err := e.attach(ctx, size, useBell); err != nil {
 			return err
 		}
@@ -139,8 +135,8 @@ func tensorPB(t *tensor.Tensor, off int) *pluginpb.Tensor {
 // call runs req in the plugin: through the doorbell when there is one and
 // req fits its block, else as a gRPC call. Its errors are for callErr.
 func (e *executable) call(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
-	if e.bell.b != nil {
-		if resp, err := e.ring(ctx, req); err != errBellTooLarge {
+	if e.bell != nil {
+		if resp, err := e.bell.ring(ctx, req); !errors.Is(err, errBellTooLarge) {
 			return resp, err
 		}
 	}
@@ -188,7 +184,7 @@ func (e *executable) capacity() int {
 	if e.region == nil {
 		return 0
 	}
-	if e.bell.b != nil {
+	if e.bell != nil {
 		return len(e.region.data) - doorbellSize
 	}
 	return len(e.region.data)
@@ -218,10 +214,10 @@ func (e *executable) attach(ctx context.Context, size int, withBell bool) error 
 		return fmt.Errorf("invoke: shared memory: %w", rmErr)
 	}
 	old := e.region
-	e.region, e.bell, e.rings, e.runs = r, bell{}, 0, [bellHistory]time.Duration{}
+	e.region, e.bell = r, nil
 	switch {
 	case withBell && resp.Doorbell:
-		e.bell = bellOf(r)
+		e.bell = newBellRinger(doorbellOf(r), e.s.alive, e.c.opts.observeBell)
 	case withBell:
 		e.noBell = true
 	}

@@ -75,7 +75,9 @@ func TestFaultInvoke(t *testing.T) {
 		// Through the doorbell (the default) and as gRPC calls.
 		for _, path := range []string{"doorbell", "grpc"} {
 			t.Run(c.mode+"/"+path, func(t *testing.T) {
-				p := open(t, "fault-"+c.mode, &plugin.Options{ShmDir: t.TempDir(), NoDoorbell: path == "grpc"})
+				opts := &plugin.Options{ShmDir: t.TempDir(), NoDoorbell: path == "grpc"}
+				bells := plugin.CountBells(opts)
+				p := open(t, "fault-"+c.mode, opts)
 				pid := p.Pid()
 				is := func(err error) bool { return c.is == nil || errors.Is(err, c.is) }
 
@@ -88,7 +90,7 @@ func TestFaultInvoke(t *testing.T) {
 				if !ok || de.Stage != delegate.StageExecute || !is(err) || !strings.Contains(err.Error(), c.mention) {
 					t.Fatalf("err = %v, want an execute-stage %v mentioning %q", err, c.is, c.mention)
 				}
-				checkPath(t, p, path)
+				checkPath(t, bells, path)
 				if c.mode == "error-invoke" {
 					// The doorbell's answer area holds 3 KiB of message; gRPC
 					// carries it whole.
@@ -149,6 +151,7 @@ func TestFaultHang(t *testing.T) {
 func faultHang(t *testing.T, opts *plugin.Options) {
 	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
+	bells := plugin.CountBells(opts)
 	p := open(t, "fault-hang", opts)
 	pid := p.Pid()
 	it, err := interp(t, gc, nil, p)
@@ -160,9 +163,9 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	start := time.Now()
 	err = it.Invoke(ctx)
 	if opts.NoDoorbell {
-		checkPath(t, p, "grpc")
+		checkPath(t, bells, "grpc")
 	} else {
-		checkPath(t, p, "doorbell")
+		checkPath(t, bells, "doorbell")
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Invoke returned %s after its deadline", took)
@@ -211,7 +214,9 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 func TestFaultHangWhilePolled(t *testing.T) {
 	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
 	want := cpuOutputs(t, gc)
-	p := open(t, "fault-hang-later", nil)
+	opts := &plugin.Options{}
+	bells := plugin.CountBells(opts)
+	p := open(t, "fault-hang-later", opts)
 	pid := p.Pid()
 	it, err := interp(t, gc, nil, p)
 	if err != nil {
@@ -225,11 +230,11 @@ func TestFaultHangWhilePolled(t *testing.T) {
 			t.Fatalf("invoke %d: outputs differ from the CPU's", i+1)
 		}
 	}
-	checkPath(t, p, "doorbell")
+	checkPath(t, bells, "doorbell")
 	// Polling needs a CPU beside the plugin's one thread, and a first run
 	// to predict the next.
-	if runtime.NumCPU() > 1 && plugin.ClientPolls(p) == 0 {
-		t.Errorf("the host polled for none of %d answers", plugin.ClientRings(p))
+	if runtime.NumCPU() > 1 && bells.Polls() == 0 {
+		t.Errorf("the host polled for none of %d answers", bells.Rings())
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -343,9 +348,9 @@ func TestPluginKilledBetweenInvokes(t *testing.T) {
 // checkPath fails the test unless the Invokes so far took path: the
 // doorbell (it was rung) or gRPC calls (it never was), so a doorbell that
 // silently fell back to gRPC cannot pass for one.
-func checkPath(t *testing.T, p *plugin.Client, path string) {
+func checkPath(t *testing.T, bells *plugin.BellCounts, path string) {
 	t.Helper()
-	if rang := plugin.ClientRings(p) > 0; rang != (path == "doorbell") {
-		t.Errorf("invoke path %s, but the doorbell rang %d times", path, plugin.ClientRings(p))
+	if rang := bells.Rings() > 0; rang != (path == "doorbell") {
+		t.Errorf("invoke path %s, but the doorbell rang %d times", path, bells.Rings())
 	}
 }

@@ -249,29 +249,6 @@ func TestPlacementSlack(t *testing.T) {
 	}
 }
 
-// TestRingTooLarge: a request that does not fit the doorbell block is not
-// rung (the caller sends it by gRPC).
-func TestRingTooLarge(t *testing.T) {
-	r, path, err := createRegion(t.TempDir(), doorbellSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(path)
-	defer r.close()
-	e := &executable{region: r, bell: bellOf(r)}
-	req := &pluginpb.InvokeRequest{Handle: 1}
-	for range 1000 {
-		req.Inputs = append(req.Inputs, &pluginpb.Tensor{Type: 1, Shape: []int64{1, 224, 224, 3}, Bytes: 602112,
-			Data: &pluginpb.Tensor_Shm{Shm: &pluginpb.Region{Offset: 1 << 20, Length: 602112}}})
-	}
-	if _, err := e.ring(t.Context(), req); err != errBellTooLarge {
-		t.Fatalf("err = %v, want errBellTooLarge", err)
-	}
-	if e.rings != 0 || e.bell.load(bellReq) != 0 {
-		t.Error("a request too large was rung")
-	}
-}
-
 // lateCtx is a context whose deadline has passed before its timer ran, as
 // on a loaded machine: Deadline says so, Err does not yet.
 type lateCtx struct {

@@ -71,7 +71,7 @@ type servedPart struct {
 	mu       sync.Mutex // Attach, Invoke and Release take turns
 	exe      delegate.Executable
 	region   *region
-	watcher  *watcher // the region's doorbell, when the host asked for one
+	bell     *bellAnswerer // answers the region's doorbell, when the host asked for one
 	released bool
 }
 
@@ -196,14 +196,14 @@ func (s *server) Attach(_ context.Context, req *pluginpb.AttachRequest) (*plugin
 		r.close()
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
 	}
-	old, oldWatcher := p.region, p.watcher
-	p.region, p.watcher = r, nil
+	old, oldBell := p.region, p.bell
+	p.region, p.bell = r, nil
 	if bell {
-		p.watcher = p.watch(r)
+		p.bell = p.answerRings(r)
 	}
 	p.mu.Unlock()
-	// The old doorbell's watcher takes p.mu to answer: stop it unlocked.
-	oldWatcher.stop()
+	// The old doorbell's answerer takes p.mu to answer: stop it unlocked.
+	oldBell.stop()
 	if err := old.close(); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -218,6 +218,29 @@ func (s *server) Invoke(ctx context.Context, req *pluginpb.InvokeRequest) (*plug
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.invoke(ctx, p.region, req)
+}
+
+// answerRings starts answering the rings of r's doorbell; p.mu is held.
+func (p *servedPart) answerRings(r *region) *bellAnswerer {
+	threads := 0
+	if t, ok := p.exe.(delegate.Threaded); ok {
+		threads = t.Threads()
+	}
+	return answerBell(doorbellOf(r), threads, func(req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+		return p.rung(r, req)
+	})
+}
+
+// rung runs a request rung on r's doorbell as Invoke runs one that came by
+// gRPC.
+func (p *servedPart) rung(r *region, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.Handle != p.handle {
+		return nil, status.Errorf(codes.InvalidArgument, "doorbell of partition %d rung for partition %d", p.handle, req.Handle)
+	}
+	// The host enforces its deadline by killing the process.
+	return p.invoke(context.Background(), r, req)
 }
 
 // invoke runs req on the partition, its shared tensors in region r; p.mu is
@@ -297,10 +320,10 @@ func (s *server) Release(_ context.Context, req *pluginpb.ReleaseRequest) (*plug
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
 	}
 	p.mu.Lock()
-	w := p.watcher
-	p.watcher, p.released = nil, true
+	b := p.bell
+	p.bell, p.released = nil, true
 	p.mu.Unlock()
-	w.stop()
+	b.stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	err := errors.Join(p.exe.Close(), p.region.close())
