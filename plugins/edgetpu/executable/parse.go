@@ -29,132 +29,188 @@ const (
 // A blob that cannot be read gives an *Error (wrapping ErrMalformed) that
 // names the field; Parse never panics on any input.
 func Parse(options []byte) (*CustomOptions, error) {
-	if len(options) == 0 {
-		return nil, &Error{Reason: "empty (the compiler always writes a map)"}
-	}
-	root, err := kernels.ParseFlex(options)
+	m, err := openOptions(options)
 	if err != nil {
-		return nil, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
+		return nil, err
 	}
-	if root.Type() != kernels.FlexMap {
-		return nil, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
-	}
-	m, err := root.Map()
-	if err != nil {
-		return nil, &Error{Reason: fmt.Sprintf("map: %v", err)}
-	}
-	get := func(key string) (kernels.FlexValue, error) {
-		v, err := m.Get(key)
-		if err != nil {
-			return v, &Error{Field: "key " + key, Reason: err.Error()}
-		}
-		return v, nil
-	}
-	integer := func(key string, absent int) (int, error) {
-		v, err := get(key)
-		if err != nil || v.IsNull() {
-			return absent, err
-		}
-		n, err := v.Int() // converts as the C++ reader's AsInt32 does
-		if err != nil {
-			return 0, &Error{Field: "key " + key, Reason: err.Error()}
-		}
-		return int(int32(n)), nil
-	}
-	str := func(field string, v kernels.FlexValue) ([]byte, error) {
-		if v.Type() != kernels.FlexString {
-			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
-		}
-		b, err := v.Blob()
-		if err != nil {
-			return nil, &Error{Field: field, Reason: err.Error()}
-		}
-		return b, nil
-	}
-
 	co := &CustomOptions{}
-	if co.Version, err = integer(keyVersion, 0); err != nil {
+	if co.Version, err = m.integer(keyVersion, 0); err != nil {
 		return nil, err
 	}
-	if co.ExecutionPreference, err = integer(keyPreference, -1); err != nil {
+	if co.ExecutionPreference, err = m.integer(keyPreference, -1); err != nil {
 		return nil, err
 	}
-	old, err := get(keyCachingDeprecate)
+	old, err := m.get(keyCachingDeprecate)
 	if err != nil {
 		return nil, err
 	}
 	co.DeprecatedCachingExecutable = !old.IsNull()
-
-	first, err := get(keyPackage)
+	blobs, chips, err := m.packages()
 	if err != nil {
 		return nil, err
+	}
+	if co.Packages, err = parsePackages(blobs, chips); err != nil {
+		return nil, err
+	}
+	return co, nil
+}
+
+// options is the FlexBuffers map of the custom options.
+type options struct{ m kernels.FlexMapping }
+
+// openOptions checks that data holds a FlexBuffers map and opens it.
+func openOptions(data []byte) (options, error) {
+	if len(data) == 0 {
+		return options{}, &Error{Reason: "empty (the compiler always writes a map)"}
+	}
+	root, err := kernels.ParseFlex(data)
+	if err != nil {
+		return options{}, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
+	}
+	if root.Type() != kernels.FlexMap {
+		return options{}, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
+	}
+	m, err := root.Map()
+	if err != nil {
+		return options{}, &Error{Reason: fmt.Sprintf("map: %v", err)}
+	}
+	return options{m}, nil
+}
+
+// get returns the value of key, null when absent.
+func (o options) get(key string) (kernels.FlexValue, error) {
+	v, err := o.m.Get(key)
+	if err != nil {
+		return v, &Error{Field: "key " + key, Reason: err.Error()}
+	}
+	return v, nil
+}
+
+// integer returns the integer under key, or absent when there is none.
+func (o options) integer(key string, absent int) (int, error) {
+	v, err := o.get(key)
+	if err != nil || v.IsNull() {
+		return absent, err
+	}
+	n, err := v.Int() // converts as the C++ reader's AsInt32 does
+	if err != nil {
+		return 0, &Error{Field: "key " + key, Reason: err.Error()}
+	}
+	return int(int32(n)), nil
+}
+
+// packages returns the serialized packages and their chips: the package
+// under "4" alone (NoChip) for older compilers; with key "6", one chip per
+// package, the first package under "4", the others under "7".
+func (o options) packages() (blobs [][]byte, chips []int, err error) {
+	first, err := o.get(keyPackage)
+	if err != nil {
+		return nil, nil, err
 	}
 	if first.IsNull() {
-		return nil, &Error{Field: "key " + keyPackage, Reason: "missing: no package"}
+		return nil, nil, &Error{Field: "key " + keyPackage, Reason: "missing: no package"}
 	}
-	blobs := [][]byte{}
-	b, err := str("key "+keyPackage, first)
+	b, err := packageBlob("key "+keyPackage, first)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	blobs = append(blobs, b)
-	chips := []int{NoChip}
+	chipsVal, err := o.get(keyChips)
+	if err != nil || chipsVal.IsNull() {
+		return [][]byte{b}, []int{NoChip}, err
+	}
+	cv, mv, err := o.chipsAndMore(chipsVal)
+	if err != nil {
+		return nil, nil, err
+	}
+	if chips, err = chipNumbers(cv); err != nil {
+		return nil, nil, err
+	}
+	more, err := morePackages(mv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([][]byte{b}, more...), chips, nil
+}
 
-	chipsVal, err := get(keyChips)
-	if err != nil {
-		return nil, err
+// chipsAndMore returns the vectors of chips (key "6", chipsVal) and of the
+// packages after the first (key "7"): one chip for each package.
+func (o options) chipsAndMore(chipsVal kernels.FlexValue) (cv, mv kernels.FlexVec, err error) {
+	if cv, err = chipsVal.Vector(); err != nil {
+		return cv, mv, &Error{Field: "key " + keyChips, Reason: err.Error()}
 	}
-	if !chipsVal.IsNull() {
-		// Current compilers: one chip per package, the first package under
-		// "4", the others under "7".
-		cv, err := chipsVal.Vector()
+	more, err := o.get(keyMorePackages)
+	if err != nil {
+		return cv, mv, err
+	}
+	if mv, err = more.Vector(); err != nil {
+		return cv, mv, &Error{Field: "key " + keyMorePackages, Reason: err.Error()}
+	}
+	if cv.Len() == 0 {
+		return cv, mv, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
+	}
+	if cv.Len() != mv.Len()+1 {
+		return cv, mv, &Error{Field: "key " + keyChips, Reason: fmt.Sprintf("%d chips for %d packages (key 4 and %d under key 7)", cv.Len(), mv.Len()+1, mv.Len())}
+	}
+	return cv, mv, nil
+}
+
+// morePackages returns the packages of key "7", mv.
+func morePackages(mv kernels.FlexVec) ([][]byte, error) {
+	blobs := make([][]byte, 0, mv.Len())
+	for i := range mv.Len() {
+		field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
+		e, err := mv.At(i)
 		if err != nil {
-			return nil, &Error{Field: "key " + keyChips, Reason: err.Error()}
+			return nil, &Error{Field: field, Reason: err.Error()}
 		}
-		more, err := get(keyMorePackages)
+		b, err := packageBlob(field, e)
 		if err != nil {
 			return nil, err
 		}
-		mv, err := more.Vector()
-		if err != nil {
-			return nil, &Error{Field: "key " + keyMorePackages, Reason: err.Error()}
-		}
-		if cv.Len() == 0 {
-			return nil, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
-		}
-		if cv.Len() != mv.Len()+1 {
-			return nil, &Error{Field: "key " + keyChips, Reason: fmt.Sprintf("%d chips for %d packages (key 4 and %d under key 7)", cv.Len(), mv.Len()+1, mv.Len())}
-		}
-		chips = chips[:0]
-		for i := range cv.Len() {
-			field := fmt.Sprintf("key %s[%d]", keyChips, i)
-			e, err := cv.At(i)
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			if e.Type() != kernels.FlexInt && e.Type() != kernels.FlexUint && e.Type() != kernels.FlexIndirectInt && e.Type() != kernels.FlexIndirectUint {
-				return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
-			}
-			n, err := e.Int()
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			chips = append(chips, int(int32(n)))
-		}
-		for i := range mv.Len() {
-			field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
-			e, err := mv.At(i)
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			b, err := str(field, e)
-			if err != nil {
-				return nil, err
-			}
-			blobs = append(blobs, b)
-		}
+		blobs = append(blobs, b)
 	}
+	return blobs, nil
+}
 
+// chipNumbers returns the chip numbers of key "6".
+func chipNumbers(cv kernels.FlexVec) ([]int, error) {
+	chips := make([]int, 0, cv.Len())
+	for i := range cv.Len() {
+		field := fmt.Sprintf("key %s[%d]", keyChips, i)
+		e, err := cv.At(i)
+		if err != nil {
+			return nil, &Error{Field: field, Reason: err.Error()}
+		}
+		switch e.Type() {
+		case kernels.FlexInt, kernels.FlexUint, kernels.FlexIndirectInt, kernels.FlexIndirectUint:
+		default:
+			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
+		}
+		n, err := e.Int()
+		if err != nil {
+			return nil, &Error{Field: field, Reason: err.Error()}
+		}
+		chips = append(chips, int(int32(n)))
+	}
+	return chips, nil
+}
+
+// packageBlob returns the serialized package v holds, a string.
+func packageBlob(field string, v kernels.FlexValue) ([]byte, error) {
+	if v.Type() != kernels.FlexString {
+		return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
+	}
+	b, err := v.Blob()
+	if err != nil {
+		return nil, &Error{Field: field, Reason: err.Error()}
+	}
+	return b, nil
+}
+
+// parsePackages decodes the serialized packages, each with its chip; an
+// error names the package by its index.
+func parsePackages(blobs [][]byte, chips []int) ([]*Package, error) {
+	out := make([]*Package, 0, len(blobs))
 	for i, b := range blobs {
 		p, err := ParsePackage(b)
 		if err != nil {
@@ -165,9 +221,9 @@ func Parse(options []byte) (*CustomOptions, error) {
 			return nil, err
 		}
 		p.ChipCode = chips[i]
-		co.Packages = append(co.Packages, p)
+		out = append(out, p)
 	}
-	return co, nil
+	return out, nil
 }
 
 // ParsePackage decodes one serialized package (what key "4" of the custom
