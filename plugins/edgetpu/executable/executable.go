@@ -402,19 +402,28 @@ func (p *Package) byKind(k Kind) *Executable {
 type Error struct {
 	Field  string
 	Reason string
+	// Err is the error of the FlexBuffers reader behind the failure, if any.
+	Err error
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("edgetpu-custom-op options")
-	if e.Field != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Field)
+	parts := []string{"edgetpu-custom-op options"}
+	for _, s := range []string{e.Field, e.Reason} {
+		if s != "" {
+			parts = append(parts, s)
+		}
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
+	if e.Err != nil {
+		parts = append(parts, e.Err.Error())
+	}
+	return strings.Join(parts, ": ")
 }
 
-// Unwrap makes every Error match ErrMalformed.
-func (e *Error) Unwrap() error { return ErrMalformed }
+// Unwrap makes every Error match ErrMalformed, and the FlexBuffers
+// reader's error when there is one.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrMalformed}
+	}
+	return []error{ErrMalformed, e.Err}
+}

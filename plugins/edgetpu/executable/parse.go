@@ -65,14 +65,14 @@ func openOptions(data []byte) (options, error) {
 	}
 	root, err := kernels.ParseFlex(data)
 	if err != nil {
-		return options{}, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
+		return options{}, &Error{Reason: "not a FlexBuffers map", Err: err}
 	}
 	if root.Type() != kernels.FlexMap {
 		return options{}, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
 	}
 	m, err := root.Map()
 	if err != nil {
-		return options{}, &Error{Reason: fmt.Sprintf("map: %v", err)}
+		return options{}, &Error{Reason: "the root map", Err: err}
 	}
 	return options{m}, nil
 }
@@ -81,7 +81,7 @@ func openOptions(data []byte) (options, error) {
 func (o options) get(key string) (kernels.FlexValue, error) {
 	v, err := o.m.Get(key)
 	if err != nil {
-		return v, &Error{Field: "key " + key, Reason: err.Error()}
+		return v, &Error{Field: "key " + key, Err: err}
 	}
 	return v, nil
 }
@@ -94,7 +94,7 @@ func (o options) integer(key string, absent int) (int, error) {
 	}
 	n, err := v.Int() // converts as the C++ reader's AsInt32 does
 	if err != nil {
-		return 0, &Error{Field: "key " + key, Reason: err.Error()}
+		return 0, &Error{Field: "key " + key, Err: err}
 	}
 	return int(int32(n)), nil
 }
@@ -136,14 +136,14 @@ func (o options) packages() (blobs [][]byte, chips []int, err error) {
 // packages after the first (key "7"): one chip for each package.
 func (o options) chipsAndMore(chipsVal kernels.FlexValue) (cv, mv kernels.FlexVec, err error) {
 	if cv, err = chipsVal.Vector(); err != nil {
-		return cv, mv, &Error{Field: "key " + keyChips, Reason: err.Error()}
+		return cv, mv, &Error{Field: "key " + keyChips, Err: err}
 	}
 	more, err := o.get(keyMorePackages)
 	if err != nil {
 		return cv, mv, err
 	}
 	if mv, err = more.Vector(); err != nil {
-		return cv, mv, &Error{Field: "key " + keyMorePackages, Reason: err.Error()}
+		return cv, mv, &Error{Field: "key " + keyMorePackages, Err: err}
 	}
 	if cv.Len() == 0 {
 		return cv, mv, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
@@ -161,7 +161,7 @@ func morePackages(mv kernels.FlexVec) ([][]byte, error) {
 		field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
 		e, err := mv.At(i)
 		if err != nil {
-			return nil, &Error{Field: field, Reason: err.Error()}
+			return nil, &Error{Field: field, Err: err}
 		}
 		b, err := packageBlob(field, e)
 		if err != nil {
@@ -179,7 +179,7 @@ func chipNumbers(cv kernels.FlexVec) ([]int, error) {
 		field := fmt.Sprintf("key %s[%d]", keyChips, i)
 		e, err := cv.At(i)
 		if err != nil {
-			return nil, &Error{Field: field, Reason: err.Error()}
+			return nil, &Error{Field: field, Err: err}
 		}
 		switch e.Type() {
 		case kernels.FlexInt, kernels.FlexUint, kernels.FlexIndirectInt, kernels.FlexIndirectUint:
@@ -188,7 +188,7 @@ func chipNumbers(cv kernels.FlexVec) ([]int, error) {
 		}
 		n, err := e.Int()
 		if err != nil {
-			return nil, &Error{Field: field, Reason: err.Error()}
+			return nil, &Error{Field: field, Err: err}
 		}
 		chips = append(chips, int(int32(n)))
 	}
@@ -202,7 +202,7 @@ func packageBlob(field string, v kernels.FlexValue) ([]byte, error) {
 	}
 	b, err := v.Blob()
 	if err != nil {
-		return nil, &Error{Field: field, Reason: err.Error()}
+		return nil, &Error{Field: field, Err: err}
 	}
 	return b, nil
 }

@@ -346,6 +346,15 @@ func TestParseOptionsLayouts(t *testing.T) {
 	}
 }
 
+// TestErrorWrapsFlexBuffers: an error of the FlexBuffers reader stays in
+// the chain of the *Error, beside ErrMalformed.
+func TestErrorWrapsFlexBuffers(t *testing.T) {
+	_, err := Parse([]byte{1, 2, 3, 4, 3}) // a root byte width of 3
+	if !errors.Is(err, ErrMalformed) || !errors.Is(err, kernels.ErrFlexMalformed) {
+		t.Errorf("error %v, want ErrMalformed wrapping kernels.ErrFlexMalformed", err)
+	}
+}
+
 // TestCheckRules: the runtime's rules on well-formed packages.
 func TestCheckRules(t *testing.T) {
 	c, m := syntheticExecutables()
