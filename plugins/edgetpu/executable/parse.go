@@ -232,8 +232,13 @@ func parsePackages(blobs [][]byte, chips []int) ([]*Package, error) {
 func ParsePackage(data []byte) (p *Package, err error) {
 	d := &decoder{path: []string{"package"}}
 	defer d.recover(&err)
+	return d.pkg(data), nil
+}
+
+// pkg reads the package in data.
+func (d *decoder) pkg(data []byte) *Package {
 	pkg := d.root(data, func(b []byte) any { return schema.GetRootAsPackage(b, 0) }).(*schema.Package)
-	p = &Package{
+	p := &Package{
 		ChipCode:          NoChip,
 		Bytes:             len(data),
 		Identifier:        string(data[4:8]),
@@ -245,95 +250,33 @@ func ParsePackage(data []byte) (p *Package, err error) {
 	d.field("model_identifier", func() { p.ModelIdentifier = string(pkg.ModelIdentifier()) })
 	d.field("signature", func() { p.SignatureBytes = len(pkg.SignatureBytes()) })
 	d.field("multi_chip_package", func() { p.MultiChipPackages = d.vec(pkg.MultiChipPackageLength(), 4) })
-
 	var multi []byte
 	d.field("serialized_multi_executable", func() { multi = pkg.SerializedMultiExecutableBytes() })
 	p.MultiExecutableBytes = len(multi)
 	if len(multi) == 0 {
 		// The runtime refuses such a package (Check); there is nothing to read.
-		return p, nil
+		return p
 	}
-	d.push("serialized_multi_executable")
+	d.field("serialized_multi_executable", func() { p.Executables = d.multiExecutable(multi) })
+	return p
+}
+
+// multiExecutable reads the executables of a serialized multi-executable.
+func (d *decoder) multiExecutable(multi []byte) []*Executable {
 	outer := d.buf
 	me := d.root(multi, func(b []byte) any { return schema.GetRootAsMultiExecutable(b, 0) }).(*schema.MultiExecutable)
-	n := d.vec(me.SerializedExecutablesLength(), 4)
-	for i := range n {
-		d.push(fmt.Sprintf("executable[%d]", i))
-		d.buf = multi
-		raw := me.SerializedExecutables(i)
-		p.Executables = append(p.Executables, d.executable(raw))
-		d.pop()
+	var out []*Executable
+	for i := range d.vec(me.SerializedExecutablesLength(), 4) {
+		d.field(fmt.Sprintf("executable[%d]", i), func() {
+			d.buf = multi
+			out = append(out, d.executable(me.SerializedExecutables(i)))
+		})
 	}
 	d.buf = outer
-	d.pop()
-	return p, nil
-}
-
-// decoder reads flatbuffers through the generated accessors, which trust
-// every offset: vector lengths are checked against the buffer before use,
-// and a read outside it (a runtime panic in the accessors) is recovered into
-// an *Error naming the field being read.
-type decoder struct {
-	path []string
-	buf  []byte // the flatbuffer being read
-}
-
-func (d *decoder) push(f string) { d.path = append(d.path, f) }
-func (d *decoder) pop()          { d.path = d.path[:len(d.path)-1] }
-
-// field runs read with f on the path; the path stays as it is on a panic,
-// so the error names the field.
-func (d *decoder) field(f string, read func()) {
-	d.push(f)
-	read()
-	d.pop()
-}
-
-func (d *decoder) failf(format string, args ...any) {
-	panic(&Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf(format, args...)})
-}
-
-func (d *decoder) recover(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if e, ok := r.(*Error); ok {
-		*err = e
-		return
-	}
-	*err = &Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf("offsets point outside the %d-byte flatbuffer (%v)", len(d.buf), r)}
-}
-
-// root checks that data can hold a flatbuffer and returns its root table.
-func (d *decoder) root(data []byte, get func([]byte) any) any {
-	d.buf = data
-	if len(data) < 8 {
-		d.failf("%d bytes, too short for a flatbuffer", len(data))
-	}
-	off := flatbuffers.GetUOffsetT(data)
-	if int64(off) > int64(len(data))-4 {
-		d.failf("root table offset %d outside the %d-byte flatbuffer", off, len(data))
-	}
-	return get(data)
-}
-
-// vec checks that a vector of n elements of elem bytes fits in the buffer.
-func (d *decoder) vec(n, elem int) int {
-	if n < 0 || n > len(d.buf)/max(elem, 1) {
-		d.failf("vector of %d elements, more than the %d-byte flatbuffer can hold", n, len(d.buf))
-	}
-	return n
-}
-
-func (d *decoder) ints(n int, at func(int) int32) []int {
-	out := make([]int, d.vec(n, 4))
-	for i := range out {
-		out[i] = int(at(i))
-	}
 	return out
 }
 
+// executable reads the serialized executable raw.
 func (d *decoder) executable(raw []byte) *Executable {
 	ex := d.root(raw, func(b []byte) any { return schema.GetRootAsExecutable(b, 0) }).(*schema.Executable)
 	e := &Executable{
@@ -354,71 +297,69 @@ func (d *decoder) executable(raw []byte) *Executable {
 	d.field("chip", func() { e.Chip = string(ex.Chip()) })
 	d.field("serialized_model", func() { e.SerializedModelBytes = len(ex.SerializedModelBytes()) })
 	d.field("parameters", func() { e.Parameters = ex.ParametersBytes() })
-
-	n := d.vec(ex.InstructionBitstreamsLength(), 4)
-	var ib schema.InstructionBitstream
-	for i := range n {
-		d.push(fmt.Sprintf("instruction_bitstreams[%d]", i))
+	d.each(ex.InstructionBitstreamsLength(), "instruction_bitstreams", func(i int) {
+		var ib schema.InstructionBitstream
 		if !ex.InstructionBitstreams(&ib, i) {
 			d.failf("unreadable")
 		}
-		bs := Bitstream{}
-		d.field("bitstream", func() { bs.Data = ib.BitstreamBytes() })
-		nf := d.vec(ib.FieldOffsetsLength(), 4)
-		var fo schema.FieldOffset
-		for j := range nf {
-			d.push(fmt.Sprintf("field_offsets[%d]", j))
-			ib.FieldOffsets(&fo, j)
-			f := FieldOffset{Bit: int(fo.OffsetBit())}
-			d.field("meta", func() { f.Meta = d.meta(fo.Meta(nil)) })
-			bs.Fields = append(bs.Fields, f)
-			d.pop()
+		e.Bitstreams = append(e.Bitstreams, d.bitstream(&ib))
+	})
+	d.field("dma_hints", func() {
+		if dh := ex.DmaHints(nil); dh != nil {
+			e.DMA = d.dmaHints(dh)
 		}
-		e.Bitstreams = append(e.Bitstreams, bs)
-		d.pop()
-	}
-
-	d.push("dma_hints")
-	if dh := ex.DmaHints(nil); dh != nil {
-		e.DMA.FullyDeterministic = dh.FullyDeterministic()
-		nh := d.vec(dh.HintsLength(), 4)
-		var h schema.DmaHint
-		for i := range nh {
-			d.push(fmt.Sprintf("hints[%d]", i))
-			dh.Hints(&h, i)
-			e.DMA.Hints = append(e.DMA.Hints, d.hint(&h))
-			d.pop()
-		}
-	}
-	d.pop()
-
+	})
 	var l schema.Layer
-	ni := d.vec(ex.InputLayersLength(), 4)
-	for i := range ni {
-		d.push(fmt.Sprintf("input_layers[%d]", i))
+	d.each(ex.InputLayersLength(), "input_layers", func(i int) {
 		ex.InputLayers(&l, i)
 		e.Inputs = append(e.Inputs, d.layer(&l))
-		d.pop()
-	}
-	no := d.vec(ex.OutputLayersLength(), 4)
-	for i := range no {
-		d.push(fmt.Sprintf("output_layers[%d]", i))
+	})
+	d.each(ex.OutputLayersLength(), "output_layers", func(i int) {
 		ex.OutputLayers(&l, i)
 		e.Outputs = append(e.Outputs, d.layer(&l))
-		d.pop()
-	}
+	})
 	return e
 }
 
-func (d *decoder) meta(m *schema.Meta) Meta {
-	if m == nil {
-		return Meta{}
-	}
-	out := Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
-	d.field("name", func() { out.Layer = string(m.Name()) })
+// bitstream reads one instruction bitstream and the fields in it.
+func (d *decoder) bitstream(ib *schema.InstructionBitstream) Bitstream {
+	bs := Bitstream{}
+	d.field("bitstream", func() { bs.Data = ib.BitstreamBytes() })
+	var fo schema.FieldOffset
+	d.each(ib.FieldOffsetsLength(), "field_offsets", func(i int) {
+		ib.FieldOffsets(&fo, i)
+		bs.Fields = append(bs.Fields, FieldOffset{Bit: int(fo.OffsetBit()), Meta: d.meta(fo.Meta)})
+	})
+	return bs
+}
+
+// meta reads a Meta table through get, its accessor; the zero Meta when
+// there is none.
+func (d *decoder) meta(get func(*schema.Meta) *schema.Meta) Meta {
+	var out Meta
+	d.field("meta", func() {
+		m := get(nil)
+		if m == nil {
+			return
+		}
+		out = Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
+		d.field("name", func() { out.Layer = string(m.Name()) })
+	})
 	return out
 }
 
+// dmaHints reads the executable's DMA hints.
+func (d *decoder) dmaHints(dh *schema.DmaHints) DMAHints {
+	out := DMAHints{FullyDeterministic: dh.FullyDeterministic()}
+	var h schema.DmaHint
+	d.each(dh.HintsLength(), "hints", func(i int) {
+		dh.Hints(&h, i)
+		out.Hints = append(out.Hints, d.hint(&h))
+	})
+	return out
+}
+
+// hint reads one DMA hint and the table of its kind.
 func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 	out := DMAHint{Kind: HintKind(h.AnyHintType()), Out: h.Direction() == schema.DirectionOUTFEED}
 	var tbl flatbuffers.Table
@@ -431,7 +372,7 @@ func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 		var dd schema.DmaDescriptorHint
 		dd.Init(tbl.Bytes, tbl.Pos)
 		out.Offset, out.Size = int(dd.OffsetInBytes()), int(dd.SizeInBytes())
-		d.field("meta", func() { out.Meta = d.meta(dd.Meta(nil)) })
+		out.Meta = d.meta(dd.Meta)
 	case HintInstruction:
 		var ih schema.InstructionHint
 		ih.Init(tbl.Bytes, tbl.Pos)
@@ -446,20 +387,7 @@ func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 	return out
 }
 
-func (d *decoder) shape(s *schema.TensorShape) []Range {
-	if s == nil {
-		return nil
-	}
-	n := d.vec(s.DimensionLength(), 8)
-	out := make([]Range, 0, n)
-	var r schema.Range
-	for i := range n {
-		s.Dimension(&r, i)
-		out = append(out, Range{Start: int(r.Start()), End: int(r.End())})
-	}
-	return out
-}
-
+// layer reads an input or output layer.
 func (d *decoder) layer(l *schema.Layer) Layer {
 	out := Layer{
 		SizeBytes:      int(l.SizeBytes()),
@@ -478,61 +406,98 @@ func (d *decoder) layer(l *schema.Layer) Layer {
 		}
 	})
 	d.field("shape", func() { out.Shape = d.shape(l.Shape(nil)) })
-	var tbl flatbuffers.Table
-	switch out.Kind {
+	out.Output = d.anyLayer(l, out.Kind)
+	return out
+}
+
+// anyLayer reads the table of the layer's kind: the output information of
+// an output layer, nil for the others.
+func (d *decoder) anyLayer(l *schema.Layer, kind LayerKind) *OutputInfo {
+	switch kind {
 	case LayerNone:
+		return nil
 	case LayerInput:
+		var tbl flatbuffers.Table
 		if !l.AnyLayer(&tbl) {
 			d.failf("input layer without its table")
 		}
+		return nil
 	case LayerOutput:
-		d.push("any_layer")
-		if !l.AnyLayer(&tbl) {
-			d.failf("output layer without its table")
-		}
-		var ol schema.OutputLayer
-		ol.Init(tbl.Bytes, tbl.Pos)
-		out.Output = d.outputInfo(&ol)
-		d.pop()
-	default:
-		d.failf("unknown layer kind %d", int(out.Kind))
+		var out *OutputInfo
+		d.field("any_layer", func() { out = d.outputLayer(l) })
+		return out
+	}
+	d.failf("unknown layer kind %d", int(kind))
+	return nil
+}
+
+// outputLayer reads the OutputLayer table of an output layer.
+func (d *decoder) outputLayer(l *schema.Layer) *OutputInfo {
+	var tbl flatbuffers.Table
+	if !l.AnyLayer(&tbl) {
+		d.failf("output layer without its table")
+	}
+	var ol schema.OutputLayer
+	ol.Init(tbl.Bytes, tbl.Pos)
+	return d.outputInfo(&ol)
+}
+
+// shape reads a tensor shape, one range per dimension; nil for none.
+func (d *decoder) shape(s *schema.TensorShape) []Range {
+	if s == nil {
+		return nil
+	}
+	n := d.vec(s.DimensionLength(), 8)
+	out := make([]Range, 0, n)
+	var r schema.Range
+	for i := range n {
+		s.Dimension(&r, i)
+		out = append(out, Range{Start: int(r.Start()), End: int(r.End())})
 	}
 	return out
 }
 
+// outputInfo reads what an output layer adds: its layout and slices.
 func (d *decoder) outputInfo(ol *schema.OutputLayer) *OutputInfo {
 	out := &OutputInfo{DeprecatedDataType: DataType(ol.DataType())}
-	d.push("layout")
-	if lay := ol.Layout(nil); lay != nil {
-		out.Layout = &OutputLayout{
-			YToLinearTile:   d.ints(lay.YCoordinateToLinearTileIdMapLength(), lay.YCoordinateToLinearTileIdMap),
-			XToLinearTile:   d.ints(lay.XCoordinateToLinearTileIdMapLength(), lay.XCoordinateToLinearTileIdMap),
-			TileByteOffset:  d.ints(lay.LinearizedTileByteOffsetLength(), lay.LinearizedTileByteOffset),
-			XToLocalByte:    d.ints(lay.XCoordinateToLocalByteOffsetLength(), lay.XCoordinateToLocalByteOffset),
-			YToLocalY:       d.ints(lay.YCoordinateToLocalYOffsetLength(), lay.YCoordinateToLocalYOffset),
-			XToLocalRowSize: d.ints(lay.XCoordinateToLocalYRowSizeLength(), lay.XCoordinateToLocalYRowSize),
+	d.field("layout", func() {
+		if lay := ol.Layout(nil); lay != nil {
+			out.Layout = d.layout(lay)
 		}
-	}
-	d.pop()
-	d.push("shape_info")
-	if si := ol.ShapeInfo(nil); si != nil {
-		offsets := d.ints(si.SliceOffsetLength(), si.SliceOffset)
-		n := d.vec(si.SliceLayoutLength(), 4)
-		var tl schema.TensorLayout
-		out.Slices = []Slice{}
-		for i := range n {
-			d.push(fmt.Sprintf("slice_layout[%d]", i))
-			si.SliceLayout(&tl, i)
-			s := Slice{Shape: d.shape(tl.Shape(nil)), Stride: d.ints(tl.StrideLength(), tl.Stride)}
-			if i < len(offsets) {
-				s.Offset = offsets[i]
-			} else {
-				d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
-			}
-			out.Slices = append(out.Slices, s)
-			d.pop()
+	})
+	d.field("shape_info", func() {
+		if si := ol.ShapeInfo(nil); si != nil {
+			out.Slices = d.slices(si)
 		}
+	})
+	return out
+}
+
+// layout reads the tile map of an output.
+func (d *decoder) layout(lay *schema.OutputLayout) *OutputLayout {
+	return &OutputLayout{
+		YToLinearTile:   d.ints(lay.YCoordinateToLinearTileIdMapLength(), lay.YCoordinateToLinearTileIdMap),
+		XToLinearTile:   d.ints(lay.XCoordinateToLinearTileIdMapLength(), lay.XCoordinateToLinearTileIdMap),
+		TileByteOffset:  d.ints(lay.LinearizedTileByteOffsetLength(), lay.LinearizedTileByteOffset),
+		XToLocalByte:    d.ints(lay.XCoordinateToLocalByteOffsetLength(), lay.XCoordinateToLocalByteOffset),
+		YToLocalY:       d.ints(lay.YCoordinateToLocalYOffsetLength(), lay.YCoordinateToLocalYOffset),
+		XToLocalRowSize: d.ints(lay.XCoordinateToLocalYRowSizeLength(), lay.XCoordinateToLocalYRowSize),
 	}
-	d.pop()
+}
+
+// slices reads the sub-tensors of an output, each with its byte offset.
+func (d *decoder) slices(si *schema.OutputShapeInfo) []Slice {
+	offsets := d.ints(si.SliceOffsetLength(), si.SliceOffset)
+	out := []Slice{}
+	var tl schema.TensorLayout
+	d.each(si.SliceLayoutLength(), "slice_layout", func(i int) {
+		si.SliceLayout(&tl, i)
+		s := Slice{Shape: d.shape(tl.Shape(nil)), Stride: d.ints(tl.StrideLength(), tl.Stride)}
+		if i >= len(offsets) {
+			d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
+		}
+		s.Offset = offsets[i]
+		out = append(out, s)
+	})
 	return out
 }
