@@ -232,12 +232,14 @@ func parsePackages(blobs [][]byte, chips []int) ([]*Package, error) {
 func ParsePackage(data []byte) (p *Package, err error) {
 	d := &decoder{path: []string{"package"}}
 	defer d.recover(&err)
-	return d.pkg(data), nil
+	d.within(data, "package", packageFields, func() { p = d.pkg(data) })
+	return p, nil
 }
 
-// pkg reads the package in data.
+// pkg reads the package, the root table of data (checked).
 func (d *decoder) pkg(data []byte) *Package {
-	pkg := d.root(data, func(b []byte) any { return schema.GetRootAsPackage(b, 0) }).(*schema.Package)
+	pkg := schema.GetRootAsPackage(data, 0)
+	t := pkg.Table()
 	p := &Package{
 		ChipCode:          NoChip,
 		Bytes:             len(data),
@@ -246,12 +248,11 @@ func (d *decoder) pkg(data []byte) *Package {
 		KeypairVersion:    int(pkg.KeypairVersion()),
 		VirtualChipID:     int(pkg.VirtualChipId()),
 	}
-	d.field("compiler_version", func() { p.CompilerVersion = string(pkg.CompilerVersion()) })
-	d.field("model_identifier", func() { p.ModelIdentifier = string(pkg.ModelIdentifier()) })
-	d.field("signature", func() { p.SignatureBytes = len(pkg.SignatureBytes()) })
-	d.field("multi_chip_package", func() { p.MultiChipPackages = d.vec(pkg.MultiChipPackageLength(), 4) })
-	var multi []byte
-	d.field("serialized_multi_executable", func() { multi = pkg.SerializedMultiExecutableBytes() })
+	p.CompilerVersion = string(d.bytes(t, 4, "compiler_version", pkg.CompilerVersion))
+	p.ModelIdentifier = string(d.bytes(t, 7, "model_identifier", pkg.ModelIdentifier))
+	p.SignatureBytes = len(d.bytes(t, 2, "signature", pkg.SignatureBytes))
+	p.MultiChipPackages = d.vector(t, 6, "multi_chip_package", 4)
+	multi := d.bytes(t, 1, "serialized_multi_executable", pkg.SerializedMultiExecutableBytes)
 	p.MultiExecutableBytes = len(multi)
 	if len(multi) == 0 {
 		// The runtime refuses such a package (Check); there is nothing to read.
@@ -263,22 +264,25 @@ func (d *decoder) pkg(data []byte) *Package {
 
 // multiExecutable reads the executables of a serialized multi-executable.
 func (d *decoder) multiExecutable(multi []byte) []*Executable {
-	outer := d.buf
-	me := d.root(multi, func(b []byte) any { return schema.GetRootAsMultiExecutable(b, 0) }).(*schema.MultiExecutable)
 	var out []*Executable
-	for i := range d.vec(me.SerializedExecutablesLength(), 4) {
-		d.field(fmt.Sprintf("executable[%d]", i), func() {
-			d.buf = multi
-			out = append(out, d.executable(me.SerializedExecutables(i)))
-		})
-	}
-	d.buf = outer
+	d.within(multi, "multi-executable", multiExecutableFields, func() {
+		me := schema.GetRootAsMultiExecutable(multi, 0)
+		t := me.Table()
+		for i := range d.vector(t, 0, "serialized_executables", 4) {
+			d.field(fmt.Sprintf("executable[%d]", i), func() {
+				d.vectorAt(d.element(t, 0, i), 1)
+				raw := me.SerializedExecutables(i)
+				d.within(raw, "executable", executableFields, func() { out = append(out, d.executable(raw)) })
+			})
+		}
+	})
 	return out
 }
 
-// executable reads the serialized executable raw.
+// executable reads the executable, the root table of raw (checked).
 func (d *decoder) executable(raw []byte) *Executable {
-	ex := d.root(raw, func(b []byte) any { return schema.GetRootAsExecutable(b, 0) }).(*schema.Executable)
+	ex := schema.GetRootAsExecutable(raw, 0)
+	t := ex.Table()
 	e := &Executable{
 		Kind:                     Kind(ex.Type()),
 		Bytes:                    len(raw),
@@ -293,28 +297,26 @@ func (d *decoder) executable(raw []byte) *Executable {
 	if e.EstimatedCycles == 0 {
 		e.EstimatedCycles = int64(ex.EstimatedCycles())
 	}
-	d.field("name", func() { e.Name = string(ex.Name()) })
-	d.field("chip", func() { e.Chip = string(ex.Chip()) })
-	d.field("serialized_model", func() { e.SerializedModelBytes = len(ex.SerializedModelBytes()) })
-	d.field("parameters", func() { e.Parameters = ex.ParametersBytes() })
-	d.each(ex.InstructionBitstreamsLength(), "instruction_bitstreams", func(i int) {
+	e.Name = string(d.bytes(t, 1, "name", ex.Name))
+	e.Chip = string(d.bytes(t, 10, "chip", ex.Chip))
+	e.SerializedModelBytes = len(d.bytes(t, 2, "serialized_model", ex.SerializedModelBytes))
+	e.Parameters = d.bytes(t, 6, "parameters", ex.ParametersBytes)
+	d.each(t, 5, "instruction_bitstreams", instructionBitstreamFields, func(i int) {
 		var ib schema.InstructionBitstream
-		if !ex.InstructionBitstreams(&ib, i) {
-			d.failf("unreadable")
-		}
+		ex.InstructionBitstreams(&ib, i)
 		e.Bitstreams = append(e.Bitstreams, d.bitstream(&ib))
 	})
 	d.field("dma_hints", func() {
-		if dh := ex.DmaHints(nil); dh != nil {
-			e.DMA = d.dmaHints(dh)
+		if d.child(t, 7, dmaHintsFields) {
+			e.DMA = d.dmaHints(ex.DmaHints(nil))
 		}
 	})
 	var l schema.Layer
-	d.each(ex.InputLayersLength(), "input_layers", func(i int) {
+	d.each(t, 8, "input_layers", layerFields, func(i int) {
 		ex.InputLayers(&l, i)
 		e.Inputs = append(e.Inputs, d.layer(&l))
 	})
-	d.each(ex.OutputLayersLength(), "output_layers", func(i int) {
+	d.each(t, 9, "output_layers", layerFields, func(i int) {
 		ex.OutputLayers(&l, i)
 		e.Outputs = append(e.Outputs, d.layer(&l))
 	})
@@ -323,27 +325,27 @@ func (d *decoder) executable(raw []byte) *Executable {
 
 // bitstream reads one instruction bitstream and the fields in it.
 func (d *decoder) bitstream(ib *schema.InstructionBitstream) Bitstream {
-	bs := Bitstream{}
-	d.field("bitstream", func() { bs.Data = ib.BitstreamBytes() })
+	t := ib.Table()
+	bs := Bitstream{Data: d.bytes(t, 0, "bitstream", ib.BitstreamBytes)}
 	var fo schema.FieldOffset
-	d.each(ib.FieldOffsetsLength(), "field_offsets", func(i int) {
+	d.each(t, 1, "field_offsets", fieldOffsetFields, func(i int) {
 		ib.FieldOffsets(&fo, i)
-		bs.Fields = append(bs.Fields, FieldOffset{Bit: int(fo.OffsetBit()), Meta: d.meta(fo.Meta)})
+		bs.Fields = append(bs.Fields, FieldOffset{Bit: int(fo.OffsetBit()), Meta: d.meta(fo.Table(), 0, fo.Meta)})
 	})
 	return bs
 }
 
-// meta reads a Meta table through get, its accessor; the zero Meta when
-// there is none.
-func (d *decoder) meta(get func(*schema.Meta) *schema.Meta) Meta {
+// meta reads the Meta table at field id of t, through get, its accessor;
+// the zero Meta when t has none.
+func (d *decoder) meta(t flatbuffers.Table, id int, get func(*schema.Meta) *schema.Meta) Meta {
 	var out Meta
 	d.field("meta", func() {
-		m := get(nil)
-		if m == nil {
+		if !d.child(t, id, metaFields) {
 			return
 		}
+		m := get(nil)
 		out = Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
-		d.field("name", func() { out.Layer = string(m.Name()) })
+		out.Layer = string(d.bytes(m.Table(), 2, "name", m.Name))
 	})
 	return out
 }
@@ -352,7 +354,7 @@ func (d *decoder) meta(get func(*schema.Meta) *schema.Meta) Meta {
 func (d *decoder) dmaHints(dh *schema.DmaHints) DMAHints {
 	out := DMAHints{FullyDeterministic: dh.FullyDeterministic()}
 	var h schema.DmaHint
-	d.each(dh.HintsLength(), "hints", func(i int) {
+	d.each(dh.Table(), 0, "hints", dmaHintFields, func(i int) {
 		dh.Hints(&h, i)
 		out.Hints = append(out.Hints, d.hint(&h))
 	})
@@ -362,22 +364,32 @@ func (d *decoder) dmaHints(dh *schema.DmaHints) DMAHints {
 // hint reads one DMA hint and the table of its kind.
 func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 	out := DMAHint{Kind: HintKind(h.AnyHintType()), Out: h.Direction() == schema.DirectionOUTFEED}
-	var tbl flatbuffers.Table
-	if out.Kind != HintNone && !h.AnyHint(&tbl) {
+	if out.Kind == HintNone {
+		return out
+	}
+	pos, ok := d.ref(h.Table(), 1)
+	if !ok {
 		d.failf("hint of kind %s without its table", out.Kind)
 	}
+	var tbl flatbuffers.Table
 	switch out.Kind {
-	case HintNone, HintFence:
+	case HintFence:
 	case HintDMA:
+		d.table(pos, dmaDescriptorHintFields)
+		h.AnyHint(&tbl)
 		var dd schema.DmaDescriptorHint
 		dd.Init(tbl.Bytes, tbl.Pos)
 		out.Offset, out.Size = int(dd.OffsetInBytes()), int(dd.SizeInBytes())
-		out.Meta = d.meta(dd.Meta)
+		out.Meta = d.meta(dd.Table(), 0, dd.Meta)
 	case HintInstruction:
+		d.table(pos, instructionHintFields)
+		h.AnyHint(&tbl)
 		var ih schema.InstructionHint
 		ih.Init(tbl.Bytes, tbl.Pos)
 		out.Chunk = int(ih.InstructionChunkIndex())
 	case HintInterrupt:
+		d.table(pos, interruptHintFields)
+		h.AnyHint(&tbl)
 		var it schema.InterruptHint
 		it.Init(tbl.Bytes, tbl.Pos)
 		out.Interrupt = int(it.Type())
@@ -389,6 +401,7 @@ func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 
 // layer reads an input or output layer.
 func (d *decoder) layer(l *schema.Layer) Layer {
+	t := l.Table()
 	out := Layer{
 		SizeBytes:      int(l.SizeBytes()),
 		Y:              int(l.YDim()),
@@ -399,13 +412,18 @@ func (d *decoder) layer(l *schema.Layer) Layer {
 		CacheOnDRAM:    l.CacheOnDram(),
 		Kind:           LayerKind(l.AnyLayerType()),
 	}
-	d.field("name", func() { out.Name = string(l.Name()) })
+	out.Name = string(d.bytes(t, 0, "name", l.Name))
 	d.field("numerics", func() {
-		if n := l.Numerics(nil); n != nil {
+		if d.child(t, 5, numericsFields) {
+			n := l.Numerics(nil)
 			out.ZeroPoint, out.Scale = int(n.ZeroPoint()), n.DequantizationFactor()
 		}
 	})
-	d.field("shape", func() { out.Shape = d.shape(l.Shape(nil)) })
+	d.field("shape", func() {
+		if d.child(t, 11, tensorShapeFields) {
+			out.Shape = d.shape(l.Shape(nil))
+		}
+	})
 	out.Output = d.anyLayer(l, out.Kind)
 	return out
 }
@@ -417,8 +435,7 @@ func (d *decoder) anyLayer(l *schema.Layer, kind LayerKind) *OutputInfo {
 	case LayerNone:
 		return nil
 	case LayerInput:
-		var tbl flatbuffers.Table
-		if !l.AnyLayer(&tbl) {
+		if _, ok := d.ref(l.Table(), 8); !ok {
 			d.failf("input layer without its table")
 		}
 		return nil
@@ -433,21 +450,21 @@ func (d *decoder) anyLayer(l *schema.Layer, kind LayerKind) *OutputInfo {
 
 // outputLayer reads the OutputLayer table of an output layer.
 func (d *decoder) outputLayer(l *schema.Layer) *OutputInfo {
-	var tbl flatbuffers.Table
-	if !l.AnyLayer(&tbl) {
+	pos, ok := d.ref(l.Table(), 8)
+	if !ok {
 		d.failf("output layer without its table")
 	}
+	d.table(pos, outputLayerFields)
+	var tbl flatbuffers.Table
+	l.AnyLayer(&tbl)
 	var ol schema.OutputLayer
 	ol.Init(tbl.Bytes, tbl.Pos)
 	return d.outputInfo(&ol)
 }
 
-// shape reads a tensor shape, one range per dimension; nil for none.
+// shape reads a tensor shape, one range per dimension.
 func (d *decoder) shape(s *schema.TensorShape) []Range {
-	if s == nil {
-		return nil
-	}
-	n := d.vec(s.DimensionLength(), 8)
+	n := d.vector(s.Table(), 0, "dimension", rangeBytes)
 	out := make([]Range, 0, n)
 	var r schema.Range
 	for i := range n {
@@ -459,15 +476,16 @@ func (d *decoder) shape(s *schema.TensorShape) []Range {
 
 // outputInfo reads what an output layer adds: its layout and slices.
 func (d *decoder) outputInfo(ol *schema.OutputLayer) *OutputInfo {
+	t := ol.Table()
 	out := &OutputInfo{DeprecatedDataType: DataType(ol.DataType())}
 	d.field("layout", func() {
-		if lay := ol.Layout(nil); lay != nil {
-			out.Layout = d.layout(lay)
+		if d.child(t, 0, outputLayoutFields) {
+			out.Layout = d.layout(ol.Layout(nil))
 		}
 	})
 	d.field("shape_info", func() {
-		if si := ol.ShapeInfo(nil); si != nil {
-			out.Slices = d.slices(si)
+		if d.child(t, 2, outputShapeInfoFields) {
+			out.Slices = d.slices(ol.ShapeInfo(nil))
 		}
 	})
 	return out
@@ -475,24 +493,32 @@ func (d *decoder) outputInfo(ol *schema.OutputLayer) *OutputInfo {
 
 // layout reads the tile map of an output.
 func (d *decoder) layout(lay *schema.OutputLayout) *OutputLayout {
+	t := lay.Table()
 	return &OutputLayout{
-		YToLinearTile:   d.ints(lay.YCoordinateToLinearTileIdMapLength(), lay.YCoordinateToLinearTileIdMap),
-		XToLinearTile:   d.ints(lay.XCoordinateToLinearTileIdMapLength(), lay.XCoordinateToLinearTileIdMap),
-		TileByteOffset:  d.ints(lay.LinearizedTileByteOffsetLength(), lay.LinearizedTileByteOffset),
-		XToLocalByte:    d.ints(lay.XCoordinateToLocalByteOffsetLength(), lay.XCoordinateToLocalByteOffset),
-		YToLocalY:       d.ints(lay.YCoordinateToLocalYOffsetLength(), lay.YCoordinateToLocalYOffset),
-		XToLocalRowSize: d.ints(lay.XCoordinateToLocalYRowSizeLength(), lay.XCoordinateToLocalYRowSize),
+		YToLinearTile:   d.ints(t, 0, "y_coordinate_to_linear_tile_id_map"),
+		XToLinearTile:   d.ints(t, 1, "x_coordinate_to_linear_tile_id_map"),
+		TileByteOffset:  d.ints(t, 2, "linearized_tile_byte_offset"),
+		XToLocalByte:    d.ints(t, 3, "x_coordinate_to_local_byte_offset"),
+		YToLocalY:       d.ints(t, 4, "y_coordinate_to_local_y_offset"),
+		XToLocalRowSize: d.ints(t, 5, "x_coordinate_to_local_y_row_size"),
 	}
 }
 
 // slices reads the sub-tensors of an output, each with its byte offset.
 func (d *decoder) slices(si *schema.OutputShapeInfo) []Slice {
-	offsets := d.ints(si.SliceOffsetLength(), si.SliceOffset)
+	t := si.Table()
+	offsets := d.ints(t, 1, "slice_offset")
 	out := []Slice{}
 	var tl schema.TensorLayout
-	d.each(si.SliceLayoutLength(), "slice_layout", func(i int) {
+	d.each(t, 0, "slice_layout", tensorLayoutFields, func(i int) {
 		si.SliceLayout(&tl, i)
-		s := Slice{Shape: d.shape(tl.Shape(nil)), Stride: d.ints(tl.StrideLength(), tl.Stride)}
+		var s Slice
+		d.field("shape", func() {
+			if d.child(tl.Table(), 0, tensorShapeFields) {
+				s.Shape = d.shape(tl.Shape(nil))
+			}
+		})
+		s.Stride = d.ints(tl.Table(), 1, "stride")
 		if i >= len(offsets) {
 			d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
 		}
