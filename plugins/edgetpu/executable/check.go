@@ -38,6 +38,15 @@ func (p *Package) Check() error {
 	if p.VirtualChipID == -1 {
 		return unsupported("a multi-chip package")
 	}
+	if err := p.checkExecutables(); err != nil {
+		return err
+	}
+	return checkLayers(p.Main())
+}
+
+// checkExecutables: at least one executable, of distinct kinds in a known
+// combination, each with a batch size of at least one.
+func (p *Package) checkExecutables() error {
 	if len(p.Executables) == 0 {
 		return unsupported("no executables in the package")
 	}
@@ -51,7 +60,13 @@ func (p *Package) Check() error {
 			return unsupported("executable %d (%s) has batch size %d", i, e.Kind, e.BatchSize)
 		}
 	}
-	switch len(p.Executables) {
+	return checkCombination(seen, len(p.Executables))
+}
+
+// checkCombination: n executables of the distinct kinds seen are one the
+// runtime knows.
+func checkCombination(seen map[Kind]bool, n int) error {
+	switch n {
 	case 1:
 	case 2:
 		if !seen[ParameterCaching] || !seen[ExecutionOnly] {
@@ -62,9 +77,14 @@ func (p *Package) Check() error {
 			return unsupported("three executables that are not one of each kind")
 		}
 	default:
-		return unsupported("%d executables in one package", len(p.Executables))
+		return unsupported("%d executables in one package", n)
 	}
-	main := p.Main()
+	return nil
+}
+
+// checkLayers: the runtime can hand over every layer of the main
+// executable, and each output layer carries its output information.
+func checkLayers(main *Executable) error {
 	for i := range main.Inputs {
 		if err := checkLayer(&main.Inputs[i]); err != nil {
 			return fmt.Errorf("input layer %d %q: %w", i, main.Inputs[i].Name, err)
@@ -82,6 +102,7 @@ func (p *Package) Check() error {
 	return nil
 }
 
+// checkLayer: a data type the runtime knows and dimensions of at least one.
 func checkLayer(l *Layer) error {
 	if l.DataType.Size() == 0 {
 		return unsupported("data type %s", l.DataType)
@@ -110,6 +131,18 @@ const VariableOutputSuffix = "_variable_output"
 // layer's size, times a batch count that the first dimension may carry and
 // that every tensor shares. It returns that batch count.
 func CheckTensors(e *Executable, inputs, outputs []Tensor) (batches int, err error) {
+	if batches, err = checkInputs(e, inputs); err != nil {
+		return 0, err
+	}
+	if err := checkOutputs(e, outputs, batches); err != nil {
+		return 0, err
+	}
+	return batches, nil
+}
+
+// checkInputs checks the node's inputs against the input layers and
+// returns the batch count they share (1 when there are none).
+func checkInputs(e *Executable, inputs []Tensor) (batches int, err error) {
 	if len(inputs) != len(e.Inputs) {
 		return 0, fmt.Errorf("the node has %d inputs, the executable %d input layers", len(inputs), len(e.Inputs))
 	}
@@ -125,25 +158,30 @@ func CheckTensors(e *Executable, inputs, outputs []Tensor) (batches int, err err
 			return 0, fmt.Errorf("input %d %q has %d batches, the inputs before it %d", i, t.Name, b, batches)
 		}
 	}
-	batches = max(batches, 1) // no inputs: run once
+	return max(batches, 1), nil // no inputs: run once
+}
+
+// checkOutputs checks the node's outputs against the output layers (but
+// those named ...VariableOutputSuffix), each with the inputs' batches.
+func checkOutputs(e *Executable, outputs []Tensor, batches int) error {
 	for i := range e.Outputs {
 		l := &e.Outputs[i]
 		if strings.HasSuffix(l.Name, VariableOutputSuffix) {
 			continue
 		}
 		if i >= len(outputs) {
-			return 0, fmt.Errorf("the executable has more outputs than the node's %d", len(outputs))
+			return fmt.Errorf("the executable has more outputs than the node's %d", len(outputs))
 		}
 		t := outputs[i]
 		b, err := tensorBatches(t, l, true)
 		if err != nil {
-			return 0, fmt.Errorf("output %d %q (layer %q): %w", i, t.Name, l.Name, err)
+			return fmt.Errorf("output %d %q (layer %q): %w", i, t.Name, l.Name, err)
 		}
 		if b != batches {
-			return 0, fmt.Errorf("output %d %q has %d batches, the inputs %d", i, t.Name, b, batches)
+			return fmt.Errorf("output %d %q has %d batches, the inputs %d", i, t.Name, b, batches)
 		}
 	}
-	return batches, nil
+	return nil
 }
 
 // tensorBatches checks one tensor against its layer and returns its batch

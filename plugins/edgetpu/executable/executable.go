@@ -94,13 +94,10 @@ const (
 	ExecutionOnly Kind = 2
 )
 
-var kindNames = map[Kind]string{
-	StandAlone:       "STAND_ALONE",
-	ParameterCaching: "PARAMETER_CACHING",
-	ExecutionOnly:    "EXECUTION_ONLY",
+// String is the schema's name of the kind.
+func (k Kind) String() string {
+	return enumString(k, "Kind", "STAND_ALONE", "PARAMETER_CACHING", "EXECUTION_ONLY")
 }
-
-func (k Kind) String() string { return enumString(k, "Kind", kindNames) }
 
 // Executable is one compiled executable of a package.
 type Executable struct {
@@ -147,14 +144,10 @@ const (
 	ScratchBase      Target = 3
 )
 
-var targetNames = map[Target]string{
-	OutputActivation: "output",
-	InputActivation:  "input",
-	ParameterBase:    "parameters",
-	ScratchBase:      "scratch",
+// String names the target's base address.
+func (t Target) String() string {
+	return enumString(t, "Target", "output", "input", "parameters", "scratch")
 }
-
-func (t Target) String() string { return enumString(t, "Target", targetNames) }
 
 // Meta says what an instruction field or a DMA hint refers to.
 type Meta struct {
@@ -184,15 +177,10 @@ const (
 	HintFence       HintKind = 4
 )
 
-var hintKindNames = map[HintKind]string{
-	HintNone:        "none",
-	HintDMA:         "dma",
-	HintInstruction: "instruction",
-	HintInterrupt:   "interrupt",
-	HintFence:       "fence",
+// String names the kind of hint.
+func (k HintKind) String() string {
+	return enumString(k, "HintKind", "none", "dma", "instruction", "interrupt", "fence")
 }
-
-func (k HintKind) String() string { return enumString(k, "HintKind", hintKindNames) }
 
 // DMAHints are the executable's DMA hints, in order.
 type DMAHints struct {
@@ -231,18 +219,11 @@ const (
 	SignedFixedPoint16 DataType = 9
 )
 
-var dataTypeNames = map[DataType]string{
-	FixedPoint8:        "FIXED_POINT8",
-	FixedPoint16:       "FIXED_POINT16",
-	SignedFixedPoint32: "SIGNED_FIXED_POINT32",
-	BFloat16:           "BFLOAT",
-	Half:               "HALF",
-	Single:             "SINGLE",
-	SignedFixedPoint8:  "SIGNED_FIXED_POINT8",
-	SignedFixedPoint16: "SIGNED_FIXED_POINT16",
+// String is the schema's name of the data type.
+func (t DataType) String() string {
+	return enumString(t, "DataType", "FIXED_POINT8", "FIXED_POINT16", "SIGNED_FIXED_POINT32", "BFLOAT",
+		"HALF", "SINGLE", "", "", "SIGNED_FIXED_POINT8", "SIGNED_FIXED_POINT16")
 }
-
-func (t DataType) String() string { return enumString(t, "DataType", dataTypeNames) }
 
 // Size is the element size in bytes, 0 for an unknown type.
 func (t DataType) Size() int {
@@ -267,18 +248,16 @@ const (
 	LayerInput  LayerKind = 2
 )
 
-var layerKindNames = map[LayerKind]string{
-	LayerNone:   "none",
-	LayerOutput: "output",
-	LayerInput:  "input",
+// String names the layer kind.
+func (k LayerKind) String() string {
+	return enumString(k, "LayerKind", "none", "output", "input")
 }
 
-func (k LayerKind) String() string { return enumString(k, "LayerKind", layerKindNames) }
-
-// enumString names v from names, or as typ(v) when it has no name.
-func enumString[T ~int](v T, typ string, names map[T]string) string {
-	if s, ok := names[v]; ok {
-		return s
+// enumString names v by names, indexed by value ("" for a value without a
+// name), or as typ(v) when it has no name.
+func enumString[T ~int](v T, typ string, names ...string) string {
+	if v >= 0 && int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
 	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
@@ -402,19 +381,28 @@ func (p *Package) byKind(k Kind) *Executable {
 type Error struct {
 	Field  string
 	Reason string
+	// Err is the error of the FlexBuffers reader behind the failure, if any.
+	Err error
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("edgetpu-custom-op options")
-	if e.Field != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Field)
+	parts := []string{"edgetpu-custom-op options"}
+	for _, s := range []string{e.Field, e.Reason} {
+		if s != "" {
+			parts = append(parts, s)
+		}
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
+	if e.Err != nil {
+		parts = append(parts, e.Err.Error())
+	}
+	return strings.Join(parts, ": ")
 }
 
-// Unwrap makes every Error match ErrMalformed.
-func (e *Error) Unwrap() error { return ErrMalformed }
+// Unwrap makes every Error match ErrMalformed, and the FlexBuffers
+// reader's error when there is one.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrMalformed}
+	}
+	return []error{ErrMalformed, e.Err}
+}

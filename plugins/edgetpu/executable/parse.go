@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/delego/delego/internal/flexbuf"
-
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
 )
 
@@ -30,132 +29,188 @@ const (
 // A blob that cannot be read gives an *Error (wrapping ErrMalformed) that
 // names the field; Parse never panics on any input.
 func Parse(options []byte) (*CustomOptions, error) {
-	if len(options) == 0 {
-		return nil, &Error{Reason: "empty (the compiler always writes a map)"}
-	}
-	root, err := flexbuf.Parse(options)
+	m, err := openOptions(options)
 	if err != nil {
-		return nil, &Error{Reason: fmt.Sprintf("not a FlexBuffers map: %v", err)}
+		return nil, err
 	}
-	if root.Type() != flexbuf.Map {
-		return nil, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
-	}
-	m, err := root.Map()
-	if err != nil {
-		return nil, &Error{Reason: fmt.Sprintf("map: %v", err)}
-	}
-	get := func(key string) (flexbuf.Value, error) {
-		v, err := m.Get(key)
-		if err != nil {
-			return v, &Error{Field: "key " + key, Reason: err.Error()}
-		}
-		return v, nil
-	}
-	integer := func(key string, absent int) (int, error) {
-		v, err := get(key)
-		if err != nil || v.IsNull() {
-			return absent, err
-		}
-		n, err := v.Int() // converts as the C++ reader's AsInt32 does
-		if err != nil {
-			return 0, &Error{Field: "key " + key, Reason: err.Error()}
-		}
-		return int(int32(n)), nil
-	}
-	str := func(field string, v flexbuf.Value) ([]byte, error) {
-		if v.Type() != flexbuf.String {
-			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
-		}
-		b, err := v.Blob()
-		if err != nil {
-			return nil, &Error{Field: field, Reason: err.Error()}
-		}
-		return b, nil
-	}
-
 	co := &CustomOptions{}
-	if co.Version, err = integer(keyVersion, 0); err != nil {
+	if co.Version, err = m.integer(keyVersion, 0); err != nil {
 		return nil, err
 	}
-	if co.ExecutionPreference, err = integer(keyPreference, -1); err != nil {
+	if co.ExecutionPreference, err = m.integer(keyPreference, -1); err != nil {
 		return nil, err
 	}
-	old, err := get(keyCachingDeprecate)
+	old, err := m.get(keyCachingDeprecate)
 	if err != nil {
 		return nil, err
 	}
 	co.DeprecatedCachingExecutable = !old.IsNull()
-
-	first, err := get(keyPackage)
+	blobs, chips, err := m.packages()
 	if err != nil {
 		return nil, err
+	}
+	if co.Packages, err = parsePackages(blobs, chips); err != nil {
+		return nil, err
+	}
+	return co, nil
+}
+
+// options is the FlexBuffers map of the custom options.
+type options struct{ m flexbuf.Mapping }
+
+// openOptions checks that data holds a FlexBuffers map and opens it.
+func openOptions(data []byte) (options, error) {
+	if len(data) == 0 {
+		return options{}, &Error{Reason: "empty (the compiler always writes a map)"}
+	}
+	root, err := flexbuf.Parse(data)
+	if err != nil {
+		return options{}, &Error{Reason: "not a FlexBuffers map", Err: err}
+	}
+	if root.Type() != flexbuf.Map {
+		return options{}, &Error{Reason: fmt.Sprintf("the root is a FlexBuffers value of type %d, not a map", root.Type())}
+	}
+	m, err := root.Map()
+	if err != nil {
+		return options{}, &Error{Reason: "the root map", Err: err}
+	}
+	return options{m}, nil
+}
+
+// get returns the value of key, null when absent.
+func (o options) get(key string) (flexbuf.Value, error) {
+	v, err := o.m.Get(key)
+	if err != nil {
+		return v, &Error{Field: "key " + key, Err: err}
+	}
+	return v, nil
+}
+
+// integer returns the integer under key, or absent when there is none.
+func (o options) integer(key string, absent int) (int, error) {
+	v, err := o.get(key)
+	if err != nil || v.IsNull() {
+		return absent, err
+	}
+	n, err := v.Int() // converts as the C++ reader's AsInt32 does
+	if err != nil {
+		return 0, &Error{Field: "key " + key, Err: err}
+	}
+	return int(int32(n)), nil
+}
+
+// packages returns the serialized packages and their chips: the package
+// under "4" alone (NoChip) for older compilers; with key "6", one chip per
+// package, the first package under "4", the others under "7".
+func (o options) packages() (blobs [][]byte, chips []int, err error) {
+	first, err := o.get(keyPackage)
+	if err != nil {
+		return nil, nil, err
 	}
 	if first.IsNull() {
-		return nil, &Error{Field: "key " + keyPackage, Reason: "missing: no package"}
+		return nil, nil, &Error{Field: "key " + keyPackage, Reason: "missing: no package"}
 	}
-	blobs := [][]byte{}
-	b, err := str("key "+keyPackage, first)
+	b, err := packageBlob("key "+keyPackage, first)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	blobs = append(blobs, b)
-	chips := []int{NoChip}
+	chipsVal, err := o.get(keyChips)
+	if err != nil || chipsVal.IsNull() {
+		return [][]byte{b}, []int{NoChip}, err
+	}
+	cv, mv, err := o.chipsAndMore(chipsVal)
+	if err != nil {
+		return nil, nil, err
+	}
+	if chips, err = chipNumbers(cv); err != nil {
+		return nil, nil, err
+	}
+	more, err := morePackages(mv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([][]byte{b}, more...), chips, nil
+}
 
-	chipsVal, err := get(keyChips)
-	if err != nil {
-		return nil, err
+// chipsAndMore returns the vectors of chips (key "6", chipsVal) and of the
+// packages after the first (key "7"): one chip for each package.
+func (o options) chipsAndMore(chipsVal flexbuf.Value) (cv, mv flexbuf.Vec, err error) {
+	if cv, err = chipsVal.Vector(); err != nil {
+		return cv, mv, &Error{Field: "key " + keyChips, Err: err}
 	}
-	if !chipsVal.IsNull() {
-		// Current compilers: one chip per package, the first package under
-		// "4", the others under "7".
-		cv, err := chipsVal.Vector()
+	more, err := o.get(keyMorePackages)
+	if err != nil {
+		return cv, mv, err
+	}
+	if mv, err = more.Vector(); err != nil {
+		return cv, mv, &Error{Field: "key " + keyMorePackages, Err: err}
+	}
+	if cv.Len() == 0 {
+		return cv, mv, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
+	}
+	if cv.Len() != mv.Len()+1 {
+		return cv, mv, &Error{Field: "key " + keyChips, Reason: fmt.Sprintf("%d chips for %d packages (key 4 and %d under key 7)", cv.Len(), mv.Len()+1, mv.Len())}
+	}
+	return cv, mv, nil
+}
+
+// morePackages returns the packages of key "7", mv.
+func morePackages(mv flexbuf.Vec) ([][]byte, error) {
+	blobs := make([][]byte, 0, mv.Len())
+	for i := range mv.Len() {
+		field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
+		e, err := mv.At(i)
 		if err != nil {
-			return nil, &Error{Field: "key " + keyChips, Reason: err.Error()}
+			return nil, &Error{Field: field, Err: err}
 		}
-		more, err := get(keyMorePackages)
+		b, err := packageBlob(field, e)
 		if err != nil {
 			return nil, err
 		}
-		mv, err := more.Vector()
-		if err != nil {
-			return nil, &Error{Field: "key " + keyMorePackages, Reason: err.Error()}
-		}
-		if cv.Len() == 0 {
-			return nil, &Error{Field: "key " + keyChips, Reason: "no chips listed"}
-		}
-		if cv.Len() != mv.Len()+1 {
-			return nil, &Error{Field: "key " + keyChips, Reason: fmt.Sprintf("%d chips for %d packages (key 4 and %d under key 7)", cv.Len(), mv.Len()+1, mv.Len())}
-		}
-		chips = chips[:0]
-		for i := range cv.Len() {
-			field := fmt.Sprintf("key %s[%d]", keyChips, i)
-			e, err := cv.At(i)
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			if e.Type() != flexbuf.Int && e.Type() != flexbuf.Uint && e.Type() != flexbuf.IndirectInt && e.Type() != flexbuf.IndirectUint {
-				return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
-			}
-			n, err := e.Int()
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			chips = append(chips, int(int32(n)))
-		}
-		for i := range mv.Len() {
-			field := fmt.Sprintf("key %s[%d]", keyMorePackages, i)
-			e, err := mv.At(i)
-			if err != nil {
-				return nil, &Error{Field: field, Reason: err.Error()}
-			}
-			b, err := str(field, e)
-			if err != nil {
-				return nil, err
-			}
-			blobs = append(blobs, b)
-		}
+		blobs = append(blobs, b)
 	}
+	return blobs, nil
+}
 
+// chipNumbers returns the chip numbers of key "6".
+func chipNumbers(cv flexbuf.Vec) ([]int, error) {
+	chips := make([]int, 0, cv.Len())
+	for i := range cv.Len() {
+		field := fmt.Sprintf("key %s[%d]", keyChips, i)
+		e, err := cv.At(i)
+		if err != nil {
+			return nil, &Error{Field: field, Err: err}
+		}
+		switch e.Type() {
+		case flexbuf.Int, flexbuf.Uint, flexbuf.IndirectInt, flexbuf.IndirectUint:
+		default:
+			return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want an integer", e.Type())}
+		}
+		n, err := e.Int()
+		if err != nil {
+			return nil, &Error{Field: field, Err: err}
+		}
+		chips = append(chips, int(int32(n)))
+	}
+	return chips, nil
+}
+
+// packageBlob returns the serialized package v holds, a string.
+func packageBlob(field string, v flexbuf.Value) ([]byte, error) {
+	if v.Type() != flexbuf.String {
+		return nil, &Error{Field: field, Reason: fmt.Sprintf("FlexBuffers type %d, want a string holding a package", v.Type())}
+	}
+	b, err := v.Blob()
+	if err != nil {
+		return nil, &Error{Field: field, Err: err}
+	}
+	return b, nil
+}
+
+// parsePackages decodes the serialized packages, each with its chip; an
+// error names the package by its index.
+func parsePackages(blobs [][]byte, chips []int) ([]*Package, error) {
+	out := make([]*Package, 0, len(blobs))
 	for i, b := range blobs {
 		p, err := ParsePackage(b)
 		if err != nil {
@@ -166,9 +221,9 @@ func Parse(options []byte) (*CustomOptions, error) {
 			return nil, err
 		}
 		p.ChipCode = chips[i]
-		co.Packages = append(co.Packages, p)
+		out = append(out, p)
 	}
-	return co, nil
+	return out, nil
 }
 
 // ParsePackage decodes one serialized package (what key "4" of the custom
@@ -177,8 +232,15 @@ func Parse(options []byte) (*CustomOptions, error) {
 func ParsePackage(data []byte) (p *Package, err error) {
 	d := &decoder{path: []string{"package"}}
 	defer d.recover(&err)
-	pkg := d.root(data, func(b []byte) any { return schema.GetRootAsPackage(b, 0) }).(*schema.Package)
-	p = &Package{
+	d.within(data, "package", packageFields, func() { p = d.pkg(data) })
+	return p, nil
+}
+
+// pkg reads the package, the root table of data (checked).
+func (d *decoder) pkg(data []byte) *Package {
+	pkg := schema.GetRootAsPackage(data, 0)
+	t := pkg.Table()
+	p := &Package{
 		ChipCode:          NoChip,
 		Bytes:             len(data),
 		Identifier:        string(data[4:8]),
@@ -186,101 +248,41 @@ func ParsePackage(data []byte) (p *Package, err error) {
 		KeypairVersion:    int(pkg.KeypairVersion()),
 		VirtualChipID:     int(pkg.VirtualChipId()),
 	}
-	d.field("compiler_version", func() { p.CompilerVersion = string(pkg.CompilerVersion()) })
-	d.field("model_identifier", func() { p.ModelIdentifier = string(pkg.ModelIdentifier()) })
-	d.field("signature", func() { p.SignatureBytes = len(pkg.SignatureBytes()) })
-	d.field("multi_chip_package", func() { p.MultiChipPackages = d.vec(pkg.MultiChipPackageLength(), 4) })
-
-	var multi []byte
-	d.field("serialized_multi_executable", func() { multi = pkg.SerializedMultiExecutableBytes() })
+	p.CompilerVersion = string(d.bytes(t, 4, "compiler_version", pkg.CompilerVersion))
+	p.ModelIdentifier = string(d.bytes(t, 7, "model_identifier", pkg.ModelIdentifier))
+	p.SignatureBytes = len(d.bytes(t, 2, "signature", pkg.SignatureBytes))
+	p.MultiChipPackages = d.vector(t, 6, "multi_chip_package", 4)
+	multi := d.bytes(t, 1, "serialized_multi_executable", pkg.SerializedMultiExecutableBytes)
 	p.MultiExecutableBytes = len(multi)
 	if len(multi) == 0 {
 		// The runtime refuses such a package (Check); there is nothing to read.
-		return p, nil
+		return p
 	}
-	d.push("serialized_multi_executable")
-	outer := d.buf
-	me := d.root(multi, func(b []byte) any { return schema.GetRootAsMultiExecutable(b, 0) }).(*schema.MultiExecutable)
-	n := d.vec(me.SerializedExecutablesLength(), 4)
-	for i := range n {
-		d.push(fmt.Sprintf("executable[%d]", i))
-		d.buf = multi
-		raw := me.SerializedExecutables(i)
-		p.Executables = append(p.Executables, d.executable(raw))
-		d.pop()
-	}
-	d.buf = outer
-	d.pop()
-	return p, nil
+	d.field("serialized_multi_executable", func() { p.Executables = d.multiExecutable(multi) })
+	return p
 }
 
-// decoder reads flatbuffers through the generated accessors, which trust
-// every offset: vector lengths are checked against the buffer before use,
-// and a read outside it (a runtime panic in the accessors) is recovered into
-// an *Error naming the field being read.
-type decoder struct {
-	path []string
-	buf  []byte // the flatbuffer being read
-}
-
-func (d *decoder) push(f string) { d.path = append(d.path, f) }
-func (d *decoder) pop()          { d.path = d.path[:len(d.path)-1] }
-
-// field runs read with f on the path; the path stays as it is on a panic,
-// so the error names the field.
-func (d *decoder) field(f string, read func()) {
-	d.push(f)
-	read()
-	d.pop()
-}
-
-func (d *decoder) failf(format string, args ...any) {
-	panic(&Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf(format, args...)})
-}
-
-func (d *decoder) recover(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if e, ok := r.(*Error); ok {
-		*err = e
-		return
-	}
-	*err = &Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf("offsets point outside the %d-byte flatbuffer (%v)", len(d.buf), r)}
-}
-
-// root checks that data can hold a flatbuffer and returns its root table.
-func (d *decoder) root(data []byte, get func([]byte) any) any {
-	d.buf = data
-	if len(data) < 8 {
-		d.failf("%d bytes, too short for a flatbuffer", len(data))
-	}
-	off := flatbuffers.GetUOffsetT(data)
-	if int64(off) > int64(len(data))-4 {
-		d.failf("root table offset %d outside the %d-byte flatbuffer", off, len(data))
-	}
-	return get(data)
-}
-
-// vec checks that a vector of n elements of elem bytes fits in the buffer.
-func (d *decoder) vec(n, elem int) int {
-	if n < 0 || n > len(d.buf)/max(elem, 1) {
-		d.failf("vector of %d elements, more than the %d-byte flatbuffer can hold", n, len(d.buf))
-	}
-	return n
-}
-
-func (d *decoder) ints(n int, at func(int) int32) []int {
-	out := make([]int, d.vec(n, 4))
-	for i := range out {
-		out[i] = int(at(i))
-	}
+// multiExecutable reads the executables of a serialized multi-executable.
+func (d *decoder) multiExecutable(multi []byte) []*Executable {
+	var out []*Executable
+	d.within(multi, "multi-executable", multiExecutableFields, func() {
+		me := schema.GetRootAsMultiExecutable(multi, 0)
+		t := me.Table()
+		for i := range d.vector(t, 0, "serialized_executables", 4) {
+			d.field(fmt.Sprintf("executable[%d]", i), func() {
+				d.vectorAt(d.element(t, 0, i), 1)
+				raw := me.SerializedExecutables(i)
+				d.within(raw, "executable", executableFields, func() { out = append(out, d.executable(raw)) })
+			})
+		}
+	})
 	return out
 }
 
+// executable reads the executable, the root table of raw (checked).
 func (d *decoder) executable(raw []byte) *Executable {
-	ex := d.root(raw, func(b []byte) any { return schema.GetRootAsExecutable(b, 0) }).(*schema.Executable)
+	ex := schema.GetRootAsExecutable(raw, 0)
+	t := ex.Table()
 	e := &Executable{
 		Kind:                     Kind(ex.Type()),
 		Bytes:                    len(raw),
@@ -295,93 +297,99 @@ func (d *decoder) executable(raw []byte) *Executable {
 	if e.EstimatedCycles == 0 {
 		e.EstimatedCycles = int64(ex.EstimatedCycles())
 	}
-	d.field("name", func() { e.Name = string(ex.Name()) })
-	d.field("chip", func() { e.Chip = string(ex.Chip()) })
-	d.field("serialized_model", func() { e.SerializedModelBytes = len(ex.SerializedModelBytes()) })
-	d.field("parameters", func() { e.Parameters = ex.ParametersBytes() })
-
-	n := d.vec(ex.InstructionBitstreamsLength(), 4)
-	var ib schema.InstructionBitstream
-	for i := range n {
-		d.push(fmt.Sprintf("instruction_bitstreams[%d]", i))
-		if !ex.InstructionBitstreams(&ib, i) {
-			d.failf("unreadable")
+	e.Name = string(d.bytes(t, 1, "name", ex.Name))
+	e.Chip = string(d.bytes(t, 10, "chip", ex.Chip))
+	e.SerializedModelBytes = len(d.bytes(t, 2, "serialized_model", ex.SerializedModelBytes))
+	e.Parameters = d.bytes(t, 6, "parameters", ex.ParametersBytes)
+	d.each(t, 5, "instruction_bitstreams", instructionBitstreamFields, func(i int) {
+		var ib schema.InstructionBitstream
+		ex.InstructionBitstreams(&ib, i)
+		e.Bitstreams = append(e.Bitstreams, d.bitstream(&ib))
+	})
+	d.field("dma_hints", func() {
+		if d.child(t, 7, dmaHintsFields) {
+			e.DMA = d.dmaHints(ex.DmaHints(nil))
 		}
-		bs := Bitstream{}
-		d.field("bitstream", func() { bs.Data = ib.BitstreamBytes() })
-		nf := d.vec(ib.FieldOffsetsLength(), 4)
-		var fo schema.FieldOffset
-		for j := range nf {
-			d.push(fmt.Sprintf("field_offsets[%d]", j))
-			ib.FieldOffsets(&fo, j)
-			f := FieldOffset{Bit: int(fo.OffsetBit())}
-			d.field("meta", func() { f.Meta = d.meta(fo.Meta(nil)) })
-			bs.Fields = append(bs.Fields, f)
-			d.pop()
-		}
-		e.Bitstreams = append(e.Bitstreams, bs)
-		d.pop()
-	}
-
-	d.push("dma_hints")
-	if dh := ex.DmaHints(nil); dh != nil {
-		e.DMA.FullyDeterministic = dh.FullyDeterministic()
-		nh := d.vec(dh.HintsLength(), 4)
-		var h schema.DmaHint
-		for i := range nh {
-			d.push(fmt.Sprintf("hints[%d]", i))
-			dh.Hints(&h, i)
-			e.DMA.Hints = append(e.DMA.Hints, d.hint(&h))
-			d.pop()
-		}
-	}
-	d.pop()
-
+	})
 	var l schema.Layer
-	ni := d.vec(ex.InputLayersLength(), 4)
-	for i := range ni {
-		d.push(fmt.Sprintf("input_layers[%d]", i))
+	d.each(t, 8, "input_layers", layerFields, func(i int) {
 		ex.InputLayers(&l, i)
 		e.Inputs = append(e.Inputs, d.layer(&l))
-		d.pop()
-	}
-	no := d.vec(ex.OutputLayersLength(), 4)
-	for i := range no {
-		d.push(fmt.Sprintf("output_layers[%d]", i))
+	})
+	d.each(t, 9, "output_layers", layerFields, func(i int) {
 		ex.OutputLayers(&l, i)
 		e.Outputs = append(e.Outputs, d.layer(&l))
-		d.pop()
-	}
+	})
 	return e
 }
 
-func (d *decoder) meta(m *schema.Meta) Meta {
-	if m == nil {
-		return Meta{}
-	}
-	out := Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
-	d.field("name", func() { out.Layer = string(m.Name()) })
+// bitstream reads one instruction bitstream and the fields in it.
+func (d *decoder) bitstream(ib *schema.InstructionBitstream) Bitstream {
+	t := ib.Table()
+	bs := Bitstream{Data: d.bytes(t, 0, "bitstream", ib.BitstreamBytes)}
+	var fo schema.FieldOffset
+	d.each(t, 1, "field_offsets", fieldOffsetFields, func(i int) {
+		ib.FieldOffsets(&fo, i)
+		bs.Fields = append(bs.Fields, FieldOffset{Bit: int(fo.OffsetBit()), Meta: d.meta(fo.Table(), 0, fo.Meta)})
+	})
+	return bs
+}
+
+// meta reads the Meta table at field id of t, through get, its accessor;
+// the zero Meta when t has none.
+func (d *decoder) meta(t flatbuffers.Table, id int, get func(*schema.Meta) *schema.Meta) Meta {
+	var out Meta
+	d.field("meta", func() {
+		if !d.child(t, id, metaFields) {
+			return
+		}
+		m := get(nil)
+		out = Meta{Target: Target(m.Desc()), Batch: int(m.Batch()), Upper: m.Position() == schema.PositionUPPER_32BIT}
+		out.Layer = string(d.bytes(m.Table(), 2, "name", m.Name))
+	})
 	return out
 }
 
+// dmaHints reads the executable's DMA hints.
+func (d *decoder) dmaHints(dh *schema.DmaHints) DMAHints {
+	out := DMAHints{FullyDeterministic: dh.FullyDeterministic()}
+	var h schema.DmaHint
+	d.each(dh.Table(), 0, "hints", dmaHintFields, func(i int) {
+		dh.Hints(&h, i)
+		out.Hints = append(out.Hints, d.hint(&h))
+	})
+	return out
+}
+
+// hint reads one DMA hint and the table of its kind.
 func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 	out := DMAHint{Kind: HintKind(h.AnyHintType()), Out: h.Direction() == schema.DirectionOUTFEED}
-	var tbl flatbuffers.Table
-	if out.Kind != HintNone && !h.AnyHint(&tbl) {
+	if out.Kind == HintNone {
+		return out
+	}
+	pos, ok := d.ref(h.Table(), 1)
+	if !ok {
 		d.failf("hint of kind %s without its table", out.Kind)
 	}
+	var tbl flatbuffers.Table
 	switch out.Kind {
-	case HintNone, HintFence:
+	case HintFence:
 	case HintDMA:
+		d.table(pos, dmaDescriptorHintFields)
+		h.AnyHint(&tbl)
 		var dd schema.DmaDescriptorHint
 		dd.Init(tbl.Bytes, tbl.Pos)
 		out.Offset, out.Size = int(dd.OffsetInBytes()), int(dd.SizeInBytes())
-		d.field("meta", func() { out.Meta = d.meta(dd.Meta(nil)) })
+		out.Meta = d.meta(dd.Table(), 0, dd.Meta)
 	case HintInstruction:
+		d.table(pos, instructionHintFields)
+		h.AnyHint(&tbl)
 		var ih schema.InstructionHint
 		ih.Init(tbl.Bytes, tbl.Pos)
 		out.Chunk = int(ih.InstructionChunkIndex())
 	case HintInterrupt:
+		d.table(pos, interruptHintFields)
+		h.AnyHint(&tbl)
 		var it schema.InterruptHint
 		it.Init(tbl.Bytes, tbl.Pos)
 		out.Interrupt = int(it.Type())
@@ -391,21 +399,9 @@ func (d *decoder) hint(h *schema.DmaHint) DMAHint {
 	return out
 }
 
-func (d *decoder) shape(s *schema.TensorShape) []Range {
-	if s == nil {
-		return nil
-	}
-	n := d.vec(s.DimensionLength(), 8)
-	out := make([]Range, 0, n)
-	var r schema.Range
-	for i := range n {
-		s.Dimension(&r, i)
-		out = append(out, Range{Start: int(r.Start()), End: int(r.End())})
-	}
-	return out
-}
-
+// layer reads an input or output layer.
 func (d *decoder) layer(l *schema.Layer) Layer {
+	t := l.Table()
 	out := Layer{
 		SizeBytes:      int(l.SizeBytes()),
 		Y:              int(l.YDim()),
@@ -416,68 +412,118 @@ func (d *decoder) layer(l *schema.Layer) Layer {
 		CacheOnDRAM:    l.CacheOnDram(),
 		Kind:           LayerKind(l.AnyLayerType()),
 	}
-	d.field("name", func() { out.Name = string(l.Name()) })
+	out.Name = string(d.bytes(t, 0, "name", l.Name))
 	d.field("numerics", func() {
-		if n := l.Numerics(nil); n != nil {
+		if d.child(t, 5, numericsFields) {
+			n := l.Numerics(nil)
 			out.ZeroPoint, out.Scale = int(n.ZeroPoint()), n.DequantizationFactor()
 		}
 	})
-	d.field("shape", func() { out.Shape = d.shape(l.Shape(nil)) })
-	var tbl flatbuffers.Table
-	switch out.Kind {
+	d.field("shape", func() {
+		if d.child(t, 11, tensorShapeFields) {
+			out.Shape = d.shape(l.Shape(nil))
+		}
+	})
+	out.Output = d.anyLayer(l, out.Kind)
+	return out
+}
+
+// anyLayer reads the table of the layer's kind: the output information of
+// an output layer, nil for the others.
+func (d *decoder) anyLayer(l *schema.Layer, kind LayerKind) *OutputInfo {
+	switch kind {
 	case LayerNone:
+		return nil
 	case LayerInput:
-		if !l.AnyLayer(&tbl) {
+		if _, ok := d.ref(l.Table(), 8); !ok {
 			d.failf("input layer without its table")
 		}
+		return nil
 	case LayerOutput:
-		d.push("any_layer")
-		if !l.AnyLayer(&tbl) {
-			d.failf("output layer without its table")
-		}
-		var ol schema.OutputLayer
-		ol.Init(tbl.Bytes, tbl.Pos)
-		out.Output = d.outputInfo(&ol)
-		d.pop()
-	default:
-		d.failf("unknown layer kind %d", int(out.Kind))
+		var out *OutputInfo
+		d.field("any_layer", func() { out = d.outputLayer(l) })
+		return out
+	}
+	d.failf("unknown layer kind %d", int(kind))
+	return nil
+}
+
+// outputLayer reads the OutputLayer table of an output layer.
+func (d *decoder) outputLayer(l *schema.Layer) *OutputInfo {
+	pos, ok := d.ref(l.Table(), 8)
+	if !ok {
+		d.failf("output layer without its table")
+	}
+	d.table(pos, outputLayerFields)
+	var tbl flatbuffers.Table
+	l.AnyLayer(&tbl)
+	var ol schema.OutputLayer
+	ol.Init(tbl.Bytes, tbl.Pos)
+	return d.outputInfo(&ol)
+}
+
+// shape reads a tensor shape, one range per dimension.
+func (d *decoder) shape(s *schema.TensorShape) []Range {
+	n := d.vector(s.Table(), 0, "dimension", rangeBytes)
+	out := make([]Range, 0, n)
+	var r schema.Range
+	for i := range n {
+		s.Dimension(&r, i)
+		out = append(out, Range{Start: int(r.Start()), End: int(r.End())})
 	}
 	return out
 }
 
+// outputInfo reads what an output layer adds: its layout and slices.
 func (d *decoder) outputInfo(ol *schema.OutputLayer) *OutputInfo {
+	t := ol.Table()
 	out := &OutputInfo{DeprecatedDataType: DataType(ol.DataType())}
-	d.push("layout")
-	if lay := ol.Layout(nil); lay != nil {
-		out.Layout = &OutputLayout{
-			YToLinearTile:   d.ints(lay.YCoordinateToLinearTileIdMapLength(), lay.YCoordinateToLinearTileIdMap),
-			XToLinearTile:   d.ints(lay.XCoordinateToLinearTileIdMapLength(), lay.XCoordinateToLinearTileIdMap),
-			TileByteOffset:  d.ints(lay.LinearizedTileByteOffsetLength(), lay.LinearizedTileByteOffset),
-			XToLocalByte:    d.ints(lay.XCoordinateToLocalByteOffsetLength(), lay.XCoordinateToLocalByteOffset),
-			YToLocalY:       d.ints(lay.YCoordinateToLocalYOffsetLength(), lay.YCoordinateToLocalYOffset),
-			XToLocalRowSize: d.ints(lay.XCoordinateToLocalYRowSizeLength(), lay.XCoordinateToLocalYRowSize),
+	d.field("layout", func() {
+		if d.child(t, 0, outputLayoutFields) {
+			out.Layout = d.layout(ol.Layout(nil))
 		}
+	})
+	d.field("shape_info", func() {
+		if d.child(t, 2, outputShapeInfoFields) {
+			out.Slices = d.slices(ol.ShapeInfo(nil))
+		}
+	})
+	return out
+}
+
+// layout reads the tile map of an output.
+func (d *decoder) layout(lay *schema.OutputLayout) *OutputLayout {
+	t := lay.Table()
+	return &OutputLayout{
+		YToLinearTile:   d.ints(t, 0, "y_coordinate_to_linear_tile_id_map"),
+		XToLinearTile:   d.ints(t, 1, "x_coordinate_to_linear_tile_id_map"),
+		TileByteOffset:  d.ints(t, 2, "linearized_tile_byte_offset"),
+		XToLocalByte:    d.ints(t, 3, "x_coordinate_to_local_byte_offset"),
+		YToLocalY:       d.ints(t, 4, "y_coordinate_to_local_y_offset"),
+		XToLocalRowSize: d.ints(t, 5, "x_coordinate_to_local_y_row_size"),
 	}
-	d.pop()
-	d.push("shape_info")
-	if si := ol.ShapeInfo(nil); si != nil {
-		offsets := d.ints(si.SliceOffsetLength(), si.SliceOffset)
-		n := d.vec(si.SliceLayoutLength(), 4)
-		var tl schema.TensorLayout
-		out.Slices = []Slice{}
-		for i := range n {
-			d.push(fmt.Sprintf("slice_layout[%d]", i))
-			si.SliceLayout(&tl, i)
-			s := Slice{Shape: d.shape(tl.Shape(nil)), Stride: d.ints(tl.StrideLength(), tl.Stride)}
-			if i < len(offsets) {
-				s.Offset = offsets[i]
-			} else {
-				d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
+}
+
+// slices reads the sub-tensors of an output, each with its byte offset.
+func (d *decoder) slices(si *schema.OutputShapeInfo) []Slice {
+	t := si.Table()
+	offsets := d.ints(t, 1, "slice_offset")
+	out := []Slice{}
+	var tl schema.TensorLayout
+	d.each(t, 0, "slice_layout", tensorLayoutFields, func(i int) {
+		si.SliceLayout(&tl, i)
+		var s Slice
+		d.field("shape", func() {
+			if d.child(tl.Table(), 0, tensorShapeFields) {
+				s.Shape = d.shape(tl.Shape(nil))
 			}
-			out.Slices = append(out.Slices, s)
-			d.pop()
+		})
+		s.Stride = d.ints(tl.Table(), 1, "stride")
+		if i >= len(offsets) {
+			d.failf("no slice_offset for this slice (%d offsets)", len(offsets))
 		}
-	}
-	d.pop()
+		s.Offset = offsets[i]
+		out = append(out, s)
+	})
 	return out
 }

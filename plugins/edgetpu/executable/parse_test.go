@@ -3,12 +3,15 @@ package executable
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
@@ -57,27 +60,6 @@ func edgeTPUModels(t *testing.T) []string {
 	return paths
 }
 
-// twinTensorsByName returns the tensors of the CPU twin at path by name, or
-// nil when the shared data has no twin for the model (co-compiled models and
-// pipeline segments come without one). A layer of the Edge TPU op can be any
-// tensor of the twin: PoseNet's decoder, a custom op, reads inner ones.
-func twinTensorsByName(t *testing.T, path string) map[string]model.TensorInfo {
-	t.Helper()
-	twin, err := model.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Logf("no CPU twin %s: layers checked against the model only", filepath.Base(path))
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]model.TensorInfo{}
-	for _, ti := range twin.Subgraphs[0].Tensors {
-		byName[ti.Name] = ti
-	}
-	return byName
-}
-
 // TestParseSharedModels parses every Edge TPU model of the shared data and
 // holds its executables to the model's tensors and to its CPU twin's.
 func TestParseSharedModels(t *testing.T) {
@@ -87,7 +69,7 @@ func TestParseSharedModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			twinTensors := twinTensorsByName(t, strings.TrimSuffix(path, "_edgetpu.tflite")+".tflite")
+			twinTensors := cpuTwinTensors(t, path)
 			nodes := edgeTPUNodes(t, m)
 			if len(nodes) == 0 {
 				t.Fatal("no edgetpu-custom-op node")
@@ -133,6 +115,31 @@ func TestParseSharedModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cpuTwinTensors are the tensors of the Edge TPU model's CPU twin (the
+// model named without "_edgetpu", and without "_cocompiled_with_..." for
+// models compiled together), by name; nil when the shared data has no twin
+// (segments of a pipeline, one of the models compiled together). Every tensor
+// counts: where CPU ops follow the Edge TPU's part (PoseNet's decoder), the
+// layers are inner tensors of the twin.
+func cpuTwinTensors(t *testing.T, path string) map[string]model.TensorInfo {
+	t.Helper()
+	name, _, _ := strings.Cut(strings.TrimSuffix(path, "_edgetpu.tflite"), "_cocompiled_with_")
+	twinPath := name + ".tflite"
+	if _, err := os.Stat(twinPath); errors.Is(err, fs.ErrNotExist) {
+		t.Logf("no CPU twin %s: the layers are held to the node's tensors only", filepath.Base(twinPath))
+		return nil
+	}
+	twin, err := model.Load(twinPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]model.TensorInfo{}
+	for _, tt := range twin.Subgraphs[0].Tensors {
+		out[tt.Name] = tt
+	}
+	return out
 }
 
 func kinds(p *Package) []Kind {
@@ -341,6 +348,15 @@ func TestParseOptionsLayouts(t *testing.T) {
 	}
 }
 
+// TestErrorWrapsFlexBuffers: an error of the FlexBuffers reader stays in
+// the chain of the *Error, beside ErrMalformed.
+func TestErrorWrapsFlexBuffers(t *testing.T) {
+	_, err := Parse([]byte{1, 2, 3, 4, 3}) // a root byte width of 3
+	if !errors.Is(err, ErrMalformed) || !errors.Is(err, flexbuf.ErrMalformed) {
+		t.Errorf("error %v, want ErrMalformed wrapping flexbuf.ErrMalformed", err)
+	}
+}
+
 // TestCheckRules: the runtime's rules on well-formed packages.
 func TestCheckRules(t *testing.T) {
 	c, m := syntheticExecutables()
@@ -450,24 +466,32 @@ func TestCheckTensors(t *testing.T) {
 	}
 }
 
-// corruptions returns deterministic variants of data: truncations at
-// every step bytes and at each of its last 64 bytes, and single-byte flips.
-func corruptions(data []byte, step int) [][]byte {
-	var out [][]byte
+// visitCorruptions calls visit with deterministic variants of data:
+// truncations at every step bytes and at each of its last 64 bytes, and
+// single-byte flips at every step bytes and at each position in dense. The
+// flips are made in one copy of data and undone after each visit, so that
+// large options need no copy each.
+func visitCorruptions(data []byte, step int, dense []int, visit func(what string, c []byte)) {
 	for n := 0; n < len(data); n += step {
-		out = append(out, data[:n])
+		visit("truncated to "+strconv.Itoa(n), data[:n])
 	}
 	for n := max(0, len(data)-64); n < len(data); n++ {
-		out = append(out, data[:n])
+		visit("truncated to "+strconv.Itoa(n), data[:n])
 	}
-	for i := 0; i < len(data); i += step {
-		for _, x := range []byte{0xff, 0x80, 0x01} {
-			c := slices.Clone(data)
+	c := slices.Clone(data)
+	flip := func(i int) {
+		for _, x := range []byte{0xff, 0x80, 0x10, 0x01} {
 			c[i] ^= x
-			out = append(out, c)
+			visit("byte "+strconv.Itoa(i)+" flipped", c)
+			c[i] ^= x
 		}
 	}
-	return out
+	for i := 0; i < len(data); i += step {
+		flip(i)
+	}
+	for _, i := range dense {
+		flip(i)
+	}
 }
 
 // TestCorruptedOptions: truncated and flipped custom options give an error
@@ -482,23 +506,24 @@ func TestCorruptedOptions(t *testing.T) {
 	for name, data := range map[string][]byte{"split_concat": node.options, "synthetic": syntheticOptions(t)} {
 		t.Run(name, func(t *testing.T) {
 			var failed, fieldNamed int
-			for _, c := range corruptions(data, max(1, len(data)/1500)) {
+			visitCorruptions(data, max(1, len(data)/1500), nil, func(what string, c []byte) {
 				co, err := Parse(c)
 				if err != nil {
 					failed++
 					var e *Error
 					if !errors.As(err, &e) || !errors.Is(err, ErrMalformed) {
-						t.Fatalf("error %v is not an *Error", err)
+						t.Fatalf("%s: error %v is not an *Error", what, err)
 					}
 					if strings.HasPrefix(e.Field, "package") {
 						fieldNamed++
 					}
-					continue
+					checkMessage(t, what, err)
+					return
 				}
 				if co.Check() == nil {
 					CheckTensors(co.Packages[0].Main(), node.inputs, node.outputs)
 				}
-			}
+			})
 			if failed == 0 || fieldNamed == 0 {
 				t.Errorf("%d corruptions failed, %d inside a package; want some of each", failed, fieldNamed)
 			}
@@ -512,21 +537,22 @@ func TestCorruptedPackage(t *testing.T) {
 	c, m := syntheticExecutables()
 	pkg := packPackage(syntheticPackage(), m, c)
 	var failed int
-	for _, b := range corruptions(pkg, 1) {
+	visitCorruptions(pkg, 1, nil, func(what string, b []byte) {
 		p, err := ParsePackage(b)
 		if err != nil {
 			failed++
 			if !errors.Is(err, ErrMalformed) || !strings.HasPrefix(err.Error(), "edgetpu-custom-op options: package") {
-				t.Fatalf("error %q", err)
+				t.Fatalf("%s: error %q", what, err)
 			}
-			continue
+			checkMessage(t, what, err)
+			return
 		}
 		if p.Check() == nil {
 			for _, l := range p.Main().Inputs {
 				l.ActualBytes()
 			}
 		}
-	}
+	})
 	if failed == 0 {
 		t.Error("no corruption of the package failed")
 	}
@@ -535,14 +561,17 @@ func TestCorruptedPackage(t *testing.T) {
 	for i := 0; i+4 <= len(huge); i += 4 {
 		h := slices.Clone(huge)
 		h[i], h[i+1], h[i+2], h[i+3] = 0xff, 0xff, 0xff, 0x7f
-		if _, err := ParsePackage(h); err != nil && !errors.Is(err, ErrMalformed) {
+		_, err := ParsePackage(h)
+		if err != nil && !errors.Is(err, ErrMalformed) {
 			t.Fatalf("offset %d: %v", i, err)
 		}
+		checkMessage(t, "a huge length at "+strconv.Itoa(i), err)
 	}
 }
 
-// FuzzParse: Parse never panics, and what it accepts Check and
-// CheckTensors can take.
+// FuzzParse: Parse never panics, what it accepts Check and CheckTensors
+// can take, and every error they give is a message for a user (see
+// checkMessage).
 func FuzzParse(f *testing.F) {
 	f.Add(syntheticOptions(f))
 	c, m := syntheticExecutables()
@@ -555,9 +584,11 @@ func FuzzParse(f *testing.F) {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
 			}
+			checkMessage(t, "Parse", err)
 			return
 		}
-		if co.Check() != nil {
+		if err := co.Check(); err != nil {
+			checkMessage(t, "Check", err)
 			return
 		}
 		e := co.Packages[0].Main()
@@ -565,6 +596,7 @@ func FuzzParse(f *testing.F) {
 			l.ActualBytes()
 			l.PaddedBytes()
 		}
-		CheckTensors(e, []Tensor{{Type: tensor.Uint8, Shape: []int{1, 2, 2, 3}}}, []Tensor{{Type: tensor.Uint8, Shape: []int{1, 5}}})
+		_, err = CheckTensors(e, []Tensor{{Type: tensor.Uint8, Shape: []int{1, 2, 2, 3}}}, []Tensor{{Type: tensor.Uint8, Shape: []int{1, 5}}})
+		checkMessage(t, "CheckTensors", err)
 	})
 }
