@@ -123,10 +123,16 @@ func TestActivationRegistrations(t *testing.T) {
 		schema.BuiltinOperatorLEAKY_RELU:   {Min: 1, Max: 2},
 		schema.BuiltinOperatorHARD_SWISH:   {Min: 1, Max: 1},
 		schema.BuiltinOperatorPRELU:        {Min: 1, Max: 1},
-		schema.BuiltinOperatorQUANTIZE:     {Min: 1, Max: 3},
-		schema.BuiltinOperatorDEQUANTIZE:   {Min: 1, Max: 5},
 	}
 	checkRegistrations(t, activationOps(), want)
+}
+
+func TestQuantizeRegistrations(t *testing.T) {
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorQUANTIZE:   {Min: 1, Max: 3},
+		schema.BuiltinOperatorDEQUANTIZE: {Min: 1, Max: 5},
+	}
+	checkRegistrations(t, quantizeOps(), want)
 }
 
 func TestActivationOptions(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/tensor"
 )
@@ -42,6 +43,16 @@ import (
 // INT8 were confirmed against the TF 2.9 C library on random tie-heavy
 // inputs. Decoding uses Go's math.Exp where TFLite calls glibc's exp; both
 // are within an ulp in double precision before the rounding to float32.
+
+// detectionOps returns the registration of the TFLite_Detection_PostProcess
+// custom op, with the version range of TF 2.9's builtin resolver
+// (register.cc; checked against the TF 2.9 C library, which refuses the next
+// version up).
+func detectionOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newDetectionPostProcess},
+	}
+}
 
 // detectionPostProcessParams are the custom options (a FlexBuffers map).
 type detectionPostProcessParams struct {

@@ -1052,12 +1052,6 @@ func TestTransposeConvErrors(t *testing.T) {
 func TestDetectionRegistrations(t *testing.T) {
 	want := map[string]tensor.VersionRange{
 		"TFLite_Detection_PostProcess": {Min: 1, Max: 1},
-		"L2_NORMALIZATION":             {Min: 1, Max: 2},
-		"SPACE_TO_BATCH_ND":            {Min: 1, Max: 3},
-		"BATCH_TO_SPACE_ND":            {Min: 1, Max: 3},
-		"SPACE_TO_DEPTH":               {Min: 1, Max: 2},
-		"DEPTH_TO_SPACE":               {Min: 1, Max: 2},
-		"TRANSPOSE_CONV":               {Min: 1, Max: 3},
 	}
 	for _, reg := range detectionOps() {
 		v, ok := want[reg.Name()]
@@ -1079,4 +1073,25 @@ func TestDetectionRegistrations(t *testing.T) {
 	if _, ok := Builtins().Lookup(schema.BuiltinOperatorCUSTOM, "TFLite_Detection_PostProcess"); !ok {
 		t.Error("the custom op is not in Builtins()")
 	}
+}
+
+func TestL2NormRegistrations(t *testing.T) {
+	checkRegistrations(t, l2NormOps(), map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorL2_NORMALIZATION: {Min: 1, Max: 2},
+	})
+}
+
+func TestSpaceBatchRegistrations(t *testing.T) {
+	checkRegistrations(t, spaceBatchOps(), map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorSPACE_TO_BATCH_ND: {Min: 1, Max: 3},
+		schema.BuiltinOperatorBATCH_TO_SPACE_ND: {Min: 1, Max: 3},
+		schema.BuiltinOperatorSPACE_TO_DEPTH:    {Min: 1, Max: 2},
+		schema.BuiltinOperatorDEPTH_TO_SPACE:    {Min: 1, Max: 2},
+	})
+}
+
+func TestTransposeConvRegistrations(t *testing.T) {
+	checkRegistrations(t, transposeConvOps(), map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorTRANSPOSE_CONV: {Min: 1, Max: 3},
+	})
 }

@@ -42,23 +42,51 @@ func TestPoolRegistrations(t *testing.T) {
 	// The version ranges TFLite 2.9's BuiltinOpResolver registers (each
 	// max+1 was also checked to be rejected by the real library).
 	want := map[schema.BuiltinOperator]tensor.VersionRange{
-		schema.BuiltinOperatorAVERAGE_POOL_2D:         {Min: 1, Max: 3},
-		schema.BuiltinOperatorMAX_POOL_2D:             {Min: 1, Max: 3},
-		schema.BuiltinOperatorL2_POOL_2D:              {Min: 1, Max: 1},
-		schema.BuiltinOperatorMEAN:                    {Min: 1, Max: 3},
-		schema.BuiltinOperatorSUM:                     {Min: 1, Max: 2},
-		schema.BuiltinOperatorREDUCE_PROD:             {Min: 1, Max: 2},
-		schema.BuiltinOperatorREDUCE_MAX:              {Min: 1, Max: 3},
-		schema.BuiltinOperatorREDUCE_MIN:              {Min: 1, Max: 3},
-		schema.BuiltinOperatorPAD:                     {Min: 1, Max: 4},
-		schema.BuiltinOperatorPADV2:                   {Min: 1, Max: 4},
-		schema.BuiltinOperatorMIRROR_PAD:              {Min: 1, Max: 2},
-		schema.BuiltinOperatorRESIZE_BILINEAR:         {Min: 1, Max: 4},
-		schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR: {Min: 1, Max: 4},
-		schema.BuiltinOperatorARG_MAX:                 {Min: 1, Max: 3},
-		schema.BuiltinOperatorARG_MIN:                 {Min: 1, Max: 3},
+		schema.BuiltinOperatorAVERAGE_POOL_2D: {Min: 1, Max: 3},
+		schema.BuiltinOperatorMAX_POOL_2D:     {Min: 1, Max: 3},
+		schema.BuiltinOperatorL2_POOL_2D:      {Min: 1, Max: 1},
 	}
 	checkRegistrations(t, poolOps(), want)
+}
+
+func TestReduceRegistrations(t *testing.T) {
+	// As for pooling: TFLite 2.9's ranges, max+1 checked to be rejected.
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorMEAN:        {Min: 1, Max: 3},
+		schema.BuiltinOperatorSUM:         {Min: 1, Max: 2},
+		schema.BuiltinOperatorREDUCE_PROD: {Min: 1, Max: 2},
+		schema.BuiltinOperatorREDUCE_MAX:  {Min: 1, Max: 3},
+		schema.BuiltinOperatorREDUCE_MIN:  {Min: 1, Max: 3},
+	}
+	checkRegistrations(t, reduceOps(), want)
+}
+
+func TestPadRegistrations(t *testing.T) {
+	// As for pooling: TFLite 2.9's ranges, max+1 checked to be rejected.
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorPAD:        {Min: 1, Max: 4},
+		schema.BuiltinOperatorPADV2:      {Min: 1, Max: 4},
+		schema.BuiltinOperatorMIRROR_PAD: {Min: 1, Max: 2},
+	}
+	checkRegistrations(t, padOps(), want)
+}
+
+func TestResizeRegistrations(t *testing.T) {
+	// As for pooling: TFLite 2.9's ranges, max+1 checked to be rejected.
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorRESIZE_BILINEAR:         {Min: 1, Max: 4},
+		schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR: {Min: 1, Max: 4},
+	}
+	checkRegistrations(t, resizeOps(), want)
+}
+
+func TestArgMinMaxRegistrations(t *testing.T) {
+	// As for pooling: TFLite 2.9's ranges, max+1 checked to be rejected.
+	want := map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorARG_MAX: {Min: 1, Max: 3},
+		schema.BuiltinOperatorARG_MIN: {Min: 1, Max: 3},
+	}
+	checkRegistrations(t, argMinMaxOps(), want)
 }
 
 func TestPoolFloat(t *testing.T) {
@@ -671,27 +699,33 @@ func TestPoolArgMinMax(t *testing.T) {
 
 func TestPoolOptionsFromModel(t *testing.T) {
 	// Without a model the options take the schema defaults: pools then have
-	// zero strides (an error, as in TFLite) and ARG_MAX has no valid index
-	// type.
+	// zero strides (an error, as in TFLite).
 	for _, r := range poolOps() {
 		op, err := r.New(OpInfo{Version: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch o := op.(type) {
-		case *Pool:
-			if o.Params != (PoolParams{}) {
-				t.Errorf("%s: default params %+v", r.Name(), o.Params)
-			}
-		case *ArgMinMax:
-			err := run1(o, tensor.NewTensor(tensor.Int32), valsT(tensor.Float32, []int{2}, 1, 2), constT(valsT(tensor.Int32, []int{1}, 0)))
-			if err == nil {
-				t.Errorf("%s: no error without an output_type", r.Name())
-			}
+		if o := op.(*Pool); o.Params != (PoolParams{}) {
+			t.Errorf("%s: default params %+v", r.Name(), o.Params)
 		}
 	}
 	if !errors.Is(Unsupported("x"), ErrUnsupported) {
 		t.Fatal("Unsupported does not wrap ErrUnsupported")
+	}
+}
+
+func TestArgMinMaxOptionsFromModel(t *testing.T) {
+	// Without a model the options take the schema defaults: ARG_MAX and
+	// ARG_MIN then have no valid index type.
+	for _, r := range argMinMaxOps() {
+		op, err := r.New(OpInfo{Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = run1(op, tensor.NewTensor(tensor.Int32), valsT(tensor.Float32, []int{2}, 1, 2), constT(valsT(tensor.Int32, []int{1}, 0)))
+		if err == nil {
+			t.Errorf("%s: no error without an output_type", r.Name())
+		}
 	}
 }
 
