@@ -10,10 +10,11 @@ import (
 )
 
 // This file registers the activation family and implements the ReLU variants,
-// LEAKY_RELU, HARD_SWISH and PRELU. The family follows TensorFlow Lite 2.9's
-// tensorflow/lite/kernels/{activations,quantize,dequantize}.cc with the
-// kernels its builtin resolver picks on x86-64 (kGenericOptimized, without
-// NEON), and registers the same version ranges.
+// LEAKY_RELU and HARD_SWISH; LOGISTIC and TANH are in activation_logistic.go,
+// SOFTMAX in activation_softmax.go and PRELU in activation_prelu.go. The
+// family follows TensorFlow Lite 2.9's tensorflow/lite/kernels/activations.cc
+// with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
+// without NEON), and registers the same version ranges.
 //
 // Quantized element-wise activations of 8-bit tensors are evaluated through a
 // 256-entry table built in Prepare with exactly TFLite's per-value arithmetic,
@@ -31,8 +32,6 @@ func activationOps() []Registration {
 		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLeakyReluOp},
 		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newHardSwishOp},
 		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
-		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newQuantizeOp},
-		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newDequantizeOp},
 	}
 }
 

@@ -86,28 +86,51 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
+	batches, err := f.setSizes(op, in, filter)
+	if err != nil {
+		return err
+	}
+	if err := f.setKind(op, in, filter, out); err != nil {
+		return err
+	}
+	if err := checkConvBias(op, f.floatOut(), in, bias, f.units, true); err != nil {
+		return err
+	}
+	if err := f.prepareKind(op, in, filter, bias, out, batches, max(n.Threads, 1)); err != nil {
+		return err
+	}
+	return f.setOutputShapes(op, n, in, batches)
+}
+
+// setSizes reads units and depth from the 2-D weights and returns the
+// number of input rows (batches) of depth values.
+func (f *FullyConnected) setSizes(op string, in, filter *tensor.Tensor) (batches int, err error) {
 	if len(filter.Shape) != 2 || filter.Shape[1] <= 0 {
-		return fmt.Errorf("%s: weights %v must be 2-D with a positive depth", op, filter.Shape)
+		return 0, fmt.Errorf("%s: weights %v must be 2-D with a positive depth", op, filter.Shape)
 	}
 	units, depth := filter.Shape[0], filter.Shape[1]
 	total := in.NumElements()
 	if total%depth != 0 {
-		return fmt.Errorf("%s: input %v does not divide into rows of %d", op, in.Shape, depth)
+		return 0, fmt.Errorf("%s: input %v does not divide into rows of %d", op, in.Shape, depth)
 	}
-	batches := total / depth
-	p := f.Params
+	batches = total / depth
 	f.units, f.depth = units, depth
 	f.geom = fcGeom(batches, depth)
+	return batches, nil
+}
 
+// setKind picks the kernel from the input, weight and output types and the
+// weights format.
+func (f *FullyConnected) setKind(op string, in, filter, out *tensor.Tensor) error {
 	quantW := filter.Type == tensor.Uint8 || filter.Type == tensor.Int8
-	shuffled := quantW && p.WeightsFormat == schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8
+	shuffled := quantW && f.Params.WeightsFormat == schema.FullyConnectedOptionsWeightsFormatSHUFFLED4x16INT8
 	switch {
 	case shuffled:
 		if in.Type != tensor.Uint8 || filter.Type != tensor.Uint8 || out.Type != tensor.Int16 {
 			return fmt.Errorf("%s: shuffled weights need UINT8 input and weights and INT16 output, got %s, %s, %s",
 				op, in.Type, filter.Type, out.Type)
 		}
-		if units%4 != 0 || depth%16 != 0 {
+		if f.units%4 != 0 || f.depth%16 != 0 {
 			return fmt.Errorf("%s: shuffled weights %v need units%%4 == 0 and depth%%16 == 0", op, filter.Shape)
 		}
 		f.kind = fcShuffled
@@ -126,22 +149,24 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	default:
 		return Unsupported("%s: input %s, weights %s, output %s", op, in.Type, filter.Type, out.Type)
 	}
-	floatOut := f.kind == fcFloat || f.kind == fcHybrid
-	if floatOut && out.Type != tensor.Float32 {
+	if f.floatOut() && out.Type != tensor.Float32 {
 		return fmt.Errorf("%s: output type %s, want FLOAT32", op, out.Type)
 	}
-	if err := checkConvBias(op, floatOut, in, bias, units, true); err != nil {
-		return err
-	}
-	threads := max(n.Threads, 1)
+	return nil
+}
 
+// floatOut reports whether the kernel's output is FLOAT32.
+func (f *FullyConnected) floatOut() bool { return f.kind == fcFloat || f.kind == fcHybrid }
+
+// prepareKind precomputes what the chosen kernel needs: packed weights,
+// quantization and scratch.
+func (f *FullyConnected) prepareKind(op string, in, filter, bias, out *tensor.Tensor, batches, threads int) error {
+	units, depth := f.units, f.depth
 	switch f.kind {
 	case fcFloat:
-		if err := f.prepareFloat(op, p.Activation, filter, bias, units, depth, threads); err != nil {
-			return err
-		}
+		return f.prepareFloat(op, f.Params.Activation, filter, bias, units, depth, threads)
 	case fcHybrid:
-		if err := f.hybrid.prepare(op, in, filter, p.Activation, units, depth, batches, 0, threads); err != nil {
+		if err := f.hybrid.prepare(op, in, filter, f.Params.Activation, units, depth, batches, 0, threads); err != nil {
 			return err
 		}
 		if f.hybrid.perChannel {
@@ -150,24 +175,29 @@ func (f *FullyConnected) Prepare(n *Node) error {
 		if filter.Const {
 			f.hybrid.setWeights(filter.Int8s(), units, depth)
 		}
+		return nil
 	default:
-		if err := f.prepareQuant(op, in, filter, bias, out, threads); err != nil {
-			return err
-		}
+		return f.prepareQuant(op, in, filter, bias, out, threads)
 	}
+}
 
-	if p.KeepNumDims {
-		if len(in.Shape) == 0 || in.Shape[len(in.Shape)-1] != depth {
-			return fmt.Errorf("%s: keep_num_dims needs input %v to end in %d", op, in.Shape, depth)
+// setOutputShapes sizes the output ([batches, units], or the input's shape
+// with units last under keep_num_dims) and the shuffled kernel's
+// workspace output when the model has one.
+func (f *FullyConnected) setOutputShapes(op string, n *Node, in *tensor.Tensor, batches int) error {
+	out := n.Outputs[0]
+	if f.Params.KeepNumDims {
+		if len(in.Shape) == 0 || in.Shape[len(in.Shape)-1] != f.depth {
+			return fmt.Errorf("%s: keep_num_dims needs input %v to end in %d", op, in.Shape, f.depth)
 		}
-		out.Shape = append(append(out.Shape[:0], in.Shape[:len(in.Shape)-1]...), units)
+		out.Shape = append(append(out.Shape[:0], in.Shape[:len(in.Shape)-1]...), f.units)
 	} else {
-		out.Shape = append(out.Shape[:0], batches, units)
+		out.Shape = append(out.Shape[:0], batches, f.units)
 	}
 	if len(n.Outputs) == 2 && n.Outputs[1] != nil {
 		// The shuffled kernel's input workspace: we do not need it, but the
 		// model declares it, so give it its TFLite shape.
-		n.Outputs[1].Shape = append(n.Outputs[1].Shape[:0], batches, depth)
+		n.Outputs[1].Shape = append(n.Outputs[1].Shape[:0], batches, f.depth)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/tensor"
 )
@@ -42,6 +43,16 @@ import (
 // INT8 were confirmed against the TF 2.9 C library on random tie-heavy
 // inputs. Decoding uses Go's math.Exp where TFLite calls glibc's exp; both
 // are within an ulp in double precision before the rounding to float32.
+
+// detectionOps returns the registration of the TFLite_Detection_PostProcess
+// custom op, with the version range of TF 2.9's builtin resolver
+// (register.cc; checked against the TF 2.9 C library, which refuses the next
+// version up).
+func detectionOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newDetectionPostProcess},
+	}
+}
 
 // detectionPostProcessParams are the custom options (a FlexBuffers map).
 type detectionPostProcessParams struct {
@@ -146,30 +157,59 @@ type detectionPostProcess struct {
 	classIndices []int
 }
 
+// Prepare checks the inputs against each other and the options, sizes the
+// four outputs and the scratch buffers.
 func (k *detectionPostProcess) Prepare(n *Node) error {
-	if len(n.Inputs) != 3 || len(n.Outputs) != 4 {
-		return fmt.Errorf("TFLite_Detection_PostProcess: want 3 inputs and 4 outputs, have %d and %d", len(n.Inputs), len(n.Outputs))
+	boxes, preds, anchors, err := detectionInputs(n)
+	if err != nil {
+		return err
 	}
-	boxes, preds, anchors := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if err := k.setSizes(boxes, preds, anchors); err != nil {
+		return err
+	}
+	nDet, err := k.detections()
+	if err != nil {
+		return err
+	}
+	if err := detectionOutputs(n, nDet); err != nil {
+		return err
+	}
+	k.allocScratch(preds.Type)
+	return nil
+}
+
+// detectionInputs checks the input and output counts and the inputs' ranks
+// and types, and returns the box encodings, class predictions and anchors.
+func detectionInputs(n *Node) (boxes, preds, anchors *tensor.Tensor, err error) {
+	if len(n.Inputs) != 3 || len(n.Outputs) != 4 {
+		return nil, nil, nil, fmt.Errorf("TFLite_Detection_PostProcess: want 3 inputs and 4 outputs, have %d and %d", len(n.Inputs), len(n.Outputs))
+	}
+	boxes, preds, anchors = n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	if boxes == nil || preds == nil || anchors == nil {
-		return fmt.Errorf("TFLite_Detection_PostProcess: missing input")
+		return nil, nil, nil, fmt.Errorf("TFLite_Detection_PostProcess: missing input")
 	}
 	if len(boxes.Shape) != 3 || len(preds.Shape) != 3 || len(anchors.Shape) != 2 {
-		return fmt.Errorf("TFLite_Detection_PostProcess: input ranks %d, %d, %d, want 3, 3, 2",
+		return nil, nil, nil, fmt.Errorf("TFLite_Detection_PostProcess: input ranks %d, %d, %d, want 3, 3, 2",
 			len(boxes.Shape), len(preds.Shape), len(anchors.Shape))
 	}
 	for _, t := range []*tensor.Tensor{boxes, preds} {
 		if t.Type != tensor.Float32 && t.Type != tensor.Uint8 {
-			return Unsupported("TFLite_Detection_PostProcess: input type %s", t.Type)
+			return nil, nil, nil, Unsupported("TFLite_Detection_PostProcess: input type %s", t.Type)
 		}
 	}
 	switch {
 	case boxes.Type == tensor.Float32 && anchors.Type != tensor.Float32:
-		return fmt.Errorf("TFLite_Detection_PostProcess: float box encodings need float anchors, have %s", anchors.Type)
+		return nil, nil, nil, fmt.Errorf("TFLite_Detection_PostProcess: float box encodings need float anchors, have %s", anchors.Type)
 	case boxes.Type == tensor.Uint8 && anchors.Type != tensor.Uint8:
 		// TFLite reads the anchors' bytes as uint8 whatever their type.
-		return Unsupported("TFLite_Detection_PostProcess: uint8 box encodings with %s anchors", anchors.Type)
+		return nil, nil, nil, Unsupported("TFLite_Detection_PostProcess: uint8 box encodings with %s anchors", anchors.Type)
 	}
+	return boxes, preds, anchors, nil
+}
+
+// setSizes reads the number of boxes and class columns and checks the
+// input shapes and the class and detection options against them.
+func (k *detectionPostProcess) setSizes(boxes, preds, anchors *tensor.Tensor) error {
 	p := k.p
 	k.numBoxes = boxes.Shape[1]
 	k.numClassesBG = preds.Shape[2]
@@ -188,15 +228,28 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 	case p.MaxDetections < 0 || p.MaxClassesPerDetection < 0 || p.NumClasses < 0:
 		return fmt.Errorf("TFLite_Detection_PostProcess: negative max_detections, max_classes_per_detection or num_classes")
 	}
+	return nil
+}
+
+// detections returns the number of output slots,
+// max_detections * max_classes_per_detection.
+func (k *detectionPostProcess) detections() (int, error) {
+	p := k.p
 	nDet := p.MaxDetections * p.MaxClassesPerDetection
 	if int(int32(nDet)) != nDet {
-		return fmt.Errorf("TFLite_Detection_PostProcess: %d detections overflow", nDet)
+		return 0, fmt.Errorf("TFLite_Detection_PostProcess: %d detections overflow", nDet)
 	}
 	if p.UseRegularNMS && nDet < p.MaxDetections {
 		// Regular NMS writes max_detections rows; TFLite would write past
 		// outputs sized with max_classes_per_detection 0.
-		return fmt.Errorf("TFLite_Detection_PostProcess: regular NMS with max_classes_per_detection %d", p.MaxClassesPerDetection)
+		return 0, fmt.Errorf("TFLite_Detection_PostProcess: regular NMS with max_classes_per_detection %d", p.MaxClassesPerDetection)
 	}
+	return nDet, nil
+}
+
+// detectionOutputs checks the four FLOAT32 outputs and sizes them for nDet
+// detections: boxes, classes, scores and their count.
+func detectionOutputs(n *Node, nDet int) error {
 	shapes := [4][]int{{1, nDet, 4}, {1, nDet}, {1, nDet}, {1}}
 	for i, out := range n.Outputs {
 		if out == nil {
@@ -207,10 +260,16 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 		}
 		out.Shape = append(out.Shape[:0], shapes[i]...)
 	}
+	return nil
+}
 
+// allocScratch sizes the buffers Eval works in: the decoded boxes, the
+// dequantized scores of UINT8 predictions, and those of the NMS variant.
+func (k *detectionPostProcess) allocScratch(predsType tensor.DType) {
+	p := k.p
 	nb := k.numBoxes
 	k.decoded = sized(k.decoded, 4*nb)
-	if preds.Type == tensor.Uint8 {
+	if predsType == tensor.Uint8 {
 		k.scores = sized(k.scores, nb*k.numClassesBG)
 	}
 	k.active = sized(k.active, nb)
@@ -225,7 +284,6 @@ func (k *detectionPostProcess) Prepare(n *Node) error {
 		k.maxScores = sized(k.maxScores, nb)
 		k.classIndices = sized(k.classIndices, nb*p.NumClasses)
 	}
-	return nil
 }
 
 func (k *detectionPostProcess) Eval(n *Node) error {

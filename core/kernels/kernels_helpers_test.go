@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -188,4 +190,99 @@ func checkRegistrations(t *testing.T, regs []Registration, want map[schema.Built
 			t.Errorf("%s: New without a model: %v", r.Name(), err)
 		}
 	}
+}
+
+// checkOutput compares an output with the expected shape and values.
+func checkOutput(t *testing.T, name string, out *tensor.Tensor, shape []int, want []float64) {
+	t.Helper()
+	if !slices.Equal(out.Shape, shape) {
+		t.Errorf("%s: shape %v, want %v", name, out.Shape, shape)
+		return
+	}
+	got := values(out)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("%s: values %v, want %v", name, got, want)
+			return
+		}
+	}
+}
+
+// seqFrom returns the n values from, from+1, from+2, ...
+func seqFrom(n int, from float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = from + float64(i)
+	}
+	return s
+}
+
+// lcgFill fills a tensor with a deterministic pseudo-random byte pattern.
+func lcgFill(t *tensor.Tensor, seed uint32) *tensor.Tensor {
+	s := seed
+	for i := range t.Data {
+		s = s*1664525 + 1013904223
+		t.Data[i] = byte(s >> 24)
+	}
+	if t.Type == tensor.Float32 {
+		f := t.Float32s()
+		for i := range f {
+			s = s*1664525 + 1013904223
+			f[i] = float32(s>>8)/(1<<24)*2 - 1
+		}
+	}
+	return t
+}
+
+// checkThreadsInvariant runs each case with 1, 3 and 8 threads: every
+// thread count must give the same output bytes. A case makes a fresh op,
+// its inputs and its (unsized) output.
+func checkThreadsInvariant(t *testing.T, cases map[string]func() (Op, []*tensor.Tensor, *tensor.Tensor)) {
+	t.Helper()
+	for name, mkOp := range cases {
+		var ref []byte
+		for _, threads := range []int{1, 3, 8} {
+			op, ins, out := mkOp()
+			n := &Node{Inputs: ins, Outputs: []*tensor.Tensor{out}, Threads: threads}
+			if err := op.Prepare(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+			if err := op.Eval(n); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if ref == nil {
+				ref = out.Data
+			} else if string(ref) != string(out.Data) {
+				t.Errorf("%s: %d threads differ from 1", name, threads)
+			}
+		}
+	}
+}
+
+// i32T is a constant INT32 tensor, as parameter inputs (block shapes,
+// paddings, output shapes) are.
+func i32T(shape []int, v ...int32) *tensor.Tensor { return constT(tensorOf(tensor.Int32, shape, v...)) }
+
+// u8T and i8T are quantized 8-bit tensors holding v.
+func u8T(shape []int, scale float32, zp int64, v ...uint8) *tensor.Tensor {
+	return withQ(tensorOf(tensor.Uint8, shape, v...), scale, zp)
+}
+
+func i8T(shape []int, scale float32, zp int64, v ...int8) *tensor.Tensor {
+	return withQ(tensorOf(tensor.Int8, shape, v...), scale, zp)
+}
+
+// closeF32 reports whether a and b have the same length and differ by at
+// most tol element by element.
+func closeF32(a, b []float32, tol float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(float64(a[i])-float64(b[i])) > tol {
+			return false
+		}
+	}
+	return true
 }

@@ -139,28 +139,68 @@ func lstmShape(t *tensor.Tensor, name string, dims ...int) error {
 // Prepare checks the node as TFLite's Prepare and CheckInputTensorDimensions
 // do, sets the output shape and precomputes what Eval needs.
 func (op *lstmOp) Prepare(n *Node) error {
+	in, err := lstmNodeInputs(n)
+	if err != nil {
+		return err
+	}
+	if op.p.CellClip < 0 || op.p.ProjClip < 0 {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: negative clip (cell %g, projection %g)", op.p.CellClip, op.p.ProjClip)
+	}
+	if err := op.setSizes(n, in); err != nil {
+		return err
+	}
+	if err := op.setVariant(n, in); err != nil {
+		return err
+	}
+	if err := op.checkDimensions(n); err != nil {
+		return err
+	}
+	outState, cellState, err := op.checkState(n)
+	if err != nil {
+		return err
+	}
+
+	out := n.Outputs[0]
+	out.Shape = append(append(out.Shape[:0:0], in.Shape[:2]...), op.nOutput)
+
+	if op.integer {
+		return op.prepareInteger(n)
+	}
+	if outState.Type != tensor.Float32 || cellState.Type != tensor.Float32 || out.Type != tensor.Float32 {
+		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: float LSTM with %s output state, %s cell state, %s output",
+			outState.Type, cellState.Type, out.Type)
+	}
+	return op.prepareFloat(n)
+}
+
+// lstmNodeInputs checks the input and output counts and that every input a
+// LSTM cannot do without is present; it returns the input.
+func lstmNodeInputs(n *Node) (*tensor.Tensor, error) {
 	switch len(n.Inputs) {
 	case 20, 24:
 	default:
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 20 or 24 inputs, got %d", len(n.Inputs))
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 20 or 24 inputs, got %d", len(n.Inputs))
 	}
 	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 1 output, got %d", len(n.Outputs))
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 1 output, got %d", len(n.Outputs))
 	}
 	in := n.Input(lstmInput)
 	if in == nil {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input")
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input")
 	}
 	for _, i := range []int{lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights,
 		lstmRecurrentToForgetWeights, lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights,
 		lstmForgetGateBias, lstmCellGateBias, lstmOutputGateBias} {
 		if n.Input(i) == nil {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing required input %d", i)
+			return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing required input %d", i)
 		}
 	}
-	if op.p.CellClip < 0 || op.p.ProjClip < 0 {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: negative clip (cell %g, projection %g)", op.p.CellClip, op.p.ProjClip)
-	}
+	return in, nil
+}
+
+// setSizes reads the batch, time and input sizes from the input and the
+// cell and output sizes from the output gate's weights.
+func (op *lstmOp) setSizes(n *Node, in *tensor.Tensor) error {
 	// TFLite reads dims[2] whatever the rank; only rank 3 is well defined.
 	if len(in.Shape) != 3 {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input has shape %v, want rank 3", in.Shape)
@@ -177,17 +217,20 @@ func (op *lstmOp) Prepare(n *Node) error {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: weights must be 2-D, got %v and %v", i2o.Shape, r2o.Shape)
 	}
 	op.nCell, op.nOutput = i2o.Shape[0], r2o.Shape[1]
-	nCell, nInput, nOutput := op.nCell, op.nInput, op.nOutput
+	return nil
+}
 
+// setVariant records which optional parts the node has (layer norm, CIFG,
+// peephole, projection) and picks the kernel from the types of the input
+// and the weights, as TFLite's Eval does.
+func (op *lstmOp) setVariant(n *Node, in *tensor.Tensor) error {
 	op.lnorm = len(n.Inputs) == 24 && n.Input(lstmForgetLayerNormCoeffs) != nil
 	op.cifg = n.Input(lstmInputToInputWeights) == nil
 	op.peephole = n.Input(lstmCellToOutputWeights) != nil
 	op.projection = n.Input(lstmProjectionWeights) != nil
 	op.integer = in.Type == tensor.Int8
 	op.hybrid = false
-	wType := i2o.Type
-
-	// Type of the input and weights decides the kernel, as in TFLite's Eval.
+	wType := n.Input(lstmInputToOutputWeights).Type
 	switch {
 	case wType == tensor.Float32 && in.Type == tensor.Float32:
 	case (wType == tensor.Int8 || wType == tensor.Uint8) && in.Type == tensor.Float32:
@@ -197,8 +240,40 @@ func (op *lstmOp) Prepare(n *Node) error {
 	default:
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: input %s with %s weights", in.Type, wType)
 	}
+	return nil
+}
 
-	// CheckInputTensorDimensions.
+// checkDimensions is TFLite's CheckInputTensorDimensions: the shapes and
+// types of the weights, peepholes, biases, projection and layer norm
+// coefficients, and which of them go together.
+func (op *lstmOp) checkDimensions(n *Node) error {
+	wType := n.Input(lstmInputToOutputWeights).Type
+	if err := op.checkGateWeights(n); err != nil {
+		return err
+	}
+	if err := op.checkPeepholes(n, wType); err != nil {
+		return err
+	}
+	if err := op.checkBiases(n); err != nil {
+		return err
+	}
+	if err := op.checkProjection(n, wType); err != nil {
+		return err
+	}
+	return op.checkLayerNorm(n)
+}
+
+// biasType is the type of the gate and projection biases: INT32 for the
+// integer kernel, FLOAT32 otherwise.
+func (op *lstmOp) biasType() tensor.DType {
+	if op.integer {
+		return tensor.Int32
+	}
+	return tensor.Float32
+}
+
+// checkGateWeights checks the input and recurrent weights of every gate.
+func (op *lstmOp) checkGateWeights(n *Node) error {
 	if (n.Input(lstmInputToInputWeights) == nil) != (n.Input(lstmRecurrentToInputWeights) == nil) {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input gate weights must be all present or all absent")
 	}
@@ -206,24 +281,30 @@ func (op *lstmOp) Prepare(n *Node) error {
 		if g == lstmGateInput && op.cifg {
 			continue
 		}
-		if err := lstmShape(n.Input(lstmInputWeightsIdx[g]), "input_to_"+lstmGateNames[g]+"_weights", nCell, nInput); err != nil {
+		if err := lstmShape(n.Input(lstmInputWeightsIdx[g]), "input_to_"+lstmGateNames[g]+"_weights", op.nCell, op.nInput); err != nil {
 			return err
 		}
-		if err := lstmShape(n.Input(lstmRecurrentWeightsIdx[g]), "recurrent_to_"+lstmGateNames[g]+"_weights", nCell, nOutput); err != nil {
+		if err := lstmShape(n.Input(lstmRecurrentWeightsIdx[g]), "recurrent_to_"+lstmGateNames[g]+"_weights", op.nCell, op.nOutput); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// checkPeepholes checks the peephole weights: all present (the input
+// gate's but for CIFG) or all absent, of the weights' type (INT16 for the
+// integer kernel).
+func (op *lstmOp) checkPeepholes(n *Node, wType tensor.DType) error {
 	peepholeType := wType
-	biasType := tensor.Float32
 	if op.integer {
-		peepholeType, biasType = tensor.Int16, tensor.Int32
+		peepholeType = tensor.Int16
 	}
 	for g, idx := range lstmPeepholeIdx {
 		if idx < 0 {
 			continue
 		}
 		if t := n.Input(idx); t != nil {
-			if err := lstmShape(t, "cell_to_"+lstmGateNames[g]+"_weights", nCell); err != nil {
+			if err := lstmShape(t, "cell_to_"+lstmGateNames[g]+"_weights", op.nCell); err != nil {
 				return err
 			}
 			if t.Type != peepholeType {
@@ -237,6 +318,13 @@ func (op *lstmOp) Prepare(n *Node) error {
 	if !allPeephole && !noPeephole {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: peephole weights must be all present or all absent")
 	}
+	return nil
+}
+
+// checkBiases checks the gate biases: the input gate's exactly when the
+// LSTM is not CIFG.
+func (op *lstmOp) checkBiases(n *Node) error {
+	biasType := op.biasType()
 	for g, idx := range lstmBiasIdx {
 		t := n.Input(idx)
 		if g == lstmGateInput {
@@ -250,13 +338,20 @@ func (op *lstmOp) Prepare(n *Node) error {
 				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input gate bias")
 			}
 		}
-		if err := lstmShape(t, lstmGateNames[g]+"_gate_bias", nCell); err != nil {
+		if err := lstmShape(t, lstmGateNames[g]+"_gate_bias", op.nCell); err != nil {
 			return err
 		}
 		if t.Type != biasType {
 			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s_gate_bias is %s, want %s", lstmGateNames[g], t.Type, biasType)
 		}
 	}
+	return nil
+}
+
+// checkProjection checks the projection weights and bias, and that an LSTM
+// without projection has as many outputs as cells.
+func (op *lstmOp) checkProjection(n *Node, wType tensor.DType) error {
+	nCell, nOutput := op.nCell, op.nOutput
 	if pw := n.Input(lstmProjectionWeights); pw != nil {
 		if err := lstmShape(pw, "projection_weights", nOutput, nCell); err != nil {
 			return err
@@ -271,61 +366,62 @@ func (op *lstmOp) Prepare(n *Node) error {
 		if err := lstmShape(pb, "projection_bias", nOutput); err != nil {
 			return err
 		}
-		if pb.Type != biasType {
+		if biasType := op.biasType(); pb.Type != biasType {
 			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: projection_bias is %s, want %s", pb.Type, biasType)
 		}
 	}
 	if !op.projection && nOutput != nCell {
 		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %d outputs but %d cells without projection", nOutput, nCell)
 	}
-	if op.lnorm {
-		lnType := tensor.Float32
-		if op.integer {
-			lnType = tensor.Int16
-		}
-		for g, idx := range lstmLayerNormIdx {
-			t := n.Input(idx)
-			if g == lstmGateInput && op.cifg {
-				if t != nil {
-					return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has input layer norm coefficients")
-				}
-				continue
-			}
-			if t == nil {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing %s layer norm coefficients", lstmGateNames[g])
-			}
-			if err := lstmShape(t, lstmGateNames[g]+"_layer_norm_coefficients", nCell); err != nil {
-				return err
-			}
-			if t.Type != lnType {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s layer norm coefficients are %s, want %s", lstmGateNames[g], t.Type, lnType)
-			}
-		}
-	}
+	return nil
+}
 
-	// The state tensors must be variables of the right size.
-	outState, cellState := n.Input(lstmOutputState), n.Input(lstmCellState)
-	if outState == nil || !outState.Variable || cellState == nil || !cellState.Variable {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output and cell state must be variable tensors")
+// checkLayerNorm checks the layer norm coefficients of a layer norm LSTM:
+// one per gate (none for a CIFG input gate), FLOAT32 or, for the integer
+// kernel, INT16.
+func (op *lstmOp) checkLayerNorm(n *Node) error {
+	if !op.lnorm {
+		return nil
 	}
-	if outState.NumElements() != op.nBatch*nOutput {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output state has %d elements, want %d", outState.NumElements(), op.nBatch*nOutput)
-	}
-	if cellState.NumElements() != op.nBatch*nCell {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state has %d elements, want %d", cellState.NumElements(), op.nBatch*nCell)
-	}
-
-	out := n.Outputs[0]
-	out.Shape = append(append(out.Shape[:0:0], in.Shape[:2]...), nOutput)
-
+	lnType := tensor.Float32
 	if op.integer {
-		return op.prepareInteger(n)
+		lnType = tensor.Int16
 	}
-	if outState.Type != tensor.Float32 || cellState.Type != tensor.Float32 || out.Type != tensor.Float32 {
-		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: float LSTM with %s output state, %s cell state, %s output",
-			outState.Type, cellState.Type, out.Type)
+	for g, idx := range lstmLayerNormIdx {
+		t := n.Input(idx)
+		if g == lstmGateInput && op.cifg {
+			if t != nil {
+				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has input layer norm coefficients")
+			}
+			continue
+		}
+		if t == nil {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing %s layer norm coefficients", lstmGateNames[g])
+		}
+		if err := lstmShape(t, lstmGateNames[g]+"_layer_norm_coefficients", op.nCell); err != nil {
+			return err
+		}
+		if t.Type != lnType {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s layer norm coefficients are %s, want %s", lstmGateNames[g], t.Type, lnType)
+		}
 	}
-	return op.prepareFloat(n)
+	return nil
+}
+
+// checkState checks that the output and cell states are variables of the
+// right size and returns them.
+func (op *lstmOp) checkState(n *Node) (outState, cellState *tensor.Tensor, err error) {
+	outState, cellState = n.Input(lstmOutputState), n.Input(lstmCellState)
+	if outState == nil || !outState.Variable || cellState == nil || !cellState.Variable {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output and cell state must be variable tensors")
+	}
+	if outState.NumElements() != op.nBatch*op.nOutput {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output state has %d elements, want %d", outState.NumElements(), op.nBatch*op.nOutput)
+	}
+	if cellState.NumElements() != op.nBatch*op.nCell {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state has %d elements, want %d", cellState.NumElements(), op.nBatch*op.nCell)
+	}
+	return outState, cellState, nil
 }
 
 // Eval runs the sequence, updating the state tensors in place.

@@ -72,9 +72,38 @@ func lstmPerTensorScale(t *tensor.Tensor, name string) (float32, error) {
 	return t.Scale(), nil
 }
 
+// prepareInteger is Prepare's part for the integer kernel: it checks the
+// tensors the integer arithmetic needs and precomputes its quantization
+// (PopulateQuantizedLstmParams8x8_16), scratch and effective biases.
 func (op *lstmOp) prepareInteger(n *Node) error {
 	q := &op.q
-	in := n.Inputs[lstmInput]
+	outState, cellState, out := n.Inputs[lstmOutputState], n.Inputs[lstmCellState], n.Outputs[0]
+	if err := op.checkInteger(n); err != nil {
+		return err
+	}
+	op.quantizeClips(cellState, out)
+	interScale, hiddenScale, err := op.gateScales(n)
+	if err != nil {
+		return err
+	}
+	q.hiddenZP = n.Intermediates[4].ZeroPoint()
+	q.outStateZP = outState.ZeroPoint()
+	cellLog2, err := lstmCellScale(cellState)
+	if err != nil {
+		return err
+	}
+	q.cellScale = cellLog2
+	if err := op.integerMultipliers(n, interScale, hiddenScale, cellLog2); err != nil {
+		return err
+	}
+	op.integerScratch(n)
+	return nil
+}
+
+// checkInteger checks the types and quantization the integer kernel
+// needs: INT8 output state, output and weights, a quantized INT16 cell
+// state and the five intermediates.
+func (op *lstmOp) checkInteger(n *Node) error {
 	outState, cellState, out := n.Inputs[lstmOutputState], n.Inputs[lstmCellState], n.Outputs[0]
 	if outState.Type != tensor.Int8 || cellState.Type != tensor.Int16 || out.Type != tensor.Int8 {
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM with %s output state, %s cell state, %s output (want INT8, INT16, INT8)",
@@ -103,8 +132,13 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 	if op.peephole && op.nOutput > op.nCell {
 		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer peephole LSTM with %d outputs > %d cells", op.nOutput, op.nCell)
 	}
+	return nil
+}
 
-	// Quantized clipping values (float32 division, truncation as in C++).
+// quantizeClips sets the quantized clipping values (float32 division,
+// truncation as in C++); 0 means no clipping.
+func (op *lstmOp) quantizeClips(cellState, out *tensor.Tensor) {
+	q := &op.q
 	q.cellClip, q.projClip = 0, 0
 	if op.p.CellClip > 0 {
 		q.cellClip = int16(min(max(op.p.CellClip/cellState.Scale(), -32768), 32767))
@@ -112,39 +146,50 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 	if op.p.ProjClip > 0 {
 		q.projClip = int8(min(max(op.p.ProjClip/out.Scale(), -128), 127))
 	}
+}
 
-	// Gate scales: the intermediates' with layer norm, else Q3.12.
-	var interScale [4]float32
+// gateScales returns the scales of the gates before their activation (the
+// intermediates' with layer norm, else Q3.12) and of the hidden
+// intermediate (the projection's input).
+func (op *lstmOp) gateScales(n *Node) (interScale [4]float32, hiddenScale float32, err error) {
 	for g := range 4 {
 		interScale[g] = 1.0 / 4096
 		if op.lnorm {
 			t := n.Intermediates[g]
 			if t == nil || !t.Quantized() {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: layer norm LSTM needs quantized intermediate %d", g)
+				return interScale, 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: layer norm LSTM needs quantized intermediate %d", g)
 			}
 			interScale[g] = t.Scale()
 		}
 	}
 	hidden := n.Intermediates[4]
 	if hidden == nil || !hidden.Quantized() {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized hidden intermediate (4)")
+		return interScale, 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized hidden intermediate (4)")
 	}
-	hiddenScale := hidden.Scale()
-	q.hiddenZP = hidden.ZeroPoint()
-	q.outStateZP = outState.ZeroPoint()
+	return interScale, hidden.Scale(), nil
+}
 
+// lstmCellScale returns log2 of the cell state's scale, which must be a
+// power of two the integer tanh handles.
+func lstmCellScale(cellState *tensor.Tensor) (int, error) {
 	cellLog2, ok := CheckedLog2(cellState.Scale())
 	if !ok {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale %g is not a power of two", cellState.Scale())
+		return 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale %g is not a power of two", cellState.Scale())
 	}
 	// tanh of the cell state runs in Q(15+log2).(-log2); TFLite only has
 	// those formats for 0..6 integer bits and leaves garbage otherwise.
 	if cellLog2 < -15 || cellLog2 > -9 {
-		return Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale 2^%d (TFLite handles 2^-15..2^-9)", cellLog2)
+		return 0, Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale 2^%d (TFLite handles 2^-15..2^-9)", cellLog2)
 	}
-	q.cellScale = cellLog2
+	return cellLog2, nil
+}
 
-	inScale, outStateScale := in.Scale(), outState.Scale()
+// integerMultipliers computes the effective scales of every product (input
+// and recurrent weights, peepholes, layer norm, hidden state, projection)
+// as quantized multipliers, in TFLite's float32 arithmetic.
+func (op *lstmOp) integerMultipliers(n *Node, interScale [4]float32, hiddenScale float32, cellLog2 int) error {
+	q := &op.q
+	inScale, outStateScale := n.Inputs[lstmInput].Scale(), n.Inputs[lstmOutputState].Scale()
 	for g := range 4 {
 		q.inMul[g], q.recMul[g], q.peepMul[g], q.lnMul[g] = lstmQuantize(1), lstmQuantize(1), lstmQuantize(1), lstmQuantize(1)
 		q.varianceGuard[g] = 0
@@ -187,8 +232,13 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 		}
 		q.projMul = lstmQuantize(float64(float32(ps*hiddenScale) / outStateScale))
 	}
+	return nil
+}
 
-	// Scratch and effective biases.
+// integerScratch sizes the scratch buffers and, when the weights are
+// constant, computes the effective biases now.
+func (op *lstmOp) integerScratch(n *Node) {
+	q := &op.q
 	size := op.nBatch * op.nCell
 	for g := range 4 {
 		q.gates[g] = sized(q.gates[g], size)
@@ -203,7 +253,6 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 		op.effectiveBiases(n)
 		q.biasesReady = true
 	}
-	return nil
 }
 
 // constantWeights reports whether every weight and bias has its data now.

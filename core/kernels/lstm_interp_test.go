@@ -2,12 +2,13 @@ package kernels_test
 
 import (
 	"encoding/binary"
-	"github.com/delego/delego/model"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/delego/delego/model"
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/tensor"

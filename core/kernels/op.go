@@ -140,10 +140,18 @@ func Builtins() *Registry {
 	r := NewRegistry()
 	for _, family := range [][]Registration{
 		convOps(),
+		transposeConvOps(),
 		elementwiseOps(),
 		activationOps(),
+		quantizeOps(),
 		poolOps(),
+		reduceOps(),
+		padOps(),
+		resizeOps(),
+		argMinMaxOps(),
 		shapeOps(),
+		spaceBatchOps(),
+		l2NormOps(),
 		lstmOps(),
 		detectionOps(),
 	} {

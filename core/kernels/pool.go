@@ -11,31 +11,19 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// This family holds the window, reduction, padding, resizing and arg-min/max
-// ops. Each follows the kernel that TensorFlow Lite 2.9's builtin resolver
-// registers on x86-64 (tensorflow/lite/kernels/register.cc). The shipped
-// library is built without SSE4.1, so TFLite's USE_NEON paths (which on x86
-// need NEON_2_SSE) are off: MEAN uses its reference kernel and the optimized
-// kernels run their portable scalar code.
+// This file holds the 2-D pooling ops AVERAGE_POOL_2D, MAX_POOL_2D and
+// L2_POOL_2D (tensorflow/lite/kernels/pooling.cc). Each follows the kernel that
+// TensorFlow Lite 2.9's builtin resolver registers on x86-64
+// (tensorflow/lite/kernels/register.cc). The shipped library is built without
+// SSE4.1, so TFLite's USE_NEON paths (which on x86 need NEON_2_SSE) are off:
+// the optimized kernels run their portable scalar code.
 
-// poolOps returns the registrations of this op family.
+// poolOps returns the registrations of the pooling ops.
 func poolOps() []Registration {
 	return []Registration{
 		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolAverage)},
 		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolMax)},
 		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPoolFactory(PoolL2)},
-		{Code: schema.BuiltinOperatorMEAN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMean)},
-		{Code: schema.BuiltinOperatorSUM, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceSum)},
-		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceProd)},
-		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMax)},
-		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMin)},
-		{Code: schema.BuiltinOperatorPAD, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
-		{Code: schema.BuiltinOperatorPADV2, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
-		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newMirrorPad},
-		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeBilinear},
-		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeNearest},
-		{Code: schema.BuiltinOperatorARG_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(true)},
-		{Code: schema.BuiltinOperatorARG_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(false)},
 	}
 }
 
@@ -174,7 +162,7 @@ func (p *Pool) window(oy, ox, h, w int) (win poolWindow, originY, originX int) {
 var errPoolEmptyWindow = errors.New("filter window holds no input element")
 
 // poolMinParallelWork is the amount of work (roughly, input elements read)
-// below which the kernels of this family stay on one goroutine.
+// below which the pooling and resizing kernels stay on one goroutine.
 const poolMinParallelWork = 1 << 16
 
 // poolWorkers is how many goroutines to use for work units of the given

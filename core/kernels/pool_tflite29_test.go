@@ -1,15 +1,19 @@
 package kernels
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // testdata/gen/pool/pool_tflite29.json.gz holds one-operator replay cases
-// of this family (see tflite29_replay_test.go). It is made by
-// testdata/gen/pool/pool_tflite29_gen.py.
+// of the pooling ops and of the reductions, padding, resizing and arg-min/max
+// ops, which its generator covers too (see tflite29_replay_test.go). It is
+// made by testdata/gen/pool/pool_tflite29_gen.py.
 
 func TestPoolAgainstTFLite29(t *testing.T) {
 	replayTFLite29(t, replaySpec{
 		file:        "pool/pool_tflite29.json.gz",
-		ops:         poolOps(),
+		ops:         slices.Concat(poolOps(), reduceOps(), padOps(), resizeOps(), argMinMaxOps()),
 		minCases:    900,
 		threadCycle: 3,
 	})

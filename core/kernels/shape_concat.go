@@ -58,8 +58,7 @@ func (o *concatOp) Prepare(n *Node) error {
 		return err
 	}
 	t0, out := n.Inputs[0], n.Outputs[0]
-	rank := len(t0.Shape)
-	axis, err := shapeNormAxis(op, o.p.Axis, rank)
+	axis, err := shapeNormAxis(op, o.p.Axis, len(t0.Shape))
 	if err != nil {
 		return err
 	}
@@ -70,38 +69,64 @@ func (o *concatOp) Prepare(n *Node) error {
 	if err := shapeCheckType(op, "input", t0.Type, tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool); err != nil {
 		return err
 	}
-	sum := t0.Shape[axis]
-	for i, t := range n.Inputs[1:] {
-		if len(t.Shape) != rank {
-			return fmt.Errorf("%s: input %d has rank %d, input 0 has rank %d", op, i+1, len(t.Shape), rank)
-		}
-		if t.Type != t0.Type {
-			return fmt.Errorf("%s: input %d has type %s, input 0 has %s", op, i+1, t.Type, t0.Type)
-		}
-		for d := range rank {
-			if d == axis {
-				if t.Shape[d] < 0 || t.Shape[d] > math.MaxInt32-sum {
-					return fmt.Errorf("%s: bad size %d on the axis of input %d", op, t.Shape[d], i+1)
-				}
-				sum += t.Shape[d]
-			} else if t.Shape[d] != t0.Shape[d] {
-				return fmt.Errorf("%s: input %d has shape %v, incompatible with %v on axis %d", op, i+1, t.Shape, t0.Shape, axis)
-			}
-		}
+	sum, err := concatAxisSize(op, n.Inputs, axis)
+	if err != nil {
+		return err
 	}
 	if err := shapeSameType(op, t0, out); err != nil {
 		return err
 	}
-	switch t0.Type {
+	if err := concatCheckQuant(op, n.Inputs, out); err != nil {
+		return err
+	}
+	shape := append([]int(nil), t0.Shape...)
+	shape[axis] = sum
+	shapeSetOutput(out, shape)
+	o.planCopies(n.Inputs, out, shape, axis)
+	return nil
+}
+
+// concatAxisSize checks that the inputs have input 0's rank, type and
+// shape off the axis, and returns the sum of their sizes on it.
+func concatAxisSize(op string, ins []*tensor.Tensor, axis int) (int, error) {
+	t0 := ins[0]
+	rank := len(t0.Shape)
+	sum := t0.Shape[axis]
+	for i, t := range ins[1:] {
+		if len(t.Shape) != rank {
+			return 0, fmt.Errorf("%s: input %d has rank %d, input 0 has rank %d", op, i+1, len(t.Shape), rank)
+		}
+		if t.Type != t0.Type {
+			return 0, fmt.Errorf("%s: input %d has type %s, input 0 has %s", op, i+1, t.Type, t0.Type)
+		}
+		for d := range rank {
+			if d == axis {
+				if t.Shape[d] < 0 || t.Shape[d] > math.MaxInt32-sum {
+					return 0, fmt.Errorf("%s: bad size %d on the axis of input %d", op, t.Shape[d], i+1)
+				}
+				sum += t.Shape[d]
+			} else if t.Shape[d] != t0.Shape[d] {
+				return 0, fmt.Errorf("%s: input %d has shape %v, incompatible with %v on axis %d", op, i+1, t.Shape, t0.Shape, axis)
+			}
+		}
+	}
+	return sum, nil
+}
+
+// concatCheckQuant checks TFLite 2.9's quantization rules: INT8 inputs
+// share the output's scale and zero point, INT16 inputs and output have
+// zero point 0.
+func concatCheckQuant(op string, ins []*tensor.Tensor, out *tensor.Tensor) error {
+	switch ins[0].Type {
 	case tensor.Int8:
-		for i, t := range n.Inputs {
+		for i, t := range ins {
 			if !shapeSameQuant(t, out) {
 				return fmt.Errorf("%s: INT8 input %d has scale %g zero point %d, output has %g and %d (TFLite requires equal)",
 					op, i, t.Scale(), t.ZeroPoint(), out.Scale(), out.ZeroPoint())
 			}
 		}
 	case tensor.Int16:
-		for i, t := range n.Inputs {
+		for i, t := range ins {
 			if t.ZeroPoint() != 0 {
 				return fmt.Errorf("%s: INT16 input %d has zero point %d, want 0", op, i, t.ZeroPoint())
 			}
@@ -110,10 +135,13 @@ func (o *concatOp) Prepare(n *Node) error {
 			return fmt.Errorf("%s: INT16 output has zero point %d, want 0", op, out.ZeroPoint())
 		}
 	}
-	shape := append([]int(nil), t0.Shape...)
-	shape[axis] = sum
-	shapeSetOutput(out, shape)
+	return nil
+}
 
+// planCopies records each input's chunk of bytes per outer index and, for
+// UINT8 inputs whose quantization differs from the output's, the rescaling.
+func (o *concatOp) planCopies(ins []*tensor.Tensor, out *tensor.Tensor, shape []int, axis int) {
+	t0 := ins[0]
 	esize := t0.Type.Size()
 	o.outer = tensor.NumElements(shape[:axis])
 	inner := tensor.NumElements(shape[axis+1:])
@@ -122,7 +150,7 @@ func (o *concatOp) Prepare(n *Node) error {
 	o.scaled = false
 	o.outZP = out.ZeroPoint()
 	invOut := 1 / out.Scale()
-	for _, t := range n.Inputs {
+	for _, t := range ins {
 		o.chunks = append(o.chunks, t.Shape[axis]*inner*esize)
 		r := concatRescale{copy: true}
 		if t0.Type == tensor.Uint8 && !shapeSameQuant(t, out) {
@@ -132,7 +160,6 @@ func (o *concatOp) Prepare(n *Node) error {
 		}
 		o.rescale = append(o.rescale, r)
 	}
-	return nil
 }
 
 // Eval interleaves the inputs' chunks into the output.

@@ -257,12 +257,34 @@ func (o *stridedSliceOp) plan(n *Node) error {
 			return fmt.Errorf("%s: begin, end or strides has no data", op)
 		}
 	}
-	begin, end, strides := beginT.Int32s(), endT.Int32s(), stridesT.Int32s()
-	p := o.p
-	beginCount := beginT.Shape[0]
-	inputDims := len(in.Shape)
+	l, err := o.p.layout(beginT.Shape[0], len(in.Shape))
+	if err != nil {
+		return err
+	}
+	ax, err := o.effectiveAxes(in, l, beginT.Int32s(), endT.Int32s(), stridesT.Int32s())
+	if err != nil {
+		return err
+	}
+	if tensor.NumElements(o.box.Dims[:l.dims]) != in.NumElements() {
+		return fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit input shape %v", op, o.p.NewAxisMask, o.p.EllipsisMask, in.Shape)
+	}
+	return o.resolveAxes(&ax)
+}
 
-	// Effective dimensions: the input's plus the new axes outside the ellipsis.
+// stridedSliceLayout is how the masks lay the begin, end and strides
+// entries over the effective input, which has the input's dimensions plus
+// the new axes outside the ellipsis.
+type stridedSliceLayout struct {
+	dims          int // effective rank
+	beginCount    int // entries of begin, end and strides
+	ellipsis      int // effective ellipsis mask: every axis the ellipsis covers
+	newAxis       int // effective new-axis mask
+	ellipsisStart int // the ellipsis' first effective axis (dims when none)
+	expanded      int // axes the ellipsis covers beyond its own entry
+}
+
+// layout expands the ellipsis and new-axis masks over the effective input.
+func (p stridedSliceParams) layout(beginCount, inputDims int) (stridedSliceLayout, error) {
 	numAddAxis := 0
 	for i := range beginCount {
 		if p.EllipsisMask&(1<<i) == 0 && p.NewAxisMask&(1<<i) != 0 {
@@ -271,144 +293,173 @@ func (o *stridedSliceOp) plan(n *Node) error {
 	}
 	effDims := inputDims + numAddAxis
 	if effDims > shapeMaxDims {
-		return Unsupported("%s: %d dimensions including added axes (TFLite 2.9 supports up to 5)", op, effDims)
+		return stridedSliceLayout{}, Unsupported("STRIDED_SLICE: %d dimensions including added axes (TFLite 2.9 supports up to 5)", effDims)
 	}
-	effEllipsis, effNewAxis := 0, 0
-	ellipsisStart, expanded := effDims, 0
+	l := stridedSliceLayout{dims: effDims, beginCount: beginCount, ellipsisStart: effDims}
 	for i := 0; i < effDims; {
 		if p.EllipsisMask&(1<<i) != 0 {
-			ellipsisStart = i
+			l.ellipsisStart = i
 			stop := max(i+1, min(i+1+numAddAxis+inputDims-beginCount, effDims))
-			expanded = stop - ellipsisStart - 1
+			l.expanded = stop - l.ellipsisStart - 1
 			for ; i < stop; i++ {
-				effEllipsis |= 1 << i
+				l.ellipsis |= 1 << i
 			}
 			continue
 		}
-		if p.NewAxisMask&(1<<(i-expanded)) != 0 {
-			effNewAxis |= 1 << i
+		if p.NewAxisMask&(1<<(i-l.expanded)) != 0 {
+			l.newAxis |= 1 << i
 		}
 		i++
 	}
+	return l, nil
+}
 
-	// Per effective axis: begin, end, stride and masks.
-	var bgn, stp, str [shapeMaxDims]int
-	beginMask, endMask, shrinkMask := 0, 0, 0
+// stridedSliceAxes are the begin, end and stride of every effective axis
+// and the effective begin, end and shrink masks.
+type stridedSliceAxes struct {
+	begin, end, stride             [shapeMaxDims]int
+	beginMask, endMask, shrinkMask int
+}
+
+// effectiveAxes maps the begin, end and strides entries and the masks onto
+// the effective axes of layout l; it sets o.box's rank and dimensions.
+func (o *stridedSliceOp) effectiveAxes(in *tensor.Tensor, l stridedSliceLayout, begin, end, strides []int32) (stridedSliceAxes, error) {
+	const op = "STRIDED_SLICE"
+	var ax stridedSliceAxes
+	p := o.p
+	inputDims := len(in.Shape)
 	addedEllipsis, addedAxes := 0, 0
 	b := &o.box
-	b.Rank = effDims
-	for i := range effDims {
+	b.Rank = l.dims
+	for i := range l.dims {
 		bit := 1 << i
-		isNew := effEllipsis&bit == 0 && effNewAxis&bit != 0
+		isNew := l.ellipsis&bit == 0 && l.newAxis&bit != 0
 		if !isNew {
 			src := i - addedAxes
 			if src < 0 || src >= inputDims {
-				return fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit an input of rank %d", op, p.NewAxisMask, p.EllipsisMask, inputDims)
+				return ax, fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit an input of rank %d", op, p.NewAxisMask, p.EllipsisMask, inputDims)
 			}
 			b.Dims[i] = in.Shape[src]
 		}
 		switch {
-		case effEllipsis&bit != 0:
-			addedEllipsis = max(0, i-ellipsisStart)
-			beginMask |= bit
-			endMask |= bit
-			str[i] = 1
+		case l.ellipsis&bit != 0:
+			addedEllipsis = max(0, i-l.ellipsisStart)
+			ax.beginMask |= bit
+			ax.endMask |= bit
+			ax.stride[i] = 1
 		case isNew:
-			bgn[i], stp[i], str[i] = 0, 1, 1
+			ax.begin[i], ax.end[i], ax.stride[i] = 0, 1, 1
 			b.Dims[i] = 1
 			addedAxes++
-		case i >= beginCount+expanded:
-			bgn[i], stp[i], str[i] = 0, 0, 1
-			beginMask |= bit
-			endMask |= bit
+		case i >= l.beginCount+l.expanded:
+			ax.begin[i], ax.end[i], ax.stride[i] = 0, 0, 1
+			ax.beginMask |= bit
+			ax.endMask |= bit
 		default:
 			orig := i - addedEllipsis
-			if orig < 0 || orig >= beginCount || orig >= len(end) || orig >= len(strides) {
-				return fmt.Errorf("%s: masks do not fit %d begin entries", op, beginCount)
+			if orig < 0 || orig >= l.beginCount || orig >= len(end) || orig >= len(strides) {
+				return ax, fmt.Errorf("%s: masks do not fit %d begin entries", op, l.beginCount)
 			}
-			bgn[i], stp[i], str[i] = int(begin[orig]), int(end[orig]), int(strides[orig])
+			ax.begin[i], ax.end[i], ax.stride[i] = int(begin[orig]), int(end[orig]), int(strides[orig])
 			if p.BeginMask&(1<<orig) != 0 {
-				beginMask |= bit
+				ax.beginMask |= bit
 			}
 			if p.EndMask&(1<<orig) != 0 {
-				endMask |= bit
+				ax.endMask |= bit
 			}
 			if p.ShrinkAxisMask&(1<<orig) != 0 {
-				shrinkMask |= bit
+				ax.shrinkMask |= bit
 			}
 		}
 	}
-	if tensor.NumElements(b.Dims[:effDims]) != in.NumElements() {
-		return fmt.Errorf("%s: masks (new_axis %#x, ellipsis %#x) do not fit input shape %v", op, p.NewAxisMask, p.EllipsisMask, in.Shape)
-	}
+	return ax, nil
+}
 
-	// Resolve each axis as StartForAxis/StopForAxis do.
+// resolveAxes fills o.box's starts, counts and steps and o.shape from the
+// effective axes.
+func (o *stridedSliceOp) resolveAxes(ax *stridedSliceAxes) error {
+	const op = "STRIDED_SLICE"
+	b := &o.box
 	o.shape = o.shape[:0]
-	for i := range effDims {
-		size, stride := b.Dims[i], str[i]
+	for i := range b.Rank {
+		size, stride := b.Dims[i], ax.stride[i]
 		if stride == 0 {
 			return fmt.Errorf("%s: stride of axis %d is zero", op, i)
 		}
-		shrink := shrinkMask&(1<<i) != 0
-		start, stop := 0, 0
-		if size != 0 {
-			start = bgn[i]
-			if beginMask&(1<<i) != 0 {
-				start = math.MaxInt32
-				if stride > 0 {
-					start = math.MinInt32
-				}
-			}
-			if start < 0 {
-				start += size
-			}
-			if stride > 0 {
-				start = shapeClamp(start, 0, size)
-			} else {
-				start = shapeClamp(start, -1, size-1)
-			}
-			stop = stp[i]
-			if endMask&(1<<i) != 0 {
-				stop = math.MinInt32
-				if stride > 0 {
-					stop = math.MaxInt32
-				}
-			}
-			if stop < 0 {
-				stop += size
-			}
-			if stride > 0 {
-				stop = shapeClamp(stop, 0, size)
-			} else {
-				stop = shapeClamp(stop, -1, size-1)
-			}
-		}
-		if shrink {
+		start, stop := stridedSliceBounds(size, ax.begin[i], ax.end[i], stride, ax.beginMask&(1<<i) != 0, ax.endMask&(1<<i) != 0)
+		if ax.shrinkMask&(1<<i) != 0 {
 			// TFLite's output has one element on a shrunk axis; it reads
 			// outside the input when begin is out of range, we refuse.
 			if start < 0 || start >= size {
-				return fmt.Errorf("%s: shrunk axis %d has begin %d out of range [0, %d)", op, i, bgn[i], size)
+				return fmt.Errorf("%s: shrunk axis %d has begin %d out of range [0, %d)", op, i, ax.begin[i], size)
 			}
 			b.Start[i], b.Count[i], b.Step[i] = start, 1, 1
 			continue
 		}
-		// TFLite sizes the output with a float32 ceil; the loop count is the
-		// exact integer one. They agree below 2^24.
-		dim := int(math.Ceil(float64(float32(stop-start) / float32(stride))))
-		count := 0
-		if stride > 0 && stop > start {
-			count = (stop - start + stride - 1) / stride
-		} else if stride < 0 && stop < start {
-			count = (start - stop - stride - 1) / -stride
-		}
-		dim = max(dim, 0)
-		if dim != count {
+		count, ok := stridedSliceCount(start, stop, stride)
+		if !ok {
 			return Unsupported("%s: axis %d is too large (%d..%d step %d)", op, i, start, stop, stride)
 		}
 		b.Start[i], b.Count[i], b.Step[i] = start, count, stride
 		o.shape = append(o.shape, count)
 	}
 	return nil
+}
+
+// stridedSliceBounds resolves the begin and end of an axis of the given
+// size as TFLite's StartForAxis and StopForAxis do: a masked one goes to
+// the far end in the stride's direction, a negative one counts from the
+// back, and both are clamped to the axis.
+func stridedSliceBounds(size, begin, end, stride int, beginMasked, endMasked bool) (start, stop int) {
+	if size == 0 {
+		return 0, 0
+	}
+	start = begin
+	if beginMasked {
+		start = math.MaxInt32
+		if stride > 0 {
+			start = math.MinInt32
+		}
+	}
+	if start < 0 {
+		start += size
+	}
+	if stride > 0 {
+		start = shapeClamp(start, 0, size)
+	} else {
+		start = shapeClamp(start, -1, size-1)
+	}
+	stop = end
+	if endMasked {
+		stop = math.MinInt32
+		if stride > 0 {
+			stop = math.MaxInt32
+		}
+	}
+	if stop < 0 {
+		stop += size
+	}
+	if stride > 0 {
+		stop = shapeClamp(stop, 0, size)
+	} else {
+		stop = shapeClamp(stop, -1, size-1)
+	}
+	return start, stop
+}
+
+// stridedSliceCount is the number of indices start, start+stride, ...
+// before stop. TFLite sizes the output with a float32 ceil, the loop count
+// being the exact integer one; they agree below 2^24, and ok is false when
+// they do not.
+func stridedSliceCount(start, stop, stride int) (count int, ok bool) {
+	dim := int(math.Ceil(float64(float32(stop-start) / float32(stride))))
+	if stride > 0 && stop > start {
+		count = (stop - start + stride - 1) / stride
+	} else if stride < 0 && stop < start {
+		count = (start - stop - stride - 1) / -stride
+	}
+	dim = max(dim, 0)
+	return count, dim == count
 }
 
 func (o *stridedSliceOp) constInputs(n *Node) bool {

@@ -7,6 +7,18 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// This file holds PAD, PADV2 (tensorflow/lite/kernels/pad.cc) and MIRROR_PAD
+// (mirror_pad.cc).
+
+// padOps returns the registrations of the padding ops.
+func padOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorPAD, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
+		{Code: schema.BuiltinOperatorPADV2, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
+		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newMirrorPad},
+	}
+}
+
 // padMaxDims is TFLite 2.9's PadKernelMaxDimensionCount.
 const padMaxDims = 5
 

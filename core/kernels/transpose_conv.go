@@ -8,6 +8,14 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// transposeConvOps returns the registration of TRANSPOSE_CONV, with the version ranges of TF 2.9's builtin resolver (register.cc; checked
+// against the TF 2.9 C library, which refuses the next version up).
+func transposeConvOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTransposeConv},
+	}
+}
+
 // TRANSPOSE_CONV (TF 2.9 transpose_conv.cc, kGenericOptimized): inputs are
 // the output shape (1-D int32 [4]), the weights [outC, fh, fw, inC] (OHWI),
 // the input [N, H, W, inC] and, optionally, the bias [outC]. Types:

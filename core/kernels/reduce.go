@@ -8,6 +8,20 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// This file holds the reductions MEAN, SUM, REDUCE_PROD, REDUCE_MAX and
+// REDUCE_MIN (tensorflow/lite/kernels/reduce.cc).
+
+// reduceOps returns the registrations of the reductions.
+func reduceOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorMEAN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMean)},
+		{Code: schema.BuiltinOperatorSUM, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceSum)},
+		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceProd)},
+		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMax)},
+		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMin)},
+	}
+}
+
 // ReduceKind selects the reduction of a reduce op.
 type ReduceKind int
 

@@ -7,6 +7,14 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// argMinMaxOps returns the registrations of ARG_MAX and ARG_MIN.
+func argMinMaxOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorARG_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(true)},
+		{Code: schema.BuiltinOperatorARG_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(false)},
+	}
+}
+
 // ArgMinMaxParams are the options of ARG_MAX and ARG_MIN: the index type.
 type ArgMinMaxParams struct {
 	OutputType tensor.DType

@@ -2,11 +2,11 @@
 
 package kernels
 
-// This test compares the activation family against a TensorFlow Lite 2.9
-// library on this machine: it writes one-operator models with flatc, runs
-// them with the tflbench tool (TFLITE_BENCH, default
-// .tflite-ref/bin/tflbench) and checks that our kernels give the same
-// bytes. Run it with: go test -tags tfliteoracle -run Oracle ./core/kernels
+// This test compares the activation family (and QUANTIZE/DEQUANTIZE) against
+// a TensorFlow Lite 2.9 library on this machine: it writes one-operator
+// models with flatc, runs them with the tflbench tool (TFLITE_BENCH, default
+// .tflite-ref/bin/tflbench) and checks that our kernels give the same bytes.
+// Run it with: go test -tags tfliteoracle -run Oracle ./core/kernels
 
 import (
 	"bytes"

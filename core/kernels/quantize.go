@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/tensor"
 )
 
-// QUANTIZE and DEQUANTIZE (TFLite 2.9 quantize.cc, dequantize.cc).
+// QUANTIZE and DEQUANTIZE (TFLite 2.9 quantize.cc, dequantize.cc), with the
+// kernels its builtin resolver picks on x86-64 and the same version ranges.
+// They share the activation family's checks and 8-bit tables (activation.go).
 //
 // QUANTIZE takes FLOAT32 to UINT8, INT8 or INT16 (per-tensor output
 // quantization only): round(x/scale) in double precision, half away from
@@ -18,6 +21,14 @@ import (
 // DEQUANTIZE takes UINT8, INT8, INT16 (zero point 0) and FLOAT16 to FLOAT32:
 // scale*(q-zero_point) in double precision rounded to float; UINT8 and INT8
 // may be per-channel, then the product is single precision.
+
+// quantizeOps returns the registrations of QUANTIZE and DEQUANTIZE.
+func quantizeOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newQuantizeOp},
+		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newDequantizeOp},
+	}
+}
 
 type quantizeOp struct {
 	// FLOAT32 input.

@@ -8,6 +8,14 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// l2NormOps returns the registration of L2_NORMALIZATION, with the version ranges of TF 2.9's builtin resolver (register.cc; checked
+// against the TF 2.9 C library, which refuses the next version up).
+func l2NormOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorL2_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newL2Norm},
+	}
+}
+
 // L2_NORMALIZATION divides each vector along the last dimension by its L2
 // norm (TF 2.9 l2norm.cc, optimized kernel for float32 and uint8, reference
 // integer kernel for int8). Quantized outputs have scale 1/128 and zero point

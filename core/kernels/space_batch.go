@@ -13,6 +13,17 @@ import (
 // the ND ops take 3-D [batch, H, C] or 4-D [batch, H, W, C] inputs (3-D is
 // treated as [batch, H, 1, C]) and the depth ops 4-D NHWC inputs.
 
+// spaceBatchOps returns the registrations of the four ops, with the version ranges of TF 2.9's builtin resolver (register.cc; checked
+// against the TF 2.9 C library, which refuses the next version up).
+func spaceBatchOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorSPACE_TO_BATCH_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSpaceToBatchND},
+		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newBatchToSpaceND},
+		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSpaceToDepth},
+		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newDepthToSpace},
+	}
+}
+
 // spaceBatchTypeOK reports whether TF 2.9's space/batch/depth kernels take t.
 func spaceBatchTypeOK(t tensor.DType) bool {
 	switch t {

@@ -10,6 +10,19 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// This file holds RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR
+// (tensorflow/lite/kernels/resize_bilinear.cc, resize_nearest_neighbor.cc).
+// Large resizes run on several goroutines with the pooling kernels'
+// poolWorkers and poolParallel (pool.go).
+
+// resizeOps returns the registrations of the resize ops.
+func resizeOps() []Registration {
+	return []Registration{
+		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeBilinear},
+		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeNearest},
+	}
+}
+
 // ResizeParams are the options of RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
 type ResizeParams struct {
 	AlignCorners     bool
