@@ -9,10 +9,10 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

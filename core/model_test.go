@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 )
 
 func realModels(tb testing.TB) []string {

@@ -14,9 +14,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

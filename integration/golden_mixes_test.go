@@ -8,11 +8,11 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/internal/testdelegates"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -3,8 +3,8 @@ package model
 import (
 	"fmt"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 )
 
 // Extract writes nodes of subgraph 0 as a standalone model: the nodes'

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 )
 
 func TestLatencyStats(t *testing.T) {

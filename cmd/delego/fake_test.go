@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 )
 
 // writeFile writes a file in dir and returns its path.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 )
 
 // convGeom describes how the rows of a convolution's GEMM left-hand side

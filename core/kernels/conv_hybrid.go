@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/flexbuf"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

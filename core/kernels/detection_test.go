@@ -8,8 +8,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/flexbuf"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

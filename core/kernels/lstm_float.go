@@ -3,7 +3,7 @@ package kernels
 import (
 	"math"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -21,8 +21,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

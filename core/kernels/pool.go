@@ -7,7 +7,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

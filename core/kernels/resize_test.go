@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/core/schema"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

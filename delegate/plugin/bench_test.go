@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/tensor"
 )

@@ -10,9 +10,9 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

@@ -21,9 +21,9 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

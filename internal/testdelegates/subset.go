@@ -19,9 +19,9 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/tensor"
 )

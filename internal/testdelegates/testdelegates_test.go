@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

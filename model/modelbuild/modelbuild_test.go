@@ -8,9 +8,9 @@ import (
 
 	"github.com/delego/delego/model"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

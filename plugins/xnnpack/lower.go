@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 

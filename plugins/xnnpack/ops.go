@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/delego/delego/core/schema"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 
