@@ -145,3 +145,21 @@ func TestDecodeRecover(t *testing.T) {
 	}
 	checkMessage(t, "decode", err.Error())
 }
+
+// TestExtractRecover: Extract's last-resort recover names the operator whose
+// table it was reading, without the runtime's words.
+func TestExtractRecover(t *testing.T) {
+	m, err := New(tinyModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := new(schema.Operator)
+	bad.Init([]byte{0x9c, 0xff, 0xff, 0xff}, 0) // vtable 100 bytes on, past the end
+	m.Subgraphs[0].Operators[0].fb = bad
+	_, err = m.Extract([]int{0}, []int{0}, []int{2}, nil)
+	want := "malformed model: subgraph 0: op 0: table is malformed in a way the structure checks missed (found while extracting a partition)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	checkMessage(t, "extract", fmt.Sprint(err))
+}
