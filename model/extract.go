@@ -17,9 +17,15 @@ import (
 // This is how a partition travels to a delegate, and how any partition can
 // be written to a file and run alone.
 func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []int) (data []byte, err error) {
+	// at is the table being unpacked. New checked every table Extract
+	// reads, so the recover is only the last line of defence; should it
+	// fire, it says which table, not what the runtime said.
+	at := Error{0, -1, -1, -1, ""}
 	defer func() {
 		if r := recover(); r != nil {
-			data, err = nil, &Error{0, -1, -1, -1, fmt.Sprintf("extract: option tables unreadable (%v)", r)}
+			e := at
+			e.Reason = "table is malformed in a way the structure checks missed (found while extracting a partition)"
+			data, err = nil, &e
 		}
 	}()
 	sg := m.Subgraphs[0]
@@ -48,10 +54,12 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 			return j, nil
 		}
 		var ft schema.Tensor
+		at.Tensor = ti
 		if !fsg.Tensors(&ft, ti) {
 			return 0, fmt.Errorf("extract: tensor %d unreadable", ti)
 		}
 		t := ft.UnPack()
+		at.Tensor = -1
 		if shapes != nil {
 			if s := shapes(ti); s != nil {
 				t.Shape = make([]int32, len(s))
@@ -100,7 +108,9 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 			oc = uint32(len(b.OperatorCodes) - 1)
 			opcodes[op.OpCode] = oc
 		}
+		at.Operator = ni
 		t := op.fb.UnPack()
+		at.Operator = -1
 		t.OpcodeIndex = oc
 		if t.Inputs, err = mapAll(op.Inputs); err != nil {
 			return nil, err

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"unsafe"
 
-	flatbuffers "github.com/google/flatbuffers/go"
-
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -181,7 +179,10 @@ func New(data []byte, opts ...LoadOption) (*Model, error) {
 	if id := data[4:8]; !bytes.Equal(id, []byte("TFL3")) {
 		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file identifier is %q, want \"TFL3\"", id)}
 	}
-	d := decoder{raw: data, cfg: cfg}
+	if err := checkStructure(data); err != nil {
+		return nil, err
+	}
+	d := decoder{raw: data}
 	m, err := d.decode()
 	if err != nil {
 		return nil, err
@@ -244,172 +245,209 @@ func (m *Model) NodeView(i int) NodeView {
 // OpCodeOf returns the op code of an operator of the model.
 func (m *Model) OpCodeOf(op *Operator) OpCode { return m.OpCodes[op.OpCode] }
 
-// decoder turns the flatbuffer into the Model's structs. The generated
-// accessors trust offsets, so every vector length is checked against the file
-// size first and any out-of-range read is turned into a Error naming the
-// place being decoded.
+// decoder turns the flatbuffer into the Model's structs. It runs after
+// checkStructure, so every offset and length the generated accessors follow
+// lies inside the file; reading names the structure being decoded, for the
+// error the last-resort recover in decode reports should that ever be wrong.
 type decoder struct {
-	raw []byte
-	cfg loadConfig
-	loc Error
+	raw     []byte
+	loc     Error
+	reading string // the structure being read, below loc
+	index   int    // its index, when it has one (-1 otherwise)
 }
 
-func (d *decoder) fail(format string, args ...any) {
+// at records which structure the decoder is reading, and where.
+func (d *decoder) at(subgraph, operator, tensor, buffer int, reading string, index int) {
+	d.loc = Error{subgraph, operator, tensor, buffer, ""}
+	d.reading, d.index = reading, index
+}
+
+// missed is the error for a panic in the generated accessors, which only a
+// gap in checkStructure lets happen: it names the structure being read,
+// not the runtime's words.
+func (d *decoder) missed() *Error {
 	e := d.loc
-	e.Reason = fmt.Sprintf(format, args...)
-	panic(&e)
-}
-
-// vec checks that a vector of n elements of size elem fits in the file.
-func (d *decoder) vec(what string, n, elem int) int {
-	if n < 0 || n > len(d.raw)/max(elem, 1) {
-		d.fail("%s has length %d, more than the file can hold", what, n)
+	what := d.reading
+	if d.index >= 0 {
+		what = fmt.Sprintf("%s %d", what, d.index)
 	}
-	return n
+	e.Reason = what + " is malformed in a way the structure checks missed"
+	return &e
 }
 
+// decode reads the checked flatbuffer into a Model.
 func (d *decoder) decode() (m *Model, err error) {
-	d.loc = Error{-1, -1, -1, -1, ""}
 	defer func() {
+		// The last line of defence: checkStructure should leave nothing
+		// for the accessors to panic on.
 		if r := recover(); r != nil {
-			if me, ok := r.(*Error); ok {
-				err = me
-				return
-			}
-			e := d.loc
-			e.Reason = fmt.Sprintf("flatbuffer offsets point outside the file (%v)", r)
-			err = &e
+			m, err = nil, d.missed()
 		}
 	}()
+	d.at(-1, -1, -1, -1, "the model table", -1)
 	fb := schema.GetRootAsModel(d.raw, 0)
 	m = &Model{raw: d.raw, fb: fb, Version: fb.Version(), Description: string(fb.Description())}
-
-	var oc schema.OperatorCode
-	m.OpCodes = make([]OpCode, d.vec("operator_codes", fb.OperatorCodesLength(), 4))
-	for i := range m.OpCodes {
-		if !fb.OperatorCodes(&oc, i) {
-			d.fail("operator code %d unreadable", i)
-		}
-		code := max(schema.BuiltinOperator(oc.DeprecatedBuiltinCode()), oc.BuiltinCode())
-		m.OpCodes[i] = OpCode{Builtin: code, Custom: string(oc.CustomCode()), Version: int(oc.Version())}
-	}
-
-	var buf schema.Buffer
-	m.Buffers = make([][]byte, d.vec("buffers", fb.BuffersLength(), 4))
-	for i := range m.Buffers {
-		d.loc.Buffer = i
-		if !fb.Buffers(&buf, i) {
-			d.fail("unreadable")
-		}
-		data := buf.DataBytes()
-		if len(data) > 0 {
-			m.Buffers[i] = aligned(data)
-		}
-	}
-	d.loc.Buffer = -1
-
+	m.OpCodes = d.opCodes(fb)
+	m.Buffers = d.buffers(fb)
+	m.Subgraphs = make([]*Subgraph, fb.SubgraphsLength())
 	var sg schema.SubGraph
-	m.Subgraphs = make([]*Subgraph, d.vec("subgraphs", fb.SubgraphsLength(), 4))
 	for i := range m.Subgraphs {
-		d.loc.Subgraph = i
-		if !fb.Subgraphs(&sg, i) {
-			d.fail("unreadable")
+		d.at(i, -1, -1, -1, "the subgraph table", -1)
+		fb.Subgraphs(&sg, i)
+		if m.Subgraphs[i], err = d.subgraph(i, &sg); err != nil {
+			return nil, err
 		}
-		m.Subgraphs[i] = d.subgraph(&sg)
 	}
-	d.loc.Subgraph = -1
-
-	var md schema.Metadata
-	m.Metadata = make([]Metadata, d.vec("metadata", fb.MetadataLength(), 4))
-	for i := range m.Metadata {
-		fb.Metadata(&md, i)
-		m.Metadata[i] = Metadata{Name: string(md.Name()), Buffer: int(md.Buffer())}
-	}
-
-	var sd schema.SignatureDef
-	var tm schema.TensorMap
-	m.Signatures = make([]Signature, d.vec("signature_defs", fb.SignatureDefsLength(), 4))
-	for i := range m.Signatures {
-		fb.SignatureDefs(&sd, i)
-		s := Signature{Key: string(sd.SignatureKey()), Subgraph: int(sd.SubgraphIndex())}
-		for j := range d.vec("signature inputs", sd.InputsLength(), 4) {
-			sd.Inputs(&tm, j)
-			s.Inputs = append(s.Inputs, SignatureTensor{string(tm.Name()), int(tm.TensorIndex())})
-		}
-		for j := range d.vec("signature outputs", sd.OutputsLength(), 4) {
-			sd.Outputs(&tm, j)
-			s.Outputs = append(s.Outputs, SignatureTensor{string(tm.Name()), int(tm.TensorIndex())})
-		}
-		m.Signatures[i] = s
-	}
+	m.Metadata = d.metadata(fb)
+	m.Signatures = d.signatures(fb)
 	return m, nil
 }
 
-func (d *decoder) ints(what string, n int, at func(int) int32) []int {
-	out := make([]int, d.vec(what, n, 4))
+// opCodes reads the operator-code table.
+func (d *decoder) opCodes(fb *schema.Model) []OpCode {
+	out := make([]OpCode, fb.OperatorCodesLength())
+	var oc schema.OperatorCode
+	for i := range out {
+		d.at(-1, -1, -1, -1, "operator code", i)
+		fb.OperatorCodes(&oc, i)
+		code := max(schema.BuiltinOperator(oc.DeprecatedBuiltinCode()), oc.BuiltinCode())
+		out[i] = OpCode{Builtin: code, Custom: string(oc.CustomCode()), Version: int(oc.Version())}
+	}
+	return out
+}
+
+// buffers reads each buffer's bytes (nil for empty ones).
+func (d *decoder) buffers(fb *schema.Model) [][]byte {
+	out := make([][]byte, fb.BuffersLength())
+	var buf schema.Buffer
+	for i := range out {
+		d.at(-1, -1, -1, i, "the buffer table", -1)
+		fb.Buffers(&buf, i)
+		if data := buf.DataBytes(); len(data) > 0 {
+			out[i] = aligned(data)
+		}
+	}
+	return out
+}
+
+// metadata reads the named metadata entries.
+func (d *decoder) metadata(fb *schema.Model) []Metadata {
+	out := make([]Metadata, fb.MetadataLength())
+	var md schema.Metadata
+	for i := range out {
+		d.at(-1, -1, -1, -1, "metadata", i)
+		fb.Metadata(&md, i)
+		out[i] = Metadata{Name: string(md.Name()), Buffer: int(md.Buffer())}
+	}
+	return out
+}
+
+// signatures reads the signature defs.
+func (d *decoder) signatures(fb *schema.Model) []Signature {
+	out := make([]Signature, fb.SignatureDefsLength())
+	var sd schema.SignatureDef
+	for i := range out {
+		d.at(-1, -1, -1, -1, "signature def", i)
+		fb.SignatureDefs(&sd, i)
+		out[i] = Signature{
+			Key:      string(sd.SignatureKey()),
+			Subgraph: int(sd.SubgraphIndex()),
+			Inputs:   tensorMaps(sd.InputsLength(), sd.Inputs),
+			Outputs:  tensorMaps(sd.OutputsLength(), sd.Outputs),
+		}
+	}
+	return out
+}
+
+// tensorMaps reads n entries of a signature's inputs or outputs.
+func tensorMaps(n int, at func(*schema.TensorMap, int) bool) []SignatureTensor {
+	var out []SignatureTensor
+	var tm schema.TensorMap
+	for j := range n {
+		at(&tm, j)
+		out = append(out, SignatureTensor{string(tm.Name()), int(tm.TensorIndex())})
+	}
+	return out
+}
+
+// ints reads a vector of n int32s through its accessor.
+func ints(n int, at func(int) int32) []int {
+	out := make([]int, n)
 	for i := range out {
 		out[i] = int(at(i))
 	}
 	return out
 }
 
-func (d *decoder) subgraph(sg *schema.SubGraph) *Subgraph {
-	s := &Subgraph{Name: string(sg.Name())}
-	s.Inputs = d.ints("subgraph inputs", sg.InputsLength(), sg.Inputs)
-	s.Outputs = d.ints("subgraph outputs", sg.OutputsLength(), sg.Outputs)
-
-	s.Tensors = make([]TensorInfo, d.vec("tensors", sg.TensorsLength(), 4))
+// subgraph reads subgraph si: its tensors, operators, inputs and outputs.
+func (d *decoder) subgraph(si int, sg *schema.SubGraph) (*Subgraph, error) {
+	s := &Subgraph{
+		Name:    string(sg.Name()),
+		Inputs:  ints(sg.InputsLength(), sg.Inputs),
+		Outputs: ints(sg.OutputsLength(), sg.Outputs),
+	}
+	s.Tensors = make([]TensorInfo, sg.TensorsLength())
 	for i := range s.Tensors {
-		d.loc.Tensor = i
+		d.at(si, -1, i, -1, "the tensor table", -1)
 		t := new(schema.Tensor)
-		if !sg.Tensors(t, i) {
-			d.fail("unreadable")
-		}
-		info := TensorInfo{
-			Name:     string(t.Name()),
-			Type:     tensor.DType(t.Type()),
-			Shape:    d.ints("shape", t.ShapeLength(), t.Shape),
-			Buffer:   int(t.Buffer()),
-			Variable: t.IsVariable(),
-			Sparse:   t.Sparsity(nil) != nil,
-		}
-		if n := t.ShapeSignatureLength(); n > 0 {
-			info.ShapeSignature = d.ints("shape_signature", n, t.ShapeSignature)
-		}
-		if q := t.Quantization(nil); q != nil {
-			info.Quant = d.quant(q)
+		sg.Tensors(t, i)
+		info, err := d.tensor(t)
+		if err != nil {
+			return nil, err
 		}
 		s.Tensors[i] = info
 	}
-	d.loc.Tensor = -1
-
-	s.Operators = make([]Operator, d.vec("operators", sg.OperatorsLength(), 4))
+	s.Operators = make([]Operator, sg.OperatorsLength())
 	for i := range s.Operators {
-		d.loc.Operator = i
+		d.at(si, i, -1, -1, "the operator table", -1)
 		op := new(schema.Operator)
-		if !sg.Operators(op, i) {
-			d.fail("unreadable")
-		}
+		sg.Operators(op, i)
 		s.Operators[i] = Operator{
 			OpCode:        int(op.OpcodeIndex()),
-			Inputs:        d.ints("inputs", op.InputsLength(), op.Inputs),
-			Outputs:       d.ints("outputs", op.OutputsLength(), op.Outputs),
-			Intermediates: d.ints("intermediates", op.IntermediatesLength(), op.Intermediates),
+			Inputs:        ints(op.InputsLength(), op.Inputs),
+			Outputs:       ints(op.OutputsLength(), op.Outputs),
+			Intermediates: ints(op.IntermediatesLength(), op.Intermediates),
 			CustomOptions: op.CustomOptionsBytes(),
 			fb:            op,
 		}
-		// Touch the options union so an offset outside the file fails here.
-		var tbl flatbuffers.Table
-		op.BuiltinOptions(&tbl)
 	}
-	d.loc.Operator = -1
-	return s
+	return s, nil
 }
 
-func (d *decoder) quant(q *schema.QuantizationParameters) *tensor.Quantization {
-	ns, nz := d.vec("scale", q.ScaleLength(), 4), d.vec("zero_point", q.ZeroPointLength(), 8)
+// tensor reads one tensor's declaration.
+func (d *decoder) tensor(t *schema.Tensor) (TensorInfo, error) {
+	info := TensorInfo{
+		Name:     string(t.Name()),
+		Type:     tensor.DType(t.Type()),
+		Shape:    ints(t.ShapeLength(), t.Shape),
+		Buffer:   int(t.Buffer()),
+		Variable: t.IsVariable(),
+		Sparse:   t.Sparsity(nil) != nil,
+	}
+	if n := t.ShapeSignatureLength(); n > 0 {
+		info.ShapeSignature = ints(n, t.ShapeSignature)
+	}
+	if q := t.Quantization(nil); q != nil {
+		d.reading = "the tensor's quantization table"
+		var err error
+		if info.Quant, err = d.quant(q); err != nil {
+			return TensorInfo{}, err
+		}
+	}
+	return info, nil
+}
+
+// quant reads a tensor's quantization; nil when it has no scales or zero
+// points (min/max only).
+func (d *decoder) quant(q *schema.QuantizationParameters) (*tensor.Quantization, error) {
+	ns, nz := q.ScaleLength(), q.ZeroPointLength()
 	if ns == 0 && nz == 0 {
-		return nil // min/max only: not quantized for inference
+		return nil, nil // not quantized for inference
+	}
+	if q.DetailsType() != schema.QuantizationDetailsNONE {
+		e := d.loc
+		e.Reason = "custom quantization details are not supported"
+		return nil, &e
 	}
 	out := &tensor.Quantization{Scale: make([]float32, ns), ZeroPoint: make([]int64, nz), Axis: int(q.QuantizedDimension())}
 	for i := range out.Scale {
@@ -418,10 +456,7 @@ func (d *decoder) quant(q *schema.QuantizationParameters) *tensor.Quantization {
 	for i := range out.ZeroPoint {
 		out.ZeroPoint[i] = q.ZeroPoint(i)
 	}
-	if q.DetailsType() != schema.QuantizationDetailsNONE {
-		d.fail("custom quantization details are not supported")
-	}
-	return out
+	return out, nil
 }
 
 // aligned returns b, or a copy of it when it is not 16-byte aligned, so that
