@@ -37,7 +37,7 @@ type delegated struct {
 // compiles the partitions and lays out the execution steps. Without
 // delegates every node is a CPU step.
 func (it *Interpreter) delegateGraph(ctx context.Context) error {
-	n := len(it.sg.Operators)
+	n := it.sg.NumOperators()
 	if len(it.opts.Delegates) == 0 {
 		for i := 0; i < n; i++ {
 			it.steps = append(it.steps, step{node: it.cpuNode(i)})
@@ -108,28 +108,28 @@ func (it *Interpreter) cpuNode(i int) *node {
 	if it.nodes[i] != nil {
 		return it.nodes[i]
 	}
-	return &node{index: i, name: it.model.OpCodes[it.sg.Operators[i].OpCode].Name(),
+	return &node{index: i, name: it.model.OpCode(it.sg.Operator(i).OpCodeIndex()).Name(),
 		broken: errors.New("no kernel")}
 }
 
 // graphView is the partitioner's view of subgraph 0.
 func (it *Interpreter) graphView() partition.Graph {
 	g := partition.Graph{
-		NumTensors: len(it.sg.Tensors),
-		Inputs:     it.sg.Inputs,
-		Outputs:    it.sg.Outputs,
-		Constant:   make([]bool, len(it.sg.Tensors)),
+		NumTensors: it.sg.NumTensors(),
+		Inputs:     it.inputs,
+		Outputs:    it.outputs,
+		Constant:   make([]bool, it.sg.NumTensors()),
 	}
 	for i, t := range it.tensors {
 		g.Constant[i] = t.Const
 	}
-	for i := range it.sg.Operators {
-		op := &it.sg.Operators[i]
-		oc := it.model.OpCodes[op.OpCode]
+	for i := range it.sg.NumOperators() {
+		op := it.sg.Operator(i)
+		oc := it.model.OpCode(op.OpCodeIndex())
 		g.Nodes = append(g.Nodes, partition.Node{
 			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
-			Inputs:  op.Inputs,
-			Outputs: op.Outputs,
+			Inputs:  op.Inputs(),
+			Outputs: op.Outputs(),
 		})
 	}
 	return g
@@ -152,7 +152,7 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 		return nil
 	}
 	var candidates []int
-	for i := range it.sg.Operators {
+	for i := range it.sg.NumOperators() {
 		v := sup.Check(d.Name(), it.model.NodeView(i))
 		verdicts[i][di] = partition.Verdict{Accept: v.Accept, Reason: v.Reason}
 		if v.Accept {

@@ -305,7 +305,7 @@ func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
 // outputs back, so callers keep reading the tensors they hold.
 func (it *Interpreter) invokeTwin(ctx context.Context) error {
 	t := it.fb.runsTwin
-	for i := range it.sg.Inputs {
+	for i := range it.inputs {
 		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
 			return fmt.Errorf("CPU twin input %d: %w", i, err)
 		}
@@ -313,7 +313,7 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 	if err := t.Invoke(ctx); err != nil {
 		return fmt.Errorf("CPU twin %s: %w", it.fb.ran.Path, err)
 	}
-	for i := range it.sg.Outputs {
+	for i := range it.outputs {
 		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
 			return fmt.Errorf("CPU twin output %d: %w", i, err)
 		}
@@ -342,21 +342,16 @@ func oneLine(s string) string {
 // name when both sides name them uniquely and alike, else by position. It
 // returns twin with its inputs and outputs in m's order.
 func alignTwin(m, twin *model.Model) (*model.Model, error) {
-	sg, tsg := m.Subgraphs[0], twin.Subgraphs[0]
-	ins, err := alignIO("input", sg, tsg, sg.Inputs, tsg.Inputs)
+	sg, tsg := m.Subgraph(0), twin.Subgraph(0)
+	ins, err := alignIO("input", sg, tsg, sg.Inputs(), tsg.Inputs())
 	if err != nil {
 		return nil, err
 	}
-	outs, err := alignIO("output", sg, tsg, sg.Outputs, tsg.Outputs)
+	outs, err := alignIO("output", sg, tsg, sg.Outputs(), tsg.Outputs())
 	if err != nil {
 		return nil, err
 	}
-	c := *twin
-	csg := *tsg
-	csg.Inputs, csg.Outputs = ins, outs
-	c.Subgraphs = slices.Clone(twin.Subgraphs)
-	c.Subgraphs[0] = &csg
-	return &c, nil
+	return twin.WithIO(ins, outs), nil
 }
 
 func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, error) {
@@ -366,12 +361,12 @@ func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, err
 	order := slices.Clone(have)
 	byName := map[string]int{}
 	for _, ti := range have {
-		byName[tsg.Tensors[ti].Name] = ti
+		byName[tsg.Tensor(ti).Name] = ti
 	}
 	named := len(byName) == len(have)
 	seen := map[string]bool{}
 	for _, ti := range want {
-		n := sg.Tensors[ti].Name
+		n := sg.Tensor(ti).Name
 		if _, ok := byName[n]; !ok || seen[n] {
 			named = false
 		}
@@ -379,11 +374,11 @@ func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, err
 	}
 	if named {
 		for i, ti := range want {
-			order[i] = byName[sg.Tensors[ti].Name]
+			order[i] = byName[sg.Tensor(ti).Name]
 		}
 	}
 	for i := range want {
-		a, b := sg.Tensors[want[i]], tsg.Tensors[order[i]]
+		a, b := sg.Tensor(want[i]), tsg.Tensor(order[i])
 		if a.Type != b.Type || !slices.Equal(a.Shape, b.Shape) || !sameQuant(a.Quant, b.Quant) {
 			return nil, fmt.Errorf("%s %d %q is %s %v (%s), the twin's %q is %s %v (%s)", what, i,
 				a.Name, a.Type, a.Shape, describeQuant(a.Quant), b.Name, b.Type, b.Shape, describeQuant(b.Quant))

@@ -467,8 +467,9 @@ func TestExecutionFallbackRestoresState(t *testing.T) {
 
 // lstmNode is the index of the LSTM node of the interpreter's model.
 func lstmNode(t *testing.T, it *Interpreter) int {
-	for i, op := range it.sg.Operators {
-		if it.model.OpCodes[op.OpCode].Builtin == schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM {
+	for i := range it.sg.NumOperators() {
+		op := it.sg.Operator(i)
+		if it.model.OpCode(op.OpCodeIndex()).Builtin == schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM {
 			return i
 		}
 	}

@@ -59,6 +59,8 @@ type Profiler interface {
 type Interpreter struct {
 	model    *model.Model
 	sg       *model.Subgraph
+	inputs   []int // the subgraph's inputs and outputs, read once
+	outputs  []int
 	opts     Options
 	tensors  []*tensor.Tensor
 	public   []*Tensor
@@ -110,7 +112,8 @@ func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (
 // newInterpreter is NewInterpreterContext; isTwin marks the interpreter of
 // a CPU twin, which never looks for a twin of its own.
 func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin bool) (*Interpreter, error) {
-	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
+	sg := m.Subgraph(0)
+	it := &Interpreter{model: m, sg: sg, inputs: sg.Inputs(), outputs: sg.Outputs()}
 	if opts != nil {
 		it.opts = *opts
 	}
@@ -128,9 +131,9 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 		it.opts.Registry = kernels.Builtins()
 	}
 	it.makeTensors()
-	kernelErrs := make([]error, len(it.sg.Operators))
-	it.nodes = make([]*node, len(it.sg.Operators))
-	for i := range it.sg.Operators {
+	kernelErrs := make([]error, it.sg.NumOperators())
+	it.nodes = make([]*node, it.sg.NumOperators())
+	for i := range it.sg.NumOperators() {
 		it.nodes[i], kernelErrs[i] = it.makeNode(i)
 	}
 	if err := it.delegateGraph(ctx); err != nil {
@@ -174,9 +177,9 @@ func closeDelegates(ds []delegate.Delegate) error {
 }
 
 func (it *Interpreter) makeTensors() {
-	it.tensors = make([]*tensor.Tensor, len(it.sg.Tensors))
-	it.public = make([]*Tensor, len(it.sg.Tensors))
-	for i, info := range it.sg.Tensors {
+	it.tensors = make([]*tensor.Tensor, it.sg.NumTensors())
+	it.public = make([]*Tensor, it.sg.NumTensors())
+	for i, info := range it.sg.Tensors() {
 		t := &tensor.Tensor{
 			Name:     info.Name,
 			Type:     info.Type,
@@ -200,8 +203,8 @@ func (it *Interpreter) makeTensors() {
 }
 
 func (it *Interpreter) makeNode(i int) (*node, error) {
-	op := &it.sg.Operators[i]
-	oc := it.model.OpCodes[op.OpCode]
+	op := it.sg.Operator(i)
+	oc := it.model.OpCode(op.OpCodeIndex())
 	reg, ok := it.opts.Registry.Lookup(oc.Builtin, oc.Custom)
 	custom := oc.Builtin == schema.BuiltinOperatorCUSTOM
 	if !ok {
@@ -210,17 +213,17 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	if !reg.Versions.Contains(oc.Version) {
 		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: &reg.Versions}
 	}
-	for _, ti := range append(append([]int(nil), op.Inputs...), op.Outputs...) {
-		if ti >= 0 && it.sg.Tensors[ti].Sparse {
+	for _, ti := range append(append([]int(nil), op.Inputs()...), op.Outputs()...) {
+		if ti >= 0 && it.sg.Tensor(ti).Sparse {
 			return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init",
 				Err: kernels.Unsupported("tensor %d is sparse; sparse tensors", ti)}
 		}
 	}
 	n := &node{index: i, name: oc.Name()}
 	n.kn = kernels.Node{
-		Inputs:        it.lookup(op.Inputs),
-		Outputs:       it.lookup(op.Outputs),
-		Intermediates: it.lookup(op.Intermediates),
+		Inputs:        it.lookup(op.Inputs()),
+		Outputs:       it.lookup(op.Outputs()),
+		Intermediates: it.lookup(op.Intermediates()),
 		Threads:       it.opts.Threads,
 	}
 	err := guard(func() error {
@@ -348,27 +351,27 @@ func (it *Interpreter) allocate() {
 		}
 		last[ti] = max(last[ti], step)
 	}
-	for _, ti := range it.sg.Inputs {
+	for _, ti := range it.inputs {
 		use(ti, -1)
 		use(ti, steps)
 	}
-	for _, ti := range it.sg.Outputs {
+	for _, ti := range it.outputs {
 		use(ti, -1)
 		use(ti, steps)
 	}
 	for s, group := range order {
 		for _, ni := range group {
-			op := &it.sg.Operators[ni]
-			for _, ti := range op.Inputs {
+			op := it.sg.Operator(ni)
+			for _, ti := range op.Inputs() {
 				if _, produced := first[ti]; !produced {
 					use(ti, -1) // read before anything writes it: keep it from the start
 				}
 				use(ti, s)
 			}
-			for _, ti := range op.Outputs {
+			for _, ti := range op.Outputs() {
 				use(ti, s)
 			}
-			for _, ti := range op.Intermediates {
+			for _, ti := range op.Intermediates() {
 				use(ti, s)
 			}
 		}
@@ -474,15 +477,15 @@ func resetVariable(t *tensor.Tensor) {
 // ResizeInput changes the shape of input i. AllocateTensors must run again
 // before the next Invoke.
 func (it *Interpreter) ResizeInput(i int, shape []int) error {
-	if i < 0 || i >= len(it.sg.Inputs) {
-		return fmt.Errorf("resize input %d: the model has %d inputs", i, len(it.sg.Inputs))
+	if i < 0 || i >= len(it.inputs) {
+		return fmt.Errorf("resize input %d: the model has %d inputs", i, len(it.inputs))
 	}
 	for _, d := range shape {
 		if d < 0 {
 			return fmt.Errorf("resize input %d: negative dimension in %v", i, shape)
 		}
 	}
-	t := it.tensors[it.sg.Inputs[i]]
+	t := it.tensors[it.inputs[i]]
 	n := int64(max(t.Type.Size(), 1))
 	for _, d := range shape {
 		n *= int64(d)
@@ -496,35 +499,35 @@ func (it *Interpreter) ResizeInput(i int, shape []int) error {
 }
 
 // NumInputs is the number of graph inputs.
-func (it *Interpreter) NumInputs() int { return len(it.sg.Inputs) }
+func (it *Interpreter) NumInputs() int { return len(it.inputs) }
 
 // NumOutputs is the number of graph outputs.
-func (it *Interpreter) NumOutputs() int { return len(it.sg.Outputs) }
+func (it *Interpreter) NumOutputs() int { return len(it.outputs) }
 
 // Input returns graph input i, or nil when out of range.
 func (it *Interpreter) Input(i int) *Tensor {
-	if i < 0 || i >= len(it.sg.Inputs) {
+	if i < 0 || i >= len(it.inputs) {
 		return nil
 	}
-	return it.public[it.sg.Inputs[i]]
+	return it.public[it.inputs[i]]
 }
 
 // Output returns graph output i, or nil when out of range.
 func (it *Interpreter) Output(i int) *Tensor {
-	if i < 0 || i >= len(it.sg.Outputs) {
+	if i < 0 || i >= len(it.outputs) {
 		return nil
 	}
-	return it.public[it.sg.Outputs[i]]
+	return it.public[it.outputs[i]]
 }
 
 // InputByName finds a graph input by tensor name or by signature input name.
 func (it *Interpreter) InputByName(name string) *Tensor {
-	return it.byName(name, it.sg.Inputs, func(s model.Signature) []model.SignatureTensor { return s.Inputs })
+	return it.byName(name, it.inputs, func(s model.Signature) []model.SignatureTensor { return s.Inputs })
 }
 
 // OutputByName finds a graph output by tensor name or by signature output name.
 func (it *Interpreter) OutputByName(name string) *Tensor {
-	return it.byName(name, it.sg.Outputs, func(s model.Signature) []model.SignatureTensor { return s.Outputs })
+	return it.byName(name, it.outputs, func(s model.Signature) []model.SignatureTensor { return s.Outputs })
 }
 
 func (it *Interpreter) byName(name string, idx []int, sig func(model.Signature) []model.SignatureTensor) *Tensor {
@@ -533,7 +536,7 @@ func (it *Interpreter) byName(name string, idx []int, sig func(model.Signature) 
 			return it.public[ti]
 		}
 	}
-	for _, s := range it.model.Signatures {
+	for _, s := range it.model.Signatures() {
 		if s.Subgraph != 0 {
 			continue
 		}
@@ -555,4 +558,4 @@ func (it *Interpreter) Tensor(i int) *Tensor {
 }
 
 // Signatures returns the model's signature defs.
-func (it *Interpreter) Signatures() []model.Signature { return it.model.Signatures }
+func (it *Interpreter) Signatures() []model.Signature { return it.model.Signatures() }

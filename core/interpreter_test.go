@@ -91,8 +91,8 @@ func TestInterpreterLifecycle(t *testing.T) {
 	if err := it.Invoke(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != len(m.Subgraphs[0].Operators) {
-		t.Fatalf("ran %d nodes, model has %d", len(log), len(m.Subgraphs[0].Operators))
+	if len(log) != m.Subgraph(0).NumOperators() {
+		t.Fatalf("ran %d nodes, model has %d", len(log), m.Subgraph(0).NumOperators())
 	}
 	if string(in.Data()) != string(pattern) {
 		t.Error("Invoke changed the graph input")
@@ -137,7 +137,7 @@ func TestInterpreterLifecycle(t *testing.T) {
 func TestInterpreterRejectsOpVersionAboveRange(t *testing.T) {
 	m := loadSplitConcat(t)
 	var log []int
-	for _, oc := range m.OpCodes {
+	for _, oc := range m.OpCodes() {
 		if oc.Version != 1 {
 			t.Fatalf("split_concat.tflite: %s is version %d; this test assumes 1", oc.Name(), oc.Version)
 		}
@@ -161,7 +161,7 @@ func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := &Interpreter{model: m, sg: m.Subgraphs[0]}
+	it := &Interpreter{model: m, sg: m.Subgraph(0)}
 	it.makeTensors()
 	vars := 0
 	for _, tt := range it.tensors {
@@ -223,7 +223,7 @@ func TestOpCodesAboveThePlaceholder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.OpCodes[0].Builtin; got != schema.BuiltinOperatorGELU {
+	if got := m.OpCode(0).Builtin; got != schema.BuiltinOperatorGELU {
 		t.Fatalf("op code = %v, want GELU (150)", got)
 	}
 }

@@ -30,12 +30,12 @@ func TestLoadRealModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sg := m.Subgraphs[0]
-			if len(sg.Operators) == 0 || len(sg.Inputs) == 0 || len(sg.Outputs) == 0 {
-				t.Fatalf("subgraph 0 has %d ops, %d inputs, %d outputs", len(sg.Operators), len(sg.Inputs), len(sg.Outputs))
+			sg := m.Subgraph(0)
+			if sg.NumOperators() == 0 || len(sg.Inputs()) == 0 || len(sg.Outputs()) == 0 {
+				t.Fatalf("subgraph 0 has %d ops, %d inputs, %d outputs", sg.NumOperators(), len(sg.Inputs()), len(sg.Outputs()))
 			}
-			for _, op := range sg.Operators {
-				if oc := m.OpCodeOf(&op); oc.Name() == "" {
+			for i := range sg.NumOperators() {
+				if oc := m.OpCodeOf(sg.Operator(i)); oc.Name() == "" {
 					t.Errorf("op code %+v has no name", oc)
 				}
 			}
@@ -58,11 +58,11 @@ func TestOpCodeAcrossSchemaRevisions(t *testing.T) {
 			t.Fatal(err)
 		}
 		found := false
-		for _, oc := range m.OpCodes {
+		for _, oc := range m.OpCodes() {
 			found = found || oc.Builtin == c.want
 		}
 		if !found {
-			t.Errorf("%s: no %s among op codes %+v", c.model, builtinName(c.want), m.OpCodes)
+			t.Errorf("%s: no %s among op codes %+v", c.model, builtinName(c.want), m.OpCodes())
 		}
 	}
 }

@@ -110,9 +110,9 @@ func diffOutputs(got, want [][]byte) string {
 // Nodes/CPUNodes consistent with the steps, at most maxParts partitions
 // per delegate when maxParts > 0 and none smaller than minSize nodes.
 func checkPlan(m *model.Model, plan *partition.Plan, maxParts, minSize int) error {
-	sg := m.Subgraphs[0]
-	n := len(sg.Operators)
-	isConst := func(ti int) bool { return m.Buffer(sg.Tensors[ti].Buffer) != nil }
+	sg := m.Subgraph(0)
+	n := sg.NumOperators()
+	isConst := func(ti int) bool { return m.Buffer(sg.Tensor(ti).Buffer) != nil }
 	if len(plan.Nodes) != n {
 		return fmt.Errorf("plan places %d nodes, the model has %d", len(plan.Nodes), n)
 	}
@@ -172,22 +172,22 @@ func checkPlan(m *model.Model, plan *partition.Plan, maxParts, minSize int) erro
 	}
 
 	// Valid order: run the steps, a partition as a single step.
-	producer := make([]int, len(sg.Tensors))
+	producer := make([]int, sg.NumTensors())
 	for i := range producer {
 		producer[i] = -1
 	}
-	for i := range sg.Operators {
-		for _, ti := range sg.Operators[i].Outputs {
+	for i := range sg.NumOperators() {
+		for _, ti := range sg.Operator(i).Outputs() {
 			if ti >= 0 {
 				producer[ti] = i
 			}
 		}
 	}
-	ready := make([]bool, len(sg.Tensors))
-	for _, ti := range sg.Inputs {
+	ready := make([]bool, sg.NumTensors())
+	for _, ti := range sg.Inputs() {
 		ready[ti] = true
 	}
-	for ti := range sg.Tensors {
+	for ti := range sg.NumTensors() {
 		if isConst(ti) || producer[ti] < 0 {
 			ready[ti] = true // constants, and tensors nothing writes (inputs, unwritten state)
 		}
@@ -201,7 +201,7 @@ func checkPlan(m *model.Model, plan *partition.Plan, maxParts, minSize int) erro
 		inside := func(i int) bool { return slices.Contains(nodes, i) }
 		var ins, outs []int
 		for _, i := range nodes {
-			for _, ti := range sg.Operators[i].Inputs {
+			for _, ti := range sg.Operator(i).Inputs() {
 				if ti < 0 || isConst(ti) {
 					continue
 				}
@@ -219,14 +219,14 @@ func checkPlan(m *model.Model, plan *partition.Plan, maxParts, minSize int) erro
 			}
 		}
 		for _, i := range nodes {
-			for _, ti := range sg.Operators[i].Outputs {
+			for _, ti := range sg.Operator(i).Outputs() {
 				if ti < 0 {
 					continue
 				}
 				ready[ti] = true
-				out := slices.Contains(sg.Outputs, ti)
-				for j := range sg.Operators {
-					if !inside(j) && slices.Contains(sg.Operators[j].Inputs, ti) {
+				out := slices.Contains(sg.Outputs(), ti)
+				for j := range sg.NumOperators() {
+					if !inside(j) && slices.Contains(sg.Operator(j).Inputs(), ti) {
 						out = true
 					}
 				}

@@ -179,7 +179,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 	// Placement and reasons: a node goes to the first delegate that accepts
 	// it, unless a partition limit held it back, and every delegate ahead of
 	// its place says why not, in the words of its support or finer check.
-	nodes := len(m.Subgraphs[0].Operators)
+	nodes := m.Subgraph(0).NumOperators()
 	for i := range nodes {
 		pl := plan.Nodes[i]
 		owner := len(dels)

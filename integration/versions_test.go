@@ -93,7 +93,7 @@ func TestDeclaredVersions(t *testing.T) {
 				t.Errorf("vdel received %d CONV_2D nodes, want the 4 in its range\n%s", received, plan.Explain())
 			}
 			refusedNodes := 0
-			for i := range m.Subgraphs[0].Operators {
+			for i := range m.Subgraph(0).NumOperators() {
 				nv := m.NodeView(i)
 				if nv.Op != schema.BuiltinOperatorCONV_2D || nv.Version != c.refused {
 					continue

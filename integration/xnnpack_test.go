@@ -228,7 +228,7 @@ func TestXNNPACKPlan(t *testing.T) {
 			explain := p.Explain()
 			want := xnnpackCPUNodes(c.Model)
 			if want == nil {
-				if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || len(p.Partitions[0].Nodes) != len(m.Subgraphs[0].Operators) ||
+				if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || len(p.Partitions[0].Nodes) != m.Subgraph(0).NumOperators() ||
 					p.Partitions[0].Delegate != xnnpack.Name {
 					t.Fatalf("the model should be one xnnpack partition:\n%s", explain)
 				}

@@ -28,7 +28,7 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 			data, err = nil, &e
 		}
 	}()
-	sg := m.Subgraphs[0]
+	sg := m.subgraphs[0]
 	fb := m.fb
 	var fsg schema.SubGraph
 	if !fb.Subgraphs(&fsg, 0) {
@@ -47,7 +47,7 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 		if ti < 0 {
 			return -1, nil
 		}
-		if ti >= len(sg.Tensors) {
+		if ti >= len(sg.tensors) {
 			return 0, fmt.Errorf("extract: tensor %d out of range", ti)
 		}
 		if j, ok := tensorMap[ti]; ok {
@@ -69,7 +69,7 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 			}
 		}
 		t.Buffer = 0
-		if data := m.Buffer(sg.Tensors[ti].Buffer); data != nil {
+		if data := m.Buffer(sg.tensors[ti].Buffer); data != nil {
 			b.Buffers = append(b.Buffers, &schema.BufferT{Data: data})
 			t.Buffer = uint32(len(b.Buffers) - 1)
 		}
@@ -95,30 +95,30 @@ func (m *Model) Extract(nodes, inputs, outputs []int, shapes func(tensor int) []
 		return nil, err
 	}
 	for _, ni := range nodes {
-		if ni < 0 || ni >= len(sg.Operators) {
+		if ni < 0 || ni >= len(sg.operators) {
 			return nil, fmt.Errorf("extract: node %d out of range", ni)
 		}
-		op := &sg.Operators[ni]
-		oc, ok := opcodes[op.OpCode]
+		op := &sg.operators[ni]
+		oc, ok := opcodes[op.opCode]
 		if !ok {
-			c := m.OpCodes[op.OpCode]
+			c := m.opCodes[op.opCode]
 			t := &schema.OperatorCodeT{BuiltinCode: c.Builtin, CustomCode: c.Custom, Version: int32(c.Version)}
 			t.DeprecatedBuiltinCode = int8(min(c.Builtin, schema.BuiltinOperatorPLACEHOLDER_FOR_GREATER_OP_CODES))
 			b.OperatorCodes = append(b.OperatorCodes, t)
 			oc = uint32(len(b.OperatorCodes) - 1)
-			opcodes[op.OpCode] = oc
+			opcodes[op.opCode] = oc
 		}
 		at.Operator = ni
 		t := op.fb.UnPack()
 		at.Operator = -1
 		t.OpcodeIndex = oc
-		if t.Inputs, err = mapAll(op.Inputs); err != nil {
+		if t.Inputs, err = mapAll(op.inputs); err != nil {
 			return nil, err
 		}
-		if t.Outputs, err = mapAll(op.Outputs); err != nil {
+		if t.Outputs, err = mapAll(op.outputs); err != nil {
 			return nil, err
 		}
-		if t.Intermediates, err = mapAll(op.Intermediates); err != nil {
+		if t.Intermediates, err = mapAll(op.intermediates); err != nil {
 			return nil, err
 		}
 		out.Operators = append(out.Operators, t)

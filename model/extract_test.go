@@ -21,7 +21,7 @@ type capture struct {
 }
 
 func (c *capture) NodeDone(node int, _ string, _ time.Duration) {
-	for _, ti := range c.m.Subgraphs[0].Operators[node].Outputs {
+	for _, ti := range c.m.Subgraph(0).Operator(node).Outputs() {
 		if ti >= 0 {
 			c.values[ti] = bytes.Clone(c.it.Tensor(ti).Data())
 		}
@@ -47,7 +47,7 @@ func runAll(t *testing.T, m *model.Model, inputs [][]byte) map[int][]byte {
 		if err := it.Input(i).CopyFrom(d); err != nil {
 			t.Fatal(err)
 		}
-		c.values[m.Subgraphs[0].Inputs[i]] = bytes.Clone(d)
+		c.values[m.Subgraph(0).Inputs()[i]] = bytes.Clone(d)
 	}
 	if err := it.Invoke(t.Context()); err != nil {
 		t.Fatal(err)
@@ -58,21 +58,21 @@ func runAll(t *testing.T, m *model.Model, inputs [][]byte) map[int][]byte {
 // connectedSubset grows a random set of nodes connected through the
 // activations they share, up to size, and returns it ascending.
 func connectedSubset(r *rand.Rand, m *model.Model, size int) []int {
-	sg := m.Subgraphs[0]
-	isAct := func(ti int) bool { return ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil }
+	sg := m.Subgraph(0)
+	isAct := func(ti int) bool { return ti >= 0 && m.Buffer(sg.Tensor(ti).Buffer) == nil }
 	touches := func(i, ti int) bool {
-		op := &sg.Operators[i]
-		return slices.Contains(op.Inputs, ti) || slices.Contains(op.Outputs, ti)
+		op := sg.Operator(i)
+		return slices.Contains(op.Inputs(), ti) || slices.Contains(op.Outputs(), ti)
 	}
-	set := []int{r.IntN(len(sg.Operators))}
+	set := []int{r.IntN(sg.NumOperators())}
 	for len(set) < size {
 		var next []int
-		for j := range sg.Operators {
+		for j := range sg.NumOperators() {
 			if slices.Contains(set, j) {
 				continue
 			}
-			op := &sg.Operators[j]
-			for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+			op := sg.Operator(j)
+			for _, ti := range slices.Concat(op.Inputs(), op.Outputs()) {
 				if isAct(ti) && slices.ContainsFunc(set, func(i int) bool { return touches(i, ti) }) {
 					next = append(next, j)
 					break
@@ -92,29 +92,29 @@ func connectedSubset(r *rand.Rand, m *model.Model, size int) []int {
 // those they produce: all of them, or only those read by other nodes or
 // leaving the graph.
 func boundary(m *model.Model, nodes []int, allProduced bool) (ins, outs []int) {
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	produced := map[int]bool{}
 	for _, i := range nodes {
-		op := &sg.Operators[i]
-		for _, ti := range op.Inputs {
-			if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil && !produced[ti] && !slices.Contains(ins, ti) {
+		op := sg.Operator(i)
+		for _, ti := range op.Inputs() {
+			if ti >= 0 && m.Buffer(sg.Tensor(ti).Buffer) == nil && !produced[ti] && !slices.Contains(ins, ti) {
 				ins = append(ins, ti)
 			}
 		}
-		for _, ti := range op.Outputs {
+		for _, ti := range op.Outputs() {
 			if ti >= 0 {
 				produced[ti] = true
 			}
 		}
 	}
 	for _, i := range nodes {
-		for _, ti := range sg.Operators[i].Outputs {
+		for _, ti := range sg.Operator(i).Outputs() {
 			if ti < 0 {
 				continue
 			}
-			out := allProduced || slices.Contains(sg.Outputs, ti)
-			for j := range sg.Operators {
-				if !slices.Contains(nodes, j) && slices.Contains(sg.Operators[j].Inputs, ti) {
+			out := allProduced || slices.Contains(sg.Outputs(), ti)
+			for j := range sg.NumOperators() {
+				if !slices.Contains(nodes, j) && slices.Contains(sg.Operator(j).Inputs(), ti) {
 					out = true
 				}
 			}
@@ -141,8 +141,8 @@ func TestExtractRunsLikeTheFullModel(t *testing.T) {
 		}
 		values := runAll(t, m, g.InputData(seed))
 		r := rand.New(rand.NewPCG(seed, 0xe7))
-		sg := m.Subgraphs[0]
-		all := make([]int, len(sg.Operators))
+		sg := m.Subgraph(0)
+		all := make([]int, sg.NumOperators())
 		for i := range all {
 			all[i] = i
 		}
@@ -153,12 +153,12 @@ func TestExtractRunsLikeTheFullModel(t *testing.T) {
 		for k, nodes := range cases {
 			ins, outs := boundary(m, nodes, k%2 == 1)
 			if k == 0 {
-				ins, outs = sg.Inputs, sg.Outputs
+				ins, outs = sg.Inputs(), sg.Outputs()
 			}
 			r.Shuffle(len(ins), func(i, j int) { ins[i], ins[j] = ins[j], ins[i] })
 			var shapes func(int) []int
 			if r.IntN(2) == 0 {
-				shapes = func(ti int) []int { return sg.Tensors[ti].Shape }
+				shapes = func(ti int) []int { return sg.Tensor(ti).Shape }
 			}
 			if err := checkExtract(t, m, nodes, ins, outs, shapes, values); err != nil {
 				t.Errorf("nodes %v, inputs %v, outputs %v: %v\n%s", nodes, ins, outs, err, g)
@@ -177,17 +177,17 @@ func checkExtract(t *testing.T, m *model.Model, nodes, ins, outs []int, shapes f
 	if err != nil {
 		return fmt.Errorf("the extracted model does not load: %w", err)
 	}
-	sg, psg := m.Subgraphs[0], pm.Subgraphs[0]
-	if len(psg.Operators) != len(nodes) {
-		return fmt.Errorf("%d operators extracted, want %d", len(psg.Operators), len(nodes))
+	sg, psg := m.Subgraph(0), pm.Subgraph(0)
+	if psg.NumOperators() != len(nodes) {
+		return fmt.Errorf("%d operators extracted, want %d", psg.NumOperators(), len(nodes))
 	}
 	for k, i := range nodes {
-		if got, want := pm.OpCodeOf(&psg.Operators[k]), m.OpCodeOf(&sg.Operators[i]); got != want {
+		if got, want := pm.OpCodeOf(psg.Operator(k)), m.OpCodeOf(sg.Operator(i)); got != want {
 			return fmt.Errorf("operator %d is %+v, node %d is %+v", k, got, i, want)
 		}
 	}
 	for k, ti := range ins {
-		if got, want := psg.Tensors[psg.Inputs[k]].Name, sg.Tensors[ti].Name; got != want {
+		if got, want := psg.Tensor(psg.Inputs()[k]).Name, sg.Tensor(ti).Name; got != want {
 			return fmt.Errorf("input %d is %q, want %q", k, got, want)
 		}
 	}
@@ -211,8 +211,8 @@ func checkExtract(t *testing.T, m *model.Model, nodes, ins, outs []int, shapes f
 		return fmt.Errorf("%d outputs, want %d", it.NumOutputs(), len(outs))
 	}
 	for k, ti := range outs {
-		if o := it.Output(k); o.Name() != sg.Tensors[ti].Name || !bytes.Equal(o.Data(), values[ti]) {
-			return fmt.Errorf("output %d (%q, tensor %d %q) differs from the full model's", k, o.Name(), ti, sg.Tensors[ti].Name)
+		if o := it.Output(k); o.Name() != sg.Tensor(ti).Name || !bytes.Equal(o.Data(), values[ti]) {
+			return fmt.Errorf("output %d (%q, tensor %d %q) differs from the full model's", k, o.Name(), ti, sg.Tensor(ti).Name)
 		}
 	}
 	return nil
@@ -225,7 +225,7 @@ func TestExtractErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nt := len(m.Subgraphs[0].Tensors)
+	nt := m.Subgraph(0).NumTensors()
 	for _, c := range []struct {
 		nodes, ins, outs []int
 	}{

@@ -107,7 +107,7 @@ func sharedModels(t *testing.T) []string {
 func structureBytes(data []byte, m *Model) []int {
 	inData := make([]bool, len(data))
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
-	for _, b := range m.Buffers {
+	for _, b := range m.buffers {
 		if len(b) == 0 {
 			continue
 		}
@@ -269,21 +269,21 @@ func unpackAll(m *Model) (err error) {
 // would only make the test slow.
 func checkExtract(t *testing.T, what string, m *Model) {
 	t.Helper()
-	sg := m.Subgraphs[0]
-	if len(sg.Operators) == 0 {
+	sg := m.subgraphs[0]
+	if len(sg.operators) == 0 {
 		return
 	}
-	op := sg.Operators[len(sg.Operators)/2]
-	if len(op.CustomOptions) > 64<<10 {
+	op := sg.operators[len(sg.operators)/2]
+	if len(op.customOptions) > 64<<10 {
 		return
 	}
 	var ins []int
-	for _, ti := range op.Inputs {
-		if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil {
+	for _, ti := range op.inputs {
+		if ti >= 0 && m.Buffer(sg.tensors[ti].Buffer) == nil {
 			ins = append(ins, ti)
 		}
 	}
-	if _, err := m.Extract([]int{len(sg.Operators) / 2}, ins, op.Outputs, nil); err != nil {
+	if _, err := m.Extract([]int{len(sg.operators) / 2}, ins, op.outputs, nil); err != nil {
 		if strings.Contains(err.Error(), "checks missed") {
 			t.Errorf("%s: Extract's last-resort recover fired: %v", what, err)
 		}

@@ -25,14 +25,14 @@ const DefaultMaxTensorBytes = 1 << 30
 // decoded view of every table the runtime needs; all indices in it have been
 // checked against their tables.
 type Model struct {
-	Version     uint32
-	Description string
-	OpCodes     []OpCode
-	Subgraphs   []*Subgraph
-	// Buffers holds each buffer's bytes (nil for empty ones), aliasing the file.
-	Buffers    [][]byte
-	Metadata   []Metadata
-	Signatures []Signature
+	version     uint32
+	description string
+	opCodes     []OpCode
+	subgraphs   []*Subgraph
+	// buffers holds each buffer's bytes (nil for empty ones), aliasing the file.
+	buffers    [][]byte
+	metadata   []Metadata
+	signatures []Signature
 
 	raw   []byte
 	unmap func() error // releases raw's mapping (Load); nil otherwise
@@ -70,11 +70,11 @@ func OpName(code schema.BuiltinOperator) string {
 
 // Subgraph is one graph of the model.
 type Subgraph struct {
-	Name      string
-	Tensors   []TensorInfo
-	Operators []Operator
-	Inputs    []int
-	Outputs   []int
+	name      string
+	tensors   []TensorInfo
+	operators []Operator
+	inputs    []int
+	outputs   []int
 }
 
 // TensorInfo describes a tensor as the model declares it.
@@ -92,12 +92,12 @@ type TensorInfo struct {
 // Operator is one node of a subgraph. Inputs and Intermediates may hold -1
 // for an omitted optional tensor.
 type Operator struct {
-	OpCode        int
-	Inputs        []int
-	Outputs       []int
-	Intermediates []int
-	// CustomOptions are the raw custom options bytes (custom ops only).
-	CustomOptions []byte
+	opCode        int
+	inputs        []int
+	outputs       []int
+	intermediates []int
+	// customOptions are the raw custom options bytes (custom ops only).
+	customOptions []byte
 
 	fb *schema.Operator
 }
@@ -207,10 +207,10 @@ func (m *Model) Bytes() []byte { return m.raw }
 
 // Buffer returns buffer i's bytes, or nil when it is empty or absent.
 func (m *Model) Buffer(i int) []byte {
-	if i < 0 || i >= len(m.Buffers) {
+	if i < 0 || i >= len(m.buffers) {
 		return nil
 	}
-	return m.Buffers[i]
+	return m.buffers[i]
 }
 
 // NodeView is a node as a delegate's declared support sees it.
@@ -227,15 +227,15 @@ type NodeView struct {
 // support sees it: op, version, and the element types of its non-constant
 // tensors.
 func (m *Model) NodeView(i int) NodeView {
-	sg := m.Subgraphs[0]
-	op := &sg.Operators[i]
-	oc := m.OpCodes[op.OpCode]
+	sg := m.subgraphs[0]
+	op := &sg.operators[i]
+	oc := m.opCodes[op.opCode]
 	v := NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
-	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
-		if ti < 0 || m.Buffer(sg.Tensors[ti].Buffer) != nil {
+	for _, ti := range slices.Concat(op.inputs, op.outputs) {
+		if ti < 0 || m.Buffer(sg.tensors[ti].Buffer) != nil {
 			continue
 		}
-		if t := sg.Tensors[ti].Type; !slices.Contains(v.Types, t) {
+		if t := sg.tensors[ti].Type; !slices.Contains(v.Types, t) {
 			v.Types = append(v.Types, t)
 		}
 	}
@@ -243,7 +243,7 @@ func (m *Model) NodeView(i int) NodeView {
 }
 
 // OpCodeOf returns the op code of an operator of the model.
-func (m *Model) OpCodeOf(op *Operator) OpCode { return m.OpCodes[op.OpCode] }
+func (m *Model) OpCodeOf(op *Operator) OpCode { return m.opCodes[op.opCode] }
 
 // decoder turns the flatbuffer into the Model's structs. It runs after
 // checkStructure, so every offset and length the generated accessors follow
@@ -286,20 +286,20 @@ func (d *decoder) decode() (m *Model, err error) {
 	}()
 	d.at(-1, -1, -1, -1, "the model table", -1)
 	fb := schema.GetRootAsModel(d.raw, 0)
-	m = &Model{raw: d.raw, fb: fb, Version: fb.Version(), Description: string(fb.Description())}
-	m.OpCodes = d.opCodes(fb)
-	m.Buffers = d.buffers(fb)
-	m.Subgraphs = make([]*Subgraph, fb.SubgraphsLength())
+	m = &Model{raw: d.raw, fb: fb, version: fb.Version(), description: string(fb.Description())}
+	m.opCodes = d.opCodes(fb)
+	m.buffers = d.buffers(fb)
+	m.subgraphs = make([]*Subgraph, fb.SubgraphsLength())
 	var sg schema.SubGraph
-	for i := range m.Subgraphs {
+	for i := range m.subgraphs {
 		d.at(i, -1, -1, -1, "the subgraph table", -1)
 		fb.Subgraphs(&sg, i)
-		if m.Subgraphs[i], err = d.subgraph(i, &sg); err != nil {
+		if m.subgraphs[i], err = d.subgraph(i, &sg); err != nil {
 			return nil, err
 		}
 	}
-	m.Metadata = d.metadata(fb)
-	m.Signatures = d.signatures(fb)
+	m.metadata = d.metadata(fb)
+	m.signatures = d.signatures(fb)
 	return m, nil
 }
 
@@ -382,12 +382,12 @@ func ints(n int, at func(int) int32) []int {
 // subgraph reads subgraph si: its tensors, operators, inputs and outputs.
 func (d *decoder) subgraph(si int, sg *schema.SubGraph) (*Subgraph, error) {
 	s := &Subgraph{
-		Name:    string(sg.Name()),
-		Inputs:  ints(sg.InputsLength(), sg.Inputs),
-		Outputs: ints(sg.OutputsLength(), sg.Outputs),
+		name:    string(sg.Name()),
+		inputs:  ints(sg.InputsLength(), sg.Inputs),
+		outputs: ints(sg.OutputsLength(), sg.Outputs),
 	}
-	s.Tensors = make([]TensorInfo, sg.TensorsLength())
-	for i := range s.Tensors {
+	s.tensors = make([]TensorInfo, sg.TensorsLength())
+	for i := range s.tensors {
 		d.at(si, -1, i, -1, "the tensor table", -1)
 		t := new(schema.Tensor)
 		sg.Tensors(t, i)
@@ -395,19 +395,19 @@ func (d *decoder) subgraph(si int, sg *schema.SubGraph) (*Subgraph, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Tensors[i] = info
+		s.tensors[i] = info
 	}
-	s.Operators = make([]Operator, sg.OperatorsLength())
-	for i := range s.Operators {
+	s.operators = make([]Operator, sg.OperatorsLength())
+	for i := range s.operators {
 		d.at(si, i, -1, -1, "the operator table", -1)
 		op := new(schema.Operator)
 		sg.Operators(op, i)
-		s.Operators[i] = Operator{
-			OpCode:        int(op.OpcodeIndex()),
-			Inputs:        ints(op.InputsLength(), op.Inputs),
-			Outputs:       ints(op.OutputsLength(), op.Outputs),
-			Intermediates: ints(op.IntermediatesLength(), op.Intermediates),
-			CustomOptions: op.CustomOptionsBytes(),
+		s.operators[i] = Operator{
+			opCode:        int(op.OpcodeIndex()),
+			inputs:        ints(op.InputsLength(), op.Inputs),
+			outputs:       ints(op.OutputsLength(), op.Outputs),
+			intermediates: ints(op.IntermediatesLength(), op.Intermediates),
+			customOptions: op.CustomOptionsBytes(),
 			fb:            op,
 		}
 	}
@@ -472,10 +472,10 @@ func aligned(b []byte) []byte {
 
 // verify checks every cross-reference and size of the decoded model.
 func (m *Model) verify(cfg loadConfig) error {
-	if len(m.Subgraphs) == 0 {
+	if len(m.subgraphs) == 0 {
 		return &Error{-1, -1, -1, -1, "model has no subgraphs"}
 	}
-	for i, oc := range m.OpCodes {
+	for i, oc := range m.opCodes {
 		if oc.Version < 1 {
 			return &Error{-1, -1, -1, -1, fmt.Sprintf("operator code %d (%s) has version %d", i, oc.Name(), oc.Version)}
 		}
@@ -483,21 +483,21 @@ func (m *Model) verify(cfg loadConfig) error {
 			return &Error{-1, -1, -1, -1, fmt.Sprintf("operator code %d is CUSTOM without a custom_code", i)}
 		}
 	}
-	for si, sg := range m.Subgraphs {
+	for si, sg := range m.subgraphs {
 		if err := m.verifySubgraph(si, sg, cfg); err != nil {
 			return err
 		}
 	}
-	for i, md := range m.Metadata {
-		if md.Buffer < 0 || md.Buffer >= len(m.Buffers) {
-			return &Error{-1, -1, -1, -1, fmt.Sprintf("metadata %d (%s) names buffer %d of %d", i, md.Name, md.Buffer, len(m.Buffers))}
+	for i, md := range m.metadata {
+		if md.Buffer < 0 || md.Buffer >= len(m.buffers) {
+			return &Error{-1, -1, -1, -1, fmt.Sprintf("metadata %d (%s) names buffer %d of %d", i, md.Name, md.Buffer, len(m.buffers))}
 		}
 	}
-	for i, s := range m.Signatures {
-		if s.Subgraph < 0 || s.Subgraph >= len(m.Subgraphs) {
+	for i, s := range m.signatures {
+		if s.Subgraph < 0 || s.Subgraph >= len(m.subgraphs) {
 			return &Error{s.Subgraph, -1, -1, -1, fmt.Sprintf("signature %d (%s) names a subgraph out of range", i, s.Key)}
 		}
-		n := len(m.Subgraphs[s.Subgraph].Tensors)
+		n := len(m.subgraphs[s.Subgraph].tensors)
 		for _, st := range append(append([]SignatureTensor(nil), s.Inputs...), s.Outputs...) {
 			if st.Tensor < 0 || st.Tensor >= n {
 				return &Error{s.Subgraph, -1, st.Tensor, -1, fmt.Sprintf("signature %q tensor %q out of range (%d tensors)", s.Key, st.Name, n)}
@@ -508,9 +508,9 @@ func (m *Model) verify(cfg loadConfig) error {
 }
 
 func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
-	nt := len(sg.Tensors)
-	for ti := range sg.Tensors {
-		t := &sg.Tensors[ti]
+	nt := len(sg.tensors)
+	for ti := range sg.tensors {
+		t := &sg.tensors[ti]
 		bad := func(format string, args ...any) error {
 			return &Error{si, -1, ti, -1, fmt.Sprintf(format, args...)}
 		}
@@ -533,8 +533,8 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 		}
 		// Buffer 0 is the schema's empty sentinel; TFLite accepts it even
 		// in a model that has no buffers at all.
-		if t.Buffer != 0 && (t.Buffer < 0 || t.Buffer >= len(m.Buffers)) {
-			return bad("buffer index %d out of range (%d buffers)", t.Buffer, len(m.Buffers))
+		if t.Buffer != 0 && (t.Buffer < 0 || t.Buffer >= len(m.buffers)) {
+			return bad("buffer index %d out of range (%d buffers)", t.Buffer, len(m.buffers))
 		}
 		if data := m.Buffer(t.Buffer); data != nil && size > 0 && !t.Sparse && int64(len(data)) != elems*size {
 			return bad("buffer %d holds %d bytes; shape %v of %s needs %d", t.Buffer, len(data), t.Shape, t.Type, elems*size)
@@ -566,24 +566,24 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 		}
 		return nil
 	}
-	if err := check("input", sg.Inputs, false, -1); err != nil {
+	if err := check("input", sg.inputs, false, -1); err != nil {
 		return err
 	}
-	if err := check("output", sg.Outputs, false, -1); err != nil {
+	if err := check("output", sg.outputs, false, -1); err != nil {
 		return err
 	}
-	for oi := range sg.Operators {
-		op := &sg.Operators[oi]
-		if op.OpCode < 0 || op.OpCode >= len(m.OpCodes) {
-			return &Error{si, oi, -1, -1, fmt.Sprintf("opcode index %d out of range (%d operator codes)", op.OpCode, len(m.OpCodes))}
+	for oi := range sg.operators {
+		op := &sg.operators[oi]
+		if op.opCode < 0 || op.opCode >= len(m.opCodes) {
+			return &Error{si, oi, -1, -1, fmt.Sprintf("opcode index %d out of range (%d operator codes)", op.opCode, len(m.opCodes))}
 		}
-		if err := check("input", op.Inputs, true, oi); err != nil {
+		if err := check("input", op.inputs, true, oi); err != nil {
 			return err
 		}
-		if err := check("output", op.Outputs, false, oi); err != nil {
+		if err := check("output", op.outputs, false, oi); err != nil {
 			return err
 		}
-		if err := check("intermediate", op.Intermediates, true, oi); err != nil {
+		if err := check("intermediate", op.intermediates, true, oi); err != nil {
 			return err
 		}
 	}

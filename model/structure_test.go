@@ -155,7 +155,7 @@ func TestExtractRecover(t *testing.T) {
 	}
 	bad := new(schema.Operator)
 	bad.Init([]byte{0x9c, 0xff, 0xff, 0xff}, 0) // vtable 100 bytes on, past the end
-	m.Subgraphs[0].Operators[0].fb = bad
+	m.subgraphs[0].operators[0].fb = bad
 	_, err = m.Extract([]int{0}, []int{0}, []int{2}, nil)
 	want := "malformed model: subgraph 0: op 0: table is malformed in a way the structure checks missed (found while extracting a partition)"
 	if err == nil || err.Error() != want {

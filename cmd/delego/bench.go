@@ -187,8 +187,8 @@ func buildProfile(p *nodeProfiler, sg *model.Subgraph, runs int) ([]opProfile, [
 			continue // never reported: the node did not run
 		}
 		out := ""
-		if o := sg.Operators[i].Outputs; len(o) > 0 && o[0] >= 0 {
-			out = sg.Tensors[o[0]].Name
+		if o := sg.Operator(i).Outputs(); len(o) > 0 && o[0] >= 0 {
+			out = sg.Tensor(o[0]).Name
 		}
 		nodes = append(nodes, nodeProfile{Node: i, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
 		if byOp[op] == nil {
@@ -285,8 +285,8 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 
-	sg := m.Subgraphs[0]
-	prof := newNodeProfiler(len(sg.Operators))
+	sg := m.Subgraph(0)
+	prof := newNodeProfiler(sg.NumOperators())
 	start := time.Now()
 	del := sel.open(ctx, f.threads, e.open)
 	defer func() { err = errors.Join(err, del.Close()) }()
@@ -297,8 +297,8 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 	if it.Twin() != nil { // the CPU twin runs: profile its nodes
-		sg = it.Model().Subgraphs[0]
-		*prof = *newNodeProfiler(len(sg.Operators))
+		sg = it.Model().Subgraph(0)
+		*prof = *newNodeProfiler(sg.NumOperators())
 	}
 	defer func() { err = errors.Join(err, it.Close()) }()
 	if err := setInputs(it, data); err != nil {

@@ -52,8 +52,8 @@ func TestBuildProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraphs[0]
-	p := newNodeProfiler(len(sg.Operators))
+	sg := m.Subgraph(0)
+	p := newNodeProfiler(sg.NumOperators())
 	// Over 2 runs: node 0 CONCATENATION 6ms, node 1 SPLIT 12ms, node 2 CONCATENATION 2ms.
 	p.NodeDone(0, "CONCATENATION", time.Hour) // not active: ignored
 	p.active = true
@@ -78,7 +78,7 @@ func TestBuildProfile(t *testing.T) {
 	if !slices.Equal(order, []int{1, 0, 2}) || nodes[0].Op != "SPLIT" || math.Abs(nodes[2].AvgMs-1) > 1e-9 || math.Abs(nodes[0].Percent-60) > 1e-9 {
 		t.Errorf("nodes %+v, want 1, 0, 2 slowest first", nodes)
 	}
-	if nodes[0].Output != sg.Tensors[sg.Operators[1].Outputs[0]].Name {
+	if nodes[0].Output != sg.Tensor(sg.Operator(1).Outputs()[0]).Name {
 		t.Errorf("node 1 output %q", nodes[0].Output)
 	}
 }

@@ -34,11 +34,11 @@ func imageInput(t *testing.T, modelPath, picture string, norm pixelNorm) []byte 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraphs[0]
-	if len(sg.Inputs) != 1 {
-		t.Fatalf("%s has %d inputs", modelPath, len(sg.Inputs))
+	sg := m.Subgraph(0)
+	if len(sg.Inputs()) != 1 {
+		t.Fatalf("%s has %d inputs", modelPath, len(sg.Inputs()))
 	}
-	info := sg.Tensors[sg.Inputs[0]]
+	info := sg.Tensor(sg.Inputs()[0])
 	img, err := loadImage(shared.Model(t, picture))
 	if err != nil {
 		t.Fatal(err)

@@ -39,16 +39,16 @@ func (t ioTensor) Describe(kind string) string {
 
 // graphTensors lists the primary subgraph's inputs or outputs.
 func graphTensors(m *model.Model, idx []int) []ioTensor {
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	out := make([]ioTensor, len(idx))
 	for i, ti := range idx {
-		out[i] = ioTensor{Pos: i, Index: ti, Info: sg.Tensors[ti]}
+		out[i] = ioTensor{Pos: i, Index: ti, Info: sg.Tensor(ti)}
 	}
 	return out
 }
 
-func modelInputs(m *model.Model) []ioTensor  { return graphTensors(m, m.Subgraphs[0].Inputs) }
-func modelOutputs(m *model.Model) []ioTensor { return graphTensors(m, m.Subgraphs[0].Outputs) }
+func modelInputs(m *model.Model) []ioTensor  { return graphTensors(m, m.Subgraph(0).Inputs()) }
+func modelOutputs(m *model.Model) []ioTensor { return graphTensors(m, m.Subgraph(0).Outputs()) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -220,7 +220,7 @@ func explainUnsupported(m *model.Model, modelPath string, err error) error {
 }
 
 func hasEdgeTPUOp(m *model.Model) bool {
-	for _, oc := range m.OpCodes {
+	for _, oc := range m.OpCodes() {
 		if oc.Custom == executable.CustomOp {
 			return true
 		}

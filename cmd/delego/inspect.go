@@ -165,26 +165,26 @@ func buildReport(m *model.Model, path string) *modelReport {
 	r := &modelReport{
 		File:        path,
 		FileBytes:   len(m.Bytes()),
-		Version:     m.Version,
-		Description: m.Description,
+		Version:     m.Version(),
+		Description: m.Description(),
 		Metadata:    []metadataReport{},
 		Signatures:  []signatureReport{},
 	}
 	counts := map[string]int{}
 	usedBuffers := map[int]bool{}
-	for si, sg := range m.Subgraphs {
-		s := subgraphReport{Index: si, Name: sg.Name, Operators: []opReport{}, Tensors: []tensorReport{}}
+	for si, sg := range m.Subgraphs() {
+		s := subgraphReport{Index: si, Name: sg.Name(), Operators: []opReport{}, Tensors: []tensorReport{}}
 		io := func(idx []int) []ioReport {
 			out := []ioReport{}
 			for _, ti := range idx {
-				t := sg.Tensors[ti]
+				t := sg.Tensor(ti)
 				out = append(out, ioReport{ti, t.Name, t.Type.String(), nonNil(t.Shape)})
 			}
 			return out
 		}
-		s.Inputs, s.Outputs = io(sg.Inputs), io(sg.Outputs)
-		for oi := range sg.Operators {
-			op := &sg.Operators[oi]
+		s.Inputs, s.Outputs = io(sg.Inputs()), io(sg.Outputs())
+		for oi := range sg.NumOperators() {
+			op := sg.Operator(oi)
 			oc := m.OpCodeOf(op)
 			counts[oc.Name()]++
 			s.Operators = append(s.Operators, opReport{
@@ -193,13 +193,13 @@ func buildReport(m *model.Model, path string) *modelReport {
 				BuiltinCode:        int(oc.Builtin),
 				Custom:             oc.Builtin == schema.BuiltinOperatorCUSTOM,
 				Version:            oc.Version,
-				Inputs:             nonNil(op.Inputs),
-				Outputs:            nonNil(op.Outputs),
-				Intermediates:      nonNil(op.Intermediates),
-				CustomOptionsBytes: len(op.CustomOptions),
+				Inputs:             nonNil(op.Inputs()),
+				Outputs:            nonNil(op.Outputs()),
+				Intermediates:      nonNil(op.Intermediates()),
+				CustomOptionsBytes: len(op.CustomOptions()),
 			})
 		}
-		for ti, t := range sg.Tensors {
+		for ti, t := range sg.Tensors() {
 			tr := tensorReport{
 				Index:          ti,
 				Name:           t.Name,
@@ -223,14 +223,14 @@ func buildReport(m *model.Model, path string) *modelReport {
 			}
 			s.Tensors = append(s.Tensors, tr)
 		}
-		r.Totals.Operators += len(sg.Operators)
-		r.Totals.Tensors += len(sg.Tensors)
+		r.Totals.Operators += sg.NumOperators()
+		r.Totals.Tensors += sg.NumTensors()
 		r.Subgraphs = append(r.Subgraphs, s)
 	}
-	r.Totals.Subgraphs = len(m.Subgraphs)
-	r.Totals.Buffers = len(m.Buffers)
-	for _, b := range m.Buffers {
-		r.Totals.BufferBytes += len(b)
+	r.Totals.Subgraphs = m.NumSubgraphs()
+	r.Totals.Buffers = m.NumBuffers()
+	for i := range m.NumBuffers() {
+		r.Totals.BufferBytes += len(m.Buffer(i))
 	}
 	r.Totals.OpCounts = []opCount{}
 	for op, n := range counts {
@@ -242,7 +242,7 @@ func buildReport(m *model.Model, path string) *modelReport {
 		}
 		return cmp.Compare(a.Op, b.Op)
 	})
-	for _, md := range m.Metadata {
+	for _, md := range m.Metadata() {
 		data := m.Buffer(md.Buffer)
 		mr := metadataReport{Name: md.Name, Buffer: md.Buffer, Bytes: len(data)}
 		if md.Name == "min_runtime_version" {
@@ -251,7 +251,7 @@ func buildReport(m *model.Model, path string) *modelReport {
 		}
 		r.Metadata = append(r.Metadata, mr)
 	}
-	for _, sd := range m.Signatures {
+	for _, sd := range m.Signatures() {
 		sr := signatureReport{Key: sd.Key, Subgraph: sd.Subgraph, Inputs: []sigTensorReport{}, Outputs: []sigTensorReport{}}
 		for _, st := range sd.Inputs {
 			sr.Inputs = append(sr.Inputs, sigTensorReport{st.Name, st.Tensor})

@@ -127,14 +127,14 @@ type edgetpuLayer struct {
 // edgetpuReports reads every edgetpu-custom-op node of m.
 func edgetpuReports(m *model.Model) []edgetpuReport {
 	var out []edgetpuReport
-	for si, sg := range m.Subgraphs {
-		for oi := range sg.Operators {
-			op := &sg.Operators[oi]
+	for si, sg := range m.Subgraphs() {
+		for oi := range sg.NumOperators() {
+			op := sg.Operator(oi)
 			if m.OpCodeOf(op).Custom != executable.CustomOp {
 				continue
 			}
-			r := edgetpuReport{Subgraph: si, Operator: oi, CustomOptionsBytes: len(op.CustomOptions)}
-			co, err := executable.Parse(op.CustomOptions)
+			r := edgetpuReport{Subgraph: si, Operator: oi, CustomOptionsBytes: len(op.CustomOptions())}
+			co, err := executable.Parse(op.CustomOptions())
 			if err != nil {
 				r.Error = err.Error()
 				out = append(out, r)

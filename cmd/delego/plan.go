@@ -260,7 +260,7 @@ func outcomeText(outcome string, twin *planTwin) string {
 // (and the plan shown) for a model whose CPU nodes lack kernels.
 func standInKernels(m *model.Model) *kernels.Registry {
 	r := kernels.NewRegistry()
-	for _, oc := range m.OpCodes {
+	for _, oc := range m.OpCodes() {
 		r.Register(kernels.Registration{
 			Code:     oc.Builtin,
 			Custom:   oc.Custom,
@@ -280,23 +280,23 @@ func (standIn) Eval(*kernels.Node) error    { return errors.New("no CPU kernel (
 // graphOf is the partitioner's view of m's primary subgraph, as the
 // interpreter builds it.
 func graphOf(m *model.Model) partition.Graph {
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	g := partition.Graph{
-		NumTensors: len(sg.Tensors),
-		Inputs:     sg.Inputs,
-		Outputs:    sg.Outputs,
-		Constant:   make([]bool, len(sg.Tensors)),
+		NumTensors: sg.NumTensors(),
+		Inputs:     sg.Inputs(),
+		Outputs:    sg.Outputs(),
+		Constant:   make([]bool, sg.NumTensors()),
 	}
-	for i, t := range sg.Tensors {
+	for i, t := range sg.Tensors() {
 		g.Constant[i] = m.Buffer(t.Buffer) != nil
 	}
-	for i := range sg.Operators {
-		op := &sg.Operators[i]
+	for i := range sg.NumOperators() {
+		op := sg.Operator(i)
 		oc := m.OpCodeOf(op)
 		g.Nodes = append(g.Nodes, partition.Node{
 			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
-			Inputs:  op.Inputs,
-			Outputs: op.Outputs,
+			Inputs:  op.Inputs(),
+			Outputs: op.Outputs(),
 		})
 	}
 	return g
@@ -372,7 +372,7 @@ type planFallback struct {
 // every node is a CPU node) over m. runErr, when not nil, says why the model
 // cannot run.
 func buildPlanReport(m *model.Model, path string, names []string, plan *partition.Plan, events []delegate.Event, runErr error) (*planReport, error) {
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	if plan == nil {
 		g := graphOf(m)
 		var err error
@@ -394,13 +394,13 @@ func buildPlanReport(m *model.Model, path string, names []string, plan *partitio
 		r.Error = runErr.Error()
 	}
 	node := func(i int, reasons []string) planNode {
-		oc := m.OpCodeOf(&sg.Operators[i])
+		oc := m.OpCodeOf(sg.Operator(i))
 		return planNode{Node: i, Op: oc.Name(), Version: oc.Version, Reasons: append([]string{}, reasons...)}
 	}
 	tensors := func(idx []int) []planTensor {
 		out := []planTensor{}
 		for _, t := range idx {
-			out = append(out, planTensor{Tensor: t, Name: sg.Tensors[t].Name})
+			out = append(out, planTensor{Tensor: t, Name: sg.Tensor(t).Name})
 		}
 		return out
 	}
@@ -411,7 +411,7 @@ func buildPlanReport(m *model.Model, path string, names []string, plan *partitio
 			fellBack[e.Partition] = true
 		}
 	}
-	r.Summary.Nodes = len(sg.Operators)
+	r.Summary.Nodes = sg.NumOperators()
 	for k, p := range plan.Partitions {
 		pp := planPartition{Index: k, Delegate: p.Delegate, FellBack: fellBack[k],
 			Inputs: tensors(p.Inputs), Outputs: tensors(p.Outputs)}

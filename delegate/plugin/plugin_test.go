@@ -370,11 +370,11 @@ func TestDoorbell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	tensors := func(ids []int, fill byte) []*tensor.Tensor {
 		var ts []*tensor.Tensor
 		for _, id := range ids {
-			ti := sg.Tensors[id]
+			ti := sg.Tensor(id)
 			kt := &tensor.Tensor{Type: ti.Type, Shape: ti.Shape}
 			kt.Data = make([]byte, kt.Bytes())
 			for i := range kt.Data {
@@ -407,8 +407,8 @@ func TestDoorbell(t *testing.T) {
 			}
 			defer exe.Close()
 			for i := range 3 {
-				in := tensors(sg.Inputs, byte(i))
-				want, got := tensors(sg.Outputs, 0), tensors(sg.Outputs, 0)
+				in := tensors(sg.Inputs(), byte(i))
+				want, got := tensors(sg.Outputs(), 0), tensors(sg.Outputs(), 0)
 				if err := ref.Invoke(t.Context(), in, want); err != nil {
 					t.Fatal(err)
 				}

@@ -42,8 +42,8 @@ func TestGraphsRun(t *testing.T) {
 		if err := it.AllocateTensors(); err != nil {
 			t.Fatalf("%v\n%s", err, g)
 		}
-		sg := m.Subgraphs[0]
-		for i, info := range sg.Tensors {
+		sg := m.Subgraph(0)
+		for i, info := range sg.Tensors() {
 			if got := it.Tensor(i).Shape(); !slices.Equal(got, info.Shape) {
 				t.Errorf("seed %d: tensor %d declared %v, kernels give %v", seed, i, info.Shape, got)
 			}
@@ -68,7 +68,7 @@ func TestGraphsRun(t *testing.T) {
 			ops[nd.Op]++
 			act := 0
 			for _, ti := range nd.Inputs {
-				if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil {
+				if ti >= 0 && m.Buffer(sg.Tensor(ti).Buffer) == nil {
 					readers[ti]++
 					act++
 				}

@@ -45,7 +45,7 @@ func (c *Checked) CheckNodes(_ context.Context, data []byte, nodes []int) ([]del
 	}
 	out := make([]delegate.Verdict, len(nodes))
 	for k, i := range nodes {
-		if i < 0 || i >= len(m.Subgraphs[0].Operators) {
+		if i < 0 || i >= m.Subgraph(0).NumOperators() {
 			return nil, fmt.Errorf("%s: finer check: node %d out of range", c.Name(), i)
 		}
 		reason := ""

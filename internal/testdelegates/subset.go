@@ -106,10 +106,10 @@ func (s *Subset) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 		s.violate("partition model: %v", err)
 		return nil, fmt.Errorf("%s: partition model: %w", s.name, err)
 	}
-	sg := m.Subgraphs[0]
-	rec := Received{Inputs: len(sg.Inputs), Outputs: len(sg.Outputs)}
+	sg := m.Subgraph(0)
+	rec := Received{Inputs: len(sg.Inputs()), Outputs: len(sg.Outputs())}
 	var refused []string
-	for i := range sg.Operators {
+	for i := range sg.NumOperators() {
 		nv := m.NodeView(i)
 		rec.Ops = append(rec.Ops, OpVersion{nv.Op, nv.Version})
 		if v := s.sup.Check(s.name, nv); !v.Accept {

@@ -29,24 +29,24 @@ func TestBuildTinyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraphs[0]
-	if len(sg.Tensors) != 3 || len(sg.Operators) != 2 || sg.Inputs[0] != in || sg.Outputs[0] != out {
+	sg := m.Subgraph(0)
+	if sg.NumTensors() != 3 || sg.NumOperators() != 2 || sg.Inputs()[0] != in || sg.Outputs()[0] != out {
 		t.Fatalf("subgraph = %+v", sg)
 	}
-	if q := sg.Tensors[in].Quant; q == nil || q.Scale[0] != 0.5 || q.ZeroPoint[0] != 3 {
+	if q := sg.Tensor(in).Quant; q == nil || q.Scale[0] != 0.5 || q.ZeroPoint[0] != 3 {
 		t.Errorf("quantization = %+v", q)
 	}
-	data := m.Buffer(sg.Tensors[w].Buffer)
+	data := m.Buffer(sg.Tensor(w).Buffer)
 	if !bytes.Equal(data, []byte{0, 0, 128, 63, 0, 0, 0, 64}) {
 		t.Errorf("const data = %v", data)
 	}
 	if uintptr(unsafe.Pointer(&data[0]))%16 != 0 {
 		t.Error("constant buffer is not 16-byte aligned")
 	}
-	if oc := m.OpCodeOf(&sg.Operators[1]); oc.Custom != "my-op" || oc.Version != 2 || !bytes.Equal(sg.Operators[1].CustomOptions, []byte{1, 2, 3}) {
+	if oc := m.OpCodeOf(sg.Operator(1)); oc.Custom != "my-op" || oc.Version != 2 || !bytes.Equal(sg.Operator(1).CustomOptions(), []byte{1, 2, 3}) {
 		t.Errorf("custom op = %+v", oc)
 	}
-	if oc := m.OpCodeOf(&sg.Operators[0]); oc.Builtin != schema.BuiltinOperatorADD {
+	if oc := m.OpCodeOf(sg.Operator(0)); oc.Builtin != schema.BuiltinOperatorADD {
 		t.Errorf("builtin op = %+v", oc)
 	}
 }
@@ -66,19 +66,19 @@ func TestRoundTripRealModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := orig.Subgraphs[0], again.Subgraphs[0]
-	if len(a.Tensors) != len(b.Tensors) || len(a.Operators) != len(b.Operators) {
-		t.Fatalf("tables differ: %d/%d tensors, %d/%d ops", len(a.Tensors), len(b.Tensors), len(a.Operators), len(b.Operators))
+	a, b := orig.Subgraph(0), again.Subgraph(0)
+	if a.NumTensors() != b.NumTensors() || a.NumOperators() != b.NumOperators() {
+		t.Fatalf("tables differ: %d/%d tensors, %d/%d ops", a.NumTensors(), b.NumTensors(), a.NumOperators(), b.NumOperators())
 	}
-	for i := range a.Tensors {
-		ta, tb := a.Tensors[i], b.Tensors[i]
+	for i := range a.NumTensors() {
+		ta, tb := a.Tensor(i), b.Tensor(i)
 		if ta.Name != tb.Name || ta.Type != tb.Type || !bytes.Equal(orig.Buffer(ta.Buffer), again.Buffer(tb.Buffer)) {
 			t.Errorf("tensor %d differs", i)
 		}
 	}
-	for i := range a.Operators {
-		if orig.OpCodeOf(&a.Operators[i]) != again.OpCodeOf(&b.Operators[i]) {
-			t.Errorf("op %d: %+v vs %+v", i, orig.OpCodeOf(&a.Operators[i]), again.OpCodeOf(&b.Operators[i]))
+	for i := range a.NumOperators() {
+		if orig.OpCodeOf(a.Operator(i)) != again.OpCodeOf(b.Operator(i)) {
+			t.Errorf("op %d: %+v vs %+v", i, orig.OpCodeOf(a.Operator(i)), again.OpCodeOf(b.Operator(i)))
 		}
 	}
 }

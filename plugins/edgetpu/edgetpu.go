@@ -142,26 +142,26 @@ func Prepare(partition []byte) ([]*Node, error) {
 
 // prepare is Prepare of a decoded partition.
 func prepare(m *model.Model) ([]*Node, error) {
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	tensors := func(idx []int) []executable.Tensor {
 		out := make([]executable.Tensor, 0, len(idx))
 		for _, ti := range idx {
 			if ti < 0 {
 				continue
 			}
-			t := sg.Tensors[ti]
+			t := sg.Tensor(ti)
 			out = append(out, executable.Tensor{Name: t.Name, Type: t.Type, Shape: t.Shape})
 		}
 		return out
 	}
 	var nodes []*Node
-	for i := range sg.Operators {
-		op := &sg.Operators[i]
+	for i := range sg.NumOperators() {
+		op := sg.Operator(i)
 		oc := m.OpCodeOf(op)
 		if oc.Custom != executable.CustomOp || oc.Version != executable.OpVersion {
 			return nil, fmt.Errorf("node %d is %s v%d; the %s delegate runs %s v%d only", i, oc.Name(), oc.Version, Name, executable.CustomOp, executable.OpVersion)
 		}
-		co, err := executable.Parse(op.CustomOptions)
+		co, err := executable.Parse(op.CustomOptions())
 		if err != nil {
 			return nil, fmt.Errorf("node %d: %w", i, err)
 		}
@@ -170,7 +170,7 @@ func prepare(m *model.Model) ([]*Node, error) {
 		}
 		p := co.Packages[0]
 		n := &Node{Index: i, Options: co, Main: p.Main(), Caching: p.Caching()}
-		if n.Batches, err = executable.CheckTensors(n.Main, tensors(op.Inputs), tensors(op.Outputs)); err != nil {
+		if n.Batches, err = executable.CheckTensors(n.Main, tensors(op.Inputs()), tensors(op.Outputs())); err != nil {
 			return nil, fmt.Errorf("node %d: %w", i, err)
 		}
 		nodes = append(nodes, n)

@@ -250,7 +250,7 @@ func mobilenetOptions(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.Subgraphs[0].Operators[0].CustomOptions
+	return m.Subgraph(0).Operator(0).CustomOptions()
 }
 
 // TestCompileBadExecutables: what is wrong with the model is said before

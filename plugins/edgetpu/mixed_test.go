@@ -53,7 +53,7 @@ func mixedModels(t *testing.T) (mixed, twin []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	options := sc.Subgraphs[0].Operators[0].CustomOptions
+	options := sc.Subgraph(0).Operator(0).CustomOptions()
 
 	m := &mixedTensors{b: modelbuild.New(), tensors: map[string]int{}}
 	in := []int{m.t("input1", 1, 8, 8, 3), m.t("inputs/rnn1", 1, 8, 8, 1), m.t("inputs/rnn2", 1, 8, 8, 2)}
@@ -175,15 +175,15 @@ func (w workingEdgeTPU) Compile(ctx context.Context, p *delegate.Partition) (del
 	if err != nil {
 		return nil, err
 	}
-	sg := pm.Subgraphs[0]
+	sg := pm.Subgraph(0)
 	names := func(idx []int) []string {
 		var out []string
 		for _, ti := range idx {
-			out = append(out, sg.Tensors[ti].Name)
+			out = append(out, sg.Tensor(ti).Name)
 		}
 		return out
 	}
-	return &twinExecutable{it: it, inputs: names(sg.Inputs), outputs: names(sg.Outputs)}, nil
+	return &twinExecutable{it: it, inputs: names(sg.Inputs()), outputs: names(sg.Outputs())}, nil
 }
 
 type twinExecutable struct {

@@ -271,14 +271,14 @@ func (r *runtime) close() error {
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
 func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
-	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, len(m.Subgraphs[0].Tensors))}
+	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, m.Subgraph(0).NumTensors())}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
 		if err != nil {
 			return nil, fmt.Errorf("node %d: %w", n.Index, err)
 		}
 		x.models = append(x.models, dm)
-		ins, outs := nodeTensors(&m.Subgraphs[0].Operators[n.Index], n)
+		ins, outs := nodeTensors(m.Subgraph(0).Operator(n.Index), n)
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		x.data = append(x.data, make([][]byte, len(ins)))
 		x.results = append(x.results, outputTensors(m, outs))
@@ -333,7 +333,7 @@ func outputTensors(m *model.Model, outs []int) []*tensor.Tensor {
 		if ti < 0 {
 			continue
 		}
-		info := m.Subgraphs[0].Tensors[ti]
+		info := m.Subgraph(0).Tensor(ti)
 		ts[j] = &tensor.Tensor{Name: info.Name, Type: info.Type, Shape: info.Shape, Quant: info.Quant,
 			Data: make([]byte, tensor.NumElements(info.Shape)*info.Type.Size())}
 	}
@@ -352,20 +352,20 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 	if x.closed {
 		return errors.New("edgetpu: invoke after close")
 	}
-	sg := x.m.Subgraphs[0]
-	if len(inputs) != len(sg.Inputs) || len(outputs) != len(sg.Outputs) {
-		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(sg.Inputs), len(sg.Outputs), len(inputs), len(outputs))
+	sg := x.m.Subgraph(0)
+	if len(inputs) != len(sg.Inputs()) || len(outputs) != len(sg.Outputs()) {
+		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(sg.Inputs()), len(sg.Outputs()), len(inputs), len(outputs))
 	}
 	vals := x.vals
 	clear(vals)
-	for i, ti := range sg.Inputs {
+	for i, ti := range sg.Inputs() {
 		vals[ti] = inputs[i].Data
 	}
 	value := func(ti int) []byte {
 		if v := vals[ti]; v != nil {
 			return v
 		}
-		return x.m.Buffer(sg.Tensors[ti].Buffer)
+		return x.m.Buffer(sg.Tensor(ti).Buffer)
 	}
 	drv, err := x.d.acquire(ctx, x.dev, x.opts, false)
 	if err != nil {
@@ -400,10 +400,10 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 			vals[x.outs[k][j]] = buf
 		}
 	}
-	for j, ti := range sg.Outputs {
+	for j, ti := range sg.Outputs() {
 		v := vals[ti]
 		if v == nil || len(v) != len(outputs[j].Data) {
-			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, sg.Tensors[ti].Name, len(v), len(outputs[j].Data))
+			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, sg.Tensor(ti).Name, len(v), len(outputs[j].Data))
 		}
 		copy(outputs[j].Data, v)
 	}
@@ -416,7 +416,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 // of the same index, or for a "..._variable_output" layer the input tensor
 // of the state it updates.
 func nodeTensors(op *model.Operator, n *Node) (ins, outs []int) {
-	ins = slices.DeleteFunc(slices.Clone(op.Inputs), func(ti int) bool { return ti < 0 })
+	ins = slices.DeleteFunc(op.Inputs(), func(ti int) bool { return ti < 0 })
 	outs = make([]int, len(n.Main.Outputs))
 	for j := range n.Main.Outputs {
 		outs[j] = -1
@@ -426,8 +426,8 @@ func nodeTensors(op *model.Operator, n *Node) (ins, outs []int) {
 					outs[j] = ins[i]
 				}
 			}
-		} else if j < len(op.Outputs) {
-			outs[j] = op.Outputs[j]
+		} else if j < len(op.Outputs()) {
+			outs[j] = op.Outputs()[j]
 		}
 	}
 	return ins, outs

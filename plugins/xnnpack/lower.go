@@ -38,7 +38,7 @@ type lowerer struct {
 }
 
 func newLowerer(m *model.Model) (*lowerer, error) {
-	l := &lowerer{m: m, sg: m.Subgraphs[0], p: &program{}, tv: map[int]int{}, ops: map[schema.BuiltinOperator]opEntry{}}
+	l := &lowerer{m: m, sg: m.Subgraph(0), p: &program{}, tv: map[int]int{}, ops: map[schema.BuiltinOperator]opEntry{}}
 	for _, e := range opTable() {
 		l.ops[e.code] = e
 	}
@@ -56,13 +56,13 @@ func lowerModel(m *model.Model) (*program, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range l.sg.Operators {
+	for i := range l.sg.NumOperators() {
 		if err := l.lowerOp(i); err != nil {
-			oc := m.OpCodeOf(&l.sg.Operators[i])
+			oc := m.OpCodeOf(l.sg.Operator(i))
 			return nil, fmt.Errorf("op %d (%s v%d): %w", i, oc.Name(), oc.Version, err)
 		}
 	}
-	for _, ti := range l.sg.Inputs {
+	for _, ti := range l.sg.Inputs() {
 		v, err := l.activation(ti)
 		if err != nil {
 			return nil, fmt.Errorf("input tensor %d: %w", ti, err)
@@ -72,7 +72,7 @@ func lowerModel(m *model.Model) (*program, error) {
 		}
 		l.p.inputs = append(l.p.inputs, v)
 	}
-	for _, ti := range l.sg.Outputs {
+	for _, ti := range l.sg.Outputs() {
 		v, ok := l.tv[ti]
 		if !ok || l.p.values[v].static != nil || slices.Contains(l.p.inputs, v) {
 			return nil, fmt.Errorf("output tensor %d is not computed by the partition", ti)
@@ -92,7 +92,7 @@ func (l *lowerer) lowerOp(i int) (err error) {
 			err = fmt.Errorf("unreadable operator options (%v)", r)
 		}
 	}()
-	op := &l.sg.Operators[i]
+	op := l.sg.Operator(i)
 	oc := l.m.OpCodeOf(op)
 	if oc.Builtin == schema.BuiltinOperatorCUSTOM {
 		return fmt.Errorf("custom op %q", oc.Custom)
@@ -106,11 +106,11 @@ func (l *lowerer) lowerOp(i int) (err error) {
 	}
 	// The declared tensor types bind Compile as they bind the host's
 	// check of the declared support: the lowerings rely on them.
-	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
+	for _, ti := range slices.Concat(op.Inputs(), op.Outputs()) {
 		if ti < 0 || l.static(ti) != nil {
 			continue
 		}
-		if t := l.sg.Tensors[ti].Type; !slices.Contains(e.types, t) {
+		if t := l.sg.Tensor(ti).Type; !slices.Contains(e.types, t) {
 			return fmt.Errorf("%s tensors; the xnnpack delegate takes %v", t, e.types)
 		}
 	}
@@ -136,31 +136,34 @@ type opCtx struct {
 }
 
 // tensor returns the declared tensor ti.
-func (c *opCtx) tensor(ti int) *model.TensorInfo { return &c.l.sg.Tensors[ti] }
+func (c *opCtx) tensor(ti int) *model.TensorInfo {
+	t := c.l.sg.Tensor(ti)
+	return &t
+}
 
 // in returns the tensor index of input i, or -1 when absent.
 func (c *opCtx) in(i int) int {
-	if i >= len(c.op.Inputs) {
+	if i >= len(c.op.Inputs()) {
 		return -1
 	}
-	return c.op.Inputs[i]
+	return c.op.Inputs()[i]
 }
 
-func (c *opCtx) out(i int) int { return c.op.Outputs[i] }
+func (c *opCtx) out(i int) int { return c.op.Outputs()[i] }
 
 // arity checks the counts of inputs (between lo and hi) and outputs.
 func (c *opCtx) arity(lo, hi, outs int) error {
-	if n := len(c.op.Inputs); n < lo || n > hi {
+	if n := len(c.op.Inputs()); n < lo || n > hi {
 		if lo == hi {
 			return fmt.Errorf("%d inputs, want %d", n, lo)
 		}
 		return fmt.Errorf("%d inputs, want %d to %d", n, lo, hi)
 	}
-	if len(c.op.Outputs) != outs {
-		return fmt.Errorf("%d outputs, want %d", len(c.op.Outputs), outs)
+	if len(c.op.Outputs()) != outs {
+		return fmt.Errorf("%d outputs, want %d", len(c.op.Outputs()), outs)
 	}
 	for i := 0; i < lo; i++ {
-		if c.op.Inputs[i] < 0 {
+		if c.op.Inputs()[i] < 0 {
 			return fmt.Errorf("input %d is missing", i)
 		}
 	}
@@ -171,7 +174,7 @@ func (c *opCtx) arity(lo, hi, outs int) error {
 func (c *opCtx) static(ti int) []byte { return c.l.static(ti) }
 
 func (l *lowerer) static(ti int) []byte {
-	t := &l.sg.Tensors[ti]
+	t := l.sg.Tensor(ti)
 	b := l.m.Buffer(t.Buffer)
 	if len(b) == 0 {
 		return nil
@@ -235,7 +238,7 @@ func (l *lowerer) activation(ti int) (int, error) {
 	if v, ok := l.tv[ti]; ok {
 		return v, nil
 	}
-	t := &l.sg.Tensors[ti]
+	t := l.sg.Tensor(ti)
 	if err := checkShape(t.Shape); err != nil {
 		return 0, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
@@ -244,7 +247,7 @@ func (l *lowerer) activation(ti int) (int, error) {
 	case tensor.Float32:
 		v.dtype = dtF32
 	case tensor.Uint8, tensor.Int8:
-		s, zp, err := quantParams(t)
+		s, zp, err := quantParams(&t)
 		if err != nil {
 			return 0, err
 		}

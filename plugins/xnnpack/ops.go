@@ -652,8 +652,8 @@ func lowerMean(c *opCtx) error {
 // --- data movement --------------------------------------------------------------
 
 func lowerReshape(c *opCtx) error {
-	if len(c.op.Inputs) < 1 || len(c.op.Inputs) > 2 || len(c.op.Outputs) != 1 || c.in(0) < 0 {
-		return fmt.Errorf("%d inputs and %d outputs", len(c.op.Inputs), len(c.op.Outputs))
+	if len(c.op.Inputs()) < 1 || len(c.op.Inputs()) > 2 || len(c.op.Outputs()) != 1 || c.in(0) < 0 {
+		return fmt.Errorf("%d inputs and %d outputs", len(c.op.Inputs()), len(c.op.Outputs()))
 	}
 	if s := c.in(1); s >= 0 && c.static(s) == nil {
 		return fmt.Errorf("shape or axis tensor %q is not constant", c.tensor(s).Name)
@@ -676,8 +676,8 @@ func lowerPad(c *opCtx) error {
 	if err := c.arity(2, 3, 1); err != nil {
 		return err
 	}
-	if c.code == schema.BuiltinOperatorPAD && len(c.op.Inputs) != 2 {
-		return fmt.Errorf("%d inputs, want 2", len(c.op.Inputs))
+	if c.code == schema.BuiltinOperatorPAD && len(c.op.Inputs()) != 2 {
+		return fmt.Errorf("%d inputs, want 2", len(c.op.Inputs()))
 	}
 	inID, outID, in, out, err := c.dataIO()
 	if err != nil {
@@ -784,8 +784,8 @@ func lowerDepthToSpace(c *opCtx) error {
 // lowerConcat copies each input into its slot of the output with XNNPACK's
 // strided copy operators: this XNNPACK has no concatenate node.
 func lowerConcat(c *opCtx) error {
-	if len(c.op.Inputs) < 1 || len(c.op.Outputs) != 1 {
-		return fmt.Errorf("%d inputs and %d outputs", len(c.op.Inputs), len(c.op.Outputs))
+	if len(c.op.Inputs()) < 1 || len(c.op.Outputs()) != 1 {
+		return fmt.Errorf("%d inputs and %d outputs", len(c.op.Inputs()), len(c.op.Outputs()))
 	}
 	o := options[schema.ConcatenationOptionsT](c)
 	if o.FusedActivationFunction != schema.ActivationFunctionTypeNONE {
@@ -807,7 +807,7 @@ func lowerConcat(c *opCtx) error {
 	elem := out.dtype.size()
 	n := node{kind: kConcat, op: c.index, out: []int{outID}}
 	offset := 0
-	for i := range c.op.Inputs {
+	for i := range c.op.Inputs() {
 		if c.in(i) < 0 {
 			return fmt.Errorf("input %d is missing", i)
 		}
@@ -848,12 +848,12 @@ func lowerSplit(c *opCtx) error {
 	var sizes []int
 	switch c.code {
 	case schema.BuiltinOperatorSPLIT:
-		if err := c.arity(2, 2, len(c.op.Outputs)); err != nil {
+		if err := c.arity(2, 2, len(c.op.Outputs())); err != nil {
 			return err
 		}
 		axisIn, dataIn = c.in(0), c.in(1)
 	default:
-		if err := c.arity(3, 3, len(c.op.Outputs)); err != nil {
+		if err := c.arity(3, 3, len(c.op.Outputs())); err != nil {
 			return err
 		}
 		dataIn, axisIn = c.in(0), c.in(2)
@@ -862,7 +862,7 @@ func lowerSplit(c *opCtx) error {
 			return err
 		}
 	}
-	n := len(c.op.Outputs)
+	n := len(c.op.Outputs())
 	if n == 0 {
 		return fmt.Errorf("no outputs")
 	}

@@ -670,13 +670,13 @@ func checkRefusal(t *testing.T, modelData []byte, want string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraphs[0]
-	op := &sg.Operators[0]
+	sg := m.Subgraph(0)
+	op := sg.Operator(0)
 	oc := m.OpCodeOf(op)
 	nv := model.NodeView{Op: oc.Builtin, Custom: oc.Custom, Name: oc.Name(), Version: oc.Version}
-	for _, ti := range slices.Concat(op.Inputs, op.Outputs) {
-		if ti >= 0 && m.Buffer(sg.Tensors[ti].Buffer) == nil && !slices.Contains(nv.Types, sg.Tensors[ti].Type) {
-			nv.Types = append(nv.Types, sg.Tensors[ti].Type)
+	for _, ti := range slices.Concat(op.Inputs(), op.Outputs()) {
+		if ti >= 0 && m.Buffer(sg.Tensor(ti).Buffer) == nil && !slices.Contains(nv.Types, sg.Tensor(ti).Type) {
+			nv.Types = append(nv.Types, sg.Tensor(ti).Type)
 		}
 	}
 	d := xnnpack.New()

@@ -19,7 +19,7 @@ func TestInvokeSharedMemory(t *testing.T) {
 	modelData, outputs := multiStage(g)
 	want, _ := run(t, modelData, g.feeds, nil)
 	m, _ := model.New(modelData)
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	exe := compiled(t, modelData, 1)
 	mem, err := syscall.Mmap(-1, 0, 4*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
@@ -28,12 +28,12 @@ func TestInvokeSharedMemory(t *testing.T) {
 	defer syscall.Munmap(mem)
 	in := mem[len(mem)-len(g.feeds[0]):]
 	copy(in, g.feeds[0])
-	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: in}}
+	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensor(sg.Inputs()[0]).Shape, Data: in}}
 	var outs []*tensor.Tensor
 	off := 0
 	for _, ti := range outputs {
-		n := 4 * tensor.NumElements(sg.Tensors[ti].Shape)
-		outs = append(outs, &tensor.Tensor{Type: tensor.Float32, Shape: sg.Tensors[ti].Shape, Data: mem[off : off+n : off+n]})
+		n := 4 * tensor.NumElements(sg.Tensor(ti).Shape)
+		outs = append(outs, &tensor.Tensor{Type: tensor.Float32, Shape: sg.Tensor(ti).Shape, Data: mem[off : off+n : off+n]})
 		off += n
 	}
 	if err := exe.Invoke(t.Context(), ins, outs); err != nil {

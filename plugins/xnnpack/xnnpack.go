@@ -53,7 +53,7 @@ func (*Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([]de
 			return nil, err
 		}
 		if err := checkNode(m, ni); err != nil {
-			oc := m.OpCodeOf(&m.Subgraphs[0].Operators[ni])
+			oc := m.OpCodeOf(m.Subgraph(0).Operator(ni))
 			out[i] = delegate.Verdict{Reason: fmt.Sprintf("%s v%d: %s: %v", oc.Name(), oc.Version, Name, err)}
 			continue
 		}
@@ -64,7 +64,7 @@ func (*Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([]de
 
 // checkNode lowers operator ni of m alone and has XNNPACK validate it.
 func checkNode(m *model.Model, ni int) error {
-	if ni < 0 || ni >= len(m.Subgraphs[0].Operators) {
+	if ni < 0 || ni >= m.Subgraph(0).NumOperators() {
 		return fmt.Errorf("no node %d", ni)
 	}
 	p, err := lowerNode(m, ni)
@@ -89,13 +89,13 @@ func lowerNode(m *model.Model, ni int) (*program, error) {
 	if err := l.lowerOp(ni); err != nil {
 		return nil, err
 	}
-	op := &l.sg.Operators[ni]
-	for _, ti := range op.Inputs {
+	op := l.sg.Operator(ni)
+	for _, ti := range op.Inputs() {
 		if v, ok := l.tv[ti]; ti >= 0 && ok && l.p.values[v].static == nil && !slices.Contains(l.p.inputs, v) {
 			l.p.inputs = append(l.p.inputs, v)
 		}
 	}
-	for _, ti := range op.Outputs {
+	for _, ti := range op.Outputs() {
 		l.p.outputs = append(l.p.outputs, l.tv[ti])
 	}
 	return l.p, nil

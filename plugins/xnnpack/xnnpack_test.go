@@ -266,7 +266,7 @@ func TestInvokeMemory(t *testing.T) {
 	want, _ := run(t, modelData, g.feeds, nil)
 	x := compiled(t, modelData, 1)
 	m, _ := model.New(modelData)
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	in := g.feeds[0]
 	other := g.floats(len(in)/4, -2, 2)
 	wantOther, _ := run(t, modelData, [][]byte{other}, nil)
@@ -281,12 +281,12 @@ func TestInvokeMemory(t *testing.T) {
 	for _, end := range []int{boundary, boundary - 3, boundary - 100, len(in) + 8} {
 		buf := page[end-len(in) : end : end]
 		copy(buf, in)
-		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: buf}}
+		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensor(sg.Inputs()[0]).Shape, Data: buf}}
 		// The first output, which the concatenation also reads, ends where
 		// the input does, in another block of pages.
 		var outs []*tensor.Tensor
-		for i, ti := range sg.Outputs {
-			tt := tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...)
+		for i, ti := range sg.Outputs() {
+			tt := tensor.NewTensor(tensor.Float32, sg.Tensor(ti).Shape...)
 			if i == 0 {
 				tt.Data = outPage[end-len(tt.Data) : end : end]
 				if end == boundary && uintptr(unsafe.Pointer(&outPage[end-1]))%4096 != 4095 {
@@ -357,14 +357,14 @@ func TestThreads(t *testing.T) {
 	g := newGraph(8)
 	modelData, outputs := multiStage(g)
 	m, _ := model.New(modelData)
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	results := map[int32][][]byte{}
 	for _, n := range []int32{1, 3} {
 		exe := compiled(t, modelData, n)
-		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
+		ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensor(sg.Inputs()[0]).Shape, Data: g.feeds[0]}}
 		var outs []*tensor.Tensor
 		for _, ti := range outputs {
-			outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...))
+			outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensor(ti).Shape...))
 		}
 		if err := exe.Invoke(t.Context(), ins, outs); err != nil {
 			t.Fatal(err)
@@ -385,12 +385,12 @@ func TestNoAllocations(t *testing.T) {
 	g := newGraph(9)
 	modelData, outputs := multiStage(g)
 	m, _ := model.New(modelData)
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	exe := compiled(t, modelData, 1)
-	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensors[sg.Inputs[0]].Shape, Data: g.feeds[0]}}
+	ins := []*tensor.Tensor{{Type: tensor.Float32, Shape: sg.Tensor(sg.Inputs()[0]).Shape, Data: g.feeds[0]}}
 	var outs []*tensor.Tensor
 	for _, ti := range outputs {
-		outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensors[ti].Shape...))
+		outs = append(outs, tensor.NewTensor(tensor.Float32, sg.Tensor(ti).Shape...))
 	}
 	if n := testing.AllocsPerRun(20, func() {
 		if err := exe.Invoke(t.Context(), ins, outs); err != nil {

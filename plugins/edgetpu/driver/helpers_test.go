@@ -32,12 +32,12 @@ func pkg(t *testing.T, name string) *executable.Package {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range m.Subgraphs[0].Operators {
-		op := &m.Subgraphs[0].Operators[i]
+	for i := range m.Subgraph(0).NumOperators() {
+		op := m.Subgraph(0).Operator(i)
 		if m.OpCodeOf(op).Custom != executable.CustomOp {
 			continue
 		}
-		co, err := executable.Parse(op.CustomOptions)
+		co, err := executable.Parse(op.CustomOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,17 +27,17 @@ type edgeTPUNode struct {
 
 func edgeTPUNodes(t *testing.T, m *model.Model) []edgeTPUNode {
 	t.Helper()
-	sg := m.Subgraphs[0]
+	sg := m.Subgraph(0)
 	tensors := func(idx []int) []Tensor {
 		var out []Tensor
 		for _, ti := range idx {
-			out = append(out, Tensor{Name: sg.Tensors[ti].Name, Type: sg.Tensors[ti].Type, Shape: sg.Tensors[ti].Shape})
+			out = append(out, Tensor{Name: sg.Tensor(ti).Name, Type: sg.Tensor(ti).Type, Shape: sg.Tensor(ti).Shape})
 		}
 		return out
 	}
 	var nodes []edgeTPUNode
-	for i := range sg.Operators {
-		op := &sg.Operators[i]
+	for i := range sg.NumOperators() {
+		op := sg.Operator(i)
 		oc := m.OpCodeOf(op)
 		if oc.Custom != CustomOp {
 			continue
@@ -45,7 +45,7 @@ func edgeTPUNodes(t *testing.T, m *model.Model) []edgeTPUNode {
 		if oc.Version != OpVersion {
 			t.Errorf("node %d: %s version %d", i, oc.Custom, oc.Version)
 		}
-		nodes = append(nodes, edgeTPUNode{index: i, options: op.CustomOptions, inputs: tensors(op.Inputs), outputs: tensors(op.Outputs)})
+		nodes = append(nodes, edgeTPUNode{index: i, options: op.CustomOptions(), inputs: tensors(op.Inputs()), outputs: tensors(op.Outputs())})
 	}
 	return nodes
 }
@@ -136,7 +136,7 @@ func cpuTwinTensors(t *testing.T, path string) map[string]model.TensorInfo {
 		t.Fatal(err)
 	}
 	out := map[string]model.TensorInfo{}
-	for _, tt := range twin.Subgraphs[0].Tensors {
+	for _, tt := range twin.Subgraph(0).Tensors() {
 		out[tt.Name] = tt
 	}
 	return out
