@@ -11,11 +11,19 @@ import (
 )
 
 // TestEdgeTPUThroughCLI is the Edge TPU acceptance run through the delego
-// binary on a machine without a usable Edge TPU: with compile fallback
-// allowed the CPU twin gives the CPU model's golden output, and delego says
-// so; without, delego exits non-zero with the no-device message.
+// binary and its delego-edgetpu plugin on a machine without a usable Edge
+// TPU: with compile fallback allowed the CPU twin gives the CPU model's
+// golden output, and delego says so; without, delego exits non-zero with the
+// no-device message.
 func TestEdgeTPUThroughCLI(t *testing.T) {
 	dir := t.TempDir()
+	if err := goBuild(dir, nil, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu"); err != nil {
+		t.Fatal(err)
+	}
+	runDelego := func(t *testing.T, args ...string) (string, string, error) {
+		t.Helper()
+		return runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir, "DELEGO_EDGETPU_DEVICE="}, args...)
+	}
 	model := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
 	input := shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	settings := func(name, json string) string {

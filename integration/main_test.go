@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// binDir holds the binaries TestMain built, as "go build -o bin/ ./..."
-// lays them out: delego, the delego-cpu, delego-xnnpack and delego-edgetpu
-// plugins beside it (so "--delegate cpu", "xnnpack" and "edgetpu" run out of
-// process), and the fault plugin under each of its names (delego-fault-MODE).
+// binDir holds the binaries TestMain built: delego, the delego-cpu and
+// delego-xnnpack plugins beside it (so "--delegate cpu" and "--delegate
+// xnnpack" run out of process), and the fault plugin under each of its names
+// (delego-fault-MODE).
 var binDir string
 
 // binPath is the delego binary built for this test run (set once by TestMain).
@@ -37,7 +37,6 @@ func run(m *testing.M) int {
 		"github.com/delego/delego/cmd/delego",
 		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
 		"github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack",
-		"github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu",
 		"github.com/delego/delego/delegate/plugin/internal/faultplugin"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
