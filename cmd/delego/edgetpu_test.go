@@ -323,3 +323,39 @@ func TestRunEdgeTPUWithoutPlugin(t *testing.T) {
 		t.Errorf("plan partitions %+v", r.Partitions)
 	}
 }
+
+// TestPlanEveryEdgeTPUModel: whatever the devices here, the plan of every
+// Edge TPU model of the shared data comes back (exit status 0) with its
+// Edge TPU partition, why that cannot compile here, and what a run does
+// then; a node that runs nowhere (PoseNet's decoder op) is marked.
+func TestPlanEveryEdgeTPUModel(t *testing.T) {
+	models, err := filepath.Glob(shared.Model(t, "*_edgetpu.tflite"))
+	if err != nil || len(models) < 2 {
+		t.Fatalf("Edge TPU models: %v, %v", models, err)
+	}
+	for _, m := range models {
+		t.Run(filepath.Base(m), func(t *testing.T) {
+			r, err := planJSON(t, env{}, m)
+			if err != nil {
+				t.Fatalf("plan: %v", err)
+			}
+			if len(r.Partitions) == 0 || r.Partitions[0].Delegate != "edgetpu" || r.Partitions[0].CannotCompile == "" ||
+				r.Partitions[0].Fallback != "error" || !strings.Contains(r.Error, "a run here would fail") {
+				t.Errorf("plan %+v", r)
+			}
+			if !noEdgeTPUHere(t) {
+				return
+			}
+			for _, p := range r.Partitions {
+				if !strings.Contains(p.CannotCompile, "no usable device") {
+					t.Errorf("partition %d cannot compile: %q", p.Index, p.CannotCompile)
+				}
+			}
+			for _, n := range r.CPUNodes {
+				if want := n.Op == "PosenetDecoderOp"; n.NoCPUKernel != want {
+					t.Errorf("cpu node %+v: no_cpu_kernel should be %v", n, want)
+				}
+			}
+		})
+	}
+}

@@ -71,7 +71,8 @@ JSON fields (stable):
                         higher priority refused it: "delegate: reason")
   cpu_nodes[]           nodes no delegate runs: node, op, version, reasons[]
                         (one "delegate: reason" per delegate; [] without
-                        delegates)
+                        delegates), no_cpu_kernel (true: no CPU kernel runs
+                        it either, so it runs nowhere)
   steps[]               the execution order: {"partition": P} or {"node": N}
   fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
                         unavailable), nodes[], stage ("compile": plan runs
@@ -197,6 +198,7 @@ func makePlan(ctx context.Context, m *model.Model, path string, del *delegation,
 		return nil, nil, err
 	}
 	r.judgeFallbacks(policy, twinOf(it), runErr)
+	r.markNoKernel(m, e.registry)
 	return r, it, nil
 }
 
@@ -232,6 +234,31 @@ func (r *planReport) judgeFallbacks(policy delegate.Fallback, twin *planTwin, ru
 	case len(r.Fallbacks) > 0 && outcome != fallbackToCPU && outcome != fallbackTwin:
 		r.Error = fmt.Sprintf("a run here would fail: %s", outcomeText(outcome, r.Twin))
 	}
+}
+
+// markNoKernel marks the nodes left on the CPU that no kernel of registry
+// (nil: the built-in ones) runs, and says so in the report's error.
+func (r *planReport) markNoKernel(m *model.Model, registry *kernels.Registry) {
+	if registry == nil {
+		registry = kernels.Builtins()
+	}
+	var none []string
+	for i := range r.CPUNodes {
+		n := &r.CPUNodes[i]
+		oc := m.OpCodeOf(m.Subgraph(0).Operator(n.Node))
+		if reg, ok := registry.Lookup(oc.Builtin, oc.Custom); !ok || !reg.Versions.Contains(oc.Version) {
+			n.NoCPUKernel = true
+			none = append(none, fmt.Sprintf("node %d (%s v%d)", n.Node, n.Op, n.Version))
+		}
+	}
+	if len(none) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("no delegate takes %s and no CPU kernel runs it, so the model cannot run here whatever the devices", strings.Join(none, ", "))
+	if r.Error != "" {
+		msg = r.Error + "; and " + msg
+	}
+	r.Error = msg
 }
 
 // What a run does about a partition that cannot compile.
@@ -345,6 +372,9 @@ type planNode struct {
 	Op      string   `json:"op"`
 	Version int      `json:"version"`
 	Reasons []string `json:"reasons"`
+	// NoCPUKernel marks a node left on the CPU that no CPU kernel runs:
+	// it runs nowhere, whatever the devices (cpu_nodes only).
+	NoCPUKernel bool `json:"no_cpu_kernel,omitempty"`
 }
 
 type planTensor struct {
@@ -494,6 +524,9 @@ func printPlan(w io.Writer, r *planReport) {
 			fmt.Fprintf(w, "  %d %s v%d\n", n.Node, n.Op, n.Version)
 			if len(n.Reasons) == 0 {
 				fmt.Fprintln(w, "    no delegate")
+			}
+			if n.NoCPUKernel {
+				fmt.Fprintln(w, "    no CPU kernel either: it runs nowhere")
 			}
 			for _, reason := range n.Reasons {
 				fmt.Fprintf(w, "    %s\n", reason)
