@@ -49,9 +49,12 @@ func (m *Model) Signatures() []Signature {
 
 // WithIO returns a copy of m whose primary subgraph lists inputs and outputs
 // (tensor indices of that subgraph, already checked by the caller) as its
-// inputs and outputs: the same model, its entry points reordered.
+// inputs and outputs: the same model, its entry points reordered. The copy
+// shares m's bytes and does not own them: closing it does nothing, and it
+// must not be used after m is closed.
 func (m *Model) WithIO(inputs, outputs []int) *Model {
 	c := *m
+	c.unmap = nil
 	sg := *m.subgraphs[0]
 	sg.inputs, sg.outputs = slices.Clone(inputs), slices.Clone(outputs)
 	c.subgraphs = slices.Clone(m.subgraphs)
