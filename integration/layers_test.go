@@ -18,11 +18,12 @@ var layers = []struct {
 }{
 	{"tensor", nil},
 	{"internal/flexbuf", nil},
+	{"internal/flatcheck", nil},
 	{"model/schema", nil},
 	{"delegate/config", nil},
 	{"partition", nil},
 	{"internal/shared", nil},
-	{"model/...", []string{"tensor", "model/schema", "model/..."}},
+	{"model/...", []string{"tensor", "internal/flatcheck", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
 	// A test plugin that misbehaves on purpose around delego's own kernels.
 	{"delegate/plugin/internal/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
@@ -31,7 +32,7 @@ var layers = []struct {
 	{"core", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "delegate/config", "partition"}},
 	{"plugins/cpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/plugin", "core", "core/kernels", "plugins/cpu/..."}},
 	{"plugins/xnnpack/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/xnnpack/..."}},
-	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
+	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
 	{"plugins/gpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
 	{"plugins/nnapi/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/nnapi/..."}},
 	{"internal/randgraph", []string{"tensor", "model/schema", "core/kernels", "model/..."}},

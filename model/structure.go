@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"strings"
+
+	"github.com/delego/delego/internal/flatcheck"
 )
 
 // sharedSteps is how much more work than its size a file may cost to
@@ -16,13 +18,16 @@ const sharedSteps = 1_000_000
 // (layout_gen.go) before the generated accessors read it: every table's
 // vtable, every field the accessors read, and every string and vector's
 // extent. What it accepts, the accessors read without leaving the buffer.
+// Positions are summed in int64 (package flatcheck), so a uoffset cannot
+// wrap round to a position before the one it is stored at, as the
+// generated accessors' uint32 sums allow.
 //
 // Places are named in words: the Error's indices say which subgraph,
 // operator, tensor or buffer, and a where string ("quantization",
 // "signature def 0: input 1") the table below that. Error text is only
 // built once something is wrong.
 type checker struct {
-	r       reader
+	b       flatcheck.Buffer
 	loc     Error     // the subgraph, operator, tensor and buffer being checked
 	steps   int       // work left: one per table, one per vector or string byte
 	limit   int       // steps at the start
@@ -34,20 +39,20 @@ type checker struct {
 func checkStructure(buf []byte) error {
 	limit := 2*len(buf) + sharedSteps
 	c := &checker{
-		r:       reader{buf},
+		b:       flatcheck.Buffer{Data: buf, Noun: "file", Sized: true},
 		loc:     Error{-1, -1, -1, -1, ""},
 		steps:   limit,
 		limit:   limit,
 		layouts: make([][]field, tableTypes),
 	}
-	root, err := c.r.root()
+	root, err := c.b.Root()
 	if err != nil {
 		return c.fail(err, "")
 	}
 	return c.table(root, tableModel, "", "root table")
 }
 
-// fail turns a reader error about subject into an *Error at the current
+// fail turns a flatcheck error about subject into an *Error at the current
 // place.
 func (c *checker) fail(err error, subject string) error {
 	e := c.loc
@@ -62,7 +67,7 @@ func (c *checker) fail(err error, subject string) error {
 func (c *checker) spend(n int) error {
 	c.steps -= n
 	if c.steps < 0 {
-		return c.fail(fmt.Errorf("offsets point at the same tables and vectors so often that reading them would take more than %d steps, the limit for a %d-byte file", c.limit, len(c.r.buf)), "")
+		return c.fail(fmt.Errorf("offsets point at the same tables and vectors so often that reading them would take more than %d steps, the limit for a %d-byte file", c.limit, len(c.b.Data)), "")
 	}
 	return nil
 }
@@ -82,7 +87,7 @@ func (c *checker) table(pos int, typ tableType, where, what string) error {
 	if err := c.spend(1); err != nil {
 		return err
 	}
-	t, err := c.r.table(pos)
+	t, err := c.b.Table(pos)
 	if err != nil {
 		return c.fail(err, join(where, what))
 	}
@@ -98,7 +103,7 @@ func (c *checker) layout(typ tableType) []field {
 }
 
 // fields checks the fields of table t, of type typ.
-func (c *checker) fields(t table, typ tableType, where string) error {
+func (c *checker) fields(t flatcheck.Table, typ tableType, where string) error {
 	for slot, f := range c.layout(typ) {
 		if err := c.field(t, typ, slot, f, where); err != nil {
 			return err
@@ -108,10 +113,10 @@ func (c *checker) fields(t table, typ tableType, where string) error {
 }
 
 // field checks field f, in slot slot of table t of type typ.
-func (c *checker) field(t table, typ tableType, slot int, f field, where string) error {
+func (c *checker) field(t flatcheck.Table, typ tableType, slot int, f field, where string) error {
 	switch f.kind {
 	case scalar:
-		if _, err := c.r.scalar(t, slot, f.size); err != nil {
+		if _, err := c.b.Inline(t, slot, f.size); err != nil {
 			return c.fail(err, join(where, f.name+" field"))
 		}
 	case str:
@@ -119,7 +124,7 @@ func (c *checker) field(t table, typ tableType, slot int, f field, where string)
 	case vector:
 		return c.vector(t, slot, f.size, where, f.name+" vector")
 	case subtable:
-		pos, ok, err := c.r.ref(t, slot)
+		pos, ok, err := c.ref(t, slot)
 		if err != nil {
 			return c.fail(err, join(where, f.name+" table's offset"))
 		}
@@ -136,15 +141,15 @@ func (c *checker) field(t table, typ tableType, slot int, f field, where string)
 
 // vector checks the string or scalar vector in field slot of table t; what
 // names it.
-func (c *checker) vector(t table, slot, elem int, where, what string) error {
-	pos, ok, err := c.r.ref(t, slot)
+func (c *checker) vector(t flatcheck.Table, slot, elem int, where, what string) error {
+	pos, ok, err := c.ref(t, slot)
 	if err != nil {
 		return c.fail(err, join(where, what+"'s offset"))
 	}
 	if !ok {
 		return nil
 	}
-	_, n, err := c.r.vector(pos, elem)
+	_, n, err := c.b.Vector(pos, elem)
 	if err != nil {
 		return c.fail(err, join(where, what))
 	}
@@ -152,21 +157,22 @@ func (c *checker) vector(t table, slot, elem int, where, what string) error {
 }
 
 // tables checks the vector of tables in field f of table t, and each table.
-func (c *checker) tables(t table, typ tableType, slot int, f field, where string) error {
-	pos, ok, err := c.r.ref(t, slot)
+func (c *checker) tables(t flatcheck.Table, typ tableType, slot int, f field, where string) error {
+	pos, ok, err := c.ref(t, slot)
 	if err != nil {
 		return c.fail(err, join(where, f.name+" vector's offset"))
 	}
 	if !ok {
 		return nil
 	}
-	start, n, err := c.r.vector(pos, 4)
+	start, n, err := c.b.Vector(pos, 4)
 	if err != nil {
 		return c.fail(err, join(where, f.name+" vector"))
 	}
 	for i := range n {
 		at := start + 4*i
-		if err := c.element(typ, f, i, at+c.r.u32(at), where); err != nil {
+		off, _ := c.b.U32(at) // inside the vector just checked
+		if err := c.element(typ, f, i, at+off, where); err != nil {
 			return err
 		}
 	}
@@ -208,27 +214,27 @@ func singular(name string) string {
 // the type the tag in the slot before names. A table whose tag the schema
 // does not know, or NONE with a value, still gets its header checked: the
 // generated accessors hand it out whatever its tag.
-func (c *checker) union(t table, slot int, f field, where string) error {
-	pos, ok, err := c.r.ref(t, slot)
+func (c *checker) union(t flatcheck.Table, slot int, f field, where string) error {
+	pos, ok, err := c.ref(t, slot)
 	if err != nil {
 		return c.fail(err, join(where, f.name+" table's offset"))
 	}
 	if !ok {
 		return nil
 	}
-	tagAt, err := c.r.scalar(t, slot-1, 1)
+	tagAt, err := c.b.Inline(t, slot-1, 1)
 	if err != nil {
 		return c.fail(err, join(where, f.name+"_type field"))
 	}
 	tag := byte(0)
 	if tagAt != 0 {
-		tag = c.r.buf[tagAt]
+		tag = c.b.Data[tagAt]
 	}
 	member := f.union.member(tag)
 	if err := c.spend(1); err != nil {
 		return err
 	}
-	u, err := c.r.table(pos)
+	u, err := c.b.Table(pos)
 	if err != nil {
 		kind := member.String()
 		if member == 0 {
@@ -237,4 +243,16 @@ func (c *checker) union(t table, slot int, f field, where string) error {
 		return c.fail(err, join(where, fmt.Sprintf("%s table (%s)", f.name, kind)))
 	}
 	return c.fields(u, member, join(where, f.name))
+}
+
+// ref reads the uoffset in field slot of table t and returns the position it
+// points to; ok is false when the field is absent. The target itself is
+// checked by the caller, which knows what lies there.
+func (c *checker) ref(t flatcheck.Table, slot int) (target int, ok bool, err error) {
+	at, err := c.b.Inline(t, slot, 4)
+	if err != nil || at == 0 {
+		return 0, false, err
+	}
+	off, _ := c.b.U32(at) // inside the table just checked
+	return at + off, true, nil
 }

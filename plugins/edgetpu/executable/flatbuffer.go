@@ -5,18 +5,20 @@ import (
 	"strings"
 
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/internal/flatcheck"
 )
 
 // decoder reads flatbuffers through the generated accessors of package
 // schema, which trust every offset in the data. Before an accessor reads,
-// the decoder checks what it will read against the buffer: a table's
-// vtable and inline fields, where an offset points, a vector's length. A
-// failed check panics with an *Error naming the field being read (the path)
-// and what points where; ParsePackage recovers it into its error.
+// the decoder checks what it will read against the buffer (with package
+// flatcheck): a table's vtable and inline fields, where an offset points, a
+// vector's length. A failed check panics with an *Error naming the field
+// being read (the path) and what points where; ParsePackage recovers it
+// into its error.
 type decoder struct {
 	path []string
-	buf  []byte // the flatbuffer being read
-	what string // what buf holds, for messages: "package", "executable", ...
+	b    flatcheck.Buffer // the flatbuffer being read; its noun: "package", "executable", ...
 }
 
 // fields describes a table for the checks: one digit per field id, the
@@ -79,7 +81,7 @@ func (d *decoder) recover(err *error) {
 		*err = e
 		return
 	}
-	*err = &Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf("%s (the %d-byte %s)", uncheckedRead, len(d.buf), d.what)}
+	*err = &Error{Field: strings.Join(d.path, "."), Reason: fmt.Sprintf("%s (the %d-byte %s)", uncheckedRead, len(d.b.Data), d.b.Noun)}
 }
 
 // uncheckedRead is the reason of an error from a panic no check foresaw.
@@ -88,8 +90,8 @@ const uncheckedRead = "malformed: an offset or length points outside the data"
 // within reads data, a flatbuffer holding what, whose root table has
 // fields f; the buffer read before is read again after.
 func (d *decoder) within(data []byte, what string, f fields, read func()) {
-	outer, outerWhat := d.buf, d.what
-	d.buf, d.what = data, what
+	outer := d.b
+	d.b = flatcheck.Buffer{Data: data, Noun: what}
 	if len(data) < 8 {
 		d.failf("%d bytes, too short for a flatbuffer", len(data))
 	}
@@ -99,23 +101,37 @@ func (d *decoder) within(data []byte, what string, f fields, read func()) {
 	}
 	d.table(off, f)
 	read()
-	d.buf, d.what = outer, outerWhat
+	d.b = outer
 }
 
-// u32 reads the little-endian uint32 at pos, which must lie in the buffer.
-func (d *decoder) u32(pos int64, what string) int64 {
-	if pos < 0 || pos+4 > int64(len(d.buf)) {
-		d.failf("%s at %d is outside the %d-byte %s", what, pos, len(d.buf), d.what)
+// check stops decoding when err, from a flatcheck primitive, says a check
+// failed; what names what the primitive reads first, at the error's Pos:
+// "table", "offset", "vector length".
+func (d *decoder) check(err error, what string) {
+	if err == nil {
+		return
 	}
-	return int64(flatbuffers.GetUint32(d.buf[pos:]))
-}
-
-// u16 reads the little-endian uint16 at pos, which must lie in the buffer.
-func (d *decoder) u16(pos int64, what string) int64 {
-	if pos < 0 || pos+2 > int64(len(d.buf)) {
-		d.failf("%s at %d is outside the %d-byte %s", what, pos, len(d.buf), d.what)
+	e := err.(*flatcheck.Error)
+	size := fmt.Sprintf("%d-byte %s", e.Len, e.Noun)
+	switch e.Kind {
+	case flatcheck.VtableOutside, flatcheck.VtableSize, flatcheck.VtableLong:
+		// A vtable whose size is in the buffer claims too much, even when
+		// the rest of its 4-byte header is not.
+		n, err := d.b.U16(int(e.At))
+		if err != nil {
+			d.failf("vtable at %d is outside the %s", e.At, size)
+		}
+		d.failf("the vtable at %d of the table at %d claims %d bytes, which the %s cannot hold", e.At, e.Pos, n, size)
+	case flatcheck.TargetOutside:
+		d.failf("offset at %d points to %d, past the end of the %s", e.Pos, e.At, size)
+	case flatcheck.VectorLong:
+		n := fmt.Sprintf("%d elements of %d bytes", e.N, e.Elem)
+		if e.Elem == 1 {
+			n = fmt.Sprintf("%d bytes", e.N)
+		}
+		d.failf("%s at %d run past the end of the %s", n, e.Pos+4, size)
 	}
-	return int64(flatbuffers.GetUint16(d.buf[pos:]))
+	d.failf("%s at %d is outside the %s", what, e.Pos, size)
 }
 
 // table checks the table at pos: its vtable lies in the buffer, and so does
@@ -123,19 +139,13 @@ func (d *decoder) u16(pos int64, what string) int64 {
 // table is not checked: Go's builder shares a vtable between tables of
 // different sizes.)
 func (d *decoder) table(pos int64, f fields) {
-	vt := pos - int64(int32(d.u32(pos, "table")))
-	vtBytes := d.u16(vt, "vtable")
-	if vtBytes < 4 || vtBytes%2 != 0 || vt+vtBytes > int64(len(d.buf)) {
-		d.failf("the vtable at %d of the table at %d claims %d bytes, which the %d-byte %s cannot hold", vt, pos, vtBytes, len(d.buf), d.what)
-	}
+	t, err := d.b.Table(int(pos))
+	d.check(err, "table")
 	for id := range len(f) {
-		slot := 4 + 2*int64(id)
-		if slot >= vtBytes {
-			break
-		}
-		off, n := d.u16(vt+slot, "vtable"), int64(f[id]-'0')
-		if off != 0 && (off < 4 || pos+off+n > int64(len(d.buf))) {
-			d.failf("field %d of the table at %d: %d bytes at %d are outside the %d-byte %s", id, pos, n, pos+off, len(d.buf), d.what)
+		at, ok := d.b.Field(t, id)
+		n := int64(f[id] - '0')
+		if ok && (at-t.Pos < 4 || !d.b.Fits(int64(at), n)) {
+			d.failf("field %d of the table at %d: %d bytes at %d are outside the %d-byte %s", id, pos, n, at, len(d.b.Data), d.b.Noun)
 		}
 	}
 }
@@ -153,11 +163,9 @@ func fieldPos(t flatbuffers.Table, id int) int64 {
 // follow returns where the offset at pos points: forward, to at least 4
 // bytes (a length or a table's vtable offset) inside the buffer.
 func (d *decoder) follow(pos int64) int64 {
-	to := pos + d.u32(pos, "offset")
-	if to+4 > int64(len(d.buf)) {
-		d.failf("offset at %d points to %d, past the end of the %d-byte %s", pos, to, len(d.buf), d.what)
-	}
-	return to
+	to, err := d.b.Follow(int(pos))
+	d.check(err, "offset")
+	return int64(to)
 }
 
 // ref returns where field id of the checked table t (a string, vector,
@@ -183,15 +191,9 @@ func (d *decoder) child(t flatbuffers.Table, id int, f fields) bool {
 // vectorAt checks the vector whose length is at pos, of elements elem
 // bytes each, and returns where its elements start and how many there are.
 func (d *decoder) vectorAt(pos int64, elem int) (start int64, n int) {
-	count := d.u32(pos, "vector length")
-	if pos+4+count*int64(elem) > int64(len(d.buf)) {
-		size := fmt.Sprintf("%d elements of %d bytes", count, elem)
-		if elem == 1 {
-			size = fmt.Sprintf("%d bytes", count)
-		}
-		d.failf("%s at %d run past the end of the %d-byte %s", size, pos+4, len(d.buf), d.what)
-	}
-	return pos + 4, int(count)
+	at, count, err := d.b.Vector(int(pos), elem)
+	d.check(err, "vector length")
+	return int64(at), count
 }
 
 // vector checks field id of t, a vector (or string) of elements elem
@@ -223,7 +225,7 @@ func (d *decoder) ints(t flatbuffers.Table, id int, name string) []int {
 		start, n := d.vectorAt(pos, 4)
 		out = make([]int, n)
 		for i := range out {
-			out[i] = int(flatbuffers.GetInt32(d.buf[start+4*int64(i):]))
+			out[i] = int(flatbuffers.GetInt32(d.b.Data[start+4*int64(i):]))
 		}
 	}
 	d.pop()
