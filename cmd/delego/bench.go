@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -289,7 +288,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	prof := newNodeProfiler(sg.NumOperators())
 	start := time.Now()
 	del := sel.open(ctx, f.threads, e.open)
-	defer func() { err = errors.Join(err, del.Close()) }()
+	defer closeAfter(&err, stderr, "closing the delegates", del)
 	opts := del.options(e.registry, path)
 	opts.Profiler = prof
 	it, err := newInterpreter(ctx, m, path, opts, stderr)
@@ -300,7 +299,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		sg = it.Model().Subgraph(0)
 		*prof = *newNodeProfiler(sg.NumOperators())
 	}
-	defer func() { err = errors.Join(err, it.Close()) }()
+	defer closeAfter(&err, stderr, "closing the interpreter", it)
 	if err := setInputs(it, data); err != nil {
 		return err
 	}

@@ -306,7 +306,12 @@ type flakyDelegate struct {
 	closed                *closeCount
 }
 
-type closeCount struct{ delegates, executables int }
+// closeCount counts what was closed; err, when set, is what closing an
+// executable fails with (a plugin that died after answering).
+type closeCount struct {
+	delegates, executables int
+	err                    error
+}
 
 func (d flakyDelegate) Name() string { return d.name }
 
@@ -340,7 +345,7 @@ func (e flakyExecutable) Invoke(ctx context.Context, in, out []*tensor.Tensor) e
 
 func (e flakyExecutable) Close() error {
 	e.d.closed.executables++
-	return e.Executable.Close()
+	return errors.Join(e.Executable.Close(), e.d.closed.err)
 }
 
 // flakyEnv opens a flakyDelegate for every name.
@@ -409,5 +414,44 @@ func TestBenchWithDelegates(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "the result came from the CPU fallback") {
 		t.Errorf("bench did not report the fallback: %q", stderr.String())
+	}
+}
+
+// TestResultSurvivesCloseFailure: a delegate whose executable fails to
+// close after a good run (a plugin that died after answering) is a warning;
+// the run's output is written and the command succeeds, as bench does.
+func TestResultSurvivesCloseFailure(t *testing.T) {
+	modelPath := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, modelPath)
+	want, _ := runOutput(t, modelPath, inputs)
+	closed := closeCount{err: errors.New("release: plugin process died")}
+
+	out := filepath.Join(t.TempDir(), "out.raw")
+	var stdout, stderr bytes.Buffer
+	args := append([]string{modelPath, "--delegate", "flaky", "--output", out}, inputs...)
+	if err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, nil, &closed)); err != nil {
+		t.Fatalf("run failed after a good result: %v", err)
+	}
+	if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("output: %v, %s", err, firstDiff(got, want))
+	}
+	checkContains(t, "stderr", stderr.String(), "delego: warning: closing the interpreter: release: plugin process died")
+	if closed.executables != 1 {
+		t.Errorf("%d executables closed", closed.executables)
+	}
+
+	stderr.Reset()
+	args = append([]string{modelPath, "--delegate", "flaky", "--runs", "2"}, inputs...)
+	if err := benchWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, nil, &closed)); err != nil {
+		t.Fatalf("bench failed after good runs: %v", err)
+	}
+	checkContains(t, "bench stderr", stderr.String(), "warning: closing the interpreter")
+
+	// A failed run still fails, with the close failure joined to its error.
+	boom := errors.New("device lost")
+	args = append([]string{modelPath, "--delegate", "flaky", "--output", filepath.Join(t.TempDir(), "no.raw")}, inputs...)
+	err := runWith(context.Background(), args, &stdout, &stderr, flakyEnv(nil, boom, &closed))
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "plugin process died") {
+		t.Errorf("failed run: %v", err)
 	}
 }

@@ -140,13 +140,13 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 		sel.names = []string{edgetpu.Name}
 	}
 	del := sel.open(ctx, 0, e.open)
-	defer func() { err = errors.Join(err, del.Close()) }()
+	defer closeAfter(&err, stderr, "closing the delegates", del)
 
 	r, it, err := makePlan(ctx, m, path, del, e)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, it.Close()) }()
+	defer closeAfter(&err, stderr, "closing the interpreter", it)
 	switch f.format {
 	case "json":
 		if err := writeJSON(stdout, r); err != nil {

@@ -201,12 +201,12 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 
 	start = time.Now()
 	del := sel.open(ctx, f.threads, e.open)
-	defer func() { err = errors.Join(err, del.Close()) }()
+	defer closeAfter(&err, stderr, "closing the delegates", del)
 	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry, f.model), stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, it.Close()) }()
+	defer closeAfter(&err, stderr, "closing the interpreter", it)
 	if err := setInputs(it, data); err != nil {
 		return err
 	}
