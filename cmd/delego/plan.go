@@ -251,8 +251,8 @@ func (r *planReport) markNoKernel(m *model.Model, registry *kernels.Registry) {
 			none = append(none, fmt.Sprintf("node %d (%s v%d)", n.Node, n.Op, n.Version))
 		}
 	}
-	if len(none) == 0 {
-		return
+	if len(none) == 0 || r.cannotRun != nil {
+		return // cannotRun already names them
 	}
 	msg := fmt.Sprintf("no delegate takes %s and no CPU kernel runs it, so the model cannot run here whatever the devices", strings.Join(none, ", "))
 	if r.Error != "" {
@@ -525,11 +525,11 @@ func printPlan(w io.Writer, r *planReport) {
 			if len(n.Reasons) == 0 {
 				fmt.Fprintln(w, "    no delegate")
 			}
-			if n.NoCPUKernel {
-				fmt.Fprintln(w, "    no CPU kernel either: it runs nowhere")
-			}
 			for _, reason := range n.Reasons {
 				fmt.Fprintf(w, "    %s\n", reason)
+			}
+			if n.NoCPUKernel {
+				fmt.Fprintln(w, "    no CPU kernel either: it runs nowhere")
 			}
 		}
 	}
