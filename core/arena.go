@@ -36,32 +36,46 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 		}
 		return cmp.Compare(a.tensor, b.tensor)
 	})
-	type placed struct {
-		lifetime
-		offset int
-	}
+	// done holds the placed tensors by offset, so that each new tensor
+	// walks the ones its lifetime overlaps in offset order without
+	// gathering and sorting them (that made planning quadratic in time and
+	// allocation on long graphs).
 	var done []placed
 	offsets = make(map[int]int, len(lives))
 	for _, l := range order {
-		var clash []placed
-		for _, p := range done {
-			if p.first <= l.last && l.first <= p.last {
-				clash = append(clash, p)
-			}
-		}
-		slices.SortFunc(clash, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
-		off := delegate.PlaceOverreadable(0, l.size)
-		for _, p := range clash {
-			if off+l.size <= p.offset {
-				break
-			}
-			off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
-		}
-		done = append(done, placed{l, off})
+		off := lowestFree(done, l)
+		p := placed{l, off}
+		// After those at the same offset: ties are walked in the order they
+		// were placed, which matters because PlaceOverreadable can move a
+		// tensor past a page end that a later offset would not reach.
+		at, _ := slices.BinarySearchFunc(done, off+1, func(q placed, off int) int { return cmp.Compare(q.offset, off) })
+		done = slices.Insert(done, at, p)
 		offsets[l.tensor] = off
 		total = max(total, alignUp(off+l.size))
 	}
 	return offsets, total
+}
+
+// placed is a tensor's lifetime and its offset in the arena.
+type placed struct {
+	lifetime
+	offset int
+}
+
+// lowestFree is the lowest offset at which l fits beside the tensors of done
+// (sorted by offset) whose lifetimes overlap l's.
+func lowestFree(done []placed, l lifetime) int {
+	off := delegate.PlaceOverreadable(0, l.size)
+	for _, p := range done {
+		if p.first > l.last || l.first > p.last {
+			continue // not alive at the same time: may share bytes
+		}
+		if off+l.size <= p.offset {
+			break
+		}
+		off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
+	}
+	return off
 }
 
 func alignUp(n int) int { return (n + arenaAlign - 1) &^ (arenaAlign - 1) }

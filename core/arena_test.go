@@ -1,7 +1,10 @@
 package core
 
 import (
+	"cmp"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/delegate"
@@ -85,4 +88,55 @@ func TestArenaTensorsOverreadable(t *testing.T) {
 	if n < 30 {
 		t.Fatalf("only %d arena tensors checked", n)
 	}
+}
+
+// TestPlanArenaGreedyBySize holds planArena to the plain statement of
+// greedy-by-size (each tensor, largest first, at the lowest offset clear of
+// every placed tensor alive at the same time, found by sorting those
+// tensors afresh, ties in the order they were placed), which it implements
+// without the per-tensor sort.
+func TestPlanArenaGreedyBySize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(60)
+		lives := make([]lifetime, n)
+		for i := range lives {
+			first := rng.IntN(20) - 1
+			lives[i] = lifetime{tensor: i, size: rng.IntN(3) * rng.IntN(9000), first: first, last: first + rng.IntN(8)}
+		}
+		got, gotTotal := planArena(lives)
+		want, wantTotal := greedyBySize(lives)
+		if gotTotal != wantTotal || !maps.Equal(got, want) {
+			t.Fatalf("trial %d: %v (total %d), want %v (total %d)", trial, got, gotTotal, want, wantTotal)
+		}
+	}
+}
+
+func greedyBySize(lives []lifetime) (map[int]int, int) {
+	order := slices.Clone(lives)
+	slices.SortStableFunc(order, func(a, b lifetime) int {
+		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.first, b.first), cmp.Compare(a.tensor, b.tensor))
+	})
+	var done []placed
+	offsets, total := map[int]int{}, 0
+	for _, l := range order {
+		var clash []placed
+		for _, p := range done {
+			if p.first <= l.last && l.first <= p.last {
+				clash = append(clash, p)
+			}
+		}
+		slices.SortStableFunc(clash, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
+		off := delegate.PlaceOverreadable(0, l.size)
+		for _, p := range clash {
+			if off+l.size <= p.offset {
+				break
+			}
+			off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
+		}
+		done = append(done, placed{l, off})
+		offsets[l.tensor] = off
+		total = max(total, alignUp(off+l.size))
+	}
+	return offsets, total
 }
