@@ -179,6 +179,17 @@ func greedyGroups(g *graph, owner, unit []int, mostReady bool) []int {
 func mergeGroups(g *graph, owner, gid []int) []int {
 	first := firstNodes(gid)
 	ng := len(first)
+	// Visit partitions by first node, whatever their ids.
+	var parts []int
+	for x := range ng {
+		if owner[first[x]] >= 0 {
+			parts = append(parts, x)
+		}
+	}
+	if !sharedOwner(parts, first, owner) {
+		return compact(gid) // nothing to merge: spare the ng×ng reachability sets
+	}
+	slices.SortFunc(parts, func(a, b int) int { return first[a] - first[b] })
 	succ := groupSuccs(g, gid, ng)
 
 	// reach[x]: groups reachable from x; anc[x]: groups that reach x.
@@ -202,14 +213,6 @@ func mergeGroups(g *graph, owner, gid []int) []int {
 	for x := range parent {
 		parent[x] = x
 	}
-	// Visit partitions by first node, whatever their ids.
-	var parts []int
-	for x := range ng {
-		if owner[first[x]] >= 0 {
-			parts = append(parts, x)
-		}
-	}
-	slices.SortFunc(parts, func(a, b int) int { return first[a] - first[b] })
 	// A merge can unblock a pair checked earlier in the pass (when it
 	// absorbs the group that lay between them), so passes repeat until none
 	// merges anything.
@@ -261,6 +264,21 @@ func mergeGroups(g *graph, owner, gid []int) []int {
 		out[i] = x
 	}
 	return compact(out)
+}
+
+// sharedOwner reports whether two of the partitions parts (group ids, first
+// node of each in first) belong to the same delegate, the only case in
+// which mergeGroups has anything to merge.
+func sharedOwner(parts, first, owner []int) bool {
+	seen := map[int]bool{}
+	for _, x := range parts {
+		o := owner[first[x]]
+		if seen[o] {
+			return true
+		}
+		seen[o] = true
+	}
+	return false
 }
 
 // compact renumbers the groups of gid (any ids >= 0) 0..k-1 in order of
