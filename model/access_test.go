@@ -1,7 +1,9 @@
 package model
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/delego/delego/internal/shared"
@@ -52,4 +54,27 @@ func equalAny(a, b any) bool {
 		return slices.Equal(x, b.([]int))
 	}
 	return a == b
+}
+
+// TestCountCaps: a subgraph with more operators or tensors than the caps
+// is a load error that names the cap.
+func TestCountCaps(t *testing.T) {
+	path := shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite")
+	for _, c := range []struct {
+		opt  LoadOption
+		want string
+	}{
+		{WithMaxOperators(30), "malformed model: subgraph 0: 31 operators, more than the cap of 30 (WithMaxOperators)"},
+		{WithMaxTensors(10), "more than the cap of 10 (WithMaxTensors)"},
+	} {
+		_, err := Load(path, c.opt)
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	if m, err := Load(path, WithMaxOperators(31), WithMaxTensors(1000)); err != nil {
+		t.Errorf("at the caps: %v", err)
+	} else {
+		m.Close()
+	}
 }

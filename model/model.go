@@ -125,7 +125,26 @@ type SignatureTensor struct {
 // LoadOption adjusts how a model is loaded.
 type LoadOption func(*loadConfig)
 
-type loadConfig struct{ maxTensorBytes int64 }
+type loadConfig struct {
+	maxTensorBytes           int64
+	maxOperators, maxTensors int
+}
+
+// The default caps on a subgraph's operators and tensors: far above any
+// real model, low enough that a hostile file cannot make the runtime's
+// per-node and per-tensor structures exhaust memory.
+const (
+	DefaultMaxOperators = 1 << 20
+	DefaultMaxTensors   = 1 << 20
+)
+
+// WithMaxOperators caps the number of operators of any subgraph; a model
+// with more is rejected. The default is DefaultMaxOperators.
+func WithMaxOperators(n int) LoadOption { return func(c *loadConfig) { c.maxOperators = n } }
+
+// WithMaxTensors caps the number of tensors of any subgraph; a model with
+// more is rejected. The default is DefaultMaxTensors.
+func WithMaxTensors(n int) LoadOption { return func(c *loadConfig) { c.maxTensors = n } }
 
 // WithMaxTensorBytes caps the size of any one tensor; a model declaring a
 // larger tensor is rejected. The default is DefaultMaxTensorBytes.
@@ -169,7 +188,7 @@ func (m *Model) Path() string { return m.path }
 // New verifies a model held in memory. The model keeps data: do not
 // change it afterwards.
 func New(data []byte, opts ...LoadOption) (*Model, error) {
-	cfg := loadConfig{maxTensorBytes: DefaultMaxTensorBytes}
+	cfg := loadConfig{maxTensorBytes: DefaultMaxTensorBytes, maxOperators: DefaultMaxOperators, maxTensors: DefaultMaxTensors}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -509,6 +528,12 @@ func (m *Model) verify(cfg loadConfig) error {
 
 func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 	nt := len(sg.tensors)
+	if nt > cfg.maxTensors {
+		return &Error{si, -1, -1, -1, fmt.Sprintf("%d tensors, more than the cap of %d (WithMaxTensors)", nt, cfg.maxTensors)}
+	}
+	if n := len(sg.operators); n > cfg.maxOperators {
+		return &Error{si, -1, -1, -1, fmt.Sprintf("%d operators, more than the cap of %d (WithMaxOperators)", n, cfg.maxOperators)}
+	}
 	for ti := range sg.tensors {
 		t := &sg.tensors[ti]
 		bad := func(format string, args ...any) error {
