@@ -36,24 +36,99 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 		}
 		return cmp.Compare(a.tensor, b.tensor)
 	})
-	// done holds the placed tensors by offset, so that each new tensor
-	// walks the ones its lifetime overlaps in offset order without
-	// gathering and sorting them (that made planning quadratic in time and
-	// allocation on long graphs).
-	var done []placed
+	x := newArenaIndex(lives)
 	offsets = make(map[int]int, len(lives))
 	for _, l := range order {
-		off := lowestFree(done, l)
-		p := placed{l, off}
-		// After those at the same offset: ties are walked in the order they
-		// were placed, which matters because PlaceOverreadable can move a
-		// tensor past a page end that a later offset would not reach.
-		at, _ := slices.BinarySearchFunc(done, off+1, func(q placed, off int) int { return cmp.Compare(q.offset, off) })
-		done = slices.Insert(done, at, p)
+		off := x.lowestFree(l)
+		x.add(placed{l, off})
 		offsets[l.tensor] = off
 		total = max(total, alignUp(off+l.size))
 	}
 	return offsets, total
+}
+
+// arenaIndex holds the placed tensors two ways, so that placing a tensor
+// looks at the fewer of them: sorted by offset (all of them, walked in
+// place: a long partition's tensors all live in one step) or by the steps
+// each lives in (a chain's tensors live a step or two each). Either way
+// ties of offset go in the order the tensors were placed, which matters
+// because PlaceOverreadable can move a tensor past a page end that a later
+// offset would not reach.
+type arenaIndex struct {
+	byOffset []placed // nil until a query needs it: see lowestFree
+	all      []placed // in placement order
+	byStep   [][]int  // step-lo -> indices into all of the tensors alive then
+	lo       int
+	seen     []int // per index into all: the last query that collected it
+	query    int
+	clash    []int // scratch for one query
+}
+
+func newArenaIndex(lives []lifetime) *arenaIndex {
+	lo, hi := 0, -1
+	for i, l := range lives {
+		if i == 0 || l.first < lo {
+			lo = l.first
+		}
+		hi = max(hi, l.last)
+	}
+	return &arenaIndex{lo: lo, byStep: make([][]int, max(hi-lo+1, 0))}
+}
+
+// add records p as placed.
+func (x *arenaIndex) add(p placed) {
+	i := len(x.all)
+	x.all = append(x.all, p)
+	x.seen = append(x.seen, 0)
+	for s := p.first; s <= p.last; s++ {
+		x.byStep[s-x.lo] = append(x.byStep[s-x.lo], i)
+	}
+	if x.byOffset != nil {
+		at, _ := slices.BinarySearchFunc(x.byOffset, p.offset+1, func(q placed, off int) int { return cmp.Compare(q.offset, off) })
+		x.byOffset = slices.Insert(x.byOffset, at, p)
+	}
+}
+
+// denseFrom is how many tensors must be placed before a query that
+// overlaps all of them walks them by offset instead of sorting them.
+const denseFrom = 256
+
+// lowestFree is the lowest offset at which l fits beside the placed
+// tensors whose lifetimes overlap l's.
+func (x *arenaIndex) lowestFree(l lifetime) int {
+	n := 0
+	for s := l.first; s <= l.last && n < len(x.all); s++ {
+		n += len(x.byStep[s-x.lo])
+	}
+	if n >= len(x.all) && len(x.all) >= denseFrom {
+		if x.byOffset == nil {
+			x.byOffset = slices.Clone(x.all)
+			slices.SortStableFunc(x.byOffset, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
+		}
+		return lowestFree(x.byOffset, l)
+	}
+	x.query++
+	x.clash = x.clash[:0]
+	for s := l.first; s <= l.last; s++ {
+		for _, i := range x.byStep[s-x.lo] {
+			if x.seen[i] != x.query {
+				x.seen[i] = x.query
+				x.clash = append(x.clash, i)
+			}
+		}
+	}
+	slices.SortFunc(x.clash, func(a, b int) int {
+		return cmp.Or(cmp.Compare(x.all[a].offset, x.all[b].offset), cmp.Compare(a, b))
+	})
+	off := delegate.PlaceOverreadable(0, l.size)
+	for _, i := range x.clash {
+		p := x.all[i]
+		if off+l.size <= p.offset {
+			break
+		}
+		off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
+	}
+	return off
 }
 
 // placed is a tensor's lifetime and its offset in the arena.
@@ -63,7 +138,7 @@ type placed struct {
 }
 
 // lowestFree is the lowest offset at which l fits beside the tensors of done
-// (sorted by offset) whose lifetimes overlap l's.
+// (sorted by offset, ties in placement order) whose lifetimes overlap l's.
 func lowestFree(done []placed, l lifetime) int {
 	off := delegate.PlaceOverreadable(0, l.size)
 	for _, p := range done {

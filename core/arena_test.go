@@ -97,12 +97,17 @@ func TestArenaTensorsOverreadable(t *testing.T) {
 // without the per-tensor sort.
 func TestPlanArenaGreedyBySize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 300; trial++ {
-		n := 1 + rng.IntN(60)
+	for trial := 0; trial < 340; trial++ {
+		// Small graphs, then large ones (past denseFrom) where many
+		// tensors live at once, as in one long delegated partition.
+		n, steps, span := 1+rng.IntN(60), 20, 8
+		if trial >= 300 {
+			n, steps, span = denseFrom+rng.IntN(3*denseFrom), 1+rng.IntN(4), 1+rng.IntN(3)
+		}
 		lives := make([]lifetime, n)
 		for i := range lives {
-			first := rng.IntN(20) - 1
-			lives[i] = lifetime{tensor: i, size: rng.IntN(3) * rng.IntN(9000), first: first, last: first + rng.IntN(8)}
+			first := rng.IntN(steps) - 1
+			lives[i] = lifetime{tensor: i, size: rng.IntN(3) * rng.IntN(9000), first: first, last: first + rng.IntN(span)}
 		}
 		got, gotTotal := planArena(lives)
 		want, wantTotal := greedyBySize(lives)
