@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite, as CI runs it. Installs what the tests need,
 # then vets and tests every package (the plugin transport's concurrency and
-# fault tests again under -race) and fuzzes the model loader and the Edge TPU
-# options parser briefly.
+# fault tests again under -race) and fuzzes briefly the model loader and
+# verifier (FuzzLoad), loading and running small graphs (FuzzNewModel) and
+# the Edge TPU options parser.
 #   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (default 20s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,5 +17,6 @@ go test -count=1 -timeout 20m ./...
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
 go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin
+go test -count=1 -run '^$' -fuzz '^FuzzLoad$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 100x ./model
 go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 5s ./core
 go test -count=1 -run '^$' -fuzz '^FuzzParse$' -fuzztime "${DELEGO_FUZZTIME:-20s}" -fuzzminimizetime 100x ./plugins/edgetpu/executable
