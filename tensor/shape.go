@@ -39,3 +39,26 @@ func DimFromEnd(shape []int, i int) int {
 	}
 	return shape[len(shape)-1-i]
 }
+
+// WindowOutSize is the output size of a window op (a convolution or a
+// pool) along one dimension, as TFLite's ComputeOutSize gives it: with SAME
+// padding (same) every stride-th position, else (VALID) the positions where
+// the dilated filter fits; 0 when the stride is 0.
+func WindowOutSize(same bool, in, filter, stride, dilation int) int {
+	if stride == 0 {
+		return 0
+	}
+	if same {
+		return (in + stride - 1) / stride
+	}
+	return (in + stride - ((filter-1)*dilation + 1)) / stride
+}
+
+// WindowPadding returns the leading padding of a window op along one
+// dimension and the extra trailing offset (TFLite's
+// ComputePaddingWithOffset): the trailing padding is pad+offset.
+func WindowPadding(stride, dilation, in, filter, out int) (pad, offset int) {
+	eff := (filter-1)*dilation + 1
+	total := max((out-1)*stride+eff-in, 0)
+	return total / 2, total % 2
+}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // convGeom describes how the rows of a convolution's GEMM left-hand side
@@ -57,8 +58,8 @@ func windowGeom(op string, padding schema.Padding, batches, inH, inW, inC, kH, k
 		return convGeom{}, fmt.Errorf("%s: %dx%d filter (dilation %dx%d) larger than %dx%d input with VALID padding",
 			op, kH, kW, dilH, dilW, inH, inW)
 	}
-	g.padH, _ = ComputePadding(strideH, dilH, inH, kH, g.outH)
-	g.padW, _ = ComputePadding(strideW, dilW, inW, kW, g.outW)
+	g.padH, _ = tensor.WindowPadding(strideH, dilH, inH, kH, g.outH)
+	g.padW, _ = tensor.WindowPadding(strideW, dilW, inW, kW, g.outW)
 	g.direct = kH == 1 && kW == 1 && strideH == 1 && strideW == 1 && g.padH == 0 && g.padW == 0 &&
 		g.outH == inH && g.outW == inW
 	return g, nil

@@ -125,8 +125,8 @@ func (p *Pool) Prepare(n *Node) error {
 	if outH < 0 || outW < 0 {
 		return fmt.Errorf("%s: filter %dx%d does not fit input %dx%d", p.Kind, pp.FilterHeight, pp.FilterWidth, h, w)
 	}
-	p.padH, _ = ComputePadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
-	p.padW, _ = ComputePadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
+	p.padH, _ = tensor.WindowPadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
+	p.padW, _ = tensor.WindowPadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
 	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == tensor.Float32 {

@@ -122,28 +122,13 @@ func ActivationRangeFloat(act schema.ActivationFunctionType) (lo, hi float32) {
 // ClampF32 limits v to [lo, hi] as TFLite's ActivationFunctionWithMinMax does.
 func ClampF32(v, lo, hi float32) float32 { return min(max(v, lo), hi) }
 
-// ComputeOutSize is the spatial output size of a window op (TFLite's
-// ComputeOutSize); 0 when the stride is 0 or the padding unknown.
+// ComputeOutSize is the spatial output size of a window op with the
+// schema's padding (tensor.WindowOutSize); 0 when the padding is unknown.
 func ComputeOutSize(padding schema.Padding, in, filter, stride, dilation int) int {
-	eff := (filter-1)*dilation + 1
-	if stride == 0 {
+	if padding != schema.PaddingSAME && padding != schema.PaddingVALID {
 		return 0
 	}
-	switch padding {
-	case schema.PaddingSAME:
-		return (in + stride - 1) / stride
-	case schema.PaddingVALID:
-		return (in + stride - eff) / stride
-	}
-	return 0
-}
-
-// ComputePadding returns the leading padding and the extra trailing offset of
-// a window op (TFLite's ComputePaddingWithOffset).
-func ComputePadding(stride, dilation, in, filter, out int) (pad, offset int) {
-	eff := (filter-1)*dilation + 1
-	total := max((out-1)*stride+eff-in, 0)
-	return total / 2, total % 2
+	return tensor.WindowOutSize(padding == schema.PaddingSAME, in, filter, stride, dilation)
 }
 
 // InvSqrtQuantizedMultiplierExp returns 1/sqrt(input) as a Q31 multiplier and

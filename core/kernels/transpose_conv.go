@@ -170,8 +170,8 @@ func (k *transposeConv) resizeOutput(t tconvTensors, eval bool) error {
 		return fmt.Errorf("TRANSPOSE_CONV: output %dx%d does not match a %dx%d input with %dx%d filter, strides %dx%d",
 			shape[1], shape[2], in.Shape[1], in.Shape[2], fh, fw, k.strideH, k.strideW)
 	}
-	k.padT, _ = ComputePadding(k.strideH, 1, shape[1], fh, convH)
-	k.padL, _ = ComputePadding(k.strideW, 1, shape[2], fw, convW)
+	k.padT, _ = tensor.WindowPadding(k.strideH, 1, shape[1], fh, convH)
+	k.padL, _ = tensor.WindowPadding(k.strideW, 1, shape[2], fw, convW)
 	elems := tensor.NumElements(shape)
 	switch {
 	case in.Type == tensor.Float32:

@@ -465,13 +465,9 @@ func window(p schema.Padding, in, k, s, d, out int) (before, after int, err erro
 		return 0, 0, fmt.Errorf("padding %d", p)
 	}
 	eff := (k-1)*d + 1
-	// TFLite's ComputeOutSize and ComputePaddingWithOffset.
-	want := (in + s - eff) / s
-	if p == schema.PaddingSAME {
-		want = (in + s - 1) / s
-	}
-	total := max((want-1)*s+eff-in, 0)
-	before, after = total/2, total-total/2
+	want := tensor.WindowOutSize(p == schema.PaddingSAME, in, k, s, d)
+	pad, offset := tensor.WindowPadding(s, d, in, k, want)
+	before, after = pad, pad+offset
 	if want <= 0 {
 		return 0, 0, fmt.Errorf("window %d (dilated %d) does not fit input %d", k, eff, in)
 	}
