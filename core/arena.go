@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 
 	"github.com/delego/delego/delegate"
@@ -105,7 +106,13 @@ func (x *arenaIndex) lowestFree(l lifetime) int {
 			x.byOffset = slices.Clone(x.all)
 			slices.SortStableFunc(x.byOffset, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
 		}
-		return lowestFree(x.byOffset, l)
+		return firstFit(l, func(yield func(placed) bool) {
+			for _, p := range x.byOffset {
+				if p.first <= l.last && l.first <= p.last && !yield(p) {
+					return
+				}
+			}
+		})
 	}
 	x.query++
 	x.clash = x.clash[:0]
@@ -120,15 +127,13 @@ func (x *arenaIndex) lowestFree(l lifetime) int {
 	slices.SortFunc(x.clash, func(a, b int) int {
 		return cmp.Or(cmp.Compare(x.all[a].offset, x.all[b].offset), cmp.Compare(a, b))
 	})
-	off := delegate.PlaceOverreadable(0, l.size)
-	for _, i := range x.clash {
-		p := x.all[i]
-		if off+l.size <= p.offset {
-			break
+	return firstFit(l, func(yield func(placed) bool) {
+		for _, i := range x.clash {
+			if !yield(x.all[i]) {
+				return
+			}
 		}
-		off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
-	}
-	return off
+	})
 }
 
 // placed is a tensor's lifetime and its offset in the arena.
@@ -137,14 +142,12 @@ type placed struct {
 	offset int
 }
 
-// lowestFree is the lowest offset at which l fits beside the tensors of done
-// (sorted by offset, ties in placement order) whose lifetimes overlap l's.
-func lowestFree(done []placed, l lifetime) int {
+// firstFit is the lowest offset at which l fits beside clashes, the placed
+// tensors alive at the same time as l, in offset order (ties in placement
+// order); every offset is one delegates can over-read from.
+func firstFit(l lifetime, clashes iter.Seq[placed]) int {
 	off := delegate.PlaceOverreadable(0, l.size)
-	for _, p := range done {
-		if p.first > l.last || l.first > p.last {
-			continue // not alive at the same time: may share bytes
-		}
+	for p := range clashes {
 		if off+l.size <= p.offset {
 			break
 		}
