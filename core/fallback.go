@@ -61,19 +61,21 @@ func LoadTwin(path string) *Twin {
 }
 
 // checkTwin returns the twin an interpreter of m keeps: tw with its inputs
-// and outputs in m's order, or with Err set when it does not match m.
-func checkTwin(m *model.Model, tw *Twin) *Twin {
-	if tw == nil || tw.Err != nil {
-		return tw
-	}
-	if tw.Model == nil {
-		return &Twin{Path: tw.Path, Err: errors.New("no model given")}
+// and outputs in m's order. A twin whose tensors do not match m's is kept
+// with Err set (an error only if it is needed), and the mismatch is
+// returned as a warning.
+func checkTwin(m *model.Model, tw *Twin) (*Twin, error) {
+	switch {
+	case tw == nil || tw.Err != nil:
+		return tw, nil
+	case tw.Model == nil:
+		return &Twin{Path: tw.Path, Err: errors.New("no model given")}, nil
 	}
 	aligned, err := alignTwin(m, tw.Model)
 	if err != nil {
-		return &Twin{Path: tw.Path, Err: err}
+		return &Twin{Path: tw.Path, Err: err}, fmt.Errorf("CPU twin %s does not match the model: %w", tw.Path, err)
 	}
-	return &Twin{Path: tw.Path, Model: aligned}
+	return &Twin{Path: tw.Path, Model: aligned}, nil
 }
 
 // TwinFallback records that an interpreter runs the CPU twin of the model it

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -377,13 +378,11 @@ func TestCompileFallback(t *testing.T) {
 		t.Fatalf("with compile fallback: %v, outputs %v want %v", err, got, want)
 	}
 	fbs := it.Fallbacks()
-	if len(fbs) != 1 || fbs[0].Stage != delegate.StageCompile || fbs[0].Partition != 0 || !slicesEqual(fbs[0].Nodes, []int{0}) ||
+	if len(fbs) != 1 || fbs[0].Stage != delegate.StageCompile || fbs[0].Partition != 0 || !slices.Equal(fbs[0].Nodes, []int{0}) ||
 		!errors.Is(fbs[0].Err, delegate.ErrNoDevice) || d.invokes != 0 {
 		t.Errorf("fallbacks %+v, %d invokes", fbs, d.invokes)
 	}
 }
-
-func slicesEqual(a, b []int) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // TestExecutionFallback: a delegate that scribbles over its outputs and
 // fails is rerun on the CPU from the inputs it saw, and stays on the CPU.

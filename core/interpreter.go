@@ -119,9 +119,9 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	}
 	it.fb = fallbacks{policy: delegate.FallbackFrom(it.opts.Settings), isTwin: isTwin}
 	if !isTwin {
-		it.fb.twin = checkTwin(m, it.opts.Twin)
-		if tw := it.fb.twin; tw != nil && tw.Err != nil && it.opts.Twin.Model != nil {
-			it.warnings = append(it.warnings, fmt.Errorf("CPU twin %s does not match the model: %w", tw.Path, tw.Err))
+		var mismatch error
+		if it.fb.twin, mismatch = checkTwin(m, it.opts.Twin); mismatch != nil {
+			it.warnings = append(it.warnings, mismatch)
 		}
 	}
 	if it.opts.Threads < 1 {
