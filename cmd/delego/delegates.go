@@ -409,3 +409,18 @@ type env struct {
 	open     delegateOpener    // nil: the plugin host the flags describe
 	usb      edgetpu.Bus       // where "delego devices" looks; nil: libusb
 }
+
+// closeAfter closes c as a command ends. A failure to close after the
+// command succeeded is a warning on stderr, not a failed command: the
+// result stands (a plugin that dies after answering, say). After a failure
+// it joins the command's error.
+func closeAfter(err *error, stderr io.Writer, what string, c io.Closer) {
+	cerr := c.Close()
+	switch {
+	case cerr == nil:
+	case *err == nil:
+		fmt.Fprintf(stderr, "delego: warning: %s: %s\n", what, oneLine(cerr.Error()))
+	default:
+		*err = errors.Join(*err, cerr)
+	}
+}
