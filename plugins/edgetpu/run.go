@@ -271,14 +271,19 @@ func (r *runtime) close() error {
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
 func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
-	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, m.Subgraph(0).NumTensors())}
+	sg := m.Subgraph(0)
+	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, sg.NumTensors()),
+		inputs: sg.Inputs(), outputs: sg.Outputs(), consts: make([][]byte, sg.NumTensors())}
+	for ti, t := range sg.Tensors() {
+		x.consts[ti] = m.Buffer(t.Buffer)
+	}
 	for _, n := range nodes {
 		dm, err := driver.NewModel(n.Main, n.Caching)
 		if err != nil {
 			return nil, fmt.Errorf("node %d: %w", n.Index, err)
 		}
 		x.models = append(x.models, dm)
-		ins, outs := nodeTensors(m.Subgraph(0).Operator(n.Index), n)
+		ins, outs := nodeTensors(sg.Operator(n.Index), n)
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		x.data = append(x.data, make([][]byte, len(ins)))
 		x.results = append(x.results, outputTensors(m, outs))
@@ -312,8 +317,12 @@ type runnable struct {
 	m      *model.Model
 	nodes  []*Node
 	models []*driver.Model
-	// ins and outs are each node's tensors (nodeTensors).
-	ins, outs [][]int
+	// ins and outs are each node's tensors (nodeTensors); inputs and
+	// outputs the partition's, and consts each tensor's constant data (nil
+	// for none): read once at Compile, so Invoke asks the model nothing.
+	ins, outs       [][]int
+	inputs, outputs []int
+	consts          [][]byte
 	// Invoke's scratch, made at Compile: each node's input data, each
 	// node's output tensors with their buffers (outputTensors), and every
 	// partition tensor's value so far (nil: none yet).
@@ -352,20 +361,19 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 	if x.closed {
 		return errors.New("edgetpu: invoke after close")
 	}
-	sg := x.m.Subgraph(0)
-	if len(inputs) != len(sg.Inputs()) || len(outputs) != len(sg.Outputs()) {
-		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(sg.Inputs()), len(sg.Outputs()), len(inputs), len(outputs))
+	if len(inputs) != len(x.inputs) || len(outputs) != len(x.outputs) {
+		return fmt.Errorf("edgetpu: the partition has %d inputs and %d outputs, got %d and %d", len(x.inputs), len(x.outputs), len(inputs), len(outputs))
 	}
 	vals := x.vals
 	clear(vals)
-	for i, ti := range sg.Inputs() {
+	for i, ti := range x.inputs {
 		vals[ti] = inputs[i].Data
 	}
 	value := func(ti int) []byte {
 		if v := vals[ti]; v != nil {
 			return v
 		}
-		return x.m.Buffer(sg.Tensor(ti).Buffer)
+		return x.consts[ti]
 	}
 	drv, err := x.d.acquire(ctx, x.dev, x.opts, false)
 	if err != nil {
@@ -400,10 +408,10 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 			vals[x.outs[k][j]] = buf
 		}
 	}
-	for j, ti := range sg.Outputs() {
+	for j, ti := range x.outputs {
 		v := vals[ti]
 		if v == nil || len(v) != len(outputs[j].Data) {
-			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, sg.Tensor(ti).Name, len(v), len(outputs[j].Data))
+			return fmt.Errorf("edgetpu: partition output %d (%q): %d bytes for a %d-byte tensor", j, x.m.Subgraph(0).Tensor(ti).Name, len(v), len(outputs[j].Data))
 		}
 		copy(outputs[j].Data, v)
 	}
