@@ -23,6 +23,9 @@ type delegated struct {
 	outputs  []int
 	shapes   [][]int // boundary shapes the partition was compiled for (inputs then outputs)
 	onCPU    bool    // fell back: its nodes run on the CPU kernels from now on
+	// cpuArena holds the inner tensors of a partition that fell back during
+	// Invoke, until the next AllocateTensors plans them with the rest.
+	cpuArena []byte
 
 	// The headers handed to the delegate on each Invoke (copies of the
 	// interpreter's tensors, refreshed every time) and the state saved
@@ -283,6 +286,25 @@ func (p *delegated) refreshViews(it *Interpreter) (ins, outs []*tensor.Tensor) {
 	return p.ins, p.outs
 }
 
+// giveInnerMemory gives the inner tensors of p, which the host does not
+// hold while a delegate runs p, memory of their own, planned over p's nodes,
+// so that p can run on the CPU in the middle of an Invoke without moving
+// anything else.
+func (it *Interpreter) giveInnerMemory(p *delegated) {
+	uses := make([]stepUse, len(p.nodes))
+	for i, ni := range p.nodes {
+		uses[i] = it.nodeUse(ni)
+	}
+	boundary := make(map[int]bool, len(p.inputs)+len(p.outputs))
+	for _, ti := range slices.Concat(p.inputs, p.outputs) {
+		boundary[ti] = true
+	}
+	lives := it.lifetimes(uses, nil, func(ti int) bool { return boundary[ti] })
+	offsets, total := planArena(lives)
+	p.cpuArena = arenaFor(p.cpuArena, total)
+	place(it.tensors, offsets, p.cpuArena)
+}
+
 // runOnCPU runs a partition's nodes on the CPU kernels.
 func (it *Interpreter) runOnCPU(p *delegated) error {
 	for _, ni := range p.nodes {
@@ -305,29 +327,6 @@ func (it *Interpreter) inPartition(i int) bool {
 	}
 	p := it.partOf[i]
 	return p != nil && !p.onCPU
-}
-
-// executionOrder lists the operators step by step, in the order they run:
-// a CPU node alone, a delegated partition's nodes together as one step (the
-// delegate reads all its inputs and writes all its outputs in one call, so
-// none of its tensors may share memory, and an execution fallback reruns
-// the partition from inputs its outputs did not overwrite), and the nodes
-// of a partition that already fell back to the CPU one by one.
-func (it *Interpreter) executionOrder() [][]int {
-	var order [][]int
-	for _, st := range it.steps {
-		switch {
-		case st.node != nil:
-			order = append(order, []int{st.node.index})
-		case st.part.onCPU:
-			for _, ni := range st.part.nodes {
-				order = append(order, []int{ni})
-			}
-		default:
-			order = append(order, st.part.nodes)
-		}
-	}
-	return order
 }
 
 // Plan returns the partition plan, or nil when the interpreter has no delegates.

@@ -198,6 +198,7 @@ func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err er
 		p.exe.Close()
 		p.exe = nil
 	}
+	it.giveInnerMemory(p)
 	return it.runOnCPU(p)
 }
 

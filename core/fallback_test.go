@@ -547,3 +547,54 @@ func (a *runningAccelerator) Compile(context.Context, *delegate.Partition) (dele
 		return errUnplugged
 	}}}, nil
 }
+
+// TestInnerTensorsOnlyWhenNeeded: the host holds no memory for a delegated
+// partition's inner tensors; when the partition falls back mid-Invoke they
+// get memory of their own, and the next AllocateTensors plans them with the
+// rest, each time giving the CPU's bytes.
+func TestInnerTensorsOnlyWhenNeeded(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", tensor.Float32, []int{1, 256})
+	prev := in
+	for i := range 4 {
+		next := b.Tensor(fmt.Sprintf("t%d", i), tensor.Float32, []int{1, 256})
+		b.Op(schema.BuiltinOperatorADD, 1, []int{prev, prev}, []int{next}, nil)
+		prev = next
+	}
+	b.Inputs(in)
+	b.Outputs(prev)
+	m, err := model.New(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := make([]float32, 256)
+	for i := range input {
+		input[i] = float32(i) - 100
+	}
+	cpu := newReady(t, m, nil)
+	want, err := invokeWith(t, cpu, float32Bytes(input...))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := &scripted{op: schema.BuiltinOperatorADD, invoke: scribbleAndFail}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, true)})
+	if it.ArenaBytes() >= cpu.ArenaBytes() || it.Tensor(2).Data() != nil {
+		t.Fatalf("delegated: arena %d bytes (CPU %d), inner tensor holds %d bytes; want no memory for inner tensors",
+			it.ArenaBytes(), cpu.ArenaBytes(), len(it.Tensor(2).Data()))
+	}
+	for run := range 3 {
+		if run == 2 {
+			if err := it.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := invokeWith(t, it, float32Bytes(input...))
+		if err != nil || !bytes.Equal(got[0], want[0]) {
+			t.Fatalf("run %d: %v, outputs differ from the CPU's", run, err)
+		}
+	}
+	if it.ArenaBytes() != cpu.ArenaBytes() {
+		t.Errorf("after the fallback and AllocateTensors: arena %d bytes, want the CPU's %d", it.ArenaBytes(), cpu.ArenaBytes())
+	}
+}

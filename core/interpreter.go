@@ -330,20 +330,68 @@ func (it *Interpreter) prepare(n *node) error {
 	return nil
 }
 
-// allocate plans the arena for every tensor that needs memory and is neither
-// constant, variable nor dynamic. Graph inputs and outputs live for the whole
-// run, so inputs stay untouched and outputs stay readable after Invoke.
+// allocate plans the arena for every tensor the host keeps in memory: those
+// the CPU steps use and the boundaries of the delegated partitions (a
+// delegate keeps a partition's inner tensors itself; see fallBackInPlace),
+// when neither constant, variable nor dynamic. Graph inputs and outputs live
+// for the whole run, so inputs stay untouched and outputs stay readable after
+// Invoke.
 func (it *Interpreter) allocate() {
-	order := it.executionOrder()
-	steps := len(order)
+	var uses []stepUse
+	for _, st := range it.steps {
+		switch {
+		case st.node != nil:
+			uses = append(uses, it.nodeUse(st.node.index))
+		case st.part.onCPU:
+			for _, ni := range st.part.nodes {
+				uses = append(uses, it.nodeUse(ni))
+			}
+		default:
+			// One step: the delegate reads all its inputs and writes all
+			// its outputs in one call, so none of them may share memory,
+			// and an execution fallback reruns the partition from inputs
+			// its outputs did not overwrite.
+			p := st.part
+			uses = append(uses, stepUse{reads: p.inputs, writes: p.outputs})
+		}
+	}
+	pinned := slices.Concat(it.inputs, it.outputs)
+	offsets, total := planArena(it.lifetimes(uses, pinned, nil))
+	it.arena = arenaFor(it.arena, total)
+	for _, t := range it.tensors {
+		if !t.Const && !t.Variable && !t.Dynamic {
+			t.Data = nil // a delegated partition's inner tensor
+		}
+	}
+	place(it.tensors, offsets, it.arena)
+	for _, st := range it.steps {
+		if st.part != nil {
+			st.part.cpuArena = nil
+		}
+	}
+}
+
+// stepUse is what one step of the execution order reads and writes in the
+// host's memory.
+type stepUse struct{ reads, writes []int }
+
+func (it *Interpreter) nodeUse(ni int) stepUse {
+	op := it.sg.Operator(ni)
+	return stepUse{reads: op.Inputs(), writes: append(op.Outputs(), op.Intermediates()...)}
+}
+
+// lifetimes gives every tensor that uses name and that the arena holds
+// (neither constant, variable, dynamic nor excluded) the span of steps it
+// must keep its value: pinned tensors for the whole run, a tensor read
+// before any step writes it from the start.
+func (it *Interpreter) lifetimes(uses []stepUse, pinned []int, excluded func(int) bool) []lifetime {
 	first := make(map[int]int)
 	last := make(map[int]int)
-	plannable := func(ti int) bool {
-		t := it.tensors[ti]
-		return !t.Const && !t.Variable && !t.Dynamic
-	}
 	use := func(ti, step int) {
-		if ti < 0 || !plannable(ti) {
+		if ti < 0 {
+			return
+		}
+		if t := it.tensors[ti]; t.Const || t.Variable || t.Dynamic || (excluded != nil && excluded(ti)) {
 			return
 		}
 		if f, ok := first[ti]; !ok || step < f {
@@ -351,47 +399,47 @@ func (it *Interpreter) allocate() {
 		}
 		last[ti] = max(last[ti], step)
 	}
-	for _, ti := range it.inputs {
+	for _, ti := range pinned {
 		use(ti, -1)
-		use(ti, steps)
+		use(ti, len(uses))
 	}
-	for _, ti := range it.outputs {
-		use(ti, -1)
-		use(ti, steps)
-	}
-	for s, group := range order {
-		for _, ni := range group {
-			op := it.sg.Operator(ni)
-			for _, ti := range op.Inputs() {
-				if _, produced := first[ti]; !produced {
-					use(ti, -1) // read before anything writes it: keep it from the start
-				}
-				use(ti, s)
+	for s, u := range uses {
+		for _, ti := range u.reads {
+			if _, produced := first[ti]; !produced {
+				use(ti, -1) // read before anything writes it: keep it from the start
 			}
-			for _, ti := range op.Outputs() {
-				use(ti, s)
-			}
-			for _, ti := range op.Intermediates() {
-				use(ti, s)
-			}
+			use(ti, s)
+		}
+		for _, ti := range u.writes {
+			use(ti, s)
 		}
 	}
 	lives := make([]lifetime, 0, len(first))
 	for ti, f := range first {
 		lives = append(lives, lifetime{tensor: ti, size: it.tensors[ti].Bytes(), first: f, last: last[ti]})
 	}
-	offsets, total := planArena(lives)
-	if total > cap(it.arena) {
+	return lives
+}
+
+// arenaFor returns a zeroed arena of total bytes that starts a page,
+// reusing buf when it is large enough.
+func arenaFor(buf []byte, total int) []byte {
+	if total > cap(buf) {
 		words := make([]uint64, (total+7)/8+delegate.Page/8)
 		base := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 		skip := int(-uintptr(unsafe.Pointer(&base[0])) & (delegate.Page - 1))
-		it.arena = base[skip : skip+total]
+		buf = base[skip : skip+total]
 	}
-	it.arena = it.arena[:total]
-	clear(it.arena)
+	buf = buf[:total]
+	clear(buf)
+	return buf
+}
+
+// place points each planned tensor at its bytes of arena.
+func place(tensors []*tensor.Tensor, offsets map[int]int, arena []byte) {
 	for ti, off := range offsets {
-		t := it.tensors[ti]
-		t.Data = it.arena[off : off+t.Bytes() : off+t.Bytes()]
+		t := tensors[ti]
+		t.Data = arena[off : off+t.Bytes() : off+t.Bytes()]
 	}
 }
 

@@ -31,7 +31,7 @@ func runDelegoEnv(t *testing.T, env []string, args ...string) (stdout, stderr st
 }
 
 // readFile returns a file's bytes, failing the test when it cannot be read.
-func readFile(t *testing.T, path string) []byte {
+func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
