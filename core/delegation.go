@@ -23,6 +23,14 @@ type delegated struct {
 	outputs  []int
 	shapes   [][]int // boundary shapes the partition was compiled for (inputs then outputs)
 	onCPU    bool    // fell back: its nodes run on the CPU kernels from now on
+	// Restarts (see Restarts): lost is why the delegate's process was lost,
+	// set until a restart compiles p again; restarts counts attempts since
+	// the last successful Invoke; retryAt is when the next may begin.
+	lost     error
+	restarts int
+	retryAt  time.Time
+	// slowest is p's slowest Invoke since it was compiled, for the watchdog.
+	slowest time.Duration
 	// cpuArena holds the inner tensors of a partition that fell back during
 	// Invoke, until the next AllocateTensors plans them with the rest.
 	cpuArena []byte
@@ -146,7 +154,11 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 			verdicts[i][di] = partition.Verdict{Reason: reason}
 		}
 	}
-	sup, err := d.Support(ctx)
+	var sup *delegate.Support
+	err := bounded(ctx, it.compileLimit(), func(ctx context.Context) (err error) {
+		sup, err = d.Support(ctx)
+		return err
+	})
 	if err != nil {
 		if ferr := it.absorb(d, -1, nil, delegate.StageCompile, err); ferr != nil {
 			return ferr
@@ -166,7 +178,11 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	if !ok || len(candidates) == 0 {
 		return nil
 	}
-	vs, err := checker.CheckNodes(ctx, it.model.Bytes(), candidates)
+	var vs []delegate.Verdict
+	err = bounded(ctx, it.compileLimit(), func(ctx context.Context) (err error) {
+		vs, err = checker.CheckNodes(ctx, it.model.Bytes(), candidates)
+		return err
+	})
 	if err == nil && len(vs) != len(candidates) {
 		err = fmt.Errorf("finer check returned %d verdicts for %d nodes", len(vs), len(candidates))
 	}
@@ -187,21 +203,36 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 // partition to the CPU when the fallback settings allow it.
 func (it *Interpreter) compile(ctx context.Context, p *delegated) error {
 	p.shapes = p.currentShapes(it)
-	data, err := it.model.Extract(p.nodes, p.inputs, p.outputs, func(ti int) []int { return it.tensors[ti].Shape })
-	if err == nil {
-		err = guard(func() error {
-			var cerr error
-			p.exe, cerr = p.delegate.Compile(ctx, &delegate.Partition{Model: data, Settings: it.opts.Settings})
-			return cerr
-		})
+	if err := it.compileExe(ctx, p); err != nil {
+		return it.compileFailed(p, err)
 	}
-	if err == nil && p.exe == nil {
+	return nil
+}
+
+// compileExe compiles p on its delegate, under the watchdog, into p.exe.
+func (it *Interpreter) compileExe(ctx context.Context, p *delegated) error {
+	data, err := it.model.Extract(p.nodes, p.inputs, p.outputs, func(ti int) []int { return it.tensors[ti].Shape })
+	if err != nil {
+		return err
+	}
+	var exe delegate.Executable
+	err = bounded(ctx, it.compileLimit(), func(ctx context.Context) error {
+		return guard(func() (err error) {
+			exe, err = p.delegate.Compile(ctx, &delegate.Partition{Model: data, Settings: it.opts.Settings})
+			return err
+		})
+	})
+	if err == nil && exe == nil {
 		err = errors.New("compile returned no executable")
 	}
-	if err == nil {
-		return nil
+	if err != nil {
+		if exe != nil {
+			exe.Close()
+		}
+		return err
 	}
-	return it.compileFailed(p, err)
+	p.exe, p.slowest = exe, 0
+	return nil
 }
 
 func (p *delegated) currentShapes(it *Interpreter) [][]int {
@@ -228,20 +259,31 @@ func (p *delegated) checkShapes(it *Interpreter) error {
 	return nil
 }
 
-// runPartition runs a partition on its delegate, or on the CPU after a fallback.
+// runPartition runs a partition on its delegate (restarting it first when
+// its process was lost), or on the CPU after a fallback.
 func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
+	if p.lost != nil && !p.onCPU {
+		onDelegate, err := it.restart(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !onDelegate {
+			return it.runOnCPU(p)
+		}
+	}
 	if p.onCPU {
 		return it.runOnCPU(p)
 	}
-	if it.fb.policy.OnExecutionError {
-		p.saveState(it)
-	}
+	p.saveState(it)
 	start := time.Now()
-	if err := it.invokeDelegate(ctx, p); err != nil {
+	err := bounded(ctx, it.invokeLimit(p), func(ctx context.Context) error { return it.invokeDelegate(ctx, p) })
+	if err != nil {
 		return it.executionFailed(ctx, p, err)
 	}
+	took := time.Since(start)
+	p.slowest, p.restarts = max(p.slowest, took), 0
 	if it.opts.Profiler != nil {
-		it.opts.Profiler.NodeDone(p.nodes[0], "DELEGATE:"+p.delegate.Name(), time.Since(start))
+		it.opts.Profiler.NodeDone(it.model, p.nodes[0], "DELEGATE:"+p.delegate.Name(), took)
 	}
 	return nil
 }
@@ -317,6 +359,14 @@ func (it *Interpreter) runOnCPU(p *delegated) error {
 		}
 	}
 	return nil
+}
+
+// closeExe closes p's executable, if it has one.
+func (p *delegated) closeExe() {
+	if p.exe != nil {
+		p.exe.Close()
+		p.exe = nil
+	}
 }
 
 // inPartition reports whether operator i belongs to a delegated partition

@@ -141,9 +141,14 @@ func (it *Interpreter) absorb(d delegate.Delegate, partition int, nodes []int, s
 	if ferr := it.fb.policy.Decide(derr); ferr != nil {
 		return ferr
 	}
-	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
-		Nodes: slices.Clone(nodes), Stage: stage, Err: err})
+	it.record(d, partition, nodes, stage, err, delegate.MovedToCPU)
 	return nil
+}
+
+// record adds an event to the interpreter's fallbacks.
+func (it *Interpreter) record(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error, o delegate.Outcome) {
+	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
+		Nodes: slices.Clone(nodes), Stage: stage, Err: err, Outcome: o})
 }
 
 // compileFailed handles a delegate's failure to compile p: the partition
@@ -172,11 +177,16 @@ func (it *Interpreter) cpuCannotRun(ctx context.Context, err error) (*Interprete
 	return nil, err
 }
 
-// executionFailed handles a delegate's failure (err) to run p: no fallback
-// when the caller gave up (ctx); else, when the settings allow it, p reruns
-// on the CPU from the inputs the delegate saw and its saved state, and stays
-// there, or the CPU twin takes over when the CPU cannot run p.
+// executionFailed handles a delegate's failure (err) to run p. The state p
+// updates in place goes back to what it was before the Invoke, and a
+// delegate whose process was lost is restarted later (see Restarts). There
+// is no fallback when the caller gave up (ctx); else, when the settings
+// allow it, p reruns on the CPU from the inputs the delegate saw, and stays
+// there unless its delegate is restarted; when the CPU cannot run p, the
+// CPU twin takes over.
 func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err error) error {
+	p.restoreState(it)
+	lost := it.lose(p, err)
 	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
 	if cerr := ctxDone(ctx); cerr != nil {
 		// The caller gave up: that is the caller's answer, not the
@@ -184,22 +194,83 @@ func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err er
 		derr.Err = fmt.Errorf("%w (%w)", err, cerr)
 		return derr
 	}
-	if ferr := it.absorb(p.delegate, p.index, p.nodes, delegate.StageExecute, err); ferr != nil {
+	if ferr := it.fb.policy.Decide(derr); ferr != nil {
 		return ferr
 	}
-	p.restoreState(it)
-	if !it.cpuRuns(p) {
+	switch {
+	case !it.cpuRuns(p):
 		// No CPU kernel for some node (an Edge TPU model's custom op): the
 		// model's CPU twin takes over this Invoke and every later one.
+		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+		p.lost = nil
 		return it.switchToTwin(ctx, derr)
-	}
-	p.onCPU = true
-	if p.exe != nil {
-		p.exe.Close()
-		p.exe = nil
+	case lost:
+		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.RanOnCPU)
+	default:
+		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+		p.onCPU = true
+		p.closeExe()
 	}
 	it.giveInnerMemory(p)
 	return it.runOnCPU(p)
+}
+
+// lose reports whether err means p's delegate was lost (its process died or
+// was killed after it hung) and, when restarts are allowed, sets p up to
+// be restarted.
+func (it *Interpreter) lose(p *delegated, err error) bool {
+	if it.opts.Restarts.Max < 0 || !errors.Is(err, delegate.ErrLost) && !errors.Is(err, delegate.ErrHung) {
+		return false
+	}
+	p.closeExe()
+	p.lost = err
+	p.retryAt = time.Now().Add(it.opts.Restarts.backoff(p.restarts))
+	return true
+}
+
+// restart brings back p, whose delegate was lost, before an Invoke: it
+// compiles p again, which starts a fresh plugin process, unless the
+// backoff says not yet or the partition gave up. It reports whether p runs
+// on its delegate now; when not and no error, the CPU runs p this time.
+func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bool, err error) {
+	r := it.opts.Restarts
+	fallback := it.fb.policy.OnExecutionError && it.cpuRuns(p)
+	fail := func(err error) (bool, error) {
+		derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+		if !fallback || ctxDone(ctx) != nil {
+			return false, derr
+		}
+		it.giveInnerMemory(p)
+		return false, nil
+	}
+	if p.restarts >= r.Max {
+		err := fmt.Errorf("gave up after %d restarts in a row: %w", p.restarts, p.lost)
+		if fallback {
+			it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+			p.onCPU, p.lost = true, nil
+		}
+		return fail(err)
+	}
+	if wait := time.Until(p.retryAt); wait > 0 {
+		if fallback {
+			return fail(nil)
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return fail(fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err()))
+		case <-t.C:
+		}
+	}
+	p.restarts++
+	if err := it.compileExe(ctx, p); err != nil {
+		p.retryAt = time.Now().Add(r.backoff(p.restarts))
+		return fail(fmt.Errorf("restart %d of %d failed: %w", p.restarts, r.Max, err))
+	}
+	it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, p.lost, delegate.Restarted)
+	p.lost = nil
+	return true, nil
 }
 
 // ctxDone is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
@@ -227,8 +298,8 @@ func (it *Interpreter) cpuRuns(p *delegated) bool {
 }
 
 // saveState copies the partition's variable outputs (state it updates in
-// place) into buffers kept for the next time, so that a CPU rerun after a
-// failure starts from the state the delegate saw.
+// place) into buffers kept for the next time, so that after a failure the
+// state is what the delegate saw: for a CPU rerun, and for the next Invoke.
 func (p *delegated) saveState(it *Interpreter) {
 	k := 0
 	for _, ti := range p.outputs {

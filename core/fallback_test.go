@@ -251,6 +251,7 @@ type scripted struct {
 	compileErr error
 	invoke     func(ctx context.Context, inputs, outputs []*tensor.Tensor) error
 	invokes    int
+	compiles   int
 }
 
 func (d *scripted) Name() string { return "scripted" }
@@ -261,6 +262,7 @@ func (d *scripted) Support(context.Context) (*delegate.Support, error) {
 }
 
 func (d *scripted) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+	d.compiles++
 	if d.compileErr != nil {
 		return nil, d.compileErr
 	}

@@ -39,6 +39,12 @@ type Options struct {
 	Settings *config.TFLiteSettings
 	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
 	MinPartitionSize int
+	// Watchdog bounds every call to a delegate; the zero value is the
+	// defaults.
+	Watchdog Watchdog
+	// Restarts say how a partition whose plugin process was lost comes
+	// back; the zero value is the defaults.
+	Restarts Restarts
 	// Twin is the model's CPU twin: the same model, not compiled for an
 	// accelerator, for when a fallback leaves nodes that no CPU kernel runs
 	// (an Edge TPU model's edgetpu-custom-op); nil: none. It is checked
@@ -49,8 +55,9 @@ type Options struct {
 }
 
 // Profiler receives per-node timings from Invoke.
+// The CPU twin's interpreter reports its own nodes, with its own model.
 type Profiler interface {
-	NodeDone(node int, op string, elapsed time.Duration)
+	NodeDone(m *model.Model, node int, op string, elapsed time.Duration)
 }
 
 // Interpreter runs the primary subgraph (subgraph 0) of a model on the CPU
@@ -117,6 +124,8 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	if opts != nil {
 		it.opts = *opts
 	}
+	it.opts.Watchdog = it.opts.Watchdog.withDefaults()
+	it.opts.Restarts = it.opts.Restarts.withDefaults()
 	it.fb = fallbacks{policy: delegate.FallbackFrom(it.opts.Settings), isTwin: isTwin}
 	if !isTwin {
 		var mismatch error
@@ -497,7 +506,7 @@ func (it *Interpreter) runNode(n *node) error {
 		return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
 	}
 	if it.opts.Profiler != nil {
-		it.opts.Profiler.NodeDone(n.index, n.name, time.Since(start))
+		it.opts.Profiler.NodeDone(it.model, n.index, n.name, time.Since(start))
 	}
 	return nil
 }

@@ -49,7 +49,9 @@ func fakeRegistry(log *[]int, versions tensor.VersionRange, codes ...schema.Buil
 
 type countingProfiler struct{ calls map[string]int }
 
-func (p *countingProfiler) NodeDone(node int, op string, d time.Duration) { p.calls[op]++ }
+func (p *countingProfiler) NodeDone(_ *model.Model, _ int, op string, _ time.Duration) {
+	p.calls[op]++
+}
 
 func loadSplitConcat(t *testing.T) *model.Model {
 	t.Helper()

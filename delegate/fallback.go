@@ -13,6 +13,13 @@ var (
 	ErrNoDevice = errors.New("no usable device")
 	// ErrUnknownDelegate: settings or flags name a delegate that is not available.
 	ErrUnknownDelegate = errors.New("unknown delegate")
+	// ErrLost: the process that ran the delegate died or was killed (a
+	// plugin that crashed, or did not answer in time). Compiling the
+	// partition again starts a fresh one, so the interpreter restarts it.
+	ErrLost = errors.New("delegate process lost")
+	// ErrHung: the delegate did not answer a call within its limit (the
+	// interpreter's watchdog); a plugin that hung is killed.
+	ErrHung = errors.New("delegate did not answer in time")
 )
 
 // Stage is where a delegate failed.
@@ -74,16 +81,63 @@ func (f Fallback) Decide(err *Error) error {
 	return err
 }
 
-// Event records a fallback that happened: which partition moved to the CPU and why.
+// Event records what a delegate's failure led to: which partition moved to
+// the CPU, ran there once, or came back on its delegate, and why.
 type Event struct {
 	Delegate  string
-	Partition int
+	Partition int // -1 for a failure of the whole delegate (its Support)
 	Nodes     []int
 	Stage     Stage
 	Err       error
+	Outcome   Outcome
+}
+
+// Outcome is what happened to a partition after its delegate failed.
+type Outcome int
+
+// The outcomes of a failure.
+const (
+	// MovedToCPU: the partition runs on the CPU kernels from now on.
+	MovedToCPU Outcome = iota
+	// RanOnCPU: the invocation that saw the failure ran the partition on
+	// the CPU; the delegate, whose process was lost, is restarted later.
+	RanOnCPU
+	// Restarted: the partition was compiled again after its delegate's
+	// process was lost (a fresh plugin process) and runs on it again; Err
+	// is the failure it came back from.
+	Restarted
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case MovedToCPU:
+		return "moved to the CPU"
+	case RanOnCPU:
+		return "ran on the CPU once"
+	case Restarted:
+		return "restarted"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 func (e Event) String() string {
-	return fmt.Sprintf("partition %d (%s, %d nodes) fell back to the CPU after a %s error: %v",
-		e.Partition, e.Delegate, len(e.Nodes), e.Stage, e.Err)
+	what := fmt.Sprintf("partition %d (%s, %d nodes)", e.Partition, e.Delegate, len(e.Nodes))
+	switch e.Outcome {
+	case RanOnCPU:
+		return fmt.Sprintf("%s ran on the CPU once after %s, until its delegate restarts: %v", what, e.Stage.failure(), e.Err)
+	case Restarted:
+		return fmt.Sprintf("%s was compiled again on a restarted %s after: %v", what, e.Delegate, e.Err)
+	}
+	return fmt.Sprintf("%s fell back to the CPU after %s: %v", what, e.Stage.failure(), e.Err)
+}
+
+// failure names a failure in this stage, after an article.
+func (s Stage) failure() string {
+	switch s {
+	case StageCompile:
+		return "a compilation error"
+	case StageExecute:
+		return "an execution error"
+	}
+	return fmt.Sprintf("a %s error", string(s))
 }

@@ -20,7 +20,7 @@ type capture struct {
 	values map[int][]byte
 }
 
-func (c *capture) NodeDone(node int, _ string, _ time.Duration) {
+func (c *capture) NodeDone(_ *model.Model, node int, _ string, _ time.Duration) {
 	for _, ti := range c.m.Subgraph(0).Operator(node).Outputs() {
 		if ti >= 0 {
 			c.values[ti] = bytes.Clone(c.it.Tensor(ti).Data())

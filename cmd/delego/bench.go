@@ -64,7 +64,9 @@ JSON fields (stable):
                                     cumulative_percent
   nodes[]                           every node, slowest first: node, op,
                                     output (its first output tensor's name),
-                                    avg_ms, percent
+                                    avg_ms, percent; model "twin" for a
+                                    node of the CPU twin (node numbers are
+                                    the twin's)
 
 Flags may come before or after MODEL.
 `
@@ -104,24 +106,41 @@ func latencyStats(ds []time.Duration) latency {
 	return l
 }
 
-// nodeProfiler is a core.Profiler that adds up each node's time while active.
+// nodeProfiler is a core.Profiler that adds up each node's time while
+// active, per model: the one asked for, and the CPU twin when it ran.
 type nodeProfiler struct {
 	active bool
-	total  []time.Duration // by node index
-	op     []string
+	models []*model.Model // in the order they first reported
+	times  map[*model.Model]*nodeTimes
 }
 
-func newNodeProfiler(nodes int) *nodeProfiler {
-	return &nodeProfiler{total: make([]time.Duration, nodes), op: make([]string, nodes)}
+// nodeTimes are one model's node times.
+type nodeTimes struct {
+	total []time.Duration // by node index
+	op    []string
+}
+
+func newNodeProfiler() *nodeProfiler {
+	return &nodeProfiler{times: map[*model.Model]*nodeTimes{}}
 }
 
 // NodeDone implements core.Profiler.
-func (p *nodeProfiler) NodeDone(node int, op string, elapsed time.Duration) {
-	if !p.active || node < 0 || node >= len(p.total) {
+func (p *nodeProfiler) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
+	if !p.active {
 		return
 	}
-	p.total[node] += elapsed
-	p.op[node] = op
+	t := p.times[m]
+	if t == nil {
+		n := m.Subgraph(0).NumOperators()
+		t = &nodeTimes{total: make([]time.Duration, n), op: make([]string, n)}
+		p.times[m] = t
+		p.models = append(p.models, m)
+	}
+	if node < 0 || node >= len(t.total) {
+		return
+	}
+	t.total[node] += elapsed
+	t.op[node] = op
 }
 
 type opProfile struct {
@@ -133,7 +152,10 @@ type opProfile struct {
 }
 
 type nodeProfile struct {
-	Node    int     `json:"node"`
+	Node int `json:"node"`
+	// Model is "twin" for a node of the CPU twin, which ran instead of
+	// the model; empty for the model's own.
+	Model   string  `json:"model,omitempty"`
 	Op      string  `json:"op"`
 	Output  string  `json:"output"`
 	AvgMs   float64 `json:"avg_ms"`
@@ -165,10 +187,12 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // buildProfile turns the profiler's totals over runs into per-op-type and
 // per-node tables, slowest first (ties by op name, node index).
-func buildProfile(p *nodeProfiler, sg *model.Subgraph, runs int) ([]opProfile, []nodeProfile) {
+func buildProfile(p *nodeProfiler, asked *model.Model, runs int) ([]opProfile, []nodeProfile) {
 	var all time.Duration
-	for _, d := range p.total {
-		all += d
+	for _, t := range p.times {
+		for _, d := range t.total {
+			all += d
+		}
 	}
 	pct := func(d time.Duration) float64 {
 		if all == 0 {
@@ -180,21 +204,27 @@ func buildProfile(p *nodeProfiler, sg *model.Subgraph, runs int) ([]opProfile, [
 	nodes := []nodeProfile{}
 	byOp := map[string]*opProfile{}
 	totals := map[string]time.Duration{}
-	for i, d := range p.total {
-		op := p.op[i]
-		if op == "" {
-			continue // never reported: the node did not run
+	for _, m := range p.models {
+		t, sg, which := p.times[m], m.Subgraph(0), ""
+		if m != asked {
+			which = "twin"
 		}
-		out := ""
-		if o := sg.Operator(i).Outputs(); len(o) > 0 && o[0] >= 0 {
-			out = sg.Tensor(o[0]).Name
+		for i, d := range t.total {
+			op := t.op[i]
+			if op == "" {
+				continue // never reported: the node did not run
+			}
+			out := ""
+			if o := sg.Operator(i).Outputs(); len(o) > 0 && o[0] >= 0 {
+				out = sg.Tensor(o[0]).Name
+			}
+			nodes = append(nodes, nodeProfile{Node: i, Model: which, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
+			if byOp[op] == nil {
+				byOp[op] = &opProfile{Op: op}
+			}
+			byOp[op].Count++
+			totals[op] += d
 		}
-		nodes = append(nodes, nodeProfile{Node: i, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
-		if byOp[op] == nil {
-			byOp[op] = &opProfile{Op: op}
-		}
-		byOp[op].Count++
-		totals[op] += d
 	}
 	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
 	ops := []opProfile{}
@@ -284,8 +314,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 
-	sg := m.Subgraph(0)
-	prof := newNodeProfiler(sg.NumOperators())
+	prof := newNodeProfiler()
 	start := time.Now()
 	del := sel.open(ctx, f.threads, e.open)
 	defer closeAfter(&err, stderr, "closing the delegates", del)
@@ -294,10 +323,6 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	it, err := newInterpreter(ctx, m, path, opts, stderr)
 	if err != nil {
 		return err
-	}
-	if it.Twin() != nil { // the CPU twin runs: profile its nodes
-		sg = it.Model().Subgraph(0)
-		*prof = *newNodeProfiler(sg.NumOperators())
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
 	if err := setInputs(it, data); err != nil {
@@ -341,7 +366,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
-	r.Profile, r.Nodes = buildProfile(prof, sg, f.runs)
+	r.Profile, r.Nodes = buildProfile(prof, m, f.runs)
 	if f.json {
 		return writeJSON(stdout, r)
 	}
@@ -372,7 +397,11 @@ func printBench(w io.Writer, r *benchReport) error {
 	fmt.Fprintln(w, "\nTop 10 nodes (average per run):")
 	fmt.Fprintf(tw, "  node\top\tavg ms\t%%\toutput\n")
 	for _, n := range r.Nodes[:min(10, len(r.Nodes))] {
-		fmt.Fprintf(tw, "  %d\t%s\t%.3f\t%.2f%%\t%s\n", n.Node, n.Op, n.AvgMs, n.Percent, n.Output)
+		node := fmt.Sprint(n.Node)
+		if n.Model != "" {
+			node = n.Model + " " + node
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%.2f%%\t%s\n", node, n.Op, n.AvgMs, n.Percent, n.Output)
 	}
 	return tw.Flush()
 }

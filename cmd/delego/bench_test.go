@@ -52,18 +52,17 @@ func TestBuildProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg := m.Subgraph(0)
-	p := newNodeProfiler(sg.NumOperators())
+	p := newNodeProfiler()
 	// Over 2 runs: node 0 CONCATENATION 6ms, node 1 SPLIT 12ms, node 2 CONCATENATION 2ms.
-	p.NodeDone(0, "CONCATENATION", time.Hour) // not active: ignored
+	p.NodeDone(m, 0, "CONCATENATION", time.Hour) // not active: ignored
 	p.active = true
 	for range 2 {
-		p.NodeDone(0, "CONCATENATION", 3*time.Millisecond)
-		p.NodeDone(1, "SPLIT", 6*time.Millisecond)
-		p.NodeDone(2, "CONCATENATION", time.Millisecond)
+		p.NodeDone(m, 0, "CONCATENATION", 3*time.Millisecond)
+		p.NodeDone(m, 1, "SPLIT", 6*time.Millisecond)
+		p.NodeDone(m, 2, "CONCATENATION", time.Millisecond)
 	}
-	p.NodeDone(99, "BOGUS", time.Hour) // out of range: ignored
-	ops, nodes := buildProfile(p, sg, 2)
+	p.NodeDone(m, 99, "BOGUS", time.Hour) // out of range: ignored
+	ops, nodes := buildProfile(p, m, 2)
 	wantOps := []opProfile{
 		{Op: "SPLIT", Count: 1, AvgMs: 6, Percent: 60, Cumulative: 60},
 		{Op: "CONCATENATION", Count: 2, AvgMs: 4, Percent: 40, Cumulative: 100},
@@ -78,8 +77,21 @@ func TestBuildProfile(t *testing.T) {
 	if !slices.Equal(order, []int{1, 0, 2}) || nodes[0].Op != "SPLIT" || math.Abs(nodes[2].AvgMs-1) > 1e-9 || math.Abs(nodes[0].Percent-60) > 1e-9 {
 		t.Errorf("nodes %+v, want 1, 0, 2 slowest first", nodes)
 	}
-	if nodes[0].Output != sg.Tensor(sg.Operator(1).Outputs()[0]).Name {
-		t.Errorf("node 1 output %q", nodes[0].Output)
+	sg := m.Subgraph(0)
+	if nodes[0].Output != sg.Tensor(sg.Operator(1).Outputs()[0]).Name || nodes[0].Model != "" {
+		t.Errorf("node 1 output %q, model %q", nodes[0].Output, nodes[0].Model)
+	}
+
+	// A CPU twin that ran instead reports its own nodes: they are named
+	// as the twin has them, and marked.
+	twin, err := model.Load(shared.Model(t, "split_concat.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.NodeDone(twin, 1, "SPLIT", 100*time.Millisecond)
+	_, nodes = buildProfile(p, m, 2)
+	if n := nodes[0]; n.Model != "twin" || n.Node != 1 || n.Op != "SPLIT" || len(nodes) != 4 {
+		t.Errorf("nodes %+v, want the twin's node 1 first", nodes)
 	}
 }
 

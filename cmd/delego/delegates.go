@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
@@ -130,14 +131,17 @@ type delegationFlags struct {
 	delegates stringList // --delegate, each NAME[,NAME...]
 	settings  string     // --settings FILE
 	twin      string     // --cpu-twin FILE
+	timeout   time.Duration
 	plugins   pluginFlags
 }
 
-// define adds --delegate, --settings, --cpu-twin and the plugin flags to fs.
+// define adds --delegate, --settings, --cpu-twin, --timeout and the plugin
+// flags to fs.
 func (f *delegationFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.delegates, "delegate", "")
 	fs.StringVar(&f.settings, "settings", "", "")
 	fs.StringVar(&f.twin, "cpu-twin", "", "")
+	fs.DurationVar(&f.timeout, "timeout", 0, "")
 	f.plugins.define(fs)
 }
 
@@ -219,6 +223,14 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    allow_automatic_fallback_on_compilation_error allows a
                    fallback, the twin runs instead (same inputs and outputs,
                    matched by name), and delego says so.
+  --timeout DURATION
+                   the longest a delegate may take to run its partition
+                   once (e.g. 2s, 500ms). A run past it is an execution
+                   error: the plugin is killed, the fallback settings
+                   decide, and the next run starts a fresh plugin. Default:
+                   30s for a partition's first run, then 20 times its
+                   slowest run so far, at least 2s. A plugin process that
+                   dies is restarted the same way (up to 5 times in a row).
 ` + pluginFlagsHelp + `
 The edgetpu delegate also reads the environment:
   DELEGO_EDGETPU_DEVICE=sim      run it on a simulated Coral USB Accelerator
@@ -291,13 +303,16 @@ type delegation struct {
 	Threads int
 	// Twin is --cpu-twin.
 	Twin string
+	// Timeout is --timeout: the watchdog's limit on every partition's
+	// Invoke; 0: the derived default.
+	Timeout time.Duration
 }
 
 // options are the core.Options that run d's delegates on the model at
 // modelPath with the CPU kernels of registry (nil: the built-in ones).
 func (d *delegation) options(registry *kernels.Registry, modelPath string) core.Options {
 	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings,
-		Twin: d.twinFor(modelPath)}
+		Twin: d.twinFor(modelPath), Watchdog: core.Watchdog{Invoke: d.Timeout}}
 }
 
 // twinFor is the CPU twin of the model at modelPath: --cpu-twin when given,
@@ -355,6 +370,7 @@ type selection struct {
 	settings *config.TFLiteSettings // never nil
 	names    []string               // in priority order; empty: none
 	twin     string                 // --cpu-twin
+	timeout  time.Duration          // --timeout; 0: the default
 	host     pluginHost
 }
 
@@ -365,6 +381,9 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 	names, given, err := f.names(cmd)
 	if err != nil {
 		return selection{}, err
+	}
+	if f.timeout < 0 {
+		return selection{}, usagef(cmd, "--timeout must not be negative, got %v", f.timeout)
 	}
 	s, err := f.loadSettings(stderr)
 	if err != nil {
@@ -379,7 +398,7 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 			names = []string{n}
 		}
 	}
-	return selection{settings: s, names: names, twin: f.twin, host: host}, nil
+	return selection{settings: s, names: names, twin: f.twin, timeout: f.timeout, host: host}, nil
 }
 
 // open opens the selected delegates with open (nil: the selection's plugin
@@ -393,7 +412,7 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 		eff.CpuSettings = &config.CPUSettings{}
 	}
 	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
-	d := &delegation{Names: s.names, Settings: eff, Threads: threads, Twin: s.twin}
+	d := &delegation{Names: s.names, Settings: eff, Threads: threads, Twin: s.twin, Timeout: s.timeout}
 	if open == nil {
 		open = s.host.open
 	}

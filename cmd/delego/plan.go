@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/delego/delego/core"
@@ -267,6 +268,10 @@ const (
 	fallbackTwin     = "cpu-twin" // the model's CPU twin runs instead
 	fallbackNone     = "error"    // the settings allow no fallback: the run fails
 	fallbackNoKernel = "no-cpu-kernel"
+	// A run's fallbacks, besides fallbackToCPU: the CPU ran the partition
+	// in the run that saw its plugin lost, and the plugin was restarted.
+	fallbackOnce = "cpu-once"
+	restarted    = "restarted"
 )
 
 // outcomeText says in words what a run does about a fallback.
@@ -394,7 +399,10 @@ type planFallback struct {
 	Stage     string `json:"stage"`
 	Error     string `json:"error"`
 	// Outcome is what a run does about it: "cpu", "cpu-twin", "error"
-	// (the settings allow no fallback) or "no-cpu-kernel"; plan only.
+	// (the settings allow no fallback) or "no-cpu-kernel" in a plan; in a
+	// run, what it did: "cpu" (from then on), "cpu-once" (the run that
+	// lost its plugin) or "restarted" (a fresh plugin took the partition
+	// back).
 	Outcome string `json:"outcome,omitempty"`
 }
 
@@ -437,7 +445,7 @@ func buildPlanReport(m *model.Model, path string, names []string, plan *partitio
 	r.Fallbacks = fallbacksOf(events)
 	fellBack := map[int]bool{}
 	for _, e := range events {
-		if e.Partition >= 0 {
+		if e.Partition >= 0 && e.Outcome == delegate.MovedToCPU {
 			fellBack[e.Partition] = true
 		}
 	}
@@ -567,8 +575,15 @@ func printTensors(w io.Writer, what string, ts []planTensor) {
 func fallbacksOf(events []delegate.Event) []planFallback {
 	fbs := []planFallback{}
 	for _, e := range events {
+		outcome := fallbackToCPU
+		switch e.Outcome {
+		case delegate.RanOnCPU:
+			outcome = fallbackOnce
+		case delegate.Restarted:
+			outcome = restarted
+		}
 		fbs = append(fbs, planFallback{Delegate: e.Delegate, Partition: e.Partition,
-			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error()})
+			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error(), Outcome: outcome})
 	}
 	return fbs
 }
@@ -582,7 +597,14 @@ func describeFallback(fb planFallback, twin *planTwin) string {
 	if fb.Partition < 0 {
 		then = "the nodes it would have run stay on the CPU"
 	}
-	if fb.Outcome != "" && fb.Outcome != fallbackToCPU {
+	switch fb.Outcome {
+	case "", fallbackToCPU:
+	case fallbackOnce:
+		then = "the CPU ran it this time; its plugin restarts for the next run"
+	case restarted:
+		return fmt.Sprintf("partition %d (%s, %s): restarted its plugin after: %s", fb.Partition, fb.Delegate,
+			plural(len(fb.Nodes), "node", "nodes"), msg)
+	default:
 		then = outcomeText(fb.Outcome, twin)
 	}
 	if fb.Partition < 0 {
@@ -597,22 +619,28 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// reportOutcome tells the user, after it has run, where the result came
-// from: the CPU twin, a simulated Edge TPU, the CPU fallback (see
-// reportFallbacks). It returns the plan report of the run.
+// reportOutcome tells the user once, after it has run, where the result
+// came from: the CPU twin, a simulated Edge TPU, the CPU fallback or a
+// restarted plugin (see reportFallbacks). It returns the plan report of
+// the run.
 func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) (*planReport, error) {
 	r, err := buildPlanReport(it.Model(), path, names, it.Plan(), it.Fallbacks(), nil)
 	if err != nil {
 		return nil, err
 	}
-	reportTwin(w, it)
 	reportSimulated(w, r, it.Twin() != nil) // edgetpu part 2 (edgetpu_env.go)
+	if it.Twin() != nil {
+		// The twin's line names every failure that led to it.
+		reportTwin(w, it)
+		return r, nil
+	}
 	reportFallbacks(w, r, verbose)
 	return r, nil
 }
 
-// reportFallbacks tells the user that (part of) the result came from the CPU
-// fallback: with verbose, every fallback on its own line; else one line.
+// reportFallbacks tells the user what the delegates' failures led to:
+// with verbose, every fallback and restart on its own line; else one line
+// for all of them.
 func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 	if len(r.Fallbacks) == 0 {
 		return
@@ -623,32 +651,90 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		return
 	}
-	part := ""
-	if r.Summary.DelegatedNodes > 0 {
-		part = "partly "
+	ranOnCPU := map[int]bool{} // partitions the CPU ran, at least once
+	for _, fb := range r.Fallbacks {
+		if fb.Outcome != restarted {
+			ranOnCPU[fb.Partition] = true
+		}
 	}
-	fmt.Fprintf(w, "delego: %s: the result came %sfrom the CPU fallback\n", whatFailed(r.Fallbacks), part)
+	partly := slices.ContainsFunc(r.Partitions, func(p planPartition) bool { return !ranOnCPU[p.Index] })
+	switch {
+	case len(ranOnCPU) == 0:
+		fmt.Fprintf(w, "delego: %s: the result came from the restarted plugin\n", whatFailed(r.Fallbacks))
+	case partly:
+		fmt.Fprintf(w, "delego: %s: the result came partly from the CPU fallback\n", whatFailed(r.Fallbacks))
+	default:
+		fmt.Fprintf(w, "delego: %s: the result came from the CPU fallback\n", whatFailed(r.Fallbacks))
+	}
 }
 
-// whatFailed says in one line which delegate or partition failed, at which
-// stage and why, for each fallback.
+// whatFailed says in one line, for each delegate or partition that failed,
+// at which stage and why, and what came of it when it was more than a
+// fallback: how often the CPU ran it and its plugin was restarted.
 func whatFailed(fbs []planFallback) string {
-	var what []string
+	type story struct {
+		who, verb, err  string
+		once, restarts  int
+		movedAfterHeals bool
+	}
+	var stories []*story
+	byWho := map[string]*story{}
 	for _, fb := range fbs {
 		who := fb.Delegate
 		if fb.Partition >= 0 {
 			who = fmt.Sprintf("partition %d on %s", fb.Partition, fb.Delegate)
 		}
-		verb := "failed"
-		switch fb.Stage {
-		case string(delegate.StageCompile):
-			verb = "failed to compile"
-		case string(delegate.StageExecute):
-			verb = "failed to run"
+		st := byWho[who]
+		if st == nil {
+			verb := "failed"
+			switch fb.Stage {
+			case string(delegate.StageCompile):
+				verb = "failed to compile"
+			case string(delegate.StageExecute):
+				verb = "failed to run"
+			}
+			st = &story{who: who, verb: verb, err: oneLine(fb.Error)}
+			byWho[who] = st
+			stories = append(stories, st)
 		}
-		what = append(what, fmt.Sprintf("%s %s (%s)", who, verb, oneLine(fb.Error)))
+		switch fb.Outcome {
+		case fallbackOnce:
+			st.once++
+		case restarted:
+			st.restarts++
+		default:
+			st.movedAfterHeals = st.once+st.restarts > 0
+		}
+	}
+	what := make([]string, len(stories))
+	for i, st := range stories {
+		what[i] = fmt.Sprintf("%s %s (%s)", st.who, st.verb, st.err)
+		var then []string
+		if st.once > 0 {
+			then = append(then, "the CPU ran it "+times(st.once))
+		}
+		if st.restarts > 0 {
+			then = append(then, "its plugin was restarted "+times(st.restarts))
+		}
+		if st.movedAfterHeals {
+			then = append(then, "then the CPU took it over")
+		}
+		if len(then) > 0 {
+			what[i] += "; " + strings.Join(then, ", ")
+		}
 	}
 	return strings.Join(what, "; ")
+}
+
+// times says how many times: once, twice, 3 times.
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // verbosePlan is the plan in a few lines for run -v: the delegates, the

@@ -373,7 +373,7 @@ func (c *Client) callErr(ctx context.Context, s *session, call string, err error
 	if cerr := ctxErr(ctx); cerr != nil {
 		s.kill()
 		c.forget(s)
-		return fmt.Errorf("%w: killed plugin process %d, which had not answered its %s call (the next compile starts a fresh one)", cerr, s.pid, call)
+		return &killedError{cause: cerr, pid: s.pid, call: call}
 	}
 	st, ok := status.FromError(err)
 	if !ok {
@@ -392,6 +392,24 @@ func (c *Client) callErr(ctx context.Context, s *session, call string, err error
 	}
 	return &remoteError{msg: st.Message()}
 }
+
+// killedError is a call that did not end before its context did: the
+// plugin was killed, and is lost (delegate.ErrLost) as a crashed one is.
+type killedError struct {
+	cause error
+	pid   int
+	call  string
+}
+
+func (e *killedError) Error() string {
+	when := "by its deadline"
+	if errors.Is(e.cause, context.Canceled) {
+		when = "when the call was canceled"
+	}
+	return fmt.Sprintf("killed plugin process %d, which had not answered its %s call %s (the next compile starts a fresh one)", e.pid, e.call, when)
+}
+
+func (e *killedError) Unwrap() []error { return []error{e.cause, delegate.ErrLost} }
 
 // remoteError is an error a plugin's delegate returned: its message as the
 // delegate wrote it, and the sentinel its status code carried (nil: none).

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
@@ -101,9 +103,9 @@ func TestFaultInvoke(t *testing.T) {
 				}
 				if c.dies {
 					checkGone(t, pid)
-					// The executable compiled in the dead process keeps failing.
-					if err := it.Invoke(t.Context()); !errors.Is(err, plugin.ErrCrashed) {
-						t.Errorf("second invoke: %v, want ErrCrashed", err)
+					// The next Invoke restarts the plugin, which dies again.
+					if err := it.Invoke(t.Context()); !errors.Is(err, plugin.ErrCrashed) || p.Starts() != 2 {
+						t.Errorf("second invoke: %v after %d starts, want ErrCrashed after a restart", err, p.Starts())
 					}
 				} else if p.Pid() != pid {
 					t.Errorf("a failed invoke replaced the process")
@@ -123,12 +125,22 @@ func TestFaultInvoke(t *testing.T) {
 						t.Errorf("invoke %d after the fallback: outputs differ from the CPU's", i+1)
 					}
 				}
-				if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute || !is(ev[0].Err) {
-					t.Errorf("fallbacks %v", ev)
-				}
-				wantStarts := 1
+				// A plugin that died is restarted before the next Invoke (and
+				// dies again), one that failed leaves the partition on the CPU.
+				wantOutcomes, wantStarts := "[moved to the CPU]", 1
 				if c.dies {
-					wantStarts = 2
+					wantOutcomes, wantStarts = "[ran on the CPU once restarted ran on the CPU once]", 4
+				}
+				ev := it.Fallbacks()
+				var outcomes []delegate.Outcome
+				for _, e := range ev {
+					outcomes = append(outcomes, e.Outcome)
+					if e.Stage != delegate.StageExecute || !is(e.Err) {
+						t.Errorf("fallback %v", e)
+					}
+				}
+				if fmt.Sprint(outcomes) != wantOutcomes {
+					t.Errorf("fallbacks %v, want %s", ev, wantOutcomes)
 				}
 				if p.Starts() != wantStarts {
 					t.Errorf("%d processes started, want %d", p.Starts(), wantStarts)
@@ -177,15 +189,15 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	checkGone(t, pid)
 
 	// With fallback on execution errors, a deadline is still the caller's
-	// answer: Invoke returns it and nothing falls back. The hung plugin was
-	// killed, so the next Invoke, with time to spare, meets a dead handle:
-	// an execution error, and the CPU reruns the partition. The compile
-	// started a fresh process.
-	it, err = interp(t, gc, fallback(false, true), p)
+	// answer: Invoke returns it and nothing falls back. The next Invoke
+	// restarts the plugin (killed after the deadline), which hangs again:
+	// the watchdog ends it, and the CPU reruns the partition.
+	it, err = interpOptions(t, gc, &core.Options{Delegates: []delegate.Delegate{p}, Settings: fallback(false, true),
+		Watchdog: core.Watchdog{Invoke: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+	ctx, cancel = context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if err := it.Invoke(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Invoke past its deadline: %v, want context.DeadlineExceeded; fallbacks %v", err, it.Fallbacks())
@@ -196,14 +208,15 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	if err := it.Invoke(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if ev := it.Fallbacks(); len(ev) != 1 || ev[0].Stage != delegate.StageExecute {
-		t.Errorf("fallbacks %v, want one execution fallback for the dead plugin", ev)
+	ev := it.Fallbacks()
+	if len(ev) != 2 || ev[0].Outcome != delegate.Restarted || ev[1].Outcome != delegate.RanOnCPU || !errors.Is(ev[1].Err, delegate.ErrHung) {
+		t.Errorf("fallbacks %v, want the restart, then the watchdog's fallback", ev)
 	}
 	if !bytes.Equal(outputs(it), want) {
 		t.Error("fallback outputs differ from the CPU's")
 	}
-	if p.Starts() != 2 {
-		t.Errorf("%d processes started, want 2", p.Starts())
+	if p.Starts() != 3 {
+		t.Errorf("%d processes started, want 3", p.Starts())
 	}
 }
 

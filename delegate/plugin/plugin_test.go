@@ -40,11 +40,17 @@ func open(t *testing.T, name string, opts *plugin.Options) *plugin.Client {
 // and settings s, its inputs set from the golden input.
 func interp(t *testing.T, gc shared.GoldenCase, s *config.TFLiteSettings, d ...delegate.Delegate) (*core.Interpreter, error) {
 	t.Helper()
+	return interpOptions(t, gc, &core.Options{Delegates: d, Settings: s})
+}
+
+// interpOptions is interp with every option given.
+func interpOptions(t *testing.T, gc shared.GoldenCase, opts *core.Options) (*core.Interpreter, error) {
+	t.Helper()
 	m, err := model.Load(shared.Model(t, gc.Model))
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := core.NewInterpreterContext(t.Context(), m, &core.Options{Delegates: d, Settings: s})
+	it, err := core.NewInterpreterContext(t.Context(), m, opts)
 	if err != nil {
 		return nil, err
 	}

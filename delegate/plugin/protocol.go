@@ -35,8 +35,9 @@ const pluginName = "delegate"
 var (
 	// ErrIncompatible: the binary is not a delego plugin of this protocol version.
 	ErrIncompatible = errors.New("incompatible plugin")
-	// ErrCrashed: the plugin process exited or crashed.
-	ErrCrashed = errors.New("plugin process died")
+	// ErrCrashed: the plugin process exited or crashed. It is also
+	// delegate.ErrLost: compiling again starts a fresh process.
+	ErrCrashed error = lostError("plugin process died")
 	// ErrMalformed: the plugin answered something that breaks the protocol.
 	ErrMalformed = errors.New("malformed plugin result")
 	// ErrClosed: the delegate or executable was closed.
@@ -159,3 +160,10 @@ func shapeFromPB(shape []int64) ([]int, error) {
 	}
 	return out, nil
 }
+
+// lostError is an error that is also delegate.ErrLost.
+type lostError string
+
+func (e lostError) Error() string { return string(e) }
+
+func (e lostError) Is(target error) bool { return target == delegate.ErrLost }

@@ -1,0 +1,156 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/delego/delego/delegate"
+)
+
+// Watchdog bounds the interpreter's calls to its delegates, so that a
+// delegate that hangs (a plugin stopped, a device that never answers) is a
+// delegate error, which the fallback settings decide, and not a hung
+// caller. A call past its limit fails with delegate.ErrHung; a plugin is
+// killed (and restarted: see Restarts). The caller's own context deadline
+// keeps its meaning beside it. The zero value is the defaults.
+type Watchdog struct {
+	// Invoke, when positive, is the limit of every partition Invoke.
+	// Otherwise the limit is derived from the partition's own runs: First
+	// for its first Invoke after each compile, then Factor times its
+	// slowest Invoke so far, and never less than Floor.
+	Invoke time.Duration
+	// First is the limit of a partition's first Invoke; 0 means 30 s.
+	First time.Duration
+	// Floor is the least derived limit; 0 means 2 s.
+	Floor time.Duration
+	// Factor scales the slowest Invoke into the limit; 0 means 20.
+	Factor float64
+	// Compile bounds each Support, CheckNodes and Compile call; 0 means
+	// 2 minutes.
+	Compile time.Duration
+	// Off leaves delegate calls to the caller's context alone.
+	Off bool
+}
+
+// Restarts say how a partition whose delegate's process was lost comes back
+// (delegate.ErrLost: a plugin that crashed, or was killed after it hung).
+// The Invoke that saw the loss fails, or falls back; the next one compiles
+// the partition again, which starts a fresh process. Each further attempt
+// without a successful Invoke in between waits twice as long as the last
+// (Backoff first, at most a minute), and after Max of them the partition
+// gives up. A partition waiting for its next attempt, or that gave up, runs
+// on the CPU when the execution fallback allows it; otherwise its Invokes
+// fail (while waiting: the Invoke waits for the attempt). Variables (an
+// LSTM's state) continue from the host's copy, as it was before the failed
+// Invoke.
+type Restarts struct {
+	// Max is how many restarts in a row may come without a successful
+	// Invoke; 0 means 5, negative means never restart.
+	Max int
+	// Backoff is the wait before the second attempt in a row; 0 means
+	// 100 ms.
+	Backoff time.Duration
+}
+
+const maxBackoff = time.Minute
+
+// withDefaults fills in the zero fields.
+func (w Watchdog) withDefaults() Watchdog {
+	if w.First <= 0 {
+		w.First = 30 * time.Second
+	}
+	if w.Floor <= 0 {
+		w.Floor = 2 * time.Second
+	}
+	if w.Factor <= 0 {
+		w.Factor = 20
+	}
+	if w.Compile <= 0 {
+		w.Compile = 2 * time.Minute
+	}
+	return w
+}
+
+func (r Restarts) withDefaults() Restarts {
+	if r.Max == 0 {
+		r.Max = 5
+	}
+	if r.Backoff <= 0 {
+		r.Backoff = 100 * time.Millisecond
+	}
+	return r
+}
+
+// backoff is the wait before a partition's next restart after n attempts
+// in a row: none before the first.
+func (r Restarts) backoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := r.Backoff
+	for range n - 1 {
+		if d *= 2; d >= maxBackoff {
+			return maxBackoff
+		}
+	}
+	return d
+}
+
+// invokeLimit is the watchdog's limit for p's next Invoke; 0: none.
+func (it *Interpreter) invokeLimit(p *delegated) time.Duration {
+	w := it.opts.Watchdog
+	switch {
+	case w.Off:
+		return 0
+	case w.Invoke > 0:
+		return w.Invoke
+	case p.slowest == 0:
+		return w.First
+	}
+	return max(w.Floor, time.Duration(w.Factor*float64(p.slowest)))
+}
+
+// errWatchdog is the cause of a context the watchdog ended.
+var errWatchdog = errors.New("watchdog")
+
+// compileLimit is the watchdog's limit for a Support, CheckNodes or
+// Compile call; 0: none.
+func (it *Interpreter) compileLimit() time.Duration {
+	if it.opts.Watchdog.Off {
+		return 0
+	}
+	return it.opts.Watchdog.Compile
+}
+
+// bounded makes call under ctx, ended after limit (none when 0). It returns
+// the call's error, or a *HungError when the watchdog ended it.
+func bounded(ctx context.Context, limit time.Duration, call func(context.Context) error) error {
+	if limit <= 0 {
+		return call(ctx)
+	}
+	wctx, cancel := context.WithTimeoutCause(ctx, limit, errWatchdog)
+	defer cancel()
+	err := call(wctx)
+	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWatchdog {
+		return &HungError{Limit: limit, Err: err}
+	}
+	return err
+}
+
+// HungError is a delegate call that the watchdog ended: it is
+// delegate.ErrHung. Err is what the call returned when it ended (for a
+// plugin, that it was killed).
+type HungError struct {
+	Limit time.Duration
+	Err   error
+}
+
+func (e *HungError) Error() string {
+	return fmt.Sprintf("no answer within %v (the watchdog's limit): %v", e.Limit, e.Err)
+}
+
+// Unwrap makes a HungError delegate.ErrHung, and not the context error
+// that ended the call (which is not the caller's).
+func (e *HungError) Unwrap() error { return delegate.ErrHung }
