@@ -455,3 +455,91 @@ func TestResultSurvivesCloseFailure(t *testing.T) {
 		t.Errorf("failed run: %v", err)
 	}
 }
+
+// losingDelegate is the cpu delegate whose first lose Invokes fail as a
+// plugin that died does (delegate.ErrLost); it counts compiles.
+type losingDelegate struct {
+	*cpu.Delegate
+	lose     int
+	invokes  *int
+	compiles *int
+}
+
+func (d losingDelegate) Name() string { return "losing" }
+
+func (d losingDelegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	*d.compiles++
+	exe, err := d.Delegate.Compile(ctx, p)
+	return losingExecutable{exe, d}, err
+}
+
+type losingExecutable struct {
+	delegate.Executable
+	d losingDelegate
+}
+
+func (e losingExecutable) Invoke(ctx context.Context, in, out []*tensor.Tensor) error {
+	if *e.d.invokes++; *e.d.invokes <= e.d.lose {
+		return fmt.Errorf("%w: plugin process died (pid 7, signal: killed)", delegate.ErrLost)
+	}
+	return e.Executable.Invoke(ctx, in, out)
+}
+
+// TestOneStoryAfterRestart: a plugin lost in the first Invoke is told once:
+// run says the CPU ran its partition, run -v says so per event, and bench
+// says the CPU ran it once and the plugin was restarted.
+func TestOneStoryAfterRestart(t *testing.T) {
+	modelPath := shared.Model(t, "split_concat.tflite")
+	inputs := inputArgs(t, modelPath)
+	want, _ := runOutput(t, modelPath, inputs)
+	allow := settingsFile(t, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
+	var invokes, compiles int
+	e := env{open: func(context.Context, string) delegate.Delegate {
+		invokes, compiles = 0, 0
+		return losingDelegate{Delegate: cpu.New(), lose: 1, invokes: &invokes, compiles: &compiles}
+	}}
+	const lost = "partition 0 on losing failed to run (delegate process lost: plugin process died (pid 7, signal: killed))"
+
+	out := filepath.Join(t.TempDir(), "out.raw")
+	args := append([]string{modelPath, "--delegate", "losing", "--settings", allow, "--output", out}, inputs...)
+	var stdout, stderr bytes.Buffer
+	if err := runWith(context.Background(), args, &stdout, &stderr, e); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+		t.Errorf("output after the fallback: %s", firstDiff(got, want))
+	}
+	if w := "delego: " + lost + "; the CPU ran it once: the result came from the CPU fallback\n"; stderr.String() != w {
+		t.Errorf("run: stderr %q, want %q", stderr.String(), w)
+	}
+
+	stderr.Reset()
+	if err := runWith(context.Background(), append(args, "-v"), &stdout, &stderr, e); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stderr.String(), "fallback: partition 0 (losing, 3 nodes): execute error:"); n != 1 ||
+		!strings.Contains(stderr.String(), "the CPU ran it this time; its plugin restarts for the next run") ||
+		strings.Contains(stderr.String(), "delego: ") {
+		t.Errorf("run -v: stderr %q, want the fallback once, per event", stderr.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	bargs := []string{modelPath, "--delegate", "losing", "--settings", allow, "--runs", "3", "--json"}
+	if err := benchWith(context.Background(), bargs, &stdout, &stderr, e); err != nil {
+		t.Fatal(err)
+	}
+	var r benchReport
+	decodeJSON(t, stdout.Bytes(), &r)
+	var outcomes []string
+	for _, fb := range r.Fallbacks {
+		outcomes = append(outcomes, fb.Outcome)
+	}
+	if !slices.Equal(outcomes, []string{"cpu-once", "restarted"}) || compiles != 2 || invokes != 4 ||
+		r.Plan != "3 nodes: 3 on delegates in 1 partition, 0 on the CPU" {
+		t.Errorf("bench: outcomes %q, plan %q after %d compiles and %d invokes", outcomes, r.Plan, compiles, invokes)
+	}
+	if w := "delego: " + lost + "; the CPU ran it once, its plugin was restarted once: the result came partly from the CPU fallback\n"; stderr.String() != w {
+		t.Errorf("bench: stderr %q, want %q", stderr.String(), w)
+	}
+}

@@ -651,13 +651,16 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		}
 		return
 	}
-	ranOnCPU := map[int]bool{} // partitions the CPU ran, at least once
+	// Partly: some partition never left its delegate, or came back to it.
+	ranOnCPU, back := map[int]bool{}, false
 	for _, fb := range r.Fallbacks {
-		if fb.Outcome != restarted {
+		if fb.Outcome == restarted {
+			back = true
+		} else {
 			ranOnCPU[fb.Partition] = true
 		}
 	}
-	partly := slices.ContainsFunc(r.Partitions, func(p planPartition) bool { return !ranOnCPU[p.Index] })
+	partly := back || slices.ContainsFunc(r.Partitions, func(p planPartition) bool { return !ranOnCPU[p.Index] })
 	switch {
 	case len(ranOnCPU) == 0:
 		fmt.Fprintf(w, "delego: %s: the result came from the restarted plugin\n", whatFailed(r.Fallbacks))
