@@ -30,7 +30,11 @@ type Model struct {
 	opCodes     []OpCode
 	subgraphs   []*Subgraph
 	// buffers holds each buffer's bytes (nil for empty ones), aliasing the file.
-	buffers    [][]byte
+	buffers [][]byte
+	// hasData marks the buffers whose data vector is present, even empty:
+	// TFLite's verifier counts a tensor on one (other than buffer 0) as a
+	// constant (dataflow.go).
+	hasData    []bool
 	metadata   []Metadata
 	signatures []Signature
 
@@ -307,7 +311,7 @@ func (d *decoder) decode() (m *Model, err error) {
 	fb := schema.GetRootAsModel(d.raw, 0)
 	m = &Model{raw: d.raw, fb: fb, version: fb.Version(), description: string(fb.Description())}
 	m.opCodes = d.opCodes(fb)
-	m.buffers = d.buffers(fb)
+	m.buffers, m.hasData = d.buffers(fb)
 	m.subgraphs = make([]*Subgraph, fb.SubgraphsLength())
 	var sg schema.SubGraph
 	for i := range m.subgraphs {
@@ -335,18 +339,22 @@ func (d *decoder) opCodes(fb *schema.Model) []OpCode {
 	return out
 }
 
-// buffers reads each buffer's bytes (nil for empty ones).
-func (d *decoder) buffers(fb *schema.Model) [][]byte {
+// buffers reads each buffer's bytes (nil for empty ones), and which
+// buffers have a data vector at all.
+func (d *decoder) buffers(fb *schema.Model) ([][]byte, []bool) {
 	out := make([][]byte, fb.BuffersLength())
+	has := make([]bool, len(out))
 	var buf schema.Buffer
 	for i := range out {
 		d.at(-1, -1, -1, i, "the buffer table", -1)
 		fb.Buffers(&buf, i)
-		if data := buf.DataBytes(); len(data) > 0 {
+		data := buf.DataBytes()
+		has[i] = data != nil
+		if len(data) > 0 {
 			out[i] = aligned(data)
 		}
 	}
-	return out
+	return out, has
 }
 
 // metadata reads the named metadata entries.
@@ -612,5 +620,5 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 			return err
 		}
 	}
-	return nil
+	return m.checkDataflow(si, sg)
 }

@@ -14,6 +14,9 @@ import (
 
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // inspectJSON runs "inspect --json" on a shared model and decodes its output
@@ -234,5 +237,38 @@ func TestInspectCorruptModel(t *testing.T) {
 	err := inspectCmd(context.Background(), []string{p}, &bytes.Buffer{}, &bytes.Buffer{})
 	if !errors.As(err, &me) {
 		t.Errorf("err = %v, want a *model.Error inside", err)
+	}
+}
+
+// TestInspectCyclicModel: a model whose operators form a cycle is refused
+// when it is loaded, with a message naming the subgraph, the op and the
+// tensor; inspect and run exit with status 1 and print nothing else.
+func TestInspectCyclicModel(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", tensor.Float32, []int{1})
+	a := b.Tensor("a", tensor.Float32, []int{1})
+	back := b.Tensor("back", tensor.Float32, []int{1})
+	b.Op(schema.BuiltinOperatorADD, 1, []int{in, back}, []int{a}, nil)
+	b.Op(schema.BuiltinOperatorMUL, 1, []int{a, in}, []int{back}, nil)
+	b.Inputs(in)
+	b.Outputs(back)
+	dir := t.TempDir()
+	p := writeFile(t, dir, "cycle.tflite", b.Bytes())
+	input := writeFile(t, dir, "in.raw", make([]byte, 4))
+	want := "delego: load model " + p + `: malformed model: subgraph 0: op 0: tensor 2: ADD reads tensor "back" before op 1 (MUL) writes it: the graph has a cycle, or its operators are out of order (they run in the order listed)` + "\n"
+	for _, args := range [][]string{
+		{"inspect", p},
+		{"inspect", p, "--json"},
+		{"run", p, "--input", input},
+	} {
+		code, out, errOut := cli(t, args...)
+		if code != exitError || out != "" || errOut != want {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want %d and %q", args, code, out, errOut, exitError, want)
+		}
+	}
+	var me *model.Error
+	err := inspectCmd(context.Background(), []string{p}, &bytes.Buffer{}, &bytes.Buffer{})
+	if !errors.As(err, &me) || me.Subgraph != 0 || me.Operator != 0 || me.Tensor != back {
+		t.Errorf("err = %v, want a *model.Error at subgraph 0, op 0, tensor %d", err, back)
 	}
 }

@@ -137,7 +137,9 @@ func (b *Builder) Bytes() []byte { return Pack(b.model) }
 
 // Pack serializes a model object with the "TFL3" file identifier, aligning
 // every buffer's data to 16 bytes as the schema's force_align asks (the
-// generated Pack does not).
+// generated Pack does not). A buffer whose Data is empty but not nil keeps
+// its empty data vector, as the generated Pack does: TFLite counts a tensor
+// on such a buffer as a (zero-element) constant.
 func Pack(m *schema.ModelT) []byte {
 	fb := flatbuffers.NewBuilder(1 << 16)
 	// Write the buffers first, aligned, then pack the rest with the
@@ -145,7 +147,7 @@ func Pack(m *schema.ModelT) []byte {
 	bufs := make([]flatbuffers.UOffsetT, len(m.Buffers))
 	for i, buf := range m.Buffers {
 		var data flatbuffers.UOffsetT
-		if buf != nil && len(buf.Data) > 0 {
+		if buf != nil && buf.Data != nil {
 			fb.Prep(16, len(buf.Data))
 			data = fb.CreateByteVector(buf.Data)
 		}

@@ -21,16 +21,17 @@ func TestBuildTinyModel(t *testing.T) {
 	out := b.Tensor("out", tensor.Uint8, []int{1, 4}, modelbuild.Quant(0.5, 3))
 	b.Op(schema.BuiltinOperatorADD, 1, []int{in, w}, []int{out},
 		modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: schema.ActivationFunctionTypeRELU}))
-	b.CustomOp("my-op", 2, []int{out}, []int{out}, []byte{1, 2, 3})
+	res := b.Tensor("res", tensor.Uint8, []int{1, 4})
+	b.CustomOp("my-op", 2, []int{out}, []int{res}, []byte{1, 2, 3})
 	b.Inputs(in)
-	b.Outputs(out)
+	b.Outputs(res)
 
 	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	sg := m.Subgraph(0)
-	if sg.NumTensors() != 3 || sg.NumOperators() != 2 || sg.Inputs()[0] != in || sg.Outputs()[0] != out {
+	if sg.NumTensors() != 4 || sg.NumOperators() != 2 || sg.Inputs()[0] != in || sg.Outputs()[0] != res {
 		t.Fatalf("subgraph = %+v", sg)
 	}
 	if q := sg.Tensor(in).Quant; q == nil || q.Scale[0] != 0.5 || q.ZeroPoint[0] != 3 {
