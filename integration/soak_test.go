@@ -34,7 +34,7 @@ var soakCases = []string{"mobilenet_v1_0.25_128_quant__cat_128", "keras_lstm_mni
 // soakTally counts what the soak saw.
 type soakTally struct {
 	invokes, good, failed, builds, buildFailed atomic.Int64
-	kills, stops                              atomic.Int64
+	kills, stops                               atomic.Int64
 }
 
 // TestSoak runs 8 goroutines for a while (DELEGO_SOAK, default 15s), each
