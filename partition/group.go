@@ -168,10 +168,16 @@ func greedyGroups(g *graph, owner, unit []int, mostReady bool) []int {
 	}
 }
 
+// maxMergeGroups is the most groups mergeGroups merges: its reachability
+// sets take groups² bits, and its passes compare every pair of partitions.
+// A graph cut into more groups (thousands of partitions: a delegate taking
+// every other node of a long chain) keeps its partitions as grouped.
+const maxMergeGroups = 2048
+
 // mergeGroups merges pairs of partitions with the same owner whenever no path
 // leads from one to the other through a third group, which keeps the
 // contracted graph acyclic. It returns the new grouping with ids compacted in
-// order of first node.
+// order of first node. Beyond maxMergeGroups groups it merges nothing.
 //
 // gid must number its groups in a topological order of the contracted graph
 // (every edge goes from a lower id to a higher one), as greedyGroups does: the
@@ -186,8 +192,8 @@ func mergeGroups(g *graph, owner, gid []int) []int {
 			parts = append(parts, x)
 		}
 	}
-	if !sharedOwner(parts, first, owner) {
-		return compact(gid) // nothing to merge: spare the ng×ng reachability sets
+	if ng > maxMergeGroups || !sharedOwner(parts, first, owner) {
+		return compact(gid) // too many, or nothing to merge: spare the ng×ng reachability sets
 	}
 	slices.SortFunc(parts, func(a, b int) int { return first[a] - first[b] })
 	succ := groupSuccs(g, gid, ng)
