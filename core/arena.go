@@ -2,7 +2,6 @@ package core
 
 import (
 	"cmp"
-	"iter"
 	"slices"
 
 	"github.com/delego/delego/delegate"
@@ -22,10 +21,12 @@ type lifetime struct {
 // planArena places tensors in one buffer so that tensors whose lifetimes
 // overlap never share bytes, reusing memory otherwise. It follows TFLite's
 // greedy-by-size strategy: largest tensors first, each at the lowest offset
-// that does not collide with an already placed, overlapping tensor. It
-// returns each tensor's offset and the arena's total size. Every tensor is
-// placed so that delegates can over-read it (see
-// delegate.PlaceOverreadable), given an arena that starts a page.
+// that does not collide with an already placed, overlapping tensor (see
+// firstFit). A tensor alive from the first step to the last (a graph input
+// or output) overlaps every other, so those go first, one after another,
+// and the rest above them. It returns each tensor's offset and the arena's
+// total size. Every tensor is placed so that delegates can over-read it
+// (see delegate.PlaceOverreadable), given an arena that starts a page.
 func planArena(lives []lifetime) (offsets map[int]int, total int) {
 	order := slices.Clone(lives)
 	slices.SortStableFunc(order, func(a, b lifetime) int {
@@ -37,9 +38,19 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 		}
 		return cmp.Compare(a.tensor, b.tensor)
 	})
-	x := newArenaIndex(lives)
 	offsets = make(map[int]int, len(lives))
-	for _, l := range order {
+	whole, rest, lo, hi := spanning(order)
+	for _, l := range whole {
+		off := delegate.PlaceOverreadable(total, l.size)
+		offsets[l.tensor] = off
+		total = alignUp(off + l.size)
+	}
+	var x arenaIndex
+	if total > 0 {
+		// The tensors placed so far, as one, alive whenever the rest are.
+		x.add(placed{lifetime{tensor: -1, size: total, first: lo, last: hi}, 0})
+	}
+	for _, l := range rest {
 		off := x.lowestFree(l)
 		x.add(placed{l, off})
 		offsets[l.tensor] = off
@@ -48,92 +59,24 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 	return offsets, total
 }
 
-// arenaIndex holds the placed tensors two ways, so that placing a tensor
-// looks at the fewer of them: sorted by offset (all of them, walked in
-// place: a long partition's tensors all live in one step) or by the steps
-// each lives in (a chain's tensors live a step or two each). Either way
-// ties of offset go in the order the tensors were placed, which matters
-// because PlaceOverreadable can move a tensor past a page end that a later
-// offset would not reach.
-type arenaIndex struct {
-	byOffset []placed // nil until a query needs it: see lowestFree
-	all      []placed // in placement order
-	byStep   [][]int  // step-lo -> indices into all of the tensors alive then
-	lo       int
-	seen     []int // per index into all: the last query that collected it
-	query    int
-	clash    []int // scratch for one query
-}
-
-func newArenaIndex(lives []lifetime) *arenaIndex {
-	lo, hi := 0, -1
-	for i, l := range lives {
-		if i == 0 || l.first < lo {
-			lo = l.first
-		}
-		hi = max(hi, l.last)
+// spanning splits lives into those alive from the first step of all to
+// the last (lo to hi), and the rest, each in the order given.
+func spanning(lives []lifetime) (whole, rest []lifetime, lo, hi int) {
+	if len(lives) == 0 {
+		return nil, nil, 0, 0
 	}
-	return &arenaIndex{lo: lo, byStep: make([][]int, max(hi-lo+1, 0))}
-}
-
-// add records p as placed.
-func (x *arenaIndex) add(p placed) {
-	i := len(x.all)
-	x.all = append(x.all, p)
-	x.seen = append(x.seen, 0)
-	for s := p.first; s <= p.last; s++ {
-		x.byStep[s-x.lo] = append(x.byStep[s-x.lo], i)
+	lo, hi = lives[0].first, lives[0].last
+	for _, l := range lives {
+		lo, hi = min(lo, l.first), max(hi, l.last)
 	}
-	if x.byOffset != nil {
-		at, _ := slices.BinarySearchFunc(x.byOffset, p.offset+1, func(q placed, off int) int { return cmp.Compare(q.offset, off) })
-		x.byOffset = slices.Insert(x.byOffset, at, p)
-	}
-}
-
-// denseFrom is how many tensors must be placed before a query that
-// overlaps all of them walks them by offset instead of sorting them.
-const denseFrom = 256
-
-// lowestFree is the lowest offset at which l fits beside the placed
-// tensors whose lifetimes overlap l's.
-func (x *arenaIndex) lowestFree(l lifetime) int {
-	n := 0
-	for s := l.first; s <= l.last && n < len(x.all); s++ {
-		n += len(x.byStep[s-x.lo])
-	}
-	if n >= len(x.all) && len(x.all) >= denseFrom {
-		if x.byOffset == nil {
-			x.byOffset = slices.Clone(x.all)
-			slices.SortStableFunc(x.byOffset, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
-		}
-		return firstFit(l, func(yield func(placed) bool) {
-			for _, p := range x.byOffset {
-				if p.first <= l.last && l.first <= p.last && !yield(p) {
-					return
-				}
-			}
-		})
-	}
-	x.query++
-	x.clash = x.clash[:0]
-	for s := l.first; s <= l.last; s++ {
-		for _, i := range x.byStep[s-x.lo] {
-			if x.seen[i] != x.query {
-				x.seen[i] = x.query
-				x.clash = append(x.clash, i)
-			}
+	for _, l := range lives {
+		if l.first == lo && l.last == hi {
+			whole = append(whole, l)
+		} else {
+			rest = append(rest, l)
 		}
 	}
-	slices.SortFunc(x.clash, func(a, b int) int {
-		return cmp.Or(cmp.Compare(x.all[a].offset, x.all[b].offset), cmp.Compare(a, b))
-	})
-	return firstFit(l, func(yield func(placed) bool) {
-		for _, i := range x.clash {
-			if !yield(x.all[i]) {
-				return
-			}
-		}
-	})
+	return whole, rest, lo, hi
 }
 
 // placed is a tensor's lifetime and its offset in the arena.
@@ -142,18 +85,41 @@ type placed struct {
 	offset int
 }
 
-// firstFit is the lowest offset at which l fits beside clashes, the placed
-// tensors alive at the same time as l, in offset order (ties in placement
-// order); every offset is one delegates can over-read from.
-func firstFit(l lifetime, clashes iter.Seq[placed]) int {
-	off := delegate.PlaceOverreadable(0, l.size)
-	for p := range clashes {
-		if off+l.size <= p.offset {
-			break
-		}
-		off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
+func (p placed) end() int { return alignUp(p.offset + p.size) }
+
+func (p placed) overlaps(l lifetime) bool { return p.first <= l.last && l.first <= p.last }
+
+// firstFit is the rule that places a tensor l: walking the placed tensors
+// alive at the same time as l in offset order (ties in placement order),
+// l goes at the candidate offset when it ends by the next one's start;
+// otherwise the candidate moves past the highest end seen so far. Every
+// candidate is one delegates can over-read from.
+type firstFit struct {
+	l     lifetime
+	top   int // the highest end of the tensors walked
+	off   int // the candidate
+	found bool
+}
+
+func newFirstFit(l lifetime) *firstFit {
+	return &firstFit{l: l, off: delegate.PlaceOverreadable(0, l.size)}
+}
+
+// pass walks past p, a tensor alive with l; it reports whether l fits
+// below p, at f.off.
+func (f *firstFit) pass(p placed) bool {
+	if f.off+f.l.size <= p.offset {
+		f.found = true
+		return true
 	}
-	return off
+	f.passAll(p.end())
+	return false
+}
+
+// passAll moves the candidate past tensors whose highest end is end.
+func (f *firstFit) passAll(end int) {
+	f.top = max(f.top, end)
+	f.off = delegate.PlaceOverreadable(f.top, f.l.size)
 }
 
 func alignUp(n int) int { return (n + arenaAlign - 1) &^ (arenaAlign - 1) }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -93,16 +94,20 @@ func TestArenaTensorsOverreadable(t *testing.T) {
 // TestPlanArenaGreedyBySize holds planArena to the plain statement of
 // greedy-by-size (each tensor, largest first, at the lowest offset clear of
 // every placed tensor alive at the same time, found by sorting those
-// tensors afresh, ties in the order they were placed), which it implements
-// without the per-tensor sort.
+// tensors afresh, ties in the order they were placed; the tensors alive
+// throughout first, one after another), which it implements without the
+// per-tensor sort.
 func TestPlanArenaGreedyBySize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 340; trial++ {
-		// Small graphs, then large ones (past denseFrom) where many
-		// tensors live at once, as in one long delegated partition.
+	for trial := 0; trial < 400; trial++ {
+		// Small graphs, then large ones where many tensors live at
+		// once, as in a long-lived fan, then long lifetimes of all lengths.
 		n, steps, span := 1+rng.IntN(60), 20, 8
-		if trial >= 300 {
-			n, steps, span = denseFrom+rng.IntN(3*denseFrom), 1+rng.IntN(4), 1+rng.IntN(3)
+		switch {
+		case trial >= 360:
+			n, steps, span = 256+rng.IntN(768), 100, 1+rng.IntN(100)
+		case trial >= 300:
+			n, steps, span = 256+rng.IntN(768), 1+rng.IntN(4), 1+rng.IntN(3)
 		}
 		lives := make([]lifetime, n)
 		for i := range lives {
@@ -124,7 +129,16 @@ func greedyBySize(lives []lifetime) (map[int]int, int) {
 	})
 	var done []placed
 	offsets, total := map[int]int{}, 0
-	for _, l := range order {
+	whole, rest, _, _ := spanning(order)
+	for _, l := range whole {
+		off := delegate.PlaceOverreadable(total, l.size)
+		offsets[l.tensor] = off
+		total = alignUp(off + l.size)
+	}
+	if total > 0 {
+		done = append(done, placed{lifetime{tensor: -1, size: total, first: -1 << 30, last: 1 << 30}, 0})
+	}
+	for _, l := range rest {
 		var clash []placed
 		for _, p := range done {
 			if p.first <= l.last && l.first <= p.last {
@@ -132,16 +146,58 @@ func greedyBySize(lives []lifetime) (map[int]int, int) {
 			}
 		}
 		slices.SortStableFunc(clash, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
-		off := delegate.PlaceOverreadable(0, l.size)
+		f := newFirstFit(l)
 		for _, p := range clash {
-			if off+l.size <= p.offset {
+			if f.pass(p) {
 				break
 			}
-			off = delegate.PlaceOverreadable(max(off, alignUp(p.offset+p.size)), l.size)
 		}
+		off := f.off
 		done = append(done, placed{l, off})
 		offsets[l.tensor] = off
 		total = max(total, alignUp(off+l.size))
 	}
 	return offsets, total
+}
+
+// BenchmarkPlanArena places the tensors of three shapes of graph: a chain
+// (each tensor lives two steps), a nest (tensor i lives from step i to
+// step 2n-i: all at once in the middle, as in a long-lived fan) and a
+// nest followed by a chain reusing its memory (the two mixed at the same
+// offsets).
+func BenchmarkPlanArena(b *testing.B) {
+	shapes := map[string]func(n int) []lifetime{
+		"chain": func(n int) []lifetime {
+			lives := make([]lifetime, n)
+			for i := range lives {
+				lives[i] = lifetime{tensor: i, size: 16, first: i, last: i + 1}
+			}
+			return lives
+		},
+		"nest": func(n int) []lifetime {
+			lives := make([]lifetime, n)
+			for i := range lives {
+				lives[i] = lifetime{tensor: i, size: 16, first: i, last: 2*n - i}
+			}
+			return lives
+		},
+		"nest+chain": func(n int) []lifetime {
+			lives := make([]lifetime, n)
+			for i := range n / 2 {
+				lives[i] = lifetime{tensor: i, size: 16, first: i, last: n - i}
+				lives[n/2+i] = lifetime{tensor: n/2 + i, size: 16, first: n/2 + i, last: n/2 + i + 1}
+			}
+			return lives
+		},
+	}
+	for _, shape := range []string{"chain", "nest", "nest+chain"} {
+		for _, n := range []int{10000, 20000, 40000} {
+			lives := shapes[shape](n)
+			b.Run(fmt.Sprintf("%s/tensors=%d", shape, n), func(b *testing.B) {
+				for b.Loop() {
+					planArena(lives)
+				}
+			})
+		}
+	}
 }
