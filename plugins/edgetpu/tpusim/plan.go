@@ -22,12 +22,6 @@ import (
 // the USB seam the driver sees, exactly as the device's failure there
 // would.
 
-// Delay is a planned fault's kind (Planned.Fault) for a transfer the device
-// holds up for Planned.Delay before it happens; it fails when the host's
-// context ends first, as a transfer that times out. A hook's Delay holds
-// nothing up.
-const Delay Fault = 100
-
 // Planned is a fault the device injects on its own (Config.Faults).
 type Planned struct {
 	// Fault is Unplug (the device leaves the bus, and stays off it until

@@ -99,6 +99,11 @@ const (
 	// Drop: for a "raise-event" operation, the device never raises the
 	// event.
 	Drop
+	// Delay: for a planned fault (Planned.Delay), the device holds the
+	// transfer up that long, then lets it happen; it fails when the host's
+	// context ends first, as a transfer that times out. A hook's Delay
+	// holds nothing up.
+	Delay
 )
 
 // Op describes an operation, for the fault hook.
