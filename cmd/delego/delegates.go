@@ -232,10 +232,17 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    slowest run so far, at least 2s. A plugin process that
                    dies is restarted the same way (up to 5 times in a row).
 ` + pluginFlagsHelp + `
+Every plugin reads DELEGO_PLUGIN_FAULT, to fail on purpose so that the
+fallback settings can be rehearsed: [PLUGIN:]crash-after=N, hang-after=N or
+garbage-after=N (comma-separated) crashes, hangs or answers garbage in the
+plugin's invoke N+1 (see README.md, "Rehearsing failures").
 The edgetpu delegate also reads the environment:
   DELEGO_EDGETPU_DEVICE=sim      run it on a simulated Coral USB Accelerator
                    (sim-dfu: one waiting for its firmware); the outputs
-                   are the simulator's, and delego says so
+                   are the simulator's, and delego says so. sim:FAULTS
+                   makes the simulated device fail on purpose:
+                   unplug-after=N, timeout-after=N, stall-after=N or
+                   delay-after=N:DURATION (comma-separated) in its invoke N+1
   DELEGO_EDGETPU_FIRMWARE=FILE   the firmware for a device that waits for
                    it (1a6e:089a), where coral_settings.firmware_path names
                    none (libedgetpu's apex_latest_single_ep.bin)

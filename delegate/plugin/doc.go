@@ -68,6 +68,20 @@
 // the process running. Only a plugin that says it cannot run here (no device)
 // gives an error wrapping delegate.ErrNoDevice.
 //
+// # Rehearsing failures
+//
+// Every plugin Serve runs honours $DELEGO_PLUGIN_FAULT (EnvFault), which it
+// inherits from the host: after N successful Invokes it crashes
+// (crash-after=N: exits with status 2 in Invoke N+1, without answering),
+// hangs (hang-after=N: Invoke N+1 never returns, until the host's deadline
+// kills the process) or answers garbage (garbage-after=N: outputs of the
+// wrong shape, ErrMalformed in the host), so that an application can try
+// its fallback settings and deadlines on a real plugin. "cpu:crash-after=3"
+// asks the cpu plugin only; faults are comma-separated. The fault strikes
+// where gRPC Invokes and doorbell rings meet (servedPart.invoke), so both
+// paths see it. A malformed value stops every plugin from starting, with
+// an error that names the variable.
+//
 // # Processes
 //
 // A Client owns at most one plugin process at a time, shared by every

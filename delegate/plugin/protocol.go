@@ -56,14 +56,20 @@ func Handshake() goplugin.HandshakeConfig {
 }
 
 // grpcPlugin is delego's go-plugin plugin: impl is the delegate served (nil
-// in the host).
+// in the host), fault the fault EnvFault plans for it (nil: none) or
+// faultErr why EnvFault cannot be read.
 type grpcPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	impl delegate.Delegate
+	impl     delegate.Delegate
+	fault    *faultInjector
+	faultErr error
 }
 
 func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginpb.RegisterDelegateServer(s, newServer(p.impl))
+	if p.faultErr != nil {
+		return p.faultErr
+	}
+	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.fault))
 	return nil
 }
 

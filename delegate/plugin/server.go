@@ -24,18 +24,35 @@ import (
 // Serve serves d as a delego plugin on the go-plugin handshake and never
 // returns: it is all a plugin binary's main does. Started by hand (without
 // the host's magic cookie), the binary says it is a plugin and exits 1. It
-// exits by itself when the process that started it goes away.
+// exits by itself when the process that started it goes away. It puts the
+// fault $DELEGO_PLUGIN_FAULT plans for d into its Invokes (EnvFault); a
+// malformed one is said on stderr, and the process exits 1 without
+// serving.
 func Serve(d delegate.Delegate) {
+	fault, err := faultFor(d.Name(), os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "delego plugin %s: %v\n", d.Name(), err)
+		os.Exit(1)
+	}
 	go watchParent(os.Getppid(), time.Second)
-	goplugin.Serve(ServeConfig(d))
+	goplugin.Serve(serveConfig(d, fault, nil))
 }
 
 // ServeConfig is the go-plugin configuration Serve uses, for a plugin that
-// wants to change something (its logger) and call goplugin.Serve itself.
+// wants to change something (its logger) and call goplugin.Serve itself. It
+// honours EnvFault as Serve does, except that a malformed value fails
+// go-plugin's start (which logs the error and returns) rather than exiting.
 func ServeConfig(d delegate.Delegate) *goplugin.ServeConfig {
+	fault, err := faultFor(d.Name(), os.LookupEnv)
+	return serveConfig(d, fault, err)
+}
+
+// serveConfig is ServeConfig with the planned fault (nil: none) or the
+// error reading it.
+func serveConfig(d delegate.Delegate, fault *faultInjector, faultErr error) *goplugin.ServeConfig {
 	return &goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
-		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d}},
+		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, fault: fault, faultErr: faultErr}},
 		GRPCServer:      newGRPCServer,
 		// The host keeps the tail of the plugin's stderr for its error
 		// messages: warnings and errors only.
@@ -57,7 +74,8 @@ func watchParent(ppid int, every time.Duration) {
 // server is the plugin side of the protocol.
 type server struct {
 	pluginpb.UnimplementedDelegateServer
-	impl delegate.Delegate
+	impl  delegate.Delegate
+	fault *faultInjector // EnvFault's for this plugin; nil: none
 
 	mu    sync.Mutex
 	next  uint64
@@ -70,13 +88,14 @@ type servedPart struct {
 
 	mu       sync.Mutex // Attach, Invoke and Release take turns
 	exe      delegate.Executable
+	fault    *faultInjector // the server's
 	region   *region
 	bell     *bellAnswerer // answers the region's doorbell, when the host asked for one
 	released bool
 }
 
-func newServer(d delegate.Delegate) *server {
-	return &server{impl: d, parts: map[uint64]*servedPart{}}
+func newServer(d delegate.Delegate, fault *faultInjector) *server {
+	return &server{impl: d, fault: fault, parts: map[uint64]*servedPart{}}
 }
 
 // statusOf turns a delegate's error into a gRPC status: FailedPrecondition
@@ -163,7 +182,7 @@ func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	s.parts[s.next] = &servedPart{handle: s.next, exe: exe}
+	s.parts[s.next] = &servedPart{handle: s.next, exe: exe, fault: s.fault}
 	return &pluginpb.CompileResponse{Handle: s.next}, nil
 }
 
@@ -244,7 +263,8 @@ func (p *servedPart) rung(r *region, req *pluginpb.InvokeRequest) (*pluginpb.Inv
 }
 
 // invoke runs req on the partition, its shared tensors in region r; p.mu is
-// held. It serves gRPC Invokes and doorbell rings alike.
+// held. It serves gRPC Invokes and doorbell rings alike, and so is where
+// EnvFault's fault strikes.
 func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
 	if p.released {
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
@@ -262,9 +282,13 @@ func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.Invoke
 			return nil, status.Errorf(codes.InvalidArgument, "output %d: %v", i, err)
 		}
 	}
+	if p.fault.strike() {
+		return garbageAnswer(req), nil
+	}
 	if err := p.exe.Invoke(ctx, ins, outs); err != nil {
 		return nil, statusOf(err)
 	}
+	p.fault.succeeded()
 	resp := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
 	for i, t := range outs {
 		o := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}

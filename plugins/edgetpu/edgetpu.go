@@ -15,8 +15,11 @@
 // driver (firmware over DFU when it waits for one, then its registers) and
 // each Invoke runs the nodes' executables on it (run.go, edgetpu part 2).
 // Transport and Bus are the seams the driver is written against; EnvOptions
-// reads DELEGO_EDGETPU_DEVICE (sim: a simulated device, package tpusim),
-// DELEGO_EDGETPU_FIRMWARE and DELEGO_USB_TRACE.
+// reads DELEGO_EDGETPU_DEVICE (sim: a simulated device, package tpusim;
+// sim:unplug-after=3 and the like: one that fails as asked, to rehearse an
+// application's fallback, see tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
+// and DELEGO_USB_TRACE. A device unplugged while open fails the Invoke
+// with an error wrapping delegate.ErrNoDevice.
 package edgetpu
 
 import (

@@ -17,6 +17,7 @@ import (
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
+	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
 )
 
@@ -30,7 +31,9 @@ import (
 const (
 	// EnvDevice=sim runs the delegate on a simulated Coral USB Accelerator
 	// (package tpusim) with its firmware loaded; sim-dfu on one that waits
-	// for its firmware.
+	// for its firmware. Either may be followed by a colon and faults for
+	// the simulated device to inject (tpusim.ParseFaults), e.g.
+	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s.
 	EnvDevice = "DELEGO_EDGETPU_DEVICE"
 	// EnvFirmware names the firmware image for a device that waits for
 	// one, where coral_settings.firmware_path does not.
@@ -112,15 +115,40 @@ func EnvBus(lookup func(string) (string, bool)) (Bus, error) {
 	return driver.AdaptBus[*tpusim.Device](sim), nil
 }
 
+// envSim is the simulated bus EnvDevice asks for, nil for none.
 func envSim(lookup func(string) (string, bool)) (*tpusim.Bus, error) {
 	v, ok := lookup(EnvDevice)
-	switch {
-	case !ok || v == "" || v == "usb":
+	if !ok || v == "" || v == "usb" {
 		return nil, nil
-	case v == "sim", v == "sim-dfu":
-		return tpusim.NewBus(tpusim.New(tpusim.Config{Bus: 1, Address: 2, Ports: []int{1}, WaitForFirmware: v == "sim-dfu"})), nil
 	}
-	return nil, fmt.Errorf("$%s=%q: want sim (a simulated Coral USB Accelerator), sim-dfu (one waiting for its firmware) or usb", EnvDevice, v)
+	c, err := parseSim(v)
+	if err != nil {
+		return nil, fmt.Errorf("$%s=%q: %w", EnvDevice, v, err)
+	}
+	return tpusim.NewBus(tpusim.New(c)), nil
+}
+
+// parseSim reads "sim" or "sim-dfu", then optionally a colon and the
+// faults to inject.
+func parseSim(v string) (tpusim.Config, error) {
+	c := tpusim.Config{Bus: 1, Address: 2, Ports: []int{1}}
+	kind, faults, hasFaults := strings.Cut(v, ":")
+	switch kind {
+	case "sim":
+	case "sim-dfu":
+		c.WaitForFirmware = true
+	default:
+		return c, errors.New("want sim (a simulated Coral USB Accelerator), sim-dfu (one waiting for its firmware) or usb, " +
+			"the simulated ones optionally followed by faults to inject, as in sim:unplug-after=3")
+	}
+	if !hasFaults {
+		return c, nil
+	}
+	var err error
+	if c.Faults, err = tpusim.ParseFaults(faults); err != nil {
+		return c, fmt.Errorf("the simulated device's faults: %w", err)
+	}
+	return c, nil
 }
 
 // IsSimulated reports whether the delegate runs on simulated devices,
@@ -354,7 +382,8 @@ func outputTensors(m *model.Model, outs []int) []*tensor.Tensor {
 // relayouted and converted to the tensors' types (ReFormatOutputs), a
 // "..._variable_output" layer's values going to the state tensor it
 // updates. A failure of the device closes it (the next Invoke opens it
-// again) and is an execution error.
+// again) and is an execution error; one of a device that left the bus
+// wraps delegate.ErrNoDevice.
 func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -377,7 +406,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 	}
 	drv, err := x.d.acquire(ctx, x.dev, x.opts, false)
 	if err != nil {
-		return fmt.Errorf("edgetpu: open %s again: %w", x.dev, err)
+		return fmt.Errorf("edgetpu: open %s again: %w", x.dev, deviceGone(err))
 	}
 	for k, n := range x.nodes {
 		ins := x.ins[k]
@@ -391,7 +420,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 		outs, err := drv.Run(ctx, x.models[k], data, n.Batches)
 		if err != nil {
 			x.d.drop(x.dev, drv)
-			return fmt.Errorf("edgetpu: node %d on %s: %w", n.Index, x.dev, err)
+			return fmt.Errorf("edgetpu: node %d on %s: %w", n.Index, x.dev, deviceGone(err))
 		}
 		for j, t := range x.results[k] {
 			if t == nil {
@@ -416,6 +445,16 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 		copy(outputs[j].Data, v)
 	}
 	return nil
+}
+
+// deviceGone marks the error of a device that left the bus while open
+// (unplugged: usb.ErrDisconnected) or is no longer there to open again
+// (usb.ErrNotFound) as delegate.ErrNoDevice.
+func deviceGone(err error) error {
+	if errors.Is(err, usb.ErrDisconnected) || errors.Is(err, usb.ErrNotFound) {
+		return fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
+	}
+	return err
 }
 
 // nodeTensors are the partition tensors a node reads and writes: its

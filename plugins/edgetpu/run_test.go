@@ -198,6 +198,68 @@ func TestInvokeFaults(t *testing.T) {
 	}
 }
 
+// TestEnvFaults: DELEGO_EDGETPU_DEVICE=sim:FAULTS runs the delegate on a
+// simulated device that injects them: the invokes before a fault's run,
+// and after a transient one, succeed; the one it strikes fails with an
+// execution error that wraps the transport's error, and an unplugged
+// device is delegate.ErrNoDevice then and from then on.
+func TestEnvFaults(t *testing.T) {
+	for _, c := range []struct {
+		env   string
+		fails int // the invoke that fails
+		is    []error
+		gone  bool // the later invokes fail too
+	}{
+		{"sim:unplug-after=2", 3, []error{delegate.ErrNoDevice, usb.ErrDisconnected}, true},
+		{"sim:timeout-after=1", 2, []error{context.DeadlineExceeded}, false},
+		{"sim:stall-after=0", 1, []error{usb.ErrStall}, false},
+		{"sim:delay-after=3:2s", 4, []error{context.DeadlineExceeded}, false},
+		{"sim:delay-after=0:50ms,stall-after=2", 3, []error{usb.ErrStall}, false},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			opts, err := EnvOptions(func(k string) (string, bool) { return c.env, k == EnvDevice })
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := New(append(opts, WithDriverOptions(func(o *driver.Options) { o.Timeout = 500 * time.Millisecond }))...)
+			t.Cleanup(func() { d.Close() })
+			it := interpreter(t, "split_concat_edgetpu.tflite", d, nil)
+			for i := 1; i <= c.fails+2; i++ {
+				seed := fill(t, it, byte(i))
+				err := it.Invoke(context.Background())
+				if i < c.fails || i > c.fails && !c.gone {
+					if err != nil {
+						t.Fatalf("invoke %d: %v", i, err)
+					}
+					checkSim(t, it, seed)
+					continue
+				}
+				want := c.is
+				if i > c.fails { // opening the device again finds none
+					want = []error{delegate.ErrNoDevice, usb.ErrNotFound}
+				}
+				var derr *delegate.Error
+				if !errors.As(err, &derr) || derr.Stage != delegate.StageExecute {
+					t.Fatalf("invoke %d: %v, want an execution error", i, err)
+				}
+				for _, is := range want {
+					if !errors.Is(err, is) {
+						t.Errorf("invoke %d: %v, want %v", i, err, is)
+					}
+				}
+			}
+		})
+	}
+	if _, err := EnvOptions(func(string) (string, bool) { return "sim:unplug-after=x", true }); err == nil ||
+		!strings.Contains(err.Error(), `$DELEGO_EDGETPU_DEVICE="sim:unplug-after=x": the simulated device's faults: fault "unplug-after=x": "x" is not a number of invokes`) {
+		t.Errorf("a malformed fault: %v", err)
+	}
+	if _, err := EnvOptions(func(string) (string, bool) { return "usb:unplug-after=1", true }); err == nil ||
+		!strings.Contains(err.Error(), "want sim") {
+		t.Errorf("faults for a real device: %v", err)
+	}
+}
+
 // TestCompileFirmware: a device waiting for its firmware gets the one
 // coral_settings.firmware_path names, else the delegate's (WithFirmware,
 // $DELEGO_EDGETPU_FIRMWARE); without one, compiling fails with

@@ -355,3 +355,92 @@ func TestFaultEventReaderLost(t *testing.T) {
 	}
 	f.recover(t, d)
 }
+
+// TestPlannedFaults: the faults a simulated device injects by itself
+// (tpusim.Config.Faults, what DELEGO_EDGETPU_DEVICE=sim:... asks for)
+// reach the driver as the device's failure on that transfer would: the
+// runs before the one they strike succeed, that run fails with the
+// transport's error, and the trace shows the transfer's status. After a
+// timeout or a stall the device opens again and runs; unplugged, it is
+// gone.
+func TestPlannedFaults(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		is   error
+		line []string
+	}{
+		{"unplug-after=2", usb.ErrDisconnected, []string{"BULK_OUT_DONE ep=0x01", "status=NO_DEVICE"}},
+		{"timeout-after=1", context.DeadlineExceeded, []string{"BULK_OUT_DONE ep=0x01", "status=TIMED_OUT"}},
+		{"stall-after=0", usb.ErrStall, []string{"BULK_OUT_DONE ep=0x01", "status=STALL"}},
+		{"delay-after=1:200ms", context.DeadlineExceeded, []string{"BULK_OUT_DONE ep=0x01", "status=TIMED_OUT"}},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			faults, err := tpusim.ParseFaults(c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pkg(t, "split_concat_edgetpu.tflite")
+			f := &faultRig{rig: newRig(t, tpusim.Config{Faults: faults}, p), p: p}
+			f.opts.Timeout = 100 * time.Millisecond
+			if f.m, err = driver.NewModel(p.Main(), p.Caching()); err != nil {
+				t.Fatal(err)
+			}
+			d := f.open(t)
+			defer d.Close()
+			for i := range faults[0].After {
+				if err := f.run(d); err != nil {
+					t.Fatalf("run %d, before the fault: %v", i+1, err)
+				}
+			}
+			if hasLine(f.trace.String(), c.line...) {
+				t.Fatalf("%q in the trace before the fault", c.line)
+			}
+			err = f.run(d)
+			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), "(planned fault "+c.spec+")") {
+				t.Fatalf("run %d: %v, want %v naming the fault", faults[0].After+1, err, c.is)
+			}
+			if !hasLine(f.trace.String(), c.line...) {
+				t.Errorf("no %q in the trace", c.line)
+			}
+			d.Close()
+			d2, err := driver.Open(context.Background(), f.opts)
+			if errors.Is(c.is, usb.ErrDisconnected) {
+				if !errors.Is(err, usb.ErrNotFound) {
+					t.Errorf("open after the unplug: %v, want ErrNotFound", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("open again: %v", err)
+			}
+			defer d2.Close()
+			for i := range 2 {
+				if err := f.run(d2); err != nil {
+					t.Fatalf("run %d after the fault: %v", i+1, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPlannedDelayWithinTimeout: a delay shorter than the transfer timeout
+// holds the run it strikes up, and every run succeeds.
+func TestPlannedDelayWithinTimeout(t *testing.T) {
+	p := pkg(t, "split_concat_edgetpu.tflite")
+	f := &faultRig{rig: newRig(t, tpusim.Config{Faults: []tpusim.Planned{{Fault: tpusim.Delay, After: 1, Delay: 300 * time.Millisecond}}}, p), p: p}
+	var err error
+	if f.m, err = driver.NewModel(p.Main(), p.Caching()); err != nil {
+		t.Fatal(err)
+	}
+	d := f.open(t)
+	defer d.Close()
+	for i, slow := range []bool{false, true, false} {
+		start := time.Now()
+		if err := f.run(d); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		if took := time.Since(start); slow && took < 300*time.Millisecond {
+			t.Errorf("run %d took %v, less than the delay", i+1, took)
+		}
+	}
+}

@@ -275,6 +275,9 @@ func (d *Device) take(tag byte, data []byte) {
 		for _, e := range d.programs {
 			if len(e.Bitstreams) > 0 && matches(e.Bitstreams[0], data) {
 				d.job = &job{e: e, out: map[string][]byte{}}
+				if e.Kind != executable.ParameterCaching {
+					d.invokes++
+				}
 				break
 			}
 		}
@@ -368,7 +371,7 @@ func (d *Device) send(j *job, h executable.DMAHint) {
 // raise sends an interrupt's event descriptor on endpoint 2: address and
 // length 0, the tag in byte 12.
 func (d *Device) raise(tag byte) {
-	if f := d.fault(Op{Kind: "raise-event", Endpoint: 2}); f == Drop || f == Hang {
+	if e := d.fault(Op{Kind: "raise-event", Endpoint: 2}); e.fault == Drop || e.fault == Hang {
 		return
 	}
 	ev := make([]byte, 16)

@@ -28,7 +28,9 @@
 //
 // Faults are injected through a hook (Device.InjectFaults) that sees every
 // operation and can make it hang until the host's deadline, stall, unplug
-// the device, or (for the completion events) never happen.
+// the device, or (for the completion events) never happen; or planned
+// (Config.Faults, ParseFaults: "unplug-after=3"), which the device injects
+// by itself on the invoke they name (plan.go).
 package tpusim
 
 import (
@@ -38,6 +40,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
@@ -96,6 +99,11 @@ const (
 	// Drop: for a "raise-event" operation, the device never raises the
 	// event.
 	Drop
+	// Delay: for a planned fault (Planned.Delay), the device holds the
+	// transfer up that long, then lets it happen; it fails when the host's
+	// context ends first, as a transfer that times out. A hook's Delay
+	// holds nothing up.
+	Delay
 )
 
 // Op describes an operation, for the fault hook.
@@ -109,6 +117,9 @@ type Op struct {
 	Setup    usb.Setup
 	// N counts the operations of this kind and endpoint, from 0.
 	N int
+	// Invoke counts the invokes the device has begun (see Planned): 0
+	// before the first one's instructions arrived, then 1, 2, ...
+	Invoke int
 	// Len is the data's length (bulk-out) or the buffer's (in).
 	Len int
 }
@@ -121,6 +132,8 @@ type Config struct {
 	Speed        usb.Speed
 	// WaitForFirmware starts it in DFU mode, as after power-up.
 	WaitForFirmware bool
+	// Faults are the faults it injects by itself (ParseFaults).
+	Faults []Planned
 }
 
 // Device is a simulated Coral USB Accelerator: a usb.SimDevice whose
@@ -149,6 +162,8 @@ type Device struct {
 	job        *job
 	raised     []byte // interrupt tags to raise once the bulk-out is taken
 	counts     map[string]int
+	invokes    int // invokes begun (Op.Invoke)
+	plan       plan
 	faults     func(Op) Fault
 	log        []Received
 	violations []string
@@ -177,6 +192,7 @@ func New(c Config) *Device {
 		counts:   map[string]int{},
 		dmaTag:   -1,
 		dfuState: dfuIdle,
+		plan:     newPlan(slices.Clone(c.Faults)),
 	}
 	d.resetRegisters()
 	d.sim.HandleControl(d.control)
@@ -302,39 +318,76 @@ func (d *Device) powerCycle() {
 	d.sim.SetID(dfuID())
 }
 
-// fault asks the hook about an operation.
-func (d *Device) fault(op Op) Fault {
+// effect is what befalls an operation: a fault, from the plan (planned
+// says which, for messages) or from the hook.
+type effect struct {
+	fault   Fault
+	delay   time.Duration
+	planned string
+}
+
+// fault decides an operation's effect: a planned fault that is due, else
+// the hook's.
+func (d *Device) fault(op Op) effect {
 	d.mu.Lock()
 	key := fmt.Sprintf("%s/%d", op.Kind, op.Endpoint)
 	op.N = d.counts[key]
 	d.counts[key]++
+	op.Invoke = d.invokes
+	p, due := d.plan.strike(op)
 	f := d.faults
 	d.mu.Unlock()
-	if f == nil {
-		return None
+	switch {
+	case due:
+		return effect{fault: p.Fault, delay: p.Delay, planned: p.String()}
+	case f == nil:
+		return effect{}
 	}
-	return f(op)
+	return effect{fault: f(op)}
 }
 
-// apply carries out a fault before an operation: it returns the
+// apply carries out an effect before an operation: it returns the
 // operation's error, or nil to let it happen.
-func (d *Device) apply(ctx context.Context, f Fault, what string) error {
-	switch f {
+func (d *Device) apply(ctx context.Context, e effect, what string) error {
+	what = "simulated Edge TPU: " + what
+	if e.planned != "" {
+		what += " (planned fault " + e.planned + ")"
+	}
+	switch e.fault {
 	case Hang:
 		<-ctx.Done()
-		return fmt.Errorf("simulated Edge TPU: %s: %w", what, ctx.Err())
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	case Delay:
+		return hold(ctx, e.delay, what)
 	case Stall:
-		return fmt.Errorf("simulated Edge TPU: %s: %w", what, usb.ErrStall)
+		return fmt.Errorf("%s: %w", what, usb.ErrStall)
 	case Unplug:
-		d.mu.Lock()
-		b := d.bus
-		d.mu.Unlock()
-		if b != nil {
-			b.Unplug(d)
-		}
-		return fmt.Errorf("simulated Edge TPU: %s: %w", what, usb.ErrDisconnected)
+		d.unplug()
+		return fmt.Errorf("%s: %w", what, usb.ErrDisconnected)
 	}
 	return nil
+}
+
+// hold waits for dur, or fails with ctx's error when ctx ends first.
+func hold(ctx context.Context, dur time.Duration, what string) error {
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s: held up for %v: %w", what, dur, ctx.Err())
+	}
+}
+
+// unplug takes the device off its bus.
+func (d *Device) unplug() {
+	d.mu.Lock()
+	b := d.bus
+	d.mu.Unlock()
+	if b != nil {
+		b.Unplug(d)
+	}
 }
 
 // ControlIn implements the driver's transport.

@@ -16,7 +16,10 @@
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
 //
-// The delegate's name is fault-MODE.
+// The delegate's name is fault-MODE. hang, hang-later and garbage are the
+// faults every plugin can be asked for (plugin.EnvFault: hang-after=0,
+// hang-after=20, garbage-after=0), which the binary asks itself for; the
+// others are faults of their own.
 package main
 
 import (
@@ -25,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 
@@ -35,9 +37,19 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
+// envFaults are the modes that are plugin.EnvFault's faults.
+func envFaults() map[string]string {
+	return map[string]string{"hang": "hang-after=0", "hang-later": "hang-after=20", "garbage": "garbage-after=0"}
+}
+
 func main() {
 	name := strings.TrimPrefix(filepath.Base(os.Args[0]), plugin.Prefix)
 	d := &faulty{Delegate: cpu.New(), name: name, mode: strings.TrimPrefix(name, "fault-")}
+	if f, ok := envFaults()[d.mode]; ok {
+		if err := os.Setenv(plugin.EnvFault, f); err != nil {
+			panic(err)
+		}
+	}
 	switch d.mode {
 	case "checker":
 		plugin.Serve(checker{d})
@@ -92,34 +104,20 @@ func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]deleg
 
 type faultyExe struct {
 	delegate.Executable
-	mode    string
-	invokes int
+	mode string
 }
 
 // Threads implements delegate.Threaded: one, the caller's.
 func (e *faultyExe) Threads() int { return 1 }
 
 func (e *faultyExe) Invoke(ctx context.Context, in, out []*tensor.Tensor) error {
-	e.invokes++
 	switch e.mode {
-	case "hang-later":
-		if e.invokes > 20 {
-			time.Sleep(time.Hour)
-		}
 	case "crash-invoke":
 		panic("fault plugin: crash in invoke")
 	case "exit-invoke":
 		os.Exit(7)
-	case "hang":
-		time.Sleep(time.Hour)
 	case "error-invoke":
 		return fmt.Errorf("fault plugin: invoke failed: %s", strings.Repeat("x", 10<<10))
-	case "garbage":
-		for _, t := range out {
-			t.Shape = append(t.Shape, 3)
-			t.Data = []byte("garbage")
-		}
-		return nil
 	}
 	return e.Executable.Invoke(ctx, in, out)
 }
