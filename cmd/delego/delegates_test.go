@@ -509,7 +509,7 @@ func TestOneStoryAfterRestart(t *testing.T) {
 	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
 		t.Errorf("output after the fallback: %s", firstDiff(got, want))
 	}
-	if w := "delego: " + lost + "; the CPU ran it once: the result came from the CPU fallback\n"; stderr.String() != w {
+	if w := "delego: " + lost + "; the CPU stood in: the result came from the CPU fallback\n"; stderr.String() != w {
 		t.Errorf("run: stderr %q, want %q", stderr.String(), w)
 	}
 
@@ -539,7 +539,7 @@ func TestOneStoryAfterRestart(t *testing.T) {
 		r.Plan != "3 nodes: 3 on delegates in 1 partition, 0 on the CPU" {
 		t.Errorf("bench: outcomes %q, plan %q after %d compiles and %d invokes", outcomes, r.Plan, compiles, invokes)
 	}
-	if w := "delego: " + lost + "; the CPU ran it once, its plugin was restarted once: the result came partly from the CPU fallback\n"; stderr.String() != w {
+	if w := "delego: " + lost + "; the CPU stood in, its plugin was restarted once: the result came partly from the CPU fallback\n"; stderr.String() != w {
 		t.Errorf("bench: stderr %q, want %q", stderr.String(), w)
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +66,15 @@ func TestBenchEdgeTPUUnpluggedMidRun(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 ||
 		!strings.Contains(lines[0], "planned fault unplug-after=2") || !strings.Contains(lines[0], "the result came from the CPU twin") {
 		t.Errorf("stderr %q, want one line saying the unplugged Edge TPU's runs came from the CPU twin", stderr)
+	}
+	// The profile names each node as its own model has it: the Edge TPU
+	// node of the first timed run, and the twin's three after it.
+	var got []string
+	for _, n := range r.Nodes {
+		got = append(got, fmt.Sprintf("%s %d %s", n.Model, n.Node, n.Op))
+	}
+	slices.Sort(got)
+	if want := []string{" 0 DELEGATE:edgetpu", "twin 0 CONCATENATION", "twin 1 SPLIT", "twin 2 CONCATENATION"}; !slices.Equal(got, want) {
+		t.Errorf("profile nodes %q, want %q", got, want)
 	}
 }

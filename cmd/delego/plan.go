@@ -673,7 +673,8 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 
 // whatFailed says in one line, for each delegate or partition that failed,
 // at which stage and why, and what came of it when it was more than a
-// fallback: how often the CPU ran it and its plugin was restarted.
+// fallback: how often its plugin was lost (the CPU standing in for it
+// until the plugin was back) and restarted.
 func whatFailed(fbs []planFallback) string {
 	type story struct {
 		who, verb, err  string
@@ -713,8 +714,11 @@ func whatFailed(fbs []planFallback) string {
 	for i, st := range stories {
 		what[i] = fmt.Sprintf("%s %s (%s)", st.who, st.verb, st.err)
 		var then []string
-		if st.once > 0 {
-			then = append(then, "the CPU ran it "+times(st.once))
+		switch {
+		case st.once == 1:
+			then = append(then, "the CPU stood in")
+		case st.once > 1:
+			then = append(then, fmt.Sprintf("its plugin was lost %s, the CPU standing in", times(st.once)))
 		}
 		if st.restarts > 0 {
 			then = append(then, "its plugin was restarted "+times(st.restarts))

@@ -301,6 +301,11 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	}
 	proto, err := s.gp.Client()
 	if err != nil {
+		if out := tail.String(); strings.Contains(out, "$"+EnvFault+"=") {
+			// It refused the faults asked of it: its words say it all.
+			s.kill()
+			return nil, Info{}, fmt.Errorf("start plugin %s: %s", c.path, out)
+		}
 		return fail(c.startErr(err))
 	}
 	s.pid = cmd.Process.Pid
