@@ -48,13 +48,13 @@ func planArena(lives []lifetime) (offsets map[int]int, total int) {
 	var x arenaIndex
 	if total > 0 {
 		// The tensors placed so far, as one, alive whenever the rest are.
-		x.add(placed{lifetime{tensor: -1, size: total, first: lo, last: hi}, 0})
+		x.add(placed{lifetime: lifetime{tensor: -1, size: total, first: lo, last: hi}})
 	}
 	for _, l := range rest {
-		off := x.lowestFree(l)
-		x.add(placed{l, off})
-		offsets[l.tensor] = off
-		total = max(total, alignUp(off+l.size))
+		p := x.place(l)
+		x.add(p)
+		offsets[l.tensor] = p.offset
+		total = max(total, p.end())
 	}
 	return offsets, total
 }
@@ -79,10 +79,12 @@ func spanning(lives []lifetime) (whole, rest []lifetime, lo, hi int) {
 	return whole, rest, lo, hi
 }
 
-// placed is a tensor's lifetime and its offset in the arena.
+// placed is a tensor's lifetime and its place in the arena: its offset,
+// and the start of the bytes it keeps from others, which is lower when
+// PlaceOverreadable moved it up (the bytes it skipped serve no one).
 type placed struct {
 	lifetime
-	offset int
+	start, offset int
 }
 
 func (p placed) end() int { return alignUp(p.offset + p.size) }
@@ -90,10 +92,10 @@ func (p placed) end() int { return alignUp(p.offset + p.size) }
 func (p placed) overlaps(l lifetime) bool { return p.first <= l.last && l.first <= p.last }
 
 // firstFit is the rule that places a tensor l: walking the placed tensors
-// alive at the same time as l in offset order (ties in placement order),
-// l goes at the candidate offset when it ends by the next one's start;
-// otherwise the candidate moves past the highest end seen so far. Every
-// candidate is one delegates can over-read from.
+// alive at the same time as l in order of their start (ties in placement
+// order), l goes at the candidate offset when it ends by the next one's
+// start; otherwise the candidate moves past the highest end seen so far.
+// Every candidate is one delegates can over-read from.
 type firstFit struct {
 	l     lifetime
 	top   int // the highest end of the tensors walked
@@ -108,13 +110,17 @@ func newFirstFit(l lifetime) *firstFit {
 // pass walks past p, a tensor alive with l; it reports whether l fits
 // below p, at f.off.
 func (f *firstFit) pass(p placed) bool {
-	if f.off+f.l.size <= p.offset {
+	if f.off+f.l.size <= p.start {
 		f.found = true
 		return true
 	}
 	f.passAll(p.end())
 	return false
 }
+
+// placed is l where the walk left it: at the candidate, keeping the bytes
+// from the highest end walked past.
+func (f *firstFit) placed() placed { return placed{lifetime: f.l, start: f.top, offset: f.off} }
 
 // passAll moves the candidate past tensors whose highest end is end.
 func (f *firstFit) passAll(end int) {

@@ -136,7 +136,7 @@ func greedyBySize(lives []lifetime) (map[int]int, int) {
 		total = alignUp(off + l.size)
 	}
 	if total > 0 {
-		done = append(done, placed{lifetime{tensor: -1, size: total, first: -1 << 30, last: 1 << 30}, 0})
+		done = append(done, placed{lifetime: lifetime{tensor: -1, size: total, first: -1 << 30, last: 1 << 30}})
 	}
 	for _, l := range rest {
 		var clash []placed
@@ -145,17 +145,17 @@ func greedyBySize(lives []lifetime) (map[int]int, int) {
 				clash = append(clash, p)
 			}
 		}
-		slices.SortStableFunc(clash, func(a, b placed) int { return cmp.Compare(a.offset, b.offset) })
+		slices.SortStableFunc(clash, func(a, b placed) int { return cmp.Compare(a.start, b.start) })
 		f := newFirstFit(l)
 		for _, p := range clash {
 			if f.pass(p) {
 				break
 			}
 		}
-		off := f.off
-		done = append(done, placed{l, off})
-		offsets[l.tensor] = off
-		total = max(total, alignUp(off+l.size))
+		p := f.placed()
+		done = append(done, p)
+		offsets[l.tensor] = p.offset
+		total = max(total, p.end())
 	}
 	return offsets, total
 }

@@ -2,8 +2,8 @@ package core
 
 import "math"
 
-// arenaIndex holds the placed tensors in offset order (ties in placement
-// order) in a treap whose subtrees sum up where their tensors lie and when
+// arenaIndex holds the placed tensors in order of their start (ties in
+// placement order) in a treap whose subtrees sum up where their tensors lie and when
 // they live, so that firstFit's walk skips whole subtrees: those with no
 // tensor alive with the one being placed, and those whose tensors are all
 // alive with it and leave no gap wide enough. Placing a tensor then looks
@@ -11,7 +11,7 @@ import "math"
 // live a step each (a chain) or all at once (a long-lived fan).
 type arenaIndex struct {
 	root *arenaNode
-	seq  int    // placements so far: the tie-break of equal offsets
+	seq  int    // placements so far: the tie-break of equal starts
 	rand uint64 // the treap's priorities (xorshift)
 }
 
@@ -23,13 +23,13 @@ type arenaNode struct {
 	sum         arenaSummary
 }
 
-// arenaSummary describes a subtree's tensors: the lowest offset, the
+// arenaSummary describes a subtree's tensors: the lowest start, the
 // highest end, an upper bound on the gap before each tensor but the first
-// (its offset less the highest end of those before it in the subtree),
+// (its start less the highest end of those before it in the subtree),
 // and their lifetimes: some alive from minFirst to maxLast, all alive from
 // maxFirst to minLast.
 type arenaSummary struct {
-	minOffset, maxEnd, maxGap int
+	minStart, maxEnd, maxGap int
 	minFirst, maxLast         int
 	maxFirst, minLast         int
 }
@@ -48,9 +48,9 @@ func (x *arenaIndex) add(p placed) {
 	x.root = insert(x.root, n)
 }
 
-// before reports whether a sorts before b: by offset, then placement.
+// before reports whether a sorts before b: by start, then placement.
 func (a *arenaNode) before(b *arenaNode) bool {
-	return a.p.offset < b.p.offset || a.p.offset == b.p.offset && a.seq < b.seq
+	return a.p.start < b.p.start || a.p.start == b.p.start && a.seq < b.seq
 }
 
 func insert(t, n *arenaNode) *arenaNode {
@@ -89,17 +89,17 @@ func rotateLeft(t *arenaNode) *arenaNode {
 // resum recomputes n's summary from its children's.
 func (n *arenaNode) resum() {
 	p := n.p
-	s := arenaSummary{minOffset: p.offset, maxEnd: p.end(), maxGap: math.MinInt,
+	s := arenaSummary{minStart: p.start, maxEnd: p.end(), maxGap: math.MinInt,
 		minFirst: p.first, maxLast: p.last, maxFirst: p.first, minLast: p.last}
 	if l := n.left; l != nil {
-		s.maxGap = max(l.sum.maxGap, p.offset-l.sum.maxEnd)
-		s.minOffset, s.maxEnd = l.sum.minOffset, max(s.maxEnd, l.sum.maxEnd)
+		s.maxGap = max(l.sum.maxGap, p.start-l.sum.maxEnd)
+		s.minStart, s.maxEnd = l.sum.minStart, max(s.maxEnd, l.sum.maxEnd)
 		s.merge(l.sum)
 	}
 	if r := n.right; r != nil {
 		// r's own gaps are measured from its own tensors only: an upper
 		// bound, as those before it may end higher.
-		s.maxGap = max(s.maxGap, r.sum.maxGap, r.sum.minOffset-s.maxEnd)
+		s.maxGap = max(s.maxGap, r.sum.maxGap, r.sum.minStart-s.maxEnd)
 		s.maxEnd = max(s.maxEnd, r.sum.maxEnd)
 		s.merge(r.sum)
 	}
@@ -112,12 +112,12 @@ func (s *arenaSummary) merge(c arenaSummary) {
 	s.maxFirst, s.minLast = max(s.maxFirst, c.maxFirst), min(s.minLast, c.minLast)
 }
 
-// lowestFree is the lowest offset at which l fits beside the placed
-// tensors alive at the same time, by the firstFit rule.
-func (x *arenaIndex) lowestFree(l lifetime) int {
+// place is where l goes beside the placed tensors alive at the same
+// time, by the firstFit rule.
+func (x *arenaIndex) place(l lifetime) placed {
 	f := newFirstFit(l)
 	walk(x.root, f)
-	return f.off
+	return f.placed()
 }
 
 // walk runs f over t's tensors in order, skipping what it can.
@@ -130,7 +130,7 @@ func walk(t *arenaNode, f *firstFit) {
 		return // none alive with l
 	}
 	if s.maxFirst <= l.last && l.first <= s.minLast { // all alive with l
-		if f.off+l.size <= s.minOffset {
+		if f.off+l.size <= s.minStart {
 			f.found = true // l fits below the first of them
 			return
 		}
