@@ -30,8 +30,8 @@ type arenaNode struct {
 // maxFirst to minLast.
 type arenaSummary struct {
 	minStart, maxEnd, maxGap int
-	minFirst, maxLast         int
-	maxFirst, minLast         int
+	minFirst, maxLast        int
+	maxFirst, minLast        int
 }
 
 // add records p as placed.

@@ -387,9 +387,9 @@ func (it *Interpreter) Plan() *partition.Plan { return it.plan }
 // process). Closing twice is harmless.
 func (it *Interpreter) Close() error {
 	var errs []error
-	if it.fb.runsTwin != nil {
-		errs = append(errs, it.fb.runsTwin.Close())
-		it.fb.runsTwin = nil
+	if it.fb.twinIt != nil {
+		errs = append(errs, it.fb.twinIt.Close())
+		it.fb.twinIt = nil
 	}
 	for _, st := range it.steps {
 		if st.part != nil && st.part.exe != nil {

@@ -36,9 +36,10 @@ type fallbacks struct {
 	twin *Twin
 	// ran is set when the twin runs instead of the model.
 	ran *TwinFallback
-	// runsTwin is set when an execution failure handed every later Invoke
-	// to the twin.
-	runsTwin *Interpreter
+	// twinIt is the twin's interpreter, once an execution failure needed
+	// it: it runs every Invoke when ran is set (for good), or stands in
+	// while a partition that no CPU kernel runs waits for its restart.
+	twinIt *Interpreter
 	// isTwin marks the interpreter of a twin, which has no twin of its own.
 	isTwin bool
 }
@@ -198,12 +199,22 @@ func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err er
 		return ferr
 	}
 	switch {
+	case !it.cpuRuns(p) && lost && it.twinCanStandIn():
+		// No CPU kernel for some node (an Edge TPU model's custom op):
+		// the model's CPU twin stands in for this Invoke.
+		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.TwinStoodIn)
+		if err := it.standIn(ctx, derr); err != nil {
+			return err
+		}
+		return errTwinAnswered
 	case !it.cpuRuns(p):
-		// No CPU kernel for some node (an Edge TPU model's custom op): the
-		// model's CPU twin takes over this Invoke and every later one.
+		// The same, for this Invoke and every later one.
 		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
 		p.lost = nil
-		return it.switchToTwin(ctx, derr)
+		if err := it.switchToTwin(ctx, derr); err != nil {
+			return err
+		}
+		return errTwinAnswered
 	case lost:
 		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.RanOnCPU)
 	default:
@@ -214,6 +225,9 @@ func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err er
 	it.giveInnerMemory(p)
 	return it.runOnCPU(p)
 }
+
+// errTwinAnswered ends the steps of an Invoke that the CPU twin ran.
+var errTwinAnswered = errors.New("the CPU twin answered this invoke")
 
 // lose reports whether err means p's delegate was lost (its process died or
 // was killed after it hung) and, when restarts are allowed, sets p up to
@@ -231,23 +245,29 @@ func (it *Interpreter) lose(p *delegated, err error) bool {
 // restart brings back p, whose delegate was lost, before an Invoke: it
 // compiles p again, which starts a fresh plugin process, unless the
 // backoff says not yet or the partition gave up. It reports whether p runs
-// on its delegate now; when not and no error, the CPU runs p this time.
+// on its delegate now; when not and no error, the CPU runs p this time
+// (or, when no CPU kernel runs p, the CPU twin runs the Invoke).
 func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bool, err error) {
 	r := it.opts.Restarts
-	fallback := it.fb.policy.OnExecutionError && it.cpuRuns(p)
+	cpu := it.cpuRuns(p)
+	fallback := it.fb.policy.OnExecutionError && (cpu || it.twinCanStandIn())
 	fail := func(err error) (bool, error) {
 		derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
 		if !fallback || ctxDone(ctx) != nil {
 			return false, derr
 		}
-		it.giveInnerMemory(p)
+		if cpu {
+			it.giveInnerMemory(p)
+		}
 		return false, nil
 	}
 	if p.restarts >= r.Max {
 		err := fmt.Errorf("gave up after %d restarts in a row: %w", p.restarts, p.lost)
 		if fallback {
 			it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
-			p.onCPU, p.lost = true, nil
+			if cpu {
+				p.onCPU, p.lost = true, nil
+			}
 		}
 		return fail(err)
 	}
@@ -360,32 +380,60 @@ func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Int
 // twin, after an execution failure of a partition the CPU kernels cannot
 // run. Without a twin (or one that cannot run), cause is the result.
 func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
+	if _, err := it.twinInterpreter(ctx, cause); err != nil {
+		return err
+	}
+	it.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: it.fb.twin.Path,
+		Fallbacks: slices.Clone(it.fb.events), Err: cause}
+	return it.invokeTwin(ctx)
+}
+
+// standIn runs this Invoke on the model's CPU twin, for a partition the CPU
+// kernels cannot run whose delegate was lost and will be restarted.
+func (it *Interpreter) standIn(ctx context.Context, cause error) error {
+	if _, err := it.twinInterpreter(ctx, cause); err != nil {
+		return err
+	}
+	return it.invokeTwin(ctx)
+}
+
+// twinInterpreter returns the twin's interpreter, made and allocated the
+// first time (cause: why the twin is needed).
+func (it *Interpreter) twinInterpreter(ctx context.Context, cause error) (*Interpreter, error) {
+	if it.fb.twinIt != nil {
+		return it.fb.twinIt, nil
+	}
 	if it.fb.isTwin {
-		return cause
+		return nil, cause
 	}
 	twin, err := it.runTwin(ctx, cause, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := twin.AllocateTensors(); err != nil {
 		twin.Close()
-		return &TwinError{Path: twin.fb.ran.Path, Fallbacks: slices.Clone(it.fb.events), Cause: cause, Err: err}
+		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: slices.Clone(it.fb.events), Cause: cause, Err: err}
 	}
-	it.fb.runsTwin, it.fb.ran = twin, twin.fb.ran
-	return it.invokeTwin(ctx)
+	it.fb.twinIt = twin
+	return twin, nil
+}
+
+// twinCanStandIn reports whether the caller gave a twin that matches.
+func (it *Interpreter) twinCanStandIn() bool {
+	return !it.fb.isTwin && it.fb.twin != nil && it.fb.twin.Err == nil
 }
 
 // invokeTwin runs the twin on this interpreter's inputs and copies its
 // outputs back, so callers keep reading the tensors they hold.
 func (it *Interpreter) invokeTwin(ctx context.Context) error {
-	t := it.fb.runsTwin
+	t := it.fb.twinIt
 	for i := range it.inputs {
 		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
 			return fmt.Errorf("CPU twin input %d: %w", i, err)
 		}
 	}
 	if err := t.Invoke(ctx); err != nil {
-		return fmt.Errorf("CPU twin %s: %w", it.fb.ran.Path, err)
+		return fmt.Errorf("CPU twin %s: %w", it.fb.twin.Path, err)
 	}
 	for i := range it.outputs {
 		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
@@ -393,6 +441,30 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// healBeforeSteps restarts, before the steps of an Invoke run, each lost
+// partition that only the CPU twin can stand in for; when one cannot run
+// on its delegate this time, the twin runs the whole Invoke (for good once
+// the partition gave up). It reports whether it ran the Invoke.
+func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
+	for _, st := range it.steps {
+		p := st.part
+		if p == nil || p.lost == nil || p.onCPU || it.cpuRuns(p) {
+			continue
+		}
+		onDelegate, err := it.restart(ctx, p)
+		switch {
+		case err != nil:
+			return true, err
+		case onDelegate:
+			continue
+		case p.restarts >= it.opts.Restarts.Max:
+			return true, it.switchToTwin(ctx, p.lost)
+		}
+		return true, it.standIn(ctx, p.lost)
+	}
+	return false, nil
 }
 
 func describeFallbacks(events []delegate.Event) string {

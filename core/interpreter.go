@@ -464,8 +464,11 @@ func (it *Interpreter) Invoke(ctx context.Context) error {
 	if !it.ready {
 		return ErrNotReady
 	}
-	if it.fb.runsTwin != nil {
+	if it.fb.ran != nil && it.fb.twinIt != nil {
 		return it.invokeTwin(ctx)
+	}
+	if ran, err := it.healBeforeSteps(ctx); ran {
+		return err
 	}
 	for _, st := range it.steps {
 		if err := ctx.Err(); err != nil {
@@ -476,6 +479,9 @@ func (it *Interpreter) Invoke(ctx context.Context) error {
 			err = it.runNode(st.node)
 		} else {
 			err = it.runPartition(ctx, st.part)
+		}
+		if err == errTwinAnswered {
+			return nil
 		}
 		if err != nil {
 			return err

@@ -251,3 +251,83 @@ func TestRestartRestoresState(t *testing.T) {
 		t.Errorf("%d compiles, want 2", d.compiles)
 	}
 }
+
+// losingAccelerator compiles fake-accel-op, which no CPU kernel runs; its
+// Invokes crash as a lost plugin does while crash says so, and otherwise
+// compute what the twin does (RELU at zero point 10).
+type losingAccelerator struct {
+	accelerator
+	crash             func(invoke int) bool
+	compiles, invokes int
+}
+
+func (a *losingAccelerator) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+	a.compiles++
+	return scriptedExe{&scripted{invoke: func(_ context.Context, in, out []*tensor.Tensor) error {
+		a.invokes++
+		if a.crash(a.invokes) {
+			return errCrashed
+		}
+		for i, v := range in[0].Data {
+			out[0].Data[i] = max(v, twinZP)
+		}
+		return nil
+	}}}, nil
+}
+
+// TestTwinStandsInForALostAccelerator: an accelerator whose plugin is lost
+// has the CPU twin stand in for the Invoke that saw it (with fallback) and
+// is restarted for the next; one that keeps crashing hands over to the
+// twin for good once its restarts are spent.
+func TestTwinStandsInForALostAccelerator(t *testing.T) {
+	twinPath := writeModel(t, t.TempDir(), "m.tflite", twinModel([]int{1, 4}, "out"))
+	m, err := model.New(compiledModel("out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, want := []byte{0, 10, 20, 255}, []byte{10, 10, 20, 255}
+	run := func(a *losingAccelerator, fallback bool, runs int) (*Interpreter, []error) {
+		it := newReady(t, m, &Options{Delegates: []delegate.Delegate{a}, Settings: fallbackSettings(false, fallback),
+			Twin: LoadTwin(twinPath), Restarts: Restarts{Max: 2, Backoff: time.Millisecond}})
+		var errs []error
+		for range runs {
+			time.Sleep(5 * time.Millisecond) // past any backoff
+			got, err := invokeWith(t, it, in)
+			if err == nil && !bytes.Equal(got[0], want) {
+				t.Fatalf("output %v, want %v", got[0], want)
+			}
+			errs = append(errs, err)
+		}
+		return it, errs
+	}
+	outcomes := func(it *Interpreter) string {
+		var o []string
+		for _, e := range it.Fallbacks() {
+			o = append(o, e.Outcome.String())
+		}
+		return strings.Join(o, ", ")
+	}
+
+	once := &losingAccelerator{crash: func(n int) bool { return n == 1 }}
+	it, errs := run(once, true, 3)
+	if fmt.Sprint(errs) != "[<nil> <nil> <nil>]" || once.compiles != 2 || once.invokes != 3 || it.Twin() != nil ||
+		outcomes(it) != "the CPU twin stood in once, restarted" {
+		t.Errorf("lost once, with fallback: errors %v, %d compiles, %d invokes, twin %v, outcomes %q",
+			errs, once.compiles, once.invokes, it.Twin(), outcomes(it))
+	}
+
+	once = &losingAccelerator{crash: func(n int) bool { return n == 1 }}
+	it, errs = run(once, false, 3)
+	if !errors.Is(errs[0], delegate.ErrLost) || errs[1] != nil || errs[2] != nil || once.compiles != 2 || outcomes(it) != "restarted" {
+		t.Errorf("lost once, without fallback: errors %v, %d compiles, outcomes %q", errs, once.compiles, outcomes(it))
+	}
+
+	always := &losingAccelerator{crash: func(int) bool { return true }}
+	it, errs = run(always, true, 6)
+	if fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" || always.compiles != 3 || it.Twin() == nil {
+		t.Errorf("always lost, with fallback: errors %v, %d compiles, twin %v, outcomes %q", errs, always.compiles, it.Twin(), outcomes(it))
+	}
+	if got := outcomes(it); got != "the CPU twin stood in once, restarted, the CPU twin stood in once, restarted, the CPU twin stood in once, moved to the CPU" {
+		t.Errorf("always lost, with fallback: outcomes %q", got)
+	}
+}

@@ -106,6 +106,9 @@ const (
 	// process was lost (a fresh plugin process) and runs on it again; Err
 	// is the failure it came back from.
 	Restarted
+	// TwinStoodIn: as RanOnCPU, for a partition no CPU kernel runs (an
+	// Edge TPU's): the model's CPU twin ran the invocation instead.
+	TwinStoodIn
 )
 
 func (o Outcome) String() string {
@@ -116,6 +119,8 @@ func (o Outcome) String() string {
 		return "ran on the CPU once"
 	case Restarted:
 		return "restarted"
+	case TwinStoodIn:
+		return "the CPU twin stood in once"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -127,6 +132,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("%s ran on the CPU once after %s, until its delegate restarts: %v", what, e.Stage.failure(), e.Err)
 	case Restarted:
 		return fmt.Sprintf("%s was compiled again on a restarted %s after: %v", what, e.Delegate, e.Err)
+	case TwinStoodIn:
+		return fmt.Sprintf("%s failed with %s; the CPU twin ran that invocation, until its delegate restarts: %v", what, e.Stage.failure(), e.Err)
 	}
 	return fmt.Sprintf("%s fell back to the CPU after %s: %v", what, e.Stage.failure(), e.Err)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/plugins/edgetpu"
 )
@@ -76,5 +77,36 @@ func TestBenchEdgeTPUUnpluggedMidRun(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{" 0 DELEGATE:edgetpu", "twin 0 CONCATENATION", "twin 1 SPLIT", "twin 2 CONCATENATION"}; !slices.Equal(got, want) {
 		t.Errorf("profile nodes %q, want %q", got, want)
+	}
+}
+
+// TestBenchEdgeTPUPluginRestarts: an Edge TPU plugin that crashes in its
+// second invoke (DELEGO_PLUGIN_FAULT) has the CPU twin stand in for that
+// run, and is restarted for the next ones (where it crashes again on its
+// second): every run completes, the story is told once, and the twin does
+// not take over for good.
+func TestBenchEdgeTPUPluginRestarts(t *testing.T) {
+	t.Setenv(edgetpu.EnvDevice, "sim")
+	t.Setenv(plugin.EnvFault, "edgetpu:crash-after=1")
+	model := shared.Model(t, "split_concat_edgetpu.tflite")
+	args := append([]string{"bench", model, "--runs", "2", "--warmup", "1", "--json", "--settings", settingsFile(t, edgetpuExecFallback)},
+		inputArgs(t, shared.Model(t, "split_concat.tflite"))...)
+	code, stdout, stderr := cli(t, args...)
+	if code != exitOK {
+		t.Fatalf("status %d, stderr %q", code, stderr)
+	}
+	var r benchReport
+	decodeJSON(t, []byte(stdout), &r)
+	var outcomes []string
+	for _, fb := range r.Fallbacks {
+		outcomes = append(outcomes, fb.Outcome)
+	}
+	if r.Twin != nil || !slices.Equal(outcomes, []string{"twin-once", "restarted"}) {
+		t.Errorf("twin %+v, outcomes %q", r.Twin, outcomes)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "delego: partition 0 on edgetpu failed to run (plugin process died") ||
+		!strings.HasSuffix(last, "; the CPU twin stood in, its plugin was restarted once: the result came partly from the CPU twin") {
+		t.Errorf("stderr %q", stderr)
 	}
 }

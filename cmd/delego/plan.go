@@ -272,6 +272,9 @@ const (
 	// in the run that saw its plugin lost, and the plugin was restarted.
 	fallbackOnce = "cpu-once"
 	restarted    = "restarted"
+	// The CPU twin ran the run that lost the plugin of a partition no CPU
+	// kernel runs.
+	twinOnce = "twin-once"
 )
 
 // outcomeText says in words what a run does about a fallback.
@@ -401,8 +404,8 @@ type planFallback struct {
 	// Outcome is what a run does about it: "cpu", "cpu-twin", "error"
 	// (the settings allow no fallback) or "no-cpu-kernel" in a plan; in a
 	// run, what it did: "cpu" (from then on), "cpu-once" (the run that
-	// lost its plugin) or "restarted" (a fresh plugin took the partition
-	// back).
+	// lost its plugin), "twin-once" (the CPU twin ran that run) or
+	// "restarted" (a fresh plugin took the partition back).
 	Outcome string `json:"outcome,omitempty"`
 }
 
@@ -581,6 +584,8 @@ func fallbacksOf(events []delegate.Event) []planFallback {
 			outcome = fallbackOnce
 		case delegate.Restarted:
 			outcome = restarted
+		case delegate.TwinStoodIn:
+			outcome = twinOnce
 		}
 		fbs = append(fbs, planFallback{Delegate: e.Delegate, Partition: e.Partition,
 			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error(), Outcome: outcome})
@@ -601,6 +606,8 @@ func describeFallback(fb planFallback, twin *planTwin) string {
 	case "", fallbackToCPU:
 	case fallbackOnce:
 		then = "the CPU ran it this time; its plugin restarts for the next run"
+	case twinOnce:
+		then = "the CPU twin ran this time; its plugin restarts for the next run"
 	case restarted:
 		return fmt.Sprintf("partition %d (%s, %s): restarted its plugin after: %s", fb.Partition, fb.Delegate,
 			plural(len(fb.Nodes), "node", "nodes"), msg)
@@ -652,11 +659,14 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 		return
 	}
 	// Partly: some partition never left its delegate, or came back to it.
-	ranOnCPU, back := map[int]bool{}, false
+	ranOnCPU, back, source := map[int]bool{}, false, "the CPU fallback"
 	for _, fb := range r.Fallbacks {
-		if fb.Outcome == restarted {
+		switch fb.Outcome {
+		case restarted:
 			back = true
-		} else {
+		case twinOnce:
+			ranOnCPU[fb.Partition], source = true, "the CPU twin"
+		default:
 			ranOnCPU[fb.Partition] = true
 		}
 	}
@@ -665,9 +675,9 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 	case len(ranOnCPU) == 0:
 		fmt.Fprintf(w, "delego: %s: the result came from the restarted plugin\n", whatFailed(r.Fallbacks))
 	case partly:
-		fmt.Fprintf(w, "delego: %s: the result came partly from the CPU fallback\n", whatFailed(r.Fallbacks))
+		fmt.Fprintf(w, "delego: %s: the result came partly from %s\n", whatFailed(r.Fallbacks), source)
 	default:
-		fmt.Fprintf(w, "delego: %s: the result came from the CPU fallback\n", whatFailed(r.Fallbacks))
+		fmt.Fprintf(w, "delego: %s: the result came from %s\n", whatFailed(r.Fallbacks), source)
 	}
 }
 
@@ -679,6 +689,7 @@ func whatFailed(fbs []planFallback) string {
 	type story struct {
 		who, verb, err  string
 		once, restarts  int
+		standIn         string // who stood in: "the CPU" or "the CPU twin"
 		movedAfterHeals bool
 	}
 	var stories []*story
@@ -697,13 +708,16 @@ func whatFailed(fbs []planFallback) string {
 			case string(delegate.StageExecute):
 				verb = "failed to run"
 			}
-			st = &story{who: who, verb: verb, err: oneLine(fb.Error)}
+			st = &story{who: who, verb: verb, err: oneLine(fb.Error), standIn: "the CPU"}
 			byWho[who] = st
 			stories = append(stories, st)
 		}
 		switch fb.Outcome {
 		case fallbackOnce:
 			st.once++
+		case twinOnce:
+			st.once++
+			st.standIn = "the CPU twin"
 		case restarted:
 			st.restarts++
 		default:
@@ -715,16 +729,21 @@ func whatFailed(fbs []planFallback) string {
 		what[i] = fmt.Sprintf("%s %s (%s)", st.who, st.verb, st.err)
 		var then []string
 		switch {
-		case st.once == 1:
-			then = append(then, "the CPU stood in")
+		case st.once > 1 && st.restarts > 0:
+			then = append(then, fmt.Sprintf("its plugin was lost %s and restarted %s, %s standing in",
+				times(st.once), times(st.restarts), st.standIn))
 		case st.once > 1:
-			then = append(then, fmt.Sprintf("its plugin was lost %s, the CPU standing in", times(st.once)))
-		}
-		if st.restarts > 0 {
-			then = append(then, "its plugin was restarted "+times(st.restarts))
+			then = append(then, fmt.Sprintf("its plugin was lost %s, %s standing in", times(st.once), st.standIn))
+		case st.once == 1:
+			then = append(then, st.standIn+" stood in")
+			fallthrough
+		default:
+			if st.restarts > 0 {
+				then = append(then, "its plugin was restarted "+times(st.restarts))
+			}
 		}
 		if st.movedAfterHeals {
-			then = append(then, "then the CPU took it over")
+			then = append(then, "then "+st.standIn+" took it over")
 		}
 		if len(then) > 0 {
 			what[i] += "; " + strings.Join(then, ", ")
