@@ -420,23 +420,7 @@ func TestExecutionFallback(t *testing.T) {
 // overwrites the state it updates in place and fails; the CPU rerun starts
 // from the state before the failed run, so two invokes give the CPU's bytes.
 func TestExecutionFallbackRestoresState(t *testing.T) {
-	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpu := newReady(t, m, nil)
-	in := make([]byte, cpu.Input(0).ByteSize())
-	for i := range in {
-		in[i] = byte(i * 7)
-	}
-	var want [][][]byte
-	for range 2 {
-		outs, err := invokeWith(t, cpu, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, outs)
-	}
+	m, in, want := lstmOnCPU(t)
 
 	failAt := 2 // the second invoke fails, after the first updated the state
 	d := &scripted{op: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM}
@@ -464,6 +448,30 @@ func TestExecutionFallbackRestoresState(t *testing.T) {
 	if fbs := it.Fallbacks(); len(fbs) != 1 || fbs[0].Stage != delegate.StageExecute {
 		t.Errorf("fallbacks %+v", fbs)
 	}
+}
+
+// lstmOnCPU loads the Keras LSTM and returns an input and the CPU's
+// outputs for two invokes on it in a row (the second from the state the
+// first left).
+func lstmOnCPU(t *testing.T) (m *model.Model, in []byte, want [][][]byte) {
+	t.Helper()
+	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := newReady(t, m, nil)
+	in = make([]byte, cpu.Input(0).ByteSize())
+	for i := range in {
+		in[i] = byte(i * 7)
+	}
+	for range 2 {
+		outs, err := invokeWith(t, cpu, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, outs)
+	}
+	return m, in, want
 }
 
 // lstmNode is the index of the LSTM node of the interpreter's model.

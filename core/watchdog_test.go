@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -202,23 +201,7 @@ func TestRestartWaitsOnTheCPU(t *testing.T) {
 // fallback); the restarted delegate continues from the state before it, so
 // the next Invoke gives what the CPU's second one does.
 func TestRestartRestoresState(t *testing.T) {
-	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpu := newReady(t, m, nil)
-	in := make([]byte, cpu.Input(0).ByteSize())
-	for i := range in {
-		in[i] = byte(i * 7)
-	}
-	var want [][][]byte
-	for range 2 {
-		outs, err := invokeWith(t, cpu, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, outs)
-	}
+	m, in, want := lstmOnCPU(t)
 	d := &scripted{op: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM}
 	var it *Interpreter
 	work := func(context.Context, []*tensor.Tensor, []*tensor.Tensor) error {
