@@ -1,0 +1,74 @@
+package integration
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/delego/delego/internal/shared"
+)
+
+// TestBenchWithStoppedPlugin stops (SIGSTOP) the cpu plugin in the middle
+// of `delego bench --timeout 1s`: with fallback settings the bench finishes
+// on the CPU and a restarted plugin, exit 0, the failure told once; without
+// them it exits 1 soon after the timeout, naming the hang. No process is
+// left either way.
+func TestBenchWithStoppedPlugin(t *testing.T) {
+	if err := subreaper(); err != nil {
+		t.Fatal(err)
+	}
+	model := shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite")
+	settings := filepath.Join(t.TempDir(), "fallback.json")
+	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
+	for _, fallback := range []bool{true, false} {
+		t.Run("fallback="+strconv.FormatBool(fallback), func(t *testing.T) {
+			args := []string{"bench", model, "--delegate", "cpu", "--timeout", "1s", "--runs", "1000"}
+			if fallback {
+				args = append(args, "--settings", settings)
+			}
+			cmd := exec.Command(binPath, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			child := waitForChild(t, cmd.Process.Pid)
+			pid, _ := strconv.Atoi(strings.Fields(child)[0])
+			time.Sleep(300 * time.Millisecond) // into the timed runs
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			stopped := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("delego still running 30 s after its plugin stopped\n%s", stderr.String())
+			}
+			took := time.Since(stopped)
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if fallback {
+				if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "no answer within 1s") ||
+					!strings.Contains(lines[0], "the CPU stood in, its plugin was restarted once") {
+					t.Errorf("with fallback: %v, stderr %q", err, stderr.String())
+				}
+			} else if err == nil || took > 10*time.Second || !strings.Contains(stderr.String(), "execute: no answer within 1s") {
+				t.Errorf("without fallback: %v after %v, stderr %q", err, took, stderr.String())
+			}
+			if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+				t.Errorf("the stopped plugin %s outlived delego", child)
+			}
+			checkNoOrphans(t)
+		})
+	}
+}
