@@ -198,25 +198,52 @@ func (k *Kernel) WorkGroupSize(d *Device) (int, error) {
 // the driver choose); global and local have 1 to 3 dimensions. It does not
 // wait: Finish or a Read does.
 func (q *Queue) Run(k *Kernel, global, local []int) error {
+	l, err := NewLaunch(k, global, local)
+	if err != nil {
+		return err
+	}
+	return q.Enqueue(l)
+}
+
+// Launch is a kernel with its NDRange fixed, made once and enqueued many
+// times without allocating.
+type Launch struct {
+	k             *Kernel
+	dims          uintptr
+	global, local *[3]uintptr // on the heap: C reads them through uintptrs
+}
+
+// NewLaunch fixes k's global and local sizes (1 to 3 dimensions each, the
+// same number; local nil lets the driver choose).
+func NewLaunch(k *Kernel, global, local []int) (*Launch, error) {
 	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
-		return &Error{Call: "clEnqueueNDRangeKernel", Code: -53, Log: "kernel " + k.Name} // CL_INVALID_WORK_DIMENSION
+		return nil, &Error{Call: "clEnqueueNDRangeKernel", Code: -53, Log: "kernel " + k.Name} // CL_INVALID_WORK_DIMENSION
 	}
-	// On the heap: a pointer kept in a uintptr variable is invisible to a
-	// stack move, so the arrays must not live on the goroutine's stack.
-	g, l := new([3]uintptr), new([3]uintptr)
+	l := &Launch{k: k, dims: uintptr(len(global)), global: new([3]uintptr)}
 	for i := range global {
-		g[i] = uintptr(global[i])
+		l.global[i] = uintptr(global[i])
 	}
-	var err error
-	if local == nil {
-		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, k.id, uintptr(len(global)), 0,
-			uintptr(unsafe.Pointer(g)), 0, 0, 0, 0)
-	} else {
+	if local != nil {
+		l.local = new([3]uintptr)
 		for i := range local {
-			l[i] = uintptr(local[i])
+			l.local[i] = uintptr(local[i])
 		}
-		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, k.id, uintptr(len(global)), 0,
-			uintptr(unsafe.Pointer(g)), uintptr(unsafe.Pointer(l)), 0, 0, 0)
 	}
-	return withLog(err, "kernel "+k.Name)
+	return l, nil
+}
+
+// Enqueue enqueues the launch. It does not wait: Finish or a Read does.
+func (q *Queue) Enqueue(l *Launch) error {
+	var err error
+	if l.local == nil {
+		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, l.k.id, l.dims, 0,
+			uintptr(unsafe.Pointer(l.global)), 0, 0, 0, 0)
+	} else {
+		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, l.k.id, l.dims, 0,
+			uintptr(unsafe.Pointer(l.global)), uintptr(unsafe.Pointer(l.local)), 0, 0, 0)
+	}
+	if err != nil {
+		return withLog(err, "kernel "+l.k.Name)
+	}
+	return nil
 }
