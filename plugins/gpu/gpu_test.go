@@ -390,3 +390,30 @@ func TestBuildErrorNamesNode(t *testing.T) {
 	}
 	t.Log(msg)
 }
+
+// TestInvokeAllocatesNothing: after Compile, Invoke only writes, enqueues
+// and reads.
+func TestInvokeAllocatesNothing(t *testing.T) {
+	b := modelbuild.New()
+	x := b.Tensor("in", tensor.Float32, []int{1, 4, 4, 2})
+	y := b.Tensor("out", tensor.Float32, []int{1, 4, 4, 2})
+	k := b.Const("k", tensor.Float32, []int{2}, raw([]float32{1, 2}))
+	b.Op(schema.BuiltinOperatorADD, 1, []int{x, k}, []int{y}, modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{}))
+	b.Inputs(x)
+	b.Outputs(y)
+	e, err := New().Compile(context.Background(), &delegate.Partition{Model: b.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in := []*tensor.Tensor{{Type: tensor.Float32, Shape: []int{1, 4, 4, 2}, Data: make([]byte, 128)}}
+	out := []*tensor.Tensor{{Type: tensor.Float32, Shape: []int{1, 4, 4, 2}, Data: make([]byte, 128)}}
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(20, func() {
+		if err := e.Invoke(ctx, in, out); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Invoke allocates %v times", n)
+	}
+}

@@ -1,7 +1,10 @@
 package cl
 
 import (
+	"sync"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // Context is an OpenCL context on one device.
@@ -38,6 +41,19 @@ func (c *Context) Release() error {
 type Queue struct {
 	lib *Lib
 	id  uintptr
+
+	// The hot calls (Write, Read, Enqueue) pass their arguments from here
+	// rather than in a variadic list, which would be allocated per call.
+	mu   sync.Mutex
+	args [9]uintptr
+	keep unsafe.Pointer // the host memory of the call in flight, kept on the heap
+}
+
+// hot calls fn with q.args[:n] (under q.mu) and names it in the error.
+func (q *Queue) hot(name string, fn uintptr, n int) error {
+	r, _, _ := purego.SyscallN(fn, q.args[:n]...)
+	q.keep = nil
+	return check(name, int32(r))
 }
 
 // NewQueue creates an in-order command queue on the context's device.
@@ -124,21 +140,28 @@ const clTrue = 1
 
 // Write copies data into b at offset and waits until it is copied.
 func (q *Queue) Write(b *Buffer, offset int, data []byte) error {
-	if len(data) == 0 {
-		return nil
-	}
-	return status("clEnqueueWriteBuffer", q.lib.fn.enqueueWriteBuffer, q.id, b.id, clTrue,
-		uintptr(offset), uintptr(len(data)), uintptr(unsafe.Pointer(&data[0])), 0, 0, 0)
+	return q.transfer("clEnqueueWriteBuffer", q.lib.fn.enqueueWriteBuffer, b, offset, data)
 }
 
 // Read copies b from offset into data once every command before it has
 // run, and waits until it is copied.
 func (q *Queue) Read(b *Buffer, offset int, data []byte) error {
+	return q.transfer("clEnqueueReadBuffer", q.lib.fn.enqueueReadBuffer, b, offset, data)
+}
+
+// transfer is a blocking clEnqueueRead/WriteBuffer. It allocates nothing:
+// data's address goes into q.args as a uintptr, and q.keep (a real
+// pointer) holds data on the heap, where it does not move, until the
+// synchronous call returns.
+func (q *Queue) transfer(name string, fn uintptr, b *Buffer, offset int, data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return status("clEnqueueReadBuffer", q.lib.fn.enqueueReadBuffer, q.id, b.id, clTrue,
-		uintptr(offset), uintptr(len(data)), uintptr(unsafe.Pointer(&data[0])), 0, 0, 0)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.keep = unsafe.Pointer(&data[0])
+	q.args = [9]uintptr{q.id, b.id, clTrue, uintptr(offset), uintptr(len(data)), uintptr(q.keep), 0, 0, 0}
+	return q.hot(name, fn, 9)
 }
 
 // MapFlags say what a mapping is for.

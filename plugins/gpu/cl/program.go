@@ -233,15 +233,17 @@ func NewLaunch(k *Kernel, global, local []int) (*Launch, error) {
 }
 
 // Enqueue enqueues the launch. It does not wait: Finish or a Read does.
+// It allocates nothing (the sizes live in the Launch, on the heap).
 func (q *Queue) Enqueue(l *Launch) error {
-	var err error
-	if l.local == nil {
-		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, l.k.id, l.dims, 0,
-			uintptr(unsafe.Pointer(l.global)), 0, 0, 0, 0)
-	} else {
-		err = status("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, q.id, l.k.id, l.dims, 0,
-			uintptr(unsafe.Pointer(l.global)), uintptr(unsafe.Pointer(l.local)), 0, 0, 0)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	local := uintptr(0)
+	if l.local != nil {
+		local = uintptr(unsafe.Pointer(l.local))
 	}
+	q.args = [9]uintptr{q.id, l.k.id, l.dims, 0, uintptr(unsafe.Pointer(l.global)), local, 0, 0, 0}
+	err := q.hot("clEnqueueNDRangeKernel", q.lib.fn.enqueueNDRangeKernel, 9)
+	runtime.KeepAlive(l) // its sizes, read by the call through uintptrs
 	if err != nil {
 		return withLog(err, "kernel "+l.k.Name)
 	}
