@@ -18,6 +18,7 @@ require (
 )
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect

@@ -6,8 +6,11 @@ set -euo pipefail
 # Debian packages delego builds or tests against: gcc for cgo, libusb for the
 # edgetpu delegate (gousb), and XNNPACK with its thread pool (Debian's
 # libxnnpack-dev 0.0~git20220216.ae108ef and libpthreadpool-dev), which
-# plugins/xnnpack links against.
-PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev)
+# plugins/xnnpack links against. The gpu delegate dlopens libOpenCL.so.1 (the
+# ICD loader) at run time; PoCL is a CPU OpenCL implementation its tests run on
+# when the machine has no GPU driver.
+PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
+  ocl-icd-libopencl1 pocl-opencl-icd)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,94 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
+)
+
+// Name is the delegate's name.
+const Name = "gpu"
+
+// Delegate runs partitions on an OpenCL device. It holds nothing itself:
+// each compiled partition owns its context, queue, program and buffers.
+type Delegate struct{}
+
+// New returns the gpu delegate.
+func New() *Delegate { return &Delegate{} }
+
+// Name implements delegate.Delegate.
+func (*Delegate) Name() string { return Name }
+
+// Support declares what Compile handles. Without OpenCL (no library, no
+// platform, no device) it fails with an error wrapping delegate.ErrNoDevice.
+func (*Delegate) Support(ctx context.Context) (*delegate.Support, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := device(); err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	return support(), nil
+}
+
+// Devices lists every OpenCL device of every platform, marking the one
+// Compile uses ("in use:"). Its Name is the device's index (what
+// DELEGO_GPU_DEVICE takes) and name.
+func (*Delegate) Devices(ctx context.Context) ([]delegate.Device, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, ds, err := devices()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	used, err := choose(ds, os.Getenv(DeviceEnv))
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	out := make([]delegate.Device, len(ds))
+	for i := range ds {
+		out[i] = delegate.Device{Name: fmt.Sprintf("%d: %s", i, ds[i].Name), Description: describe(&ds[i], i == used)}
+	}
+	return out, nil
+}
+
+// Compile lowers the partition to OpenCL C, builds it once for the
+// partition's shapes, uploads the weights and allocates every buffer.
+func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := model.New(p.Model)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: partition data: %w", err)
+	}
+	pl, err := lower(m)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	d, err := device()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	x, err := build(d, pl)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	// The device holds the constants now: let the partition model go.
+	for i := range pl.tensors {
+		pl.tensors[i].data = nil
+	}
+	return x, nil
+}
+
+// Close implements delegate.Delegate; the delegate holds nothing.
+func (*Delegate) Close() error { return nil }
+
+var (
+	_ delegate.Delegate     = (*Delegate)(nil)
+	_ delegate.DeviceLister = (*Delegate)(nil)
+)

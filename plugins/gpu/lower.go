@@ -1,0 +1,180 @@
+package gpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// plan is a partition lowered to OpenCL: one kernel per node (RESHAPE
+// needs none: its output shares its input's buffer), the tensors each
+// reads and writes, and the constants to upload.
+type plan struct {
+	steps   []step
+	tensors []tensorPlan // by tensor index of the partition's subgraph
+	inputs  []int        // boundary inputs, in order
+	outputs []int        // boundary outputs, in order
+}
+
+// step is one node's kernel.
+type step struct {
+	node   int
+	op     string // e.g. "CONV_2D"
+	kernel string // the kernel function's name
+	src    string // its OpenCL C source, #defines included
+	args   []int  // tensor indices bound to its buffer arguments, in order
+	global []int  // work items per dimension, before rounding to work-groups
+}
+
+// tensorPlan is what a tensor needs on the device.
+type tensorPlan struct {
+	used  bool
+	shape []int
+	bytes int
+	data  []byte // a constant's bytes (aliasing the partition model)
+	alias int    // the tensor whose buffer it shares (RESHAPE); -1 for none
+}
+
+// lowerer builds a plan from a partition model.
+type lowerer struct {
+	m  *model.Model
+	sg *model.Subgraph
+	p  *plan
+}
+
+// lower lowers every node of the partition's primary subgraph.
+func lower(m *model.Model) (*plan, error) {
+	sg := m.Subgraph(0)
+	l := &lowerer{m: m, sg: sg, p: &plan{tensors: make([]tensorPlan, sg.NumTensors())}}
+	for i := range l.p.tensors {
+		l.p.tensors[i].alias = -1
+	}
+	for i := range sg.NumOperators() {
+		if err := l.lowerNode(i); err != nil {
+			return nil, fmt.Errorf("node %d (%s): %w", i, m.OpCodeOf(sg.Operator(i)).Name(), err)
+		}
+	}
+	for _, ti := range sg.Inputs() {
+		if err := l.use(ti, false); err != nil {
+			return nil, fmt.Errorf("input tensor %d: %w", ti, err)
+		}
+		if l.p.tensors[ti].data != nil {
+			return nil, fmt.Errorf("input tensor %d is a constant", ti)
+		}
+		l.p.inputs = append(l.p.inputs, ti)
+	}
+	for _, ti := range sg.Outputs() {
+		if ti < 0 || ti >= len(l.p.tensors) || !l.p.tensors[ti].used || l.p.tensors[ti].data != nil {
+			return nil, fmt.Errorf("output tensor %d is not computed by the partition", ti)
+		}
+		l.p.outputs = append(l.p.outputs, ti)
+	}
+	return l.p, nil
+}
+
+// use marks tensor ti as needed on the device and records its shape and,
+// for a constant, its data. Only float32 tensors are.
+func (l *lowerer) use(ti int, allowConst bool) error {
+	if ti < 0 || ti >= len(l.p.tensors) {
+		return fmt.Errorf("tensor %d does not exist", ti)
+	}
+	t := l.sg.Tensor(ti)
+	if t.Type != tensor.Float32 {
+		return fmt.Errorf("tensor %d is %s; the gpu delegate runs FLOAT32", ti, t.Type)
+	}
+	tp := &l.p.tensors[ti]
+	tp.used, tp.shape, tp.bytes = true, t.Shape, 4*tensor.NumElements(t.Shape)
+	if data := l.m.Buffer(t.Buffer); data != nil {
+		if !allowConst {
+			return fmt.Errorf("tensor %d is a constant where the op computes one", ti)
+		}
+		if len(data) != tp.bytes {
+			return fmt.Errorf("constant tensor %d holds %d bytes, its shape %v needs %d", ti, len(data), t.Shape, tp.bytes)
+		}
+		tp.data = data
+	}
+	if tp.bytes == 0 {
+		return fmt.Errorf("tensor %d has no elements (shape %v)", ti, t.Shape)
+	}
+	return nil
+}
+
+// lowerNode lowers node i.
+func (l *lowerer) lowerNode(i int) error {
+	op := l.sg.Operator(i)
+	oc := l.m.OpCodeOf(op)
+	opts, err := builtinOptions(op)
+	if err != nil {
+		return err
+	}
+	n := &node{l: l, index: i, name: oc.Name(), in: op.Inputs(), out: op.Outputs(), opts: opts}
+	if len(n.out) != 1 {
+		return fmt.Errorf("%d outputs; the gpu delegate handles 1", len(n.out))
+	}
+	switch oc.Builtin {
+	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
+		return n.binary(oc.Builtin)
+	case schema.BuiltinOperatorCONV_2D:
+		return n.conv()
+	case schema.BuiltinOperatorDEPTHWISE_CONV_2D:
+		return n.depthwise()
+	case schema.BuiltinOperatorAVERAGE_POOL_2D:
+		return n.avgPool()
+	case schema.BuiltinOperatorRESHAPE:
+		return n.reshape()
+	case schema.BuiltinOperatorSOFTMAX:
+		return n.softmax()
+	}
+	return fmt.Errorf("not supported by the gpu delegate")
+}
+
+// builtinOptions reads an operator's builtin options (*schema.XxxOptionsT,
+// nil when absent). The flatbuffer accessors panic on a malformed table;
+// the model was verified, but a bad table is still an error, never a crash.
+func builtinOptions(op *model.Operator) (opts any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			opts, err = nil, fmt.Errorf("unreadable operator options (%v)", r)
+		}
+	}()
+	if op.Table() == nil {
+		return nil, nil
+	}
+	if o := op.Table().UnPack().BuiltinOptions; o != nil {
+		return o.Value, nil
+	}
+	return nil, nil
+}
+
+// node is one operator being lowered.
+type node struct {
+	l       *lowerer
+	index   int
+	name    string
+	in, out []int
+	opts    any
+}
+
+// inputs checks the node has at least min and at most max inputs (-1 for
+// an omitted optional one counts).
+func (n *node) inputs(min, max int) error {
+	if len(n.in) < min || len(n.in) > max {
+		return fmt.Errorf("%d inputs, want %d to %d", len(n.in), min, max)
+	}
+	return nil
+}
+
+// shape is tensor ti's shape (after use).
+func (n *node) shape(ti int) []int { return n.l.p.tensors[ti].shape }
+
+// emit appends the node's kernel.
+func (n *node) emit(src string, args []int, global ...int) {
+	n.l.p.steps = append(n.l.p.steps, step{
+		node: n.index, op: n.name, kernel: kernelName(n.index), src: src, args: slices.Clone(args), global: global,
+	})
+}
+
+func kernelName(node int) string { return fmt.Sprintf("node%d", node) }
