@@ -28,11 +28,16 @@ func gpuGolden(t testing.TB) shared.GoldenCase {
 	return shared.GoldenCase{}
 }
 
-// TestGpuMobileNet checks the whole float MobileNet lands in one gpu
-// partition and matches TFLite's output within FloatTolerance, on the
-// first and the second Invoke, with no fallback.
+// TestGpuMobileNet checks that each float MobileNet lands whole in one gpu
+// partition and matches TFLite's output within FloatTolerance, on the first
+// and the second Invoke, with no fallback.
 func TestGpuMobileNet(t *testing.T) {
-	c := gpuGolden(t)
+	for _, name := range []string{gpuGoldenCase, "mobilenet_v2_1.0_224_float__cat_224_f32"} {
+		t.Run(name, func(t *testing.T) { gpuGoldenRun(t, shared.GoldenCaseNamed(t, name)) })
+	}
+}
+
+func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
 	m, err := model.Load(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)

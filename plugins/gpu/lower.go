@@ -45,13 +45,20 @@ type lowerer struct {
 	p  *plan
 }
 
-// lower lowers every node of the partition's primary subgraph.
-func lower(m *model.Model) (*plan, error) {
+// newLowerer starts a plan for m's primary subgraph.
+func newLowerer(m *model.Model) *lowerer {
 	sg := m.Subgraph(0)
 	l := &lowerer{m: m, sg: sg, p: &plan{tensors: make([]tensorPlan, sg.NumTensors())}}
 	for i := range l.p.tensors {
 		l.p.tensors[i].alias = -1
 	}
+	return l
+}
+
+// lower lowers every node of the partition's primary subgraph.
+func lower(m *model.Model) (*plan, error) {
+	l := newLowerer(m)
+	sg := l.sg
 	for i := range sg.NumOperators() {
 		if err := l.lowerNode(i); err != nil {
 			return nil, fmt.Errorf("node %d (%s): %w", i, m.OpCodeOf(sg.Operator(i)).Name(), err)

@@ -77,7 +77,7 @@ func add(b g, a, c int, out int) {
 	b.op(schema.BuiltinOperatorADD, 1, []int{a, c}, []int{out}, schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{})
 }
 
-func binary(code schema.BuiltinOperator, shapeA, shapeB []int) func(g) {
+func binaryOp(code schema.BuiltinOperator, shapeA, shapeB []int) func(g) {
 	return func(b g) {
 		x, y := b.f("a", shapeA...), b.f("b", shapeB...)
 		b.op(code, 1, []int{x, y}, []int{b.f("out", 1, 4, 4, 3)}, schema.BuiltinOptionsNONE, nil)
@@ -138,19 +138,19 @@ func TestCheckNode(t *testing.T) {
 			b.op(schema.BuiltinOperatorTRANSPOSE_CONV, 1, []int{b.i32("shape", []int{4}, 1, 16, 16, 4), b.w("w", tensor.Float32, 4, 3, 3, 3), b.f("x", 1, 8, 8, 3)},
 				[]int{b.f("y", 1, 16, 16, 4)}, schema.BuiltinOptionsTransposeConvOptions, &schema.TransposeConvOptionsT{StrideW: 2, StrideH: 2})
 		}, nil, ""},
-		{"add same shape", binary(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{1, 4, 4, 3}), nil, ""},
-		{"add 3-D to 4-D", binary(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{4, 4, 3}), nil, ""},
-		{"add [1,1] to 4-D", binary(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{1, 1}), nil, ""},
-		{"add 2-D to 4-D", binary(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{4, 3}), nil,
+		{"add same shape", binaryOp(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{1, 4, 4, 3}), nil, ""},
+		{"add 3-D to 4-D", binaryOp(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{4, 4, 3}), nil, ""},
+		{"add [1,1] to 4-D", binaryOp(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{1, 1}), nil, ""},
+		{"add 2-D to 4-D", binaryOp(schema.BuiltinOperatorADD, []int{1, 4, 4, 3}, []int{4, 3}), nil,
 			"ADD: broadcasts [1,4,4,3] against [4,3], which TFLite's GPU delegate does not"},
-		{"add 3-D to batch 2", binary(schema.BuiltinOperatorADD, []int{2, 4, 4, 3}, []int{4, 4, 3}), nil,
+		{"add 3-D to batch 2", binaryOp(schema.BuiltinOperatorADD, []int{2, 4, 4, 3}, []int{4, 4, 3}), nil,
 			"ADD: broadcasts [2,4,4,3] against [4,4,3], which TFLite's GPU delegate does not"},
-		{"add both ways", binary(schema.BuiltinOperatorADD, []int{1, 1, 1, 3}, []int{2, 1, 1, 1}), nil,
+		{"add both ways", binaryOp(schema.BuiltinOperatorADD, []int{1, 1, 1, 3}, []int{2, 1, 1, 1}), nil,
 			"ADD: broadcasts [1,1,1,3] against [2,1,1,1], which TFLite's GPU delegate does not"},
-		{"mul channel vector", binary(schema.BuiltinOperatorMUL, []int{1, 4, 4, 3}, []int{1, 1, 1, 3}), nil, ""},
-		{"mul matrix-vector", binary(schema.BuiltinOperatorMUL, []int{1, 4, 1, 3}, []int{1, 1, 4, 3}), nil,
+		{"mul channel vector", binaryOp(schema.BuiltinOperatorMUL, []int{1, 4, 4, 3}, []int{1, 1, 1, 3}), nil, ""},
+		{"mul matrix-vector", binaryOp(schema.BuiltinOperatorMUL, []int{1, 4, 1, 3}, []int{1, 1, 4, 3}), nil,
 			"MUL: broadcasts [1,4,1,3] against [1,1,4,3], which TFLite's GPU delegate does not"},
-		{"maximum", binary(schema.BuiltinOperatorMAXIMUM, []int{1, 4, 4, 3}, []int{1, 4, 4, 3}), nil, ""},
+		{"maximum", binaryOp(schema.BuiltinOperatorMAXIMUM, []int{1, 4, 4, 3}, []int{1, 4, 4, 3}), nil, ""},
 		{"add constant batch 2", func(b g) {
 			add(b, b.f("a", 2, 4, 4, 3), b.w("c", tensor.Float32, 2, 4, 4, 3), b.f("out", 2, 4, 4, 3))
 		}, nil, `ADD: the constant operand tensor 1 "c" has shape [2,4,4,3]; TFLite's GPU delegate takes a scalar, a per-channel vector or a tensor of batch 1`},
@@ -314,8 +314,8 @@ func verdicts(t *testing.T, m *model.Model, opts checkOptions) []delegate.Verdic
 	return out
 }
 
-// plan partitions m's primary subgraph with the gpu as the only delegate.
-func plan(t *testing.T, m *model.Model, vs []delegate.Verdict) *partition.Plan {
+// planWith partitions m's primary subgraph with the gpu as the only delegate.
+func planWith(t *testing.T, m *model.Model, vs []delegate.Verdict) *partition.Plan {
 	t.Helper()
 	sg := m.Subgraph(0)
 	gr := partition.Graph{NumTensors: sg.NumTensors(), Inputs: sg.Inputs(), Outputs: sg.Outputs(), Constant: make([]bool, sg.NumTensors())}
@@ -359,7 +359,7 @@ func TestFloatMobileNetsAreOneGPUPartition(t *testing.T) {
 						t.Errorf("%+v: node %d refused: %s", opts, i, v.Reason)
 					}
 				}
-				p := plan(t, m, vs)
+				p := planWith(t, m, vs)
 				if len(p.Partitions) != 1 || len(p.Partitions[0].Nodes) != len(vs) || len(p.CPUNodes) != 0 {
 					t.Errorf("%+v: plan has %d partitions and %d CPU nodes, want the whole model (%d nodes) in one gpu partition:\n%s",
 						opts, len(p.Partitions), len(p.CPUNodes), len(vs), p.Explain())
@@ -379,7 +379,7 @@ func TestQuantMobileNetsNeedQuantizedInference(t *testing.T) {
 					t.Errorf("quantized inference on: node %d refused: %s", i, v.Reason)
 				}
 			}
-			if p := plan(t, m, on); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
+			if p := planWith(t, m, on); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
 				t.Errorf("quantized inference on: %d partitions, %d CPU nodes, want one gpu partition:\n%s", len(p.Partitions), len(p.CPUNodes), p.Explain())
 			}
 			for i, v := range verdicts(t, m, checkOptions{quantized: false}) {

@@ -1,0 +1,42 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// TestCheckNodesNeedsAKernel: a node TFLite's GPU delegate takes but this
+// delegate has no OpenCL kernel for stays on the CPU, its reason saying so;
+// one it lowers is accepted; one TFLite refuses keeps TFLite's reason.
+func TestCheckNodesNeedsAKernel(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", tensor.Float32, []int{1, 4, 4, 3})
+	pooled := b.Tensor("pooled", tensor.Float32, []int{1, 2, 2, 3})
+	sum := b.Tensor("sum", tensor.Float32, []int{1, 2, 2, 3})
+	out := b.Tensor("out", tensor.Float32, []int{1, 2, 2, 3})
+	pool := &schema.Pool2DOptionsT{Padding: schema.PaddingVALID, StrideW: 2, StrideH: 2, FilterWidth: 2, FilterHeight: 2}
+	b.Op(schema.BuiltinOperatorMAX_POOL_2D, 1, []int{in}, []int{pooled},
+		&schema.BuiltinOptionsT{Type: schema.BuiltinOptionsPool2DOptions, Value: pool})
+	b.Op(schema.BuiltinOperatorADD, 1, []int{pooled, pooled}, []int{sum},
+		&schema.BuiltinOptionsT{Type: schema.BuiltinOptionsAddOptions, Value: &schema.AddOptionsT{}})
+	b.Op(schema.BuiltinOperatorSQUEEZE, 1, []int{sum}, []int{out}, nil)
+	b.Inputs(in)
+	b.Outputs(out)
+	vs, err := New().CheckNodes(t.Context(), b.Bytes(), []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs[0].Accept || !strings.Contains(vs[0].Reason, "MAX_POOL_2D: delego's gpu delegate has no OpenCL kernel for it yet") {
+		t.Errorf("MAX_POOL_2D: %+v", vs[0])
+	}
+	if !vs[1].Accept {
+		t.Errorf("ADD: %+v", vs[1])
+	}
+	if vs[2].Accept || !strings.Contains(vs[2].Reason, "TFLite's GPU delegate has no parser") {
+		t.Errorf("SQUEEZE: %+v", vs[2])
+	}
+}
