@@ -121,7 +121,10 @@ func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pl
 	r.Builtins, r.Custom = supportToPB(sup)
 	if dl, ok := s.impl.(delegate.DeviceLister); ok {
 		devs, err := dl.Devices(ctx)
-		if err != nil {
+		switch {
+		case errors.Is(err, delegate.ErrNoDevice):
+			// Nothing to list: Support has said why, or will at Compile.
+		case err != nil:
 			return nil, statusOf(err)
 		}
 		for _, d := range devs {
