@@ -118,8 +118,8 @@ func (l *lowerer) lowerNode(i int) error {
 		return err
 	}
 	n := &node{l: l, index: i, name: oc.Name(), in: op.Inputs(), out: op.Outputs(), opts: opts}
-	if len(n.out) != 1 {
-		return fmt.Errorf("%d outputs; the gpu delegate handles 1", len(n.out))
+	if len(n.out) != 1 && oc.Builtin != schema.BuiltinOperatorSPLIT {
+		return fmt.Errorf("%d outputs; the gpu delegate handles 1 (SPLIT several)", len(n.out))
 	}
 	switch oc.Builtin {
 	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
@@ -134,6 +134,23 @@ func (l *lowerer) lowerNode(i int) error {
 		return n.reshape()
 	case schema.BuiltinOperatorSOFTMAX:
 		return n.softmax()
+
+	// FULLY_CONNECTED, TRANSPOSE_CONV (ops_fc.go); TRANSPOSE, SPLIT, SLICE,
+	// STRIDED_SLICE, DEQUANTIZE of constant FLOAT16 (ops_tensor.go).
+	case schema.BuiltinOperatorFULLY_CONNECTED:
+		return n.fullyConnected()
+	case schema.BuiltinOperatorTRANSPOSE_CONV:
+		return n.transposeConv()
+	case schema.BuiltinOperatorTRANSPOSE:
+		return n.transpose()
+	case schema.BuiltinOperatorSPLIT:
+		return n.split()
+	case schema.BuiltinOperatorSLICE:
+		return n.slice()
+	case schema.BuiltinOperatorSTRIDED_SLICE:
+		return n.stridedSlice()
+	case schema.BuiltinOperatorDEQUANTIZE:
+		return n.dequantize()
 	}
 	return fmt.Errorf("not supported by the gpu delegate")
 }
