@@ -151,6 +151,17 @@ func gpuOpGraphs() []gpuOpGraph {
 			b.Inputs(x)
 			b.Outputs(fc(b, x, w, -1, []int{2, 6}, schema.ActivationFunctionTypeNONE, false))
 		}},
+		{name: "DEQUANTIZE FLOAT16 filter into CONV_2D", build: func(b *modelbuild.Builder, r *rand.Rand) {
+			x := b.Tensor("x", tensor.Float32, []int{1, 6, 5, 3})
+			wh := b.Const("w16", tensor.Float16, []int{4, 3, 3, 3}, f16Bytes(r, 108, true))
+			w := b.Tensor("w", tensor.Float32, []int{4, 3, 3, 3})
+			y := b.Tensor("y", tensor.Float32, []int{1, 6, 5, 4})
+			b.Op(schema.BuiltinOperatorDEQUANTIZE, 2, []int{wh}, []int{w}, nil)
+			b.Op(schema.BuiltinOperatorCONV_2D, 1, []int{x, w, -1}, []int{y}, modelbuild.Options(schema.BuiltinOptionsConv2DOptions,
+				&schema.Conv2DOptionsT{Padding: schema.PaddingSAME, StrideH: 1, StrideW: 1, DilationHFactor: 1, DilationWFactor: 1}))
+			b.Inputs(x)
+			b.Outputs(y)
+		}},
 		{name: "DEQUANTIZE FLOAT16 as an output", exact: true, build: func(b *modelbuild.Builder, r *rand.Rand) {
 			x := b.Tensor("x", tensor.Float32, []int{3, 5})
 			wh := b.Const("w16", tensor.Float16, []int{3, 5}, f16Bytes(r, 15, false))

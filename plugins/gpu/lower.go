@@ -83,7 +83,9 @@ func lower(m *model.Model) (*plan, error) {
 }
 
 // use marks tensor ti as needed on the device and records its shape and,
-// for a constant, its data. Only float32 tensors are.
+// for a constant, its data. Only float32 tensors are: the one exception,
+// DEQUANTIZE's constant FLOAT16 input, goes through halfConst instead and
+// never reaches the device.
 func (l *lowerer) use(ti int, allowConst bool) error {
 	if ti < 0 || ti >= len(l.p.tensors) {
 		return fmt.Errorf("tensor %d does not exist", ti)

@@ -385,16 +385,21 @@ func TestTensorOpsRefused(t *testing.T) {
 	b.Op(schema.BuiltinOperatorDEQUANTIZE, 2, []int{q}, []int{qf}, nil)
 	b.Op(schema.BuiltinOperatorSPLIT, 1, []int{a, x}, []int{s0, s1, s2}, modelbuild.Options(schema.BuiltinOptionsSplitOptions, &schema.SplitOptionsT{NumSplits: 3}))
 	b.Op(schema.BuiltinOperatorTRANSPOSE, 1, []int{x, perm}, []int{tr}, nil)
+	w := b.Const("w", tensor.Float32, []int{2, 48}, raw(make([]float32, 96)))
+	fc := b.Tensor("fc", tensor.Float32, []int{1, 2})
+	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{x, w, -1}, []int{fc}, modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions,
+		&schema.FullyConnectedOptionsT{FusedActivationFunction: schema.ActivationFunctionTypeTANH}))
 	b.Inputs(x, a, perm)
-	b.Outputs(qf, s0, s1, s2, tr)
-	vs, err := New().CheckNodes(t.Context(), b.Bytes(), []int{0, 1, 2})
+	b.Outputs(qf, s0, s1, s2, tr, fc)
+	vs, err := New().CheckNodes(t.Context(), b.Bytes(), []int{0, 1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{
 		"DEQUANTIZE: delego's gpu delegate has no OpenCL kernel for it yet (tensor 1 is INT8 (constant: true); the gpu delegate dequantizes constant FLOAT16 weights only)",
 		"SPLIT: the axis is not constant",
-		"TRANSPOSE: ",
+		"TRANSPOSE: tensor 7 \"perm\" is not constant",
+		"FULLY_CONNECTED: delego's gpu delegate has no OpenCL kernel for it yet (fused activation TANH)",
 	} {
 		if vs[i].Accept || !strings.Contains(vs[i].Reason, want) {
 			t.Errorf("node %d: %+v, want a refusal containing %q", i, vs[i], want)
