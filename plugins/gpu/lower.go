@@ -83,7 +83,9 @@ func lower(m *model.Model) (*plan, error) {
 }
 
 // use marks tensor ti as needed on the device and records its shape and,
-// for a constant, its data. Only float32 tensors are.
+// for a constant, its data. Only float32 tensors are: the one exception,
+// DEQUANTIZE's constant FLOAT16 input, goes through halfConst instead and
+// never reaches the device.
 func (l *lowerer) use(ti int, allowConst bool) error {
 	if ti < 0 || ti >= len(l.p.tensors) {
 		return fmt.Errorf("tensor %d does not exist", ti)
@@ -118,8 +120,8 @@ func (l *lowerer) lowerNode(i int) error {
 		return err
 	}
 	n := &node{l: l, index: i, name: oc.Name(), in: op.Inputs(), out: op.Outputs(), opts: opts}
-	if len(n.out) != 1 {
-		return fmt.Errorf("%d outputs; the gpu delegate handles 1", len(n.out))
+	if len(n.out) != 1 && oc.Builtin != schema.BuiltinOperatorSPLIT {
+		return fmt.Errorf("%d outputs; the gpu delegate handles 1 (SPLIT several)", len(n.out))
 	}
 	switch oc.Builtin {
 	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
@@ -134,6 +136,23 @@ func (l *lowerer) lowerNode(i int) error {
 		return n.reshape()
 	case schema.BuiltinOperatorSOFTMAX:
 		return n.softmax()
+
+	// FULLY_CONNECTED, TRANSPOSE_CONV (ops_fc.go); TRANSPOSE, SPLIT, SLICE,
+	// STRIDED_SLICE, DEQUANTIZE of constant FLOAT16 (ops_tensor.go).
+	case schema.BuiltinOperatorFULLY_CONNECTED:
+		return n.fullyConnected()
+	case schema.BuiltinOperatorTRANSPOSE_CONV:
+		return n.transposeConv()
+	case schema.BuiltinOperatorTRANSPOSE:
+		return n.transpose()
+	case schema.BuiltinOperatorSPLIT:
+		return n.split()
+	case schema.BuiltinOperatorSLICE:
+		return n.slice()
+	case schema.BuiltinOperatorSTRIDED_SLICE:
+		return n.stridedSlice()
+	case schema.BuiltinOperatorDEQUANTIZE:
+		return n.dequantize()
 	}
 	return fmt.Errorf("not supported by the gpu delegate")
 }
