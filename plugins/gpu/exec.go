@@ -54,7 +54,7 @@ func build(d *cl.Device, p *plan) (_ *executable, err error) {
 	}
 	for i := range p.steps {
 		if err := x.prepare(&p.steps[i]); err != nil {
-			return nil, fmt.Errorf("node %d (%s): %w", p.steps[i].node, p.steps[i].op, err)
+			return nil, fmt.Errorf("%s: %w", p.steps[i].where(), err)
 		}
 	}
 	return x, nil
@@ -105,7 +105,7 @@ func (x *executable) buildProgram() error {
 	prog, err := x.ctx.BuildProgram(src.String(), "-cl-std=CL1.2")
 	if err != nil {
 		i := max(stepAtLine(starts, buildErrorLine(err)), 0)
-		return fmt.Errorf("node %d (%s): build: %w", x.p.steps[i].node, x.p.steps[i].op, excerpt(err))
+		return fmt.Errorf("%s: build: %w", x.p.steps[i].where(), excerpt(err))
 	}
 	x.program = prog
 	return nil
@@ -249,7 +249,7 @@ func (x *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tenso
 	}
 	for i, l := range x.launches {
 		if err := x.queue.Enqueue(l); err != nil {
-			return fmt.Errorf("gpu: node %d (%s): %w", x.steps[i].node, x.steps[i].op, err)
+			return fmt.Errorf("gpu: %s: %w", x.steps[i].where(), err)
 		}
 	}
 	for i, t := range outputs {

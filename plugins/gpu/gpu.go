@@ -62,11 +62,15 @@ func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s, err := readSettings(p.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
 	m, err := model.New(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: partition data: %w", err)
 	}
-	pl, err := lower(m)
+	pl, err := lowerWith(m, s)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
