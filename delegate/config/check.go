@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,14 +21,25 @@ type Capabilities struct {
 	// names joined by dots, no list indexes ("cpu_settings.num_threads").
 	// A path that names a message field honours everything beneath it.
 	Honoured []string
+	// ForDelegate lists, per delegate, paths honoured only when that
+	// delegate is the selected one (TFLiteSettings.delegate): its own
+	// settings, which Check reports as a warning when another is selected.
+	ForDelegate map[Delegate][]string
 }
 
 // DefaultCapabilities returns what delego honours today: the delegate
-// choice, CPU threads, the partition limit, fallback, XNNPACK threads and the
-// Coral Edge TPU's settings. Each call returns a new slice; delegates extend
-// it with With.
+// choice, CPU threads, the partition limit, fallback, XNNPACK threads, the
+// Coral Edge TPU's settings and, when the GPU is selected, the gpu
+// delegate's precision, quantized inference and backend. Each call returns
+// new slices; delegates extend it with With.
 func DefaultCapabilities() Capabilities {
-	return Capabilities{Honoured: []string{
+	return Capabilities{ForDelegate: map[Delegate][]string{
+		Delegate_GPU: {
+			"gpu_settings.is_precision_loss_allowed",
+			"gpu_settings.enable_quantized_inference",
+			"gpu_settings.force_backend",
+		},
+	}, Honoured: []string{
 		"delegate",
 		"cpu_settings.num_threads",
 		"max_delegated_partitions",
@@ -44,7 +56,16 @@ func DefaultCapabilities() Capabilities {
 
 // With returns a copy of c that honours paths as well.
 func (c Capabilities) With(paths ...string) Capabilities {
-	return Capabilities{Honoured: append(slices.Clip(c.Honoured), paths...)}
+	return Capabilities{Honoured: append(slices.Clip(c.Honoured), paths...), ForDelegate: c.ForDelegate}
+}
+
+// all is every path c names, whichever delegate is selected.
+func (c Capabilities) all() []string {
+	out := slices.Clone(c.Honoured)
+	for _, d := range slices.Sorted(maps.Keys(c.ForDelegate)) {
+		out = append(out, c.ForDelegate[d]...)
+	}
+	return out
 }
 
 // Validate reports the honoured paths that name no field of TFLiteSettings,
@@ -52,7 +73,7 @@ func (c Capabilities) With(paths ...string) Capabilities {
 func (c Capabilities) Validate() error {
 	var errs []error
 	root := (&TFLiteSettings{}).ProtoReflect().Descriptor()
-	for _, p := range c.Honoured {
+	for _, p := range c.all() {
 		md := root
 		segs := strings.Split(p, ".")
 		for i, seg := range segs {
@@ -176,7 +197,7 @@ type walker struct {
 
 func newWalker(c Capabilities, d Delegate) *walker {
 	w := &walker{honoured: make(map[string]bool, len(c.Honoured)), delegate: d}
-	for _, p := range c.Honoured {
+	for _, p := range slices.Concat(c.Honoured, c.ForDelegate[d]) {
 		w.honoured[joinPath(tfliteRoot, p)] = true
 	}
 	return w

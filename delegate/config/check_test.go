@@ -80,9 +80,16 @@ func TestCheckNested(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 
-	// Selected, the GPU's precision setting changes the numbers: an error.
+	// Selected, the gpu delegate honours its precision setting.
 	s.Delegate = Delegate_GPU.Enum()
-	issues = Check(s, DefaultCapabilities())
+	if issues := Check(s, DefaultCapabilities()); len(issues) != 1 || issues[0].Path != "tflite_settings.hexagon_settings.powersave_level" {
+		t.Errorf("Check with delegate GPU = %v; want the Hexagon field only", issues)
+	}
+
+	// Selected and not honoured, the precision setting changes the numbers:
+	// an error.
+	noGPU := Capabilities{Honoured: DefaultCapabilities().Honoured}
+	issues = Check(s, noGPU)
 	if len(issues) != 2 || issues[0].Path != "tflite_settings.gpu_settings.is_precision_loss_allowed" || issues[0].Severity != Error {
 		t.Fatalf("Check with delegate GPU = %v; want the GPU field first, as an error", issues)
 	}
@@ -112,11 +119,15 @@ func TestCheckSeverities(t *testing.T) {
 		{"all honoured", coralTFLite(), DefaultCapabilities(), nil},
 		{"empty honoured messages", &TFLiteSettings{CpuSettings: &CPUSettings{}, FallbackSettings: &FallbackSettings{}, CoralSettings: &CoralSettings{}},
 			DefaultCapabilities(), nil},
-		{"empty unhonoured message", &TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{}}, DefaultCapabilities(),
+		{"empty unhonoured message", &TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{}}, Capabilities{Honoured: DefaultCapabilities().Honoured},
 			[]Issue{{Path: "tflite_settings.gpu_settings", Severity: Warning}}},
-		{"GPU quantized inference, selected",
+		{"empty message, something beneath honoured", &TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{}}, DefaultCapabilities(), nil},
+		{"GPU quantized inference and backend, selected and honoured",
 			&TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{EnableQuantizedInference: proto.Bool(false), ForceBackend: GPUBackend_OPENGL.Enum()}},
-			DefaultCapabilities(),
+			DefaultCapabilities(), nil},
+		{"GPU quantized inference and backend, selected, not honoured",
+			&TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{EnableQuantizedInference: proto.Bool(false), ForceBackend: GPUBackend_OPENGL.Enum()}},
+			Capabilities{Honoured: DefaultCapabilities().Honoured},
 			[]Issue{
 				{Path: "tflite_settings.gpu_settings.enable_quantized_inference", Severity: Error, Reason: "it sets the delegate's arithmetic; ignoring it would silently change the numbers"},
 				{Path: "tflite_settings.gpu_settings.force_backend", Severity: Warning},

@@ -27,11 +27,17 @@ type executable struct {
 	buffers  []*cl.Buffer
 	byTensor []*cl.Buffer // tensor index -> its buffer (shared for aliases)
 	p        *plan
+	pb       programBuilder
 }
 
-// build makes everything the plan needs on device d.
-func build(d *cl.Device, p *plan) (_ *executable, err error) {
-	x := &executable{p: p, steps: p.steps}
+// build makes everything the plan needs on device d, building its program
+// from source.
+func build(d *cl.Device, p *plan) (*executable, error) { return buildWith(d, p, programBuilder{}) }
+
+// buildWith makes everything the plan needs on device d, its program
+// through pb.
+func buildWith(d *cl.Device, p *plan, pb programBuilder) (_ *executable, err error) {
+	x := &executable{p: p, steps: p.steps, pb: pb}
 	defer func() {
 		if err != nil {
 			x.release()
@@ -54,7 +60,7 @@ func build(d *cl.Device, p *plan) (_ *executable, err error) {
 	}
 	for i := range p.steps {
 		if err := x.prepare(&p.steps[i]); err != nil {
-			return nil, fmt.Errorf("node %d (%s): %w", p.steps[i].node, p.steps[i].op, err)
+			return nil, fmt.Errorf("%s: %w", p.steps[i].where(), err)
 		}
 	}
 	return x, nil
@@ -78,7 +84,7 @@ func (x *executable) allocate() error {
 			b, err = x.ctx.NewBuffer(cl.ReadWrite, t.bytes)
 		}
 		if err != nil {
-			return fmt.Errorf("tensor %d (%d bytes): %w", i, t.bytes, err)
+			return fmt.Errorf("%stensor %d (%d bytes; the device allocates at most %d): %w", x.userOf(i), i, t.bytes, x.ctx.Device.MaxAllocBytes, err)
 		}
 		x.buffers = append(x.buffers, b)
 		x.byTensor[i] = b
@@ -91,6 +97,22 @@ func (x *executable) allocate() error {
 	return nil
 }
 
+// userOf names the first step that reads or writes tensor ti (or an alias
+// of it), "node 3 (CONV_2D): ", or "" when none does.
+func (x *executable) userOf(ti int) string {
+	for i := range x.p.steps {
+		for _, a := range x.p.steps[i].args {
+			if a == ti || (a < len(x.p.tensors) && x.p.tensors[a].alias == ti) {
+				return x.p.steps[i].where() + ": "
+			}
+		}
+	}
+	return ""
+}
+
+// buildOptions are every program's build options.
+const buildOptions = "-cl-std=CL1.2"
+
 // buildProgram compiles every node's kernel as one program; a compile error
 // names the node whose source the log's first error points into.
 func (x *executable) buildProgram() error {
@@ -102,10 +124,10 @@ func (x *executable) buildProgram() error {
 		src.WriteString(s.src)
 		line += strings.Count(s.src, "\n")
 	}
-	prog, err := x.ctx.BuildProgram(src.String(), "-cl-std=CL1.2")
+	prog, err := x.pb.build(x.ctx, src.String(), buildOptions)
 	if err != nil {
 		i := max(stepAtLine(starts, buildErrorLine(err)), 0)
-		return fmt.Errorf("node %d (%s): build: %w", x.p.steps[i].node, x.p.steps[i].op, excerpt(err))
+		return fmt.Errorf("%s: build: %w", x.p.steps[i].where(), excerpt(err))
 	}
 	x.program = prog
 	return nil
@@ -249,7 +271,7 @@ func (x *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tenso
 	}
 	for i, l := range x.launches {
 		if err := x.queue.Enqueue(l); err != nil {
-			return fmt.Errorf("gpu: node %d (%s): %w", x.steps[i].node, x.steps[i].op, err)
+			return fmt.Errorf("gpu: %s: %w", x.steps[i].where(), err)
 		}
 	}
 	for i, t := range outputs {

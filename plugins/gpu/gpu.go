@@ -14,7 +14,10 @@ const Name = "gpu"
 
 // Delegate runs partitions on an OpenCL device. It holds nothing itself:
 // each compiled partition owns its context, queue, program and buffers.
-type Delegate struct{}
+// Built programs are cached on disk (CacheEnv).
+type Delegate struct {
+	hooks *hooks // tests' hooks; nil for New's
+}
 
 // New returns the gpu delegate.
 func New() *Delegate { return &Delegate{} }
@@ -58,15 +61,19 @@ func (*Delegate) Devices(ctx context.Context) ([]delegate.Device, error) {
 
 // Compile lowers the partition to OpenCL C, builds it once for the
 // partition's shapes, uploads the weights and allocates every buffer.
-func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+func (dl *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	s, err := readSettings(p.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	m, err := model.New(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: partition data: %w", err)
 	}
-	pl, err := lower(m)
+	pl, err := lowerWith(m, s)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -74,7 +81,7 @@ func (*Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	x, err := build(d, pl)
+	x, err := buildWith(d, pl, programBuilder{cache: openCache(os.Getenv(CacheEnv)), hooks: dl.hooks})
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}

@@ -43,65 +43,108 @@ type lowerer struct {
 	m  *model.Model
 	sg *model.Subgraph
 	p  *plan
+	// quantized is enable_quantized_inference: UINT8/INT8 tensors are
+	// accepted and computed in float (quant.go).
+	quantized bool
 }
 
 // newLowerer starts a plan for m's primary subgraph.
 func newLowerer(m *model.Model) *lowerer {
 	sg := m.Subgraph(0)
-	l := &lowerer{m: m, sg: sg, p: &plan{tensors: make([]tensorPlan, sg.NumTensors())}}
+	l := &lowerer{m: m, sg: sg, p: &plan{tensors: make([]tensorPlan, sg.NumTensors())}, quantized: true}
 	for i := range l.p.tensors {
 		l.p.tensors[i].alias = -1
 	}
 	return l
 }
 
-// lower lowers every node of the partition's primary subgraph.
-func lower(m *model.Model) (*plan, error) {
+// lower lowers every node of the partition's primary subgraph with
+// GPUSettings' defaults.
+func lower(m *model.Model) (*plan, error) { return lowerWith(m, defaultSettings()) }
+
+// lowerWith lowers every node of the partition's primary subgraph, then its
+// boundary: a quantized input or output gets a staging tensor of the host's
+// bytes and a kernel that converts it (quant.go).
+func lowerWith(m *model.Model, s settings) (*plan, error) {
 	l := newLowerer(m)
+	l.quantized = s.quantized
 	sg := l.sg
+	boundary := make(map[int]bool)
+	for _, ti := range sg.Outputs() {
+		boundary[ti] = true
+	}
 	for i := range sg.NumOperators() {
+		name := m.OpCodeOf(sg.Operator(i)).Name()
 		if err := l.lowerNode(i); err != nil {
-			return nil, fmt.Errorf("node %d (%s): %w", i, m.OpCodeOf(sg.Operator(i)).Name(), err)
+			return nil, fmt.Errorf("node %d (%s): %w", i, name, err)
+		}
+		if err := l.adjust(i, m.OpCodeOf(sg.Operator(i)).Builtin, boundary); err != nil {
+			return nil, fmt.Errorf("node %d (%s): %w", i, name, err)
 		}
 	}
-	for _, ti := range sg.Inputs() {
+	var pre []step
+	for k, ti := range sg.Inputs() {
 		if err := l.use(ti, false); err != nil {
 			return nil, fmt.Errorf("input tensor %d: %w", ti, err)
 		}
 		if l.p.tensors[ti].data != nil {
 			return nil, fmt.Errorf("input tensor %d is a constant", ti)
 		}
-		l.p.inputs = append(l.p.inputs, ti)
+		host, s, err := l.hostTensor(ti, k, true)
+		if err != nil {
+			return nil, fmt.Errorf("input tensor %d: %w", ti, err)
+		}
+		if s != nil {
+			pre = append(pre, *s)
+		}
+		l.p.inputs = append(l.p.inputs, host)
 	}
-	for _, ti := range sg.Outputs() {
-		if ti < 0 || ti >= len(l.p.tensors) || !l.p.tensors[ti].used || l.p.tensors[ti].data != nil {
+	l.p.steps = append(pre, l.p.steps...)
+	for k, ti := range sg.Outputs() {
+		if ti < 0 || ti >= sg.NumTensors() || !l.p.tensors[ti].used || l.p.tensors[ti].data != nil {
 			return nil, fmt.Errorf("output tensor %d is not computed by the partition", ti)
 		}
-		l.p.outputs = append(l.p.outputs, ti)
+		host, s, err := l.hostTensor(ti, k, false)
+		if err != nil {
+			return nil, fmt.Errorf("output tensor %d: %w", ti, err)
+		}
+		if s != nil {
+			l.p.steps = append(l.p.steps, *s)
+		}
+		l.p.outputs = append(l.p.outputs, host)
 	}
 	return l.p, nil
 }
 
 // use marks tensor ti as needed on the device and records its shape and,
-// for a constant, its data. Only float32 tensors are: the one exception,
-// DEQUANTIZE's constant FLOAT16 input, goes through halfConst instead and
-// never reaches the device.
+// for a constant, its data. On the device every tensor is float32: FLOAT32
+// tensors, and with quantized inference quantized ones (a quantized
+// constant is dequantized here, at Compile). DEQUANTIZE's constant FLOAT16
+// input goes through halfConst instead and never reaches the device.
 func (l *lowerer) use(ti int, allowConst bool) error {
 	if ti < 0 || ti >= len(l.p.tensors) {
 		return fmt.Errorf("tensor %d does not exist", ti)
 	}
 	t := l.sg.Tensor(ti)
-	if t.Type != tensor.Float32 {
-		return fmt.Errorf("tensor %d is %s; the gpu delegate runs FLOAT32", ti, t.Type)
+	data := l.m.Buffer(t.Buffer)
+	quantized, err := l.checkType(ti, t, data != nil)
+	if err != nil {
+		return err
 	}
 	tp := &l.p.tensors[ti]
-	tp.used, tp.shape, tp.bytes = true, t.Shape, 4*tensor.NumElements(t.Shape)
-	if data := l.m.Buffer(t.Buffer); data != nil {
+	n := tensor.NumElements(t.Shape)
+	tp.used, tp.shape, tp.bytes = true, t.Shape, 4*n
+	if data != nil {
 		if !allowConst {
 			return fmt.Errorf("tensor %d is a constant where the op computes one", ti)
 		}
-		if len(data) != tp.bytes {
-			return fmt.Errorf("constant tensor %d holds %d bytes, its shape %v needs %d", ti, len(data), t.Shape, tp.bytes)
+		if want := n * t.Type.Size(); len(data) != want {
+			return fmt.Errorf("constant tensor %d holds %d bytes, its shape %v needs %d", ti, len(data), t.Shape, want)
+		}
+		if quantized {
+			if data, err = dequantConst(ti, t, data); err != nil {
+				return err
+			}
 		}
 		tp.data = data
 	}
@@ -123,6 +166,9 @@ func (l *lowerer) lowerNode(i int) error {
 	if len(n.out) != 1 && oc.Builtin != schema.BuiltinOperatorSPLIT {
 		return fmt.Errorf("%d outputs; the gpu delegate handles 1 (SPLIT several)", len(n.out))
 	}
+	if ok, err := n.quantOp(oc.Builtin); ok {
+		return err
+	}
 	switch oc.Builtin {
 	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
 		return n.binary(oc.Builtin)
@@ -138,7 +184,7 @@ func (l *lowerer) lowerNode(i int) error {
 		return n.softmax()
 
 	// FULLY_CONNECTED, TRANSPOSE_CONV (ops_fc.go); TRANSPOSE, SPLIT, SLICE,
-	// STRIDED_SLICE, DEQUANTIZE of constant FLOAT16 (ops_tensor.go).
+	// STRIDED_SLICE (ops_tensor.go). DEQUANTIZE and QUANTIZE: quantOp.
 	case schema.BuiltinOperatorFULLY_CONNECTED:
 		return n.fullyConnected()
 	case schema.BuiltinOperatorTRANSPOSE_CONV:
@@ -151,8 +197,6 @@ func (l *lowerer) lowerNode(i int) error {
 		return n.slice()
 	case schema.BuiltinOperatorSTRIDED_SLICE:
 		return n.stridedSlice()
-	case schema.BuiltinOperatorDEQUANTIZE:
-		return n.dequantize()
 	}
 	return fmt.Errorf("not supported by the gpu delegate")
 }
@@ -201,6 +245,15 @@ func (n *node) emit(src string, args []int, global ...int) {
 	n.l.p.steps = append(n.l.p.steps, step{
 		node: n.index, op: n.name, kernel: kernelName(n.index), src: src, args: slices.Clone(args), global: global,
 	})
+}
+
+// where names the step in errors: "node 3 (CONV_2D)", or for a boundary
+// conversion, which has no node, "input 0: DEQUANTIZE".
+func (s *step) where() string {
+	if s.node < 0 {
+		return s.op
+	}
+	return fmt.Sprintf("node %d (%s)", s.node, s.op)
 }
 
 func kernelName(node int) string { return fmt.Sprintf("node%d", node) }

@@ -369,12 +369,12 @@ func sliceCount(start, stop, stride int) int {
 
 // --- DEQUANTIZE ----------------------------------------------------------------
 
-// dequantize lowers DEQUANTIZE of constant FLOAT16 weights: the float32
+// dequantizeHalf lowers DEQUANTIZE of constant FLOAT16 weights: the float32
 // values are computed here, once, and the output becomes a constant its
 // consumers read (a filter stays a constant filter). When the output leaves
 // the partition, a copy kernel writes it from a constant holding the values.
-// Any other DEQUANTIZE (quantized activations) has no kernel.
-func (n *node) dequantize() error {
+// DEQUANTIZE of quantized values is quant.go's dequantize.
+func (n *node) dequantizeHalf() error {
 	if err := n.inputs(1, 1); err != nil {
 		return err
 	}

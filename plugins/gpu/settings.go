@@ -1,0 +1,35 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/delego/delego/delegate/config"
+)
+
+// settings are the GPUSettings Compile honours.
+type settings struct {
+	// quantized is enable_quantized_inference (on by default): INT8/UINT8
+	// activations and weights are dequantized and computed in float.
+	quantized bool
+	// precisionLoss is is_precision_loss_allowed. The kernels keep float
+	// storage and arithmetic: on a device without cl_khr_fp16 TFLite would
+	// run fp32 too; on one with it, delego has no half kernels yet (said in
+	// the device description).
+	precisionLoss bool
+}
+
+// defaultSettings are GPUSettings' defaults.
+func defaultSettings() settings { return settings{quantized: true} }
+
+// readSettings reads the GPUSettings of s (nil: the defaults). A backend
+// other than OpenCL is an error: this delegate runs OpenCL only.
+func readSettings(s *config.TFLiteSettings) (settings, error) {
+	g := s.GetGpuSettings()
+	out := settings{quantized: g.GetEnableQuantizedInference(), precisionLoss: g.GetIsPrecisionLossAllowed()}
+	switch b := g.GetForceBackend(); b {
+	case config.GPUBackend_UNSET, config.GPUBackend_OPENCL:
+	default:
+		return settings{}, fmt.Errorf("force_backend %s: the gpu delegate runs OpenCL only", b)
+	}
+	return out, nil
+}
