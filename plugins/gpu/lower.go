@@ -170,8 +170,24 @@ func (l *lowerer) lowerNode(i int) error {
 		return err
 	}
 	switch oc.Builtin {
-	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
+	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL,
+		schema.BuiltinOperatorDIV, schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM,
+		schema.BuiltinOperatorPRELU:
 		return n.binary(oc.Builtin)
+	case schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH, schema.BuiltinOperatorRELU,
+		schema.BuiltinOperatorRELU6, schema.BuiltinOperatorRELU_N1_TO_1, schema.BuiltinOperatorLEAKY_RELU,
+		schema.BuiltinOperatorHARD_SWISH:
+		return n.unary(oc.Builtin)
+	case schema.BuiltinOperatorMAX_POOL_2D:
+		return n.maxPool()
+	case schema.BuiltinOperatorCONCATENATION:
+		return n.concat()
+	case schema.BuiltinOperatorPAD:
+		return n.pad()
+	case schema.BuiltinOperatorRESIZE_BILINEAR, schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR:
+		return n.resize(oc.Builtin)
+	case schema.BuiltinOperatorMEAN:
+		return n.mean()
 	case schema.BuiltinOperatorCONV_2D:
 		return n.conv()
 	case schema.BuiltinOperatorDEPTHWISE_CONV_2D:
@@ -242,8 +258,14 @@ func (n *node) shape(ti int) []int { return n.l.p.tensors[ti].shape }
 
 // emit appends the node's kernel.
 func (n *node) emit(src string, args []int, global ...int) {
+	n.emitNamed(kernelName(n.index), src, args, global...)
+}
+
+// emitNamed appends one of the node's kernels when it has several (one per
+// input of a CONCATENATION); kernel is the function's name in src.
+func (n *node) emitNamed(kernel, src string, args []int, global ...int) {
 	n.l.p.steps = append(n.l.p.steps, step{
-		node: n.index, op: n.name, kernel: kernelName(n.index), src: src, args: slices.Clone(args), global: global,
+		node: n.index, op: n.name, kernel: kernel, src: src, args: slices.Clone(args), global: global,
 	})
 }
 

@@ -70,31 +70,20 @@ const binaryKernel = `__kernel void NAME(__global const float* a, __global const
 }
 `
 
-// binary lowers ADD, SUB and MUL, broadcasting either operand (up to 4
-// dimensions: a [C] or scalar constant, or any numpy-style broadcast).
+// binary lowers ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM and PRELU (alpha as
+// the second operand), broadcasting either operand (up to 4 dimensions: a
+// [C] or scalar constant, or any numpy-style broadcast).
 func (n *node) binary(code schema.BuiltinOperator) error {
 	if err := n.inputs(2, 2); err != nil {
 		return err
 	}
-	act := schema.ActivationFunctionTypeNONE
 	var d defines
-	switch o := n.opts.(type) {
-	case *schema.AddOptionsT:
-		act = o.FusedActivationFunction
-	case *schema.SubOptionsT:
-		act = o.FusedActivationFunction
-	case *schema.MulOptionsT:
-		act = o.FusedActivationFunction
+	op := binaryExpr(code)
+	if op == "" {
+		return fmt.Errorf("no binary kernel for %s", n.name)
 	}
-	switch code {
-	case schema.BuiltinOperatorADD:
-		d.text("OP(x, y)", "((x) + (y))")
-	case schema.BuiltinOperatorSUB:
-		d.text("OP(x, y)", "((x) - (y))")
-	default:
-		d.text("OP(x, y)", "((x) * (y))")
-	}
-	if err := d.activation(act); err != nil {
+	d.text("OP(x, y)", op)
+	if err := d.activation(binaryActivation(n.opts)); err != nil {
 		return err
 	}
 	for _, ti := range n.in {
@@ -347,7 +336,10 @@ const avgPoolKernel = `__kernel void NAME(__global const float* in, __global flo
 
 // avgPool lowers AVERAGE_POOL_2D: the mean of the window's elements inside
 // the input (padding is not counted, as in TFLite).
-func (n *node) avgPool() error {
+func (n *node) avgPool() error { return n.pool(avgPoolKernel) }
+
+// pool lowers a 2-D pooling with kernel body over (channel, x, batch*y).
+func (n *node) pool(body string) error {
 	o, ok := n.opts.(*schema.Pool2DOptionsT)
 	if !ok {
 		return fmt.Errorf("no Pool2DOptions")
@@ -371,7 +363,7 @@ func (n *node) avgPool() error {
 	if out[3] != in[3] {
 		return fmt.Errorf("input %v, output %v: channels differ", in, out)
 	}
-	n.emit(d.wrap(kernelName(n.index), avgPoolKernel), []int{n.in[0], n.out[0]}, in[3], out[2], out[0]*out[1])
+	n.emit(d.wrap(kernelName(n.index), body), []int{n.in[0], n.out[0]}, in[3], out[2], out[0]*out[1])
 	return nil
 }
 
