@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -175,45 +174,14 @@ func padded(in, p []int) []int {
 // paddings reads PAD's constant paddings: rank x 2 INT32 or INT64 values,
 // before and after per dimension.
 func (n *node) paddings(rank int) ([]int, error) {
-	v, shape, err := n.constInts(n.in[1], "paddings")
+	v, err := n.constInts(n.in[1], "paddings")
 	if err != nil {
 		return nil, err
 	}
-	if len(shape) != 2 || shape[0] != rank || shape[1] != 2 {
+	if shape := n.l.sg.Tensor(n.in[1]).Shape; len(shape) != 2 || shape[0] != rank || shape[1] != 2 {
 		return nil, fmt.Errorf("paddings of shape %v for a %d-D input, want %dx2", shape, rank, rank)
 	}
 	return v, nil
-}
-
-// constInts reads constant integer tensor ti (INT32 or INT64) and its shape.
-func (n *node) constInts(ti int, what string) ([]int, []int, error) {
-	if ti < 0 || ti >= n.l.sg.NumTensors() {
-		return nil, nil, fmt.Errorf("the %s tensor %d does not exist", what, ti)
-	}
-	t := n.l.sg.Tensor(ti)
-	data := n.l.m.Buffer(t.Buffer)
-	if data == nil {
-		return nil, nil, fmt.Errorf("the %s tensor %d is not constant", what, ti)
-	}
-	size := 4
-	if t.Type == tensor.Int64 {
-		size = 8
-	} else if t.Type != tensor.Int32 {
-		return nil, nil, fmt.Errorf("the %s tensor %d is %s, want INT32 or INT64", what, ti, t.Type)
-	}
-	count := tensor.NumElements(t.Shape)
-	if len(data) != size*count {
-		return nil, nil, fmt.Errorf("the %s tensor %d holds %d bytes for shape %v", what, ti, len(data), t.Shape)
-	}
-	v := make([]int, count)
-	for i := range v {
-		if size == 8 {
-			v[i] = int(int64(binary.LittleEndian.Uint64(data[8*i:])))
-		} else {
-			v[i] = int(int32(binary.LittleEndian.Uint32(data[4*i:])))
-		}
-	}
-	return v, t.Shape, nil
 }
 
 // --- RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR ----------------------------------
@@ -272,7 +240,7 @@ func (n *node) resize(code schema.BuiltinOperator) error {
 	if len(in) != 4 || len(out) != 4 || in[0] != out[0] || in[3] != out[3] {
 		return fmt.Errorf("input %v, output %v: want 4-D NHWC of the same batch and channels", in, out)
 	}
-	if size, _, err := n.constInts(n.in[1], "size"); err == nil && !slices.Equal(size, out[1:3]) {
+	if size, err := n.constInts(n.in[1], "size"); err == nil && !slices.Equal(size, out[1:3]) {
 		return fmt.Errorf("size %v, output %v", size, out)
 	}
 	var d defines
@@ -373,7 +341,7 @@ func (n *node) mean() error {
 	if len(in) > 4 {
 		return fmt.Errorf("input %v: at most 4 dimensions", in)
 	}
-	axes, _, err := n.constInts(n.in[1], "axes")
+	axes, err := n.constInts(n.in[1], "axes")
 	if err != nil {
 		return err
 	}
