@@ -72,7 +72,7 @@ func gpuOps() []gpuOp {
 		{schema.BuiltinOperatorRELU6, 2, nil},
 		{schema.BuiltinOperatorRELU_N1_TO_1, 1, nil},
 		{schema.BuiltinOperatorLEAKY_RELU, 2, nil},
-		{schema.BuiltinOperatorPRELU, 1, nil},
+		{schema.BuiltinOperatorPRELU, 1, checkPRelu},
 		{schema.BuiltinOperatorHARD_SWISH, 1, checkOneRuntimeInput},
 		{schema.BuiltinOperatorPAD, 2, checkPad},
 		{schema.BuiltinOperatorRESIZE_BILINEAR, 3, checkResizeBilinear},

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -500,4 +501,35 @@ func checkQuantize(c *nodeCtx) string {
 		return "quantized inference is off (TFLite's GPU delegate takes QUANTIZE only with it)"
 	}
 	return c.ioCounts(1, 1)
+}
+
+// checkPRelu: TFLite's PReLU parser reads alpha as a constant, either one
+// value per channel or one per element of the input's HWC (from its Parse:
+// a run-time alpha would fail the delegate's compile).
+func checkPRelu(c *nodeCtx) string {
+	if why := c.ioCounts(1, 1); why != "" {
+		return why
+	}
+	if why := c.constant(1, "alpha"); why != "" {
+		return why
+	}
+	in, alpha := c.shape(c.in(0)), c.shape(c.in(1))
+	channels := 1
+	if len(in) > 0 {
+		channels = in[len(in)-1]
+	}
+	hwc := in[max(len(in)-3, 0):]
+	if n := tensor.NumElements(alpha); len(alpha) > 0 && n == channels && alpha[len(alpha)-1] == channels ||
+		slices.Equal(trimOnes(alpha), trimOnes(hwc)) {
+		return ""
+	}
+	return fmt.Sprintf("alpha of shape %v is neither per channel (%d) nor the input's HWC %v", alpha, channels, hwc)
+}
+
+// trimOnes drops leading dimensions of 1.
+func trimOnes(shape []int) []int {
+	for len(shape) > 1 && shape[0] == 1 {
+		shape = shape[1:]
+	}
+	return shape
 }

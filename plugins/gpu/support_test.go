@@ -84,6 +84,14 @@ func binaryOp(code schema.BuiltinOperator, shapeA, shapeB []int) func(g) {
 	}
 }
 
+// prelu is a PRELU of a [1,4,4,3] input by the alpha tensor alpha makes.
+func prelu(alpha func(g) int) func(g) {
+	return func(b g) {
+		x := b.f("x", 1, 4, 4, 3)
+		b.op(schema.BuiltinOperatorPRELU, 1, []int{x, alpha(b)}, []int{b.f("out", 1, 4, 4, 3)}, schema.BuiltinOptionsNONE, nil)
+	}
+}
+
 func TestCheckNode(t *testing.T) {
 	quantOff := checkOptions{quantized: false}
 	cases := []struct {
@@ -151,6 +159,12 @@ func TestCheckNode(t *testing.T) {
 		{"mul matrix-vector", binaryOp(schema.BuiltinOperatorMUL, []int{1, 4, 1, 3}, []int{1, 1, 4, 3}), nil,
 			"MUL: broadcasts [1,4,1,3] against [1,1,4,3], which TFLite's GPU delegate does not"},
 		{"maximum", binaryOp(schema.BuiltinOperatorMAXIMUM, []int{1, 4, 4, 3}, []int{1, 4, 4, 3}), nil, ""},
+		{"prelu per channel", prelu(func(b g) int { return b.w("alpha", tensor.Float32, 3) }), nil, ""},
+		{"prelu HWC", prelu(func(b g) int { return b.w("alpha", tensor.Float32, 1, 4, 4, 3) }), nil, ""},
+		{"prelu run-time alpha", prelu(func(b g) int { return b.f("alpha", 3) }), nil,
+			"PRELU: expects 1 non-constant input(s), the node has 2"},
+		{"prelu alpha of another shape", prelu(func(b g) int { return b.w("alpha", tensor.Float32, 4, 3) }), nil,
+			"PRELU: alpha of shape [4 3] is neither per channel (3) nor the input's HWC [4 4 3]"},
 		{"add constant batch 2", func(b g) {
 			add(b, b.f("a", 2, 4, 4, 3), b.w("c", tensor.Float32, 2, 4, 4, 3), b.f("out", 2, 4, 4, 3))
 		}, nil, `ADD: the constant operand tensor 1 "c" has shape [2,4,4,3]; TFLite's GPU delegate takes a scalar, a per-channel vector or a tensor of batch 1`},
