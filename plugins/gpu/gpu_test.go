@@ -421,3 +421,14 @@ func TestInvokeAllocatesNothing(t *testing.T) {
 		t.Errorf("Invoke allocates %v times", n)
 	}
 }
+
+func TestSpreadGroups(t *testing.T) {
+	g, l := spreadGroups([]int{16, 2}, 256, nil, 4)
+	if n := g[0] / l[0] * g[1] / l[1]; n < 8 {
+		t.Errorf("spreadGroups([16 2], 4 units) = %v, %v: %d groups, want 8", g, l, n)
+	}
+	g, l = spreadGroups([]int{1}, 256, nil, 4)
+	if g[0] != 1 || l[0] != 1 {
+		t.Errorf("spreadGroups([1]) = %v, %v", g, l)
+	}
+}
