@@ -33,7 +33,8 @@ func (d defines) wrap(kernel, body string) string {
 	}
 	b.WriteString(body)
 	for _, e := range d {
-		fmt.Fprintf(&b, "#undef %s\n", e.name)
+		name, _, _ := strings.Cut(e.name, "(") // a function-like macro is undefined by its name alone
+		fmt.Fprintf(&b, "#undef %s\n", name)
 	}
 	return b.String()
 }
@@ -496,7 +497,7 @@ func (n *node) emitDepthwise(g window, bias, mult int) error {
 		return nil
 	}
 	v := 1 // a vector must not cross a pixel's channels: V divides C
-	for _, w := range []int{8, 4} {
+	for _, w := range []int{16, 8, 4} {
 		if oc%w == 0 {
 			v = w
 			break
