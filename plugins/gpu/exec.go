@@ -152,7 +152,8 @@ func (x *executable) prepare(s *step) error {
 	if err != nil {
 		return err
 	}
-	global, local := groups(s.global, min(wg, x.ctx.Device.MaxWorkGroupSize), x.ctx.Device.MaxWorkItemSizes)
+	dev := &x.ctx.Device
+	global, local := spreadGroups(s.global, min(wg, dev.MaxWorkGroupSize), dev.MaxWorkItemSizes, dev.ComputeUnits)
 	l, err := cl.NewLaunch(k, global, local)
 	if err != nil {
 		return err
@@ -182,6 +183,24 @@ func groups(work []int, limit int, perDim []int) (global, local []int) {
 		global[i] = (max(w, 1) + l - 1) / l * l
 	}
 	return global, local
+}
+
+// spreadGroups is groups with the size limit halved until the work makes
+// at least two work-groups per compute unit (or groups of one item): a
+// compute unit runs one group at a time (on PoCL, one thread runs a whole
+// group), so a small layer in one big group would leave the others idle.
+func spreadGroups(work []int, limit int, perDim []int, units int) (global, local []int) {
+	for {
+		global, local = groups(work, limit, perDim)
+		n := 1
+		for i := range global {
+			n *= global[i] / local[i]
+		}
+		if n >= 2*units || limit <= 1 {
+			return global, local
+		}
+		limit /= 2
+	}
 }
 
 func floorPow2(n int) int {

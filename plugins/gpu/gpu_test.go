@@ -150,45 +150,49 @@ func TestConvolutions(t *testing.T) {
 		{name: "depthwise same mult2 relu_n1", depthwise: true, n: 1, h: 8, w: 6, c: 3, oc: 6, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, same: true, bias: true, act: schema.ActivationFunctionTypeRELU_N1_TO_1},
 		{name: "depthwise valid stride2 dilated", depthwise: true, n: 2, h: 9, w: 9, c: 4, oc: 4, kh: 3, kw: 3, sh: 2, sw: 2, dh: 2, dw: 2, act: schema.ActivationFunctionTypeRELU},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := lcg(7)
-			oh := tensor.WindowOutSize(tc.same, tc.h, tc.kh, tc.sh, tc.dh)
-			ow := tensor.WindowOutSize(tc.same, tc.w, tc.kw, tc.sw, tc.dw)
-			fshape := []int{tc.oc, tc.kh, tc.kw, tc.c}
-			if tc.depthwise {
-				fshape = []int{1, tc.kh, tc.kw, tc.oc}
-			}
-			in, f := r.floats(tc.n*tc.h*tc.w*tc.c), r.floats(tensor.NumElements(fshape))
-			var bias []float32
-			b := modelbuild.New()
-			x := b.Tensor("in", tensor.Float32, []int{tc.n, tc.h, tc.w, tc.c})
-			ins := []int{x, b.Const("filter", tensor.Float32, fshape, raw(f))}
-			if tc.bias {
-				bias = r.floats(tc.oc)
-				ins = append(ins, b.Const("bias", tensor.Float32, []int{tc.oc}, raw(bias)))
-			} else {
-				ins = append(ins, -1)
-			}
-			y := b.Tensor("out", tensor.Float32, []int{tc.n, oh, ow, tc.oc})
-			pad := schema.PaddingVALID
-			if tc.same {
-				pad = schema.PaddingSAME
-			}
-			if tc.depthwise {
-				b.Op(schema.BuiltinOperatorDEPTHWISE_CONV_2D, 1, ins, []int{y}, modelbuild.Options(schema.BuiltinOptionsDepthwiseConv2DOptions,
-					&schema.DepthwiseConv2DOptionsT{Padding: pad, StrideH: int32(tc.sh), StrideW: int32(tc.sw), DilationHFactor: int32(tc.dh),
-						DilationWFactor: int32(tc.dw), DepthMultiplier: int32(tc.oc / tc.c), FusedActivationFunction: tc.act}))
-			} else {
-				b.Op(schema.BuiltinOperatorCONV_2D, 1, ins, []int{y}, modelbuild.Options(schema.BuiltinOptionsConv2DOptions,
-					&schema.Conv2DOptionsT{Padding: pad, StrideH: int32(tc.sh), StrideW: int32(tc.sw), DilationHFactor: int32(tc.dh),
-						DilationWFactor: int32(tc.dw), FusedActivationFunction: tc.act}))
-			}
-			b.Inputs(x)
-			b.Outputs(y)
-			got := run(t, b, in, []int{tc.n, tc.h, tc.w, tc.c}, []int{tc.n, oh, ow, tc.oc})
-			compare(t, got, refConv(tc, in, f, bias, oh, ow), 1e-5)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkConv(t, tc) })
 	}
+}
+
+// checkConv runs one convolution on the gpu delegate against refConv.
+func checkConv(t *testing.T, tc convCase) {
+	t.Helper()
+	r := lcg(7)
+	oh := tensor.WindowOutSize(tc.same, tc.h, tc.kh, tc.sh, tc.dh)
+	ow := tensor.WindowOutSize(tc.same, tc.w, tc.kw, tc.sw, tc.dw)
+	fshape := []int{tc.oc, tc.kh, tc.kw, tc.c}
+	if tc.depthwise {
+		fshape = []int{1, tc.kh, tc.kw, tc.oc}
+	}
+	in, f := r.floats(tc.n*tc.h*tc.w*tc.c), r.floats(tensor.NumElements(fshape))
+	var bias []float32
+	b := modelbuild.New()
+	x := b.Tensor("in", tensor.Float32, []int{tc.n, tc.h, tc.w, tc.c})
+	ins := []int{x, b.Const("filter", tensor.Float32, fshape, raw(f))}
+	if tc.bias {
+		bias = r.floats(tc.oc)
+		ins = append(ins, b.Const("bias", tensor.Float32, []int{tc.oc}, raw(bias)))
+	} else {
+		ins = append(ins, -1)
+	}
+	y := b.Tensor("out", tensor.Float32, []int{tc.n, oh, ow, tc.oc})
+	pad := schema.PaddingVALID
+	if tc.same {
+		pad = schema.PaddingSAME
+	}
+	if tc.depthwise {
+		b.Op(schema.BuiltinOperatorDEPTHWISE_CONV_2D, 1, ins, []int{y}, modelbuild.Options(schema.BuiltinOptionsDepthwiseConv2DOptions,
+			&schema.DepthwiseConv2DOptionsT{Padding: pad, StrideH: int32(tc.sh), StrideW: int32(tc.sw), DilationHFactor: int32(tc.dh),
+				DilationWFactor: int32(tc.dw), DepthMultiplier: int32(tc.oc / tc.c), FusedActivationFunction: tc.act}))
+	} else {
+		b.Op(schema.BuiltinOperatorCONV_2D, 1, ins, []int{y}, modelbuild.Options(schema.BuiltinOptionsConv2DOptions,
+			&schema.Conv2DOptionsT{Padding: pad, StrideH: int32(tc.sh), StrideW: int32(tc.sw), DilationHFactor: int32(tc.dh),
+				DilationWFactor: int32(tc.dw), FusedActivationFunction: tc.act}))
+	}
+	b.Inputs(x)
+	b.Outputs(y)
+	got := run(t, b, in, []int{tc.n, tc.h, tc.w, tc.c}, []int{tc.n, oh, ow, tc.oc})
+	compare(t, got, refConv(tc, in, f, bias, oh, ow), 1e-5)
 }
 
 func TestBinaryBroadcast(t *testing.T) {
@@ -415,5 +419,16 @@ func TestInvokeAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("Invoke allocates %v times", n)
+	}
+}
+
+func TestSpreadGroups(t *testing.T) {
+	g, l := spreadGroups([]int{16, 2}, 256, nil, 4)
+	if n := g[0] / l[0] * g[1] / l[1]; n < 8 {
+		t.Errorf("spreadGroups([16 2], 4 units) = %v, %v: %d groups, want 8", g, l, n)
+	}
+	g, l = spreadGroups([]int{1}, 256, nil, 4)
+	if g[0] != 1 || l[0] != 1 {
+		t.Errorf("spreadGroups([1]) = %v, %v", g, l)
 	}
 }

@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +33,8 @@ func (d defines) wrap(kernel, body string) string {
 	}
 	b.WriteString(body)
 	for _, e := range d {
-		fmt.Fprintf(&b, "#undef %s\n", e.name)
+		name, _, _ := strings.Cut(e.name, "(") // a function-like macro is undefined by its name alone
+		fmt.Fprintf(&b, "#undef %s\n", name)
 	}
 	return b.String()
 }
@@ -140,27 +143,119 @@ func broadcastStrides(shape, out []int) []int {
 
 // --- CONV_2D, DEPTHWISE_CONV_2D ----------------------------------------------
 
-const convKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
-	int oc = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
-	if (oc >= OC || ox >= OW || z >= N * OH) return;
-	int oy = z % OH, n = z / OH;
-	float acc = bias[oc];
-	for (int ky = 0; ky < KH; ky++) {
-		int iy = oy * SH - PT + ky * DH;
-		if (iy < 0 || iy >= H) continue;
-		for (int kx = 0; kx < KW; kx++) {
-			int ix = ox * SW - PL + kx * DW;
-			if (ix < 0 || ix >= W) continue;
-			__global const float* ip = in + ((n * H + iy) * W + ix) * IC;
-			__global const float* wp = w + ((oc * KH + ky) * KW + kx) * IC;
-			for (int c = 0; c < IC; c++) acc += ip[c] * wp[c];
-		}
+// The convolution kernels block their work for a CPU device such as PoCL,
+// which runs a work-group's items one after another on one thread and
+// vectorises only the explicit vector types: a work item computes V output
+// channels (a floatV, V from vecWidth) for PX output pixels, so that each
+// weight vector loaded is used PX times and each input value V times, all
+// from registers. The filter is repacked at Compile into blocks of V output
+// channels, [OC/V][KH][KW][IC][V], so the inner loop reads it contiguously;
+// its output channels are padded with zeros to a multiple of V, and only the
+// real channels are stored. Sums keep the reference order (ky, kx, c).
+
+// pointwiseKernel is CONV_2D with a 1x1 filter, stride 1 and no padding: a
+// matrix product of the [pixels][IC] input by the [IC][OC] filter, blocked
+// PX pixels (flattened over batch, y and x, so no row remainder) by V
+// channels.
+const pointwiseKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+	int ob = get_global_id(0), p0 = get_global_id(1) * PX;
+	if (ob >= OB || p0 >= P) return;
+	__global const float* wp = w + ob * (IC * V);
+	FV b = VLOAD(ob, bias), acc[PX];
+	__global const float* ip[PX];
+	#pragma unroll
+	for (int p = 0; p < PX; p++) {
+		acc[p] = b;
+		ip[p] = in + min(p0 + p, P - 1) * IC; /* a remainder pixel recomputes the last one; it is not stored */
 	}
-	out[((n * OH + oy) * OW + ox) * OC + oc] = ACT(acc);
+	for (int c = 0; c < IC; c++) {
+		FV wv = VLOAD(c, wp);
+		#pragma unroll
+		for (int p = 0; p < PX; p++) acc[p] += ip[p][c] * wv;
+	}
+	#pragma unroll
+	for (int p = 0; p < PX; p++)
+		if (p0 + p < P) STORE(ACT(acc[p]), out + (p0 + p) * OC, ob * V);
 }
 `
 
+// convKernel is any other CONV_2D, blocked PX pixels along a row by V
+// channels. Outside the input a pixel reads 0 from a clamped (valid)
+// address, so the inner loop has no branch.
+const convKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+	int ob = get_global_id(0), ox0 = get_global_id(1) * PX, z = get_global_id(2);
+	if (ob >= OB || ox0 >= OW || z >= N * OH) return;
+	int oy = z % OH, n = z / OH;
+	FV b = VLOAD(ob, bias), acc[PX];
+	#pragma unroll
+	for (int p = 0; p < PX; p++) acc[p] = b;
+	__global const float* wp = w + ob * (KH * KW * IC * V);
+	for (int ky = 0; ky < KH; ky++) {
+		int iy = oy * SH - PT + ky * DH;
+		if (iy < 0 || iy >= H) continue;
+		__global const float* row = in + (n * H + iy) * W * IC;
+		for (int kx = 0; kx < KW; kx++) {
+			__global const float* ip[PX];
+			bool ok[PX];
+			#pragma unroll
+			for (int p = 0; p < PX; p++) {
+				int ix = (ox0 + p) * SW - PL + kx * DW;
+				ok[p] = ix >= 0 && ix < W;
+				ip[p] = row + clamp(ix, 0, W - 1) * IC;
+			}
+			__global const float* wk = wp + (ky * KW + kx) * IC * V;
+			for (int c = 0; c < IC; c++) {
+				FV wv = VLOAD(c, wk);
+				#pragma unroll
+				for (int p = 0; p < PX; p++) acc[p] += (ok[p] ? ip[p][c] : 0.0f) * wv;
+			}
+		}
+	}
+	#pragma unroll
+	for (int p = 0; p < PX; p++)
+		if (ox0 + p < OW) STORE(ACT(acc[p]), out + ((n * OH + oy) * OW + ox0 + p) * OC, ob * V);
+}
+`
+
+// depthwiseKernel is DEPTHWISE_CONV_2D with a depth multiplier of 1 and V
+// dividing the channels: a work item computes V channels of PX pixels along
+// a row. Each filter row reads the input strip the PX pixels' windows cover
+// once (S vectors), so stride 1 loads each input vector once, not KW times.
 const depthwiseKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+	int cb = get_global_id(0), ox0 = get_global_id(1) * PX, z = get_global_id(2);
+	if (cb >= OB || ox0 >= OW || z >= N * OH) return;
+	int oy = z % OH, n = z / OH;
+	FV b = VLOAD(cb, bias), acc[PX];
+	#pragma unroll
+	for (int p = 0; p < PX; p++) acc[p] = b;
+	#pragma unroll
+	for (int ky = 0; ky < KH; ky++) {
+		int iy = oy * SH - PT + ky * DH;
+		if (iy < 0 || iy >= H) continue;
+		__global const float* row = in + (n * H + iy) * W * IC + cb * V;
+		FV s[S];
+		#pragma unroll
+		for (int t = 0; t < S; t++) {
+			int ix = ox0 * SW - PL + t;
+			FV v = VLOAD(0, row + clamp(ix, 0, W - 1) * IC);
+			s[t] = ix >= 0 && ix < W ? v : (FV)(0.0f);
+		}
+		#pragma unroll
+		for (int kx = 0; kx < KW; kx++) {
+			FV wv = VLOAD(0, w + (ky * KW + kx) * OC + cb * V);
+			#pragma unroll
+			for (int p = 0; p < PX; p++) acc[p] += s[p * SW + kx * DW] * wv;
+		}
+	}
+	#pragma unroll
+	for (int p = 0; p < PX; p++)
+		if (ox0 + p < OW) STORE(ACT(acc[p]), out + ((n * OH + oy) * OW + ox0 + p) * OC, cb * V);
+}
+`
+
+// depthwiseScalarKernel is the general DEPTHWISE_CONV_2D (a depth
+// multiplier above 1): one output element per work item.
+const depthwiseScalarKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
 	int oc = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (oc >= OC || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH, ic = oc / MULT;
@@ -273,7 +368,7 @@ func (n *node) conv() error {
 	}
 	g := window{in: in, out: out, kh: f[1], kw: f[2], sh: int(o.StrideH), sw: int(o.StrideW),
 		dh: max(int(o.DilationHFactor), 1), dw: max(int(o.DilationWFactor), 1), padding: o.Padding, act: o.FusedActivationFunction}
-	return n.emitConv(g, bias, convKernel, 0)
+	return n.emitConv(g, bias)
 }
 
 func (n *node) depthwise() error {
@@ -291,26 +386,160 @@ func (n *node) depthwise() error {
 	}
 	g := window{in: in, out: out, kh: f[1], kw: f[2], sh: int(o.StrideH), sw: int(o.StrideW),
 		dh: max(int(o.DilationHFactor), 1), dw: max(int(o.DilationWFactor), 1), padding: o.Padding, act: o.FusedActivationFunction}
-	return n.emitConv(g, bias, depthwiseKernel, f[3]/in[3])
+	return n.emitDepthwise(g, bias, f[3]/in[3])
 }
 
-// emitConv emits a convolution kernel over (output channel, x, batch*y).
-func (n *node) emitConv(g window, bias int, body string, mult int) error {
+// Pixels per work item. A pointwise item holds PX vector accumulators and
+// reads PX input rows: 8 keeps both in registers with 16-wide vectors
+// (AVX-512 has 32). A depthwise item also holds its input strip.
+const (
+	pointwisePixels = 8
+	convPixels      = 4
+	depthwisePixels = 4
+)
+
+// convVecWidth is the output channels per work item for a convolution with
+// oc of them: the widest of 16, 8 and 4 that divides oc, else the one that
+// pads the least (16 for many channels, where padding costs little).
+func convVecWidth(oc int) int {
+	for _, v := range []int{16, 8, 4} {
+		if oc%v == 0 {
+			return v
+		}
+	}
+	if oc >= 64 {
+		return 16
+	}
+	return 4
+}
+
+// vector defines the vector type of v floats and its access macros: FV,
+// VLOAD(i, p) and VSTORE(x, i, p) (vloadV/vstoreV, or plain access for 1),
+// and STORE(x, p, o), which stores x's lanes at p[o...], only those below
+// OC (the padding channels are dropped).
+func (d *defines) vector(v int) {
+	d.int("V", v)
+	if v == 1 {
+		d.text("FV", "float")
+		d.text("VLOAD(i, p)", "((p)[i])")
+		d.text("VSTORE(x, i, p)", "((p)[i] = (x))")
+	} else {
+		d.text("FV", fmt.Sprint("float", v))
+		d.text("VLOAD(i, p)", fmt.Sprintf("vload%d((i), (p))", v))
+		d.text("VSTORE(x, i, p)", fmt.Sprintf("vstore%d((x), (i), (p))", v))
+	}
+	d.text("STORE(x, p, o)", "do { FV x_ = (x); int o_ = (o); if (OC % V == 0 || o_ + V <= OC) VSTORE(x_, 0, (p) + o_); "+
+		"else { float t_[V]; VSTORE(x_, 0, t_); for (int j_ = 0; o_ + j_ < OC; j_++) (p)[o_ + j_] = t_[j_]; } } while (0)")
+}
+
+// emitConv emits CONV_2D: the pointwise kernel for a 1x1 filter at stride
+// 1 (no padding is possible), the blocked general one otherwise, over a
+// filter repacked into blocks of V output channels.
+func (n *node) emitConv(g window, bias int) error {
+	var d defines
+	if err := g.define(&d); err != nil {
+		return err
+	}
+	oc, k := g.out[3], g.kh*g.kw*g.in[3]
+	v := convVecWidth(oc)
+	blocks := (oc + v - 1) / v
+	d.int("OC", oc)
+	d.int("OB", blocks)
+	d.vector(v)
+	w := n.constant(packFilter(n.floats(n.in[1]), oc, k, v), []int{blocks, k, v})
+	b, err := n.biasArg(bias, oc)
+	if err != nil {
+		return err
+	}
+	b = n.constant(padFloats(n.floats(b), blocks*v), []int{blocks * v})
+	args := []int{n.in[0], w, b, n.out[0]}
+	if g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 {
+		pixels := g.out[0] * g.out[1] * g.out[2]
+		d.int("P", pixels)
+		d.int("PX", pointwisePixels)
+		n.emit(d.wrap(kernelName(n.index), pointwiseKernel), args, blocks, (pixels+pointwisePixels-1)/pointwisePixels)
+		return nil
+	}
+	d.int("PX", convPixels)
+	n.emit(d.wrap(kernelName(n.index), convKernel), args, blocks, (g.out[2]+convPixels-1)/convPixels, g.out[0]*g.out[1])
+	return nil
+}
+
+// emitDepthwise emits DEPTHWISE_CONV_2D: blocked over channels and pixels
+// for a depth multiplier of 1 (the filter's layout, [KH][KW][C], is already
+// channel-contiguous), one element per item otherwise.
+func (n *node) emitDepthwise(g window, bias, mult int) error {
 	var d defines
 	if err := g.define(&d); err != nil {
 		return err
 	}
 	oc := g.out[3]
 	d.int("OC", oc)
-	if mult > 0 {
-		d.int("MULT", mult)
-	}
 	b, err := n.biasArg(bias, oc)
 	if err != nil {
 		return err
 	}
-	n.emit(d.wrap(kernelName(n.index), body), []int{n.in[0], n.in[1], b, n.out[0]}, oc, g.out[2], g.out[0]*g.out[1])
+	args := []int{n.in[0], n.in[1], b, n.out[0]}
+	if mult != 1 {
+		d.int("MULT", mult)
+		n.emit(d.wrap(kernelName(n.index), depthwiseScalarKernel), args, oc, g.out[2], g.out[0]*g.out[1])
+		return nil
+	}
+	v := 1 // a vector must not cross a pixel's channels: V divides C
+	for _, w := range []int{16, 8, 4} {
+		if oc%w == 0 {
+			v = w
+			break
+		}
+	}
+	d.vector(v)
+	d.int("OB", oc/v)
+	d.int("PX", depthwisePixels)
+	d.int("S", (depthwisePixels-1)*g.sw+(g.kw-1)*g.dw+1)
+	n.emit(d.wrap(kernelName(n.index), depthwiseKernel), args, oc/v, (g.out[2]+depthwisePixels-1)/depthwisePixels, g.out[0]*g.out[1])
 	return nil
+}
+
+// floats is constant tensor ti's values.
+func (n *node) floats(ti int) []float32 {
+	data := n.l.p.tensors[ti].data
+	out := make([]float32, len(data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return out
+}
+
+// constant adds a synthetic constant tensor (a repacked filter or padded
+// bias) to the plan and returns its index.
+func (n *node) constant(v []float32, shape []int) int {
+	data := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
+	}
+	n.l.p.tensors = append(n.l.p.tensors, tensorPlan{used: true, shape: shape, bytes: len(data), data: data, alias: -1})
+	return len(n.l.p.tensors) - 1
+}
+
+// packFilter repacks an [oc][k] filter as [oc/v][k][v] (oc rounded up to
+// a multiple of v, the padding channels zero), so that a work item's v
+// channels for one k are one contiguous vector.
+func packFilter(f []float32, oc, k, v int) []float32 {
+	blocks := (oc + v - 1) / v
+	out := make([]float32, blocks*k*v)
+	for o := range oc {
+		for i := range k {
+			out[((o/v)*k+i)*v+o%v] = f[o*k+i]
+		}
+	}
+	return out
+}
+
+// padFloats is x zero-padded to n values.
+func padFloats(x []float32, n int) []float32 {
+	out := make([]float32, n)
+	copy(out, x)
+	return out
 }
 
 // --- AVERAGE_POOL_2D ---------------------------------------------------------
