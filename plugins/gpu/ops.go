@@ -86,7 +86,7 @@ func (n *node) binary(code schema.BuiltinOperator) error {
 		return fmt.Errorf("no binary kernel for %s", n.name)
 	}
 	d.text("OP(x, y)", op)
-	if err := d.activation(binaryActivation(n.opts)); err != nil {
+	if err := d.activation(fusedActivation(n.opts)); err != nil {
 		return err
 	}
 	for _, ti := range n.in {
@@ -573,16 +573,10 @@ func (n *node) pool(body string) error {
 	if !ok {
 		return fmt.Errorf("no Pool2DOptions")
 	}
-	if err := n.inputs(1, 1); err != nil {
+	in, out, err := n.mainIO(1, 1, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	g := window{in: in, out: out, kh: int(o.FilterHeight), kw: int(o.FilterWidth), sh: int(o.StrideH), sw: int(o.StrideW),
 		dh: 1, dw: 1, padding: o.Padding, act: o.FusedActivationFunction}
 	var d defines
@@ -642,16 +636,10 @@ func (n *node) softmax() error {
 	if !ok {
 		return fmt.Errorf("no SoftmaxOptions")
 	}
-	if err := n.inputs(1, 1); err != nil {
+	in, out, err := n.mainIO(1, 1, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	if !slices.Equal(in, out) || len(in) == 0 {
 		return fmt.Errorf("input %v, output %v: want the same shape", in, out)
 	}

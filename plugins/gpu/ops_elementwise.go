@@ -30,22 +30,6 @@ func binaryExpr(code schema.BuiltinOperator) string {
 	return ""
 }
 
-// binaryActivation is a binary op's fused activation; NONE for the ops
-// without one.
-func binaryActivation(opts any) schema.ActivationFunctionType {
-	switch o := opts.(type) {
-	case *schema.AddOptionsT:
-		return o.FusedActivationFunction
-	case *schema.SubOptionsT:
-		return o.FusedActivationFunction
-	case *schema.MulOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DivOptionsT:
-		return o.FusedActivationFunction
-	}
-	return schema.ActivationFunctionTypeNONE
-}
-
 // --- LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH -------
 
 const unaryKernel = `__kernel void NAME(__global const float* in, __global float* out) {
@@ -88,16 +72,10 @@ func (n *node) unary(code schema.BuiltinOperator) error {
 	if err != nil {
 		return err
 	}
-	if err := n.inputs(1, 1); err != nil {
+	in, out, err := n.mainIO(1, 1, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	total := tensor.NumElements(in)
 	if tensor.NumElements(out) != total {
 		return fmt.Errorf("input %v, output %v: want as many elements", in, out)

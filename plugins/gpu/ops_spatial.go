@@ -124,16 +124,10 @@ const padKernel = `__kernel void NAME(__global const float* in, __global float* 
 // pad lowers PAD with constant paddings (up to 4 dimensions; zeros, as
 // TFLite pads float tensors).
 func (n *node) pad() error {
-	if err := n.inputs(2, 2); err != nil {
+	in, out, err := n.mainIO(2, 2, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	pads, err := n.paddings(len(in))
 	if err != nil {
 		return err
@@ -227,16 +221,10 @@ func (n *node) resize(code schema.BuiltinOperator) error {
 	if err != nil {
 		return err
 	}
-	if err := n.inputs(2, 2); err != nil {
+	in, out, err := n.mainIO(2, 2, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	if len(in) != 4 || len(out) != 4 || in[0] != out[0] || in[3] != out[3] {
 		return fmt.Errorf("input %v, output %v: want 4-D NHWC of the same batch and channels", in, out)
 	}
@@ -328,16 +316,10 @@ const meanKernel = `__kernel void NAME(__global const float* in, __global float*
 // mean lowers MEAN over constant axes of a tensor of up to 4 dimensions,
 // with or without keep_dims (the output's elements are laid out alike).
 func (n *node) mean() error {
-	if err := n.inputs(2, 2); err != nil {
+	in, out, err := n.mainIO(2, 2, false)
+	if err != nil {
 		return err
 	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
-		return err
-	}
-	in, out := n.shape(n.in[0]), n.shape(n.out[0])
 	if len(in) > 4 {
 		return fmt.Errorf("input %v: at most 4 dimensions", in)
 	}

@@ -24,8 +24,12 @@ func checkActivation(a schema.ActivationFunctionType) string {
 
 // fusedActivation is the node's fused activation; NONE when its options
 // carry none.
-func (c *nodeCtx) fusedActivation() schema.ActivationFunctionType {
-	switch o := c.options.(type) {
+func (c *nodeCtx) fusedActivation() schema.ActivationFunctionType { return fusedActivation(c.options) }
+
+// fusedActivation is the fused activation of builtin options opts (a
+// *schema.XxxOptionsT); NONE for options without one.
+func fusedActivation(opts any) schema.ActivationFunctionType {
+	switch o := opts.(type) {
 	case *schema.AddOptionsT:
 		return o.FusedActivationFunction
 	case *schema.SubOptionsT:
