@@ -1,9 +1,13 @@
 package gpu
 
 import (
+	"context"
 	"testing"
 
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // TestConvolutionBlocks covers the remainders of the blocked kernels: output
@@ -28,5 +32,30 @@ func TestConvolutionBlocks(t *testing.T) {
 		{name: "depthwise c32 s2 valid 5x4", depthwise: true, n: 1, h: 9, w: 9, c: 32, oc: 32, kh: 5, kw: 4, sh: 2, sw: 2, dh: 1, dw: 1, bias: true, act: none},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkConv(t, tc) })
+	}
+}
+
+// TestRepackedFilterNotUploaded: a convolution's filter goes to the device
+// once, repacked; the model's own copy of it gets no buffer.
+func TestRepackedFilterNotUploaded(t *testing.T) {
+	b := modelbuild.New()
+	in := b.Tensor("in", tensor.Float32, []int{1, 4, 4, 8})
+	w := b.Const("w", tensor.Float32, []int{16, 1, 1, 8}, raw(make([]float32, 128)))
+	out := b.Tensor("out", tensor.Float32, []int{1, 4, 4, 16})
+	b.Op(schema.BuiltinOperatorCONV_2D, 1, []int{in, w, -1}, []int{out},
+		modelbuild.Options(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1}))
+	b.Inputs(in)
+	b.Outputs(out)
+	e, err := New().Compile(context.Background(), &delegate.Partition{Model: b.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	x := e.(*executable)
+	if x.byTensor[w] != nil {
+		t.Errorf("the filter as the model has it (tensor %d) was uploaded beside its repacked copy", w)
+	}
+	if x.byTensor[in] == nil || x.byTensor[out] == nil {
+		t.Error("the input or output has no buffer")
 	}
 }

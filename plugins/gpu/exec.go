@@ -66,13 +66,15 @@ func buildWith(d *cl.Device, p *plan, pb programBuilder) (_ *executable, err err
 	return x, nil
 }
 
-// allocate uploads every constant and allocates every other tensor's
-// buffer once; an alias (RESHAPE's output) shares its root's buffer.
+// allocate uploads every constant a kernel reads and allocates every other
+// tensor's buffer once; an alias (RESHAPE's output) shares its root's
+// buffer.
 func (x *executable) allocate() error {
 	x.byTensor = make([]*cl.Buffer, len(x.p.tensors))
+	bound := x.p.bound()
 	for i, t := range x.p.tensors {
-		if !t.used || t.alias >= 0 {
-			continue
+		if !t.used || t.alias >= 0 || t.data != nil && !bound[i] {
+			continue // an alias, or a constant no kernel reads (a filter that was repacked)
 		}
 		var (
 			b   *cl.Buffer

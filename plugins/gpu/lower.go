@@ -19,6 +19,27 @@ type plan struct {
 	outputs []int        // boundary outputs, in order
 }
 
+// bound reports, per tensor, whether some step binds it (or an alias of
+// it) to a kernel argument, or the host reads or writes it.
+func (p *plan) bound() []bool {
+	out := make([]bool, len(p.tensors))
+	mark := func(ti int) {
+		out[ti] = true
+		if a := p.tensors[ti].alias; a >= 0 {
+			out[a] = true
+		}
+	}
+	for _, st := range p.steps {
+		for _, ti := range st.args {
+			mark(ti)
+		}
+	}
+	for _, ti := range slices.Concat(p.inputs, p.outputs) {
+		mark(ti)
+	}
+	return out
+}
+
 // step is one node's kernel.
 type step struct {
 	node   int
