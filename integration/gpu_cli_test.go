@@ -42,9 +42,17 @@ func TestGpuPluginCLI(t *testing.T) {
 	if err := compareOutputs(c, readFile(t, out), shared.ReadGolden(t, c.OutputFile)); err != nil {
 		t.Errorf("through delego-gpu: %v", err)
 	}
+	// The plan says which OpenCL device would run it, and that PoCL, which
+	// has no fp16, runs is_precision_loss_allowed in fp32.
+	stdout, stderr, err := run(nil, "plan", shared.Model(t, c.Model), "--delegate", "gpu")
+	if err != nil || !strings.Contains(stdout, "gpu device 0: ") || !strings.Contains(stdout, "in use") ||
+		!strings.Contains(stdout, "fp16 no: is_precision_loss_allowed runs in fp32") ||
+		!strings.Contains(stdout, "31 nodes: 31 on delegates in 1 partition, 0 on the CPU") {
+		t.Errorf("plan: %v\n%s%s", err, stdout, stderr)
+	}
 
 	empty := []string{"OCL_ICD_VENDORS=" + t.TempDir()}
-	stdout, stderr, err := run(empty, "plugins", "--json")
+	stdout, stderr, err = run(empty, "plugins", "--json")
 	if err != nil {
 		t.Fatalf("plugins: %v\n%s", err, stderr)
 	}

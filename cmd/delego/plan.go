@@ -82,6 +82,10 @@ JSON fields (stable):
   twin                  present when an Edge TPU model's CPU twin would run
                         instead of the model (see --cpu-twin): path,
                         fallbacks[] (as above). The plan is still the model's.
+  devices[]             for each delegate that lists its devices: delegate,
+                        devices[] (name, description: which one is in use,
+                        and what it makes of the settings there, e.g. a GPU
+                        without fp16); absent when none does
   error                 why a run here would fail; absent if it would not
 
 Flags may come before or after MODEL.
@@ -147,6 +151,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil {
 		return err
 	}
+	r.Devices = devicesOf(ctx, del)
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
 	switch f.format {
 	case "json":
@@ -162,6 +167,29 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 		return fmt.Errorf("the model cannot run as planned: %w", r.cannotRun)
 	}
 	return nil
+}
+
+// devicesOf asks each delegate of del that can list its devices for them;
+// one that cannot (its device is missing: the plan says why elsewhere) is
+// left out.
+func devicesOf(ctx context.Context, del *delegation) []planDevices {
+	var out []planDevices
+	for i, d := range del.Delegates {
+		dl, ok := d.(delegate.DeviceLister)
+		if !ok {
+			continue
+		}
+		devs, err := dl.Devices(ctx)
+		if err != nil || len(devs) == 0 {
+			continue
+		}
+		pd := planDevices{Delegate: del.Names[i]}
+		for _, dev := range devs {
+			pd.Devices = append(pd.Devices, planDevice{Name: dev.Name, Description: dev.Description})
+		}
+		out = append(out, pd)
+	}
+	return out
 }
 
 // makePlan partitions m among the delegates of del and compiles every
@@ -347,11 +375,24 @@ type planReport struct {
 	Steps      []planStep      `json:"steps"`
 	Fallbacks  []planFallback  `json:"fallbacks"`
 	Twin       *planTwin       `json:"twin,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	// Devices lists, per delegate that can say, the devices it would run
+	// on (with what it makes of the settings there: a GPU without fp16).
+	Devices []planDevices `json:"devices,omitempty"`
+	Error   string        `json:"error,omitempty"`
 
 	plan      *partition.Plan // for Dot
 	model     *model.Model    // the model the plan is of
 	cannotRun error           // why the model cannot run whatever the devices
+}
+
+type planDevices struct {
+	Delegate string       `json:"delegate"`
+	Devices  []planDevice `json:"devices"`
+}
+
+type planDevice struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 type planSummary struct {
@@ -505,6 +546,11 @@ func printPlan(w io.Writer, r *planReport) {
 		fmt.Fprintln(w, "delegates: none: every node runs on delego's CPU kernels")
 	} else {
 		fmt.Fprintf(w, "delegates: %s (in priority order)\n", strings.Join(r.Delegates, ", "))
+		for _, d := range r.Devices {
+			for _, dev := range d.Devices {
+				fmt.Fprintf(w, "  %s device %s: %s\n", d.Delegate, dev.Name, dev.Description)
+			}
+		}
 	}
 	fmt.Fprintln(w, r.summaryLine())
 	for _, p := range r.Partitions {
