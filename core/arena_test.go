@@ -160,11 +160,11 @@ func greedyBySize(lives []lifetime) (map[int]int, int) {
 	return offsets, total
 }
 
-// BenchmarkPlanArena places the tensors of three shapes of graph: a chain
+// BenchmarkPlanArena places the tensors of four shapes of graph: a chain
 // (each tensor lives two steps), a nest (tensor i lives from step i to
-// step 2n-i: all at once in the middle, as in a long-lived fan) and a
+// step 2n-i: all at once in the middle, as in a long-lived fan), a
 // nest followed by a chain reusing its memory (the two mixed at the same
-// offsets).
+// offsets), and random lifetimes of random sizes.
 func BenchmarkPlanArena(b *testing.B) {
 	shapes := map[string]func(n int) []lifetime{
 		"chain": func(n int) []lifetime {
@@ -190,7 +190,19 @@ func BenchmarkPlanArena(b *testing.B) {
 			return lives
 		},
 	}
-	for _, shape := range []string{"chain", "nest", "nest+chain"} {
+	shapes["random"] = func(n int) []lifetime {
+		// Lifetimes of up to 1,000 steps starting anywhere, sizes of up
+		// to 4 KB: about a thousand alive beside each tensor, at offsets
+		// unrelated to when they live. The treap prunes least here.
+		rng := rand.New(rand.NewPCG(5, 6))
+		lives := make([]lifetime, n)
+		for i := range lives {
+			f := rng.IntN(n)
+			lives[i] = lifetime{tensor: i, size: 16 + rng.IntN(4096), first: f, last: f + rng.IntN(1000)}
+		}
+		return lives
+	}
+	for _, shape := range []string{"chain", "nest", "nest+chain", "random"} {
 		for _, n := range []int{10000, 20000, 40000} {
 			lives := shapes[shape](n)
 			b.Run(fmt.Sprintf("%s/tensors=%d", shape, n), func(b *testing.B) {
