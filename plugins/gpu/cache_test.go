@@ -158,7 +158,7 @@ func TestInjectedBuildError(t *testing.T) {
 // TestBufferTooLarge: a tensor larger than the device's largest allocation
 // is a compile error naming the OpenCL error, the tensor and its node.
 func TestBufferTooLarge(t *testing.T) {
-	dev, err := device()
+	dev, err := New().device()
 	if err != nil {
 		t.Fatal(err)
 	}

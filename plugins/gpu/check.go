@@ -18,15 +18,15 @@ func (*Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([]de
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	vs, err := checkNodes(data, nodes, defaultCheckOptions())
-	if err != nil {
-		return nil, err
-	}
 	m, err := model.New(data)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: check nodes: %w", err)
 	}
 	defer m.Close()
+	vs, err := checkModelNodes(m, nodes, defaultCheckOptions())
+	if err != nil {
+		return nil, err
+	}
 	l := newLowerer(m)
 	for i, n := range nodes {
 		if !vs[i].Accept {

@@ -22,30 +22,30 @@ const noPlatform = "no OpenCL platform (install an ICD: pocl-opencl-icd, or your
 // devices loads OpenCL and lists every device of every platform. A missing
 // library, no platform or no device is an error wrapping
 // delegate.ErrNoDevice.
-func devices() (*cl.Lib, []cl.Device, error) {
+func devices() ([]cl.Device, error) {
 	lib, err := cl.Load()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
 	}
 	ps, err := lib.Platforms()
 	if errors.Is(err, cl.ErrNoPlatform) {
-		return nil, nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, noPlatform)
+		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, noPlatform)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
 	}
 	var all []cl.Device
 	for _, p := range ps {
 		ds, err := p.Devices(cl.DeviceAll)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: platform %q: %w", delegate.ErrNoDevice, p.Name, err)
+			return nil, fmt.Errorf("%w: platform %q: %w", delegate.ErrNoDevice, p.Name, err)
 		}
 		all = append(all, ds...)
 	}
 	if len(all) == 0 {
-		return nil, nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, noPlatform)
+		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, noPlatform)
 	}
-	return lib, all, nil
+	return all, nil
 }
 
 // choose picks the device to run on: the one DELEGO_GPU_DEVICE names,
@@ -73,17 +73,27 @@ func choose(ds []cl.Device, env string) (int, error) {
 	return 0, nil
 }
 
-// device loads OpenCL and returns the device to run on.
-func device() (*cl.Device, error) {
-	_, ds, err := devices()
+// discover finds the OpenCL devices and the one to run on, the first time
+// it is asked: the library, its platforms and DELEGO_GPU_DEVICE stay as
+// they are while the plugin runs, so Support, Devices and every Compile
+// share the answer.
+func (dl *Delegate) discover() (ds []cl.Device, used int, err error) {
+	dl.once.Do(func() {
+		dl.found, dl.err = devices()
+		if dl.err == nil {
+			dl.used, dl.err = choose(dl.found, os.Getenv(DeviceEnv))
+		}
+	})
+	return dl.found, dl.used, dl.err
+}
+
+// device is the device to run on.
+func (dl *Delegate) device() (*cl.Device, error) {
+	ds, used, err := dl.discover()
 	if err != nil {
 		return nil, err
 	}
-	i, err := choose(ds, os.Getenv(DeviceEnv))
-	if err != nil {
-		return nil, err
-	}
-	return &ds[i], nil
+	return &ds[used], nil
 }
 
 // describe is one line about a device for Devices.

@@ -4,19 +4,26 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/gpu/cl"
 )
 
 // Name is the delegate's name.
 const Name = "gpu"
 
-// Delegate runs partitions on an OpenCL device. It holds nothing itself:
-// each compiled partition owns its context, queue, program and buffers.
-// Built programs are cached on disk (CacheEnv).
+// Delegate runs partitions on an OpenCL device. It holds only what it
+// found of OpenCL (see discover): each compiled partition owns its context,
+// queue, program and buffers. Built programs are cached on disk (CacheEnv).
 type Delegate struct {
 	hooks *hooks // tests' hooks; nil for New's
+
+	once  sync.Once
+	found []cl.Device
+	used  int // index into found
+	err   error
 }
 
 // New returns the gpu delegate.
@@ -27,11 +34,11 @@ func (*Delegate) Name() string { return Name }
 
 // Support declares what Compile handles. Without OpenCL (no library, no
 // platform, no device) it fails with an error wrapping delegate.ErrNoDevice.
-func (*Delegate) Support(ctx context.Context) (*delegate.Support, error) {
+func (dl *Delegate) Support(ctx context.Context) (*delegate.Support, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := device(); err != nil {
+	if _, _, err := dl.discover(); err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	return support(), nil
@@ -40,15 +47,11 @@ func (*Delegate) Support(ctx context.Context) (*delegate.Support, error) {
 // Devices lists every OpenCL device of every platform, marking the one
 // Compile uses ("in use:"). Its Name is the device's index (what
 // DELEGO_GPU_DEVICE takes) and name.
-func (*Delegate) Devices(ctx context.Context) ([]delegate.Device, error) {
+func (dl *Delegate) Devices(ctx context.Context) ([]delegate.Device, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	_, ds, err := devices()
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
-	used, err := choose(ds, os.Getenv(DeviceEnv))
+	ds, used, err := dl.discover()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -77,7 +80,7 @@ func (dl *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegat
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	d, err := device()
+	d, err := dl.device()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -92,7 +95,7 @@ func (dl *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegat
 	return x, nil
 }
 
-// Close implements delegate.Delegate; the delegate holds nothing.
+// Close implements delegate.Delegate; the delegate holds nothing to close.
 func (*Delegate) Close() error { return nil }
 
 var (

@@ -376,7 +376,7 @@ func TestGroups(t *testing.T) {
 // TestBuildErrorNamesNode builds a plan whose second kernel does not
 // compile: the error names that node, the OpenCL error and the log.
 func TestBuildErrorNamesNode(t *testing.T) {
-	d, err := device()
+	d, err := New().device()
 	if err != nil {
 		t.Fatal(err)
 	}

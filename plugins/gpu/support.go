@@ -114,6 +114,11 @@ func checkNodes(data []byte, nodes []int, opts checkOptions) ([]delegate.Verdict
 		return nil, fmt.Errorf("gpu: check nodes: %w", err)
 	}
 	defer m.Close()
+	return checkModelNodes(m, nodes, opts)
+}
+
+// checkModelNodes is checkNodes on a loaded model.
+func checkModelNodes(m *model.Model, nodes []int, opts checkOptions) ([]delegate.Verdict, error) {
 	n := m.Subgraph(0).NumOperators()
 	out := make([]delegate.Verdict, len(nodes))
 	for i, node := range nodes {
