@@ -146,6 +146,16 @@ func (it *Interpreter) absorb(d delegate.Delegate, partition int, nodes []int, s
 	return nil
 }
 
+// recordRun records what an execution failure (err) of p led to.
+func (it *Interpreter) recordRun(p *delegated, err error, o delegate.Outcome) {
+	it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, o)
+}
+
+// execError is err as p's execution error.
+func (p *delegated) execError(err error) *delegate.Error {
+	return &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+}
+
 // record adds an event to the interpreter's fallbacks.
 func (it *Interpreter) record(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error, o delegate.Outcome) {
 	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
@@ -188,7 +198,7 @@ func (it *Interpreter) cpuCannotRun(ctx context.Context, err error) (*Interprete
 func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err error) error {
 	p.restoreState(it)
 	lost := it.lose(p, err)
-	derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+	derr := p.execError(err)
 	if cerr := ctxDone(ctx); cerr != nil {
 		// The caller gave up: that is the caller's answer, not the
 		// delegate's failure, so there is no fallback to run.
@@ -202,23 +212,23 @@ func (it *Interpreter) executionFailed(ctx context.Context, p *delegated, err er
 	case !it.cpuRuns(p) && lost && it.twinCanStandIn():
 		// No CPU kernel for some node (an Edge TPU model's custom op):
 		// the model's CPU twin stands in for this Invoke.
-		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.TwinStoodIn)
+		it.recordRun(p, err, delegate.TwinStoodIn)
 		if err := it.standIn(ctx, derr); err != nil {
 			return err
 		}
 		return errTwinAnswered
 	case !it.cpuRuns(p):
 		// The same, for this Invoke and every later one.
-		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+		it.recordRun(p, err, delegate.MovedToCPU)
 		p.lost = nil
 		if err := it.switchToTwin(ctx, derr); err != nil {
 			return err
 		}
 		return errTwinAnswered
 	case lost:
-		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.RanOnCPU)
+		it.recordRun(p, err, delegate.RanOnCPU)
 	default:
-		it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+		it.recordRun(p, err, delegate.MovedToCPU)
 		p.onCPU = true
 		p.closeExe()
 	}
@@ -251,10 +261,12 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 	r := it.opts.Restarts
 	cpu := it.cpuRuns(p)
 	fallback := it.fb.policy.OnExecutionError && (cpu || it.twinCanStandIn())
-	fail := func(err error) (bool, error) {
-		derr := &delegate.Error{Delegate: p.delegate.Name(), Partition: p.index, Stage: delegate.StageExecute, Err: err}
+	// elsewhere runs p off its delegate this time when the settings
+	// allow it (the CPU, or the twin for the whole Invoke); else p fails
+	// with err.
+	elsewhere := func(err error) (bool, error) {
 		if !fallback || ctxDone(ctx) != nil {
-			return false, derr
+			return false, p.execError(err)
 		}
 		if cpu {
 			it.giveInnerMemory(p)
@@ -264,31 +276,31 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 	if p.restarts >= r.Max {
 		err := fmt.Errorf("gave up after %d restarts in a row: %w", p.restarts, p.lost)
 		if fallback {
-			it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, err, delegate.MovedToCPU)
+			it.recordRun(p, err, delegate.MovedToCPU)
 			if cpu {
 				p.onCPU, p.lost = true, nil
 			}
 		}
-		return fail(err)
+		return elsewhere(err)
 	}
 	if wait := time.Until(p.retryAt); wait > 0 {
 		if fallback {
-			return fail(nil)
+			return elsewhere(p.lost)
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return fail(fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err()))
+			return elsewhere(fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err()))
 		case <-t.C:
 		}
 	}
 	p.restarts++
 	if err := it.compileExe(ctx, p); err != nil {
 		p.retryAt = time.Now().Add(r.backoff(p.restarts))
-		return fail(fmt.Errorf("restart %d of %d failed: %w", p.restarts, r.Max, err))
+		return elsewhere(fmt.Errorf("restart %d of %d failed: %w", p.restarts, r.Max, err))
 	}
-	it.record(p.delegate, p.index, p.nodes, delegate.StageExecute, p.lost, delegate.Restarted)
+	it.recordRun(p, p.lost, delegate.Restarted)
 	p.lost = nil
 	return true, nil
 }
