@@ -23,7 +23,7 @@ func (*Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([]de
 		return nil, fmt.Errorf("gpu: check nodes: %w", err)
 	}
 	defer m.Close()
-	vs, err := checkModelNodes(m, nodes, defaultCheckOptions())
+	vs, err := checkModelNodes(m, nodes, defaultSettings())
 	if err != nil {
 		return nil, err
 	}

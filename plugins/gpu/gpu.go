@@ -76,7 +76,7 @@ func (dl *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegat
 	if err != nil {
 		return nil, fmt.Errorf("gpu: partition data: %w", err)
 	}
-	pl, err := lowerWith(m, s)
+	pl, err := lower(m, s)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}

@@ -79,14 +79,10 @@ func newLowerer(m *model.Model) *lowerer {
 	return l
 }
 
-// lower lowers every node of the partition's primary subgraph with
-// GPUSettings' defaults.
-func lower(m *model.Model) (*plan, error) { return lowerWith(m, defaultSettings()) }
-
-// lowerWith lowers every node of the partition's primary subgraph, then its
+// lower lowers every node of the partition's primary subgraph, then its
 // boundary: a quantized input or output gets a staging tensor of the host's
 // bytes and a kernel that converts it (quant.go).
-func lowerWith(m *model.Model, s settings) (*plan, error) {
+func lower(m *model.Model, s settings) (*plan, error) {
 	l := newLowerer(m)
 	l.quantized = s.quantized
 	sg := l.sg

@@ -20,22 +20,6 @@ import (
 // fail at compile time rather than leave the node to the CPU), the check
 // says so in its comment. SUPPORT.md lists the table.
 
-// checkOptions are the GPU settings that change what the delegate accepts.
-type checkOptions struct {
-	// quantized is GPUSettings.enable_quantized_inference (TFLite's
-	// allow_quant_ops; on by default): INT8/UINT8 activations are accepted,
-	// computed in float, and QUANTIZE/DEQUANTIZE nodes are taken.
-	quantized bool
-	// precisionLossAllowed is GPUSettings.is_precision_loss_allowed (FP16
-	// compute). TFLite decides support without it; it is carried so that
-	// the check sees the settings the delegate compiles with.
-	precisionLossAllowed bool
-}
-
-// defaultCheckOptions are TFLite's defaults: quantized inference on,
-// full precision.
-func defaultCheckOptions() checkOptions { return checkOptions{quantized: true} }
-
 // gpuOp is one op TFLite's GPU delegate parses: the highest version its
 // parser accepts and the finer check (nil when there is none beyond the
 // common ones).
@@ -108,7 +92,7 @@ func support() *delegate.Support {
 // checkNodes is the finer support check (delegate.Checker's CheckNodes
 // without the delegate): one verdict per node of the model's primary
 // subgraph.
-func checkNodes(data []byte, nodes []int, opts checkOptions) ([]delegate.Verdict, error) {
+func checkNodes(data []byte, nodes []int, opts settings) ([]delegate.Verdict, error) {
 	m, err := model.New(data)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: check nodes: %w", err)
@@ -118,7 +102,7 @@ func checkNodes(data []byte, nodes []int, opts checkOptions) ([]delegate.Verdict
 }
 
 // checkModelNodes is checkNodes on a loaded model.
-func checkModelNodes(m *model.Model, nodes []int, opts checkOptions) ([]delegate.Verdict, error) {
+func checkModelNodes(m *model.Model, nodes []int, opts settings) ([]delegate.Verdict, error) {
 	n := m.Subgraph(0).NumOperators()
 	out := make([]delegate.Verdict, len(nodes))
 	for i, node := range nodes {
@@ -133,7 +117,7 @@ func checkModelNodes(m *model.Model, nodes []int, opts checkOptions) ([]delegate
 // checkNode applies TFLite's GPU delegate's conditions to operator node of
 // m's primary subgraph: the op and its version, the op's own conditions,
 // then the tensors' ranks and types.
-func checkNode(m *model.Model, node int, opts checkOptions) delegate.Verdict {
+func checkNode(m *model.Model, node int, opts settings) delegate.Verdict {
 	c := newNodeCtx(m, node, opts)
 	op, ok := findOp(c.code)
 	if !ok {
@@ -208,10 +192,10 @@ type nodeCtx struct {
 	ins     []int // -1 for an omitted optional input
 	outs    []int
 	options any // *schema.XxxOptionsT; nil when the node has none
-	opts    checkOptions
+	opts    settings
 }
 
-func newNodeCtx(m *model.Model, node int, opts checkOptions) *nodeCtx {
+func newNodeCtx(m *model.Model, node int, opts settings) *nodeCtx {
 	sg := m.Subgraph(0)
 	op := sg.Operator(node)
 	oc := m.OpCodeOf(op)

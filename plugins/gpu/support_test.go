@@ -93,12 +93,12 @@ func prelu(alpha func(g) int) func(g) {
 }
 
 func TestCheckNode(t *testing.T) {
-	quantOff := checkOptions{quantized: false}
+	quantOff := settings{quantized: false}
 	cases := []struct {
 		name  string
 		build func(g)
-		opts  *checkOptions // nil: defaults
-		want  string        // "" accepts
+		opts  *settings // nil: defaults
+		want  string    // "" accepts
 	}{
 		{"conv", func(b g) {
 			b.op(schema.BuiltinOperatorCONV_2D, 1, []int{b.f("x", 1, 8, 8, 3), b.w("w", tensor.Float32, 4, 3, 3, 3), b.w("bias", tensor.Float32, 4)},
@@ -259,7 +259,7 @@ func TestCheckNode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newG()
 			tc.build(b)
-			opts := defaultCheckOptions()
+			opts := defaultSettings()
 			if tc.opts != nil {
 				opts = *tc.opts
 			}
@@ -297,17 +297,17 @@ func TestSupportDeclaresTFLiteVersions(t *testing.T) {
 func TestCheckNodesOutOfRange(t *testing.T) {
 	b := newG()
 	add(b, b.f("a", 1, 4), b.f("b", 1, 4), b.f("out", 1, 4))
-	if _, err := checkNodes(b.Bytes(), []int{1}, defaultCheckOptions()); err == nil || !strings.Contains(err.Error(), "node 1 is out of range") {
+	if _, err := checkNodes(b.Bytes(), []int{1}, defaultSettings()); err == nil || !strings.Contains(err.Error(), "node 1 is out of range") {
 		t.Errorf("err = %v, want node 1 out of range", err)
 	}
-	if _, err := checkNodes([]byte("not a model"), []int{0}, defaultCheckOptions()); err == nil {
+	if _, err := checkNodes([]byte("not a model"), []int{0}, defaultSettings()); err == nil {
 		t.Error("a malformed model gave no error")
 	}
 }
 
 // verdicts returns, per node, the declared support's verdict and then
 // checkNode's.
-func verdicts(t *testing.T, m *model.Model, opts checkOptions) []delegate.Verdict {
+func verdicts(t *testing.T, m *model.Model, opts settings) []delegate.Verdict {
 	t.Helper()
 	s := support()
 	n := m.Subgraph(0).NumOperators()
@@ -366,7 +366,7 @@ func TestFloatMobileNetsAreOneGPUPartition(t *testing.T) {
 	for _, name := range []string{"mobilenet_v1_0.25_128_float.tflite", "mobilenet_v2_1.0_224_float.tflite"} {
 		t.Run(name, func(t *testing.T) {
 			m := load(t, name)
-			for _, opts := range []checkOptions{defaultCheckOptions(), {quantized: false}, {quantized: true, precisionLossAllowed: true}} {
+			for _, opts := range []settings{defaultSettings(), {quantized: false}} {
 				vs := verdicts(t, m, opts)
 				for i, v := range vs {
 					if !v.Accept {
@@ -387,7 +387,7 @@ func TestQuantMobileNetsNeedQuantizedInference(t *testing.T) {
 	for _, name := range []string{"mobilenet_v1_0.25_128_quant.tflite", "mobilenet_v2_1.0_224_quant.tflite"} {
 		t.Run(name, func(t *testing.T) {
 			m := load(t, name)
-			on := verdicts(t, m, defaultCheckOptions())
+			on := verdicts(t, m, defaultSettings())
 			for i, v := range on {
 				if !v.Accept {
 					t.Errorf("quantized inference on: node %d refused: %s", i, v.Reason)
@@ -396,7 +396,7 @@ func TestQuantMobileNetsNeedQuantizedInference(t *testing.T) {
 			if p := planWith(t, m, on); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
 				t.Errorf("quantized inference on: %d partitions, %d CPU nodes, want one gpu partition:\n%s", len(p.Partitions), len(p.CPUNodes), p.Explain())
 			}
-			for i, v := range verdicts(t, m, checkOptions{quantized: false}) {
+			for i, v := range verdicts(t, m, settings{quantized: false}) {
 				if v.Accept || !strings.Contains(v.Reason, "is UINT8 and quantized inference is off") {
 					t.Errorf("quantized inference off: node %d: %+v, want a refusal for UINT8 tensors", i, v)
 				}
