@@ -3,11 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/shared"
-	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/gpu"
 )
 
 // TestGpuQuantMobileNets runs the uint8 MobileNets through the in-process
@@ -22,23 +18,8 @@ func TestGpuQuantMobileNets(t *testing.T) {
 }
 
 func gpuQuantRun(t *testing.T, c shared.GoldenCase) {
-	m, err := model.Load(shared.Model(t, c.Model))
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{gpu.New()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
+	it := gpuReady(t, c)
 	p := it.Plan()
-	if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || p.Partitions[0].Delegate != gpu.Name {
-		t.Fatalf("the model should be one gpu partition:\n%s", p.Explain())
-	}
-	if err := it.AllocateTensors(); err != nil {
-		t.Fatal(err)
-	}
-	feedGolden(t, it, c)
 	got := invokeOutputs(t, it)
 	if ev := it.Fallbacks(); len(ev) != 0 {
 		t.Fatalf("fallbacks: %v", ev)

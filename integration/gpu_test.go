@@ -17,17 +17,6 @@ import (
 
 const gpuGoldenCase = "mobilenet_v1_0.25_128_float__cat_128_f32"
 
-func gpuGolden(t testing.TB) shared.GoldenCase {
-	t.Helper()
-	for _, c := range shared.GoldenCases(t) {
-		if c.Name == gpuGoldenCase {
-			return c
-		}
-	}
-	t.Fatalf("no golden case %s", gpuGoldenCase)
-	return shared.GoldenCase{}
-}
-
 // TestGpuMobileNet checks that each float MobileNet lands whole in one gpu
 // partition and matches TFLite's output within FloatTolerance, on the first
 // and the second Invoke, with no fallback.
@@ -37,7 +26,11 @@ func TestGpuMobileNet(t *testing.T) {
 	}
 }
 
-func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
+// gpuReady loads golden case c's model on the in-process gpu delegate,
+// checks that the whole model is one gpu partition, and feeds it c's
+// inputs; the interpreter is closed when the test ends.
+func gpuReady(t *testing.T, c shared.GoldenCase) *core.Interpreter {
+	t.Helper()
 	m, err := model.Load(shared.Model(t, c.Model))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +39,7 @@ func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer it.Close()
+	t.Cleanup(func() { it.Close() })
 	p := it.Plan()
 	if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || p.Partitions[0].Delegate != gpu.Name ||
 		len(p.Partitions[0].Nodes) != m.Subgraph(0).NumOperators() {
@@ -56,6 +49,11 @@ func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
 		t.Fatal(err)
 	}
 	feedGolden(t, it, c)
+	return it
+}
+
+func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
+	it := gpuReady(t, c)
 	first := invokeOutputs(t, it)
 	start := time.Now()
 	second := invokeOutputs(t, it)
@@ -71,13 +69,13 @@ func gpuGoldenRun(t *testing.T, c shared.GoldenCase) {
 	}
 	d, at := maxFloatDiff(first, want)
 	t.Logf("one gpu partition of %d nodes; max abs diff from the golden output %.3g (at %d); one Invoke %v on the gpu delegate",
-		len(p.Partitions[0].Nodes), d, at, gpuTime)
+		len(it.Plan().Partitions[0].Nodes), d, at, gpuTime)
 }
 
 // BenchmarkGpuMobileNet times one Invoke of the float MobileNet on the gpu
 // delegate and on delego's CPU kernels (one thread), in the same run.
 func BenchmarkGpuMobileNet(b *testing.B) {
-	c := gpuGolden(b)
+	c := shared.GoldenCaseNamed(b, gpuGoldenCase)
 	for _, bc := range []struct {
 		name string
 		opts *core.Options
