@@ -271,16 +271,14 @@ func (n *node) inputs(min, max int) error {
 }
 
 // mainIO checks that the node has min to max inputs and uses its first
-// input (a constant only when constIn) and its output, returning their
-// shapes: the start of most ops' lowering.
+// input (a constant only when constIn) and its outputs (io), returning the
+// shapes of that input and the first output: the start of most ops'
+// lowering.
 func (n *node) mainIO(min, max int, constIn bool) (in, out []int, err error) {
 	if err := n.inputs(min, max); err != nil {
 		return nil, nil, err
 	}
-	if err := n.l.use(n.in[0], constIn); err != nil {
-		return nil, nil, err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
+	if err := n.io(n.in[0], constIn); err != nil {
 		return nil, nil, err
 	}
 	return n.shape(n.in[0]), n.shape(n.out[0]), nil

@@ -110,9 +110,10 @@ func (n *node) constInts(ti int, what string) ([]int, error) {
 	return out, nil
 }
 
-// io marks the node's data input in and every output as computed tensors.
-func (n *node) io(in int) error {
-	if err := n.l.use(in, false); err != nil {
+// io marks the node's data input in (a constant only when constIn) and
+// every output as tensors on the device.
+func (n *node) io(in int, constIn bool) error {
+	if err := n.l.use(in, constIn); err != nil {
 		return err
 	}
 	for _, o := range n.out {
@@ -134,7 +135,7 @@ func (n *node) transpose() error {
 	if err != nil {
 		return err
 	}
-	if err := n.io(n.in[0]); err != nil {
+	if err := n.io(n.in[0], false); err != nil {
 		return err
 	}
 	in := n.shape(n.in[0])
@@ -191,7 +192,7 @@ func (n *node) split() error {
 		return fmt.Errorf("num_splits %d with %d outputs", o.NumSplits, len(n.out))
 	}
 	data := n.in[1]
-	if err := n.io(data); err != nil {
+	if err := n.io(data, false); err != nil {
 		return err
 	}
 	in := n.shape(data)
@@ -235,7 +236,7 @@ func (n *node) slice() error {
 	if err != nil {
 		return err
 	}
-	if err := n.io(n.in[0]); err != nil {
+	if err := n.io(n.in[0], false); err != nil {
 		return err
 	}
 	in := n.shape(n.in[0])
@@ -308,7 +309,7 @@ func (n *node) stridedSlice() error {
 		}
 		vals[i] = v
 	}
-	if err := n.io(n.in[0]); err != nil {
+	if err := n.io(n.in[0], false); err != nil {
 		return err
 	}
 	in := n.shape(n.in[0])

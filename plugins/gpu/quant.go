@@ -212,13 +212,7 @@ func (n *node) quantOp(code schema.BuiltinOperator) (bool, error) {
 // dequantize: its input is float on the device already (a dequantized
 // activation or constant), so the output shares its buffer.
 func (n *node) dequantize() error {
-	if err := n.inputs(1, 1); err != nil {
-		return err
-	}
-	if err := n.l.use(n.in[0], true); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
+	if _, _, err := n.mainIO(1, 1, true); err != nil {
 		return err
 	}
 	if !isQuantType(n.l.sg.Tensor(n.in[0]).Type) {
@@ -230,13 +224,7 @@ func (n *node) dequantize() error {
 
 // quantize rounds its (float or quantized) input to the output's grid.
 func (n *node) quantize() error {
-	if err := n.inputs(1, 1); err != nil {
-		return err
-	}
-	if err := n.l.use(n.in[0], false); err != nil {
-		return err
-	}
-	if err := n.l.use(n.out[0], false); err != nil {
+	if _, _, err := n.mainIO(1, 1, false); err != nil {
 		return err
 	}
 	t := n.l.sg.Tensor(n.out[0])
