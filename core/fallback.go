@@ -460,6 +460,9 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 // on its delegate this time, the twin runs the whole Invoke (for good once
 // the partition gave up). It reports whether it ran the Invoke.
 func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
+	if it.fb.twin == nil {
+		return false, nil // no twin: nothing stands in for a whole Invoke
+	}
 	for _, st := range it.steps {
 		p := st.part
 		if p == nil || p.lost == nil || p.onCPU || it.cpuRuns(p) {
