@@ -22,7 +22,9 @@ func newG() g { return g{modelbuild.New(), map[int]bool{}} }
 
 func (b g) f(shape ...int) int { return b.Tensor("f", tensor.Float32, shape) }
 
-func (b g) u8(shape ...int) int { return b.Tensor("u8", tensor.Uint8, shape, modelbuild.Quant(0.5, 128)) }
+func (b g) u8(shape ...int) int {
+	return b.Tensor("u8", tensor.Uint8, shape, modelbuild.Quant(0.5, 128))
+}
 
 func (b g) i8(shape ...int) int { return b.Tensor("i8", tensor.Int8, shape, modelbuild.Quant(0.5, -1)) }
 
