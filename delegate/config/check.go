@@ -30,14 +30,27 @@ type Capabilities struct {
 // DefaultCapabilities returns what delego honours today: the delegate
 // choice, CPU threads, the partition limit, fallback, XNNPACK threads, the
 // Coral Edge TPU's settings and, when the GPU is selected, the gpu
-// delegate's precision, quantized inference and backend. Each call returns
-// new slices; delegates extend it with With.
+// delegate's precision, quantized inference and backend, and when NNAPI is
+// selected the nnapi delegate's settings (all but
+// no_of_nnapi_instances_to_cache and allow_dynamic_dimensions, which Check
+// reports with their reasons). Each call returns new slices; delegates
+// extend it with With.
 func DefaultCapabilities() Capabilities {
 	return Capabilities{ForDelegate: map[Delegate][]string{
 		Delegate_GPU: {
 			"gpu_settings.is_precision_loss_allowed",
 			"gpu_settings.enable_quantized_inference",
 			"gpu_settings.force_backend",
+		},
+		Delegate_NNAPI: {
+			"nnapi_settings.accelerator_name",
+			"nnapi_settings.cache_directory",
+			"nnapi_settings.model_token",
+			"nnapi_settings.execution_preference",
+			"nnapi_settings.execution_priority",
+			"nnapi_settings.allow_nnapi_cpu_on_android_10_plus",
+			"nnapi_settings.allow_fp16_precision_for_fp32",
+			"nnapi_settings.use_burst_computation",
 		},
 	}, Honoured: []string{
 		"delegate",
@@ -303,6 +316,10 @@ func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
 		"tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_compilation_error",
 		"tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error":
 		return Error, placement
+	case "tflite_settings.nnapi_settings.no_of_nnapi_instances_to_cache":
+		return Warning, "each compiled partition is one NNAPI compilation for its shapes; after a resize delego compiles again rather than keep other instances"
+	case "tflite_settings.nnapi_settings.allow_dynamic_dimensions":
+		return Warning, "delego hands NNAPI partitions of fixed shapes and compiles again after a resize"
 	case "preference":
 		if v.IsValid() && ExecutionPreference(v.Enum()) == ExecutionPreference_FORCE_CPU {
 			return Error, "FORCE_CPU forbids acceleration; ignoring it would run nodes on the delegate"

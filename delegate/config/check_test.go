@@ -140,11 +140,29 @@ func TestCheckSeverities(t *testing.T) {
 			}},
 			DefaultCapabilities(),
 			[]Issue{
-				{Path: "tflite_settings.nnapi_settings.accelerator_name", Severity: Warning},
 				{Path: "tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error", Severity: Error,
 					Reason: "it decides which nodes run on the delegate and which on the CPU; ignoring it would silently change results"},
-				{Path: "tflite_settings.nnapi_settings.allow_fp16_precision_for_fp32", Severity: Error,
-					Reason: "it sets the delegate's arithmetic; ignoring it would silently change the numbers"},
+			}},
+		{"NNAPI fp16 and accelerator, not selected",
+			&TFLiteSettings{NnapiSettings: &NNAPISettings{AcceleratorName: proto.String("x"), AllowFp16PrecisionForFp32: proto.Bool(true)}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.nnapi_settings.accelerator_name", Severity: Warning,
+					Reason: "tflite_settings.nnapi_settings is not the selected delegate's (NONE); TFLite ignores it too"},
+				{Path: "tflite_settings.nnapi_settings.allow_fp16_precision_for_fp32", Severity: Warning,
+					Reason: "tflite_settings.nnapi_settings is not the selected delegate's (NONE); TFLite ignores it too"},
+			}},
+		{"NNAPI settings delego reports, selected",
+			&TFLiteSettings{Delegate: Delegate_NNAPI.Enum(), NnapiSettings: &NNAPISettings{
+				CacheDirectory: proto.String("/c"), ModelToken: proto.String("t"), NoOfNnapiInstancesToCache: proto.Int32(2),
+				AllowDynamicDimensions: proto.Bool(true), UseBurstComputation: proto.Bool(true),
+			}},
+			DefaultCapabilities(),
+			[]Issue{
+				{Path: "tflite_settings.nnapi_settings.no_of_nnapi_instances_to_cache", Severity: Warning,
+					Reason: "each compiled partition is one NNAPI compilation for its shapes; after a resize delego compiles again rather than keep other instances"},
+				{Path: "tflite_settings.nnapi_settings.allow_dynamic_dimensions", Severity: Warning,
+					Reason: "delego hands NNAPI partitions of fixed shapes and compiles again after a resize"},
 			}},
 		{"Edge TPU (Pixel) lists, selected",
 			&TFLiteSettings{Delegate: Delegate_EDGETPU.Enum(), EdgetpuSettings: &EdgeTpuSettings{
@@ -285,5 +303,19 @@ func TestStripIndexes(t *testing.T) {
 		if got := stripIndexes(in); got != want {
 			t.Errorf("stripIndexes(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSupportLibraryHandleRefused: NNAPISettings' field 12 of newer
+// configuration.protos, support_library_handle, is named and refused
+// with its reason.
+func TestSupportLibraryHandleRefused(t *testing.T) {
+	n := &NNAPISettings{}
+	n.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 12, protowire.VarintType), 0x7f00dead))
+	s := &TFLiteSettings{Delegate: Delegate_NNAPI.Enum(), NnapiSettings: n}
+	issues := Check(s, DefaultCapabilities())
+	if len(issues) != 1 || issues[0].Path != "tflite_settings.nnapi_settings.support_library_handle" || issues[0].Severity != Error ||
+		!strings.Contains(issues[0].Reason, "plugin process of its own") {
+		t.Fatalf("issues: %v", issues)
 	}
 }

@@ -377,7 +377,9 @@ func describeUnknown(m protoreflect.Message, path string) []stray {
 		field := raw[:n]
 		raw = raw[n:]
 		fd := fields.ByNumber(num)
-		switch {
+		switch later, ok := laterField(m.Descriptor().FullName(), num); {
+		case fd == nil && ok:
+			out = append(out, stray{joinPath(path, later.name), later.reason})
 		case fd == nil:
 			out = append(out, stray{joinPath(path, fmt.Sprintf("#%d", num)),
 				fmt.Sprintf("field number %d (%s) at %s is not in configuration.proto", num, wireTypeName(typ), where)})
@@ -392,6 +394,22 @@ func describeUnknown(m protoreflect.Message, path string) []stray {
 		}
 	}
 	return out
+}
+
+// later is a field that newer revisions of configuration.proto have and
+// the seeds' revision lacks, with why delego refuses it.
+type later struct{ name, reason string }
+
+// laterField names field num of message msg when a newer
+// configuration.proto has it and delego knows why it refuses it.
+func laterField(msg protoreflect.FullName, num protowire.Number) (later, bool) {
+	if msg == "tflite.proto.NNAPISettings" && num == 12 {
+		return later{"support_library_handle", "support_library_handle (field 12 of TFLite's newer NNAPISettings) is " +
+			"the address of an NNAPI support library loaded in the application's process; delego's nnapi delegate " +
+			"runs in a plugin process of its own and opens libneuralnetworks.so itself (DELEGO_NNAPI_LIBRARY names " +
+			"another), so no handle can reach it"}, true
+	}
+	return later{}, false
 }
 
 func wireTypeName(t protowire.Type) string {
