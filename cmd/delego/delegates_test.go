@@ -195,11 +195,11 @@ func TestRunSettingsChecked(t *testing.T) {
 	inputs := inputArgs(t, modelPath)
 
 	t.Run("error", func(t *testing.T) {
-		s := settingsFile(t, `{"delegate": "NNAPI", "nnapi_settings": {"allow_fp16_precision_for_fp32": true}}`)
+		s := settingsFile(t, `{"delegate": "NNAPI", "nnapi_settings": {"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}}`)
 		out := filepath.Join(t.TempDir(), "out.raw")
 		var stdout, stderr bytes.Buffer
 		err := runCmd(context.Background(), append([]string{modelPath, "--settings", s, "--output", out}, inputs...), &stdout, &stderr)
-		if err == nil || !strings.Contains(err.Error(), "tflite_settings.nnapi_settings.allow_fp16_precision_for_fp32") ||
+		if err == nil || !strings.Contains(err.Error(), "tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error") ||
 			!strings.Contains(err.Error(), s) || !errors.Is(err, config.ErrNotHonoured) {
 			t.Fatalf("err = %v, want config.ErrNotHonoured naming the file and the field path", err)
 		}
@@ -207,7 +207,7 @@ func TestRunSettingsChecked(t *testing.T) {
 			t.Errorf("a refused run wrote %s", out)
 		}
 		code, _, errOut := cli(t, append([]string{"run", modelPath, "--settings", s}, inputs...)...)
-		if code != exitError || !strings.Contains(errOut, "nnapi_settings.allow_fp16_precision_for_fp32") {
+		if code != exitError || !strings.Contains(errOut, "nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error") {
 			t.Errorf("status %d, stderr %q", code, errOut)
 		}
 	})
