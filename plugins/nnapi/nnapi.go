@@ -71,7 +71,7 @@ func (dl *Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([
 	}
 	m, err := model.New(data)
 	if err != nil {
-		return nil, fmt.Errorf("nnapi: check nodes: %w", err)
+		return nil, fmt.Errorf("nnapi: model: %w", err)
 	}
 	defer m.Close()
 	ds, t, err := f.targetOf(settings{})
@@ -88,11 +88,11 @@ func (dl *Delegate) CheckNodes(ctx context.Context, data []byte, nodes []int) ([
 			return nil, err
 		}
 		if node < 0 || node >= n {
-			return nil, fmt.Errorf("nnapi: check nodes: node %d is out of range (the subgraph has %d)", node, n)
+			return nil, fmt.Errorf("nnapi: node %d is out of range (the subgraph has %d)", node, n)
 		}
 		why, err := f.checkOne(m, node, ds, t)
 		if err != nil {
-			return nil, fmt.Errorf("nnapi: check nodes: node %d: %w", node, err)
+			return nil, fmt.Errorf("nnapi: node %d: %w", node, err)
 		}
 		out[i] = delegate.Verdict{Accept: why == "", Reason: why}
 	}
