@@ -13,6 +13,8 @@ test -d ../shared/models || { echo "test.sh: ../shared (models, golden outputs) 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "test.sh: gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
+# The nnapi plugin cross-builds for Android without an NDK (NNAPI is opened at run time).
+CGO_ENABLED=0 GOOS=android GOARCH=arm64 go build -o /dev/null ./plugins/nnapi/cmd/delego-nnapi
 go test -count=1 -timeout 20m ./...
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
