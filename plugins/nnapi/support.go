@@ -198,8 +198,8 @@ func (c *node) in(i int) int {
 	return -1
 }
 
-// inType is input i's element type (Float32 for a missing input, which the
-// checks never read as a match).
+// inType is input i's element type (FLOAT64, which no check takes, for a
+// missing input).
 func (c *node) inType(i int) tensor.DType {
 	if ti := c.in(i); ti >= 0 {
 		return c.tensor(ti).Type
