@@ -8,9 +8,10 @@ set -euo pipefail
 # libxnnpack-dev 0.0~git20220216.ae108ef and libpthreadpool-dev), which
 # plugins/xnnpack links against. The gpu delegate dlopens libOpenCL.so.1 (the
 # ICD loader) at run time; PoCL is a CPU OpenCL implementation its tests run on
-# when the machine has no GPU driver.
+# when the machine has no GPU driver, and clang-15 compiles its half-precision
+# kernels as for a device with cl_khr_fp16 (which PoCL lacks).
 PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
-  ocl-icd-libopencl1 pocl-opencl-icd)
+  ocl-icd-libopencl1 pocl-opencl-icd clang-15)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -144,7 +144,7 @@ func TestCacheEntryFraming(t *testing.T) {
 func TestInjectedBuildError(t *testing.T) {
 	t.Setenv(CacheEnv, "off")
 	d := &Delegate{hooks: &hooks{source: func(s string) string {
-		return strings.Replace(s, "out[i] = ACT(OP(x, y));", "out[i] = injected_error;", 1)
+		return strings.Replace(s, "ST(out, i, ACT(OP(x, y)));", "injected_error;", 1)
 	}}}
 	_, err := d.Compile(context.Background(), &delegate.Partition{Model: addModel()})
 	var ce *cl.Error

@@ -98,11 +98,10 @@ func (dl *Delegate) device() (*cl.Device, error) {
 
 // describe is one line about a device for Devices.
 func describe(d *cl.Device, used bool) string {
-	// is_precision_loss_allowed runs in fp32 on either: TFLite would on a
-	// device without cl_khr_fp16, and delego has no half kernels yet.
+	// As TFLite chooses (choosePrecision): half only with cl_khr_fp16.
 	fp16 := "no: is_precision_loss_allowed runs in fp32"
 	if d.FP16() {
-		fp16 = "yes (is_precision_loss_allowed still runs in fp32: no half kernels yet)"
+		fp16 = "yes: is_precision_loss_allowed runs in fp16"
 	}
 	s := fmt.Sprintf("%s, %s (%s), %s, %d compute units, %d MiB global, %d KiB local memory, fp16 %s",
 		d.Platform, d.Version, d.DriverVersion, d.Type, d.ComputeUnits, d.GlobalMemBytes>>20, d.LocalMemBytes>>10, fp16)

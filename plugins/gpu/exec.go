@@ -80,13 +80,17 @@ func (x *executable) allocate() error {
 			b   *cl.Buffer
 			err error
 		)
+		size := t.bytes
+		if !t.host {
+			size = x.p.precision.deviceBytes(t.bytes)
+		}
 		if t.data != nil {
-			b, err = x.ctx.NewBufferFrom(cl.ReadOnly, t.data)
+			b, err = x.ctx.NewBufferFrom(cl.ReadOnly, x.p.precision.deviceData(t.data))
 		} else {
-			b, err = x.ctx.NewBuffer(cl.ReadWrite, t.bytes)
+			b, err = x.ctx.NewBuffer(cl.ReadWrite, size)
 		}
 		if err != nil {
-			return fmt.Errorf("%stensor %d (%d bytes; the device allocates at most %d): %w", x.userOf(i), i, t.bytes, x.ctx.Device.MaxAllocBytes, err)
+			return fmt.Errorf("%stensor %d (%d bytes; the device allocates at most %d): %w", x.userOf(i), i, size, x.ctx.Device.MaxAllocBytes, err)
 		}
 		x.buffers = append(x.buffers, b)
 		x.byTensor[i] = b
@@ -122,7 +126,9 @@ const buildOptions = "-cl-std=CL1.2 -w"
 func (x *executable) buildProgram() error {
 	var src strings.Builder
 	starts := make([]int, len(x.p.steps)) // first source line of each step
-	line := 1
+	prelude := x.p.precision.prelude()
+	src.WriteString(prelude)
+	line := 1 + strings.Count(prelude, "\n")
 	for i, s := range x.p.steps {
 		starts[i] = line
 		src.WriteString(s.src)

@@ -76,11 +76,15 @@ func (dl *Delegate) Compile(ctx context.Context, p *delegate.Partition) (delegat
 	if err != nil {
 		return nil, fmt.Errorf("gpu: partition data: %w", err)
 	}
-	pl, err := lower(m, s)
+	d, err := dl.device()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	d, err := dl.device()
+	prec, err := choosePrecision(os.Getenv(PrecisionEnv), s.lossAllowed, d)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	pl, err := lower(m, s, prec)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}

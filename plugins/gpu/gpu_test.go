@@ -54,26 +54,11 @@ func act(v float32, a schema.ActivationFunctionType) float32 {
 	return v
 }
 
-// run compiles a one-input model on the gpu delegate and invokes it.
+// run compiles a one-input model on the gpu delegate and invokes it
+// (runGraph).
 func run(t *testing.T, b *modelbuild.Builder, in []float32, inShape []int, outShape []int) []float32 {
 	t.Helper()
-	d := New()
-	if _, err := d.Support(context.Background()); err != nil {
-		t.Fatalf("Support: %v (scripts/deps.sh installs pocl-opencl-icd)", err)
-	}
-	x, err := d.Compile(context.Background(), &delegate.Partition{Model: b.Bytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	out := &tensor.Tensor{Type: tensor.Float32, Shape: outShape, Data: make([]byte, 4*tensor.NumElements(outShape))}
-	inT := &tensor.Tensor{Type: tensor.Float32, Shape: inShape, Data: raw(in)}
-	for range 2 { // a second Invoke must give the same result
-		if err := x.Invoke(context.Background(), []*tensor.Tensor{inT}, []*tensor.Tensor{out}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return append([]float32(nil), out.Float32s()...)
+	return runGraph(t, b, []feed{{inShape, in}}, outShape)[0]
 }
 
 func compare(t *testing.T, got, want []float32, tol float64) {

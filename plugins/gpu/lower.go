@@ -17,6 +17,9 @@ type plan struct {
 	tensors []tensorPlan // by tensor index of the partition's subgraph
 	inputs  []int        // boundary inputs, in order
 	outputs []int        // boundary outputs, in order
+	// precision is how the device stores and computes the float tensors;
+	// the program opens with its prelude.
+	precision precision
 }
 
 // bound reports, per tensor, whether some step binds it (or an alias of
@@ -55,8 +58,11 @@ type tensorPlan struct {
 	used  bool
 	shape []int
 	bytes int
-	data  []byte // a constant's bytes (aliasing the partition model)
+	data  []byte // a constant's float32 bytes (aliasing the partition model)
 	alias int    // the tensor whose buffer it shares (RESHAPE); -1 for none
+	// host marks a staging tensor: its bytes are the host's (quantized, or
+	// float32 over half storage), not elements of the device's precision.
+	host bool
 }
 
 // lowerer builds a plan from a partition model.
@@ -67,6 +73,7 @@ type lowerer struct {
 	// quantized is enable_quantized_inference: UINT8/INT8 tensors are
 	// accepted and computed in float (quant.go).
 	quantized bool
+	precision precision
 }
 
 // newLowerer starts a plan for m's primary subgraph.
@@ -80,11 +87,13 @@ func newLowerer(m *model.Model) *lowerer {
 }
 
 // lower lowers every node of the partition's primary subgraph, then its
-// boundary: a quantized input or output gets a staging tensor of the host's
-// bytes and a kernel that converts it (quant.go).
-func lower(m *model.Model, s settings) (*plan, error) {
+// boundary: a quantized input or output, or any over half storage, gets a
+// staging tensor of the host's bytes and a kernel that converts it
+// (quant.go).
+func lower(m *model.Model, s settings, prec precision) (*plan, error) {
 	l := newLowerer(m)
 	l.quantized = s.quantized
+	l.precision, l.p.precision = prec, prec
 	sg := l.sg
 	boundary := make(map[int]bool)
 	for _, ti := range sg.Outputs() {

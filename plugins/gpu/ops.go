@@ -48,11 +48,11 @@ func (d *defines) activation(act schema.ActivationFunctionType) error {
 	case schema.ActivationFunctionTypeNONE:
 		d.text("ACT(v)", "(v)")
 	case schema.ActivationFunctionTypeRELU:
-		d.text("ACT(v)", "fmax((v), 0.0f)")
+		d.text("ACT(v)", "fmax((v), (FLT)0)")
 	case schema.ActivationFunctionTypeRELU6:
-		d.text("ACT(v)", "fmin(fmax((v), 0.0f), 6.0f)")
+		d.text("ACT(v)", "fmin(fmax((v), (FLT)0), (FLT)6)")
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		d.text("ACT(v)", "fmin(fmax((v), -1.0f), 1.0f)")
+		d.text("ACT(v)", "fmin(fmax((v), (FLT)-1), (FLT)1)")
 	default:
 		return fmt.Errorf("fused activation %s", schema.EnumNamesActivationFunctionType[act])
 	}
@@ -61,15 +61,15 @@ func (d *defines) activation(act schema.ActivationFunctionType) error {
 
 // --- ADD, SUB, MUL ----------------------------------------------------------
 
-const binaryKernel = `__kernel void NAME(__global const float* a, __global const float* b, __global float* out) {
+const binaryKernel = `__kernel void NAME(__global const T* a, __global const T* b, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
 	int c3 = i % D3, r = i / D3;
 	int c2 = r % D2; r /= D2;
 	int c1 = r % D1, c0 = r / D1;
-	float x = a[c0 * A0 + c1 * A1 + c2 * A2 + c3 * A3];
-	float y = b[c0 * B0 + c1 * B1 + c2 * B2 + c3 * B3];
-	out[i] = ACT(OP(x, y));
+	FLT x = LD(a, c0 * A0 + c1 * A1 + c2 * A2 + c3 * A3);
+	FLT y = LD(b, c0 * B0 + c1 * B1 + c2 * B2 + c3 * B3);
+	ST(out, i, ACT(OP(x, y)));
 }
 `
 
@@ -157,12 +157,12 @@ func broadcastStrides(shape, out []int) []int {
 // matrix product of the [pixels][IC] input by the [IC][OC] filter, blocked
 // PX pixels (flattened over batch, y and x, so no row remainder) by V
 // channels.
-const pointwiseKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const pointwiseKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int ob = get_global_id(0), p0 = get_global_id(1) * PX;
 	if (ob >= OB || p0 >= P) return;
-	__global const float* wp = w + ob * (IC * V);
+	__global const T* wp = w + ob * (IC * V);
 	FV b = VLOAD(ob, bias), acc[PX];
-	__global const float* ip[PX];
+	__global const T* ip[PX];
 	#pragma unroll
 	for (int p = 0; p < PX; p++) {
 		acc[p] = b;
@@ -171,7 +171,7 @@ const pointwiseKernel = `__kernel void NAME(__global const float* in, __global c
 	for (int c = 0; c < IC; c++) {
 		FV wv = VLOAD(c, wp);
 		#pragma unroll
-		for (int p = 0; p < PX; p++) acc[p] += ip[p][c] * wv;
+		for (int p = 0; p < PX; p++) acc[p] += LD(ip[p], c) * wv;
 	}
 	#pragma unroll
 	for (int p = 0; p < PX; p++)
@@ -182,20 +182,20 @@ const pointwiseKernel = `__kernel void NAME(__global const float* in, __global c
 // convKernel is any other CONV_2D, blocked PX pixels along a row by V
 // channels. Outside the input a pixel reads 0 from a clamped (valid)
 // address, so the inner loop has no branch.
-const convKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const convKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int ob = get_global_id(0), ox0 = get_global_id(1) * PX, z = get_global_id(2);
 	if (ob >= OB || ox0 >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH;
 	FV b = VLOAD(ob, bias), acc[PX];
 	#pragma unroll
 	for (int p = 0; p < PX; p++) acc[p] = b;
-	__global const float* wp = w + ob * (KH * KW * IC * V);
+	__global const T* wp = w + ob * (KH * KW * IC * V);
 	for (int ky = 0; ky < KH; ky++) {
 		int iy = oy * SH - PT + ky * DH;
 		if (iy < 0 || iy >= H) continue;
-		__global const float* row = in + (n * H + iy) * W * IC;
+		__global const T* row = in + (n * H + iy) * W * IC;
 		for (int kx = 0; kx < KW; kx++) {
-			__global const float* ip[PX];
+			__global const T* ip[PX];
 			bool ok[PX];
 			#pragma unroll
 			for (int p = 0; p < PX; p++) {
@@ -203,11 +203,11 @@ const convKernel = `__kernel void NAME(__global const float* in, __global const 
 				ok[p] = ix >= 0 && ix < W;
 				ip[p] = row + clamp(ix, 0, W - 1) * IC;
 			}
-			__global const float* wk = wp + (ky * KW + kx) * IC * V;
+			__global const T* wk = wp + (ky * KW + kx) * IC * V;
 			for (int c = 0; c < IC; c++) {
 				FV wv = VLOAD(c, wk);
 				#pragma unroll
-				for (int p = 0; p < PX; p++) acc[p] += (ok[p] ? ip[p][c] : 0.0f) * wv;
+				for (int p = 0; p < PX; p++) acc[p] += (ok[p] ? LD(ip[p], c) : (FLT)0) * wv;
 			}
 		}
 	}
@@ -221,7 +221,7 @@ const convKernel = `__kernel void NAME(__global const float* in, __global const 
 // dividing the channels: a work item computes V channels of PX pixels along
 // a row. Each filter row reads the input strip the PX pixels' windows cover
 // once (S vectors), so stride 1 loads each input vector once, not KW times.
-const depthwiseKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const depthwiseKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int cb = get_global_id(0), ox0 = get_global_id(1) * PX, z = get_global_id(2);
 	if (cb >= OB || ox0 >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH;
@@ -232,13 +232,13 @@ const depthwiseKernel = `__kernel void NAME(__global const float* in, __global c
 	for (int ky = 0; ky < KH; ky++) {
 		int iy = oy * SH - PT + ky * DH;
 		if (iy < 0 || iy >= H) continue;
-		__global const float* row = in + (n * H + iy) * W * IC + cb * V;
+		__global const T* row = in + (n * H + iy) * W * IC + cb * V;
 		FV s[S];
 		#pragma unroll
 		for (int t = 0; t < S; t++) {
 			int ix = ox0 * SW - PL + t;
 			FV v = VLOAD(0, row + clamp(ix, 0, W - 1) * IC);
-			s[t] = ix >= 0 && ix < W ? v : (FV)(0.0f);
+			s[t] = ix >= 0 && ix < W ? v : (FV)(0);
 		}
 		#pragma unroll
 		for (int kx = 0; kx < KW; kx++) {
@@ -255,21 +255,21 @@ const depthwiseKernel = `__kernel void NAME(__global const float* in, __global c
 
 // depthwiseScalarKernel is the general DEPTHWISE_CONV_2D (a depth
 // multiplier above 1): one output element per work item.
-const depthwiseScalarKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const depthwiseScalarKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int oc = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (oc >= OC || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH, ic = oc / MULT;
-	float acc = bias[oc];
+	FLT acc = LD(bias, oc);
 	for (int ky = 0; ky < KH; ky++) {
 		int iy = oy * SH - PT + ky * DH;
 		if (iy < 0 || iy >= H) continue;
 		for (int kx = 0; kx < KW; kx++) {
 			int ix = ox * SW - PL + kx * DW;
 			if (ix < 0 || ix >= W) continue;
-			acc += in[((n * H + iy) * W + ix) * IC + ic] * w[(ky * KW + kx) * OC + oc];
+			acc += LD(in, ((n * H + iy) * W + ix) * IC + ic) * LD(w, (ky * KW + kx) * OC + oc);
 		}
 	}
-	out[((n * OH + oy) * OW + ox) * OC + oc] = ACT(acc);
+	ST(out, ((n * OH + oy) * OW + ox) * OC + oc, ACT(acc));
 }
 `
 
@@ -420,16 +420,18 @@ func convVecWidth(oc int) int {
 func (d *defines) vector(v int) {
 	d.int("V", v)
 	if v == 1 {
-		d.text("FV", "float")
-		d.text("VLOAD(i, p)", "((p)[i])")
-		d.text("VSTORE(x, i, p)", "((p)[i] = (x))")
+		d.text("FV", "FLT")
+		d.text("VLOAD(i, p)", "LD((p), (i))")
+		d.text("VSTORE(x, i, p)", "ST((p), (i), (x))")
+		d.text("PSTORE(x, p)", "((p)[0] = (x))")
 	} else {
-		d.text("FV", fmt.Sprint("float", v))
-		d.text("VLOAD(i, p)", fmt.Sprintf("vload%d((i), (p))", v))
-		d.text("VSTORE(x, i, p)", fmt.Sprintf("vstore%d((x), (i), (p))", v))
+		d.text("FV", fmt.Sprintf("FLTN(%d)", v))
+		d.text("VLOAD(i, p)", fmt.Sprintf("LDN(%d, (i), (p))", v))
+		d.text("VSTORE(x, i, p)", fmt.Sprintf("STN(%d, (x), (i), (p))", v))
+		d.text("PSTORE(x, p)", fmt.Sprintf("vstore%d((x), 0, (p))", v))
 	}
 	d.text("STORE(x, p, o)", "do { FV x_ = (x); int o_ = (o); if (OC % V == 0 || o_ + V <= OC) VSTORE(x_, 0, (p) + o_); "+
-		"else { float t_[V]; VSTORE(x_, 0, t_); for (int j_ = 0; o_ + j_ < OC; j_++) (p)[o_ + j_] = t_[j_]; } } while (0)")
+		"else { FLT t_[V]; PSTORE(x_, t_); for (int j_ = 0; o_ + j_ < OC; j_++) ST((p), o_ + j_, t_[j_]); } } while (0)")
 }
 
 // emitConv emits CONV_2D: the pointwise kernel for a 1x1 filter at stride
@@ -544,7 +546,7 @@ func padFloats(x []float32, n int) []float32 {
 
 // --- AVERAGE_POOL_2D ---------------------------------------------------------
 
-const avgPoolKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const avgPoolKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int c = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (c >= IC || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH, count = 0;
@@ -555,11 +557,11 @@ const avgPoolKernel = `__kernel void NAME(__global const float* in, __global flo
 		for (int kx = 0; kx < KW; kx++) {
 			int ix = ox * SW - PL + kx;
 			if (ix < 0 || ix >= W) continue;
-			sum += in[((n * H + iy) * W + ix) * IC + c];
+			sum += LD(in, ((n * H + iy) * W + ix) * IC + c);
 			count++;
 		}
 	}
-	out[((n * OH + oy) * OW + ox) * IC + c] = ACT(count > 0 ? sum / count : 0.0f);
+	ST(out, ((n * OH + oy) * OW + ox) * IC + c, ACT((FLT)(count > 0 ? sum / count : 0.0f)));
 }
 `
 
@@ -617,16 +619,16 @@ func (n *node) reshape() error {
 	return nil
 }
 
-const softmaxKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const softmaxKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int r = get_global_id(0);
 	if (r >= ROWS) return;
-	__global const float* x = in + r * C;
-	__global float* y = out + r * C;
-	float m = x[0];
-	for (int c = 1; c < C; c++) m = fmax(m, x[c]);
+	__global const T* x = in + r * C;
+	__global T* y = out + r * C;
+	float m = LD(x, 0);
+	for (int c = 1; c < C; c++) m = fmax(m, (float)LD(x, c));
 	float sum = 0.0f;
-	for (int c = 0; c < C; c++) sum += exp((x[c] - m) * BETA);
-	for (int c = 0; c < C; c++) y[c] = exp((x[c] - m) * BETA) / sum;
+	for (int c = 0; c < C; c++) sum += exp(((float)LD(x, c) - m) * BETA);
+	for (int c = 0; c < C; c++) ST(y, c, exp(((float)LD(x, c) - m) * BETA) / sum);
 }
 `
 

@@ -32,11 +32,11 @@ func binaryExpr(code schema.BuiltinOperator) string {
 
 // --- LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH -------
 
-const unaryKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const unaryKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
-	float x = in[i];
-	out[i] = OP(x);
+	FLT x = LD(in, i);
+	ST(out, i, OP(x));
 }
 `
 
@@ -49,13 +49,13 @@ func unaryOp(code schema.BuiltinOperator, opts any) (string, error) {
 	case schema.BuiltinOperatorTANH:
 		return "tanh(x)", nil
 	case schema.BuiltinOperatorRELU:
-		return "fmax((x), 0.0f)", nil
+		return "fmax((x), (FLT)0)", nil
 	case schema.BuiltinOperatorRELU6:
-		return "fmin(fmax((x), 0.0f), 6.0f)", nil
+		return "fmin(fmax((x), (FLT)0), (FLT)6)", nil
 	case schema.BuiltinOperatorRELU_N1_TO_1:
-		return "fmin(fmax((x), -1.0f), 1.0f)", nil
+		return "fmin(fmax((x), (FLT)-1), (FLT)1)", nil
 	case schema.BuiltinOperatorHARD_SWISH: // x * relu6(x + 3) / 6
-		return "((x) * fmin(fmax((x) + 3.0f, 0.0f), 6.0f) / 6.0f)", nil
+		return "((x) * fmin(fmax((x) + (FLT)3, (FLT)0), (FLT)6) / (FLT)6)", nil
 	case schema.BuiltinOperatorLEAKY_RELU:
 		o, ok := opts.(*schema.LeakyReluOptionsT)
 		if !ok {

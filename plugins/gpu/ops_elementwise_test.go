@@ -1,13 +1,11 @@
 package gpu
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
 
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -42,26 +40,15 @@ func (r *lcg) scaled(n int, s float32) []float32 {
 	return v
 }
 
-// runMany compiles a model on the gpu delegate, invokes it twice with the
-// given inputs and returns the one output.
+// runMany compiles a model of several inputs on the gpu delegate, invokes
+// it and returns the one output (runGraph).
 func runMany(t *testing.T, b *modelbuild.Builder, ins [][]float32, shapes [][]int, outShape []int) []float32 {
 	t.Helper()
-	x, err := New().Compile(context.Background(), &delegate.Partition{Model: b.Bytes()})
-	if err != nil {
-		t.Fatal(err)
+	feeds := make([]feed, len(ins))
+	for i := range ins {
+		feeds[i] = feed{shapes[i], ins[i]}
 	}
-	defer x.Close()
-	var inT []*tensor.Tensor
-	for i, v := range ins {
-		inT = append(inT, &tensor.Tensor{Type: tensor.Float32, Shape: shapes[i], Data: raw(v)})
-	}
-	out := &tensor.Tensor{Type: tensor.Float32, Shape: outShape, Data: make([]byte, 4*tensor.NumElements(outShape))}
-	for range 2 {
-		if err := x.Invoke(context.Background(), inT, []*tensor.Tensor{out}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return append([]float32(nil), out.Float32s()...)
+	return runGraph(t, b, feeds, outShape)[0]
 }
 
 // compareRel checks |got-want| <= abs + rel*|want| everywhere.

@@ -10,14 +10,14 @@ import (
 
 // --- FULLY_CONNECTED -----------------------------------------------------------
 
-const fullyConnectedKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const fullyConnectedKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int u = get_global_id(0), b = get_global_id(1);
 	if (u >= U || b >= B) return;
-	__global const float* x = in + b * K;
-	__global const float* wr = w + u * K;
-	float acc = 0.0f;
-	for (int k = 0; k < K; k++) acc += x[k] * wr[k];
-	out[b * U + u] = ACT(acc + bias[u]);
+	__global const T* x = in + b * K;
+	__global const T* wr = w + u * K;
+	FLT acc = 0;
+	for (int k = 0; k < K; k++) acc += LD(x, k) * LD(wr, k);
+	ST(out, b * U + u, ACT(acc + LD(bias, u)));
 }
 `
 
@@ -88,11 +88,11 @@ func (n *node) fullyConnected() error {
 // (iy, ix) lands at oy = iy*SH - PT + ky, so output row oy takes the taps
 // ky with (oy + PT - ky) a non-negative multiple of SH below H*SH. The bias
 // is added after the sum, as the reference does.
-const transposeConvKernel = `__kernel void NAME(__global const float* in, __global const float* w, __global const float* bias, __global float* out) {
+const transposeConvKernel = `__kernel void NAME(__global const T* in, __global const T* w, __global const T* bias, __global T* out) {
 	int oc = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (oc >= OC || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH;
-	float acc = 0.0f;
+	FLT acc = 0;
 	for (int ky = 0; ky < KH; ky++) {
 		int ty = oy + PT - ky;
 		if (ty < 0 || ty % SH != 0 || ty / SH >= H) continue;
@@ -101,12 +101,12 @@ const transposeConvKernel = `__kernel void NAME(__global const float* in, __glob
 			int tx = ox + PL - kx;
 			if (tx < 0 || tx % SW != 0 || tx / SW >= W) continue;
 			int ix = tx / SW;
-			__global const float* ip = in + ((n * H + iy) * W + ix) * IC;
-			__global const float* wp = w + ((oc * KH + ky) * KW + kx) * IC;
-			for (int c = 0; c < IC; c++) acc += ip[c] * wp[c];
+			__global const T* ip = in + ((n * H + iy) * W + ix) * IC;
+			__global const T* wp = w + ((oc * KH + ky) * KW + kx) * IC;
+			for (int c = 0; c < IC; c++) acc += LD(ip, c) * LD(wp, c);
 		}
 	}
-	out[((n * OH + oy) * OW + ox) * OC + oc] = acc + bias[oc];
+	ST(out, ((n * OH + oy) * OW + ox) * OC + oc, acc + LD(bias, oc));
 }
 `
 

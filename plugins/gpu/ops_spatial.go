@@ -10,7 +10,7 @@ import (
 
 // --- MAX_POOL_2D -------------------------------------------------------------
 
-const maxPoolKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const maxPoolKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int c = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (c >= IC || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH;
@@ -21,10 +21,10 @@ const maxPoolKernel = `__kernel void NAME(__global const float* in, __global flo
 		for (int kx = 0; kx < KW; kx++) {
 			int ix = ox * SW - PL + kx;
 			if (ix < 0 || ix >= W) continue;
-			m = fmax(m, in[((n * H + iy) * W + ix) * IC + c]);
+			m = fmax(m, (float)LD(in, ((n * H + iy) * W + ix) * IC + c));
 		}
 	}
-	out[((n * OH + oy) * OW + ox) * IC + c] = ACT(m);
+	ST(out, ((n * OH + oy) * OW + ox) * IC + c, ACT((FLT)m));
 }
 `
 
@@ -34,11 +34,11 @@ func (n *node) maxPool() error { return n.pool(maxPoolKernel) }
 
 // --- CONCATENATION -----------------------------------------------------------
 
-const concatKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const concatKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
 	int outer = i / SLICE_IN, inner = i % SLICE_IN;
-	out[outer * SLICE_OUT + OFFSET + inner] = ACT(in[i]);
+	ST(out, outer * SLICE_OUT + OFFSET + inner, ACT(LD(in, i)));
 }
 `
 
@@ -107,17 +107,17 @@ func concatCompatible(in, out []int, axis int) bool {
 
 // --- PAD -----------------------------------------------------------------------
 
-const padKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const padKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
 	int c3 = i % O3, r = i / O3;
 	int c2 = r % O2; r /= O2;
 	int c1 = r % O1, c0 = r / O1;
 	int i0 = c0 - P0, i1 = c1 - P1, i2 = c2 - P2, i3 = c3 - P3;
-	float v = 0.0f;
+	FLT v = 0;
 	if (i0 >= 0 && i0 < I0 && i1 >= 0 && i1 < I1 && i2 >= 0 && i2 < I2 && i3 >= 0 && i3 < I3)
-		v = in[((i0 * I1 + i1) * I2 + i2) * I3 + i3];
-	out[i] = v;
+		v = LD(in, ((i0 * I1 + i1) * I2 + i2) * I3 + i3);
+	ST(out, i, v);
 }
 `
 
@@ -185,7 +185,7 @@ func (n *node) paddings(rank int) ([]int, error) {
 // GetNearestNeighbor) in float32, without contraction into fused
 // multiply-adds, so that every output reads the same input pixels.
 
-const resizeBilinearKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const resizeBilinearKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	#pragma OPENCL FP_CONTRACT OFF
 	int c = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (c >= C || ox >= OW || z >= N * OH) return;
@@ -194,23 +194,23 @@ const resizeBilinearKernel = `__kernel void NAME(__global const float* in, __glo
 	int y0 = max((int)floor(sy), 0), y1 = min((int)ceil(sy), H - 1);
 	int x0 = max((int)floor(sx), 0), x1 = min((int)ceil(sx), W - 1);
 	float dy = sy - (float)y0, dx = sx - (float)x0;
-	__global const float* p = in + n * H * W * C + c;
-	float v = p[(y0 * W + x0) * C] * ((1.0f - dy) * (1.0f - dx));
-	v += p[(y0 * W + x1) * C] * ((1.0f - dy) * dx);
-	v += p[(y1 * W + x0) * C] * (dy * (1.0f - dx));
-	v += p[(y1 * W + x1) * C] * (dy * dx);
-	out[((n * OH + oy) * OW + ox) * C + c] = v;
+	__global const T* p = in + n * H * W * C + c;
+	float v = (float)LD(p, (y0 * W + x0) * C) * ((1.0f - dy) * (1.0f - dx));
+	v += (float)LD(p, (y0 * W + x1) * C) * ((1.0f - dy) * dx);
+	v += (float)LD(p, (y1 * W + x0) * C) * (dy * (1.0f - dx));
+	v += (float)LD(p, (y1 * W + x1) * C) * (dy * dx);
+	ST(out, ((n * OH + oy) * OW + ox) * C + c, v);
 }
 `
 
-const resizeNearestKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const resizeNearestKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	#pragma OPENCL FP_CONTRACT OFF
 	int c = get_global_id(0), ox = get_global_id(1), z = get_global_id(2);
 	if (c >= C || ox >= OW || z >= N * OH) return;
 	int oy = z % OH, n = z / OH;
 	int iy = max(min((int)PICK(((float)oy + OFFSET) * HS), H - 1), LOW);
 	int ix = max(min((int)PICK(((float)ox + OFFSET) * WS), W - 1), LOW);
-	out[((n * OH + oy) * OW + ox) * C + c] = in[((n * H + iy) * W + ix) * C + c];
+	ST(out, ((n * OH + oy) * OW + ox) * C + c, LD(in, ((n * H + iy) * W + ix) * C + c));
 }
 `
 
@@ -297,7 +297,7 @@ func resizeScale(alignCorners bool, in, out int) float32 {
 
 // --- MEAN ----------------------------------------------------------------------
 
-const meanKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const meanKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
 	int c3 = i % O3, r = i / O3;
@@ -308,8 +308,8 @@ const meanKernel = `__kernel void NAME(__global const float* in, __global float*
 		for (int r1 = 0; r1 < R1; r1++)
 			for (int r2 = 0; r2 < R2; r2++)
 				for (int r3 = 0; r3 < R3; r3++)
-					sum += in[(((c0 + r0) * I1 + c1 + r1) * I2 + c2 + r2) * I3 + c3 + r3];
-	out[i] = sum / COUNT;
+					sum += LD(in, (((c0 + r0) * I1 + c1 + r1) * I2 + c2 + r2) * I3 + c3 + r3);
+	ST(out, i, sum / COUNT);
 }
 `
 

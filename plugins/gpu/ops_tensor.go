@@ -16,13 +16,13 @@ import (
 // gather kernel, with the per-op geometry as #defines, runs them all.
 // DEQUANTIZE of constant FLOAT16 weights is done once, on the host.
 
-const gatherKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const gatherKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
 	int c3 = i % D3, r = i / D3;
 	int c2 = r % D2; r /= D2;
 	int c1 = r % D1, c0 = r / D1;
-	out[i] = in[BASE + c0 * S0 + c1 * S1 + c2 * S2 + c3 * S3];
+	ST(out, i, LD(in, BASE + c0 * S0 + c1 * S1 + c2 * S2 + c3 * S3));
 }
 `
 

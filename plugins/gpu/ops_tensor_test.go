@@ -21,7 +21,8 @@ type feed struct {
 }
 
 // runGraph compiles b on the gpu delegate and invokes it twice with the
-// given inputs; it returns every boundary output.
+// given inputs; it returns every boundary output. The graph's other
+// precisions are held to it too (checkPrecisions).
 func runGraph(t *testing.T, b *modelbuild.Builder, ins []feed, outShapes ...[]int) [][]float32 {
 	t.Helper()
 	x, err := New().Compile(context.Background(), &delegate.Partition{Model: b.Bytes()})
@@ -29,6 +30,15 @@ func runGraph(t *testing.T, b *modelbuild.Builder, ins []feed, outShapes ...[]in
 		t.Fatal(err)
 	}
 	defer x.Close()
+	out := invokeTwice(t, x, ins, outShapes)
+	checkPrecisions(t, b.Bytes(), ins, outShapes, out)
+	return out
+}
+
+// invokeTwice invokes x twice (a second Invoke must give the same result)
+// and returns its outputs.
+func invokeTwice(t *testing.T, x delegate.Executable, ins []feed, outShapes [][]int) [][]float32 {
+	t.Helper()
 	var inTs, outTs []*tensor.Tensor
 	for _, in := range ins {
 		inTs = append(inTs, &tensor.Tensor{Type: tensor.Float32, Shape: in.shape, Data: raw(in.data)})

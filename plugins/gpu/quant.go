@@ -97,30 +97,30 @@ func dequantConst(ti int, t model.TensorInfo, data []byte) ([]byte, error) {
 
 // The quantization kernels. TQ is the quantized type (uchar or char).
 
-const dequantizeKernel = `__kernel void NAME(__global const TQ* in, __global float* out) {
+const dequantizeKernel = `__kernel void NAME(__global const TQ* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
-	out[i] = (float)((int)in[i] - ZP) * SCALE;
+	ST(out, i, (float)((int)in[i] - ZP) * SCALE);
 }
 `
 
 // quantizeKernel is TFLite's AffineQuantize: round(x / scale) half away
 // from zero, plus the zero point, clamped to the type's range.
-const quantizeKernel = `__kernel void NAME(__global const float* in, __global TQ* out) {
+const quantizeKernel = `__kernel void NAME(__global const T* in, __global TQ* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
-	float q = clamp(round(in[i] / SCALE), (float)(QMIN - ZP), (float)(QMAX - ZP));
+	float q = clamp(round((float)LD(in, i) / SCALE), (float)(QMIN - ZP), (float)(QMAX - ZP));
 	out[i] = (TQ)((int)q + ZP);
 }
 `
 
 // adjustKernel is TFLite's QuantizeAndDequantize: clamp to the quantized
 // range, round to the grid, back to float. in and out may be one buffer.
-const adjustKernel = `__kernel void NAME(__global const float* in, __global float* out) {
+const adjustKernel = `__kernel void NAME(__global const T* in, __global T* out) {
 	int i = get_global_id(0);
 	if (i >= TOTAL) return;
-	float v = clamp(in[i], QLO, QHI);
-	out[i] = round((v - QLO) / SCALE) * SCALE + QLO;
+	float v = clamp((float)LD(in, i), QLO, QHI);
+	ST(out, i, round((v - QLO) / SCALE) * SCALE + QLO);
 }
 `
 
@@ -148,21 +148,26 @@ func quantStep(node int, op, kernel, body string, q qparams, n, from, to int) st
 }
 
 // hostTensor returns the tensor the host reads or writes for boundary
-// tensor ti: ti itself when it is float; for a quantized one, a new staging
-// tensor of the quantized bytes, with the step that dequantizes it into ti
-// (an input) or quantizes ti into it (an output).
+// tensor ti: ti itself when it is float and the device stores float; else a
+// new staging tensor of the host's bytes (quantized, or float32 over half
+// storage), with the step that converts it into ti (an input) or ti into it
+// (an output).
 func (l *lowerer) hostTensor(ti, index int, input bool) (int, *step, error) {
 	t := l.sg.Tensor(ti)
+	n := tensor.NumElements(t.Shape)
 	if !isQuantType(t.Type) {
-		return ti, nil, nil
+		if !l.precision.halfStorage() {
+			return ti, nil, nil
+		}
+		host := l.staging(t.Shape, 4*n)
+		s := floatStep(index, input, n, host, ti)
+		return host, &s, nil
 	}
 	q, err := activationQuant(ti, t)
 	if err != nil {
 		return 0, nil, err
 	}
-	n := tensor.NumElements(t.Shape)
-	l.p.tensors = append(l.p.tensors, tensorPlan{used: true, shape: t.Shape, bytes: n, alias: -1})
-	host := len(l.p.tensors) - 1
+	host := l.staging(t.Shape, n)
 	var s step
 	if input {
 		s = quantStep(-1, fmt.Sprintf("input %d: DEQUANTIZE", index), fmt.Sprintf("input%d_dequantize", index), dequantizeKernel, q, n, host, ti)
@@ -250,4 +255,41 @@ func (l *lowerer) aliasTo(dst, src int) {
 		root = l.p.tensors[root].alias
 	}
 	l.p.tensors[dst].alias = root
+}
+
+// staging adds a tensor of the host's bytes, stored on the device as they
+// are, and returns its index.
+func (l *lowerer) staging(shape []int, bytes int) int {
+	l.p.tensors = append(l.p.tensors, tensorPlan{used: true, shape: shape, bytes: bytes, host: true, alias: -1})
+	return len(l.p.tensors) - 1
+}
+
+// The float32 boundary conversions over half storage: the host's float32
+// values rounded into T, and back.
+const (
+	toDeviceKernel = `__kernel void NAME(__global const float* in, __global T* out) {
+	int i = get_global_id(0);
+	if (i < TOTAL) ST(out, i, in[i]);
+}
+`
+	toHostKernel = `__kernel void NAME(__global const T* in, __global float* out) {
+	int i = get_global_id(0);
+	if (i < TOTAL) out[i] = LD(in, i);
+}
+`
+)
+
+// floatStep is boundary tensor index's conversion of n float32 values
+// between the host's staging tensor host and the device's tensor ti.
+func floatStep(index int, input bool, n, host, ti int) step {
+	var d defines
+	d.int("TOTAL", n)
+	if input {
+		kernel := fmt.Sprintf("input%d_to_device", index)
+		return step{node: -1, op: fmt.Sprintf("input %d: FLOAT32 to the device's precision", index), kernel: kernel,
+			src: d.wrap(kernel, toDeviceKernel), args: []int{host, ti}, global: []int{n}}
+	}
+	kernel := fmt.Sprintf("output%d_to_host", index)
+	return step{node: -1, op: fmt.Sprintf("output %d: the device's precision to FLOAT32", index), kernel: kernel,
+		src: d.wrap(kernel, toHostKernel), args: []int{ti, host}, global: []int{n}}
 }

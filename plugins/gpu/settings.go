@@ -7,16 +7,16 @@ import (
 )
 
 // settings are the GPUSettings that change what the delegate accepts and
-// how it compiles. is_precision_loss_allowed changes neither: the kernels
-// keep float storage and arithmetic (on a device without cl_khr_fp16
-// TFLite would run fp32 too; on one with it, delego has no half kernels
-// yet, as the device description says).
+// how it compiles.
 type settings struct {
 	// quantized is enable_quantized_inference (TFLite's allow_quant_ops;
 	// on by default): INT8/UINT8 activations and weights are accepted,
 	// dequantized and computed in float, and QUANTIZE/DEQUANTIZE nodes are
 	// taken.
 	quantized bool
+	// lossAllowed is is_precision_loss_allowed: half storage and arithmetic
+	// on a device with cl_khr_fp16 (choosePrecision).
+	lossAllowed bool
 }
 
 // defaultSettings are GPUSettings' defaults.
@@ -26,7 +26,7 @@ func defaultSettings() settings { return settings{quantized: true} }
 // other than OpenCL is an error: this delegate runs OpenCL only.
 func readSettings(s *config.TFLiteSettings) (settings, error) {
 	g := s.GetGpuSettings()
-	out := settings{quantized: g.GetEnableQuantizedInference()}
+	out := settings{quantized: g.GetEnableQuantizedInference(), lossAllowed: g.GetIsPrecisionLossAllowed()}
 	switch b := g.GetForceBackend(); b {
 	case config.GPUBackend_UNSET, config.GPUBackend_OPENCL:
 	default:
