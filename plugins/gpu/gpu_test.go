@@ -50,6 +50,8 @@ func act(v float32, a schema.ActivationFunctionType) float32 {
 		return min(max(v, 0), 6)
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		return min(max(v, -1), 1)
+	case schema.ActivationFunctionTypeTANH:
+		return float32(math.Tanh(float64(v)))
 	}
 	return v
 }
@@ -134,6 +136,8 @@ func TestConvolutions(t *testing.T) {
 		{name: "conv 1x1 relu", n: 1, h: 4, w: 4, c: 16, oc: 33, kh: 1, kw: 1, sh: 1, sw: 1, dh: 1, dw: 1, same: true, bias: true, act: schema.ActivationFunctionTypeRELU},
 		{name: "depthwise same mult2 relu_n1", depthwise: true, n: 1, h: 8, w: 6, c: 3, oc: 6, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, same: true, bias: true, act: schema.ActivationFunctionTypeRELU_N1_TO_1},
 		{name: "depthwise valid stride2 dilated", depthwise: true, n: 2, h: 9, w: 9, c: 4, oc: 4, kh: 3, kw: 3, sh: 2, sw: 2, dh: 2, dw: 2, act: schema.ActivationFunctionTypeRELU},
+		{name: "conv tanh", n: 1, h: 5, w: 6, c: 5, oc: 7, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, same: true, bias: true, act: schema.ActivationFunctionTypeTANH},
+		{name: "depthwise tanh", depthwise: true, n: 1, h: 6, w: 5, c: 8, oc: 8, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, same: true, bias: true, act: schema.ActivationFunctionTypeTANH},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkConv(t, tc) })
 	}

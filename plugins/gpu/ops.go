@@ -53,6 +53,8 @@ func (d *defines) activation(act schema.ActivationFunctionType) error {
 		d.text("ACT(v)", "fmin(fmax((v), (FLT)0), (FLT)6)")
 	case schema.ActivationFunctionTypeRELU_N1_TO_1:
 		d.text("ACT(v)", "fmin(fmax((v), (FLT)-1), (FLT)1)")
+	case schema.ActivationFunctionTypeTANH:
+		d.text("ACT(v)", "tanh(v)")
 	default:
 		return fmt.Errorf("fused activation %s", schema.EnumNamesActivationFunctionType[act])
 	}

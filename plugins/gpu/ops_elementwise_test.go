@@ -16,7 +16,7 @@ import (
 
 var activations = []schema.ActivationFunctionType{
 	schema.ActivationFunctionTypeNONE, schema.ActivationFunctionTypeRELU,
-	schema.ActivationFunctionTypeRELU_N1_TO_1, schema.ActivationFunctionTypeRELU6,
+	schema.ActivationFunctionTypeRELU_N1_TO_1, schema.ActivationFunctionTypeRELU6, schema.ActivationFunctionTypeTANH,
 }
 
 func actName(a schema.ActivationFunctionType) string {

@@ -40,6 +40,7 @@ func TestFullyConnected(t *testing.T) {
 		{name: "4-D flattened relu6", in: []int{2, 3, 2, 6}, out: []int{12, 3}, units: 3, bias: true, act: schema.ActivationFunctionTypeRELU6, tol: 1e-5},
 		{name: "keep_num_dims relu_n1", in: []int{2, 3, 6}, out: []int{2, 3, 9}, units: 9, bias: true, keep: true, act: schema.ActivationFunctionTypeRELU_N1_TO_1, tol: 1e-5},
 		{name: "runtime weights", in: []int{3, 10}, out: []int{3, 6}, units: 6, bias: true, rtW: true, tol: 1e-5},
+		{name: "tanh", in: []int{2, 40}, out: []int{2, 7}, units: 7, bias: true, act: schema.ActivationFunctionTypeTANH, tol: 1e-5},
 		{name: "large", in: []int{3, 1024}, out: []int{3, 1001}, units: 1001, bias: true, act: schema.ActivationFunctionTypeRELU, tol: 2e-5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
