@@ -9,9 +9,11 @@ set -euo pipefail
 # plugins/xnnpack links against. The gpu delegate dlopens libOpenCL.so.1 (the
 # ICD loader) at run time; PoCL is a CPU OpenCL implementation its tests run on
 # when the machine has no GPU driver, and clang-15 compiles its half-precision
-# kernels as for a device with cl_khr_fp16 (which PoCL lacks).
+# kernels as for a device with cl_khr_fp16 (which PoCL lacks); Mesa's rusticl
+# (mesa-opencl-icd, on llvmpipe) is a second implementation the gpu tests run
+# on (scripts/test-gpu-rusticl.sh), enabled only by RUSTICL_ENABLE.
 PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
-  ocl-icd-libopencl1 pocl-opencl-icd clang-15)
+  ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

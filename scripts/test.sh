@@ -16,6 +16,8 @@ go vet ./...
 # The nnapi plugin cross-builds for Android without an NDK (NNAPI is opened at run time).
 CGO_ENABLED=0 GOOS=android GOARCH=arm64 go build -o /dev/null ./plugins/nnapi/cmd/delego-nnapi
 go test -count=1 -timeout 20m ./...
+# The gpu delegate on a second OpenCL implementation (Mesa's rusticl).
+scripts/test-gpu-rusticl.sh
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
 go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin

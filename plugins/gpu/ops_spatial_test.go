@@ -66,7 +66,7 @@ func TestMaxPool(t *testing.T) {
 					}
 				}
 			}
-			compare(t, run(t, b, in, inShape, outShape), want, 0)
+			compare(t, run(t, b, in, inShape, outShape), want, actTol(tc.act))
 		})
 	}
 }
@@ -119,7 +119,7 @@ func TestConcat(t *testing.T) {
 					}
 				}
 			}
-			compare(t, runMany(t, b, ins, tc.shapes, outShape), want, 0)
+			compare(t, runMany(t, b, ins, tc.shapes, outShape), want, actTol(tc.act))
 		})
 	}
 }
