@@ -301,9 +301,11 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 	}
 	proto, err := s.gp.Client()
 	if err != nil {
+		// Reap it first: go-plugin may report the exit (its stdout closing)
+		// before it has copied the last of its stderr into tail.
+		s.kill()
 		if out := tail.String(); strings.Contains(out, "$"+EnvFault+"=") {
 			// It refused the faults asked of it: its words say it all.
-			s.kill()
 			return nil, Info{}, fmt.Errorf("start plugin %s: %s", c.path, out)
 		}
 		return fail(c.startErr(err))
