@@ -1,7 +1,10 @@
 package model
 
 import (
+	"fmt"
 	"slices"
+
+	"github.com/delego/delego/model/schema"
 )
 
 // A Model is read-only: what its accessors return is a copy, or aliases the
@@ -129,3 +132,62 @@ func (o *Operator) Intermediates() []int { return slices.Clone(o.intermediates) 
 // CustomOptions are the operator's raw custom options (custom ops only). They
 // alias the file: do not change them.
 func (o *Operator) CustomOptions() []byte { return o.customOptions }
+
+// BuiltinOptions is the operator's builtin options, unpacked (a
+// *schema.XxxOptionsT), or nil when it has none. The flatbuffer accessors
+// panic on a malformed table; a verified model has none, but one is still
+// an error here, never a crash.
+func (o *Operator) BuiltinOptions() (opts any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			opts, err = nil, fmt.Errorf("unreadable operator options (%v)", r)
+		}
+	}()
+	if o.fb == nil {
+		return nil, nil
+	}
+	if u := o.fb.UnPack().BuiltinOptions; u != nil {
+		return u.Value, nil
+	}
+	return nil, nil
+}
+
+// FusedActivation is the fused activation that builtin options opts (as
+// BuiltinOptions returns them) carry; NONE for options without one.
+func FusedActivation(opts any) schema.ActivationFunctionType {
+	switch o := opts.(type) {
+	case *schema.AddOptionsT:
+		return o.FusedActivationFunction
+	case *schema.SubOptionsT:
+		return o.FusedActivationFunction
+	case *schema.MulOptionsT:
+		return o.FusedActivationFunction
+	case *schema.DivOptionsT:
+		return o.FusedActivationFunction
+	case *schema.Conv2DOptionsT:
+		return o.FusedActivationFunction
+	case *schema.DepthwiseConv2DOptionsT:
+		return o.FusedActivationFunction
+	case *schema.FullyConnectedOptionsT:
+		return o.FusedActivationFunction
+	case *schema.Pool2DOptionsT:
+		return o.FusedActivationFunction
+	case *schema.ConcatenationOptionsT:
+		return o.FusedActivationFunction
+	case *schema.SVDFOptionsT:
+		return o.FusedActivationFunction
+	case *schema.RNNOptionsT:
+		return o.FusedActivationFunction
+	case *schema.LSTMOptionsT:
+		return o.FusedActivationFunction
+	case *schema.UnidirectionalSequenceLSTMOptionsT:
+		return o.FusedActivationFunction
+	case *schema.BidirectionalSequenceLSTMOptionsT:
+		return o.FusedActivationFunction
+	case *schema.SequenceRNNOptionsT:
+		return o.FusedActivationFunction
+	case *schema.L2NormOptionsT:
+		return o.FusedActivationFunction
+	}
+	return schema.ActivationFunctionTypeNONE
+}

@@ -184,7 +184,7 @@ func (l *lowerer) use(ti int, allowConst bool) error {
 func (l *lowerer) lowerNode(i int) error {
 	op := l.sg.Operator(i)
 	oc := l.m.OpCodeOf(op)
-	opts, err := builtinOptions(op)
+	opts, err := op.BuiltinOptions()
 	if err != nil {
 		return err
 	}
@@ -241,24 +241,6 @@ func (l *lowerer) lowerNode(i int) error {
 		return n.stridedSlice()
 	}
 	return fmt.Errorf("not supported by the gpu delegate")
-}
-
-// builtinOptions reads an operator's builtin options (*schema.XxxOptionsT,
-// nil when absent). The flatbuffer accessors panic on a malformed table;
-// the model was verified, but a bad table is still an error, never a crash.
-func builtinOptions(op *model.Operator) (opts any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			opts, err = nil, fmt.Errorf("unreadable operator options (%v)", r)
-		}
-	}()
-	if op.Table() == nil {
-		return nil, nil
-	}
-	if o := op.Table().UnPack().BuiltinOptions; o != nil {
-		return o.Value, nil
-	}
-	return nil, nil
 }
 
 // node is one operator being lowered.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -88,7 +89,7 @@ func (n *node) binary(code schema.BuiltinOperator) error {
 		return fmt.Errorf("no binary kernel for %s", n.name)
 	}
 	d.text("OP(x, y)", op)
-	if err := d.activation(fusedActivation(n.opts)); err != nil {
+	if err := d.activation(model.FusedActivation(n.opts)); err != nil {
 		return err
 	}
 	for _, ti := range n.in {

@@ -201,11 +201,7 @@ func newNodeCtx(m *model.Model, node int, opts settings) *nodeCtx {
 	oc := m.OpCodeOf(op)
 	c := &nodeCtx{m: m, sg: sg, code: oc.Builtin, name: oc.Name(), version: oc.Version,
 		ins: op.Inputs(), outs: op.Outputs(), opts: opts}
-	if t := op.Table(); t != nil {
-		if o := t.UnPack().BuiltinOptions; o != nil {
-			c.options = o.Value
-		}
-	}
+	c.options, _ = op.BuiltinOptions() // unreadable: none, and the op's check refuses it
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -24,32 +25,8 @@ func checkActivation(a schema.ActivationFunctionType) string {
 
 // fusedActivation is the node's fused activation; NONE when its options
 // carry none.
-func (c *nodeCtx) fusedActivation() schema.ActivationFunctionType { return fusedActivation(c.options) }
-
-// fusedActivation is the fused activation of builtin options opts (a
-// *schema.XxxOptionsT); NONE for options without one.
-func fusedActivation(opts any) schema.ActivationFunctionType {
-	switch o := opts.(type) {
-	case *schema.AddOptionsT:
-		return o.FusedActivationFunction
-	case *schema.SubOptionsT:
-		return o.FusedActivationFunction
-	case *schema.MulOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DivOptionsT:
-		return o.FusedActivationFunction
-	case *schema.Conv2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DepthwiseConv2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.FullyConnectedOptionsT:
-		return o.FusedActivationFunction
-	case *schema.Pool2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.ConcatenationOptionsT:
-		return o.FusedActivationFunction
-	}
-	return schema.ActivationFunctionTypeNONE
+func (c *nodeCtx) fusedActivation() schema.ActivationFunctionType {
+	return model.FusedActivation(c.options)
 }
 
 // ioCounts is CheckInputsOutputs: exactly runtime non-constant inputs and

@@ -149,11 +149,7 @@ func newNode(m *model.Model, n int, t target) *node {
 	oc := m.OpCodeOf(op)
 	c := &node{m: m, sg: sg, index: n, code: oc.Builtin, name: oc.Name(), version: oc.Version,
 		ins: op.Inputs(), outs: op.Outputs(), t: t}
-	if tb := op.Table(); tb != nil {
-		if o := tb.UnPack().BuiltinOptions; o != nil {
-			c.options = o.Value
-		}
-	}
+	c.options, _ = op.BuiltinOptions() // unreadable: none, and the op's check refuses it
 	return c
 }
 

@@ -3,6 +3,7 @@ package nnapi
 import (
 	"slices"
 
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -62,29 +63,7 @@ func checkFloatOrQuant8(c *node) string {
 func checkFloatOnly(c *node) string { return c.inputIs(tensor.Float32) }
 
 // fused is the node's fused activation, NONE without one.
-func (c *node) fused() schema.ActivationFunctionType {
-	switch o := c.options.(type) {
-	case *schema.AddOptionsT:
-		return o.FusedActivationFunction
-	case *schema.SubOptionsT:
-		return o.FusedActivationFunction
-	case *schema.MulOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DivOptionsT:
-		return o.FusedActivationFunction
-	case *schema.Conv2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DepthwiseConv2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.FullyConnectedOptionsT:
-		return o.FusedActivationFunction
-	case *schema.Pool2DOptionsT:
-		return o.FusedActivationFunction
-	case *schema.ConcatenationOptionsT:
-		return o.FusedActivationFunction
-	}
-	return schema.ActivationFunctionTypeNONE
-}
+func (c *node) fused() schema.ActivationFunctionType { return model.FusedActivation(c.options) }
 
 // noActivationForInt32 is ADD's, SUB's and MUL's rule for int32 inputs.
 func (c *node) noActivationForInt32() string {

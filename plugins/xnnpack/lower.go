@@ -31,31 +31,23 @@ const maxDims = 6
 type lowerer struct {
 	m   *model.Model
 	sg  *model.Subgraph
-	fsg schema.SubGraph // for operator options
 	p   *program
 	tv  map[int]int // tensor index -> value id
 	ops map[schema.BuiltinOperator]opEntry
 }
 
-func newLowerer(m *model.Model) (*lowerer, error) {
+func newLowerer(m *model.Model) *lowerer {
 	l := &lowerer{m: m, sg: m.Subgraph(0), p: &program{}, tv: map[int]int{}, ops: map[schema.BuiltinOperator]opEntry{}}
 	for _, e := range opTable() {
 		l.ops[e.code] = e
 	}
-	fm := schema.GetRootAsModel(m.Bytes(), 0)
-	if !fm.Subgraphs(&l.fsg, 0) {
-		return nil, errors.New("subgraph 0 unreadable")
-	}
-	return l, nil
+	return l
 }
 
 // lowerModel lowers a whole partition model: every operator of subgraph 0,
 // with the subgraph's inputs and outputs as the program's.
 func lowerModel(m *model.Model) (*program, error) {
-	l, err := newLowerer(m)
-	if err != nil {
-		return nil, err
-	}
+	l := newLowerer(m)
 	for i := range l.sg.NumOperators() {
 		if err := l.lowerOp(i); err != nil {
 			oc := m.OpCodeOf(l.sg.Operator(i))
@@ -114,14 +106,11 @@ func (l *lowerer) lowerOp(i int) (err error) {
 			return fmt.Errorf("%s tensors; the xnnpack delegate takes %v", t, e.types)
 		}
 	}
-	var fop schema.Operator
-	if !l.fsg.Operators(&fop, i) {
-		return fmt.Errorf("operator table unreadable")
+	opts, err := op.BuiltinOptions()
+	if err != nil {
+		return err
 	}
-	c := &opCtx{l: l, index: i, op: op, code: oc.Builtin, version: oc.Version}
-	if opts := fop.UnPack().BuiltinOptions; opts != nil {
-		c.options = opts.Value
-	}
+	c := &opCtx{l: l, index: i, op: op, code: oc.Builtin, version: oc.Version, options: opts}
 	return e.lower(c)
 }
 

@@ -82,10 +82,7 @@ func checkNode(m *model.Model, ni int) error {
 // lowerNode lowers operator ni on its own: its computed inputs are the
 // program's inputs and its outputs the program's outputs.
 func lowerNode(m *model.Model, ni int) (*program, error) {
-	l, err := newLowerer(m)
-	if err != nil {
-		return nil, err
-	}
+	l := newLowerer(m)
 	if err := l.lowerOp(ni); err != nil {
 		return nil, err
 	}
