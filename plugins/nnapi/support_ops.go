@@ -537,10 +537,15 @@ func checkDequantize(c *node) string {
 	return ""
 }
 
-// checkSequenceLSTM is UNIDIRECTIONAL_SEQUENCE_LSTM: not hybrid, 20 or 24
-// inputs. delego does not lower it yet (the reason says so at lowering).
+// checkSequenceLSTM is UNIDIRECTIONAL_SEQUENCE_LSTM: float (NNAPI's
+// operation takes TENSOR_FLOAT32 or FLOAT16 only, so a quantized LSTM stays
+// on the CPU), not hybrid, 20 or 24 inputs. delego does not lower it yet
+// (the reason says so at lowering).
 func checkSequenceLSTM(c *node) string {
-	if isFloat(c.inType(0)) && len(c.ins) > 2 && isQuantized(c.inType(2)) {
+	if t := c.inType(0); !isFloat(t) {
+		return c.refuse("input type %s; NNAPI's UNIDIRECTIONAL_SEQUENCE_LSTM takes FLOAT32", t)
+	}
+	if len(c.ins) > 2 && isQuantized(c.inType(2)) {
 		return c.refuse("hybrid (float input, quantized weights), which NNAPI does not take")
 	}
 	if len(c.ins) != 20 && len(c.ins) != 24 {

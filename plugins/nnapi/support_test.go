@@ -390,3 +390,23 @@ func TestFeatureLevelsChangePlans(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizedLSTMStaysOnTheCPU: the golden LSTM model's
+// UNIDIRECTIONAL_SEQUENCE_LSTM is int8 throughout, which NNAPI's operation
+// does not take at any level; its fully connected layer and softmax are.
+func TestQuantizedLSTMStaysOnTheCPU(t *testing.T) {
+	m, err := model.Load(shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const want = "UNIDIRECTIONAL_SEQUENCE_LSTM v1: input type INT8; NNAPI's UNIDIRECTIONAL_SEQUENCE_LSTM takes FLOAT32"
+	for _, level := range []int64{29, 30} {
+		if why := checkNode(m, 1, target{level: level, who: `device "x"`}); why != want {
+			t.Errorf("level %d: node 1 %q, want %q", level, why, want)
+		}
+		if why := checkNode(m, 3, target{level: level, who: `device "x"`}); why != "" {
+			t.Errorf("level %d: FULLY_CONNECTED refused: %s", level, why)
+		}
+	}
+}
