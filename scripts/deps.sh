@@ -11,9 +11,10 @@ set -euo pipefail
 # when the machine has no GPU driver, and clang-15 compiles its half-precision
 # kernels as for a device with cl_khr_fp16 (which PoCL lacks); Mesa's rusticl
 # (mesa-opencl-icd, on llvmpipe) is a second implementation the gpu tests run
-# on (scripts/test-gpu-rusticl.sh), enabled only by RUSTICL_ENABLE.
+# on (scripts/test-gpu-rusticl.sh), enabled only by RUSTICL_ENABLE. qemu-user-static
+# runs the arm64 and 32-bit arm builds' tests.
 PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
-  ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd)
+  ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd qemu-user-static)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

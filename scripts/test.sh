@@ -3,7 +3,9 @@
 # then vets and tests every package (the plugin transport's concurrency and
 # fault tests again under -race) and fuzzes briefly the model loader and
 # verifier (FuzzLoad), loading and running small graphs (FuzzNewModel) and
-# the Edge TPU options parser.
+# the Edge TPU options parser. It also runs the gpu tests on a second OpenCL
+# implementation, and the kernels and goldens on arm64 and 32-bit arm under
+# qemu-user (DELEGO_EMULATED=1 enables the emulated golden test).
 #   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (default 20s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,10 @@ CGO_ENABLED=0 GOOS=android GOARCH=arm64 go build -o /dev/null ./plugins/nnapi/cm
 go test -count=1 -timeout 20m ./...
 # The gpu delegate on a second OpenCL implementation (Mesa's rusticl).
 scripts/test-gpu-rusticl.sh
+# The kernels and every golden on linux/arm64 and linux/arm (GOARM=7), under qemu-user.
+GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/ ./tensor/
+GOARCH=arm GOARM=7 go test -count=1 -exec qemu-arm-static ./core/kernels/ ./tensor/
+DELEGO_EMULATED=1 go test -count=1 -run '^TestGoldenEmulated$' ./integration
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
 go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin

@@ -201,11 +201,13 @@ func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *tensor.Tensor,
 			op := o[p*N : p*N+N]
 			for c := range N {
 				dot := qdot1(row, h.w16[c*K:c*K+K])
+				// The conversions round each product, as TFLite's x86 build
+				// does: Go may otherwise fuse it with the bias add (arm64).
 				var r float32
 				if h.perChannel {
-					r = float32(dot-h.rowSums[c]*h.off[b]) * h.sf[b] * h.scales[c]
+					r = float32(float32(float32(dot-h.rowSums[c]*h.off[b])*h.sf[b]) * h.scales[c])
 				} else {
-					r = float32(dot) * h.sf[b]
+					r = float32(float32(dot) * h.sf[b])
 				}
 				if bf != nil {
 					r += bf[c]
@@ -247,7 +249,7 @@ func (h *hybridConv) evalDepthwise(g *convGeom, mult int, in, filter, bias, out 
 					for t := range nt {
 						a += int32(w[ts[t]*outC+c]) * (int32(h.qin[xs[t]+ic]) - zp)
 					}
-					v := float32(a) * (h.scales[c] * h.sf[b])
+					v := float32(float32(a) * float32(h.scales[c]*h.sf[b])) // rounded: no fused add
 					if bf != nil {
 						v += bf[c]
 					}

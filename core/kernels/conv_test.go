@@ -1101,7 +1101,7 @@ func TestConvHybrid(t *testing.T) {
 			sf := rng / 127 * 0.01
 			acc, _ = convRefAcc(c, q, convInts(filter), nil, 0, 0)
 			for i, a := range acc {
-				want := float32(a)*sf + bias.Float32s()[i%c.outC]
+				want := float32(float32(a)*sf) + bias.Float32s()[i%c.outC] // the product rounded, never fused
 				if g := out.Float32s()[i]; g != want {
 					t.Fatalf("per-tensor out[%d] = %v, want %v", i, g, want)
 				}
