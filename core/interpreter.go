@@ -234,6 +234,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 		Outputs:       it.lookup(op.Outputs()),
 		Intermediates: it.lookup(op.Intermediates()),
 		Threads:       it.opts.Threads,
+		Shared:        it.model,
 	}
 	err := guard(func() error {
 		var err error

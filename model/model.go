@@ -45,6 +45,8 @@ type Model struct {
 	// maxTensorBytes is the cap the model was loaded with; ResizeInput
 	// holds inputs to it too.
 	maxTensorBytes int64
+	// derived is shared with the copies WithIO makes: same constants.
+	derived *derived
 }
 
 // OpCode is one entry of the model's operator-code table.
@@ -214,6 +216,7 @@ func New(data []byte, opts ...LoadOption) (*Model, error) {
 		return nil, err
 	}
 	m.maxTensorBytes = cfg.maxTensorBytes
+	m.derived = &derived{}
 	return m, nil
 }
 

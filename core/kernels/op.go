@@ -20,6 +20,27 @@ type Node struct {
 	Intermediates []*tensor.Tensor
 	// Threads is how many goroutines the kernel may use (at least 1).
 	Threads int
+	// Shared, when set, keeps what Prepare derives from constant inputs
+	// (packed weights) once for every interpreter of the model; nil: each
+	// kernel keeps its own (Derived).
+	Shared Sharer
+}
+
+// Sharer keeps values derived from a model's constants, built once per key
+// (the core passes the *model.Model).
+type Sharer interface {
+	Derived(key any, build func() any) any
+}
+
+// Derived returns build's value for key: through n.Shared when set, so
+// that every interpreter of the model shares one, else built for this node
+// alone. key must say everything the value depends on (the constant's data
+// and every parameter of its layout), and the value is read-only.
+func (n *Node) Derived(key any, build func() any) any {
+	if n.Shared == nil {
+		return build()
+	}
+	return n.Shared.Derived(key, build)
 }
 
 // Input returns input i, or nil when it is absent or out of range.
