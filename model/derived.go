@@ -19,8 +19,12 @@ type derivedEntry struct {
 // weights) that every interpreter of the model then shares instead of
 // holding its own copy. build runs at most once per key; concurrent
 // callers with the same key wait for it. The value must be read-only from
-// then on, and key must say everything the value depends on.
+// then on, and key must say everything the value depends on. A Model not
+// made by New or Load shares nothing: build runs every time.
 func (m *Model) Derived(key any, build func() any) any {
+	if m.derived == nil {
+		return build()
+	}
 	m.derived.mu.Lock()
 	if m.derived.entries == nil {
 		m.derived.entries = make(map[any]*derivedEntry)
