@@ -324,9 +324,31 @@ func (d *decoder) decode() (m *Model, err error) {
 			return nil, err
 		}
 	}
+	m.alignBuffers()
 	m.metadata = d.metadata(fb)
 	m.signatures = d.signatures(fb)
 	return m, nil
+}
+
+// alignBuffers copies each buffer that a tensor views with elements wider
+// than the buffer's address is aligned to (a float32 or int32 constant off
+// a 4-byte boundary), so that typed views over constants are aligned. The
+// rest, byte-wide weights above all (most of a quantized model), stay where
+// they are: in the file's mapping, not on the heap.
+func (m *Model) alignBuffers() {
+	need := make([]int, len(m.buffers))
+	for _, sg := range m.subgraphs {
+		for _, t := range sg.tensors {
+			if t.Buffer >= 0 && t.Buffer < len(need) {
+				need[t.Buffer] = max(need[t.Buffer], t.Type.Size())
+			}
+		}
+	}
+	for i, b := range m.buffers {
+		if b != nil && need[i] > 1 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(need[i]) != 0 {
+			m.buffers[i] = alignedCopy(b)
+		}
+	}
 }
 
 // opCodes reads the operator-code table.
@@ -354,7 +376,7 @@ func (d *decoder) buffers(fb *schema.Model) ([][]byte, []bool) {
 		data := buf.DataBytes()
 		has[i] = data != nil
 		if len(data) > 0 {
-			out[i] = aligned(data)
+			out[i] = data
 		}
 	}
 	return out, has
@@ -489,12 +511,8 @@ func (d *decoder) quant(q *schema.QuantizationParameters) (*tensor.Quantization,
 	return out, nil
 }
 
-// aligned returns b, or a copy of it when it is not 16-byte aligned, so that
-// typed views over constant data are always aligned.
-func aligned(b []byte) []byte {
-	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%16 == 0 {
-		return b
-	}
+// alignedCopy is a copy of b in memory aligned for any element type.
+func alignedCopy(b []byte) []byte {
 	t := tensor.NewTensor(tensor.Uint8, len(b))
 	copy(t.Data, b)
 	return t.Data
