@@ -29,7 +29,7 @@ for r in (1, 2, 3):
     t.append(float(m.group(1)))
 dm, tm = statistics.median(d), statistics.median(t)
 print(f"model {model}, {threads} thread(s)")
-print(f"delego median of medians : {dm:.2f} ms  {d}")
-print(f"TFLite 2.9 median        : {tm:.2f} ms  {t}")
+print(f"delego median of medians : {dm:.4g} ms  {d}")
+print(f"TFLite 2.9 median        : {tm:.4g} ms  {t}")
 print(f"ratio delego/TFLite      : {dm/tm:.2f}x")
 PY
