@@ -151,6 +151,9 @@ func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant
 
 // runDWVNNI computes the whole output, split across threads by rows.
 func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequant, threads int) {
+	if g.outW == 0 || d.C == 0 {
+		return
+	}
 	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
 	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
 	for i := range d.workers[:threads] {

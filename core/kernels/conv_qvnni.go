@@ -327,17 +327,68 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 	if inPlace {
 		lda = K
 	}
+	ox, oy, b := 0, 0, 0
+	if !geom.direct {
+		ox, oy, b = pb%geom.outW, (pb/geom.outW)%geom.outH, pb/(geom.outW*geom.outH)
+	}
 	for p := pb; p < pe; p++ {
 		row := panel[(p-pb)*lda : (p-pb)*lda+K]
-		if !inPlace {
-			im2colPixel(geom, in, p, pad, row, 1)
-			if v.flip {
-				flipBytes(row)
+		switch {
+		case inPlace:
+		case geom.direct:
+			copy(row, in[p*K:p*K+K])
+		default:
+			im2colSpans(geom, in, b, oy, ox, pad, row)
+			if ox++; ox == geom.outW {
+				ox = 0
+				if oy++; oy == geom.outH {
+					oy, b = 0, b+1
+				}
 			}
+		}
+		if v.flip && !inPlace {
+			flipBytes(row)
 		}
 		rowterm[p-pb] = 0
 		if v.rowMul != 0 {
 			rowterm[p-pb] = v.rowMul * byteSum(row)
+		}
+	}
+}
+
+// im2colSpans writes the GEMM row of output pixel (b, oy, ox) to dst, as
+// im2colPixel does, copying each filter row in one piece when its taps are
+// adjacent and inside the input.
+func im2colSpans(g *convGeom, in []uint8, b, oy, ox int, pad uint8, dst []uint8) {
+	C := g.inC
+	span := g.kW * C
+	y0 := oy*g.strideH - g.padH
+	x0 := ox*g.strideW - g.padW
+	rowIn := x0 >= 0 && x0+(g.kW-1)*g.dilW < g.inW
+	for ky := range g.kH {
+		d := dst[ky*span : ky*span+span]
+		iy := y0 + ky*g.dilH
+		if iy < 0 || iy >= g.inH {
+			for i := range d {
+				d[i] = pad
+			}
+			continue
+		}
+		base := ((b*g.inH + iy) * g.inW) * C
+		if rowIn && g.dilW == 1 {
+			copy(d, in[base+x0*C:base+x0*C+span])
+			continue
+		}
+		for kx := range g.kW {
+			ix := x0 + kx*g.dilW
+			t := d[kx*C : kx*C+C]
+			if ix < 0 || ix >= g.inW {
+				for i := range t {
+					t[i] = pad
+				}
+				continue
+			}
+			copy(t, in[base+ix*C:base+ix*C+C])
 		}
 	}
 }
