@@ -420,3 +420,66 @@ func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil in
 	}
 	return out.Data
 }
+
+// BenchmarkQuantGemmModes times the matrix-vector FULLY_CONNECTED (1024 ->
+// 1001, batch 1) and a MobileNet 1x1 conv (28x28x192 -> 64) in each GEMM
+// mode: the portable kernel, the VNNI layout's Go twin and its assembly.
+func BenchmarkQuantGemmModes(b *testing.B) {
+	for _, c := range []struct {
+		name            string
+		h, w, inC, outC int
+		fc              bool
+	}{
+		{"matvec", 1, 1, 1024, 1001, true},
+		{"1x1", 28, 28, 192, 64, false},
+	} {
+		for _, m := range qgemmModes() {
+			b.Run(c.name+"/"+m.name, func(b *testing.B) {
+				t := &testing.T{}
+				n, op := benchQuantGemmNode(t, c.h, c.w, c.inC, c.outC, c.fc, m)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := op.Eval(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(c.h*c.w*c.inC*c.outC)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
+// benchQuantGemmNode prepares a UINT8 CONV_2D or FULLY_CONNECTED in mode m.
+func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode) (*Node, Op) {
+	r := rand.New(rand.NewPCG(1, 2))
+	in := qT(tensor.Uint8, []int{1, h, w, inC}, 0.05, 120)
+	convFillRand(r, in, 0, 255)
+	fshape := []int{outC, 1, 1, inC}
+	if fc {
+		in.Shape, fshape = []int{h * w, inC}, []int{outC, inC}
+	}
+	filter := constT(qT(tensor.Uint8, fshape, 0.02, 130))
+	convFillRand(r, filter, 0, 255)
+	bias := constT(qT(tensor.Int32, []int{outC}, 0.05*0.02, 0))
+	out := qT(tensor.Uint8, nil, 0.3, 128)
+	var op Op
+	var qg *qGemm
+	var repack func()
+	if fc {
+		f := &FullyConnected{}
+		op, qg = f, &f.qg
+		repack = func() { f.setQuantWeights(filter); f.qg.setBias(bias.Int32s(), f.xzp, true) }
+	} else {
+		c := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
+		op, qg = c, &c.qg
+		repack = func() { c.setQuantWeights(filter); c.qg.setBias(bias.Int32s(), c.xzp, true) }
+	}
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: 1}
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	qg.vnni, qg.twin = m.vnni, m.twin
+	repack()
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+	return n, op
+}
