@@ -35,7 +35,7 @@ import (
 // qvBlock is the requantization of 16 output channels, laid out for the
 // vector epilogue: 32-bit values per channel, and 64-bit values split into
 // the even and the odd channels (the two halves of a 32x32->64 multiply).
-// Its field offsets are used by the assembly (see qvBlockOffsets).
+// Its field offsets are used by the assembly (see TestAsmLayout).
 type qvBlock struct {
 	cst        [16]int32  // constant term added to the sum
 	left       [16]uint32 // left shift before the multiply
@@ -68,7 +68,7 @@ func (b *qvBlock) lane(j int) qchan {
 
 // qgemmTileArgs is one call of the tile kernel: rows (1 to 4) rows of the
 // left-hand side times nb blocks of 16 channels. Its layout is read by the
-// assembly (see qgemmArgsOffsets): keep the fields 8 bytes wide and in order.
+// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
 type qgemmTileArgs struct {
 	a       *uint8   // first row; rows are lda bytes apart, 4*k4 bytes each
 	lda     int      //
