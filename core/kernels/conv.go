@@ -283,6 +283,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 			return err
 		}
 		c.qg.ruy = true
+		c.qg.vnni = useVNNI
 		c.qg.N, c.qg.K = outC, K
 		c.xzp = in.ZeroPoint()
 		if filter.Const {

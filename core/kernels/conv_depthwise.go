@@ -60,6 +60,8 @@ type DepthwiseConv2D struct {
 	rq     chanRequant
 	lo, hi float32
 	pk     dwPacked
+	vd     dwVNNI // the vector kernel, when vec
+	vec    bool
 	ref16  ref16Conv
 	hybrid hybridConv
 }
@@ -110,10 +112,11 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			d.wq = make([]int32, taps*outC)
 		}
 		d.wq = d.wq[:taps*outC]
-		d.pk.prepare(&g, outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+		d.vec = useVNNI && d.mult == 1
+		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
 			d.setQuantWeights(filter)
-			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+			d.setQuantBias(bias)
 		}
 	case kindInt16:
 		if err := d.ref16.prepareWindow(op, in, filter, bias, out, p.Activation, outC, taps, 3); err != nil {
@@ -126,6 +129,25 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	}
 	out.Shape = append(out.Shape[:0], g.batches, g.outH, g.outW, outC)
 	return nil
+}
+
+// prepareQuant sizes the 8-bit kernel's scratch for threads workers.
+func (d *DepthwiseConv2D) prepareQuant(threads int) {
+	if d.vec {
+		d.vd.prepare(&d.geom, threads, d.kind == kindInt8, d.xzp)
+	} else {
+		d.pk.prepare(&d.geom, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+	}
+}
+
+// setQuantBias gives the 8-bit kernel the weights (already in d.wq), the
+// bias and the requantization.
+func (d *DepthwiseConv2D) setQuantBias(bias *tensor.Tensor) {
+	if d.vec {
+		d.vd.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+	} else {
+		d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+	}
 }
 
 func (d *DepthwiseConv2D) setQuantWeights(filter *tensor.Tensor) {
@@ -157,10 +179,21 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 	case kindUint8, kindInt8:
 		if !filter.Const || (bias != nil && !bias.Const) {
 			d.setQuantWeights(filter)
-			d.pk.setWeights(d.wq, int32sOrNil(bias), d.xzp, &d.rq)
+			d.setQuantBias(bias)
+		}
+		if d.vec {
+			if threads > len(d.vd.workers) {
+				d.prepareQuant(threads)
+			}
+			if d.kind == kindUint8 {
+				runDWVNNI(&d.vd, g, in.Uint8s(), out.Uint8s(), &d.rq, threads)
+			} else {
+				runDWVNNI(&d.vd, g, in.Int8s(), out.Int8s(), &d.rq, threads)
+			}
+			return nil
 		}
 		if threads > len(d.pk.workers) {
-			d.pk.prepare(g, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
+			d.prepareQuant(threads)
 		}
 		if d.kind == kindUint8 {
 			runDWPacked(&d.pk, g, in.Uint8s(), out.Uint8s(), &d.rq, threads)

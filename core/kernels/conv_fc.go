@@ -249,6 +249,7 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *tensor.T
 		f.shuffle = f.shuffle[:f.units*f.depth]
 	}
 	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8 || f.kind == fcUint8ToInt16
+	f.qg.vnni = useVNNI && (f.kind == fcUint8 || f.kind == fcInt8)
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
 		f.setQuantWeights(filter)

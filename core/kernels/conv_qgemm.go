@@ -30,6 +30,12 @@ type qGemm struct {
 	ruy    bool // ruy rounding (GEMM path) instead of TFLite's
 	flush  int  // packed kernel steps between lane flushes
 	shift  bool // rows are UINT8: the panel holds x-128
+
+	// vnni selects the byte-dot-product layout v (see conv_qvnni.go)
+	// instead of packed/w16; it is set before the weights. twin runs that
+	// layout's pure-Go kernel instead of the assembly (tests).
+	vnni, twin bool
+	v          qvGemm
 }
 
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
@@ -39,6 +45,14 @@ const laneBits = 21
 // wzp; signed says whether they are INT8.
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 	g.N, g.K = N, K
+	if g.vnni {
+		if cap(g.wsum) < N {
+			g.wsum = make([]int32, N)
+		}
+		g.wsum = g.wsum[:N]
+		g.v.setWeights(w, signed, wzp, N, K, g.wsum)
+		return
+	}
 	groups := (N + 2) / 3
 	if cap(g.packed) < groups*K+kernelSlack {
 		g.packed = make([]int64, groups*K+kernelSlack)
@@ -85,6 +99,10 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 // input zero point; unsignedRows says whether the rows are UINT8.
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
+	if g.vnni {
+		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows)
+		return
+	}
 	if cap(g.cst) < g.N {
 		g.cst = make([]int32, g.N)
 		g.qp = make([]qchan, g.N)
@@ -109,6 +127,7 @@ func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 type qgemmWork[T int8 | uint8] struct {
 	panel []T // rowBlock rows, interleaved by 4
 	row   []T // one im2col row
+	v     qgemmVWork
 }
 
 // qgemmBlocks returns the row block (multiple of 4) and channel block
@@ -129,6 +148,9 @@ func (w *qgemmWork[T]) ensure(K int) {
 		w.row = make([]T, K)
 	}
 	w.row = w.row[:K]
+	if useVNNI {
+		w.v.ensure((K + 3) / 4)
+	}
 }
 
 // qgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 a multiple
@@ -136,6 +158,10 @@ func (w *qgemmWork[T]) ensure(K int) {
 // Output row p starts at out[p*g.N]. xzp is the input zero point, used as
 // im2col padding.
 func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int32, p0, p1, c0, c1 int, ws *qgemmWork[T]) {
+	if g.vnni {
+		qgemmRunV(g, geom, in, out, xzp, p0, p1, c0, c1, &ws.v)
+		return
+	}
 	K, N := g.K, g.N
 	rb, cb := qgemmBlocks(K)
 	pad := T(xzp)

@@ -1,0 +1,256 @@
+package kernels
+
+import "unsafe"
+
+// The vector 8-bit depthwise convolution (depth multiplier 1): 16 channels
+// to a vector. Each input byte is widened to an int32 lane (zero-extended
+// for UINT8, sign-extended for INT8) and multiplied by the tap's weight
+// w - wzp held in the low 16 bits of an int32 lane whose high half is zero,
+// with VPDPWSSD: the product of the low halves plus 0, so every sum is
+// exact. Taps outside the input read the input zero point, whose share is
+// part of the per-channel constant:
+//
+//	sum_t (x_t - xzp)*w_t + bias = sum_t x_t*w_t + (bias - xzp*sum_t w_t)
+//
+// A row of output pixels is one call of dwRow (assembly where the CPU has
+// AVX-512 VNNI) or dwRowGo (its pure-Go twin); the filter rows it reads are
+// input rows, in place when no tap of the row can fall outside them, or
+// copies widened with the zero point on both sides.
+
+// dwRowArgs is one call of the row kernel. Its layout is read by the
+// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
+type dwRowArgs struct {
+	rows    *unsafe.Pointer // kh filter rows, at the first pixel's first tap
+	kh, kw  int             //
+	tapStep int             // bytes between horizontal taps: dilation*C
+	pixStep int             // bytes between output pixels' first taps: stride*C
+	npix    int             // output pixels
+	nb      int             // channel blocks of 16
+	tail    uint64          // load and store mask of the last block
+	w       *int32          // [kh*kw][wstride/4] weights
+	wstride int             // bytes between taps' weights
+	qp      *qvBlock        // [nb] requantization (TFLite rounding)
+	out     *uint8          // first pixel's first channel
+	outC    int             // bytes between output pixels
+	zp      int64           // output zero point
+	lo, hi  int64           // clamp range
+	signed  int64           // 1: INT8 inputs (sign-extended)
+}
+
+// dwRowGo is the pure-Go twin of the assembly row kernel.
+func dwRowGo(t *dwRowArgs) {
+	rows := unsafe.Slice(t.rows, t.kh)
+	nc := 16 * t.nb
+	w := unsafe.Slice(t.w, t.kh*t.kw*t.wstride/4)
+	qp := unsafe.Slice(t.qp, t.nb)
+	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
+	for p := range t.npix {
+		out := unsafe.Slice((*uint8)(unsafe.Add(unsafe.Pointer(t.out), p*t.outC)), nc)
+		for c := range nc {
+			if c >= nc-16 && t.tail&(1<<(c%16)) == 0 {
+				continue
+			}
+			var acc int32
+			for ky := range t.kh {
+				for kx := range t.kw {
+					x := *(*uint8)(unsafe.Add(rows[ky], p*t.pixStep+kx*t.tapStep+c))
+					v := int32(x)
+					if t.signed != 0 {
+						v = int32(int8(x))
+					}
+					acc += v * int32(int16(w[(ky*t.kw+kx)*t.wstride/4+c]))
+				}
+			}
+			q := qp[c/16].lane(c % 16)
+			out[c] = uint8(q.tfl(acc, zp, lo, hi))
+		}
+	}
+}
+
+// dwVNNI is the prepared state of the vector depthwise kernel.
+type dwVNNI struct {
+	C, taps, nb int
+	w           []int32   // [taps][16*nb]
+	qp          []qvBlock // [nb]
+	rowLen      int       // columns of a filter row: (outW-1)*strideW + (kW-1)*dilW + 1
+	inPlace     bool      // filter rows are read from the input
+	xzp         uint8     // the input zero point's byte
+	signed      bool
+	twin        bool // run the Go twin (tests)
+	workers     []dwVWork
+}
+
+// dwVWork is one worker's scratch: a cache of widened input rows (one slot
+// per filter row), a row of zero points, and the row pointers.
+type dwVWork struct {
+	rows  [][]uint8
+	label []int // input row (b*inH+iy) held by each slot, -1 if none
+	pad   []uint8
+	ptrs  []unsafe.Pointer
+}
+
+// prepare sets the shapes and scratch; the weights come from setWeights.
+func (d *dwVNNI) prepare(g *convGeom, threads int, signed bool, xzp int32) {
+	d.C, d.taps, d.nb = g.inC, g.kH*g.kW, (g.inC+15)/16
+	d.signed, d.xzp = signed, uint8(xzp)
+	d.rowLen = max(0, (g.outW-1)*g.strideW+(g.kW-1)*g.dilW+1)
+	d.inPlace = g.padW == 0 && d.rowLen <= g.inW
+	if len(d.workers) < threads {
+		d.workers = append(d.workers, make([]dwVWork, threads-len(d.workers))...)
+	}
+	n := d.rowLen * d.C
+	for i := range d.workers {
+		w := &d.workers[i]
+		w.rows = make([][]uint8, g.kH)
+		w.label = make([]int, g.kH)
+		for k := range w.rows {
+			if !d.inPlace {
+				w.rows[k] = make([]uint8, n)
+			}
+			w.label[k] = -1
+		}
+		w.pad = make([]uint8, n)
+		for j := range w.pad {
+			w.pad[j] = d.xzp
+		}
+		w.ptrs = make([]unsafe.Pointer, g.kH)
+	}
+}
+
+// setWeights takes the [taps][C] weights minus their zero point, the bias
+// (nil for none), the input zero point and the requantization.
+func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant) {
+	C, nc := d.C, 16*d.nb
+	if cap(d.w) < d.taps*nc {
+		d.w = make([]int32, d.taps*nc)
+	}
+	d.w = d.w[:d.taps*nc]
+	clear(d.w)
+	for t := range d.taps {
+		for c, v := range wq[t*C : t*C+C] {
+			d.w[t*nc+c] = int32(uint16(int16(v)))
+		}
+	}
+	if cap(d.qp) < d.nb {
+		d.qp = make([]qvBlock, d.nb)
+	}
+	d.qp = d.qp[:d.nb]
+	clear(d.qp)
+	for c := range C {
+		var s int32
+		for t := range d.taps {
+			s += wq[t*C+c]
+		}
+		b := int32(0)
+		if bias != nil {
+			b = bias[c]
+		}
+		d.qp[c/16].set(c%16, newQchan(rq, c, b-xzp*s))
+	}
+}
+
+// runDWVNNI computes the whole output, split across threads by rows.
+func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequant, threads int) {
+	if g.outW == 0 || d.C == 0 {
+		return
+	}
+	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
+	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
+	for i := range d.workers[:threads] {
+		for s := range d.workers[i].label {
+			d.workers[i].label[s] = -1 // the input changed since the last Eval
+		}
+	}
+	rows := g.batches * g.outH
+	if threads == 1 {
+		dwVNNIRows(d, g, inB, outB, rq, 0, rows, &d.workers[0])
+		return
+	}
+	parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+		dwVNNIRows(d, g, inB, outB, rq, lo, hi, &d.workers[wk])
+	})
+}
+
+// dwVNNIRows computes output rows [lo, hi) (indexing b*outH+oy) with worker w.
+func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi int, w *dwVWork) {
+	C := d.C
+	t := dwRowArgs{kh: g.kH, kw: g.kW, tapStep: g.dilW * C, pixStep: g.strideW * C, npix: g.outW,
+		nb: d.nb, tail: tailMask(C), w: &d.w[0], wstride: 64 * d.nb, qp: &d.qp[0], outC: C,
+		zp: int64(rq.zp), lo: int64(rq.lo), hi: int64(rq.hi), rows: &w.ptrs[0]}
+	if d.signed {
+		t.signed = 1
+	}
+	for r := lo; r < hi; r++ {
+		d.filterRows(g, in, w, r)
+		t.out = &out[r*g.outW*C]
+		if d.twin {
+			dwRowGo(&t)
+		} else {
+			dwRow(&t)
+		}
+	}
+}
+
+// filterRows points w.ptrs at the filter rows of output row r (b*outH+oy):
+// the zero-point row outside the input, else the input row in place or
+// widened into w's cache, reusing the rows the last output row widened.
+func (d *dwVNNI) filterRows(g *convGeom, in []uint8, w *dwVWork, r int) {
+	b, oy := r/g.outH, r%g.outH
+	used := 0 // slots holding a filter row of r
+	for pass := range 2 {
+		for ky := range g.kH {
+			iy := oy*g.strideH - g.padH + ky*g.dilH
+			if iy < 0 || iy >= g.inH {
+				w.ptrs[ky] = unsafe.Pointer(&w.pad[0])
+				continue
+			}
+			label := b*g.inH + iy
+			if d.inPlace {
+				w.ptrs[ky] = unsafe.Pointer(&in[label*g.inW*d.C])
+				continue
+			}
+			if pass == 0 {
+				w.ptrs[ky] = nil
+				for s, l := range w.label {
+					if l == label {
+						w.ptrs[ky] = unsafe.Pointer(&w.rows[s][0])
+						used |= 1 << s
+					}
+				}
+				continue
+			}
+			if w.ptrs[ky] != nil {
+				continue
+			}
+			s := 0
+			for used&(1<<s) != 0 {
+				s++
+			}
+			used |= 1 << s
+			w.label[s] = label
+			d.widenRow(g, in, label, w.rows[s])
+			w.ptrs[ky] = unsafe.Pointer(&w.rows[s][0])
+		}
+		if d.inPlace {
+			return
+		}
+	}
+}
+
+// widenRow writes input row label (b*inH+iy) into dst with the zero point
+// on both sides.
+func (d *dwVNNI) widenRow(g *convGeom, in []uint8, label int, dst []uint8) {
+	C := d.C
+	src := in[label*g.inW*C : (label+1)*g.inW*C]
+	for j := range d.rowLen {
+		col := j - g.padW
+		o := dst[j*C : j*C+C]
+		if col >= 0 && col < g.inW {
+			copy(o, src[col*C:col*C+C])
+			continue
+		}
+		for i := range o {
+			o[i] = d.xzp
+		}
+	}
+}

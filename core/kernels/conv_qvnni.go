@@ -1,0 +1,394 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// The byte-dot-product GEMM: the layout of AVX-512 VNNI's VPDPBUSD, which
+// multiplies groups of four unsigned bytes by four signed bytes and adds
+// the four products to an int32 lane, exactly.
+//
+// The weights of 16 consecutive output channels form a block of
+// [ceil(K/4)][16][4] signed bytes, so that one 64-byte vector holds four
+// depth steps of the 16 channels; a row of the left-hand side is read four
+// bytes at a time and broadcast to all 16 lanes. The rows hold unsigned
+// bytes xu and the weights signed bytes ws:
+//
+//	UINT8: xu = x,       ws = w - 128
+//	INT8:  xu = x + 128, ws = w
+//
+// With x' = x - xzp and w' = w - wzp the wanted sum is
+//
+//	sum x'w' = sum xu*ws + (sw - wzp)*sum xu - (sx + xzp)*sum w'
+//
+// (sx, sw: the shifts above, 128 or 0). The last term and the bias are a
+// per-channel constant computed when the weights are set; the middle one is
+// a per-row term, needed only when sw != wzp (UINT8 weights whose zero
+// point is not 128, INT8 weights with a zero point). Depth is padded to a
+// multiple of 4 with zero weights and channels to a multiple of 16 with
+// zero weights and parameters; the stores are masked to the real channels.
+//
+// qgemmTile (assembly where the CPU has AVX-512 VNNI) and qgemmTileGo (its
+// pure-Go twin) compute the same tile from the same layout.
+
+// qvBlock is the requantization of 16 output channels, laid out for the
+// vector epilogue: 32-bit values per channel, and 64-bit values split into
+// the even and the odd channels (the two halves of a 32x32->64 multiply).
+// Its field offsets are used by the assembly (see TestAsmLayout).
+type qvBlock struct {
+	cst        [16]int32  // constant term added to the sum
+	left       [16]uint32 // left shift before the multiply
+	mult       [16]int32  // Q31 multiplier
+	addE, addO [8]int64   // rounding addend of the 64-bit product
+	shE, shO   [8]uint64  // right shift of the 64-bit product
+	negE, negO [8]int64   // TFLite rounding: added when the product is negative
+}
+
+// set fills lane j of b from q.
+func (b *qvBlock) set(j int, q qchan) {
+	b.cst[j], b.left[j], b.mult[j] = q.cst, uint32(q.left), int32(q.m)
+	if j%2 == 0 {
+		b.addE[j/2], b.shE[j/2], b.negE[j/2] = q.add, uint64(q.shift), q.negAdj
+	} else {
+		b.addO[j/2], b.shO[j/2], b.negO[j/2] = q.add, uint64(q.shift), q.negAdj
+	}
+}
+
+// lane returns lane j of b as a qchan.
+func (b *qvBlock) lane(j int) qchan {
+	q := qchan{cst: b.cst[j], left: uint8(b.left[j]), m: int64(b.mult[j])}
+	if j%2 == 0 {
+		q.add, q.shift, q.negAdj = b.addE[j/2], uint8(b.shE[j/2]), b.negE[j/2]
+	} else {
+		q.add, q.shift, q.negAdj = b.addO[j/2], uint8(b.shO[j/2]), b.negO[j/2]
+	}
+	return q
+}
+
+// qgemmTileArgs is one call of the tile kernel: rows (1 to 4) rows of the
+// left-hand side times nb blocks of 16 channels. Its layout is read by the
+// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
+type qgemmTileArgs struct {
+	a       *uint8   // first row; rows are lda bytes apart, 4*k4 bytes each
+	lda     int      //
+	rows    int      // 1 to 4
+	k4      int      // depth in groups of 4
+	w       *int8    // first block's weights, [k4][16][4]
+	wstride int      // bytes between blocks: 64*k4
+	nb      int      // number of blocks (at least 1)
+	tail    uint64   // store mask of the last block's 16 channels
+	rowterm *int32   // per-row term added to the sums
+	qp      *qvBlock // first block's requantization
+	out     *uint8   // row 0, first channel; rows are ldo bytes apart
+	ldo     int      //
+	zp      int64    // output zero point
+	lo, hi  int64    // clamp range
+}
+
+// qgemmTileGo is the pure-Go twin of the assembly tile kernel: for each row
+// r and channel c of the tile, the exact int32 sum of xu*ws plus the row
+// term, requantized with ruy's rounding, stored where the mask allows.
+func qgemmTileGo(t *qgemmTileArgs) {
+	lda, k4 := t.lda, t.k4
+	a := unsafe.Slice(t.a, (t.rows-1)*lda+4*k4)
+	w := unsafe.Slice(t.w, t.nb*t.wstride)
+	rowterm := unsafe.Slice(t.rowterm, t.rows)
+	qp := unsafe.Slice(t.qp, t.nb)
+	out := unsafe.Slice(t.out, (t.rows-1)*t.ldo+16*t.nb)
+	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
+	var acc [16]int32
+	for r := range t.rows {
+		row := a[r*lda : r*lda+4*k4]
+		for b := range t.nb {
+			qgemmBlockGo(row, w[b*t.wstride:b*t.wstride+64*k4], &acc)
+			mask := uint64(0xffff)
+			if b == t.nb-1 {
+				mask = t.tail
+			}
+			o := out[r*t.ldo+16*b:]
+			for j := range 16 {
+				if mask&(1<<j) != 0 {
+					q := qp[b].lane(j)
+					o[j] = uint8(q.ruy(acc[j]+rowterm[r], zp, lo, hi))
+				}
+			}
+		}
+	}
+}
+
+// qgemmBlockGo sets acc[j] to sum_k row[k] * w[k][j] for one block.
+func qgemmBlockGo(row []uint8, w []int8, acc *[16]int32) {
+	*acc = [16]int32{}
+	for g := 0; g < len(row); g += 4 {
+		x := row[g : g+4 : g+4]
+		wg := w[16*g : 16*g+64 : 16*g+64]
+		for j := range 16 {
+			acc[j] += int32(x[0])*int32(wg[4*j]) + int32(x[1])*int32(wg[4*j+1]) +
+				int32(x[2])*int32(wg[4*j+2]) + int32(x[3])*int32(wg[4*j+3])
+		}
+	}
+}
+
+// qvGemm is a qGemm's weights in the VNNI layout.
+type qvGemm struct {
+	k4     int
+	nb     int
+	w      []int8    // [nb][k4][16][4]
+	qp     []qvBlock // [nb]
+	rowMul int32     // sw - wzp: the per-row term's factor
+	flip   bool      // rows are INT8: xu = x ^ 0x80
+}
+
+// setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
+// and returns sum_k (w-wzp) of each channel in wsum.
+func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32) {
+	v.k4, v.nb = (K+3)/4, (N+15)/16
+	n := v.nb * v.k4 * 64
+	if cap(v.w) < n {
+		v.w = make([]int8, n)
+	}
+	v.w = v.w[:n]
+	clear(v.w)
+	var flipW byte // UINT8 weights are stored as w - 128
+	v.rowMul = -wzp
+	if !signed {
+		flipW = 0x80
+		v.rowMul = 128 - wzp
+	}
+	for c := range N {
+		blk := v.w[(c/16)*v.k4*64:]
+		lane := 4 * (c % 16)
+		var s int32
+		for k, x := range w[c*K : c*K+K] {
+			blk[(k/4)*64+lane+k%4] = int8(x ^ flipW)
+			if signed {
+				s += int32(int8(x)) - wzp
+			} else {
+				s += int32(x) - wzp
+			}
+		}
+		wsum[c] = s
+	}
+}
+
+// setBias computes the blocks' requantization from rq, with the constant
+// term bias[c] - (sx+xzp)*wsum[c] of channel c; signedRows says whether
+// the rows are INT8 (sx = 128).
+func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32, signedRows bool) {
+	v.flip = signedRows
+	sx := int32(0)
+	if signedRows {
+		sx = 128
+	}
+	if cap(v.qp) < v.nb {
+		v.qp = make([]qvBlock, v.nb)
+	}
+	v.qp = v.qp[:v.nb]
+	clear(v.qp)
+	for c := range wsum {
+		b := int32(0)
+		if bias != nil {
+			b = bias[c]
+		}
+		q := newQchan(rq, c, b-(sx+xzp)*wsum[c])
+		q.negAdj = 0 // ruy rounding
+		v.qp[c/16].set(c%16, q)
+	}
+}
+
+// qgemmVWork is one worker's scratch for the VNNI layout: a panel of
+// packed rows and their row terms.
+type qgemmVWork struct {
+	panel   []uint8
+	rowterm []int32
+}
+
+// qvBlocks returns the row block (a multiple of 4) and the channel chunk
+// (in blocks of 16) of the VNNI GEMM at depth groups k4.
+func qvBlocks(k4 int) (rowBlock, chunk int) {
+	rowBlock = max(4, min(256, 32768/(4*max(k4, 1)))&^3)
+	chunk = max(1, (256<<10)/(64*max(k4, 1)))
+	return
+}
+
+// ensure sizes w for depth groups k4.
+func (w *qgemmVWork) ensure(k4 int) {
+	rb, _ := qvBlocks(k4)
+	if n := rb*4*k4 + 64; cap(w.panel) < n {
+		w.panel = make([]uint8, n)
+	}
+	if cap(w.rowterm) < rb {
+		w.rowterm = make([]int32, rb)
+	}
+}
+
+// byteSum returns the sum of the bytes of b.
+func byteSum(b []uint8) int32 {
+	var total uint64
+	for len(b) >= 8 {
+		n := min(len(b)/8, 128) // 16-bit lanes hold 128 words of byte pairs
+		var s uint64
+		for i := range n {
+			v := binary.LittleEndian.Uint64(b[8*i:])
+			s += v&0x00ff00ff00ff00ff + (v>>8)&0x00ff00ff00ff00ff
+		}
+		s = s&0x0000ffff0000ffff + (s>>16)&0x0000ffff0000ffff
+		total += s&0xffffffff + s>>32
+		b = b[8*n:]
+	}
+	for _, x := range b {
+		total += uint64(x)
+	}
+	return int32(total)
+}
+
+// flipBytes XORs every byte of b with 0x80 (INT8 <-> UINT8 shifted by 128).
+func flipBytes(b []uint8) {
+	for len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)^0x8080808080808080)
+		b = b[8:]
+	}
+	for i := range b {
+		b[i] ^= 0x80
+	}
+}
+
+// tailMask is the store mask of the last of the blocks covering n channels.
+func tailMask(n int) uint64 {
+	if r := n % 16; r != 0 {
+		return 1<<r - 1
+	}
+	return 0xffff
+}
+
+// qgemmRunV is qgemmRun on the VNNI layout: output rows [p0,p1) and
+// channels [c0,c1).
+func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, p0, p1, c0, c1 int, ws *qgemmVWork) {
+	v := &g.v
+	K, N, k4 := g.K, g.N, v.k4
+	if p0 >= p1 || c0 >= c1 {
+		return
+	}
+	ws.ensure(k4)
+	rb, chunk := qvBlocks(k4)
+	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
+	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
+	// Direct UINT8 rows whose depth is a multiple of 4 are read in place.
+	inPlace := geom.direct && !v.flip && K%4 == 0
+	lda := 4 * k4
+	t := qgemmTileArgs{k4: k4, wstride: 64 * k4, ldo: N,
+		zp: int64(g.rq.zp), lo: int64(g.rq.lo), hi: int64(g.rq.hi)}
+	for pb := p0; pb < p1; pb += rb {
+		pe := min(pb+rb, p1)
+		panel := ws.panel
+		if inPlace {
+			panel = inB[pb*K : pe*K]
+		}
+		v.packRows(geom, inB, uint8(T(xzp)), pb, pe, panel, ws.rowterm, inPlace)
+		for cs := c0; cs < c1; {
+			// A chunk of whole blocks, or the part of one block before
+			// the next block boundary when cs is not on one.
+			b0 := cs / 16
+			ce := min(c1, (b0+chunk)*16)
+			if cs%16 != 0 {
+				ce = min(c1, (b0+1)*16)
+			}
+			nb := (ce - b0*16 + 15) / 16
+			t.w = &v.w[b0*64*k4]
+			t.qp = &v.qp[b0]
+			t.nb = nb
+			t.tail = tailMask(ce)
+			if nb == 1 {
+				t.tail &= 0xffff &^ (1<<(cs%16) - 1)
+			}
+			base := b0 * 16 // a partial first block is masked below cs
+			for i := pb; i < pe; i += 4 {
+				t.a = &panel[(i-pb)*lda]
+				t.lda = lda
+				t.rows = min(4, pe-i)
+				t.rowterm = &ws.rowterm[i-pb]
+				t.out = &outB[i*N+base]
+				if g.twin {
+					qgemmTileGo(&t)
+				} else {
+					qgemmTile(&t)
+				}
+			}
+			cs = ce
+		}
+	}
+}
+
+// packRows writes rows [pb, pe) as unsigned bytes into panel (unless they
+// are read in place) and their row terms into rowterm.
+func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, panel []uint8, rowterm []int32, inPlace bool) {
+	K, lda := geom.depth(), 4*v.k4
+	if inPlace {
+		lda = K
+	}
+	ox, oy, b := 0, 0, 0
+	if !geom.direct {
+		ox, oy, b = pb%geom.outW, (pb/geom.outW)%geom.outH, pb/(geom.outW*geom.outH)
+	}
+	for p := pb; p < pe; p++ {
+		row := panel[(p-pb)*lda : (p-pb)*lda+K]
+		switch {
+		case inPlace:
+		case geom.direct:
+			copy(row, in[p*K:p*K+K])
+		default:
+			im2colSpans(geom, in, b, oy, ox, pad, row)
+			if ox++; ox == geom.outW {
+				ox = 0
+				if oy++; oy == geom.outH {
+					oy, b = 0, b+1
+				}
+			}
+		}
+		if v.flip && !inPlace {
+			flipBytes(row)
+		}
+		rowterm[p-pb] = 0
+		if v.rowMul != 0 {
+			rowterm[p-pb] = v.rowMul * byteSum(row)
+		}
+	}
+}
+
+// im2colSpans writes the GEMM row of output pixel (b, oy, ox) to dst, as
+// im2colPixel does, copying each filter row in one piece when its taps are
+// adjacent and inside the input.
+func im2colSpans(g *convGeom, in []uint8, b, oy, ox int, pad uint8, dst []uint8) {
+	C := g.inC
+	span := g.kW * C
+	y0 := oy*g.strideH - g.padH
+	x0 := ox*g.strideW - g.padW
+	rowIn := x0 >= 0 && x0+(g.kW-1)*g.dilW < g.inW
+	for ky := range g.kH {
+		d := dst[ky*span : ky*span+span]
+		iy := y0 + ky*g.dilH
+		if iy < 0 || iy >= g.inH {
+			for i := range d {
+				d[i] = pad
+			}
+			continue
+		}
+		base := ((b*g.inH + iy) * g.inW) * C
+		if rowIn && g.dilW == 1 {
+			copy(d, in[base+x0*C:base+x0*C+span])
+			continue
+		}
+		for kx := range g.kW {
+			ix := x0 + kx*g.dilW
+			t := d[kx*C : kx*C+C]
+			if ix < 0 || ix >= g.inW {
+				for i := range t {
+					t[i] = pad
+				}
+				continue
+			}
+			copy(t, in[base+ix*C:base+ix*C+C])
+		}
+	}
+}

@@ -1,0 +1,485 @@
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// TestAsmLayout checks the offsets the assembly hard-codes.
+func TestAsmLayout(t *testing.T) {
+	var a qgemmTileArgs
+	var b qvBlock
+	var d dwRowArgs
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"qgemmTileArgs.a", unsafe.Offsetof(a.a), 0},
+		{"qgemmTileArgs.lda", unsafe.Offsetof(a.lda), 8},
+		{"qgemmTileArgs.rows", unsafe.Offsetof(a.rows), 16},
+		{"qgemmTileArgs.k4", unsafe.Offsetof(a.k4), 24},
+		{"qgemmTileArgs.w", unsafe.Offsetof(a.w), 32},
+		{"qgemmTileArgs.wstride", unsafe.Offsetof(a.wstride), 40},
+		{"qgemmTileArgs.nb", unsafe.Offsetof(a.nb), 48},
+		{"qgemmTileArgs.tail", unsafe.Offsetof(a.tail), 56},
+		{"qgemmTileArgs.rowterm", unsafe.Offsetof(a.rowterm), 64},
+		{"qgemmTileArgs.qp", unsafe.Offsetof(a.qp), 72},
+		{"qgemmTileArgs.out", unsafe.Offsetof(a.out), 80},
+		{"qgemmTileArgs.ldo", unsafe.Offsetof(a.ldo), 88},
+		{"qgemmTileArgs.zp", unsafe.Offsetof(a.zp), 96},
+		{"qgemmTileArgs.lo", unsafe.Offsetof(a.lo), 104},
+		{"qgemmTileArgs.hi", unsafe.Offsetof(a.hi), 112},
+		{"qvBlock.cst", unsafe.Offsetof(b.cst), 0},
+		{"qvBlock.left", unsafe.Offsetof(b.left), 64},
+		{"qvBlock.mult", unsafe.Offsetof(b.mult), 128},
+		{"qvBlock.addE", unsafe.Offsetof(b.addE), 192},
+		{"qvBlock.addO", unsafe.Offsetof(b.addO), 256},
+		{"qvBlock.shE", unsafe.Offsetof(b.shE), 320},
+		{"qvBlock.shO", unsafe.Offsetof(b.shO), 384},
+		{"qvBlock.negE", unsafe.Offsetof(b.negE), 448},
+		{"qvBlock.negO", unsafe.Offsetof(b.negO), 512},
+		{"sizeof qvBlock", unsafe.Sizeof(b), 576},
+		{"dwRowArgs.rows", unsafe.Offsetof(d.rows), 0},
+		{"dwRowArgs.kh", unsafe.Offsetof(d.kh), 8},
+		{"dwRowArgs.kw", unsafe.Offsetof(d.kw), 16},
+		{"dwRowArgs.tapStep", unsafe.Offsetof(d.tapStep), 24},
+		{"dwRowArgs.pixStep", unsafe.Offsetof(d.pixStep), 32},
+		{"dwRowArgs.npix", unsafe.Offsetof(d.npix), 40},
+		{"dwRowArgs.nb", unsafe.Offsetof(d.nb), 48},
+		{"dwRowArgs.tail", unsafe.Offsetof(d.tail), 56},
+		{"dwRowArgs.w", unsafe.Offsetof(d.w), 64},
+		{"dwRowArgs.wstride", unsafe.Offsetof(d.wstride), 72},
+		{"dwRowArgs.qp", unsafe.Offsetof(d.qp), 80},
+		{"dwRowArgs.out", unsafe.Offsetof(d.out), 88},
+		{"dwRowArgs.outC", unsafe.Offsetof(d.outC), 96},
+		{"dwRowArgs.zp", unsafe.Offsetof(d.zp), 104},
+		{"dwRowArgs.lo", unsafe.Offsetof(d.lo), 112},
+		{"dwRowArgs.hi", unsafe.Offsetof(d.hi), 120},
+		{"dwRowArgs.signed", unsafe.Offsetof(d.signed), 128},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// skipNoAsm skips tests of the assembly on a CPU (or build) without it.
+func skipNoAsm(t *testing.T) {
+	t.Helper()
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI assembly on this CPU or build")
+	}
+}
+
+// randQvBlock gives b random but valid requantization parameters.
+func randQvBlock(r *rand.Rand, b *qvBlock, tfl bool) {
+	var rq chanRequant
+	rq.resize(16)
+	for j := range 16 {
+		m := int32(1<<30 + r.Int64N(1<<30))
+		shift := -r.IntN(12)
+		if r.IntN(4) == 0 {
+			shift = r.IntN(3)
+		}
+		rq.set(j, m, shift)
+		q := newQchan(&rq, j, int32(r.IntN(20001)-10000))
+		if !tfl {
+			q.negAdj = 0
+		}
+		b.set(j, q)
+	}
+}
+
+// randBytes fills b with random bytes, often the extremes.
+func randBytes(r *rand.Rand, b []uint8) {
+	for i := range b {
+		switch r.IntN(8) {
+		case 0:
+			b[i] = 0
+		case 1:
+			b[i] = 255
+		case 2:
+			b[i] = 127
+		case 3:
+			b[i] = 128
+		default:
+			b[i] = uint8(r.Uint32())
+		}
+	}
+}
+
+// qgemmTileCase builds a random tile call over fresh buffers; out is
+// filled with a sentinel so that masked-out stores show.
+func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, []uint8, func() []int64) {
+	lda := 4*k4 + r.IntN(3)*4
+	a := make([]uint8, (rows-1)*lda+4*k4)
+	randBytes(r, a)
+	w := make([]int8, nb*64*k4)
+	randBytes(r, unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w)))
+	rowterm := make([]int32, 4)
+	qp := make([]qvBlock, nb)
+	for b := range qp {
+		randQvBlock(r, &qp[b], false)
+	}
+	if !exact {
+		for i := range rowterm {
+			rowterm[i] = int32(r.IntN(200001) - 100000)
+		}
+	}
+	ldo := 16*nb + r.IntN(5)
+	out := bytes.Repeat([]uint8{0x5a}, (rows-1)*ldo+16*nb)
+	tail := uint64(r.IntN(0xffff)) + 1
+	zp := int64(r.IntN(256) - 128)
+	lo, hi := int64(-128), int64(127)
+	if r.IntN(2) == 0 {
+		lo, hi = int64(r.IntN(128)-128), int64(r.IntN(128))
+	}
+	if exact {
+		zp, lo, hi, tail = 0, -1<<31, 1<<31-1, 0xffff
+	}
+	ta := qgemmTileArgs{a: &a[0], lda: lda, rows: rows, k4: k4, w: &w[0], wstride: 64 * k4, nb: nb,
+		tail: tail, rowterm: &rowterm[0], qp: &qp[0], out: &out[0], ldo: ldo, zp: zp, lo: lo, hi: hi}
+	ref := func() []int64 {
+		var s []int64
+		for row := range rows {
+			for c := range 16 * nb {
+				var acc int64
+				for k := range 4 * k4 {
+					acc += int64(a[row*lda+k]) * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+				}
+				s = append(s, acc)
+			}
+		}
+		return s
+	}
+	return ta, out, ref
+}
+
+// TestQgemmTileAsmMatchesGo runs the assembly tile kernel and its Go twin
+// on random tiles (odd depths, partial row groups, tail masks, extreme
+// values) and requires the same bytes.
+func TestQgemmTileAsmMatchesGo(t *testing.T) {
+	skipNoAsm(t)
+	r := rand.New(rand.NewPCG(15, 1))
+	for i := range 400 {
+		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+		ta, out, _ := qgemmTileCase(r, rows, k4, nb, false)
+		want := bytes.Clone(out)
+		tg := ta
+		tg.out = &want[0]
+		qgemmTileGo(&tg)
+		qgemmTile(&ta)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", i, rows, k4, nb, ta.tail, out, want)
+		}
+	}
+}
+
+// TestQgemmTileExactSums reads the int32 sums of both kernels back byte by
+// byte (multiplier 2^30, shift 30+8i, no rounding) and compares them with
+// the exact sums.
+func TestQgemmTileExactSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 2))
+	kernels := map[string]func(*qgemmTileArgs){"go": qgemmTileGo}
+	if useVNNI {
+		kernels["asm"] = qgemmTile
+	}
+	for i := range 60 {
+		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
+		ta, out, ref := qgemmTileCase(r, rows, k4, nb, true)
+		want := ref()
+		for name, kern := range kernels {
+			got := make([]int64, len(want))
+			for byteIdx := range 4 {
+				for b := range nb {
+					q := &unsafe.Slice(ta.qp, nb)[b]
+					for j := range 16 {
+						q.cst[j], q.left[j], q.mult[j] = 0, 0, 1<<30
+						sh := uint64(30 + 8*byteIdx)
+						if j%2 == 0 {
+							q.addE[j/2], q.shE[j/2] = 0, sh
+						} else {
+							q.addO[j/2], q.shO[j/2] = 0, sh
+						}
+					}
+				}
+				kern(&ta)
+				for row := range rows {
+					for c := range 16 * nb {
+						got[row*16*nb+c] |= int64(out[row*ta.ldo+c]) << (8 * byteIdx)
+					}
+				}
+			}
+			for j := range got {
+				if int32(got[j]) != int32(want[j]) {
+					t.Fatalf("%s case %d: sum %d = %d, want %d", name, i, j, int32(got[j]), want[j])
+				}
+			}
+		}
+	}
+}
+
+// qgemmModes runs fn with the op's GEMM in each available mode: the
+// portable kernel, the VNNI layout's Go twin and, where the CPU has it, its
+// assembly.
+type qgemmMode struct {
+	name       string
+	vnni, twin bool
+}
+
+func qgemmModes() []qgemmMode {
+	m := []qgemmMode{{"portable", false, false}, {"vnni-go", true, true}}
+	if useVNNI {
+		m = append(m, qgemmMode{"vnni-asm", true, false})
+	}
+	return m
+}
+
+// TestQuantGemmModesIdentical runs CONV_2D (1x1 direct, strided, padded
+// 3x3) and FULLY_CONNECTED (batch 1: matrix-vector, and more rows), UINT8
+// and INT8 per-channel, with zero points at the ends of their ranges,
+// through every GEMM mode and requires identical outputs.
+func TestQuantGemmModesIdentical(t *testing.T) {
+	type shape struct {
+		h, w, inC, outC, k, stride int
+		fc                         bool
+	}
+	shapes := []shape{
+		{h: 5, w: 7, inC: 13, outC: 21, k: 1, stride: 1},
+		{h: 9, w: 9, inC: 32, outC: 48, k: 1, stride: 1},
+		{h: 1, w: 1, inC: 1024, outC: 1001, k: 1, stride: 1},
+		{h: 6, w: 5, inC: 3, outC: 17, k: 3, stride: 2},
+		{h: 7, w: 7, inC: 9, outC: 33, k: 3, stride: 1},
+		{h: 1, w: 1, inC: 1024, outC: 1001, fc: true},
+		{h: 3, w: 1, inC: 37, outC: 5, fc: true},
+		{h: 6, w: 1, inC: 300, outC: 70, fc: true},
+	}
+	zps := [][3]int64{{0, 0, 0}, {255, 255, 255}, {128, 1, 254}, {-128, -128, 127}, {127, 127, -128}, {-7, 5, 3}}
+	for _, s := range shapes {
+		for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
+			for zi, zp := range zps {
+				if lo, hi := convTypeRange(typ); min(zp[0], zp[1], zp[2]) < lo || max(zp[0], zp[1], zp[2]) > hi {
+					continue
+				}
+				for _, threads := range []int{1, 2} {
+					name := fmt.Sprintf("%v/%s/zp%d/t%d", s, typ, zi, threads)
+					var ref []byte
+					for _, m := range qgemmModes() {
+						got := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, m)
+						if ref == nil {
+							ref = got
+						} else if !bytes.Equal(got, ref) {
+							t.Fatalf("%s: %s differs from %s", name, m.name, qgemmModes()[0].name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// runQuantGemmMode builds and runs one random quantized CONV_2D or
+// FULLY_CONNECTED in GEMM mode m and returns its output bytes. The data
+// are drawn from a generator seeded by the shape, so that every mode sees
+// the same.
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m qgemmMode) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
+	lo, hi := convTypeRange(typ)
+	in := qT(typ, []int{1, h, w, inC}, 0.05, zp[0])
+	convFillRand(r, in, int(lo), int(hi))
+	fshape := []int{outC, k, k, inC}
+	if fc {
+		in.Shape = []int{h, inC}
+		fshape = []int{outC, inC}
+	}
+	filter := constT(qT(typ, fshape, 0.02, zp[1]))
+	convFillRand(r, filter, int(lo), int(hi))
+	if typ == tensor.Int8 && !fc {
+		sc := make([]float32, outC)
+		for i := range sc {
+			sc[i] = 0.002 + 0.03*r.Float32()
+		}
+		filter.Quant = &tensor.Quantization{Scale: sc, ZeroPoint: make([]int64, outC)}
+	}
+	bias := constT(qT(tensor.Int32, []int{outC}, 0.05*0.02, 0))
+	convFillRand(r, bias, -30000, 30000)
+	out := qT(typ, nil, 0.3, zp[2])
+	var op Op
+	var qg *qGemm
+	var repack func()
+	if fc {
+		f := &FullyConnected{Params: FullyConnectedParams{Activation: schema.ActivationFunctionTypeRELU6}}
+		op, qg = f, &f.qg
+		repack = func() {
+			f.setQuantWeights(filter)
+			f.qg.setBias(bias.Int32s(), f.xzp, typ == tensor.Uint8)
+		}
+	} else {
+		c := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: stride, StrideH: stride,
+			DilationW: 1, DilationH: 1, Activation: schema.ActivationFunctionTypeNONE}}
+		op, qg = c, &c.qg
+		repack = func() {
+			c.setQuantWeights(filter)
+			c.qg.setBias(bias.Int32s(), c.xzp, typ == tensor.Uint8)
+		}
+	}
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads}
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	qg.vnni, qg.twin = m.vnni, m.twin
+	repack()
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+	if err := op.Eval(n); err != nil {
+		t.Fatal(err)
+	}
+	return out.Data
+}
+
+// TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and
+// INT8 per-channel; strides, dilations, both paddings, channel counts
+// around the vector width, zero points at the ends of their ranges) through
+// the portable kernel, the vector kernel's Go twin and, where the CPU has
+// it, its assembly, and requires identical outputs.
+func TestDepthwiseModesIdentical(t *testing.T) {
+	type shape struct{ h, w, c, k, stride, dil int }
+	shapes := []shape{
+		{7, 9, 16, 3, 1, 1}, {8, 8, 5, 3, 2, 1}, {9, 11, 33, 3, 1, 2}, {6, 5, 17, 5, 2, 1},
+		{1, 1, 40, 3, 1, 1}, {10, 3, 48, 3, 2, 1}, {4, 7, 1, 2, 1, 1}, {5, 6, 31, 1, 1, 1},
+	}
+	zps := [][3]int64{{0, 0, 0}, {255, 255, 255}, {128, 1, 254}, {-128, 0, 127}, {127, 0, -128}, {-7, 0, 3}}
+	for _, s := range shapes {
+		for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
+			for zi, zp := range zps {
+				if lo, hi := convTypeRange(typ); min(zp[0], zp[1], zp[2]) < lo || max(zp[0], zp[1], zp[2]) > hi {
+					continue
+				}
+				for _, pad := range []schema.Padding{schema.PaddingSAME, schema.PaddingVALID} {
+					for _, threads := range []int{1, 2} {
+						var ref []byte
+						for _, m := range qgemmModes() {
+							got := runDepthwiseMode(t, typ, s.h, s.w, s.c, s.k, s.stride, s.dil, pad, zp, threads, m)
+							if ref == nil {
+								ref = got
+							} else if !bytes.Equal(got, ref) {
+								t.Fatalf("%v/%s/zp%d/pad%d/t%d: %s differs from portable", s, typ, zi, pad, threads, m.name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// runDepthwiseMode builds and runs one random quantized DEPTHWISE_CONV_2D
+// with the kernel of mode m (vnni: the vector kernel) and returns its
+// output bytes.
+func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qgemmMode) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(h*w*c), uint64(k*stride+dil)))
+	lo, hi := convTypeRange(typ)
+	in := qT(typ, []int{2, h, w, c}, 0.05, zp[0])
+	convFillRand(r, in, int(lo), int(hi))
+	filter := constT(qT(typ, []int{1, k, k, c}, 0.02, zp[1]))
+	convFillRand(r, filter, int(lo), int(hi))
+	if typ == tensor.Int8 {
+		sc := make([]float32, c)
+		for i := range sc {
+			sc[i] = 0.002 + 0.03*r.Float32()
+		}
+		filter.Quant = &tensor.Quantization{Scale: sc, ZeroPoint: make([]int64, c), Axis: 3}
+	}
+	bias := constT(qT(tensor.Int32, []int{c}, 0.05*0.02, 0))
+	convFillRand(r, bias, -30000, 30000)
+	out := qT(typ, nil, 0.1, zp[2])
+	op := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: pad, StrideW: stride, StrideH: stride,
+		DepthMultiplier: 1, DilationW: dil, DilationH: dil, Activation: schema.ActivationFunctionTypeRELU6}}
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads}
+	if err := op.Prepare(n); err != nil {
+		if pad == schema.PaddingVALID {
+			return nil // filter larger than the input
+		}
+		t.Fatal(err)
+	}
+	op.vec = m.vnni
+	op.vd.twin = m.twin
+	op.prepareQuant(threads)
+	op.setQuantWeights(filter)
+	op.setQuantBias(bias)
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+	if err := op.Eval(n); err != nil {
+		t.Fatal(err)
+	}
+	return out.Data
+}
+
+// BenchmarkQuantGemmModes times the matrix-vector FULLY_CONNECTED (1024 ->
+// 1001, batch 1) and a MobileNet 1x1 conv (28x28x192 -> 64) in each GEMM
+// mode: the portable kernel, the VNNI layout's Go twin and its assembly.
+func BenchmarkQuantGemmModes(b *testing.B) {
+	for _, c := range []struct {
+		name            string
+		h, w, inC, outC int
+		fc              bool
+	}{
+		{"matvec", 1, 1, 1024, 1001, true},
+		{"1x1", 28, 28, 192, 64, false},
+	} {
+		for _, m := range qgemmModes() {
+			b.Run(c.name+"/"+m.name, func(b *testing.B) {
+				t := &testing.T{}
+				n, op := benchQuantGemmNode(t, c.h, c.w, c.inC, c.outC, c.fc, m)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := op.Eval(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(c.h*c.w*c.inC*c.outC)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
+// benchQuantGemmNode prepares a UINT8 CONV_2D or FULLY_CONNECTED in mode m.
+func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode) (*Node, Op) {
+	r := rand.New(rand.NewPCG(1, 2))
+	in := qT(tensor.Uint8, []int{1, h, w, inC}, 0.05, 120)
+	convFillRand(r, in, 0, 255)
+	fshape := []int{outC, 1, 1, inC}
+	if fc {
+		in.Shape, fshape = []int{h * w, inC}, []int{outC, inC}
+	}
+	filter := constT(qT(tensor.Uint8, fshape, 0.02, 130))
+	convFillRand(r, filter, 0, 255)
+	bias := constT(qT(tensor.Int32, []int{outC}, 0.05*0.02, 0))
+	out := qT(tensor.Uint8, nil, 0.3, 128)
+	var op Op
+	var qg *qGemm
+	var repack func()
+	if fc {
+		f := &FullyConnected{}
+		op, qg = f, &f.qg
+		repack = func() { f.setQuantWeights(filter); f.qg.setBias(bias.Int32s(), f.xzp, true) }
+	} else {
+		c := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
+		op, qg = c, &c.qg
+		repack = func() { c.setQuantWeights(filter); c.qg.setBias(bias.Int32s(), c.xzp, true) }
+	}
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: 1}
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	qg.vnni, qg.twin = m.vnni, m.twin
+	repack()
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+	return n, op
+}

@@ -1,0 +1,447 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Offsets of qgemmTileArgs (checked by TestAsmLayout).
+#define TA_A 0
+#define TA_LDA 8
+#define TA_ROWS 16
+#define TA_K4 24
+#define TA_W 32
+#define TA_WSTRIDE 40
+#define TA_NB 48
+#define TA_TAIL 56
+#define TA_ROWTERM 64
+#define TA_QP 72
+#define TA_OUT 80
+#define TA_LDO 88
+#define TA_ZP 96
+#define TA_LO 104
+#define TA_HI 112
+
+// Offsets of qvBlock (checked by TestAsmLayout) and its size.
+#define QB_CST 0
+#define QB_LEFT 64
+#define QB_MULT 128
+#define QB_ADDE 192
+#define QB_ADDO 256
+#define QB_SHE 320
+#define QB_SHO 384
+#define QB_NEGE 448
+#define QB_NEGO 512
+#define QB_SIZE 576
+
+// REQ_RUY requantizes the 16 int32 sums in acc (plus the row term rt) with
+// the qvBlock at P(R10) and stores them as bytes to dst under mask K2:
+// x = (acc+cst+rt) << left; r = (x*mult + add) >> shift, split over the even
+// and odd lanes of VPMULDQ; then zero point (Z22) and clamp (Z23, Z24).
+// K1 selects the odd lanes. Clobbers Z14-Z16 and acc.
+#define REQ_RUY(acc, rt, P, dst) \
+	VPADDD P+QB_CST(R10), acc, acc; \
+	VPADDD rt, acc, acc; \
+	VPSLLVD P+QB_LEFT(R10), acc, acc; \
+	VPMULDQ P+QB_MULT(R10), acc, Z14; \
+	VPADDQ P+QB_ADDE(R10), Z14, Z14; \
+	VPSRAVQ P+QB_SHE(R10), Z14, Z14; \
+	VPSRLQ $32, acc, Z15; \
+	VPSRLQ $32, P+QB_MULT(R10), Z16; \
+	VPMULDQ Z16, Z15, Z15; \
+	VPADDQ P+QB_ADDO(R10), Z15, Z15; \
+	VPSRAVQ P+QB_SHO(R10), Z15, Z15; \
+	VPSLLQ $32, Z15, Z15; \
+	VMOVDQA32 Z15, K1, Z14; \
+	VPADDD Z22, Z14, Z14; \
+	VPMAXSD Z23, Z14, Z14; \
+	VPMINSD Z24, Z14, Z14; \
+	VPMOVDB Z14, X14; \
+	VMOVDQU8 X14, K2, dst
+
+// FULLMASK sets K2 to all 16 lanes.
+#define FULLMASK \
+	MOVQ $0xffff, CX; \
+	KMOVW CX, K2
+
+// LASTMASK sets K2 to the tail mask when R12 == n (the block is the last),
+// else to all 16 lanes.
+#define LASTMASK(n) \
+	MOVQ $0xffff, CX; \
+	CMPQ R12, $n; \
+	CMOVQEQ TA_TAIL(DI), CX; \
+	KMOVW CX, K2
+
+// func qgemmTile(t *qgemmTileArgs)
+TEXT ·qgemmTile(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), DI
+	VPBROADCASTD TA_ZP(DI), Z22
+	VPBROADCASTD TA_LO(DI), Z23
+	VPBROADCASTD TA_HI(DI), Z24
+	MOVQ $0xaaaa, AX
+	KMOVW AX, K1
+	MOVQ TA_WSTRIDE(DI), DX
+	CMPQ TA_ROWS(DI), $4
+	JNE rows1
+
+	// Four rows: two blocks at a time, 8 accumulators.
+	MOVQ TA_ROWTERM(DI), AX
+	VPBROADCASTD 0(AX), Z25
+	VPBROADCASTD 4(AX), Z26
+	VPBROADCASTD 8(AX), Z27
+	VPBROADCASTD 12(AX), Z28
+	MOVQ TA_LDA(DI), R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ TA_OUT(DI), R13
+	MOVQ TA_LDO(DI), R14
+	MOVQ TA_NB(DI), R12
+
+pair4:
+	CMPQ R12, $2
+	JL   single4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ TA_A(DI), SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   pair4done
+
+pair4loop:
+	VMOVDQU32    (BX), Z8
+	VMOVDQU32    (BX)(DX*1), Z9
+	VPBROADCASTD (SI), Z10
+	VPBROADCASTD (SI)(R8*1), Z11
+	VPBROADCASTD (SI)(R8*2), Z12
+	VPBROADCASTD (SI)(R9*1), Z13
+	VPDPBUSD     Z8, Z10, Z0
+	VPDPBUSD     Z9, Z10, Z4
+	VPDPBUSD     Z8, Z11, Z1
+	VPDPBUSD     Z9, Z11, Z5
+	VPDPBUSD     Z8, Z12, Z2
+	VPDPBUSD     Z9, Z12, Z6
+	VPDPBUSD     Z8, Z13, Z3
+	VPDPBUSD     Z9, Z13, Z7
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          pair4loop
+
+pair4done:
+	LEAQ (R13)(R14*2), BX
+	FULLMASK
+	REQ_RUY(Z0, Z25, 0, (R13))
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
+	REQ_RUY(Z2, Z27, 0, (BX))
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	LASTMASK(2)
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
+	REQ_RUY(Z5, Z26, QB_SIZE, 16(R13)(R14*1))
+	REQ_RUY(Z6, Z27, QB_SIZE, 16(BX))
+	REQ_RUY(Z7, Z28, QB_SIZE, 16(BX)(R14*1))
+	LEAQ (R11)(DX*2), R11
+	ADDQ $(2*QB_SIZE), R10
+	ADDQ $32, R13
+	SUBQ $2, R12
+	JMP  pair4
+
+single4:
+	CMPQ R12, $1
+	JL   done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ TA_A(DI), SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   single4done
+
+single4loop:
+	VMOVDQU32    (BX), Z8
+	VPBROADCASTD (SI), Z10
+	VPBROADCASTD (SI)(R8*1), Z11
+	VPBROADCASTD (SI)(R8*2), Z12
+	VPBROADCASTD (SI)(R9*1), Z13
+	VPDPBUSD     Z8, Z10, Z0
+	VPDPBUSD     Z8, Z11, Z1
+	VPDPBUSD     Z8, Z12, Z2
+	VPDPBUSD     Z8, Z13, Z3
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          single4loop
+
+single4done:
+	LEAQ (R13)(R14*2), BX
+	MOVQ TA_TAIL(DI), CX
+	KMOVW CX, K2
+	REQ_RUY(Z0, Z25, 0, (R13))
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
+	REQ_RUY(Z2, Z27, 0, (BX))
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	JMP  done
+
+	// One row at a time, two blocks at a time, depth unrolled by two.
+rows1:
+	MOVQ TA_ROWS(DI), R9
+	MOVQ TA_A(DI), R8
+	MOVQ TA_ROWTERM(DI), AX
+	MOVQ TA_OUT(DI), R14
+
+row1:
+	VPBROADCASTD (AX), Z25
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ R14, R13
+	MOVQ TA_NB(DI), R12
+
+pair1:
+	CMPQ R12, $2
+	JL   single1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ R8, SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	SHRQ $1, CX
+	JZ   pair1odd
+
+pair1loop:
+	VPBROADCASTD (SI), Z10
+	VPBROADCASTD 4(SI), Z11
+	VPDPBUSD     (BX), Z10, Z0
+	VPDPBUSD     (BX)(DX*1), Z10, Z4
+	VPDPBUSD     64(BX), Z11, Z1
+	VPDPBUSD     64(BX)(DX*1), Z11, Z5
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          pair1loop
+
+pair1odd:
+	MOVQ TA_K4(DI), CX
+	ANDQ $1, CX
+	JZ   pair1sum
+	VPBROADCASTD (SI), Z10
+	VPDPBUSD     (BX), Z10, Z0
+	VPDPBUSD     (BX)(DX*1), Z10, Z4
+
+pair1sum:
+	VPADDD Z1, Z0, Z0
+	VPADDD Z5, Z4, Z4
+	FULLMASK
+	REQ_RUY(Z0, Z25, 0, (R13))
+	LASTMASK(2)
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
+	LEAQ (R11)(DX*2), R11
+	ADDQ $(2*QB_SIZE), R10
+	ADDQ $32, R13
+	SUBQ $2, R12
+	JMP  pair1
+
+single1:
+	CMPQ R12, $1
+	JL   row1next
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ R8, SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	SHRQ $1, CX
+	JZ   single1odd
+
+single1loop:
+	VPBROADCASTD (SI), Z10
+	VPBROADCASTD 4(SI), Z11
+	VPDPBUSD     (BX), Z10, Z0
+	VPDPBUSD     64(BX), Z11, Z1
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          single1loop
+
+single1odd:
+	MOVQ TA_K4(DI), CX
+	ANDQ $1, CX
+	JZ   single1sum
+	VPBROADCASTD (SI), Z10
+	VPDPBUSD     (BX), Z10, Z0
+
+single1sum:
+	VPADDD Z1, Z0, Z0
+	MOVQ TA_TAIL(DI), CX
+	KMOVW CX, K2
+	REQ_RUY(Z0, Z25, 0, (R13))
+
+row1next:
+	ADDQ TA_LDA(DI), R8
+	ADDQ $4, AX
+	ADDQ TA_LDO(DI), R14
+	DECQ R9
+	JNZ  row1
+
+done:
+	VZEROUPPER
+	RET
+
+// Offsets of dwRowArgs (checked by TestAsmLayout).
+#define DA_ROWS 0
+#define DA_KH 8
+#define DA_KW 16
+#define DA_TAPSTEP 24
+#define DA_PIXSTEP 32
+#define DA_NPIX 40
+#define DA_NB 48
+#define DA_TAIL 56
+#define DA_W 64
+#define DA_WSTRIDE 72
+#define DA_QP 80
+#define DA_OUT 88
+#define DA_OUTC 96
+#define DA_ZP 104
+#define DA_LO 112
+#define DA_HI 120
+#define DA_SIGNED 128
+
+// REQ_TFL_HALF finishes one half (even or odd lanes) of TFLite's rounding
+// on the 64-bit products in p: p += add + ((p + 2^30 < 0) ? neg : 0);
+// p >>= shift. Z26 holds 2^30 in every qword. Clobbers Z17.
+#define REQ_TFL_HALF(p, ADD, NEG, SH) \
+	VPADDQ Z26, p, Z17; \
+	VPSRAQ $63, Z17, Z17; \
+	VPANDQ NEG(R10), Z17, Z17; \
+	VPADDQ ADD(R10), p, p; \
+	VPADDQ Z17, p, p; \
+	VPSRAVQ SH(R10), p, p
+
+// REQ_TFL is REQ_RUY with TFLite's MultiplyByQuantizedMultiplier rounding
+// and no row term, for the qvBlock at (R10), storing under mask K3.
+#define REQ_TFL(acc, dst) \
+	VPADDD QB_CST(R10), acc, acc; \
+	VPSLLVD QB_LEFT(R10), acc, acc; \
+	VPMULDQ QB_MULT(R10), acc, Z14; \
+	REQ_TFL_HALF(Z14, QB_ADDE, QB_NEGE, QB_SHE); \
+	VPSRLQ $32, acc, Z15; \
+	VPSRLQ $32, QB_MULT(R10), Z16; \
+	VPMULDQ Z16, Z15, Z15; \
+	REQ_TFL_HALF(Z15, QB_ADDO, QB_NEGO, QB_SHO); \
+	VPSLLQ $32, Z15, Z15; \
+	VMOVDQA32 Z15, K1, Z14; \
+	VPADDD Z22, Z14, Z14; \
+	VPMAXSD Z23, Z14, Z14; \
+	VPMINSD Z24, Z14, Z14; \
+	VPMOVDB Z14, X14; \
+	VMOVDQU8 X14, K3, dst
+
+// func dwRow(t *dwRowArgs)
+TEXT ·dwRow(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), DI
+	VPBROADCASTD DA_ZP(DI), Z22
+	VPBROADCASTD DA_LO(DI), Z23
+	VPBROADCASTD DA_HI(DI), Z24
+	MOVQ $0x40000000, AX
+	VPBROADCASTQ AX, Z26
+	MOVQ $0xaaaa, AX
+	KMOVW AX, K1
+	MOVQ DA_NPIX(DI), R9
+	XORQ R8, R8              // byte offset of the pixel's first tap
+	MOVQ DA_OUT(DI), R14
+
+dwpix:
+	TESTQ R9, R9
+	JZ    dwdone
+	MOVQ  DA_NB(DI), R12
+	MOVQ  DA_QP(DI), R10
+	MOVQ  R14, R13
+	XORQ  R11, R11           // channel offset
+
+dwblk:
+	MOVQ    $0xffff, CX
+	CMPQ    R12, $1
+	CMOVQEQ DA_TAIL(DI), CX
+	KMOVW   CX, K3
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    DA_ROWS(DI), AX
+	MOVQ    DA_W(DI), BX
+	LEAQ    (BX)(R11*4), BX  // this block's weights of tap 0
+	MOVQ    DA_KH(DI), CX
+	CMPQ    DA_SIGNED(DI), $0
+	JNE     dwsky
+
+dwuky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+dwukx:
+	VPMOVZXBD.Z (SI), K3, Z2
+	VPDPWSSD    (BX), Z2, Z0
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JZ          dwukynext
+	VPMOVZXBD.Z (SI), K3, Z3
+	VPDPWSSD    (BX), Z3, Z1
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JNZ         dwukx
+
+dwukynext:
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  dwuky
+	JMP  dwreq
+
+dwsky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+dwskx:
+	VPMOVSXBD.Z (SI), K3, Z2
+	VPDPWSSD    (BX), Z2, Z0
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JZ          dwskynext
+	VPMOVSXBD.Z (SI), K3, Z3
+	VPDPWSSD    (BX), Z3, Z1
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JNZ         dwskx
+
+dwskynext:
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  dwsky
+
+dwreq:
+	VPADDD Z1, Z0, Z0
+	REQ_TFL(Z0, (R13))
+	ADDQ   $16, R11
+	ADDQ   $QB_SIZE, R10
+	ADDQ   $16, R13
+	DECQ   R12
+	JNZ    dwblk
+	ADDQ   DA_PIXSTEP(DI), R8
+	ADDQ   DA_OUTC(DI), R14
+	DECQ   R9
+	JMP    dwpix
+
+dwdone:
+	VZEROUPPER
+	RET
