@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -287,7 +288,9 @@ func (c *Conv2D) Prepare(n *Node) error {
 		c.qg.N, c.qg.K = outC, K
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
-			c.setQuantWeights(filter)
+			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
+				vnni: c.qg.vnni, wzp: c.filterZP(filter), N: outC, K: K}
+			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
 		}
 		c.prepareQuantBias(filter, bias, c.kind == kindUint8)
 		c.growQuantWork(c.kind == kindUint8, K, threads)
@@ -305,14 +308,22 @@ func (c *Conv2D) Prepare(n *Node) error {
 	return nil
 }
 
-// setQuantWeights packs the 8-bit filter of a quantized conv. INT8 filters
-// are symmetric in TFLite's per-channel kernels: their zero point is ignored.
-func (c *Conv2D) setQuantWeights(filter *tensor.Tensor) {
-	wzp := int32(0)
+// setQuantWeights packs the 8-bit filter of a quantized conv into the
+// conv's own GEMM (a filter computed at run time).
+func (c *Conv2D) setQuantWeights(filter *tensor.Tensor) { c.packQuant(&c.qg, filter) }
+
+// packQuant packs the 8-bit filter into g.
+func (c *Conv2D) packQuant(g *qGemm, filter *tensor.Tensor) {
+	g.setWeights(filter.Data, c.kind == kindInt8, c.filterZP(filter), c.outC, c.geom.depth())
+}
+
+// filterZP is the filter's zero point as the kernel uses it: INT8 filters
+// are symmetric in TFLite's per-channel kernels, their zero point ignored.
+func (c *Conv2D) filterZP(filter *tensor.Tensor) int32 {
 	if c.kind == kindUint8 {
-		wzp = filter.ZeroPoint()
+		return filter.ZeroPoint()
 	}
-	c.qg.setWeights(filter.Data, c.kind == kindInt8, wzp, c.outC, c.geom.depth())
+	return 0
 }
 
 // Eval implements Op.

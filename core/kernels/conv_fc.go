@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -96,7 +97,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err := checkConvBias(op, f.floatOut(), in, bias, f.units, true); err != nil {
 		return err
 	}
-	if err := f.prepareKind(op, in, filter, bias, out, batches, max(n.Threads, 1)); err != nil {
+	if err := f.prepareKind(n, op, in, filter, bias, out, batches); err != nil {
 		return err
 	}
 	return f.setOutputShapes(op, n, in, batches)
@@ -158,10 +159,10 @@ func (f *FullyConnected) setKind(op string, in, filter, out *tensor.Tensor) erro
 // floatOut reports whether the kernel's output is FLOAT32.
 func (f *FullyConnected) floatOut() bool { return f.kind == fcFloat || f.kind == fcHybrid }
 
-// prepareKind precomputes what the chosen kernel needs: packed weights,
-// quantization and scratch.
-func (f *FullyConnected) prepareKind(op string, in, filter, bias, out *tensor.Tensor, batches, threads int) error {
-	units, depth := f.units, f.depth
+// prepareKind precomputes what the chosen kernel needs: packed weights
+// (constant ones from n's store), quantization and scratch.
+func (f *FullyConnected) prepareKind(n *Node, op string, in, filter, bias, out *tensor.Tensor, batches int) error {
+	units, depth, threads := f.units, f.depth, max(n.Threads, 1)
 	switch f.kind {
 	case fcFloat:
 		return f.prepareFloat(op, f.Params.Activation, filter, bias, units, depth, threads)
@@ -177,7 +178,7 @@ func (f *FullyConnected) prepareKind(op string, in, filter, bias, out *tensor.Te
 		}
 		return nil
 	default:
-		return f.prepareQuant(op, in, filter, bias, out, threads)
+		return f.prepareQuant(n, op, in, filter, bias, out)
 	}
 }
 
@@ -202,7 +203,8 @@ func (f *FullyConnected) setOutputShapes(op string, n *Node, in *tensor.Tensor, 
 	return nil
 }
 
-func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *tensor.Tensor, threads int) error {
+func (f *FullyConnected) prepareQuant(n *Node, op string, in, filter, bias, out *tensor.Tensor) error {
+	threads := max(n.Threads, 1)
 	fq, err := quantOf(op, "weights", filter)
 	if err != nil {
 		return err
@@ -252,7 +254,9 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *tensor.T
 	f.qg.vnni = useVNNI && (f.kind == fcUint8 || f.kind == fcInt8)
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
-		f.setQuantWeights(filter)
+		key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), shuffled: f.kind == fcShuffled,
+			signed: f.kind == fcInt8, vnni: f.qg.vnni, wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
+		f.qg.shareWeights(n, key, func(g *qGemm) { f.packQuant(g, filter, make([]byte, len(f.shuffle))) })
 	}
 	f.prepareQuantBias(filter, bias, f.kind != fcInt8)
 	if f.kind == fcUint8 || f.kind == fcInt8 {
@@ -261,7 +265,15 @@ func (f *FullyConnected) prepareQuant(op string, in, filter, bias, out *tensor.T
 	return nil
 }
 
+// setQuantWeights packs weights computed at run time into the layer's own
+// GEMM.
 func (f *FullyConnected) setQuantWeights(filter *tensor.Tensor) {
+	f.packQuant(&f.qg, filter, f.shuffle)
+}
+
+// packQuant packs the 8-bit weights into g; the shuffled format is
+// unshuffled through the scratch shuffle first.
+func (f *FullyConnected) packQuant(g *qGemm, filter *tensor.Tensor, shuffle []byte) {
 	if f.kind == fcShuffled {
 		// Blocks of 4 units x 16 depth values, stored as int8(w ^ 0x80).
 		src := filter.Data
@@ -270,16 +282,16 @@ func (f *FullyConnected) setQuantWeights(filter *tensor.Tensor) {
 			for d := 0; d < f.depth; d += 16 {
 				for r := range 4 {
 					for j := range 16 {
-						f.shuffle[(c+r)*f.depth+d+j] = src[i]
+						shuffle[(c+r)*f.depth+d+j] = src[i]
 						i++
 					}
 				}
 			}
 		}
-		f.qg.setWeights(f.shuffle, true, 0, f.units, f.depth)
+		g.setWeights(shuffle, true, 0, f.units, f.depth)
 		return
 	}
-	f.qg.setWeights(filter.Data, f.kind == fcInt8, filter.ZeroPoint(), f.units, f.depth)
+	g.setWeights(filter.Data, f.kind == fcInt8, filter.ZeroPoint(), f.units, f.depth)
 }
 
 // Eval implements Op.

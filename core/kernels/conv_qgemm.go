@@ -36,6 +36,34 @@ type qGemm struct {
 	// layout's pure-Go kernel instead of the assembly (tests).
 	vnni, twin bool
 	v          qvGemm
+	// shared says the weights above come from the model's store
+	// (shareWeights): read-only, never packed into.
+	shared bool
+}
+
+// qgemmKey names a quantized GEMM's packed weights in the model's store:
+// the constant they come from and everything the packing reads.
+type qgemmKey struct {
+	data         *byte // the constant's bytes
+	size         int
+	shuffled     bool // FULLY_CONNECTED's shuffled 4x16 weights format
+	signed, vnni bool
+	wzp          int32
+	N, K         int
+}
+
+// shareWeights gives g a constant's packed weights from the model's store
+// (Node.Derived): pack fills a fresh qGemm once, and every interpreter of
+// the model reads that one.
+func (g *qGemm) shareWeights(n *Node, key qgemmKey, pack func(*qGemm)) {
+	src := n.Derived(key, func() any {
+		p := &qGemm{vnni: g.vnni}
+		pack(p)
+		return p
+	}).(*qGemm)
+	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true
+	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
+	g.v.w, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.k4, src.v.nb, src.v.rowMul
 }
 
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
@@ -44,6 +72,9 @@ const laneBits = 21
 // setWeights packs the weights (row-major [N][K], 8-bit) with zero point
 // wzp; signed says whether they are INT8.
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
+	if g.shared { // never pack into the model's copy
+		g.packed, g.w16, g.wsum, g.v.w, g.shared = nil, nil, nil, nil, false
+	}
 	g.N, g.K = N, K
 	if g.vnni {
 		if cap(g.wsum) < N {
