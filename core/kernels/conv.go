@@ -182,7 +182,7 @@ func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, f
 	}
 	s.wsF = growWork(s.wsF, threads)
 	for i := range s.wsF {
-		s.wsF[i].ensure(K)
+		s.wsF[i].ensure(K, s.fg.kernels())
 	}
 	return nil
 }
@@ -374,23 +374,25 @@ func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, 
 	})
 }
 
-// runFGemm is runQGemm's float counterpart.
+// runFGemm is runQGemm's float counterpart: rows are split on tile
+// boundaries, channels on weight panels.
 func runFGemm(g *fGemm, geom *convGeom, in, out []float32, threads int, ws []fgemmWork) {
 	M, N := geom.rows(), g.N
+	kern := g.kernels()
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K)
+		ws[i].ensure(g.K, kern)
 	}
 	if threads == 1 {
 		fgemmRun(g, geom, in, out, 0, M, 0, N, &ws[0])
 		return
 	}
-	if M >= 8*threads || N < 8 {
-		parallelFor(M, threads, 4, func(w, lo, hi int) {
+	if M >= 8*threads || N < 2*fNR {
+		parallelFor(M, threads, kern.mr, func(w, lo, hi int) {
 			fgemmRun(g, geom, in, out, lo, hi, 0, N, &ws[w])
 		})
 		return
 	}
-	parallelFor(N, threads, 4, func(w, lo, hi int) {
+	parallelFor(N, threads, fNR, func(w, lo, hi int) {
 		fgemmRun(g, geom, in, out, 0, M, lo, hi, &ws[w])
 	})
 }
