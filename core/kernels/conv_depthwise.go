@@ -60,6 +60,7 @@ type DepthwiseConv2D struct {
 	rq     chanRequant
 	lo, hi float32
 	pk     dwPacked
+	team   *Workers
 	// float: per-worker tap lists and the bias of a node without one
 	wsF      []dwFloatWork
 	zeroBias []float32
@@ -91,6 +92,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		return err
 	}
 	d.geom, d.outC = g, outC
+	d.team, d.pk.team = n.Workers, n.Workers
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
 		return err
@@ -247,7 +249,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, &d.wsF[0])
 		return
 	}
-	parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
 		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, lo, hi, &d.wsF[wk])
 	})
 }

@@ -90,6 +90,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
+	f.team = n.Workers
 	if err := f.setKind(op, in, filter, out); err != nil {
 		return err
 	}

@@ -67,29 +67,16 @@ func fTileGo(k int, a, b, bias, c *float32, ldc int, lo, hi float32) {
 
 // fSub3x2 returns acc[2i+j] = sum_k a[k*6+i]*b[k*fNR+j] for i < 3, j < 2.
 func fSub3x2(a, b []float32, k int) (acc [6]float32) {
-	if k == 0 {
-		return
-	}
-	_ = a[(k-1)*6+2]
-	_ = b[(k-1)*fNR+1]
-	pa := unsafe.Pointer(unsafe.SliceData(a))
-	pb := unsafe.Pointer(unsafe.SliceData(b))
-	end := unsafe.Add(pb, 4*fNR*k)
 	var c00, c01, c10, c11, c20, c21 float32
-	for uintptr(pb) < uintptr(end) {
-		w0 := *(*float32)(pb)
-		w1 := *(*float32)(unsafe.Add(pb, 4))
-		x := *(*float32)(pa)
-		c00 += x * w0
-		c01 += x * w1
-		x = *(*float32)(unsafe.Add(pa, 4))
-		c10 += x * w0
-		c11 += x * w1
-		x = *(*float32)(unsafe.Add(pa, 8))
-		c20 += x * w0
-		c21 += x * w1
-		pa = unsafe.Add(pa, 4*6)
-		pb = unsafe.Add(pb, 4*fNR)
+	for i := range k {
+		w := b[i*fNR : i*fNR+2 : i*fNR+2]
+		x := a[i*6 : i*6+3 : i*6+3]
+		c00 += x[0] * w[0]
+		c01 += x[0] * w[1]
+		c10 += x[1] * w[0]
+		c11 += x[1] * w[1]
+		c20 += x[2] * w[0]
+		c21 += x[2] * w[1]
 	}
 	return [6]float32{c00, c01, c10, c11, c20, c21}
 }

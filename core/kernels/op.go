@@ -20,6 +20,9 @@ type Node struct {
 	Intermediates []*tensor.Tensor
 	// Threads is how many goroutines the kernel may use (at least 1).
 	Threads int
+	// Workers is the interpreter's team for Threads-way loops; nil starts
+	// goroutines per loop.
+	Workers *Workers
 }
 
 // Input returns input i, or nil when it is absent or out of range.
