@@ -401,5 +401,7 @@ func (it *Interpreter) Close() error {
 		errs = append(errs, closeDelegates(it.opts.Delegates))
 		it.opts.OwnDelegates = false
 	}
+	it.workers.Close()
+	it.workers = nil
 	return errors.Join(errs...)
 }

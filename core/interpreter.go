@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 	"unsafe"
@@ -79,6 +80,7 @@ type Interpreter struct {
 	warnings []error
 	arena    []byte
 	ready    bool
+	workers  *kernels.Workers // the kernels' team when Threads > 1
 }
 
 type node struct {
@@ -138,6 +140,11 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	}
 	if it.opts.Registry == nil {
 		it.opts.Registry = kernels.Builtins()
+	}
+	if it.workers = kernels.NewWorkers(it.opts.Threads); it.workers != nil {
+		// Close stops the team; an interpreter never closed stops it when
+		// collected.
+		runtime.AddCleanup(it, (*kernels.Workers).Close, it.workers)
 	}
 	it.makeTensors()
 	kernelErrs := make([]error, it.sg.NumOperators())
@@ -235,6 +242,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 		Intermediates: it.lookup(op.Intermediates()),
 		Threads:       it.opts.Threads,
 		Shared:        it.model,
+		Workers:       it.workers,
 	}
 	err := guard(func() error {
 		var err error

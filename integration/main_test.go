@@ -56,7 +56,11 @@ func run(m *testing.M) int {
 
 // goBuild builds pkgs into dir, with env added to the environment.
 func goBuild(dir string, env []string, pkgs ...string) error {
-	cmd := exec.Command("go", append([]string{"build", "-o", dir}, pkgs...)...)
+	args := []string{"build", "-o", dir}
+	if buildTags != "" {
+		args = append(args, "-tags", buildTags)
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

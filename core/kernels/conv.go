@@ -165,16 +165,17 @@ type gemmState struct {
 	wsU8 []qgemmWork[uint8]
 	wsI8 []qgemmWork[int8]
 	xzp  int32
+	team *Workers
 }
 
 // prepareFloat sets up the float GEMM of N channels over depth K: the
 // activation clamp, the weights and bias when they are constant, and the
 // scratch of threads workers.
-func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, filter, bias *tensor.Tensor, N, K, threads int) error {
+func (s *gemmState) prepareFloat(n *Node, act schema.ActivationFunctionType, filter, bias *tensor.Tensor, N, K, threads int) error {
 	s.fg.lo, s.fg.hi = ActivationRangeFloat(act)
 	s.fg.N, s.fg.K = N, K
 	if filter.Const {
-		s.fg.setWeights(filter.Float32s(), N, K)
+		s.fg.shareWeights(n, filter.Float32s(), N, K)
 	}
 	if bias == nil {
 		s.fg.setBias(nil)
@@ -183,7 +184,7 @@ func (s *gemmState) prepareFloat(op string, act schema.ActivationFunctionType, f
 	}
 	s.wsF = growWork(s.wsF, threads)
 	for i := range s.wsF {
-		s.wsF[i].ensure(K)
+		s.wsF[i].ensure(K, s.fg.kernels())
 	}
 	return nil
 }
@@ -198,7 +199,7 @@ func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *tensor.Tensor,
 		s.fg.setBias(bias.Float32s())
 	}
 	s.wsF = growWork(s.wsF, threads)
-	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), threads, s.wsF)
+	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), s.team, threads, s.wsF)
 }
 
 // prepareQuantBias sets the 8-bit GEMM's constant terms when the weights
@@ -238,10 +239,10 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 func (s *gemmState) evalQuant(g *convGeom, in, out *tensor.Tensor, unsigned bool, threads int) {
 	if unsigned {
 		s.wsU8 = growWork(s.wsU8, threads)
-		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, threads, s.wsU8)
+		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, s.team, threads, s.wsU8)
 	} else {
 		s.wsI8 = growWork(s.wsI8, threads)
-		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, threads, s.wsI8)
+		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, s.team, threads, s.wsI8)
 	}
 }
 
@@ -263,7 +264,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.geom, c.outC = g, outC
+	c.geom, c.outC, c.team = g, outC, n.Workers
 	K := g.depth()
 
 	if c.kind, err = windowKind(op, in, filter, out, true); err != nil {
@@ -276,7 +277,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 
 	switch c.kind {
 	case kindFloat:
-		if err := c.prepareFloat(op, p.Activation, filter, bias, outC, K, threads); err != nil {
+		if err := c.prepareFloat(n, p.Activation, filter, bias, outC, K, threads); err != nil {
 			return err
 		}
 	case kindUint8, kindInt8:
@@ -366,7 +367,7 @@ func growWork[W any](ws []W, n int) []W {
 
 // runQGemm runs a quantized GEMM over all rows and channels, split across
 // threads by rows (or by channels when there are few rows).
-func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, threads int, ws []qgemmWork[T]) {
+func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
 		ws[i].ensure(g.K)
@@ -376,33 +377,47 @@ func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, 
 		return
 	}
 	if M >= 8*threads || N < 12 {
-		parallelFor(M, threads, 4, func(w, lo, hi int) {
+		team.parallelFor(M, threads, 4, func(w, lo, hi int) {
 			qgemmRun(g, geom, in, out, xzp, lo, hi, 0, N, &ws[w])
 		})
 		return
 	}
-	parallelFor(N, threads, 6, func(w, lo, hi int) {
+	team.parallelFor(N, threads, 6, func(w, lo, hi int) {
 		qgemmRun(g, geom, in, out, xzp, 0, M, lo, hi, &ws[w])
 	})
 }
 
-// runFGemm is runQGemm's float counterpart.
-func runFGemm(g *fGemm, geom *convGeom, in, out []float32, threads int, ws []fgemmWork) {
+// runFGemm is runQGemm's float counterpart: split by whole tiles of rows,
+// or by weight panels when that shares the work out more evenly (a 7x7
+// layer has 49 rows, 5 tiles of 12, but tens of panels).
+func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, threads int, ws []fgemmWork) {
 	M, N := geom.rows(), g.N
+	kern := g.kernels()
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K)
+		ws[i].ensure(g.K, kern)
 	}
 	if threads == 1 {
 		fgemmRun(g, geom, in, out, 0, M, 0, N, &ws[0])
 		return
 	}
-	if M >= 8*threads || N < 8 {
-		parallelFor(M, threads, 4, func(w, lo, hi int) {
+	if splitLoad(M, kern.mr, threads) <= splitLoad(N, fNR, threads) {
+		team.parallelFor(M, threads, kern.mr, func(w, lo, hi int) {
 			fgemmRun(g, geom, in, out, lo, hi, 0, N, &ws[w])
 		})
 		return
 	}
-	parallelFor(N, threads, 4, func(w, lo, hi int) {
+	team.parallelFor(N, threads, fNR, func(w, lo, hi int) {
 		fgemmRun(g, geom, in, out, 0, M, lo, hi, &ws[w])
 	})
+}
+
+// splitLoad is the largest share of [0, n), cut in units of align among
+// threads, over an even share: 1 when the split is perfectly even.
+func splitLoad(n, align, threads int) float64 {
+	units := (n + align - 1) / align
+	if units == 0 {
+		return 1
+	}
+	chunks := splitChunks(n, threads, align)
+	return float64((units+chunks-1)/chunks) * float64(threads) / float64(units)
 }

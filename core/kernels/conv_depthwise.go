@@ -62,8 +62,12 @@ type DepthwiseConv2D struct {
 	pk     dwPacked
 	vd     dwVNNI // the vector kernel, when vec
 	vec    bool
-	ref16  ref16Conv
-	hybrid hybridConv
+	team   *Workers
+	// float: per-worker tap lists and the bias of a node without one
+	wsF      []dwFloatWork
+	zeroBias []float32
+	ref16    ref16Conv
+	hybrid   hybridConv
 }
 
 // Prepare implements Op.
@@ -90,6 +94,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		return err
 	}
 	d.geom, d.outC = g, outC
+	d.team, d.pk.team = n.Workers, n.Workers
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
 		return err
@@ -102,7 +107,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 
 	switch d.kind {
 	case kindFloat:
-		d.lo, d.hi = ActivationRangeFloat(p.Activation)
+		d.prepareFloat(threads)
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 3, &d.rq); err != nil {
 			return err
@@ -175,7 +180,7 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 		if bias != nil {
 			b = bias.Float32s()
 		}
-		depthwiseFloat(g, d.mult, in.Float32s(), filter.Float32s(), b, out.Float32s(), d.lo, d.hi, threads)
+		d.evalFloat(in.Float32s(), filter.Float32s(), b, out.Float32s(), threads)
 	case kindUint8, kindInt8:
 		if !filter.Const || (bias != nil && !bias.Const) {
 			d.setQuantWeights(filter)
@@ -186,9 +191,9 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 				d.prepareQuant(threads)
 			}
 			if d.kind == kindUint8 {
-				runDWVNNI(&d.vd, g, in.Uint8s(), out.Uint8s(), &d.rq, threads)
+				runDWVNNI(&d.vd, g, in.Uint8s(), out.Uint8s(), &d.rq, d.team, threads)
 			} else {
-				runDWVNNI(&d.vd, g, in.Int8s(), out.Int8s(), &d.rq, threads)
+				runDWVNNI(&d.vd, g, in.Int8s(), out.Int8s(), &d.rq, d.team, threads)
 			}
 			return nil
 		}
@@ -232,8 +237,105 @@ func dwTaps(g *convGeom, b, oy, ox int, xoff, tap []int) int {
 	return n
 }
 
-// depthwiseFloat is the float depthwise convolution: bias, then the taps in
-// (ky, kx) order, then the activation clamp, accumulated in the output.
+// dwFloatWork is one worker's tap lists for the float depthwise kernels.
+type dwFloatWork struct {
+	xoff, woff []int
+}
+
+// prepareFloat sets up the float kernel: the activation clamp, a zero bias
+// for a node without one and the tap lists of threads workers.
+func (d *DepthwiseConv2D) prepareFloat(threads int) {
+	d.lo, d.hi = ActivationRangeFloat(d.Params.Activation)
+	d.zeroBias = growF32(d.zeroBias, d.outC)
+	clear(d.zeroBias)
+	d.growFloatWork(threads)
+}
+
+func (d *DepthwiseConv2D) growFloatWork(threads int) {
+	d.wsF = growWork(d.wsF, threads)
+	taps := d.geom.kH * d.geom.kW
+	for i := range d.wsF {
+		w := &d.wsF[i]
+		if cap(w.xoff) < taps {
+			w.xoff, w.woff = make([]int, taps), make([]int, taps)
+		}
+		w.xoff, w.woff = w.xoff[:taps], w.woff[:taps]
+	}
+}
+
+// evalFloat runs the float depthwise convolution: bias, then the taps in
+// (ky, kx) order, then the activation clamp.
+func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
+	g := &d.geom
+	if bias == nil {
+		bias = d.zeroBias
+	}
+	if d.mult != 1 {
+		depthwiseFloat(g, d.mult, in, w, bias, out, d.lo, d.hi, threads)
+		return
+	}
+	if threads > len(d.wsF) {
+		d.growFloatWork(threads)
+	}
+	rows := g.batches * g.outH
+	if threads == 1 {
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, &d.wsF[0])
+		return
+	}
+	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, lo, hi, &d.wsF[wk])
+	})
+}
+
+// dwFloatRows computes output rows [rlo, rhi) (b*outH+oy) of a depthwise
+// convolution with multiplier 1: the pixels whose taps all fall inside the
+// row's input in one kernel call, the others one by one.
+func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo, hi float32, rlo, rhi int, ws *dwFloatWork) {
+	C := g.inC
+	if C == 0 || g.outW == 0 || rlo >= rhi {
+		return
+	}
+	// Interior pixels: x0 >= 0 and x0+(kW-1)*dilW < inW.
+	oxa := min(g.outW, (g.padW+g.strideW-1)/g.strideW)
+	oxb := oxa
+	if last := g.inW - 1 - (g.kW-1)*g.dilW + g.padW; last >= 0 {
+		oxb = max(oxa, min(g.outW, last/g.strideW+1))
+	}
+	_ = in[len(in)-1]
+	_ = w[g.kH*g.kW*C-1]
+	for r := rlo; r < rhi; r++ {
+		b, oy := r/g.outH, r%g.outH
+		o := out[r*g.outW*C : (r+1)*g.outW*C]
+		for ox := 0; ox < g.outW; ox++ {
+			if ox == oxa && oxb > oxa {
+				n := dwRowTaps(g, b, oy, oxa, ws.xoff, ws.woff)
+				kern.dw(C, oxb-oxa, &o[oxa*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
+				ox = oxb - 1
+				continue
+			}
+			n := dwTaps(g, b, oy, ox, ws.xoff, ws.woff)
+			for t := range n {
+				ws.woff[t] *= C
+			}
+			kern.dw(C, 1, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, 0, lo, hi)
+		}
+	}
+}
+
+// dwRowTaps lists the taps of interior pixel (b, oy, ox) as dwTaps does,
+// with the filter offsets in floats: every tap of a row that is inside
+// the input vertically.
+func dwRowTaps(g *convGeom, b, oy, ox int, xoff, woff []int) int {
+	n := dwTaps(g, b, oy, ox, xoff, woff)
+	for t := range n {
+		woff[t] *= g.inC
+	}
+	return n
+}
+
+// depthwiseFloat is the float depthwise convolution with a depth
+// multiplier above 1, in Go: bias, then the taps in (ky, kx) order, then
+// the activation clamp, accumulated in the output.
 func depthwiseFloat(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
 	rows := g.batches * g.outH
 	if threads == 1 {

@@ -30,6 +30,7 @@ type dwPacked struct {
 	groups          int     // ceil(outW/3)
 	rowLen          int     // packed columns per row
 	workers         []dwWorker
+	team            *Workers // the interpreter's, for the split by rows
 }
 
 // dwWorker is one worker's scratch: a cache of packed input rows (one slot
@@ -156,7 +157,7 @@ func runDWPacked[T int8 | uint8](d *dwPacked, g *convGeom, in, out []T, rq *chan
 		dwPackedRun(d, g, in, out, rq, 0, rows, &d.workers[0])
 		return
 	}
-	parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
 		dwPackedRun(d, g, in, out, rq, lo, hi, &d.workers[wk])
 	})
 }

@@ -150,7 +150,7 @@ func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant
 }
 
 // runDWVNNI computes the whole output, split across threads by rows.
-func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequant, threads int) {
+func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequant, team *Workers, threads int) {
 	if g.outW == 0 || d.C == 0 {
 		return
 	}
@@ -166,7 +166,7 @@ func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequ
 		dwVNNIRows(d, g, inB, outB, rq, 0, rows, &d.workers[0])
 		return
 	}
-	parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+	team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
 		dwVNNIRows(d, g, inB, outB, rq, lo, hi, &d.workers[wk])
 	})
 }

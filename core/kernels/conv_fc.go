@@ -91,6 +91,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
+	f.team = n.Workers
 	if err := f.setKind(op, in, filter, out); err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (f *FullyConnected) prepareKind(n *Node, op string, in, filter, bias, out *
 	units, depth, threads := f.units, f.depth, max(n.Threads, 1)
 	switch f.kind {
 	case fcFloat:
-		return f.prepareFloat(op, f.Params.Activation, filter, bias, units, depth, threads)
+		return f.prepareFloat(n, f.Params.Activation, filter, bias, units, depth, threads)
 	case fcHybrid:
 		if err := f.hybrid.prepare(op, in, filter, f.Params.Activation, units, depth, batches, 0, threads); err != nil {
 			return err

@@ -5,184 +5,205 @@ import "unsafe"
 // fGemm is the prepared right-hand side of a float GEMM
 // out[p][c] = clamp(sum_k x[p][k]*w[c][k] + bias[c]).
 //
-// The main kernel computes 3 rows x 2 channels per pass over K (the shape
-// that keeps Go's register allocator from spilling) with the weights of
-// each channel pair interleaved ([K][2]); leftover rows use a plain
-// dot-product kernel on the row-major weights. Every output element is
-// the same sequential sum over k whichever kernel or thread computes it.
+// The weights are packed once, in panels of fNR channels ([ceil(N/fNR)][K][fNR],
+// zero-padded), for the micro-kernels of float_kernels.go; full tiles of
+// kern.mr rows go through the tile kernel, leftover rows through the row
+// kernels, and both give each element the same bits (see float_kernels.go),
+// so neither the tiling nor the split among threads changes the result.
 type fGemm struct {
 	K, N   int
-	packed []float32 // [ceil(N/2)][K][2]
-	w      []float32 // [N][K] (the filter itself)
-	bias   []float32 // N values, zeros when absent
+	packed []float32 // [ceil(N/fNR)][K][fNR]
+	bias   []float32 // ceil(N/fNR)*fNR values, zeros when absent
 	lo, hi float32
+	kern   *floatKernels // nil: the process's set (fk)
+	// shared says packed comes from the model's store (shareWeights):
+	// read-only, never packed into.
+	shared bool
 }
 
-func (g *fGemm) setWeights(w []float32, N, K int) {
-	g.N, g.K, g.w = N, K, w[:N*K]
-	pairs := (N + 1) / 2
-	if cap(g.packed) < pairs*K*2+kernelSlack {
-		g.packed = make([]float32, pairs*K*2+kernelSlack)
+// fgemmKey names a float GEMM's packed weights in the model's store: the
+// constant they come from and the matrix's shape.
+type fgemmKey struct {
+	data *float32
+	N, K int
+}
+
+// shareWeights gives g the packed weights of constant w from the model's
+// store (Node.Derived): packed once, read by every interpreter of it.
+func (g *fGemm) shareWeights(n *Node, w []float32, N, K int) {
+	g.packed = n.Derived(fgemmKey{unsafe.SliceData(w), N, K}, func() any {
+		var p fGemm
+		p.setWeights(w, N, K)
+		return p.packed
+	}).([]float32)
+	g.N, g.K, g.shared = N, K, true
+}
+
+// kernels is the micro-kernel set g runs on.
+func (g *fGemm) kernels() *floatKernels {
+	if g.kern == nil {
+		return fk
 	}
-	g.packed = g.packed[:pairs*K*2]
-	clear(g.packed)
+	return g.kern
+}
+
+// panels is the number of fNR-channel weight panels.
+func (g *fGemm) panels() int { return (g.N + fNR - 1) / fNR }
+
+func (g *fGemm) setWeights(w []float32, N, K int) {
+	if g.shared { // never pack into the model's copy
+		g.packed, g.shared = nil, false
+	}
+	g.N, g.K = N, K
+	size := (N + fNR - 1) / fNR * K * fNR
+	if cap(g.packed) < size {
+		g.packed = make([]float32, size)
+	}
+	g.packed = g.packed[:size]
+	if N%fNR != 0 {
+		clear(g.packed[(N/fNR)*K*fNR:])
+	}
+	if K == 0 {
+		return
+	}
 	for c := range N {
-		dst := g.packed[(c/2)*K*2:]
-		lane := c % 2
+		dst := g.packed[(c/fNR)*K*fNR+c%fNR:]
 		for k, v := range w[c*K : c*K+K] {
-			dst[2*k+lane] = v
+			dst[k*fNR] = v
 		}
 	}
 }
 
 func (g *fGemm) setBias(bias []float32) {
-	if cap(g.bias) < g.N {
-		g.bias = make([]float32, g.N)
+	size := (g.N + fNR - 1) / fNR * fNR
+	if cap(g.bias) < size {
+		g.bias = make([]float32, size)
 	}
-	g.bias = g.bias[:g.N]
-	if bias == nil {
-		clear(g.bias)
-	} else {
+	g.bias = g.bias[:size]
+	clear(g.bias)
+	if bias != nil {
 		copy(g.bias, bias[:g.N])
 	}
 }
 
+// fgemmWork is one worker's scratch: the interleaved rows of a row block,
+// one im2col row and one tile for partial panels.
 type fgemmWork struct {
 	panel []float32
 	row   []float32
+	tile  []float32
 }
 
-func fgemmBlocks(K int) (rowBlock, chanBlock int) {
-	rowBlock = max(3, min(63, 8192/max(K, 1)/3*3))
-	chanBlock = max(4, min(256, (32768/max(K, 1))&^3))
-	return
+// fgemmRowBlock is the number of rows packed at once: whole tiles of mr
+// rows, about 128 KiB of them (they stay in L2 while every weight panel
+// passes over them).
+func fgemmRowBlock(K, mr int) int {
+	return max(1, min(32, 32768/(max(K, 1)*mr))) * mr
 }
 
-func (w *fgemmWork) ensure(K int) {
-	rb, _ := fgemmBlocks(K)
-	if cap(w.panel) < rb*K+kernelSlack {
-		w.panel = make([]float32, rb*K+kernelSlack)
+func (w *fgemmWork) ensure(K int, kern *floatKernels) {
+	rb := fgemmRowBlock(K, kern.mr)
+	w.panel = growF32(w.panel, rb*K)
+	w.row = growF32(w.row, K)
+	w.tile = growF32(w.tile, kern.mr*fNR)
+}
+
+// growF32 returns s resized to n, reallocated only when too small.
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
 	}
-	w.panel = w.panel[:rb*K]
-	if cap(w.row) < K {
-		w.row = make([]float32, K)
-	}
-	w.row = w.row[:K]
+	return s[:n]
 }
 
-// fgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 even).
+// fgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 a
+// multiple of fNR).
 func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
-	K, N := g.K, g.N
-	rb, cb := fgemmBlocks(K)
-	lo, hi := g.lo, g.hi
+	kern := g.kernels()
+	mr := kern.mr
+	rb := fgemmRowBlock(g.K, mr)
 	for pb := p0; pb < p1; pb += rb {
 		pe := min(pb+rb, p1)
-		full := 0
-		if K > 0 {
-			full = (pe - pb) / 3 * 3
-		}
-		for i := 0; i < full; i += 3 {
-			panel := ws.panel[i*K : (i+3)*K]
-			for j := range 3 {
-				im2colPixel(geom, in, pb+i+j, 0, panel[j:], 3)
-			}
-		}
-		for cs := c0; cs < c1; cs += cb {
-			ce := min(cs+cb, c1)
-			for i := 0; i < full; i += 3 {
-				panel := ws.panel[i*K : (i+3)*K]
-				o0 := out[(pb+i)*N : (pb+i+1)*N]
-				o1 := out[(pb+i+1)*N : (pb+i+2)*N]
-				o2 := out[(pb+i+2)*N : (pb+i+3)*N]
-				for c := cs; c < ce; c += 2 {
-					acc := fkernel3x2(panel, g.packed[(c/2)*2*K:(c/2+1)*2*K], K)
-					b := g.bias[c]
-					o0[c] = ClampF32(acc[0]+b, lo, hi)
-					o1[c] = ClampF32(acc[2]+b, lo, hi)
-					o2[c] = ClampF32(acc[4]+b, lo, hi)
-					if c+1 < ce {
-						b = g.bias[c+1]
-						o0[c+1] = ClampF32(acc[1]+b, lo, hi)
-						o1[c+1] = ClampF32(acc[3]+b, lo, hi)
-						o2[c+1] = ClampF32(acc[5]+b, lo, hi)
-					}
-				}
-			}
-		}
-		for p := pb + full; p < pe; p++ {
-			var row []float32
-			if geom.direct {
-				row = in[p*K : p*K+K]
-			} else {
-				im2colPixel(geom, in, p, 0, ws.row, 1)
-				row = ws.row
-			}
-			o := out[p*N : p*N+N]
-			c := c0
-			for ; c+4 <= c1; c += 4 {
-				a0, a1, a2, a3 := fdot4(row, g.w[c*K:(c+4)*K], K)
-				o[c] = ClampF32(a0+g.bias[c], lo, hi)
-				o[c+1] = ClampF32(a1+g.bias[c+1], lo, hi)
-				o[c+2] = ClampF32(a2+g.bias[c+2], lo, hi)
-				o[c+3] = ClampF32(a3+g.bias[c+3], lo, hi)
-			}
-			for ; c < c1; c++ {
-				o[c] = ClampF32(fdot1(row, g.w[c*K:(c+1)*K])+g.bias[c], lo, hi)
-			}
+		full := pb + (pe-pb)/mr*mr
+		fgemmTiles(g, kern, geom, in, out, pb, full, c0, c1, ws)
+		for p := full; p < pe; p++ {
+			fgemmRow(g, kern, geom, in, out, p, c0, c1, ws)
 		}
 	}
 }
 
-// fkernel3x2 returns acc[2r+j] = sum_k panel[3k+r]*w[2k+j], summed in k
-// order.
-func fkernel3x2(panel, w []float32, K int) (acc [6]float32) {
-	if K == 0 {
+// fgemmTiles computes rows [p0,p1), whole tiles of kern.mr rows, for
+// channels [c0,c1): it interleaves the rows by k, then runs every tile
+// against each weight panel in turn.
+func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
+	K, N, mr := g.K, g.N, kern.mr
+	if p0 >= p1 {
 		return
 	}
-	_ = panel[3*K-1]
-	_ = w[2*K-1]
-	// See qkernel4x3 about the pointers' slack.
-	pa := unsafe.Pointer(unsafe.SliceData(panel))
-	pw := unsafe.Pointer(unsafe.SliceData(w))
-	end := unsafe.Add(pw, 8*K)
-	var c00, c01, c10, c11, c20, c21 float32
-	for uintptr(pw) < uintptr(end) {
-		w0 := *(*float32)(pw)
-		w1 := *(*float32)(unsafe.Add(pw, 4))
-		x := *(*float32)(pa)
-		c00 += x * w0
-		c01 += x * w1
-		x = *(*float32)(unsafe.Add(pa, 4))
-		c10 += x * w0
-		c11 += x * w1
-		x = *(*float32)(unsafe.Add(pa, 8))
-		c20 += x * w0
-		c21 += x * w1
-		pa = unsafe.Add(pa, 12)
-		pw = unsafe.Add(pw, 8)
+	tiles := (p1 - p0) / mr
+	panel := ws.panel[:tiles*mr*K]
+	for t := range tiles {
+		if K == 0 {
+			break
+		}
+		for j := range mr {
+			im2colPixel(geom, in, p0+t*mr+j, 0, panel[t*mr*K+j:], mr)
+		}
 	}
-	return [6]float32{c00, c01, c10, c11, c20, c21}
+	for q := c0 / fNR; q*fNR < c1; q++ {
+		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])
+		bias := &g.bias[q*fNR : (q+1)*fNR][0]
+		cols := min(fNR, c1-q*fNR)
+		for t := range tiles {
+			a := fPtr(panel[t*mr*K : (t+1)*mr*K])
+			p := p0 + t*mr
+			if cols == fNR {
+				o := out[p*N+q*fNR : (p+mr-1)*N+(q+1)*fNR]
+				kern.tile(K, a, b, bias, &o[0], N, g.lo, g.hi)
+				continue
+			}
+			kern.tile(K, a, b, bias, &ws.tile[:mr*fNR][0], fNR, g.lo, g.hi)
+			for r := range mr {
+				copy(out[(p+r)*N+q*fNR:(p+r)*N+q*fNR+cols], ws.tile[r*fNR:])
+			}
+		}
+	}
 }
 
-func fdot4(row, w []float32, K int) (a0, a1, a2, a3 float32) {
-	row = row[:K]
-	w0 := w[0*K : 1*K]
-	w1 := w[1*K : 2*K]
-	w2 := w[2*K : 3*K]
-	w3 := w[3*K : 4*K]
-	for k, x := range row {
-		a0 += x * w0[k]
-		a1 += x * w1[k]
-		a2 += x * w2[k]
-		a3 += x * w3[k]
+// fgemmRow computes row p for channels [c0,c1) with the row kernels.
+func fgemmRow(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p, c0, c1 int, ws *fgemmWork) {
+	K, N := g.K, g.N
+	var row []float32
+	if geom.direct {
+		row = in[p*K : p*K+K]
+	} else {
+		im2colPixel(geom, in, p, 0, ws.row, 1)
+		row = ws.row[:K]
 	}
-	return
+	a := fPtr(row)
+	o := out[p*N : p*N+N]
+	q := c0 / fNR
+	for ; (q+4)*fNR <= c1; q += 4 {
+		b := fPtr(g.packed[q*K*fNR : (q+4)*K*fNR])
+		kern.row4(K, a, b, &g.bias[q*fNR : (q+4)*fNR][0], &o[q*fNR : (q+4)*fNR][0], K*fNR, g.lo, g.hi)
+	}
+	for ; q*fNR < c1; q++ {
+		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])
+		bias := &g.bias[q*fNR : (q+1)*fNR][0]
+		if (q+1)*fNR <= c1 {
+			kern.row1(K, a, b, bias, &o[q*fNR : (q+1)*fNR][0], g.lo, g.hi)
+			continue
+		}
+		kern.row1(K, a, b, bias, &ws.tile[:fNR][0], g.lo, g.hi)
+		copy(o[q*fNR:c1], ws.tile)
+	}
 }
 
-func fdot1(row, w []float32) (a float32) {
-	w = w[:len(row)]
-	for k, x := range row {
-		a += x * w[k]
+// fPtr is the address of s's first element, or nil when s is empty (the
+// kernels then read nothing from it).
+func fPtr(s []float32) *float32 {
+	if len(s) == 0 {
+		return nil
 	}
-	return
+	return unsafe.SliceData(s)
 }

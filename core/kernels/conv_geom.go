@@ -120,42 +120,52 @@ func im2colPixel[T any](g *convGeom, in []T, p int, pad T, dst []T, stride int) 
 
 // parallelFor runs fn over [0, n) split into at most threads contiguous
 // chunks whose bounds are multiples of align (except the end), one goroutine
-// per chunk beyond the first. fn gets the worker index and its range. The
-// split never changes what is computed, only who computes it.
+// per chunk beyond the last, which the caller runs. fn gets the worker index
+// and its range. The split never changes what is computed, only who
+// computes it. Kernels with the interpreter's Workers use
+// (*Workers).parallelFor, the same split on persistent goroutines.
 func parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
-	if threads < 1 {
-		threads = 1
-	}
-	units := (n + align - 1) / align
-	if threads > units {
-		threads = units
-	}
-	if threads <= 1 {
+	chunks := splitChunks(n, threads, align)
+	if chunks <= 1 {
 		if n > 0 {
 			fn(0, 0, n)
 		}
 		return
 	}
 	var wg sync.WaitGroup
-	per := units / threads
-	extra := units % threads
-	lo := 0
-	for w := range threads {
-		cnt := per
-		if w < extra {
-			cnt++
-		}
-		hi := min(lo+cnt*align, n)
-		if w == threads-1 {
-			fn(w, lo, n)
-		} else {
-			wg.Add(1)
-			go func(w, lo, hi int) {
-				defer wg.Done()
-				fn(w, lo, hi)
-			}(w, lo, hi)
-		}
-		lo = hi
+	for w := range chunks - 1 {
+		lo, hi := chunkRange(n, chunks, align, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, lo, hi)
+		}()
 	}
+	lo, hi := chunkRange(n, chunks, align, chunks-1)
+	fn(chunks-1, lo, hi)
 	wg.Wait()
+}
+
+// splitChunks is the number of chunks parallelFor cuts [0, n) into: at
+// most threads, each at least one unit of align.
+func splitChunks(n, threads, align int) int {
+	align = max(align, 1)
+	return max(1, min(threads, (n+align-1)/align))
+}
+
+// chunkRange is chunk c of [0, n) cut into chunks runs of whole align
+// units, the first units%chunks of them one unit longer.
+func chunkRange(n, chunks, align, c int) (lo, hi int) {
+	align = max(align, 1)
+	units := (n + align - 1) / align
+	per, extra := units/chunks, units%chunks
+	lo = (c*per + min(c, extra)) * align
+	hi = lo + per*align
+	if c < extra {
+		hi += align
+	}
+	if c == chunks-1 {
+		hi = n
+	}
+	return min(lo, n), min(hi, n)
 }

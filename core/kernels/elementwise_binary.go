@@ -372,10 +372,57 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 	return nil
 }
 
+// parallelMin is the number of output elements below which an elementwise
+// op runs on one thread: a smaller op is over before a second thread has
+// started.
+const parallelMin = 1 << 15
+
 // Eval computes the output.
 func (o *binaryOp) Eval(n *Node) error {
 	in1, in2, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	if threads := max(n.Threads, 1); threads > 1 && o.splittable() {
+		n.Workers.parallelFor(o.plan.n, threads, 64, func(_, lo, hi int) {
+			o.evalFlat(in1, in2, out, lo, hi)
+		})
+		return nil
+	}
+	return o.eval(in1, in2, out, o.plan)
+}
+
+// splittable reports whether Eval may cut the output into ranges: a large
+// ADD, SUB or MUL of two same-shaped float or 8-bit tensors (each output
+// element depends on the elements of the inputs at its index only).
+func (o *binaryOp) splittable() bool {
 	p := o.plan
+	if p.n < parallelMin || len(p.outer) != 0 || p.aStep != 1 || p.bStep != 1 {
+		return false
+	}
+	switch o.kind {
+	case binAdd, binSub, binMul:
+	default:
+		return false
+	}
+	switch o.path {
+	case pathFloat:
+		return true
+	case pathQuantAdd, pathQuantMul:
+		return o.typ == tensor.Uint8 || o.typ == tensor.Int8
+	}
+	return false
+}
+
+// evalFlat computes output elements [lo, hi) of a splittable op.
+func (o *binaryOp) evalFlat(in1, in2, out *tensor.Tensor, lo, hi int) {
+	p := bcastPlan{n: hi - lo, inner: hi - lo, aStep: 1, bStep: 1}
+	sz := in1.Type.Size()
+	a, b := *in1, *in2
+	z := *out
+	a.Data, b.Data, z.Data = a.Data[lo*sz:hi*sz], b.Data[lo*sz:hi*sz], z.Data[lo*sz:hi*sz]
+	_ = o.eval(&a, &b, &z, &p)
+}
+
+// eval computes the output along plan p.
+func (o *binaryOp) eval(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 	switch o.path {
 	case pathFloat:
 		if o.kind == binFloorDiv {
@@ -399,7 +446,7 @@ func (o *binaryOp) Eval(n *Node) error {
 	case pathMinMax:
 		return o.evalMinMax(in1, in2, out)
 	case pathQuantAdd:
-		return o.evalQuant(in1, in2, out)
+		return o.evalQuant(in1, in2, out, p)
 	case pathPotInt16:
 		if o.kind == binAdd {
 			addPotInt16(&o.q, in1.Int16s(), in2.Int16s(), out.Int16s())
@@ -408,7 +455,7 @@ func (o *binaryOp) Eval(n *Node) error {
 		q := &o.q
 		bcastRows(p, in1.Int16s(), in2.Int16s(), out.Int16s(), func(z, x, y []int16) { subPotInt16Row(q, z, x, y) })
 	case pathQuantMul, pathQuantDiv, pathQuantSqDiff:
-		return o.evalQuant(in1, in2, out)
+		return o.evalQuant(in1, in2, out, p)
 	case pathMulInt16To8:
 		x, y := in1.Int16s(), in2.Int16s()
 		if out.Type == tensor.Int8 {
@@ -421,22 +468,22 @@ func (o *binaryOp) Eval(n *Node) error {
 }
 
 // evalQuant runs the quantized 8/16-bit kernels.
-func (o *binaryOp) evalQuant(in1, in2, out *tensor.Tensor) error {
+func (o *binaryOp) evalQuant(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 	switch o.typ {
 	case tensor.Uint8:
-		quantRows(o, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
+		quantRows(o, p, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
 	case tensor.Int8:
-		quantRows(o, in1.Int8s(), in2.Int8s(), out.Int8s())
+		quantRows(o, p, in1.Int8s(), in2.Int8s(), out.Int8s())
 	case tensor.Int16:
-		quantRows(o, in1.Int16s(), in2.Int16s(), out.Int16s())
+		quantRows(o, p, in1.Int16s(), in2.Int16s(), out.Int16s())
 	default:
 		return Unsupported("%s: quantized type %s", o.kind, o.typ)
 	}
 	return nil
 }
 
-func quantRows[T int8 | uint8 | int16](o *binaryOp, a, b, z []T) {
-	q, p := &o.q, o.plan
+func quantRows[T int8 | uint8 | int16](o *binaryOp, p *bcastPlan, a, b, z []T) {
+	q := &o.q
 	switch o.path {
 	case pathQuantAdd:
 		if o.kind == binSub {

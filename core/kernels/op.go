@@ -20,6 +20,9 @@ type Node struct {
 	Intermediates []*tensor.Tensor
 	// Threads is how many goroutines the kernel may use (at least 1).
 	Threads int
+	// Workers is the interpreter's team for Threads-way loops; nil starts
+	// goroutines per loop.
+	Workers *Workers
 	// Shared, when set, keeps what Prepare derives from constant inputs
 	// (packed weights) once for every interpreter of the model; nil: each
 	// kernel keeps its own (Derived).

@@ -83,3 +83,39 @@ func packedData(g *qGemm) unsafe.Pointer {
 	}
 	return unsafe.Pointer(unsafe.SliceData(g.packed))
 }
+
+// TestFloatGemmWeightsShared: two float CONV_2Ds on one constant filter,
+// prepared with one store, pack it once and read one copy.
+func TestFloatGemmWeightsShared(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	in := tensor.NewTensor(tensor.Float32, 1, 6, 6, 10)
+	for i := range in.Float32s() {
+		in.Float32s()[i] = r.Float32() - 0.5
+	}
+	filter := constT(tensor.NewTensor(tensor.Float32, 7, 3, 3, 10))
+	for i := range filter.Float32s() {
+		filter.Float32s()[i] = r.Float32() - 0.5
+	}
+	store := &countingStore{values: map[any]any{}}
+	var convs [2]*Conv2D
+	var outs [2][]byte
+	for i := range convs {
+		convs[i] = &Conv2D{Params: Conv2DParams{StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
+		out := outT(tensor.Float32)
+		n := &Node{Inputs: []*tensor.Tensor{in, filter}, Outputs: []*tensor.Tensor{out}, Threads: 1, Shared: store}
+		if err := convs[i].Prepare(n); err != nil {
+			t.Fatal(err)
+		}
+		out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+		if err := convs[i].Eval(n); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = out.Data
+	}
+	if store.builds != 1 || unsafe.SliceData(convs[0].fg.packed) != unsafe.SliceData(convs[1].fg.packed) {
+		t.Errorf("%d packings, shared copy %v; want one", store.builds, unsafe.SliceData(convs[0].fg.packed) == unsafe.SliceData(convs[1].fg.packed))
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("the two convolutions differ")
+	}
+}

@@ -1,0 +1,51 @@
+//go:build !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// The assembly float kernels (float_kernels_amd64.s). AVX-512F tiles are
+// 12 rows by one 16-lane register; AVX2+FMA tiles 6 rows by two 8-lane
+// registers. Both use the panel layout of float_kernels.go.
+
+//go:noescape
+func fTileAVX512(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
+
+//go:noescape
+func fRow4AVX512(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
+
+//go:noescape
+func fRow1AVX512(k int, a, b, bias, c *float32, lo, hi float32)
+
+//go:noescape
+func dwFloatAVX512(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
+
+//go:noescape
+func fTileAVX2(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
+
+//go:noescape
+func fRow4AVX2(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
+
+//go:noescape
+func fRow1AVX2(k int, a, b, bias, c *float32, lo, hi float32)
+
+//go:noescape
+func dwFloatAVX2(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
+
+var (
+	avx512FloatKernels = floatKernels{name: "avx512", mr: 12, tile: fTileAVX512, row4: fRow4AVX512, row1: fRow1AVX512, dw: dwFloatAVX512}
+	avx2FloatKernels   = floatKernels{name: "avx2", mr: 6, tile: fTileAVX2, row4: fRow4AVX2, row1: fRow1AVX2, dw: dwFloatAVX2}
+)
+
+// floatKernelSets lists the float kernel sets this CPU can run, fastest
+// first; the Go twins come last.
+func floatKernelSets() []*floatKernels {
+	var sets []*floatKernels
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		sets = append(sets, &avx512FloatKernels)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		sets = append(sets, &avx2FloatKernels)
+	}
+	return append(sets, &goFloatKernels)
+}

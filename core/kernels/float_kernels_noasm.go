@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// floatKernelSets lists the float kernel sets this build can run on this
+// CPU, the one to use first: without assembly, only the Go twins.
+func floatKernelSets() []*floatKernels { return []*floatKernels{&goFloatKernels} }

@@ -1,0 +1,265 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/delego/delego/model/schema"
+)
+
+// fgemmCase is a float GEMM of M rows, N channels and depth K; a non-nil
+// geom takes the rows from an input image (im2col) instead.
+type fgemmCase struct {
+	M, N, K int
+	geom    *convGeom
+}
+
+func fgemmCases(t *testing.T) []fgemmCase {
+	cases := []fgemmCase{
+		{1, 1, 1, nil}, {1, 1001, 1024, nil}, {1, 17, 3, nil}, {2, 64, 9, nil},
+		{5, 16, 16, nil}, {12, 16, 16, nil}, {13, 17, 5, nil}, {25, 33, 7, nil},
+		{49, 24, 144, nil}, {100, 70, 37, nil}, {37, 130, 1, nil}, {3, 3, 0, nil},
+	}
+	for _, c := range []struct{ h, w, inC, k, stride, dil int }{
+		{7, 9, 3, 3, 2, 1}, {11, 5, 5, 3, 1, 2}, {6, 6, 17, 1, 2, 1}, {4, 4, 8, 5, 1, 1},
+	} {
+		g, err := windowGeom("test", schema.PaddingSAME, 1, c.h, c.w, c.inC, c.k, c.k, c.stride, c.stride, c.dil, c.dil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 20, 48} {
+			cases = append(cases, fgemmCase{g.rows(), n, g.depth(), &g})
+		}
+	}
+	return cases
+}
+
+func (c fgemmCase) String() string {
+	if c.geom != nil {
+		return fmt.Sprintf("im2col%dx%dx%d/k%d/s%d/N%d", c.geom.inH, c.geom.inW, c.geom.inC, c.geom.kH, c.geom.strideH, c.N)
+	}
+	return fmt.Sprintf("M%d/N%d/K%d", c.M, c.N, c.K)
+}
+
+// prepare returns the GEMM on kernel set kern, its geometry and an input.
+func (c fgemmCase) prepare(r *rand.Rand, kern *floatKernels) (*fGemm, *convGeom, []float32) {
+	g := &fGemm{kern: kern, lo: -3, hi: 3}
+	w := randF32(r, c.N*c.K)
+	g.setWeights(w, c.N, c.K)
+	g.setBias(randF32(r, c.N))
+	geom := c.geom
+	if geom == nil {
+		fg := fcGeom(c.M, c.K)
+		geom = &fg
+	}
+	in := randF32(r, geom.batches*geom.inH*geom.inW*geom.inC)
+	return g, geom, in
+}
+
+func randF32(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
+}
+
+// fgemmRef is the GEMM in float64 with the magnitude of each sum, from the
+// packed weights (the layout's own reading of them).
+func fgemmRef(g *fGemm, geom *convGeom, in []float32) (want, mag []float64) {
+	M, N, K := geom.rows(), g.N, g.K
+	row := make([]float32, K)
+	want, mag = make([]float64, M*N), make([]float64, M*N)
+	for p := range M {
+		im2colPixel(geom, in, p, 0, row, 1)
+		for c := range N {
+			s, m := float64(g.bias[c]), math.Abs(float64(g.bias[c]))
+			for k, x := range row {
+				v := float64(x) * float64(g.packed[(c/fNR)*K*fNR+k*fNR+c%fNR])
+				s += v
+				m += math.Abs(v)
+			}
+			want[p*N+c] = min(max(s, float64(g.lo)), float64(g.hi))
+			mag[p*N+c] = m
+		}
+	}
+	return want, mag
+}
+
+// runFGemmThreads runs the GEMM split threads ways on a team of Workers.
+func runFGemmThreads(g *fGemm, geom *convGeom, in []float32, threads int) []float32 {
+	out := make([]float32, geom.rows()*g.N)
+	ws := make([]fgemmWork, threads)
+	team := NewWorkers(threads)
+	defer team.Close()
+	runFGemm(g, geom, in, out, team, threads, ws)
+	return out
+}
+
+// TestFloatGEMMKernels holds every float kernel set this machine runs
+// (assembly and Go twin) to a float64 reference on odd shapes: K not a
+// multiple of the vector width, N=1, partial panels and tiles, im2col rows.
+func TestFloatGEMMKernels(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		for _, c := range fgemmCases(t) {
+			t.Run(kern.name+"/"+c.String(), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(c.M), uint64(c.N*1000+c.K)))
+				g, geom, in := c.prepare(r, kern)
+				got := runFGemmThreads(g, geom, in, 1)
+				want, mag := fgemmRef(g, geom, in)
+				for i, w := range want {
+					if d := math.Abs(float64(got[i]) - w); !(d <= 1e-6*(mag[i]+1)) {
+						t.Fatalf("element %d (row %d, channel %d): got %v, want %v", i, i/g.N, i%g.N, got[i], w)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestFloatGEMMSplit checks that for each kernel set the split among 1, 2
+// or 3 threads, and any cut into row and channel ranges, gives the same
+// bits.
+func TestFloatGEMMSplit(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		for _, c := range fgemmCases(t) {
+			t.Run(kern.name+"/"+c.String(), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(7, uint64(c.N*1000+c.K)))
+				g, geom, in := c.prepare(r, kern)
+				one := runFGemmThreads(g, geom, in, 1)
+				for _, threads := range []int{2, 3} {
+					if got := runFGemmThreads(g, geom, in, threads); !slices.Equal(got, one) {
+						t.Errorf("%d threads differ from 1", threads)
+					}
+				}
+				// Rows cut at an odd place, channels on a panel boundary.
+				M, N := geom.rows(), g.N
+				out := make([]float32, M*N)
+				var ws fgemmWork
+				ws.ensure(g.K, kern)
+				pc, cc := M/3+1, min(N, fNR)
+				for _, pr := range [][2]int{{0, min(pc, M)}, {min(pc, M), M}} {
+					fgemmRun(g, geom, in, out, pr[0], pr[1], 0, cc, &ws)
+					fgemmRun(g, geom, in, out, pr[0], pr[1], cc, N, &ws)
+				}
+				if !slices.Equal(out, one) {
+					t.Error("a cut into row and channel ranges differs from one run")
+				}
+			})
+		}
+	}
+}
+
+// TestFloatGEMMTwins compares each assembly set with the Go twin: they
+// differ only by the fused multiply-add's single rounding.
+func TestFloatGEMMTwins(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		if kern == &goFloatKernels {
+			continue
+		}
+		for _, c := range fgemmCases(t) {
+			r := rand.New(rand.NewPCG(3, uint64(c.N*1000+c.K)))
+			g, geom, in := c.prepare(r, kern)
+			got := runFGemmThreads(g, geom, in, 1)
+			g.kern = &goFloatKernels
+			twin := runFGemmThreads(g, geom, in, 1)
+			for i := range got {
+				if d := math.Abs(float64(got[i] - twin[i])); d > 1e-5*float64(c.K+1) {
+					t.Fatalf("%s %v element %d: %v, Go twin %v", kern.name, c, i, got[i], twin[i])
+				}
+			}
+		}
+	}
+}
+
+// dwCase is a depthwise convolution with multiplier 1.
+type dwCase struct {
+	h, w, c, k, stride, dil int
+	pad                     schema.Padding
+}
+
+func dwCases() []dwCase {
+	same, valid := schema.PaddingSAME, schema.PaddingVALID
+	return []dwCase{
+		{5, 5, 1, 3, 1, 1, same}, {7, 6, 7, 3, 2, 1, same}, {8, 8, 16, 3, 1, 1, same},
+		{6, 9, 17, 3, 2, 2, same}, {4, 5, 64, 3, 1, 1, valid}, {9, 9, 80, 5, 1, 1, same},
+		{3, 3, 100, 3, 1, 1, same}, {2, 2, 33, 5, 1, 2, same}, {10, 3, 72, 1, 1, 1, valid},
+	}
+}
+
+// TestFloatDepthwiseKernels holds each kernel set's depthwise kernel to a
+// float64 reference, and its results to the same bits with 1, 2 and 3
+// threads.
+func TestFloatDepthwiseKernels(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		for _, c := range dwCases() {
+			name := fmt.Sprintf("%s/%dx%dx%d/k%d/s%d/d%d/pad%d", kern.name, c.h, c.w, c.c, c.k, c.stride, c.dil, c.pad)
+			t.Run(name, func(t *testing.T) {
+				g, err := windowGeom("test", c.pad, 2, c.h, c.w, c.c, c.k, c.k, c.stride, c.stride, c.dil, c.dil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := rand.New(rand.NewPCG(uint64(c.c), uint64(c.h)))
+				in, w, bias := randF32(r, 2*c.h*c.w*c.c), randF32(r, c.k*c.k*c.c), randF32(r, c.c)
+				var outs [][]float32
+				for _, threads := range []int{1, 2, 3} {
+					out := make([]float32, g.rows()*c.c)
+					ws := make([]dwFloatWork, threads)
+					for i := range ws {
+						ws[i].xoff, ws[i].woff = make([]int, c.k*c.k), make([]int, c.k*c.k)
+					}
+					parallelFor(g.batches*g.outH, threads, 1, func(wk, lo, hi int) {
+						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, &ws[wk])
+					})
+					outs = append(outs, out)
+				}
+				for i := 1; i < len(outs); i++ {
+					if !slices.Equal(outs[i], outs[0]) {
+						t.Errorf("%d threads differ from 1", i+1)
+					}
+				}
+				want := make([]float32, len(outs[0]))
+				depthwiseFloatRows(&g, 1, in, w, bias, want, -2, 2, 0, g.batches*g.outH)
+				for i := range want {
+					if d := math.Abs(float64(outs[0][i] - want[i])); d > 1e-5 {
+						t.Fatalf("element %d: got %v, want %v", i, outs[0][i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkFloatGEMM times each kernel set on MobileNet-like 1x1 layers
+// (one thread) and a matrix-vector product; GMAC/s over the clock gives
+// MACs per cycle.
+func BenchmarkFloatGEMM(b *testing.B) {
+	for _, kern := range floatKernelSets() {
+		for _, c := range []fgemmCase{{3136, 144, 24, nil}, {784, 192, 32, nil}, {196, 384, 64, nil}, {49, 960, 160, nil}, {1, 1001, 1280, nil}} {
+			b.Run(kern.name+"/"+c.String(), func(b *testing.B) {
+				g, geom, in := c.prepare(rand.New(rand.NewPCG(1, 2)), kern)
+				out := make([]float32, c.M*c.N)
+				ws := make([]fgemmWork, 1)
+				for b.Loop() {
+					runFGemm(g, geom, in, out, nil, 1, ws)
+				}
+				b.ReportMetric(float64(c.M*c.N*c.K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
+// BenchmarkFMALatency runs one chain of dependent fused multiply-adds
+// (the row kernel over a single panel): at 4 cycles each on current x86
+// cores, ns/op/(4*k) is the clock period.
+func BenchmarkFMALatency(b *testing.B) {
+	const k = 1 << 16
+	a, w, bias, c := make([]float32, k), make([]float32, k*fNR), make([]float32, fNR), make([]float32, fNR)
+	for b.Loop() {
+		fk.row1(k, &a[0], &w[0], &bias[0], &c[0], -1, 1)
+	}
+	b.ReportMetric(4*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GHz@4cyc")
+}
