@@ -103,7 +103,8 @@ const (
 // want. F32_F16 (half storage, core OpenCL) runs on the test device. F16
 // (half arithmetic) needs cl_khr_fp16, which PoCL lacks: its program is
 // compiled by clang as for a device that has it (compileHalf), and run
-// where the device has it.
+// where the device has it. -short leaves the runs out (the second OpenCL
+// implementation's pass, scripts/test-gpu-rusticl.sh, uses it).
 func checkPrecisions(t *testing.T, data []byte, ins []feed, outShapes [][]int, want [][]float32) {
 	t.Helper()
 	dev, err := New().device()
@@ -124,6 +125,9 @@ func checkPrecisions(t *testing.T, data []byte, ins []feed, outShapes [][]int, w
 			if !dev.FP16() {
 				continue
 			}
+		}
+		if testing.Short() {
+			continue
 		}
 		x, err := buildWith(dev, pl, programBuilder{cache: openCache(os.Getenv(CacheEnv))})
 		if err != nil {
