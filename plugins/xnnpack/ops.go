@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -279,21 +280,6 @@ func lowerFullyConnected(c *opCtx) error {
 
 // --- element-wise -------------------------------------------------------------
 
-// fusedActivation returns the fused activation of ADD/SUB/MUL/DIV.
-func (c *opCtx) fusedActivation() schema.ActivationFunctionType {
-	switch o := c.options.(type) {
-	case *schema.AddOptionsT:
-		return o.FusedActivationFunction
-	case *schema.SubOptionsT:
-		return o.FusedActivationFunction
-	case *schema.MulOptionsT:
-		return o.FusedActivationFunction
-	case *schema.DivOptionsT:
-		return o.FusedActivationFunction
-	}
-	return schema.ActivationFunctionTypeNONE
-}
-
 func lowerBinary(k kind) func(*opCtx) error {
 	return func(c *opCtx) error {
 		if err := c.arity(2, 2, 1); err != nil {
@@ -317,7 +303,7 @@ func lowerBinary(k kind) func(*opCtx) error {
 		if want, err := tensor.BroadcastShape(a.shape, b.shape); err != nil || !slices.Equal(want, out.shape) {
 			return fmt.Errorf("%w: %v and %v give output %v", errShape, a.shape, b.shape, out.shape)
 		}
-		lo, hi, err := actRange(c.fusedActivation(), out)
+		lo, hi, err := actRange(model.FusedActivation(c.options), out)
 		if err != nil {
 			return err
 		}
