@@ -225,13 +225,13 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 	if unsigned {
 		s.wsU8 = growWork(s.wsU8, threads)
 		for i := range s.wsU8 {
-			s.wsU8[i].ensure(K)
+			s.wsU8[i].ensure(K, s.qg.vnni)
 		}
 		return
 	}
 	s.wsI8 = growWork(s.wsI8, threads)
 	for i := range s.wsI8 {
-		s.wsI8[i].ensure(K)
+		s.wsI8[i].ensure(K, s.qg.vnni)
 	}
 }
 
@@ -370,7 +370,7 @@ func growWork[W any](ws []W, n int) []W {
 func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K)
+		ws[i].ensure(g.K, g.vnni)
 	}
 	if threads == 1 {
 		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])

@@ -169,7 +169,13 @@ func qgemmBlocks(K int) (rowBlock, chanBlock int) {
 	return
 }
 
-func (w *qgemmWork[T]) ensure(K int) {
+// ensure sizes w for depth K, for the VNNI layout's kernel or the packed
+// one's (not both: a GEMM runs one of them).
+func (w *qgemmWork[T]) ensure(K int, vnni bool) {
+	if vnni {
+		w.v.ensure((K + 3) / 4)
+		return
+	}
 	rb, _ := qgemmBlocks(K)
 	if cap(w.panel) < rb*K+kernelSlack {
 		w.panel = make([]T, rb*K+kernelSlack)
@@ -179,9 +185,6 @@ func (w *qgemmWork[T]) ensure(K int) {
 		w.row = make([]T, K)
 	}
 	w.row = w.row[:K]
-	if useVNNI {
-		w.v.ensure((K + 3) / 4)
-	}
 }
 
 // qgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 a multiple
