@@ -73,7 +73,6 @@ type lowerer struct {
 	// quantized is enable_quantized_inference: UINT8/INT8 tensors are
 	// accepted and computed in float (quant.go).
 	quantized bool
-	precision precision
 }
 
 // newLowerer starts a plan for m's primary subgraph.
@@ -93,7 +92,7 @@ func newLowerer(m *model.Model) *lowerer {
 func lower(m *model.Model, s settings, prec precision) (*plan, error) {
 	l := newLowerer(m)
 	l.quantized = s.quantized
-	l.precision, l.p.precision = prec, prec
+	l.p.precision = prec
 	sg := l.sg
 	boundary := make(map[int]bool)
 	for _, ti := range sg.Outputs() {

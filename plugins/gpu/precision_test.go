@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/delego/delego/model"
@@ -91,6 +92,10 @@ func TestChoosePrecision(t *testing.T) {
 	}
 }
 
+// testDevice is the device checkPrecisions runs on, found once for the
+// package's tests rather than once per graph.
+var testDevice = sync.OnceValues(func() (*cl.Device, error) { return New().device() })
+
 // Half tolerances, relative to the largest output magnitude: F32_F16
 // rounds every stored tensor to 11 significant bits (2^-11 relative) and
 // sums in float; F16 also sums in half.
@@ -107,7 +112,7 @@ const (
 // implementation's pass, scripts/test-gpu-rusticl.sh, uses it).
 func checkPrecisions(t *testing.T, data []byte, ins []feed, outShapes [][]int, want [][]float32) {
 	t.Helper()
-	dev, err := New().device()
+	dev, err := testDevice()
 	if err != nil {
 		t.Fatal(err)
 	}

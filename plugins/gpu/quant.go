@@ -156,7 +156,7 @@ func (l *lowerer) hostTensor(ti, index int, input bool) (int, *step, error) {
 	t := l.sg.Tensor(ti)
 	n := tensor.NumElements(t.Shape)
 	if !isQuantType(t.Type) {
-		if !l.precision.halfStorage() {
+		if !l.p.precision.halfStorage() {
 			return ti, nil, nil
 		}
 		host := l.staging(t.Shape, 4*n)
