@@ -81,6 +81,7 @@ type Interpreter struct {
 	arena    []byte
 	ready    bool
 	workers  *kernels.Workers // the kernels' team when Threads > 1
+	scratch  kernels.Scratch  // the kernels' working memory, shared by the nodes
 }
 
 type node struct {
@@ -243,6 +244,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 		Threads:       it.opts.Threads,
 		Shared:        it.model,
 		Workers:       it.workers,
+		Scratch:       &it.scratch,
 	}
 	err := guard(func() error {
 		var err error

@@ -10,9 +10,10 @@ import (
 
 // BenchmarkInterpreterMemory measures what interpreters of one loaded
 // model cost on the Go heap (after a collection): the first, each further
-// one, and an interpreter's arena, in MB. The kernels' packed weights are
-// the model's (Model.Derived), so each further interpreter costs its arena
-// and its kernels' own scratch and constants, not another copy of them.
+// one, and an interpreter's arena, in MB. The kernels' packed weights and
+// per-channel constants are the model's (Model.Derived), and the nodes of
+// an interpreter share one scratch, so each further interpreter costs its
+// arena, that scratch and its kernels' small state.
 //
 //	go test -run - -bench InterpreterMemory -benchtime 1x ./core
 func BenchmarkInterpreterMemory(b *testing.B) {

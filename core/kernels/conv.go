@@ -161,9 +161,7 @@ func checkConvBias(op string, floatBias bool, in, bias *tensor.Tensor, n int, al
 type gemmState struct {
 	fg   fGemm
 	qg   qGemm
-	wsF  []fgemmWork
-	wsU8 []qgemmWork[uint8]
-	wsI8 []qgemmWork[int8]
+	scr  *Scratch
 	xzp  int32
 	team *Workers
 }
@@ -182,9 +180,9 @@ func (s *gemmState) prepareFloat(n *Node, act schema.ActivationFunctionType, fil
 	} else if bias.Const {
 		s.fg.setBias(bias.Float32s())
 	}
-	s.wsF = growWork(s.wsF, threads)
-	for i := range s.wsF {
-		s.wsF[i].ensure(K, s.fg.kernels())
+	s.scr.f = growWork(s.scr.f, threads)
+	for i := range s.scr.f {
+		s.scr.f[i].ensure(K, s.fg.kernels())
 	}
 	return nil
 }
@@ -198,17 +196,35 @@ func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *tensor.Tensor,
 	if bias != nil && !bias.Const {
 		s.fg.setBias(bias.Float32s())
 	}
-	s.wsF = growWork(s.wsF, threads)
-	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), s.team, threads, s.wsF)
+	s.scr.f = growWork(s.scr.f, threads)
+	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), s.team, threads, s.scr.f)
 }
 
-// prepareQuantBias sets the 8-bit GEMM's constant terms when the weights
-// (already set) and the bias are both constant; unsignedRows says whether
-// the rows are UINT8.
-func (s *gemmState) prepareQuantBias(filter, bias *tensor.Tensor, unsignedRows bool) {
-	if filter.Const && (bias == nil || bias.Const) {
-		s.qg.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
+// gemmBiasKey names a quantized GEMM's constant terms in the model's
+// store: its weights' key, the bias and the quantization they come from.
+type gemmBiasKey struct {
+	qgemmKey
+	requantKey
+	xzp          int32
+	unsignedRows bool
+}
+
+// shareQuantBias gives the 8-bit GEMM, whose constant weights (key) are
+// set, its constant terms when the bias is constant too: from the model's
+// store (Node.Derived), computed once for every interpreter of the model.
+// unsignedRows says whether the rows are UINT8.
+func (s *gemmState) shareQuantBias(n *Node, key qgemmKey, rk requantKey, bias *tensor.Tensor, unsignedRows bool) {
+	if bias != nil && !bias.Const {
+		return
 	}
+	src := n.Derived(gemmBiasKey{key, rk, s.xzp, unsignedRows}, func() any {
+		g := s.qg // reads the shared weights and this node's requantization
+		g.cst, g.qp, g.v.qp = nil, nil, nil
+		g.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
+		return &g
+	}).(*qGemm)
+	s.qg.shift, s.qg.cst, s.qg.qp = src.shift, src.cst, src.qp
+	s.qg.v.flip, s.qg.v.qp = src.v.flip, src.v.qp
 }
 
 // refreshQuantBias recomputes the constant terms in Eval when the weights
@@ -223,26 +239,26 @@ func (s *gemmState) refreshQuantBias(filter, bias *tensor.Tensor, unsignedRows b
 // with UINT8 (unsigned) or INT8 rows.
 func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 	if unsigned {
-		s.wsU8 = growWork(s.wsU8, threads)
-		for i := range s.wsU8 {
-			s.wsU8[i].ensure(K, s.qg.vnni)
+		s.scr.qU8 = growWork(s.scr.qU8, threads)
+		for i := range s.scr.qU8 {
+			s.scr.qU8[i].ensure(K, s.qg.vnni)
 		}
 		return
 	}
-	s.wsI8 = growWork(s.wsI8, threads)
-	for i := range s.wsI8 {
-		s.wsI8[i].ensure(K, s.qg.vnni)
+	s.scr.qI8 = growWork(s.scr.qI8, threads)
+	for i := range s.scr.qI8 {
+		s.scr.qI8[i].ensure(K, s.qg.vnni)
 	}
 }
 
 // evalQuant runs the 8-bit GEMM on UINT8 (unsigned) or INT8 tensors.
 func (s *gemmState) evalQuant(g *convGeom, in, out *tensor.Tensor, unsigned bool, threads int) {
 	if unsigned {
-		s.wsU8 = growWork(s.wsU8, threads)
-		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, s.team, threads, s.wsU8)
+		s.scr.qU8 = growWork(s.scr.qU8, threads)
+		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, s.team, threads, s.scr.qU8)
 	} else {
-		s.wsI8 = growWork(s.wsI8, threads)
-		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, s.team, threads, s.wsI8)
+		s.scr.qI8 = growWork(s.scr.qI8, threads)
+		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, s.team, threads, s.scr.qI8)
 	}
 }
 
@@ -264,7 +280,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.geom, c.outC, c.team = g, outC, n.Workers
+	c.geom, c.outC, c.team, c.scr = g, outC, n.Workers, n.scratch()
 	K := g.depth()
 
 	if c.kind, err = windowKind(op, in, filter, out, true); err != nil {
@@ -292,8 +308,8 @@ func (c *Conv2D) Prepare(n *Node) error {
 			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
 				vnni: c.qg.vnni, wzp: c.filterZP(filter), N: outC, K: K}
 			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
+			c.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, p.Activation), bias, c.kind == kindUint8)
 		}
-		c.prepareQuantBias(filter, bias, c.kind == kindUint8)
 		c.growQuantWork(c.kind == kindUint8, K, threads)
 	case kindInt16:
 		if err := c.ref16.prepareWindow(op, in, filter, bias, out, p.Activation, outC, K, 0); err != nil {

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -63,8 +64,8 @@ type DepthwiseConv2D struct {
 	vd     dwVNNI // the vector kernel, when vec
 	vec    bool
 	team   *Workers
-	// float: per-worker tap lists and the bias of a node without one
-	wsF      []dwFloatWork
+	scr    *Scratch
+	// float: the bias of a node without one
 	zeroBias []float32
 	ref16    ref16Conv
 	hybrid   hybridConv
@@ -94,7 +95,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		return err
 	}
 	d.geom, d.outC = g, outC
-	d.team, d.pk.team = n.Workers, n.Workers
+	d.team, d.pk.team, d.scr = n.Workers, n.Workers, n.scratch()
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
 		return err
@@ -113,15 +114,10 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			return err
 		}
 		d.xzp = in.ZeroPoint()
-		if cap(d.wq) < taps*outC {
-			d.wq = make([]int32, taps*outC)
-		}
-		d.wq = d.wq[:taps*outC]
 		d.vec = useVNNI && d.mult == 1
 		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
-			d.setQuantWeights(filter)
-			d.setQuantBias(bias)
+			d.setConstWeights(n, in, filter, bias, out)
 		}
 	case kindInt16:
 		if err := d.ref16.prepareWindow(op, in, filter, bias, out, p.Activation, outC, taps, 3); err != nil {
@@ -139,7 +135,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 // prepareQuant sizes the 8-bit kernel's scratch for threads workers.
 func (d *DepthwiseConv2D) prepareQuant(threads int) {
 	if d.vec {
-		d.vd.prepare(&d.geom, threads, d.kind == kindInt8, d.xzp)
+		d.vd.prepare(&d.geom, d.scr, threads, d.kind == kindInt8, d.xzp)
 	} else {
 		d.pk.prepare(&d.geom, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
 	}
@@ -156,17 +152,56 @@ func (d *DepthwiseConv2D) setQuantBias(bias *tensor.Tensor) {
 }
 
 func (d *DepthwiseConv2D) setQuantWeights(filter *tensor.Tensor) {
-	wzp := int32(0)
+	d.wq = d.filterMinusZP(filter, d.wq)
+}
+
+// filterMinusZP returns the 8-bit filter minus its zero point in wq,
+// reallocated when too small.
+func (d *DepthwiseConv2D) filterMinusZP(filter *tensor.Tensor, wq []int32) []int32 {
+	n := d.geom.kH * d.geom.kW * d.outC
+	if cap(wq) < n {
+		wq = make([]int32, n)
+	}
+	wq = wq[:n]
 	if d.kind == kindUint8 {
-		wzp = filter.ZeroPoint()
-		for i, v := range filter.Uint8s()[:len(d.wq)] {
-			d.wq[i] = int32(v) - wzp
+		wzp := filter.ZeroPoint()
+		for i, v := range filter.Uint8s()[:n] {
+			wq[i] = int32(v) - wzp
 		}
+		return wq
+	}
+	for i, v := range filter.Int8s()[:n] {
+		wq[i] = int32(v)
+	}
+	return wq
+}
+
+// dwKey names a depthwise node's vector weights and constants in the
+// model's store: the filter and everything the preparation reads.
+type dwKey struct {
+	filter *byte
+	size   int
+	signed bool
+	requantKey
+}
+
+// setConstWeights prepares a constant filter and bias: the vector
+// kernel's from the model's store (Node.Derived), shared by every
+// interpreter of the model; the packed kernel's for this node.
+func (d *DepthwiseConv2D) setConstWeights(n *Node, in, filter, bias, out *tensor.Tensor) {
+	if !d.vec {
+		d.setQuantWeights(filter)
+		d.setQuantBias(bias)
 		return
 	}
-	for i, v := range filter.Int8s()[:len(d.wq)] {
-		d.wq[i] = int32(v)
-	}
+	key := dwKey{filter: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: d.kind == kindInt8,
+		requantKey: newRequantKey(in, filter, bias, out, d.Params.Activation)}
+	src := n.Derived(key, func() any {
+		v := &dwVNNI{C: d.vd.C, taps: d.vd.taps, nb: d.vd.nb}
+		v.setWeights(d.filterMinusZP(filter, nil), int32sOrNil(bias), d.xzp, &d.rq)
+		return v
+	}).(*dwVNNI)
+	d.vd.w, d.vd.qp = src.w, src.qp
 }
 
 // Eval implements Op.
@@ -187,9 +222,6 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 			d.setQuantBias(bias)
 		}
 		if d.vec {
-			if threads > len(d.vd.workers) {
-				d.prepareQuant(threads)
-			}
 			if d.kind == kindUint8 {
 				runDWVNNI(&d.vd, g, in.Uint8s(), out.Uint8s(), &d.rq, d.team, threads)
 			} else {
@@ -252,14 +284,13 @@ func (d *DepthwiseConv2D) prepareFloat(threads int) {
 }
 
 func (d *DepthwiseConv2D) growFloatWork(threads int) {
-	d.wsF = growWork(d.wsF, threads)
+	d.scr.dwF = growWork(d.scr.dwF, threads)
 	taps := d.geom.kH * d.geom.kW
-	for i := range d.wsF {
-		w := &d.wsF[i]
-		if cap(w.xoff) < taps {
+	for i := range d.scr.dwF {
+		w := &d.scr.dwF[i]
+		if len(w.xoff) < taps { // other nodes may need more: never shrink
 			w.xoff, w.woff = make([]int, taps), make([]int, taps)
 		}
-		w.xoff, w.woff = w.xoff[:taps], w.woff[:taps]
 	}
 }
 
@@ -274,16 +305,16 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		depthwiseFloat(g, d.mult, in, w, bias, out, d.lo, d.hi, threads)
 		return
 	}
-	if threads > len(d.wsF) {
+	if threads > len(d.scr.dwF) {
 		d.growFloatWork(threads)
 	}
 	rows := g.batches * g.outH
 	if threads == 1 {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, &d.wsF[0])
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, &d.scr.dwF[0])
 		return
 	}
 	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, lo, hi, &d.wsF[wk])
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, lo, hi, &d.scr.dwF[wk])
 	})
 }
 

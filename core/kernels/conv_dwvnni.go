@@ -76,44 +76,76 @@ type dwVNNI struct {
 	inPlace     bool      // filter rows are read from the input
 	xzp         uint8     // the input zero point's byte
 	signed      bool
-	twin        bool // run the Go twin (tests)
-	workers     []dwVWork
+	twin        bool     // run the Go twin (tests)
+	scr         *Scratch // the workers' dwV
 }
 
 // dwVWork is one worker's scratch: a cache of widened input rows (one slot
-// per filter row), a row of zero points, and the row pointers.
+// per filter row), a row of zero points, and the row pointers. Nodes of
+// different shapes share it, so it holds as many slots, and rows as long,
+// as the largest needs.
 type dwVWork struct {
 	rows  [][]uint8
 	label []int // input row (b*inH+iy) held by each slot, -1 if none
 	pad   []uint8
+	padZP int // the value pad holds, -1 before the first fill
 	ptrs  []unsafe.Pointer
 }
 
-// prepare sets the shapes and scratch; the weights come from setWeights.
-func (d *dwVNNI) prepare(g *convGeom, threads int, signed bool, xzp int32) {
+// ensure gives w kH slots of rows n bytes long (when cache) and a pad row
+// of n bytes.
+func (w *dwVWork) ensure(kH, n int, cache bool) {
+	for len(w.rows) < kH {
+		w.rows, w.label, w.ptrs = append(w.rows, nil), append(w.label, -1), append(w.ptrs, nil)
+	}
+	for k := range kH {
+		if cache && len(w.rows[k]) < n {
+			w.rows[k] = make([]uint8, n)
+		}
+	}
+	if len(w.pad) < n {
+		w.pad, w.padZP = make([]uint8, n), -1
+	}
+}
+
+// reset readies w for an Eval with input zero point xzp: no cached row
+// (the input changed), and a pad row of xzp.
+func (w *dwVWork) reset(xzp uint8) {
+	for s := range w.label {
+		w.label[s] = -1
+	}
+	if w.padZP != int(xzp) {
+		for j := range w.pad {
+			w.pad[j] = xzp
+		}
+		w.padZP = int(xzp)
+	}
+}
+
+// bytes is w's size.
+func (w *dwVWork) bytes() int {
+	total := cap(w.pad) + 16*cap(w.label)
+	for _, r := range w.rows {
+		total += cap(r)
+	}
+	return total
+}
+
+// prepare sets the shapes and gives threads workers of scr scratch; the
+// weights come from setWeights.
+func (d *dwVNNI) prepare(g *convGeom, scr *Scratch, threads int, signed bool, xzp int32) {
 	d.C, d.taps, d.nb = g.inC, g.kH*g.kW, (g.inC+15)/16
-	d.signed, d.xzp = signed, uint8(xzp)
+	d.signed, d.xzp, d.scr = signed, uint8(xzp), scr
 	d.rowLen = max(0, (g.outW-1)*g.strideW+(g.kW-1)*g.dilW+1)
 	d.inPlace = g.padW == 0 && d.rowLen <= g.inW
-	if len(d.workers) < threads {
-		d.workers = append(d.workers, make([]dwVWork, threads-len(d.workers))...)
-	}
-	n := d.rowLen * d.C
-	for i := range d.workers {
-		w := &d.workers[i]
-		w.rows = make([][]uint8, g.kH)
-		w.label = make([]int, g.kH)
-		for k := range w.rows {
-			if !d.inPlace {
-				w.rows[k] = make([]uint8, n)
-			}
-			w.label[k] = -1
-		}
-		w.pad = make([]uint8, n)
-		for j := range w.pad {
-			w.pad[j] = d.xzp
-		}
-		w.ptrs = make([]unsafe.Pointer, g.kH)
+	d.grow(g, threads)
+}
+
+// grow gives threads workers scratch for this node.
+func (d *dwVNNI) grow(g *convGeom, threads int) {
+	d.scr.dwV = growWork(d.scr.dwV, threads)
+	for i := range d.scr.dwV {
+		d.scr.dwV[i].ensure(g.kH, d.rowLen*d.C, !d.inPlace)
 	}
 }
 
@@ -156,18 +188,20 @@ func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequ
 	}
 	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
 	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
-	for i := range d.workers[:threads] {
-		for s := range d.workers[i].label {
-			d.workers[i].label[s] = -1 // the input changed since the last Eval
-		}
+	if threads > len(d.scr.dwV) {
+		d.grow(g, threads)
+	}
+	ws := d.scr.dwV[:threads]
+	for i := range ws {
+		ws[i].reset(d.xzp)
 	}
 	rows := g.batches * g.outH
 	if threads == 1 {
-		dwVNNIRows(d, g, inB, outB, rq, 0, rows, &d.workers[0])
+		dwVNNIRows(d, g, inB, outB, rq, 0, rows, &ws[0])
 		return
 	}
 	team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
-		dwVNNIRows(d, g, inB, outB, rq, lo, hi, &d.workers[wk])
+		dwVNNIRows(d, g, inB, outB, rq, lo, hi, &ws[wk])
 	})
 }
 

@@ -91,7 +91,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	f.team = n.Workers
+	f.team, f.scr = n.Workers, n.scratch()
 	if err := f.setKind(op, in, filter, out); err != nil {
 		return err
 	}
@@ -258,8 +258,8 @@ func (f *FullyConnected) prepareQuant(n *Node, op string, in, filter, bias, out 
 		key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), shuffled: f.kind == fcShuffled,
 			signed: f.kind == fcInt8, vnni: f.qg.vnni, wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
 		f.qg.shareWeights(n, key, func(g *qGemm) { f.packQuant(g, filter, make([]byte, len(f.shuffle))) })
+		f.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, f.Params.Activation), bias, f.kind != fcInt8)
 	}
-	f.prepareQuantBias(filter, bias, f.kind != fcInt8)
 	if f.kind == fcUint8 || f.kind == fcInt8 {
 		f.growQuantWork(f.kind == fcUint8, f.depth, threads)
 	}

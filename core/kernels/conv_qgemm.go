@@ -161,6 +161,11 @@ type qgemmWork[T int8 | uint8] struct {
 	v     qgemmVWork
 }
 
+// bytes is w's size.
+func (w *qgemmWork[T]) bytes() int {
+	return cap(w.panel) + cap(w.row) + cap(w.v.panel) + 4*cap(w.v.rowterm)
+}
+
 // qgemmBlocks returns the row block (multiple of 4) and channel block
 // (multiple of 6) sizes for depth K.
 func qgemmBlocks(K int) (rowBlock, chanBlock int) {

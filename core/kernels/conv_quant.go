@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -114,6 +115,32 @@ func checkFusedActivation(op string, act schema.ActivationFunctionType) error {
 		name = fmt.Sprint(int8(act))
 	}
 	return Unsupported("%s: fused activation %s", op, name)
+}
+
+// requantKey names what a quantized convolution's per-channel constants
+// (bias terms and requantization) derive from, beside its weights: the
+// bias constant and the quantization of the node's tensors. The filter's
+// scales are kept by value: constants with equal bytes may share one
+// buffer under different scales.
+type requantKey struct {
+	bias              *byte
+	biasSize          int
+	inScale, outScale float32
+	inZP, outZP       int32
+	filterScales      string
+	act               schema.ActivationFunctionType
+}
+
+// newRequantKey returns the requantKey of a node whose tensors passed
+// convQuantParams.
+func newRequantKey(in, filter, bias, out *tensor.Tensor, act schema.ActivationFunctionType) requantKey {
+	k := requantKey{inScale: in.Scale(), outScale: out.Scale(), inZP: in.ZeroPoint(), outZP: out.ZeroPoint(), act: act}
+	if bias != nil {
+		k.bias, k.biasSize = unsafe.SliceData(bias.Data), len(bias.Data)
+	}
+	sc := filter.Quant.Scale
+	k.filterScales = string(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sc))), 4*len(sc)))
+	return k
 }
 
 // quantOf returns a tensor's quantization or an error when it has none.

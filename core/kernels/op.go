@@ -23,6 +23,10 @@ type Node struct {
 	// Workers is the interpreter's team for Threads-way loops; nil starts
 	// goroutines per loop.
 	Workers *Workers
+	// Scratch is the interpreter's working memory for the kernels' loops,
+	// shared by its nodes (they run one at a time); nil: the node gets
+	// its own in Prepare.
+	Scratch *Scratch
 	// Shared, when set, keeps what Prepare derives from constant inputs
 	// (packed weights) once for every interpreter of the model; nil: each
 	// kernel keeps its own (Derived).
