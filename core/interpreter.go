@@ -347,6 +347,14 @@ func (it *Interpreter) prepare(n *node) error {
 			t.SetShape(t.Shape)
 		}
 	}
+	// What the kernel reads of its constant inputs it has read now (the
+	// packed weights are its own copy): their pages of the model's file
+	// may leave memory, to be read again if a kernel touches them in Eval.
+	for _, t := range n.kn.Inputs {
+		if t != nil && t.Const {
+			it.model.Release(t.Data)
+		}
+	}
 	return nil
 }
 

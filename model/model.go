@@ -38,10 +38,11 @@ type Model struct {
 	metadata   []Metadata
 	signatures []Signature
 
-	raw   []byte
-	unmap func() error // releases raw's mapping (Load); nil otherwise
-	fb    *schema.Model
-	path  string // the file Load read; "" for New
+	raw    []byte
+	mapped bool         // raw is a private mapping of the file (Load)
+	unmap  func() error // releases raw's mapping (Load); nil otherwise
+	fb     *schema.Model
+	path   string // the file Load read; "" for New
 	// maxTensorBytes is the cap the model was loaded with; ResizeInput
 	// holds inputs to it too.
 	maxTensorBytes int64
@@ -162,7 +163,7 @@ func WithMaxTensorBytes(n int64) LoadOption { return func(c *loadConfig) { c.max
 // copy-on-write: nothing delego does writes to the file); Close unmaps it.
 // A model that is never closed keeps its mapping until the process ends.
 func Load(path string, opts ...LoadOption) (*Model, error) {
-	data, unmap, err := mapFile(path)
+	data, mapped, unmap, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -171,8 +172,26 @@ func Load(path string, opts ...LoadOption) (*Model, error) {
 		unmap()
 		return nil, fmt.Errorf("load model %s: %w", path, err)
 	}
-	m.path, m.unmap = path, unmap
+	m.path, m.unmap, m.mapped = path, unmap, mapped
 	return m, nil
+}
+
+// Release tells the OS that b, bytes of a constant that the caller no
+// longer reads (a kernel packed them into its own layout), need not stay
+// in memory: the pages of the file's mapping wholly inside b are dropped,
+// and read from the file again should anything touch them. Nothing
+// changes for a model held in memory (New, or a file that could not be
+// mapped), or for bytes outside the mapping.
+func (m *Model) Release(b []byte) {
+	if !m.mapped || len(b) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(m.raw)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < start || p+uintptr(len(b)) > start+uintptr(len(m.raw)) {
+		return
+	}
+	dropPages(m.raw[p-start : p-start+uintptr(len(b))])
 }
 
 // Close releases the file mapping of a model made by Load; nothing made from
