@@ -49,6 +49,12 @@ var goFloatKernels = floatKernels{name: "go", mr: 6, tile: fTileGo, row4: fRow4G
 // sub-tiles (the shape Go's register allocator keeps in registers).
 func fTileGo(k int, a, b, bias, c *float32, ldc int, lo, hi float32) {
 	const mr = 6
+	if k == 0 { // no products: every row is the clamped bias
+		for r := range mr {
+			fRow1Go(0, a, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
+		}
+		return
+	}
 	as := unsafe.Slice(a, k*mr)
 	bs := unsafe.Slice(b, k*fNR)
 	biases := unsafe.Slice(bias, fNR)
