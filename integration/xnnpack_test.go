@@ -3,9 +3,7 @@
 package integration
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,32 +149,6 @@ func stepDiff(a, b []byte, signed bool) (n, worst int) {
 		}
 	}
 	return n, worst
-}
-
-// argmax is the index of the largest value (the first, on ties).
-func argmax(data []byte, typ string) int {
-	var vals []float64
-	switch typ {
-	case "FLOAT32":
-		for i := 0; i+4 <= len(data); i += 4 {
-			vals = append(vals, float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:]))))
-		}
-	case "INT8":
-		for _, b := range data {
-			vals = append(vals, float64(int8(b)))
-		}
-	default:
-		for _, b := range data {
-			vals = append(vals, float64(b))
-		}
-	}
-	at := 0
-	for i, v := range vals {
-		if v > vals[at] {
-			at = i
-		}
-	}
-	return at
 }
 
 // TestGoldenThroughXNNPACK runs every golden case with the in-process

@@ -3,10 +3,11 @@ package kernels
 import "unsafe"
 
 // The float micro-kernels behind CONV_2D, FULLY_CONNECTED and
-// DEPTHWISE_CONV_2D. Each exists as a pure-Go twin (this file) and, on
-// amd64, in assembly (float_kernels_amd64.s); the set a process uses is
-// picked once at init from the CPU's features, and the purego build tag
-// forces the Go twins. Every set works on the same layouts:
+// DEPTHWISE_CONV_2D. Each exists as a pure-Go twin (this file) and in
+// assembly: AVX-512F and AVX2+FMA on amd64 (float_kernels_amd64.s), NEON
+// on arm64 (float_kernels_arm64.s). The set a process uses is picked once
+// at init from the CPU's features, and the purego build tag forces the Go
+// twins. Every set works on the same layouts:
 //
 //   - GEMM weights in panels of fNR channels, [ceil(N/fNR)][K][fNR], the
 //     last one padded with zeros, and the bias padded the same way;
@@ -49,6 +50,12 @@ var goFloatKernels = floatKernels{name: "go", mr: 6, tile: fTileGo, row4: fRow4G
 // sub-tiles (the shape Go's register allocator keeps in registers).
 func fTileGo(k int, a, b, bias, c *float32, ldc int, lo, hi float32) {
 	const mr = 6
+	if k == 0 { // no products: every row is the clamped bias
+		for r := range mr {
+			fRow1Go(0, a, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
+		}
+		return
+	}
 	as := unsafe.Slice(a, k*mr)
 	bs := unsafe.Slice(b, k*fNR)
 	biases := unsafe.Slice(bias, fNR)

@@ -175,6 +175,157 @@ func TestFloatGEMMTwins(t *testing.T) {
 	}
 }
 
+// kernelClamps are the clamps the kernel tests run: one that bites on
+// most sums and none at all.
+var kernelClamps = [][2]float32{{-0.5, 0.5}, {float32(math.Inf(-1)), float32(math.Inf(1))}}
+
+// guardF32 fills the floats around a kernel's output; none may change.
+const guardF32 = 12345.5
+
+// guarded returns n floats of guardF32.
+func guarded(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = guardF32
+	}
+	return s
+}
+
+// nearTwin reports whether got is the Go twin's want up to the rounding
+// the twin's unfused multiply-adds add to a sum of magnitude mag.
+func nearTwin(got, want float32, mag float64) bool {
+	if got == want || math.IsNaN(float64(got)) && math.IsNaN(float64(want)) {
+		return true
+	}
+	return math.Abs(float64(got)-float64(want)) <= 1e-6*(mag+1)
+}
+
+// TestFloatTileRowKernels calls each set's tile and row kernels directly on
+// depths 0 to 67, clamps on and off, and a NaN input. Every row of a tile
+// must have the bits the set's row1 and row4 give that row (how a GEMM is
+// cut never changes a bit), be within rounding of the Go twin's row1, and
+// leave every float outside its output alone.
+func TestFloatTileRowKernels(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		for _, k := range []int{0, 1, 2, 3, 5, 16, 67} {
+			for _, cl := range kernelClamps {
+				t.Run(fmt.Sprintf("%s/k%d/clamp%v", kern.name, k, cl), func(t *testing.T) {
+					testTileRows(t, kern, k, cl[0], cl[1])
+				})
+			}
+		}
+	}
+}
+
+func testTileRows(t *testing.T, kern *floatKernels, k int, lo, hi float32) {
+	mr := kern.mr
+	r := rand.New(rand.NewPCG(uint64(k), uint64(mr)))
+	// Four panels ldb floats apart, the first the tile's; row 1 of the
+	// tile reads a NaN when k > 0.
+	ldb := k*fNR + 24
+	b, bias, a := randF32(r, 4*ldb), randF32(r, 4*fNR), randF32(r, k*mr)
+	if k > 0 {
+		a[(k-1)*mr+1] = float32(math.NaN())
+	}
+	const ldc = fNR + 5
+	tile := guarded((mr-1)*ldc + fNR + 3)
+	kern.tile(k, fPtr(a), &b[0], &bias[0], &tile[0], ldc, lo, hi)
+	for row := range mr {
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = a[i*mr+row]
+		}
+		r4 := guarded(4*fNR + 3)
+		kern.row4(k, fPtr(x), &b[0], &bias[0], &r4[0], ldb, lo, hi)
+		for q := range 4 {
+			r1, twin := guarded(fNR+3), guarded(fNR)
+			kern.row1(k, fPtr(x), &b[q*ldb], &bias[q*fNR], &r1[0], lo, hi)
+			fRow1Go(k, fPtr(x), &b[q*ldb], &bias[q*fNR], &twin[0], lo, hi)
+			checkGuards(t, fmt.Sprintf("row1 (row %d, panel %d)", row, q), r1, fNR)
+			for j := range fNR {
+				if !sameF32(r4[q*fNR+j], r1[j]) {
+					t.Fatalf("row %d channel %d: row4 %v, row1 %v", row, q*fNR+j, r4[q*fNR+j], r1[j])
+				}
+				if q == 0 && !sameF32(tile[row*ldc+j], r1[j]) {
+					t.Fatalf("row %d channel %d: tile %v, row1 %v", row, j, tile[row*ldc+j], r1[j])
+				}
+				if mag := rowMagnitude(x, b[q*ldb+j:], bias[q*fNR+j]); !nearTwin(r1[j], twin[j], mag) {
+					t.Fatalf("row %d channel %d: %v, Go twin %v", row, q*fNR+j, r1[j], twin[j])
+				}
+			}
+		}
+		checkGuards(t, fmt.Sprintf("row4 (row %d)", row), r4, 4*fNR)
+		if row < mr-1 {
+			checkGuards(t, fmt.Sprintf("tile row %d", row), tile[row*ldc:(row+1)*ldc], fNR)
+		}
+	}
+	checkGuards(t, "tile", tile[(mr-1)*ldc:], fNR)
+}
+
+// rowMagnitude is |bias| + sum_k |x[k]*b[k*fNR]|.
+func rowMagnitude(x, b []float32, bias float32) float64 {
+	m := math.Abs(float64(bias))
+	for i, v := range x {
+		m += math.Abs(float64(v) * float64(b[i*fNR]))
+	}
+	return m
+}
+
+// sameF32 reports whether x and y have the same bits, or are both NaN.
+func sameF32(x, y float32) bool {
+	return math.Float32bits(x) == math.Float32bits(y) || x != x && y != y
+}
+
+// checkGuards fails unless s[n:] still holds guardF32.
+func checkGuards(t *testing.T, what string, s []float32, n int) {
+	t.Helper()
+	for i, v := range s[n:] {
+		if v != guardF32 {
+			t.Fatalf("%s wrote %v %d floats past its output", what, v, i)
+		}
+	}
+}
+
+// TestFloatDepthwiseKernelTwins calls each set's depthwise kernel directly
+// on channel counts around its vector widths, with 0 to 9 taps at scattered
+// offsets, clamps on and off and a NaN input: within rounding of the Go
+// twin, nothing written past the output.
+func TestFloatDepthwiseKernelTwins(t *testing.T) {
+	for _, kern := range floatKernelSets() {
+		for _, c := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 20, 31, 33, 64, 70, 100} {
+			for _, ntaps := range []int{0, 1, 9} {
+				for _, cl := range kernelClamps {
+					t.Run(fmt.Sprintf("%s/c%d/taps%d/clamp%v", kern.name, c, ntaps, cl), func(t *testing.T) {
+						testDepthwiseTwin(t, kern, c, ntaps, cl[0], cl[1])
+					})
+				}
+			}
+		}
+	}
+}
+
+func testDepthwiseTwin(t *testing.T, kern *floatKernels, c, ntaps int, lo, hi float32) {
+	const npix = 3
+	r := rand.New(rand.NewPCG(uint64(c), uint64(ntaps)))
+	xstep := c + 5
+	xoff, woff := make([]int, max(ntaps, 1)), make([]int, max(ntaps, 1))
+	for i := range ntaps {
+		xoff[i], woff[i] = r.IntN(4*c+7), r.IntN(ntaps)*c
+	}
+	in := randF32(r, npix*xstep+4*c+7+c)
+	in[xoff[0]+c-1] = float32(math.NaN()) // the last channel of pixel 0
+	w, bias := randF32(r, ntaps*c+1), randF32(r, c)
+	got, twin := guarded(npix*c+5), guarded(npix*c)
+	kern.dw(c, npix, &got[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
+	dwFloatGo(c, npix, &twin[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
+	checkGuards(t, "dw", got, npix*c)
+	for i, want := range twin {
+		if !nearTwin(got[i], want, float64(ntaps+1)) {
+			t.Fatalf("pixel %d channel %d: %v, Go twin %v", i/c, i%c, got[i], want)
+		}
+	}
+}
+
 // dwCase is a depthwise convolution with multiplier 1.
 type dwCase struct {
 	h, w, c, k, stride, dil int

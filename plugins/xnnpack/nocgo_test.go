@@ -11,6 +11,7 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/xnnpack"
 )
@@ -25,8 +26,8 @@ func TestUnavailableWithoutCgo(t *testing.T) {
 	if _, err := d.Compile(t.Context(), &delegate.Partition{}); err == nil {
 		t.Error("Compile should fail")
 	}
-	model, _, _ := modelbuild.Example()
-	m, err := model.New(model)
+	data, _, _ := modelbuild.Example()
+	m, err := model.New(data)
 	if err != nil {
 		t.Fatal(err)
 	}
