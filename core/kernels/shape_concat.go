@@ -173,7 +173,7 @@ func (o *concatOp) Eval(n *Node) error {
 			if o.scaled && !o.rescale[i].copy {
 				concatRequantize(dst[pos:pos+sz], src, o.rescale[i], o.outZP)
 			} else {
-				copy(dst[pos:pos+sz], src)
+				copyChunk(dst[pos:pos+sz], src)
 			}
 			pos += sz
 		}
@@ -193,6 +193,20 @@ func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
 	}
 }
 
+// copyChunk is copy for the pieces of SPLIT and CONCATENATION, often a few
+// bytes each (a channel or two of a pixel): those are moved in a loop
+// rather than by a call to memmove apiece.
+func copyChunk(dst, src []byte) {
+	if len(src) > 16 {
+		copy(dst, src)
+		return
+	}
+	dst = dst[:len(src)]
+	for i, b := range src {
+		dst[i] = b
+	}
+}
+
 // shapeSplitCopy splits in along axis into outs, whose shapes give the sizes
 // of the pieces (TFLite's reference_ops::Split).
 func shapeSplitCopy(in *tensor.Tensor, outs []*tensor.Tensor, axis int) {
@@ -204,7 +218,7 @@ func shapeSplitCopy(in *tensor.Tensor, outs []*tensor.Tensor, axis int) {
 	for k := range outer {
 		for _, t := range outs {
 			sz := t.Shape[axis] * inner
-			copy(t.Data[k*sz:(k+1)*sz], src[pos:pos+sz])
+			copyChunk(t.Data[k*sz:(k+1)*sz], src[pos:pos+sz])
 			pos += sz
 		}
 	}
