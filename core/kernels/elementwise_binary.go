@@ -69,6 +69,9 @@ type quantArith struct {
 	in1Shift, in2Shift     int
 	outShift               int
 	lo, hi                 int32 // quantized activation range
+	// tab1 and tab2 hold, for 8-bit ADD and SUB, each input byte's
+	// rescaled term as quantAddRow computes it; nil otherwise.
+	tab1, tab2 *[256]int32
 }
 
 // binaryOp is the kernel of ADD, SUB, MUL, DIV, FLOOR_DIV,
@@ -259,7 +262,13 @@ func (o *binaryOp) prepareQuantAddSub(name string, in1, in2, out *tensor.Tensor)
 	o.q.in1Off, o.q.in2Off, o.q.outOff = -in1.ZeroPoint(), -in2.ZeroPoint(), out.ZeroPoint()
 	twiceMax := 2 * float64(max(s1, s2))
 	realOut := twiceMax / float64(float32(int32(1)<<o.q.leftShift)*so)
-	return o.q.setRescaled(name, s1, s2, so, twiceMax, realOut)
+	if err := o.q.setRescaled(name, s1, s2, so, twiceMax, realOut); err != nil {
+		return err
+	}
+	if t == tensor.Uint8 || t == tensor.Int8 {
+		o.q.setAddTables(t == tensor.Int8)
+	}
+	return nil
 }
 
 // prepareQuantMul follows mul.cc for uint8, int8, int16 and int16 -> int8/uint8.

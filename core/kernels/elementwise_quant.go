@@ -84,6 +84,22 @@ func mulShift(x, m int32, rshift uint) int32 {
 	return h
 }
 
+// setAddTables fills tab1 and tab2 for 8-bit ADD and SUB (INT8 when
+// signed): the rescaled term of each input byte, as quantAddRow computes
+// it, so that a row of two 8-bit tensors needs one multiply per element.
+func (q *quantArith) setAddTables(signed bool) {
+	q.tab1, q.tab2 = new([256]int32), new([256]int32)
+	ls := uint(q.leftShift)
+	for b := range 256 {
+		v := int32(b)
+		if signed {
+			v = int32(int8(b))
+		}
+		q.tab1[b] = mulShift((q.in1Off+v)<<ls, q.in1Mul, uint(-q.in1Shift))
+		q.tab2[b] = mulShift((q.in2Off+v)<<ls, q.in2Mul, uint(-q.in2Shift))
+	}
+}
+
 // quantAddRow is the 8-bit (left shift 20) and general int16 (left shift 15)
 // ADD or SUB: both inputs rescaled to a common scale, summed, rescaled to the
 // output and clamped (TFLite's AddElementwise / SubElementwise).

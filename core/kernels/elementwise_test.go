@@ -777,3 +777,67 @@ func TestGenericBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantAddTables: the 8-bit ADD and SUB's lookup tables give what the
+// rescaling in full gives, for every pair of input bytes, on random
+// scales and zero points.
+func TestQuantAddTables(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	for trial := range 40 {
+		signed := trial%2 == 1
+		var q quantArith
+		q.leftShift = 20
+		s1, s2 := float32(0.001+r.Float64()), float32(0.001+r.Float64())
+		so := float32(0.002 + 2*r.Float64())
+		q.in1Off, q.in2Off, q.outOff = -int32(r.Intn(256)), -int32(r.Intn(256)), int32(r.Intn(256))
+		q.lo, q.hi = 0, 255
+		if signed {
+			q.in1Off, q.in2Off, q.outOff = q.in1Off+128, q.in2Off+128, q.outOff-128
+			q.lo, q.hi = -128, 127
+		}
+		twiceMax := 2 * float64(max(s1, s2))
+		if err := q.setRescaled("ADD", s1, s2, so, twiceMax, twiceMax/float64(float32(1<<20)*so)); err != nil {
+			t.Fatal(err)
+		}
+		for _, sub := range []bool{false, true} {
+			var i int
+			if signed {
+				i = addTablesDiff[int8](&q, sub)
+			} else {
+				i = addTablesDiff[uint8](&q, sub)
+			}
+			if i >= 0 {
+				t.Fatalf("trial %d (signed %v, sub %v): bytes %d and %d differ by the tables and in full", trial, signed, sub, uint8(i), uint8(i>>8))
+			}
+		}
+	}
+}
+
+// addTablesDiff runs quantAddRow over every pair of bytes (x = i, y = i>>8)
+// in full and with q's tables, and returns the first i where they differ,
+// or -1.
+func addTablesDiff[T int8 | uint8](q *quantArith, sub bool) int {
+	x, y := make([]T, 1<<16), make([]T, 1<<16)
+	for i := range x {
+		x[i], y[i] = T(i), T(i>>8)
+	}
+	want, got := make([]T, len(x)), make([]T, len(x))
+	full := *q
+	full.tab1, full.tab2 = nil, nil
+	quantAddRow(&full, sub, want, x, y)
+	tables := *q
+	var probe T
+	tables.setAddTables(probe-1 < 0)
+	quantAddRow(&tables, sub, got, x, y)
+	return firstDiff(got, want)
+}
+
+// firstDiff is the first index where a and b differ, or -1.
+func firstDiff[T comparable](a, b []T) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
