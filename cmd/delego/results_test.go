@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // runReport is "delego run --json" as a test reads it back.
@@ -156,4 +159,42 @@ func product(s []int) int {
 		n *= d
 	}
 	return n
+}
+
+// TestRunDetectTask runs the SSD's last segment on the simulated Edge TPU
+// (its outputs are the simulator's, so the detections are arbitrary) and
+// checks that --task detect reads the post-process outputs as they are:
+// one object per counted detection, with its class's COCO label, score and
+// box.
+func TestRunDetectTask(t *testing.T) {
+	t.Setenv(edgetpu.EnvDevice, "sim")
+	model := shared.Model(t, "ssd_mobilenet_v2_coco_quant_postprocess_segment_1_of_2_edgetpu.tflite")
+	labelsPath := shared.Model(t, "coco_labels.txt")
+	args := append([]string{model, "--delegate", "edgetpu", "--task", "detect", "--labels", labelsPath}, inputArgs(t, model)...)
+	r := runJSONReport(t, env{}, args...)
+	var objs []struct {
+		ID    int     `json:"id"`
+		Label string  `json:"label"`
+		Score float64 `json:"score"`
+		BBox  struct {
+			YMin, XMin, YMax, XMax float64
+		} `json:"bbox"`
+	}
+	if err := json.Unmarshal(r.Results, &objs); err != nil {
+		t.Fatal(err)
+	}
+	labels, err := adapters.ReadLabels(labelsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxes, classes, scores, count := r.Outputs[0].Values, r.Outputs[1].Values, r.Outputs[2].Values, r.Outputs[3].Values
+	if len(objs) != int(count[0]) || len(objs) == 0 {
+		t.Fatalf("%d objects for %v detections", len(objs), count)
+	}
+	for i, o := range objs {
+		b := []float64{o.BBox.YMin, o.BBox.XMin, o.BBox.YMax, o.BBox.XMax}
+		if o.ID != int(classes[i]) || o.Label != labels[o.ID] || o.Score != scores[i] || !slices.Equal(b, boxes[4*i:4*i+4]) {
+			t.Errorf("object %d: %+v; outputs say class %v score %v box %v", i, o, classes[i], scores[i], boxes[4*i:4*i+4])
+		}
+	}
 }
