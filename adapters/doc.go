@@ -8,9 +8,16 @@
 // The adapters read tensors through the small Tensor interface, which
 // *core.Tensor satisfies; they never run a model themselves:
 //
-//	it.Invoke(ctx)
+//	img, err := adapters.LoadImage("cat.bmp")
+//	in := it.Input(0)
+//	pixels, err := adapters.ImageInput(img, in.Type(), in.Shape(), adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd})
+//	err = in.CopyFrom(pixels)
+//	err = it.Invoke(ctx)
 //	classes := adapters.Classes(it.Output(0), 5, 0.1, labels)
-//	objects, err := adapters.Objects(outputs(it), adapters.DetectOptions{Threshold: 0.4, Frame: picture})
+//
+// and for an SSD detector, with its four outputs in a []adapters.Tensor:
+//
+//	objects, err := adapters.Objects(outs, adapters.DetectOptions{Threshold: 0.4, Frame: adapters.Frame{Width: 640, Height: 480}})
 package adapters
 
 // Tensor is what the adapters read of an output tensor; *core.Tensor

@@ -56,15 +56,17 @@ const (
 	poseLocalMaxRadius  = 1
 )
 
-// poseEdgeList holds the pose graph's edges as (parent, child) keypoints:
+// poseEdgeList returns the pose graph's edges as (parent, child) keypoints:
 // the 16 forward edges from the nose outwards, then the same 16 backward.
 // Keypoints: 0 nose, 1/2 left/right eye, 3/4 ears, 5/6 shoulders, 7/8 elbows,
 // 9/10 wrists, 11/12 hips, 13/14 knees, 15/16 ankles.
-var poseEdgeList = [2 * poseEdges][2]int{
-	{0, 1}, {1, 3}, {0, 2}, {2, 4}, {0, 5}, {5, 7}, {7, 9}, {5, 11},
-	{11, 13}, {13, 15}, {0, 6}, {6, 8}, {8, 10}, {6, 12}, {12, 14}, {14, 16},
-	{1, 0}, {3, 1}, {2, 0}, {4, 2}, {5, 0}, {7, 5}, {9, 7}, {11, 5},
-	{13, 11}, {15, 13}, {6, 0}, {8, 6}, {10, 8}, {12, 6}, {14, 12}, {16, 14},
+func poseEdgeList() [2 * poseEdges][2]int {
+	return [2 * poseEdges][2]int{
+		{0, 1}, {1, 3}, {0, 2}, {2, 4}, {0, 5}, {5, 7}, {7, 9}, {5, 11},
+		{11, 13}, {13, 15}, {0, 6}, {6, 8}, {8, 10}, {6, 12}, {12, 14}, {14, 16},
+		{1, 0}, {3, 1}, {2, 0}, {4, 2}, {5, 0}, {7, 5}, {9, 7}, {11, 5},
+		{13, 11}, {15, 13}, {6, 0}, {8, 6}, {10, 8}, {12, 6}, {14, 12}, {16, 14},
+	}
 }
 
 // posenetOps returns the registration of Coral's PosenetDecoderOp custom op
@@ -166,7 +168,7 @@ func newPosenetDecoder(info OpInfo) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &posenetDecoder{p: p}, nil
+	return &posenetDecoder{p: p, edges: poseEdgeList()}, nil
 }
 
 // posePoint is a position on the heatmap grid (or, in outputs, in pixels).
@@ -181,7 +183,8 @@ type poseKeypoint struct {
 
 // posenetDecoder is one node's kernel with its scratch memory.
 type posenetDecoder struct {
-	p posenetParams
+	p     posenetParams
+	edges [2 * poseEdges][2]int // the pose graph
 
 	h, w         int // heatmap grid
 	maskH, maskW int // long-offset grid (BodyPix)
@@ -425,7 +428,7 @@ func (k *posenetDecoder) backtrack(root poseKeypoint, pose *[poseKeypoints]poseP
 			continue
 		}
 		pose[cur.id], scores[cur.id], placed[cur.id] = cur.pt, cur.score, true
-		for e, edge := range poseEdgeList {
+		for e, edge := range k.edges {
 			child := edge[1]
 			if edge[0] != cur.id || placed[child] {
 				continue
