@@ -3,11 +3,13 @@ package kernels
 import (
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	"github.com/delego/delego/internal/shared"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -324,4 +326,111 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// posenetModelOptions returns the custom options of the PosenetDecoderOp
+// node of a shared model.
+func posenetModelOptions(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(shared.Model(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := schema.GetRootAsModel(b, 0)
+	var sg schema.SubGraph
+	var op schema.Operator
+	var code schema.OperatorCode
+	m.Subgraphs(&sg, 0)
+	for i := range sg.OperatorsLength() {
+		sg.Operators(&op, i)
+		m.OperatorCodes(&code, int(op.OpcodeIndex()))
+		if string(code.CustomCode()) == "PosenetDecoderOp" {
+			return op.CustomOptionsBytes()
+		}
+	}
+	t.Fatalf("%s has no PosenetDecoderOp", name)
+	return nil
+}
+
+// TestPosenetModelOptions reads the options Coral's PoseNet carries.
+func TestPosenetModelOptions(t *testing.T) {
+	p, err := parsePosenetOptions(posenetModelOptions(t, "posenet_mobilenet_v1_075_353_481_16_quant_decoder.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxDetections != 20 || p.Stride != 16 || !(p.ScoreThreshold > 0 && p.ScoreThreshold < 1) || !(p.NMSRadius > 0) {
+		t.Errorf("options %+v", p)
+	}
+	t.Logf("%+v", p)
+}
+
+// TestPosenetDecoderAllocs: Eval allocates nothing once prepared.
+func TestPosenetDecoderAllocs(t *testing.T) {
+	heat, shorts, mids := synthPose(9, 7, 16, personAt(1, 2), 4, -6)
+	op := newPosenetForTest(t, posenetOptions())
+	n := &Node{Inputs: []*tensor.Tensor{heat, shorts, mids}, Outputs: posenetOutputs(false), Threads: 1}
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range n.Outputs {
+		o.Data = make([]byte, o.Bytes())
+	}
+	if allocs := testing.AllocsPerRun(10, func() { op.Eval(n) }); allocs != 0 {
+		t.Errorf("Eval allocates %v times per run", allocs)
+	}
+}
+
+// FuzzPosenetOptions: any options bytes give a kernel or an error, never a
+// panic.
+func FuzzPosenetOptions(f *testing.F) {
+	f.Add(posenetModelOptions(f, "posenet_mobilenet_v1_075_353_481_16_quant_decoder.tflite"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if p, err := parsePosenetOptions(b); err == nil && p.check() != nil {
+			t.Fatalf("options %+v accepted", p)
+		}
+	})
+}
+
+// TestPosenetDecoderRandomHeads: on random quantized heads of several grid
+// sizes, with masks, the decoder stays inside its buffers, finds at most
+// max_detections poses with scores in [threshold, 1] by decreasing score,
+// and keeps every keypoint on the grid.
+func TestPosenetDecoderRandomHeads(t *testing.T) {
+	opts := posenetOptions()
+	opts["max_detections"], opts["score_threshold"] = 5, 0.1
+	for seed, grid := range [][2]int{{1, 1}, {1, 7}, {5, 3}, {9, 12}} {
+		h, w := grid[0], grid[1]
+		ins := []*tensor.Tensor{
+			lcgFill(qT(tensor.Uint8, []int{1, h, w, 17}, 0.1, 128), uint32(seed)),
+			lcgFill(qT(tensor.Uint8, []int{1, h, w, 34}, 0.5, 128), uint32(seed+10)),
+			lcgFill(qT(tensor.Uint8, []int{1, h, w, 64}, 0.5, 128), uint32(seed+20)),
+			lcgFill(qT(tensor.Uint8, []int{1, h + 1, w + 2, 34}, 0.5, 128), uint32(seed+30)),
+		}
+		outs := posenetOutputs(true)
+		runPosenet(t, newPosenetForTest(t, opts), ins, outs)
+		n := int(outs[3].Float32s()[0])
+		t.Logf("%dx%d: %d poses", h, w, n)
+		if n < 0 || n > 5 {
+			t.Fatalf("%dx%d: %d poses", h, w, n)
+		}
+		scores := outs[2].Float32s()
+		for i := range n {
+			if scores[i] < 0.1 || scores[i] > 1 || (i > 0 && scores[i] > scores[i-1]) {
+				t.Errorf("%dx%d: pose scores %v", h, w, scores[:n])
+			}
+		}
+		for i, v := range outs[0].Float32s()[:n*34] {
+			limit := float32(16 * (h - 1)) // y, then x
+			if i%2 == 1 {
+				limit = float32(16 * (w - 1))
+			}
+			if v < 0 || v > limit {
+				t.Errorf("%dx%d: keypoint value %d is %v, outside [0, %v]", h, w, i, v, limit)
+			}
+		}
+		if !equalInts(outs[4].Shape, []int{1, 5, h + 1, w + 2}) {
+			t.Errorf("%dx%d: mask shape %v", h, w, outs[4].Shape)
+		}
+	}
 }
