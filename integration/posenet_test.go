@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/adapters"
@@ -115,5 +117,75 @@ func TestPoseNetEdgeTPUTwin(t *testing.T) {
 	}
 	if _, err := shared.ComparePoses(got, shared.PoseReference(t, posenet+"_reference.csv")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPoseNetThroughCLI: the delego binary's run --json --task pose gives
+// the reference poses (in the picture's pixels, 640x480), beside every
+// output tensor with the shape the decoder gave it.
+func TestPoseNetThroughCLI(t *testing.T) {
+	stdout, stderr, err := runDelego(t, "run", shared.Model(t, posenet+".tflite"), "--image", shared.Model(t, "posenet_test_image.bmp"), "--task", "pose", "--json")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	var r struct {
+		Outputs []struct {
+			Shape []int `json:"shape"`
+		} `json:"outputs"`
+		Results []adapters.Pose `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Outputs) != 4 || !slices.Equal(r.Outputs[0].Shape, []int{1, 20, 17, 2}) {
+		t.Fatalf("outputs %+v", r.Outputs)
+	}
+	got := make([]shared.RefPose, len(r.Results))
+	for i, p := range r.Results {
+		got[i].Score = float64(p.Score)
+		for k, kp := range p.Keypoints {
+			got[i].Keypoints[k] = shared.RefKeypoint{Score: float64(kp.Score), X: float64(kp.X) / 640, Y: float64(kp.Y) / 480}
+		}
+	}
+	if _, err := shared.ComparePoses(got, shared.PoseReference(t, posenet+"_reference.csv")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClassesFromSharedModel: the classification adapter on MobileNet's
+// output for the cat picture, through the Go API.
+func TestClassesFromSharedModel(t *testing.T) {
+	m, err := model.Load(shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	it, err := core.NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Input(0).CopyFrom(shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.input.raw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	labels, err := adapters.ReadLabels(shared.Model(t, "imagenet_labels.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := adapters.Classes(it.Output(0), 3, 0.1, labels)
+	want := []string{"tiger cat", "Egyptian cat", "tabby, tabby cat"}
+	if len(got) != 3 {
+		t.Fatalf("classes %+v", got)
+	}
+	for i, c := range got {
+		if c.Label != want[i] || c.Score < 0.1 {
+			t.Errorf("class %d: %+v, want %q", i, c, want[i])
+		}
 	}
 }
