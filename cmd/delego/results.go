@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -173,15 +174,24 @@ func outputTensors(it *core.Interpreter) []adapters.Tensor {
 
 // taskResults reads the outputs of it as task's head.
 func taskResults(task string, it *core.Interpreter, in taskInput) (any, error) {
+	r, err := readTask(task, it, in)
+	if err != nil {
+		return nil, fmt.Errorf("--task %s: %w", task, err)
+	}
+	return r, nil
+}
+
+// readTask is taskResults without the error's prefix.
+func readTask(task string, it *core.Interpreter, in taskInput) (any, error) {
 	outs := outputTensors(it)
 	if len(outs) == 0 {
-		return nil, fmt.Errorf("--task %s: the model has no outputs", task)
+		return nil, errors.New("the model has no outputs")
 	}
 	switch task {
 	case taskClassify:
 		scores := outs[0].Dequantize()
 		if scores == nil {
-			return nil, fmt.Errorf("--task classify: output 0 %q is %s, which has no numeric scores", it.Output(0).Name(), it.Output(0).Type())
+			return nil, fmt.Errorf("output 0 %q is %s, which has no numeric scores", it.Output(0).Name(), it.Output(0).Type())
 		}
 		return adapters.TopClasses(scores, in.top, in.threshold, in.labels), nil
 	case taskDetect:

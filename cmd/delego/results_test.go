@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -196,5 +197,21 @@ func TestRunDetectTask(t *testing.T) {
 		if o.ID != int(classes[i]) || o.Label != labels[o.ID] || o.Score != scores[i] || !slices.Equal(b, boxes[4*i:4*i+4]) {
 			t.Errorf("object %d: %+v; outputs say class %v score %v box %v", i, o, classes[i], scores[i], boxes[4*i:4*i+4])
 		}
+	}
+}
+
+// TestRunTaskMismatchLeavesNoOutput: outputs that are not the task's head
+// fail the run with what was expected, before --output appears.
+func TestRunTaskMismatchLeavesNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.raw")
+	args := []string{shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"), "--image", shared.Model(t, "cat.bmp"), "--task", "detect", "--output", out}
+	var stdout, stderr bytes.Buffer
+	err := runWith(context.Background(), args, &stdout, &stderr, env{})
+	if err == nil || !strings.Contains(err.Error(), "--task detect") || !strings.Contains(err.Error(), "4 outputs of TFLite_Detection_PostProcess") {
+		t.Errorf("detect on a classifier: %v", err)
+	}
+	if names := dirEntries(t, dir); len(names) != 0 {
+		t.Errorf("the failed run left %q", names)
 	}
 }

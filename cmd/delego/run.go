@@ -274,15 +274,22 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	logf("invoke took %s", time.Since(start).Round(time.Microsecond))
 
+	// The task's results come first: a run whose outputs cannot be read
+	// as asked fails before --output appears.
+	var results any
+	if f.task != "" {
+		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: picture, input: inputFrame(it)}
+		if results, err = taskResults(f.task, it, in); err != nil {
+			return err
+		}
+	}
 	if out != nil {
 		if err := writeOutputs(out, it); err != nil {
 			return err
 		}
 		logf("wrote %d bytes (%s) to %s", outputBytes(it), plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
-	return report(stdout, f, it, taskInput{
-		top: f.top, threshold: float32(f.threshold), labels: labels, frame: picture, input: inputFrame(it),
-	})
+	return report(stdout, f, it, results, len(labels))
 }
 
 // writeOutputs writes every output's bytes to out and commits it.
@@ -317,16 +324,9 @@ func inputFrame(it *core.Interpreter) adapters.Frame {
 	return adapters.Frame{Width: s[2], Height: s[1]}
 }
 
-// report prints what the run gives on stdout: the JSON report, a task's
-// results, or (without --output) a summary of each output.
-func report(stdout io.Writer, f *runFlags, it *core.Interpreter, in taskInput) error {
-	var results any
-	if f.task != "" {
-		var err error
-		if results, err = taskResults(f.task, it, in); err != nil {
-			return err
-		}
-	}
+// report prints what the run gives on stdout: the JSON report, the
+// task's results, or (without --output) a summary of each output.
+func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results any, numLabels int) error {
 	switch {
 	case f.json:
 		return writeJSON(stdout, runJSON{Model: f.model, Outputs: outputsJSON(it), Task: f.task, Results: results})
@@ -335,7 +335,7 @@ func report(stdout io.Writer, f *runFlags, it *core.Interpreter, in taskInput) e
 		if f.task == taskClassify {
 			numScores = it.Output(0).NumElements()
 		}
-		return printResults(stdout, results, numScores, len(in.labels))
+		return printResults(stdout, results, numScores, numLabels)
 	case f.output == "":
 		printOutputs(stdout, it)
 	}
