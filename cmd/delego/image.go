@@ -1,126 +1,31 @@
 package main
 
 import (
-	"encoding/binary"
-	"fmt"
 	"image"
-	"image/color"
-	_ "image/jpeg" // register JPEG for image.Decode
-	_ "image/png"  // register PNG for image.Decode
-	"math"
-	"os"
 
-	_ "golang.org/x/image/bmp" // register BMP for image.Decode
-
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/tensor"
 )
 
-// pixelNorm maps an 8-bit pixel value p to a float32 input as (p-Mean)/Std.
-type pixelNorm struct{ Mean, Std float64 }
+// The picture conversion of --image is the adapters package's (the Go API
+// gives the same bytes as the command line).
 
-// The default normalisation maps [0,255] onto [-1,1], as MobileNet-style
-// float models expect.
+// pixelNorm maps an 8-bit pixel value p to a float32 input as (p-Mean)/Std.
+type pixelNorm = adapters.Norm
+
 const (
-	defaultMean = 127.5
-	defaultStd  = 127.5
+	defaultMean = adapters.DefaultMean
+	defaultStd  = adapters.DefaultStd
 )
 
 // loadImage decodes a PNG, JPEG or BMP file.
-func loadImage(path string) (image.Image, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read image: %w", err)
-	}
-	defer f.Close()
-	img, format, err := image.Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("decode image %s (PNG, JPEG and BMP are supported): %w", path, err)
-	}
-	if b := img.Bounds(); b.Empty() {
-		return nil, fmt.Errorf("decode image %s: %s image is empty (%dx%d)", path, format, b.Dx(), b.Dy())
-	}
-	return img, nil
-}
+func loadImage(path string) (image.Image, error) { return adapters.LoadImage(path) }
 
 // imageShape checks that shape is [1,H,W,C] with C 1 or 3 and returns H, W, C.
-func imageShape(shape []int) (h, w, c int, err error) {
-	if len(shape) != 4 || shape[0] != 1 || shape[1] < 1 || shape[2] < 1 || (shape[3] != 1 && shape[3] != 3) {
-		return 0, 0, 0, fmt.Errorf("shape %v is not an image input [1,H,W,C] with C = 1 or 3", shape)
-	}
-	return shape[1], shape[2], shape[3], nil
-}
+func imageShape(shape []int) (h, w, c int, err error) { return adapters.ImageShape(shape) }
 
-// imageToTensor converts img into the bytes of an image input tensor of type
-// typ and shape [1,H,W,C].
-//
-// The picture is resized to HxW by nearest neighbour: output pixel (y,x) is
-// source pixel (row min(h-1, y*h/H), column min(w-1, x*w/W)) with integer
-// division, rows counted from the top. Pixels are RGB (non-premultiplied:
-// alpha is ignored); for C = 1 they are turned into luma
-// Y = (299*R + 587*G + 114*B + 500) / 1000 (BT.601 weights, rounded to
-// nearest), or taken as they are from a grayscale picture.
-//
-// The values are stored as: UINT8 the pixel p; INT8 p-128; FLOAT32
-// (p-norm.Mean)/norm.Std, computed in float64 and rounded to float32.
+// imageToTensor converts img into the bytes of an image input tensor (see
+// adapters.ImageInput).
 func imageToTensor(img image.Image, typ tensor.DType, shape []int, norm pixelNorm) ([]byte, error) {
-	oh, ow, oc, err := imageShape(shape)
-	if err != nil {
-		return nil, err
-	}
-	switch typ {
-	case tensor.Uint8, tensor.Int8, tensor.Float32:
-	default:
-		return nil, fmt.Errorf("image inputs of type %s are not supported (UINT8, INT8 and FLOAT32 are)", typ)
-	}
-	if typ == tensor.Float32 && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
-		return nil, fmt.Errorf("normalisation (p-%v)/%v is not a usable mapping", norm.Mean, norm.Std)
-	}
-	pixels := resizeNearest(img, oh, ow, oc)
-	switch typ {
-	case tensor.Uint8:
-		return pixels, nil
-	case tensor.Int8:
-		out := make([]byte, len(pixels))
-		for i, p := range pixels {
-			out[i] = byte(int8(int(p) - 128))
-		}
-		return out, nil
-	default: // Float32
-		out := make([]byte, 4*len(pixels))
-		for i, p := range pixels {
-			v := float32((float64(p) - norm.Mean) / norm.Std)
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
-		return out, nil
-	}
-}
-
-// resizeNearest returns the HxWxC bytes of img resized by nearest neighbour.
-func resizeNearest(img image.Image, oh, ow, oc int) []byte {
-	b := img.Bounds()
-	h, w := b.Dy(), b.Dx()
-	gray, isGray := img.(*image.Gray)
-	out := make([]byte, 0, oh*ow*oc)
-	for y := range oh {
-		sy := b.Min.Y + min(h-1, y*h/oh)
-		for x := range ow {
-			sx := b.Min.X + min(w-1, x*w/ow)
-			if oc == 1 && isGray {
-				out = append(out, gray.GrayAt(sx, sy).Y)
-				continue
-			}
-			c := color.NRGBAModel.Convert(img.At(sx, sy)).(color.NRGBA)
-			if oc == 1 {
-				out = append(out, luma(c.R, c.G, c.B))
-				continue
-			}
-			out = append(out, c.R, c.G, c.B)
-		}
-	}
-	return out
-}
-
-// luma is the BT.601 luma of an 8-bit RGB colour, rounded to nearest.
-func luma(r, g, b uint8) uint8 {
-	return uint8((299*uint32(r) + 587*uint32(g) + 114*uint32(b) + 500) / 1000)
+	return adapters.ImageInput(img, typ, shape, norm)
 }

@@ -144,7 +144,7 @@ func TestImageValueMappings(t *testing.T) {
 		{"int8", tensor.Int8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
 		{"float32 default", tensor.Float32, []int{1, 1, 2, 3}, defaultNorm(),
 			f32(-1, 0.5/127.5, 1, float32(-117.5/127.5), float32(-107.5/127.5), float32(-97.5/127.5))},
-		{"float32 mean 0 std 255", tensor.Float32, []int{1, 1, 2, 3}, pixelNorm{0, 255},
+		{"float32 mean 0 std 255", tensor.Float32, []int{1, 1, 2, 3}, pixelNorm{Mean: 0, Std: 255},
 			f32(0, float32(128.0/255), 1, float32(10.0/255), float32(20.0/255), float32(30.0/255))},
 		// Luma (299 R + 587 G + 114 B + 500) / 1000: (0+75136+29070+500)/1000 = 104,
 		// (2990+11740+3420+500)/1000 = 18.
@@ -188,7 +188,7 @@ func TestImageToTensorRejects(t *testing.T) {
 		{tensor.Uint8, []int{1, 4, 4, 4}, defaultNorm(), "not an image input"},
 		{tensor.Uint8, []int{1, 0, 4, 3}, defaultNorm(), "not an image input"},
 		{tensor.Int16, []int{1, 4, 4, 3}, defaultNorm(), "INT16 are not supported"},
-		{tensor.Float32, []int{1, 4, 4, 3}, pixelNorm{0, 0}, "not a usable mapping"},
+		{tensor.Float32, []int{1, 4, 4, 3}, pixelNorm{Mean: 0, Std: 0}, "not a usable mapping"},
 	} {
 		_, err := imageToTensor(img, c.typ, c.shape, c.norm)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

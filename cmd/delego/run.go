@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
@@ -42,14 +42,37 @@ Outputs:
   --output FILE    write every output tensor's raw bytes, concatenated in the
                    model's output order, to FILE. The file is written to a
                    temporary name and renamed, so a failed run leaves no
-                   partial output. Without --output (and without --top or
-                   --labels), a summary of each output is printed: name,
+                   partial output. Without --output, --json, --task or --top
+                   (or --labels), a summary of each output is printed: name,
                    type, shape, quantization and its first values.
-  --labels FILE    labels for a classifier: line N is the label of class N.
-                   Prints the top classes of the first output (default 5).
-  --top K          print the K highest classes of the first output: their
+  --json           print every output tensor as JSON on standard output:
+                   index, name, type, shape (as after Invoke), quantization,
+                   all its values and, for a quantized tensor, its
+                   dequantized values beside them (float values JSON cannot
+                   hold are the strings "NaN", "Inf", "-Inf"); with --task or
+                   --top, "task" and "results" too.
+  --task NAME      read the outputs as a common head, as pycoral's adapters
+                   do, and print the results:
+                     classify  the top classes of output 0 (--top, default 5)
+                     detect    TFLite_Detection_PostProcess outputs (SSD): the
+                               objects with class, label, score and box
+                               (ymin, xmin, ymax, xmax)
+                     pose      PosenetDecoderOp outputs (PoseNet), or the one
+                               output of a single-pose MoveNet: the poses,
+                               each with score and 17 keypoints (y, x, score)
+                     segment   output 0 as per-pixel classes ([1,H,W] class
+                               ids, or [1,H,W,C] scores): the classes present
+                               and their areas; --json gives every pixel's
+                   Boxes and keypoints are in the pixels of the --image
+                   picture; without --image, boxes are normalised (0 to 1)
+                   and keypoints in the model input's pixels.
+  --labels FILE    labels: line N is the label of class N, or lines "ID
+                   label". Alone, it means --task classify.
+  --top K          the K highest classes of output 0 (--task classify): their
                    dequantized score, class index and label, highest first,
                    equal scores by lower class index first.
+  --threshold T    the lowest score a class, object or pose needs to be
+                   reported (default: every one the model gives)
 
 Delegates:
 ` + delegationHelp + `
@@ -83,6 +106,9 @@ type runFlags struct {
 	norm       pixelNorm
 	normGiven  bool
 	topGiven   bool
+	json       bool
+	task       string
+	threshold  float64
 }
 
 // flagSet defines the flags of "delego run" on f.
@@ -93,6 +119,9 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.output, "output", "", "")
 	fs.StringVar(&f.labels, "labels", "", "")
 	fs.IntVar(&f.top, "top", 0, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	fs.StringVar(&f.task, "task", "", "")
+	fs.Float64Var(&f.threshold, "threshold", math.Inf(-1), "")
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
@@ -124,8 +153,21 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--threads must be at least 1, got %d", f.threads)
 	case f.top < 0:
 		return nil, usagef("run", "--top must not be negative, got %d", f.top)
+	case math.IsNaN(f.threshold):
+		return nil, usagef("run", "--threshold must be a number")
 	}
-	if f.labels != "" && !f.topGiven {
+	if f.task == "" && (f.topGiven || f.labels != "") {
+		f.task = taskClassify
+	}
+	switch f.task {
+	case "", taskClassify, taskDetect, taskPose, taskSegment:
+	default:
+		return nil, usagef("run", "--task %q: want classify, detect, pose or segment", f.task)
+	}
+	if f.topGiven && f.task != taskClassify {
+		return nil, usagef("run", "--top applies to --task classify, not %s", f.task)
+	}
+	if f.task == taskClassify && !f.topGiven {
 		f.top = 5
 	}
 	f.model = pos[0]
@@ -167,8 +209,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
 
 	var data [][]byte
+	var picture adapters.Frame
 	if f.image != "" {
-		data, err = imageInputs(m, f.image, f.norm, f.normGiven)
+		data, picture, err = imageInputs(m, f.image, f.norm, f.normGiven)
 	} else {
 		data, err = readInputFiles(m, f.inputs)
 	}
@@ -178,14 +221,14 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	for i, t := range modelInputs(m) {
 		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
 	}
-	if f.top > 0 {
+	if f.task == taskClassify {
 		if err := checkScores(m); err != nil {
 			return err
 		}
 	}
-	var labels []string
+	var labels adapters.Labels
 	if f.labels != "" {
-		if labels, err = readLabels(f.labels); err != nil {
+		if labels, err = adapters.ReadLabels(f.labels); err != nil {
 			return err
 		}
 	}
@@ -231,29 +274,70 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	logf("invoke took %s", time.Since(start).Round(time.Microsecond))
 
-	if out != nil {
-		n := 0
-		for i := range it.NumOutputs() {
-			b := it.Output(i).Data()
-			if _, err := out.Write(b); err != nil {
-				return err
-			}
-			n += len(b)
-		}
-		if err := out.Commit(); err != nil {
+	// The task's results come first: a run whose outputs cannot be read
+	// as asked fails before --output appears.
+	var results any
+	if f.task != "" {
+		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: picture, input: inputFrame(it)}
+		if results, err = taskResults(f.task, it, in); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", n, plural(it.NumOutputs(), "output", "outputs"), f.output)
-	} else if f.top == 0 {
-		printOutputs(stdout, it)
 	}
-	if f.top > 0 {
-		t := it.Output(0)
-		scores := t.Dequantize()
-		if scores == nil {
-			return fmt.Errorf("--top: output 0 %q is %s, which has no numeric scores", t.Name(), t.Type())
+	if out != nil {
+		if err := writeOutputs(out, it); err != nil {
+			return err
 		}
-		return printTopK(stdout, scores, f.top, labels)
+		logf("wrote %d bytes (%s) to %s", outputBytes(it), plural(it.NumOutputs(), "output", "outputs"), f.output)
+	}
+	return report(stdout, f, it, results, len(labels))
+}
+
+// writeOutputs writes every output's bytes to out and commits it.
+func writeOutputs(out *atomicFile, it *core.Interpreter) error {
+	for i := range it.NumOutputs() {
+		if _, err := out.Write(it.Output(i).Data()); err != nil {
+			return err
+		}
+	}
+	return out.Commit()
+}
+
+// outputBytes is the size of every output together.
+func outputBytes(it *core.Interpreter) int {
+	n := 0
+	for i := range it.NumOutputs() {
+		n += len(it.Output(i).Data())
+	}
+	return n
+}
+
+// inputFrame is the size of the model's first input when it is an image
+// [1,H,W,C], else zero.
+func inputFrame(it *core.Interpreter) adapters.Frame {
+	if it.NumInputs() == 0 {
+		return adapters.Frame{}
+	}
+	s := it.Input(0).Shape()
+	if len(s) != 4 {
+		return adapters.Frame{}
+	}
+	return adapters.Frame{Width: s[2], Height: s[1]}
+}
+
+// report prints what the run gives on stdout: the JSON report, the
+// task's results, or (without --output) a summary of each output.
+func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results any, numLabels int) error {
+	switch {
+	case f.json:
+		return writeJSON(stdout, runJSON{Model: f.model, Outputs: outputsJSON(it), Task: f.task, Results: results})
+	case f.task != "":
+		numScores := 0
+		if f.task == taskClassify {
+			numScores = it.Output(0).NumElements()
+		}
+		return printResults(stdout, results, numScores, numLabels)
+	case f.output == "":
+		printOutputs(stdout, it)
 	}
 	return nil
 }
@@ -273,28 +357,29 @@ func checkScores(m *model.Model) error {
 	}
 }
 
-// imageInputs converts a picture into the single image input of m.
-func imageInputs(m *model.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, error) {
+// imageInputs converts a picture into the single image input of m, and
+// returns the picture's size.
+func imageInputs(m *model.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, adapters.Frame, error) {
 	ins := modelInputs(m)
 	if len(ins) != 1 {
-		return nil, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
+		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
 	}
 	t := ins[0]
 	if _, _, _, err := imageShape(t.Info.Shape); err != nil {
-		return nil, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
+		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
 	}
 	if normGiven && t.Info.Type != tensor.Float32 {
-		return nil, fmt.Errorf("--mean and --std apply to FLOAT32 inputs; %s is %s", t.Describe("input"), t.Info.Type)
+		return nil, adapters.Frame{}, fmt.Errorf("--mean and --std apply to FLOAT32 inputs; %s is %s", t.Describe("input"), t.Info.Type)
 	}
 	img, err := loadImage(path)
 	if err != nil {
-		return nil, err
+		return nil, adapters.Frame{}, err
 	}
 	b, err := imageToTensor(img, t.Info.Type, t.Info.Shape, norm)
 	if err != nil {
-		return nil, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
+		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
 	}
-	return [][]byte{b}, nil
+	return [][]byte{b}, adapters.Frame{Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}, nil
 }
 
 // printOutputs prints each output's name, type, shape and first values.
@@ -313,24 +398,6 @@ func printOutputs(w io.Writer, it *core.Interpreter) {
 			}
 		}
 	}
-}
-
-// printTopK prints the k best classes of scores with their labels.
-func printTopK(w io.Writer, scores []float32, k int, labels []string) error {
-	if len(labels) > 0 && len(labels) != len(scores) {
-		// Common and harmless (e.g. a background class); say so, go on.
-		fmt.Fprintf(w, "note: %d labels for %d classes\n", len(labels), len(scores))
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tclass\tscore\tlabel")
-	for r, c := range topK(scores, k) {
-		label := ""
-		if c.Index < len(labels) {
-			label = labels[c.Index]
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", r+1, c.Index, strconv.FormatFloat(float64(c.Score), 'g', 6, 32), label)
-	}
-	return tw.Flush()
 }
 
 // atomicFile is an output written under a temporary name in the destination

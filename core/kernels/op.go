@@ -182,6 +182,7 @@ func Builtins() *Registry {
 		l2NormOps(),
 		lstmOps(),
 		detectionOps(),
+		posenetOps(),
 	} {
 		for _, reg := range family {
 			r.Register(reg)

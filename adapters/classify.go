@@ -1,0 +1,126 @@
+package adapters
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Class is one class of a classifier's output.
+type Class struct {
+	ID    int     `json:"id"`
+	Score float32 `json:"score"`
+	Label string  `json:"label,omitempty"`
+}
+
+// Classes returns the k classes of a classifier's scores (all of them for
+// k < 0) scoring at least threshold, highest first: equal scores by lower
+// class first, NaN below every number (and never above a threshold).
+// Labels name the classes; it may be nil.
+func Classes(scores Tensor, k int, threshold float32, labels Labels) []Class {
+	return TopClasses(scores.Dequantize(), k, threshold, labels)
+}
+
+// TopClasses is Classes on scores already read out.
+func TopClasses(scores []float32, k int, threshold float32, labels Labels) []Class {
+	all := make([]Class, 0, len(scores))
+	for i, s := range scores {
+		if s >= threshold || (math.IsInf(float64(threshold), -1) && math.IsNaN(float64(s))) {
+			all = append(all, Class{ID: i, Score: s, Label: labels[i]})
+		}
+	}
+	slices.SortFunc(all, func(a, b Class) int {
+		an, bn := math.IsNaN(float64(a.Score)), math.IsNaN(float64(b.Score))
+		switch {
+		case an != bn:
+			if an {
+				return 1
+			}
+			return -1
+		case !an && a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if k >= 0 && k < len(all) {
+		all = all[:k]
+	}
+	return all
+}
+
+// Labels names classes by id.
+type Labels map[int]string
+
+// ReadLabels reads a labels file (see ParseLabels).
+func ReadLabels(path string) (Labels, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read labels: %w", err)
+	}
+	defer f.Close()
+	labels, err := ParseLabels(f)
+	if err != nil {
+		return nil, fmt.Errorf("read labels %s: %w", path, err)
+	}
+	return labels, nil
+}
+
+// ParseLabels reads labels as pycoral's read_label_file does: when the
+// first line starts with a number followed by a space or a colon, every
+// line is "ID label" (or "ID: label"); otherwise line N (from 0) is the
+// label of class N. Carriage returns are dropped.
+func ParseLabels(r io.Reader) (Labels, error) {
+	var lines []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	labels := make(Labels, len(lines))
+	if len(lines) == 0 || !hasID(lines[0]) {
+		for i, l := range lines {
+			labels[i] = l
+		}
+		return labels, nil
+	}
+	for n, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		id, label, ok := splitID(l)
+		if !ok {
+			return nil, fmt.Errorf("line %d %q: want \"ID label\" like the first line", n+1, l)
+		}
+		labels[id] = label
+	}
+	return labels, nil
+}
+
+// hasID reports whether a line starts with a number and a space or colon.
+func hasID(line string) bool {
+	_, _, ok := splitID(line)
+	return ok
+}
+
+// splitID splits "ID label" or "ID: label".
+func splitID(line string) (int, string, bool) {
+	end := strings.IndexFunc(line, func(r rune) bool { return r == ':' || unicode.IsSpace(r) })
+	if end <= 0 {
+		return 0, "", false
+	}
+	id, err := strconv.Atoi(line[:end])
+	if err != nil {
+		return 0, "", false
+	}
+	return id, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line[end:]), ":")), true
+}

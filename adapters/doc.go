@@ -1,0 +1,45 @@
+// Package adapters turns a model's output tensors into results, as pycoral's
+// adapters do for Coral's models: the top classes of a classifier, the
+// objects of an SSD detector (TFLite_Detection_PostProcess), the poses of
+// PoseNet (Coral's PosenetDecoderOp) and MoveNet, and the per-pixel classes
+// of a segmentation model such as DeepLab. It also makes a model's image
+// input from a picture.
+//
+// The adapters read tensors through the small Tensor interface, which
+// *core.Tensor satisfies; they never run a model themselves:
+//
+//	img, err := adapters.LoadImage("cat.bmp")
+//	in := it.Input(0)
+//	pixels, err := adapters.ImageInput(img, in.Type(), in.Shape(), adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd})
+//	err = in.CopyFrom(pixels)
+//	err = it.Invoke(ctx)
+//	classes := adapters.Classes(it.Output(0), 5, 0.1, labels)
+//
+// and for an SSD detector, with its four outputs in a []adapters.Tensor:
+//
+//	objects, err := adapters.Objects(outs, adapters.DetectOptions{Threshold: 0.4, Frame: adapters.Frame{Width: 640, Height: 480}})
+package adapters
+
+// Tensor is what the adapters read of an output tensor; *core.Tensor
+// satisfies it.
+type Tensor interface {
+	// Shape is the tensor's shape after Invoke.
+	Shape() []int
+	// Dequantize returns the values as float32: quantized values through
+	// their scale and zero point, others converted.
+	Dequantize() []float32
+}
+
+// Frame is the size, in pixels, that coordinates are given in: the model's
+// input or the original picture. The zero Frame asks for normalised
+// coordinates (0 to 1 across the input).
+type Frame struct{ Width, Height int }
+
+// scale maps a normalised (y, x) into f, or leaves it as it is for the
+// zero Frame.
+func (f Frame) scale(y, x float32) (float32, float32) {
+	if f.Width <= 0 || f.Height <= 0 {
+		return y, x
+	}
+	return y * float32(f.Height), x * float32(f.Width)
+}
