@@ -22,6 +22,7 @@ var layers = []struct {
 	{"model/schema", nil},
 	{"delegate/config", nil},
 	{"partition", nil},
+	{"adapters", []string{"tensor"}},
 	{"internal/shared", nil},
 	{"model/...", []string{"tensor", "internal/flatcheck", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
