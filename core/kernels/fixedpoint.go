@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -322,4 +323,42 @@ func FixedGetReciprocal(x int32, intBits int) (raw int32, numBitsOverUnit int) {
 // diagnostics).
 func fixedFloat[T FixedRaw](raw T, intBits int) float64 {
 	return math.Ldexp(float64(raw), intBits+1-fixedBits[T]())
+}
+
+// fixedMemo is a fixed-point function of one int16, remembered entry by
+// entry as each argument first comes: the integer LSTM's logistic and tanh
+// cost tens of multiplies each, and an LSTM asks them for the same few
+// thousand arguments at every step. Entries are atomic, so interpreters on
+// many goroutines may share one (through the model's store).
+type fixedMemo struct {
+	f   func(int16) int16
+	tab [1 << 16]atomic.Uint32 // 0: not yet computed; else 1<<16 | the value's bits
+}
+
+// fixedMemoKey names a fixedMemo in the model's store.
+type fixedMemoKey struct {
+	tanh    bool // else logistic
+	intBits int
+}
+
+// newFixedMemo returns the memo of FixedTanh or FixedLogistic on int16
+// arguments with intBits integer bits, from n's store.
+func newFixedMemo(n *Node, tanh bool, intBits int) *fixedMemo {
+	return n.Derived(fixedMemoKey{tanh, intBits}, func() any {
+		if tanh {
+			return &fixedMemo{f: func(a int16) int16 { return FixedTanh(a, intBits) }}
+		}
+		return &fixedMemo{f: func(a int16) int16 { return FixedLogistic(a, intBits) }}
+	}).(*fixedMemo)
+}
+
+// at returns f(a).
+func (m *fixedMemo) at(a int16) int16 {
+	e := &m.tab[uint16(a)]
+	if v := e.Load(); v != 0 {
+		return int16(v)
+	}
+	v := m.f(a)
+	e.Store(1<<16 | uint32(uint16(v)))
+	return v
 }

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -180,6 +181,40 @@ func TestFixedGetReciprocal(t *testing.T) {
 		want := 1 / math.Ldexp(float64(c.x), c.intBits-31)
 		if math.Abs(got-want)/want > 1e-8 {
 			t.Errorf("GetReciprocal(%d, %d) = %g, want %g", c.x, c.intBits, got, want)
+		}
+	}
+}
+
+// TestFixedMemo: a remembered logistic or tanh gives the function's value
+// for every int16 argument, when computing it and when remembering it,
+// with goroutines sharing the memo.
+func TestFixedMemo(t *testing.T) {
+	for _, c := range []struct {
+		tanh    bool
+		intBits int
+	}{{false, 3}, {true, 3}, {true, 4}, {true, 0}} {
+		m := newFixedMemo(&Node{}, c.tanh, c.intBits)
+		f := func(a int16) int16 { return FixedLogistic(a, c.intBits) }
+		if c.tanh {
+			f = func(a int16) int16 { return FixedTanh(a, c.intBits) }
+		}
+		var wg sync.WaitGroup
+		bad := make([]int, 4)
+		for g := range 4 {
+			wg.Go(func() {
+				for pass := range 2 {
+					for i := range 1 << 16 {
+						a := int16(i*(g+1)*7919 + pass)
+						if m.at(a) != f(a) {
+							bad[g]++
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if bad[0]+bad[1]+bad[2]+bad[3] != 0 {
+			t.Errorf("tanh %v, %d integer bits: %v arguments (per goroutine) gave another value than the function", c.tanh, c.intBits, bad)
 		}
 	}
 }

@@ -47,6 +47,10 @@ type lstmIntState struct {
 	projBias        []int32
 	biasesReady     bool // computed in Prepare from constant tensors
 
+	// The gates' activations (logistic and tanh with 3 integer bits) and
+	// the cell state's tanh, remembered.
+	logistic, tanh, tanhCell *fixedMemo
+
 	gates  [4][]int16 // per gate, nBatch*nCell
 	hidden []int8     // projection input, nBatch*nCell
 	acc    []int32    // one matrix-vector product, max(nCell, nOutput)
@@ -93,6 +97,8 @@ func (op *lstmOp) prepareInteger(n *Node) error {
 		return err
 	}
 	q.cellScale = cellLog2
+	q.logistic, q.tanh = newFixedMemo(n, false, 3), newFixedMemo(n, true, 3)
+	q.tanhCell = newFixedMemo(n, true, 15+cellLog2)
 	if err := op.integerMultipliers(n, interScale, hiddenScale, cellLog2); err != nil {
 		return err
 	}
@@ -384,9 +390,8 @@ func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8)
 	// the hidden scale; projected to the output state if there is a
 	// projection.
 	tanhC := gates[lstmGateInput] // TFLite's scratch0
-	intBits := 15 + q.cellScale
 	for i := range size {
-		tanhC[i] = FixedTanh[int16](c[i], intBits)
+		tanhC[i] = q.tanhCell.at(c[i])
 	}
 	no := op.nOutput
 	if op.projection {
@@ -442,14 +447,12 @@ func (op *lstmOp) gateInteger(g int, x, h []int8, c []int16, nb int, gate []int1
 	if ln := w.ln[g]; ln != nil {
 		lstmLayerNormInt(gate, ln, w.bias[g], q.lnMul[g], q.varianceGuard[g], nb, nc)
 	}
+	act := q.logistic
 	if g == lstmGateCell {
-		for i, v := range gate {
-			gate[i] = FixedTanh[int16](v, 3)
-		}
-	} else {
-		for i, v := range gate {
-			gate[i] = FixedLogistic[int16](v, 3)
-		}
+		act = q.tanh
+	}
+	for i, v := range gate {
+		gate[i] = act.at(v)
 	}
 }
 
