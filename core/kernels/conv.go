@@ -225,13 +225,13 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 	if unsigned {
 		s.wsU8 = growWork(s.wsU8, threads)
 		for i := range s.wsU8 {
-			s.wsU8[i].ensure(K, s.qg.vnni)
+			s.wsU8[i].ensure(K, s.qg.vnni())
 		}
 		return
 	}
 	s.wsI8 = growWork(s.wsI8, threads)
 	for i := range s.wsI8 {
-		s.wsI8[i].ensure(K, s.qg.vnni)
+		s.wsI8[i].ensure(K, s.qg.vnni())
 	}
 }
 
@@ -285,12 +285,12 @@ func (c *Conv2D) Prepare(n *Node) error {
 			return err
 		}
 		c.qg.ruy = true
-		c.qg.vnni = useVNNI
+		c.qg.kern = qvBest
 		c.qg.N, c.qg.K = outC, K
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
 			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
-				vnni: c.qg.vnni, wzp: c.filterZP(filter), N: outC, K: K}
+				vnni: c.qg.vnni(), wzp: c.filterZP(filter), N: outC, K: K}
 			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
 		}
 		c.prepareQuantBias(filter, bias, c.kind == kindUint8)
@@ -370,7 +370,7 @@ func growWork[W any](ws []W, n int) []W {
 func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K, g.vnni)
+		ws[i].ensure(g.K, g.vnni())
 	}
 	if threads == 1 {
 		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])

@@ -117,7 +117,8 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			d.wq = make([]int32, taps*outC)
 		}
 		d.wq = d.wq[:taps*outC]
-		d.vec = useVNNI && d.mult == 1
+		d.vd.kern = qvBest
+		d.vec = qvBest != qvPortable && d.mult == 1
 		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
 			d.setQuantWeights(filter)

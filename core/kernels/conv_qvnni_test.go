@@ -14,8 +14,8 @@ import (
 // skipNoAsm skips tests of the assembly on a CPU (or build) without it.
 func skipNoAsm(t *testing.T) {
 	t.Helper()
-	if !useVNNI {
-		t.Skip("no AVX-512 VNNI assembly on this CPU or build")
+	if len(qvAsmKernels()) == 0 {
+		t.Skip("no 8-bit assembly kernel on this CPU or build")
 	}
 }
 
@@ -56,9 +56,10 @@ func randBytes(r *rand.Rand, b []uint8) {
 	}
 }
 
-// qgemmTileCase builds a random tile call over fresh buffers; out is
-// filled with a sentinel so that masked-out stores show.
-func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, []uint8, func() []int64) {
+// qgemmTileCase builds a random tile call over fresh buffers, on int8 rows
+// when signed; out is filled with a sentinel so that masked-out stores
+// show.
+func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (qgemmTileArgs, []uint8, func() []int64) {
 	lda := 4*k4 + r.IntN(3)*4
 	a := make([]uint8, (rows-1)*lda+4*k4)
 	randBytes(r, a)
@@ -87,13 +88,20 @@ func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, [
 	}
 	ta := qgemmTileArgs{a: &a[0], lda: lda, rows: rows, k4: k4, w: &w[0], wstride: 64 * k4, nb: nb,
 		tail: tail, rowterm: &rowterm[0], qp: &qp[0], out: &out[0], ldo: ldo, zp: zp, lo: lo, hi: hi}
+	if signed {
+		ta.signed = 1
+	}
 	ref := func() []int64 {
 		var s []int64
 		for row := range rows {
 			for c := range 16 * nb {
 				var acc int64
 				for k := range 4 * k4 {
-					acc += int64(a[row*lda+k]) * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+					x := int64(a[row*lda+k])
+					if signed {
+						x = int64(int8(x))
+					}
+					acc += x * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
 				}
 				s = append(s, acc)
 			}
@@ -103,40 +111,39 @@ func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, [
 	return ta, out, ref
 }
 
-// TestQgemmTileAsmMatchesGo runs the assembly tile kernel and its Go twin
+// TestQgemmTileAsmMatchesGo runs each assembly tile kernel and the Go twin
 // on random tiles (odd depths, partial row groups, tail masks, extreme
 // values) and requires the same bytes.
 func TestQgemmTileAsmMatchesGo(t *testing.T) {
 	skipNoAsm(t)
-	r := rand.New(rand.NewPCG(15, 1))
-	for i := range 400 {
-		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-		ta, out, _ := qgemmTileCase(r, rows, k4, nb, false)
-		want := bytes.Clone(out)
-		tg := ta
-		tg.out = &want[0]
-		qgemmTileGo(&tg)
-		qgemmTile(&ta)
-		if !bytes.Equal(out, want) {
-			t.Fatalf("case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", i, rows, k4, nb, ta.tail, out, want)
+	for _, k := range qvAsmKernels() {
+		r := rand.New(rand.NewPCG(15, 1))
+		for i := range 400 {
+			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+			ta, out, _ := qgemmTileCase(r, rows, k4, nb, false, k.signedRows())
+			want := bytes.Clone(out)
+			tg := ta
+			tg.out = &want[0]
+			qgemmTileGo(&tg)
+			qgemmTile(k, &ta)
+			if !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.tail, out, want)
+			}
 		}
 	}
 }
 
-// TestQgemmTileExactSums reads the int32 sums of both kernels back byte by
+// TestQgemmTileExactSums reads the int32 sums of every kernel back byte by
 // byte (multiplier 2^30, shift 30+8i, no rounding) and compares them with
 // the exact sums.
 func TestQgemmTileExactSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 2))
-	kernels := map[string]func(*qgemmTileArgs){"go": qgemmTileGo}
-	if useVNNI {
-		kernels["asm"] = qgemmTile
-	}
+	kernels := append([]qvKernel{qvGoU8, qvGoS8}, qvAsmKernels()...)
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
-		ta, out, ref := qgemmTileCase(r, rows, k4, nb, true)
-		want := ref()
-		for name, kern := range kernels {
+		for _, kern := range kernels {
+			ta, out, ref := qgemmTileCase(r, rows, k4, nb, true, kern.signedRows())
+			want := ref()
 			got := make([]int64, len(want))
 			for byteIdx := range 4 {
 				for b := range nb {
@@ -151,7 +158,7 @@ func TestQgemmTileExactSums(t *testing.T) {
 						}
 					}
 				}
-				kern(&ta)
+				qgemmTile(kern, &ta)
 				for row := range rows {
 					for c := range 16 * nb {
 						got[row*16*nb+c] |= int64(out[row*ta.ldo+c]) << (8 * byteIdx)
@@ -160,27 +167,17 @@ func TestQgemmTileExactSums(t *testing.T) {
 			}
 			for j := range got {
 				if int32(got[j]) != int32(want[j]) {
-					t.Fatalf("%s case %d: sum %d = %d, want %d", name, i, j, int32(got[j]), want[j])
+					t.Fatalf("%v case %d: sum %d = %d, want %d", kern, i, j, int32(got[j]), want[j])
 				}
 			}
 		}
 	}
 }
 
-// qgemmModes runs fn with the op's GEMM in each available mode: the
-// portable kernel, the VNNI layout's Go twin and, where the CPU has it, its
-// assembly.
-type qgemmMode struct {
-	name       string
-	vnni, twin bool
-}
-
-func qgemmModes() []qgemmMode {
-	m := []qgemmMode{{"portable", false, false}, {"vnni-go", true, true}}
-	if useVNNI {
-		m = append(m, qgemmMode{"vnni-asm", true, false})
-	}
-	return m
+// qgemmModes lists the 8-bit kernels to compare: the portable ones, the
+// Go twins on both row formats and the assembly this CPU can run.
+func qgemmModes() []qvKernel {
+	return append([]qvKernel{qvPortable, qvGoU8, qvGoS8}, qvAsmKernels()...)
 }
 
 // TestQuantGemmModesIdentical runs CONV_2D (1x1 direct, strided, padded
@@ -217,7 +214,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 						if ref == nil {
 							ref = got
 						} else if !bytes.Equal(got, ref) {
-							t.Fatalf("%s: %s differs from %s", name, m.name, qgemmModes()[0].name)
+							t.Fatalf("%s: %v differs from %v", name, m, qgemmModes()[0])
 						}
 					}
 				}
@@ -230,7 +227,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 // FULLY_CONNECTED in GEMM mode m and returns its output bytes. The data
 // are drawn from a generator seeded by the shape, so that every mode sees
 // the same.
-func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m qgemmMode) []byte {
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m qvKernel) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
 	lo, hi := convTypeRange(typ)
@@ -276,7 +273,7 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	if err := op.Prepare(n); err != nil {
 		t.Fatal(err)
 	}
-	qg.vnni, qg.twin = m.vnni, m.twin
+	qg.kern = m
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	if err := op.Eval(n); err != nil {
@@ -311,7 +308,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 							if ref == nil {
 								ref = got
 							} else if !bytes.Equal(got, ref) {
-								t.Fatalf("%v/%s/zp%d/pad%d/t%d: %s differs from portable", s, typ, zi, pad, threads, m.name)
+								t.Fatalf("%v/%s/zp%d/pad%d/t%d: %v differs from portable", s, typ, zi, pad, threads, m)
 							}
 						}
 					}
@@ -324,7 +321,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 // runDepthwiseMode builds and runs one random quantized DEPTHWISE_CONV_2D
 // with the kernel of mode m (vnni: the vector kernel) and returns its
 // output bytes.
-func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qgemmMode) []byte {
+func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qvKernel) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*c), uint64(k*stride+dil)))
 	lo, hi := convTypeRange(typ)
@@ -351,8 +348,8 @@ func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil in
 		}
 		t.Fatal(err)
 	}
-	op.vec = m.vnni
-	op.vd.twin = m.twin
+	op.vec = m != qvPortable
+	op.vd.kern = m
 	op.prepareQuant(threads)
 	op.setQuantWeights(filter)
 	op.setQuantBias(bias)
@@ -376,7 +373,7 @@ func BenchmarkQuantGemmModes(b *testing.B) {
 		{"1x1", 28, 28, 192, 64, false},
 	} {
 		for _, m := range qgemmModes() {
-			b.Run(c.name+"/"+m.name, func(b *testing.B) {
+			b.Run(c.name+"/"+m.String(), func(b *testing.B) {
 				t := &testing.T{}
 				n, op := benchQuantGemmNode(t, c.h, c.w, c.inC, c.outC, c.fc, m)
 				b.ReportAllocs()
@@ -392,7 +389,7 @@ func BenchmarkQuantGemmModes(b *testing.B) {
 }
 
 // benchQuantGemmNode prepares a UINT8 CONV_2D or FULLY_CONNECTED in mode m.
-func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode) (*Node, Op) {
+func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qvKernel) (*Node, Op) {
 	r := rand.New(rand.NewPCG(1, 2))
 	in := qT(tensor.Uint8, []int{1, h, w, inC}, 0.05, 120)
 	convFillRand(r, in, 0, 255)
@@ -420,7 +417,7 @@ func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode)
 	if err := op.Prepare(n); err != nil {
 		t.Fatal(err)
 	}
-	qg.vnni, qg.twin = m.vnni, m.twin
+	qg.kern = m
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	return n, op

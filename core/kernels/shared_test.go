@@ -78,7 +78,7 @@ func TestQuantGemmWeightsShared(t *testing.T) {
 
 // packedData is where g's packed weights start, whichever layout it uses.
 func packedData(g *qGemm) unsafe.Pointer {
-	if g.vnni {
+	if g.vnni() {
 		return unsafe.Pointer(unsafe.SliceData(g.v.w))
 	}
 	return unsafe.Pointer(unsafe.SliceData(g.packed))
