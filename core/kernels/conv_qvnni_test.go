@@ -116,6 +116,7 @@ func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (qgemmTil
 // values) and requires the same bytes.
 func TestQgemmTileAsmMatchesGo(t *testing.T) {
 	skipNoAsm(t)
+	t.Logf("assembly kernels: %v", qvAsmKernels())
 	for _, k := range qvAsmKernels() {
 		r := rand.New(rand.NewPCG(15, 1))
 		for i := range 400 {
