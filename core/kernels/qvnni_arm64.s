@@ -90,23 +90,71 @@
 	SMAX_4S(a, a, 14); \
 	SMIN_4S(a, a, 15)
 
-// REQ_RUY requantizes the sums of 4 channels in Va (channels off/4 to
-// off/4+3 of the qvBlock at R8) plus the row term in V12, with ruy's
-// rounding, as qchan.ruy does.
-#define REQ_RUY(a, off) \
+// CHUNK_CONSTS loads the requantization of channels off/4 to off/4+3 of
+// the qvBlock at R8 for all the rows of a pass: V0 the constant term, V1
+// the left shift, V2 the multiplier, V5-V6 the rounding addends and V7-V8
+// the negated right shifts of the first and last two channels as 64-bit
+// lanes. 13 instructions. Clobbers V3, V4.
+#define CHUNK_CONSTS(off) \
 	FMOVQ QB_CST+off(R8), F0; \
-	ADD_4S(a, a, 0); \
-	ADD_4S(a, a, 12); \
-	FMOVQ QB_LEFT+off(R8), F0; \
-	SSHL_4S(a, a, 0); \
-	FMOVQ QB_MULT+off(R8), F0; \
-	SMULL_2D(1, a, 0); \
-	SMULL2_2D(2, a, 0); \
-	FINISH(a, off)
+	FMOVQ QB_LEFT+off(R8), F1; \
+	FMOVQ QB_MULT+off(R8), F2; \
+	FMOVQ QB_ADDE+off(R8), F3; \
+	FMOVQ QB_ADDO+off(R8), F4; \
+	ZIP1_2D(5, 3, 4); \
+	ZIP2_2D(6, 3, 4); \
+	FMOVQ QB_SHE+off(R8), F3; \
+	FMOVQ QB_SHO+off(R8), F4; \
+	ZIP1_2D(7, 3, 4); \
+	ZIP2_2D(8, 3, 4); \
+	NEG_2D(7, 7); \
+	NEG_2D(8, 8)
 
-// REQ_TFL is REQ_RUY without a row term and with TFLite's rounding, as
-// qchan.tfl does: the products whose value plus 2^30 (V7) is negative get
-// the qvBlock's negative adjustment. Clobbers V0-V6.
+// REQ_ROW requantizes the sums of 4 channels in Va plus the row term in Vt
+// with the constants of CHUNK_CONSTS and ruy's rounding, as qchan.ruy
+// does: x = (sum + cst + rt) << left; r = (x*mult + add) >> shift in
+// 64 bits; zero point (V13) and clamp (V14, V15) on the low 32 bits of r.
+// 14 instructions. Clobbers V3, V4.
+#define REQ_ROW(a, t) \
+	ADD_4S(a, a, 0); \
+	ADD_4S(a, a, t); \
+	SSHL_4S(a, a, 1); \
+	SMULL_2D(3, a, 2); \
+	SMULL2_2D(4, a, 2); \
+	ADD_2D(3, 3, 5); \
+	ADD_2D(4, 4, 6); \
+	SSHL_2D(3, 3, 7); \
+	SSHL_2D(4, 4, 8); \
+	XTN_2S(a, 3); \
+	XTN2_4S(a, 4); \
+	ADD_4S(a, a, 13); \
+	SMAX_4S(a, a, 14); \
+	SMIN_4S(a, a, 15)
+
+// REQ_ROWS4, REQ_ROWS2 and REQ_ROWS1 requantize chunk i (channels 4i to
+// 4i+3, at byte off = 16i of the qvBlock's arrays) of the 4, 2 or 1 rows
+// of a pass: row r's sums are in V16+4r+i, its row term in V9+r.
+#define REQ_ROWS4(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9); \
+	REQ_ROW(20+(i), 10); \
+	REQ_ROW(24+(i), 11); \
+	REQ_ROW(28+(i), 12)
+
+#define REQ_ROWS2(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9); \
+	REQ_ROW(20+(i), 10)
+
+#define REQ_ROWS1(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9)
+
+// REQ_TFL requantizes the sums of 4 channels in Va (channels off/4 to
+// off/4+3 of the qvBlock at R8) with TFLite's rounding, as qchan.tfl
+// does: REQ_ROW's steps without a row term, and the products whose value
+// plus 2^30 (V7) is negative get the qvBlock's negative adjustment.
+// Clobbers V0-V6.
 #define REQ_TFL(a, off) \
 	FMOVQ QB_CST+off(R8), F0; \
 	ADD_4S(a, a, 0); \
@@ -129,15 +177,15 @@
 	ADD_2D(2, 2, 4); \
 	FINISH(a, off)
 
-// NARROW packs the 16 clamped int32 results in V16-V19 into the bytes of
-// V16.
-#define NARROW \
-	XTN_4H(16, 16); \
-	XTN2_8H(16, 17); \
-	XTN_4H(18, 18); \
-	XTN2_8H(18, 19); \
-	XTN_8B(16, 16); \
-	XTN2_16B(16, 18)
+// NARROW packs the 16 clamped int32 results in Vb..Vb+3 into the bytes of
+// Vb.
+#define NARROW(b) \
+	XTN_4H(b, b); \
+	XTN2_8H(b, (b)+1); \
+	XTN_4H((b)+2, (b)+2); \
+	XTN2_8H((b)+2, (b)+3); \
+	XTN_8B(b, b); \
+	XTN2_16B(b, (b)+2)
 
 // MAC_ROW adds the products of the int8 row bytes broadcast in Vx with the
 // block's weights of one depth group (V0-V3: 4 channels of 4 bytes each)
@@ -232,13 +280,17 @@
 //	               64 SDOT, 3 loop: 75 instructions, 1024 MACs (13.7)
 //	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
 //
+// The epilogue of a block, per 4 channels: 13 instructions to load the
+// requantization, 14 per row to apply it; per row 6 to narrow to bytes
+// and 4 to store 16 of them (more for a partial block).
+//
 // Registers: R0 t, R1 the pass's first row, R2 lda, R3 rows left, R4 k4,
 // R5 the block's weights, R6 wstride, R7 blocks left, R8 the block's
 // qvBlock, R9 the pass's output, R10 ldo, R11 rows in the pass, R12 the
 // block's output, R13-R16 row pointers, R17 weight pointer, R19 depth
 // groups left, R20 the pass's row terms, R21 dot, R22 store mask.
-// V0-V11 operands and temporaries, V12 the row term, V13-V15 zero point
-// and clamp range, V16-V31 accumulators.
+// V0-V11 operands and temporaries (in the epilogue V9-V12 the row terms),
+// V13-V15 zero point and clamp range, V16-V31 accumulators.
 TEXT ·qgemmTileNEON(SB), NOSPLIT, $0-9
 	MOVD  t+0(FP), R0
 	MOVBU dot+8(FP), R21
@@ -381,9 +433,48 @@ dot1done:
 	ADD_4S(18, 18, 22)
 	ADD_4S(19, 19, 23)
 
-	// Row r of the pass has its channel sums in V16+4r..V19+4r: each row
-	// is requantized and stored from V16-V19, then the next moves down.
+	// Row r of the pass has its channel sums in V16+4r..V19+4r and its
+	// row term in V9+r. Requantized chunk by chunk, for all the rows at
+	// once, and narrowed into V16+4r, the rows are stored from V16, the
+	// next moving down.
 epilogue:
+	VLD1R (R20), [V9.S4]
+	CMP   $1, R11
+	BEQ   req1
+	ADD   $4, R20, R14
+	VLD1R (R14), [V10.S4]
+	CMP   $2, R11
+	BEQ   req2
+	ADD   $8, R20, R14
+	VLD1R (R14), [V11.S4]
+	ADD   $12, R20, R14
+	VLD1R (R14), [V12.S4]
+	REQ_ROWS4(0, 0)
+	REQ_ROWS4(16, 1)
+	REQ_ROWS4(32, 2)
+	REQ_ROWS4(48, 3)
+	NARROW(28)
+	NARROW(24)
+	B     req2narrow
+
+req2:
+	REQ_ROWS2(0, 0)
+	REQ_ROWS2(16, 1)
+	REQ_ROWS2(32, 2)
+	REQ_ROWS2(48, 3)
+
+req2narrow:
+	NARROW(20)
+	B req1narrow
+
+req1:
+	REQ_ROWS1(0, 0)
+	REQ_ROWS1(16, 1)
+	REQ_ROWS1(32, 2)
+	REQ_ROWS1(48, 3)
+
+req1narrow:
+	NARROW(16)
 	MOVD $0xffff, R22
 	CMP  $1, R7
 	BNE  maskset
@@ -392,19 +483,12 @@ epilogue:
 maskset:
 	MOVD R11, R23
 	MOVD R12, R24
-	MOVD R20, R25
 
 erow:
-	VLD1R.P 4(R25), [V12.S4]
-	REQ_RUY(16, 0)
-	REQ_RUY(17, 16)
-	REQ_RUY(18, 32)
-	REQ_RUY(19, 48)
-	NARROW
-	CMP     $0xffff, R22
-	BNE     partial
-	VST1    [V16.B16], (R24)
-	B       stored
+	CMP  $0xffff, R22
+	BNE  partial
+	VST1 [V16.B16], (R24)
+	B    stored
 
 	// Store byte j of V16 where bit j of the mask is set.
 partial:
@@ -427,17 +511,8 @@ pskip:
 
 stored:
 	VMOV V20.B16, V16.B16
-	VMOV V21.B16, V17.B16
-	VMOV V22.B16, V18.B16
-	VMOV V23.B16, V19.B16
 	VMOV V24.B16, V20.B16
-	VMOV V25.B16, V21.B16
-	VMOV V26.B16, V22.B16
-	VMOV V27.B16, V23.B16
 	VMOV V28.B16, V24.B16
-	VMOV V29.B16, V25.B16
-	VMOV V30.B16, V26.B16
-	VMOV V31.B16, V27.B16
 	ADD  R10, R24
 	SUBS $1, R23
 	BNE  erow
@@ -476,13 +551,28 @@ stored:
 #define DA_HI 120
 #define DA_SIGNED 128
 
+// DW_TAP adds the products of the 16 inputs widened to int16 in V0-V1
+// with the tap's weights at R25 to the sums V16-V19, and moves R25 and
+// R13 to the next tap: LD2 picks the weights' low halves out of their
+// int32 lanes. Clobbers V2-V5, R14.
+#define DW_TAP \
+	VLD2 (R25), [V2.H8, V3.H8]; \
+	ADD  $32, R25, R14; \
+	VLD2 (R14), [V4.H8, V5.H8]; \
+	SMLAL_4S(16, 0, 2); \
+	SMLAL2_4S(17, 0, 2); \
+	SMLAL_4S(18, 1, 4); \
+	SMLAL2_4S(19, 1, 4); \
+	ADD  R17, R25; \
+	ADD  R4, R13
+
 // func dwRowNEON(t *dwRowArgs)
 //
 // For each pixel and block of 16 channels, each tap: 16 input bytes
 // widened to int16 (UXTL or SXTL), the weights' low halves picked out of
 // their int32 lanes by two LD2, 4 SMLAL/SMLAL2 into int32 sums: with the
-// addressing, the loop and the branches on the mask and the signedness,
-// 17 (INT8) or 19 (UINT8) instructions, 16 MACs.
+// addressing and the loop, 14 instructions for 16 MACs (a partial block
+// gathers its bytes one by one).
 //
 // Registers: R0 t, R1 the filter row pointers, R4 tapStep, R5 pixStep,
 // R6 pixels left, R7 the pixel's offset in the filter rows, R8 the
@@ -538,34 +628,48 @@ dwky:
 	ADD    R7, R13
 	ADD    R11, R13
 	MOVD   DA_KW(R0), R23
+	CMP    $0xffff, R22
+	BNE    dwkxany
+	CBNZ   R19, dwkxs
 
-dwkx:
-	CMP  $0xffff, R22
-	BNE  dwgather
+dwkxu:
 	VLD1 (R13), [V0.B16]
-
-dwloaded:
-	CBNZ R19, dwsigned
 	UXTL2_8H(1, 0)
 	UXTL_8H(0, 0)
-	B    dwwidened
+	DW_TAP
+	SUBS $1, R23
+	BNE  dwkxu
+	B    dwkydone
 
-dwsigned:
+dwkxs:
+	VLD1 (R13), [V0.B16]
+	SXTL2_8H(1, 0)
+	SXTL_8H(0, 0)
+	DW_TAP
+	SUBS $1, R23
+	BNE  dwkxs
+	B    dwkydone
+
+	// A partial block: its input bytes gathered one by one.
+dwkxany:
+	B dwgather
+
+dwloaded:
+	CBNZ R19, dwanys
+	UXTL2_8H(1, 0)
+	UXTL_8H(0, 0)
+	B    dwanytap
+
+dwanys:
 	SXTL2_8H(1, 0)
 	SXTL_8H(0, 0)
 
-dwwidened:
-	VLD2 (R25), [V2.H8, V3.H8]
-	ADD  $32, R25, R14
-	VLD2 (R14), [V4.H8, V5.H8]
-	SMLAL_4S(16, 0, 2)
-	SMLAL2_4S(17, 0, 2)
-	SMLAL_4S(18, 1, 4)
-	SMLAL2_4S(19, 1, 4)
-	ADD  R17, R25
-	ADD  R4, R13
+dwanytap:
+	DW_TAP
 	SUBS $1, R23
-	BNE  dwkx
+	BNE  dwkxany
+
+dwkydone:
 	SUBS $1, R21
 	BNE  dwky
 
@@ -573,7 +677,7 @@ dwwidened:
 	REQ_TFL(17, 16)
 	REQ_TFL(18, 32)
 	REQ_TFL(19, 48)
-	NARROW
+	NARROW(16)
 	ADD  R9, R11, R24
 	CMP  $0xffff, R22
 	BNE  dwpartial
