@@ -1,3 +1,5 @@
+//go:build amd64 || arm64
+
 package kernels
 
 import (
@@ -5,7 +7,8 @@ import (
 	"unsafe"
 )
 
-// TestAsmLayout checks the offsets the assembly (amd64 and arm64) hard-codes.
+// TestAsmLayout checks the offsets the assembly (amd64 and arm64, both
+// 64-bit) hard-codes.
 func TestAsmLayout(t *testing.T) {
 	var a qgemmTileArgs
 	var b qvBlock
