@@ -207,6 +207,7 @@ type gemmBiasKey struct {
 	requantKey
 	xzp          int32
 	unsignedRows bool
+	kern         qvKernel // how the kernel reads the rows changes the constants
 }
 
 // shareQuantBias gives the 8-bit GEMM, whose constant weights (key) are
@@ -217,14 +218,15 @@ func (s *gemmState) shareQuantBias(n *Node, key qgemmKey, rk requantKey, bias *t
 	if bias != nil && !bias.Const {
 		return
 	}
-	src := n.Derived(gemmBiasKey{key, rk, s.xzp, unsignedRows}, func() any {
+	src := n.Derived(gemmBiasKey{key, rk, s.xzp, unsignedRows, s.qg.kern}, func() any {
 		g := s.qg // reads the shared weights and this node's requantization
 		g.cst, g.qp, g.v.qp = nil, nil, nil
 		g.setBias(int32sOrNil(bias), s.xzp, unsignedRows)
 		return &g
 	}).(*qGemm)
-	s.qg.shift, s.qg.cst, s.qg.qp = src.shift, src.cst, src.qp
-	s.qg.v.flip, s.qg.v.qp = src.v.flip, src.v.qp
+	// The layout v is all derived from the model: its weights are these
+	// interpreters' already, and setBias also sets how it reads the rows.
+	s.qg.shift, s.qg.cst, s.qg.qp, s.qg.v = src.shift, src.cst, src.qp, src.v
 }
 
 // refreshQuantBias recomputes the constant terms in Eval when the weights
@@ -241,13 +243,13 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 	if unsigned {
 		s.scr.qU8 = growWork(s.scr.qU8, threads)
 		for i := range s.scr.qU8 {
-			s.scr.qU8[i].ensure(K, s.qg.vnni)
+			s.scr.qU8[i].ensure(K, s.qg.vnni())
 		}
 		return
 	}
 	s.scr.qI8 = growWork(s.scr.qI8, threads)
 	for i := range s.scr.qI8 {
-		s.scr.qI8[i].ensure(K, s.qg.vnni)
+		s.scr.qI8[i].ensure(K, s.qg.vnni())
 	}
 }
 
@@ -301,12 +303,12 @@ func (c *Conv2D) Prepare(n *Node) error {
 			return err
 		}
 		c.qg.ruy = true
-		c.qg.vnni = useVNNI
+		c.qg.kern = qvBest
 		c.qg.N, c.qg.K = outC, K
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
 			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
-				vnni: c.qg.vnni, wzp: c.filterZP(filter), N: outC, K: K}
+				vnni: c.qg.vnni(), wzp: c.filterZP(filter), N: outC, K: K}
 			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
 			c.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, p.Activation), bias, c.kind == kindUint8)
 		}
@@ -386,7 +388,7 @@ func growWork[W any](ws []W, n int) []W {
 func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K, g.vnni)
+		ws[i].ensure(g.K, g.vnni())
 	}
 	if threads == 1 {
 		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])

@@ -114,7 +114,8 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			return err
 		}
 		d.xzp = in.ZeroPoint()
-		d.vec = useVNNI && d.mult == 1
+		d.vd.kern = qvBest
+		d.vec = qvBest != qvPortable && d.mult == 1
 		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
 			d.setConstWeights(n, in, filter, bias, out)

@@ -3,19 +3,19 @@ package kernels
 import "unsafe"
 
 // The vector 8-bit depthwise convolution (depth multiplier 1): 16 channels
-// to a vector. Each input byte is widened to an int32 lane (zero-extended
-// for UINT8, sign-extended for INT8) and multiplied by the tap's weight
-// w - wzp held in the low 16 bits of an int32 lane whose high half is zero,
-// with VPDPWSSD: the product of the low halves plus 0, so every sum is
-// exact. Taps outside the input read the input zero point, whose share is
-// part of the per-channel constant:
+// to a block. Each input byte is widened (zero-extended for UINT8,
+// sign-extended for INT8) and multiplied by the tap's weight w - wzp, held
+// in the low 16 bits of an int32 lane whose high half is zero: VPDPWSSD
+// adds the product of the low halves plus 0, NEON's SMLAL reads the low
+// halves only, so every sum is exact. Taps outside the input read the
+// input zero point, whose share is part of the per-channel constant:
 //
 //	sum_t (x_t - xzp)*w_t + bias = sum_t x_t*w_t + (bias - xzp*sum_t w_t)
 //
-// A row of output pixels is one call of dwRow (assembly where the CPU has
-// AVX-512 VNNI) or dwRowGo (its pure-Go twin); the filter rows it reads are
-// input rows, in place when no tap of the row can fall outside them, or
-// copies widened with the zero point on both sides.
+// A row of output pixels is one call of dwRow with the kernel a qvKernel
+// names: assembly, or dwRowGo, the pure-Go twin of all of them. The
+// filter rows it reads are input rows, in place when no tap of the row can
+// fall outside them, or copies widened with the zero point on both sides.
 
 // dwRowArgs is one call of the row kernel. Its layout is read by the
 // assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
@@ -37,7 +37,7 @@ type dwRowArgs struct {
 	signed  int64           // 1: INT8 inputs (sign-extended)
 }
 
-// dwRowGo is the pure-Go twin of the assembly row kernel.
+// dwRowGo is the pure-Go twin of the assembly row kernels.
 func dwRowGo(t *dwRowArgs) {
 	rows := unsafe.Slice(t.rows, t.kh)
 	nc := 16 * t.nb
@@ -76,7 +76,7 @@ type dwVNNI struct {
 	inPlace     bool      // filter rows are read from the input
 	xzp         uint8     // the input zero point's byte
 	signed      bool
-	twin        bool     // run the Go twin (tests)
+	kern        qvKernel // the row kernel
 	scr         *Scratch // the workers' dwV
 }
 
@@ -217,11 +217,7 @@ func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi
 	for r := lo; r < hi; r++ {
 		d.filterRows(g, in, w, r)
 		t.out = &out[r*g.outW*C]
-		if d.twin {
-			dwRowGo(&t)
-		} else {
-			dwRow(&t)
-		}
+		dwRow(d.kern, &t)
 	}
 }
 

@@ -252,11 +252,14 @@ func (f *FullyConnected) prepareQuant(n *Node, op string, in, filter, bias, out 
 		f.shuffle = f.shuffle[:f.units*f.depth]
 	}
 	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8 || f.kind == fcUint8ToInt16
-	f.qg.vnni = useVNNI && (f.kind == fcUint8 || f.kind == fcInt8)
+	f.qg.kern = qvPortable
+	if f.kind == fcUint8 || f.kind == fcInt8 {
+		f.qg.kern = qvBest
+	}
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
 		key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), shuffled: f.kind == fcShuffled,
-			signed: f.kind == fcInt8, vnni: f.qg.vnni, wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
+			signed: f.kind == fcInt8, vnni: f.qg.vnni(), wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
 		f.qg.shareWeights(n, key, func(g *qGemm) { f.packQuant(g, filter, make([]byte, len(f.shuffle))) })
 		f.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, f.Params.Activation), bias, f.kind != fcInt8)
 	}

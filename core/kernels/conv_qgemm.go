@@ -31,11 +31,11 @@ type qGemm struct {
 	flush  int  // packed kernel steps between lane flushes
 	shift  bool // rows are UINT8: the panel holds x-128
 
-	// vnni selects the byte-dot-product layout v (see conv_qvnni.go)
-	// instead of packed/w16; it is set before the weights. twin runs that
-	// layout's pure-Go kernel instead of the assembly (tests).
-	vnni, twin bool
-	v          qvGemm
+	// kern, unless qvPortable, selects the byte-dot-product layout v and
+	// the kernel that runs it (see conv_qvnni.go) instead of packed/w16;
+	// it is set before the weights.
+	kern qvKernel
+	v    qvGemm
 	// shared says the weights above come from the model's store
 	// (shareWeights): read-only, never packed into.
 	shared bool
@@ -57,7 +57,7 @@ type qgemmKey struct {
 // the model reads that one.
 func (g *qGemm) shareWeights(n *Node, key qgemmKey, pack func(*qGemm)) {
 	src := n.Derived(key, func() any {
-		p := &qGemm{vnni: g.vnni}
+		p := &qGemm{kern: g.kern}
 		pack(p)
 		return p
 	}).(*qGemm)
@@ -65,6 +65,9 @@ func (g *qGemm) shareWeights(n *Node, key qgemmKey, pack func(*qGemm)) {
 	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
 	g.v.w, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.k4, src.v.nb, src.v.rowMul
 }
+
+// vnni says whether g uses the byte-dot-product ("VNNI") layout.
+func (g *qGemm) vnni() bool { return g.kern != qvPortable }
 
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
 const laneBits = 21
@@ -76,7 +79,7 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 		g.packed, g.w16, g.wsum, g.v.w, g.shared = nil, nil, nil, nil, false
 	}
 	g.N, g.K = N, K
-	if g.vnni {
+	if g.vnni() {
 		if cap(g.wsum) < N {
 			g.wsum = make([]int32, N)
 		}
@@ -130,8 +133,8 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 // input zero point; unsignedRows says whether the rows are UINT8.
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
-	if g.vnni {
-		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows)
+	if g.vnni() {
+		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, g.kern.signedRows())
 		return
 	}
 	if cap(g.cst) < g.N {
@@ -197,7 +200,7 @@ func (w *qgemmWork[T]) ensure(K int, vnni bool) {
 // Output row p starts at out[p*g.N]. xzp is the input zero point, used as
 // im2col padding.
 func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int32, p0, p1, c0, c1 int, ws *qgemmWork[T]) {
-	if g.vnni {
+	if g.vnni() {
 		qgemmRunV(g, geom, in, out, xzp, p0, p1, c0, c1, &ws.v)
 		return
 	}

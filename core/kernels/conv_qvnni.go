@@ -7,30 +7,32 @@ import (
 
 // The byte-dot-product GEMM: the layout of AVX-512 VNNI's VPDPBUSD, which
 // multiplies groups of four unsigned bytes by four signed bytes and adds
-// the four products to an int32 lane, exactly.
+// the four products to an int32 lane, exactly; arm64's SDOT does the same
+// with signed bytes on both sides.
 //
 // The weights of 16 consecutive output channels form a block of
 // [ceil(K/4)][16][4] signed bytes, so that one 64-byte vector holds four
 // depth steps of the 16 channels; a row of the left-hand side is read four
-// bytes at a time and broadcast to all 16 lanes. The rows hold unsigned
-// bytes xu and the weights signed bytes ws:
+// bytes at a time and broadcast to all 16 lanes. The weights are stored as
+// signed bytes ws = w - sw and the rows, as the kernel wants them, as
+// unsigned (VPDPBUSD) or signed (SDOT, SMULL) bytes xr = x - sx:
 //
-//	UINT8: xu = x,       ws = w - 128
-//	INT8:  xu = x + 128, ws = w
+//	UINT8: ws = w - 128  xr = x (unsigned rows), x - 128 (signed rows)
+//	INT8:  ws = w        xr = x + 128 (unsigned rows), x (signed rows)
 //
 // With x' = x - xzp and w' = w - wzp the wanted sum is
 //
-//	sum x'w' = sum xu*ws + (sw - wzp)*sum xu - (sx + xzp)*sum w'
+//	sum x'w' = sum xr*ws + (sw - wzp)*sum xr + (sx - xzp)*sum w'
 //
-// (sx, sw: the shifts above, 128 or 0). The last term and the bias are a
-// per-channel constant computed when the weights are set; the middle one is
-// a per-row term, needed only when sw != wzp (UINT8 weights whose zero
-// point is not 128, INT8 weights with a zero point). Depth is padded to a
-// multiple of 4 with zero weights and channels to a multiple of 16 with
-// zero weights and parameters; the stores are masked to the real channels.
+// The last term and the bias are a per-channel constant computed when the
+// weights are set; the middle one is a per-row term, needed only when
+// sw != wzp (UINT8 weights whose zero point is not 128, INT8 weights with
+// a zero point). Depth is padded to a multiple of 4 with zero weights and
+// channels to a multiple of 16 with zero weights and parameters; the
+// stores are masked to the real channels.
 //
-// qgemmTile (assembly where the CPU has AVX-512 VNNI) and qgemmTileGo (its
-// pure-Go twin) compute the same tile from the same layout.
+// qgemmTile runs a tile with the kernel a qvKernel names: assembly, or
+// qgemmTileGo, the pure-Go twin of all of them, on the same layout.
 
 // qvBlock is the requantization of 16 output channels, laid out for the
 // vector epilogue: 32-bit values per channel, and 64-bit values split into
@@ -84,11 +86,12 @@ type qgemmTileArgs struct {
 	ldo     int      //
 	zp      int64    // output zero point
 	lo, hi  int64    // clamp range
+	signed  int64    // 1: the rows are int8 (read by the Go twin only)
 }
 
-// qgemmTileGo is the pure-Go twin of the assembly tile kernel: for each row
-// r and channel c of the tile, the exact int32 sum of xu*ws plus the row
-// term, requantized with ruy's rounding, stored where the mask allows.
+// qgemmTileGo is the pure-Go twin of the assembly tile kernels: for each
+// row r and channel c of the tile, the exact int32 sum of xr*ws plus the
+// row term, requantized with ruy's rounding, stored where the mask allows.
 func qgemmTileGo(t *qgemmTileArgs) {
 	lda, k4 := t.lda, t.k4
 	a := unsafe.Slice(t.a, (t.rows-1)*lda+4*k4)
@@ -101,7 +104,7 @@ func qgemmTileGo(t *qgemmTileArgs) {
 	for r := range t.rows {
 		row := a[r*lda : r*lda+4*k4]
 		for b := range t.nb {
-			qgemmBlockGo(row, w[b*t.wstride:b*t.wstride+64*k4], &acc)
+			qgemmBlockGo(row, t.signed != 0, w[b*t.wstride:b*t.wstride+64*k4], &acc)
 			mask := uint64(0xffff)
 			if b == t.nb-1 {
 				mask = t.tail
@@ -117,15 +120,22 @@ func qgemmTileGo(t *qgemmTileArgs) {
 	}
 }
 
-// qgemmBlockGo sets acc[j] to sum_k row[k] * w[k][j] for one block.
-func qgemmBlockGo(row []uint8, w []int8, acc *[16]int32) {
+// qgemmBlockGo sets acc[j] to sum_k row[k] * w[k][j] for one block, the
+// row's bytes read as int8 when signed, else as uint8.
+func qgemmBlockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
 	*acc = [16]int32{}
+	var x [4]int32
 	for g := 0; g < len(row); g += 4 {
-		x := row[g : g+4 : g+4]
+		for i, b := range row[g : g+4] {
+			x[i] = int32(b)
+			if signed {
+				x[i] = int32(int8(b))
+			}
+		}
 		wg := w[16*g : 16*g+64 : 16*g+64]
 		for j := range 16 {
-			acc[j] += int32(x[0])*int32(wg[4*j]) + int32(x[1])*int32(wg[4*j+1]) +
-				int32(x[2])*int32(wg[4*j+2]) + int32(x[3])*int32(wg[4*j+3])
+			acc[j] += x[0]*int32(wg[4*j]) + x[1]*int32(wg[4*j+1]) +
+				x[2]*int32(wg[4*j+2]) + x[3]*int32(wg[4*j+3])
 		}
 	}
 }
@@ -137,7 +147,8 @@ type qvGemm struct {
 	w      []int8    // [nb][k4][16][4]
 	qp     []qvBlock // [nb]
 	rowMul int32     // sw - wzp: the per-row term's factor
-	flip   bool      // rows are INT8: xu = x ^ 0x80
+	signed bool      // the rows are stored as int8 (else uint8)
+	flip   bool      // the rows are stored as xr = x ^ 0x80
 }
 
 // setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
@@ -173,13 +184,16 @@ func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []i
 }
 
 // setBias computes the blocks' requantization from rq, with the constant
-// term bias[c] - (sx+xzp)*wsum[c] of channel c; signedRows says whether
-// the rows are INT8 (sx = 128).
-func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32, signedRows bool) {
-	v.flip = signedRows
+// term bias[c] + (sx-xzp)*wsum[c] of channel c; signedIn says whether the
+// inputs are INT8 and signedRows whether the kernel reads int8 rows.
+func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32, signedIn, signedRows bool) {
+	v.signed, v.flip = signedRows, signedIn != signedRows
 	sx := int32(0)
-	if signedRows {
+	switch {
+	case v.flip && signedRows:
 		sx = 128
+	case v.flip:
+		sx = -128
 	}
 	if cap(v.qp) < v.nb {
 		v.qp = make([]qvBlock, v.nb)
@@ -191,7 +205,7 @@ func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32,
 		if bias != nil {
 			b = bias[c]
 		}
-		q := newQchan(rq, c, b-(sx+xzp)*wsum[c])
+		q := newQchan(rq, c, b+(sx-xzp)*wsum[c])
 		q.negAdj = 0 // ruy rounding
 		v.qp[c/16].set(c%16, q)
 	}
@@ -223,14 +237,24 @@ func (w *qgemmVWork) ensure(k4 int) {
 	}
 }
 
-// byteSum returns the sum of the bytes of b.
-func byteSum(b []uint8) int32 {
+// rowSum returns the sum of the values of a stored row: its bytes read as
+// int8 when signed, else as uint8.
+func rowSum(b []uint8, signed bool) int32 {
+	if signed {
+		return byteSum(b, 0x80) - 128*int32(len(b)) // int8(x) = (x^0x80) - 128
+	}
+	return byteSum(b, 0)
+}
+
+// byteSum returns the sum of the bytes of b, each XORed with xor.
+func byteSum(b []uint8, xor uint8) int32 {
 	var total uint64
+	x8 := uint64(xor) * 0x0101010101010101
 	for len(b) >= 8 {
 		n := min(len(b)/8, 128) // 16-bit lanes hold 128 words of byte pairs
 		var s uint64
 		for i := range n {
-			v := binary.LittleEndian.Uint64(b[8*i:])
+			v := binary.LittleEndian.Uint64(b[8*i:]) ^ x8
 			s += v&0x00ff00ff00ff00ff + (v>>8)&0x00ff00ff00ff00ff
 		}
 		s = s&0x0000ffff0000ffff + (s>>16)&0x0000ffff0000ffff
@@ -238,7 +262,7 @@ func byteSum(b []uint8) int32 {
 		b = b[8*n:]
 	}
 	for _, x := range b {
-		total += uint64(x)
+		total += uint64(x ^ xor)
 	}
 	return int32(total)
 }
@@ -274,11 +298,15 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 	rb, chunk := qvBlocks(k4)
 	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
 	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
-	// Direct UINT8 rows whose depth is a multiple of 4 are read in place.
+	// Direct rows stored as they come, whose depth is a multiple of 4, are
+	// read in place.
 	inPlace := geom.direct && !v.flip && K%4 == 0
 	lda := 4 * k4
 	t := qgemmTileArgs{k4: k4, wstride: 64 * k4, ldo: N,
 		zp: int64(g.rq.zp), lo: int64(g.rq.lo), hi: int64(g.rq.hi)}
+	if v.signed {
+		t.signed = 1
+	}
 	for pb := p0; pb < p1; pb += rb {
 		pe := min(pb+rb, p1)
 		panel := ws.panel
@@ -309,11 +337,7 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 				t.rows = min(4, pe-i)
 				t.rowterm = &ws.rowterm[i-pb]
 				t.out = &outB[i*N+base]
-				if g.twin {
-					qgemmTileGo(&t)
-				} else {
-					qgemmTile(&t)
-				}
+				qgemmTile(g.kern, &t)
 			}
 			cs = ce
 		}
@@ -351,7 +375,7 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 		}
 		rowterm[p-pb] = 0
 		if v.rowMul != 0 {
-			rowterm[p-pb] = v.rowMul * byteSum(row)
+			rowterm[p-pb] = v.rowMul * rowSum(row, v.signed)
 		}
 	}
 }

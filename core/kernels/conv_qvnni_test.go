@@ -14,8 +14,8 @@ import (
 // skipNoAsm skips tests of the assembly on a CPU (or build) without it.
 func skipNoAsm(t *testing.T) {
 	t.Helper()
-	if !useVNNI {
-		t.Skip("no AVX-512 VNNI assembly on this CPU or build")
+	if len(qvAsmKernels()) == 0 {
+		t.Skip("no 8-bit assembly kernel on this CPU or build")
 	}
 }
 
@@ -56,9 +56,10 @@ func randBytes(r *rand.Rand, b []uint8) {
 	}
 }
 
-// qgemmTileCase builds a random tile call over fresh buffers; out is
-// filled with a sentinel so that masked-out stores show.
-func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, []uint8, func() []int64) {
+// qgemmTileCase builds a random tile call over fresh buffers, on int8 rows
+// when signed; out is filled with a sentinel so that masked-out stores
+// show.
+func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (qgemmTileArgs, []uint8, func() []int64) {
 	lda := 4*k4 + r.IntN(3)*4
 	a := make([]uint8, (rows-1)*lda+4*k4)
 	randBytes(r, a)
@@ -87,13 +88,20 @@ func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, [
 	}
 	ta := qgemmTileArgs{a: &a[0], lda: lda, rows: rows, k4: k4, w: &w[0], wstride: 64 * k4, nb: nb,
 		tail: tail, rowterm: &rowterm[0], qp: &qp[0], out: &out[0], ldo: ldo, zp: zp, lo: lo, hi: hi}
+	if signed {
+		ta.signed = 1
+	}
 	ref := func() []int64 {
 		var s []int64
 		for row := range rows {
 			for c := range 16 * nb {
 				var acc int64
 				for k := range 4 * k4 {
-					acc += int64(a[row*lda+k]) * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+					x := int64(a[row*lda+k])
+					if signed {
+						x = int64(int8(x))
+					}
+					acc += x * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
 				}
 				s = append(s, acc)
 			}
@@ -103,40 +111,40 @@ func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact bool) (qgemmTileArgs, [
 	return ta, out, ref
 }
 
-// TestQgemmTileAsmMatchesGo runs the assembly tile kernel and its Go twin
+// TestQgemmTileAsmMatchesGo runs each assembly tile kernel and the Go twin
 // on random tiles (odd depths, partial row groups, tail masks, extreme
 // values) and requires the same bytes.
 func TestQgemmTileAsmMatchesGo(t *testing.T) {
 	skipNoAsm(t)
-	r := rand.New(rand.NewPCG(15, 1))
-	for i := range 400 {
-		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-		ta, out, _ := qgemmTileCase(r, rows, k4, nb, false)
-		want := bytes.Clone(out)
-		tg := ta
-		tg.out = &want[0]
-		qgemmTileGo(&tg)
-		qgemmTile(&ta)
-		if !bytes.Equal(out, want) {
-			t.Fatalf("case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", i, rows, k4, nb, ta.tail, out, want)
+	t.Logf("assembly kernels: %v", qvAsmKernels())
+	for _, k := range qvAsmKernels() {
+		r := rand.New(rand.NewPCG(15, 1))
+		for i := range 400 {
+			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+			ta, out, _ := qgemmTileCase(r, rows, k4, nb, false, k.signedRows())
+			want := bytes.Clone(out)
+			tg := ta
+			tg.out = &want[0]
+			qgemmTileGo(&tg)
+			qgemmTile(k, &ta)
+			if !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.tail, out, want)
+			}
 		}
 	}
 }
 
-// TestQgemmTileExactSums reads the int32 sums of both kernels back byte by
+// TestQgemmTileExactSums reads the int32 sums of every kernel back byte by
 // byte (multiplier 2^30, shift 30+8i, no rounding) and compares them with
 // the exact sums.
 func TestQgemmTileExactSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 2))
-	kernels := map[string]func(*qgemmTileArgs){"go": qgemmTileGo}
-	if useVNNI {
-		kernels["asm"] = qgemmTile
-	}
+	kernels := append([]qvKernel{qvGoU8, qvGoS8}, qvAsmKernels()...)
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
-		ta, out, ref := qgemmTileCase(r, rows, k4, nb, true)
-		want := ref()
-		for name, kern := range kernels {
+		for _, kern := range kernels {
+			ta, out, ref := qgemmTileCase(r, rows, k4, nb, true, kern.signedRows())
+			want := ref()
 			got := make([]int64, len(want))
 			for byteIdx := range 4 {
 				for b := range nb {
@@ -151,7 +159,7 @@ func TestQgemmTileExactSums(t *testing.T) {
 						}
 					}
 				}
-				kern(&ta)
+				qgemmTile(kern, &ta)
 				for row := range rows {
 					for c := range 16 * nb {
 						got[row*16*nb+c] |= int64(out[row*ta.ldo+c]) << (8 * byteIdx)
@@ -160,27 +168,77 @@ func TestQgemmTileExactSums(t *testing.T) {
 			}
 			for j := range got {
 				if int32(got[j]) != int32(want[j]) {
-					t.Fatalf("%s case %d: sum %d = %d, want %d", name, i, j, int32(got[j]), want[j])
+					t.Fatalf("%v case %d: sum %d = %d, want %d", kern, i, j, int32(got[j]), want[j])
 				}
 			}
 		}
 	}
 }
 
-// qgemmModes runs fn with the op's GEMM in each available mode: the
-// portable kernel, the VNNI layout's Go twin and, where the CPU has it, its
-// assembly.
-type qgemmMode struct {
-	name       string
-	vnni, twin bool
+// TestDwRowAsmMatchesGo runs each assembly depthwise row kernel and the Go
+// twin on random rows (filter sizes, strides, dilations, UINT8 and INT8
+// inputs, partial last blocks, extreme values) and requires the same bytes.
+func TestDwRowAsmMatchesGo(t *testing.T) {
+	skipNoAsm(t)
+	for _, k := range qvAsmKernels() {
+		r := rand.New(rand.NewPCG(15, 3))
+		for i := range 300 {
+			ta, out := dwRowCase(r)
+			want := bytes.Clone(out)
+			tg := ta
+			tg.out = &want[0]
+			dwRowGo(&tg)
+			dwRow(k, &ta)
+			if !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (%dx%d, nb %d, tail %#x, signed %d): asm\n%v\ngo\n%v",
+					k, i, ta.kh, ta.kw, ta.nb, ta.tail, ta.signed, out, want)
+			}
+		}
+	}
 }
 
-func qgemmModes() []qgemmMode {
-	m := []qgemmMode{{"portable", false, false}, {"vnni-go", true, true}}
-	if useVNNI {
-		m = append(m, qgemmMode{"vnni-asm", true, false})
+// dwRowCase builds a random depthwise row call over fresh buffers; out is
+// filled with a sentinel so that masked-out stores show. The filter rows
+// end with the last channel the kernel may read.
+func dwRowCase(r *rand.Rand) (dwRowArgs, []uint8) {
+	kh, kw, nb := 1+r.IntN(3), 1+r.IntN(5), 1+r.IntN(3)
+	C := 16*nb - r.IntN(16)
+	dil, stride, npix := 1+r.IntN(2), 1+r.IntN(2), 1+r.IntN(6)
+	rows := make([]unsafe.Pointer, kh)
+	for ky := range rows {
+		b := make([]uint8, ((npix-1)*stride+(kw-1)*dil+1)*C)
+		randBytes(r, b)
+		rows[ky] = unsafe.Pointer(&b[0])
 	}
-	return m
+	w := make([]int32, kh*kw*16*nb)
+	for i := range w {
+		v := [...]int32{-255, 255, -128, 127, 0, int32(r.IntN(511) - 255)}[r.IntN(6)]
+		w[i] = int32(uint16(int16(v)))
+	}
+	qp := make([]qvBlock, nb)
+	for b := range qp {
+		randQvBlock(r, &qp[b], true)
+	}
+	tail := tailMask(C)
+	if r.IntN(3) == 0 {
+		tail &= uint64(r.IntN(0xffff)) + 1
+	}
+	outC := C + r.IntN(3)
+	out := bytes.Repeat([]uint8{0x5a}, (npix-1)*outC+16*nb)
+	zp := int64(r.IntN(256) - 128)
+	lo, hi := int64(-128), int64(127)
+	if r.IntN(2) == 0 {
+		lo, hi = int64(r.IntN(128)-128), int64(r.IntN(128))
+	}
+	return dwRowArgs{rows: &rows[0], kh: kh, kw: kw, tapStep: dil * C, pixStep: stride * C, npix: npix,
+		nb: nb, tail: tail, w: &w[0], wstride: 64 * nb, qp: &qp[0], out: &out[0], outC: outC,
+		zp: zp, lo: lo, hi: hi, signed: int64(r.IntN(2))}, out
+}
+
+// qgemmModes lists the 8-bit kernels to compare: the portable ones, the
+// Go twins on both row formats and the assembly this CPU can run.
+func qgemmModes() []qvKernel {
+	return append([]qvKernel{qvPortable, qvGoU8, qvGoS8}, qvAsmKernels()...)
 }
 
 // TestQuantGemmModesIdentical runs CONV_2D (1x1 direct, strided, padded
@@ -217,7 +275,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 						if ref == nil {
 							ref = got
 						} else if !bytes.Equal(got, ref) {
-							t.Fatalf("%s: %s differs from %s", name, m.name, qgemmModes()[0].name)
+							t.Fatalf("%s: %v differs from %v", name, m, qgemmModes()[0])
 						}
 					}
 				}
@@ -230,7 +288,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 // FULLY_CONNECTED in GEMM mode m and returns its output bytes. The data
 // are drawn from a generator seeded by the shape, so that every mode sees
 // the same.
-func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m qgemmMode) []byte {
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m qvKernel) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
 	lo, hi := convTypeRange(typ)
@@ -276,7 +334,7 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	if err := op.Prepare(n); err != nil {
 		t.Fatal(err)
 	}
-	qg.vnni, qg.twin = m.vnni, m.twin
+	qg.kern = m
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	if err := op.Eval(n); err != nil {
@@ -311,7 +369,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 							if ref == nil {
 								ref = got
 							} else if !bytes.Equal(got, ref) {
-								t.Fatalf("%v/%s/zp%d/pad%d/t%d: %s differs from portable", s, typ, zi, pad, threads, m.name)
+								t.Fatalf("%v/%s/zp%d/pad%d/t%d: %v differs from portable", s, typ, zi, pad, threads, m)
 							}
 						}
 					}
@@ -324,7 +382,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 // runDepthwiseMode builds and runs one random quantized DEPTHWISE_CONV_2D
 // with the kernel of mode m (vnni: the vector kernel) and returns its
 // output bytes.
-func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qgemmMode) []byte {
+func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qvKernel) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*c), uint64(k*stride+dil)))
 	lo, hi := convTypeRange(typ)
@@ -351,8 +409,8 @@ func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil in
 		}
 		t.Fatal(err)
 	}
-	op.vec = m.vnni
-	op.vd.twin = m.twin
+	op.vec = m != qvPortable
+	op.vd.kern = m
 	op.prepareQuant(threads)
 	op.setQuantWeights(filter)
 	op.setQuantBias(bias)
@@ -376,7 +434,7 @@ func BenchmarkQuantGemmModes(b *testing.B) {
 		{"1x1", 28, 28, 192, 64, false},
 	} {
 		for _, m := range qgemmModes() {
-			b.Run(c.name+"/"+m.name, func(b *testing.B) {
+			b.Run(c.name+"/"+m.String(), func(b *testing.B) {
 				t := &testing.T{}
 				n, op := benchQuantGemmNode(t, c.h, c.w, c.inC, c.outC, c.fc, m)
 				b.ReportAllocs()
@@ -392,7 +450,7 @@ func BenchmarkQuantGemmModes(b *testing.B) {
 }
 
 // benchQuantGemmNode prepares a UINT8 CONV_2D or FULLY_CONNECTED in mode m.
-func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode) (*Node, Op) {
+func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qvKernel) (*Node, Op) {
 	r := rand.New(rand.NewPCG(1, 2))
 	in := qT(tensor.Uint8, []int{1, h, w, inC}, 0.05, 120)
 	convFillRand(r, in, 0, 255)
@@ -420,7 +478,7 @@ func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qgemmMode)
 	if err := op.Prepare(n); err != nil {
 		t.Fatal(err)
 	}
-	qg.vnni, qg.twin = m.vnni, m.twin
+	qg.kern = m
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	return n, op

@@ -4,17 +4,35 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// useVNNI says whether the 8-bit convolution kernels run the AVX-512 VNNI
-// assembly; decided once, from the CPU's features.
-var useVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
-	cpu.X86.HasAVX512VNNI
+// qvBest is the AVX-512 VNNI assembly where the CPU has it; decided once,
+// from the CPU's features.
+var qvBest = func() qvKernel {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
+		return qvVNNI
+	}
+	return qvPortable
+}()
 
-// qgemmTile is qgemmTileGo in AVX-512 VNNI assembly.
+// qvAsmKernels lists the assembly kernels this CPU can run.
+func qvAsmKernels() []qvKernel {
+	if qvBest == qvVNNI {
+		return []qvKernel{qvVNNI}
+	}
+	return nil
+}
+
+// qgemmTileAsm runs the assembly tile kernel (there is one: AVX-512 VNNI).
+func qgemmTileAsm(_ qvKernel, t *qgemmTileArgs) { qgemmTileVNNI(t) }
+
+// dwRowAsm runs the assembly depthwise row kernel.
+func dwRowAsm(_ qvKernel, t *dwRowArgs) { dwRowVNNI(t) }
+
+// qgemmTileVNNI is qgemmTileGo on uint8 rows in AVX-512 VNNI assembly.
 //
 //go:noescape
-func qgemmTile(t *qgemmTileArgs)
+func qgemmTileVNNI(t *qgemmTileArgs)
 
-// dwRow is dwRowGo in AVX-512 VNNI assembly.
+// dwRowVNNI is dwRowGo in AVX-512 VNNI assembly.
 //
 //go:noescape
-func dwRow(t *dwRowArgs)
+func dwRowVNNI(t *dwRowArgs)

@@ -69,8 +69,8 @@
 	CMOVQEQ TA_TAIL(DI), CX; \
 	KMOVW CX, K2
 
-// func qgemmTile(t *qgemmTileArgs)
-TEXT ·qgemmTile(SB), NOSPLIT, $0-8
+// func qgemmTileVNNI(t *qgemmTileArgs)
+TEXT ·qgemmTileVNNI(SB), NOSPLIT, $0-8
 	MOVQ t+0(FP), DI
 	VPBROADCASTD TA_ZP(DI), Z22
 	VPBROADCASTD TA_LO(DI), Z23
@@ -342,8 +342,8 @@ done:
 	VPMOVDB Z14, X14; \
 	VMOVDQU8 X14, K3, dst
 
-// func dwRow(t *dwRowArgs)
-TEXT ·dwRow(SB), NOSPLIT, $0-8
+// func dwRowVNNI(t *dwRowArgs)
+TEXT ·dwRowVNNI(SB), NOSPLIT, $0-8
 	MOVQ t+0(FP), DI
 	VPBROADCASTD DA_ZP(DI), Z22
 	VPBROADCASTD DA_LO(DI), Z23

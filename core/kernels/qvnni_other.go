@@ -1,13 +1,16 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package kernels
 
-// useVNNI is false without the assembly: the 8-bit convolution kernels run
-// their portable layouts.
-const useVNNI = false
+// qvBest is qvPortable without the assembly: the 8-bit convolution kernels
+// run their portable layouts.
+const qvBest = qvPortable
 
-// qgemmTile is qgemmTileGo where there is no assembly.
-func qgemmTile(t *qgemmTileArgs) { qgemmTileGo(t) }
+// qvAsmKernels lists the assembly kernels this CPU can run: none.
+func qvAsmKernels() []qvKernel { return nil }
 
-// dwRow is dwRowGo where there is no assembly.
-func dwRow(t *dwRowArgs) { dwRowGo(t) }
+// qgemmTileAsm is qgemmTileGo where there is no assembly.
+func qgemmTileAsm(_ qvKernel, t *qgemmTileArgs) { qgemmTileGo(t) }
+
+// dwRowAsm is dwRowGo where there is no assembly.
+func dwRowAsm(_ qvKernel, t *dwRowArgs) { dwRowGo(t) }

@@ -83,7 +83,7 @@ func TestQuantGemmWeightsShared(t *testing.T) {
 
 // constData is where g's per-channel constant terms start.
 func constData(g *qGemm) unsafe.Pointer {
-	if g.vnni {
+	if g.vnni() {
 		return unsafe.Pointer(unsafe.SliceData(g.v.qp))
 	}
 	return unsafe.Pointer(unsafe.SliceData(g.qp))
@@ -91,7 +91,7 @@ func constData(g *qGemm) unsafe.Pointer {
 
 // packedData is where g's packed weights start, whichever layout it uses.
 func packedData(g *qGemm) unsafe.Pointer {
-	if g.vnni {
+	if g.vnni() {
 		return unsafe.Pointer(unsafe.SliceData(g.v.w))
 	}
 	return unsafe.Pointer(unsafe.SliceData(g.packed))

@@ -1,3 +1,5 @@
+//go:build amd64 || arm64
+
 package kernels
 
 import (
@@ -5,7 +7,8 @@ import (
 	"unsafe"
 )
 
-// TestAsmLayout checks the offsets the assembly hard-codes.
+// TestAsmLayout checks the offsets the assembly (amd64 and arm64, both
+// 64-bit) hard-codes.
 func TestAsmLayout(t *testing.T) {
 	var a qgemmTileArgs
 	var b qvBlock
@@ -29,6 +32,7 @@ func TestAsmLayout(t *testing.T) {
 		{"qgemmTileArgs.zp", unsafe.Offsetof(a.zp), 96},
 		{"qgemmTileArgs.lo", unsafe.Offsetof(a.lo), 104},
 		{"qgemmTileArgs.hi", unsafe.Offsetof(a.hi), 112},
+		{"qgemmTileArgs.signed", unsafe.Offsetof(a.signed), 120},
 		{"qvBlock.cst", unsafe.Offsetof(b.cst), 0},
 		{"qvBlock.left", unsafe.Offsetof(b.left), 64},
 		{"qvBlock.mult", unsafe.Offsetof(b.mult), 128},

@@ -1,0 +1,748 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// NEON instructions Go's assembler lacks, as WORDs. Arguments are vector
+// register numbers: d the destination, n and m the sources.
+#define SMULL_8H(d, n, m) WORD $(0x0e20c000 | (m)<<16 | (n)<<5 | (d))   // SMULL Vd.8H, Vn.8B, Vm.8B
+#define SMULL2_8H(d, n, m) WORD $(0x4e20c000 | (m)<<16 | (n)<<5 | (d))  // SMULL2 Vd.8H, Vn.16B, Vm.16B
+#define SMULL_2D(d, n, m) WORD $(0x0ea0c000 | (m)<<16 | (n)<<5 | (d))   // SMULL Vd.2D, Vn.2S, Vm.2S
+#define SMULL2_2D(d, n, m) WORD $(0x4ea0c000 | (m)<<16 | (n)<<5 | (d))  // SMULL2 Vd.2D, Vn.4S, Vm.4S
+#define SMLAL_4S(d, n, m) WORD $(0x0e608000 | (m)<<16 | (n)<<5 | (d))   // SMLAL Vd.4S, Vn.4H, Vm.4H
+#define SMLAL2_4S(d, n, m) WORD $(0x4e608000 | (m)<<16 | (n)<<5 | (d))  // SMLAL2 Vd.4S, Vn.8H, Vm.8H
+#define SADALP_4S(d, n) WORD $(0x4e606800 | (n)<<5 | (d))               // SADALP Vd.4S, Vn.8H
+#define ADDP_4S(d, n, m) WORD $(0x4ea0bc00 | (m)<<16 | (n)<<5 | (d))    // ADDP Vd.4S, Vn.4S, Vm.4S
+#define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))     // ADD Vd.4S, Vn.4S, Vm.4S
+#define ADD_2D(d, n, m) WORD $(0x4ee08400 | (m)<<16 | (n)<<5 | (d))     // ADD Vd.2D, Vn.2D, Vm.2D
+#define SSHL_4S(d, n, m) WORD $(0x4ea04400 | (m)<<16 | (n)<<5 | (d))    // SSHL Vd.4S, Vn.4S, Vm.4S
+#define SSHL_2D(d, n, m) WORD $(0x4ee04400 | (m)<<16 | (n)<<5 | (d))    // SSHL Vd.2D, Vn.2D, Vm.2D
+#define SMAX_4S(d, n, m) WORD $(0x4ea06400 | (m)<<16 | (n)<<5 | (d))    // SMAX Vd.4S, Vn.4S, Vm.4S
+#define SMIN_4S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))    // SMIN Vd.4S, Vn.4S, Vm.4S
+#define ZIP1_2D(d, n, m) WORD $(0x4ec03800 | (m)<<16 | (n)<<5 | (d))    // ZIP1 Vd.2D, Vn.2D, Vm.2D
+#define ZIP2_2D(d, n, m) WORD $(0x4ec07800 | (m)<<16 | (n)<<5 | (d))    // ZIP2 Vd.2D, Vn.2D, Vm.2D
+#define NEG_2D(d, n) WORD $(0x6ee0b800 | (n)<<5 | (d))                  // NEG Vd.2D, Vn.2D
+#define CMLT0_2D(d, n) WORD $(0x4ee0a800 | (n)<<5 | (d))                // CMLT Vd.2D, Vn.2D, #0
+#define XTN_2S(d, n) WORD $(0x0ea12800 | (n)<<5 | (d))                  // XTN Vd.2S, Vn.2D
+#define XTN2_4S(d, n) WORD $(0x4ea12800 | (n)<<5 | (d))                 // XTN2 Vd.4S, Vn.2D
+#define XTN_4H(d, n) WORD $(0x0e612800 | (n)<<5 | (d))                  // XTN Vd.4H, Vn.4S
+#define XTN2_8H(d, n) WORD $(0x4e612800 | (n)<<5 | (d))                 // XTN2 Vd.8H, Vn.4S
+#define XTN_8B(d, n) WORD $(0x0e212800 | (n)<<5 | (d))                  // XTN Vd.8B, Vn.8H
+#define XTN2_16B(d, n) WORD $(0x4e212800 | (n)<<5 | (d))                // XTN2 Vd.16B, Vn.8H
+#define SXTL_8H(d, n) WORD $(0x0f08a400 | (n)<<5 | (d))                 // SXTL Vd.8H, Vn.8B
+#define SXTL2_8H(d, n) WORD $(0x4f08a400 | (n)<<5 | (d))                // SXTL2 Vd.8H, Vn.16B
+#define UXTL_8H(d, n) WORD $(0x2f08a400 | (n)<<5 | (d))                 // UXTL Vd.8H, Vn.8B
+#define UXTL2_8H(d, n) WORD $(0x6f08a400 | (n)<<5 | (d))                // UXTL2 Vd.8H, Vn.16B
+
+// SDOT Vd.4S, Vn.16B, Vm.4B[i] (FEAT_DotProd): lane j of d += the dot
+// product of bytes 4j..4j+3 of n with bytes 4i..4i+3 of m, all signed.
+#define SDOT_4S(d, n, m, i) WORD $(0x4f80e000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
+
+// Offsets of qgemmTileArgs (checked by TestAsmLayout).
+#define TA_A 0
+#define TA_LDA 8
+#define TA_ROWS 16
+#define TA_K4 24
+#define TA_W 32
+#define TA_WSTRIDE 40
+#define TA_NB 48
+#define TA_TAIL 56
+#define TA_ROWTERM 64
+#define TA_QP 72
+#define TA_OUT 80
+#define TA_LDO 88
+#define TA_ZP 96
+#define TA_LO 104
+#define TA_HI 112
+
+// Offsets of qvBlock (checked by TestAsmLayout) and its size.
+#define QB_CST 0
+#define QB_LEFT 64
+#define QB_MULT 128
+#define QB_ADDE 192
+#define QB_ADDO 256
+#define QB_SHE 320
+#define QB_SHO 384
+#define QB_NEGE 448
+#define QB_NEGO 512
+#define QB_SIZE 576
+
+// FINISH adds the rounding addend to V1 and V2, shifts them right
+// arithmetically, narrows them into Va, adds the zero point (V13) and
+// clamps to [V14, V15]. Clobbers V3-V6.
+#define FINISH(a, off) \
+	FMOVQ QB_ADDE+off(R8), F3; \
+	FMOVQ QB_ADDO+off(R8), F4; \
+	ZIP1_2D(5, 3, 4); \
+	ZIP2_2D(6, 3, 4); \
+	ADD_2D(1, 1, 5); \
+	ADD_2D(2, 2, 6); \
+	FMOVQ QB_SHE+off(R8), F3; \
+	FMOVQ QB_SHO+off(R8), F4; \
+	ZIP1_2D(5, 3, 4); \
+	ZIP2_2D(6, 3, 4); \
+	NEG_2D(5, 5); \
+	NEG_2D(6, 6); \
+	SSHL_2D(1, 1, 5); \
+	SSHL_2D(2, 2, 6); \
+	XTN_2S(a, 1); \
+	XTN2_4S(a, 2); \
+	ADD_4S(a, a, 13); \
+	SMAX_4S(a, a, 14); \
+	SMIN_4S(a, a, 15)
+
+// CHUNK_CONSTS loads the requantization of channels off/4 to off/4+3 of
+// the qvBlock at R8 for all the rows of a pass: V0 the constant term, V1
+// the left shift, V2 the multiplier, V5-V6 the rounding addends and V7-V8
+// the negated right shifts of the first and last two channels as 64-bit
+// lanes. 13 instructions. Clobbers V3, V4.
+#define CHUNK_CONSTS(off) \
+	FMOVQ QB_CST+off(R8), F0; \
+	FMOVQ QB_LEFT+off(R8), F1; \
+	FMOVQ QB_MULT+off(R8), F2; \
+	FMOVQ QB_ADDE+off(R8), F3; \
+	FMOVQ QB_ADDO+off(R8), F4; \
+	ZIP1_2D(5, 3, 4); \
+	ZIP2_2D(6, 3, 4); \
+	FMOVQ QB_SHE+off(R8), F3; \
+	FMOVQ QB_SHO+off(R8), F4; \
+	ZIP1_2D(7, 3, 4); \
+	ZIP2_2D(8, 3, 4); \
+	NEG_2D(7, 7); \
+	NEG_2D(8, 8)
+
+// REQ_ROW requantizes the sums of 4 channels in Va plus the row term in Vt
+// with the constants of CHUNK_CONSTS and ruy's rounding, as qchan.ruy
+// does: x = (sum + cst + rt) << left; r = (x*mult + add) >> shift in
+// 64 bits; zero point (V13) and clamp (V14, V15) on the low 32 bits of r.
+// 14 instructions. Clobbers V3, V4.
+#define REQ_ROW(a, t) \
+	ADD_4S(a, a, 0); \
+	ADD_4S(a, a, t); \
+	SSHL_4S(a, a, 1); \
+	SMULL_2D(3, a, 2); \
+	SMULL2_2D(4, a, 2); \
+	ADD_2D(3, 3, 5); \
+	ADD_2D(4, 4, 6); \
+	SSHL_2D(3, 3, 7); \
+	SSHL_2D(4, 4, 8); \
+	XTN_2S(a, 3); \
+	XTN2_4S(a, 4); \
+	ADD_4S(a, a, 13); \
+	SMAX_4S(a, a, 14); \
+	SMIN_4S(a, a, 15)
+
+// REQ_ROWS4, REQ_ROWS2 and REQ_ROWS1 requantize chunk i (channels 4i to
+// 4i+3, at byte off = 16i of the qvBlock's arrays) of the 4, 2 or 1 rows
+// of a pass: row r's sums are in V16+4r+i, its row term in V9+r.
+#define REQ_ROWS4(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9); \
+	REQ_ROW(20+(i), 10); \
+	REQ_ROW(24+(i), 11); \
+	REQ_ROW(28+(i), 12)
+
+#define REQ_ROWS2(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9); \
+	REQ_ROW(20+(i), 10)
+
+#define REQ_ROWS1(off, i) \
+	CHUNK_CONSTS(off); \
+	REQ_ROW(16+(i), 9)
+
+// REQ_TFL requantizes the sums of 4 channels in Va (channels off/4 to
+// off/4+3 of the qvBlock at R8) with TFLite's rounding, as qchan.tfl
+// does: REQ_ROW's steps without a row term, and the products whose value
+// plus 2^30 (V7) is negative get the qvBlock's negative adjustment.
+// Clobbers V0-V6.
+#define REQ_TFL(a, off) \
+	FMOVQ QB_CST+off(R8), F0; \
+	ADD_4S(a, a, 0); \
+	FMOVQ QB_LEFT+off(R8), F0; \
+	SSHL_4S(a, a, 0); \
+	FMOVQ QB_MULT+off(R8), F0; \
+	SMULL_2D(1, a, 0); \
+	SMULL2_2D(2, a, 0); \
+	FMOVQ QB_NEGE+off(R8), F3; \
+	FMOVQ QB_NEGO+off(R8), F4; \
+	ZIP1_2D(5, 3, 4); \
+	ZIP2_2D(6, 3, 4); \
+	ADD_2D(3, 1, 7); \
+	ADD_2D(4, 2, 7); \
+	CMLT0_2D(3, 3); \
+	CMLT0_2D(4, 4); \
+	VAND V5.B16, V3.B16, V3.B16; \
+	VAND V6.B16, V4.B16, V4.B16; \
+	ADD_2D(1, 1, 3); \
+	ADD_2D(2, 2, 4); \
+	FINISH(a, off)
+
+// NARROW packs the 16 clamped int32 results in Vb..Vb+3 into the bytes of
+// Vb.
+#define NARROW(b) \
+	XTN_4H(b, b); \
+	XTN2_8H(b, (b)+1); \
+	XTN_4H((b)+2, (b)+2); \
+	XTN2_8H((b)+2, (b)+3); \
+	XTN_8B(b, b); \
+	XTN2_16B(b, (b)+2)
+
+// MAC_ROW adds the products of the int8 row bytes broadcast in Vx with the
+// block's weights of one depth group (V0-V3: 4 channels of 4 bytes each)
+// to the row's accumulators Va..Va+7: SMULL multiplies 8 byte pairs into
+// exact int16 products (|-128*-128| < 2^15), SADALP adds neighbouring
+// pairs into int32 lanes, so lane 2i+h of Va+2j+q holds the partial sum of
+// depths 2h, 2h+1 of channel 4j+2q+i. 16 instructions, 64 MACs.
+#define MAC_ROW(x, a) \
+	SMULL_8H(6, 0, x); \
+	SMULL2_8H(7, 0, x); \
+	SADALP_4S(a, 6); \
+	SADALP_4S((a)+1, 7); \
+	SMULL_8H(8, 1, x); \
+	SMULL2_8H(9, 1, x); \
+	SADALP_4S((a)+2, 8); \
+	SADALP_4S((a)+3, 9); \
+	SMULL_8H(6, 2, x); \
+	SMULL2_8H(7, 2, x); \
+	SADALP_4S((a)+4, 6); \
+	SADALP_4S((a)+5, 7); \
+	SMULL_8H(8, 3, x); \
+	SMULL2_8H(9, 3, x); \
+	SADALP_4S((a)+6, 8); \
+	SADALP_4S((a)+7, 9)
+
+// REDUCE_ROW adds MAC_ROW's partial sums Va..Va+7 horizontally into the
+// channel sums Vd..Vd+3 (4 channels each, in order).
+#define REDUCE_ROW(d, a) \
+	ADDP_4S(d, a, (a)+1); \
+	ADDP_4S((d)+1, (a)+2, (a)+3); \
+	ADDP_4S((d)+2, (a)+4, (a)+5); \
+	ADDP_4S((d)+3, (a)+6, (a)+7)
+
+// DOT4 adds depth group g (0-3) of the 4 rows in V4-V7 times the block's
+// weights Vw..Vw+3 to the rows' accumulators V16-V31 (row r, channels
+// 4i..4i+3 in V16+4r+i). 16 instructions, 256 MACs.
+#define DOT4(w, g) \
+	SDOT_4S(16, w, 4, g); \
+	SDOT_4S(17, (w)+1, 4, g); \
+	SDOT_4S(18, (w)+2, 4, g); \
+	SDOT_4S(19, (w)+3, 4, g); \
+	SDOT_4S(20, w, 5, g); \
+	SDOT_4S(21, (w)+1, 5, g); \
+	SDOT_4S(22, (w)+2, 5, g); \
+	SDOT_4S(23, (w)+3, 5, g); \
+	SDOT_4S(24, w, 6, g); \
+	SDOT_4S(25, (w)+1, 6, g); \
+	SDOT_4S(26, (w)+2, 6, g); \
+	SDOT_4S(27, (w)+3, 6, g); \
+	SDOT_4S(28, w, 7, g); \
+	SDOT_4S(29, (w)+1, 7, g); \
+	SDOT_4S(30, (w)+2, 7, g); \
+	SDOT_4S(31, (w)+3, 7, g)
+
+// DOT1 adds depth group g of the row in V4 times the weights Vw..Vw+3 to
+// the accumulators Va..Va+3.
+#define DOT1(a, w, g) \
+	SDOT_4S(a, w, 4, g); \
+	SDOT_4S((a)+1, (w)+1, 4, g); \
+	SDOT_4S((a)+2, (w)+2, 4, g); \
+	SDOT_4S((a)+3, (w)+3, 4, g)
+
+// ZERO_ACC clears the accumulators V16-V31.
+#define ZERO_ACC \
+	VEOR V16.B16, V16.B16, V16.B16; \
+	VEOR V17.B16, V17.B16, V17.B16; \
+	VEOR V18.B16, V18.B16, V18.B16; \
+	VEOR V19.B16, V19.B16, V19.B16; \
+	VEOR V20.B16, V20.B16, V20.B16; \
+	VEOR V21.B16, V21.B16, V21.B16; \
+	VEOR V22.B16, V22.B16, V22.B16; \
+	VEOR V23.B16, V23.B16, V23.B16; \
+	VEOR V24.B16, V24.B16, V24.B16; \
+	VEOR V25.B16, V25.B16, V25.B16; \
+	VEOR V26.B16, V26.B16, V26.B16; \
+	VEOR V27.B16, V27.B16, V27.B16; \
+	VEOR V28.B16, V28.B16, V28.B16; \
+	VEOR V29.B16, V29.B16, V29.B16; \
+	VEOR V30.B16, V30.B16, V30.B16; \
+	VEOR V31.B16, V31.B16, V31.B16
+
+// func qgemmTileNEON(t *qgemmTileArgs, dot bool)
+//
+// The tile is done in passes of rows (plain NEON: 2 rows, SDOT: 4 rows;
+// 1 row for what is left), each pass over all the blocks. Inner loops,
+// one depth group of 4 bytes (all operands in registers):
+//
+//	plain, 2 rows: 1 weight load, 2 row loads, 32 SMULL/SADALP, 2 loop:
+//	               37 instructions, 128 MACs (3.5 MACs per instruction)
+//	plain, 1 row:  20 instructions, 64 MACs (3.2)
+//	SDOT, 4 rows, 4 groups unrolled: 4 row loads, 4 weight loads,
+//	               64 SDOT, 3 loop: 75 instructions, 1024 MACs (13.7)
+//	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
+//
+// The epilogue of a block, per 4 channels: 13 instructions to load the
+// requantization, 14 per row to apply it; per row 6 to narrow to bytes
+// and 4 to store 16 of them (more for a partial block).
+//
+// Registers: R0 t, R1 the pass's first row, R2 lda, R3 rows left, R4 k4,
+// R5 the block's weights, R6 wstride, R7 blocks left, R8 the block's
+// qvBlock, R9 the pass's output, R10 ldo, R11 rows in the pass, R12 the
+// block's output, R13-R16 row pointers, R17 weight pointer, R19 depth
+// groups left, R20 the pass's row terms, R21 dot, R22 store mask.
+// V0-V11 operands and temporaries (in the epilogue V9-V12 the row terms),
+// V13-V15 zero point and clamp range, V16-V31 accumulators.
+TEXT ·qgemmTileNEON(SB), NOSPLIT, $0-9
+	MOVD  t+0(FP), R0
+	MOVBU dot+8(FP), R21
+	MOVD  TA_ZP(R0), R14
+	VDUP  R14, V13.S4
+	MOVD  TA_LO(R0), R14
+	VDUP  R14, V14.S4
+	MOVD  TA_HI(R0), R14
+	VDUP  R14, V15.S4
+	MOVD  TA_A(R0), R1
+	MOVD  TA_LDA(R0), R2
+	MOVD  TA_ROWS(R0), R3
+	MOVD  TA_K4(R0), R4
+	MOVD  TA_WSTRIDE(R0), R6
+	MOVD  TA_OUT(R0), R9
+	MOVD  TA_LDO(R0), R10
+	MOVD  TA_ROWTERM(R0), R20
+
+pass:
+	MOVD $1, R11
+	CBZ  R21, passplain
+	CMP  $4, R3
+	BLT  passset
+	MOVD $4, R11
+	B    passset
+
+passplain:
+	CMP  $2, R3
+	BLT  passset
+	MOVD $2, R11
+
+passset:
+	MOVD TA_W(R0), R5
+	MOVD TA_QP(R0), R8
+	MOVD TA_NB(R0), R7
+	MOVD R9, R12
+
+block:
+	ZERO_ACC
+	MOVD R1, R13
+	ADD  R2, R13, R14
+	ADD  R2, R14, R15
+	ADD  R2, R15, R16
+	MOVD R5, R17
+	MOVD R4, R19
+	CBZ  R21, plain
+	CMP  $4, R11
+	BEQ  dot4
+	B    dot1
+
+plain:
+	CMP $2, R11
+	BEQ plain2
+	CBZ R19, plain1done
+
+plain1:
+	VLD1.P  64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1R.P 4(R13), [V4.S4]
+	MAC_ROW(4, 16)
+	SUBS    $1, R19
+	BNE     plain1
+
+plain1done:
+	REDUCE_ROW(16, 16)
+	B epilogue
+
+plain2:
+	CBZ R19, plain2done
+
+plain2loop:
+	VLD1.P  64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1R.P 4(R13), [V4.S4]
+	VLD1R.P 4(R14), [V5.S4]
+	MAC_ROW(4, 16)
+	MAC_ROW(5, 24)
+	SUBS    $1, R19
+	BNE     plain2loop
+
+plain2done:
+	REDUCE_ROW(16, 16)
+	REDUCE_ROW(20, 24)
+	B epilogue
+
+dot4:
+	CMP    $4, R19
+	BLT    dot4rest
+	VLD1.P 16(R13), [V4.B16]
+	VLD1.P 16(R14), [V5.B16]
+	VLD1.P 16(R15), [V6.B16]
+	VLD1.P 16(R16), [V7.B16]
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT4(0, 0)
+	VLD1.P 64(R17), [V8.B16, V9.B16, V10.B16, V11.B16]
+	DOT4(8, 1)
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT4(0, 2)
+	VLD1.P 64(R17), [V8.B16, V9.B16, V10.B16, V11.B16]
+	DOT4(8, 3)
+	SUB    $4, R19
+	B      dot4
+
+dot4rest:
+	CBZ     R19, epilogue
+	VLD1R.P 4(R13), [V4.S4]
+	VLD1R.P 4(R14), [V5.S4]
+	VLD1R.P 4(R15), [V6.S4]
+	VLD1R.P 4(R16), [V7.S4]
+	VLD1.P  64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT4(0, 0)
+	SUB     $1, R19
+	B       dot4rest
+
+	// One row: even depth groups into V16-V19, odd ones into V20-V23.
+dot1:
+	CMP    $4, R19
+	BLT    dot1rest
+	VLD1.P 16(R13), [V4.B16]
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT1(16, 0, 0)
+	VLD1.P 64(R17), [V8.B16, V9.B16, V10.B16, V11.B16]
+	DOT1(20, 8, 1)
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT1(16, 0, 2)
+	VLD1.P 64(R17), [V8.B16, V9.B16, V10.B16, V11.B16]
+	DOT1(20, 8, 3)
+	SUB    $4, R19
+	B      dot1
+
+dot1rest:
+	CBZ     R19, dot1done
+	VLD1R.P 4(R13), [V4.S4]
+	VLD1.P  64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	DOT1(16, 0, 0)
+	SUB     $1, R19
+	B       dot1rest
+
+dot1done:
+	ADD_4S(16, 16, 20)
+	ADD_4S(17, 17, 21)
+	ADD_4S(18, 18, 22)
+	ADD_4S(19, 19, 23)
+
+	// Row r of the pass has its channel sums in V16+4r..V19+4r and its
+	// row term in V9+r. Requantized chunk by chunk, for all the rows at
+	// once, and narrowed into V16+4r, the rows are stored from V16, the
+	// next moving down.
+epilogue:
+	VLD1R (R20), [V9.S4]
+	CMP   $1, R11
+	BEQ   req1
+	ADD   $4, R20, R14
+	VLD1R (R14), [V10.S4]
+	CMP   $2, R11
+	BEQ   req2
+	ADD   $8, R20, R14
+	VLD1R (R14), [V11.S4]
+	ADD   $12, R20, R14
+	VLD1R (R14), [V12.S4]
+	REQ_ROWS4(0, 0)
+	REQ_ROWS4(16, 1)
+	REQ_ROWS4(32, 2)
+	REQ_ROWS4(48, 3)
+	NARROW(28)
+	NARROW(24)
+	B     req2narrow
+
+req2:
+	REQ_ROWS2(0, 0)
+	REQ_ROWS2(16, 1)
+	REQ_ROWS2(32, 2)
+	REQ_ROWS2(48, 3)
+
+req2narrow:
+	NARROW(20)
+	B req1narrow
+
+req1:
+	REQ_ROWS1(0, 0)
+	REQ_ROWS1(16, 1)
+	REQ_ROWS1(32, 2)
+	REQ_ROWS1(48, 3)
+
+req1narrow:
+	NARROW(16)
+	MOVD $0xffff, R22
+	CMP  $1, R7
+	BNE  maskset
+	MOVD TA_TAIL(R0), R22
+
+maskset:
+	MOVD R11, R23
+	MOVD R12, R24
+
+erow:
+	CMP  $0xffff, R22
+	BNE  partial
+	VST1 [V16.B16], (R24)
+	B    stored
+
+	// Store byte j of V16 where bit j of the mask is set.
+partial:
+	VMOV V16.D[0], R13
+	VMOV V16.D[1], R14
+	MOVD R22, R15
+	MOVD R24, R16
+
+pbyte:
+	TBZ  $0, R15, pskip
+	MOVB R13, (R16)
+
+pskip:
+	ADD  $1, R16
+	LSR  $8, R13
+	ORR  R14<<56, R13
+	LSR  $8, R14
+	LSR  $1, R15
+	CBNZ R15, pbyte
+
+stored:
+	VMOV V20.B16, V16.B16
+	VMOV V24.B16, V20.B16
+	VMOV V28.B16, V24.B16
+	ADD  R10, R24
+	SUBS $1, R23
+	BNE  erow
+
+	ADD  R6, R5
+	ADD  $QB_SIZE, R8
+	ADD  $16, R12
+	SUBS $1, R7
+	BNE  block
+
+	MUL  R11, R2, R14
+	ADD  R14, R1
+	MUL  R11, R10, R14
+	ADD  R14, R9
+	ADD  R11<<2, R20
+	SUBS R11, R3
+	BNE  pass
+	RET
+
+// Offsets of dwRowArgs (checked by TestAsmLayout).
+#define DA_ROWS 0
+#define DA_KH 8
+#define DA_KW 16
+#define DA_TAPSTEP 24
+#define DA_PIXSTEP 32
+#define DA_NPIX 40
+#define DA_NB 48
+#define DA_TAIL 56
+#define DA_W 64
+#define DA_WSTRIDE 72
+#define DA_QP 80
+#define DA_OUT 88
+#define DA_OUTC 96
+#define DA_ZP 104
+#define DA_LO 112
+#define DA_HI 120
+#define DA_SIGNED 128
+
+// DW_TAP adds the products of the 16 inputs widened to int16 in V0-V1
+// with the tap's weights at R25 to the sums V16-V19, and moves R25 and
+// R13 to the next tap: LD2 picks the weights' low halves out of their
+// int32 lanes. Clobbers V2-V5, R14.
+#define DW_TAP \
+	VLD2 (R25), [V2.H8, V3.H8]; \
+	ADD  $32, R25, R14; \
+	VLD2 (R14), [V4.H8, V5.H8]; \
+	SMLAL_4S(16, 0, 2); \
+	SMLAL2_4S(17, 0, 2); \
+	SMLAL_4S(18, 1, 4); \
+	SMLAL2_4S(19, 1, 4); \
+	ADD  R17, R25; \
+	ADD  R4, R13
+
+// func dwRowNEON(t *dwRowArgs)
+//
+// For each pixel and block of 16 channels, each tap: 16 input bytes
+// widened to int16 (UXTL or SXTL), the weights' low halves picked out of
+// their int32 lanes by two LD2, 4 SMLAL/SMLAL2 into int32 sums: with the
+// addressing and the loop, 14 instructions for 16 MACs (a partial block
+// gathers its bytes one by one).
+//
+// Registers: R0 t, R1 the filter row pointers, R4 tapStep, R5 pixStep,
+// R6 pixels left, R7 the pixel's offset in the filter rows, R8 the
+// block's qvBlock, R9 the pixel's output, R10 blocks left, R11 the
+// block's first channel, R12 the block's weights of tap 0, R13 the tap's
+// input, R17 wstride, R19 signed, R21 and R23 filter rows and taps left,
+// R22 the block's load and store mask, R24 the next filter row pointer,
+// R25 the tap's weights. V0-V6 operands and temporaries, V7 2^30 in each
+// 64-bit lane, V13-V15 zero point and clamp range, V16-V19 sums.
+TEXT ·dwRowNEON(SB), NOSPLIT, $0-8
+	MOVD t+0(FP), R0
+	MOVD DA_ZP(R0), R14
+	VDUP R14, V13.S4
+	MOVD DA_LO(R0), R14
+	VDUP R14, V14.S4
+	MOVD DA_HI(R0), R14
+	VDUP R14, V15.S4
+	MOVD $0x40000000, R14
+	VDUP R14, V7.D2
+	MOVD DA_ROWS(R0), R1
+	MOVD DA_TAPSTEP(R0), R4
+	MOVD DA_PIXSTEP(R0), R5
+	MOVD DA_NPIX(R0), R6
+	MOVD ZR, R7
+	MOVD DA_OUT(R0), R9
+	MOVD DA_WSTRIDE(R0), R17
+	MOVD DA_SIGNED(R0), R19
+	CBZ  R6, dwdone
+
+dwpix:
+	MOVD DA_NB(R0), R10
+	MOVD DA_QP(R0), R8
+	MOVD ZR, R11
+	MOVD DA_W(R0), R12
+
+dwblk:
+	MOVD $0xffff, R22
+	CMP  $1, R10
+	BNE  dwmask
+	MOVD DA_TAIL(R0), R22
+
+dwmask:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R1, R24
+	MOVD R12, R25
+	MOVD DA_KH(R0), R21
+
+dwky:
+	MOVD.P 8(R24), R13
+	ADD    R7, R13
+	ADD    R11, R13
+	MOVD   DA_KW(R0), R23
+	CMP    $0xffff, R22
+	BNE    dwkxany
+	CBNZ   R19, dwkxs
+
+dwkxu:
+	VLD1 (R13), [V0.B16]
+	UXTL2_8H(1, 0)
+	UXTL_8H(0, 0)
+	DW_TAP
+	SUBS $1, R23
+	BNE  dwkxu
+	B    dwkydone
+
+dwkxs:
+	VLD1 (R13), [V0.B16]
+	SXTL2_8H(1, 0)
+	SXTL_8H(0, 0)
+	DW_TAP
+	SUBS $1, R23
+	BNE  dwkxs
+	B    dwkydone
+
+	// A partial block: its input bytes gathered one by one.
+dwkxany:
+	B dwgather
+
+dwloaded:
+	CBNZ R19, dwanys
+	UXTL2_8H(1, 0)
+	UXTL_8H(0, 0)
+	B    dwanytap
+
+dwanys:
+	SXTL2_8H(1, 0)
+	SXTL_8H(0, 0)
+
+dwanytap:
+	DW_TAP
+	SUBS $1, R23
+	BNE  dwkxany
+
+dwkydone:
+	SUBS $1, R21
+	BNE  dwky
+
+	REQ_TFL(16, 0)
+	REQ_TFL(17, 16)
+	REQ_TFL(18, 32)
+	REQ_TFL(19, 48)
+	NARROW(16)
+	ADD  R9, R11, R24
+	CMP  $0xffff, R22
+	BNE  dwpartial
+	VST1 [V16.B16], (R24)
+	B    dwstored
+
+	// Store byte j of V16 where bit j of the mask is set.
+dwpartial:
+	VMOV V16.D[0], R13
+	VMOV V16.D[1], R14
+	MOVD R22, R15
+
+dwpbyte:
+	TBZ  $0, R15, dwpskip
+	MOVB R13, (R24)
+
+dwpskip:
+	ADD  $1, R24
+	LSR  $8, R13
+	ORR  R14<<56, R13
+	LSR  $8, R14
+	LSR  $1, R15
+	CBNZ R15, dwpbyte
+
+dwstored:
+	ADD  $16, R11
+	ADD  $64, R12
+	ADD  $QB_SIZE, R8
+	SUBS $1, R10
+	BNE  dwblk
+	ADD  R5, R7
+	MOVD DA_OUTC(R0), R14
+	ADD  R14, R9
+	SUBS $1, R6
+	BNE  dwpix
+
+dwdone:
+	RET
+
+	// Load byte j of the tap's input (R13) into byte j of V0 where bit j
+	// of the mask is set, reading nothing else.
+dwgather:
+	MOVD ZR, R2
+	MOVD ZR, R3
+	MOVD ZR, R14
+	MOVD R22, R15
+	MOVD R13, R16
+
+dwgbyte:
+	TBZ   $0, R15, dwgskip
+	MOVBU (R16), R20
+	LSL   R14, R20, R20
+	CMP   $64, R14
+	BGE   dwghigh
+	ORR   R20, R2
+	B     dwgskip
+
+dwghigh:
+	ORR R20, R3
+
+dwgskip:
+	ADD  $1, R16
+	ADD  $8, R14
+	LSR  $1, R15
+	CBNZ R15, dwgbyte
+	VMOV R2, V0.D[0]
+	VMOV R3, V0.D[1]
+	B    dwloaded
