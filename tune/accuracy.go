@@ -45,7 +45,11 @@ func (a Accuracy) String() string {
 	if a.Float {
 		return fmt.Sprintf("output %d (%s) off by %.3g relative", a.Output, a.Name, a.MaxRelativeError)
 	}
-	return fmt.Sprintf("output %d (%s) off by %d steps", a.Output, a.Name, a.MaxSteps)
+	unit := "steps"
+	if a.MaxSteps == 1 {
+		unit = "step"
+	}
+	return fmt.Sprintf("output %d (%s) off by %d %s", a.Output, a.Name, a.MaxSteps, unit)
 }
 
 // compare measures every output of it against ref.

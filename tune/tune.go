@@ -294,4 +294,6 @@ func choose(cs []*Candidate) (int, string) {
 	return best, reason
 }
 
-func fmtMs(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+func fmtMs(d time.Duration) string {
+	return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond))
+}
