@@ -36,6 +36,8 @@ Inputs, one way or another (default: pseudo-random, as "delego bench"):
   --image PICTURE    a picture for a model with one image input (see
                      "delego run -h"; --mean, --std for FLOAT32 inputs)
   --inputs-from DIR  the regular files of DIR, sorted by name, one per input
+  --mean M           mean for FLOAT32 --image inputs (default 127.5)
+  --std S            standard deviation for them (default 127.5)
 
 Writes into --out DIR (created if missing):
   events.jsonl   one TFLite BenchmarkEvent (configuration.proto) per line as
@@ -56,6 +58,7 @@ candidate goes to standard error.
 
 Flags:
   --delegate A,B,...  the candidates, in order (required)
+  --out DIR           where events.jsonl and settings.json go (required)
   --settings FILE     the base TFLiteSettings (or ComputeSettings) of every
                       candidate; each gets its own delegate field
   --runs N            timed Invokes per candidate (default 20)
@@ -71,6 +74,9 @@ Flags:
   --threads N         goroutines for delego's CPU kernels (the reference,
                       and nodes a delegate leaves on the CPU)
   --seed S            seed of the pseudo-random inputs (default 1)
+  --cpu-twin FILE     not taken: tune compares every candidate with the CPU
+                      on MODEL itself, so an Edge TPU model (which the CPU
+                      cannot run) cannot be tuned yet
 ` + pluginFlagsHelp + `  -h                  show this help
 
 Exit status 0 when a candidate was chosen, 1 when none was correct.
@@ -143,6 +149,8 @@ func parseTuneFlags(args []string, stdout io.Writer) (*tuneFlags, error) {
 		return nil, usagef("tune", "--warmup must not be negative, got %d", f.warmup)
 	case set["threads"] && f.threads < 1:
 		return nil, usagef("tune", "--threads must be at least 1, got %d", f.threads)
+	case f.delegation.twin != "":
+		return nil, usagef("tune", "--cpu-twin: tune compares with the CPU on MODEL itself, so it cannot tune an Edge TPU model yet")
 	case f.th.MaxSteps < 0 || !(f.th.MaxRelativeError >= 0):
 		return nil, usagef("tune", "--max-steps and --max-relative-error must not be negative")
 	}
