@@ -163,6 +163,9 @@ func TestTuneFaultPlugins(t *testing.T) {
 			t.Errorf("%s: %v, want an ERROR at INFERENCE", name, ev)
 		}
 	}
+	if e := ends[0].GetError(); e.GetExitCode() != 2 || e.Signal != nil {
+		t.Errorf("fault-crash-invoke: exit code %d, signal %d; want 2 (a Go panic) and none", e.GetExitCode(), e.GetSignal())
+	}
 	if r := ends[2].GetResult(); ends[2].GetEventType() != config.BenchmarkEventType_END || r.GetOk() {
 		t.Errorf("fault-wrong: %v, want an END that is not ok", ends[2])
 	}

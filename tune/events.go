@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"errors"
 	"time"
 
 	"github.com/delego/delego/delegate/config"
@@ -64,5 +65,22 @@ func errorEvent(c *Candidate) *config.BenchmarkEvent {
 		code.Source = d.Enum()
 	}
 	ev.Error = &config.BenchmarkError{Stage: c.Stage.Enum(), ErrorCode: []*config.ErrorCode{code}}
+	if code, signal, ok := exitStatus(c.Err); ok {
+		ev.Error.ExitCode = proto.Int32(int32(code))
+		if signal != 0 {
+			ev.Error.Signal = proto.Int32(int32(signal))
+		}
+	}
 	return ev
+}
+
+// exitStatus is how the plugin process whose death err reports ended (its
+// exit code, or -1 and a signal), when err says.
+func exitStatus(err error) (code, signal int, ok bool) {
+	var exited interface{ ExitStatus() (code, signal int) }
+	if !errors.As(err, &exited) {
+		return 0, 0, false
+	}
+	code, signal = exited.ExitStatus()
+	return code, signal, true
 }
