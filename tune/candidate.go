@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -62,7 +63,7 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	i := int(q*float64(len(s))+0.999999) - 1
+	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[min(max(i, 0), len(s)-1)]
 }
 

@@ -25,6 +25,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"time"
@@ -163,6 +164,12 @@ func KeyOf(m *model.Model) Key {
 	sum := sha256.Sum256(m.Bytes())
 	return Key{ModelSHA256: hex.EncodeToString(sum[:]), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		Host: hostname(), CPUs: runtime.NumCPU()}
+}
+
+// hostname is the machine's name, "" when it has none.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }
 
 // Run tries every candidate on m and chooses one. Its error is for what
