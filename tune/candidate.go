@@ -96,11 +96,7 @@ func try(ctx context.Context, m *model.Model, name string, opts Options, ref [][
 	if err := ctx.Err(); err != nil {
 		c.Err = fmt.Errorf("tuning stopped: %w", err)
 	}
-	ev := endEvent(c, opts.Thresholds)
-	if c.Err != nil {
-		ev = errorEvent(c)
-	}
-	if err := emit(ev); err != nil {
+	if err := emit(outcomeEvent(c, opts.Thresholds)); err != nil {
 		return c, err
 	}
 	return c, ctx.Err()

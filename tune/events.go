@@ -30,6 +30,14 @@ func startEvent(c *Candidate) *config.BenchmarkEvent {
 	return stamp(c, config.BenchmarkEventType_START)
 }
 
+// outcomeEvent is how c ended: its ERROR, or its END.
+func outcomeEvent(c *Candidate, th Thresholds) *config.BenchmarkEvent {
+	if c.Err != nil {
+		return errorEvent(c)
+	}
+	return endEvent(c, th)
+}
+
 // endEvent is the END of a candidate that finished: its timings, memory,
 // accuracy figures and whether they were within th.
 func endEvent(c *Candidate, th Thresholds) *config.BenchmarkEvent {
