@@ -106,3 +106,26 @@ func TestTuneNothingCorrect(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestTuneInputsFrom reads one input per file of --inputs-from, by name,
+// and refuses a directory with the wrong number of files.
+func TestTuneInputsFrom(t *testing.T) {
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "0.raw"), shared.ReadGolden(t, gc.InputFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "not-an-input"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{shared.Model(t, gc.Model), "--delegate", "cpu", "--inputs-from", dir, "--out", t.TempDir(), "--runs", "1"}
+	var stdout, stderr bytes.Buffer
+	if err := tuneWith(t.Context(), args, &stdout, &stderr, tuneEnv()); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "1.raw"), []byte{1}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := tuneWith(t.Context(), args, &stdout, &stderr, tuneEnv())
+	checkRunFails(t, err, "the model needs 1 --input file", "got 2 files")
+}
