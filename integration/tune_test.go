@@ -166,6 +166,9 @@ func TestTuneFaultPlugins(t *testing.T) {
 	if e := ends[0].GetError(); e.GetExitCode() != 2 || e.Signal != nil {
 		t.Errorf("fault-crash-invoke: exit code %d, signal %d; want 2 (a Go panic) and none", e.GetExitCode(), e.GetSignal())
 	}
+	if e := ends[1].GetError(); e.GetExitCode() != -1 || e.GetSignal() != 9 {
+		t.Errorf("fault-hang: exit code %d, signal %d; want -1 and 9 (the watchdog's SIGKILL)", e.GetExitCode(), e.GetSignal())
+	}
 	if r := ends[2].GetResult(); ends[2].GetEventType() != config.BenchmarkEventType_END || r.GetOk() {
 		t.Errorf("fault-wrong: %v, want an END that is not ok", ends[2])
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
 	"google.golang.org/protobuf/proto"
 )
@@ -83,8 +84,13 @@ func errorEvent(c *Candidate) *config.BenchmarkEvent {
 }
 
 // exitStatus is how the plugin process whose death err reports ended (its
-// exit code, or -1 and a signal), when err says.
+// exit code, or -1 and a signal), when err says. The watchdog's HungError
+// hides what the call returned from errors.As (it is delegate.ErrHung, not
+// the killed call's error), so that is looked at directly.
 func exitStatus(err error) (code, signal int, ok bool) {
+	if hung, isHung := errors.AsType[*core.HungError](err); isHung {
+		err = hung.Err
+	}
 	var exited interface{ ExitStatus() (code, signal int) }
 	if !errors.As(err, &exited) {
 		return 0, 0, false

@@ -420,6 +420,10 @@ func (e *killedError) Error() string {
 
 func (e *killedError) Unwrap() []error { return []error{e.cause, delegate.ErrLost} }
 
+// ExitStatus is -1 and SIGKILL: the host killed the process (see
+// exitedError.ExitStatus).
+func (e *killedError) ExitStatus() (code, signal int) { return -1, int(syscall.SIGKILL) }
+
 // remoteError is an error a plugin's delegate returned: its message as the
 // delegate wrote it, and the sentinel its status code carried (nil: none).
 type remoteError struct {
