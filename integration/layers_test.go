@@ -36,6 +36,9 @@ var layers = []struct {
 	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
 	{"plugins/gpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
 	{"plugins/nnapi/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/nnapi/..."}},
+	// The mini-benchmark: candidates run through the interpreter, opened
+	// by the caller (so it starts no plugin of its own).
+	{"tune", []string{"tensor", "model", "delegate", "delegate/config", "core"}},
 	{"internal/randgraph", []string{"tensor", "model/schema", "core/kernels", "model/..."}},
 	{"internal/testdelegates", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "plugins/cpu"}},
 	{"cmd/...", []string{"..."}},

@@ -20,7 +20,7 @@ var binPath string
 
 // faultModes are the fault plugin's names (see
 // delegate/plugin/internal/faultplugin).
-var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice", "checker"}
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice", "checker", "wrong"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -2,7 +2,8 @@
 // model on raw input files or on a picture (run), describes a model's graph,
 // tensors and metadata (inspect), measures latency with a per-op profile
 // (bench), shows which delegate would run which part of a model, and why
-// the rest stays on the CPU (plan), lists the Edge TPUs it can use
+// the rest stays on the CPU (plan), tries delegates on a model and picks
+// the fastest correct one (tune), lists the Edge TPUs it can use
 // (devices) and the delegate plugins it finds (plugins).
 //
 // Usage:
@@ -11,6 +12,7 @@
 //	delego inspect MODEL [--json]
 //	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [DELEGATION] [--json]
 //	delego plan MODEL [DELEGATION] [--json | --format text|dot|json]
+//	delego tune MODEL --delegate A,B,... --out DIR [--input FILE... | --image PICTURE | --inputs-from DIR] [--runs N]
 //	delego devices [--json]
 //	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls]
 //	delego example [--dir DIR]
@@ -75,6 +77,7 @@ func commands() []command {
 		{"inspect", "describe a model's graph, tensors and metadata", inspectUsage, inspectCmd},
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
+		{"tune", "try delegates on a model and pick the fastest correct one", tuneUsage, tuneCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},

@@ -107,6 +107,7 @@ func TestUsageMentionsEveryFlag(t *testing.T) {
 		{runUsage, (&runFlags{}).flagSet()},
 		{benchUsage, (&benchFlags{}).flagSet()},
 		{planUsage, (&planFlags{}).flagSet()},
+		{tuneUsage, (&tuneFlags{}).flagSet()},
 		{inspectUsage, inspectFlagSet(&asJSON)},
 	} {
 		c.fs.VisitAll(func(f *flag.Flag) {

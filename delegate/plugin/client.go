@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -393,7 +395,7 @@ func (c *Client) callErr(ctx context.Context, s *session, call string, err error
 		}
 		s.kill()
 		c.forget(s)
-		return fmt.Errorf("%w during its %s call (%s)", ErrCrashed, call, s.exitReport())
+		return s.exited(fmt.Errorf("%w during its %s call (%s)", ErrCrashed, call, s.exitReport()))
 	case st.Code() == codes.FailedPrecondition:
 		return &remoteError{msg: st.Message(), is: delegate.ErrNoDevice}
 	}
@@ -417,6 +419,10 @@ func (e *killedError) Error() string {
 }
 
 func (e *killedError) Unwrap() []error { return []error{e.cause, delegate.ErrLost} }
+
+// ExitStatus is -1 and SIGKILL: the host killed the process (see
+// exitedError.ExitStatus).
+func (e *killedError) ExitStatus() (code, signal int) { return -1, int(syscall.SIGKILL) }
 
 // remoteError is an error a plugin's delegate returned: its message as the
 // delegate wrote it, and the sentinel its status code carried (nil: none).
@@ -514,6 +520,36 @@ func (s *session) end(closed bool) {
 		}
 		s.gp.Kill()
 	})
+}
+
+// exited wraps err, the error of a call to the process that died, with the
+// way it ended (ExitStatus). Call it after end.
+func (s *session) exited(err error) error {
+	<-s.ended
+	return &exitedError{err: err, state: s.cmd.ProcessState}
+}
+
+// exitedError is the error of a plugin process that died; it unwraps to
+// the call's error (ErrCrashed).
+type exitedError struct {
+	err   error
+	state *os.ProcessState // nil when the process was never reaped
+}
+
+func (e *exitedError) Error() string { return e.err.Error() }
+func (e *exitedError) Unwrap() error { return e.err }
+
+// ExitStatus is how the process ended: its exit code, or -1 and the signal
+// that killed it; -1 and 0 when that is not known. A caller finds it with
+// errors.As and an interface{ ExitStatus() (code, signal int) }.
+func (e *exitedError) ExitStatus() (code, signal int) {
+	if e.state == nil {
+		return -1, 0
+	}
+	if ws, ok := e.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, int(ws.Signal())
+	}
+	return e.state.ExitCode(), 0
 }
 
 // exitReport describes how the process ended, with the tail of its stderr.

@@ -89,8 +89,8 @@ func (e *executable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tenso
 		// make sure it is reaped and no longer current.
 		e.s.kill()
 		e.c.forget(e.s)
-		return fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
-			ErrCrashed, e.s.exitReport())
+		return e.s.exited(fmt.Errorf("invoke: %w: the partition was compiled in a process that has ended (%s); compile it again",
+			ErrCrashed, e.s.exitReport()))
 	}
 	useBell := e.wantBell()
 	offsets, size := e.placement(inputs, outputs, useBell)

@@ -10,6 +10,8 @@
 //	hang-later     declares one thread (delegate.Threaded), so the host
 //	               polls for its answers, and hangs from the 21st Invoke
 //	error-invoke   fails every Invoke with an error of 10 KB (and lives on)
+//	wrong          answers outputs of the right shape with wrong numbers
+//	               (every byte one higher), which only a comparison notices
 //	garbage        returns outputs of the wrong shape and size
 //	protocol       speaks plugin protocol ProtocolVersion+1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
@@ -119,5 +121,19 @@ func (e *faultyExe) Invoke(ctx context.Context, in, out []*tensor.Tensor) error 
 	case "error-invoke":
 		return fmt.Errorf("fault plugin: invoke failed: %s", strings.Repeat("x", 10<<10))
 	}
-	return e.Executable.Invoke(ctx, in, out)
+	if err := e.Executable.Invoke(ctx, in, out); err != nil || e.mode != "wrong" {
+		return err
+	}
+	skew(out)
+	return nil
+}
+
+// skew makes plausible wrong numbers of the right shape: every output byte
+// one higher: 8-bit integers one step off, floats far off.
+func skew(out []*tensor.Tensor) {
+	for _, t := range out {
+		for i := range t.Data {
+			t.Data[i]++
+		}
+	}
 }

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tune"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+const tuneUsage = `Usage: delego tune MODEL --delegate A,B,... --out DIR [flags]
+
+Tries each delegate on MODEL and picks the fastest that is correct, as
+TensorFlow Lite's mini-benchmark does on Android. Each candidate runs alone,
+one after the other, in a plugin process of its own (the binary
+delego-NAME; "cpu" is delego's kernels, through delego-cpu when found):
+delego starts it, compiles the model, runs --warmup untimed and --runs timed
+Invokes, compares the outputs with delego's CPU kernels on the same inputs
+and reads the plugin's peak memory. A candidate that cannot be had, fails,
+crashes, hangs past --timeout or gives outputs beyond the thresholds is
+recorded and never chosen. While a candidate is tried its fallback settings
+are off, so a failure shows rather than running on the CPU.
+
+Inputs, one way or another (default: pseudo-random, as "delego bench"):
+  --input FILE       raw bytes of one input tensor, one per model input
+  --image PICTURE    a picture for a model with one image input (see
+                     "delego run -h"; --mean, --std for FLOAT32 inputs)
+  --inputs-from DIR  the regular files of DIR, sorted by name, one per input
+  --mean M           mean for FLOAT32 --image inputs (default 127.5)
+  --std S            standard deviation for them (default 127.5)
+
+Writes into --out DIR (created if missing):
+  events.jsonl   one TFLite BenchmarkEvent (configuration.proto) per line as
+                 protobuf JSON: START, then END (result: initialization and
+                 inference times in us, max_memory_kb, ok, metrics) or ERROR
+                 (error: stage, error_code) per candidate, with its
+                 tflite_settings, boottime_us and wallclock_us. A START
+                 without an END or ERROR is a run that delego itself did
+                 not survive.
+  settings.json  the chosen candidate's ComputeSettings, for "delego run
+                 --settings" and config.Load (not written when none is
+                 correct). Its delegate field names the delegate (NONE:
+                 delego's CPU kernels); a plugin that the enum cannot name
+                 needs --delegate NAME beside it.
+and prints a table (candidate, ok, accuracy, init ms, median ms, p90 ms, peak
+memory) and the decision with its reason. On a terminal, a progress line per
+candidate goes to standard error.
+
+Flags:
+  --delegate A,B,...  the candidates, in order (required)
+  --out DIR           where events.jsonl and settings.json go (required)
+  --settings FILE     the base TFLiteSettings (or ComputeSettings) of every
+                      candidate; each gets its own delegate field
+  --runs N            timed Invokes per candidate (default 20)
+  --warmup N          untimed Invokes before them (default 3)
+  --max-steps N       the largest difference allowed in an integer output,
+                      in steps of its type (default 0: exact)
+  --max-relative-error E
+                      the largest difference allowed in a FLOAT32 output,
+                      relative to the largest magnitude of the CPU's
+                      (default 1e-4)
+  --timeout DURATION  the longest one Invoke may take (default: 30s for the
+                      first, then 20 times the slowest so far, at least 2s)
+  --threads N         goroutines for delego's CPU kernels (the reference,
+                      and nodes a delegate leaves on the CPU)
+  --seed S            seed of the pseudo-random inputs (default 1)
+  --cpu-twin FILE     not taken: tune compares every candidate with the CPU
+                      on MODEL itself, so an Edge TPU model (which the CPU
+                      cannot run) cannot be tuned yet
+` + pluginFlagsHelp + `  -h                  show this help
+
+Exit status 0 when a candidate was chosen, 1 when none was correct.
+`
+
+// tuneFlags are the parsed flags of "delego tune".
+type tuneFlags struct {
+	model      string
+	inputs     stringList
+	image      string
+	inputsFrom string
+	out        string
+	runs       int
+	warmup     int
+	threads    int
+	seed       uint
+	th         tune.Thresholds
+	norm       pixelNorm
+	normGiven  bool
+	delegation delegationFlags
+}
+
+func (f *tuneFlags) flagSet() *flag.FlagSet {
+	fs := newFlagSet("tune")
+	fs.Var(&f.inputs, "input", "")
+	fs.StringVar(&f.image, "image", "", "")
+	fs.StringVar(&f.inputsFrom, "inputs-from", "", "")
+	fs.StringVar(&f.out, "out", "", "")
+	fs.IntVar(&f.runs, "runs", tune.DefaultRuns, "")
+	fs.IntVar(&f.warmup, "warmup", tune.DefaultWarmup, "")
+	fs.IntVar(&f.threads, "threads", 0, "")
+	fs.UintVar(&f.seed, "seed", 1, "")
+	fs.Int64Var(&f.th.MaxSteps, "max-steps", tune.DefaultMaxSteps, "")
+	fs.Float64Var(&f.th.MaxRelativeError, "max-relative-error", tune.DefaultMaxRelativeError, "")
+	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	f.delegation.define(fs)
+	return fs
+}
+
+func parseTuneFlags(args []string, stdout io.Writer) (*tuneFlags, error) {
+	f := &tuneFlags{}
+	fs := f.flagSet()
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, flagError(fs, "tune", tuneUsage, stdout, err)
+	}
+	set := setFlags(fs)
+	f.normGiven = set["mean"] || set["std"]
+	given := 0
+	for _, g := range []bool{len(f.inputs) > 0, f.image != "", f.inputsFrom != ""} {
+		if g {
+			given++
+		}
+	}
+	switch {
+	case len(pos) != 1:
+		return nil, usagef("tune", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
+	case len(f.delegation.delegates) == 0:
+		return nil, usagef("tune", "--delegate is required: the candidates to try")
+	case f.out == "":
+		return nil, usagef("tune", "--out DIR is required: where events.jsonl and settings.json go")
+	case given > 1:
+		return nil, usagef("tune", "--input, --image and --inputs-from cannot be used together")
+	case f.normGiven && f.image == "":
+		return nil, usagef("tune", "--mean and --std apply to --image only")
+	case f.runs < 1:
+		return nil, usagef("tune", "--runs must be at least 1, got %d", f.runs)
+	case f.warmup < 0:
+		return nil, usagef("tune", "--warmup must not be negative, got %d", f.warmup)
+	case set["threads"] && f.threads < 1:
+		return nil, usagef("tune", "--threads must be at least 1, got %d", f.threads)
+	case f.delegation.twin != "":
+		return nil, usagef("tune", "--cpu-twin: tune compares with the CPU on MODEL itself, so it cannot tune an Edge TPU model yet")
+	case f.th.MaxSteps < 0 || !(f.th.MaxRelativeError >= 0):
+		return nil, usagef("tune", "--max-steps and --max-relative-error must not be negative")
+	}
+	f.model = pos[0]
+	return f, nil
+}
+
+func tuneCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return tuneWith(ctx, args, stdout, stderr, env{})
+}
+
+// tuneWith is tuneCmd with the kernels and delegates of e.
+func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
+	f, err := parseTuneFlags(args, stdout)
+	if err != nil || f == nil {
+		return err
+	}
+	sel, err := f.delegation.resolve("tune", stderr)
+	if err != nil {
+		return err
+	}
+	if len(sel.names) == 0 {
+		return usagef("tune", "--delegate %s: tune needs at least one candidate", noDelegate)
+	}
+	m, err := model.Load(f.model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	data, err := f.readInputs(m)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	events, err := os.Create(filepath.Join(f.out, "events.jsonl"))
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer closeAfter(&err, stderr, "writing events.jsonl", events)
+
+	open := e.open
+	if open == nil {
+		open = sel.host.open
+	}
+	opts := tune.Options{
+		Candidates: sel.names, Open: tune.Opener(open), Settings: sel.settings, Inputs: data,
+		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: sel.timeout, Thresholds: f.th,
+		Event: func(ev *config.BenchmarkEvent) error { return writeEvent(events, ev) },
+		Done:  progress(stderr),
+	}
+	if f.warmup == 0 {
+		opts.Warmup = -1
+	}
+	r, err := tune.Run(ctx, m, opts)
+	if err != nil {
+		return err
+	}
+	printTune(stdout, r, f.th)
+	if r.Best() == nil {
+		return errors.New(r.Reason)
+	}
+	path := filepath.Join(f.out, "settings.json")
+	if err := writeSettings(path, r.ComputeSettings()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "settings: %s\n", path)
+	if r.Best().Chosen.Delegate == nil {
+		fmt.Fprintf(stdout, "run it with: delego run MODEL --delegate %s --settings %s\n", r.Best().Name, path)
+	}
+	return nil
+}
+
+// readInputs reads the inputs the flags name, or makes pseudo-random ones.
+func (f *tuneFlags) readInputs(m *model.Model) ([][]byte, error) {
+	switch {
+	case f.image != "":
+		data, _, err := imageInputs(m, f.image, f.norm, f.normGiven)
+		return data, err
+	case len(f.inputs) > 0:
+		return readInputFiles(m, f.inputs)
+	case f.inputsFrom != "":
+		files, err := regularFiles(f.inputsFrom)
+		if err != nil {
+			return nil, fmt.Errorf("--inputs-from: %w", err)
+		}
+		return readInputFiles(m, files)
+	}
+	return randomInputs(m, uint32(f.seed))
+}
+
+// regularFiles lists the regular files of dir, sorted by name.
+func regularFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// writeEvent appends ev to w as one line of protobuf JSON.
+func writeEvent(w io.Writer, ev *config.BenchmarkEvent) error {
+	b, err := tune.MarshalEvent(ev)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write events.jsonl: %w", err)
+	}
+	return nil
+}
+
+// writeSettings writes cs as indented protobuf JSON, atomically.
+func writeSettings(path string, cs *config.ComputeSettings) error {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(cs)
+	if err != nil {
+		return fmt.Errorf("encode settings: %w", err)
+	}
+	out, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// progress returns the Done callback: one line per candidate on stderr when
+// it is a terminal, nothing otherwise.
+func progress(stderr io.Writer) func(*tune.Candidate) {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(c *tune.Candidate) {
+		fmt.Fprintf(stderr, "tune: %s: %s\n", c.Name, oneLine(c.Verdict()))
+	}
+}
+
+// printTune prints the table, every candidate's failure and the decision.
+func printTune(w io.Writer, r *tune.Report, th tune.Thresholds) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "candidate\tok\taccuracy\tinit ms\tmedian ms\tp90 ms\tpeak memory")
+	for _, c := range r.Candidates {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, okWord(c), accuracyOf(c), msOr(c.Err == nil, ms(c.Init)),
+			msOr(len(c.Times) > 0, ms(c.Median())), msOr(len(c.Times) > 0, ms(c.P90())), memoryOf(c))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "thresholds: integers within %d steps, floats within %g relative\n", th.MaxSteps, th.MaxRelativeError)
+	for _, c := range r.Candidates {
+		if !c.OK() {
+			fmt.Fprintf(w, "%s: %s\n", c.Name, oneLine(c.Verdict()))
+		}
+	}
+	if b := r.Best(); b != nil {
+		fmt.Fprintf(w, "chosen: %s: %s\n", b.Name, r.Reason)
+	} else {
+		fmt.Fprintf(w, "chosen: none: %s\n", r.Reason)
+	}
+}
+
+func okWord(c *tune.Candidate) string {
+	switch {
+	case c.OK():
+		return "yes"
+	case c.Err != nil:
+		return "error"
+	}
+	return "no"
+}
+
+// accuracyOf is the worst figure of each kind over the outputs.
+func accuracyOf(c *tune.Candidate) string {
+	if len(c.Accuracy) == 0 {
+		return "-"
+	}
+	var parts []string
+	var steps int64 = -1
+	rel := -1.0
+	for _, a := range c.Accuracy {
+		if a.Float {
+			rel = max(rel, a.MaxRelativeError)
+		} else {
+			steps = max(steps, a.MaxSteps)
+		}
+	}
+	if rel >= 0 {
+		parts = append(parts, fmt.Sprintf("%.2g rel", rel))
+	}
+	if steps >= 0 {
+		parts = append(parts, plural(int(min(steps, 1<<30)), "step", "steps"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func msOr(ok bool, v float64) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func memoryOf(c *tune.Candidate) string {
+	if c.PeakMemoryKB <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(c.PeakMemoryKB)/1024)
+}
