@@ -16,8 +16,9 @@
 // each Invoke runs the nodes' executables on it (run.go, edgetpu part 2).
 // Transport and Bus are the seams the driver is written against; EnvOptions
 // reads DELEGO_EDGETPU_DEVICE (sim: a simulated device, package tpusim;
-// sim:unplug-after=3 and the like: one that fails as asked, to rehearse an
-// application's fallback, see tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
+// sim:2: two of them, usb:0 and usb:1; sim:unplug-after=3 and the like: one
+// that fails as asked, to rehearse an application's fallback, see
+// tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
 // and DELEGO_USB_TRACE. A device unplugged while open fails the Invoke
 // with an error wrapping delegate.ErrNoDevice.
 package edgetpu

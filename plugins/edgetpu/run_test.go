@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -443,6 +444,45 @@ func TestMixedModelSimulated(t *testing.T) {
 	for i, v := range it.Output(1).Data() { // outputs/rnn2
 		if v != seed+byte(i) {
 			t.Fatalf("outputs/rnn2 byte %d: %d", i, v)
+		}
+	}
+}
+
+// TestEnvSeveral: DELEGO_EDGETPU_DEVICE=sim:N plugs in N simulated devices,
+// each with its own address and port, listed as usb:0 ... usb:N-1; faults
+// after the number strike each; a number out of range is an error that
+// says what it wants.
+func TestEnvSeveral(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) { return v, k == EnvDevice }
+	}
+	for _, c := range []struct {
+		env    string
+		n      int
+		faults int
+	}{{"sim", 1, 0}, {"sim:3", 3, 0}, {"sim:2:stall-after=1", 2, 1}, {"sim-dfu:2", 2, 0}, {"sim:unplug-after=0", 1, 1}} {
+		bus, err := EnvBus(env(c.env))
+		if err != nil {
+			t.Fatalf("%s: %v", c.env, err)
+		}
+		devs, err := Devices(context.Background(), bus)
+		if err != nil || len(devs) != c.n {
+			t.Fatalf("%s: %d devices (%v), want %d", c.env, len(devs), err, c.n)
+		}
+		for i, d := range devs {
+			if want := fmt.Sprintf("usb:%d", i); d.Path != want || d.Address != 2+i || d.Ports[0] != 1+i {
+				t.Errorf("%s: device %d is %v", c.env, i, d)
+			}
+		}
+		if cfg, _, _ := parseSim(c.env); len(cfg.Faults) != c.faults {
+			t.Errorf("%s: faults %v", c.env, cfg.Faults)
+		}
+	}
+	for _, v := range []string{"sim:0", "sim:17", "sim:x", "sim:+2", "sim:"} {
+		if _, err := EnvBus(env(v)); err == nil {
+			t.Errorf("%s: no error", v)
+		} else if v != "sim:" && !strings.Contains(err.Error(), "is not a number of simulated devices (1 to 16)") {
+			t.Errorf("%s: %v", v, err)
 		}
 	}
 }
