@@ -75,6 +75,7 @@ func commands() []command {
 		{"inspect", "describe a model's graph, tensors and metadata", inspectUsage, inspectCmd},
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
+		{"pipeline", "run a segmented model as a pipeline over several Edge TPUs", pipelineUsage, pipelineCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
