@@ -15,6 +15,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 )
 
@@ -100,11 +101,11 @@ func TestCocompiledSwitching(t *testing.T) {
 // parameter-caching executable.
 func parameterBytes(t *testing.T, name string) int {
 	t.Helper()
-	nodes, err := Prepare(modelBytes(t, name))
+	co, err := executable.Parse(tpuNodeOf(t, name).options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(nodes[0].Caching.Parameters)
+	return len(co.Packages[0].Caching().Parameters)
 }
 
 // TestCocompiledConcurrent: interpreters of the two co-compiled models,
