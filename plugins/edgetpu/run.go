@@ -338,11 +338,7 @@ func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, node
 		x.consts[ti] = m.Buffer(t.Buffer)
 	}
 	for _, n := range nodes {
-		dm, err := driver.NewModel(n.Main, n.Caching)
-		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", n.Index, err)
-		}
-		x.models = append(x.models, dm)
+		x.models = append(x.models, n.Program)
 		ins, outs := nodeTensors(sg.Operator(n.Index), n)
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		x.data = append(x.data, make([][]byte, len(ins)))
