@@ -200,7 +200,7 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	r, err := runPipeline(ctx, segs, data, f)
 	if err != nil {
-		return err
+		return nameSegment(err, f.segments)
 	}
 	for k := range r.Segments {
 		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
@@ -214,6 +214,15 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return writeJSON(stdout, r)
 	}
 	return printPipeline(stdout, r, segs[len(segs)-1])
+}
+
+// nameSegment prefixes the error of a segment that failed with its file.
+func nameSegment(err error, paths []string) error {
+	var serr *pipeline.SegmentError
+	if errors.As(err, &serr) && serr.Segment < len(paths) {
+		return fmt.Errorf("%s: %w", paths[serr.Segment], err)
+	}
+	return err
 }
 
 // loadSegments loads the segment models; on an error it closes those loaded.
@@ -398,14 +407,14 @@ func runSequential(ctx context.Context, segs []*core.Interpreter, data [][]byte)
 			in := it.Input(i)
 			v, ok := vals[in.Name()]
 			if !ok {
-				return nil, fmt.Errorf("segment %d: input %d (%q) is no earlier segment's output", k, i, in.Name())
+				return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("input %d (%q) is no earlier segment's output", i, in.Name())}
 			}
 			if err := in.CopyFrom(v); err != nil {
-				return nil, fmt.Errorf("segment %d: %w", k, err)
+				return nil, &pipeline.SegmentError{Segment: k, Err: err}
 			}
 		}
 		if err := it.Invoke(ctx); err != nil {
-			return nil, fmt.Errorf("segment %d: invoke: %w", k, err)
+			return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("invoke: %w", err)}
 		}
 		for i := range it.NumOutputs() {
 			vals[it.Output(i).Name()] = slices.Clone(it.Output(i).Data())
