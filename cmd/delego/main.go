@@ -183,7 +183,7 @@ Commands:
 
 `
 	for _, c := range commands() {
-		s += fmt.Sprintf("  %-8s %s\n", c.Name, c.Summary)
+		s += fmt.Sprintf("  %-9s %s\n", c.Name, c.Summary)
 	}
 	return s + `
 Run 'delego help COMMAND' or 'delego COMMAND -h' for a command's flags.
