@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,6 +56,22 @@ func TestPipelineSimulated(t *testing.T) {
 	code, stdout, stderr := cli(t, append(append([]string{"pipeline"}, segs...), "--image", image, "--runs", "2")...)
 	if code != exitOK || !strings.Contains(stdout, "pipelined:  2 runs") || !strings.Contains(stdout, "every pipelined output equals the sequential run's") {
 		t.Errorf("text: status %d, %s%s", code, stdout, stderr)
+	}
+	raw := filepath.Join(t.TempDir(), "in.raw")
+	if err := os.WriteFile(raw, make([]byte, 300*300*3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = cli(t, append(append([]string{"pipeline"}, segs...), "--input", raw, "--runs", "2", "--devices", "usb:1,usb:0", "--json")...)
+	if code != exitOK || !strings.Contains(stdout, `"device": "usb:1"`) {
+		t.Errorf("--input and --devices: status %d, %s%s", code, stdout, stderr)
+	}
+	code, _, stderr = cli(t, append(append([]string{"pipeline"}, segs...), "--input", raw, "--devices", "usb:0")...)
+	if code != exitUsage || !strings.Contains(stderr, "--devices names 1 devices for 2 segments") {
+		t.Errorf("--devices for one segment: status %d, %s", code, stderr)
+	}
+	code, _, stderr = cli(t, append(append([]string{"pipeline"}, segs...), "--input", image)...)
+	if code != exitError || !strings.Contains(stderr, "normalized_input_image_tensor") {
+		t.Errorf("an input of the wrong size: status %d, %s", code, stderr)
 	}
 	if code, stdout, _ := cli(t, "devices"); code != exitOK || !strings.Contains(stdout, "usb:0  18d1:9302  ready") || !strings.Contains(stdout, "usb:1  18d1:9302  ready") {
 		t.Errorf("devices: %d %q", code, stdout)
