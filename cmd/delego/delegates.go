@@ -244,7 +244,9 @@ The edgetpu delegate also reads the environment:
                    sim:FAULTS (or sim:N:FAULTS) makes the simulated devices
                    fail on purpose: unplug-after=N, timeout-after=N,
                    stall-after=N or delay-after=N:DURATION (comma-separated)
-                   in each device's invoke N+1
+                   in each device's invoke N+1; busy=DURATION among them
+                   makes every invoke take that long on the device (the
+                   simulator itself takes no device time)
   DELEGO_EDGETPU_FIRMWARE=FILE   the firmware for a device that waits for
                    it (1a6e:089a), where coral_settings.firmware_path names
                    none (libedgetpu's apex_latest_single_ep.bin)

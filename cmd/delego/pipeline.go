@@ -41,7 +41,10 @@ otherwise. Segment K runs on Edge TPU usb:K (coral_settings.device); with
 fewer devices than segments, on usb:(K mod D), segments sharing a device
 taking turns on it. --devices names them instead. The edgetpu delegate is
 one plugin process for every segment. DELEGO_EDGETPU_DEVICE=sim:N
-simulates N devices (the outputs are then the simulator's).
+simulates N devices (the outputs are then the simulator's); a simulated
+device takes no time of its own unless asked, as sim:2:busy=20ms does
+(each invoke 20 ms on its device), so only then do its figures show what
+several devices give.
 
 Flags:
   --input FILE     raw bytes of one input of the first segment; one --input

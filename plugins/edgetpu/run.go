@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
@@ -37,6 +38,9 @@ const (
 	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s. A number
 	// after the colon plugs in that many simulated devices (usb:0, usb:1,
 	// ...), as sim:2 or sim:2:stall-after=5 (faults then strike each).
+	// busy=DURATION among the faults makes each invoke take that long on
+	// the device (tpusim.Config.Busy), as sim:2:busy=20ms: the simulator
+	// itself takes no device time.
 	EnvDevice = "DELEGO_EDGETPU_DEVICE"
 	// EnvFirmware names the firmware image for a device that waits for
 	// one, where coral_settings.firmware_path does not.
@@ -177,10 +181,36 @@ func parseSim(v string) (tpusim.Config, int, error) {
 		return c, n, nil
 	}
 	var err error
+	if c.Busy, faults, err = cutBusy(faults); err != nil {
+		return c, 0, err
+	}
+	if faults == "" && c.Busy > 0 {
+		return c, n, nil
+	}
 	if c.Faults, err = tpusim.ParseFaults(faults); err != nil {
 		return c, 0, fmt.Errorf("the simulated device's faults: %w", err)
 	}
 	return c, n, nil
+}
+
+// cutBusy takes "busy=DURATION" (tpusim.Config.Busy: how long each invoke
+// computes) out of a comma-separated list and returns the rest.
+func cutBusy(list string) (time.Duration, string, error) {
+	var busy time.Duration
+	var rest []string
+	for _, item := range strings.Split(list, ",") {
+		v, ok := strings.CutPrefix(item, "busy=")
+		if !ok {
+			rest = append(rest, item)
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, "", fmt.Errorf("busy=%s: want how long each invoke computes, a duration above 0 (5ms, 20ms)", v)
+		}
+		busy = d
+	}
+	return busy, strings.Join(rest, ","), nil
 }
 
 // IsSimulated reports whether the delegate runs on simulated devices,

@@ -450,8 +450,9 @@ func TestMixedModelSimulated(t *testing.T) {
 
 // TestEnvSeveral: DELEGO_EDGETPU_DEVICE=sim:N plugs in N simulated devices,
 // each with its own address and port, listed as usb:0 ... usb:N-1; faults
-// after the number strike each; a number out of range is an error that
-// says what it wants.
+// after the number strike each, busy=DURATION among them is the device's
+// time per invoke; a number out of range is an error that says what it
+// wants.
 func TestEnvSeveral(t *testing.T) {
 	env := func(v string) func(string) (string, bool) {
 		return func(k string) (string, bool) { return v, k == EnvDevice }
@@ -460,7 +461,9 @@ func TestEnvSeveral(t *testing.T) {
 		env    string
 		n      int
 		faults int
-	}{{"sim", 1, 0}, {"sim:3", 3, 0}, {"sim:2:stall-after=1", 2, 1}, {"sim-dfu:2", 2, 0}, {"sim:unplug-after=0", 1, 1}} {
+		busy   time.Duration
+	}{{"sim", 1, 0, 0}, {"sim:3", 3, 0, 0}, {"sim:2:stall-after=1", 2, 1, 0}, {"sim-dfu:2", 2, 0, 0}, {"sim:unplug-after=0", 1, 1, 0},
+		{"sim:2:busy=20ms", 2, 0, 20 * time.Millisecond}, {"sim:busy=5ms,stall-after=1", 1, 1, 5 * time.Millisecond}} {
 		bus, err := EnvBus(env(c.env))
 		if err != nil {
 			t.Fatalf("%s: %v", c.env, err)
@@ -474,9 +477,12 @@ func TestEnvSeveral(t *testing.T) {
 				t.Errorf("%s: device %d is %v", c.env, i, d)
 			}
 		}
-		if cfg, _, _ := parseSim(c.env); len(cfg.Faults) != c.faults {
-			t.Errorf("%s: faults %v", c.env, cfg.Faults)
+		if cfg, _, _ := parseSim(c.env); len(cfg.Faults) != c.faults || cfg.Busy != c.busy {
+			t.Errorf("%s: faults %v, busy %v", c.env, cfg.Faults, cfg.Busy)
 		}
+	}
+	if _, err := EnvBus(env("sim:busy=0s")); err == nil || !strings.Contains(err.Error(), "a duration above 0") {
+		t.Errorf("busy=0s: %v", err)
 	}
 	for _, v := range []string{"sim:0", "sim:17", "sim:x", "sim:+2", "sim:"} {
 		if _, err := EnvBus(env(v)); err == nil {
@@ -484,5 +490,29 @@ func TestEnvSeveral(t *testing.T) {
 		} else if v != "sim:" && !strings.Contains(err.Error(), "is not a number of simulated devices (1 to 16)") {
 			t.Errorf("%s: %v", v, err)
 		}
+	}
+}
+
+// TestEnvBusy: with busy=DURATION an invoke takes at least that long (the
+// device holds the transfer that completes its inputs), and its outputs
+// are the simulator's as ever.
+func TestEnvBusy(t *testing.T) {
+	opts, err := EnvOptions(func(k string) (string, bool) { return "sim:busy=50ms", k == EnvDevice })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(opts...)
+	t.Cleanup(func() { d.Close() })
+	it := interpreter(t, "split_concat_edgetpu.tflite", d, nil)
+	for run := range 2 {
+		seed := fill(t, it, byte(run))
+		start := time.Now()
+		if err := it.Invoke(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took < 50*time.Millisecond {
+			t.Errorf("run %d took %v, less than the device's 50ms", run, took)
+		}
+		checkSim(t, it, seed)
 	}
 }
