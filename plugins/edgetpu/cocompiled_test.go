@@ -35,6 +35,25 @@ const (
 // one of simDelegate: the models here are large for a loaded machine.
 var patient = WithDriverOptions(func(o *driver.Options) { o.Timeout = 6 * time.Second })
 
+// syncBuffer is a trace the test reads while the driver's background
+// readers may still write to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // parameterDMAs lists the lengths of the parameter DMAs in a USB trace: the
 // bulk-out headers with descriptor tag 2 (libedgetpu's kParameters).
 func parameterDMAs(t *testing.T, trace string) []int {
@@ -70,7 +89,7 @@ func TestCocompiledSwitching(t *testing.T) {
 		{alone, cocompiledB, nil},
 	} {
 		t.Run(c.a, func(t *testing.T) {
-			var trace bytes.Buffer
+			var trace syncBuffer
 			d, _, _ := simDelegate(t, tpusim.Config{}, WithTrace(&trace), patient)
 			a, b := interpreter(t, c.a, d, nil), interpreter(t, c.b, d, nil)
 			for run := range 6 {
@@ -112,7 +131,7 @@ func parameterBytes(t *testing.T, name string) int {
 // each invoked from its own goroutine, take turns on their one device:
 // every output is right and the parameters still go out once each.
 func TestCocompiledConcurrent(t *testing.T) {
-	var trace bytes.Buffer
+	var trace syncBuffer
 	d, _, _ := simDelegate(t, tpusim.Config{}, WithTrace(&trace), patient)
 	var wg sync.WaitGroup
 	for g, name := range []string{cocompiledA, cocompiledB, cocompiledA} {
@@ -176,10 +195,12 @@ func TestSeveralDevicesInParallel(t *testing.T) {
 			return tpusim.None
 		})
 	}
+	its := make([]*core.Interpreter, len(devs))
+	for i := range devs { // both compiled before either runs
+		its[i] = interpreter(t, "split_concat_edgetpu.tflite", d, coral("usb:"+strconv.Itoa(i)))
+	}
 	var wg sync.WaitGroup
-	for i := range devs {
-		settings := coral("usb:" + strconv.Itoa(i))
-		it := interpreter(t, "split_concat_edgetpu.tflite", d, settings)
+	for i, it := range its {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

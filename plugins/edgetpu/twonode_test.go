@@ -169,7 +169,7 @@ func TestTwoEdgeTPUNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			var trace bytes.Buffer
+			var trace syncBuffer
 			d, _, _ := simDelegate(t, tpusim.Config{}, WithTrace(&trace), patient)
 			it, got := run(t, m, &core.Options{Delegates: []delegate.Delegate{d}})
 			checkTwoNodePlan(t, it.Plan(), reshape)
