@@ -192,14 +192,12 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			fmt.Fprintf(stderr, "delegate %s: %s\n", del.Names[i], delegateOrigin(d))
 		}
 	}
-	segs := make([]*core.Interpreter, len(models))
-	for k, m := range models {
-		opts := del.options(e.registry, f.segments[k])
-		opts.Settings = onDevice(del.Settings, devices[k])
-		if segs[k], err = newInterpreter(ctx, m, f.segments[k], opts, stderr); err != nil {
-			return fmt.Errorf("segment %d (%s): %w", k, f.segments[k], err)
-		}
-		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), segs[k])
+	segs, err := openSegments(ctx, models, f.segments, devices, del, e, stderr)
+	for k, s := range segs {
+		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), s)
+	}
+	if err != nil {
+		return err
 	}
 	r, err := runPipeline(ctx, segs, data, f)
 	if err != nil {
@@ -208,15 +206,39 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	for k := range r.Segments {
 		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
 	}
-	if dev := os.Getenv(edgetpu.EnvDevice); strings.HasPrefix(dev, "sim") && slices.Contains(sel.names, edgetpu.Name) {
-		r.Simulated = dev
-		fmt.Fprintf(stderr, "delego: the Edge TPUs are simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
-			edgetpu.EnvDevice, dev)
-	}
+	r.Simulated = noteSimulated(stderr, sel.names)
 	if f.asJSON {
 		return writeJSON(stdout, r)
 	}
 	return printPipeline(stdout, r, segs[len(segs)-1])
+}
+
+// openSegments makes each segment's interpreter, its Edge TPU nodes on its
+// device; it returns those it made, the last of which may have failed.
+func openSegments(ctx context.Context, models []*model.Model, paths, devices []string, del *delegation, e env, stderr io.Writer) ([]*core.Interpreter, error) {
+	var segs []*core.Interpreter
+	for k, m := range models {
+		opts := del.options(e.registry, paths[k])
+		opts.Settings = onDevice(del.Settings, devices[k])
+		it, err := newInterpreter(ctx, m, paths[k], opts, stderr)
+		if err != nil {
+			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
+		}
+		segs = append(segs, it)
+	}
+	return segs, nil
+}
+
+// noteSimulated says on stderr when the edgetpu delegate runs on simulated
+// devices, and returns DELEGO_EDGETPU_DEVICE then ("" otherwise).
+func noteSimulated(stderr io.Writer, delegates []string) string {
+	dev := os.Getenv(edgetpu.EnvDevice)
+	if !strings.HasPrefix(dev, "sim") || !slices.Contains(delegates, edgetpu.Name) {
+		return ""
+	}
+	fmt.Fprintf(stderr, "delego: the Edge TPUs are simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
+		edgetpu.EnvDevice, dev)
+	return dev
 }
 
 // nameSegment prefixes the error of a segment that failed with its file.
