@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,4 +60,44 @@ func TestEdgeTPUPlugin(t *testing.T) {
 	if !strings.Contains(stderr, "CPU twin") {
 		t.Errorf("stderr should name the CPU twin:\n%s", stderr)
 	}
+}
+
+// TestEdgeTPUPipeline runs "delego pipeline" on the two-segment SSD
+// MobileNet V2 through the delego-edgetpu plugin over two simulated Edge
+// TPUs: it succeeds, each segment on its own device; when a device is
+// unplugged during the pipelined runs, the command fails with that
+// segment's error. No plugin process outlives delego either way.
+func TestEdgeTPUPipeline(t *testing.T) {
+	if err := subreaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := goBuild(dir, nil, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu"); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"pipeline",
+		shared.Model(t, "ssd_mobilenet_v2_coco_quant_postprocess_segment_0_of_2_edgetpu.tflite"),
+		shared.Model(t, "ssd_mobilenet_v2_coco_quant_postprocess_segment_1_of_2_edgetpu.tflite"),
+		"--image", shared.Model(t, "cat.bmp"), "--runs", "3", "--json"}
+	stdout, stderr, err := runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir, "DELEGO_EDGETPU_DEVICE=sim:2"}, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Segments []struct{ Device string }
+		Runs     int
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || r.Runs != 3 || len(r.Segments) != 2 ||
+		r.Segments[0].Device != "usb:0" || r.Segments[1].Device != "usb:1" {
+		t.Errorf("report %+v (%v): %s", r, err, stdout)
+	}
+	checkNoOrphans(t)
+
+	// One warm-up and three sequential runs: each device's invoke 5 is
+	// its first in the pipeline.
+	_, stderr, err = runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir, "DELEGO_EDGETPU_DEVICE=sim:2:unplug-after=4"}, args...)
+	if err == nil || !strings.Contains(stderr, "pipeline segment ") || !strings.Contains(stderr, "planned fault unplug-after=4") {
+		t.Errorf("an unplugged device: %v\n%s", err, stderr)
+	}
+	checkNoOrphans(t)
 }

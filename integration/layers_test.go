@@ -31,6 +31,8 @@ var layers = []struct {
 	{"delegate/plugin/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin/..."}},
 	{"core/kernels", []string{"tensor", "internal/flexbuf", "model/schema"}},
 	{"core", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "delegate/config", "partition"}},
+	// Segments of a model run as a pipeline, each on its own interpreter.
+	{"pipeline", []string{"tensor", "core"}},
 	{"plugins/cpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/plugin", "core", "core/kernels", "plugins/cpu/..."}},
 	{"plugins/xnnpack/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/xnnpack/..."}},
 	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},

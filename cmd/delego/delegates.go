@@ -239,10 +239,14 @@ plugin's invoke N+1 (see README.md, "Rehearsing failures").
 The edgetpu delegate also reads the environment:
   DELEGO_EDGETPU_DEVICE=sim      run it on a simulated Coral USB Accelerator
                    (sim-dfu: one waiting for its firmware); the outputs
-                   are the simulator's, and delego says so. sim:FAULTS
-                   makes the simulated device fail on purpose:
-                   unplug-after=N, timeout-after=N, stall-after=N or
-                   delay-after=N:DURATION (comma-separated) in its invoke N+1
+                   are the simulator's, and delego says so. sim:N plugs in
+                   N simulated devices (usb:0 ... usb:N-1, at most 16).
+                   sim:FAULTS (or sim:N:FAULTS) makes the simulated devices
+                   fail on purpose: unplug-after=N, timeout-after=N,
+                   stall-after=N or delay-after=N:DURATION (comma-separated)
+                   in each device's invoke N+1; busy=DURATION among them
+                   makes every invoke take that long on the device (the
+                   simulator itself takes no device time)
   DELEGO_EDGETPU_FIRMWARE=FILE   the firmware for a device that waits for
                    it (1a6e:089a), where coral_settings.firmware_path names
                    none (libedgetpu's apex_latest_single_ep.bin)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 )
 
@@ -19,8 +20,11 @@ const edgetpuHelp = `  edgetpu[]                    one per edgetpu-custom-op no
                                subgraph, operator, custom_options_bytes,
                                data_version, execution_preference, error (the
                                options cannot be read; nothing else then),
-                               check ("ok", or why Coral's runtime would refuse
-                               them), packages[]: {chip_code (null: not named),
+                               check ("ok", or why the edgetpu delegate would
+                               refuse the node before looking for a device:
+                               Coral's runtime checks, the node's tensors, and
+                               the USB driver's, such as DMA hints that are
+                               not fully deterministic), packages[]: {chip_code (null: not named),
                                  bytes, identifier, min_runtime_version,
                                  compiler_version, keypair_version,
                                  signature_bytes, virtual_chip_id,
@@ -142,7 +146,7 @@ func edgetpuReports(m *model.Model) []edgetpuReport {
 			}
 			r.DataVersion, r.ExecutionPreference = co.Version, co.ExecutionPreference
 			r.Check = "ok"
-			if err := co.Check(); err != nil {
+			if err := edgetpu.CheckNode(m, si, oi); err != nil {
 				r.Check = err.Error()
 			}
 			for _, p := range co.Packages {
@@ -244,7 +248,11 @@ func printEdgeTPU(w io.Writer, rs []edgetpuReport) {
 			continue
 		}
 		fmt.Fprintf(w, ", data version %d, execution preference %d\n", r.DataVersion, r.ExecutionPreference)
-		fmt.Fprintf(w, "    runtime check: %s\n", r.Check)
+		check := r.Check
+		if check != "ok" {
+			check = "the edgetpu delegate refuses it: " + check
+		}
+		fmt.Fprintf(w, "    runtime check: %s\n", check)
 		for pi, p := range r.Packages {
 			chip := "chip not named"
 			if p.ChipCode != nil {

@@ -78,6 +78,7 @@ func commands() []command {
 		{"bench", "measure a model's latency, with a per-op profile", benchUsage, benchCmd},
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
 		{"tune", "try delegates on a model and pick the fastest correct one", tuneUsage, tuneCmd},
+		{"pipeline", "run a segmented model as a pipeline over several Edge TPUs", pipelineUsage, pipelineCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
@@ -185,7 +186,7 @@ Commands:
 
 `
 	for _, c := range commands() {
-		s += fmt.Sprintf("  %-8s %s\n", c.Name, c.Summary)
+		s += fmt.Sprintf("  %-9s %s\n", c.Name, c.Summary)
 	}
 	return s + `
 Run 'delego help COMMAND' or 'delego COMMAND -h' for a command's flags.

@@ -16,8 +16,9 @@
 // each Invoke runs the nodes' executables on it (run.go, edgetpu part 2).
 // Transport and Bus are the seams the driver is written against; EnvOptions
 // reads DELEGO_EDGETPU_DEVICE (sim: a simulated device, package tpusim;
-// sim:unplug-after=3 and the like: one that fails as asked, to rehearse an
-// application's fallback, see tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
+// sim:2: two of them, usb:0 and usb:1; sim:unplug-after=3 and the like: one
+// that fails as asked, to rehearse an application's fallback, see
+// tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
 // and DELEGO_USB_TRACE. A device unplugged while open fails the Invoke
 // with an error wrapping delegate.ErrNoDevice.
 package edgetpu
@@ -30,6 +31,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/tensor"
 )
@@ -130,11 +132,13 @@ type Node struct {
 	Main, Caching *executable.Executable
 	// Batches is the number of batches the node's tensors hold.
 	Batches int
+	// Program is Main and Caching as the driver runs them.
+	Program *driver.Model
 }
 
 // Prepare reads a partition (a .tflite flatbuffer) that should hold only
-// edgetpu-custom-op nodes, and every node's executables: each must parse,
-// pass the runtime's checks and fit the node's tensors.
+// edgetpu-custom-op nodes, and every node's executables as Compile does
+// (readNode).
 func Prepare(partition []byte) ([]*Node, error) {
 	m, err := model.New(partition)
 	if err != nil {
@@ -146,34 +150,10 @@ func Prepare(partition []byte) ([]*Node, error) {
 // prepare is Prepare of a decoded partition.
 func prepare(m *model.Model) ([]*Node, error) {
 	sg := m.Subgraph(0)
-	tensors := func(idx []int) []executable.Tensor {
-		out := make([]executable.Tensor, 0, len(idx))
-		for _, ti := range idx {
-			if ti < 0 {
-				continue
-			}
-			t := sg.Tensor(ti)
-			out = append(out, executable.Tensor{Name: t.Name, Type: t.Type, Shape: t.Shape})
-		}
-		return out
-	}
 	var nodes []*Node
 	for i := range sg.NumOperators() {
-		op := sg.Operator(i)
-		oc := m.OpCodeOf(op)
-		if oc.Custom != executable.CustomOp || oc.Version != executable.OpVersion {
-			return nil, fmt.Errorf("node %d is %s v%d; the %s delegate runs %s v%d only", i, oc.Name(), oc.Version, Name, executable.CustomOp, executable.OpVersion)
-		}
-		co, err := executable.Parse(op.CustomOptions())
+		n, err := readNode(m, sg, i)
 		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", i, err)
-		}
-		if err := co.Check(); err != nil {
-			return nil, fmt.Errorf("node %d: %w", i, err)
-		}
-		p := co.Packages[0]
-		n := &Node{Index: i, Options: co, Main: p.Main(), Caching: p.Caching()}
-		if n.Batches, err = executable.CheckTensors(n.Main, tensors(op.Inputs()), tensors(op.Outputs())); err != nil {
 			return nil, fmt.Errorf("node %d: %w", i, err)
 		}
 		nodes = append(nodes, n)
@@ -182,6 +162,57 @@ func prepare(m *model.Model) ([]*Node, error) {
 		return nil, errors.New("the partition has no nodes")
 	}
 	return nodes, nil
+}
+
+// readNode reads operator i of sg as Compile does before it looks for a
+// device: an edgetpu-custom-op at version 1 whose options parse, pass the
+// runtime's checks and fit the node's tensors, and whose executables are
+// what the driver runs (driver.NewModel).
+func readNode(m *model.Model, sg *model.Subgraph, i int) (*Node, error) {
+	op := sg.Operator(i)
+	oc := m.OpCodeOf(op)
+	if oc.Custom != executable.CustomOp || oc.Version != executable.OpVersion {
+		return nil, fmt.Errorf("it is %s v%d; the %s delegate runs %s v%d only", oc.Name(), oc.Version, Name, executable.CustomOp, executable.OpVersion)
+	}
+	co, err := executable.Parse(op.CustomOptions())
+	if err != nil {
+		return nil, err
+	}
+	if err := co.Check(); err != nil {
+		return nil, err
+	}
+	p := co.Packages[0]
+	n := &Node{Index: i, Options: co, Main: p.Main(), Caching: p.Caching()}
+	if n.Batches, err = executable.CheckTensors(n.Main, nodeTensorInfo(sg, op.Inputs()), nodeTensorInfo(sg, op.Outputs())); err != nil {
+		return nil, err
+	}
+	if n.Program, err = driver.NewModel(n.Main, n.Caching); err != nil {
+		return nil, fmt.Errorf("the driver cannot run it: %w", err)
+	}
+	return n, nil
+}
+
+// nodeTensorInfo describes the tensors idx names (less the absent ones)
+// for the executable's checks.
+func nodeTensorInfo(sg *model.Subgraph, idx []int) []executable.Tensor {
+	out := make([]executable.Tensor, 0, len(idx))
+	for _, ti := range idx {
+		if ti < 0 {
+			continue
+		}
+		t := sg.Tensor(ti)
+		out = append(out, executable.Tensor{Name: t.Name, Type: t.Type, Shape: t.Shape})
+	}
+	return out
+}
+
+// CheckNode says why the delegate would refuse operator op of subgraph sg
+// of m, which should be an edgetpu-custom-op node (nil: it takes it):
+// everything Compile holds a node to before it looks for a device, the
+// runtime's checks and the driver's (fully deterministic DMA hints, say).
+func CheckNode(m *model.Model, sg, op int) error {
+	_, err := readNode(m, m.Subgraph(sg), op)
+	return err
 }
 
 // Compile reads the partition's executables, then finds the device the

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
@@ -33,7 +35,12 @@ const (
 	// (package tpusim) with its firmware loaded; sim-dfu on one that waits
 	// for its firmware. Either may be followed by a colon and faults for
 	// the simulated device to inject (tpusim.ParseFaults), e.g.
-	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s.
+	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s. A number
+	// after the colon plugs in that many simulated devices (usb:0, usb:1,
+	// ...), as sim:2 or sim:2:stall-after=5 (faults then strike each).
+	// busy=DURATION among the faults makes each invoke take that long on
+	// the device (tpusim.Config.Busy), as sim:2:busy=20ms: the simulator
+	// itself takes no device time.
 	EnvDevice = "DELEGO_EDGETPU_DEVICE"
 	// EnvFirmware names the firmware image for a device that waits for
 	// one, where coral_settings.firmware_path does not.
@@ -121,34 +128,89 @@ func envSim(lookup func(string) (string, bool)) (*tpusim.Bus, error) {
 	if !ok || v == "" || v == "usb" {
 		return nil, nil
 	}
-	c, err := parseSim(v)
+	c, n, err := parseSim(v)
 	if err != nil {
 		return nil, fmt.Errorf("$%s=%q: %w", EnvDevice, v, err)
 	}
-	return tpusim.NewBus(tpusim.New(c)), nil
+	return tpusim.NewBus(simDevices(c, n)...), nil
 }
 
-// parseSim reads "sim" or "sim-dfu", then optionally a colon and the
-// faults to inject.
-func parseSim(v string) (tpusim.Config, error) {
+// MaxSimulated is the most simulated devices DELEGO_EDGETPU_DEVICE=sim:N
+// plugs in.
+const MaxSimulated = 16
+
+// simDevices are n simulated devices made after c, each at its own address
+// and port (bus 1, address 2, port 1 for the first; then 3 and 2, ...), so
+// that Devices names them usb:0, usb:1, ... in that order.
+func simDevices(c tpusim.Config, n int) []*tpusim.Device {
+	devs := make([]*tpusim.Device, n)
+	for i := range devs {
+		ci := c
+		ci.Address, ci.Ports = c.Address+i, []int{c.Ports[0] + i}
+		devs[i] = tpusim.New(ci)
+	}
+	return devs
+}
+
+// parseSim reads "sim" or "sim-dfu", then optionally a colon and the number
+// of devices (1 when absent), then optionally a colon and the faults every
+// device injects (each counting its own invokes): sim, sim:2,
+// sim:unplug-after=3, sim-dfu:2:stall-after=0.
+func parseSim(v string) (tpusim.Config, int, error) {
 	c := tpusim.Config{Bus: 1, Address: 2, Ports: []int{1}}
-	kind, faults, hasFaults := strings.Cut(v, ":")
+	kind, rest, hasRest := strings.Cut(v, ":")
 	switch kind {
 	case "sim":
 	case "sim-dfu":
 		c.WaitForFirmware = true
 	default:
-		return c, errors.New("want sim (a simulated Coral USB Accelerator), sim-dfu (one waiting for its firmware) or usb, " +
-			"the simulated ones optionally followed by faults to inject, as in sim:unplug-after=3")
+		return c, 0, errors.New("want sim (a simulated Coral USB Accelerator), sim-dfu (one waiting for its firmware) or usb, " +
+			"the simulated ones optionally followed by a number of devices and faults to inject, as in sim:2 or sim:unplug-after=3")
+	}
+	count, faults, hasFaults := strings.Cut(rest, ":")
+	n := 1
+	if count != "" && !strings.Contains(count, "=") {
+		var err error
+		if n, err = strconv.Atoi(count); err != nil || n < 1 || n > MaxSimulated || strings.HasPrefix(count, "+") {
+			return c, 0, fmt.Errorf("%q is not a number of simulated devices (1 to %d)", count, MaxSimulated)
+		}
+	} else {
+		faults, hasFaults = rest, hasRest
 	}
 	if !hasFaults {
-		return c, nil
+		return c, n, nil
 	}
 	var err error
-	if c.Faults, err = tpusim.ParseFaults(faults); err != nil {
-		return c, fmt.Errorf("the simulated device's faults: %w", err)
+	if c.Busy, faults, err = cutBusy(faults); err != nil {
+		return c, 0, err
 	}
-	return c, nil
+	if faults == "" && c.Busy > 0 {
+		return c, n, nil
+	}
+	if c.Faults, err = tpusim.ParseFaults(faults); err != nil {
+		return c, 0, fmt.Errorf("the simulated device's faults: %w", err)
+	}
+	return c, n, nil
+}
+
+// cutBusy takes "busy=DURATION" (tpusim.Config.Busy: how long each invoke
+// computes) out of a comma-separated list and returns the rest.
+func cutBusy(list string) (time.Duration, string, error) {
+	var busy time.Duration
+	var rest []string
+	for _, item := range strings.Split(list, ",") {
+		v, ok := strings.CutPrefix(item, "busy=")
+		if !ok {
+			rest = append(rest, item)
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, "", fmt.Errorf("busy=%s: want how long each invoke computes, a duration above 0 (5ms, 20ms)", v)
+		}
+		busy = d
+	}
+	return busy, strings.Join(rest, ","), nil
 }
 
 // IsSimulated reports whether the delegate runs on simulated devices,
@@ -306,11 +368,7 @@ func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, node
 		x.consts[ti] = m.Buffer(t.Buffer)
 	}
 	for _, n := range nodes {
-		dm, err := driver.NewModel(n.Main, n.Caching)
-		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", n.Index, err)
-		}
-		x.models = append(x.models, dm)
+		x.models = append(x.models, n.Program)
 		ins, outs := nodeTensors(sg.Operator(n.Index), n)
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		x.data = append(x.data, make([][]byte, len(ins)))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -444,5 +445,74 @@ func TestMixedModelSimulated(t *testing.T) {
 		if v != seed+byte(i) {
 			t.Fatalf("outputs/rnn2 byte %d: %d", i, v)
 		}
+	}
+}
+
+// TestEnvSeveral: DELEGO_EDGETPU_DEVICE=sim:N plugs in N simulated devices,
+// each with its own address and port, listed as usb:0 ... usb:N-1; faults
+// after the number strike each, busy=DURATION among them is the device's
+// time per invoke; a number out of range is an error that says what it
+// wants.
+func TestEnvSeveral(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) { return v, k == EnvDevice }
+	}
+	for _, c := range []struct {
+		env    string
+		n      int
+		faults int
+		busy   time.Duration
+	}{{"sim", 1, 0, 0}, {"sim:3", 3, 0, 0}, {"sim:2:stall-after=1", 2, 1, 0}, {"sim-dfu:2", 2, 0, 0}, {"sim:unplug-after=0", 1, 1, 0},
+		{"sim:2:busy=20ms", 2, 0, 20 * time.Millisecond}, {"sim:busy=5ms,stall-after=1", 1, 1, 5 * time.Millisecond}} {
+		bus, err := EnvBus(env(c.env))
+		if err != nil {
+			t.Fatalf("%s: %v", c.env, err)
+		}
+		devs, err := Devices(context.Background(), bus)
+		if err != nil || len(devs) != c.n {
+			t.Fatalf("%s: %d devices (%v), want %d", c.env, len(devs), err, c.n)
+		}
+		for i, d := range devs {
+			if want := fmt.Sprintf("usb:%d", i); d.Path != want || d.Address != 2+i || d.Ports[0] != 1+i {
+				t.Errorf("%s: device %d is %v", c.env, i, d)
+			}
+		}
+		if cfg, _, _ := parseSim(c.env); len(cfg.Faults) != c.faults || cfg.Busy != c.busy {
+			t.Errorf("%s: faults %v, busy %v", c.env, cfg.Faults, cfg.Busy)
+		}
+	}
+	if _, err := EnvBus(env("sim:busy=0s")); err == nil || !strings.Contains(err.Error(), "a duration above 0") {
+		t.Errorf("busy=0s: %v", err)
+	}
+	for _, v := range []string{"sim:0", "sim:17", "sim:x", "sim:+2", "sim:"} {
+		if _, err := EnvBus(env(v)); err == nil {
+			t.Errorf("%s: no error", v)
+		} else if v != "sim:" && !strings.Contains(err.Error(), "is not a number of simulated devices (1 to 16)") {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+}
+
+// TestEnvBusy: with busy=DURATION an invoke takes at least that long (the
+// device holds the transfer that completes its inputs), and its outputs
+// are the simulator's as ever.
+func TestEnvBusy(t *testing.T) {
+	opts, err := EnvOptions(func(k string) (string, bool) { return "sim:busy=50ms", k == EnvDevice })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(opts...)
+	t.Cleanup(func() { d.Close() })
+	it := interpreter(t, "split_concat_edgetpu.tflite", d, nil)
+	for run := range 2 {
+		seed := fill(t, it, byte(run))
+		start := time.Now()
+		if err := it.Invoke(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took < 50*time.Millisecond {
+			t.Errorf("run %d took %v, less than the device's 50ms", run, took)
+		}
+		checkSim(t, it, seed)
 	}
 }

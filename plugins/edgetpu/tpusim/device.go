@@ -322,6 +322,7 @@ func (d *Device) advance() {
 			return
 		case h.Kind == executable.HintDMA:
 			d.send(j, h)
+			d.computed = j.e.Kind != executable.ParameterCaching
 		case h.Kind == executable.HintInterrupt:
 			d.raised = append(d.raised, byte(4+h.Interrupt))
 		}

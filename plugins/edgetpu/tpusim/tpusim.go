@@ -134,6 +134,11 @@ type Config struct {
 	WaitForFirmware bool
 	// Faults are the faults it injects by itself (ParseFaults).
 	Faults []Planned
+	// Busy is how long the device computes each invoke: it holds the
+	// bulk-out transfer that completes an invoke's inputs that long before
+	// it answers, so that a host waits for it as for a real device (0: no
+	// time at all). Parameter caching takes no time.
+	Busy time.Duration
 }
 
 // Device is a simulated Coral USB Accelerator: a usb.SimDevice whose
@@ -168,6 +173,8 @@ type Device struct {
 	log        []Received
 	violations []string
 	firmware   func([]byte) error
+	busy       time.Duration // Config.Busy
+	computed   bool          // an invoke's outputs went out during this bulk-out
 }
 
 // Received is one DMA the device took on its bulk-out endpoint.
@@ -193,6 +200,7 @@ func New(c Config) *Device {
 		dmaTag:   -1,
 		dfuState: dfuIdle,
 		plan:     newPlan(slices.Clone(c.Faults)),
+		busy:     c.Busy,
 	}
 	d.resetRegisters()
 	d.sim.HandleControl(d.control)
@@ -426,7 +434,25 @@ func (d *Device) BulkOut(ctx context.Context, ep int, data []byte) error {
 	if err := d.checkClaimed("bulk out"); err != nil {
 		return err
 	}
-	return d.sim.BulkOut(ctx, ep, data)
+	if err := d.sim.BulkOut(ctx, ep, data); err != nil {
+		return err
+	}
+	if busy := d.computing(); busy > 0 {
+		return hold(ctx, busy, "simulated Edge TPU: bulk out 1 (computing)")
+	}
+	return nil
+}
+
+// computing is how long the last bulk-out holds the host up: Config.Busy
+// when it completed an invoke's inputs, else 0.
+func (d *Device) computing() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.computed {
+		return 0
+	}
+	d.computed = false
+	return d.busy
 }
 
 // BulkIn implements the driver's transport.

@@ -1,0 +1,487 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/pipeline"
+	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/tensor"
+	"google.golang.org/protobuf/proto"
+)
+
+const pipelineUsage = `Usage: delego pipeline SEGMENT... (--input FILE... | --image PICTURE) [flags]
+
+Runs a model cut into segments (edgetpu_compiler --num_segments N writes
+foo_segment_0_of_N_edgetpu.tflite, ...) as a pipeline, as Coral's
+PipelinedModelRunner does: each segment on its own interpreter and Edge
+TPU, so that while segment 1 runs one input, segment 0 runs the next. Give
+the segments in order; tensors pass from one to the next by name.
+
+It runs the input through the segments one after the other once (which
+also loads each segment's parameters onto its device), then --runs times
+one after the other (the sequential run), then --runs times through the
+pipeline. Every pipelined output must equal the sequential one, byte for
+byte, or the command fails. It reports both throughputs and each
+segment's latency in the pipeline (inputs in, Invoke, outputs out).
+
+Devices: the delegate is edgetpu unless --delegate or the settings say
+otherwise. Segment K runs on Edge TPU usb:K (coral_settings.device); with
+fewer devices than segments, on usb:(K mod D), segments sharing a device
+taking turns on it. --devices names them instead. The edgetpu delegate is
+one plugin process for every segment. DELEGO_EDGETPU_DEVICE=sim:N
+simulates N devices (the outputs are then the simulator's); a simulated
+device takes no time of its own unless asked, as sim:2:busy=20ms does
+(each invoke 20 ms on its device), so only then do its figures show what
+several devices give.
+
+Flags:
+  --input FILE     raw bytes of one input of the first segment; one --input
+                   per input, in order (as "delego run" reads them)
+  --image PICTURE  a picture for a first segment with one image input (as
+                   "delego run" reads it)
+  --runs N         inputs pushed through the pipeline, and run one after
+                   the other (default 20)
+  --in-flight N    the most inputs in the pipeline at once: pushing waits
+                   while it holds that many (default: 2 per segment)
+  --devices LIST   the Edge TPU of each segment, comma-separated, as
+                   coral_settings.device names them (usb:0,usb:1)
+  --json           print one JSON object instead of text
+  -v               say which delegate runs where, on standard error
+  -h               show this help
+
+Delegates:
+` + delegationHelp + `
+JSON fields (stable):
+  segments[]        model, device, runs, mean_ms, min_ms, max_ms
+  runs, max_in_flight
+  sequential        runs, seconds, per_second: the segments one after the
+                    other
+  pipelined         runs, seconds, per_second
+  speedup           pipelined per_second over sequential per_second
+  simulated         DELEGO_EDGETPU_DEVICE when it simulates the devices
+  outputs[]         the last segment's outputs: name, type, shape
+`
+
+// pipelineFlags are the parsed flags of "delego pipeline".
+type pipelineFlags struct {
+	segments   []string
+	inputs     stringList
+	image      string
+	runs       int
+	inFlight   int
+	devices    string
+	asJSON     bool
+	verbose    bool
+	delegation delegationFlags
+}
+
+func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error) {
+	f := &pipelineFlags{}
+	fs := newFlagSet("pipeline")
+	fs.Var(&f.inputs, "input", "")
+	fs.StringVar(&f.image, "image", "", "")
+	fs.IntVar(&f.runs, "runs", 20, "")
+	fs.IntVar(&f.inFlight, "in-flight", 0, "")
+	fs.StringVar(&f.devices, "devices", "", "")
+	fs.BoolVar(&f.asJSON, "json", false, "")
+	fs.BoolVar(&f.verbose, "v", false, "")
+	f.delegation.define(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, flagError(fs, "pipeline", pipelineUsage, stdout, err)
+	}
+	switch {
+	case len(pos) == 0:
+		return nil, usagef("pipeline", "need the segments, in order: SEGMENT...")
+	case f.image != "" && len(f.inputs) > 0:
+		return nil, usagef("pipeline", "--image and --input cannot be used together")
+	case f.image == "" && len(f.inputs) == 0:
+		return nil, usagef("pipeline", "need --input FILE... or --image PICTURE for the first segment")
+	case f.runs < 1:
+		return nil, usagef("pipeline", "--runs must be at least 1, got %d", f.runs)
+	case f.inFlight < 0:
+		return nil, usagef("pipeline", "--in-flight must not be negative, got %d", f.inFlight)
+	}
+	f.segments = pos
+	return f, nil
+}
+
+// pipelineReport is what "delego pipeline" prints.
+type pipelineReport struct {
+	Segments    []segmentReport  `json:"segments"`
+	Runs        int              `json:"runs"`
+	MaxInFlight int              `json:"max_in_flight"`
+	Sequential  throughput       `json:"sequential"`
+	Pipelined   throughput       `json:"pipelined"`
+	Speedup     float64          `json:"speedup"`
+	Simulated   string           `json:"simulated,omitempty"`
+	Outputs     []pipelineOutput `json:"outputs"`
+}
+
+type segmentReport struct {
+	Model  string  `json:"model"`
+	Device string  `json:"device,omitempty"`
+	Runs   int     `json:"runs"`
+	MeanMs float64 `json:"mean_ms"`
+	MinMs  float64 `json:"min_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+type throughput struct {
+	Runs      int     `json:"runs"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"per_second"`
+}
+
+type pipelineOutput struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Shape []int  `json:"shape"`
+}
+
+func newThroughput(runs int, d time.Duration) throughput {
+	return throughput{Runs: runs, Seconds: d.Seconds(), PerSecond: float64(runs) / d.Seconds()}
+}
+
+func pipelineCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return pipelineWith(ctx, args, stdout, stderr, env{})
+}
+
+// pipelineWith is pipelineCmd with the kernels and delegates of e.
+func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
+	f, err := parsePipelineFlags(args, stdout)
+	if err != nil || f == nil {
+		return err
+	}
+	sel, err := f.delegation.resolve("pipeline", stderr)
+	if err != nil {
+		return err
+	}
+	if len(sel.names) == 0 && len(f.delegation.delegates) == 0 {
+		sel.names = []string{edgetpu.Name}
+	}
+	models, err := loadSegments(f.segments)
+	if err != nil {
+		return err
+	}
+	defer closeModels(models)
+	data, err := segmentInputs(models[0], f)
+	if err != nil {
+		return err
+	}
+	devices, err := segmentDevices(ctx, f.devices, len(models), slices.Contains(sel.names, edgetpu.Name), e)
+	if err != nil {
+		return err
+	}
+	del := sel.open(ctx, 0, e.open)
+	defer closeAfter(&err, stderr, "closing the delegates", del)
+	for i, d := range del.Delegates {
+		if f.verbose {
+			fmt.Fprintf(stderr, "delegate %s: %s\n", del.Names[i], delegateOrigin(d))
+		}
+	}
+	segs, err := openSegments(ctx, models, f.segments, devices, del, e, stderr)
+	for k, s := range segs {
+		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), s)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := runPipeline(ctx, segs, data, f)
+	if err != nil {
+		return nameSegment(err, f.segments)
+	}
+	for k := range r.Segments {
+		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
+	}
+	r.Simulated = noteSimulated(stderr, sel.names)
+	if f.asJSON {
+		return writeJSON(stdout, r)
+	}
+	return printPipeline(stdout, r, segs[len(segs)-1])
+}
+
+// openSegments makes each segment's interpreter, its Edge TPU nodes on its
+// device; it returns those it made, the last of which may have failed.
+func openSegments(ctx context.Context, models []*model.Model, paths, devices []string, del *delegation, e env, stderr io.Writer) ([]*core.Interpreter, error) {
+	var segs []*core.Interpreter
+	for k, m := range models {
+		opts := del.options(e.registry, paths[k])
+		opts.Settings = onDevice(del.Settings, devices[k])
+		it, err := newInterpreter(ctx, m, paths[k], opts, stderr)
+		if err != nil {
+			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
+		}
+		segs = append(segs, it)
+	}
+	return segs, nil
+}
+
+// noteSimulated says on stderr when the edgetpu delegate runs on simulated
+// devices, and returns DELEGO_EDGETPU_DEVICE then ("" otherwise).
+func noteSimulated(stderr io.Writer, delegates []string) string {
+	dev := os.Getenv(edgetpu.EnvDevice)
+	if !strings.HasPrefix(dev, "sim") || !slices.Contains(delegates, edgetpu.Name) {
+		return ""
+	}
+	fmt.Fprintf(stderr, "delego: the Edge TPUs are simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
+		edgetpu.EnvDevice, dev)
+	return dev
+}
+
+// nameSegment prefixes the error of a segment that failed with its file.
+func nameSegment(err error, paths []string) error {
+	var serr *pipeline.SegmentError
+	if errors.As(err, &serr) && serr.Segment < len(paths) {
+		return fmt.Errorf("%s: %w", paths[serr.Segment], err)
+	}
+	return err
+}
+
+// loadSegments loads the segment models; on an error it closes those loaded.
+func loadSegments(paths []string) ([]*model.Model, error) {
+	var models []*model.Model
+	for k, p := range paths {
+		m, err := model.Load(p)
+		if err != nil {
+			closeModels(models)
+			return nil, fmt.Errorf("segment %d: %w", k, err)
+		}
+		models = append(models, m)
+	}
+	return models, nil
+}
+
+func closeModels(models []*model.Model) {
+	for _, m := range models {
+		m.Close()
+	}
+}
+
+// segmentInputs are the first segment's inputs from --input or --image.
+func segmentInputs(m *model.Model, f *pipelineFlags) ([][]byte, error) {
+	if f.image != "" {
+		ins, _, err := imageInputs(m, f.image, pixelNorm{Mean: defaultMean, Std: defaultStd}, false)
+		return ins, err
+	}
+	return readInputFiles(m, f.inputs)
+}
+
+// segmentDevices are the coral_settings.device of each segment: --devices,
+// else usb:K, or usb:(K mod D) when D devices are found and fewer than the
+// segments. Without the edgetpu delegate, none.
+func segmentDevices(ctx context.Context, list string, n int, tpu bool, e env) ([]string, error) {
+	devices := make([]string, n)
+	if list != "" {
+		names := strings.Split(list, ",")
+		if len(names) != n {
+			return nil, usagef("pipeline", "--devices names %d devices for %d segments", len(names), n)
+		}
+		return names, nil
+	}
+	if !tpu {
+		return devices, nil
+	}
+	bus := e.usb
+	if bus == nil {
+		var err error
+		if bus, err = edgeTPUBus(); err != nil {
+			return nil, err
+		}
+	}
+	found, err := edgetpu.Devices(ctx, bus)
+	if err != nil {
+		return nil, err
+	}
+	d := max(len(found), 1)
+	for k := range devices {
+		devices[k] = fmt.Sprintf("usb:%d", k%min(d, n))
+	}
+	return devices, nil
+}
+
+// onDevice is settings with coral_settings.device set to device ("": as
+// they are).
+func onDevice(settings *config.TFLiteSettings, device string) *config.TFLiteSettings {
+	if device == "" {
+		return settings
+	}
+	s := proto.CloneOf(settings)
+	if s.CoralSettings == nil {
+		s.CoralSettings = &config.CoralSettings{}
+	}
+	s.CoralSettings.Device = proto.String(device)
+	return s
+}
+
+// runPipeline runs the input once through the segments (loading their
+// parameters), f.runs times one after the other, then f.runs times
+// through the pipeline, and checks every pipelined output against the
+// first.
+func runPipeline(ctx context.Context, segs []*core.Interpreter, data [][]byte, f *pipelineFlags) (*pipelineReport, error) {
+	want, err := runSequential(ctx, segs, data)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	for range f.runs {
+		if _, err := runSequential(ctx, segs, data); err != nil {
+			return nil, err
+		}
+	}
+	r := &pipelineReport{Runs: f.runs, Sequential: newThroughput(f.runs, time.Since(start))}
+	its := make([]pipeline.Interpreter, len(segs))
+	for k, s := range segs {
+		its[k] = s
+	}
+	r.MaxInFlight = f.inFlight
+	if r.MaxInFlight == 0 {
+		r.MaxInFlight = 2 * len(segs)
+	}
+	p, err := pipeline.New(ctx, its, &pipeline.Options{MaxInFlight: r.MaxInFlight})
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	if err := pushAndPop(ctx, p, inputTensors(segs[0], data), f.runs, want); err != nil {
+		return nil, err
+	}
+	r.Pipelined = newThroughput(f.runs, time.Since(start))
+	r.Speedup = r.Pipelined.PerSecond / r.Sequential.PerSecond
+	for _, s := range p.Stats() {
+		r.Segments = append(r.Segments, segmentReport{Runs: s.Runs, MeanMs: ms(s.Mean()), MinMs: ms(s.Min), MaxMs: ms(s.Max)})
+	}
+	last := segs[len(segs)-1]
+	for i := range last.NumOutputs() {
+		t := last.Output(i)
+		r.Outputs = append(r.Outputs, pipelineOutput{Name: t.Name(), Type: t.Type().String(), Shape: t.Shape()})
+	}
+	return r, nil
+}
+
+// pushAndPop pushes the input runs times from one goroutine while it pops
+// the results, each of which must be want; then it closes the pipeline.
+func pushAndPop(ctx context.Context, p *pipeline.Pipeline, in []*tensor.Tensor, runs int, want [][]byte) error {
+	pushCtx, stopPushing := context.WithCancel(ctx)
+	defer stopPushing()
+	pushed := make(chan error, 1)
+	go func() {
+		for range runs {
+			if err := p.Push(pushCtx, in); err != nil {
+				pushed <- err
+				return
+			}
+		}
+		pushed <- nil
+	}()
+	var err error
+	for i := 0; i < runs && err == nil; i++ {
+		var out []*tensor.Tensor
+		if out, err = p.Pop(ctx); err == nil {
+			err = sameOutputs(i, out, want)
+		}
+	}
+	stopPushing()
+	pushErr := <-pushed
+	if err != nil {
+		_ = p.Close(pushCtx) // cancels what is in flight
+		return err
+	}
+	return errors.Join(ignoreCancel(pushErr), p.Close(ctx))
+}
+
+// ignoreCancel drops the error of a push that pushAndPop cancelled.
+func ignoreCancel(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// sameOutputs checks the outputs of pipelined run i against the
+// sequential run's.
+func sameOutputs(i int, out []*tensor.Tensor, want [][]byte) error {
+	for j, t := range out {
+		if string(t.Data) != string(want[j]) {
+			return fmt.Errorf("pipelined run %d: output %d (%q) differs from the sequential run's", i, j, t.Name)
+		}
+	}
+	return nil
+}
+
+// runSequential runs data through the segments one after the other,
+// passing tensors on by name, and returns the last segment's outputs.
+func runSequential(ctx context.Context, segs []*core.Interpreter, data [][]byte) ([][]byte, error) {
+	vals := map[string][]byte{}
+	for i, b := range data {
+		vals[segs[0].Input(i).Name()] = b
+	}
+	for k, it := range segs {
+		for i := range it.NumInputs() {
+			in := it.Input(i)
+			v, ok := vals[in.Name()]
+			if !ok {
+				return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("input %d (%q) is no earlier segment's output", i, in.Name())}
+			}
+			if err := in.CopyFrom(v); err != nil {
+				return nil, &pipeline.SegmentError{Segment: k, Err: err}
+			}
+		}
+		if err := it.Invoke(ctx); err != nil {
+			return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("invoke: %w", err)}
+		}
+		for i := range it.NumOutputs() {
+			vals[it.Output(i).Name()] = slices.Clone(it.Output(i).Data())
+		}
+	}
+	last := segs[len(segs)-1]
+	out := make([][]byte, last.NumOutputs())
+	for i := range out {
+		out[i] = vals[last.Output(i).Name()]
+	}
+	return out, nil
+}
+
+// inputTensors are the first segment's inputs holding data.
+func inputTensors(it *core.Interpreter, data [][]byte) []*tensor.Tensor {
+	out := make([]*tensor.Tensor, len(data))
+	for i, b := range data {
+		t := it.Input(i)
+		out[i] = &tensor.Tensor{Name: t.Name(), Type: t.Type(), Shape: t.Shape(), Data: b}
+	}
+	return out
+}
+
+// printPipeline prints the report as text, then the last segment's outputs.
+func printPipeline(w io.Writer, r *pipelineReport, last *core.Interpreter) error {
+	fmt.Fprintf(w, "pipeline: %s, %d runs, at most %d in flight\n", plural(len(r.Segments), "segment", "segments"), r.Runs, r.MaxInFlight)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "segment\tdevice\tmean ms\tmin ms\tmax ms\tmodel")
+	for k, s := range r.Segments {
+		dev := s.Device
+		if dev == "" {
+			dev = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.3f\t%.3f\t%s\n", k, dev, s.MeanMs, s.MinMs, s.MaxMs, filepath.Base(s.Model))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sequential: %d runs in %.1f ms, %.1f per second\n", r.Runs, 1000*r.Sequential.Seconds, r.Sequential.PerSecond)
+	fmt.Fprintf(w, "pipelined:  %d runs in %.1f ms, %.1f per second (%.2fx)\n", r.Runs, 1000*r.Pipelined.Seconds, r.Pipelined.PerSecond, r.Speedup)
+	fmt.Fprintln(w, "every pipelined output equals the sequential run's")
+	printOutputs(w, last)
+	return nil
+}
