@@ -4,28 +4,51 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// qvBest is the AVX-512 VNNI assembly where the CPU has it; decided once,
-// from the CPU's features.
+// The byte-dot-product kernels in amd64 assembly: AVX-512 VNNI
+// (qvnni_amd64.s), and AVX2 (qvnni_avx2_amd64.s) for CPUs without it.
+// golang.org/x/sys/cpu reads GODEBUG, so GODEBUG=cpu.avx512bw=off runs the
+// AVX2 kernels on a machine with AVX-512 VNNI, as a CPU without it would,
+// e.g. for the golden tests; cpu.avx512f=off in its place turns the float
+// kernels to AVX2 as well.
+
+// qvBest is the fastest assembly this CPU runs: AVX-512 VNNI, then AVX2;
+// decided once, from the CPU's features.
 var qvBest = func() qvKernel {
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
-		return qvVNNI
+	if k := qvAsmKernels(); len(k) > 0 {
+		return k[0]
 	}
 	return qvPortable
 }()
 
-// qvAsmKernels lists the assembly kernels this CPU can run.
+// qvAsmKernels lists the assembly kernels this CPU can run, fastest first.
 func qvAsmKernels() []qvKernel {
-	if qvBest == qvVNNI {
-		return []qvKernel{qvVNNI}
+	var ks []qvKernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
+		ks = append(ks, qvVNNI)
 	}
-	return nil
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, qvAVX2)
+	}
+	return ks
 }
 
-// qgemmTileAsm runs the assembly tile kernel (there is one: AVX-512 VNNI).
-func qgemmTileAsm(_ qvKernel, t *qgemmTileArgs) { qgemmTileVNNI(t) }
+// qgemmTileAsm runs assembly tile kernel k.
+func qgemmTileAsm(k qvKernel, t *qgemmTileArgs) {
+	if k == qvVNNI {
+		qgemmTileVNNI(t)
+		return
+	}
+	qgemmTileAVX2(t)
+}
 
-// dwRowAsm runs the assembly depthwise row kernel.
-func dwRowAsm(_ qvKernel, t *dwRowArgs) { dwRowVNNI(t) }
+// dwRowAsm runs assembly depthwise row kernel k.
+func dwRowAsm(k qvKernel, t *dwRowArgs) {
+	if k == qvVNNI {
+		dwRowVNNI(t)
+		return
+	}
+	dwRowAVX2(t)
+}
 
 // qgemmTileVNNI is qgemmTileGo on uint8 rows in AVX-512 VNNI assembly.
 //
@@ -36,3 +59,13 @@ func qgemmTileVNNI(t *qgemmTileArgs)
 //
 //go:noescape
 func dwRowVNNI(t *dwRowArgs)
+
+// qgemmTileAVX2 is qgemmTileGo on uint8 rows in AVX2 assembly.
+//
+//go:noescape
+func qgemmTileAVX2(t *qgemmTileArgs)
+
+// dwRowAVX2 is dwRowGo in AVX2 assembly.
+//
+//go:noescape
+func dwRowAVX2(t *dwRowArgs)

@@ -1,5 +1,5 @@
 // Offsets shared by the amd64 assembly of the VNNI layout's kernels
-// (qvnni_amd64.s).
+// (qvnni_amd64.s, qvnni_avx2_amd64.s).
 
 // Offsets of qgemmTileArgs (checked by TestAsmLayout).
 #define TA_A 0
