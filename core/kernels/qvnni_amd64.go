@@ -5,14 +5,17 @@ package kernels
 import "golang.org/x/sys/cpu"
 
 // The byte-dot-product kernels in amd64 assembly: AVX-512 VNNI
-// (qvnni_amd64.s), and AVX2 (qvnni_avx2_amd64.s) for CPUs without it.
-// golang.org/x/sys/cpu reads GODEBUG, so GODEBUG=cpu.avx512bw=off runs the
-// AVX2 kernels on a machine with AVX-512 VNNI, as a CPU without it would,
-// e.g. for the golden tests; cpu.avx512f=off in its place turns the float
-// kernels to AVX2 as well.
+// (qvnni_amd64.s), and for CPUs without it AVX2, with AVX-VNNI's 256-bit
+// VPDPBUSD where present (qvnni_avx2_amd64.s). golang.org/x/sys/cpu reads
+// GODEBUG, so a machine with AVX-512 VNNI runs the others as a CPU without
+// it would, e.g. for the golden tests: GODEBUG=cpu.avx512bw=off runs
+// AVX-VNNI (where the CPU has it) or AVX2, and adding cpu.avxvnni=off runs
+// AVX2 (the Go runtime, which knows no such feature, says so on stderr);
+// cpu.avx512f=off in place of cpu.avx512bw=off turns the float kernels to
+// AVX2 as well.
 
-// qvBest is the fastest assembly this CPU runs: AVX-512 VNNI, then AVX2;
-// decided once, from the CPU's features.
+// qvBest is the fastest assembly this CPU runs: AVX-512 VNNI, AVX-VNNI,
+// then AVX2; decided once, from the CPU's features.
 var qvBest = func() qvKernel {
 	if k := qvAsmKernels(); len(k) > 0 {
 		return k[0]
@@ -26,6 +29,9 @@ func qvAsmKernels() []qvKernel {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
 		ks = append(ks, qvVNNI)
 	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasAVXVNNI {
+		ks = append(ks, qvAVXVNNI)
+	}
 	if cpu.X86.HasAVX2 {
 		ks = append(ks, qvAVX2)
 	}
@@ -34,14 +40,18 @@ func qvAsmKernels() []qvKernel {
 
 // qgemmTileAsm runs assembly tile kernel k.
 func qgemmTileAsm(k qvKernel, t *qgemmTileArgs) {
-	if k == qvVNNI {
+	switch k {
+	case qvVNNI:
 		qgemmTileVNNI(t)
-		return
+	case qvAVXVNNI:
+		qgemmTileAVXVNNI(t)
+	default:
+		qgemmTileAVX2(t)
 	}
-	qgemmTileAVX2(t)
 }
 
-// dwRowAsm runs assembly depthwise row kernel k.
+// dwRowAsm runs assembly depthwise row kernel k. AVX-VNNI's VPDPWSSD would
+// only fuse an add into the AVX2 kernel's VPMADDWD: it runs the AVX2 one.
 func dwRowAsm(k qvKernel, t *dwRowArgs) {
 	if k == qvVNNI {
 		dwRowVNNI(t)
@@ -59,6 +69,12 @@ func qgemmTileVNNI(t *qgemmTileArgs)
 //
 //go:noescape
 func dwRowVNNI(t *dwRowArgs)
+
+// qgemmTileAVXVNNI is qgemmTileGo on uint8 rows in AVX2 assembly with
+// AVX-VNNI's VEX-encoded VPDPBUSD.
+//
+//go:noescape
+func qgemmTileAVXVNNI(t *qgemmTileArgs)
 
 // qgemmTileAVX2 is qgemmTileGo on uint8 rows in AVX2 assembly.
 //

@@ -3,7 +3,8 @@
 #include "textflag.h"
 #include "qvnni_amd64.h"
 
-// The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI. AVX2's
+// The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI, and the
+// tile kernel with AVX-VNNI (qgemmTileAVXVNNI, at the end). AVX2's
 // byte multiply (VPMADDUBSW) saturates its pairs of u8*s8 products, so both
 // kernels widen bytes to 16 bits and multiply with VPMADDWD, whose int32
 // sums of two 16-bit products are exact.
@@ -445,5 +446,187 @@ dwreq:
 	JMP  dwpix
 
 dwdone:
+	VZEROUPPER
+	RET
+
+// VPDPBUSD_Y(w, x, acc) is AVX-VNNI's VEX-encoded VPDPBUSD Y<acc>, Y<x>,
+// Y<w> (registers by number): each int32 lane of acc gains the dot product
+// of its four unsigned bytes of x with its four signed bytes of w, exactly.
+// The Go assembler encodes VPDPBUSD only as AVX-512 VNNI (EVEX).
+#define VPDPBUSD_Y(w, x, acc) \
+	BYTE $0xc4; \
+	BYTE $(0xe2 ^ (((acc)>>3)<<7) ^ (((w)>>3)<<5)); \
+	BYTE $(0x7d ^ ((x)<<3)); \
+	BYTE $0x50; \
+	BYTE $(0xc0 | (((acc)&7)<<3) | ((w)&7))
+
+// EPICONST loads the registers of the requantization: Y1 (zero) and
+// Y12-Y15.
+#define EPICONST \
+	VPXOR        Y1, Y1, Y1; \
+	VPBROADCASTD TA_ZP(DI), Y12; \
+	VPBROADCASTD TA_LO(DI), Y13; \
+	VPBROADCASTD TA_HI(DI), Y14; \
+	VMOVDQU      qvPackIdx<>(SB), Y15
+
+// QUADROW requantizes and stores row r of the four rows' sums saved at
+// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8-Y11.
+#define QUADROW(r, Lpart, Lloop, Lskip, Ldone) \
+	VMOVDQU      16+64*r(SP), Y0; \
+	VMOVDQU      48+64*r(SP), Y2; \
+	MOVQ         TA_ROWTERM(DI), AX; \
+	VPBROADCASTD 4*r(AX), Y3; \
+	REQ8_RUY(Y0, 0, Y3); \
+	REQ8_RUY(Y2, 32, Y3); \
+	PACK16(Y0, Y2); \
+	STORE16(X0, Lpart, Lloop, Lskip, Ldone)
+
+// func qgemmTileAVXVNNI(t *qgemmTileArgs)
+//
+// The tile kernel with AVX-VNNI's 256-bit VPDPBUSD, for CPUs that have it
+// without AVX-512 VNNI: the VNNI kernel's loop on two 8-lane halves of a
+// block, and the AVX2 kernel's requantization.
+TEXT ·qgemmTileAVXVNNI(SB), NOSPLIT, $272-8
+	MOVQ t+0(FP), DI
+	MOVQ TA_LDA(DI), DX
+	CMPQ TA_ROWS(DI), $4
+	JNE  vsingle
+
+	// Four rows, one block at a time: 8 accumulators, rows 0-3 in Y0-Y7
+	// (channels 0-7, then 8-15).
+	LEAQ (DX)(DX*2), R9
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ TA_OUT(DI), R13
+	MOVQ TA_NB(DI), R12
+
+vquadblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  TA_A(DI), SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    vquadreq
+
+vquadloop:
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VPBROADCASTD (SI), Y10
+	VPBROADCASTD (SI)(DX*1), Y11
+	VPBROADCASTD (SI)(DX*2), Y12
+	VPBROADCASTD (SI)(R9*1), Y13
+	VPDPBUSD_Y(8, 10, 0)
+	VPDPBUSD_Y(9, 10, 1)
+	VPDPBUSD_Y(8, 11, 2)
+	VPDPBUSD_Y(9, 11, 3)
+	VPDPBUSD_Y(8, 12, 4)
+	VPDPBUSD_Y(9, 12, 5)
+	VPDPBUSD_Y(8, 13, 6)
+	VPDPBUSD_Y(9, 13, 7)
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          vquadloop
+
+vquadreq:
+	VMOVDQU Y0, 16(SP)
+	VMOVDQU Y1, 48(SP)
+	VMOVDQU Y2, 80(SP)
+	VMOVDQU Y3, 112(SP)
+	VMOVDQU Y4, 144(SP)
+	VMOVDQU Y5, 176(SP)
+	VMOVDQU Y6, 208(SP)
+	VMOVDQU Y7, 240(SP)
+	EPICONST
+	BLOCKMASK(TA_TAIL)
+	MOVQ    R13, SI
+	QUADROW(0, vq0part, vq0loop, vq0skip, vq0done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(1, vq1part, vq1loop, vq1skip, vq1done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(2, vq2part, vq2loop, vq2skip, vq2done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(3, vq3part, vq3loop, vq3skip, vq3done)
+	ADDQ    TA_WSTRIDE(DI), R11
+	ADDQ    $QB_SIZE, R10
+	ADDQ    $16, R13
+	DECQ    R12
+	JNZ     vquadblk
+	JMP     vdone
+
+	// Fewer rows: one row and one block at a time, depth groups two at a
+	// time into two sets of accumulators (Y4, Y5 and Y6, Y7).
+vsingle:
+	EPICONST
+	XORQ R9, R9                        // row
+
+vrow:
+	CMPQ R9, TA_ROWS(DI)
+	JGE  vdone
+	ROWPTRS
+
+vsingleblk:
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  R8, SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	SHRQ  $1, CX
+	JZ    vsingleodd
+
+vsingleloop:
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VMOVDQU      64(BX), Y10
+	VMOVDQU      96(BX), Y11
+	VPBROADCASTD (SI), Y2
+	VPBROADCASTD 4(SI), Y3
+	VPDPBUSD_Y(8, 2, 4)
+	VPDPBUSD_Y(9, 2, 5)
+	VPDPBUSD_Y(10, 3, 6)
+	VPDPBUSD_Y(11, 3, 7)
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          vsingleloop
+
+vsingleodd:
+	TESTQ        $1, TA_K4(DI)
+	JZ           vsinglereq
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VPBROADCASTD (SI), Y2
+	VPDPBUSD_Y(8, 2, 4)
+	VPDPBUSD_Y(9, 2, 5)
+
+vsinglereq:
+	VPADDD       Y6, Y4, Y4
+	VPADDD       Y7, Y5, Y5
+	MOVQ         TA_ROWTERM(DI), AX
+	VPBROADCASTD (AX)(R9*4), Y3
+	REQ8_RUY(Y4, 0, Y3)
+	REQ8_RUY(Y5, 32, Y3)
+	PACK16(Y4, Y5)
+	BLOCKMASK(TA_TAIL)
+	MOVQ         R13, SI
+	STORE16(X4, vs0part, vs0loop, vs0skip, vs0done)
+	ADDQ         TA_WSTRIDE(DI), R11
+	ADDQ         $QB_SIZE, R10
+	ADDQ         $16, R13
+	DECQ         R12
+	JNZ          vsingleblk
+	INCQ         R9
+	JMP          vrow
+
+vdone:
 	VZEROUPPER
 	RET
