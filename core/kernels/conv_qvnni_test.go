@@ -134,6 +134,38 @@ func TestQgemmTileAsmMatchesGo(t *testing.T) {
 	}
 }
 
+// FuzzQvKernels runs a random tile and a random depthwise row, drawn from
+// the seeds, through each assembly kernel and the Go twin, and requires
+// the same bytes.
+func FuzzQvKernels(f *testing.F) {
+	for s := range uint64(4) {
+		f.Add(s, 15+s)
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		for _, k := range qvAsmKernels() {
+			r := rand.New(rand.NewPCG(s1, s2))
+			ta, out, _ := qgemmTileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, k.signedRows())
+			want := bytes.Clone(out)
+			tg := ta
+			tg.out = &want[0]
+			qgemmTileGo(&tg)
+			qgemmTile(k, &ta)
+			if !bytes.Equal(out, want) {
+				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.rows, ta.k4, ta.nb, ta.tail, out, want)
+			}
+			da, dout := dwRowCase(r)
+			dwant := bytes.Clone(dout)
+			dg := da
+			dg.out = &dwant[0]
+			dwRowGo(&dg)
+			dwRow(k, &da)
+			if !bytes.Equal(dout, dwant) {
+				t.Errorf("%v depthwise row (kh %d, kw %d, nb %d, npix %d, tail %#x): asm\n%v\ngo\n%v", k, da.kh, da.kw, da.nb, da.npix, da.tail, dout, dwant)
+			}
+		}
+	})
+}
+
 // TestQgemmTileExactSums reads the int32 sums of every kernel back byte by
 // byte (multiplier 2^30, shift 30+8i, no rounding) and compares them with
 // the exact sums.
@@ -482,4 +514,31 @@ func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m qvKernel) 
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
 	return n, op
+}
+
+// BenchmarkDepthwiseModes times a MobileNet v2 3x3 depthwise conv over
+// 56x56x144 (UINT8) with each kernel: the portable one, the Go twin and
+// the assembly.
+func BenchmarkDepthwiseModes(b *testing.B) {
+	for _, m := range qgemmModes() {
+		if m == qvGoS8 {
+			continue // the same depthwise twin as qvGoU8
+		}
+		b.Run(m.String(), func(b *testing.B) {
+			op := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1,
+				DepthMultiplier: 1, DilationW: 1, DilationH: 1, Activation: schema.ActivationFunctionTypeRELU6}}
+			n := convBenchNode(b, op, tensor.Uint8, []int{1, 56, 56, 144}, []int{1, 3, 3, 144}, 1)
+			op.vec, op.vd.kern = m != qvPortable, m
+			op.prepareQuant(1)
+			op.setQuantWeights(n.Inputs[1])
+			op.setQuantBias(n.Inputs[2])
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := op.Eval(n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(56*56*144*9)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
 }

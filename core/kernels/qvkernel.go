@@ -11,13 +11,15 @@ const (
 	qvGoU8                     // the pure-Go twins, on uint8 rows
 	qvGoS8                     // the pure-Go twins, on int8 rows
 	qvVNNI                     // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows
+	qvAVXVNNI                  // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows
+	qvAVX2                     // amd64 AVX2 (VPMOVSXBW, VPMADDWD), uint8 rows
 	qvNEON                     // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	qvNEONDot                  // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
 )
 
 // String names k in test output.
 func (k qvKernel) String() string {
-	return [...]string{"portable", "go-u8", "go-s8", "vnni", "neon", "neon-dot"}[k]
+	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot"}[k]
 }
 
 // signedRows says whether k's tile kernel reads the rows of the left-hand

@@ -4,28 +4,61 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// qvBest is the AVX-512 VNNI assembly where the CPU has it; decided once,
-// from the CPU's features.
+// The byte-dot-product kernels in amd64 assembly: AVX-512 VNNI
+// (qvnni_amd64.s), and for CPUs without it AVX2, with AVX-VNNI's 256-bit
+// VPDPBUSD where present (qvnni_avx2_amd64.s). golang.org/x/sys/cpu reads
+// GODEBUG, so a machine with AVX-512 VNNI runs the others as a CPU without
+// it would, e.g. for the golden tests: GODEBUG=cpu.avx512bw=off runs
+// AVX-VNNI (where the CPU has it) or AVX2, and adding cpu.avxvnni=off runs
+// AVX2 (the Go runtime, which knows no such feature, says so on stderr);
+// cpu.avx512f=off in place of cpu.avx512bw=off turns the float kernels to
+// AVX2 as well.
+
+// qvBest is the fastest assembly this CPU runs: AVX-512 VNNI, AVX-VNNI,
+// then AVX2; decided once, from the CPU's features.
 var qvBest = func() qvKernel {
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
-		return qvVNNI
+	if k := qvAsmKernels(); len(k) > 0 {
+		return k[0]
 	}
 	return qvPortable
 }()
 
-// qvAsmKernels lists the assembly kernels this CPU can run.
+// qvAsmKernels lists the assembly kernels this CPU can run, fastest first.
 func qvAsmKernels() []qvKernel {
-	if qvBest == qvVNNI {
-		return []qvKernel{qvVNNI}
+	var ks []qvKernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
+		ks = append(ks, qvVNNI)
 	}
-	return nil
+	if cpu.X86.HasAVX2 && cpu.X86.HasAVXVNNI {
+		ks = append(ks, qvAVXVNNI)
+	}
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, qvAVX2)
+	}
+	return ks
 }
 
-// qgemmTileAsm runs the assembly tile kernel (there is one: AVX-512 VNNI).
-func qgemmTileAsm(_ qvKernel, t *qgemmTileArgs) { qgemmTileVNNI(t) }
+// qgemmTileAsm runs assembly tile kernel k.
+func qgemmTileAsm(k qvKernel, t *qgemmTileArgs) {
+	switch k {
+	case qvVNNI:
+		qgemmTileVNNI(t)
+	case qvAVXVNNI:
+		qgemmTileAVXVNNI(t)
+	default:
+		qgemmTileAVX2(t)
+	}
+}
 
-// dwRowAsm runs the assembly depthwise row kernel.
-func dwRowAsm(_ qvKernel, t *dwRowArgs) { dwRowVNNI(t) }
+// dwRowAsm runs assembly depthwise row kernel k. AVX-VNNI's VPDPWSSD would
+// only fuse an add into the AVX2 kernel's VPMADDWD: it runs the AVX2 one.
+func dwRowAsm(k qvKernel, t *dwRowArgs) {
+	if k == qvVNNI {
+		dwRowVNNI(t)
+		return
+	}
+	dwRowAVX2(t)
+}
 
 // qgemmTileVNNI is qgemmTileGo on uint8 rows in AVX-512 VNNI assembly.
 //
@@ -36,3 +69,19 @@ func qgemmTileVNNI(t *qgemmTileArgs)
 //
 //go:noescape
 func dwRowVNNI(t *dwRowArgs)
+
+// qgemmTileAVXVNNI is qgemmTileGo on uint8 rows in AVX2 assembly with
+// AVX-VNNI's VEX-encoded VPDPBUSD.
+//
+//go:noescape
+func qgemmTileAVXVNNI(t *qgemmTileArgs)
+
+// qgemmTileAVX2 is qgemmTileGo on uint8 rows in AVX2 assembly.
+//
+//go:noescape
+func qgemmTileAVX2(t *qgemmTileArgs)
+
+// dwRowAVX2 is dwRowGo in AVX2 assembly.
+//
+//go:noescape
+func dwRowAVX2(t *dwRowArgs)

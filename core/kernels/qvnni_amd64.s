@@ -1,35 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// Offsets of qgemmTileArgs (checked by TestAsmLayout).
-#define TA_A 0
-#define TA_LDA 8
-#define TA_ROWS 16
-#define TA_K4 24
-#define TA_W 32
-#define TA_WSTRIDE 40
-#define TA_NB 48
-#define TA_TAIL 56
-#define TA_ROWTERM 64
-#define TA_QP 72
-#define TA_OUT 80
-#define TA_LDO 88
-#define TA_ZP 96
-#define TA_LO 104
-#define TA_HI 112
-
-// Offsets of qvBlock (checked by TestAsmLayout) and its size.
-#define QB_CST 0
-#define QB_LEFT 64
-#define QB_MULT 128
-#define QB_ADDE 192
-#define QB_ADDO 256
-#define QB_SHE 320
-#define QB_SHO 384
-#define QB_NEGE 448
-#define QB_NEGO 512
-#define QB_SIZE 576
+#include "qvnni_amd64.h"
 
 // REQ_RUY requantizes the 16 int32 sums in acc (plus the row term rt) with
 // the qvBlock at P(R10) and stores them as bytes to dst under mask K2:
@@ -292,25 +264,6 @@ row1next:
 done:
 	VZEROUPPER
 	RET
-
-// Offsets of dwRowArgs (checked by TestAsmLayout).
-#define DA_ROWS 0
-#define DA_KH 8
-#define DA_KW 16
-#define DA_TAPSTEP 24
-#define DA_PIXSTEP 32
-#define DA_NPIX 40
-#define DA_NB 48
-#define DA_TAIL 56
-#define DA_W 64
-#define DA_WSTRIDE 72
-#define DA_QP 80
-#define DA_OUT 88
-#define DA_OUTC 96
-#define DA_ZP 104
-#define DA_LO 112
-#define DA_HI 120
-#define DA_SIGNED 128
 
 // REQ_TFL_HALF finishes one half (even or odd lanes) of TFLite's rounding
 // on the 64-bit products in p: p += add + ((p + 2^30 < 0) ? neg : 0);

@@ -1,0 +1,632 @@
+//go:build !purego
+
+#include "textflag.h"
+#include "qvnni_amd64.h"
+
+// The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI, and the
+// tile kernel with AVX-VNNI (qgemmTileAVXVNNI, at the end). AVX2's
+// byte multiply (VPMADDUBSW) saturates its pairs of u8*s8 products, so both
+// kernels widen bytes to 16 bits and multiply with VPMADDWD, whose int32
+// sums of two 16-bit products are exact.
+//
+// The tile kernel widens one depth group of 4 channels (16 weight bytes)
+// to 16 words and the row's 4 bytes, repeated, to 16 words: VPMADDWD gives
+// each channel two partial sums (depth steps 0+1 and 2+3), kept in separate
+// lanes and added horizontally once per tile. The depthwise kernel widens
+// 8 channels of one tap to int32 lanes and multiplies them by the weights,
+// held in the low halves of int32 lanes, as the VNNI kernel does.
+//
+// The requantization runs on 8 lanes: VPMULDQ on the even and on the odd
+// lanes, as with AVX-512; AVX2 has no 64-bit arithmetic right shift, so
+// ASR64 builds it from a logical one. Bytes are stored 16 at a time, or one
+// by one through the stack where the mask is partial.
+
+// qvPackLo and qvPackHi move the low byte of each int32 of a 128-bit lane
+// to bytes 0-3 and 4-7 of the lane; qvPackIdx then gathers those dwords
+// of two registers of 8 channels in channel order (see PACK16).
+DATA qvPackLo<>+0(SB)/8, $0x808080800c080400
+DATA qvPackLo<>+8(SB)/8, $0x8080808080808080
+DATA qvPackLo<>+16(SB)/8, $0x808080800c080400
+DATA qvPackLo<>+24(SB)/8, $0x8080808080808080
+GLOBL qvPackLo<>(SB), RODATA|NOPTR, $32
+
+DATA qvPackHi<>+0(SB)/8, $0x0c08040080808080
+DATA qvPackHi<>+8(SB)/8, $0x8080808080808080
+DATA qvPackHi<>+16(SB)/8, $0x0c08040080808080
+DATA qvPackHi<>+24(SB)/8, $0x8080808080808080
+GLOBL qvPackHi<>(SB), RODATA|NOPTR, $32
+
+DATA qvPackIdx<>+0(SB)/8, $0x0000000400000000
+DATA qvPackIdx<>+8(SB)/8, $0x0000000500000001
+DATA qvPackIdx<>+16(SB)/8, $0
+DATA qvPackIdx<>+24(SB)/8, $0
+GLOBL qvPackIdx<>(SB), RODATA|NOPTR, $32
+
+// qvHalf is 2^30, the rounding term of TFLite's multiply-high.
+DATA qvHalf<>+0(SB)/8, $0x40000000
+GLOBL qvHalf<>(SB), RODATA|NOPTR, $8
+
+// Registers of both kernels: Y1 zero during the requantization, Y12 the
+// output zero point, Y13 and Y14 the clamp, Y15 qvPackIdx.
+
+// ASR64 shifts the int64 lanes of p right by the lanes at sh, arithmetically:
+// ((p ^ s) >>> sh) ^ s with s = (p < 0) ? -1 : 0. Clobbers s.
+#define ASR64(p, sh, s) \
+	VPCMPGTQ p, Y1, s; \
+	VPXOR    s, p, p; \
+	VPSRLVQ  sh, p, p; \
+	VPXOR    s, p, p
+
+// CLAMP adds the zero point and clamps.
+#define CLAMP(x) \
+	VPADDD  Y12, x, x; \
+	VPMAXSD Y13, x, x; \
+	VPMINSD Y14, x, x
+
+// REQ8_RUY requantizes the 8 sums in x (channels off/4 to off/4+7 of the
+// qvBlock at R10) plus the row term rt with ruy's rounding, as qchan.ruy:
+// x = (x+cst+rt) << left; (x*mult + add) >> shift on the even lanes (Y8)
+// and the odd lanes (Y9); then CLAMP. Clobbers Y8-Y11.
+#define REQ8_RUY(x, off, rt) \
+	VPADDD   off+QB_CST(R10), x, x; \
+	VPADDD   rt, x, x; \
+	VPSLLVD  off+QB_LEFT(R10), x, x; \
+	VPMULDQ  off+QB_MULT(R10), x, Y8; \
+	VPADDQ   off+QB_ADDE(R10), Y8, Y8; \
+	ASR64(Y8, off+QB_SHE(R10), Y10); \
+	VPSHUFD  $0xf5, x, Y9; \
+	VPSHUFD  $0xf5, off+QB_MULT(R10), Y11; \
+	VPMULDQ  Y11, Y9, Y9; \
+	VPADDQ   off+QB_ADDO(R10), Y9, Y9; \
+	ASR64(Y9, off+QB_SHO(R10), Y10); \
+	VPSLLQ   $32, Y9, Y9; \
+	VPBLENDD $0xaa, Y9, Y8, x; \
+	CLAMP(x)
+
+// TFL_HALF is TFLite's rounding of one half's 64-bit products p, as
+// qchan.tfl: p += add + ((p + 2^30 < 0) ? neg : 0); p >>= shift. Y11 holds
+// 2^30 in every qword. Clobbers Y10.
+#define TFL_HALF(p, ADD, NEG, SH) \
+	VPADDQ   Y11, p, Y10; \
+	VPCMPGTQ Y10, Y1, Y10; \
+	VPAND    NEG, Y10, Y10; \
+	VPADDQ   ADD, p, p; \
+	VPADDQ   Y10, p, p; \
+	ASR64(p, SH, Y10)
+
+// REQ8_TFL is REQ8_RUY with TFLite's rounding and no row term. Clobbers
+// Y7-Y10.
+#define REQ8_TFL(x, off) \
+	VPADDD   off+QB_CST(R10), x, x; \
+	VPSLLVD  off+QB_LEFT(R10), x, x; \
+	VPMULDQ  off+QB_MULT(R10), x, Y8; \
+	TFL_HALF(Y8, off+QB_ADDE(R10), off+QB_NEGE(R10), off+QB_SHE(R10)); \
+	VPSHUFD  $0xf5, x, Y9; \
+	VPSHUFD  $0xf5, off+QB_MULT(R10), Y7; \
+	VPMULDQ  Y7, Y9, Y9; \
+	TFL_HALF(Y9, off+QB_ADDO(R10), off+QB_NEGO(R10), off+QB_SHO(R10)); \
+	VPSLLQ   $32, Y9, Y9; \
+	VPBLENDD $0xaa, Y9, Y8, x; \
+	CLAMP(x)
+
+// PACK16 leaves in the low 16 bytes of a the low bytes of the int32 lanes
+// of a (channels 0-7) and b (channels 8-15), in channel order.
+#define PACK16(a, b) \
+	VPSHUFB qvPackLo<>(SB), a, a; \
+	VPSHUFB qvPackHi<>(SB), b, b; \
+	VPOR    b, a, a; \
+	VPERMD  a, Y15, a
+
+// BLOCKMASK sets CX to the store mask of the block: the tail mask at
+// TAIL(DI) for the last block (when the blocks left, R12, are 1), else all
+// 16 lanes.
+#define BLOCKMASK(TAIL) \
+	MOVQ    $0xffff, CX; \
+	CMPQ    R12, $1; \
+	CMOVQEQ TAIL(DI), CX
+
+// STORE16 stores the bytes of x to (SI) whose bits are set in CX: all 16
+// at once, or one by one through 0(SP). Clobbers AX and BX.
+#define STORE16(x, Lpart, Lloop, Lskip, Ldone) \
+	CMPQ    CX, $0xffff; \
+	JNE     Lpart; \
+	VMOVDQU x, (SI); \
+	JMP     Ldone; \
+Lpart: \
+	VMOVDQU x, 0(SP); \
+	XORQ    BX, BX; \
+Lloop: \
+	BTQ     BX, CX; \
+	JCC     Lskip; \
+	MOVB    0(SP)(BX*1), AX; \
+	MOVB    AX, (SI)(BX*1); \
+Lskip: \
+	INCQ    BX; \
+	CMPQ    BX, $16; \
+	JNE     Lloop; \
+Ldone:
+
+// MAC2 multiplies the depth group of 4 channels at off(BX) by rows 0 (Y8)
+// and 1 (Y9), adding into accA and accB. Clobbers Y10, Y11.
+#define MAC2(off, accA, accB) \
+	VPMOVSXBW off(BX), Y10; \
+	VPMADDWD  Y10, Y8, Y11; \
+	VPADDD    Y11, accA, accA; \
+	VPMADDWD  Y10, Y9, Y10; \
+	VPADDD    Y10, accB, accB
+
+// MAC1 is MAC2 for row 0 alone. Clobbers Y10.
+#define MAC1(off, acc) \
+	VPMOVSXBW off(BX), Y10; \
+	VPMADDWD  Y10, Y8, Y10; \
+	VPADDD    Y10, acc, acc
+
+// HSUM adds the partial sums of the accumulators a0-a3 (channels 0-3, 4-7,
+// 8-11, 12-15 of a block, two lanes each), leaving channels 0-7 in a0 and
+// 8-15 in a2.
+#define HSUM(a0, a1, a2, a3) \
+	VPHADDD a1, a0, a0; \
+	VPHADDD a3, a2, a2; \
+	VPERMQ  $0xd8, a0, a0; \
+	VPERMQ  $0xd8, a2, a2
+
+// ROWPTRS sets R8 to row R9 of the left-hand side and R13 to its output,
+// and R11, R10, R12 to the first block's weights and requantization and
+// the number of blocks.
+#define ROWPTRS \
+	MOVQ  R9, R8; \
+	IMULQ DX, R8; \
+	ADDQ  TA_A(DI), R8; \
+	MOVQ  R9, R13; \
+	IMULQ TA_LDO(DI), R13; \
+	ADDQ  TA_OUT(DI), R13; \
+	MOVQ  TA_W(DI), R11; \
+	MOVQ  TA_QP(DI), R10; \
+	MOVQ  TA_NB(DI), R12
+
+// func qgemmTileAVX2(t *qgemmTileArgs)
+TEXT ·qgemmTileAVX2(SB), NOSPLIT, $16-8
+	MOVQ         t+0(FP), DI
+	VPBROADCASTD TA_ZP(DI), Y12
+	VPBROADCASTD TA_LO(DI), Y13
+	VPBROADCASTD TA_HI(DI), Y14
+	VMOVDQU      qvPackIdx<>(SB), Y15
+	MOVQ         TA_LDA(DI), DX
+	XORQ         R9, R9                // row
+
+	// Rows two at a time, one block at a time.
+pair:
+	LEAQ 2(R9), AX
+	CMPQ AX, TA_ROWS(DI)
+	JGT  single
+	ROWPTRS
+
+pairblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  R8, SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    pairreq
+
+pairloop:
+	VPBROADCASTD (SI), X8
+	VPBROADCASTD (SI)(DX*1), X9
+	VPMOVZXBW    X8, Y8
+	VPMOVZXBW    X9, Y9
+	MAC2(0, Y0, Y4)
+	MAC2(16, Y1, Y5)
+	MAC2(32, Y2, Y6)
+	MAC2(48, Y3, Y7)
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          pairloop
+
+pairreq:
+	HSUM(Y0, Y1, Y2, Y3)
+	HSUM(Y4, Y5, Y6, Y7)
+	VPXOR        Y1, Y1, Y1
+	MOVQ         TA_ROWTERM(DI), AX
+	VPBROADCASTD (AX)(R9*4), Y3
+	VPBROADCASTD 4(AX)(R9*4), Y5
+	REQ8_RUY(Y0, 0, Y3)
+	REQ8_RUY(Y2, 32, Y3)
+	REQ8_RUY(Y4, 0, Y5)
+	REQ8_RUY(Y6, 32, Y5)
+	PACK16(Y0, Y2)
+	PACK16(Y4, Y6)
+	BLOCKMASK(TA_TAIL)
+	MOVQ         R13, SI
+	STORE16(X0, pair0part, pair0loop, pair0skip, pair0done)
+	ADDQ         TA_LDO(DI), SI
+	STORE16(X4, pair1part, pair1loop, pair1skip, pair1done)
+	ADDQ         TA_WSTRIDE(DI), R11
+	ADDQ         $QB_SIZE, R10
+	ADDQ         $16, R13
+	DECQ         R12
+	JNZ          pairblk
+	ADDQ         $2, R9
+	JMP          pair
+
+	// The row left over, one block at a time.
+single:
+	CMPQ R9, TA_ROWS(DI)
+	JGE  done
+	ROWPTRS
+
+singleblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	MOVQ  R8, SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    singlereq
+
+singleloop:
+	VPBROADCASTD (SI), X8
+	VPMOVZXBW    X8, Y8
+	MAC1(0, Y0)
+	MAC1(16, Y1)
+	MAC1(32, Y2)
+	MAC1(48, Y3)
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          singleloop
+
+singlereq:
+	HSUM(Y0, Y1, Y2, Y3)
+	VPXOR        Y1, Y1, Y1
+	MOVQ         TA_ROWTERM(DI), AX
+	VPBROADCASTD (AX)(R9*4), Y3
+	REQ8_RUY(Y0, 0, Y3)
+	REQ8_RUY(Y2, 32, Y3)
+	PACK16(Y0, Y2)
+	BLOCKMASK(TA_TAIL)
+	MOVQ         R13, SI
+	STORE16(X0, single0part, single0loop, single0skip, single0done)
+	ADDQ         TA_WSTRIDE(DI), R11
+	ADDQ         $QB_SIZE, R10
+	ADDQ         $16, R13
+	DECQ         R12
+	JNZ          singleblk
+	INCQ         R9
+	JMP          single
+
+done:
+	VZEROUPPER
+	RET
+
+// DWTAP adds one tap of 16 channels, widened from 16 bytes at (base) by
+// MOVX (VPMOVZXBD or VPMOVSXBD), times the weights at (BX) into Y0 and Y2.
+// Clobbers Y4, Y5.
+#define DWTAP(MOVX, base) \
+	MOVX     0(base), Y4; \
+	MOVX     8(base), Y5; \
+	VPMADDWD (BX), Y4, Y4; \
+	VPMADDWD 32(BX), Y5, Y5; \
+	VPADDD   Y4, Y0, Y0; \
+	VPADDD   Y5, Y2, Y2
+
+// func dwRowAVX2(t *dwRowArgs)
+TEXT ·dwRowAVX2(SB), NOSPLIT, $24-8
+	MOVQ         t+0(FP), DI
+	VPBROADCASTD DA_ZP(DI), Y12
+	VPBROADCASTD DA_LO(DI), Y13
+	VPBROADCASTD DA_HI(DI), Y14
+	VMOVDQU      qvPackIdx<>(SB), Y15
+	VPBROADCASTQ qvHalf<>(SB), Y11
+	VPXOR        Y1, Y1, Y1
+	MOVQ         DA_NPIX(DI), R9
+	XORQ         R8, R8                // byte offset of the pixel's first tap
+	MOVQ         DA_OUT(DI), R14
+
+dwpix:
+	TESTQ R9, R9
+	JZ    dwdone
+	MOVQ  DA_NB(DI), R12
+	MOVQ  DA_QP(DI), R10
+	XORQ  R11, R11                     // channel offset
+
+dwblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y2, Y2, Y2
+	MOVQ  DA_ROWS(DI), AX
+	MOVQ  DA_W(DI), BX
+	LEAQ  (BX)(R11*4), BX              // this block's weights of tap 0
+	MOVQ  DA_KH(DI), CX
+	CMPQ  R12, $1
+	JNE   dwfull
+	CMPQ  DA_TAIL(DI), $0xffff
+	JNE   dwpky
+
+dwfull:
+	CMPQ DA_SIGNED(DI), $0
+	JNE  dwsky
+
+dwuky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+dwukx:
+	DWTAP(VPMOVZXBD, SI)
+	ADDQ DA_TAPSTEP(DI), SI
+	ADDQ DA_WSTRIDE(DI), BX
+	DECQ DX
+	JNZ  dwukx
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  dwuky
+	JMP  dwreq
+
+dwsky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+dwskx:
+	DWTAP(VPMOVSXBD, SI)
+	ADDQ DA_TAPSTEP(DI), SI
+	ADDQ DA_WSTRIDE(DI), BX
+	DECQ DX
+	JNZ  dwskx
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  dwsky
+	JMP  dwreq
+
+	// A partial last block: each tap's channels under the tail mask are
+	// copied to 0(SP) first, so that no byte past them is read.
+dwpky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+dwpkx:
+	MOVQ DX, 16(SP)
+	XORQ R13, R13
+
+dwpcopy:
+	BTQ  R13, DA_TAIL(DI)
+	JCC  dwpnext
+	MOVB (SI)(R13*1), DX
+	MOVB DX, 0(SP)(R13*1)
+
+dwpnext:
+	INCQ R13
+	CMPQ R13, $16
+	JNE  dwpcopy
+	MOVQ 16(SP), DX
+	CMPQ DA_SIGNED(DI), $0
+	JNE  dwpsigned
+	DWTAP(VPMOVZXBD, SP)
+	JMP  dwptapped
+
+dwpsigned:
+	DWTAP(VPMOVSXBD, SP)
+
+dwptapped:
+	ADDQ DA_TAPSTEP(DI), SI
+	ADDQ DA_WSTRIDE(DI), BX
+	DECQ DX
+	JNZ  dwpkx
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  dwpky
+
+dwreq:
+	REQ8_TFL(Y0, 0)
+	REQ8_TFL(Y2, 32)
+	PACK16(Y0, Y2)
+	BLOCKMASK(DA_TAIL)
+	LEAQ (R14)(R11*1), SI
+	STORE16(X0, dwpart, dwloop, dwskip, dwstored)
+	ADDQ $16, R11
+	ADDQ $QB_SIZE, R10
+	DECQ R12
+	JNZ  dwblk
+	ADDQ DA_PIXSTEP(DI), R8
+	ADDQ DA_OUTC(DI), R14
+	DECQ R9
+	JMP  dwpix
+
+dwdone:
+	VZEROUPPER
+	RET
+
+// VPDPBUSD_Y(w, x, acc) is AVX-VNNI's VEX-encoded VPDPBUSD Y<acc>, Y<x>,
+// Y<w> (registers by number): each int32 lane of acc gains the dot product
+// of its four unsigned bytes of x with its four signed bytes of w, exactly.
+// The Go assembler encodes VPDPBUSD only as AVX-512 VNNI (EVEX).
+#define VPDPBUSD_Y(w, x, acc) \
+	BYTE $0xc4; \
+	BYTE $(0xe2 ^ (((acc)>>3)<<7) ^ (((w)>>3)<<5)); \
+	BYTE $(0x7d ^ ((x)<<3)); \
+	BYTE $0x50; \
+	BYTE $(0xc0 | (((acc)&7)<<3) | ((w)&7))
+
+// EPICONST loads the registers of the requantization: Y1 (zero) and
+// Y12-Y15.
+#define EPICONST \
+	VPXOR        Y1, Y1, Y1; \
+	VPBROADCASTD TA_ZP(DI), Y12; \
+	VPBROADCASTD TA_LO(DI), Y13; \
+	VPBROADCASTD TA_HI(DI), Y14; \
+	VMOVDQU      qvPackIdx<>(SB), Y15
+
+// QUADROW requantizes and stores row r of the four rows' sums saved at
+// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8-Y11.
+#define QUADROW(r, Lpart, Lloop, Lskip, Ldone) \
+	VMOVDQU      16+64*r(SP), Y0; \
+	VMOVDQU      48+64*r(SP), Y2; \
+	MOVQ         TA_ROWTERM(DI), AX; \
+	VPBROADCASTD 4*r(AX), Y3; \
+	REQ8_RUY(Y0, 0, Y3); \
+	REQ8_RUY(Y2, 32, Y3); \
+	PACK16(Y0, Y2); \
+	STORE16(X0, Lpart, Lloop, Lskip, Ldone)
+
+// func qgemmTileAVXVNNI(t *qgemmTileArgs)
+//
+// The tile kernel with AVX-VNNI's 256-bit VPDPBUSD, for CPUs that have it
+// without AVX-512 VNNI: the VNNI kernel's loop on two 8-lane halves of a
+// block, and the AVX2 kernel's requantization.
+TEXT ·qgemmTileAVXVNNI(SB), NOSPLIT, $272-8
+	MOVQ t+0(FP), DI
+	MOVQ TA_LDA(DI), DX
+	CMPQ TA_ROWS(DI), $4
+	JNE  vsingle
+
+	// Four rows, one block at a time: 8 accumulators, rows 0-3 in Y0-Y7
+	// (channels 0-7, then 8-15).
+	LEAQ (DX)(DX*2), R9
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ TA_OUT(DI), R13
+	MOVQ TA_NB(DI), R12
+
+vquadblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  TA_A(DI), SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    vquadreq
+
+vquadloop:
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VPBROADCASTD (SI), Y10
+	VPBROADCASTD (SI)(DX*1), Y11
+	VPBROADCASTD (SI)(DX*2), Y12
+	VPBROADCASTD (SI)(R9*1), Y13
+	VPDPBUSD_Y(8, 10, 0)
+	VPDPBUSD_Y(9, 10, 1)
+	VPDPBUSD_Y(8, 11, 2)
+	VPDPBUSD_Y(9, 11, 3)
+	VPDPBUSD_Y(8, 12, 4)
+	VPDPBUSD_Y(9, 12, 5)
+	VPDPBUSD_Y(8, 13, 6)
+	VPDPBUSD_Y(9, 13, 7)
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          vquadloop
+
+vquadreq:
+	VMOVDQU Y0, 16(SP)
+	VMOVDQU Y1, 48(SP)
+	VMOVDQU Y2, 80(SP)
+	VMOVDQU Y3, 112(SP)
+	VMOVDQU Y4, 144(SP)
+	VMOVDQU Y5, 176(SP)
+	VMOVDQU Y6, 208(SP)
+	VMOVDQU Y7, 240(SP)
+	EPICONST
+	BLOCKMASK(TA_TAIL)
+	MOVQ    R13, SI
+	QUADROW(0, vq0part, vq0loop, vq0skip, vq0done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(1, vq1part, vq1loop, vq1skip, vq1done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(2, vq2part, vq2loop, vq2skip, vq2done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(3, vq3part, vq3loop, vq3skip, vq3done)
+	ADDQ    TA_WSTRIDE(DI), R11
+	ADDQ    $QB_SIZE, R10
+	ADDQ    $16, R13
+	DECQ    R12
+	JNZ     vquadblk
+	JMP     vdone
+
+	// Fewer rows: one row and one block at a time, depth groups two at a
+	// time into two sets of accumulators (Y4, Y5 and Y6, Y7).
+vsingle:
+	EPICONST
+	XORQ R9, R9                        // row
+
+vrow:
+	CMPQ R9, TA_ROWS(DI)
+	JGE  vdone
+	ROWPTRS
+
+vsingleblk:
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  R8, SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	SHRQ  $1, CX
+	JZ    vsingleodd
+
+vsingleloop:
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VMOVDQU      64(BX), Y10
+	VMOVDQU      96(BX), Y11
+	VPBROADCASTD (SI), Y2
+	VPBROADCASTD 4(SI), Y3
+	VPDPBUSD_Y(8, 2, 4)
+	VPDPBUSD_Y(9, 2, 5)
+	VPDPBUSD_Y(10, 3, 6)
+	VPDPBUSD_Y(11, 3, 7)
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          vsingleloop
+
+vsingleodd:
+	TESTQ        $1, TA_K4(DI)
+	JZ           vsinglereq
+	VMOVDQU      (BX), Y8
+	VMOVDQU      32(BX), Y9
+	VPBROADCASTD (SI), Y2
+	VPDPBUSD_Y(8, 2, 4)
+	VPDPBUSD_Y(9, 2, 5)
+
+vsinglereq:
+	VPADDD       Y6, Y4, Y4
+	VPADDD       Y7, Y5, Y5
+	MOVQ         TA_ROWTERM(DI), AX
+	VPBROADCASTD (AX)(R9*4), Y3
+	REQ8_RUY(Y4, 0, Y3)
+	REQ8_RUY(Y5, 32, Y3)
+	PACK16(Y4, Y5)
+	BLOCKMASK(TA_TAIL)
+	MOVQ         R13, SI
+	STORE16(X4, vs0part, vs0loop, vs0skip, vs0done)
+	ADDQ         TA_WSTRIDE(DI), R11
+	ADDQ         $QB_SIZE, R10
+	ADDQ         $16, R13
+	DECQ         R12
+	JNZ          vsingleblk
+	INCQ         R9
+	JMP          vrow
+
+vdone:
+	VZEROUPPER
+	RET
