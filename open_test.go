@@ -130,4 +130,32 @@ func TestOpenPluginReaped(t *testing.T) {
 	if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.Signal(0)) == nil {
 		t.Errorf("plugin process %d still runs after Close", pid)
 	}
+
+	// An Open that fails after starting the plugin (the CPU cannot run
+	// edgetpu-custom-op, and no fallback is allowed) stops it too.
+	_, err := delego.Open(context.Background(), shared.Model(t, quantE), delego.WithDelegates("cpu"), delego.WithPluginDirs(dir))
+	if err == nil {
+		t.Fatal("the cpu delegate ran an Edge TPU model")
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("after a failed Open, child processes %v remain", kids)
+	}
+}
+
+// children lists this process's child processes (Linux).
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil || len(tasks) == 0 {
+		t.Skip("no /proc children lists here")
+	}
+	var kids []string
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	return kids
 }
