@@ -3,7 +3,10 @@
 // objects of an SSD detector (TFLite_Detection_PostProcess), the poses of
 // PoseNet (Coral's PosenetDecoderOp) and MoveNet, and the per-pixel classes
 // of a segmentation model such as DeepLab. It also makes a model's image
-// input from a picture.
+// input from a picture: decoded (PNG, JPEG, BMP), resized by nearest
+// neighbour as the delego command does or bilinearly as TFLite's
+// label_image example does, normalised for float inputs and, when asked,
+// quantized with the input's scale and zero point (ImageInputWith).
 //
 // The adapters read tensors through the small Tensor interface, which
 // *core.Tensor satisfies; they never run a model themselves:
@@ -14,6 +17,11 @@
 //	err = in.CopyFrom(pixels)
 //	err = it.Invoke(ctx)
 //	classes := adapters.Classes(it.Output(0), 5, 0.1, labels)
+//
+// or, resized bilinearly and quantized with the input's own parameters:
+//
+//	pixels, err := adapters.ImageInputWith(img, in.Type(), in.Shape(), adapters.InputOptions{
+//		Resize: adapters.Bilinear, Norm: adapters.Norm{Mean: 127.5, Std: 127.5}, Quant: in.Quantization()})
 //
 // and for an SSD detector, with its four outputs in a []adapters.Tensor:
 //

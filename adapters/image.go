@@ -1,13 +1,11 @@
 package adapters
 
 import (
-	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
 	_ "image/jpeg" // register JPEG for image.Decode
 	_ "image/png"  // register PNG for image.Decode
-	"math"
 	"os"
 
 	_ "golang.org/x/image/bmp" // register BMP for image.Decode
@@ -62,37 +60,9 @@ func ImageShape(shape []int) (h, w, c int, err error) {
 //
 // The values are stored as: UINT8 the pixel p; INT8 p-128; FLOAT32
 // (p-norm.Mean)/norm.Std, computed in float64 and rounded to float32.
+// ImageInputWith also resizes bilinearly and quantizes.
 func ImageInput(img image.Image, typ tensor.DType, shape []int, norm Norm) ([]byte, error) {
-	oh, ow, oc, err := ImageShape(shape)
-	if err != nil {
-		return nil, err
-	}
-	switch typ {
-	case tensor.Uint8, tensor.Int8, tensor.Float32:
-	default:
-		return nil, fmt.Errorf("image inputs of type %s are not supported (UINT8, INT8 and FLOAT32 are)", typ)
-	}
-	if typ == tensor.Float32 && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
-		return nil, fmt.Errorf("normalisation (p-%v)/%v is not a usable mapping", norm.Mean, norm.Std)
-	}
-	pixels := resizeNearest(img, oh, ow, oc)
-	switch typ {
-	case tensor.Uint8:
-		return pixels, nil
-	case tensor.Int8:
-		out := make([]byte, len(pixels))
-		for i, p := range pixels {
-			out[i] = byte(int8(int(p) - 128))
-		}
-		return out, nil
-	default: // Float32
-		out := make([]byte, 4*len(pixels))
-		for i, p := range pixels {
-			v := float32((float64(p) - norm.Mean) / norm.Std)
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-		}
-		return out, nil
-	}
+	return ImageInputWith(img, typ, shape, InputOptions{Norm: norm})
 }
 
 // resizeNearest returns the HxWxC bytes of img resized by nearest neighbour.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
@@ -17,74 +18,23 @@ import (
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu"
-	"google.golang.org/protobuf/proto"
 )
 
-// This file is where delegate names become delegates: --delegate and
-// --settings are read here for run, bench and plan, and pluginHost.open is
-// the one place that maps a name to a delegate: the plugin binary
-// delego-NAME when one is found, else (for "cpu" only) delego's kernels in
-// process.
+// This file reads --delegate and --settings for run, bench and plan; the
+// package delego turns them into delegates, as it does for Go callers of
+// delego.Open: delego.Plugins.Open is the one place that maps a name to a
+// delegate (the plugin binary delego-NAME when one is found, else, for
+// "cpu" only, delego's kernels in process).
 
-// delegateOpener makes the delegate called name. It never fails: a delegate
-// that cannot be had is a delegate.Unavailable, whose error the interpreter
-// treats as a compilation error subject to the fallback settings.
-type delegateOpener func(ctx context.Context, name string) delegate.Delegate
+// delegateOpener makes the delegate called name (see delego.Opener).
+type delegateOpener = delego.Opener
 
-// pluginHost is how plugins are found and started.
-type pluginHost struct {
-	dirs []string          // searched in order (plugin.SearchDirs)
-	sums *plugin.Checksums // nil: no pinning
-	mtls bool              // go-plugin's AutoMTLS
-}
+// pluginHost is how plugins are found and started: delego.Plugins, whose
+// Open is the one place that maps a name to a delegate.
+type pluginHost = delego.Plugins
 
 // defaultHost looks in plugin.SearchDirs, without pinning or mTLS.
-func defaultHost() pluginHost { return pluginHost{dirs: plugin.SearchDirs()} }
-
-// open is delego's delegateOpener: the plugin delego-NAME when the search
-// directories hold one. An accelerator runs only as a plugin process, so
-// that a crash in its driver never takes delego down: without its binary,
-// "edgetpu" is unavailable (its declared support is known, so the plan
-// still shows its partitions) and so is any other name, except "cpu",
-// delego's own kernels, which then run in process (the same bytes). A
-// plugin that does not start (wrong protocol, checksum mismatch, not listed
-// in the checksums file) is unavailable too: pinning never falls back in
-// process.
-func (h pluginHost) open(ctx context.Context, name string) delegate.Delegate {
-	path, err := plugin.Find(name, h.dirs)
-	if err != nil {
-		switch name {
-		case cpu.Name:
-			return cpu.New()
-		case edgetpu.Name:
-			return delegate.UnavailableDeclaring(name, edgetpu.Declared(),
-				fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err))
-		}
-		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, cpu.Name))
-	}
-	opts, err := h.options(path)
-	if err != nil {
-		return delegate.Unavailable(name, err)
-	}
-	c, err := plugin.Open(ctx, path, opts)
-	if err != nil {
-		return delegate.Unavailable(name, err)
-	}
-	return c
-}
-
-// options are the plugin options for the binary at path.
-func (h pluginHost) options(path string) (*plugin.Options, error) {
-	opts := &plugin.Options{AutoMTLS: h.mtls}
-	if h.sums != nil {
-		sum, err := h.sums.For(path)
-		if err != nil {
-			return nil, err
-		}
-		opts.Checksum = sum
-	}
-	return opts, nil
-}
+func defaultHost() pluginHost { return pluginHost{Dirs: plugin.SearchDirs()} }
 
 // delegateOrigin says where a delegate runs, for -v.
 func delegateOrigin(d delegate.Delegate) string {
@@ -99,26 +49,6 @@ func delegateOrigin(d delegate.Delegate) string {
 		return fmt.Sprintf("unavailable: %v", err)
 	}
 	return "in process"
-}
-
-// delegateNameOf is the delegate name TFLiteSettings.delegate selects, or ""
-// for NONE: CPU kernels only.
-func delegateNameOf(d config.Delegate) string {
-	switch d {
-	case config.Delegate_NONE:
-		return ""
-	case config.Delegate_NNAPI:
-		return "nnapi"
-	case config.Delegate_GPU:
-		return "gpu"
-	case config.Delegate_HEXAGON:
-		return "hexagon"
-	case config.Delegate_XNNPACK:
-		return "xnnpack"
-	case config.Delegate_EDGETPU, config.Delegate_EDGETPU_CORAL:
-		return "edgetpu"
-	}
-	return strings.ToLower(d.String())
 }
 
 // noDelegate is the --delegate value that asks for none, whatever the
@@ -160,13 +90,13 @@ func (f *pluginFlags) define(fs *flag.FlagSet) {
 // host reads the checksums file, if any, and returns the plugin host.
 func (f *pluginFlags) host() (pluginHost, error) {
 	h := defaultHost()
-	h.mtls = f.mtls
+	h.MTLS = f.mtls
 	if f.checksums != "" {
 		sums, err := plugin.ReadChecksums(f.checksums)
 		if err != nil {
 			return pluginHost{}, err
 		}
-		h.sums = sums
+		h.Checksums = sums
 	}
 	return h, nil
 }
@@ -264,7 +194,7 @@ func (f *delegationFlags) names(cmd string) ([]string, bool, error) {
 	for _, v := range f.delegates {
 		for _, n := range strings.Split(v, ",") {
 			n = strings.ToLower(strings.TrimSpace(n))
-			if err := checkDelegateName(n); err != nil {
+			if err := delego.CheckName(n); err != nil {
 				return nil, false, usagef(cmd, "--delegate %q: %v", v, err)
 			}
 			if slices.Contains(names, n) {
@@ -282,36 +212,10 @@ func (f *delegationFlags) names(cmd string) ([]string, bool, error) {
 	return names, true, nil
 }
 
-// checkDelegateName accepts what can follow "delego-" in a binary name:
-// lower-case letters, digits, '-' and '_', starting with a letter or digit.
-func checkDelegateName(n string) error {
-	if n == "" {
-		return errors.New("empty delegate name")
-	}
-	for i, r := range n {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		case (r == '-' || r == '_') && i > 0:
-		default:
-			return fmt.Errorf("delegate name %q: only letters, digits, '-' and '_' (not first)", n)
-		}
-	}
-	return nil
-}
-
-// delegation is what the flags chose, ready for core.Options. Close releases
-// the delegates.
+// delegation is what the flags chose, started (delego.Start), with
+// --cpu-twin and --timeout. Close releases the delegates.
 type delegation struct {
-	// Names are the delegates in priority order; empty: CPU kernels only.
-	Names     []string
-	Delegates []delegate.Delegate
-	// Settings are the effective TFLite settings, never nil: the file's (an
-	// empty message without --settings) with cpu_settings.num_threads set to
-	// Threads, so that the cpu delegate uses the same threads.
-	Settings *config.TFLiteSettings
-	// Threads: --threads when given, else the settings' positive
-	// cpu_settings.num_threads, else 1.
-	Threads int
+	*delego.Delegation
 	// Twin is --cpu-twin.
 	Twin string
 	// Timeout is --timeout: the watchdog's limit on every partition's
@@ -321,36 +225,14 @@ type delegation struct {
 
 // options are the core.Options that run d's delegates on the model at
 // modelPath with the CPU kernels of registry (nil: the built-in ones).
+// The CPU twin (delego.TwinFor) is loaded now, so running the model opens
+// no file; one that cannot be loaded is an error only if it is needed.
 func (d *delegation) options(registry *kernels.Registry, modelPath string) core.Options {
-	return core.Options{Threads: d.Threads, Registry: registry, Delegates: d.Delegates, Settings: d.Settings,
-		Twin: d.twinFor(modelPath), Watchdog: core.Watchdog{Invoke: d.Timeout}}
-}
-
-// twinFor is the CPU twin of the model at modelPath: --cpu-twin when given,
-// else Coral's foo.tflite beside foo_edgetpu.tflite; nil for other models.
-// It is loaded now, so running the model opens no file; one that cannot be
-// loaded is an error only if it is needed.
-func (d *delegation) twinFor(modelPath string) *core.Twin {
-	path := d.Twin
-	if path == "" {
-		path = edgetpu.TwinPath(modelPath)
-	}
-	if path == "" {
-		return nil
-	}
-	return core.LoadTwin(path)
-}
-
-// Close closes every delegate.
-func (d *delegation) Close() error {
-	var errs []error
-	for _, dl := range d.Delegates {
-		if err := dl.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close delegate %s: %w", dl.Name(), err))
-		}
-	}
-	d.Delegates = nil
-	return errors.Join(errs...)
+	opts := d.Delegation.Options()
+	opts.Registry = registry
+	opts.Twin = delego.TwinFor(modelPath, d.Twin)
+	opts.Watchdog = core.Watchdog{Invoke: d.Timeout}
+	return opts
 }
 
 // loadSettings reads and checks the --settings file: it prints every
@@ -364,13 +246,11 @@ func (f *delegationFlags) loadSettings(stderr io.Writer) (*config.TFLiteSettings
 	if err != nil {
 		return nil, err
 	}
-	issues := s.Check(config.DefaultCapabilities())
-	for _, i := range issues {
-		if i.Severity != config.Error {
-			fmt.Fprintf(stderr, "delego: %s: %s\n", f.settings, i)
-		}
+	warnings, err := delego.CheckSettings(s)
+	for _, i := range warnings {
+		fmt.Fprintf(stderr, "delego: %s: %s\n", f.settings, i)
 	}
-	if err := config.Err(issues); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.settings, err)
 	}
 	return s.TFLite, nil
@@ -405,32 +285,18 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 		return selection{}, err
 	}
 	if !given {
-		if n := delegateNameOf(s.GetDelegate()); n != "" {
-			names = []string{n}
-		}
+		names = delego.SettingsDelegates(s)
 	}
 	return selection{settings: s, names: names, twin: f.twin, timeout: f.timeout, host: host}, nil
 }
 
-// open opens the selected delegates with open (nil: the selection's plugin
-// host). threads is --threads, 0 when not given.
+// open starts the selected delegates with open (nil: the selection's
+// plugin host). threads is --threads, 0 when not given.
 func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
-	if threads < 1 {
-		threads = max(1, int(s.settings.GetCpuSettings().GetNumThreads()))
-	}
-	eff := proto.CloneOf(s.settings)
-	if eff.CpuSettings == nil {
-		eff.CpuSettings = &config.CPUSettings{}
-	}
-	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
-	d := &delegation{Names: s.names, Settings: eff, Threads: threads, Twin: s.twin, Timeout: s.timeout}
 	if open == nil {
-		open = s.host.open
+		open = s.host.Open
 	}
-	for _, n := range s.names {
-		d.Delegates = append(d.Delegates, open(ctx, n))
-	}
-	return d
+	return &delegation{Delegation: delego.Start(ctx, s.names, s.settings, threads, open), Twin: s.twin, Timeout: s.timeout}
 }
 
 // env is what a command takes from its surroundings; tests replace parts.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -266,18 +267,18 @@ func TestDelegateNames(t *testing.T) {
 		config.Delegate_EDGETPU:       "edgetpu",
 		config.Delegate_EDGETPU_CORAL: "edgetpu",
 	} {
-		if got := delegateNameOf(d); got != want {
-			t.Errorf("delegateNameOf(%v) = %q, want %q", d, got, want)
+		if got := delego.DelegateName(d); got != want {
+			t.Errorf("delego.DelegateName(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if _, ok := defaultHost().open(context.Background(), "cpu").(*cpu.Delegate); !ok {
-		t.Error(`defaultHost().open("cpu") is not the in-process cpu delegate`)
+	if _, ok := defaultHost().Open(context.Background(), "cpu").(*cpu.Delegate); !ok {
+		t.Error(`defaultHost().Open("cpu") is not the in-process cpu delegate`)
 	}
 	// An accelerator never runs in process: without its plugin binary the
 	// edgetpu delegate declares its support (so the plan shows its
 	// partition) and fails to compile, saying what was looked for.
-	none := pluginHost{dirs: []string{t.TempDir()}}
-	etpu := none.open(context.Background(), "edgetpu")
+	none := pluginHost{Dirs: []string{t.TempDir()}}
+	etpu := none.Open(context.Background(), "edgetpu")
 	if _, ok := etpu.(*edgetpu.Delegate); ok {
 		t.Fatal(`open("edgetpu") without a plugin runs the Edge TPU driver in process`)
 	}
@@ -289,10 +290,10 @@ func TestDelegateNames(t *testing.T) {
 		t.Errorf("edgetpu without a plugin compiles with %v; want the missing plugin and how to build it", err)
 	}
 	for _, n := range []string{"xnnpack", "gpu", "nnapi", "foo"} {
-		d := defaultHost().open(context.Background(), n)
+		d := defaultHost().Open(context.Background(), n)
 		_, err := d.Support(context.Background())
 		if d.Name() != n || !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "delego-"+n) {
-			t.Errorf("defaultHost().open(%q): name %q, Support error %v; want an unavailable delegate saying what was looked for", n, d.Name(), err)
+			t.Errorf("defaultHost().Open(%q): name %q, Support error %v; want an unavailable delegate saying what was looked for", n, d.Name(), err)
 		}
 	}
 }

@@ -134,11 +134,11 @@ func pluginsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 
 // listPlugins finds, starts and describes every plugin in host's directories.
 func listPlugins(ctx context.Context, host pluginHost) (*pluginsReport, error) {
-	found, err := plugin.Discover(host.dirs)
+	found, err := plugin.Discover(host.Dirs)
 	if err != nil {
 		return nil, err
 	}
-	r := &pluginsReport{SearchPath: host.dirs, InProcess: []string{cpu.Name}, Plugins: []pluginReport{}}
+	r := &pluginsReport{SearchPath: host.Dirs, InProcess: []string{cpu.Name}, Plugins: []pluginReport{}}
 	if r.SearchPath == nil {
 		r.SearchPath = []string{}
 	}
@@ -162,7 +162,7 @@ func listPlugins(ctx context.Context, host pluginHost) (*pluginsReport, error) {
 
 // describePlugin starts the plugin at path, takes its description and stops it.
 func describePlugin(ctx context.Context, host pluginHost, path string) (plugin.Info, error) {
-	opts, err := host.options(path)
+	opts, err := host.Options(path)
 	if err != nil {
 		return plugin.Info{}, err
 	}

@@ -195,7 +195,7 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 
 	open := e.open
 	if open == nil {
-		open = sel.host.open
+		open = sel.host.Open
 	}
 	opts := tune.Options{
 		Candidates: sel.names, Open: tune.Opener(open), Settings: sel.settings, Inputs: data,

@@ -1,0 +1,198 @@
+package adapters
+
+import (
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+
+	"github.com/delego/delego/tensor"
+)
+
+// Resize is how a picture is scaled to a model's input size.
+type Resize int
+
+const (
+	// Nearest takes the nearest source pixel, as the delego command does
+	// (see ImageInput).
+	Nearest Resize = iota
+	// Bilinear interpolates between the four nearest source pixels as
+	// TensorFlow Lite's RESIZE_BILINEAR does with align_corners and
+	// half_pixel_centers false, which TFLite's label_image example uses:
+	// output pixel (y,x) reads the source at (y*h/H, x*w/W), computed in
+	// float32.
+	Bilinear
+)
+
+func (r Resize) String() string {
+	switch r {
+	case Nearest:
+		return "nearest"
+	case Bilinear:
+		return "bilinear"
+	}
+	return fmt.Sprintf("Resize(%d)", int(r))
+}
+
+// InputOptions say how ImageInputWith makes an input tensor from a picture.
+type InputOptions struct {
+	// Resize is the scaling; the zero value is Nearest.
+	Resize Resize
+	// Norm maps a pixel value p to a real input value (p-Mean)/Std: the
+	// value of a FLOAT32 input, and of a quantized one with Quant.
+	Norm Norm
+	// Quant, for a UINT8 or INT8 input, quantizes the normalised value v
+	// with the input's scale and zero point: round(v/scale)+zero_point
+	// (half away from zero, as TFLite rounds), clamped to the type's
+	// range, as pycoral's examples do when a model's input quantization
+	// does not match the pixels. nil: the pixel as it is (UINT8) or minus
+	// 128 (INT8), truncated toward zero after Bilinear as label_image does.
+	Quant *tensor.Quantization
+}
+
+// ImageInputWith converts img into the bytes of an image input tensor of
+// type typ and shape [1,H,W,C] as opts say. Pixels are RGB (alpha
+// ignored), or BT.601 luma for C = 1 (see ImageInput). ImageInput is
+// ImageInputWith with only Norm set.
+func ImageInputWith(img image.Image, typ tensor.DType, shape []int, opts InputOptions) ([]byte, error) {
+	oh, ow, oc, err := ImageShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case tensor.Uint8, tensor.Int8, tensor.Float32:
+	default:
+		return nil, fmt.Errorf("image inputs of type %s are not supported (UINT8, INT8 and FLOAT32 are)", typ)
+	}
+	norm := opts.Norm
+	if (typ == tensor.Float32 || opts.Quant != nil) && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
+		return nil, fmt.Errorf("normalisation (p-%v)/%v is not a usable mapping", norm.Mean, norm.Std)
+	}
+	var values []float32
+	switch opts.Resize {
+	case Nearest:
+		values = toFloats(resizeNearest(img, oh, ow, oc))
+	case Bilinear:
+		values = resizeBilinear(img, oh, ow, oc)
+	default:
+		return nil, fmt.Errorf("unknown resize %v", opts.Resize)
+	}
+	switch {
+	case typ == tensor.Float32:
+		return floatInput(values, norm), nil
+	case opts.Quant != nil:
+		return quantizedInput(values, typ, norm, opts.Quant)
+	default:
+		return pixelInput(values, typ), nil
+	}
+}
+
+// toFloats widens 8-bit pixel values.
+func toFloats(pixels []byte) []float32 {
+	out := make([]float32, len(pixels))
+	for i, p := range pixels {
+		out[i] = float32(p)
+	}
+	return out
+}
+
+// floatInput stores (v-norm.Mean)/norm.Std for each value, computed in
+// float64 and rounded to float32.
+func floatInput(values []float32, norm Norm) []byte {
+	out := make([]byte, 4*len(values))
+	for i, v := range values {
+		f := float32((float64(v) - norm.Mean) / norm.Std)
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(f))
+	}
+	return out
+}
+
+// pixelInput stores each value as a UINT8 input's byte, or minus 128 as an
+// INT8 input's, truncated toward zero as label_image casts.
+func pixelInput(values []float32, typ tensor.DType) []byte {
+	out := make([]byte, len(values))
+	for i, v := range values {
+		if typ == tensor.Int8 {
+			out[i] = byte(int8(int(v - 128)))
+		} else {
+			out[i] = byte(int(v))
+		}
+	}
+	return out
+}
+
+// quantizedInput stores round(((v-Mean)/Std)/scale)+zero_point for each
+// value, clamped to typ's range.
+func quantizedInput(values []float32, typ tensor.DType, norm Norm, q *tensor.Quantization) ([]byte, error) {
+	if len(q.Scale) != 1 || len(q.ZeroPoint) > 1 || !(q.Scale[0] > 0) {
+		return nil, fmt.Errorf("quantize the input: want one positive scale and at most one zero point, have scales %v, zero points %v", q.Scale, q.ZeroPoint)
+	}
+	zp := 0.0
+	if len(q.ZeroPoint) == 1 {
+		zp = float64(q.ZeroPoint[0])
+	}
+	lo, hi := 0.0, 255.0
+	if typ == tensor.Int8 {
+		lo, hi = -128, 127
+	}
+	out := make([]byte, len(values))
+	for i, v := range values {
+		real := (float64(v) - norm.Mean) / norm.Std
+		qv := min(hi, max(lo, math.Round(real/float64(q.Scale[0]))+zp))
+		out[i] = byte(int(qv)) // two's complement for INT8
+
+	}
+	return out, nil
+}
+
+// resizeBilinear returns the HxWxC values of img resized as RESIZE_BILINEAR
+// does (align_corners and half_pixel_centers false), in float32. Each
+// product is rounded to float32 on its own, so that no platform fuses a
+// multiply and an add into different bits.
+func resizeBilinear(img image.Image, oh, ow, oc int) []float32 {
+	src, h, w := sourceValues(img, oc)
+	sy, sx := float32(h)/float32(oh), float32(w)/float32(ow)
+	out := make([]float32, 0, oh*ow*oc)
+	for y := range oh {
+		iy := float32(y) * sy
+		y0 := max(int(math.Floor(float64(iy))), 0)
+		y1, dy := min(y0+1, h-1), iy-float32(y0)
+		for x := range ow {
+			ix := float32(x) * sx
+			x0 := max(int(math.Floor(float64(ix))), 0)
+			x1, dx := min(x0+1, w-1), ix-float32(x0)
+			for c := range oc {
+				at := func(r, col int) float32 { return src[(r*w+col)*oc+c] }
+				v := float32(at(y0, x0)*(1-dy)*(1-dx)) + float32(at(y1, x0)*dy*(1-dx)) +
+					float32(at(y0, x1)*(1-dy)*dx) + float32(at(y1, x1)*dy*dx)
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// sourceValues are img's pixels as float32, row by row: RGB for oc = 3,
+// luma (or a grayscale picture's own value) for oc = 1.
+func sourceValues(img image.Image, oc int) (values []float32, h, w int) {
+	b := img.Bounds()
+	h, w = b.Dy(), b.Dx()
+	gray, isGray := img.(*image.Gray)
+	values = make([]float32, 0, h*w*oc)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if oc == 1 && isGray {
+				values = append(values, float32(gray.GrayAt(x, y).Y))
+				continue
+			}
+			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+			if oc == 1 {
+				values = append(values, float32(luma(c.R, c.G, c.B)))
+				continue
+			}
+			values = append(values, float32(c.R), float32(c.G), float32(c.B))
+		}
+	}
+	return values, h, w
+}

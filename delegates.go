@@ -1,0 +1,208 @@
+package delego
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/edgetpu"
+	"google.golang.org/protobuf/proto"
+)
+
+// Opener makes the delegate called name. It never fails: a delegate that
+// cannot be had is a delegate.Unavailable, whose error the interpreter
+// treats as a compilation error subject to the fallback settings.
+type Opener func(ctx context.Context, name string) delegate.Delegate
+
+// Plugins says where delegate plugins are found and how they start.
+type Plugins struct {
+	// Dirs are searched in order; nil: plugin.SearchDirs().
+	Dirs []string
+	// Checksums, when set, pin each plugin's SHA-256: a plugin not listed,
+	// or whose sum differs, is not started.
+	Checksums *plugin.Checksums
+	// MTLS secures the connection with go-plugin's automatic mutual TLS.
+	MTLS bool
+}
+
+// Open is an Opener: the plugin delego-NAME when the search directories
+// hold one. An accelerator runs only as a plugin process: without its
+// binary, "edgetpu" is unavailable (its declared support is known, so a
+// plan still shows its partitions) and so is any other name, except "cpu",
+// delego's own kernels, which then run in process (the same bytes). A
+// plugin that does not start (wrong protocol, checksum mismatch, not
+// listed in the checksums) is unavailable too: pinning never falls back in
+// process.
+func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
+	dirs := p.Dirs
+	if dirs == nil {
+		dirs = plugin.SearchDirs()
+	}
+	path, err := plugin.Find(name, dirs)
+	if err != nil {
+		switch name {
+		case cpu.Name:
+			return cpu.New()
+		case edgetpu.Name:
+			return delegate.UnavailableDeclaring(name, edgetpu.Declared(),
+				fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err))
+		}
+		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, cpu.Name))
+	}
+	opts, err := p.Options(path)
+	if err != nil {
+		return delegate.Unavailable(name, err)
+	}
+	c, err := plugin.Open(ctx, path, opts)
+	if err != nil {
+		return delegate.Unavailable(name, err)
+	}
+	return c
+}
+
+// Options are the plugin options for the binary at path: its pinned
+// checksum, if any, and mTLS.
+func (p Plugins) Options(path string) (*plugin.Options, error) {
+	opts := &plugin.Options{AutoMTLS: p.MTLS}
+	if p.Checksums != nil {
+		sum, err := p.Checksums.For(path)
+		if err != nil {
+			return nil, err
+		}
+		opts.Checksum = sum
+	}
+	return opts, nil
+}
+
+// CheckName accepts what can follow "delego-" in a plugin binary's name:
+// lower-case letters, digits, '-' and '_', starting with a letter or digit.
+func CheckName(n string) error {
+	if n == "" {
+		return errors.New("empty delegate name")
+	}
+	for i, r := range n {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case (r == '-' || r == '_') && i > 0:
+		default:
+			return fmt.Errorf("delegate name %q: only letters, digits, '-' and '_' (not first)", n)
+		}
+	}
+	return nil
+}
+
+// DelegateName is the delegate name TFLiteSettings.delegate selects, or ""
+// for NONE: CPU kernels only.
+func DelegateName(d config.Delegate) string {
+	switch d {
+	case config.Delegate_NONE:
+		return ""
+	case config.Delegate_NNAPI:
+		return "nnapi"
+	case config.Delegate_GPU:
+		return "gpu"
+	case config.Delegate_HEXAGON:
+		return "hexagon"
+	case config.Delegate_XNNPACK:
+		return "xnnpack"
+	case config.Delegate_EDGETPU, config.Delegate_EDGETPU_CORAL:
+		return "edgetpu"
+	}
+	return strings.ToLower(d.String())
+}
+
+// SettingsDelegates are the delegates s asks for when the caller names
+// none: the one its delegate field selects, or nil for NONE.
+func SettingsDelegates(s *config.TFLiteSettings) []string {
+	if n := DelegateName(s.GetDelegate()); n != "" {
+		return []string{n}
+	}
+	return nil
+}
+
+// CheckSettings checks s against what delego honours. It returns the
+// fields delego ignores as warnings, and an error for those whose ignoring
+// would change the results (GPU precision, FORCE_CPU, ...).
+func CheckSettings(s *config.Settings) (warnings []config.Issue, err error) {
+	issues := s.Check(config.DefaultCapabilities())
+	for _, i := range issues {
+		if i.Severity != config.Error {
+			warnings = append(warnings, i)
+		}
+	}
+	return warnings, config.Err(issues)
+}
+
+// Delegation is a set of started delegates and the settings they run
+// with. Close releases them.
+type Delegation struct {
+	// Names are the delegates in priority order; empty: CPU kernels only.
+	Names     []string
+	Delegates []delegate.Delegate
+	// Settings are the effective TFLite settings, never nil: the given
+	// ones with cpu_settings.num_threads set to Threads, so that the cpu
+	// delegate uses the same threads.
+	Settings *config.TFLiteSettings
+	// Threads is the kernels' thread count.
+	Threads int
+}
+
+// Start opens the delegates called names with open, in priority order, to
+// run with settings s (nil: none). threads < 1 takes s's positive
+// cpu_settings.num_threads, else 1.
+func Start(ctx context.Context, names []string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
+	if threads < 1 {
+		threads = max(1, int(s.GetCpuSettings().GetNumThreads()))
+	}
+	eff := &config.TFLiteSettings{}
+	if s != nil {
+		eff = proto.CloneOf(s)
+	}
+	if eff.CpuSettings == nil {
+		eff.CpuSettings = &config.CPUSettings{}
+	}
+	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
+	d := &Delegation{Names: names, Settings: eff, Threads: threads}
+	for _, n := range names {
+		d.Delegates = append(d.Delegates, open(ctx, n))
+	}
+	return d
+}
+
+// Options are the core.Options that run the model on d's delegates; the
+// caller adds the rest (Twin, Watchdog, Registry).
+func (d *Delegation) Options() core.Options {
+	return core.Options{Threads: d.Threads, Delegates: d.Delegates, Settings: d.Settings}
+}
+
+// Close closes every delegate: a plugin's process is stopped and reaped.
+func (d *Delegation) Close() error {
+	var errs []error
+	for _, dl := range d.Delegates {
+		if err := dl.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close delegate %s: %w", dl.Name(), err))
+		}
+	}
+	d.Delegates = nil
+	return errors.Join(errs...)
+}
+
+// TwinFor is the CPU twin of the model at modelPath: twin when given, else
+// Coral's foo.tflite beside foo_edgetpu.tflite; nil for other models. It
+// is loaded now, so running the model opens no file; one that cannot be
+// loaded is an error only if it is needed.
+func TwinFor(modelPath, twin string) *core.Twin {
+	if twin == "" {
+		twin = edgetpu.TwinPath(modelPath)
+	}
+	if twin == "" {
+		return nil
+	}
+	return core.LoadTwin(twin)
+}

@@ -1,0 +1,28 @@
+// Package delego opens a TensorFlow Lite model ready to run, in one call,
+// with its delegates started as the delego command starts them:
+//
+//	it, err := delego.Open(ctx, "mobilenet_v1_0.25_128_quant_edgetpu.tflite",
+//		delego.WithDelegates("edgetpu"),
+//		delego.WithSettingsFile("edgetpu_fallback.json"))
+//	if err != nil { ... }
+//	defer it.Close() // stops and reaps every plugin it started
+//	err = it.Input(0).CopyFrom(pixels)
+//	err = it.Invoke(ctx)
+//	scores := it.Output(0).Dequantize()
+//
+// A delegate is found by name: the plugin binary delego-NAME in the
+// plugin search directories (plugin.SearchDirs unless WithPluginDirs says
+// otherwise), started as its own process so that a crash in an
+// accelerator's driver never takes the application down. Without its
+// binary, "cpu" runs delego's own kernels in process; any other delegate
+// is then unavailable, which the interpreter treats as a compilation error
+// that the settings' fallback_settings decide. An Edge TPU model falls
+// back to its CPU twin (foo.tflite beside foo_edgetpu.tflite, or
+// WithCPUTwin).
+//
+// The steps Open takes are exported for callers that need them apart (the
+// delego command reads its flags and settings before the model): Plugins
+// finds and starts plugins, CheckSettings checks settings against what
+// delego honours, SettingsDelegates reads the delegate the settings name,
+// Start starts delegates into a Delegation, and TwinFor loads a CPU twin.
+package delego

@@ -1,0 +1,217 @@
+package delego
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/model"
+)
+
+// An Option changes how Open builds the interpreter.
+type Option func(*options)
+
+// options are what the Options asked for.
+type options struct {
+	settings     func() (*config.Settings, string, error) // the settings and where they came from; nil: none
+	names        []string
+	namesGiven   bool
+	threads      int
+	twin         string
+	plugins      Plugins
+	checksumFile string
+	watchdog     core.Watchdog
+}
+
+// WithSettingsFile reads the TFLite acceleration settings from a file: a
+// ComputeSettings or a TFLiteSettings (configuration.proto) in JSON or
+// binary protobuf, as config.Load reads it.
+func WithSettingsFile(path string) Option {
+	return func(o *options) {
+		o.settings = func() (*config.Settings, string, error) {
+			s, err := config.Load(path)
+			return s, path, err
+		}
+	}
+}
+
+// WithSettingsData reads the settings from memory, JSON or binary protobuf
+// told apart by their content.
+func WithSettingsData(data []byte) Option {
+	return func(o *options) {
+		o.settings = func() (*config.Settings, string, error) {
+			s, err := config.Parse(data, config.FormatAuto)
+			return s, "settings", err
+		}
+	}
+}
+
+// WithSettings uses settings the caller already holds.
+func WithSettings(s *config.Settings) Option {
+	return func(o *options) {
+		o.settings = func() (*config.Settings, string, error) {
+			if s == nil || s.TFLite == nil {
+				return nil, "settings", errors.New("no settings given (nil)")
+			}
+			return s, "settings", nil
+		}
+	}
+}
+
+// WithDelegates runs the nodes each delegate supports on it, the delegates
+// in priority order. With no names the model runs on the CPU kernels
+// only, whatever the settings say. Without this option the settings'
+// delegate field picks one (see SettingsDelegates).
+func WithDelegates(names ...string) Option {
+	return func(o *options) { o.names, o.namesGiven = names, true }
+}
+
+// WithThreads sets how many goroutines a kernel may use; without it, the
+// settings' cpu_settings.num_threads, else 1.
+func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
+
+// WithCPUTwin names the CPU twin of an Edge TPU model: the same model
+// before Coral's compiler, which runs when the edgetpu delegate cannot
+// and the fallback settings allow it. Default: foo.tflite beside
+// foo_edgetpu.tflite.
+func WithCPUTwin(path string) Option { return func(o *options) { o.twin = path } }
+
+// WithPluginDirs sets the directories searched for plugin binaries, in
+// order, instead of plugin.SearchDirs() ($DELEGO_PLUGIN_PATH, then the
+// executable's directory). No directories: no plugin is found.
+func WithPluginDirs(dirs ...string) Option {
+	return func(o *options) { o.plugins.Dirs = append([]string{}, dirs...) }
+}
+
+// WithChecksums runs only plugins whose SHA-256 is pinned in sums.
+func WithChecksums(sums *plugin.Checksums) Option {
+	return func(o *options) { o.plugins.Checksums, o.checksumFile = sums, "" }
+}
+
+// WithChecksumsFile runs only plugins whose SHA-256 is pinned in file
+// (lines "HEX  NAME" as sha256sum writes them), read by Open.
+func WithChecksumsFile(file string) Option {
+	return func(o *options) { o.plugins.Checksums, o.checksumFile = nil, file }
+}
+
+// WithPluginMTLS secures the connection to each plugin with go-plugin's
+// automatic mutual TLS.
+func WithPluginMTLS() Option { return func(o *options) { o.plugins.MTLS = true } }
+
+// WithWatchdog bounds every call to a delegate (see core.Watchdog): a
+// plugin that hangs past it is killed and its failure goes through the
+// fallback settings. Without it, the defaults.
+func WithWatchdog(w core.Watchdog) Option { return func(o *options) { o.watchdog = w } }
+
+// Interpreter is a core.Interpreter that owns its model and the delegates
+// Open started.
+type Interpreter struct {
+	*core.Interpreter
+	model      *model.Model
+	delegation *Delegation
+	warnings   []error
+}
+
+// Open loads the model at path, starts its delegates and builds an
+// interpreter with its tensors allocated, ready for its inputs. Mistakes
+// in the options or settings are reported before the model is read. The
+// caller must Close the interpreter, which stops every plugin it started.
+func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, warnings, err := o.resolveSettings()
+	if err != nil {
+		return nil, err
+	}
+	names, err := o.delegates(s)
+	if err != nil {
+		return nil, err
+	}
+	if o.checksumFile != "" {
+		if o.plugins.Checksums, err = plugin.ReadChecksums(o.checksumFile); err != nil {
+			return nil, err
+		}
+	}
+	m, err := model.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	d := Start(ctx, names, s, o.threads, o.plugins.Open)
+	copts := d.Options()
+	copts.Twin, copts.Watchdog = TwinFor(path, o.twin), o.watchdog
+	it, err := core.NewInterpreterContext(ctx, m, &copts)
+	if err == nil {
+		if err = it.AllocateTensors(); err != nil {
+			err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, d.Close(), m.Close())
+	}
+	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: warnings}, nil
+}
+
+// resolveSettings reads and checks the settings: an empty TFLiteSettings
+// when none were given. The fields delego ignores come back as warnings.
+func (o *options) resolveSettings() (*config.TFLiteSettings, []error, error) {
+	if o.settings == nil {
+		return &config.TFLiteSettings{}, nil, nil
+	}
+	s, where, err := o.settings()
+	if err != nil {
+		return nil, nil, err
+	}
+	issues, err := CheckSettings(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var warnings []error
+	for _, i := range issues {
+		warnings = append(warnings, fmt.Errorf("%s: %s", where, i))
+	}
+	return s.TFLite, warnings, nil
+}
+
+// delegates are the delegate names to start, checked: those given, else
+// those the settings ask for.
+func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
+	if !o.namesGiven {
+		return SettingsDelegates(s), nil
+	}
+	for i, n := range o.names {
+		if err := CheckName(n); err != nil {
+			return nil, err
+		}
+		if slices.Contains(o.names[:i], n) {
+			return nil, fmt.Errorf("delegate %q is listed twice", n)
+		}
+	}
+	return slices.Clone(o.names), nil
+}
+
+// Delegates are the delegates the interpreter runs with, in priority order
+// (a delegate that could not be had is a delegate.Unavailable).
+func (it *Interpreter) Delegates() *Delegation { return it.delegation }
+
+// Warnings lists what did not stop Open: the settings fields delego
+// ignores, and a CPU twin that does not match the model.
+func (it *Interpreter) Warnings() []error {
+	return append(slices.Clone(it.warnings), it.Interpreter.Warnings()...)
+}
+
+// Close closes the interpreter, stops and reaps every plugin Open started
+// and unmaps the model.
+func (it *Interpreter) Close() error {
+	if it.Interpreter == nil {
+		return nil
+	}
+	err := errors.Join(it.Interpreter.Close(), it.delegation.Close(), it.model.Close())
+	it.Interpreter = nil
+	return err
+}

@@ -1,0 +1,161 @@
+package delego_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/delego/delego"
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/internal/shared"
+)
+
+const (
+	cat    = "mobilenet_v1_0.25_128_quant__cat_128"
+	quant  = "mobilenet_v1_0.25_128_quant.tflite"
+	quantE = "mobilenet_v1_0.25_128_quant_edgetpu.tflite"
+)
+
+// runGolden opens the model with opts, runs it on the golden cat input
+// and checks the golden output. It returns the interpreter, still open.
+func runGolden(t *testing.T, modelName string, opts ...delego.Option) *delego.Interpreter {
+	t.Helper()
+	ctx := context.Background()
+	it, err := delego.Open(ctx, shared.Model(t, modelName), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { it.Close() })
+	if err := it.Input(0).CopyFrom(shared.ReadGolden(t, cat+".input.raw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(it.Output(0).Data(), shared.ReadGolden(t, cat+".output.raw")) {
+		t.Errorf("%s: the output differs from the golden %s output", modelName, cat)
+	}
+	return it
+}
+
+func TestOpenCPU(t *testing.T) {
+	it := runGolden(t, quant, delego.WithThreads(2))
+	if it.Delegates().Threads != 2 || len(it.Delegates().Delegates) != 0 {
+		t.Errorf("delegation %+v, want 2 threads and no delegate", it.Delegates())
+	}
+}
+
+func TestOpenCPUDelegateInProcess(t *testing.T) {
+	it := runGolden(t, quant, delego.WithDelegates("cpu"), delego.WithPluginDirs(t.TempDir()))
+	if n := len(it.Plan().Partitions); n != 1 {
+		t.Errorf("%d partitions, want the whole model on the cpu delegate", n)
+	}
+}
+
+func TestOpenTwinFallback(t *testing.T) {
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	it := runGolden(t, quantE, delego.WithDelegates("edgetpu"), delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	if it.Twin() == nil || filepath.Base(it.Twin().Path) != quant {
+		t.Errorf("Twin() = %v, want the CPU twin %s", it.Twin(), quant)
+	}
+	_, err := delego.Open(context.Background(), shared.Model(t, quantE), delego.WithDelegates("edgetpu"), delego.WithPluginDirs())
+	var de *delegate.Error
+	if !errors.As(err, &de) || de.Stage != delegate.StageCompile {
+		t.Errorf("without fallback settings: %v, want the edgetpu compile error", err)
+	}
+}
+
+func TestOpenSettingsPickDelegate(t *testing.T) {
+	it := runGolden(t, quant, delego.WithSettingsFile("delegate/config/testdata/fallback_allowed.json"), delego.WithPluginDirs())
+	if got := it.Delegates().Names; len(got) != 1 || got[0] != "xnnpack" {
+		t.Errorf("delegates %v, want the settings' xnnpack", got)
+	}
+	if len(it.Fallbacks()) == 0 {
+		t.Error("no fallback recorded for the missing xnnpack plugin")
+	}
+	it = runGolden(t, quant, delego.WithSettingsFile("delegate/config/testdata/fallback_allowed.json"), delego.WithDelegates())
+	if got := it.Delegates().Names; len(got) != 0 {
+		t.Errorf("WithDelegates(): delegates %v, want none", got)
+	}
+}
+
+func TestOpenMistakes(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "absent.tflite")
+	for _, c := range []struct {
+		opts []delego.Option
+		want string
+	}{
+		{[]delego.Option{delego.WithDelegates("Edge TPU")}, "only letters, digits"},
+		{[]delego.Option{delego.WithDelegates("cpu", "cpu")}, "listed twice"},
+		{[]delego.Option{delego.WithSettingsData([]byte(`{"delegat": "GPU"}`))}, "config:"},
+		{[]delego.Option{delego.WithSettingsData([]byte(`{"preference": "FORCE_CPU", "tflite_settings": {"delegate": "XNNPACK"}}`))}, "settings:"},
+		{[]delego.Option{delego.WithSettings(nil)}, "no settings"},
+		{[]delego.Option{delego.WithChecksumsFile(m + ".sums")}, "plugin checksums"},
+		{nil, "absent.tflite"},
+	} {
+		if _, err := delego.Open(context.Background(), m, c.opts...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open with %d options: %v, want an error with %q", len(c.opts), err, c.want)
+		}
+	}
+}
+
+// TestOpenPluginReaped runs the golden case through the delego-cpu plugin
+// and checks that Close leaves no plugin process behind.
+func TestOpenPluginReaped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds delego-cpu")
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir, "./plugins/cpu/cmd/delego-cpu")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	it := runGolden(t, quant, delego.WithDelegates("cpu"), delego.WithPluginDirs(dir), delego.WithWatchdog(core.Watchdog{}))
+	c, ok := it.Delegates().Delegates[0].(*plugin.Client)
+	if !ok {
+		t.Fatalf("the cpu delegate is %T, want the plugin", it.Delegates().Delegates[0])
+	}
+	pid := c.Pid()
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.Signal(0)) == nil {
+		t.Errorf("plugin process %d still runs after Close", pid)
+	}
+
+	// An Open that fails after starting the plugin (the CPU cannot run
+	// edgetpu-custom-op, and no fallback is allowed) stops it too.
+	_, err := delego.Open(context.Background(), shared.Model(t, quantE), delego.WithDelegates("cpu"), delego.WithPluginDirs(dir))
+	if err == nil {
+		t.Fatal("the cpu delegate ran an Edge TPU model")
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("after a failed Open, child processes %v remain", kids)
+	}
+}
+
+// children lists this process's child processes (Linux).
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil || len(tasks) == 0 {
+		t.Skip("no /proc children lists here")
+	}
+	var kids []string
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	return kids
+}
