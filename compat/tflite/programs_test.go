@@ -99,16 +99,24 @@ func (e *buildError) Error() string { return "go build the programs: " + e.err.E
 // and returns its standard output.
 func runProgram(t *testing.T, name string, env []string, args ...string) string {
 	t.Helper()
+	out, stderr, err := startProgram(t, name, env, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+// startProgram runs a built program and returns its standard output and
+// error and how it ended.
+func startProgram(t *testing.T, name string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	dir := buildPrograms(t)
 	cmd := exec.Command(filepath.Join(dir, name), args...)
 	cmd.Env = append(append(os.Environ(), "DELEGO_PLUGIN_PATH="+dir), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
+	return string(out), errb.String(), err
 }
 
 func TestProgramXOR(t *testing.T) {
@@ -187,4 +195,14 @@ func processesOf(t *testing.T, dir string) []string {
 		}
 	}
 	return pids
+}
+
+// TestProgramEdgeTPUWithoutDevice: with no simulator, a build without cgo
+// has no USB to look on, and DeviceList says so.
+func TestProgramEdgeTPUWithoutDevice(t *testing.T) {
+	_, stderr, err := startProgram(t, "edgetpu", []string{"DELEGO_EDGETPU_DEVICE="},
+		shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"), os.DevNull)
+	if err == nil || !strings.Contains(stderr, "without cgo") {
+		t.Errorf("edgetpu without a device: %v\n%s", err, stderr)
+	}
 }

@@ -81,7 +81,8 @@ func (t *Tensor) Type() TensorType { return tfliteTypes[t.t.Type()] }
 // NumDims is the number of dimensions.
 func (t *Tensor) NumDims() int { return len(t.t.Shape()) }
 
-// Dim is the size of dimension index.
+// Dim is the size of dimension index; it panics when there is no such
+// dimension.
 func (t *Tensor) Dim(index int) int { return t.t.Shape()[index] }
 
 // Shape is the tensor's shape (a copy).

@@ -144,16 +144,20 @@ func NewInterpreter(model *Model, options *InterpreterOptions) *Interpreter {
 	if options == nil {
 		options = NewInterpreterOptions()
 	}
+	report := options.report
+	if report == nil { // options made without NewInterpreterOptions
+		report = stderrReporter
+	}
 	if model == nil || model.m == nil {
-		options.report("NewInterpreter: no model (NewModel or NewModelFromFile failed, or the model was deleted)")
+		report("NewInterpreter: no model (NewModel or NewModelFromFile failed, or the model was deleted)")
 		return nil
 	}
 	it, err := core.NewInterpreter(model.m, options.coreOptions())
 	if err != nil {
-		options.report(err.Error())
+		report(err.Error())
 		return nil
 	}
-	return &Interpreter{it: it, report: options.report}
+	return &Interpreter{it: it, report: report}
 }
 
 // Delete releases the interpreter. Its delegates stay (Delete them after).

@@ -139,6 +139,9 @@ func TestFailuresAreNilAndReported(t *testing.T) {
 	if it := tflite.NewInterpreter(nil, o); it != nil || len(msgs) != 1 || !strings.Contains(msgs[0], "no model") {
 		t.Errorf("NewInterpreter(nil): %v, reported %q", it, msgs)
 	}
+	if it := tflite.NewInterpreter(nil, &tflite.InterpreterOptions{}); it != nil {
+		t.Error("NewInterpreter(nil) with zero options should be nil")
+	}
 	var nilIt *tflite.Interpreter
 	if nilIt.AllocateTensors() != tflite.Error {
 		t.Error("AllocateTensors on a nil interpreter should be Error")
