@@ -22,9 +22,10 @@ import (
 // the original's place), with CGO_ENABLED=0, into one directory with the
 // delego-edgetpu plugin the edgetpu program starts.
 var programs = struct {
-	once sync.Once
-	dir  string
-	err  error
+	once      sync.Once
+	dir       string
+	err       error
+	noXNNPACK string // why delego-xnnpack is not there, if it is not
 }{}
 
 func TestMain(m *testing.M) {
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var programNames = []string{"xor", "sin", "labelimage", "edgetpu"}
+var programNames = []string{"xor", "sin", "labelimage", "edgetpu", "xnnpack"}
 
 func buildPrograms(t *testing.T) string {
 	t.Helper()
@@ -84,6 +85,12 @@ func build() (string, error) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", &buildError{err: err, out: string(out)}
+	}
+	// XNNPACK is a C library: its plugin needs cgo, the program does not.
+	cmd = exec.Command("go", "build", "-o", dir, "github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		programs.noXNNPACK = "cannot build delego-xnnpack here: " + err.Error() + "\n" + string(out)
 	}
 	return dir, nil
 }
@@ -140,6 +147,21 @@ func TestProgramSin(t *testing.T) {
 	}
 	if lines != 13 {
 		t.Errorf("%d lines, want 13:\n%s", lines, out)
+	}
+}
+
+// TestProgramXNNPACK runs XOR through the delego-xnnpack plugin.
+func TestProgramXNNPACK(t *testing.T) {
+	if buildPrograms(t); programs.noXNNPACK != "" {
+		t.Skip(programs.noXNNPACK)
+	}
+	got := runProgram(t, "xnnpack", nil, writeModel(t, "xor_model.tflite", xorModel()))
+	want := "0 xor 0 = 0\n1 xor 0 = 1\n0 xor 1 = 1\n1 xor 1 = 0\n"
+	if got != want {
+		t.Errorf("xnnpack printed\n%s\nwant\n%s", got, want)
+	}
+	if pids := processesOf(t, buildPrograms(t)); len(pids) > 0 {
+		t.Errorf("processes still running from %s: %v", buildPrograms(t), pids)
 	}
 }
 
