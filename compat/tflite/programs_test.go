@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var programNames = []string{"xor", "sin", "labelimage", "edgetpu", "xnnpack"}
+var programNames = []string{"xor", "sin", "labelimage", "edgetpu", "xnnpack", "mnist"}
 
 func buildPrograms(t *testing.T) string {
 	t.Helper()
@@ -56,7 +57,8 @@ func build() (string, error) {
 		return "", err
 	}
 	overlay := map[string]string{}
-	args := []string{"build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", dir}
+	// No symbol table or DWARF: linking is most of the build's time.
+	args := []string{"build", "-ldflags=-s -w", "-overlay", filepath.Join(dir, "overlay.json"), "-o", dir}
 	for _, name := range programNames {
 		src, err := filepath.Abs(filepath.Join("testdata", name, "main.go"))
 		if err != nil {
@@ -162,6 +164,19 @@ func TestProgramXNNPACK(t *testing.T) {
 	}
 	if pids := processesOf(t, buildPrograms(t)); len(pids) > 0 {
 		t.Errorf("processes still running from %s: %v", buildPrograms(t), pids)
+	}
+}
+
+// TestProgramMNIST: the LSTM's state carries over to the second invoke
+// and ResetVariableTensors clears it for the third, as in TensorFlow Lite.
+func TestProgramMNIST(t *testing.T) {
+	got := runProgram(t, "mnist", nil, shared.Model(t, "keras_lstm_mnist_ptq.tflite"),
+		shared.Path(t, "golden", "keras_lstm_mnist_ptq__digit7.input.raw"))
+	first := shared.ReadGolden(t, "keras_lstm_mnist_ptq__digit7.output.raw")
+	second := shared.ReadGolden(t, "keras_lstm_mnist_ptq__digit7.output_invoke2.raw")
+	want := fmt.Sprintf("run 1 %v top 7\nrun 2 %v top 7\nrun 3 %v top 7\n", first, second, first)
+	if got != want {
+		t.Errorf("mnist printed\n%s\nwant\n%s", got, want)
 	}
 }
 
