@@ -46,6 +46,10 @@ var layers = []struct {
 	{".", []string{"model", "delegate", "delegate/config", "delegate/plugin", "core", "plugins/cpu", "plugins/edgetpu"}},
 	{"internal/randgraph", []string{"tensor", "model/schema", "core/kernels", "model/..."}},
 	{"internal/testdelegates", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "plugins/cpu"}},
+	// go-tflite's API on the interpreter; its delegates start plugins
+	// (edgetpu also lists devices in process, as `delego devices` does).
+	{"compat/tflite", []string{"tensor", "model", "delegate/config", "core", "compat/tflite/delegates"}},
+	{"compat/tflite/delegates/...", []string{"delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu", "compat/tflite/delegates/..."}},
 	{"cmd/...", []string{"..."}},
 	{"integration", []string{"..."}},
 }
