@@ -12,9 +12,13 @@ set -euo pipefail
 # kernels as for a device with cl_khr_fp16 (which PoCL lacks); Mesa's rusticl
 # (mesa-opencl-icd, on llvmpipe) is a second implementation the gpu tests run
 # on (scripts/test-gpu-rusticl.sh), enabled only by RUSTICL_ENABLE. qemu-user-static
-# runs the arm64 and 32-bit arm builds' tests.
+# runs the arm64 and 32-bit arm builds' tests; Debian's arm64 cross compiler and
+# its multiarch libusb (which brings the arm64 libc qemu runs it with) build and
+# run the arm64 delego-edgetpu as scripts/release.sh builds it (the dpkg
+# architecture arm64 is added for it).
 PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
-  ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd qemu-user-static)
+  ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd qemu-user-static
+  gcc-aarch64-linux-gnu libusb-1.0-0-dev:arm64)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -23,6 +27,10 @@ done
 if ((${#missing[@]})); then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "deps.sh: adding the dpkg architecture arm64 (for libusb-1.0-0-dev:arm64)" >&2
+    $SUDO dpkg --add-architecture arm64
+  fi
   echo "deps.sh: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -5,8 +5,11 @@
 # verifier (FuzzLoad), loading and running small graphs (FuzzNewModel) and
 # the Edge TPU options parser. It also runs the gpu tests on a second OpenCL
 # implementation, and the kernels and goldens on arm64 and 32-bit arm under
-# qemu-user (DELEGO_EMULATED=1 enables the emulated golden test).
+# qemu-user (DELEGO_EMULATED=1 enables the emulated golden test, which also
+# runs the arm64 delego-edgetpu and delego-cpu plugins under qemu-aarch64).
 #   DELEGO_FUZZTIME=10m scripts/test.sh   fuzz longer (a duration, or a count such as 5000000x)
+#   DELEGO_RELEASE_TEST=1 scripts/test.sh also build the release of every target
+#                                          (scripts/release.sh) into a temporary folder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -28,6 +31,12 @@ GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/ ./tensor
 QEMU_CPU=cortex-a72 GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/
 GOARCH=arm GOARM=7 go test -count=1 -exec qemu-arm-static ./core/kernels/ ./tensor/
 DELEGO_EMULATED=1 go test -count=1 -run '^TestGoldenEmulated$' ./integration
+# Every release target (several minutes from a cold build cache): only when asked.
+if [ -n "${DELEGO_RELEASE_TEST:-}" ]; then
+  release=$(mktemp -d)
+  trap 'rm -rf "$release"' EXIT
+  scripts/release.sh "$release"
+fi
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
 go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin

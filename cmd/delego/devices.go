@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -18,6 +19,11 @@ gets a path, usb:0, usb:1, ... in a stable order (bus, then ports), which
 coral_settings.device selects ("usb:N"; "" or "usb": the first; ":N": the
 Nth). No device found is not an error; libusb failing is.
 
+Each device found is opened and closed again (neither reset nor claimed)
+to learn whether this user may use it: one that this user may not open
+(no udev rule for it yet) is listed, then named on stderr with the udev
+rule to install, and the command exits with status 1.
+
 Flags:
   --json   print one JSON object instead of text
   -h       show this help
@@ -27,7 +33,9 @@ JSON fields (stable):
   devices[]      path, vendor_product ("18d1:9302"), state ("ready" or
                  "needs-firmware"), speed ("super", "high", ... or
                  "unknown"), bus, address, ports[] (from the root hub),
-                 location (as Linux names it, e.g. "2-1.4")
+                 location (as Linux names it, e.g. "2-1.4"), access
+                 ("ok", "denied": no permission to open it, or "error"),
+                 access_error (why, when access is not "ok")
 `
 
 type devicesReport struct {
@@ -44,6 +52,8 @@ type deviceReport struct {
 	Address       int    `json:"address"`
 	Ports         []int  `json:"ports"`
 	Location      string `json:"location"`
+	Access        string `json:"access"`
+	AccessError   string `json:"access_error,omitempty"`
 }
 
 func devicesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,12 +86,25 @@ func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env)
 	for _, id := range edgetpu.CoralIDs() {
 		r.LookedFor = append(r.LookedFor, id.String())
 	}
+	var denied []error
 	for _, d := range devs {
-		r.Devices = append(r.Devices, deviceReport{Path: d.Path, VendorProduct: d.ID.String(), State: string(d.State),
-			Speed: d.Speed.String(), Bus: d.Bus, Address: d.Address, Ports: nonNil(d.Ports), Location: d.Location()})
+		dr := deviceReport{Path: d.Path, VendorProduct: d.ID.String(), State: string(d.State),
+			Speed: d.Speed.String(), Bus: d.Bus, Address: d.Address, Ports: nonNil(d.Ports), Location: d.Location(), Access: "ok"}
+		if err := edgetpu.CheckAccess(ctx, bus, d); err != nil {
+			var ae *edgetpu.AccessError
+			dr.Access, dr.AccessError = "error", err.Error()
+			if errors.As(err, &ae) {
+				dr.Access = "denied"
+				denied = append(denied, fmt.Errorf("%s: %w", d.Path, err))
+			}
+		}
+		r.Devices = append(r.Devices, dr)
 	}
 	if asJSON {
-		return writeJSON(stdout, r)
+		if err := writeJSON(stdout, r); err != nil {
+			return err
+		}
+		return errors.Join(denied...)
 	}
 	if len(devs) == 0 {
 		fmt.Fprintf(stdout, "no Edge TPU found (looked for Coral USB Accelerators: %s before firmware, %s after)\n", r.LookedFor[0], r.LookedFor[1])
@@ -96,5 +119,8 @@ func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Path, d.ID, d.State, speed, d.Location())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return errors.Join(denied...)
 }

@@ -41,6 +41,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -221,10 +222,15 @@ func helpCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 
 const versionUsage = `Usage: delego version
 
-Prints delego's module version (the version it was installed at, or "(devel)"
-for a local build), its VCS revision when the build recorded it, and the Go
-toolchain and platform it was built with.
+Prints delego's version (a release build's, from git describe; else the
+module version it was installed at, or "(devel)" for a local build), its VCS
+revision when the build recorded it, and the Go toolchain and platform it was
+built with.
 `
+
+// releaseVersion is the version scripts/release.sh stamps into a release
+// build (-ldflags -X main.releaseVersion=...): git describe's; empty otherwise.
+var releaseVersion string
 
 func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version")
@@ -237,7 +243,7 @@ func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	version, revision := "(unknown)", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
+		version = cmp.Or(releaseVersion, bi.Main.Version)
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
 				revision = s.Value

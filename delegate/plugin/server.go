@@ -135,11 +135,21 @@ func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pl
 	return r, nil
 }
 
+// releaseVersion is the version scripts/release.sh stamps into a release
+// build of a plugin (-ldflags -X
+// github.com/delego/delego/delegate/plugin.releaseVersion=...): git
+// describe's; empty otherwise.
+var releaseVersion string
+
 // pluginVersion is the delegate's Version() when it has one, else the
-// plugin binary's module version and VCS revision.
+// release version stamped into the binary, else the plugin binary's module
+// version and VCS revision.
 func pluginVersion(d delegate.Delegate) string {
 	if v, ok := d.(interface{ Version() string }); ok {
 		return v.Version()
+	}
+	if releaseVersion != "" {
+		return releaseVersion
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

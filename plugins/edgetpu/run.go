@@ -302,7 +302,7 @@ func (d *Delegate) acquire(ctx context.Context, dev Device, o driver.Options, re
 	}
 	drv, err := driver.Open(ctx, o)
 	if err != nil {
-		return nil, err
+		return nil, explainAccess(dev.Info, err)
 	}
 	sh.drv = drv
 	return drv, nil

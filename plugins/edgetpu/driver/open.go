@@ -174,6 +174,10 @@ func (d *Driver) openWithRetry(ctx context.Context) (Transport, usb.Info, error)
 		if t, info, err = d.opts.Open(ctx); err == nil {
 			return t, info, nil
 		}
+		if errors.Is(err, usb.ErrAccess) {
+			// A permission does not come with waiting: say so at once.
+			return nil, info, err
+		}
 	}
 	return nil, usb.Info{}, fmt.Errorf("open the Edge TPU (%d attempts): %w", d.opts.OpenAttempts, err)
 }

@@ -78,6 +78,9 @@ func (LibUSB) Open(ctx context.Context, info Info) (*LibUSBDevice, error) {
 	devs, err := c.OpenDevices(func(d *gousb.DeviceDesc) bool { return infoOf(d).Same(info) })
 	if len(devs) == 0 {
 		c.Close()
+		if errors.Is(err, gousb.ErrorAccess) {
+			return nil, fmt.Errorf("libusb: open %s at %s (%s): %w (%w)", info.ID, info.Location(), info.DevNode(), ErrAccess, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("libusb: open %s at %s: %w", info.ID, info.Location(), err)
 		}

@@ -85,6 +85,9 @@ func (b *SimBus) Open(ctx context.Context, info Info) (*SimDevice, error) {
 		if d.Info().Same(info) {
 			d.mu.Lock()
 			defer d.mu.Unlock()
+			if d.denied {
+				return nil, fmt.Errorf("simulated device %s at %s (%s): %w", info.ID, info.Location(), info.DevNode(), ErrAccess)
+			}
 			if d.open {
 				return nil, fmt.Errorf("simulated device %s at %s: already open", info.ID, info.Location())
 			}
@@ -116,6 +119,7 @@ type SimDevice struct {
 	info      Info
 	open      bool
 	unplugged bool
+	denied    bool          // Open fails with ErrAccess
 	changed   chan struct{} // closed and replaced whenever a waiter should look again
 	control   func(Setup, []byte) ([]byte, error)
 	bulkOut   func(endpoint int, data []byte) error
@@ -140,6 +144,16 @@ func (d *SimDevice) Info() Info {
 	i := d.info
 	i.Ports = slices.Clone(i.Ports)
 	return i
+}
+
+// DenyAccess makes opening the device fail with ErrAccess (deny true), as
+// libusb's open does for a user who may not write its /dev/bus/usb node,
+// or lets it open again (false). Listing the bus still shows it, as
+// libusb's does: it reads the descriptors from sysfs.
+func (d *SimDevice) DenyAccess(deny bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.denied = deny
 }
 
 // SetID changes the device's vendor:product pair, as a device does when it

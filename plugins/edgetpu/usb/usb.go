@@ -26,6 +26,10 @@ var (
 	ErrNoLibUSB = errors.New("libusb unavailable")
 	// ErrNotFound: the device to open is not on the bus (any more).
 	ErrNotFound = errors.New("usb device not found")
+	// ErrAccess: the device is on the bus but this user may not open it
+	// (libusb's LIBUSB_ERROR_ACCESS: its node under /dev/bus/usb is not
+	// writable, which a udev rule changes).
+	ErrAccess = errors.New("no permission to open the usb device")
 	// ErrDisconnected: the device went away while open.
 	ErrDisconnected = errors.New("usb device disconnected")
 	// ErrClosed: the device was closed.
@@ -113,6 +117,10 @@ func (i Info) Location() string {
 	}
 	return fmt.Sprintf("%d-%s", i.Bus, strings.Join(ports, "."))
 }
+
+// DevNode is the device's node as Linux names it, which libusb opens and
+// whose permissions a udev rule sets: "/dev/bus/usb/001/004".
+func (i Info) DevNode() string { return fmt.Sprintf("/dev/bus/usb/%03d/%03d", i.Bus, i.Address) }
 
 // Same reports whether i and j are the same device: same ID, bus and address.
 func (i Info) Same(j Info) bool { return i.ID == j.ID && i.Bus == j.Bus && i.Address == j.Address }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -191,5 +192,27 @@ func TestSimDeviceUnplugAndClose(t *testing.T) {
 	d.Close()
 	if err := d.BulkOut(ctx, 1, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("transfer after close: %v", err)
+	}
+}
+
+// TestSimBusDenyAccess: a device this user may not open is still listed,
+// as libusb lists it, and opening it fails with ErrAccess naming its node.
+func TestSimBusDenyAccess(t *testing.T) {
+	ctx := context.Background()
+	d := NewSimDevice(Info{ID: ID{appVendor, appProduct}, Bus: 1, Address: 4, Ports: []int{2}})
+	bus := NewSimBus(d)
+	d.DenyAccess(true)
+	if got, err := bus.Devices(ctx, nil); err != nil || len(got) != 1 {
+		t.Fatalf("devices %+v, %v: a device without permission is still listed", got, err)
+	}
+	_, err := bus.Open(ctx, d.Info())
+	if !errors.Is(err, ErrAccess) || !strings.Contains(err.Error(), "/dev/bus/usb/001/004") {
+		t.Fatalf("open: %v; want ErrAccess naming /dev/bus/usb/001/004", err)
+	}
+	d.DenyAccess(false)
+	if dev, err := bus.Open(ctx, d.Info()); err != nil {
+		t.Errorf("open once allowed: %v", err)
+	} else {
+		dev.Close()
 	}
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/usb"
+)
+
+// TestDevicesAccessDenied: a Coral USB Accelerator this user may not open
+// is listed, then named with the udev rule to install, and the command
+// fails; in JSON its access is "denied". One that opens is "ok".
+func TestDevicesAccessDenied(t *testing.T) {
+	denied := usb.NewSimDevice(usb.Info{ID: usb.ID{Vendor: edgetpu.DFUVendor, Product: edgetpu.DFUProduct}, Bus: 1, Address: 7, Ports: []int{1, 2}, Speed: usb.SpeedHigh})
+	denied.DenyAccess(true)
+	fine := usb.NewSimDevice(usb.Info{ID: usb.ID{Vendor: edgetpu.AppVendor, Product: edgetpu.AppProduct}, Bus: 2, Address: 3, Ports: []int{1}, Speed: usb.SpeedSuper})
+	bus := edgetpu.Sim(usb.NewSimBus(denied, fine))
+
+	var out bytes.Buffer
+	err := devicesWith(context.Background(), nil, &out, &bytes.Buffer{}, env{usb: bus})
+	if !strings.Contains(out.String(), "usb:0") || !strings.Contains(out.String(), "usb:1") {
+		t.Errorf("both devices should be listed:\n%s", &out)
+	}
+	if err == nil {
+		t.Fatal("no error for a device this user may not open")
+	}
+	for _, w := range []string{"usb:0: no permission to open the Coral USB Accelerator 1a6e:089a at 1-1.2 (/dev/bus/usb/001/007)",
+		edgetpu.UdevRuleFile, "/etc/udev/rules.d/", "plugdev"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "usb:1") {
+		t.Errorf("the device that opens is named too: %v", err)
+	}
+
+	out.Reset()
+	if err := devicesWith(context.Background(), []string{"--json"}, &out, &bytes.Buffer{}, env{usb: bus}); err == nil {
+		t.Error("--json: no error")
+	}
+	var r devicesReport
+	decodeJSON(t, out.Bytes(), &r)
+	if len(r.Devices) != 2 || r.Devices[0].Access != "denied" || !strings.Contains(r.Devices[0].AccessError, edgetpu.UdevRuleFile) ||
+		r.Devices[1].Access != "ok" || r.Devices[1].AccessError != "" {
+		t.Errorf("json %+v", r.Devices)
+	}
+}
