@@ -143,7 +143,8 @@ func CheckSettings(s *config.Settings) (warnings []config.Issue, err error) {
 // with. Close releases them.
 type Delegation struct {
 	// Names are the delegates in priority order; empty: CPU kernels only.
-	Names     []string
+	Names []string
+	// Delegates are what Start opened for Names, in the same order.
 	Delegates []delegate.Delegate
 	// Settings are the effective TFLite settings, never nil: the given
 	// ones with cpu_settings.num_threads set to Threads, so that the cpu

@@ -15,9 +15,9 @@ import (
 
 // Class is one class of a classifier's output.
 type Class struct {
-	ID    int     `json:"id"`
-	Score float32 `json:"score"`
-	Label string  `json:"label,omitempty"`
+	ID    int     `json:"id"`              // the class's index in the output
+	Score float32 `json:"score"`           // its dequantized score
+	Label string  `json:"label,omitempty"` // its label; empty without one
 }
 
 // Classes returns the k classes of a classifier's scores (all of them for

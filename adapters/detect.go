@@ -8,18 +8,18 @@ import (
 // BBox is a box: its edges as (ymin, xmin, ymax, xmax), normalised or in
 // a Frame's pixels.
 type BBox struct {
-	YMin float32 `json:"ymin"`
-	XMin float32 `json:"xmin"`
-	YMax float32 `json:"ymax"`
-	XMax float32 `json:"xmax"`
+	YMin float32 `json:"ymin"` // top edge
+	XMin float32 `json:"xmin"` // left edge
+	YMax float32 `json:"ymax"` // bottom edge
+	XMax float32 `json:"xmax"` // right edge
 }
 
 // Object is one detection.
 type Object struct {
-	ID    int     `json:"id"`
-	Label string  `json:"label,omitempty"`
-	Score float32 `json:"score"`
-	BBox  BBox    `json:"bbox"`
+	ID    int     `json:"id"`              // the detected class
+	Label string  `json:"label,omitempty"` // its label; empty without one
+	Score float32 `json:"score"`           // the detection's score
+	BBox  BBox    `json:"bbox"`            // where it is
 }
 
 // DetectOptions say which detections to keep and how to express them.

@@ -38,7 +38,7 @@ type Tensor interface {
 	Dequantize() []float32
 }
 
-// Frame is the size, in pixels, that coordinates are given in: the model's
+// Frame is the size, Width by Height pixels, that coordinates are given in: the model's
 // input or the original picture. The zero Frame asks for normalised
 // coordinates (0 to 1 across the input).
 type Frame struct{ Width, Height int }

@@ -25,6 +25,7 @@ const (
 	Bilinear
 )
 
+// String names the method: "nearest" or "bilinear".
 func (r Resize) String() string {
 	switch r {
 	case Nearest:

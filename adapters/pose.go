@@ -23,16 +23,16 @@ func KeypointName(i int) string {
 
 // Keypoint is one body point of a pose.
 type Keypoint struct {
-	Name  string  `json:"name"`
-	Y     float32 `json:"y"`
-	X     float32 `json:"x"`
-	Score float32 `json:"score"`
+	Name  string  `json:"name"`  // the body point, as KeypointName names it
+	Y     float32 `json:"y"`     // its row: normalised or in the Frame's pixels
+	X     float32 `json:"x"`     // its column, likewise
+	Score float32 `json:"score"` // the model's confidence in it
 }
 
 // Pose is one person.
 type Pose struct {
-	Score     float32    `json:"score"`
-	Keypoints []Keypoint `json:"keypoints"`
+	Score     float32    `json:"score"`     // the pose's score
+	Keypoints []Keypoint `json:"keypoints"` // its NumKeypoints body points, in KeypointName's order
 }
 
 // PoseOptions say which poses to keep and how to express them.

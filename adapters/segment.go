@@ -9,7 +9,7 @@ import (
 // Segmentation is the class of every pixel of a segmentation model's
 // output grid.
 type Segmentation struct {
-	Height, Width int
+	Height, Width int // the output grid's size
 	// Classes holds the class of each pixel, row by row.
 	Classes []int
 }
@@ -19,9 +19,9 @@ func (s Segmentation) At(y, x int) int { return s.Classes[y*s.Width+x] }
 
 // ClassArea is how many pixels a class covers.
 type ClassArea struct {
-	ID     int    `json:"id"`
-	Label  string `json:"label,omitempty"`
-	Pixels int    `json:"pixels"`
+	ID     int    `json:"id"`              // the class
+	Label  string `json:"label,omitempty"` // its label; empty without one
+	Pixels int    `json:"pixels"`          // the output grid's cells of that class
 }
 
 // Areas returns the classes present, largest first (equal areas by lower

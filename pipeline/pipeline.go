@@ -54,13 +54,16 @@ var ErrClosed = errors.New("pipeline closed")
 type SegmentError struct {
 	// Segment is the failed segment's index, from 0.
 	Segment int
-	Err     error
+	// Err is the segment's error.
+	Err error
 }
 
+// Error names the segment and says what went wrong.
 func (e *SegmentError) Error() string {
 	return fmt.Sprintf("pipeline segment %d: %v", e.Segment, e.Err)
 }
 
+// Unwrap returns the segment's error, for errors.Is and errors.As.
 func (e *SegmentError) Unwrap() error { return e.Err }
 
 // Options configure a pipeline.
@@ -286,9 +289,9 @@ func (p *Pipeline) Stats() []SegmentStats {
 // SegmentStats are a segment's figures: how many items it ran and how
 // long they took, from copying the inputs in to copying the outputs out.
 type SegmentStats struct {
-	Runs     int
-	Total    time.Duration
-	Min, Max time.Duration
+	Runs     int           // the items it ran
+	Total    time.Duration // their time, all together
+	Min, Max time.Duration // the shortest and the longest run
 }
 
 // Mean is the mean time per run, 0 before the first.

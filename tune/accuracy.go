@@ -41,6 +41,8 @@ func (a Accuracy) Value() float64 {
 	return float64(a.MaxSteps)
 }
 
+// String says which output it is and how far off it is, in relative error
+// or in quantized steps.
 func (a Accuracy) String() string {
 	if a.Float {
 		return fmt.Sprintf("output %d (%s) off by %.3g relative", a.Output, a.Name, a.MaxRelativeError)

@@ -52,9 +52,11 @@ func (c *Candidate) OK() bool {
 	return true
 }
 
-// Median and P90 are of the timed Invokes (0 without any).
+// Median is the median of the timed Invokes (0 without any).
 func (c *Candidate) Median() time.Duration { return quantile(c.Times, 0.5) }
-func (c *Candidate) P90() time.Duration    { return quantile(c.Times, 0.9) }
+
+// P90 is the 90th percentile of the timed Invokes (0 without any).
+func (c *Candidate) P90() time.Duration { return quantile(c.Times, 0.9) }
 
 // quantile is the nearest-rank q-quantile of ds.
 func quantile(ds []time.Duration, q float64) time.Duration {

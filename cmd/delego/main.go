@@ -50,6 +50,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -224,13 +225,42 @@ const versionUsage = `Usage: delego version
 
 Prints delego's version (a release build's, from git describe; else the
 module version it was installed at, or "(devel)" for a local build), its VCS
-revision when the build recorded it, and the Go toolchain and platform it was
-built with.
+revision when the build recorded it (", modified" when the checkout had
+uncommitted changes), and the Go toolchain and platform it was built with.
 `
 
 // releaseVersion is the version scripts/release.sh stamps into a release
 // build (-ldflags -X main.releaseVersion=...): git describe's; empty otherwise.
 var releaseVersion string
+
+// versionLine says which delego bi describes: the module version that go
+// install recorded ("(devel)" when built in a checkout), the VCS revision
+// that go build recorded from a checkout, and the toolchain and platform.
+// bi is nil when the binary carries no build information.
+func versionLine(bi *debug.BuildInfo) string {
+	version, revision, modified := "(unknown)", "", false
+	if bi != nil {
+		version = cmp.Or(releaseVersion, bi.Main.Version)
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "delego %s", version)
+	switch {
+	case revision != "" && modified:
+		fmt.Fprintf(&b, " (%s, modified)", revision)
+	case revision != "":
+		fmt.Fprintf(&b, " (%s)", revision)
+	}
+	fmt.Fprintf(&b, " %s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}
 
 func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version")
@@ -241,19 +271,7 @@ func versionCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("version", "version takes no arguments, got %q", pos)
 	}
-	version, revision := "(unknown)", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = cmp.Or(releaseVersion, bi.Main.Version)
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
-	}
-	fmt.Fprintf(stdout, "delego %s", version)
-	if revision != "" {
-		fmt.Fprintf(stdout, " (%s)", revision)
-	}
-	fmt.Fprintf(stdout, " %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	bi, _ := debug.ReadBuildInfo()
+	fmt.Fprintln(stdout, versionLine(bi))
 	return nil
 }

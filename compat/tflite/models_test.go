@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/delego/delego/model/modelbuild"
@@ -62,6 +63,92 @@ func sinModel() []byte {
 	b.Op(schema.BuiltinOperatorMUL, 1, []int{acc, x}, []int{y}, nil)
 	b.Inputs(x)
 	b.Outputs(y)
+	return b.Bytes()
+}
+
+// irisRegression is a logistic regression on the iris data set: one row
+// of weights and a bias per species (setosa, versicolor, virginica) over
+// sepal length, sepal width, petal length and petal width in cm.
+func irisRegression() (w [3][4]float32, b [3]float32) {
+	return [3][4]float32{
+		{-0.42, 0.97, -2.52, -1.08},
+		{0.53, -0.32, -0.21, -0.94},
+		{-0.11, -0.65, 2.73, 2.02},
+	}, [3]float32{9.85, 2.24, -12.09}
+}
+
+// irisModel is irisRegression as softmax(W·x + b) for x of shape [1, 4].
+func irisModel() []byte {
+	w, bias := irisRegression()
+	b := modelbuild.New()
+	x := b.Tensor("features", tensor.Float32, []int{1, 4})
+	var ws []float32
+	for _, row := range w {
+		ws = append(ws, row[:]...)
+	}
+	k := b.Const("dense/kernel", tensor.Float32, []int{3, 4}, floats(ws...))
+	bc := b.Const("dense/bias", tensor.Float32, []int{3}, floats(bias[:]...))
+	logits := b.Tensor("dense", tensor.Float32, []int{1, 3})
+	y := b.Tensor("species", tensor.Float32, []int{1, 3})
+	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{x, k, bc}, []int{logits},
+		modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{}))
+	b.Op(schema.BuiltinOperatorSOFTMAX, 1, []int{logits}, []int{y},
+		modelbuild.Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: 1}))
+	b.Inputs(x)
+	b.Outputs(y)
+	return b.Bytes()
+}
+
+// fizzBuzzModel maps n (1 to 1023), given as 10 bits least significant
+// first in a [1, 10] float32 input, to one-hot scores [1, 4] for n itself,
+// Fizz, Buzz and FizzBuzz, exactly:
+//
+//	n = bits · (1, 2, 4, ...)
+//	f3 = 1 - min(n - 3·floor(n/3), 1), f5 likewise
+//	scores = (1-f3-f5+f3·f5, f3-f3·f5, f5-f3·f5, f3·f5)
+func fizzBuzzModel() []byte {
+	b := modelbuild.New()
+	scalar := []int{1, 1}
+	bits := b.Tensor("bits", tensor.Float32, []int{1, 10})
+	var pow []float32
+	for i := range 10 {
+		pow = append(pow, float32(int(1)<<i))
+	}
+	n := b.Tensor("n", tensor.Float32, scalar)
+	fc := modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{})
+	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{bits, b.Const("powers", tensor.Float32, []int{1, 10}, floats(pow...)), -1}, []int{n}, fc)
+	one := b.Const("one", tensor.Float32, []int{1}, floats(1))
+	divides := func(d int) int {
+		name := strconv.Itoa(d)
+		c := b.Const("c"+name, tensor.Float32, []int{1}, floats(float32(d)))
+		q := b.Tensor("q"+name, tensor.Float32, scalar)
+		b.Op(schema.BuiltinOperatorFLOOR_DIV, 1, []int{n, c}, []int{q}, nil)
+		qd := b.Tensor("qd"+name, tensor.Float32, scalar)
+		b.Op(schema.BuiltinOperatorMUL, 1, []int{q, c}, []int{qd}, nil)
+		m := b.Tensor("mod"+name, tensor.Float32, scalar)
+		b.Op(schema.BuiltinOperatorSUB, 1, []int{n, qd}, []int{m}, nil)
+		nz := b.Tensor("nonzero"+name, tensor.Float32, scalar)
+		b.Op(schema.BuiltinOperatorMINIMUM, 1, []int{m, one}, []int{nz}, nil)
+		f := b.Tensor("f"+name, tensor.Float32, scalar)
+		b.Op(schema.BuiltinOperatorSUB, 1, []int{one, nz}, []int{f}, nil)
+		return f
+	}
+	f3, f5 := divides(3), divides(5)
+	f15 := b.Tensor("f15", tensor.Float32, scalar)
+	b.Op(schema.BuiltinOperatorMUL, 1, []int{f3, f5}, []int{f15}, nil)
+	v := b.Tensor("features", tensor.Float32, []int{1, 3})
+	b.Op(schema.BuiltinOperatorCONCATENATION, 1, []int{f3, f5, f15}, []int{v},
+		modelbuild.Options(schema.BuiltinOptionsConcatenationOptions, &schema.ConcatenationOptionsT{Axis: 1}))
+	w := b.Const("scores/kernel", tensor.Float32, []int{4, 3}, floats(
+		-1, -1, 1,
+		1, 0, -1,
+		0, 1, -1,
+		0, 0, 1))
+	bias := b.Const("scores/bias", tensor.Float32, []int{4}, floats(1, 0, 0, 0))
+	scores := b.Tensor("scores", tensor.Float32, []int{1, 4})
+	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{v, w, bias}, []int{scores}, fc)
+	b.Inputs(bits)
+	b.Outputs(scores)
 	return b.Bytes()
 }
 

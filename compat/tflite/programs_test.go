@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var programNames = []string{"xor", "sin", "labelimage", "edgetpu", "xnnpack", "mnist"}
+var programNames = []string{"xor", "sin", "iris", "fizzbuzz", "labelimage", "edgetpu", "xnnpack", "mnist"}
 
 func buildPrograms(t *testing.T) string {
 	t.Helper()
@@ -149,6 +149,69 @@ func TestProgramSin(t *testing.T) {
 	}
 	if lines != 13 {
 		t.Errorf("%d lines, want 13:\n%s", lines, out)
+	}
+}
+
+// TestProgramIris classifies three flowers in one batch: the program
+// resizes the input to [3, 4]. Each line must name the species the
+// regression gives, with its probability computed here in float64.
+func TestProgramIris(t *testing.T) {
+	csv := filepath.Join(t.TempDir(), "iris.csv")
+	if err := os.WriteFile(csv, []byte("5.1,3.5,1.4,0.2\n7.0,3.2,4.7,1.4\n6.3,3.3,6.0,2.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runProgram(t, "iris", nil, writeModel(t, "iris.tflite", irisModel()), csv)
+	flowers := [][4]float64{{5.1, 3.5, 1.4, 0.2}, {7.0, 3.2, 4.7, 1.4}, {6.3, 3.3, 6.0, 2.5}}
+	want := []string{"setosa", "versicolor", "virginica"}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(flowers) {
+		t.Fatalf("iris printed\n%s\nwant %d lines", out, len(flowers))
+	}
+	for i, line := range lines {
+		f := strings.Fields(line) // [5.1 3.5 1.4 0.2] setosa 0.9823
+		if len(f) < 2 {
+			t.Errorf("line %q: want the species and its probability last", line)
+			continue
+		}
+		p, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil || f[len(f)-2] != want[i] || math.Abs(p-irisProbability(flowers[i], i)) > 1e-4 {
+			t.Errorf("line %q: want %s with probability %.4f", line, want[i], irisProbability(flowers[i], i))
+		}
+	}
+}
+
+// irisProbability is softmax(W·x + b)[class] of irisRegression in float64.
+func irisProbability(x [4]float64, class int) float64 {
+	w, b := irisRegression()
+	var logits [3]float64
+	sum := 0.0
+	for c := range logits {
+		logits[c] = float64(b[c])
+		for j := range x {
+			logits[c] += float64(w[c][j]) * x[j]
+		}
+		sum += math.Exp(logits[c])
+	}
+	return math.Exp(logits[class]) / sum
+}
+
+func TestProgramFizzBuzz(t *testing.T) {
+	out := runProgram(t, "fizzbuzz", nil, writeModel(t, "fizzbuzz.tflite", fizzBuzzModel()))
+	var want strings.Builder
+	for n := 1; n <= 100; n++ {
+		switch {
+		case n%15 == 0:
+			want.WriteString("FizzBuzz\n")
+		case n%3 == 0:
+			want.WriteString("Fizz\n")
+		case n%5 == 0:
+			want.WriteString("Buzz\n")
+		default:
+			fmt.Fprintln(&want, n)
+		}
+	}
+	if out != want.String() {
+		t.Errorf("fizzbuzz printed\n%s\nwant\n%s", out, want.String())
 	}
 }
 

@@ -31,7 +31,7 @@ const (
 // ... in DeviceList's order), where libedgetpu gives a sysfs path; New
 // takes either an empty Path (the first device) or one of these names.
 type Device struct {
-	Type DeviceType
+	Type DeviceType // TypeApexUSB: delego drives USB devices only
 	Path string
 }
 
