@@ -161,3 +161,39 @@ func writeModel(t *testing.T, name string, data []byte) string {
 	}
 	return path
 }
+
+// textVocabulary is the text classification program's vocabulary, and
+// textEmbedding each word's [negative, positive] score: the model averages
+// the scores of a sentence's eight slots (<START>, the words, <PAD>) and
+// takes their softmax.
+var (
+	textVocabulary = []string{"<PAD>", "<START>", "<UNKNOWN>", "good", "great", "bad", "awful", "movie", "the"}
+	textEmbedding  = [][2]float32{{0, 0}, {0, 0}, {0, 0}, {-1, 1}, {-2, 2}, {1, -1}, {2, -2}, {0, 0.25}, {0, 0}}
+)
+
+// textModel is a text classifier in the shape of TensorFlow Lite's
+// example: int32 word ids [1, 8] -> GATHER from an embedding -> MEAN over
+// the words -> SOFTMAX [1, 2].
+func textModel() []byte {
+	b := modelbuild.New()
+	ids := b.Tensor("ids", tensor.Int32, []int{1, 8})
+	var table []float32
+	for _, e := range textEmbedding {
+		table = append(table, e[:]...)
+	}
+	emb := b.Const("embedding", tensor.Float32, []int{len(textEmbedding), 2}, floats(table...))
+	vectors := b.Tensor("vectors", tensor.Float32, []int{1, 8, 2})
+	b.Op(schema.BuiltinOperatorGATHER, 1, []int{emb, ids}, []int{vectors},
+		modelbuild.Options(schema.BuiltinOptionsGatherOptions, &schema.GatherOptionsT{Axis: 0}))
+	axis := make([]byte, 4)
+	binary.LittleEndian.PutUint32(axis, 1)
+	mean := b.Tensor("mean", tensor.Float32, []int{1, 2})
+	b.Op(schema.BuiltinOperatorMEAN, 1, []int{vectors, b.Const("axis", tensor.Int32, []int{1}, axis)}, []int{mean},
+		modelbuild.Options(schema.BuiltinOptionsReducerOptions, &schema.ReducerOptionsT{KeepDims: false}))
+	y := b.Tensor("sentiment", tensor.Float32, []int{1, 2})
+	b.Op(schema.BuiltinOperatorSOFTMAX, 1, []int{mean}, []int{y},
+		modelbuild.Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: 1}))
+	b.Inputs(ids)
+	b.Outputs(y)
+	return b.Bytes()
+}

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var programNames = []string{"xor", "sin", "iris", "fizzbuzz", "labelimage", "edgetpu", "xnnpack", "mnist"}
+var programNames = []string{"xor", "sin", "iris", "fizzbuzz", "textclassification", "labelimage", "edgetpu", "xnnpack", "mnist"}
 
 func buildPrograms(t *testing.T) string {
 	t.Helper()
@@ -212,6 +212,62 @@ func TestProgramFizzBuzz(t *testing.T) {
 	}
 	if out != want.String() {
 		t.Errorf("fizzbuzz printed\n%s\nwant\n%s", out, want.String())
+	}
+}
+
+// TestProgramTextClassification: sentences become word ids by a
+// vocabulary file and the program prints each one's scores as the model's
+// softmax of the words' mean embedding gives them.
+func TestProgramTextClassification(t *testing.T) {
+	var vocab strings.Builder
+	for id, w := range textVocabulary {
+		fmt.Fprintf(&vocab, "%s %d\n", w, id)
+	}
+	vocabPath := filepath.Join(t.TempDir(), "vocab.txt")
+	if err := os.WriteFile(vocabPath, []byte(vocab.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sentences := []string{"a good movie", "the movie was bad", "Great great good", "awful awful movie", "unknown words only"}
+	out := runProgram(t, "textclassification", nil, append([]string{writeModel(t, "text.tflite", textModel()), vocabPath}, sentences...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(sentences) {
+		t.Fatalf("textclassification printed %d lines for %d sentences:\n%s", len(lines), len(sentences), out)
+	}
+	index := map[string]int{}
+	for id, w := range textVocabulary {
+		index[w] = id
+	}
+	for i, s := range sentences {
+		slots := []int{index["<START>"]}
+		for _, w := range strings.Fields(strings.ToLower(s)) {
+			id, ok := index[w]
+			if !ok {
+				id = index["<UNKNOWN>"]
+			}
+			slots = append(slots, id)
+		}
+		var mean [2]float64
+		for k := range 8 {
+			id := index["<PAD>"]
+			if k < len(slots) {
+				id = slots[k]
+			}
+			mean[0] += float64(textEmbedding[id][0]) / 8
+			mean[1] += float64(textEmbedding[id][1]) / 8
+		}
+		neg := 1 / (1 + math.Exp(mean[1]-mean[0]))
+		label := "negative"
+		if 1-neg > neg {
+			label = "positive"
+		}
+		var gotLabel string
+		var gotNeg, gotPos float64
+		if _, err := fmt.Sscanf(lines[i], "%s negative %f positive %f:", &gotLabel, &gotNeg, &gotPos); err != nil {
+			t.Fatalf("line %q: %v", lines[i], err)
+		}
+		if gotLabel != label+":" || math.Abs(gotNeg-neg) > 1e-5 || math.Abs(gotPos-(1-neg)) > 1e-5 || !strings.HasSuffix(lines[i], ": "+s) {
+			t.Errorf("%q: printed %q, want %s with negative %.6f positive %.6f", s, lines[i], label, neg, 1-neg)
+		}
 	}
 }
 
