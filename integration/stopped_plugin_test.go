@@ -53,6 +53,10 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				cmd.Process.Kill()
 				<-done
+				// The stopped plugin is this process's child now (subreaper):
+				// end and reap it, so that no later test finds it left over.
+				syscall.Kill(pid, syscall.SIGKILL)
+				syscall.Wait4(pid, nil, 0, nil)
 				t.Fatalf("delego still running 30 s after its plugin stopped\n%s", stderr.String())
 			}
 			took := time.Since(stopped)
