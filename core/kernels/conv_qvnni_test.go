@@ -122,12 +122,7 @@ func TestQgemmTileAsmMatchesGo(t *testing.T) {
 		for i := range 400 {
 			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
 			ta, out, _ := qgemmTileCase(r, rows, k4, nb, false, k.signedRows())
-			want := bytes.Clone(out)
-			tg := ta
-			tg.out = &want[0]
-			qgemmTileGo(&tg)
-			qgemmTile(k, &ta)
-			if !bytes.Equal(out, want) {
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.tail, out, want)
 			}
 		}
@@ -145,21 +140,11 @@ func FuzzQvKernels(f *testing.F) {
 		for _, k := range qvAsmKernels() {
 			r := rand.New(rand.NewPCG(s1, s2))
 			ta, out, _ := qgemmTileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, k.signedRows())
-			want := bytes.Clone(out)
-			tg := ta
-			tg.out = &want[0]
-			qgemmTileGo(&tg)
-			qgemmTile(k, &ta)
-			if !bytes.Equal(out, want) {
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.rows, ta.k4, ta.nb, ta.tail, out, want)
 			}
 			da, dout := dwRowCase(r)
-			dwant := bytes.Clone(dout)
-			dg := da
-			dg.out = &dwant[0]
-			dwRowGo(&dg)
-			dwRow(k, &da)
-			if !bytes.Equal(dout, dwant) {
+			if dwant := dwRowAgainstGo(k, da, dout); !bytes.Equal(dout, dwant) {
 				t.Errorf("%v depthwise row (kh %d, kw %d, nb %d, npix %d, tail %#x): asm\n%v\ngo\n%v", k, da.kh, da.kw, da.nb, da.npix, da.tail, dout, dwant)
 			}
 		}
@@ -216,12 +201,7 @@ func TestDwRowAsmMatchesGo(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 3))
 		for i := range 300 {
 			ta, out := dwRowCase(r)
-			want := bytes.Clone(out)
-			tg := ta
-			tg.out = &want[0]
-			dwRowGo(&tg)
-			dwRow(k, &ta)
-			if !bytes.Equal(out, want) {
+			if want := dwRowAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (%dx%d, nb %d, tail %#x, signed %d): asm\n%v\ngo\n%v",
 					k, i, ta.kh, ta.kw, ta.nb, ta.tail, ta.signed, out, want)
 			}
@@ -541,4 +521,25 @@ func BenchmarkDepthwiseModes(b *testing.B) {
 			b.ReportMetric(float64(56*56*144*9)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 		})
 	}
+}
+
+// tileAgainstGo runs tile kernel k on t, which writes to out, and the Go
+// twin on the same inputs into a copy of out, and returns the copy.
+func tileAgainstGo(k qvKernel, t qgemmTileArgs, out []byte) []byte {
+	want := bytes.Clone(out)
+	tg := t
+	tg.out = &want[0]
+	qgemmTileGo(&tg)
+	qgemmTile(k, &t)
+	return want
+}
+
+// dwRowAgainstGo is tileAgainstGo for the depthwise row kernel.
+func dwRowAgainstGo(k qvKernel, t dwRowArgs, out []byte) []byte {
+	want := bytes.Clone(out)
+	tg := t
+	tg.out = &want[0]
+	dwRowGo(&tg)
+	dwRow(k, &t)
+	return want
 }
