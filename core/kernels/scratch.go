@@ -24,8 +24,8 @@ func (n *Node) scratch() *Scratch {
 	return n.Scratch
 }
 
-// Bytes returns the scratch's size, for reports and tests.
-func (s *Scratch) Bytes() int {
+// size is the scratch's size in bytes.
+func (s *Scratch) size() int {
 	total := 0
 	for i := range s.qU8 {
 		total += s.qU8[i].bytes()
