@@ -601,32 +601,7 @@ func decreasingPartialArgSort(values []float32, numToSort int, indices []int) {
 // values.
 func stdPartialSortDesc(idx []int, middle int, values []float32) {
 	less := func(a, b int) bool { return values[a] > values[b] } // comp
-	// __adjust_heap(first, hole, len, value)
-	adjust := func(h []int, hole, n, value int) {
-		top := hole
-		child := hole
-		for child < (n-1)/2 {
-			child = 2 * (child + 1)
-			if less(h[child], h[child-1]) {
-				child--
-			}
-			h[hole] = h[child]
-			hole = child
-		}
-		if n&1 == 0 && child == (n-2)/2 {
-			child = 2 * (child + 1)
-			h[hole] = h[child-1]
-			hole = child - 1
-		}
-		// __push_heap(first, hole, top, value)
-		parent := (hole - 1) / 2
-		for hole > top && less(h[parent], value) {
-			h[hole] = h[parent]
-			hole = parent
-			parent = (hole - 1) / 2
-		}
-		h[hole] = value
-	}
+	adjust := func(h []int, hole, n, value int) { stdAdjustHeap(h, hole, n, value, less) }
 	// adjust gets the whole slice: with an empty heap (middle 0) libstdc++
 	// still stores the popped value at first[0].
 	heap := idx

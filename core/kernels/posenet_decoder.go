@@ -636,7 +636,7 @@ type keypointHeap []poseKeypoint
 func (hp *keypointHeap) push(c poseKeypoint) {
 	*hp = append(*hp, c)
 	h := *hp
-	h.siftUp(len(h)-1, 0, c)
+	stdPushHeap(h, len(h)-1, 0, c, lowerScore)
 }
 
 // pop removes and returns the best candidate: std::__pop_heap moves the
@@ -649,41 +649,11 @@ func (hp *keypointHeap) pop() poseKeypoint {
 	if last > 0 {
 		v := h[last]
 		h[last] = h[0]
-		h[:last].adjust(0, v)
+		stdAdjustHeap(h, 0, last, v, lowerScore)
 	}
 	*hp = h[:last]
 	return top
 }
 
-// siftUp is std::__push_heap: v moves up from hole while its parent
-// scores below it, no higher than top.
-func (h keypointHeap) siftUp(hole, top int, v poseKeypoint) {
-	parent := (hole - 1) / 2
-	for hole > top && h[parent].score < v.score {
-		h[hole] = h[parent]
-		hole = parent
-		parent = (hole - 1) / 2
-	}
-	h[hole] = v
-}
-
-// adjust is std::__adjust_heap: the hole sinks to a leaf along the larger
-// children (the right one unless the left scores strictly more), then v
-// is pushed up from there.
-func (h keypointHeap) adjust(hole int, v poseKeypoint) {
-	n, top, child := len(h), hole, hole
-	for child < (n-1)/2 {
-		child = 2 * (child + 1)
-		if h[child].score < h[child-1].score {
-			child--
-		}
-		h[hole] = h[child]
-		hole = child
-	}
-	if n&1 == 0 && child == (n-2)/2 {
-		child = 2 * (child + 1)
-		h[hole] = h[child-1]
-		hole = child - 1
-	}
-	h.siftUp(hole, top, v)
-}
+// lowerScore is the queue's comparison: a max-heap by score.
+func lowerScore(a, b poseKeypoint) bool { return a.score < b.score }
