@@ -29,14 +29,7 @@ func runPoseNet(t *testing.T, path string, opts *core.Options) ([]shared.RefPose
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	it, err := core.NewInterpreter(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { it.Close() })
-	if err := it.AllocateTensors(); err != nil {
-		t.Fatal(err)
-	}
+	it := allocated(t, m, opts)
 	img, err := adapters.LoadImage(shared.Model(t, "posenet_test_image.bmp"))
 	if err != nil {
 		t.Fatal(err)
