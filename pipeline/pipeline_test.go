@@ -45,7 +45,14 @@ func adder(t *testing.T, c float32, out string, ins ...string) *core.Interpreter
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := core.NewInterpreter(m, nil)
+	return allocated(t, m, nil)
+}
+
+// allocated is an interpreter of m with opts, its tensors allocated; it
+// and m are closed when the test ends.
+func allocated(t *testing.T, m *model.Model, opts *core.Options) *core.Interpreter {
+	t.Helper()
+	it, err := core.NewInterpreter(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

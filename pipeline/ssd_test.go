@@ -48,15 +48,7 @@ func onDevice(t *testing.T, name string, d delegate.Delegate, device string) *co
 		t.Fatal(err)
 	}
 	settings := &config.TFLiteSettings{CoralSettings: &config.CoralSettings{Device: proto.String(device)}}
-	it, err := core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{d}, Settings: settings})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := it.AllocateTensors(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { it.Close(); m.Close() })
-	return it
+	return allocated(t, m, &core.Options{Delegates: []delegate.Delegate{d}, Settings: settings})
 }
 
 // stream is n different images for the first segment: the simulator's
