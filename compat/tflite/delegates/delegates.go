@@ -44,12 +44,9 @@ type Plugin struct {
 // error, as libtensorflowlite's delegates fail to be created without their
 // device.
 func Open(name string, configure func(*config.TFLiteSettings)) (*Plugin, error) {
-	// TODO(issue 19): resolve through delego.Plugins, so that checksums
-	// and mTLS follow the command line's rules in one place. Not done yet:
-	// Plugins.Open gives an unavailable delegate (or, for cpu, the kernels
-	// in process) where go-tflite's callers expect an error here, and
-	// importing the root package needs the import rules
-	// (integration/layers_test.go) to allow it.
+	// The same search as delego.Plugins (plugin.Find over SearchDirs);
+	// go-tflite's API has no checksums or mTLS to pass, and its callers
+	// want an error, not the unavailable delegate Plugins.Open gives.
 	path, err := plugin.Find(name, plugin.SearchDirs())
 	if err != nil {
 		return nil, fmt.Errorf("delegate %s: %w (build it with go build ./plugins/%s/cmd/delego-%s, then put it on $%s)",
