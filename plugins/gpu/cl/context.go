@@ -111,7 +111,10 @@ func (c *Context) NewBufferFrom(flags MemFlags, data []byte) (*Buffer, error) {
 }
 
 func (c *Context) newBuffer(flags MemFlags, size int, data []byte) (*Buffer, error) {
-	if size <= 0 {
+	// The specification makes a size beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE
+	// CL_INVALID_BUFFER_SIZE, but NVIDIA's driver allocates it anyway: the
+	// limit is kept here, for every driver alike.
+	if size <= 0 || uint64(size) > c.Device.MaxAllocBytes {
 		return nil, &Error{Call: "clCreateBuffer", Code: -61} // CL_INVALID_BUFFER_SIZE
 	}
 	var code int32
