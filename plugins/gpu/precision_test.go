@@ -182,7 +182,9 @@ func compileHalf(t *testing.T, p *plan) {
 		"-Xclang", "-finclude-default-header", "-Xclang", "-cl-ext=+cl_khr_fp16",
 		"-c", "-emit-llvm", "-o", os.DevNull, file).CombinedOutput()
 	if errors.Is(err, exec.ErrNotFound) {
-		t.Fatalf("%s not found (scripts/deps.sh installs it)", clang)
+		// The test fails, but goes on to run the graph on the device.
+		t.Errorf("%s not found (scripts/deps.sh installs it)", clang)
+		return
 	}
 	if err != nil {
 		t.Fatalf("the F16 program does not compile: %v\n%s", err, out)
