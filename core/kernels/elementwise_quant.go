@@ -66,22 +66,17 @@ func countLeadingSignBits(x int32) int {
 // mulShift is MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m, -rshift)
 // for a multiplier m in (0, 2^31) and 0 <= rshift <= 31, written to inline
 // into the row loops: a rounding doubling high multiply (which cannot
-// saturate as m is not MinInt32) and a rounding right shift.
+// saturate as m is not MinInt32) and a rounding right shift. It has no
+// branches: the signs it depends on are those of the data, which a branch
+// predictor cannot learn.
 func mulShift(x, m int32, rshift uint) int32 {
 	ab := int64(x) * int64(m)
-	nudge := int64(1 << 30)
-	if ab < 0 {
-		nudge = 1 - 1<<30
-	}
+	nudge := 1<<30 + ab>>63&(1-1<<31) // 1 - 2^30 when ab < 0
 	h := int32((ab + nudge) / (1 << 31))
 	mask := int32(1)<<rshift - 1
 	rem := h & mask
 	thr := mask>>1 + int32(uint32(h)>>31)
-	h >>= rshift
-	if rem > thr {
-		h++
-	}
-	return h
+	return h>>rshift + int32(uint32(thr-rem)>>31) // +1 when rem > thr
 }
 
 // setAddTables fills tab1 and tab2 for 8-bit ADD and SUB (INT8 when
@@ -104,6 +99,10 @@ func (q *quantArith) setAddTables(signed bool) {
 // ADD or SUB: both inputs rescaled to a common scale, summed, rescaled to the
 // output and clamped (TFLite's AddElementwise / SubElementwise).
 func quantAddRow[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
+	if q.tab1 != nil {
+		quantAddRowTables(q, sub, z, x, y)
+		return
+	}
 	ls := uint(q.leftShift)
 	o1, m1, r1 := q.in1Off, q.in1Mul, uint(-q.in1Shift)
 	o2, m2, r2 := q.in2Off, q.in2Mul, uint(-q.in2Shift)
@@ -137,6 +136,41 @@ func quantAddRow[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
 		for i := range z {
 			s1 := mulShift((o1+int32(x[i]))<<ls, m1, r1)
 			r := mulShift(s1+sgn*s2, mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
+		}
+	}
+}
+
+// quantAddRowTables is quantAddRow for 8-bit inputs, each input's rescaled
+// term looked up in q's tables (setAddTables).
+func quantAddRowTables[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
+	t1, t2 := q.tab1, q.tab2
+	oo, mo, ro := q.outOff, q.outMul, uint(-q.outShift)
+	lo, hi := q.lo, q.hi
+	sgn := int32(1)
+	if sub {
+		sgn = -1
+	}
+	switch {
+	case len(x) == len(z) && len(y) == len(z):
+		y = y[:len(z)]
+		x = x[:len(z)]
+		for i := range z {
+			r := mulShift(t1[uint8(x[i])]+sgn*t2[uint8(y[i])], mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
+		}
+	case len(x) == 1:
+		s1 := t1[uint8(x[0])]
+		y = y[:len(z)]
+		for i := range z {
+			r := mulShift(s1+sgn*t2[uint8(y[i])], mo, ro) + oo
+			z[i] = T(min(hi, max(lo, r)))
+		}
+	default:
+		s2 := sgn * t2[uint8(y[0])]
+		x = x[:len(z)]
+		for i := range z {
+			r := mulShift(t1[uint8(x[i])]+s2, mo, ro) + oo
 			z[i] = T(min(hi, max(lo, r)))
 		}
 	}

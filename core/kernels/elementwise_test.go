@@ -841,3 +841,23 @@ func firstDiff[T comparable](a, b []T) int {
 	}
 	return -1
 }
+
+// TestMulShift holds the inlined rounding multiply to TFLite's
+// MultiplyByQuantizedMultiplierSmallerThanOneExp on edge and random values.
+func TestMulShift(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	xs := []int32{0, 1, -1, 2, -2, math.MaxInt32, math.MinInt32, math.MinInt32 + 1, 1 << 20, -1 << 20}
+	ms := []int32{1, 2, 1 << 30, math.MaxInt32, 1<<31 - 2}
+	for range 20000 {
+		xs = append(xs, int32(r.Uint32()))
+		ms = append(ms, int32(r.Uint32()>>1)|1)
+	}
+	for i, x := range xs {
+		m := ms[i%len(ms)]
+		for shift := uint(0); shift <= 31; shift++ {
+			if got, want := mulShift(x, m, shift), MultiplyByQuantizedMultiplierSmallerThanOneExp(x, m, -int(shift)); got != want {
+				t.Fatalf("mulShift(%d, %d, %d) = %d, want %d", x, m, shift, got, want)
+			}
+		}
+	}
+}
