@@ -140,26 +140,29 @@ func (a *ArgMinMax) Eval(n *Node) error {
 			return fmt.Errorf("%s: %w", a.name(), err)
 		}
 	}
-	switch in.Type {
-	case tensor.Float32:
-		argMinMaxTyped(a, in.Float32s(), in.Shape, out)
-	case tensor.Uint8:
-		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
-	case tensor.Int8:
-		argMinMaxTyped(a, in.Int8s(), in.Shape, out)
-	case tensor.Int32:
-		argMinMaxTyped(a, in.Int32s(), in.Shape, out)
-	case tensor.Bool:
-		// false < true, as C++ compares bools.
-		argMinMaxTyped(a, in.Uint8s(), in.Shape, out)
-	default:
-		return fmt.Errorf("%s: input type %s is not supported by TFLite", a.name(), in.Type)
-	}
-	return nil
+	outer, size, inner := a.extent(in.Shape)
+	positions := outer * inner
+	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
+		switch in.Type {
+		case tensor.Float32:
+			argMinMaxRange(a.IsMax, in.Float32s(), size, inner, out, lo, hi)
+		case tensor.Uint8, tensor.Bool: // false < true, as C++ compares bools
+			argMinMaxRange(a.IsMax, in.Uint8s(), size, inner, out, lo, hi)
+		case tensor.Int8:
+			argMinMaxRange(a.IsMax, in.Int8s(), size, inner, out, lo, hi)
+		case tensor.Int32:
+			argMinMaxRange(a.IsMax, in.Int32s(), size, inner, out, lo, hi)
+		default:
+			return fmt.Errorf("%s: input type %s is not supported by TFLite", a.name(), in.Type)
+		}
+		return nil
+	})
 }
 
-func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T, shape []int, out *tensor.Tensor) {
-	outer, inner := 1, 1
+// extent splits shape around the axis: the elements before it, its length
+// and the elements after it.
+func (a *ArgMinMax) extent(shape []int) (outer, size, inner int) {
+	outer, inner = 1, 1
 	for i, d := range shape {
 		switch {
 		case i < a.axis:
@@ -168,7 +171,13 @@ func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T,
 			inner *= d
 		}
 	}
-	size := shape[a.axis]
+	return outer, shape[a.axis], inner
+}
+
+// argMinMaxRange writes the index of the largest (isMax) or smallest value
+// along the axis for output positions [lo, hi) (o*inner + i); the first
+// such index on ties.
+func argMinMaxRange[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, src []T, size, inner int, out *tensor.Tensor, lo, hi int) {
 	var i32 []int32
 	var i64 []int64
 	if out.Type == tensor.Int64 {
@@ -176,24 +185,36 @@ func argMinMaxTyped[T ~uint8 | ~int8 | ~int32 | ~float32](a *ArgMinMax, src []T,
 	} else {
 		i32 = out.Int32s()
 	}
-	for o := range outer {
-		for in := range inner {
-			base := o*size*inner + in
-			idx := 0
-			if size > 0 {
-				best := src[base]
-				for k := 1; k < size; k++ {
-					v := src[base+k*inner]
-					if (a.IsMax && v > best) || (!a.IsMax && v < best) {
-						best, idx = v, k
-					}
-				}
-			}
-			if i64 != nil {
-				i64[o*inner+in] = int64(idx)
-			} else {
-				i32[o*inner+in] = int32(idx)
-			}
+	for p := lo; p < hi; p++ {
+		o, i := p/inner, p%inner
+		idx := 0
+		if size > 0 {
+			idx = argAlong(isMax, src[o*size*inner+i:], size, inner)
+		}
+		if i64 != nil {
+			i64[p] = int64(idx)
+		} else {
+			i32[p] = int32(idx)
 		}
 	}
+}
+
+// argAlong is the index of the first largest (isMax) or smallest of the
+// size values of v, stride apart.
+func argAlong[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, v []T, size, stride int) int {
+	best, idx := v[0], 0
+	if isMax {
+		for k := 1; k < size; k++ {
+			if x := v[k*stride]; x > best {
+				best, idx = x, k
+			}
+		}
+		return idx
+	}
+	for k := 1; k < size; k++ {
+		if x := v[k*stride]; x < best {
+			best, idx = x, k
+		}
+	}
+	return idx
 }

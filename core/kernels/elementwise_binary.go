@@ -381,9 +381,10 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 	return nil
 }
 
-// parallelMin is the number of output elements below which an elementwise
-// op runs on one thread: a smaller op is over before a second thread has
-// started.
+// parallelMin is the number of output elements below which a float
+// elementwise op runs on one thread: a smaller op is over before a second
+// thread has started. An 8-bit element costs several times a float one
+// (a rescaling for each), so those split from parallelMin/8.
 const parallelMin = 1 << 15
 
 // Eval computes the output.
@@ -403,7 +404,11 @@ func (o *binaryOp) Eval(n *Node) error {
 // element depends on the elements of the inputs at its index only).
 func (o *binaryOp) splittable() bool {
 	p := o.plan
-	if p.n < parallelMin || len(p.outer) != 0 || p.aStep != 1 || p.bStep != 1 {
+	least := parallelMin
+	if o.path != pathFloat {
+		least = parallelMin / 8
+	}
+	if p.n < least || len(p.outer) != 0 || p.aStep != 1 || p.bStep != 1 {
 		return false
 	}
 	switch o.kind {

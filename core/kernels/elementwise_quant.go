@@ -73,6 +73,7 @@ func mulShift(x, m int32, rshift uint) int32 {
 	ab := int64(x) * int64(m)
 	nudge := 1<<30 + ab>>63&(1-1<<31) // 1 - 2^30 when ab < 0
 	h := int32((ab + nudge) / (1 << 31))
+	rshift &= 31 // it is; saying so spares the compiler's checks for larger shifts
 	mask := int32(1)<<rshift - 1
 	rem := h & mask
 	thr := mask>>1 + int32(uint32(h)>>31)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/delego/delego/model/schema"
@@ -65,8 +66,9 @@ type Pool struct {
 	padH, padW     int
 	actMin, actMax int32
 	fMin, fMax     float32
-	workers        int     // goroutines Eval uses
-	acc            []int32 // one accumulator per channel and worker
+	workers        int      // goroutines Eval uses
+	team           *Workers // the interpreter's team they come from
+	acc            []int32  // one accumulator per channel and worker
 	facc           []float32
 	lanes          []uint64 // packed 16-bit sums of 8-bit averages, per worker
 }
@@ -127,6 +129,7 @@ func (p *Pool) Prepare(n *Node) error {
 	}
 	p.padH, _ = tensor.WindowPadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
 	p.padW, _ = tensor.WindowPadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
+	p.team = n.Workers
 	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == tensor.Float32 {
@@ -174,15 +177,22 @@ func poolWorkers(threads, units, work int) int {
 	return max(1, min(threads, units))
 }
 
-// poolParallel is parallelFor over [0, units) with at most workers
-// goroutines, for an fn that can fail: it returns the workers' errors joined.
-func poolParallel(workers, units int, fn func(worker, lo, hi int) error) error {
+// poolParallel is team's parallelFor over [0, units) with at most workers
+// goroutines, for an fn that can fail: it returns the first chunk's error.
+func poolParallel(team *Workers, workers, units int, fn func(worker, lo, hi int) error) error {
 	if workers <= 1 {
 		return fn(0, 0, units)
 	}
-	errs := make([]error, workers)
-	parallelFor(units, workers, 1, func(w, lo, hi int) { errs[w] = fn(w, lo, hi) })
-	return errors.Join(errs...)
+	var first atomic.Pointer[error]
+	team.parallelFor(units, workers, 1, func(w, lo, hi int) {
+		if err := fn(w, lo, hi); err != nil {
+			first.CompareAndSwap(nil, &err)
+		}
+	})
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // Eval runs the pooling. The arithmetic is that of TFLite 2.9's kernels:
@@ -210,7 +220,7 @@ func (p *Pool) Eval(n *Node) error {
 }
 
 func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
-	return poolParallel(p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
+	return poolParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
 		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
 	})
 }
@@ -324,7 +334,7 @@ type poolInt interface{ ~uint8 | ~int8 | ~int16 }
 func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
 	c := inShape[3]
 	nl := c / 8 * 2
-	return poolParallel(p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
+	return poolParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
 		var lanes []uint64
 		if len(p.lanes) > 0 {
 			lanes = p.lanes[worker*nl : (worker+1)*nl]

@@ -138,13 +138,13 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 	b, outH := out.Shape[0], out.Shape[1]
 	workers := poolWorkers(n.Threads, b*outH, out.NumElements()*4)
 	rows := func(f func(lo, hi int)) {
-		_ = poolParallel(workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
+		_ = poolParallel(n.Workers, workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
 	}
 	switch in.Type {
 	case tensor.Float32:
 		if !r.Params.AlignCorners && !r.Params.HalfPixelCenters && outH == 2*in.Shape[1] && out.Shape[2] == 2*in.Shape[2] {
 			// Each unit is one input row, giving two output rows.
-			_ = poolParallel(poolWorkers(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
+			_ = poolParallel(n.Workers, poolWorkers(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
 				resizeBilinear2x2(in.Float32s(), out.Float32s(), in.Shape, lo, hi)
 				return nil
 			})

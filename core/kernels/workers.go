@@ -43,9 +43,12 @@ type worker struct {
 
 // spinFor is how long an idle worker polls for its next chunk, and a caller
 // for a worker's chunk to finish, before sleeping: long enough to bridge
-// the gap between two ops, short enough not to take a busy machine's CPU
-// from the thread that has the work.
-const spinFor = 50 * time.Microsecond
+// the gap between two ops, even after one that ran on a single thread
+// (a worker woken from sleep starts tens of microseconds late, and the
+// loop that waited for it ran mostly on one thread), and short enough not
+// to hold a CPU long after an Invoke. ruy's thread pool busy-waits for up
+// to 2 ms for the same reasons.
+const spinFor = time.Millisecond
 
 // NewWorkers starts a team for loops split threads ways (itself and
 // threads-1 goroutines); nil when threads < 2. Close stops it.
