@@ -406,8 +406,8 @@ func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, 
 }
 
 // runFGemm is runQGemm's float counterpart: split by whole tiles of rows,
-// or by weight panels when that shares the work out more evenly (a 7x7
-// layer has 49 rows, 5 tiles of 12, but tens of panels).
+// or by weight panels when that shares the work out much more evenly (a
+// 7x7 layer has 49 rows, 5 tiles of 12, but tens of panels).
 func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, threads int, ws []fgemmWork) {
 	M, N := geom.rows(), g.N
 	kern := g.kernels()
@@ -418,7 +418,9 @@ func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, thread
 		fgemmRun(g, geom, in, out, 0, M, 0, N, &ws[0])
 		return
 	}
-	if splitLoad(M, kern.mr, threads) <= splitLoad(N, fNR, threads) {
+	// Rows unless that is markedly uneven: the next op, usually split by
+	// rows too, then finds its input in its own core's cache.
+	if load := splitLoad(M, kern.mr, threads); load <= 1.1 || load <= splitLoad(N, fNR, threads) {
 		team.parallelFor(M, threads, kern.mr, func(w, lo, hi int) {
 			fgemmRun(g, geom, in, out, lo, hi, 0, N, &ws[w])
 		})
