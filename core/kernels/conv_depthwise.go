@@ -311,20 +311,22 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 	}
 	rows := g.batches * g.outH
 	if threads == 1 {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, &d.scr.dwF[0])
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0])
 		return
 	}
-	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, lo, hi, &d.scr.dwF[wk])
+	parts := rowParts(rows, g.outW, threads)
+	d.team.parallelFor(rows*parts, threads, 1, func(wk, ulo, uhi int) {
+		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, ulo, uhi, parts, &d.scr.dwF[wk])
 	})
 }
 
-// dwFloatRows computes output rows [rlo, rhi) (b*outH+oy) of a depthwise
-// convolution with multiplier 1: the pixels whose taps all fall inside the
-// row's input in one kernel call, the others one by one.
-func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo, hi float32, rlo, rhi int, ws *dwFloatWork) {
+// dwFloatRows computes pieces [ulo, uhi) of the output rows (b*outH+oy),
+// each row cut into parts pieces (rowPart), of a depthwise convolution with
+// multiplier 1: the pixels whose taps all fall inside the row's input in
+// one kernel call, the others one by one.
+func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork) {
 	C := g.inC
-	if C == 0 || g.outW == 0 || rlo >= rhi {
+	if C == 0 || g.outW == 0 || ulo >= uhi {
 		return
 	}
 	// Interior pixels: x0 >= 0 and x0+(kW-1)*dilW < inW.
@@ -335,14 +337,16 @@ func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo
 	}
 	_ = in[len(in)-1]
 	_ = w[g.kH*g.kW*C-1]
-	for r := rlo; r < rhi; r++ {
+	for u := ulo; u < uhi; u++ {
+		r, x0, x1 := rowPart(u, parts, g.outW)
 		b, oy := r/g.outH, r%g.outH
 		o := out[r*g.outW*C : (r+1)*g.outW*C]
-		for ox := 0; ox < g.outW; ox++ {
-			if ox == oxa && oxb > oxa {
-				n := dwRowTaps(g, b, oy, oxa, ws.xoff, ws.woff)
-				kern.dw(C, oxb-oxa, &o[oxa*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
-				ox = oxb - 1
+		for ox := x0; ox < x1; ox++ {
+			if ox >= oxa && ox < oxb {
+				end := min(oxb, x1)
+				n := dwRowTaps(g, b, oy, ox, ws.xoff, ws.woff)
+				kern.dw(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
+				ox = end - 1
 				continue
 			}
 			n := dwTaps(g, b, oy, ox, ws.xoff, ws.woff)

@@ -90,13 +90,14 @@ type dwVWork struct {
 	pad   []uint8
 	padZP int // the value pad holds, -1 before the first fill
 	ptrs  []unsafe.Pointer
+	from  []unsafe.Pointer // ptrs moved to a piece's first pixel
 }
 
 // ensure gives w kH slots of rows n bytes long (when cache) and a pad row
 // of n bytes.
 func (w *dwVWork) ensure(kH, n int, cache bool) {
 	for len(w.rows) < kH {
-		w.rows, w.label, w.ptrs = append(w.rows, nil), append(w.label, -1), append(w.ptrs, nil)
+		w.rows, w.label, w.ptrs, w.from = append(w.rows, nil), append(w.label, -1), append(w.ptrs, nil), append(w.from, nil)
 	}
 	for k := range kH {
 		if cache && len(w.rows[k]) < n {
@@ -197,16 +198,18 @@ func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequ
 	}
 	rows := g.batches * g.outH
 	if threads == 1 {
-		dwVNNIRows(d, g, inB, outB, rq, 0, rows, &ws[0])
+		dwVNNIRows(d, g, inB, outB, rq, 0, rows, 1, &ws[0])
 		return
 	}
-	team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
-		dwVNNIRows(d, g, inB, outB, rq, lo, hi, &ws[wk])
+	parts := rowParts(rows, g.outW, threads)
+	team.parallelFor(rows*parts, threads, 1, func(wk, lo, hi int) {
+		dwVNNIRows(d, g, inB, outB, rq, lo, hi, parts, &ws[wk])
 	})
 }
 
-// dwVNNIRows computes output rows [lo, hi) (indexing b*outH+oy) with worker w.
-func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi int, w *dwVWork) {
+// dwVNNIRows computes pieces [lo, hi) of the output rows (indexing
+// b*outH+oy), each row cut into parts pieces (rowPart), with worker w.
+func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi, parts int, w *dwVWork) {
 	C := d.C
 	t := dwRowArgs{kh: g.kH, kw: g.kW, tapStep: g.dilW * C, pixStep: g.strideW * C, npix: g.outW,
 		nb: d.nb, tail: tailMask(C), w: &d.w[0], wstride: 64 * d.nb, qp: &d.qp[0], outC: C,
@@ -214,9 +217,19 @@ func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi
 	if d.signed {
 		t.signed = 1
 	}
-	for r := lo; r < hi; r++ {
+	for u := lo; u < hi; u++ {
+		r, x0, x1 := rowPart(u, parts, g.outW)
+		if x0 == x1 {
+			continue
+		}
 		d.filterRows(g, in, w, r)
-		t.out = &out[r*g.outW*C]
+		t.rows, t.npix, t.out = &w.ptrs[0], x1-x0, &out[(r*g.outW+x0)*C]
+		if x0 > 0 {
+			for ky, p := range w.ptrs[:g.kH] {
+				w.from[ky] = unsafe.Add(p, x0*t.pixStep)
+			}
+			t.rows = &w.from[0]
+		}
 		dwRow(d.kern, &t)
 	}
 }

@@ -153,6 +153,25 @@ func splitChunks(n, threads, align int) int {
 	return max(1, min(threads, (n+align-1)/align))
 }
 
+// rowParts is how many pieces of pixels to cut each of rows output rows
+// (outW pixels long) into, so that threads get shares of the pieces within
+// 5% of even: 1 unless the rows alone split unevenly (a 7x7 layer on two
+// threads: 4 rows and 3), at most 4.
+func rowParts(rows, outW, threads int) int {
+	p := 1
+	for p < 4 && p < outW && splitLoad(rows*p, 1, threads) > 1.05 {
+		p++
+	}
+	return p
+}
+
+// rowPart is piece u of output rows cut into parts pieces each: its row and
+// its pixels [x0, x1).
+func rowPart(u, parts, outW int) (r, x0, x1 int) {
+	r, p := u/parts, u%parts
+	return r, p * outW / parts, (p + 1) * outW / parts
+}
+
 // chunkRange is chunk c of [0, n) cut into chunks runs of whole align
 // units, the first units%chunks of them one unit longer.
 func chunkRange(n, chunks, align, c int) (lo, hi int) {

@@ -357,9 +357,9 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 
 // TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and
 // INT8 per-channel; strides, dilations, both paddings, channel counts
-// around the vector width, zero points at the ends of their ranges) through
-// the portable kernel, the vector kernel's Go twin and, where the CPU has
-// it, its assembly, and requires identical outputs.
+// around the vector width, zero points at the ends of their ranges) on 1, 2
+// and 3 threads through the portable kernel, the vector kernel's Go twin
+// and, where the CPU has it, its assembly, and requires identical outputs.
 func TestDepthwiseModesIdentical(t *testing.T) {
 	type shape struct{ h, w, c, k, stride, dil int }
 	shapes := []shape{
@@ -374,7 +374,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 					continue
 				}
 				for _, pad := range []schema.Padding{schema.PaddingSAME, schema.PaddingVALID} {
-					for _, threads := range []int{1, 2} {
+					for _, threads := range []int{1, 2, 3} { // 2 and 3 cut 7 or 9 rows into pieces of pixels
 						var ref []byte
 						for _, m := range qgemmModes() {
 							got := runDepthwiseMode(t, typ, s.h, s.w, s.c, s.k, s.stride, s.dil, pad, zp, threads, m)

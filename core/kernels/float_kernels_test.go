@@ -343,7 +343,7 @@ func dwCases() []dwCase {
 
 // TestFloatDepthwiseKernels holds each kernel set's depthwise kernel to a
 // float64 reference, and its results to the same bits with 1, 2 and 3
-// threads.
+// threads, rows whole or cut into 2 or 3 pieces of pixels.
 func TestFloatDepthwiseKernels(t *testing.T) {
 	for _, kern := range floatKernelSets() {
 		for _, c := range dwCases() {
@@ -356,20 +356,22 @@ func TestFloatDepthwiseKernels(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.c), uint64(c.h)))
 				in, w, bias := randF32(r, 2*c.h*c.w*c.c), randF32(r, c.k*c.k*c.c), randF32(r, c.c)
 				var outs [][]float32
-				for _, threads := range []int{1, 2, 3} {
+				splits := [][2]int{{1, 1}, {2, 1}, {3, 1}, {2, 2}, {3, 3}} // threads, pieces per row
+				for _, sp := range splits {
+					threads, parts := sp[0], sp[1]
 					out := make([]float32, g.rows()*c.c)
 					ws := make([]dwFloatWork, threads)
 					for i := range ws {
 						ws[i].xoff, ws[i].woff = make([]int, c.k*c.k), make([]int, c.k*c.k)
 					}
-					parallelFor(g.batches*g.outH, threads, 1, func(wk, lo, hi int) {
-						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, &ws[wk])
+					parallelFor(g.batches*g.outH*parts, threads, 1, func(wk, lo, hi int) {
+						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, parts, &ws[wk])
 					})
 					outs = append(outs, out)
 				}
 				for i := 1; i < len(outs); i++ {
 					if !slices.Equal(outs[i], outs[0]) {
-						t.Errorf("%d threads differ from 1", i+1)
+						t.Errorf("%d threads, rows in %d pieces differ from 1 thread", splits[i][0], splits[i][1])
 					}
 				}
 				want := make([]float32, len(outs[0]))
