@@ -382,10 +382,11 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 }
 
 // parallelMin is the number of output elements below which a float
-// elementwise op runs on one thread: a smaller op is over before a second
-// thread has started. An 8-bit element costs several times a float one
-// (a rescaling for each), so those split from parallelMin/8.
-const parallelMin = 1 << 15
+// elementwise op runs on one thread: a smaller op costs about as much as
+// handing half of it to the team's other thread. An 8-bit element costs
+// several times a float one (a rescaling for each), so those split from
+// parallelMin/4.
+const parallelMin = 1 << 14
 
 // Eval computes the output.
 func (o *binaryOp) Eval(n *Node) error {
@@ -406,7 +407,7 @@ func (o *binaryOp) splittable() bool {
 	p := o.plan
 	least := parallelMin
 	if o.path != pathFloat {
-		least = parallelMin / 8
+		least = parallelMin / 4
 	}
 	if p.n < least || len(p.outer) != 0 || p.aStep != 1 || p.bStep != 1 {
 		return false
