@@ -283,6 +283,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 		return err
 	}
 	c.geom, c.outC, c.team, c.scr = g, outC, n.Workers, n.scratch()
+	c.ref16.team, c.hybrid.team = n.Workers, n.Workers
 	K := g.depth()
 
 	if c.kind, err = windowKind(op, in, filter, out, true); err != nil {

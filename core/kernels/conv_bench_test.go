@@ -32,7 +32,9 @@ func convBenchNode(b *testing.B, op Op, typ tensor.DType, inShape, filterShape [
 		convFillRand(r, filter, int(lo), int(hi))
 		out = qT(typ, nil, 0.1, 5)
 	}
-	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads}
+	team := NewWorkers(threads) // as an interpreter's
+	b.Cleanup(team.Close)
+	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads, Workers: team}
 	if err := op.Prepare(n); err != nil {
 		b.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		return err
 	}
 	d.geom, d.outC = g, outC
-	d.team, d.pk.team, d.scr = n.Workers, n.Workers, n.scratch()
+	d.team, d.pk.team, d.ref16.team, d.hybrid.team, d.scr = n.Workers, n.Workers, n.Workers, n.Workers, n.scratch()
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
 		return err
@@ -303,7 +303,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		bias = d.zeroBias
 	}
 	if d.mult != 1 {
-		depthwiseFloat(g, d.mult, in, w, bias, out, d.lo, d.hi, threads)
+		depthwiseFloat(d.team, g, d.mult, in, w, bias, out, d.lo, d.hi, threads)
 		return
 	}
 	if threads > len(d.scr.dwF) {
@@ -372,13 +372,13 @@ func dwRowTaps(g *convGeom, b, oy, ox int, xoff, woff []int) int {
 // depthwiseFloat is the float depthwise convolution with a depth
 // multiplier above 1, in Go: bias, then the taps in (ky, kx) order, then
 // the activation clamp, accumulated in the output.
-func depthwiseFloat(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
+func depthwiseFloat(team *Workers, g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
 	rows := g.batches * g.outH
 	if threads == 1 {
 		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, 0, rows)
 		return
 	}
-	parallelFor(rows, threads, 1, func(_, rlo, rhi int) {
+	team.parallelFor(rows, threads, 1, func(_, rlo, rhi int) {
 		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, rlo, rhi)
 	})
 }

@@ -85,6 +85,7 @@ func asymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) 
 
 // hybridConv holds the state of a hybrid CONV_2D or DEPTHWISE_CONV_2D.
 type hybridConv struct {
+	team       *Workers // the interpreter's team
 	perChannel bool
 	scales     []float32 // filter scale of each output channel
 	lo, hi     float32
@@ -190,7 +191,7 @@ func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *tensor.Tensor,
 	o := out.Float32s()
 	perBatch := g.outH * g.outW
 	h.rows = growWork(h.rows, threads)
-	parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
+	h.team.parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
 		if len(h.rows[wk]) < K {
 			h.rows[wk] = make([]int8, K)
 		}
@@ -229,7 +230,7 @@ func (h *hybridConv) evalDepthwise(g *convGeom, mult int, in, filter, bias, out 
 		bf = bias.Float32s()
 	}
 	o := out.Float32s()
-	parallelFor(g.batches*g.outH, threads, 1, func(wk, rlo, rhi int) {
+	h.team.parallelFor(g.batches*g.outH, threads, 1, func(wk, rlo, rhi int) {
 		var xoff, tap [64]int
 		xs, ts := xoff[:], tap[:]
 		// Taps outside the input are skipped: they stand for the input zero

@@ -22,6 +22,7 @@ import (
 //
 // All three were checked against TFLite 2.9 (see conv_tflite29_test.go).
 type ref16Conv struct {
+	team  *Workers // the interpreter's team
 	rq    chanRequant
 	m     []int32
 	shift []int
@@ -110,7 +111,7 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *t
 		}
 		r.row[i] = r.row[i][:K]
 	}
-	parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
+	r.team.parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
 		row := r.row[wk]
 		for p := lo; p < hi; p++ {
 			// Padding taps contribute nothing: the input zero point is 0.
@@ -136,7 +137,7 @@ func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias 
 	// DEPTHWISE_CONV_2D takes INT64 biases only (or none, which TFLite does
 	// not run): always the reference arithmetic.
 	mode := ref16Wide
-	parallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
+	r.team.parallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
 		for p := lo; p < hi; p++ {
 			ox := p % g.outW
 			oy := (p / g.outW) % g.outH
