@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -67,4 +68,35 @@ func interpreterCosts(b *testing.B, m *model.Model, more int) (first, each, aren
 	}
 	each = (heap() - base - first) / float64(more)
 	return first, each, float64(its[0].ArenaBytes())
+}
+
+// TestSplitAllocatesNothing: an Invoke on two threads allocates no more than
+// on one (the kernels keep their loops' bodies, so handing chunks to the
+// team allocates nothing).
+func TestSplitAllocatesNothing(t *testing.T) {
+	for _, name := range []string{"mobilenet_v2_1.0_224_quant.tflite", "mobilenet_v2_1.0_224_float.tflite"} {
+		m, err := model.Load(shared.Model(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var allocs [3]float64
+		for _, threads := range []int{1, 2} {
+			it, err := NewInterpreter(m, &Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := it.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+			allocs[threads] = testing.AllocsPerRun(10, func() {
+				if err := it.Invoke(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			})
+			it.Close()
+		}
+		if allocs[2] > allocs[1] {
+			t.Errorf("%s: %v allocations per Invoke on two threads, %v on one", name, allocs[2], allocs[1])
+		}
+	}
 }

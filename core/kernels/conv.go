@@ -164,6 +164,10 @@ type gemmState struct {
 	scr  *Scratch
 	xzp  int32
 	team *Workers
+	// The loops' bodies, kept here so that splitting allocates nothing.
+	fLoop   fgemmLoop
+	qU8Loop qgemmLoop[uint8]
+	qI8Loop qgemmLoop[int8]
 }
 
 // prepareFloat sets up the float GEMM of N channels over depth K: the
@@ -197,7 +201,7 @@ func (s *gemmState) evalFloat(g *convGeom, in, filter, bias, out *tensor.Tensor,
 		s.fg.setBias(bias.Float32s())
 	}
 	s.scr.f = growWork(s.scr.f, threads)
-	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), s.team, threads, s.scr.f)
+	runFGemm(&s.fg, g, in.Float32s(), out.Float32s(), s.team, threads, s.scr.f, &s.fLoop)
 }
 
 // gemmBiasKey names a quantized GEMM's constant terms in the model's
@@ -257,10 +261,10 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 func (s *gemmState) evalQuant(g *convGeom, in, out *tensor.Tensor, unsigned bool, threads int) {
 	if unsigned {
 		s.scr.qU8 = growWork(s.scr.qU8, threads)
-		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, s.team, threads, s.scr.qU8)
+		runQGemm(&s.qg, g, in.Uint8s(), out.Uint8s(), s.xzp, s.team, threads, s.scr.qU8, &s.qU8Loop)
 	} else {
 		s.scr.qI8 = growWork(s.scr.qI8, threads)
-		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, s.team, threads, s.scr.qI8)
+		runQGemm(&s.qg, g, in.Int8s(), out.Int8s(), s.xzp, s.team, threads, s.scr.qI8, &s.qI8Loop)
 	}
 }
 
@@ -384,9 +388,28 @@ func growWork[W any](ws []W, n int) []W {
 	return append(ws, make([]W, n-len(ws))...)
 }
 
+// qgemmLoop is runQGemm's loop body: chunks of rows, or of channels.
+type qgemmLoop[T int8 | uint8] struct {
+	g       *qGemm
+	geom    *convGeom
+	in, out []T
+	xzp     int32
+	ws      []qgemmWork[T]
+	byChan  bool
+}
+
+func (l *qgemmLoop[T]) chunk(w, lo, hi int) {
+	if l.byChan {
+		qgemmRun(l.g, l.geom, l.in, l.out, l.xzp, 0, l.geom.rows(), lo, hi, &l.ws[w])
+		return
+	}
+	qgemmRun(l.g, l.geom, l.in, l.out, l.xzp, lo, hi, 0, l.g.N, &l.ws[w])
+}
+
 // runQGemm runs a quantized GEMM over all rows and channels, split across
-// threads by rows (or by channels when there are few rows).
-func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T]) {
+// threads by rows (or by channels when there are few rows), with loop as
+// the split's body.
+func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *Workers, threads int, ws []qgemmWork[T], loop *qgemmLoop[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
 		ws[i].ensure(g.K, g.vnni())
@@ -395,21 +418,20 @@ func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, 
 		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])
 		return
 	}
-	if M >= 8*threads || N < 12 {
-		team.parallelFor(M, threads, 4, func(w, lo, hi int) {
-			qgemmRun(g, geom, in, out, xzp, lo, hi, 0, N, &ws[w])
-		})
-		return
+	*loop = qgemmLoop[T]{g: g, geom: geom, in: in, out: out, xzp: xzp, ws: ws, byChan: !(M >= 8*threads || N < 12)}
+	if loop.byChan {
+		team.run(N, threads, 6, loop)
+	} else {
+		team.run(M, threads, 4, loop)
 	}
-	team.parallelFor(N, threads, 6, func(w, lo, hi int) {
-		qgemmRun(g, geom, in, out, xzp, 0, M, lo, hi, &ws[w])
-	})
+	*loop = qgemmLoop[T]{} // holds no tensor past the Eval
 }
 
 // runFGemm is runQGemm's float counterpart: split by whole tiles of rows,
 // or by weight panels when that shares the work out much more evenly (a
-// 7x7 layer has 49 rows, 5 tiles of 12, but tens of panels).
-func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, threads int, ws []fgemmWork) {
+// 7x7 layer has 49 rows, 5 tiles of 12, but tens of panels). loop is the
+// split's body.
+func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, threads int, ws []fgemmWork, loop *fgemmLoop) {
 	M, N := geom.rows(), g.N
 	kern := g.kernels()
 	for i := range ws[:threads] {
@@ -421,15 +443,31 @@ func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, thread
 	}
 	// Rows unless that is markedly uneven: the next op, usually split by
 	// rows too, then finds its input in its own core's cache.
+	*loop = fgemmLoop{g: g, geom: geom, in: in, out: out, ws: ws}
 	if load := splitLoad(M, kern.mr, threads); load <= 1.1 || load <= splitLoad(N, fNR, threads) {
-		team.parallelFor(M, threads, kern.mr, func(w, lo, hi int) {
-			fgemmRun(g, geom, in, out, lo, hi, 0, N, &ws[w])
-		})
+		team.run(M, threads, kern.mr, loop)
+	} else {
+		loop.byChan = true
+		team.run(N, threads, fNR, loop)
+	}
+	*loop = fgemmLoop{}
+}
+
+// fgemmLoop is runFGemm's loop body: chunks of rows, or of channels.
+type fgemmLoop struct {
+	g       *fGemm
+	geom    *convGeom
+	in, out []float32
+	ws      []fgemmWork
+	byChan  bool
+}
+
+func (l *fgemmLoop) chunk(w, lo, hi int) {
+	if l.byChan {
+		fgemmRun(l.g, l.geom, l.in, l.out, 0, l.geom.rows(), lo, hi, &l.ws[w])
 		return
 	}
-	team.parallelFor(N, threads, fNR, func(w, lo, hi int) {
-		fgemmRun(g, geom, in, out, 0, M, lo, hi, &ws[w])
-	})
+	fgemmRun(l.g, l.geom, l.in, l.out, lo, hi, 0, l.g.N, &l.ws[w])
 }
 
 // splitLoad is the largest share of [0, n), cut in units of align among

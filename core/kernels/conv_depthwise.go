@@ -69,6 +69,21 @@ type DepthwiseConv2D struct {
 	zeroBias []float32
 	ref16    ref16Conv
 	hybrid   hybridConv
+	floop    dwFloatLoop // the float split's body, kept here so that it allocates nothing
+}
+
+// dwFloatLoop is the float depthwise loop body: pieces of output rows
+// (rowPart).
+type dwFloatLoop struct {
+	g                *convGeom
+	in, w, bias, out []float32
+	lo, hi           float32
+	parts            int
+	ws               []dwFloatWork
+}
+
+func (l *dwFloatLoop) chunk(wk, ulo, uhi int) {
+	dwFloatRows(l.g, fk, l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk])
 }
 
 // Prepare implements Op.
@@ -315,9 +330,9 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		return
 	}
 	parts := rowParts(rows, g.outW, threads)
-	d.team.parallelFor(rows*parts, threads, 1, func(wk, ulo, uhi int) {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, ulo, uhi, parts, &d.scr.dwF[wk])
-	})
+	d.floop = dwFloatLoop{g: g, in: in, w: w, bias: bias[:d.outC], out: out, lo: d.lo, hi: d.hi, parts: parts, ws: d.scr.dwF}
+	d.team.run(rows*parts, threads, 1, &d.floop)
+	d.floop = dwFloatLoop{}
 }
 
 // dwFloatRows computes pieces [ulo, uhi) of the output rows (b*outH+oy),

@@ -1,6 +1,8 @@
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+)
 
 // The vector 8-bit depthwise convolution (depth multiplier 1): 16 channels
 // to a block. Each input byte is widened (zero-extended for UINT8,
@@ -78,6 +80,21 @@ type dwVNNI struct {
 	signed      bool
 	kern        qvKernel // the row kernel
 	scr         *Scratch // the workers' dwV
+	loop        dwVLoop  // the split's body, kept here so that it allocates nothing
+}
+
+// dwVLoop is runDWVNNI's loop body: pieces of output rows (rowPart).
+type dwVLoop struct {
+	d       *dwVNNI
+	g       *convGeom
+	in, out []uint8
+	rq      *chanRequant
+	parts   int
+	ws      []dwVWork
+}
+
+func (l *dwVLoop) chunk(w, lo, hi int) {
+	dwVNNIRows(l.d, l.g, l.in, l.out, l.rq, lo, hi, l.parts, &l.ws[w])
 }
 
 // dwVWork is one worker's scratch: a cache of widened input rows (one slot
@@ -202,9 +219,9 @@ func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequ
 		return
 	}
 	parts := rowParts(rows, g.outW, threads)
-	team.parallelFor(rows*parts, threads, 1, func(wk, lo, hi int) {
-		dwVNNIRows(d, g, inB, outB, rq, lo, hi, parts, &ws[wk])
-	})
+	d.loop = dwVLoop{d: d, g: g, in: inB, out: outB, rq: rq, parts: parts, ws: ws}
+	team.run(rows*parts, threads, 1, &d.loop)
+	d.loop = dwVLoop{}
 }
 
 // dwVNNIRows computes pieces [lo, hi) of the output rows (indexing

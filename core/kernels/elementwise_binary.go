@@ -87,6 +87,7 @@ type binaryOp struct {
 	fLo, fHi float32
 	iLo, iHi int32
 	lLo, lHi int64
+	loop     binaryLoop // the split's body
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the
@@ -392,9 +393,9 @@ const parallelMin = 1 << 14
 func (o *binaryOp) Eval(n *Node) error {
 	in1, in2, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if threads := max(n.Threads, 1); threads > 1 && o.splittable() {
-		n.Workers.parallelFor(o.plan.n, threads, 64, func(_, lo, hi int) {
-			o.evalFlat(in1, in2, out, lo, hi)
-		})
+		o.loop = binaryLoop{o: o, in1: in1, in2: in2, out: out}
+		n.Workers.run(o.plan.n, threads, 64, &o.loop)
+		o.loop = binaryLoop{}
 		return nil
 	}
 	return o.eval(in1, in2, out, o.plan)
@@ -425,6 +426,15 @@ func (o *binaryOp) splittable() bool {
 	}
 	return false
 }
+
+// binaryLoop is a split op's loop body, kept in the op so that it
+// allocates nothing.
+type binaryLoop struct {
+	o             *binaryOp
+	in1, in2, out *tensor.Tensor
+}
+
+func (l *binaryLoop) chunk(_, lo, hi int) { l.o.evalFlat(l.in1, l.in2, l.out, lo, hi) }
 
 // evalFlat computes output elements [lo, hi) of a splittable op.
 func (o *binaryOp) evalFlat(in1, in2, out *tensor.Tensor, lo, hi int) {

@@ -95,7 +95,7 @@ func runFGemmThreads(g *fGemm, geom *convGeom, in []float32, threads int) []floa
 	ws := make([]fgemmWork, threads)
 	team := NewWorkers(threads)
 	defer team.Close()
-	runFGemm(g, geom, in, out, team, threads, ws)
+	runFGemm(g, geom, in, out, team, threads, ws, &fgemmLoop{})
 	return out
 }
 
@@ -397,7 +397,7 @@ func BenchmarkFloatGEMM(b *testing.B) {
 				out := make([]float32, c.M*c.N)
 				ws := make([]fgemmWork, 1)
 				for b.Loop() {
-					runFGemm(g, geom, in, out, nil, 1, ws)
+					runFGemm(g, geom, in, out, nil, 1, ws, &fgemmLoop{})
 				}
 				b.ReportMetric(float64(c.M*c.N*c.K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})

@@ -19,8 +19,18 @@ type Workers struct {
 	team []*worker
 }
 
+// loopBody is a parallel loop's body. An op that keeps its body in itself
+// (a struct holding the loop's arguments) hands it to the team without
+// allocating, where a closure made at every Eval escapes to the heap.
+type loopBody interface{ chunk(worker, lo, hi int) }
+
+// loopFunc makes a function a loopBody.
+type loopFunc func(worker, lo, hi int)
+
+func (f loopFunc) chunk(w, lo, hi int) { f(w, lo, hi) }
+
 // worker is one goroutine of a team and its mailbox. The caller publishes
-// a chunk by storing fn and the range, then bumping seq. Whoever first
+// a chunk by storing body and the range, then bumping seq. Whoever first
 // moves claim up to seq runs it: the worker, or the caller once its own
 // chunk is done and the worker has not started (a worker whose thread is
 // not running, on a busy machine, costs no more than running serially).
@@ -34,7 +44,7 @@ type worker struct {
 	quit     atomic.Bool
 	wake     chan struct{} // a token for a sleeping worker
 	finished chan struct{} // a token for a waiting caller
-	fn       func(worker, lo, hi int)
+	body     loopBody
 	index    int
 	lo, hi   int
 	panicked any
@@ -97,7 +107,7 @@ func (wk *worker) loop() {
 			return
 		}
 		if wk.tryClaim(seen) {
-			wk.panicked = runChunk(wk.fn, wk.index, wk.lo, wk.hi)
+			wk.panicked = runChunk(wk.body, wk.index, wk.lo, wk.hi)
 			wk.done.Store(seen)
 			if wk.waiting.Load() {
 				select {
@@ -141,10 +151,10 @@ func (wk *worker) await(seen uint64) uint64 {
 	}
 }
 
-// runChunk runs fn over [lo, hi) and returns what it panicked with.
-func runChunk(fn func(worker, lo, hi int), w, lo, hi int) (panicked any) {
+// runChunk runs body over [lo, hi) and returns what it panicked with.
+func runChunk(body loopBody, w, lo, hi int) (panicked any) {
 	defer func() { panicked = recover() }()
-	fn(w, lo, hi)
+	body.chunk(w, lo, hi)
 	return nil
 }
 
@@ -153,30 +163,35 @@ func runChunk(fn func(worker, lo, hi int), w, lo, hi int) (panicked any) {
 // when it is done). A panic in any chunk is raised again in the caller once
 // every chunk has finished.
 func (w *Workers) parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
+	w.run(n, threads, align, loopFunc(fn))
+}
+
+// run is parallelFor with a loopBody.
+func (w *Workers) run(n, threads, align int, body loopBody) {
 	if w == nil || threads-1 > len(w.team) {
-		parallelFor(n, threads, align, fn)
+		parallelFor(n, threads, align, body.chunk)
 		return
 	}
 	chunks := splitChunks(n, threads, align)
 	if chunks <= 1 {
 		if n > 0 {
-			fn(0, 0, n)
+			body.chunk(0, 0, n)
 		}
 		return
 	}
 	team := w.team[:chunks-1]
 	for c, wk := range team {
-		wk.fn, wk.index = fn, c+1
+		wk.body, wk.index = body, c+1
 		wk.lo, wk.hi = chunkRange(n, chunks, align, c+1)
 		wk.seq.Add(1)
 		wk.signal()
 	}
 	lo, hi := chunkRange(n, chunks, align, 0)
-	raised := runChunk(fn, 0, lo, hi)
+	raised := runChunk(body, 0, lo, hi)
 	for _, wk := range team {
 		s := wk.seq.Load()
 		if wk.tryClaim(s) {
-			if p := runChunk(fn, wk.index, wk.lo, wk.hi); raised == nil {
+			if p := runChunk(body, wk.index, wk.lo, wk.hi); raised == nil {
 				raised = p
 			}
 			continue
@@ -188,7 +203,7 @@ func (w *Workers) parallelFor(n, threads, align int, fn func(worker, lo, hi int)
 		wk.panicked = nil
 	}
 	for _, wk := range team {
-		wk.fn = nil
+		wk.body = nil
 	}
 	if raised != nil {
 		panic(raised)
