@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math/bits"
 	"unsafe"
 )
 
@@ -46,9 +47,10 @@ func dwRowGo(t *dwRowArgs) {
 	w := unsafe.Slice(t.w, t.kh*t.kw*t.wstride/4)
 	qp := unsafe.Slice(t.qp, t.nb)
 	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
+	width := nc - 16 + bits.Len64(t.tail&0xffff) // the last block's masked-off lanes may lie past the output's end
 	for p := range t.npix {
-		out := unsafe.Slice((*uint8)(unsafe.Add(unsafe.Pointer(t.out), p*t.outC)), nc)
-		for c := range nc {
+		out := unsafe.Slice((*uint8)(unsafe.Add(unsafe.Pointer(t.out), p*t.outC)), width)
+		for c := range width {
 			if c >= nc-16 && t.tail&(1<<(c%16)) == 0 {
 				continue
 			}

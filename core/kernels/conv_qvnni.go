@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
@@ -98,7 +99,8 @@ func qgemmTileGo(t *qgemmTileArgs) {
 	w := unsafe.Slice(t.w, t.nb*t.wstride)
 	rowterm := unsafe.Slice(t.rowterm, t.rows)
 	qp := unsafe.Slice(t.qp, t.nb)
-	out := unsafe.Slice(t.out, (t.rows-1)*t.ldo+16*t.nb)
+	// The last block's masked-off lanes may lie past the output's end.
+	out := unsafe.Slice(t.out, (t.rows-1)*t.ldo+16*(t.nb-1)+bits.Len64(t.tail&0xffff))
 	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
 	var acc [16]int32
 	for r := range t.rows {
