@@ -15,11 +15,12 @@ const (
 	qvAVX2                     // amd64 AVX2 (VPMOVSXBW, VPMADDWD), uint8 rows
 	qvNEON                     // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	qvNEONDot                  // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
+	qvAVX512BW                 // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
 )
 
 // String names k in test output.
 func (k qvKernel) String() string {
-	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot"}[k]
+	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot", "avx512bw"}[k]
 }
 
 // signedRows says whether k's tile kernel reads the rows of the left-hand

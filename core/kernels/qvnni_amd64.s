@@ -398,3 +398,348 @@ dwreq:
 dwdone:
 	VZEROUPPER
 	RET
+
+// The same two kernels for AVX-512BW without VNNI (Skylake-SP and -X).
+// VPDPBUSD's four u8*s8 products per lane become two VPMADDWD: the even
+// bytes (0 and 2 of each lane) and the odd ones (1 and 3), each widened to
+// words, the row's bytes with zeros and the weights' with their sign. Every
+// sum of two products fits its int32 lane, so the sums are exact, as
+// VPDPBUSD's. VPDPWSSD becomes VPMADDWD and VPADDD.
+
+// WSPLIT leaves in w the even bytes of w and in wo its odd bytes, as
+// sign-extended words.
+#define WSPLIT(w, wo) \
+	VPSRAW $8, w, wo; \
+	VPSLLW $8, w, w; \
+	VPSRAW $8, w, w
+
+// ASPLIT leaves in a the even bytes of a and in ao its odd bytes, as
+// zero-extended words. Z29 holds 0x00ff in every word.
+#define ASPLIT(a, ao) \
+	VPSRLW $8, a, ao; \
+	VPANDD Z29, a, a
+
+// DOTBW adds to acc the four products of each lane of the split row
+// (a, ao) and split weights (w, wo). Clobbers t.
+#define DOTBW(a, ao, w, wo, acc, t) \
+	VPMADDWD a, w, t; \
+	VPADDD   t, acc, acc; \
+	VPMADDWD ao, wo, t; \
+	VPADDD   t, acc, acc
+
+// ROWBW broadcasts the 4 bytes at src, splits them and adds their products
+// with both split weight blocks (Z8, Z16 and Z9, Z17) to accA and accB.
+// Clobbers Z10-Z12.
+#define ROWBW(src, accA, accB) \
+	VPBROADCASTD src, Z10; \
+	ASPLIT(Z10, Z11); \
+	DOTBW(Z10, Z11, Z8, Z16, accA, Z12); \
+	DOTBW(Z10, Z11, Z9, Z17, accB, Z12)
+
+// ROW1BW is ROWBW for the first weight block alone.
+#define ROW1BW(src, acc) \
+	VPBROADCASTD src, Z10; \
+	ASPLIT(Z10, Z11); \
+	DOTBW(Z10, Z11, Z8, Z16, acc, Z12)
+
+// func qgemmTileAVX512BW(t *qgemmTileArgs)
+TEXT ·qgemmTileAVX512BW(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), DI
+	VPBROADCASTD TA_ZP(DI), Z22
+	VPBROADCASTD TA_LO(DI), Z23
+	VPBROADCASTD TA_HI(DI), Z24
+	MOVL $0x00ff00ff, AX
+	VPBROADCASTD AX, Z29
+	MOVQ $0xaaaa, AX
+	KMOVW AX, K1
+	MOVQ TA_WSTRIDE(DI), DX
+	CMPQ TA_ROWS(DI), $4
+	JNE bwrows1
+
+	// Four rows: two blocks at a time, 8 accumulators.
+	MOVQ TA_ROWTERM(DI), AX
+	VPBROADCASTD 0(AX), Z25
+	VPBROADCASTD 4(AX), Z26
+	VPBROADCASTD 8(AX), Z27
+	VPBROADCASTD 12(AX), Z28
+	MOVQ TA_LDA(DI), R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ TA_OUT(DI), R13
+	MOVQ TA_LDO(DI), R14
+	MOVQ TA_NB(DI), R12
+
+bwpair4:
+	CMPQ R12, $2
+	JL   bwsingle4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ TA_A(DI), SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   bwpair4done
+
+bwpair4loop:
+	VMOVDQU32 (BX), Z8
+	VMOVDQU32 (BX)(DX*1), Z9
+	WSPLIT(Z8, Z16)
+	WSPLIT(Z9, Z17)
+	ROWBW((SI), Z0, Z4)
+	ROWBW((SI)(R8*1), Z1, Z5)
+	ROWBW((SI)(R8*2), Z2, Z6)
+	ROWBW((SI)(R9*1), Z3, Z7)
+	ADDQ $4, SI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  bwpair4loop
+
+bwpair4done:
+	LEAQ (R13)(R14*2), BX
+	FULLMASK
+	REQ_RUY(Z0, Z25, 0, (R13))
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
+	REQ_RUY(Z2, Z27, 0, (BX))
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	LASTMASK(2)
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
+	REQ_RUY(Z5, Z26, QB_SIZE, 16(R13)(R14*1))
+	REQ_RUY(Z6, Z27, QB_SIZE, 16(BX))
+	REQ_RUY(Z7, Z28, QB_SIZE, 16(BX)(R14*1))
+	LEAQ (R11)(DX*2), R11
+	ADDQ $(2*QB_SIZE), R10
+	ADDQ $32, R13
+	SUBQ $2, R12
+	JMP  bwpair4
+
+bwsingle4:
+	CMPQ R12, $1
+	JL   bwdone
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ TA_A(DI), SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   bwsingle4done
+
+bwsingle4loop:
+	VMOVDQU32 (BX), Z8
+	WSPLIT(Z8, Z16)
+	ROW1BW((SI), Z0)
+	ROW1BW((SI)(R8*1), Z1)
+	ROW1BW((SI)(R8*2), Z2)
+	ROW1BW((SI)(R9*1), Z3)
+	ADDQ $4, SI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  bwsingle4loop
+
+bwsingle4done:
+	LEAQ (R13)(R14*2), BX
+	MOVQ TA_TAIL(DI), CX
+	KMOVW CX, K2
+	REQ_RUY(Z0, Z25, 0, (R13))
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
+	REQ_RUY(Z2, Z27, 0, (BX))
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	JMP  bwdone
+
+	// One row at a time, two blocks at a time.
+bwrows1:
+	MOVQ TA_ROWS(DI), R9
+	MOVQ TA_A(DI), R8
+	MOVQ TA_ROWTERM(DI), AX
+	MOVQ TA_OUT(DI), R14
+
+bwrow1:
+	VPBROADCASTD (AX), Z25
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ R14, R13
+	MOVQ TA_NB(DI), R12
+
+bwpair1:
+	CMPQ R12, $2
+	JL   bwsingle1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z4, Z4, Z4
+	MOVQ R8, SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   bwpair1sum
+
+bwpair1loop:
+	VMOVDQU32 (BX), Z8
+	VMOVDQU32 (BX)(DX*1), Z9
+	WSPLIT(Z8, Z16)
+	WSPLIT(Z9, Z17)
+	ROWBW((SI), Z0, Z4)
+	ADDQ $4, SI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  bwpair1loop
+
+bwpair1sum:
+	FULLMASK
+	REQ_RUY(Z0, Z25, 0, (R13))
+	LASTMASK(2)
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
+	LEAQ (R11)(DX*2), R11
+	ADDQ $(2*QB_SIZE), R10
+	ADDQ $32, R13
+	SUBQ $2, R12
+	JMP  bwpair1
+
+bwsingle1:
+	CMPQ R12, $1
+	JL   bwrow1next
+	VPXORD Z0, Z0, Z0
+	MOVQ R8, SI
+	MOVQ R11, BX
+	MOVQ TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ   bwsingle1sum
+
+bwsingle1loop:
+	VMOVDQU32 (BX), Z8
+	WSPLIT(Z8, Z16)
+	ROW1BW((SI), Z0)
+	ADDQ $4, SI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  bwsingle1loop
+
+bwsingle1sum:
+	MOVQ TA_TAIL(DI), CX
+	KMOVW CX, K2
+	REQ_RUY(Z0, Z25, 0, (R13))
+
+bwrow1next:
+	ADDQ TA_LDA(DI), R8
+	ADDQ $4, AX
+	ADDQ TA_LDO(DI), R14
+	DECQ R9
+	JNZ  bwrow1
+
+bwdone:
+	VZEROUPPER
+	RET
+
+// func dwRowAVX512BW(t *dwRowArgs)
+TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), DI
+	VPBROADCASTD DA_ZP(DI), Z22
+	VPBROADCASTD DA_LO(DI), Z23
+	VPBROADCASTD DA_HI(DI), Z24
+	MOVQ $0x40000000, AX
+	VPBROADCASTQ AX, Z26
+	MOVQ $0xaaaa, AX
+	KMOVW AX, K1
+	MOVQ DA_NPIX(DI), R9
+	XORQ R8, R8              // byte offset of the pixel's first tap
+	MOVQ DA_OUT(DI), R14
+
+bwdwpix:
+	TESTQ R9, R9
+	JZ    bwdwdone
+	MOVQ  DA_NB(DI), R12
+	MOVQ  DA_QP(DI), R10
+	MOVQ  R14, R13
+	XORQ  R11, R11           // channel offset
+
+bwdwblk:
+	MOVQ    $0xffff, CX
+	CMPQ    R12, $1
+	CMOVQEQ DA_TAIL(DI), CX
+	KMOVW   CX, K3
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	MOVQ    DA_ROWS(DI), AX
+	MOVQ    DA_W(DI), BX
+	LEAQ    (BX)(R11*4), BX  // this block's weights of tap 0
+	MOVQ    DA_KH(DI), CX
+	CMPQ    DA_SIGNED(DI), $0
+	JNE     bwdwsky
+
+bwdwuky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+bwdwukx:
+	VPMOVZXBD.Z (SI), K3, Z2
+	VPMADDWD    (BX), Z2, Z4
+	VPADDD      Z4, Z0, Z0
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JZ          bwdwukynext
+	VPMOVZXBD.Z (SI), K3, Z3
+	VPMADDWD    (BX), Z3, Z4
+	VPADDD      Z4, Z1, Z1
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JNZ         bwdwukx
+
+bwdwukynext:
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  bwdwuky
+	JMP  bwdwreq
+
+bwdwsky:
+	MOVQ (AX), SI
+	ADDQ R8, SI
+	ADDQ R11, SI
+	MOVQ DA_KW(DI), DX
+
+bwdwskx:
+	VPMOVSXBD.Z (SI), K3, Z2
+	VPMADDWD    (BX), Z2, Z4
+	VPADDD      Z4, Z0, Z0
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JZ          bwdwskynext
+	VPMOVSXBD.Z (SI), K3, Z3
+	VPMADDWD    (BX), Z3, Z4
+	VPADDD      Z4, Z1, Z1
+	ADDQ        DA_TAPSTEP(DI), SI
+	ADDQ        DA_WSTRIDE(DI), BX
+	DECQ        DX
+	JNZ         bwdwskx
+
+bwdwskynext:
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  bwdwsky
+
+bwdwreq:
+	VPADDD Z1, Z0, Z0
+	REQ_TFL(Z0, (R13))
+	ADDQ   $16, R11
+	ADDQ   $QB_SIZE, R10
+	ADDQ   $16, R13
+	DECQ   R12
+	JNZ    bwdwblk
+	ADDQ   DA_PIXSTEP(DI), R8
+	ADDQ   DA_OUTC(DI), R14
+	DECQ   R9
+	JMP    bwdwpix
+
+bwdwdone:
+	VZEROUPPER
+	RET
