@@ -70,10 +70,10 @@ func interpreterCosts(b *testing.B, m *model.Model, more int) (first, each, aren
 	return first, each, float64(its[0].ArenaBytes())
 }
 
-// TestSplitAllocatesNothing: an Invoke on two threads allocates no more than
-// on one (the kernels keep their loops' bodies, so handing chunks to the
-// team allocates nothing).
-func TestSplitAllocatesNothing(t *testing.T) {
+// TestInvokeAllocatesNothing: an Invoke of the MobileNets allocates nothing,
+// on one thread or on two (the kernels keep their loops' bodies, so handing
+// chunks to the team allocates nothing).
+func TestInvokeAllocatesNothing(t *testing.T) {
 	for _, name := range []string{"mobilenet_v2_1.0_224_quant.tflite", "mobilenet_v2_1.0_224_float.tflite"} {
 		m, err := model.Load(shared.Model(t, name))
 		if err != nil {
@@ -95,8 +95,8 @@ func TestSplitAllocatesNothing(t *testing.T) {
 			})
 			it.Close()
 		}
-		if allocs[2] > allocs[1] {
-			t.Errorf("%s: %v allocations per Invoke on two threads, %v on one", name, allocs[2], allocs[1])
+		if allocs[1] != 0 || allocs[2] != 0 {
+			t.Errorf("%s: %v allocations per Invoke on one thread, %v on two", name, allocs[1], allocs[2])
 		}
 	}
 }

@@ -220,6 +220,9 @@ func (p *Pool) Eval(n *Node) error {
 }
 
 func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
+	if p.workers <= 1 { // no closure, which would escape to the heap
+		return p.evalFloatRows(in, out, p.facc[:in.Shape[3]], 0, in.Shape[0]*out.Shape[1])
+	}
 	return poolParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
 		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
 	})
@@ -334,6 +337,9 @@ type poolInt interface{ ~uint8 | ~int8 | ~int16 }
 func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
 	c := inShape[3]
 	nl := c / 8 * 2
+	if p.workers <= 1 { // no closure, which would escape to the heap
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[:c], p.lanes[:min(nl, len(p.lanes))], 0, inShape[0]*outShape[1])
+	}
 	return poolParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
 		var lanes []uint64
 		if len(p.lanes) > 0 {
