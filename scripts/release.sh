@@ -115,11 +115,13 @@ xnnpack_sysroot() {
 
 ldflags="-s -w -X main.releaseVersion=$version -X github.com/delego/delego/delegate/plugin.releaseVersion=$version"
 
-# build DEST PKG [ENV...]: go build PKG into DEST with ENV.
+# build DEST PKG [ENV...]: go build PKG into DEST with ENV. grpcnotrace leaves out
+# gRPC's request tracing (golang.org/x/net/trace and html/template), which nothing of
+# delego's serves: about 1 MB less resident in every process.
 build() {
   local dest=$1 pkg=$2
   shift 2
-  env "$@" go build -trimpath -ldflags "$ldflags" -o "$dest/" "$pkg"
+  env "$@" go build -trimpath -tags grpcnotrace -ldflags "$ldflags" -o "$dest/" "$pkg"
 }
 
 # cgo_env TARGET: the environment that builds cgo code for TARGET.
