@@ -93,6 +93,7 @@ func resizeOutput(in, size, out *tensor.Tensor) {
 // upscale with half-pixel centers uses TFLite's 8.8 fixed-point special case.
 type ResizeBilinear struct {
 	Params ResizeParams
+	cols   resizeCols // the UINT8 kernel's columns, set at each Eval
 }
 
 func newResizeBilinear(info OpInfo) (Op, error) {
@@ -156,6 +157,8 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 			resizeBilinear888(in.Uint8s(), out.Uint8s(), in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3])
 			return nil
 		}
+		_, ws := resizeScales(r.Params, in.Shape[1], in.Shape[2], outH, out.Shape[2])
+		r.cols.set(r.Params, ws, in.Shape[2], out.Shape[2], in.Shape[3])
 		rows(func(lo, hi int) { r.evalUint8(in, out, lo, hi) })
 	case tensor.Int8:
 		rows(func(lo, hi int) {
@@ -289,32 +292,19 @@ func (r *ResizeBilinear) evalUint8(in, out *tensor.Tensor, lo, hi int) {
 	src, dst := in.Uint8s(), out.Uint8s()
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	hs, ws := resizeScales(r.Params, inH, inW, outH, outW)
-	o := lo * outW * c
+	if c == 0 || outW == 0 || inW == 0 {
+		return
+	}
+	hs, _ := resizeScales(r.Params, inH, inW, outH, outW)
+	a := r.cols.rowArgs(c, inW)
 	for row := lo; row < hi; row++ {
 		bi, y := row/outH, row%outH
 		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
 		dy := iy - float32(y0)
-		for x := range outW {
-			ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
-			dx := ix - float32(x0)
-			w0 := float32((1 - dy) * (1 - dx))
-			w1 := float32((1 - dy) * dx)
-			w2 := float32(dy * (1 - dx))
-			w3 := float32(dy * dx)
-			p0 := src[((bi*inH+y0)*inW+x0)*c:][:c]
-			p1 := src[((bi*inH+y0)*inW+x1)*c:][:c]
-			p2 := src[((bi*inH+y1)*inW+x0)*c:][:c]
-			p3 := src[((bi*inH+y1)*inW+x1)*c:][:c]
-			res := dst[o : o+c]
-			for i := range c {
-				v := float32(float32(p0[i])*w0) + float32(float32(p1[i])*w1)
-				v = float32(v + float32(float32(p2[i])*w2))
-				v = float32(v + float32(float32(p3[i])*w3))
-				res[i] = uint8(int32(v + 0.5))
-			}
-			o += c
-		}
+		a.top, a.bot = &src[(bi*inH+y0)*inW*c], &src[(bi*inH+y1)*inW*c]
+		a.wy = [2]float32{1 - dy, dy}
+		a.dst = &dst[row*outW*c]
+		resizeRowU8(&a)
 	}
 }
 
