@@ -295,116 +295,125 @@ done:
 	VPMOVDB Z14, X14; \
 	VMOVDQU8 X14, K3, dst
 
-// func dwRowVNNI(t *dwRowArgs)
-TEXT ·dwRowVNNI(SB), NOSPLIT, $0-8
-	MOVQ t+0(FP), DI
-	VPBROADCASTD DA_ZP(DI), Z22
-	VPBROADCASTD DA_LO(DI), Z23
-	VPBROADCASTD DA_HI(DI), Z24
-	MOVQ $0x40000000, AX
-	VPBROADCASTQ AX, Z26
-	MOVQ $0xaaaa, AX
-	KMOVW AX, K1
-	MOVQ DA_NPIX(DI), R9
-	XORQ R8, R8              // byte offset of the pixel's first tap
-	MOVQ DA_OUT(DI), R14
-
-dwpix:
-	TESTQ R9, R9
-	JZ    dwdone
-	MOVQ  DA_NB(DI), R12
-	MOVQ  DA_QP(DI), R10
-	MOVQ  R14, R13
-	XORQ  R11, R11           // channel offset
-
-dwblk:
-	MOVQ    $0xffff, CX
-	CMPQ    R12, $1
-	CMOVQEQ DA_TAIL(DI), CX
-	KMOVW   CX, K3
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	MOVQ    DA_ROWS(DI), AX
-	MOVQ    DA_W(DI), BX
-	LEAQ    (BX)(R11*4), BX  // this block's weights of tap 0
-	MOVQ    DA_KH(DI), CX
-	CMPQ    DA_SIGNED(DI), $0
-	JNE     dwsky
-
-dwuky:
-	MOVQ (AX), SI
-	ADDQ R8, SI
-	ADDQ R11, SI
-	MOVQ DA_KW(DI), DX
-
-dwukx:
-	VPMOVZXBD.Z (SI), K3, Z2
-	VPDPWSSD    (BX), Z2, Z0
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JZ          dwukynext
-	VPMOVZXBD.Z (SI), K3, Z3
-	VPDPWSSD    (BX), Z3, Z1
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JNZ         dwukx
-
-dwukynext:
-	ADDQ $8, AX
-	DECQ CX
-	JNZ  dwuky
-	JMP  dwreq
-
-dwsky:
-	MOVQ (AX), SI
-	ADDQ R8, SI
-	ADDQ R11, SI
-	MOVQ DA_KW(DI), DX
-
-dwskx:
-	VPMOVSXBD.Z (SI), K3, Z2
-	VPDPWSSD    (BX), Z2, Z0
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JZ          dwskynext
-	VPMOVSXBD.Z (SI), K3, Z3
-	VPDPWSSD    (BX), Z3, Z1
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JNZ         dwskx
-
-dwskynext:
-	ADDQ $8, AX
-	DECQ CX
-	JNZ  dwsky
-
-dwreq:
-	VPADDD Z1, Z0, Z0
-	REQ_TFL(Z0, (R13))
-	ADDQ   $16, R11
-	ADDQ   $QB_SIZE, R10
-	ADDQ   $16, R13
-	DECQ   R12
-	JNZ    dwblk
-	ADDQ   DA_PIXSTEP(DI), R8
-	ADDQ   DA_OUTC(DI), R14
-	DECQ   R9
-	JMP    dwpix
-
-dwdone:
-	VZEROUPPER
+// DWROW is the body of the depthwise row kernels, with MAC(x, acc) adding
+// to acc the products of the 16 widened inputs x with the tap's weights at
+// (BX): R8 is the byte offset of the pixel's first tap, R11 the channel
+// offset, R13 and R14 the block's and the pixel's output, R10 the block's
+// qvBlock, K3 the block's store mask.
+#define DWROW(MAC) \
+	MOVQ t+0(FP), DI; \
+	VPBROADCASTD DA_ZP(DI), Z22; \
+	VPBROADCASTD DA_LO(DI), Z23; \
+	VPBROADCASTD DA_HI(DI), Z24; \
+	MOVQ $0x40000000, AX; \
+	VPBROADCASTQ AX, Z26; \
+	MOVQ $0xaaaa, AX; \
+	KMOVW AX, K1; \
+	MOVQ DA_NPIX(DI), R9; \
+	XORQ R8, R8; \
+	MOVQ DA_OUT(DI), R14; \
+dwpix: \
+	TESTQ R9, R9; \
+	JZ    dwdone; \
+	MOVQ  DA_NB(DI), R12; \
+	MOVQ  DA_QP(DI), R10; \
+	MOVQ  R14, R13; \
+	XORQ  R11, R11; \
+dwblk: \
+	MOVQ    $0xffff, CX; \
+	CMPQ    R12, $1; \
+	CMOVQEQ DA_TAIL(DI), CX; \
+	KMOVW   CX, K3; \
+	VPXORD  Z0, Z0, Z0; \
+	VPXORD  Z1, Z1, Z1; \
+	MOVQ    DA_ROWS(DI), AX; \
+	MOVQ    DA_W(DI), BX; \
+	LEAQ    (BX)(R11*4), BX; \
+	MOVQ    DA_KH(DI), CX; \
+	CMPQ    DA_SIGNED(DI), $0; \
+	JNE     dwsky; \
+dwuky: \
+	MOVQ (AX), SI; \
+	ADDQ R8, SI; \
+	ADDQ R11, SI; \
+	MOVQ DA_KW(DI), DX; \
+dwukx: \
+	VPMOVZXBD.Z (SI), K3, Z2; \
+	MAC(Z2, Z0); \
+	ADDQ        DA_TAPSTEP(DI), SI; \
+	ADDQ        DA_WSTRIDE(DI), BX; \
+	DECQ        DX; \
+	JZ          dwukynext; \
+	VPMOVZXBD.Z (SI), K3, Z3; \
+	MAC(Z3, Z1); \
+	ADDQ        DA_TAPSTEP(DI), SI; \
+	ADDQ        DA_WSTRIDE(DI), BX; \
+	DECQ        DX; \
+	JNZ         dwukx; \
+dwukynext: \
+	ADDQ $8, AX; \
+	DECQ CX; \
+	JNZ  dwuky; \
+	JMP  dwreq; \
+dwsky: \
+	MOVQ (AX), SI; \
+	ADDQ R8, SI; \
+	ADDQ R11, SI; \
+	MOVQ DA_KW(DI), DX; \
+dwskx: \
+	VPMOVSXBD.Z (SI), K3, Z2; \
+	MAC(Z2, Z0); \
+	ADDQ        DA_TAPSTEP(DI), SI; \
+	ADDQ        DA_WSTRIDE(DI), BX; \
+	DECQ        DX; \
+	JZ          dwskynext; \
+	VPMOVSXBD.Z (SI), K3, Z3; \
+	MAC(Z3, Z1); \
+	ADDQ        DA_TAPSTEP(DI), SI; \
+	ADDQ        DA_WSTRIDE(DI), BX; \
+	DECQ        DX; \
+	JNZ         dwskx; \
+dwskynext: \
+	ADDQ $8, AX; \
+	DECQ CX; \
+	JNZ  dwsky; \
+dwreq: \
+	VPADDD Z1, Z0, Z0; \
+	REQ_TFL(Z0, (R13)); \
+	ADDQ   $16, R11; \
+	ADDQ   $QB_SIZE, R10; \
+	ADDQ   $16, R13; \
+	DECQ   R12; \
+	JNZ    dwblk; \
+	ADDQ   DA_PIXSTEP(DI), R8; \
+	ADDQ   DA_OUTC(DI), R14; \
+	DECQ   R9; \
+	JMP    dwpix; \
+dwdone: \
+	VZEROUPPER; \
 	RET
 
-// The same two kernels for AVX-512BW without VNNI (Skylake-SP and -X).
-// VPDPBUSD's four u8*s8 products per lane become two VPMADDWD: the even
-// bytes (0 and 2 of each lane) and the odd ones (1 and 3), each widened to
-// words, the row's bytes with zeros and the weights' with their sign. Every
-// sum of two products fits its int32 lane, so the sums are exact, as
-// VPDPBUSD's. VPDPWSSD becomes VPMADDWD and VPADDD.
+// VPDPWSSD_MAC is AVX-512 VNNI's multiply-add of word pairs.
+#define VPDPWSSD_MAC(x, acc) VPDPWSSD (BX), x, acc
+
+// MADDWD_MAC is the same with AVX-512BW alone: VPMADDWD, then VPADDD.
+// Clobbers Z4.
+#define MADDWD_MAC(x, acc) VPMADDWD (BX), x, Z4; VPADDD Z4, acc, acc
+
+// func dwRowVNNI(t *dwRowArgs)
+TEXT ·dwRowVNNI(SB), NOSPLIT, $0-8
+	DWROW(VPDPWSSD_MAC)
+
+// func dwRowAVX512BW(t *dwRowArgs)
+TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
+	DWROW(MADDWD_MAC)
+
+// The tile kernel for AVX-512BW without VNNI (Skylake-SP and -X; its
+// depthwise kernel is dwRowAVX512BW, above). VPDPBUSD's four u8*s8
+// products per lane become two VPMADDWD: the even bytes (0 and 2 of each
+// lane) and the odd ones (1 and 3), each widened to words, the row's bytes
+// with zeros and the weights' with their sign. Every sum of two products
+// fits its int32 lane, so the sums are exact, as VPDPBUSD's.
 
 // WSPLIT leaves in w the even bytes of w and in wo its odd bytes, as
 // sign-extended words.
@@ -633,113 +642,5 @@ bwrow1next:
 	JNZ  bwrow1
 
 bwdone:
-	VZEROUPPER
-	RET
-
-// func dwRowAVX512BW(t *dwRowArgs)
-TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
-	MOVQ t+0(FP), DI
-	VPBROADCASTD DA_ZP(DI), Z22
-	VPBROADCASTD DA_LO(DI), Z23
-	VPBROADCASTD DA_HI(DI), Z24
-	MOVQ $0x40000000, AX
-	VPBROADCASTQ AX, Z26
-	MOVQ $0xaaaa, AX
-	KMOVW AX, K1
-	MOVQ DA_NPIX(DI), R9
-	XORQ R8, R8              // byte offset of the pixel's first tap
-	MOVQ DA_OUT(DI), R14
-
-bwdwpix:
-	TESTQ R9, R9
-	JZ    bwdwdone
-	MOVQ  DA_NB(DI), R12
-	MOVQ  DA_QP(DI), R10
-	MOVQ  R14, R13
-	XORQ  R11, R11           // channel offset
-
-bwdwblk:
-	MOVQ    $0xffff, CX
-	CMPQ    R12, $1
-	CMOVQEQ DA_TAIL(DI), CX
-	KMOVW   CX, K3
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	MOVQ    DA_ROWS(DI), AX
-	MOVQ    DA_W(DI), BX
-	LEAQ    (BX)(R11*4), BX  // this block's weights of tap 0
-	MOVQ    DA_KH(DI), CX
-	CMPQ    DA_SIGNED(DI), $0
-	JNE     bwdwsky
-
-bwdwuky:
-	MOVQ (AX), SI
-	ADDQ R8, SI
-	ADDQ R11, SI
-	MOVQ DA_KW(DI), DX
-
-bwdwukx:
-	VPMOVZXBD.Z (SI), K3, Z2
-	VPMADDWD    (BX), Z2, Z4
-	VPADDD      Z4, Z0, Z0
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JZ          bwdwukynext
-	VPMOVZXBD.Z (SI), K3, Z3
-	VPMADDWD    (BX), Z3, Z4
-	VPADDD      Z4, Z1, Z1
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JNZ         bwdwukx
-
-bwdwukynext:
-	ADDQ $8, AX
-	DECQ CX
-	JNZ  bwdwuky
-	JMP  bwdwreq
-
-bwdwsky:
-	MOVQ (AX), SI
-	ADDQ R8, SI
-	ADDQ R11, SI
-	MOVQ DA_KW(DI), DX
-
-bwdwskx:
-	VPMOVSXBD.Z (SI), K3, Z2
-	VPMADDWD    (BX), Z2, Z4
-	VPADDD      Z4, Z0, Z0
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JZ          bwdwskynext
-	VPMOVSXBD.Z (SI), K3, Z3
-	VPMADDWD    (BX), Z3, Z4
-	VPADDD      Z4, Z1, Z1
-	ADDQ        DA_TAPSTEP(DI), SI
-	ADDQ        DA_WSTRIDE(DI), BX
-	DECQ        DX
-	JNZ         bwdwskx
-
-bwdwskynext:
-	ADDQ $8, AX
-	DECQ CX
-	JNZ  bwdwsky
-
-bwdwreq:
-	VPADDD Z1, Z0, Z0
-	REQ_TFL(Z0, (R13))
-	ADDQ   $16, R11
-	ADDQ   $QB_SIZE, R10
-	ADDQ   $16, R13
-	DECQ   R12
-	JNZ    bwdwblk
-	ADDQ   DA_PIXSTEP(DI), R8
-	ADDQ   DA_OUTC(DI), R14
-	DECQ   R9
-	JMP    bwdwpix
-
-bwdwdone:
 	VZEROUPPER
 	RET
