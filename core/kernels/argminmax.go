@@ -143,6 +143,17 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	outer, size, inner := a.extent(in.Shape)
 	positions := outer * inner
 	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
+		if t := in.Type; (t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Bool) && inner == 1 && size >= 1 && size <= 64 {
+			var i32 []int32
+			var i64 []int64
+			if out.Type == tensor.Int64 {
+				i64 = out.Int64s()
+			} else {
+				i32 = out.Int32s()
+			}
+			argBytesRuns(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)
+			return nil
+		}
 		switch in.Type {
 		case tensor.Float32:
 			argMinMaxRange(a.IsMax, in.Float32s(), size, inner, out, lo, hi)
