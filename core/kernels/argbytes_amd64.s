@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Offsets of argBytesArgs (checked by TestArgBytesLayout).
+// Offsets of argBytesArgs (checked by TestArgLayouts).
 #define AB_SRC 0
 #define AB_N 8
 #define AB_SIZE 16

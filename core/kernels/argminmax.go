@@ -144,13 +144,7 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	positions := outer * inner
 	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
 		if t := in.Type; (t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Bool) && inner == 1 && size >= 1 && size <= 64 {
-			var i32 []int32
-			var i64 []int64
-			if out.Type == tensor.Int64 {
-				i64 = out.Int64s()
-			} else {
-				i32 = out.Int32s()
-			}
+			i32, i64 := argIndices(out)
 			argBytesRuns(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)
 			return nil
 		}
@@ -185,17 +179,19 @@ func (a *ArgMinMax) extent(shape []int) (outer, size, inner int) {
 	return outer, shape[a.axis], inner
 }
 
+// argIndices is the output's elements: INT64 (i64) or INT32 (i32).
+func argIndices(out *tensor.Tensor) (i32 []int32, i64 []int64) {
+	if out.Type == tensor.Int64 {
+		return nil, out.Int64s()
+	}
+	return out.Int32s(), nil
+}
+
 // argMinMaxRange writes the index of the largest (isMax) or smallest value
 // along the axis for output positions [lo, hi) (o*inner + i); the first
 // such index on ties.
 func argMinMaxRange[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, src []T, size, inner int, out *tensor.Tensor, lo, hi int) {
-	var i32 []int32
-	var i64 []int64
-	if out.Type == tensor.Int64 {
-		i64 = out.Int64s()
-	} else {
-		i32 = out.Int32s()
-	}
+	i32, i64 := argIndices(out)
 	for p := lo; p < hi; p++ {
 		o, i := p/inner, p%inner
 		idx := 0

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Offsets of resizeRowArgs (checked by TestResizeRowLayout).
+// Offsets of resizeRowArgs (checked by TestArgLayouts).
 #define RA_TOP 0
 #define RA_BOT 8
 #define RA_X0 16
