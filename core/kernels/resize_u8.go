@@ -24,11 +24,25 @@ type resizeRowArgs struct {
 type resizeCols struct {
 	x0, x1  []int32
 	omx, dx []float32
+	key     resizeColsKey // what they were computed for
+}
+
+// resizeColsKey is everything the columns depend on.
+type resizeColsKey struct {
+	p            ResizeParams
+	ws           float32
+	inW, outW, c int
 }
 
 // set computes the columns of a resize from inW to outW columns of c
-// channels with scale ws, as resizeInterp does.
+// channels with scale ws, as resizeInterp does; nothing when they are
+// those of the last call (the shapes of a node seldom change).
 func (t *resizeCols) set(p ResizeParams, ws float32, inW, outW, c int) {
+	key := resizeColsKey{p, ws, inW, outW, c}
+	if t.key == key && len(t.x0) == outW && outW > 0 {
+		return
+	}
+	t.key = key
 	if cap(t.x0) < outW {
 		t.x0, t.x1 = make([]int32, outW), make([]int32, outW)
 		t.omx, t.dx = make([]float32, outW), make([]float32, outW)
