@@ -41,47 +41,140 @@
 	CMOVQEQ TA_TAIL(DI), CX; \
 	KMOVW CX, K2
 
+// The steps the VNNI and AVX-512BW tile kernels share: all but their
+// multiply-add loops.
+
+// TILE_ENTRY reads the tile's arguments (DI), the zero point and clamp (Z22-Z24), the
+// odd-lane mask (K1) and the weight blocks' stride (DX).
+#define TILE_ENTRY \
+	MOVQ t+0(FP), DI; \
+	VPBROADCASTD TA_ZP(DI), Z22; \
+	VPBROADCASTD TA_LO(DI), Z23; \
+	VPBROADCASTD TA_HI(DI), Z24; \
+	MOVQ $0xaaaa, AX; \
+	KMOVW AX, K1; \
+	MOVQ TA_WSTRIDE(DI), DX
+
+// ROWS4_ENTRY sets up four rows: their row terms (Z25-Z28), their stride (R8,
+// R9), the weights, requantization and output (R11, R10, R13, R14) and the
+// blocks left (R12).
+#define ROWS4_ENTRY \
+	MOVQ TA_ROWTERM(DI), AX; \
+	VPBROADCASTD 0(AX), Z25; \
+	VPBROADCASTD 4(AX), Z26; \
+	VPBROADCASTD 8(AX), Z27; \
+	VPBROADCASTD 12(AX), Z28; \
+	MOVQ TA_LDA(DI), R8; \
+	LEAQ (R8)(R8*2), R9; \
+	MOVQ TA_W(DI), R11; \
+	MOVQ TA_QP(DI), R10; \
+	MOVQ TA_OUT(DI), R13; \
+	MOVQ TA_LDO(DI), R14; \
+	MOVQ TA_NB(DI), R12
+
+// PAIR4_STORE requantizes and stores two blocks of four rows (Z0-Z7) and moves on
+// to the next two.
+#define PAIR4_STORE \
+	LEAQ (R13)(R14*2), BX; \
+	FULLMASK; \
+	REQ_RUY(Z0, Z25, 0, (R13)); \
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1)); \
+	REQ_RUY(Z2, Z27, 0, (BX)); \
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1)); \
+	LASTMASK(2); \
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13)); \
+	REQ_RUY(Z5, Z26, QB_SIZE, 16(R13)(R14*1)); \
+	REQ_RUY(Z6, Z27, QB_SIZE, 16(BX)); \
+	REQ_RUY(Z7, Z28, QB_SIZE, 16(BX)(R14*1)); \
+	LEAQ (R11)(DX*2), R11; \
+	ADDQ $(2*QB_SIZE), R10; \
+	ADDQ $32, R13; \
+	SUBQ $2, R12
+
+// SINGLE4_STORE requantizes and stores the last block of four rows (Z0-Z3) under
+// the tail mask.
+#define SINGLE4_STORE \
+	LEAQ (R13)(R14*2), BX; \
+	MOVQ TA_TAIL(DI), CX; \
+	KMOVW CX, K2; \
+	REQ_RUY(Z0, Z25, 0, (R13)); \
+	REQ_RUY(Z1, Z26, 0, (R13)(R14*1)); \
+	REQ_RUY(Z2, Z27, 0, (BX)); \
+	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+
+// ROWS1_ENTRY sets up the rows taken one at a time: their count (R9), the first
+// row, its row term and its output.
+#define ROWS1_ENTRY \
+	MOVQ TA_ROWS(DI), R9; \
+	MOVQ TA_A(DI), R8; \
+	MOVQ TA_ROWTERM(DI), AX; \
+	MOVQ TA_OUT(DI), R14
+
+// ROW1_ENTRY sets up one row: its row term (Z25), the weights, requantization and
+// output, and the blocks left.
+#define ROW1_ENTRY \
+	VPBROADCASTD (AX), Z25; \
+	MOVQ TA_W(DI), R11; \
+	MOVQ TA_QP(DI), R10; \
+	MOVQ R14, R13; \
+	MOVQ TA_NB(DI), R12
+
+// PAIR1_STORE requantizes and stores two blocks of one row (Z0, Z4) and moves on to
+// the next two.
+#define PAIR1_STORE \
+	FULLMASK; \
+	REQ_RUY(Z0, Z25, 0, (R13)); \
+	LASTMASK(2); \
+	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13)); \
+	LEAQ (R11)(DX*2), R11; \
+	ADDQ $(2*QB_SIZE), R10; \
+	ADDQ $32, R13; \
+	SUBQ $2, R12
+
+// SINGLE1_STORE requantizes and stores the last block of one row (Z0) under the
+// tail mask.
+#define SINGLE1_STORE \
+	MOVQ TA_TAIL(DI), CX; \
+	KMOVW CX, K2; \
+	REQ_RUY(Z0, Z25, 0, (R13))
+
+// ROW1_NEXT moves to the next row, counting down R9.
+#define ROW1_NEXT \
+	ADDQ TA_LDA(DI), R8; \
+	ADDQ $4, AX; \
+	ADDQ TA_LDO(DI), R14; \
+	DECQ R9
+
+// ZERO4 clears four accumulators.
+#define ZERO4(a, b, c, d) \
+	VPXORD a, a, a; \
+	VPXORD b, b, b; \
+	VPXORD c, c, c; \
+	VPXORD d, d, d
+
+// DEPTH_ENTRY points SI at the rows and BX at the blocks' weights, and
+// sets CX to the depth groups, testing it for zero.
+#define DEPTH_ENTRY \
+	MOVQ TA_A(DI), SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	TESTQ CX, CX
+
 // func qgemmTileVNNI(t *qgemmTileArgs)
 TEXT ·qgemmTileVNNI(SB), NOSPLIT, $0-8
-	MOVQ t+0(FP), DI
-	VPBROADCASTD TA_ZP(DI), Z22
-	VPBROADCASTD TA_LO(DI), Z23
-	VPBROADCASTD TA_HI(DI), Z24
-	MOVQ $0xaaaa, AX
-	KMOVW AX, K1
-	MOVQ TA_WSTRIDE(DI), DX
+	TILE_ENTRY
 	CMPQ TA_ROWS(DI), $4
 	JNE rows1
 
 	// Four rows: two blocks at a time, 8 accumulators.
-	MOVQ TA_ROWTERM(DI), AX
-	VPBROADCASTD 0(AX), Z25
-	VPBROADCASTD 4(AX), Z26
-	VPBROADCASTD 8(AX), Z27
-	VPBROADCASTD 12(AX), Z28
-	MOVQ TA_LDA(DI), R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ TA_W(DI), R11
-	MOVQ TA_QP(DI), R10
-	MOVQ TA_OUT(DI), R13
-	MOVQ TA_LDO(DI), R14
-	MOVQ TA_NB(DI), R12
+	ROWS4_ENTRY
 
 pair4:
 	CMPQ R12, $2
 	JL   single4
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ TA_A(DI), SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
+	DEPTH_ENTRY
 	JZ   pair4done
 
 pair4loop:
@@ -105,34 +198,14 @@ pair4loop:
 	JNZ          pair4loop
 
 pair4done:
-	LEAQ (R13)(R14*2), BX
-	FULLMASK
-	REQ_RUY(Z0, Z25, 0, (R13))
-	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
-	REQ_RUY(Z2, Z27, 0, (BX))
-	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
-	LASTMASK(2)
-	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
-	REQ_RUY(Z5, Z26, QB_SIZE, 16(R13)(R14*1))
-	REQ_RUY(Z6, Z27, QB_SIZE, 16(BX))
-	REQ_RUY(Z7, Z28, QB_SIZE, 16(BX)(R14*1))
-	LEAQ (R11)(DX*2), R11
-	ADDQ $(2*QB_SIZE), R10
-	ADDQ $32, R13
-	SUBQ $2, R12
+	PAIR4_STORE
 	JMP  pair4
 
 single4:
 	CMPQ R12, $1
 	JL   done
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	MOVQ TA_A(DI), SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
+	ZERO4(Z0, Z1, Z2, Z3)
+	DEPTH_ENTRY
 	JZ   single4done
 
 single4loop:
@@ -151,28 +224,15 @@ single4loop:
 	JNZ          single4loop
 
 single4done:
-	LEAQ (R13)(R14*2), BX
-	MOVQ TA_TAIL(DI), CX
-	KMOVW CX, K2
-	REQ_RUY(Z0, Z25, 0, (R13))
-	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
-	REQ_RUY(Z2, Z27, 0, (BX))
-	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	SINGLE4_STORE
 	JMP  done
 
 	// One row at a time, two blocks at a time, depth unrolled by two.
 rows1:
-	MOVQ TA_ROWS(DI), R9
-	MOVQ TA_A(DI), R8
-	MOVQ TA_ROWTERM(DI), AX
-	MOVQ TA_OUT(DI), R14
+	ROWS1_ENTRY
 
 row1:
-	VPBROADCASTD (AX), Z25
-	MOVQ TA_W(DI), R11
-	MOVQ TA_QP(DI), R10
-	MOVQ R14, R13
-	MOVQ TA_NB(DI), R12
+	ROW1_ENTRY
 
 pair1:
 	CMPQ R12, $2
@@ -210,14 +270,7 @@ pair1odd:
 pair1sum:
 	VPADDD Z1, Z0, Z0
 	VPADDD Z5, Z4, Z4
-	FULLMASK
-	REQ_RUY(Z0, Z25, 0, (R13))
-	LASTMASK(2)
-	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
-	LEAQ (R11)(DX*2), R11
-	ADDQ $(2*QB_SIZE), R10
-	ADDQ $32, R13
-	SUBQ $2, R12
+	PAIR1_STORE
 	JMP  pair1
 
 single1:
@@ -250,15 +303,10 @@ single1odd:
 
 single1sum:
 	VPADDD Z1, Z0, Z0
-	MOVQ TA_TAIL(DI), CX
-	KMOVW CX, K2
-	REQ_RUY(Z0, Z25, 0, (R13))
+	SINGLE1_STORE
 
 row1next:
-	ADDQ TA_LDA(DI), R8
-	ADDQ $4, AX
-	ADDQ TA_LDO(DI), R14
-	DECQ R9
+	ROW1_NEXT
 	JNZ  row1
 
 done:
@@ -453,47 +501,21 @@ TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
 
 // func qgemmTileAVX512BW(t *qgemmTileArgs)
 TEXT ·qgemmTileAVX512BW(SB), NOSPLIT, $0-8
-	MOVQ t+0(FP), DI
-	VPBROADCASTD TA_ZP(DI), Z22
-	VPBROADCASTD TA_LO(DI), Z23
-	VPBROADCASTD TA_HI(DI), Z24
+	TILE_ENTRY
 	MOVL $0x00ff00ff, AX
 	VPBROADCASTD AX, Z29
-	MOVQ $0xaaaa, AX
-	KMOVW AX, K1
-	MOVQ TA_WSTRIDE(DI), DX
 	CMPQ TA_ROWS(DI), $4
 	JNE bwrows1
 
 	// Four rows: two blocks at a time, 8 accumulators.
-	MOVQ TA_ROWTERM(DI), AX
-	VPBROADCASTD 0(AX), Z25
-	VPBROADCASTD 4(AX), Z26
-	VPBROADCASTD 8(AX), Z27
-	VPBROADCASTD 12(AX), Z28
-	MOVQ TA_LDA(DI), R8
-	LEAQ (R8)(R8*2), R9
-	MOVQ TA_W(DI), R11
-	MOVQ TA_QP(DI), R10
-	MOVQ TA_OUT(DI), R13
-	MOVQ TA_LDO(DI), R14
-	MOVQ TA_NB(DI), R12
+	ROWS4_ENTRY
 
 bwpair4:
 	CMPQ R12, $2
 	JL   bwsingle4
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ TA_A(DI), SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
+	DEPTH_ENTRY
 	JZ   bwpair4done
 
 bwpair4loop:
@@ -511,34 +533,14 @@ bwpair4loop:
 	JNZ  bwpair4loop
 
 bwpair4done:
-	LEAQ (R13)(R14*2), BX
-	FULLMASK
-	REQ_RUY(Z0, Z25, 0, (R13))
-	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
-	REQ_RUY(Z2, Z27, 0, (BX))
-	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
-	LASTMASK(2)
-	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
-	REQ_RUY(Z5, Z26, QB_SIZE, 16(R13)(R14*1))
-	REQ_RUY(Z6, Z27, QB_SIZE, 16(BX))
-	REQ_RUY(Z7, Z28, QB_SIZE, 16(BX)(R14*1))
-	LEAQ (R11)(DX*2), R11
-	ADDQ $(2*QB_SIZE), R10
-	ADDQ $32, R13
-	SUBQ $2, R12
+	PAIR4_STORE
 	JMP  bwpair4
 
 bwsingle4:
 	CMPQ R12, $1
 	JL   bwdone
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	MOVQ TA_A(DI), SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
+	ZERO4(Z0, Z1, Z2, Z3)
+	DEPTH_ENTRY
 	JZ   bwsingle4done
 
 bwsingle4loop:
@@ -554,28 +556,15 @@ bwsingle4loop:
 	JNZ  bwsingle4loop
 
 bwsingle4done:
-	LEAQ (R13)(R14*2), BX
-	MOVQ TA_TAIL(DI), CX
-	KMOVW CX, K2
-	REQ_RUY(Z0, Z25, 0, (R13))
-	REQ_RUY(Z1, Z26, 0, (R13)(R14*1))
-	REQ_RUY(Z2, Z27, 0, (BX))
-	REQ_RUY(Z3, Z28, 0, (BX)(R14*1))
+	SINGLE4_STORE
 	JMP  bwdone
 
 	// One row at a time, two blocks at a time.
 bwrows1:
-	MOVQ TA_ROWS(DI), R9
-	MOVQ TA_A(DI), R8
-	MOVQ TA_ROWTERM(DI), AX
-	MOVQ TA_OUT(DI), R14
+	ROWS1_ENTRY
 
 bwrow1:
-	VPBROADCASTD (AX), Z25
-	MOVQ TA_W(DI), R11
-	MOVQ TA_QP(DI), R10
-	MOVQ R14, R13
-	MOVQ TA_NB(DI), R12
+	ROW1_ENTRY
 
 bwpair1:
 	CMPQ R12, $2
@@ -600,14 +589,7 @@ bwpair1loop:
 	JNZ  bwpair1loop
 
 bwpair1sum:
-	FULLMASK
-	REQ_RUY(Z0, Z25, 0, (R13))
-	LASTMASK(2)
-	REQ_RUY(Z4, Z25, QB_SIZE, 16(R13))
-	LEAQ (R11)(DX*2), R11
-	ADDQ $(2*QB_SIZE), R10
-	ADDQ $32, R13
-	SUBQ $2, R12
+	PAIR1_STORE
 	JMP  bwpair1
 
 bwsingle1:
@@ -630,15 +612,10 @@ bwsingle1loop:
 	JNZ  bwsingle1loop
 
 bwsingle1sum:
-	MOVQ TA_TAIL(DI), CX
-	KMOVW CX, K2
-	REQ_RUY(Z0, Z25, 0, (R13))
+	SINGLE1_STORE
 
 bwrow1next:
-	ADDQ TA_LDA(DI), R8
-	ADDQ $4, AX
-	ADDQ TA_LDO(DI), R14
-	DECQ R9
+	ROW1_NEXT
 	JNZ  bwrow1
 
 bwdone:
