@@ -184,6 +184,27 @@ Ldone:
 	MOVQ  TA_QP(DI), R10; \
 	MOVQ  TA_NB(DI), R12
 
+// NEXTBLOCK moves the weights, requantization and output on by a block
+// and counts it down (R12).
+#define NEXTBLOCK \
+	ADDQ TA_WSTRIDE(DI), R11; \
+	ADDQ $QB_SIZE, R10; \
+	ADDQ $16, R13; \
+	DECQ R12
+
+// ROWSTORE requantizes the 16 sums of row R9 in a (channels 0-7) and b
+// (8-15) with its row term and stores them (x is a's low half) to the
+// block's output, under the block's mask. Clobbers AX, BX, CX, SI, Y3.
+#define ROWSTORE(a, b, x, Lpart, Lloop, Lskip, Ldone) \
+	MOVQ         TA_ROWTERM(DI), AX; \
+	VPBROADCASTD (AX)(R9*4), Y3; \
+	REQ8_RUY(a, 0, Y3); \
+	REQ8_RUY(b, 32, Y3); \
+	PACK16(a, b); \
+	BLOCKMASK(TA_TAIL); \
+	MOVQ         R13, SI; \
+	STORE16(x, Lpart, Lloop, Lskip, Ldone)
+
 // func qgemmTileAVX2(t *qgemmTileArgs)
 TEXT ·qgemmTileAVX2(SB), NOSPLIT, $16-8
 	MOVQ         t+0(FP), DI
@@ -248,10 +269,7 @@ pairreq:
 	STORE16(X0, pair0part, pair0loop, pair0skip, pair0done)
 	ADDQ         TA_LDO(DI), SI
 	STORE16(X4, pair1part, pair1loop, pair1skip, pair1done)
-	ADDQ         TA_WSTRIDE(DI), R11
-	ADDQ         $QB_SIZE, R10
-	ADDQ         $16, R13
-	DECQ         R12
+	NEXTBLOCK
 	JNZ          pairblk
 	ADDQ         $2, R9
 	JMP          pair
@@ -288,18 +306,8 @@ singleloop:
 singlereq:
 	HSUM(Y0, Y1, Y2, Y3)
 	VPXOR        Y1, Y1, Y1
-	MOVQ         TA_ROWTERM(DI), AX
-	VPBROADCASTD (AX)(R9*4), Y3
-	REQ8_RUY(Y0, 0, Y3)
-	REQ8_RUY(Y2, 32, Y3)
-	PACK16(Y0, Y2)
-	BLOCKMASK(TA_TAIL)
-	MOVQ         R13, SI
-	STORE16(X0, single0part, single0loop, single0skip, single0done)
-	ADDQ         TA_WSTRIDE(DI), R11
-	ADDQ         $QB_SIZE, R10
-	ADDQ         $16, R13
-	DECQ         R12
+	ROWSTORE(Y0, Y2, X0, single0part, single0loop, single0skip, single0done)
+	NEXTBLOCK
 	JNZ          singleblk
 	INCQ         R9
 	JMP          single
@@ -554,10 +562,7 @@ vquadreq:
 	QUADROW(2, vq2part, vq2loop, vq2skip, vq2done)
 	ADDQ    TA_LDO(DI), SI
 	QUADROW(3, vq3part, vq3loop, vq3skip, vq3done)
-	ADDQ    TA_WSTRIDE(DI), R11
-	ADDQ    $QB_SIZE, R10
-	ADDQ    $16, R13
-	DECQ    R12
+	NEXTBLOCK
 	JNZ     vquadblk
 	JMP     vdone
 
@@ -611,18 +616,8 @@ vsingleodd:
 vsinglereq:
 	VPADDD       Y6, Y4, Y4
 	VPADDD       Y7, Y5, Y5
-	MOVQ         TA_ROWTERM(DI), AX
-	VPBROADCASTD (AX)(R9*4), Y3
-	REQ8_RUY(Y4, 0, Y3)
-	REQ8_RUY(Y5, 32, Y3)
-	PACK16(Y4, Y5)
-	BLOCKMASK(TA_TAIL)
-	MOVQ         R13, SI
-	STORE16(X4, vs0part, vs0loop, vs0skip, vs0done)
-	ADDQ         TA_WSTRIDE(DI), R11
-	ADDQ         $QB_SIZE, R10
-	ADDQ         $16, R13
-	DECQ         R12
+	ROWSTORE(Y4, Y5, X4, vs0part, vs0loop, vs0skip, vs0done)
+	NEXTBLOCK
 	JNZ          vsingleblk
 	INCQ         R9
 	JMP          vrow
