@@ -267,6 +267,30 @@
 	VEOR V30.B16, V30.B16, V30.B16; \
 	VEOR V31.B16, V31.B16, V31.B16
 
+// STORE_MASKED stores the bytes of V16 to (addr) whose bits are set in the
+// mask R22: all 16 at once, or byte by byte. Clobbers R13-R16.
+#define STORE_MASKED(addr, Lpart, Lbyte, Lskip, Ldone) \
+	CMP  $0xffff, R22; \
+	BNE  Lpart; \
+	VST1 [V16.B16], (addr); \
+	B    Ldone; \
+Lpart: \
+	VMOV V16.D[0], R13; \
+	VMOV V16.D[1], R14; \
+	MOVD R22, R15; \
+	MOVD addr, R16; \
+Lbyte: \
+	TBZ  $0, R15, Lskip; \
+	MOVB R13, (R16); \
+Lskip: \
+	ADD  $1, R16; \
+	LSR  $8, R13; \
+	ORR  R14<<56, R13; \
+	LSR  $8, R14; \
+	LSR  $1, R15; \
+	CBNZ R15, Lbyte; \
+Ldone:
+
 // func qgemmTileNEON(t *qgemmTileArgs, dot bool)
 //
 // The tile is done in passes of rows (plain NEON: 2 rows, SDOT: 4 rows;
@@ -485,31 +509,7 @@ maskset:
 	MOVD R12, R24
 
 erow:
-	CMP  $0xffff, R22
-	BNE  partial
-	VST1 [V16.B16], (R24)
-	B    stored
-
-	// Store byte j of V16 where bit j of the mask is set.
-partial:
-	VMOV V16.D[0], R13
-	VMOV V16.D[1], R14
-	MOVD R22, R15
-	MOVD R24, R16
-
-pbyte:
-	TBZ  $0, R15, pskip
-	MOVB R13, (R16)
-
-pskip:
-	ADD  $1, R16
-	LSR  $8, R13
-	ORR  R14<<56, R13
-	LSR  $8, R14
-	LSR  $1, R15
-	CBNZ R15, pbyte
-
-stored:
+	STORE_MASKED(R24, partial, pbyte, pskip, stored)
 	VMOV V20.B16, V16.B16
 	VMOV V24.B16, V20.B16
 	VMOV V28.B16, V24.B16
@@ -679,30 +679,7 @@ dwkydone:
 	REQ_TFL(19, 48)
 	NARROW(16)
 	ADD  R9, R11, R24
-	CMP  $0xffff, R22
-	BNE  dwpartial
-	VST1 [V16.B16], (R24)
-	B    dwstored
-
-	// Store byte j of V16 where bit j of the mask is set.
-dwpartial:
-	VMOV V16.D[0], R13
-	VMOV V16.D[1], R14
-	MOVD R22, R15
-
-dwpbyte:
-	TBZ  $0, R15, dwpskip
-	MOVB R13, (R24)
-
-dwpskip:
-	ADD  $1, R24
-	LSR  $8, R13
-	ORR  R14<<56, R13
-	LSR  $8, R14
-	LSR  $1, R15
-	CBNZ R15, dwpbyte
-
-dwstored:
+	STORE_MASKED(R24, dwpartial, dwpbyte, dwpskip, dwstored)
 	ADD  $16, R11
 	ADD  $64, R12
 	ADD  $QB_SIZE, R8
