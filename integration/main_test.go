@@ -80,11 +80,11 @@ func goBuild(dir string, env []string, pkgs ...string) error {
 
 // linkBuilt copies into dir the binaries of pkgs that folder pre holds.
 func linkBuilt(pre, dir string, env []string, pkgs []string) error {
+	if env != nil {
+		return fmt.Errorf("%s needs a build of its own (%s), which DELEGO_TEST_BINARIES=%s cannot give", strings.Join(pkgs, " "), strings.Join(env, " "), pre)
+	}
 	for _, pkg := range pkgs {
 		name := path.Base(pkg)
-		if env != nil {
-			return fmt.Errorf("%s needs a build of its own (%s), which DELEGO_TEST_BINARIES=%s cannot give", pkg, strings.Join(env, " "), pre)
-		}
 		b, err := os.ReadFile(filepath.Join(pre, name))
 		if err != nil {
 			return fmt.Errorf("DELEGO_TEST_BINARIES: %w", err)
