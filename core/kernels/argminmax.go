@@ -142,13 +142,15 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	}
 	outer, size, inner := a.extent(in.Shape)
 	positions := outer * inner
+	t := in.Type
+	runs := (t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Bool) && inner == 1 && size >= 1 && size <= 64
 	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
-		if t := in.Type; (t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Bool) && inner == 1 && size >= 1 && size <= 64 {
+		if runs { // bytes along the last axis: the row kernel
 			i32, i64 := argIndices(out)
 			argBytesRuns(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)
 			return nil
 		}
-		switch in.Type {
+		switch t {
 		case tensor.Float32:
 			argMinMaxRange(a.IsMax, in.Float32s(), size, inner, out, lo, hi)
 		case tensor.Uint8, tensor.Bool: // false < true, as C++ compares bools
