@@ -343,6 +343,33 @@ done:
 	VPMOVDB Z14, X14; \
 	VMOVDQU8 X14, K3, dst
 
+// DWTAPS is DWROW's loop over a block's taps, for inputs widened by MOVX
+// (VPMOVZXBD.Z or VPMOVSXBD.Z), with labels ky, kx and kynext: two
+// accumulators, Z0 and Z1, take alternate taps.
+#define DWTAPS(MOVX, ky, kx, kynext, MAC) \
+ky: \
+	MOVQ (AX), SI; \
+	ADDQ R8, SI; \
+	ADDQ R11, SI; \
+	MOVQ DA_KW(DI), DX; \
+kx: \
+	MOVX (SI), K3, Z2; \
+	MAC(Z2, Z0); \
+	ADDQ DA_TAPSTEP(DI), SI; \
+	ADDQ DA_WSTRIDE(DI), BX; \
+	DECQ DX; \
+	JZ   kynext; \
+	MOVX (SI), K3, Z3; \
+	MAC(Z3, Z1); \
+	ADDQ DA_TAPSTEP(DI), SI; \
+	ADDQ DA_WSTRIDE(DI), BX; \
+	DECQ DX; \
+	JNZ  kx; \
+kynext: \
+	ADDQ $8, AX; \
+	DECQ CX; \
+	JNZ  ky
+
 // DWROW is the body of the depthwise row kernels, with MAC(x, acc) adding
 // to acc the products of the 16 widened inputs x with the tap's weights at
 // (BX): R8 is the byte offset of the pixel's first tap, R11 the channel
@@ -380,51 +407,9 @@ dwblk: \
 	MOVQ    DA_KH(DI), CX; \
 	CMPQ    DA_SIGNED(DI), $0; \
 	JNE     dwsky; \
-dwuky: \
-	MOVQ (AX), SI; \
-	ADDQ R8, SI; \
-	ADDQ R11, SI; \
-	MOVQ DA_KW(DI), DX; \
-dwukx: \
-	VPMOVZXBD.Z (SI), K3, Z2; \
-	MAC(Z2, Z0); \
-	ADDQ        DA_TAPSTEP(DI), SI; \
-	ADDQ        DA_WSTRIDE(DI), BX; \
-	DECQ        DX; \
-	JZ          dwukynext; \
-	VPMOVZXBD.Z (SI), K3, Z3; \
-	MAC(Z3, Z1); \
-	ADDQ        DA_TAPSTEP(DI), SI; \
-	ADDQ        DA_WSTRIDE(DI), BX; \
-	DECQ        DX; \
-	JNZ         dwukx; \
-dwukynext: \
-	ADDQ $8, AX; \
-	DECQ CX; \
-	JNZ  dwuky; \
+	DWTAPS(VPMOVZXBD.Z, dwuky, dwukx, dwukynext, MAC); \
 	JMP  dwreq; \
-dwsky: \
-	MOVQ (AX), SI; \
-	ADDQ R8, SI; \
-	ADDQ R11, SI; \
-	MOVQ DA_KW(DI), DX; \
-dwskx: \
-	VPMOVSXBD.Z (SI), K3, Z2; \
-	MAC(Z2, Z0); \
-	ADDQ        DA_TAPSTEP(DI), SI; \
-	ADDQ        DA_WSTRIDE(DI), BX; \
-	DECQ        DX; \
-	JZ          dwskynext; \
-	VPMOVSXBD.Z (SI), K3, Z3; \
-	MAC(Z3, Z1); \
-	ADDQ        DA_TAPSTEP(DI), SI; \
-	ADDQ        DA_WSTRIDE(DI), BX; \
-	DECQ        DX; \
-	JNZ         dwskx; \
-dwskynext: \
-	ADDQ $8, AX; \
-	DECQ CX; \
-	JNZ  dwsky; \
+	DWTAPS(VPMOVSXBD.Z, dwsky, dwskx, dwskynext, MAC); \
 dwreq: \
 	VPADDD Z1, Z0, Z0; \
 	REQ_TFL(Z0, (R13)); \
