@@ -2,7 +2,7 @@
 # bench-table.sh: delego against the real TensorFlow Lite 2.9 over many
 # models, as a Markdown table: the 1-thread ratio delego/TFLite (median of
 # alternating rounds, scripts/bench-vs-tflite.sh) and each runtime's speedup
-# from 1 to 2 threads.
+# from 1 to 2 threads (median of 5 rounds, scripts/bench-threads.sh).
 #
 #   scripts/bench-table.sh [RUNS] [MODEL...]
 #   default: 20 runs over every model in ../shared/models that TFLite 2.9
@@ -18,17 +18,20 @@ if ((${#models[@]} == 0)); then
     models+=("$m")
   done
 fi
-# ms MODEL THREADS: "delego_ms tflite_ms" from one side-by-side run.
-ms() {
-  scripts/bench-vs-tflite.sh "$1" "$RUNS" "$2" | awk '
-    function before_ms(  i) { for (i = 2; i <= NF; i++) if ($i == "ms") return $(i-1) }
-    /^delego median/ { d = before_ms() } /^TFLite 2.9 median/ { t = before_ms() } END { print d, t }'
+# ratio MODEL: delego's median latency over TFLite's, 1 thread, from one
+# side-by-side run (bench-vs-tflite.sh).
+ratio() {
+  scripts/bench-vs-tflite.sh "$1" "$RUNS" 1 | awk '/^ratio/ { sub("x", "", $NF); print $NF }'
+}
+# scaling MODEL: "delego tflite", each runtime's 2-thread speedup, from
+# rounds that time 1 and 2 threads back to back (bench-threads.sh).
+scaling() {
+  scripts/bench-threads.sh "$1" 5 "$RUNS" 2 | awk '/threads vs 1/ { for (i = 1; i <= NF; i++) if ($i == "1:") { sub("x", "", $(i+1)); printf "%s ", $(i+1) } } END { print "" }'
 }
 echo "| model | delego / TFLite, 1 thread | delego 2 threads vs 1 | TFLite 2 threads vs 1 |"
 echo "| --- | ---: | ---: | ---: |"
 for m in "${models[@]}"; do
-  read -r d1 t1 < <(ms "$m" 1)
-  read -r d2 t2 < <(ms "$m" 2)
-  awk -v m="$(basename "$m" .tflite)" -v d1="$d1" -v t1="$t1" -v d2="$d2" -v t2="$t2" \
-    'BEGIN { printf "| %s | %.2fx | %.2fx | %.2fx |\n", m, d1/t1, d1/d2, t1/t2 }'
+  r=$(ratio "$m")
+  read -r d t < <(scaling "$m")
+  printf "| %s | %sx | %sx | %sx |\n" "$(basename "$m" .tflite)" "$r" "$d" "$t"
 done
