@@ -1,4 +1,4 @@
-//go:build !purego
+//go:build (amd64 || arm64) && !purego
 
 package kernels
 
@@ -7,8 +7,8 @@ import (
 	"unsafe"
 )
 
-// TestArgLayouts checks the offsets that resize_amd64.s (resizeRowArgs)
-// and argbytes_amd64.s (argBytesArgs) read.
+// TestArgLayouts checks the offsets that resize_amd64.s and resize_arm64.s
+// (resizeRowArgs) and argbytes_amd64.s (argBytesArgs) read.
 func TestArgLayouts(t *testing.T) {
 	var a resizeRowArgs
 	var b argBytesArgs
