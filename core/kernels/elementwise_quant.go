@@ -101,7 +101,9 @@ func (q *quantArith) setAddTables(signed bool) {
 // output and clamped (TFLite's AddElementwise / SubElementwise).
 func quantAddRow[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) {
 	if q.tab1 != nil {
-		quantAddRowTables(q, sub, z, x, y)
+		if !addRow8(q, sub, z, x, y) {
+			quantAddRowTables(q, sub, z, x, y)
+		}
 		return
 	}
 	ls := uint(q.leftShift)

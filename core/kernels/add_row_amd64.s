@@ -1,0 +1,129 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Offsets of addRowArgs (checked by TestAddRowLayout); each addTerm is
+// off, mul, rshift, mask, half.
+#define AR_X 0
+#define AR_Y 8
+#define AR_Z 16
+#define AR_N 24
+#define AR_SIGNED 32
+#define AR_LS 36
+#define AR_T1 40
+#define AR_T2 60
+#define AR_TO 80
+#define AR_NEG 100
+#define AR_LO 104
+#define AR_HI 108
+#define T_OFF 0
+#define T_MUL 4
+#define T_RS 8
+#define T_MASK 12
+#define T_HALF 16
+
+// TERM broadcasts the addTerm at off: mul, mask and half to zm, zk and zh,
+// the right shift to the low quadword of xs, the offset to zo.
+#define TERM(off, zo, zm, zk, zh, xs) \
+	VPBROADCASTD off+T_OFF(DI), zo; \
+	VPBROADCASTD off+T_MUL(DI), zm; \
+	VPBROADCASTD off+T_MASK(DI), zk; \
+	VPBROADCASTD off+T_HALF(DI), zh; \
+	MOVL         off+T_RS(DI), AX; \
+	VMOVQ        AX, xs
+
+// MULSHIFT is mulShift on the 16 lanes of x, in place, with the term's
+// multiplier zm, mask zk, half mask zh and right shift xs: the rounding
+// doubling high multiply (ab + 2^30) >> 31 in 64 bits for the even lanes
+// and the odd ones, then the rounding right shift, plus one where the
+// remainder exceeds half the divisor (and one more than half, for a
+// negative value). Clobbers Z5, Z6 and K2.
+#define MULSHIFT(x, zm, zk, zh, xs) \
+	VPMULDQ   zm, x, Z5; \
+	VPADDQ    Z28, Z5, Z5; \
+	VPSLLQ    $1, Z5, Z5; \
+	VPSRLQ    $32, Z5, Z5; \
+	VPSRLQ    $32, x, Z6; \
+	VPMULDQ   zm, Z6, Z6; \
+	VPADDQ    Z28, Z6, Z6; \
+	VPSLLQ    $1, Z6, Z6; \
+	VMOVDQA32 Z6, K3, Z5; \
+	VPANDD    zk, Z5, Z6; \
+	VPSRAD    $31, Z5, x; \
+	VPSUBD    x, zh, x; \
+	VPCMPGTD  x, Z6, K2; \
+	VPSRAD    xs, Z5, x; \
+	VPSUBD    Z15, x, K2, x
+
+// BLOCK computes the 16 (or, under mask K1, fewer) elements at byte offset
+// CX, with MOVX (VPMOVZXBD.Z or VPMOVSXBD.Z) widening the inputs.
+#define BLOCK(MOVX) \
+	MOVX      (SI)(CX*1), K1, Z0; \
+	MOVX      (DX)(CX*1), K1, Z1; \
+	VPADDD    Z17, Z0, Z0; \
+	VPSLLD    X11, Z0, Z0; \
+	MULSHIFT(Z0, Z16, Z18, Z19, X8); \
+	VPADDD    Z21, Z1, Z1; \
+	VPSLLD    X11, Z1, Z1; \
+	MULSHIFT(Z1, Z20, Z22, Z23, X9); \
+	VPXORD    Z29, Z1, Z1; \
+	VPSUBD    Z29, Z1, Z1; \
+	VPADDD    Z1, Z0, Z0; \
+	MULSHIFT(Z0, Z24, Z26, Z27, X10); \
+	VPADDD    Z25, Z0, Z0; \
+	VPMAXSD   Z30, Z0, Z0; \
+	VPMINSD   Z31, Z0, Z0; \
+	VPMOVDB   Z0, X0; \
+	VMOVDQU8  X0, K1, (R8)(CX*1)
+
+// ROW runs BLOCK over the row: whole blocks, then the tail under a mask.
+#define ROW(MOVX, loop, tail) \
+loop: \
+	CMPQ BX, $16; \
+	JLT  tail; \
+	BLOCK(MOVX); \
+	ADDQ $16, CX; \
+	SUBQ $16, BX; \
+	JMP  loop; \
+tail: \
+	TESTQ BX, BX; \
+	JZ    done; \
+	MOVQ  $1, AX; \
+	SHLXQ BX, AX, AX; \
+	DECQ  AX; \
+	KMOVW AX, K1; \
+	BLOCK(MOVX); \
+	JMP   done
+
+// func addRowAVX512(a *addRowArgs)
+TEXT ·addRowAVX512(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ AR_X(DI), SI
+	MOVQ AR_Y(DI), DX
+	MOVQ AR_Z(DI), R8
+	MOVQ AR_N(DI), BX
+	TERM(AR_T1, Z17, Z16, Z18, Z19, X8)
+	TERM(AR_T2, Z21, Z20, Z22, Z23, X9)
+	TERM(AR_TO, Z25, Z24, Z26, Z27, X10)
+	MOVL AR_LS(DI), AX
+	VMOVQ AX, X11
+	MOVQ $0x40000000, AX
+	VPBROADCASTQ AX, Z28
+	VPBROADCASTD AR_NEG(DI), Z29
+	VPBROADCASTD AR_LO(DI), Z30
+	VPBROADCASTD AR_HI(DI), Z31
+	VPTERNLOGD $0xff, Z15, Z15, Z15
+	MOVQ $0xaaaa, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K1
+	XORQ CX, CX
+	CMPL AR_SIGNED(DI), $0
+	JNE  signed
+	ROW(VPMOVZXBD.Z, uloop, utail)
+signed:
+	ROW(VPMOVSXBD.Z, sloop, stail)
+
+done:
+	VZEROUPPER
+	RET
