@@ -2,80 +2,18 @@
 
 package kernels
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
-
-// addRowArgs is a row of the 8-bit ADD/SUB row kernel (addRow8): z[i] is
-// the rescaled sum of x[i] and y[i] (or their difference), computed in
-// full as quantAddRow does, not through its tables. Its layout is read by
-// the assembly (see TestArgLayouts): keep the fields in order.
-type addRowArgs struct {
-	x, y, z *byte
-	n       int
-	signed  int32      // 1: the bytes are int8
-	ls      int32      // the inputs' left shift (20)
-	term    [3]addTerm // input 1, input 2, output
-	neg     int32      // -1 for SUB: the second term is negated; else 0
-	lo, hi  int32      // quantized activation range
-}
-
-// addTerm is one of addRowArgs's three rescalings, mulShift's arguments
-// with the masks of its rounding shift: v = mulShift(x, mul, rshift).
-type addTerm struct {
-	off    int32 // an input's offset, added before its left shift; the output's zero point, added after
-	mul    int32
-	rshift int32
-	mask   int32 // 1<<rshift - 1
-	half   int32 // mask >> 1
-}
-
-func newAddTerm(off, mul int32, shift int) addTerm {
-	rs := int32(-shift) & 31 // as mulShift takes it
-	mask := int32(1)<<rs - 1
-	return addTerm{off: off, mul: mul, rshift: rs, mask: mask, half: mask >> 1}
-}
-
-// addRowParams returns the arguments, all but the row, of q's 8-bit ADD
-// (SUB when sub) on int8 bytes when signed, else uint8.
-func addRowParams(q *quantArith, sub, signed bool) addRowArgs {
-	a := addRowArgs{ls: int32(q.leftShift), lo: q.lo, hi: q.hi}
-	if signed {
-		a.signed = 1
-	}
-	if sub {
-		a.neg = -1
-	}
-	a.term[0] = newAddTerm(q.in1Off, q.in1Mul, q.in1Shift)
-	a.term[1] = newAddTerm(q.in2Off, q.in2Mul, q.in2Shift)
-	a.term[2] = newAddTerm(q.outOff, q.outMul, q.outShift)
-	return a
-}
+import "golang.org/x/sys/cpu"
 
 // addRowAsm says whether 8-bit ADD and SUB on rows of equal length run the
 // AVX-512 kernel (add_row_amd64.s); GODEBUG=cpu.avx512bw=off turns it off.
 var addRowAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2
 
-// addRow8 runs the 8-bit ADD/SUB row kernel on 8-bit rows of equal
-// length, if the CPU has it, and reports whether it did.
-func addRow8[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) bool {
-	var probe T
-	if !addRowAsm || unsafe.Sizeof(probe) != 1 || len(z) == 0 || len(x) != len(z) || len(y) != len(z) {
-		return false
-	}
-	a := addRowParams(q, sub, probe-1 < 0)
-	a.x = (*byte)(unsafe.Pointer(&x[0]))
-	a.y = (*byte)(unsafe.Pointer(&y[0]))
-	a.z = (*byte)(unsafe.Pointer(&z[0]))
-	a.n = len(z)
-	addRowAVX512(&a)
-	return true
-}
+// addRowBlock is the row kernel's unit: it takes rows of any length,
+// masking the last 16 elements.
+const addRowBlock = 1
 
-// addRowAVX512 is quantAddRow's 8-bit rescaling in full, in AVX-512
+// addRowKernel is quantAddRow's 8-bit rescaling in full, in AVX-512
 // assembly, 16 elements at a time.
 //
 //go:noescape
-func addRowAVX512(a *addRowArgs)
+func addRowKernel(a *addRowArgs)

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Offsets of addRowArgs (checked by TestAddRowLayout); each addTerm is
+// Offsets of addRowArgs (checked by TestArgLayouts); each addTerm is
 // off, mul, rshift, mask, half.
 #define AR_X 0
 #define AR_Y 8
@@ -95,8 +95,8 @@ tail: \
 	BLOCK(MOVX); \
 	JMP   done
 
-// func addRowAVX512(a *addRowArgs)
-TEXT ·addRowAVX512(SB), NOSPLIT, $0-8
+// func addRowKernel(a *addRowArgs)
+TEXT ·addRowKernel(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), DI
 	MOVQ AR_X(DI), SI
 	MOVQ AR_Y(DI), DX
