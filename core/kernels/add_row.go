@@ -51,24 +51,30 @@ func addRowParams(q *quantArith, sub, signed bool) addRowArgs {
 }
 
 // addRow8 runs the 8-bit ADD/SUB row kernel on 8-bit rows of equal
-// length, if the CPU has it, and reports whether it did: the kernel takes
-// the whole blocks of addRowBlock elements, quantAddRowTables the rest.
+// length, if the CPU has one, and reports whether it did.
 func addRow8[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y []T) bool {
 	var probe T
-	if !addRowAsm || unsafe.Sizeof(probe) != 1 || len(x) != len(z) || len(y) != len(z) {
+	if addRowCPU == 0 || unsafe.Sizeof(probe) != 1 || len(x) != len(z) || len(y) != len(z) {
 		return false
 	}
-	n := len(z) &^ (addRowBlock - 1)
+	addRowWith(addRowCPU, q, sub, z, x, y)
+	return true
+}
+
+// addRowWith runs row kernel k on the whole blocks of its unit of 8-bit
+// rows of equal length, and quantAddRowTables on the rest.
+func addRowWith[T int8 | uint8 | int16](k addRowKernel, q *quantArith, sub bool, z, x, y []T) {
+	n := len(z) &^ (k.unit() - 1)
 	if n > 0 {
+		var probe T
 		a := addRowParams(q, sub, probe-1 < 0)
 		a.x = (*byte)(unsafe.Pointer(&x[0]))
 		a.y = (*byte)(unsafe.Pointer(&y[0]))
 		a.z = (*byte)(unsafe.Pointer(&z[0]))
 		a.n = n
-		addRowKernel(&a)
+		k.run(&a)
 	}
 	if n < len(z) {
 		quantAddRowTables(q, sub, z[n:], x[n:], y[n:])
 	}
-	return true
 }

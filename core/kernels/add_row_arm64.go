@@ -2,15 +2,21 @@
 
 package kernels
 
-// addRowAsm says that 8-bit ADD and SUB on rows of equal length run the
-// NEON kernel (add_row_arm64.s).
-const addRowAsm = true
+// addRowKernel names an 8-bit ADD row kernel; 0 is none.
+type addRowKernel int
 
-// addRowBlock is the row kernel's unit: whole blocks of 16 elements.
-const addRowBlock = 16
+// addRowCPU is the kernel 8-bit ADD and SUB on rows of equal length run:
+// NEON (add_row_arm64.s), on every arm64 CPU.
+const addRowCPU addRowKernel = 1
 
-// addRowKernel is quantAddRow's 8-bit rescaling in full, in NEON assembly,
+// unit is how many elements k takes at a time: whole blocks of 16.
+func (addRowKernel) unit() int { return 16 }
+
+// run calls the NEON kernel.
+func (addRowKernel) run(a *addRowArgs) { addRowNEON(a) }
+
+// addRowNEON is quantAddRow's 8-bit rescaling in full, in NEON assembly,
 // 16 elements at a time; a.n is a multiple of 16.
 //
 //go:noescape
-func addRowKernel(a *addRowArgs)
+func addRowNEON(a *addRowArgs)

@@ -126,8 +126,8 @@ loop: \
 	NEG  R5, R5; \
 	VDUP R5, s.S4
 
-// func addRowKernel(a *addRowArgs)
-TEXT ·addRowKernel(SB), NOSPLIT, $0-8
+// func addRowNEON(a *addRowArgs)
+TEXT ·addRowNEON(SB), NOSPLIT, $0-8
 	MOVD a+0(FP), R0
 	MOVD AR_N(R0), R4
 	CBZ  R4, done

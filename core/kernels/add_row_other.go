@@ -5,6 +5,3 @@ package kernels
 // addRow8 reports that this build has no 8-bit ADD/SUB row kernel: the
 // rows run quantAddRow's Go loops.
 func addRow8[T int8 | uint8 | int16](*quantArith, bool, []T, []T, []T) bool { return false }
-
-// addRowAsm is false: there is no assembly for this architecture or build.
-const addRowAsm = false

@@ -779,11 +779,10 @@ func TestGenericBroadcast(t *testing.T) {
 	}
 }
 
-// TestQuantAddTables: the 8-bit ADD and SUB's lookup tables, and the row
-// kernel this build runs on rows of equal length (if any), give what the
-// rescaling in full gives, for every pair of input bytes, on random
-// scales and zero points, with the rows cut at every length up to 40
-// (the kernel's tail).
+// TestQuantAddTables: the 8-bit ADD and SUB's lookup tables, and every
+// row kernel for rows of equal length this CPU has (addRowKernelsDiff),
+// give what the rescaling in full gives, for every pair of input bytes,
+// on random scales and zero points.
 func TestQuantAddTables(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	for trial := range 40 {
@@ -820,7 +819,7 @@ func TestQuantAddTables(t *testing.T) {
 }
 
 // addTablesDiff computes every pair of bytes (x = i, y = i>>8) in full,
-// with q's tables and with the row kernel, and says where they differ.
+// with q's tables and with the row kernels, and says where they differ.
 func addTablesDiff[T int8 | uint8](q *quantArith, sub bool) error {
 	x, y := make([]T, 1<<16), make([]T, 1<<16)
 	for i := range x {
@@ -837,26 +836,7 @@ func addTablesDiff[T int8 | uint8](q *quantArith, sub bool) error {
 	if i := firstDiff(got, want); i >= 0 {
 		return fmt.Errorf("bytes %d and %d differ by the tables and in full", uint8(i), uint8(i>>8))
 	}
-	if !addRowAsm {
-		return nil
-	}
-	// Rows of 1 to 40 bytes, the last first: a kernel writing past its row
-	// spoils the one after it, already done.
-	var cuts []int
-	for lo, n := 0, 1; lo < len(x); lo, n = lo+n, n%40+1 {
-		cuts = append(cuts, lo)
-	}
-	clear(got)
-	for i, hi := len(cuts)-1, len(x); i >= 0; i, hi = i-1, cuts[i] {
-		lo := cuts[i]
-		if !addRow8(&tables, sub, got[lo:hi], x[lo:hi], y[lo:hi]) {
-			return fmt.Errorf("the row kernel refused a row of %d", hi-lo)
-		}
-	}
-	if i := firstDiff(got, want); i >= 0 {
-		return fmt.Errorf("bytes %d and %d differ by the row kernel and in full: %d, want %d", uint8(i), uint8(i>>8), got[i], want[i])
-	}
-	return nil
+	return addRowKernelsDiff(&tables, sub, x, y, want)
 }
 
 // firstDiff is the first index where a and b differ, or -1.
