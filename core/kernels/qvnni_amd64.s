@@ -354,13 +354,13 @@ ky: \
 	MOVQ DA_KW(DI), DX; \
 kx: \
 	MOVX (SI), K3, Z2; \
-	MAC(Z2, Z0); \
+	MAC((BX), Z2, Z0); \
 	ADDQ DA_TAPSTEP(DI), SI; \
 	ADDQ DA_WSTRIDE(DI), BX; \
 	DECQ DX; \
 	JZ   kynext; \
 	MOVX (SI), K3, Z3; \
-	MAC(Z3, Z1); \
+	MAC((BX), Z3, Z1); \
 	ADDQ DA_TAPSTEP(DI), SI; \
 	ADDQ DA_WSTRIDE(DI), BX; \
 	DECQ DX; \
@@ -370,9 +370,72 @@ kynext: \
 	DECQ CX; \
 	JNZ  ky
 
-// DWROW is the body of the depthwise row kernels, with MAC(x, acc) adding
-// to acc the products of the 16 widened inputs x with the tap's weights at
-// (BX): R8 is the byte offset of the pixel's first tap, R11 the channel
+// DW3ROW adds the three taps of one filter row, inputs at (row),
+// (row)(CX*1) and (row)(CX*2) widened by MOVX and weights at (BX),
+// (BX)(DX*1) and (BX)(DX*2), to the accumulators Z0, Z1 and Z8 (three, so
+// that the multiply-adds do not wait on each other), and moves BX to the
+// next filter row's weights.
+#define DW3ROW(MOVX, MAC, row) \
+	MOVX (row), K3, Z2; \
+	MOVX (row)(CX*1), K3, Z3; \
+	MOVX (row)(CX*2), K3, Z9; \
+	MAC((BX), Z2, Z0); \
+	MAC((BX)(DX*1), Z3, Z1); \
+	MAC((BX)(DX*2), Z9, Z8); \
+	LEAQ (BX)(DX*2), BX; \
+	ADDQ DX, BX
+
+// DW3X3 is DWROW's loop for a 3x3 filter, unrolled: per pixel, the three
+// filter rows' pointers (AX, SI, R15) at the pixel's first tap, moved 16
+// channels a block; R11 the block's weights; CX the tap step, DX the
+// weights' stride. It returns when the pixels are done.
+#define DW3X3(MOVX, MAC, pix, blk) \
+pix: \
+	TESTQ R9, R9; \
+	JZ    dwdone; \
+	MOVQ  DA_ROWS(DI), AX; \
+	MOVQ  8(AX), SI; \
+	MOVQ  16(AX), R15; \
+	MOVQ  (AX), AX; \
+	ADDQ  R8, AX; \
+	ADDQ  R8, SI; \
+	ADDQ  R8, R15; \
+	MOVQ  DA_NB(DI), R12; \
+	MOVQ  DA_QP(DI), R10; \
+	MOVQ  R14, R13; \
+	MOVQ  DA_W(DI), R11; \
+blk: \
+	MOVQ    $0xffff, BX; \
+	CMPQ    R12, $1; \
+	CMOVQEQ DA_TAIL(DI), BX; \
+	KMOVW   BX, K3; \
+	MOVQ    R11, BX; \
+	VPXORD  Z0, Z0, Z0; \
+	VPXORD  Z1, Z1, Z1; \
+	VPXORD  Z8, Z8, Z8; \
+	DW3ROW(MOVX, MAC, AX); \
+	DW3ROW(MOVX, MAC, SI); \
+	DW3ROW(MOVX, MAC, R15); \
+	VPADDD  Z1, Z0, Z0; \
+	VPADDD  Z8, Z0, Z0; \
+	REQ_TFL(Z0, (R13)); \
+	ADDQ    $16, AX; \
+	ADDQ    $16, SI; \
+	ADDQ    $16, R15; \
+	ADDQ    $64, R11; \
+	ADDQ    $QB_SIZE, R10; \
+	ADDQ    $16, R13; \
+	DECQ    R12; \
+	JNZ     blk; \
+	ADDQ    DA_PIXSTEP(DI), R8; \
+	ADDQ    DA_OUTC(DI), R14; \
+	DECQ    R9; \
+	JMP     pix
+
+// DWROW is the body of the depthwise row kernels, with MAC(w, x, acc)
+// adding to acc the products of the 16 widened inputs x with the tap's
+// weights at w. A 3x3 filter runs DW3X3; other filters the loop below, in
+// which R8 is the byte offset of the pixel's first tap, R11 the channel
 // offset, R13 and R14 the block's and the pixel's output, R10 the block's
 // qvBlock, K3 the block's store mask.
 #define DWROW(MAC) \
@@ -387,6 +450,17 @@ kynext: \
 	MOVQ DA_NPIX(DI), R9; \
 	XORQ R8, R8; \
 	MOVQ DA_OUT(DI), R14; \
+	MOVQ DA_TAPSTEP(DI), CX; \
+	MOVQ DA_WSTRIDE(DI), DX; \
+	CMPQ DA_KH(DI), $3; \
+	JNE  dwpix; \
+	CMPQ DA_KW(DI), $3; \
+	JNE  dwpix; \
+	CMPQ DA_SIGNED(DI), $0; \
+	JNE  dw3s; \
+	DW3X3(VPMOVZXBD.Z, MAC, dw3upix, dw3ublk); \
+dw3s: \
+	DW3X3(VPMOVSXBD.Z, MAC, dw3spix, dw3sblk); \
 dwpix: \
 	TESTQ R9, R9; \
 	JZ    dwdone; \
@@ -426,12 +500,13 @@ dwdone: \
 	VZEROUPPER; \
 	RET
 
-// VPDPWSSD_MAC is AVX-512 VNNI's multiply-add of word pairs.
-#define VPDPWSSD_MAC(x, acc) VPDPWSSD (BX), x, acc
+// VPDPWSSD_MAC is AVX-512 VNNI's multiply-add of word pairs, with the
+// weights at w.
+#define VPDPWSSD_MAC(w, x, acc) VPDPWSSD w, x, acc
 
 // MADDWD_MAC is the same with AVX-512BW alone: VPMADDWD, then VPADDD.
 // Clobbers Z4.
-#define MADDWD_MAC(x, acc) VPMADDWD (BX), x, Z4; VPADDD Z4, acc, acc
+#define MADDWD_MAC(w, x, acc) VPMADDWD w, x, Z4; VPADDD Z4, acc, acc
 
 // func dwRowVNNI(t *dwRowArgs)
 TEXT ·dwRowVNNI(SB), NOSPLIT, $0-8
