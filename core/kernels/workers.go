@@ -60,6 +60,14 @@ type worker struct {
 // to 2 ms for the same reasons.
 const spinFor = time.Millisecond
 
+// yieldAfter is how long a spinning thread polls before it also yields its
+// CPU to the system's other threads at each look: between two ops of an
+// Invoke it seldom spins this long, but when the machine has more runnable
+// threads than CPUs (another process, or this process's other thread, on
+// the same CPU) the thread it waits for may be the one it keeps off the
+// CPU.
+const yieldAfter = 50 * time.Microsecond
+
 // NewWorkers starts a team for loops split threads ways (itself and
 // threads-1 goroutines); nil when threads < 2. Close stops it.
 func NewWorkers(threads int) *Workers {
@@ -137,7 +145,10 @@ func (wk *worker) await(seen uint64) uint64 {
 			continue
 		}
 		runtime.Gosched()
-		if time.Since(start) < spinFor {
+		if spun := time.Since(start); spun < spinFor {
+			if spun > yieldAfter {
+				osYield()
+			}
 			continue
 		}
 		wk.sleeping.Store(true)
@@ -219,7 +230,10 @@ func (wk *worker) awaitDone(s uint64) {
 			continue
 		}
 		runtime.Gosched()
-		if time.Since(start) < spinFor {
+		if spun := time.Since(start); spun < spinFor {
+			if spun > yieldAfter {
+				osYield()
+			}
 			continue
 		}
 		wk.waiting.Store(true)
