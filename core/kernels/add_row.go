@@ -7,7 +7,7 @@ import "unsafe"
 // addRowArgs is a row of the 8-bit ADD/SUB row kernel (addRow8): z[i] is
 // the rescaled sum of x[i] and y[i] (or their difference), computed in
 // full as quantAddRow does, not through its tables. Its layout is read by
-// the assembly (see TestArgLayouts): keep the fields in order.
+// the assembly (see TestAsmLayout): keep the fields in order.
 type addRowArgs struct {
 	x, y, z *byte
 	n       int

@@ -1,26 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// Offsets of addRowArgs (checked by TestArgLayouts); each addTerm is
-// off, mul, rshift, mask, half.
-#define AR_X 0
-#define AR_Y 8
-#define AR_Z 16
-#define AR_N 24
-#define AR_SIGNED 32
-#define AR_LS 36
-#define AR_T1 40
-#define AR_T2 60
-#define AR_TO 80
-#define AR_NEG 100
-#define AR_LO 104
-#define AR_HI 108
-#define T_OFF 0
-#define T_MUL 4
-#define T_RS 8
-#define T_MASK 12
-#define T_HALF 16
+#include "args.h"
 
 // TERM broadcasts the addTerm at off: mul, mask and half to zm, zk and zh,
 // the right shift to the low quadword of xs, the offset to zo.

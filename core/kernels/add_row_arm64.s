@@ -1,47 +1,8 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// Offsets of addRowArgs (checked by TestArgLayouts); each addTerm is
-// off, mul, rshift, mask, half.
-#define AR_X 0
-#define AR_Y 8
-#define AR_Z 16
-#define AR_N 24
-#define AR_SIGNED 32
-#define AR_LS 36
-#define AR_T1 40
-#define AR_T2 60
-#define AR_TO 80
-#define AR_NEG 100
-#define AR_LO 104
-#define AR_HI 108
-#define T_OFF 0
-#define T_MUL 4
-#define T_RS 8
-
-// NEON instructions Go's assembler lacks, as WORDs; arguments are vector
-// register numbers.
-#define UXTL_8H(d, n) WORD $(0x2f08a400 | (n)<<5 | (d))              // UXTL Vd.8H, Vn.8B
-#define UXTL2_8H(d, n) WORD $(0x6f08a400 | (n)<<5 | (d))             // UXTL2 Vd.8H, Vn.16B
-#define SXTL_8H(d, n) WORD $(0x0f08a400 | (n)<<5 | (d))              // SXTL Vd.8H, Vn.8B
-#define SXTL2_8H(d, n) WORD $(0x4f08a400 | (n)<<5 | (d))             // SXTL2 Vd.8H, Vn.16B
-#define SXTL_4S(d, n) WORD $(0x0f10a400 | (n)<<5 | (d))              // SXTL Vd.4S, Vn.4H
-#define SXTL2_4S(d, n) WORD $(0x4f10a400 | (n)<<5 | (d))             // SXTL2 Vd.4S, Vn.8H
-#define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
-#define SUB_4S(d, n, m) WORD $(0x6ea08400 | (m)<<16 | (n)<<5 | (d))
-#define SSHL_4S(d, n, m) WORD $(0x4ea04400 | (m)<<16 | (n)<<5 | (d))
-#define SRSHL_4S(d, n, m) WORD $(0x4ea05400 | (m)<<16 | (n)<<5 | (d))
-#define SQADD_4S(d, n, m) WORD $(0x4ea00c00 | (m)<<16 | (n)<<5 | (d))
-#define SQRDMULH_4S(d, n, m) WORD $(0x6ea0b400 | (m)<<16 | (n)<<5 | (d))
-#define AND_16B(d, n, m) WORD $(0x4e201c00 | (m)<<16 | (n)<<5 | (d))
-#define SSHR31_4S(d, n) WORD $(0x4f210400 | (n)<<5 | (d))            // SSHR Vd.4S, Vn.4S, #31
-#define SMAX_4S(d, n, m) WORD $(0x4ea06400 | (m)<<16 | (n)<<5 | (d))
-#define SMIN_4S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))
-#define XTN_4H(d, n) WORD $(0x0e612800 | (n)<<5 | (d))               // XTN Vd.4H, Vn.4S
-#define XTN2_8H(d, n) WORD $(0x4e612800 | (n)<<5 | (d))              // XTN2 Vd.8H, Vn.4S
-#define XTN_8B(d, n) WORD $(0x0e212800 | (n)<<5 | (d))               // XTN Vd.8B, Vn.8H
-#define XTN2_16B(d, n) WORD $(0x4e212800 | (n)<<5 | (d))             // XTN2 Vd.16B, Vn.8H
+#include "args.h"
+#include "neon_arm64.h"
 
 // MULSHIFT is mulShift on the four lanes of v, in place, with the
 // multiplier in Vm and the negated right shift in Vs: SQRDMULH is the

@@ -5,7 +5,7 @@ import "unsafe"
 // argBytesArgs is a run of pixels for the byte ARG_MAX/ARG_MIN row kernel
 // (argBytes): n runs of size bytes each, contiguous, whose extreme's first
 // index goes to dst. Its layout is read by the assembly (see
-// TestArgLayouts): keep the fields 8 bytes wide and in order.
+// TestAsmLayout): keep the fields 8 bytes wide and in order.
 type argBytesArgs struct {
 	src  *uint8
 	n    int    // runs

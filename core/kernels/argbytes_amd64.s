@@ -1,15 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// Offsets of argBytesArgs (checked by TestArgLayouts).
-#define AB_SRC 0
-#define AB_N 8
-#define AB_SIZE 16
-#define AB_MASK 24
-#define AB_FILL 32
-#define AB_MODE 40
-#define AB_DST 48
+#include "args.h"
 
 // RUNS finds, for each of the CX runs of DX bytes at SI, the first index of
 // its extreme under OP (VPMAXUB, VPMAXSB, VPMINUB or VPMINSB) and stores it

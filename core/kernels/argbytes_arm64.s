@@ -1,30 +1,8 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// Offsets of argBytesArgs (checked by TestArgLayouts).
-#define AB_SRC 0
-#define AB_N 8
-#define AB_SIZE 16
-#define AB_FILL 32
-#define AB_MODE 40
-#define AB_DST 48
-
-// NEON instructions Go's assembler lacks, as WORDs; arguments are vector
-// register numbers.
-#define UMAX_16B(d, n, m) WORD $(0x6e206400 | (m)<<16 | (n)<<5 | (d))
-#define SMAX_16B(d, n, m) WORD $(0x4e206400 | (m)<<16 | (n)<<5 | (d))
-#define UMIN_16B(d, n, m) WORD $(0x6e206c00 | (m)<<16 | (n)<<5 | (d))
-#define SMIN_16B(d, n, m) WORD $(0x4e206c00 | (m)<<16 | (n)<<5 | (d))
-#define UMAXV_B(d, n) WORD $(0x6e30a800 | (n)<<5 | (d))           // UMAXV Bd, Vn.16B
-#define SMAXV_B(d, n) WORD $(0x4e30a800 | (n)<<5 | (d))           // SMAXV Bd, Vn.16B
-#define UMINV_B(d, n) WORD $(0x6e31a800 | (n)<<5 | (d))           // UMINV Bd, Vn.16B
-#define SMINV_B(d, n) WORD $(0x4e31a800 | (n)<<5 | (d))           // SMINV Bd, Vn.16B
-#define DUP_B0(d, n) WORD $(0x4e010400 | (n)<<5 | (d))            // DUP Vd.16B, Vn.B[0]
-#define CMEQ_16B(d, n, m) WORD $(0x6e208c00 | (m)<<16 | (n)<<5 | (d))
-#define CMHI_16B(d, n, m) WORD $(0x6e203400 | (m)<<16 | (n)<<5 | (d)) // Vd = Vn > Vm, unsigned
-#define ORN_16B(d, n, m) WORD $(0x4ee01c00 | (m)<<16 | (n)<<5 | (d))  // Vd = Vn | ^Vm
-#define BIF_16B(d, n, m) WORD $(0x6ee01c00 | (m)<<16 | (n)<<5 | (d))  // Vd = Vm ? Vd : Vn, bitwise
+#include "args.h"
+#include "neon_arm64.h"
 
 // argIota holds the bytes 0 to 63: the lane indices of a 64-byte run.
 DATA argIota<>+0(SB)/8, $0x0706050403020100

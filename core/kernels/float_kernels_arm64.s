@@ -1,40 +1,27 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // The float micro-kernels of float_kernels.go in arm64 NEON (Advanced
 // SIMD). Each output lane is one chain of fused multiply-adds (FMLA) in k
 // (or tap) order from zero (or the bias), then the bias, then FMAX with lo
 // and FMIN with hi, which give NaN when either operand is NaN, as Go's max
-// and min do.
-//
-// Go's assembler lacks the instructions below; they are written as WORDs,
-// their operands as vector register numbers.
-
-// FMLAE(d, n, m, i) is FMLA Vd.4S, Vn.4S, Vm.S[i]: Vd += Vn * lane i of Vm.
-#define FMLAE(d, n, m, i) WORD $(0x4f801000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
-
-// FADD4(d, n, m) is FADD Vd.4S, Vn.4S, Vm.4S.
-#define FADD4(d, n, m) WORD $(0x4e20d400 | ((m)<<16) | ((n)<<5) | (d))
-
-// FMAX4(d, n, m) is FMAX Vd.4S, Vn.4S, Vm.4S.
-#define FMAX4(d, n, m) WORD $(0x4e20f400 | ((m)<<16) | ((n)<<5) | (d))
-
-// FMIN4(d, n, m) is FMIN Vd.4S, Vn.4S, Vm.4S.
-#define FMIN4(d, n, m) WORD $(0x4ea0f400 | ((m)<<16) | ((n)<<5) | (d))
+// and min do. The instructions Go's assembler lacks are neon_arm64.h's
+// WORDs, their operands vector register numbers.
 
 // CLAMP1(v, lo, hi) clamps Vv to [Vlo, Vhi].
 #define CLAMP1(v, lo, hi) \
-	FMAX4(v, v, lo); \
-	FMIN4(v, v, hi)
+	FMAX_4S(v, v, lo); \
+	FMIN_4S(v, v, hi)
 
 // OUT4(v, b, lo, hi) adds V(b)..V(b+3) to V(v)..V(v+3) and clamps them to
 // [Vlo, Vhi].
 #define OUT4(v, b, lo, hi) \
-	FADD4(v, v, b); \
-	FADD4(v+1, v+1, b+1); \
-	FADD4(v+2, v+2, b+2); \
-	FADD4(v+3, v+3, b+3); \
+	FADD_4S(v, v, b); \
+	FADD_4S(v+1, v+1, b+1); \
+	FADD_4S(v+2, v+2, b+2); \
+	FADD_4S(v+3, v+3, b+3); \
 	CLAMP1(v, lo, hi); \
 	CLAMP1(v+1, lo, hi); \
 	CLAMP1(v+2, lo, hi); \
@@ -58,10 +45,10 @@
 // TROW(r, m, i) accumulates row r of a 6x16 tile, V(4r)..V(4r+3), from the
 // weights V24..V27 and its input, lane i of Vm.
 #define TROW(r, m, i) \
-	FMLAE(4*(r), 24, m, i); \
-	FMLAE(4*(r)+1, 25, m, i); \
-	FMLAE(4*(r)+2, 26, m, i); \
-	FMLAE(4*(r)+3, 27, m, i)
+	FMLA_4S_S(4*(r), 24, m, i); \
+	FMLA_4S_S(4*(r)+1, 25, m, i); \
+	FMLA_4S_S(4*(r)+2, 26, m, i); \
+	FMLA_4S_S(4*(r)+3, 27, m, i)
 
 // func fTileNEON(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 //

@@ -1,7 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-#include "qvnni_amd64.h"
+#include "args.h"
 
 // REQ_RUY requantizes the 16 int32 sums in acc (plus the row term rt) with
 // the qvBlock at P(R10) and stores them as bytes to dst under mask K2:

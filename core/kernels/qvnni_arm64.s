@@ -1,70 +1,8 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// NEON instructions Go's assembler lacks, as WORDs. Arguments are vector
-// register numbers: d the destination, n and m the sources.
-#define SMULL_8H(d, n, m) WORD $(0x0e20c000 | (m)<<16 | (n)<<5 | (d))   // SMULL Vd.8H, Vn.8B, Vm.8B
-#define SMULL2_8H(d, n, m) WORD $(0x4e20c000 | (m)<<16 | (n)<<5 | (d))  // SMULL2 Vd.8H, Vn.16B, Vm.16B
-#define SMULL_2D(d, n, m) WORD $(0x0ea0c000 | (m)<<16 | (n)<<5 | (d))   // SMULL Vd.2D, Vn.2S, Vm.2S
-#define SMULL2_2D(d, n, m) WORD $(0x4ea0c000 | (m)<<16 | (n)<<5 | (d))  // SMULL2 Vd.2D, Vn.4S, Vm.4S
-#define SMLAL_4S(d, n, m) WORD $(0x0e608000 | (m)<<16 | (n)<<5 | (d))   // SMLAL Vd.4S, Vn.4H, Vm.4H
-#define SMLAL2_4S(d, n, m) WORD $(0x4e608000 | (m)<<16 | (n)<<5 | (d))  // SMLAL2 Vd.4S, Vn.8H, Vm.8H
-#define SADALP_4S(d, n) WORD $(0x4e606800 | (n)<<5 | (d))               // SADALP Vd.4S, Vn.8H
-#define ADDP_4S(d, n, m) WORD $(0x4ea0bc00 | (m)<<16 | (n)<<5 | (d))    // ADDP Vd.4S, Vn.4S, Vm.4S
-#define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))     // ADD Vd.4S, Vn.4S, Vm.4S
-#define ADD_2D(d, n, m) WORD $(0x4ee08400 | (m)<<16 | (n)<<5 | (d))     // ADD Vd.2D, Vn.2D, Vm.2D
-#define SSHL_4S(d, n, m) WORD $(0x4ea04400 | (m)<<16 | (n)<<5 | (d))    // SSHL Vd.4S, Vn.4S, Vm.4S
-#define SSHL_2D(d, n, m) WORD $(0x4ee04400 | (m)<<16 | (n)<<5 | (d))    // SSHL Vd.2D, Vn.2D, Vm.2D
-#define SMAX_4S(d, n, m) WORD $(0x4ea06400 | (m)<<16 | (n)<<5 | (d))    // SMAX Vd.4S, Vn.4S, Vm.4S
-#define SMIN_4S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))    // SMIN Vd.4S, Vn.4S, Vm.4S
-#define ZIP1_2D(d, n, m) WORD $(0x4ec03800 | (m)<<16 | (n)<<5 | (d))    // ZIP1 Vd.2D, Vn.2D, Vm.2D
-#define ZIP2_2D(d, n, m) WORD $(0x4ec07800 | (m)<<16 | (n)<<5 | (d))    // ZIP2 Vd.2D, Vn.2D, Vm.2D
-#define NEG_2D(d, n) WORD $(0x6ee0b800 | (n)<<5 | (d))                  // NEG Vd.2D, Vn.2D
-#define CMLT0_2D(d, n) WORD $(0x4ee0a800 | (n)<<5 | (d))                // CMLT Vd.2D, Vn.2D, #0
-#define XTN_2S(d, n) WORD $(0x0ea12800 | (n)<<5 | (d))                  // XTN Vd.2S, Vn.2D
-#define XTN2_4S(d, n) WORD $(0x4ea12800 | (n)<<5 | (d))                 // XTN2 Vd.4S, Vn.2D
-#define XTN_4H(d, n) WORD $(0x0e612800 | (n)<<5 | (d))                  // XTN Vd.4H, Vn.4S
-#define XTN2_8H(d, n) WORD $(0x4e612800 | (n)<<5 | (d))                 // XTN2 Vd.8H, Vn.4S
-#define XTN_8B(d, n) WORD $(0x0e212800 | (n)<<5 | (d))                  // XTN Vd.8B, Vn.8H
-#define XTN2_16B(d, n) WORD $(0x4e212800 | (n)<<5 | (d))                // XTN2 Vd.16B, Vn.8H
-#define SXTL_8H(d, n) WORD $(0x0f08a400 | (n)<<5 | (d))                 // SXTL Vd.8H, Vn.8B
-#define SXTL2_8H(d, n) WORD $(0x4f08a400 | (n)<<5 | (d))                // SXTL2 Vd.8H, Vn.16B
-#define UXTL_8H(d, n) WORD $(0x2f08a400 | (n)<<5 | (d))                 // UXTL Vd.8H, Vn.8B
-#define UXTL2_8H(d, n) WORD $(0x6f08a400 | (n)<<5 | (d))                // UXTL2 Vd.8H, Vn.16B
-
-// SDOT Vd.4S, Vn.16B, Vm.4B[i] (FEAT_DotProd): lane j of d += the dot
-// product of bytes 4j..4j+3 of n with bytes 4i..4i+3 of m, all signed.
-#define SDOT_4S(d, n, m, i) WORD $(0x4f80e000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
-
-// Offsets of qgemmTileArgs (checked by TestAsmLayout).
-#define TA_A 0
-#define TA_LDA 8
-#define TA_ROWS 16
-#define TA_K4 24
-#define TA_W 32
-#define TA_WSTRIDE 40
-#define TA_NB 48
-#define TA_TAIL 56
-#define TA_ROWTERM 64
-#define TA_QP 72
-#define TA_OUT 80
-#define TA_LDO 88
-#define TA_ZP 96
-#define TA_LO 104
-#define TA_HI 112
-
-// Offsets of qvBlock (checked by TestAsmLayout) and its size.
-#define QB_CST 0
-#define QB_LEFT 64
-#define QB_MULT 128
-#define QB_ADDE 192
-#define QB_ADDO 256
-#define QB_SHE 320
-#define QB_SHO 384
-#define QB_NEGE 448
-#define QB_NEGO 512
-#define QB_SIZE 576
+#include "args.h"
+#include "neon_arm64.h"
 
 // FINISH adds the rounding addend to V1 and V2, shifts them right
 // arithmetically, narrows them into Va, adds the zero point (V13) and
@@ -531,25 +469,6 @@ erow:
 	SUBS R11, R3
 	BNE  pass
 	RET
-
-// Offsets of dwRowArgs (checked by TestAsmLayout).
-#define DA_ROWS 0
-#define DA_KH 8
-#define DA_KW 16
-#define DA_TAPSTEP 24
-#define DA_PIXSTEP 32
-#define DA_NPIX 40
-#define DA_NB 48
-#define DA_TAIL 56
-#define DA_W 64
-#define DA_WSTRIDE 72
-#define DA_QP 80
-#define DA_OUT 88
-#define DA_OUTC 96
-#define DA_ZP 104
-#define DA_LO 112
-#define DA_HI 120
-#define DA_SIGNED 128
 
 // DW_TAP adds the products of the 16 inputs widened to int16 in V0-V1
 // with the tap's weights at R25 to the sums V16-V19, and moves R25 and

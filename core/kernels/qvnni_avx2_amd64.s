@@ -1,7 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-#include "qvnni_amd64.h"
+#include "args.h"
 
 // The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI, and the
 // tile kernel with AVX-VNNI (qgemmTileAVXVNNI, at the end). AVX2's

@@ -4,7 +4,7 @@ import "unsafe"
 
 // resizeRowArgs is one output row of the general UINT8 RESIZE_BILINEAR,
 // the unit of its row kernel (resizeRowU8). Its layout is read by the
-// assembly (see TestArgLayouts): keep the fields 8 bytes wide and in
+// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in
 // order.
 type resizeRowArgs struct {
 	top, bot *uint8     // input rows y0 and y1

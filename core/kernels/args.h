@@ -1,0 +1,94 @@
+// Offsets of the argument structs that the kernels' assembly reads, on
+// amd64 and arm64 alike (every field is placed as on any 64-bit target);
+// TestAsmLayout checks them against the Go structs.
+
+// Offsets of qgemmTileArgs (checked by TestAsmLayout).
+#define TA_A 0
+#define TA_LDA 8
+#define TA_ROWS 16
+#define TA_K4 24
+#define TA_W 32
+#define TA_WSTRIDE 40
+#define TA_NB 48
+#define TA_TAIL 56
+#define TA_ROWTERM 64
+#define TA_QP 72
+#define TA_OUT 80
+#define TA_LDO 88
+#define TA_ZP 96
+#define TA_LO 104
+#define TA_HI 112
+
+// Offsets of qvBlock (checked by TestAsmLayout) and its size.
+#define QB_CST 0
+#define QB_LEFT 64
+#define QB_MULT 128
+#define QB_ADDE 192
+#define QB_ADDO 256
+#define QB_SHE 320
+#define QB_SHO 384
+#define QB_NEGE 448
+#define QB_NEGO 512
+#define QB_SIZE 576
+
+// Offsets of dwRowArgs (checked by TestAsmLayout).
+#define DA_ROWS 0
+#define DA_KH 8
+#define DA_KW 16
+#define DA_TAPSTEP 24
+#define DA_PIXSTEP 32
+#define DA_NPIX 40
+#define DA_NB 48
+#define DA_TAIL 56
+#define DA_W 64
+#define DA_WSTRIDE 72
+#define DA_QP 80
+#define DA_OUT 88
+#define DA_OUTC 96
+#define DA_ZP 104
+#define DA_LO 112
+#define DA_HI 120
+#define DA_SIGNED 128
+
+// Offsets of resizeRowArgs (checked by TestAsmLayout).
+#define RA_TOP 0
+#define RA_BOT 8
+#define RA_X0 16
+#define RA_X1 24
+#define RA_OMX 32
+#define RA_DX 40
+#define RA_WY 48
+#define RA_C 56
+#define RA_FULL 64
+#define RA_TAIL 72
+#define RA_N 80
+#define RA_DST 88
+
+// Offsets of argBytesArgs (checked by TestAsmLayout).
+#define AB_SRC 0
+#define AB_N 8
+#define AB_SIZE 16
+#define AB_MASK 24
+#define AB_FILL 32
+#define AB_MODE 40
+#define AB_DST 48
+
+// Offsets of addRowArgs (checked by TestAsmLayout), and of the fields of
+// each of its addTerms: off, mul, rshift, mask, half.
+#define AR_X 0
+#define AR_Y 8
+#define AR_Z 16
+#define AR_N 24
+#define AR_SIGNED 32
+#define AR_LS 36
+#define AR_T1 40
+#define AR_T2 60
+#define AR_TO 80
+#define AR_NEG 100
+#define AR_LO 104
+#define AR_HI 108
+#define T_OFF 0
+#define T_MUL 4
+#define T_RS 8
+#define T_MASK 12
+#define T_HALF 16
