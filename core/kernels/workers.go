@@ -68,6 +68,22 @@ const spinFor = time.Millisecond
 // CPU.
 const yieldAfter = 50 * time.Microsecond
 
+// spinning is look i of a wait that began at start: every every-th look
+// it lets other goroutines run, and other threads once the wait has lasted
+// yieldAfter. It reports whether the wait may go on spinning rather than
+// sleep, until spinFor has passed.
+func spinning(i, every int, start time.Time) bool {
+	if i%every != 0 {
+		return true
+	}
+	runtime.Gosched()
+	spun := time.Since(start)
+	if spun > yieldAfter && spun < spinFor {
+		osYield()
+	}
+	return spun < spinFor
+}
+
 // NewWorkers starts a team for loops split threads ways (itself and
 // threads-1 goroutines); nil when threads < 2. Close stops it.
 func NewWorkers(threads int) *Workers {
@@ -141,14 +157,7 @@ func (wk *worker) await(seen uint64) uint64 {
 		if s := wk.seq.Load(); s != seen {
 			return s
 		}
-		if i%256 != 0 {
-			continue
-		}
-		runtime.Gosched()
-		if spun := time.Since(start); spun < spinFor {
-			if spun > yieldAfter {
-				osYield()
-			}
+		if spinning(i, 256, start) {
 			continue
 		}
 		wk.sleeping.Store(true)
@@ -226,14 +235,7 @@ func (w *Workers) run(n, threads, align int, body loopBody) {
 func (wk *worker) awaitDone(s uint64) {
 	start := time.Now()
 	for i := 1; wk.done.Load() != s; i++ {
-		if i%64 != 0 {
-			continue
-		}
-		runtime.Gosched()
-		if spun := time.Since(start); spun < spinFor {
-			if spun > yieldAfter {
-				osYield()
-			}
+		if spinning(i, 64, start) {
 			continue
 		}
 		wk.waiting.Store(true)
