@@ -160,6 +160,73 @@
 	MOVQ TA_K4(DI), CX; \
 	TESTQ CX, CX
 
+// ROWS4 is a tile kernel's four rows: pairs of blocks with PAIR_STEP, then
+// a last single block with SINGLE_STEP, each step one depth group of 4
+// bytes (SI the rows, BX the weights) into the accumulators Z0-Z7 (Z0-Z3
+// for one block). It jumps to done when the blocks are over.
+#define ROWS4(PAIR_STEP, SINGLE_STEP) \
+	ROWS4_ENTRY; \
+pair4: \
+	CMPQ R12, $2; \
+	JL   single4; \
+	ZERO4(Z0, Z1, Z2, Z3); \
+	ZERO4(Z4, Z5, Z6, Z7); \
+	DEPTH_ENTRY; \
+	JZ   pair4done; \
+pair4loop: \
+	PAIR_STEP; \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  pair4loop; \
+pair4done: \
+	PAIR4_STORE; \
+	JMP  pair4; \
+single4: \
+	CMPQ R12, $1; \
+	JL   done; \
+	ZERO4(Z0, Z1, Z2, Z3); \
+	DEPTH_ENTRY; \
+	JZ   single4done; \
+single4loop: \
+	SINGLE_STEP; \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  single4loop; \
+single4done: \
+	SINGLE4_STORE; \
+	JMP  done
+
+// VNNI_PAIR4 and VNNI_SINGLE4 are ROWS4's steps with VPDPBUSD: each row's
+// 4 bytes broadcast, times one or two blocks of weights.
+#define VNNI_PAIR4 \
+	VMOVDQU32    (BX), Z8; \
+	VMOVDQU32    (BX)(DX*1), Z9; \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD (SI)(R8*1), Z11; \
+	VPBROADCASTD (SI)(R8*2), Z12; \
+	VPBROADCASTD (SI)(R9*1), Z13; \
+	VPDPBUSD     Z8, Z10, Z0; \
+	VPDPBUSD     Z9, Z10, Z4; \
+	VPDPBUSD     Z8, Z11, Z1; \
+	VPDPBUSD     Z9, Z11, Z5; \
+	VPDPBUSD     Z8, Z12, Z2; \
+	VPDPBUSD     Z9, Z12, Z6; \
+	VPDPBUSD     Z8, Z13, Z3; \
+	VPDPBUSD     Z9, Z13, Z7
+
+#define VNNI_SINGLE4 \
+	VMOVDQU32    (BX), Z8; \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD (SI)(R8*1), Z11; \
+	VPBROADCASTD (SI)(R8*2), Z12; \
+	VPBROADCASTD (SI)(R9*1), Z13; \
+	VPDPBUSD     Z8, Z10, Z0; \
+	VPDPBUSD     Z8, Z11, Z1; \
+	VPDPBUSD     Z8, Z12, Z2; \
+	VPDPBUSD     Z8, Z13, Z3
+
 // func qgemmTileVNNI(t *qgemmTileArgs)
 TEXT ·qgemmTileVNNI(SB), NOSPLIT, $0-8
 	TILE_ENTRY
@@ -167,65 +234,7 @@ TEXT ·qgemmTileVNNI(SB), NOSPLIT, $0-8
 	JNE rows1
 
 	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4_ENTRY
-
-pair4:
-	CMPQ R12, $2
-	JL   single4
-	ZERO4(Z0, Z1, Z2, Z3)
-	ZERO4(Z4, Z5, Z6, Z7)
-	DEPTH_ENTRY
-	JZ   pair4done
-
-pair4loop:
-	VMOVDQU32    (BX), Z8
-	VMOVDQU32    (BX)(DX*1), Z9
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD (SI)(R8*1), Z11
-	VPBROADCASTD (SI)(R8*2), Z12
-	VPBROADCASTD (SI)(R9*1), Z13
-	VPDPBUSD     Z8, Z10, Z0
-	VPDPBUSD     Z9, Z10, Z4
-	VPDPBUSD     Z8, Z11, Z1
-	VPDPBUSD     Z9, Z11, Z5
-	VPDPBUSD     Z8, Z12, Z2
-	VPDPBUSD     Z9, Z12, Z6
-	VPDPBUSD     Z8, Z13, Z3
-	VPDPBUSD     Z9, Z13, Z7
-	ADDQ         $4, SI
-	ADDQ         $64, BX
-	DECQ         CX
-	JNZ          pair4loop
-
-pair4done:
-	PAIR4_STORE
-	JMP  pair4
-
-single4:
-	CMPQ R12, $1
-	JL   done
-	ZERO4(Z0, Z1, Z2, Z3)
-	DEPTH_ENTRY
-	JZ   single4done
-
-single4loop:
-	VMOVDQU32    (BX), Z8
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD (SI)(R8*1), Z11
-	VPBROADCASTD (SI)(R8*2), Z12
-	VPBROADCASTD (SI)(R9*1), Z13
-	VPDPBUSD     Z8, Z10, Z0
-	VPDPBUSD     Z8, Z11, Z1
-	VPDPBUSD     Z8, Z12, Z2
-	VPDPBUSD     Z8, Z13, Z3
-	ADDQ         $4, SI
-	ADDQ         $64, BX
-	DECQ         CX
-	JNZ          single4loop
-
-single4done:
-	SINGLE4_STORE
-	JMP  done
+	ROWS4(VNNI_PAIR4, VNNI_SINGLE4)
 
 	// One row at a time, two blocks at a time, depth unrolled by two.
 rows1:
@@ -559,85 +568,57 @@ TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
 	ASPLIT(Z10, Z11); \
 	DOTBW(Z10, Z11, Z8, Z16, acc, Z12)
 
+// BW_PAIR4 and BW_SINGLE4 are ROWS4's steps without VNNI: the weight
+// blocks split into their even and odd bytes, each row's 4 bytes likewise
+// (ROWBW, ROW1BW).
+#define BW_PAIR4 \
+	VMOVDQU32 (BX), Z8; \
+	VMOVDQU32 (BX)(DX*1), Z9; \
+	WSPLIT(Z8, Z16); \
+	WSPLIT(Z9, Z17); \
+	ROWBW((SI), Z0, Z4); \
+	ROWBW((SI)(R8*1), Z1, Z5); \
+	ROWBW((SI)(R8*2), Z2, Z6); \
+	ROWBW((SI)(R9*1), Z3, Z7)
+
+#define BW_SINGLE4 \
+	VMOVDQU32 (BX), Z8; \
+	WSPLIT(Z8, Z16); \
+	ROW1BW((SI), Z0); \
+	ROW1BW((SI)(R8*1), Z1); \
+	ROW1BW((SI)(R8*2), Z2); \
+	ROW1BW((SI)(R9*1), Z3)
+
 // func qgemmTileAVX512BW(t *qgemmTileArgs)
 TEXT ·qgemmTileAVX512BW(SB), NOSPLIT, $0-8
 	TILE_ENTRY
 	MOVL $0x00ff00ff, AX
 	VPBROADCASTD AX, Z29
 	CMPQ TA_ROWS(DI), $4
-	JNE bwrows1
+	JNE rows1
 
 	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4_ENTRY
-
-bwpair4:
-	CMPQ R12, $2
-	JL   bwsingle4
-	ZERO4(Z0, Z1, Z2, Z3)
-	ZERO4(Z4, Z5, Z6, Z7)
-	DEPTH_ENTRY
-	JZ   bwpair4done
-
-bwpair4loop:
-	VMOVDQU32 (BX), Z8
-	VMOVDQU32 (BX)(DX*1), Z9
-	WSPLIT(Z8, Z16)
-	WSPLIT(Z9, Z17)
-	ROWBW((SI), Z0, Z4)
-	ROWBW((SI)(R8*1), Z1, Z5)
-	ROWBW((SI)(R8*2), Z2, Z6)
-	ROWBW((SI)(R9*1), Z3, Z7)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  bwpair4loop
-
-bwpair4done:
-	PAIR4_STORE
-	JMP  bwpair4
-
-bwsingle4:
-	CMPQ R12, $1
-	JL   bwdone
-	ZERO4(Z0, Z1, Z2, Z3)
-	DEPTH_ENTRY
-	JZ   bwsingle4done
-
-bwsingle4loop:
-	VMOVDQU32 (BX), Z8
-	WSPLIT(Z8, Z16)
-	ROW1BW((SI), Z0)
-	ROW1BW((SI)(R8*1), Z1)
-	ROW1BW((SI)(R8*2), Z2)
-	ROW1BW((SI)(R9*1), Z3)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  bwsingle4loop
-
-bwsingle4done:
-	SINGLE4_STORE
-	JMP  bwdone
+	ROWS4(BW_PAIR4, BW_SINGLE4)
 
 	// One row at a time, two blocks at a time.
-bwrows1:
+rows1:
 	ROWS1_ENTRY
 
-bwrow1:
+row1:
 	ROW1_ENTRY
 
-bwpair1:
+pair1:
 	CMPQ R12, $2
-	JL   bwsingle1
+	JL   single1
 	VPXORD Z0, Z0, Z0
 	VPXORD Z4, Z4, Z4
 	MOVQ R8, SI
 	MOVQ R11, BX
 	MOVQ TA_K4(DI), CX
 	TESTQ CX, CX
-	JZ   bwpair1sum
+	JZ   pair1sum
 
-bwpair1loop:
+pair1loop:
 	VMOVDQU32 (BX), Z8
 	VMOVDQU32 (BX)(DX*1), Z9
 	WSPLIT(Z8, Z16)
@@ -646,38 +627,38 @@ bwpair1loop:
 	ADDQ $4, SI
 	ADDQ $64, BX
 	DECQ CX
-	JNZ  bwpair1loop
+	JNZ  pair1loop
 
-bwpair1sum:
+pair1sum:
 	PAIR1_STORE
-	JMP  bwpair1
+	JMP  pair1
 
-bwsingle1:
+single1:
 	CMPQ R12, $1
-	JL   bwrow1next
+	JL   row1next
 	VPXORD Z0, Z0, Z0
 	MOVQ R8, SI
 	MOVQ R11, BX
 	MOVQ TA_K4(DI), CX
 	TESTQ CX, CX
-	JZ   bwsingle1sum
+	JZ   single1sum
 
-bwsingle1loop:
+single1loop:
 	VMOVDQU32 (BX), Z8
 	WSPLIT(Z8, Z16)
 	ROW1BW((SI), Z0)
 	ADDQ $4, SI
 	ADDQ $64, BX
 	DECQ CX
-	JNZ  bwsingle1loop
+	JNZ  single1loop
 
-bwsingle1sum:
+single1sum:
 	SINGLE1_STORE
 
-bwrow1next:
+row1next:
 	ROW1_NEXT
-	JNZ  bwrow1
+	JNZ  row1
 
-bwdone:
+done:
 	VZEROUPPER
 	RET
