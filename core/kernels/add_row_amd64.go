@@ -13,18 +13,34 @@ const (
 )
 
 // addRowCPU is the kernel 8-bit ADD and SUB on rows of equal length run:
-// AVX-512, or AVX2 on CPUs without it, or none; GODEBUG=cpu.avx512f=off
-// and cpu.avx2=off turn them off.
-var addRowCPU = pickAddRow()
-
-func pickAddRow() addRowKernel {
-	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2:
-		return addRowZMM
-	case cpu.X86.HasAVX2:
-		return addRowYMM
+// the first this CPU has, or none; GODEBUG=cpu.avx512f=off and
+// cpu.avx2=off turn them off.
+var addRowCPU = func() addRowKernel {
+	if ks := addRowKernels(); len(ks) > 0 {
+		return ks[0]
 	}
 	return 0
+}()
+
+// addRowKernels are the row kernels this CPU runs, fastest first: AVX-512,
+// then AVX2.
+func addRowKernels() []addRowKernel {
+	var ks []addRowKernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2 {
+		ks = append(ks, addRowZMM)
+	}
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, addRowYMM)
+	}
+	return ks
+}
+
+// String names k in test output.
+func (k addRowKernel) String() string {
+	if k == addRowYMM {
+		return "AVX2"
+	}
+	return "AVX-512"
 }
 
 // unit is how many elements k takes at a time: a row's length is cut to

@@ -9,6 +9,12 @@ type addRowKernel int
 // NEON (add_row_arm64.s), on every arm64 CPU.
 const addRowCPU addRowKernel = 1
 
+// addRowKernels are the row kernels this CPU runs: NEON.
+func addRowKernels() []addRowKernel { return []addRowKernel{addRowCPU} }
+
+// String names the kernel in test output.
+func (addRowKernel) String() string { return "NEON" }
+
 // unit is how many elements k takes at a time: whole blocks of 16.
 func (addRowKernel) unit() int { return 16 }
 

@@ -4,12 +4,6 @@ package kernels
 
 import "fmt"
 
-// addRowSet is one 8-bit ADD row kernel and its name.
-type addRowSet struct {
-	name   string
-	kernel addRowKernel
-}
-
 // addRowKernelsDiff runs every 8-bit ADD row kernel this CPU has (through
 // addRowWith, which leaves a row's last elements to the tables) over x
 // and y cut into rows of 1 to 40 bytes, and says where one differs from
@@ -21,14 +15,14 @@ func addRowKernelsDiff[T int8 | uint8](q *quantArith, sub bool, x, y, want []T) 
 		cuts = append(cuts, lo)
 	}
 	got := make([]T, len(x))
-	for _, set := range addRowSets() {
+	for _, k := range addRowKernels() {
 		clear(got)
 		for i, hi := len(cuts)-1, len(x); i >= 0; i, hi = i-1, cuts[i] {
 			lo := cuts[i]
-			addRowWith(set.kernel, q, sub, got[lo:hi], x[lo:hi], y[lo:hi])
+			addRowWith(k, q, sub, got[lo:hi], x[lo:hi], y[lo:hi])
 		}
 		if i := firstDiff(got, want); i >= 0 {
-			return fmt.Errorf("x %d, y %d: the %s row kernel gives %d, in full %d", x[i], y[i], set.name, got[i], want[i])
+			return fmt.Errorf("x %d, y %d: the %v row kernel gives %d, in full %d", x[i], y[i], k, got[i], want[i])
 		}
 	}
 	return nil
