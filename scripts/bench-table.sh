@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench-table.sh: delego against the real TensorFlow Lite 2.9 over many
-# models, as a Markdown table: the 1-thread ratio delego/TFLite (median of
-# alternating rounds, scripts/bench-vs-tflite.sh) and each runtime's speedup
-# from 1 to 2 threads (median of 5 rounds, scripts/bench-threads.sh).
+# models, as a Markdown table: the 1-thread ratio delego/TFLite and each
+# runtime's speedup from 1 to 2 threads, medians of the same 5 rounds
+# (scripts/bench-threads.sh).
 #
 #   scripts/bench-table.sh [RUNS] [MODEL...]
 #   default: 20 runs over every model in ../shared/models that TFLite 2.9
@@ -18,20 +18,18 @@ if ((${#models[@]} == 0)); then
     models+=("$m")
   done
 fi
-# ratio MODEL: delego's median latency over TFLite's, 1 thread, from one
-# side-by-side run (bench-vs-tflite.sh).
-ratio() {
-  scripts/bench-vs-tflite.sh "$1" "$RUNS" 1 | awk '/^ratio/ { sub("x", "", $NF); print $NF }'
-}
-# scaling MODEL: "delego tflite", each runtime's 2-thread speedup, from
-# rounds that time 1 and 2 threads back to back (bench-threads.sh).
-scaling() {
-  scripts/bench-threads.sh "$1" 5 "$RUNS" 2 | awk '/threads vs 1/ { for (i = 1; i <= NF; i++) if ($i == "1:") { sub("x", "", $(i+1)); printf "%s ", $(i+1) } } END { print "" }'
+# row MODEL: "ratio delego tflite": delego's 1-thread time over TFLite's and
+# each runtime's 2-thread speedup, from rounds that time both runtimes at 1
+# and 2 threads back to back (bench-threads.sh).
+row() {
+  scripts/bench-threads.sh "$1" 5 "$RUNS" 2 | awk '
+    function after(word,  i) { for (i = 1; i <= NF; i++) if ($i == word) { sub("x", "", $(i+1)); return $(i+1) } }
+    /^delego .*threads vs 1/ { d = after("1:") } /^TFLite .*threads vs 1/ { t = after("1:") }
+    /1 thread:/ { r = after("thread:") } END { print r, d, t }'
 }
 echo "| model | delego / TFLite, 1 thread | delego 2 threads vs 1 | TFLite 2 threads vs 1 |"
 echo "| --- | ---: | ---: | ---: |"
 for m in "${models[@]}"; do
-  r=$(ratio "$m")
-  read -r d t < <(scaling "$m")
+  read -r r d t < <(row "$m")
   printf "| %s | %sx | %sx | %sx |\n" "$(basename "$m" .tflite)" "$r" "$d" "$t"
 done

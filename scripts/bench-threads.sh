@@ -4,7 +4,8 @@
 # and at THREADS threads, then TFLite at both, back to back, and takes each
 # runtime's ratio of medians within the round: a machine whose load changes
 # from minute to minute then moves both sides of a ratio alike. Prints the
-# median ratio over the rounds and their range.
+# median ratio over the rounds and their range, and the same for delego's
+# 1-thread time over TFLite's.
 #
 #   scripts/bench-threads.sh [MODEL] [ROUNDS] [RUNS] [THREADS]
 #   default: ../shared/models/mobilenet_v2_1.0_224_float.tflite 8 20 2
@@ -39,4 +40,6 @@ def line(name, a, b):
 print(f"model {model}, {len(rounds)} rounds")
 line("delego    ", 0, 1)
 line("TFLite 2.9", 2, 3)
+r = [x[0] / x[2] for x in rounds]
+print(f"delego / TFLite 2.9, 1 thread: {statistics.median(r):.2f}x (rounds {min(r):.2f}-{max(r):.2f})")
 PY
