@@ -162,23 +162,35 @@ func (o *concatOp) planCopies(ins []*tensor.Tensor, out *tensor.Tensor, shape []
 	}
 }
 
-// Eval interleaves the inputs' chunks into the output.
+// Eval interleaves the inputs' chunks into the output, one input at a time.
 func (o *concatOp) Eval(n *Node) error {
+	if o.outer == 0 {
+		return nil
+	}
 	dst := n.Outputs[0].Data
-	pos := 0
-	for k := range o.outer {
-		for i, t := range n.Inputs {
-			sz := o.chunks[i]
-			src := t.Data[k*sz : (k+1)*sz]
-			if o.scaled && !o.rescale[i].copy {
-				concatRequantize(dst[pos:pos+sz], src, o.rescale[i], o.outZP)
-			} else {
-				copyChunk(dst[pos:pos+sz], src)
+	row := o.rowBytes()
+	at := 0
+	for i, t := range n.Inputs {
+		sz := o.chunks[i]
+		if o.scaled && !o.rescale[i].copy {
+			for k := range o.outer {
+				concatRequantize(dst[k*row+at:k*row+at+sz], t.Data[k*sz:(k+1)*sz], o.rescale[i], o.outZP)
 			}
-			pos += sz
+		} else {
+			copyStrided(dst[at:], row, t.Data, sz, sz, o.outer)
 		}
+		at += sz
 	}
 	return nil
+}
+
+// rowBytes is the bytes of output per outer index: every input's chunk.
+func (o *concatOp) rowBytes() int {
+	row := 0
+	for _, sz := range o.chunks {
+		row += sz
+	}
+	return row
 }
 
 // concatRequantize maps UINT8 values to the output's quantization the way
@@ -193,34 +205,48 @@ func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
 	}
 }
 
-// copyChunk is copy for the pieces of SPLIT and CONCATENATION, often a few
-// bytes each (a channel or two of a pixel): those are moved in a loop
-// rather than by a call to memmove apiece.
-func copyChunk(dst, src []byte) {
-	if len(src) > 16 {
-		copy(dst, src)
-		return
-	}
-	dst = dst[:len(src)]
-	for i, b := range src {
-		dst[i] = b
+// copyStrided copies n chunks of size bytes, chunk k from src[k*sstride:]
+// to dst[k*dstride:]: one input's or output's share of CONCATENATION,
+// SPLIT, SPLIT_V, PACK and UNPACK. Their chunks are often a channel or two
+// of a pixel, so small ones are moved in a loop (one byte by a plain
+// gather) rather than by a call to memmove apiece.
+func copyStrided(dst []byte, dstride int, src []byte, sstride, size, n int) {
+	switch {
+	case n == 0 || size == 0:
+	case size == 1:
+		_, _ = dst[(n-1)*dstride], src[(n-1)*sstride]
+		for k := range n {
+			dst[k*dstride] = src[k*sstride]
+		}
+	case size > 16:
+		for k := range n {
+			copy(dst[k*dstride:k*dstride+size], src[k*sstride:k*sstride+size])
+		}
+	default:
+		for k := range n {
+			d, s := dst[k*dstride:k*dstride+size], src[k*sstride:k*sstride+size]
+			for i := range d {
+				d[i] = s[i]
+			}
+		}
 	}
 }
 
 // shapeSplitCopy splits in along axis into outs, whose shapes give the sizes
-// of the pieces (TFLite's reference_ops::Split).
+// of the pieces (TFLite's reference_ops::Split), one output at a time.
 func shapeSplitCopy(in *tensor.Tensor, outs []*tensor.Tensor, axis int) {
 	esize := in.Type.Size()
 	outer := tensor.NumElements(in.Shape[:axis])
 	inner := tensor.NumElements(in.Shape[axis+1:]) * esize
-	src := in.Data
-	pos := 0
-	for k := range outer {
-		for _, t := range outs {
-			sz := t.Shape[axis] * inner
-			copyChunk(t.Data[k*sz:(k+1)*sz], src[pos:pos+sz])
-			pos += sz
-		}
+	if outer == 0 {
+		return
+	}
+	row := in.Shape[axis] * inner
+	at := 0
+	for _, t := range outs {
+		sz := t.Shape[axis] * inner
+		copyStrided(t.Data, sz, in.Data[at:], row, sz, outer)
+		at += sz
 	}
 }
 
@@ -508,13 +534,13 @@ func (o *packOp) Prepare(n *Node) error {
 
 // Eval interleaves the inputs.
 func (o *packOp) Eval(n *Node) error {
+	if o.outer == 0 {
+		return nil
+	}
 	dst := n.Outputs[0].Data
 	count := len(n.Inputs)
 	for i, t := range n.Inputs {
-		for k := range o.outer {
-			at := (k*count + i) * o.copy
-			copy(dst[at:at+o.copy], t.Data[k*o.copy:(k+1)*o.copy])
-		}
+		copyStrided(dst[i*o.copy:], count*o.copy, t.Data, o.copy, o.copy, o.outer)
 	}
 	return nil
 }
@@ -583,13 +609,13 @@ func (o *unpackOp) Prepare(n *Node) error {
 
 // Eval scatters the input's slices into the outputs.
 func (o *unpackOp) Eval(n *Node) error {
+	if o.outer == 0 {
+		return nil
+	}
 	src := n.Inputs[0].Data
 	count := len(n.Outputs)
 	for i, t := range n.Outputs {
-		for k := range o.outer {
-			at := (k*count + i) * o.copy
-			copy(t.Data[k*o.copy:(k+1)*o.copy], src[at:at+o.copy])
-		}
+		copyStrided(t.Data, o.copy, src[i*o.copy:], count*o.copy, o.copy, o.outer)
 	}
 	return nil
 }

@@ -497,6 +497,54 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// TestCopyStrided holds copyStrided's loop, gather and memmove paths to a
+// byte-at-a-time copy: every chunk lands where it should and nothing
+// between or after the chunks is written.
+func TestCopyStrided(t *testing.T) {
+	for size := range 40 {
+		for _, gap := range []int{0, 1, 7} {
+			for _, n := range []int{0, 1, 2, 5} {
+				src := make([]byte, n*(size+gap)+3)
+				for i := range src {
+					src[i] = byte(i*7 + 1)
+				}
+				got := make([]byte, n*(size+2*gap)+3)
+				want := make([]byte, len(got))
+				copyStrided(got, size+2*gap, src, size+gap, size, n)
+				for k := range n {
+					for i := range size {
+						want[k*(size+2*gap)+i] = src[k*(size+gap)+i]
+					}
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("size %d gap %d n %d: got %v, want %v", size, gap, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestShapeOpsNoElements runs CONCATENATION, SPLIT, PACK and UNPACK on
+// tensors with a dimension of 0 before the axis: nothing to copy, no fault.
+func TestShapeOpsNoElements(t *testing.T) {
+	a, b := f32T([]int{0, 2}), f32T([]int{0, 3})
+	out := outT(tensor.Float32)
+	if err := shRun(&concatOp{p: concatParams{Axis: 1}}, []*tensor.Tensor{a, b}, out); err != nil {
+		t.Fatal(err)
+	}
+	shCheck(t, out, []int{0, 5}, []float32{})
+	outs := []*tensor.Tensor{outT(tensor.Float32), outT(tensor.Float32)}
+	if err := shRun(&splitOp{p: splitParams{NumSplits: 2}}, []*tensor.Tensor{constT(shI32(nil, 1)), f32T([]int{0, 4})}, outs...); err != nil {
+		t.Fatal(err)
+	}
+	shCheck(t, outs[1], []int{0, 2}, []float32{})
+	out = outT(tensor.Float32)
+	if err := shRun(&packOp{p: packParams{ValuesCount: 2, Axis: 1}}, []*tensor.Tensor{a, f32T([]int{0, 2})}, out); err != nil {
+		t.Fatal(err)
+	}
+	shCheck(t, out, []int{0, 2, 2}, []float32{})
+}
+
 func TestSplitV(t *testing.T) {
 	in := f32T([]int{2, 5}, shIota[float32](10)...)
 	run := func(sizes *tensor.Tensor, axis int32, outs ...*tensor.Tensor) error {
