@@ -526,12 +526,16 @@ func (it *Interpreter) runNode(n *node) error {
 			return err
 		}
 	}
-	start := time.Now()
+	prof := it.opts.Profiler
+	var start time.Time
+	if prof != nil {
+		start = time.Now()
+	}
 	if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
 		return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
 	}
-	if it.opts.Profiler != nil {
-		it.opts.Profiler.NodeDone(it.model, n.index, n.name, time.Since(start))
+	if prof != nil {
+		prof.NodeDone(it.model, n.index, n.name, time.Since(start))
 	}
 	return nil
 }
