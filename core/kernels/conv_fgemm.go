@@ -146,9 +146,7 @@ func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32,
 		if K == 0 {
 			break
 		}
-		for j := range mr {
-			im2colPixel(geom, in, p0+t*mr+j, 0, panel[t*mr*K+j:], mr)
-		}
+		im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
 	}
 	for q := c0 / fNR; q*fNR < c1; q++ {
 		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])

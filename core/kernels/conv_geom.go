@@ -118,6 +118,92 @@ func im2colPixel[T any](g *convGeom, in []T, p int, pad T, dst []T, stride int) 
 	}
 }
 
+// im2colRows writes GEMM rows p0 .. p0+n-1 interleaved, value k of row r
+// at dst[k*n+r], as im2colPixel does for each row with stride n. The rows
+// of one output row whose windows lie inside the input are written a tap
+// channel at a time: there row r's value sits strideW*inC after row
+// r-1's, so each is a short strided gather into consecutive dst.
+func im2colRows[T any](g *convGeom, in []T, p0, n int, pad T, dst []T) {
+	if g.direct {
+		for r := range n {
+			im2colPixel(g, in, p0+r, pad, dst[r:], n)
+		}
+		return
+	}
+	lo, hi := g.insideCols()
+	for r := 0; r < n; {
+		p := p0 + r
+		ox := p % g.outW
+		run := min(n-r, g.outW-ox) // the rest of this output row
+		a, b := min(max(lo, ox), ox+run), max(min(hi, ox+run), ox)
+		if oy := (p / g.outW) % g.outH; !g.insideRow(oy) {
+			a, b = ox, ox
+		}
+		for i := range run {
+			if x := ox + i; x < a || x >= b {
+				im2colPixel(g, in, p+i, pad, dst[r+i:], n)
+			}
+		}
+		if b > a {
+			gatherRun(g, in, p+a-ox, b-a, dst[r+a-ox:], n)
+		}
+		r += run
+	}
+}
+
+// insideCols is the range [lo, hi) of output columns whose windows lie
+// inside the input's width.
+func (g *convGeom) insideCols() (lo, hi int) {
+	lo = (g.padW + g.strideW - 1) / g.strideW
+	last := g.inW - 1 + g.padW - (g.kW-1)*g.dilW // largest ox*strideW allowed
+	if last < 0 {
+		return lo, lo
+	}
+	return lo, max(lo, last/g.strideW+1)
+}
+
+// insideRow reports whether output row oy's windows lie inside the
+// input's height.
+func (g *convGeom) insideRow(oy int) bool {
+	y0 := oy*g.strideH - g.padH
+	return y0 >= 0 && y0+(g.kH-1)*g.dilH < g.inH
+}
+
+// gatherRun writes the rows of m output pixels from pixel p on, all in one
+// output row with their windows inside the input, into dst as im2colRows
+// does (value k of the run's row r at dst[k*n+r]).
+func gatherRun[T any](g *convGeom, in []T, p, m int, dst []T, n int) {
+	C, step := g.inC, g.strideW*g.inC
+	ox, oy, b := p%g.outW, (p/g.outW)%g.outH, p/(g.outW*g.outH)
+	y0, x0 := oy*g.strideH-g.padH, ox*g.strideW-g.padW
+	span, taps := g.kW*C, 1 // a filter row's values, adjacent in the input
+	if g.dilW != 1 {
+		span, taps = C, g.kW
+	}
+	k := 0
+	for ky := range g.kH {
+		row := ((b*g.inH+y0+ky*g.dilH)*g.inW + x0) * C
+		for kx := range taps {
+			base := row + kx*g.dilW*C
+			for j := range span {
+				gatherStep(dst[k*n:k*n+m], in[base+j:base+j+(m-1)*step+1], step)
+				k++
+			}
+		}
+	}
+}
+
+// gatherStep sets d[i] = s[i*step].
+func gatherStep[T any](d, s []T, step int) {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		d[i], d[i+1], d[i+2], d[i+3] = s[i*step], s[(i+1)*step], s[(i+2)*step], s[(i+3)*step]
+	}
+	for ; i < len(d); i++ {
+		d[i] = s[i*step]
+	}
+}
+
 // parallelFor runs fn over [0, n) split into at most threads contiguous
 // chunks whose bounds are multiples of align (except the end), one goroutine
 // per chunk beyond the last, which the caller runs. fn gets the worker index

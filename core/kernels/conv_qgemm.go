@@ -217,9 +217,7 @@ func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int
 		}
 		for i := 0; i < full; i += 4 {
 			panel := ws.panel[i*K : (i+4)*K]
-			for j := range 4 {
-				im2colPixel(geom, in, pb+i+j, pad, panel[j:], 4)
-			}
+			im2colRows(geom, in, pb+i, 4, pad, panel)
 			if g.shift {
 				b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(panel))), len(panel))
 				for k := range b {

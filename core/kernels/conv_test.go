@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/model/schema"
@@ -1104,6 +1105,40 @@ func TestConvHybrid(t *testing.T) {
 				want := float32(float32(a)*sf) + bias.Float32s()[i%c.outC] // the product rounded, never fused
 				if g := out.Float32s()[i]; g != want {
 					t.Fatalf("per-tensor out[%d] = %v, want %v", i, g, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIm2colRows holds im2colRows to im2colPixel with stride n, over
+// geometries with and without padding, strides, dilations and batches,
+// for runs of rows that start anywhere and cross output rows and batches.
+func TestIm2colRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, pad := range []schema.Padding{schema.PaddingSAME, schema.PaddingVALID} {
+		for range 60 {
+			h, w, c := 1+r.IntN(9), 1+r.IntN(9), 1+r.IntN(5)
+			k, s, d := 1+r.IntN(3), 1+r.IntN(3), 1+r.IntN(2)
+			g, err := windowGeom("test", pad, 2, h, w, c, k, k, s, s, d, d)
+			if err != nil || g.rows() == 0 {
+				continue
+			}
+			in := make([]int16, 2*h*w*c)
+			for i := range in {
+				in[i] = int16(i + 1)
+			}
+			K := g.depth()
+			for _, n := range []int{1, 4, 12} {
+				for p0 := 0; p0+n <= g.rows(); p0 += 1 + r.IntN(3) {
+					got, want := make([]int16, n*K), make([]int16, n*K)
+					im2colRows(&g, in, p0, n, -7, got)
+					for i := range n {
+						im2colPixel(&g, in, p0+i, -7, want[i:], n)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%+v rows %d..%d: got %v, want %v", g, p0, p0+n, got, want)
+					}
 				}
 			}
 		}
