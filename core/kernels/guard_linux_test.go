@@ -50,6 +50,26 @@ func TestArgBytesReadsNoFurther(t *testing.T) {
 	}
 }
 
+// TestByteSumReadsNoFurther runs every byteSum kernel on rows that end at
+// an unreadable page: every length to 130.
+func TestByteSumReadsNoFurther(t *testing.T) {
+	kernels := byteSumKernels()
+	if len(kernels) == 0 {
+		t.Skip("no assembly byteSum kernel in this build")
+	}
+	for name, sum := range kernels {
+		for n := 1; n <= 130; n++ {
+			b := beforeGuardPage(t, n)
+			for i := range b {
+				b[i] = uint8(i * 31)
+			}
+			if got, want := sum(b, 0x80), plainByteSum(b, 0x80); got != want {
+				t.Fatalf("%s, %d bytes: %d, want %d", name, n, got, want)
+			}
+		}
+	}
+}
+
 // TestResizeRowReadsNoFurther runs the UINT8 resize row kernel on rows
 // that end at an unreadable page, with the last source column weighted.
 func TestResizeRowReadsNoFurther(t *testing.T) {

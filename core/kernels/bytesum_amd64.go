@@ -1,0 +1,70 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The byteSum kernels the CPU can run (bytesum_amd64.s).
+var (
+	byteSumAVX512OK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+	byteSumAVX2OK   = cpu.X86.HasAVX2
+)
+
+// byteSum returns the sum of the bytes of b, each XORed with xor: the
+// 8-bit GEMM's row sums. It runs the fastest kernel the CPU has.
+func byteSum(b []uint8, xor uint8) int32 {
+	switch {
+	case byteSumAVX512OK:
+		return byteSum512(b, xor)
+	case byteSumAVX2OK:
+		return byteSum256(b, xor)
+	}
+	return byteSumGo(b, xor)
+}
+
+// byteSum512 is byteSum on AVX-512BW: every byte, the last block through
+// a masked load.
+func byteSum512(b []uint8, xor uint8) int32 {
+	if len(b) == 0 {
+		return 0
+	}
+	return int32(byteSumAVX512(unsafe.SliceData(b), len(b), xor))
+}
+
+// byteSum256 is byteSum on AVX2: whole blocks of 32 bytes, the rest in Go.
+func byteSum256(b []uint8, xor uint8) int32 {
+	n := len(b) &^ 31
+	s := byteSumGo(b[n:], xor)
+	if n > 0 {
+		s += int32(byteSumAVX2(unsafe.SliceData(b), n, xor))
+	}
+	return s
+}
+
+// byteSumKernels lists the byteSum kernels this CPU runs in assembly.
+func byteSumKernels() map[string]func([]uint8, uint8) int32 {
+	ks := map[string]func([]uint8, uint8) int32{}
+	if byteSumAVX512OK {
+		ks["avx512"] = byteSum512
+	}
+	if byteSumAVX2OK {
+		ks["avx2"] = byteSum256
+	}
+	return ks
+}
+
+// byteSumAVX512 sums the n > 0 bytes at p, each XORed with xor, with
+// VPSADBW 64 bytes at a time.
+//
+//go:noescape
+func byteSumAVX512(p *uint8, n int, xor uint8) uint64
+
+// byteSumAVX2 sums the n bytes at p (n a positive multiple of 32), each
+// XORed with xor, with VPSADBW 32 bytes at a time.
+//
+//go:noescape
+func byteSumAVX2(p *uint8, n int, xor uint8) uint64

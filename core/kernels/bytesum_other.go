@@ -1,0 +1,13 @@
+//go:build !(amd64 || arm64) || purego
+
+package kernels
+
+// byteSum returns the sum of the bytes of b, each XORed with xor. This
+// build has no assembly for it: the Go twin.
+func byteSum(b []uint8, xor uint8) int32 { return byteSumGo(b, xor) }
+
+// byteSumKernels lists the byteSum kernels this build has in assembly:
+// none.
+func byteSumKernels() map[string]func([]uint8, uint8) int32 {
+	return map[string]func([]uint8, uint8) int32{}
+}
