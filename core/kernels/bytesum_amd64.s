@@ -71,3 +71,59 @@ loop256:
 	MOVQ    AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func byteSumsAVX512(p *uint8, stride, n, count int, xor uint8, dst *int32)
+TEXT ·byteSumsAVX512(SB), NOSPLIT, $0-48
+	MOVQ         p+0(FP), SI
+	MOVQ         stride+8(FP), DX
+	MOVQ         n+16(FP), R10
+	MOVQ         count+24(FP), BX
+	VPBROADCASTB xor+32(FP), Z1
+	MOVQ         dst+40(FP), DI
+	VPXORQ       Z2, Z2, Z2
+
+	// K1 masks the last n%64 bytes of a row (none when n is a multiple
+	// of 64), Z4 the XOR pattern to them; R10 counts the whole blocks' bytes.
+	MOVQ       R10, CX
+	ANDQ       $63, CX
+	MOVQ       $1, AX
+	SHLQ       CX, AX
+	DECQ       AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z Z1, K1, Z4
+	ANDQ       $~63, R10
+
+rows:
+	VPXORQ Z0, Z0, Z0
+	MOVQ   SI, R11
+	MOVQ   R10, R12
+
+blocks:
+	TESTQ   R12, R12
+	JZ      rowtail
+	VPXORQ  (R11), Z1, Z3
+	VPSADBW Z2, Z3, Z3
+	VPADDQ  Z3, Z0, Z0
+	ADDQ    $64, R11
+	SUBQ    $64, R12
+	JMP     blocks
+
+rowtail:
+	KORTESTQ   K1, K1
+	JZ         rowdone
+	VMOVDQU8.Z (R11), K1, Z3
+	VPXORQ     Z4, Z3, Z3
+	VPSADBW    Z2, Z3, Z3
+	VPADDQ     Z3, Z0, Z0
+
+rowdone:
+	VEXTRACTI64X4 $1, Z0, Y3
+	VPADDQ        Y3, Y0, Y0
+	HSUMQ
+	MOVL          AX, (DI)
+	ADDQ          $4, DI
+	ADDQ          DX, SI
+	DECQ          BX
+	JNZ           rows
+	VZEROUPPER
+	RET

@@ -57,6 +57,42 @@ func TestByteSumKernels(t *testing.T) {
 	}
 }
 
+// TestRowSums holds rowSums (byteSums over a block of rows, the kernel
+// for blocks where the CPU has one) to a plain sum of each row: rows of 1
+// to 200 bytes, packed or with bytes between them, signed and unsigned,
+// in a buffer that ends with the last row.
+func TestRowSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for n := 1; n <= 200; n += 1 + n/16 {
+		for _, gap := range []int{0, 3, 64} {
+			for _, count := range []int{1, 2, 7} {
+				stride := n + gap
+				b := make([]uint8, (count-1)*stride+n)
+				for i := range b {
+					b[i] = uint8(r.Uint32())
+				}
+				for _, signed := range []bool{false, true} {
+					got := make([]int32, count)
+					rowSums(b, stride, n, signed, got)
+					for i := range count {
+						row := b[i*stride : i*stride+n]
+						want := plainByteSum(row, 0)
+						if signed {
+							want = 0
+							for _, x := range row {
+								want += int32(int8(x))
+							}
+						}
+						if got[i] != want {
+							t.Fatalf("%d rows of %d bytes, stride %d, signed %v: row %d sums to %d, want %d", count, n, stride, signed, i, got[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkByteSum times the row sums of a MobileNet 1x1 convolution's
 // rows (144 bytes) on the kernel byteSum runs and on the Go twin.
 func BenchmarkByteSum(b *testing.B) {

@@ -239,15 +239,6 @@ func (w *qgemmVWork) ensure(k4 int) {
 	}
 }
 
-// rowSum returns the sum of the values of a stored row: its bytes read as
-// int8 when signed, else as uint8.
-func rowSum(b []uint8, signed bool) int32 {
-	if signed {
-		return byteSum(b, 0x80) - 128*int32(len(b)) // int8(x) = (x^0x80) - 128
-	}
-	return byteSum(b, 0)
-}
-
 // flipBytes XORs every byte of b with 0x80 (INT8 <-> UINT8 shifted by 128).
 func flipBytes(b []uint8) {
 	for len(b) >= 8 {
@@ -354,10 +345,15 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 		if v.flip && !inPlace {
 			flipBytes(row)
 		}
-		rowterm[p-pb] = 0
-		if v.rowMul != 0 {
-			rowterm[p-pb] = v.rowMul * rowSum(row, v.signed)
-		}
+	}
+	terms := rowterm[:pe-pb]
+	if v.rowMul == 0 {
+		clear(terms)
+		return
+	}
+	rowSums(panel, lda, K, v.signed, terms)
+	for i := range terms {
+		terms[i] *= v.rowMul
 	}
 }
 

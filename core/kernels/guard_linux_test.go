@@ -50,8 +50,8 @@ func TestArgBytesReadsNoFurther(t *testing.T) {
 	}
 }
 
-// TestByteSumReadsNoFurther runs every byteSum kernel on rows that end at
-// an unreadable page: every length to 130.
+// TestByteSumReadsNoFurther runs every byteSum kernel, and byteSums, on
+// rows that end at an unreadable page: every length to 130.
 func TestByteSumReadsNoFurther(t *testing.T) {
 	kernels := byteSumKernels()
 	if len(kernels) == 0 {
@@ -66,6 +66,14 @@ func TestByteSumReadsNoFurther(t *testing.T) {
 			if got, want := sum(b, 0x80), plainByteSum(b, 0x80); got != want {
 				t.Fatalf("%s, %d bytes: %d, want %d", name, n, got, want)
 			}
+		}
+	}
+	for n := 1; n <= 130; n++ { // byteSums: three rows, 5 bytes apart
+		b := beforeGuardPage(t, 2*(n+5)+n)
+		got := make([]int32, 3)
+		byteSums(b, n+5, n, 0, got)
+		if want := plainByteSum(b[2*(n+5):], 0); got[2] != want {
+			t.Fatalf("byteSums, rows of %d bytes: the last sums to %d, want %d", n, got[2], want)
 		}
 	}
 }
