@@ -40,7 +40,7 @@ fi
 # The 8-bit and float kernels' twins and their splits across threads, and the resize, ARG_MAX,
 # 8-bit ADD and byte-sum kernels against their twins, under the race detector, which also
 # checks their unsafe pointer arithmetic (checkptr).
-go test -count=1 -race -run 'TestQuantGemmModesIdentical|TestDepthwiseModesIdentical|TestFloatDepthwiseKernels|Workers|Resize|ArgBytes|QuantAddTables|ByteSum|RowSums|ReadsNoFurther' ./core/kernels
+go test -count=1 -race -run 'TestQuantGemmModesIdentical|TestDepthwiseModesIdentical|TestFloatDepthwiseKernels|Workers|Resize|ArgBytes|QuantAddTables|ByteSum|RowTerms|ReadsNoFurther' ./core/kernels
 # Plugin processes shared by interpreters on many goroutines, the doorbell and the fault
 # paths, under the race detector.
 go test -count=1 -race -run 'Concurrent|Fault|Close|Doorbell' ./delegate/plugin

@@ -24,30 +24,28 @@ func byteSumGo(b []uint8, xor uint8) int32 {
 	return int32(total)
 }
 
-// byteSums sets dst[i] to the sum of the n bytes at b[i*stride:], each
-// XORed with xor: byteSum over a block of rows in one call.
-func byteSums(b []uint8, stride, n int, xor uint8, dst []int32) {
+// byteSums sets dst[i] to mul*s+add, where s is the sum of the n bytes at
+// b[i*stride:], each XORed with xor: byteSum over a block of rows in one
+// call, scaled as the GEMM's row terms are.
+func byteSums(b []uint8, stride, n int, xor uint8, mul, add int32, dst []int32) {
 	if len(dst) == 0 {
 		return
 	}
 	b = b[:(len(dst)-1)*stride+n] // the kernels read no further
-	if n > 0 && byteSumsAsm(b, stride, n, xor, dst) {
+	if n > 0 && byteSumsAsm(b, stride, n, xor, mul, add, dst) {
 		return
 	}
 	for i := range dst {
-		dst[i] = byteSum(b[i*stride:i*stride+n], xor)
+		dst[i] = mul*byteSum(b[i*stride:i*stride+n], xor) + add
 	}
 }
 
-// rowSums sets dst[i] to the sum of the values of stored row i, the n
-// bytes at b[i*stride:], read as int8 when signed, else as uint8.
-func rowSums(b []uint8, stride, n int, signed bool, dst []int32) {
+// rowTerms sets dst[i] to mul times the sum of the values of stored row
+// i, the n bytes at b[i*stride:], read as int8 when signed, else as uint8.
+func rowTerms(b []uint8, stride, n int, signed bool, mul int32, dst []int32) {
 	if !signed {
-		byteSums(b, stride, n, 0, dst)
+		byteSums(b, stride, n, 0, mul, 0, dst)
 		return
 	}
-	byteSums(b, stride, n, 0x80, dst) // int8(x) = (x^0x80) - 128
-	for i := range dst {
-		dst[i] -= 128 * int32(n)
-	}
+	byteSums(b, stride, n, 0x80, mul, -128*int32(n)*mul, dst) // int8(x) = (x^0x80) - 128
 }

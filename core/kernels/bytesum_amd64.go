@@ -59,19 +59,20 @@ func byteSumKernels() map[string]func([]uint8, uint8) int32 {
 
 // byteSumsAsm runs byteSums' block of rows (n > 0, b holding exactly the
 // rows' extent) as one AVX-512 call where the CPU has it.
-func byteSumsAsm(b []uint8, stride, n int, xor uint8, dst []int32) bool {
+func byteSumsAsm(b []uint8, stride, n int, xor uint8, mul, add int32, dst []int32) bool {
 	if !byteSumAVX512OK {
 		return false
 	}
-	byteSumsAVX512(unsafe.SliceData(b), stride, n, len(dst), xor, unsafe.SliceData(dst))
+	byteSumsAVX512(unsafe.SliceData(b), stride, n, len(dst), xor, mul, add, unsafe.SliceData(dst))
 	return true
 }
 
-// byteSumsAVX512 sets dst[i] to the sum of the n > 0 bytes at p+i*stride,
-// each XORed with xor, for i < count > 0, as byteSumAVX512 sums one row.
+// byteSumsAVX512 sets dst[i] to mul*s+add, s the sum of the n > 0 bytes
+// at p+i*stride, each XORed with xor, for i < count > 0; it sums a row as
+// byteSumAVX512 does.
 //
 //go:noescape
-func byteSumsAVX512(p *uint8, stride, n, count int, xor uint8, dst *int32)
+func byteSumsAVX512(p *uint8, stride, n, count int, xor uint8, mul, add int32, dst *int32)
 
 // byteSumAVX512 sums the n > 0 bytes at p, each XORed with xor, with
 // VPSADBW 64 bytes at a time.

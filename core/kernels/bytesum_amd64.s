@@ -72,14 +72,16 @@ loop256:
 	VZEROUPPER
 	RET
 
-// func byteSumsAVX512(p *uint8, stride, n, count int, xor uint8, dst *int32)
-TEXT ·byteSumsAVX512(SB), NOSPLIT, $0-48
+// func byteSumsAVX512(p *uint8, stride, n, count int, xor uint8, mul, add int32, dst *int32)
+TEXT ·byteSumsAVX512(SB), NOSPLIT, $0-56
 	MOVQ         p+0(FP), SI
 	MOVQ         stride+8(FP), DX
 	MOVQ         n+16(FP), R10
 	MOVQ         count+24(FP), BX
 	VPBROADCASTB xor+32(FP), Z1
-	MOVQ         dst+40(FP), DI
+	MOVL         mul+36(FP), R8
+	MOVL         add+40(FP), R9
+	MOVQ         dst+48(FP), DI
 	VPXORQ       Z2, Z2, Z2
 
 	// K1 masks the last n%64 bytes of a row (none when n is a multiple
@@ -120,6 +122,8 @@ rowdone:
 	VEXTRACTI64X4 $1, Z0, Y3
 	VPADDQ        Y3, Y0, Y0
 	HSUMQ
+	IMULL         R8, AX
+	ADDL          R9, AX
 	MOVL          AX, (DI)
 	ADDQ          $4, DI
 	ADDQ          DX, SI

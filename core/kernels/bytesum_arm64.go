@@ -29,4 +29,4 @@ func byteSumNEON(p *uint8, n int, xor uint8) uint64
 
 // byteSumsAsm reports that NEON has no kernel for blocks of rows: each row
 // goes through byteSum.
-func byteSumsAsm([]uint8, int, int, uint8, []int32) bool { return false }
+func byteSumsAsm([]uint8, int, int, uint8, int32, int32, []int32) bool { return false }

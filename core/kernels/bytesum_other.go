@@ -13,4 +13,4 @@ func byteSumKernels() map[string]func([]uint8, uint8) int32 {
 }
 
 // byteSumsAsm reports that this build has no kernel for blocks of rows.
-func byteSumsAsm([]uint8, int, int, uint8, []int32) bool { return false }
+func byteSumsAsm([]uint8, int, int, uint8, int32, int32, []int32) bool { return false }

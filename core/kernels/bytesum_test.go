@@ -57,11 +57,11 @@ func TestByteSumKernels(t *testing.T) {
 	}
 }
 
-// TestRowSums holds rowSums (byteSums over a block of rows, the kernel
-// for blocks where the CPU has one) to a plain sum of each row: rows of 1
-// to 200 bytes, packed or with bytes between them, signed and unsigned,
-// in a buffer that ends with the last row.
-func TestRowSums(t *testing.T) {
+// TestRowTerms holds rowTerms (byteSums over a block of rows, the kernel
+// for blocks where the CPU has one) to a plain sum of each row times the
+// factor: rows of 1 to 200 bytes, packed or with bytes between them,
+// signed and unsigned, in a buffer that ends with the last row.
+func TestRowTerms(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for n := 1; n <= 200; n += 1 + n/16 {
 		for _, gap := range []int{0, 3, 64} {
@@ -72,8 +72,9 @@ func TestRowSums(t *testing.T) {
 					b[i] = uint8(r.Uint32())
 				}
 				for _, signed := range []bool{false, true} {
+					mul := int32(r.IntN(511) - 255)
 					got := make([]int32, count)
-					rowSums(b, stride, n, signed, got)
+					rowTerms(b, stride, n, signed, mul, got)
 					for i := range count {
 						row := b[i*stride : i*stride+n]
 						want := plainByteSum(row, 0)
@@ -83,8 +84,8 @@ func TestRowSums(t *testing.T) {
 								want += int32(int8(x))
 							}
 						}
-						if got[i] != want {
-							t.Fatalf("%d rows of %d bytes, stride %d, signed %v: row %d sums to %d, want %d", count, n, stride, signed, i, got[i], want)
+						if want *= mul; got[i] != want {
+							t.Fatalf("%d rows of %d bytes, stride %d, signed %v, factor %d: row %d gives %d, want %d", count, n, stride, signed, mul, i, got[i], want)
 						}
 					}
 				}

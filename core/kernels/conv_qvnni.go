@@ -323,18 +323,16 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 	if inPlace {
 		lda = K
 	}
-	ox, oy, b := 0, 0, 0
-	if !geom.direct {
-		ox, oy, b = pb%geom.outW, (pb/geom.outW)%geom.outH, pb/(geom.outW*geom.outH)
-	}
-	for p := pb; p < pe; p++ {
-		row := panel[(p-pb)*lda : (p-pb)*lda+K]
-		switch {
-		case inPlace:
-		case geom.direct:
-			copy(row, in[p*K:p*K+K])
-		default:
-			im2colSpans(geom, in, b, oy, ox, pad, row)
+	switch {
+	case inPlace:
+	case geom.direct:
+		for p := pb; p < pe; p++ {
+			copy(panel[(p-pb)*lda:(p-pb)*lda+K], in[p*K:p*K+K])
+		}
+	default:
+		ox, oy, b := pb%geom.outW, (pb/geom.outW)%geom.outH, pb/(geom.outW*geom.outH)
+		for p := pb; p < pe; p++ {
+			im2colSpans(geom, in, b, oy, ox, pad, panel[(p-pb)*lda:(p-pb)*lda+K])
 			if ox++; ox == geom.outW {
 				ox = 0
 				if oy++; oy == geom.outH {
@@ -342,8 +340,10 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 				}
 			}
 		}
-		if v.flip && !inPlace {
-			flipBytes(row)
+	}
+	if v.flip && !inPlace {
+		for i := range pe - pb {
+			flipBytes(panel[i*lda : i*lda+K])
 		}
 	}
 	terms := rowterm[:pe-pb]
@@ -351,10 +351,7 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 		clear(terms)
 		return
 	}
-	rowSums(panel, lda, K, v.signed, terms)
-	for i := range terms {
-		terms[i] *= v.rowMul
-	}
+	rowTerms(panel, lda, K, v.signed, v.rowMul, terms)
 }
 
 // im2colSpans writes the GEMM row of output pixel (b, oy, ox) to dst, as

@@ -71,7 +71,7 @@ func TestByteSumReadsNoFurther(t *testing.T) {
 	for n := 1; n <= 130; n++ { // byteSums: three rows, 5 bytes apart
 		b := beforeGuardPage(t, 2*(n+5)+n)
 		got := make([]int32, 3)
-		byteSums(b, n+5, n, 0, got)
+		byteSums(b, n+5, n, 0, 1, 0, got)
 		if want := plainByteSum(b[2*(n+5):], 0); got[2] != want {
 			t.Fatalf("byteSums, rows of %d bytes: the last sums to %d, want %d", n, got[2], want)
 		}
