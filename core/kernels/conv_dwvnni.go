@@ -304,15 +304,16 @@ func (d *dwVNNI) filterRows(g *convGeom, in []uint8, w *dwVWork, r int) {
 func (d *dwVNNI) widenRow(g *convGeom, in []uint8, label int, dst []uint8) {
 	C := d.C
 	src := in[label*g.inW*C : (label+1)*g.inW*C]
-	for j := range d.rowLen {
-		col := j - g.padW
-		o := dst[j*C : j*C+C]
-		if col >= 0 && col < g.inW {
-			copy(o, src[col*C:col*C+C])
-			continue
-		}
-		for i := range o {
-			o[i] = d.xzp
+	row := dst[:d.rowLen*C]
+	// Columns [lo, hi) of the row are the input's, in one piece.
+	lo := min(g.padW, d.rowLen)
+	hi := max(lo, min(g.padW+g.inW, d.rowLen))
+	if hi > lo {
+		copy(row[lo*C:hi*C], src[(lo-g.padW)*C:(hi-g.padW)*C])
+	}
+	for _, pad := range [2][]uint8{row[:lo*C], row[hi*C:]} {
+		for i := range pad {
+			pad[i] = d.xzp
 		}
 	}
 }
