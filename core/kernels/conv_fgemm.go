@@ -133,17 +133,19 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 }
 
 // fgemmTiles computes rows [p0,p1), whole tiles of kern.mr rows, for
-// channels [c0,c1): it interleaves the rows by k, then runs every tile
-// against each weight panel in turn.
+// channels [c0,c1): it interleaves the rows by k (unless the set's rows
+// kernel reads direct rows in place), then runs every tile against each
+// weight panel in turn.
 func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
 	K, N, mr := g.K, g.N, kern.mr
 	if p0 >= p1 {
 		return
 	}
 	tiles := (p1 - p0) / mr
+	inPlace := geom.direct && kern.rows != nil && K > 0
 	panel := ws.panel[:tiles*mr*K]
 	for t := range tiles {
-		if K == 0 {
+		if K == 0 || inPlace {
 			break
 		}
 		im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
@@ -153,14 +155,19 @@ func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32,
 		bias := &g.bias[q*fNR : (q+1)*fNR][0]
 		cols := min(fNR, c1-q*fNR)
 		for t := range tiles {
-			a := fPtr(panel[t*mr*K : (t+1)*mr*K])
 			p := p0 + t*mr
+			c, ldc := &ws.tile[:mr*fNR][0], fNR // a partial panel's tile
 			if cols == fNR {
-				o := out[p*N+q*fNR : (p+mr-1)*N+(q+1)*fNR]
-				kern.tile(K, a, b, bias, &o[0], N, g.lo, g.hi)
+				c, ldc = &out[p*N+q*fNR : (p+mr-1)*N+(q+1)*fNR][0], N
+			}
+			if inPlace {
+				kern.rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
+			} else {
+				kern.tile(K, fPtr(panel[t*mr*K:(t+1)*mr*K]), b, bias, c, ldc, g.lo, g.hi)
+			}
+			if cols == fNR {
 				continue
 			}
-			kern.tile(K, a, b, bias, &ws.tile[:mr*fNR][0], fNR, g.lo, g.hi)
 			for r := range mr {
 				copy(out[(p+r)*N+q*fNR:(p+r)*N+q*fNR+cols], ws.tile[r*fNR:])
 			}

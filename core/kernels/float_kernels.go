@@ -31,6 +31,9 @@ type floatKernels struct {
 	// tile computes c[r*ldc+j] = clamp(sum_k a[k*mr+r]*b[k*fNR+j] + bias[j])
 	// for r < mr, j < fNR.
 	tile func(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
+	// rows is tile with row r of a at a[r*lda:] (rows read in place, not
+	// interleaved); nil where the set has none, and the rows are packed.
+	rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 	// row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*fNR+j%fNR] + bias[j])
 	// for j < 4*fNR, q = j/fNR: one row against four consecutive panels,
 	// ldb floats apart.
@@ -44,7 +47,16 @@ type floatKernels struct {
 }
 
 // goFloatKernels is the pure-Go twin of every assembly set.
-var goFloatKernels = floatKernels{name: "go", mr: 6, tile: fTileGo, row4: fRow4Go, row1: fRow1Go, dw: dwFloatGo}
+var goFloatKernels = floatKernels{name: "go", mr: 6, tile: fTileGo, rows: fTileRowsGo, row4: fRow4Go, row1: fRow1Go, dw: dwFloatGo}
+
+// fTileRowsGo is the Go twin of the rows kernels (a 6x16 tile whose rows
+// are read in place, lda floats apart): each row as fRow1Go computes it.
+func fTileRowsGo(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32) {
+	for r := range 6 {
+		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*r*lda))
+		fRow1Go(k, ar, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
+	}
+}
 
 // fTileGo is the Go twin of the 6x16 tile kernels, computed as 3x2
 // sub-tiles (the shape Go's register allocator keeps in registers).

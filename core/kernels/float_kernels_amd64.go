@@ -12,6 +12,9 @@ import "golang.org/x/sys/cpu"
 func fTileAVX512(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
+func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+
+//go:noescape
 func fRow4AVX512(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
 
 //go:noescape
@@ -24,6 +27,9 @@ func dwFloatAVX512(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntap
 func fTileAVX2(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
+func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+
+//go:noescape
 func fRow4AVX2(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
 
 //go:noescape
@@ -33,8 +39,8 @@ func fRow1AVX2(k int, a, b, bias, c *float32, lo, hi float32)
 func dwFloatAVX2(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 
 var (
-	avx512FloatKernels = floatKernels{name: "avx512", mr: 12, tile: fTileAVX512, row4: fRow4AVX512, row1: fRow1AVX512, dw: dwFloatAVX512}
-	avx2FloatKernels   = floatKernels{name: "avx2", mr: 6, tile: fTileAVX2, row4: fRow4AVX2, row1: fRow1AVX2, dw: dwFloatAVX2}
+	avx512FloatKernels = floatKernels{name: "avx512", mr: 12, tile: fTileAVX512, rows: fTileRowsAVX512, row4: fRow4AVX512, row1: fRow1AVX512, dw: dwFloatAVX512}
+	avx2FloatKernels   = floatKernels{name: "avx2", mr: 6, tile: fTileAVX2, rows: fTileRowsAVX2, row4: fRow4AVX2, row1: fRow1AVX2, dw: dwFloatAVX2}
 )
 
 // floatKernelSets lists the float kernel sets this CPU can run, fastest

@@ -19,23 +19,63 @@
 	VMINPS acc, Z14, acc; \
 	VMOVUPS acc, ptr
 
+// ZERO512 clears the 12 accumulators Z0-Z11 of a tile.
+#define ZERO512 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11
+
+// STORE512 adds the bias at bias to the tile's 12 rows, clamps them to
+// [lo, hi] and stores them ldc floats apart from c (the operands name the
+// function's arguments).
+#define STORE512(bias, c, ldc, lo, hi) \
+	MOVQ         bias, R8; \
+	MOVQ         c, DX; \
+	MOVQ         ldc, R9; \
+	SHLQ         $2, R9; \
+	VMOVUPS      (R8), Z12; \
+	VBROADCASTSS lo, Z13; \
+	VBROADCASTSS hi, Z14; \
+	OUT512(Z0, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z1, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z2, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z3, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z4, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z5, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z6, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z7, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z8, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z9, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z10, (DX)); \
+	ADDQ         R9, DX; \
+	OUT512(Z11, (DX)); \
+	VZEROUPPER
+
 // func fTileAVX512(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 TEXT ·fTileAVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	ZERO512
 	TESTQ CX, CX
 	JLE   store
 
@@ -59,37 +99,52 @@ loop:
 	JNZ  loop
 
 store:
-	MOVQ         bias+24(FP), R8
-	MOVQ         c+32(FP), DX
-	MOVQ         ldc+40(FP), R9
-	SHLQ         $2, R9
-	VMOVUPS      (R8), Z12
-	VBROADCASTSS lo+48(FP), Z13
-	VBROADCASTSS hi+52(FP), Z14
-	OUT512(Z0, (DX))
-	ADDQ         R9, DX
-	OUT512(Z1, (DX))
-	ADDQ         R9, DX
-	OUT512(Z2, (DX))
-	ADDQ         R9, DX
-	OUT512(Z3, (DX))
-	ADDQ         R9, DX
-	OUT512(Z4, (DX))
-	ADDQ         R9, DX
-	OUT512(Z5, (DX))
-	ADDQ         R9, DX
-	OUT512(Z6, (DX))
-	ADDQ         R9, DX
-	OUT512(Z7, (DX))
-	ADDQ         R9, DX
-	OUT512(Z8, (DX))
-	ADDQ         R9, DX
-	OUT512(Z9, (DX))
-	ADDQ         R9, DX
-	OUT512(Z10, (DX))
-	ADDQ         R9, DX
-	OUT512(Z11, (DX))
-	VZEROUPPER
+	STORE512(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
+	RET
+
+// func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+//
+// fTileAVX512 with row r of a at a+r*lda floats (rows read in place): rows
+// 0-2 from SI, 3-5 from R11, 6-8 from R12, 9-11 from R13, each base and
+// base+R8 and base+2*R8.
+TEXT ·fTileRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (SI)(R10*1), R11
+	LEAQ (R11)(R10*1), R12
+	LEAQ (R12)(R10*1), R13
+	ZERO512
+	TESTQ CX, CX
+	JLE   rstore
+
+rloop:
+	VMOVUPS          (DI), Z12
+	VFMADD231PS.BCST (SI), Z12, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2
+	VFMADD231PS.BCST (R11), Z12, Z3
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5
+	VFMADD231PS.BCST (R12), Z12, Z6
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7
+	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8
+	VFMADD231PS.BCST (R13), Z12, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10
+	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11
+	ADDQ             $4, SI
+	ADDQ             $4, R11
+	ADDQ             $4, R12
+	ADDQ             $4, R13
+	ADDQ             $64, DI
+	DECQ             CX
+	JNZ              rloop
+
+rstore:
+	STORE512(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
 	RET
 
 // OUTB512 is OUT512 with the bias read from memory.
@@ -325,23 +380,57 @@ done:
 	VMOVUPS lo, (DX); \
 	VMOVUPS hi, 32(DX)
 
+// ZERO256 clears the 12 accumulators Y0-Y11 of a tile.
+#define ZERO256 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+// STORE256 adds the bias at bias to the tile's 6 rows, clamps them to
+// [lo, hi] and stores them ldc floats apart from c.
+#define STORE256(bias, c, ldc, lo, hi) \
+	MOVQ         bias, R8; \
+	MOVQ         c, DX; \
+	MOVQ         ldc, R9; \
+	SHLQ         $2, R9; \
+	VMOVUPS      (R8), Y12; \
+	VMOVUPS      32(R8), Y13; \
+	VBROADCASTSS lo, Y14; \
+	VBROADCASTSS hi, Y15; \
+	OUT256(Y0, Y1); \
+	ADDQ         R9, DX; \
+	OUT256(Y2, Y3); \
+	ADDQ         R9, DX; \
+	OUT256(Y4, Y5); \
+	ADDQ         R9, DX; \
+	OUT256(Y6, Y7); \
+	ADDQ         R9, DX; \
+	OUT256(Y8, Y9); \
+	ADDQ         R9, DX; \
+	OUT256(Y10, Y11); \
+	VZEROUPPER
+
+// R256FMA is T256FMA with a[r] read from the operand src.
+#define R256FMA(src, bc, lo, hi) \
+	VBROADCASTSS src, bc; \
+	VFMADD231PS  Y12, bc, lo; \
+	VFMADD231PS  Y13, bc, hi
+
 // func fTileAVX2(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 TEXT ·fTileAVX2(SB), NOSPLIT, $0-56
 	MOVQ   k+0(FP), CX
 	MOVQ   a+8(FP), SI
 	MOVQ   b+16(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO256
 	TESTQ  CX, CX
 	JLE    store
 
@@ -360,26 +449,42 @@ loop:
 	JNZ     loop
 
 store:
-	MOVQ         bias+24(FP), R8
-	MOVQ         c+32(FP), DX
-	MOVQ         ldc+40(FP), R9
-	SHLQ         $2, R9
-	VMOVUPS      (R8), Y12
-	VMOVUPS      32(R8), Y13
-	VBROADCASTSS lo+48(FP), Y14
-	VBROADCASTSS hi+52(FP), Y15
-	OUT256(Y0, Y1)
-	ADDQ         R9, DX
-	OUT256(Y2, Y3)
-	ADDQ         R9, DX
-	OUT256(Y4, Y5)
-	ADDQ         R9, DX
-	OUT256(Y6, Y7)
-	ADDQ         R9, DX
-	OUT256(Y8, Y9)
-	ADDQ         R9, DX
-	OUT256(Y10, Y11)
-	VZEROUPPER
+	STORE256(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
+	RET
+
+// func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+//
+// fTileAVX2 with row r of a at a+r*lda floats: rows 0-2 from SI, 3-5 from
+// R11, each base and base+R8 and base+2*R8.
+TEXT ·fTileRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (SI)(R10*1), R11
+	ZERO256
+	TESTQ CX, CX
+	JLE   rstore
+
+rloop:
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	R256FMA((SI), Y14, Y0, Y1)
+	R256FMA((SI)(R8*1), Y15, Y2, Y3)
+	R256FMA((SI)(R8*2), Y14, Y4, Y5)
+	R256FMA((R11), Y15, Y6, Y7)
+	R256FMA((R11)(R8*1), Y14, Y8, Y9)
+	R256FMA((R11)(R8*2), Y15, Y10, Y11)
+	ADDQ    $4, SI
+	ADDQ    $4, R11
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     rloop
+
+rstore:
+	STORE256(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
 	RET
 
 // OUTB256 adds the bias at bias, clamps to [Y14, Y15] and stores to ptr.

@@ -230,6 +230,7 @@ func testTileRows(t *testing.T, kern *floatKernels, k int, lo, hi float32) {
 	const ldc = fNR + 5
 	tile := guarded((mr-1)*ldc + fNR + 3)
 	kern.tile(k, fPtr(a), &b[0], &bias[0], &tile[0], ldc, lo, hi)
+	testRowsKernel(t, kern, k, a, b, bias, tile, ldc, lo, hi)
 	for row := range mr {
 		x := make([]float32, k)
 		for i := range x {
@@ -260,6 +261,31 @@ func testTileRows(t *testing.T, kern *floatKernels, k int, lo, hi float32) {
 		}
 	}
 	checkGuards(t, "tile", tile[(mr-1)*ldc:], fNR)
+}
+
+// testRowsKernel runs the set's rows kernel on the rows of the tile whose
+// interleaved values are a, laid out lda = k+3 floats apart with other
+// floats between them: it must give the tile's bits and write nothing
+// else.
+func testRowsKernel(t *testing.T, kern *floatKernels, k int, a, b, bias, tile []float32, ldc int, lo, hi float32) {
+	t.Helper()
+	if kern.rows == nil {
+		return
+	}
+	mr, lda := kern.mr, k+3
+	rows := guarded(mr * lda)
+	for i := range k {
+		for r := range mr {
+			rows[r*lda+i] = a[i*mr+r]
+		}
+	}
+	got := guarded(len(tile))
+	kern.rows(k, &rows[0], lda, &b[0], &bias[0], &got[0], ldc, lo, hi)
+	for i := range got {
+		if !sameF32(got[i], tile[i]) {
+			t.Fatalf("rows kernel, float %d of the tile (row %d): %v, tile kernel %v", i, i/ldc, got[i], tile[i])
+		}
+	}
 }
 
 // rowMagnitude is |bias| + sum_k |x[k]*b[k*fNR]|.
