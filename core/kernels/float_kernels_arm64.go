@@ -11,6 +11,9 @@ package kernels
 func fTileNEON(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
+func fTileRowsNEON(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+
+//go:noescape
 func fRow4NEON(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
 
 //go:noescape
@@ -19,7 +22,7 @@ func fRow1NEON(k int, a, b, bias, c *float32, lo, hi float32)
 //go:noescape
 func dwFloatNEON(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 
-var neonFloatKernels = floatKernels{name: "neon", mr: 6, tile: fTileNEON, row4: fRow4NEON, row1: fRow1NEON, dw: dwFloatNEON}
+var neonFloatKernels = floatKernels{name: "neon", mr: 6, tile: fTileNEON, rows: fTileRowsNEON, row4: fRow4NEON, row1: fRow1NEON, dw: dwFloatNEON}
 
 // floatKernelSets lists the float kernel sets this CPU can run, fastest
 // first; the Go twins come last. Advanced SIMD is part of every arm64 core

@@ -50,6 +50,30 @@
 	FMLA_4S_S(4*(r)+2, 26, m, i); \
 	FMLA_4S_S(4*(r)+3, 27, m, i)
 
+// TSTORE adds the bias at bias to a tile's six rows, clamps them to
+// [lo, hi] and stores them ldc floats apart from c (the operands name the
+// function's arguments).
+#define TSTORE(bias, c, ldc, lo, hi) \
+	MOVD bias, R3; \
+	MOVD c, R4; \
+	MOVD ldc, R5; \
+	LSL  $2, R5; \
+	VLD1 (R3), [V24.S4, V25.S4, V26.S4, V27.S4]; \
+	DUPARG(lo, F28, V28); \
+	DUPARG(hi, F29, V29); \
+	OUT4(0, 24, 28, 29); \
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], (R4)(R5); \
+	OUT4(4, 24, 28, 29); \
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], (R4)(R5); \
+	OUT4(8, 24, 28, 29); \
+	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], (R4)(R5); \
+	OUT4(12, 24, 28, 29); \
+	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], (R4)(R5); \
+	OUT4(16, 24, 28, 29); \
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], (R4)(R5); \
+	OUT4(20, 24, 28, 29); \
+	VST1   [V20.S4, V21.S4, V22.S4, V23.S4], (R4)
+
 // func fTileNEON(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 //
 // Row r's 16 sums are V(4r)..V(4r+3); each k loads 16 weights (V24..V27)
@@ -81,25 +105,53 @@ loop:
 	BNE    loop
 
 store:
-	MOVD bias+24(FP), R3
-	MOVD c+32(FP), R4
-	MOVD ldc+40(FP), R5
-	LSL  $2, R5
-	VLD1 (R3), [V24.S4, V25.S4, V26.S4, V27.S4]
-	DUPARG(lo+48(FP), F28, V28)
-	DUPARG(hi+52(FP), F29, V29)
-	OUT4(0, 24, 28, 29)
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], (R4)(R5)
-	OUT4(4, 24, 28, 29)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], (R4)(R5)
-	OUT4(8, 24, 28, 29)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], (R4)(R5)
-	OUT4(12, 24, 28, 29)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], (R4)(R5)
-	OUT4(16, 24, 28, 29)
-	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], (R4)(R5)
-	OUT4(20, 24, 28, 29)
-	VST1   [V20.S4, V21.S4, V22.S4, V23.S4], (R4)
+	TSTORE(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
+	RET
+
+// func fTileRowsNEON(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+//
+// fTileNEON with row r of a at a+r*lda floats (rows read in place): each k
+// loads the six rows' values from R1 and R6-R10, four then two, into the
+// low lanes of V28..V31.
+TEXT ·fTileRowsNEON(SB), NOSPLIT, $0-64
+	MOVD k+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD lda+16(FP), R3
+	MOVD b+24(FP), R2
+	LSL  $2, R3
+	ADD  R3, R1, R6
+	ADD  R3, R6, R7
+	ADD  R3, R7, R8
+	ADD  R3, R8, R9
+	ADD  R3, R9, R10
+	ZERO4(V0, V1, V2, V3)
+	ZERO4(V4, V5, V6, V7)
+	ZERO4(V8, V9, V10, V11)
+	ZERO4(V12, V13, V14, V15)
+	ZERO4(V16, V17, V18, V19)
+	ZERO4(V20, V21, V22, V23)
+	CMP  $1, R0
+	BLT  rstore
+
+rloop:
+	VLD1.P  64(R2), [V24.S4, V25.S4, V26.S4, V27.S4]
+	FMOVS.P 4(R1), F28
+	FMOVS.P 4(R6), F29
+	FMOVS.P 4(R7), F30
+	FMOVS.P 4(R8), F31
+	TROW(0, 28, 0)
+	TROW(1, 29, 0)
+	TROW(2, 30, 0)
+	TROW(3, 31, 0)
+	FMOVS.P 4(R9), F28
+	FMOVS.P 4(R10), F29
+	TROW(4, 28, 0)
+	TROW(5, 29, 0)
+	SUBS    $1, R0
+	BNE     rloop
+
+rstore:
+	TSTORE(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
 	RET
 
 // ---------------------------------------------------------------- rows
