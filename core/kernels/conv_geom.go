@@ -131,24 +131,34 @@ func im2colRows[T any](g *convGeom, in []T, p0, n int, pad T, dst []T) {
 		return
 	}
 	lo, hi := g.insideCols()
-	for r := 0; r < n; {
-		p := p0 + r
-		ox := p % g.outW
-		run := min(n-r, g.outW-ox) // the rest of this output row
-		a, b := min(max(lo, ox), ox+run), max(min(hi, ox+run), ox)
-		if oy := (p / g.outW) % g.outH; !g.insideRow(oy) {
-			a, b = ox, ox
-		}
-		for i := range run {
-			if x := ox + i; x < a || x >= b {
-				im2colPixel(g, in, p+i, pad, dst[r+i:], n)
+	for p := p0; p < p0+n; {
+		m, inside := g.nextRun(p, p0+n, lo, hi)
+		if inside {
+			gatherRun(g, in, p, m, dst[p-p0:], n)
+		} else {
+			for i := range m {
+				im2colPixel(g, in, p+i, pad, dst[p-p0+i:], n)
 			}
 		}
-		if b > a {
-			gatherRun(g, in, p+a-ox, b-a, dst[r+a-ox:], n)
-		}
-		r += run
+		p += m
 	}
+}
+
+// nextRun is the run of GEMM rows from p (before end) that lie in p's
+// output row and all have their windows inside the input, or all not:
+// its length, and which. lo and hi are insideCols'.
+func (g *convGeom) nextRun(p, end, lo, hi int) (m int, inside bool) {
+	ox := p % g.outW
+	m = min(end-p, g.outW-ox) // the rest of this output row
+	switch {
+	case !g.insideRow((p / g.outW) % g.outH):
+		return m, false
+	case ox < lo:
+		return min(m, lo-ox), false
+	case ox < hi:
+		return min(m, hi-ox), true
+	}
+	return m, false
 }
 
 // insideCols is the range [lo, hi) of output columns whose windows lie
