@@ -1,6 +1,9 @@
 package kernels
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // byteSumGo returns the sum of the bytes of b, each XORed with xor: the Go
 // twin of the byteSum kernels, eight bytes at a time in 16-bit lanes.
@@ -22,6 +25,17 @@ func byteSumGo(b []uint8, xor uint8) int32 {
 		total += uint64(x ^ xor)
 	}
 	return int32(total)
+}
+
+// byteSumBlocks is byteSum with kernel summing b's whole blocks of size
+// bytes (a power of two) and the Go twin the rest.
+func byteSumBlocks(b []uint8, xor uint8, size int, kernel func(p *uint8, n int, xor uint8) uint64) int32 {
+	n := len(b) &^ (size - 1)
+	s := byteSumGo(b[n:], xor)
+	if n > 0 {
+		s += int32(kernel(unsafe.SliceData(b), n, xor))
+	}
+	return s
 }
 
 // byteSums sets dst[i] to mul*s+add, where s is the sum of the n bytes at

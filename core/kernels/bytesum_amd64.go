@@ -36,14 +36,7 @@ func byteSum512(b []uint8, xor uint8) int32 {
 }
 
 // byteSum256 is byteSum on AVX2: whole blocks of 32 bytes, the rest in Go.
-func byteSum256(b []uint8, xor uint8) int32 {
-	n := len(b) &^ 31
-	s := byteSumGo(b[n:], xor)
-	if n > 0 {
-		s += int32(byteSumAVX2(unsafe.SliceData(b), n, xor))
-	}
-	return s
-}
+func byteSum256(b []uint8, xor uint8) int32 { return byteSumBlocks(b, xor, 32, byteSumAVX2) }
 
 // byteSumKernels lists the byteSum kernels this CPU runs in assembly.
 func byteSumKernels() map[string]func([]uint8, uint8) int32 {

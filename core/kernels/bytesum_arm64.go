@@ -2,19 +2,10 @@
 
 package kernels
 
-import "unsafe"
-
 // byteSum returns the sum of the bytes of b, each XORed with xor: the
 // 8-bit GEMM's row sums. The NEON kernel takes the whole blocks of 16
 // bytes, the Go twin the rest.
-func byteSum(b []uint8, xor uint8) int32 {
-	n := len(b) &^ 15
-	s := byteSumGo(b[n:], xor)
-	if n > 0 {
-		s += int32(byteSumNEON(unsafe.SliceData(b), n, xor))
-	}
-	return s
-}
+func byteSum(b []uint8, xor uint8) int32 { return byteSumBlocks(b, xor, 16, byteSumNEON) }
 
 // byteSumKernels lists the byteSum kernels this build runs in assembly.
 func byteSumKernels() map[string]func([]uint8, uint8) int32 {

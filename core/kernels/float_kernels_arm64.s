@@ -50,6 +50,15 @@
 	FMLA_4S_S(4*(r)+2, 26, m, i); \
 	FMLA_4S_S(4*(r)+3, 27, m, i)
 
+// TZERO clears a tile's 24 accumulators, V0..V23.
+#define TZERO \
+	ZERO4(V0, V1, V2, V3); \
+	ZERO4(V4, V5, V6, V7); \
+	ZERO4(V8, V9, V10, V11); \
+	ZERO4(V12, V13, V14, V15); \
+	ZERO4(V16, V17, V18, V19); \
+	ZERO4(V20, V21, V22, V23)
+
 // TSTORE adds the bias at bias to a tile's six rows, clamps them to
 // [lo, hi] and stores them ldc floats apart from c (the operands name the
 // function's arguments).
@@ -83,12 +92,7 @@ TEXT ·fTileNEON(SB), NOSPLIT, $0-56
 	MOVD k+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD b+16(FP), R2
-	ZERO4(V0, V1, V2, V3)
-	ZERO4(V4, V5, V6, V7)
-	ZERO4(V8, V9, V10, V11)
-	ZERO4(V12, V13, V14, V15)
-	ZERO4(V16, V17, V18, V19)
-	ZERO4(V20, V21, V22, V23)
+	TZERO
 	CMP  $1, R0
 	BLT  store
 
@@ -124,12 +128,7 @@ TEXT ·fTileRowsNEON(SB), NOSPLIT, $0-64
 	ADD  R3, R7, R8
 	ADD  R3, R8, R9
 	ADD  R3, R9, R10
-	ZERO4(V0, V1, V2, V3)
-	ZERO4(V4, V5, V6, V7)
-	ZERO4(V8, V9, V10, V11)
-	ZERO4(V12, V13, V14, V15)
-	ZERO4(V16, V17, V18, V19)
-	ZERO4(V20, V21, V22, V23)
+	TZERO
 	CMP  $1, R0
 	BLT  rstore
 
