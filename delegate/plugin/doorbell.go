@@ -477,8 +477,10 @@ func (a *bellAnswerer) poll(last uint32) uint32 {
 // the host's CPU first where the run leaves one to spare.
 func (a *bellAnswerer) claimCPU() {
 	cpu := currentCPU()
-	if a.spare && cpu == a.d.load(bellHostCPU) && leaveCPU(cpu) {
-		cpu = currentCPU()
+	if a.spare && cpu == a.d.load(bellHostCPU) {
+		if _, moved := leaveCPU(cpu); moved {
+			cpu = currentCPU()
+		}
 	}
 	a.d.store(bellPlugCPU, cpu)
 }

@@ -44,17 +44,20 @@ func currentCPU() uint32 {
 
 // leaveCPU moves the calling thread, which must be locked to its
 // goroutine, off cpu if its affinity lets it run elsewhere, and reports
-// whether it did: it narrows the thread's affinity to its other CPUs,
-// which makes the scheduler move it at once, and restores it.
-func leaveCPU(cpu uint32) bool {
+// whether it did and the CPU it reached: it narrows the thread's affinity
+// to its other CPUs, which makes the scheduler move it at once, reads
+// where it runs, and restores the affinity (after which the scheduler may
+// move it again).
+func leaveCPU(cpu uint32) (reached uint32, moved bool) {
 	var all unix.CPUSet
 	if unix.SchedGetaffinity(0, &all) != nil || !all.IsSet(int(cpu)) || all.Count() < 2 {
-		return false
+		return cpu, false
 	}
 	others := all
 	others.Clear(int(cpu))
 	if unix.SchedSetaffinity(0, &others) != nil {
-		return false
+		return cpu, false
 	}
-	return unix.SchedSetaffinity(0, &all) == nil
+	reached = currentCPU()
+	return reached, unix.SchedSetaffinity(0, &all) == nil
 }

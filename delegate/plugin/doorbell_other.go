@@ -15,4 +15,4 @@ func osYield() {}
 
 func currentCPU() uint32 { return 0 }
 
-func leaveCPU(uint32) bool { return false }
+func leaveCPU(cpu uint32) (uint32, bool) { return cpu, false }
