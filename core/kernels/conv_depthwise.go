@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -52,19 +53,23 @@ func newDepthwiseConv2D(info OpInfo) (Op, error) {
 type DepthwiseConv2D struct {
 	Params DepthwiseConv2DParams
 
-	geom   convGeom
-	kind   convKind
-	outC   int
-	mult   int
-	xzp    int32
-	wq     []int32 // quantized weights minus zero point, [kh*kw][outC]
-	rq     chanRequant
-	lo, hi float32
-	pk     dwPacked
-	vd     dwVNNI // the vector kernel, when vec
-	vec    bool
-	team   *Workers
-	scr    *Scratch
+	geom convGeom
+	// wideGeom is geom as the multiplier-1 kernels see it: with a depth
+	// multiplier above 1 they run on the input widened to outC channels,
+	// each channel repeated multiplier times (widenChannels).
+	wideGeom convGeom
+	kind     convKind
+	outC     int
+	mult     int
+	xzp      int32
+	wq       []int32 // quantized weights minus zero point, [kh*kw][outC]
+	rq       chanRequant
+	lo, hi   float32
+	pk       dwPacked
+	vd       dwVNNI // the vector kernel, when vec
+	vec      bool
+	team     *Workers
+	scr      *Scratch
 	// float: the bias of a node without one
 	zeroBias []float32
 	ref16    ref16Conv
@@ -110,6 +115,8 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		return err
 	}
 	d.geom, d.outC = g, outC
+	d.wideGeom = g
+	d.wideGeom.inC = outC
 	d.team, d.pk.team, d.ref16.team, d.hybrid.team, d.scr = n.Workers, n.Workers, n.Workers, n.Workers, n.scratch()
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
@@ -130,7 +137,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 		}
 		d.xzp = in.ZeroPoint()
 		d.vd.kern = qvBest
-		d.vec = qvBest != qvPortable && d.mult == 1
+		d.vec = qvBest != qvPortable
 		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
 			d.setConstWeights(n, in, filter, bias, out)
@@ -151,7 +158,8 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 // prepareQuant sizes the 8-bit kernel's scratch for threads workers.
 func (d *DepthwiseConv2D) prepareQuant(threads int) {
 	if d.vec {
-		d.vd.prepare(&d.geom, d.scr, threads, d.kind == kindInt8, d.xzp)
+		d.growWide(1)
+		d.vd.prepare(&d.wideGeom, d.scr, threads, d.kind == kindInt8, d.xzp)
 	} else {
 		d.pk.prepare(&d.geom, d.outC, d.mult, threads, d.kind == kindUint8, d.xzp)
 	}
@@ -238,10 +246,15 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 			d.setQuantBias(bias)
 		}
 		if d.vec {
+			src := in.Data
+			if d.mult > 1 {
+				src = d.scr.wide[:len(src)*d.mult]
+				widenChannels(in.Data, d.mult, src)
+			}
 			if d.kind == kindUint8 {
-				runDWVNNI(&d.vd, g, in.Uint8s(), out.Uint8s(), &d.rq, d.team, threads)
+				runDWVNNI(&d.vd, &d.wideGeom, src, out.Uint8s(), &d.rq, d.team, threads)
 			} else {
-				runDWVNNI(&d.vd, g, in.Int8s(), out.Int8s(), &d.rq, d.team, threads)
+				runDWVNNI(&d.vd, &d.wideGeom, tensor.View[int8](src), out.Int8s(), &d.rq, d.team, threads)
 			}
 			return nil
 		}
@@ -259,6 +272,44 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 		return d.hybrid.evalDepthwise(g, d.mult, in, filter, bias, out, threads)
 	}
 	return nil
+}
+
+// widenChannels writes in into dst with each element repeated mult times:
+// channel c*mult+j of a pixel is its input channel c, as output channel
+// c*mult+j of a depthwise convolution with that multiplier reads it.
+func widenChannels[T any](in []T, mult int, dst []T) {
+	dst = dst[:len(in)*mult]
+	if b, ok := any(in).([]uint8); ok && mult == 2 {
+		widenBytes2(b, any(dst).([]uint8))
+		return
+	}
+	if mult == 2 {
+		for i, v := range in {
+			d := dst[2*i : 2*i+2]
+			d[0], d[1] = v, v
+		}
+		return
+	}
+	for i, v := range in {
+		d := dst[i*mult : i*mult+mult]
+		for j := range d {
+			d[j] = v
+		}
+	}
+}
+
+// widenBytes2 is widenChannels of bytes by 2, four bytes to a word.
+func widenBytes2(in, dst []uint8) {
+	i := 0
+	for ; i+4 <= len(in); i += 4 {
+		v := uint64(binary.LittleEndian.Uint32(in[i:]))
+		v = (v | v<<16) & 0x0000ffff0000ffff // bytes 0, 1, 4, 5
+		v = (v | v<<8) & 0x00ff00ff00ff00ff  // bytes 0, 2, 4, 6
+		binary.LittleEndian.PutUint64(dst[2*i:], v|v<<8)
+	}
+	for ; i < len(in); i++ {
+		dst[2*i], dst[2*i+1] = in[i], in[i]
+	}
 }
 
 // dwTaps lists the filter taps of output pixel (b, oy, ox) that fall inside
@@ -297,6 +348,15 @@ func (d *DepthwiseConv2D) prepareFloat(threads int) {
 	d.zeroBias = growF32(d.zeroBias, d.outC)
 	clear(d.zeroBias)
 	d.growFloatWork(threads)
+	d.growWide(4)
+}
+
+// growWide makes the scratch hold the widened input of a depth multiplier
+// above 1, of elements esize bytes wide.
+func (d *DepthwiseConv2D) growWide(esize int) {
+	if g := &d.wideGeom; d.mult > 1 {
+		d.scr.growWide(g.batches * g.inH * g.inW * g.inC * esize)
+	}
 }
 
 func (d *DepthwiseConv2D) growFloatWork(threads int) {
@@ -313,13 +373,14 @@ func (d *DepthwiseConv2D) growFloatWork(threads int) {
 // evalFloat runs the float depthwise convolution: bias, then the taps in
 // (ky, kx) order, then the activation clamp.
 func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
-	g := &d.geom
+	g := &d.wideGeom
 	if bias == nil {
 		bias = d.zeroBias
 	}
-	if d.mult != 1 {
-		depthwiseFloat(d.team, g, d.mult, in, w, bias, out, d.lo, d.hi, threads)
-		return
+	if d.mult > 1 {
+		wide := tensor.View[float32](d.scr.wide)[:len(in)*d.mult]
+		widenChannels(in, d.mult, wide)
+		in = wide
 	}
 	if threads > len(d.scr.dwF) {
 		d.growFloatWork(threads)
@@ -382,87 +443,4 @@ func dwRowTaps(g *convGeom, b, oy, ox int, xoff, woff []int) int {
 		woff[t] *= g.inC
 	}
 	return n
-}
-
-// depthwiseFloat is the float depthwise convolution with a depth
-// multiplier above 1, in Go: bias, then the taps in (ky, kx) order, then
-// the activation clamp, accumulated in the output.
-func depthwiseFloat(team *Workers, g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, threads int) {
-	rows := g.batches * g.outH
-	if threads == 1 {
-		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, 0, rows)
-		return
-	}
-	team.parallelFor(rows, threads, 1, func(_, rlo, rhi int) {
-		depthwiseFloatRows(g, mult, in, w, bias, out, lo, hi, rlo, rhi)
-	})
-}
-
-// depthwiseFloatRows computes output rows [rlo, rhi) (b*outH+oy).
-func depthwiseFloatRows(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, rlo, rhi int) {
-	inC := g.inC
-	outC := inC * mult
-	{
-		for r := rlo; r < rhi; r++ {
-			b, oy := r/g.outH, r%g.outH
-			y0 := oy*g.strideH - g.padH
-			for ox := range g.outW {
-				o := out[(r*g.outW+ox)*outC : (r*g.outW+ox+1)*outC]
-				if bias != nil {
-					copy(o, bias[:outC])
-				} else {
-					clear(o)
-				}
-				x0 := ox*g.strideW - g.padW
-				for ky := range g.kH {
-					iy := y0 + ky*g.dilH
-					if iy < 0 || iy >= g.inH {
-						continue
-					}
-					rowBase := (b*g.inH + iy) * g.inW
-					if g.kW == 3 && mult == 1 && x0 >= 0 && x0+2*g.dilW < g.inW {
-						p0 := (rowBase + x0) * inC
-						p1 := p0 + g.dilW*inC
-						p2 := p1 + g.dilW*inC
-						xa, xb, xc := in[p0:p0+inC], in[p1:p1+inC], in[p2:p2+inC]
-						wr := w[ky*3*outC : (ky+1)*3*outC]
-						wa, wb, wc := wr[:inC], wr[inC:2*inC], wr[2*inC:3*inC]
-						a := o[:len(xa)]
-						xb, xc, wa, wb, wc = xb[:len(xa)], xc[:len(xa)], wa[:len(xa)], wb[:len(xa)], wc[:len(xa)]
-						for c, v := range xa {
-							a[c] = a[c] + v*wa[c] + xb[c]*wb[c] + xc[c]*wc[c]
-						}
-						continue
-					}
-					for kx := range g.kW {
-						ix := x0 + kx*g.dilW
-						if ix < 0 || ix >= g.inW {
-							continue
-						}
-						x := in[(rowBase+ix)*inC : (rowBase+ix+1)*inC]
-						t := ky*g.kW + kx
-						wt := w[t*outC : (t+1)*outC]
-						if mult == 1 {
-							a := o[:len(x)]
-							wt = wt[:len(x)]
-							for c, v := range x {
-								a[c] += v * wt[c]
-							}
-							continue
-						}
-						for ic, v := range x {
-							a := o[ic*mult : ic*mult+mult]
-							wm := wt[ic*mult : ic*mult+mult]
-							for m := range a {
-								a[m] += v * wm[m]
-							}
-						}
-					}
-				}
-				for c, a := range o {
-					o[c] = ClampF32(a, lo, hi)
-				}
-			}
-		}
-	}
 }

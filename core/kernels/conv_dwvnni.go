@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// The vector 8-bit depthwise convolution (depth multiplier 1): 16 channels
+// The vector 8-bit depthwise convolution (depth multiplier 1; a larger
+// multiplier runs it on the input widened by widenChannels): 16 channels
 // to a block. Each input byte is widened (zero-extended for UINT8,
 // sign-extended for INT8) and multiplied by the tap's weight w - wzp, held
 // in the low 16 bits of an int32 lane whose high half is zero: VPDPWSSD

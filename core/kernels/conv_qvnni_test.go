@@ -357,14 +357,16 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 
 // TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and
 // INT8 per-channel; strides, dilations, both paddings, channel counts
-// around the vector width, zero points at the ends of their ranges) on 1, 2
-// and 3 threads through the portable kernel, the vector kernel's Go twin
-// and, where the CPU has it, its assembly, and requires identical outputs.
+// around the vector width, depth multipliers 1 to 3, zero points at the
+// ends of their ranges) on 1, 2 and 3 threads through the portable kernel,
+// the vector kernel's Go twin and, where the CPU has it, its assembly, and
+// requires identical outputs.
 func TestDepthwiseModesIdentical(t *testing.T) {
-	type shape struct{ h, w, c, k, stride, dil int }
+	type shape struct{ h, w, c, k, stride, dil, mult int }
 	shapes := []shape{
-		{7, 9, 16, 3, 1, 1}, {8, 8, 5, 3, 2, 1}, {9, 11, 33, 3, 1, 2}, {6, 5, 17, 5, 2, 1},
-		{1, 1, 40, 3, 1, 1}, {10, 3, 48, 3, 2, 1}, {4, 7, 1, 2, 1, 1}, {5, 6, 31, 1, 1, 1},
+		{7, 9, 16, 3, 1, 1, 1}, {8, 8, 5, 3, 2, 1, 1}, {9, 11, 33, 3, 1, 2, 1}, {6, 5, 17, 5, 2, 1, 1},
+		{1, 1, 40, 3, 1, 1, 1}, {10, 3, 48, 3, 2, 1, 1}, {4, 7, 1, 2, 1, 1, 1}, {5, 6, 31, 1, 1, 1, 1},
+		{8, 8, 5, 3, 2, 1, 2}, {7, 9, 8, 3, 1, 2, 2}, {6, 5, 11, 5, 2, 1, 3}, {4, 7, 1, 2, 1, 1, 3},
 	}
 	zps := [][3]int64{{0, 0, 0}, {255, 255, 255}, {128, 1, 254}, {-128, 0, 127}, {127, 0, -128}, {-7, 0, 3}}
 	for _, s := range shapes {
@@ -377,7 +379,7 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 					for _, threads := range []int{1, 2, 3} { // 2 and 3 cut 7 or 9 rows into pieces of pixels
 						var ref []byte
 						for _, m := range qgemmModes() {
-							got := runDepthwiseMode(t, typ, s.h, s.w, s.c, s.k, s.stride, s.dil, pad, zp, threads, m)
+							got := runDepthwiseMode(t, typ, s.h, s.w, s.c, s.k, s.stride, s.dil, s.mult, pad, zp, threads, m)
 							if ref == nil {
 								ref = got
 							} else if !bytes.Equal(got, ref) {
@@ -394,11 +396,12 @@ func TestDepthwiseModesIdentical(t *testing.T) {
 // runDepthwiseMode builds and runs one random quantized DEPTHWISE_CONV_2D
 // with the kernel of mode m (vnni: the vector kernel) and returns its
 // output bytes.
-func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil int, pad schema.Padding, zp [3]int64, threads int, m qvKernel) []byte {
+func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, inC, k, stride, dil, mult int, pad schema.Padding, zp [3]int64, threads int, m qvKernel) []byte {
 	t.Helper()
+	c := inC * mult // output channels
 	r := rand.New(rand.NewPCG(uint64(h*w*c), uint64(k*stride+dil)))
 	lo, hi := convTypeRange(typ)
-	in := qT(typ, []int{2, h, w, c}, 0.05, zp[0])
+	in := qT(typ, []int{2, h, w, inC}, 0.05, zp[0])
 	convFillRand(r, in, int(lo), int(hi))
 	filter := constT(qT(typ, []int{1, k, k, c}, 0.02, zp[1]))
 	convFillRand(r, filter, int(lo), int(hi))
@@ -413,7 +416,7 @@ func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, c, k, stride, dil in
 	convFillRand(r, bias, -30000, 30000)
 	out := qT(typ, nil, 0.1, zp[2])
 	op := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: pad, StrideW: stride, StrideH: stride,
-		DepthMultiplier: 1, DilationW: dil, DilationH: dil, Activation: schema.ActivationFunctionTypeRELU6}}
+		DepthMultiplier: mult, DilationW: dil, DilationH: dil, Activation: schema.ActivationFunctionTypeRELU6}}
 	n := &Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads}
 	if err := op.Prepare(n); err != nil {
 		if pad == schema.PaddingVALID {

@@ -1144,3 +1144,31 @@ func TestIm2colRows(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenChannels holds widenChannels (and its four-bytes-a-word path)
+// to repeating each element mult times, for every length to 20.
+func TestWidenChannels(t *testing.T) {
+	for n := range 21 {
+		for mult := 1; mult <= 3; mult++ {
+			in, inF := make([]uint8, n), make([]float32, n)
+			var want []uint8
+			for i := range in {
+				in[i], inF[i] = uint8(i*37+1), float32(i)+0.5
+				for range mult {
+					want = append(want, in[i])
+				}
+			}
+			got, gotF := make([]uint8, n*mult+1), make([]float32, n*mult)
+			widenChannels(in, mult, got)
+			widenChannels(inF, mult, gotF)
+			if !bytes.Equal(got[:n*mult], want) || got[n*mult] != 0 {
+				t.Fatalf("%d bytes by %d: %v, want %v", n, mult, got, want)
+			}
+			for i, v := range gotF {
+				if v != inF[i/mult] {
+					t.Fatalf("%d floats by %d: element %d is %v, want %v", n, mult, i, v, inF[i/mult])
+				}
+			}
+		}
+	}
+}

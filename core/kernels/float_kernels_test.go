@@ -442,3 +442,74 @@ func BenchmarkFMALatency(b *testing.B) {
 	}
 	b.ReportMetric(4*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GHz@4cyc")
 }
+
+// depthwiseFloatRows is the float depthwise convolution in plain Go, the
+// kernels' reference: output rows [rlo, rhi) (b*outH+oy), bias, then the
+// taps in (ky, kx) order, then the clamp.
+func depthwiseFloatRows(g *convGeom, mult int, in, w, bias, out []float32, lo, hi float32, rlo, rhi int) {
+	inC := g.inC
+	outC := inC * mult
+	{
+		for r := rlo; r < rhi; r++ {
+			b, oy := r/g.outH, r%g.outH
+			y0 := oy*g.strideH - g.padH
+			for ox := range g.outW {
+				o := out[(r*g.outW+ox)*outC : (r*g.outW+ox+1)*outC]
+				if bias != nil {
+					copy(o, bias[:outC])
+				} else {
+					clear(o)
+				}
+				x0 := ox*g.strideW - g.padW
+				for ky := range g.kH {
+					iy := y0 + ky*g.dilH
+					if iy < 0 || iy >= g.inH {
+						continue
+					}
+					rowBase := (b*g.inH + iy) * g.inW
+					if g.kW == 3 && mult == 1 && x0 >= 0 && x0+2*g.dilW < g.inW {
+						p0 := (rowBase + x0) * inC
+						p1 := p0 + g.dilW*inC
+						p2 := p1 + g.dilW*inC
+						xa, xb, xc := in[p0:p0+inC], in[p1:p1+inC], in[p2:p2+inC]
+						wr := w[ky*3*outC : (ky+1)*3*outC]
+						wa, wb, wc := wr[:inC], wr[inC:2*inC], wr[2*inC:3*inC]
+						a := o[:len(xa)]
+						xb, xc, wa, wb, wc = xb[:len(xa)], xc[:len(xa)], wa[:len(xa)], wb[:len(xa)], wc[:len(xa)]
+						for c, v := range xa {
+							a[c] = a[c] + v*wa[c] + xb[c]*wb[c] + xc[c]*wc[c]
+						}
+						continue
+					}
+					for kx := range g.kW {
+						ix := x0 + kx*g.dilW
+						if ix < 0 || ix >= g.inW {
+							continue
+						}
+						x := in[(rowBase+ix)*inC : (rowBase+ix+1)*inC]
+						t := ky*g.kW + kx
+						wt := w[t*outC : (t+1)*outC]
+						if mult == 1 {
+							a := o[:len(x)]
+							wt = wt[:len(x)]
+							for c, v := range x {
+								a[c] += v * wt[c]
+							}
+							continue
+						}
+						for ic, v := range x {
+							a := o[ic*mult : ic*mult+mult]
+							wm := wt[ic*mult : ic*mult+mult]
+							for m := range a {
+								a[m] += v * wm[m]
+							}
+						}
+					}
+				}
+				for c, a := range o {
+					o[c] = ClampF32(a, lo, hi)
+				}
+			}
+		}
+	}
+}

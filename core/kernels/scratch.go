@@ -13,6 +13,15 @@ type Scratch struct {
 	f   []fgemmWork
 	dwV []dwVWork
 	dwF []dwFloatWork
+	// wide is a depthwise input widened for a depth multiplier above 1.
+	wide []byte
+}
+
+// growWide makes wide at least n bytes.
+func (s *Scratch) growWide(n int) {
+	if len(s.wide) < n {
+		s.wide = make([]byte, n)
+	}
 }
 
 // scratch returns the interpreter's Scratch, or one of the node's own when
@@ -42,5 +51,5 @@ func (s *Scratch) size() int {
 	for i := range s.dwF {
 		total += 8 * (cap(s.dwF[i].xoff) + cap(s.dwF[i].woff))
 	}
-	return total
+	return total + cap(s.wide)
 }
