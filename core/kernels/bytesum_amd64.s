@@ -10,48 +10,6 @@
 	VPADDQ       X3, X0, X0; \
 	VMOVQ        X0, AX
 
-// func byteSumAVX512(p *uint8, n int, xor uint8) uint64
-TEXT ·byteSumAVX512(SB), NOSPLIT, $0-32
-	MOVQ         p+0(FP), SI
-	MOVQ         n+8(FP), CX
-	VPBROADCASTB xor+16(FP), Z1
-	VPXORQ       Z0, Z0, Z0
-	VPXORQ       Z2, Z2, Z2
-	CMPQ         CX, $64
-	JB           last
-
-loop512:
-	VPXORQ  (SI), Z1, Z3
-	VPSADBW Z2, Z3, Z3
-	VPADDQ  Z3, Z0, Z0
-	ADDQ    $64, SI
-	SUBQ    $64, CX
-	CMPQ    CX, $64
-	JAE     loop512
-
-last:
-	// The last 1 to 63 bytes: the load and the XOR pattern are masked to
-	// them, so the lanes past them stay zero and no byte past them is read.
-	TESTQ      CX, CX
-	JZ         done512
-	MOVQ       $1, AX
-	SHLQ       CX, AX
-	DECQ       AX
-	KMOVQ      AX, K1
-	VMOVDQU8.Z (SI), K1, Z3
-	VMOVDQU8.Z Z1, K1, Z4
-	VPXORQ     Z4, Z3, Z3
-	VPSADBW    Z2, Z3, Z3
-	VPADDQ     Z3, Z0, Z0
-
-done512:
-	VEXTRACTI64X4 $1, Z0, Y3
-	VPADDQ        Y3, Y0, Y0
-	HSUMQ
-	MOVQ          AX, ret+24(FP)
-	VZEROUPPER
-	RET
-
 // func byteSumAVX2(p *uint8, n int, xor uint8) uint64
 TEXT ·byteSumAVX2(SB), NOSPLIT, $0-32
 	MOVQ         p+0(FP), SI
@@ -111,6 +69,8 @@ blocks:
 	JMP     blocks
 
 rowtail:
+	// The last n%64 bytes: the load and the XOR pattern are masked to them,
+	// so the lanes past them stay zero and no byte past them is read.
 	KORTESTQ   K1, K1
 	JZ         rowdone
 	VMOVDQU8.Z (R11), K1, Z3
