@@ -133,22 +133,21 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 }
 
 // fgemmTiles computes rows [p0,p1), whole tiles of kern.mr rows, for
-// channels [c0,c1): it interleaves the rows by k (unless the set's rows
-// kernel reads direct rows in place), then runs every tile against each
-// weight panel in turn.
+// channels [c0,c1): it interleaves im2col rows by k (direct rows are read
+// in place by the rows kernel), then runs every tile against each weight
+// panel in turn.
 func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
 	K, N, mr := g.K, g.N, kern.mr
 	if p0 >= p1 {
 		return
 	}
 	tiles := (p1 - p0) / mr
-	inPlace := geom.direct && kern.rows != nil && K > 0
+	inPlace := geom.direct && K > 0
 	panel := ws.panel[:tiles*mr*K]
-	for t := range tiles {
-		if K == 0 || inPlace {
-			break
+	if !inPlace && K > 0 {
+		for t := range tiles {
+			im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
 		}
-		im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
 	}
 	for q := c0 / fNR; q*fNR < c1; q++ {
 		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])

@@ -32,7 +32,7 @@ type floatKernels struct {
 	// for r < mr, j < fNR.
 	tile func(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 	// rows is tile with row r of a at a[r*lda:] (rows read in place, not
-	// interleaved); nil where the set has none, and the rows are packed.
+	// interleaved): a direct GEMM's rows, which need no packing.
 	rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 	// row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*fNR+j%fNR] + bias[j])
 	// for j < 4*fNR, q = j/fNR: one row against four consecutive panels,
@@ -46,13 +46,16 @@ type floatKernels struct {
 	dw func(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 }
 
+// goMR is the number of rows the Go twins' tiles compute.
+const goMR = 6
+
 // goFloatKernels is the pure-Go twin of every assembly set.
-var goFloatKernels = floatKernels{name: "go", mr: 6, tile: fTileGo, rows: fTileRowsGo, row4: fRow4Go, row1: fRow1Go, dw: dwFloatGo}
+var goFloatKernels = floatKernels{name: "go", mr: goMR, tile: fTileGo, rows: fTileRowsGo, row4: fRow4Go, row1: fRow1Go, dw: dwFloatGo}
 
 // fTileRowsGo is the Go twin of the rows kernels (a 6x16 tile whose rows
 // are read in place, lda floats apart): each row as fRow1Go computes it.
 func fTileRowsGo(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32) {
-	for r := range 6 {
+	for r := range goMR {
 		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*r*lda))
 		fRow1Go(k, ar, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
 	}
@@ -61,7 +64,7 @@ func fTileRowsGo(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, h
 // fTileGo is the Go twin of the 6x16 tile kernels, computed as 3x2
 // sub-tiles (the shape Go's register allocator keeps in registers).
 func fTileGo(k int, a, b, bias, c *float32, ldc int, lo, hi float32) {
-	const mr = 6
+	const mr = goMR
 	if k == 0 { // no products: every row is the clamped bias
 		for r := range mr {
 			fRow1Go(0, a, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
