@@ -65,6 +65,13 @@ func windowGeom(op string, padding schema.Padding, batches, inH, inW, inC, kH, k
 	return g, nil
 }
 
+// window is output pixel p's batch and the input row and column of its
+// window's first tap (outside the input where padding lies).
+func (g *convGeom) window(p int) (b, y0, x0 int) {
+	ox, oy := p%g.outW, (p/g.outW)%g.outH
+	return p / (g.outW * g.outH), oy*g.strideH - g.padH, ox*g.strideW - g.padW
+}
+
 // im2colPixel writes GEMM row p (output pixel p) to dst[0], dst[stride],
 // dst[2*stride], ...; taps outside the input get pad.
 func im2colPixel[T any](g *convGeom, in []T, p int, pad T, dst []T, stride int) {
@@ -80,11 +87,7 @@ func im2colPixel[T any](g *convGeom, in []T, p int, pad T, dst []T, stride int) 
 		}
 		return
 	}
-	ox := p % g.outW
-	oy := (p / g.outW) % g.outH
-	b := p / (g.outW * g.outH)
-	y0 := oy*g.strideH - g.padH
-	x0 := ox*g.strideW - g.padW
+	b, y0, x0 := g.window(p)
 	C := g.inC
 	k := 0
 	for ky := 0; ky < g.kH; ky++ {
@@ -184,8 +187,7 @@ func (g *convGeom) insideRow(oy int) bool {
 // does (value k of the run's row r at dst[k*n+r]).
 func gatherRun[T any](g *convGeom, in []T, p, m int, dst []T, n int) {
 	C, step := g.inC, g.strideW*g.inC
-	ox, oy, b := p%g.outW, (p/g.outW)%g.outH, p/(g.outW*g.outH)
-	y0, x0 := oy*g.strideH-g.padH, ox*g.strideW-g.padW
+	b, y0, x0 := g.window(p)
 	span, taps := g.kW*C, 1 // a filter row's values, adjacent in the input
 	if g.dilW != 1 {
 		span, taps = C, g.kW

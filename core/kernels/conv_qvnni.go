@@ -337,8 +337,7 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 				spanRun(geom, in, p, m, panel[(p-pb)*lda:], lda)
 			} else {
 				for i := p; i < p+m; i++ {
-					ox, oy, b := i%geom.outW, (i/geom.outW)%geom.outH, i/(geom.outW*geom.outH)
-					im2colSpans(geom, in, b, oy, ox, pad, panel[(i-pb)*lda:(i-pb)*lda+K])
+					im2colSpans(geom, in, i, pad, panel[(i-pb)*lda:(i-pb)*lda+K])
 				}
 			}
 			p += m
@@ -364,8 +363,7 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 // (the first layer's 3x3 over 3 channels: 9).
 func spanRun(g *convGeom, in []uint8, p, m int, dst []uint8, lda int) {
 	C, span, step := g.inC, g.kW*g.inC, g.strideW*g.inC
-	ox, oy, b := p%g.outW, (p/g.outW)%g.outH, p/(g.outW*g.outH)
-	y0, x0 := oy*g.strideH-g.padH, ox*g.strideW-g.padW
+	b, y0, x0 := g.window(p)
 	for ky := range g.kH {
 		src := in[((b*g.inH+y0+ky*g.dilH)*g.inW+x0)*C:]
 		at := ky * span
@@ -381,14 +379,13 @@ func spanRun(g *convGeom, in []uint8, p, m int, dst []uint8, lda int) {
 	}
 }
 
-// im2colSpans writes the GEMM row of output pixel (b, oy, ox) to dst, as
+// im2colSpans writes the GEMM row of output pixel p to dst, as
 // im2colPixel does, copying each filter row in one piece when its taps are
 // adjacent and inside the input.
-func im2colSpans(g *convGeom, in []uint8, b, oy, ox int, pad uint8, dst []uint8) {
+func im2colSpans(g *convGeom, in []uint8, p int, pad uint8, dst []uint8) {
 	C := g.inC
 	span := g.kW * C
-	y0 := oy*g.strideH - g.padH
-	x0 := ox*g.strideW - g.padW
+	b, y0, x0 := g.window(p)
 	rowIn := x0 >= 0 && x0+(g.kW-1)*g.dilW < g.inW
 	for ky := range g.kH {
 		d := dst[ky*span : ky*span+span]

@@ -139,20 +139,18 @@ func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias 
 	mode := ref16Wide
 	r.team.parallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
 		for p := lo; p < hi; p++ {
-			ox := p % g.outW
-			oy := (p / g.outW) % g.outH
-			b := p / (g.outW * g.outH)
+			b, y0, x0 := g.window(p)
 			o := out[p*outC : p*outC+outC]
 			for c := range outC {
 				ic := c / mult
 				var acc int64
 				for ky := 0; ky < g.kH; ky++ {
-					iy := oy*g.strideH - g.padH + ky*g.dilH
+					iy := y0 + ky*g.dilH
 					if iy < 0 || iy >= g.inH {
 						continue
 					}
 					for kx := 0; kx < g.kW; kx++ {
-						ix := ox*g.strideW - g.padW + kx*g.dilW
+						ix := x0 + kx*g.dilW
 						if ix < 0 || ix >= g.inW {
 							continue
 						}
