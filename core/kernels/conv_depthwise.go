@@ -56,7 +56,7 @@ type DepthwiseConv2D struct {
 	geom convGeom
 	// wideGeom is geom as the multiplier-1 kernels see it: with a depth
 	// multiplier above 1 they run on the input widened to outC channels,
-	// each channel repeated multiplier times (widenChannels).
+	// each channel repeated multiplier times (widened).
 	wideGeom convGeom
 	kind     convKind
 	outC     int
@@ -239,18 +239,14 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 		if bias != nil {
 			b = bias.Float32s()
 		}
-		d.evalFloat(in.Float32s(), filter.Float32s(), b, out.Float32s(), threads)
+		d.evalFloat(tensor.View[float32](d.widened(in)), filter.Float32s(), b, out.Float32s(), threads)
 	case kindUint8, kindInt8:
 		if !filter.Const || (bias != nil && !bias.Const) {
 			d.setQuantWeights(filter)
 			d.setQuantBias(bias)
 		}
 		if d.vec {
-			src := in.Data
-			if d.mult > 1 {
-				src = d.scr.wide[:len(src)*d.mult]
-				widenChannels(in.Data, d.mult, src)
-			}
+			src := d.widened(in)
 			if d.kind == kindUint8 {
 				runDWVNNI(&d.vd, &d.wideGeom, src, out.Uint8s(), &d.rq, d.team, threads)
 			} else {
@@ -274,15 +270,29 @@ func (d *DepthwiseConv2D) Eval(n *Node) error {
 	return nil
 }
 
-// widenChannels writes in into dst with each element repeated mult times:
-// channel c*mult+j of a pixel is its input channel c, as output channel
-// c*mult+j of a depthwise convolution with that multiplier reads it.
+// widened is the input as the multiplier-1 kernels read it: in's bytes,
+// or with a depth multiplier above 1 each element repeated multiplier
+// times in the scratch (channel c*m+j of a pixel is input channel c, as
+// output channel c*m+j reads it).
+func (d *DepthwiseConv2D) widened(in *tensor.Tensor) []byte {
+	if d.mult == 1 {
+		return in.Data
+	}
+	dst := d.scr.wide[:len(in.Data)*d.mult]
+	switch {
+	case in.Type.Size() == 4:
+		widenChannels(tensor.View[float32](in.Data), d.mult, tensor.View[float32](dst))
+	case d.mult == 2:
+		widenBytes2(in.Data, dst)
+	default:
+		widenChannels(in.Data, d.mult, dst)
+	}
+	return dst
+}
+
+// widenChannels writes in into dst with each element repeated mult times.
 func widenChannels[T any](in []T, mult int, dst []T) {
 	dst = dst[:len(in)*mult]
-	if b, ok := any(in).([]uint8); ok && mult == 2 {
-		widenBytes2(b, any(dst).([]uint8))
-		return
-	}
 	if mult == 2 {
 		for i, v := range in {
 			d := dst[2*i : 2*i+2]
@@ -376,11 +386,6 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 	g := &d.wideGeom
 	if bias == nil {
 		bias = d.zeroBias
-	}
-	if d.mult > 1 {
-		wide := tensor.View[float32](d.scr.wide)[:len(in)*d.mult]
-		widenChannels(in, d.mult, wide)
-		in = wide
 	}
 	if threads > len(d.scr.dwF) {
 		d.growFloatWork(threads)

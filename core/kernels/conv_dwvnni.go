@@ -6,8 +6,8 @@ import (
 )
 
 // The vector 8-bit depthwise convolution (depth multiplier 1; a larger
-// multiplier runs it on the input widened by widenChannels): 16 channels
-// to a block. Each input byte is widened (zero-extended for UINT8,
+// multiplier runs it on the input DepthwiseConv2D.widened gives): 16
+// channels to a block. Each input byte is widened (zero-extended for UINT8,
 // sign-extended for INT8) and multiplied by the tap's weight w - wzp, held
 // in the low 16 bits of an int32 lane whose high half is zero: VPDPWSSD
 // adds the product of the low halves plus 0, NEON's SMLAL reads the low

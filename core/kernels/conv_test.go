@@ -1145,8 +1145,8 @@ func TestIm2colRows(t *testing.T) {
 	}
 }
 
-// TestWidenChannels holds widenChannels (and its four-bytes-a-word path)
-// to repeating each element mult times, for every length to 20.
+// TestWidenChannels holds widenChannels (and widenBytes2, the bytes' path
+// by 2) to repeating each element mult times, for every length to 20.
 func TestWidenChannels(t *testing.T) {
 	for n := range 21 {
 		for mult := 1; mult <= 3; mult++ {
@@ -1159,7 +1159,11 @@ func TestWidenChannels(t *testing.T) {
 				}
 			}
 			got, gotF := make([]uint8, n*mult+1), make([]float32, n*mult)
-			widenChannels(in, mult, got)
+			if mult == 2 {
+				widenBytes2(in, got)
+			} else {
+				widenChannels(in, mult, got)
+			}
 			widenChannels(inF, mult, gotF)
 			if !bytes.Equal(got[:n*mult], want) || got[n*mult] != 0 {
 				t.Fatalf("%d bytes by %d: %v, want %v", n, mult, got, want)
