@@ -32,6 +32,7 @@ type concatOp struct {
 	p       concatParams
 	outer   int   // product of the output dimensions before the axis
 	chunks  []int // bytes each input contributes per outer index
+	row     int   // bytes of output per outer index: the chunks' sum
 	rescale []concatRescale
 	outZP   int32
 	scaled  bool // some UINT8 input needs requantization
@@ -145,7 +146,7 @@ func (o *concatOp) planCopies(ins []*tensor.Tensor, out *tensor.Tensor, shape []
 	esize := t0.Type.Size()
 	o.outer = tensor.NumElements(shape[:axis])
 	inner := tensor.NumElements(shape[axis+1:])
-	o.chunks = o.chunks[:0]
+	o.chunks, o.row = o.chunks[:0], shape[axis]*inner*esize
 	o.rescale = o.rescale[:0]
 	o.scaled = false
 	o.outZP = out.ZeroPoint()
@@ -167,8 +168,7 @@ func (o *concatOp) Eval(n *Node) error {
 	if o.outer == 0 {
 		return nil
 	}
-	dst := n.Outputs[0].Data
-	row := o.rowBytes()
+	dst, row := n.Outputs[0].Data, o.row
 	at := 0
 	for i, t := range n.Inputs {
 		sz := o.chunks[i]
@@ -182,15 +182,6 @@ func (o *concatOp) Eval(n *Node) error {
 		at += sz
 	}
 	return nil
-}
-
-// rowBytes is the bytes of output per outer index: every input's chunk.
-func (o *concatOp) rowBytes() int {
-	row := 0
-	for _, sz := range o.chunks {
-		row += sz
-	}
-	return row
 }
 
 // concatRequantize maps UINT8 values to the output's quantization the way
