@@ -51,10 +51,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
-
-	"github.com/delego/delego/delegate/plugin"
 )
 
 // Exit statuses.
@@ -114,23 +111,19 @@ func usagef(cmd, format string, args ...any) error {
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	var once sync.Once
-	stopPlugins := func() { once.Do(plugin.CleanupClients) }
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		// The first signal cancels the command, which closes its delegates
 		// (and so stops their plugin processes) on the way out; a second one
-		// stops every plugin process left and exits at once.
+		// exits at once, and the plugin processes left die with delego (the
+		// kernel kills them when it exits: see package plugin, "Processes").
 		<-sigs
 		cancel()
 		<-sigs
-		stopPlugins()
 		os.Exit(exitError)
 	}()
-	code := realMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stopPlugins()
-	os.Exit(code)
+	os.Exit(realMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // realMain runs the command line args and returns the exit status. It prints

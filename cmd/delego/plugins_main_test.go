@@ -32,6 +32,5 @@ func runWithPlugins(m *testing.M) int {
 		return 1
 	}
 	os.Setenv(plugin.EnvPath, dir)
-	defer plugin.CleanupClients()
 	return m.Run()
 }

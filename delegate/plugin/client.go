@@ -2,21 +2,13 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -46,8 +38,11 @@ type Options struct {
 	// round trip (see doorbell.go); a negative ShmThreshold turns it off
 	// too.
 	NoDoorbell bool
-	// ShmDir is where region files are made (and at once unlinked); "" means
-	// /dev/shm when writable, else the temporary directory.
+	// ShmDir is where region files are made (and unlinked once the plugin
+	// has mapped them) for a plugin that cannot take regions as file
+	// descriptors (on Linux, a delego plugin can: its regions are memfds
+	// with no name); "" means /dev/shm when writable, else the temporary
+	// directory.
 	ShmDir string
 	// StartTimeout bounds a start (process, handshake, Describe) when the
 	// context has no earlier deadline; 0 means 30 seconds.
@@ -55,6 +50,9 @@ type Options struct {
 	// Stderr, when set, also receives the plugin's standard error.
 	Stderr io.Writer
 
+	// regionsByPath makes regions files, as for a plugin without the
+	// region channel (the tests compare the two).
+	regionsByPath bool
 	// observeBell, when set, hears of every doorbell ring of the Client's
 	// executables and of every answer the host polled for (the tests count
 	// them: see CountBells in export_test.go).
@@ -262,115 +260,6 @@ func (c *Client) forget(s *session) {
 	}
 }
 
-// start starts a process and describes it.
-func (c *Client) start(ctx context.Context) (*session, Info, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, Info{}, fmt.Errorf("start plugin %s: %w", c.path, err)
-	}
-	timeout := c.opts.StartTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(min(timeout, time.Until(dl)), time.Millisecond)
-	}
-	cmd := exec.Command(c.path)
-	setProcAttr(cmd)
-	tail := &tailWriter{max: 16 << 10}
-	var stderr io.Writer = tail
-	if c.opts.Stderr != nil {
-		stderr = io.MultiWriter(tail, c.opts.Stderr)
-	}
-	cfg := &goplugin.ClientConfig{
-		HandshakeConfig:  Handshake(),
-		Plugins:          goplugin.PluginSet{pluginName: &grpcPlugin{}},
-		Cmd:              cmd,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:         c.opts.AutoMTLS,
-		Managed:          true,
-		StartTimeout:     timeout,
-		Stderr:           stderr,
-		SyncStderr:       stderr,
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	}
-	if c.opts.Checksum != nil {
-		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: c.opts.Checksum, Hash: sha256.New()}
-	}
-	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, ended: make(chan struct{})}
-	fail := func(err error) (*session, Info, error) {
-		s.kill()
-		if out := tail.String(); out != "" {
-			err = fmt.Errorf("%w; its stderr: %s", err, out)
-		}
-		return nil, Info{}, fmt.Errorf("start plugin %s: %w", c.path, err)
-	}
-	proto, err := s.gp.Client()
-	if err != nil {
-		// Reap it first: go-plugin may report the exit (its stdout closing)
-		// before it has copied the last of its stderr into tail.
-		s.kill()
-		if out := tail.String(); strings.Contains(out, "$"+EnvFault+"=") {
-			// It refused the faults asked of it: its words say it all.
-			return nil, Info{}, fmt.Errorf("start plugin %s: %s", c.path, out)
-		}
-		return fail(c.startErr(err))
-	}
-	s.pid = cmd.Process.Pid
-	raw, err := proto.Dispense(pluginName)
-	if err != nil {
-		return fail(err)
-	}
-	rpc, ok := raw.(pluginpb.DelegateClient)
-	if !ok {
-		return fail(fmt.Errorf("%w: dispensed %T", ErrIncompatible, raw))
-	}
-	s.rpc = rpc
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := rpc.Describe(ctx, &pluginpb.DescribeRequest{})
-	if err != nil {
-		if cerr := ctxErr(ctx); cerr != nil {
-			return fail(fmt.Errorf("describe: %w", cerr))
-		}
-		return fail(fmt.Errorf("describe: %s", status.Convert(err).Message()))
-	}
-	if resp.ProtocolVersion != ProtocolVersion {
-		return fail(fmt.Errorf("%w: the plugin describes protocol %d, this delego speaks %d", ErrIncompatible, resp.ProtocolVersion, ProtocolVersion))
-	}
-	sup, err := supportFromPB(resp.Builtins, resp.Custom)
-	if err != nil {
-		return fail(fmt.Errorf("describe: %w", err))
-	}
-	info := Info{Name: resp.Name, Version: resp.Version, Protocol: int(resp.ProtocolVersion), Path: c.path,
-		Support: sup, Usable: resp.Usable, Reason: resp.Reason, HasChecker: resp.HasChecker}
-	if info.Name == "" {
-		info.Name = strings.TrimPrefix(filepath.Base(c.path), Prefix)
-	}
-	for _, d := range resp.Devices {
-		info.Devices = append(info.Devices, delegate.Device{Name: d.Name, Description: d.Description})
-	}
-	return s, info, nil
-}
-
-var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
-
-// startErr explains why go-plugin could not start the plugin.
-func (c *Client) startErr(err error) error {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
-		return fmt.Errorf("%w: its SHA-256 is not the pinned %x", err, c.opts.Checksum)
-	case strings.Contains(msg, "incompatible API version"):
-		v := "another"
-		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
-			v = m[1]
-		}
-		return fmt.Errorf("%w: the plugin speaks delego plugin protocol %s, this delego speaks %d; rebuild the plugin against this delego", ErrIncompatible, v, ProtocolVersion)
-	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "incompatible core API"),
-		strings.Contains(msg, "plugin exited before we could connect"), strings.Contains(msg, "unsupported plugin protocol"):
-		first, _, _ := strings.Cut(msg, "\n") // go-plugin goes on with generic advice
-		return fmt.Errorf("%w: not a delego plugin, or it failed at start: %s", ErrIncompatible, first)
-	}
-	return err
-}
-
 // callErr classifies a failed call on session s. A plugin that did not answer
 // in time is killed (it may still be running the call, writing into shared
 // memory); one whose process is gone is reaped; either way the next Compile
@@ -467,146 +356,3 @@ func ctxErr(ctx context.Context) error {
 		return context.DeadlineExceeded // a context that does not keep its deadline
 	}
 }
-
-// session is one plugin process.
-type session struct {
-	gp     *goplugin.Client
-	cmd    *exec.Cmd
-	rpc    pluginpb.DelegateClient
-	pid    int
-	stderr *tailWriter
-
-	once   sync.Once
-	ended  chan struct{} // closed once end began
-	closed bool          // ended by Client.Close; set before ended is closed
-}
-
-// alive reports whether the process is (as far as we know) running.
-func (s *session) alive() bool {
-	select {
-	case <-s.ended:
-		return false
-	default:
-	}
-	return !s.gp.Exited()
-}
-
-// closedByClient reports whether the session was ended by Client.Close
-// (rather than killed or found dead).
-func (s *session) closedByClient() bool {
-	select {
-	case <-s.ended:
-		return s.closed
-	default:
-		return false
-	}
-}
-
-// kill ends the process by force (SIGKILL at once) and waits until it is
-// reaped; a session already ended stays as it is.
-func (s *session) kill() { s.end(false) }
-
-// close stops the process gracefully (go-plugin's shutdown, SIGKILL after
-// 2 s), for Client.Close, and waits until it is reaped.
-func (s *session) close() { s.end(true) }
-
-// end stops the process once, as kill or close do.
-func (s *session) end(closed bool) {
-	s.once.Do(func() {
-		s.closed = closed
-		close(s.ended)
-		if !closed && s.cmd.Process != nil {
-			s.cmd.Process.Kill() // an error means it is gone already
-		}
-		s.gp.Kill()
-	})
-}
-
-// exited wraps err, the error of a call to the process that died, with the
-// way it ended (ExitStatus). Call it after end.
-func (s *session) exited(err error) error {
-	<-s.ended
-	return &exitedError{err: err, state: s.cmd.ProcessState}
-}
-
-// exitedError is the error of a plugin process that died; it unwraps to
-// the call's error (ErrCrashed).
-type exitedError struct {
-	err   error
-	state *os.ProcessState // nil when the process was never reaped
-}
-
-func (e *exitedError) Error() string { return e.err.Error() }
-func (e *exitedError) Unwrap() error { return e.err }
-
-// ExitStatus is how the process ended: its exit code, or -1 and the signal
-// that killed it; -1 and 0 when that is not known. A caller finds it with
-// errors.As and an interface{ ExitStatus() (code, signal int) }.
-func (e *exitedError) ExitStatus() (code, signal int) {
-	if e.state == nil {
-		return -1, 0
-	}
-	if ws, ok := e.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, int(ws.Signal())
-	}
-	return e.state.ExitCode(), 0
-}
-
-// exitReport describes how the process ended, with the tail of its stderr.
-// Call it after end.
-func (s *session) exitReport() string {
-	<-s.ended
-	r := fmt.Sprintf("pid %d", s.pid)
-	if ps := s.cmd.ProcessState; ps != nil {
-		r += ", " + ps.String()
-	}
-	if out := s.stderr.String(); out != "" {
-		r += "; its stderr: " + out
-	}
-	return r
-}
-
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (w *tailWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if over := len(w.buf) - w.max; over > 0 {
-		w.buf = append(w.buf[:0], w.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// String sums the tail up for an error message: from the last line that
-// starts a Go panic or fatal error, its first four lines; else the last five
-// lines.
-func (w *tailWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var lines []string
-	for _, l := range strings.Split(string(w.buf), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	from := max(0, len(lines)-5)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
-			from = i
-			break
-		}
-	}
-	lines = lines[from:min(len(lines), from+4)]
-	return strings.Join(lines, " | ")
-}
-
-// CleanupClients kills every plugin process this program started that is
-// still running (go-plugin's managed clients) and waits for them. Call it
-// once, as the host exits.
-func CleanupClients() { goplugin.CleanupClients() }

@@ -28,13 +28,16 @@
 // finer support check also gets the whole model, once per model, in
 // CheckNodes; one without never does). Per Invoke only the boundary tensors
 // move: those smaller than Options.ShmThreshold inline in the gRPC messages,
-// larger ones through a shared memory region per compiled partition. The
-// host creates the region as a file of mode 0600 in /dev/shm (os.CreateTemp,
-// O_EXCL), maps it, asks the plugin to map it too (Attach) and unlinks it as
-// soon as Attach returns: from then on the region has no name, and it
-// disappears with the last mapping. The plugin refuses a file that is not a
-// regular file of the expected size, owned by its user and closed to group
-// and others. No tensor in a region ends on or just before a page boundary,
+// larger ones through a shared memory region per compiled partition. On
+// Linux the host makes the region with memfd_create (it never has a name
+// in the file system), seals its size, maps it, and sends the descriptor to
+// the plugin over the region channel, a socket pair the plugin got at start
+// (regionfd_linux.go); Attach names it by a token. Elsewhere, or for a
+// plugin without the channel, the region is a file of mode 0600 in
+// /dev/shm (os.CreateTemp, O_EXCL) that the host unlinks as soon as Attach
+// returns. Either way the plugin refuses a region that is not a regular
+// file of the expected size, owned by its user and closed to group and
+// others. No tensor in a region ends on or just before a page boundary,
 // so a delegate whose vector code reads a few bytes past a buffer (XNNPACK)
 // can use it in place.
 //
@@ -86,9 +89,21 @@
 //
 // A Client owns at most one plugin process at a time, shared by every
 // interpreter that uses it; it is safe for concurrent use. Close kills the
-// process (gracefully, then by force) and reaps it. The processes are
-// go-plugin "managed" clients: CleanupClients, called once before the host
-// exits, kills any left. On Linux the plugin also gets SIGKILL when the host
-// dies (Pdeathsig), and Serve exits by itself when its parent goes away, so
-// a killed host leaves no plugin behind.
+// process (gracefully, then by force) and reaps it, and a closed Client
+// holds nothing (its go-plugin clients are not go-plugin's "managed" ones,
+// which stay in a global list for the life of the program). On Linux the
+// plugin also gets SIGKILL when the host dies (Pdeathsig), and Serve exits
+// by itself when its parent goes away, so a killed host leaves no plugin
+// behind.
+//
+// # Trust
+//
+// The plugin's Unix socket is made in a private directory (mode 0700,
+// go-plugin's $PLUGIN_UNIX_SOCKET_DIR) that the host removes as soon as it
+// is connected; a host killed while a plugin starts leaves it, and the next
+// host of the same user to start a plugin removes it. Without mTLS, the
+// plugin refuses a connection from any user but its own (SO_PEERCRED). A
+// pinned binary (Options.Checksum) is hashed from an open file and executed
+// from that same file, so nothing put in its place runs. A plugin that dies
+// or stops while it starts is reported as such, with its exit status.
 package plugin

@@ -192,19 +192,23 @@ func (e *executable) capacity() int {
 
 // attach replaces the executable's region with one of at least size bytes
 // of tensors, and a doorbell block after them when bell asks for one,
-// mapped by both processes. The region's file is unlinked before attach
-// returns, whatever happened.
+// mapped by both processes. A region made as a file is unlinked before
+// attach returns, whatever happened.
 func (e *executable) attach(ctx context.Context, size int, withBell bool) error {
 	size = (size + delegate.Page - 1) / delegate.Page * delegate.Page
 	if withBell {
 		size += doorbellSize
 	}
-	r, path, err := createRegion(e.c.opts.ShmDir, size)
+	req := &pluginpb.AttachRequest{Handle: e.handle, Size: uint64(size), Doorbell: withBell}
+	r, err := e.newRegion(req)
 	if err != nil {
 		return fmt.Errorf("invoke: %w", err)
 	}
-	resp, err := e.s.rpc.Attach(ctx, &pluginpb.AttachRequest{Handle: e.handle, Path: path, Size: uint64(size), Doorbell: withBell})
-	rmErr := os.Remove(path)
+	resp, err := e.s.rpc.Attach(ctx, req)
+	var rmErr error
+	if req.Path != "" {
+		rmErr = os.Remove(req.Path)
+	}
 	if err != nil {
 		r.close()
 		return fmt.Errorf("attach shared memory: %w", e.c.callErr(ctx, e.s, "attach shared memory", err))
@@ -222,6 +226,23 @@ func (e *executable) attach(ctx context.Context, size int, withBell bool) error 
 		e.noBell = true
 	}
 	return old.close()
+}
+
+// newRegion makes a region of req.Size bytes and says in req how the plugin
+// finds it: sent over the region channel (FdToken) where the session has
+// one (and the kernel makes memfds), else as a file (Path) in Options.ShmDir, which the caller unlinks
+// once Attach returns.
+func (e *executable) newRegion(req *pluginpb.AttachRequest) (*region, error) {
+	if e.s.regions != nil {
+		r, token, err := e.s.regions.create(int(req.Size))
+		if !errors.Is(err, errNoMemfd) {
+			req.FdToken = token
+			return r, err
+		}
+	}
+	r, path, err := createRegion(e.c.opts.ShmDir, int(req.Size))
+	req.Path = path
+	return r, err
 }
 
 // Close releases the partition in the plugin and unmaps the region.

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"sync/atomic"
+	"time"
+	"weak"
 
 	"github.com/delego/delego/delegate"
 )
@@ -43,3 +45,20 @@ func CountBells(opts *Options) *BellCounts {
 	}
 	return b
 }
+
+// RegionsByPath has the Client opened with opts make its shared memory
+// regions as files, as for a plugin without the region channel.
+func RegionsByPath(opts *Options) { opts.regionsByPath = true }
+
+// Collected reports, once c is closed and its process ended, whether the
+// go-plugin client of c's current process has been garbage collected.
+func Collected(c *Client) func() bool {
+	c.mu.Lock()
+	w := weak.Make(c.sess.gp)
+	c.mu.Unlock()
+	return func() bool { return w.Value() == nil }
+}
+
+// SweepSocketDirs removes dead hosts' socket directories as a host starting
+// a plugin at now would.
+func SweepSocketDirs(now time.Time) { sweepSocketDirs(now) }

@@ -10,10 +10,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/model"
 )
 
 // binDir holds the plugin binaries TestMain built: delego-cpu and the fault
@@ -21,7 +25,7 @@ import (
 var binDir string
 
 // faultModes are the fault plugin's names (delego-fault-MODE).
-var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "hang-later", "garbage", "protocol", "nodevice", "checker"}
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "hang-later", "garbage", "protocol", "nodevice", "checker", "killed-start", "stopped-start"}
 
 // helperEnv makes the test binary a host helper instead of running tests
 // (see hostHelper).
@@ -72,13 +76,20 @@ func pluginPath(name string) string { return filepath.Join(binDir, plugin.Prefix
 // hostHelper is a host process for the reaping tests. It starts the plugin
 // at bin, prints the plugin's pid and waits to be killed.
 //
-//	open: through plugin.Open (Pdeathsig on Linux, and the plugin's watch of
-//	      its parent)
-//	raw:  a bare exec of the plugin with the magic cookie (no Pdeathsig): only
-//	      the plugin's watch of its parent can end it
+//	open:    through plugin.Open (Pdeathsig on Linux, and the plugin's watch
+//	         of its parent)
+//	raw:     a bare exec of the plugin with the magic cookie (no Pdeathsig):
+//	         only the plugin's watch of its parent can end it
+//	stuck:   through plugin.Open, then compiles $DELEGO_PLUGIN_TEST_MODEL
+//	         on it, stops the plugin (SIGSTOP) and invokes, so that the host
+//	         waits in Attach with its shared memory region made
+//	invoking: through plugin.Open, then invokes $DELEGO_PLUGIN_TEST_MODEL
+//	         on it over and over
 func hostHelper(mode, bin string) int {
 	var pid int
 	switch mode {
+	case "stuck", "invoking":
+		return invokingHost(mode, bin, os.Getenv("DELEGO_PLUGIN_TEST_MODEL"))
 	case "open":
 		c, err := plugin.Open(context.Background(), bin, nil)
 		if err != nil {
@@ -112,6 +123,39 @@ func hostHelper(mode, bin string) int {
 	fmt.Println(pid)
 	time.Sleep(time.Hour)
 	return 0
+}
+
+// invokingHost is hostHelper's stuck and invoking modes.
+func invokingHost(mode, bin, modelPath string) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	c, err := plugin.Open(ctx, bin, &plugin.Options{ShmThreshold: 1})
+	if err != nil {
+		return fail(err)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		return fail(err)
+	}
+	it, err := core.NewInterpreterContext(ctx, m, &core.Options{Delegates: []delegate.Delegate{c}})
+	if err == nil {
+		err = it.AllocateTensors()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Println(c.Pid())
+	if mode == "stuck" {
+		syscall.Kill(c.Pid(), syscall.SIGSTOP)
+	}
+	for {
+		if err := it.Invoke(ctx); err != nil {
+			return fail(err)
+		}
+	}
 }
 
 // pluginChildren lists this process's children whose command name starts

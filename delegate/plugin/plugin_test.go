@@ -172,40 +172,62 @@ func TestOutputsMatchInProcess(t *testing.T) {
 	checkNoPlugins(t)
 }
 
-// TestSharedMemoryIsPrivate checks the region files: made 0600 in ShmDir,
-// unlinked once the plugin has mapped them, mapped by the plugin as deleted
-// files.
+// TestSharedMemoryIsPrivate checks the regions: by default memfds, which
+// never have a name, sent to the plugin over its region channel and mapped
+// by it as such; for a plugin without the channel, files made 0600 in
+// ShmDir, unlinked once the plugin has mapped them. Either way ShmDir is
+// empty afterwards, and closing the interpreter unmaps the region in the
+// plugin.
 func TestSharedMemoryIsPrivate(t *testing.T) {
-	dir := t.TempDir()
-	c := open(t, "cpu", &plugin.Options{ShmThreshold: 1, ShmDir: dir})
-	it, err := interp(t, shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128"), nil, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := it.Invoke(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("region files left in %s: %v", dir, left)
-	}
-	maps, err := os.ReadFile("/proc/" + strconv.Itoa(c.Pid()) + "/maps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mapped []string
-	for _, l := range strings.Split(string(maps), "\n") {
-		if strings.Contains(l, dir) {
-			mapped = append(mapped, l)
-		}
-	}
-	if len(mapped) != 1 || !strings.HasSuffix(mapped[0], "(deleted)") || !strings.Contains(mapped[0], "rw-s") {
-		t.Errorf("plugin's mappings of %s: %q; want one shared, deleted file", dir, mapped)
-	}
-	// Closing the interpreter releases the region in the plugin too.
-	it.Close()
-	maps, _ = os.ReadFile("/proc/" + strconv.Itoa(c.Pid()) + "/maps")
-	if strings.Contains(string(maps), dir) {
-		t.Error("the plugin still maps the region after the executable was closed")
+	for _, c := range []struct {
+		name   string
+		byPath bool
+		mapped string // what names the region in the plugin's maps
+	}{
+		{"memfd", false, "/memfd:delego-region (deleted)"},
+		{"file", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := &plugin.Options{ShmThreshold: 1, ShmDir: dir}
+			if c.byPath {
+				plugin.RegionsByPath(opts)
+			}
+			p := open(t, "cpu", opts)
+			it, err := interp(t, shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128"), nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := it.Invoke(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("region files left in %s: %v", dir, left)
+			}
+			name := c.mapped
+			if name == "" {
+				name = dir
+			}
+			maps, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/maps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mapped []string
+			for _, l := range strings.Split(string(maps), "\n") {
+				if strings.Contains(l, name) {
+					mapped = append(mapped, l)
+				}
+			}
+			if len(mapped) != 1 || !strings.HasSuffix(mapped[0], "(deleted)") || !strings.Contains(mapped[0], "rw-s") {
+				t.Errorf("plugin's mappings of %s: %q; want one shared, deleted file", name, mapped)
+			}
+			// Closing the interpreter releases the region in the plugin too.
+			it.Close()
+			maps, _ = os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/maps")
+			if strings.Contains(string(maps), name) {
+				t.Error("the plugin still maps the region after the executable was closed")
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -63,13 +64,14 @@ type grpcPlugin struct {
 	impl     delegate.Delegate
 	fault    *faultInjector
 	faultErr error
+	regions  *regionInbox // the region channel from the host; nil: none
 }
 
 func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	if p.faultErr != nil {
 		return p.faultErr
 	}
-	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.fault))
+	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.fault, p.regions))
 	return nil
 }
 
@@ -78,9 +80,15 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *gr
 }
 
 // newGRPCServer is the plugin's gRPC server: partitions and tensors may be
-// far larger than gRPC's default 4 MiB message limit.
+// far larger than gRPC's default 4 MiB message limit. Without go-plugin's
+// mTLS (whose client certificate the host passes in $PLUGIN_CLIENT_CERT),
+// it lets in only connections from its own user (peerCredentials).
 func newGRPCServer(opts []grpc.ServerOption) *grpc.Server {
-	return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))...)
+	opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+	if creds := peerCredentials(); creds != nil && os.Getenv("PLUGIN_CLIENT_CERT") == "" {
+		opts = append(opts, grpc.Creds(creds))
+	}
+	return grpc.NewServer(opts...)
 }
 
 // supportToPB declares s on the wire.

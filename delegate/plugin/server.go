@@ -35,6 +35,7 @@ func Serve(d delegate.Delegate) {
 		os.Exit(1)
 	}
 	go watchParent(os.Getppid(), time.Second)
+	nameProcess()
 	goplugin.Serve(serveConfig(d, fault, nil))
 }
 
@@ -50,9 +51,14 @@ func ServeConfig(d delegate.Delegate) *goplugin.ServeConfig {
 // serveConfig is ServeConfig with the planned fault (nil: none) or the
 // error reading it.
 func serveConfig(d delegate.Delegate, fault *faultInjector, faultErr error) *goplugin.ServeConfig {
+	regions, err := regionInboxFromEnv()
+	if err != nil {
+		// Regions then come by path, if the host sends them at all.
+		fmt.Fprintf(os.Stderr, "delego plugin %s: %v\n", d.Name(), err)
+	}
 	return &goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
-		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, fault: fault, faultErr: faultErr}},
+		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, fault: fault, faultErr: faultErr, regions: regions}},
 		GRPCServer:      newGRPCServer,
 		// The host keeps the tail of the plugin's stderr for its error
 		// messages: warnings and errors only.
@@ -74,8 +80,9 @@ func watchParent(ppid int, every time.Duration) {
 // server is the plugin side of the protocol.
 type server struct {
 	pluginpb.UnimplementedDelegateServer
-	impl  delegate.Delegate
-	fault *faultInjector // EnvFault's for this plugin; nil: none
+	impl    delegate.Delegate
+	fault   *faultInjector // EnvFault's for this plugin; nil: none
+	regions *regionInbox   // the region channel; nil: regions come by path
 
 	mu    sync.Mutex
 	next  uint64
@@ -94,8 +101,8 @@ type servedPart struct {
 	released bool
 }
 
-func newServer(d delegate.Delegate, fault *faultInjector) *server {
-	return &server{impl: d, fault: fault, parts: map[uint64]*servedPart{}}
+func newServer(d delegate.Delegate, fault *faultInjector, regions *regionInbox) *server {
+	return &server{impl: d, fault: fault, regions: regions, parts: map[uint64]*servedPart{}}
 }
 
 // statusOf turns a delegate's error into a gRPC status: FailedPrecondition
@@ -110,7 +117,8 @@ func statusOf(err error) error {
 }
 
 func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
-	r := &pluginpb.DescribeResponse{Name: s.impl.Name(), Version: pluginVersion(s.impl), ProtocolVersion: ProtocolVersion, Usable: true}
+	r := &pluginpb.DescribeResponse{Name: s.impl.Name(), Version: pluginVersion(s.impl), ProtocolVersion: ProtocolVersion,
+		Usable: true, RegionFds: s.regions != nil}
 	sup, err := s.impl.Support(ctx)
 	switch {
 	case errors.Is(err, delegate.ErrNoDevice):
@@ -217,7 +225,7 @@ func (s *server) Attach(_ context.Context, req *pluginpb.AttachRequest) (*plugin
 	if req.Size > math.MaxInt32*4 {
 		return nil, status.Errorf(codes.InvalidArgument, "shared memory region of %d bytes", req.Size)
 	}
-	r, err := openRegion(req.Path, int(req.Size))
+	r, err := s.openRegion(req)
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -240,6 +248,18 @@ func (s *server) Attach(_ context.Context, req *pluginpb.AttachRequest) (*plugin
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &pluginpb.AttachResponse{Doorbell: bell}, nil
+}
+
+// openRegion maps the region an AttachRequest names: sent over the region
+// channel, or a file.
+func (s *server) openRegion(req *pluginpb.AttachRequest) (*region, error) {
+	switch {
+	case req.FdToken == 0:
+		return openRegion(req.Path, int(req.Size))
+	case s.regions == nil:
+		return nil, errors.New("shared memory: a region was sent as a file descriptor, but this plugin has no region channel")
+	}
+	return s.regions.region(req.FdToken, int(req.Size))
 }
 
 func (s *server) Invoke(ctx context.Context, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {

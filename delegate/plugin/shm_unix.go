@@ -56,34 +56,41 @@ func createRegion(dir string, size int) (r *region, path string, err error) {
 }
 
 // openRegion maps the host's region file at path, of size bytes, after
-// checking that it is what a delego host makes: a regular file of that size,
-// owned by this user, closed to everybody else.
+// checking it as mapRegion does.
 func openRegion(path string, size int) (*region, error) {
-	if size <= 0 {
-		return nil, fmt.Errorf("shared memory: size %d", size)
-	}
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shared memory: open %s: %w", path, err)
 	}
 	defer unix.Close(fd)
+	return mapRegion(fd, path, size)
+}
+
+// mapRegion maps the region open as fd (name says what it is, for
+// messages), of size bytes, after checking that it is what a delego host
+// makes: a regular file of that size, owned by this user, closed to
+// everybody else.
+func mapRegion(fd int, name string, size int) (*region, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shared memory: size %d", size)
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("shared memory: %s: %w", path, err)
+		return nil, fmt.Errorf("shared memory: %s: %w", name, err)
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, fmt.Errorf("shared memory: %s is not a regular file", path)
+		return nil, fmt.Errorf("shared memory: %s is not a regular file", name)
 	case st.Size != int64(size):
-		return nil, fmt.Errorf("shared memory: %s holds %d bytes, want %d", path, st.Size, size)
+		return nil, fmt.Errorf("shared memory: %s holds %d bytes, want %d", name, st.Size, size)
 	case int(st.Uid) != os.Geteuid():
-		return nil, fmt.Errorf("shared memory: %s belongs to user %d, not %d", path, st.Uid, os.Geteuid())
+		return nil, fmt.Errorf("shared memory: %s belongs to user %d, not %d", name, st.Uid, os.Geteuid())
 	case st.Mode&0o077 != 0:
-		return nil, fmt.Errorf("shared memory: %s has mode %o; want it closed to group and others", path, st.Mode&0o777)
+		return nil, fmt.Errorf("shared memory: %s has mode %o; want it closed to group and others", name, st.Mode&0o777)
 	}
 	data, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("shared memory: map %s: %w", path, err)
+		return nil, fmt.Errorf("shared memory: map %s: %w", name, err)
 	}
 	return &region{data: data}, nil
 }

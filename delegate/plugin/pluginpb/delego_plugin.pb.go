@@ -100,7 +100,13 @@ type DescribeResponse struct {
 	Usable bool   `protobuf:"varint,7,opt,name=usable,proto3" json:"usable,omitempty"`
 	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
 	// has_checker: the plugin implements CheckNodes.
-	HasChecker    bool `protobuf:"varint,9,opt,name=has_checker,json=hasChecker,proto3" json:"has_checker,omitempty"`
+	HasChecker bool `protobuf:"varint,9,opt,name=has_checker,json=hasChecker,proto3" json:"has_checker,omitempty"`
+	// region_fds: the plugin takes shared memory regions as file descriptors
+	// the host sends over the region channel (a SOCK_SEQPACKET socket the
+	// host passes as the file descriptor named by $DELEGO_PLUGIN_REGION_FD),
+	// so that a region never has a name in the file system. A plugin without
+	// the channel takes them by path.
+	RegionFds     bool `protobuf:"varint,10,opt,name=region_fds,json=regionFds,proto3" json:"region_fds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,6 +200,13 @@ func (x *DescribeResponse) GetReason() string {
 func (x *DescribeResponse) GetHasChecker() bool {
 	if x != nil {
 		return x.HasChecker
+	}
+	return false
+}
+
+func (x *DescribeResponse) GetRegionFds() bool {
+	if x != nil {
+		return x.RegionFds
 	}
 	return false
 }
@@ -584,6 +597,7 @@ type AttachRequest struct {
 	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	// path is a file the host created (mode 0600) and will unlink as soon as
 	// Attach returns; the plugin opens and maps it (MAP_SHARED, read-write).
+	// Empty when fd_token is set.
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	// size is the region's length in bytes; the file is exactly this long.
 	Size uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
@@ -592,7 +606,12 @@ type AttachRequest struct {
 	// request and answer messages, laid out as delegate/plugin/doorbell.go
 	// says) that the plugin watches from then on. A plugin that cannot (not
 	// on Linux, or older than the doorbell) ignores it.
-	Doorbell      bool `protobuf:"varint,4,opt,name=doorbell,proto3" json:"doorbell,omitempty"`
+	Doorbell bool `protobuf:"varint,4,opt,name=doorbell,proto3" json:"doorbell,omitempty"`
+	// fd_token, when not 0, says the region came as a file descriptor over
+	// the region channel (see DescribeResponse.region_fds), in the message
+	// whose 8 bytes (little-endian) are this token; the host sent it before
+	// this call.
+	FdToken       uint64 `protobuf:"varint,5,opt,name=fd_token,json=fdToken,proto3" json:"fd_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -653,6 +672,13 @@ func (x *AttachRequest) GetDoorbell() bool {
 		return x.Doorbell
 	}
 	return false
+}
+
+func (x *AttachRequest) GetFdToken() uint64 {
+	if x != nil {
+		return x.FdToken
+	}
+	return 0
 }
 
 type AttachResponse struct {
@@ -1063,7 +1089,7 @@ var File_delego_plugin_proto protoreflect.FileDescriptor
 const file_delego_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\x13delego_plugin.proto\x12\x10delego.plugin.v1\x1a\x13configuration.proto\"\x11\n" +
-	"\x0fDescribeRequest\"\xde\x02\n" +
+	"\x0fDescribeRequest\"\xfd\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -1074,7 +1100,10 @@ const file_delego_plugin_proto_rawDesc = "" +
 	"\x06usable\x18\a \x01(\bR\x06usable\x12\x16\n" +
 	"\x06reason\x18\b \x01(\tR\x06reason\x12\x1f\n" +
 	"\vhas_checker\x18\t \x01(\bR\n" +
-	"hasChecker\"\x95\x01\n" +
+	"hasChecker\x12\x1d\n" +
+	"\n" +
+	"region_fds\x18\n" +
+	" \x01(\bR\tregionFds\"\x95\x01\n" +
 	"\tOpSupport\x12\x18\n" +
 	"\abuiltin\x18\x01 \x01(\x05R\abuiltin\x12\x16\n" +
 	"\x06custom\x18\x02 \x01(\tR\x06custom\x12\x1f\n" +
@@ -1098,12 +1127,13 @@ const file_delego_plugin_proto_rawDesc = "" +
 	"\x05model\x18\x01 \x01(\fR\x05model\x128\n" +
 	"\bsettings\x18\x02 \x01(\v2\x1c.tflite.proto.TFLiteSettingsR\bsettings\")\n" +
 	"\x0fCompileResponse\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"k\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\x86\x01\n" +
 	"\rAttachRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x1a\n" +
-	"\bdoorbell\x18\x04 \x01(\bR\bdoorbell\",\n" +
+	"\bdoorbell\x18\x04 \x01(\bR\bdoorbell\x12\x19\n" +
+	"\bfd_token\x18\x05 \x01(\x04R\afdToken\",\n" +
 	"\x0eAttachResponse\x12\x1a\n" +
 	"\bdoorbell\x18\x01 \x01(\bR\bdoorbell\"\x98\x01\n" +
 	"\x06Tensor\x12\x12\n" +

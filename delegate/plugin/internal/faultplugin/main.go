@@ -17,6 +17,9 @@
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
+//	killed-start   is killed (SIGKILL, by itself) before it serves
+//	stopped-start  stops itself (SIGSTOP) before it serves, as a plugin
+//	               stopped while it starts
 //
 // The delegate's name is fault-MODE. hang, hang-later and garbage are the
 // faults every plugin can be asked for (plugin.EnvFault: hang-after=0,
@@ -30,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	goplugin "github.com/hashicorp/go-plugin"
 
@@ -53,6 +57,10 @@ func main() {
 		}
 	}
 	switch d.mode {
+	case "killed-start":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "stopped-start":
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	case "checker":
 		plugin.Serve(checker{d})
 		return
