@@ -29,6 +29,20 @@ type Plugins struct {
 	Checksums *plugin.Checksums
 	// MTLS secures the connection with go-plugin's automatic mutual TLS.
 	MTLS bool
+	// AllowInsecure runs the plugins that plugin.Search refuses: binaries
+	// another user could replace (written by every user, owned by someone
+	// other than the user running delego and root, or in such a
+	// directory) and relative search directories.
+	AllowInsecure bool
+}
+
+// withOptOut adds to err, when it refuses a plugin as insecure, how to
+// skip the check; other errors (nil too) it returns as they are.
+func withOptOut(err error) error {
+	if !errors.Is(err, plugin.ErrInsecure) {
+		return err
+	}
+	return fmt.Errorf("%w; to skip this check, allow insecure plugins: --allow-insecure-plugins on the command line, delego.WithInsecurePlugins() in Go", err)
 }
 
 // Open is an Opener: the plugin delego-NAME when the search directories
@@ -36,24 +50,14 @@ type Plugins struct {
 // binary, "edgetpu" is unavailable (its declared support is known, so a
 // plan still shows its partitions) and so is any other name, except "cpu",
 // delego's own kernels, which then run in process (the same bytes). A
-// plugin that does not start (wrong protocol, checksum mismatch, not
-// listed in the checksums) is unavailable too: pinning never falls back in
-// process.
+// plugin that is refused as insecure (see AllowInsecure), or that does not
+// start (wrong protocol, checksum mismatch, not listed in the checksums),
+// is unavailable too: neither falls back in process, so the user learns
+// why the binary they installed did not run.
 func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
-	dirs := p.Dirs
-	if dirs == nil {
-		dirs = plugin.SearchDirs()
-	}
-	path, err := plugin.Find(name, dirs)
+	path, err := p.search().Find(name)
 	if err != nil {
-		switch name {
-		case cpu.Name:
-			return cpu.New()
-		case edgetpu.Name:
-			return delegate.UnavailableDeclaring(name, edgetpu.Declared(),
-				fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err))
-		}
-		return delegate.Unavailable(name, fmt.Errorf("%w (built in: %s)", err, cpu.Name))
+		return withoutPlugin(name, err)
 	}
 	opts, err := p.Options(path)
 	if err != nil {
@@ -64,6 +68,48 @@ func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
 		return delegate.Unavailable(name, err)
 	}
 	return c
+}
+
+// withoutPlugin is the delegate called name when Find gave err instead of
+// a plugin binary: delego's kernels for a missing delego-cpu, else
+// unavailable, saying why.
+func withoutPlugin(name string, err error) delegate.Delegate {
+	switch {
+	case errors.Is(err, plugin.ErrInsecure):
+		err = withOptOut(err)
+	case name == cpu.Name:
+		return cpu.New()
+	case name == edgetpu.Name:
+		err = fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err)
+	default:
+		err = fmt.Errorf("%w (built in: %s)", err, cpu.Name)
+	}
+	if name == edgetpu.Name {
+		return delegate.UnavailableDeclaring(name, edgetpu.Declared(), err)
+	}
+	return delegate.Unavailable(name, err)
+}
+
+// Discover lists the plugin binaries in the search directories (see
+// plugin.Search.Discover); a refused one says how to run it anyway.
+func (p Plugins) Discover() ([]plugin.Found, error) {
+	found, err := p.search().Discover()
+	if err != nil {
+		return nil, withOptOut(err)
+	}
+	for i := range found {
+		found[i].Refused = withOptOut(found[i].Refused)
+	}
+	return found, nil
+}
+
+// search is where p looks for plugins.
+func (p Plugins) search() plugin.Search {
+	dirs := p.Dirs
+	if dirs == nil {
+		dirs = plugin.SearchDirs()
+	}
+	return plugin.Search{Dirs: dirs, AllowInsecure: p.AllowInsecure}
 }
 
 // Options are the plugin options for the binary at path: its pinned

@@ -16,8 +16,12 @@
 // accelerator's driver never takes the application down. Without its
 // binary, "cpu" runs delego's own kernels in process; any other delegate
 // is then unavailable, which the interpreter treats as a compilation error
-// that the settings' fallback_settings decide. An Edge TPU model falls
-// back to its CPU twin (foo.tflite beside foo_edgetpu.tflite, or
+// that the settings' fallback_settings decide. A binary another user could
+// replace (one writable by every user, owned by someone other than the
+// user running delego and root, or in such a directory), or one found
+// through a relative search directory, is refused and unavailable the
+// same way, "cpu" included, unless WithInsecurePlugins. An Edge TPU model
+// falls back to its CPU twin (foo.tflite beside foo_edgetpu.tflite, or
 // WithCPUTwin).
 //
 // The steps Open takes are exported for callers that need them apart (the

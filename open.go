@@ -98,6 +98,12 @@ func WithChecksumsFile(file string) Option {
 	return func(o *options) { o.plugins.Checksums, o.checksumFile = nil, file }
 }
 
+// WithInsecurePlugins runs the plugins that discovery refuses as insecure
+// (see Plugins.AllowInsecure): binaries another user could replace, and
+// relative search directories. It is the command line's
+// --allow-insecure-plugins.
+func WithInsecurePlugins() Option { return func(o *options) { o.plugins.AllowInsecure = true } }
+
 // WithPluginMTLS secures the connection to each plugin with go-plugin's
 // automatic mutual TLS.
 func WithPluginMTLS() Option { return func(o *options) { o.plugins.MTLS = true } }

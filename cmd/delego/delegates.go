@@ -80,17 +80,19 @@ func (f *delegationFlags) define(fs *flag.FlagSet) {
 type pluginFlags struct {
 	checksums string // --plugin-checksums FILE
 	mtls      bool   // --plugin-mtls
+	insecure  bool   // --allow-insecure-plugins
 }
 
 func (f *pluginFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.checksums, "plugin-checksums", "", "")
 	fs.BoolVar(&f.mtls, "plugin-mtls", false, "")
+	fs.BoolVar(&f.insecure, "allow-insecure-plugins", false, "")
 }
 
 // host reads the checksums file, if any, and returns the plugin host.
 func (f *pluginFlags) host() (pluginHost, error) {
 	h := defaultHost()
-	h.MTLS = f.mtls
+	h.MTLS, h.AllowInsecure = f.mtls, f.insecure
 	if f.checksums != "" {
 		sums, err := plugin.ReadChecksums(f.checksums)
 		if err != nil {
@@ -109,6 +111,15 @@ const pluginFlagsHelp = `  --plugin-checksums FILE
                    whose sum differs, is not started
   --plugin-mtls    secure the connection to each plugin with go-plugin's
                    automatic mutual TLS
+  --allow-insecure-plugins  run the plugins delego otherwise refuses
+                   because another user could replace them: a binary, its
+                   directory or a directory above them writable by every
+                   user (above: unless sticky, as /tmp) or owned by someone
+                   other than you and root, and relative directories in
+                   $DELEGO_PLUGIN_PATH ("." or "bin": whatever the working
+                   directory holds). Without it a refused plugin is
+                   unavailable, "cpu" included, and the error says what is
+                   wrong and where
 `
 
 // delegationHelp documents the flags of delegationFlags, for the help texts.
@@ -119,13 +130,15 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    looked for in the directories of $DELEGO_PLUGIN_PATH, then
                    beside delego (see "delego plugins"); build them with
                    "go build -o bin/ ./...". Without a plugin, "cpu" is
-                   delego's own kernels in process; an accelerator never
-                   runs in process, so a crash in its driver cannot take
-                   delego down ("edgetpu", a Coral USB Accelerator, needs
-                   delego-edgetpu; coral_settings.device picks one, "delego
-                   devices" lists them). A delegate that
-                   cannot be had (no plugin binary, a plugin that will not
-                   start or cannot run here) is a compilation error: with
+                   delego's own kernels in process (not when its plugin is
+                   refused as insecure: see --allow-insecure-plugins); an
+                   accelerator never runs in process, so a crash in its
+                   driver cannot take delego down ("edgetpu", a Coral USB
+                   Accelerator, needs delego-edgetpu; coral_settings.device
+                   picks one, "delego devices" lists them). A delegate that
+                   cannot be had (no plugin binary, a plugin refused as
+                   insecure, one that will not start or cannot run here) is
+                   a compilation error: with
                    allow_automatic_fallback_on_compilation_error the CPU runs
                    its nodes (and delego says so), else delego fails. A
                    plugin that crashes, hangs or answers garbage while

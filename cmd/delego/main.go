@@ -14,22 +14,25 @@
 //	delego plan MODEL [DELEGATION] [--json | --format text|dot|json]
 //	delego tune MODEL --delegate A,B,... --out DIR [--input FILE... | --image PICTURE | --inputs-from DIR] [--runs N]
 //	delego devices [--json]
-//	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls]
+//	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 //	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
 //
 // DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
-// [--plugin-checksums FILE] [--plugin-mtls]: the delegates in priority order,
-// each a plugin process (the binary delego-NAME, found in the directories of
-// $DELEGO_PLUGIN_PATH, then beside delego; "cpu" is delego's own kernels: the
-// delego-cpu plugin when found, else in process; "edgetpu" is a Coral USB
-// Accelerator, run only by the delego-edgetpu plugin). A delegate that cannot be had or fails is a compilation or
-// execution error that the settings' fallback_settings may turn into a run on
-// the CPU. The settings are TFLite acceleration settings (a ComputeSettings or
-// TFLiteSettings, JSON or binary) whose delegate field picks the delegate when
-// --delegate is absent; --cpu-twin names the CPU twin an Edge TPU model falls
-// back to. A fallback to the CPU is always reported on standard error.
+// [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]: the
+// delegates in priority order, each a plugin process (the binary
+// delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, then beside
+// delego, and refused when another user could replace it unless
+// --allow-insecure-plugins; "cpu" is delego's own kernels: the delego-cpu
+// plugin when found, else in process; "edgetpu" is a Coral USB
+// Accelerator, run only by the delego-edgetpu plugin). A delegate that
+// cannot be had or fails is a compilation or execution error that the
+// settings' fallback_settings may turn into a run on the CPU. The settings
+// are TFLite acceleration settings (a ComputeSettings or TFLiteSettings,
+// JSON or binary) whose delegate field picks the delegate when --delegate
+// is absent; --cpu-twin names the CPU twin an Edge TPU model falls back
+// to. A fallback to the CPU is always reported on standard error.
 //
 // On SIGINT, SIGTERM or SIGHUP delego stops the command, closing its
 // delegates and their plugin processes; a second signal kills the plugin

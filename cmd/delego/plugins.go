@@ -16,7 +16,7 @@ import (
 	"github.com/delego/delego/plugins/cpu"
 )
 
-const pluginsUsage = `Usage: delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls]
+const pluginsUsage = `Usage: delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 
 Lists the delegate plugins delego finds: executables named delego-NAME in the
 directories of $DELEGO_PLUGIN_PATH (separated by ':', searched in order),
@@ -24,10 +24,14 @@ then in the directory of the delego binary. Of several with one name the
 first wins; the others are listed as shadowed. Each plugin is started, asked
 to describe itself and stopped, and delego prints its name, version, plugin
 protocol, path, whether it is usable here (and why not), its devices, and
-the ops it declares with their version ranges.
+the ops it declares with their version ranges. A plugin that another user
+could replace (see --allow-insecure-plugins) is not started: it is listed
+with the reason it is refused. A relative directory in $DELEGO_PLUGIN_PATH
+fails the search.
 
 The cpu delegate also runs in process: --delegate cpu uses the delego-cpu
-plugin when one is found, else delego's own kernels in process.
+plugin when one is found, else delego's own kernels in process (a refused
+delego-cpu makes cpu unavailable instead).
 
 Flags:
   --json           print JSON
@@ -39,8 +43,9 @@ JSON fields (stable):
   plugins[]        one per name, sorted by name:
     name, path     the delegate's name (delego-NAME) and the binary
     shadowed[]     binaries of the same name hidden by path
-    error          why the plugin could not be started or described ("" when
-                   it could; the fields below are then empty)
+    error          why the plugin could not be started or described, or why
+                   it was refused and not started ("" when it could; the
+                   fields below are then empty)
     described_name the name the plugin gives itself
     version        the plugin's version
     protocol       the plugin protocol it speaks
@@ -132,9 +137,10 @@ func pluginsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-// listPlugins finds, starts and describes every plugin in host's directories.
+// listPlugins finds every plugin in host's directories, and starts and
+// describes each that is not refused as insecure.
 func listPlugins(ctx context.Context, host pluginHost) (*pluginsReport, error) {
-	found, err := plugin.Discover(host.Dirs)
+	found, err := host.Discover()
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +153,9 @@ func listPlugins(ctx context.Context, host pluginHost) (*pluginsReport, error) {
 		if pr.Shadowed == nil {
 			pr.Shadowed = []string{}
 		}
-		if info, err := describePlugin(ctx, host, f.Path); err != nil {
+		if f.Refused != nil {
+			pr.Error = f.Refused.Error()
+		} else if info, err := describePlugin(ctx, host, f.Path); err != nil {
 			pr.Error = err.Error()
 		} else {
 			pr.DescribedName, pr.Version, pr.Protocol = info.Name, info.Version, info.Protocol

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,19 +21,19 @@ const Prefix = "delego-"
 // plugins first, separated as in $PATH.
 const EnvPath = "DELEGO_PLUGIN_PATH"
 
+// ErrInsecure is wrapped by the error of a plugin binary, or a search
+// directory, that a Search refuses: one that someone other than the user
+// running delego (or root) could replace.
+var ErrInsecure = errors.New("refused as insecure")
+
 // SearchDirs returns where plugins are looked for, in order: the
 // directories of $DELEGO_PLUGIN_PATH, then the directory of the running
-// executable. Empty entries and repeats are dropped.
+// executable. Empty entries and repeats are dropped; a relative entry is
+// kept as written, for Search to refuse by name.
 func SearchDirs() []string {
 	var dirs []string
 	add := func(d string) {
-		if d == "" {
-			return
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
-		}
-		if !slices.Contains(dirs, d) {
+		if d != "" && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -55,12 +56,74 @@ type Found struct {
 	// Shadowed are binaries of the same name in later directories, which
 	// Path hides.
 	Shadowed []string
+	// Refused, when not nil, says why Path must not run; it wraps
+	// ErrInsecure.
+	Refused error
 }
 
-// Discover lists the plugin binaries in dirs, sorted by name; of several
-// with the same name, the first directory's wins. A directory that does not
-// exist is skipped.
-func Discover(dirs []string) ([]Found, error) {
+// Search looks for plugin binaries in Dirs, in order. It refuses what
+// another user could swap for a program of their own, since a plugin runs
+// with the rights of the user running delego: a relative directory
+// (whatever the working directory holds would run), and, on Unix, a
+// binary whose file, directory or search directory (symlinks resolved) is
+// writable by every user or owned by a user other than the one running
+// delego and root, or that sits below such a directory (one writable by
+// every user counts there only without the sticky bit, which stops others
+// moving it aside). Write access for the group is accepted: it is granted
+// to chosen users, and it is what a umask of 002 gives every file on
+// systems with a group per user.
+type Search struct {
+	// Dirs are the directories searched, in order; a directory that does
+	// not exist is skipped.
+	Dirs []string
+	// AllowInsecure skips the checks: relative directories are taken
+	// from the working directory and every binary is accepted.
+	AllowInsecure bool
+}
+
+// Find returns the path of the plugin binary delego-NAME in dirs, as
+// Search{Dirs: dirs}.Find does.
+func Find(name string, dirs []string) (string, error) { return Search{Dirs: dirs}.Find(name) }
+
+// Discover lists the plugin binaries in dirs, as Search{Dirs:
+// dirs}.Discover does.
+func Discover(dirs []string) ([]Found, error) { return Search{Dirs: dirs}.Discover() }
+
+// Find returns the path of the plugin binary delego-NAME: the first found in
+// the directories. When there is none, the error wraps
+// delegate.ErrUnknownDelegate; when the first one found, or a directory,
+// is refused, it wraps ErrInsecure (a later binary is not tried: the one
+// the user put first is the one to fix).
+func (s Search) Find(name string) (string, error) {
+	if _, ok := nameOf(Prefix + name); !ok {
+		return "", fmt.Errorf("%w %q: not a plugin name", delegate.ErrUnknownDelegate, name)
+	}
+	dirs, err := s.dirs()
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, Prefix+name)
+		if !isExecutable(p) {
+			continue
+		}
+		if err := s.vet(d, p); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%w %q: no plugin binary %s%s in %s (set $%s to add directories)",
+		delegate.ErrUnknownDelegate, name, Prefix, name, strings.Join(dirs, string(os.PathListSeparator)), EnvPath)
+}
+
+// Discover lists the plugin binaries in the directories, sorted by name; of
+// several with the same name, the first directory's wins, and says in
+// Refused why it must not run, if it must not.
+func (s Search) Discover() ([]Found, error) {
+	dirs, err := s.dirs()
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*Found{}
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d)
@@ -83,7 +146,7 @@ func Discover(dirs []string) ([]Found, error) {
 				f.Shadowed = append(f.Shadowed, p)
 				continue
 			}
-			byName[name] = &Found{Name: name, Path: p}
+			byName[name] = &Found{Name: name, Path: p, Refused: s.vet(d, p)}
 		}
 	}
 	out := make([]Found, 0, len(byName))
@@ -94,20 +157,43 @@ func Discover(dirs []string) ([]Found, error) {
 	return out, nil
 }
 
-// Find returns the path of the plugin binary delego-NAME: the first found in
-// dirs. When there is none, the error wraps delegate.ErrUnknownDelegate.
-func Find(name string, dirs []string) (string, error) {
-	if _, ok := nameOf(Prefix + name); !ok {
-		return "", fmt.Errorf("%w %q: not a plugin name", delegate.ErrUnknownDelegate, name)
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, Prefix+name)
-		if isExecutable(p) {
-			return p, nil
+// dirs returns the directories to search, absolute: a relative one is
+// refused, unless AllowInsecure takes it from the working directory.
+func (s Search) dirs() ([]string, error) {
+	dirs := make([]string, 0, len(s.Dirs))
+	for _, d := range s.Dirs {
+		if !filepath.IsAbs(d) {
+			abs, err := filepath.Abs(d)
+			if err != nil {
+				return nil, fmt.Errorf("plugin search directory %q: %w", d, err)
+			}
+			if !s.AllowInsecure {
+				return nil, fmt.Errorf("plugin search directory %q %w: it is relative, so the plugins that run would be whatever the working directory holds; use an absolute path, such as %s",
+					d, ErrInsecure, abs)
+			}
+			d = abs
+		}
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
 		}
 	}
-	return "", fmt.Errorf("%w %q: no plugin binary %s%s in %s (set $%s to add directories)",
-		delegate.ErrUnknownDelegate, name, Prefix, name, strings.Join(dirs, string(os.PathListSeparator)), EnvPath)
+	return dirs, nil
+}
+
+// vet returns why the plugin binary at path, found in the search directory
+// dir, must not run (an error wrapping ErrInsecure), or nil.
+func (s Search) vet(dir, path string) error {
+	if s.AllowInsecure {
+		return nil
+	}
+	why, err := untrusted(dir, path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("plugin %s %w: cannot check who could replace it: %w", path, ErrInsecure, err)
+	case why != "":
+		return fmt.Errorf("plugin %s %w: %s", path, ErrInsecure, why)
+	}
+	return nil
 }
 
 // nameOf returns NAME for a file called delego-NAME, where NAME is

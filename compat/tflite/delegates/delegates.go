@@ -9,6 +9,7 @@ package delegates
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/delego/delego/delegate"
@@ -39,18 +40,23 @@ type Plugin struct {
 
 // Open starts the plugin delego-name, found as delego's command line finds
 // it: in the directories of $DELEGO_PLUGIN_PATH, then beside the running
-// program. configure, which may be nil, sets the delegate's options in the
+// program, and refused (an error wrapping plugin.ErrInsecure) when another
+// user could replace it. configure, which may be nil, sets the delegate's options in the
 // interpreter's settings. A plugin that says it cannot run here is an
 // error, as libtensorflowlite's delegates fail to be created without their
 // device.
 func Open(name string, configure func(*config.TFLiteSettings)) (*Plugin, error) {
-	// The same search as delego.Plugins (plugin.Find over SearchDirs);
-	// go-tflite's API has no checksums or mTLS to pass, and its callers
+	// The same search as delego.Plugins (plugin.Find over SearchDirs,
+	// refusing a binary another user could replace); go-tflite's API has
+	// no checksums, mTLS or insecure plugins to ask for, and its callers
 	// want an error, not the unavailable delegate Plugins.Open gives.
 	path, err := plugin.Find(name, plugin.SearchDirs())
-	if err != nil {
+	switch {
+	case errors.Is(err, delegate.ErrUnknownDelegate):
 		return nil, fmt.Errorf("delegate %s: %w (build it with go build ./plugins/%s/cmd/delego-%s, then put it on $%s)",
 			name, err, name, name, plugin.EnvPath)
+	case err != nil:
+		return nil, fmt.Errorf("delegate %s: %w", name, err)
 	}
 	c, err := plugin.Open(context.Background(), path, nil)
 	if err != nil {
