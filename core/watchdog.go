@@ -9,14 +9,19 @@ import (
 	"github.com/delego/delego/delegate"
 )
 
-// Watchdog bounds the interpreter's calls to its delegates, so that a
-// delegate that hangs (a plugin stopped, a device that never answers) is a
-// delegate error, which the fallback settings decide, and not a hung
-// caller. A call past its limit fails with delegate.ErrHung; a plugin is
-// killed (and restarted: see Restarts). The caller's own context deadline
-// keeps its meaning beside it. The zero value is the defaults.
+// Watchdog bounds every call the interpreter makes to its delegates, so
+// that a delegate that hangs (a plugin stopped, a device that never
+// answers) is a delegate error, which the fallback settings decide, and not
+// a hung caller. A call past its limit fails with delegate.ErrHung; a plugin
+// is killed (and restarted: see Restarts). The caller's own context
+// deadline keeps its meaning beside it. The zero value is the defaults.
+//
+// Every call is bounded, the compile that restarts a lost plugin inside an
+// Invoke included (which starts its fresh process): such an Invoke may take
+// the compile limit for the restart, then the Invoke limit for the run.
 type Watchdog struct {
-	// Invoke, when positive, is the limit of every partition Invoke.
+	// Invoke, when positive, is the limit of every partition Invoke, and
+	// of every other delegate call unless Compile says otherwise.
 	// Otherwise the limit is derived from the partition's own runs: First
 	// for its first Invoke after each compile, then Factor times its
 	// slowest Invoke so far, and never less than Floor.
@@ -27,8 +32,9 @@ type Watchdog struct {
 	Floor time.Duration
 	// Factor scales the slowest Invoke into the limit; 0 means 20.
 	Factor float64
-	// Compile bounds each Support, CheckNodes and Compile call; 0 means
-	// 2 minutes.
+	// Compile bounds each Support, CheckNodes and Compile call, a
+	// restart's compile inside Invoke included; 0 means the Invoke limit
+	// when Invoke is set, else 2 minutes.
 	Compile time.Duration
 	// Off leaves delegate calls to the caller's context alone.
 	Off bool
@@ -68,9 +74,25 @@ func (w Watchdog) withDefaults() Watchdog {
 		w.Factor = 20
 	}
 	if w.Compile <= 0 {
+		w.Compile = w.Invoke
+	}
+	if w.Compile <= 0 {
 		w.Compile = 2 * time.Minute
 	}
 	return w
+}
+
+// StartLimit is how long a delegate may take to start (a plugin's process,
+// before the interpreter is built) under w: the compile limit when the
+// caller set Compile or Invoke, else 0, which leaves the delegate its own
+// default. A host that starts plugins for an interpreter passes it on
+// (delego.Plugins.StartTimeout), so that no call on the way to a result
+// outlasts the limit the caller gave.
+func (w Watchdog) StartLimit() time.Duration {
+	if w.Off || w.Compile <= 0 && w.Invoke <= 0 {
+		return 0
+	}
+	return w.withDefaults().Compile
 }
 
 func (r Restarts) withDefaults() Restarts {
@@ -125,7 +147,10 @@ func (it *Interpreter) compileLimit() time.Duration {
 }
 
 // bounded makes call under ctx, ended after limit (none when 0). It returns
-// the call's error, or a *HungError when the watchdog ended it.
+// the call's error, or a *HungError when the watchdog ended it: when the
+// limit passed before the caller's own deadline, even if the call noticed
+// it a moment before the context did (a plugin's start has a timer of its
+// own, set to the same deadline).
 func bounded(ctx context.Context, limit time.Duration, call func(context.Context) error) error {
 	if limit <= 0 {
 		return call(ctx)
@@ -133,7 +158,7 @@ func bounded(ctx context.Context, limit time.Duration, call func(context.Context
 	wctx, cancel := context.WithTimeoutCause(ctx, limit, errWatchdog)
 	defer cancel()
 	err := call(wctx)
-	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWatchdog {
+	if err != nil && ctxDone(ctx) == nil && ctxDone(wctx) != nil {
 		return &HungError{Limit: limit, Err: err}
 	}
 	return err

@@ -86,6 +86,101 @@ func TestWatchdogEndsAHungInvoke(t *testing.T) {
 	}
 }
 
+// hangOnCompile blocks compile n until its context ends, as a plugin
+// stopped while it starts or compiles does.
+func hangOnCompile(n int) func(context.Context, int) error {
+	return func(ctx context.Context, k int) error {
+		if k != n {
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
+
+// crash fails an Invoke as a plugin that died does.
+func crash(context.Context, []*tensor.Tensor, []*tensor.Tensor) error { return errCrashed }
+
+// TestWatchdogBoundsTheFirstCompile: with an Invoke limit set, a delegate
+// that hangs in Compile while the interpreter is built is ended by that
+// limit, not by the 2-minute default; an explicit Compile limit wins. The
+// compile fallback setting decides.
+func TestWatchdogBoundsTheFirstCompile(t *testing.T) {
+	m := addRelu(t)
+	for _, c := range []struct {
+		w        Watchdog
+		fallback bool
+		limit    string
+	}{
+		{Watchdog{Invoke: 50 * time.Millisecond}, false, "50ms"},
+		{Watchdog{Invoke: 50 * time.Millisecond}, true, "50ms"},
+		{Watchdog{Invoke: time.Hour, Compile: 40 * time.Millisecond}, false, "40ms"},
+	} {
+		t.Run(fmt.Sprintf("%+v,fallback=%v", c.w, c.fallback), func(t *testing.T) {
+			d := &scripted{op: schema.BuiltinOperatorADD, compile: hangOnCompile(1), invoke: doubler}
+			it, err := NewInterpreterContext(t.Context(), m, &Options{Delegates: []delegate.Delegate{d},
+				Settings: fallbackSettings(c.fallback, false), Watchdog: c.w})
+			if c.fallback {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer it.Close()
+				err = it.Fallbacks()[0].Err
+			}
+			de, ok := errors.AsType[*delegate.Error](err)
+			if !c.fallback && (!ok || de.Stage != delegate.StageCompile) {
+				t.Fatalf("%v; want a compile-stage delegate error", err)
+			}
+			if !errors.Is(err, delegate.ErrHung) || !strings.Contains(err.Error(), "no answer within "+c.limit) {
+				t.Fatalf("%v; want the watchdog's %s limit", err, c.limit)
+			}
+		})
+	}
+}
+
+// TestWatchdogBoundsARestart: a partition whose plugin was lost in one
+// Invoke is compiled again in the next; a delegate that hangs in that
+// compile (a fresh plugin process stopped as it starts) is ended by the
+// Invoke limit, and the Invoke fails, or falls back; a later Invoke
+// restarts it again.
+func TestWatchdogBoundsARestart(t *testing.T) {
+	m := addRelu(t)
+	in := float32Bytes(-2, -0.5, 0.5, 2)
+	want, err := invokeWith(t, newReady(t, m, nil), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fallback := range []bool{false, true} {
+		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
+			d := &scripted{op: schema.BuiltinOperatorADD, compile: hangOnCompile(2)}
+			script(d, crash, doubler)
+			it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, fallback),
+				Watchdog: Watchdog{Invoke: 50 * time.Millisecond}, Restarts: Restarts{Backoff: time.Nanosecond}})
+			for run := range 3 {
+				got, err := invokeWith(t, it, in)
+				switch {
+				case fallback || run == 2:
+					if err != nil || !bytes.Equal(got[0], want[0]) {
+						t.Fatalf("run %d: %v, %v", run, err, got)
+					}
+				case run == 0:
+					if !errors.Is(err, delegate.ErrLost) {
+						t.Fatalf("run %d: %v, want the crash", run, err)
+					}
+				default:
+					if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageExecute ||
+						!errors.Is(err, delegate.ErrHung) || !strings.Contains(err.Error(), "restart 1 of 5 failed: no answer within 50ms") {
+						t.Fatalf("run %d: %v; want the restart ended by the watchdog", run, err)
+					}
+				}
+			}
+			if d.compiles != 3 || d.invokes != 2 {
+				t.Errorf("%d compiles, %d invokes; want the first, the hung restart and the good one", d.compiles, d.invokes)
+			}
+		})
+	}
+}
+
 func TestCallersDeadlineIsNotTheWatchdogs(t *testing.T) {
 	m := addRelu(t)
 	d := &scripted{op: schema.BuiltinOperatorADD, invoke: hang}
@@ -119,6 +214,21 @@ func TestWatchdogLimits(t *testing.T) {
 	it.opts.Watchdog.Off = true
 	if got := it.invokeLimit(p); got != 0 {
 		t.Errorf("off: limit %v", got)
+	}
+	for _, c := range []struct {
+		w              Watchdog
+		compile, start time.Duration
+	}{
+		{Watchdog{}, 2 * time.Minute, 0},
+		{Watchdog{Invoke: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
+		{Watchdog{Invoke: 3 * time.Second, Compile: time.Minute}, time.Minute, time.Minute},
+		{Watchdog{Compile: time.Minute}, time.Minute, time.Minute},
+		{Watchdog{Invoke: 3 * time.Second, Off: true}, 0, 0},
+	} {
+		it.opts.Watchdog = c.w.withDefaults()
+		if got, start := it.compileLimit(), c.w.StartLimit(); got != c.compile || start != c.start {
+			t.Errorf("%+v: compile limit %v, start limit %v; want %v, %v", c.w, got, start, c.compile, c.start)
+		}
 	}
 	r := Restarts{}.withDefaults()
 	for n, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
