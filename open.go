@@ -102,9 +102,10 @@ func WithChecksumsFile(file string) Option {
 // automatic mutual TLS.
 func WithPluginMTLS() Option { return func(o *options) { o.plugins.MTLS = true } }
 
-// WithWatchdog bounds every call to a delegate (see core.Watchdog): a
-// plugin that hangs past it is killed and its failure goes through the
-// fallback settings. Without it, the defaults.
+// WithWatchdog bounds every call to a delegate (see core.Watchdog), and
+// the start of each plugin by its compile limit when w sets one: a plugin
+// that hangs past it is killed and its failure goes through the fallback
+// settings. Without it, the defaults.
 func WithWatchdog(w core.Watchdog) Option { return func(o *options) { o.watchdog = w } }
 
 // Interpreter is a core.Interpreter that owns its model and the delegates
@@ -142,6 +143,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	if err != nil {
 		return nil, err
 	}
+	o.plugins.StartTimeout = o.watchdog.StartLimit()
 	d := Start(ctx, names, s, o.threads, o.plugins.Open)
 	copts := d.Options()
 	copts.Twin, copts.Watchdog = TwinFor(path, o.twin), o.watchdog

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
@@ -158,4 +159,31 @@ func children(t *testing.T) []string {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	return kids
+}
+
+// TestOpenBoundsAPluginStoppedAtStart: WithWatchdog's limit bounds the
+// start of the plugins Open starts. A delego-cpu that stops itself
+// (SIGSTOP) as it starts is killed after the 300 ms limit, instead of the
+// plugin's own 30 s start timeout, and the compile fallback runs the model
+// on the CPU; no process is left.
+func TestOpenBoundsAPluginStoppedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "delego-cpu"), []byte("#!/bin/sh\nkill -STOP $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	start := time.Now()
+	it := runGolden(t, quant, delego.WithDelegates("cpu"), delego.WithPluginDirs(dir), delego.WithSettingsData(fallback),
+		delego.WithWatchdog(core.Watchdog{Invoke: 300 * time.Millisecond}))
+	// Far below the plugin's own 30 s, far above the limit: a loaded
+	// machine passes.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Open took %v with a plugin stopped as it started, under a 300ms watchdog", took)
+	}
+	if fbs := it.Fallbacks(); len(fbs) != 1 || !strings.Contains(fbs[0].Err.Error(), "start plugin") {
+		t.Errorf("fallbacks %v, want the plugin's failed start", fbs)
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes %v remain", kids)
+	}
 }

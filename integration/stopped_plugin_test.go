@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,66 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 			}
 			if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 				t.Errorf("the stopped plugin %s outlived delego", child)
+			}
+			checkNoOrphans(t)
+		})
+	}
+}
+
+// stoppingPlugin writes, in a folder of its own, a delego-cpu that stops
+// itself (SIGSTOP) as it starts while the file stop exists, as a plugin
+// stopped by a debugger or a frozen cgroup would be, and otherwise runs the
+// real plugin. Each start appends its pid to the file log.
+func stoppingPlugin(t *testing.T) (dir, stop, log string) {
+	t.Helper()
+	dir = t.TempDir()
+	stop, log = filepath.Join(dir, "stop"), filepath.Join(dir, "starts")
+	script := fmt.Sprintf("#!/bin/sh\necho $$ >> %q\nif [ -e %q ]; then kill -STOP $$; fi\nexec %q \"$@\"\n",
+		log, stop, filepath.Join(binDir, "delego-cpu"))
+	if err := os.WriteFile(filepath.Join(dir, "delego-cpu"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, stop, log
+}
+
+// TestRunWithPluginStoppedAtStart runs `delego run --timeout 2s` with a cpu
+// plugin that stops as it starts: --timeout bounds the start too, so delego
+// is done soon after 2 s (it used to wait for the plugin's own 30 s start
+// timeout), on the CPU with compile fallback settings and with exit 1
+// without them. No process is left either way.
+func TestRunWithPluginStoppedAtStart(t *testing.T) {
+	if err := subreaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir, stop, _ := stoppingPlugin(t)
+	writeFile(t, stop, "")
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	settings := filepath.Join(t.TempDir(), "fallback.json")
+	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	for _, fallback := range []bool{true, false} {
+		t.Run("fallback="+strconv.FormatBool(fallback), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.raw")
+			args := append(goldenArgs(t, gc, out), "--delegate", "cpu", "--timeout", "2s")
+			if fallback {
+				args = append(args, "--settings", settings)
+			}
+			start := time.Now()
+			_, stderr, err := runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir}, args...)
+			took := time.Since(start)
+			// The bound is far below the plugin's own start timeout (30 s)
+			// and far above the 2 s asked for, so a loaded machine passes.
+			if took > 15*time.Second {
+				t.Errorf("delego took %v with a plugin stopped as it started, under --timeout 2s", took)
+			}
+			if !strings.Contains(stderr, "start plugin") {
+				t.Errorf("stderr does not say the plugin did not start: %q", stderr)
+			}
+			if fallback {
+				if err != nil || !bytes.Equal(readFile(t, out), shared.ReadGolden(t, gc.OutputFile)) {
+					t.Errorf("with fallback: %v, or the output differs from the golden one; stderr %q", err, stderr)
+				}
+			} else if err == nil {
+				t.Errorf("without fallback delego succeeded; stderr %q", stderr)
 			}
 			checkNoOrphans(t)
 		})

@@ -154,13 +154,16 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    fallback, the twin runs instead (same inputs and outputs,
                    matched by name), and delego says so.
   --timeout DURATION
-                   the longest a delegate may take to run its partition
-                   once (e.g. 2s, 500ms). A run past it is an execution
-                   error: the plugin is killed, the fallback settings
-                   decide, and the next run starts a fresh plugin. Default:
-                   30s for a partition's first run, then 20 times its
-                   slowest run so far, at least 2s. A plugin process that
-                   dies is restarted the same way (up to 5 times in a row).
+                   the longest any one call to a delegate may take (e.g. 2s,
+                   500ms): starting its plugin, compiling its partition
+                   (also when a lost plugin is restarted in the middle of a
+                   run) and running the partition once. A call past it is a
+                   compilation or execution error: the plugin is killed, the
+                   fallback settings decide, and the next run starts a fresh
+                   plugin. Default: 30s for a partition's first run, then 20
+                   times its slowest run so far, at least 2s; 2 minutes to
+                   compile, 30s to start. A plugin process that dies is
+                   restarted the same way (up to 5 times in a row).
 ` + pluginFlagsHelp + `
 Every plugin reads DELEGO_PLUGIN_FAULT, to fail on purpose so that the
 fallback settings can be rehearsed: [PLUGIN:]crash-after=N, hang-after=N or
@@ -218,10 +221,15 @@ type delegation struct {
 	*delego.Delegation
 	// Twin is --cpu-twin.
 	Twin string
-	// Timeout is --timeout: the watchdog's limit on every partition's
-	// Invoke; 0: the derived default.
+	// Timeout is --timeout: the watchdog's limit on every call to a
+	// delegate; 0: the defaults.
 	Timeout time.Duration
 }
+
+// watchdog is the watchdog --timeout asks for: timeout bounds every
+// delegate call (core.Watchdog.Invoke, which the compile limit and the
+// plugins' start follow); 0 leaves the defaults.
+func watchdog(timeout time.Duration) core.Watchdog { return core.Watchdog{Invoke: timeout} }
 
 // options are the core.Options that run d's delegates on the model at
 // modelPath with the CPU kernels of registry (nil: the built-in ones).
@@ -231,7 +239,7 @@ func (d *delegation) options(registry *kernels.Registry, modelPath string) core.
 	opts := d.Delegation.Options()
 	opts.Registry = registry
 	opts.Twin = delego.TwinFor(modelPath, d.Twin)
-	opts.Watchdog = core.Watchdog{Invoke: d.Timeout}
+	opts.Watchdog = watchdog(d.Timeout)
 	return opts
 }
 
@@ -291,10 +299,13 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 }
 
 // open starts the selected delegates with open (nil: the selection's
-// plugin host). threads is --threads, 0 when not given.
+// plugin host, whose plugins start within --timeout). threads is
+// --threads, 0 when not given.
 func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
 	if open == nil {
-		open = s.host.Open
+		host := s.host
+		host.StartTimeout = watchdog(s.timeout).StartLimit()
+		open = host.Open
 	}
 	return &delegation{Delegation: delego.Start(ctx, s.names, s.settings, threads, open), Twin: s.twin, Timeout: s.timeout}
 }
