@@ -30,7 +30,7 @@ import (
 // fallbacks is an interpreter's fallback state.
 type fallbacks struct {
 	policy delegate.Fallback
-	events []delegate.Event
+	log    eventLog
 	// twin is the CPU twin the caller supplied, its inputs and outputs in the
 	// model's order, or with Err set when it cannot serve; nil: none.
 	twin *Twin
@@ -91,7 +91,8 @@ type TwinFallback struct {
 	Model *model.Model
 	Plan  *partition.Plan
 	Path  string
-	// Fallbacks are the model's own fallbacks.
+	// Fallbacks are the model's own fallbacks, as its interpreter's
+	// Fallbacks listed them when the twin took over.
 	Fallbacks []delegate.Event
 	// Err is why the model could not run on the CPU.
 	Err error
@@ -104,9 +105,6 @@ func (t *TwinFallback) String() string {
 // Twin returns the twin fallback, or nil when the interpreter runs the model
 // it was given.
 func (it *Interpreter) Twin() *TwinFallback { return it.fb.ran }
-
-// Fallbacks lists every fallback to the CPU so far, in order.
-func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.fb.events) }
 
 // TwinError is the error of a model that cannot run on the CPU after its
 // delegate fell back, and whose CPU twin could not run instead. It unwraps
@@ -158,7 +156,7 @@ func (p *delegated) execError(err error) *delegate.Error {
 
 // record adds an event to the interpreter's fallbacks.
 func (it *Interpreter) record(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error, o delegate.Outcome) {
-	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
+	it.fb.log.add(delegate.Event{Delegate: d.Name(), Partition: partition,
 		Nodes: slices.Clone(nodes), Stage: stage, Err: err, Outcome: o})
 }
 
@@ -179,7 +177,7 @@ func (it *Interpreter) cpuCannotRun(ctx context.Context, err error) (*Interprete
 	own := it.opts.OwnDelegates
 	it.opts.OwnDelegates = false
 	it.Close()
-	if len(it.fb.events) > 0 && !it.fb.isTwin {
+	if it.fb.log.count() > 0 && !it.fb.isTwin {
 		return it.runTwin(ctx, err, own)
 	}
 	if own {
@@ -361,7 +359,7 @@ func (p *delegated) restoreState(it *Interpreter) {
 // a twin, cause is returned as it is.
 func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
 	tw := it.fb.twin
-	events := slices.Clone(it.fb.events)
+	events := it.Fallbacks()
 	fail := func(err error) (*Interpreter, error) {
 		if own {
 			closeDelegates(it.opts.Delegates)
@@ -396,7 +394,7 @@ func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
 		return err
 	}
 	it.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: it.fb.twin.Path,
-		Fallbacks: slices.Clone(it.fb.events), Err: cause}
+		Fallbacks: it.Fallbacks(), Err: cause}
 	return it.invokeTwin(ctx)
 }
 
@@ -424,7 +422,7 @@ func (it *Interpreter) twinInterpreter(ctx context.Context, cause error) (*Inter
 	}
 	if err := twin.AllocateTensors(); err != nil {
 		twin.Close()
-		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: slices.Clone(it.fb.events), Cause: cause, Err: err}
+		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: it.Fallbacks(), Cause: cause, Err: err}
 	}
 	it.fb.twinIt = twin
 	return twin, nil
