@@ -252,9 +252,10 @@ func (it *Interpreter) lose(p *delegated, err error) bool {
 
 // restart brings back p, whose delegate was lost, before an Invoke: it
 // compiles p again, which starts a fresh plugin process, unless the
-// backoff says not yet or the partition gave up. It reports whether p runs
-// on its delegate now; when not and no error, the CPU runs p this time
-// (or, when no CPU kernel runs p, the CPU twin runs the Invoke).
+// backoff or a pause says not yet (see Restarts); it pauses the restarts
+// after Max failed in a row. It reports whether p runs on its delegate
+// now; when not and no error, the CPU runs p this time (or, when no CPU
+// kernel runs p, the CPU twin runs the Invoke).
 func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bool, err error) {
 	r := it.opts.Restarts
 	cpu := it.cpuRuns(p)
@@ -271,18 +272,16 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 		}
 		return false, nil
 	}
-	if p.restarts >= r.Max {
-		err := fmt.Errorf("gave up after %d restarts in a row: %w", p.restarts, p.lost)
-		if fallback {
-			it.recordRun(p, err, delegate.MovedToCPU)
-			if cpu {
-				p.onCPU, p.lost = true, nil
-			}
-		}
-		return elsewhere(err)
+	if p.restarts >= r.Max && p.paused == nil {
+		p.pause(r)
+		it.recordRun(p, p.paused, delegate.RestartsPaused)
 	}
 	if wait := time.Until(p.retryAt); wait > 0 {
-		if fallback {
+		switch {
+		case p.paused != nil:
+			// Never wait out a pause: fail now, saying until when.
+			return elsewhere(&PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost})
+		case fallback:
 			return elsewhere(p.lost)
 		}
 		t := time.NewTimer(wait)
@@ -293,10 +292,17 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 		case <-t.C:
 		}
 	}
+	what := fmt.Sprintf("restart %d of %d", p.restarts+1, r.Max)
+	if p.paused != nil {
+		// The pause is over: this attempt probes the delegate. Should
+		// it fail, the next Invoke pauses the restarts again.
+		what = fmt.Sprintf("restart %d, after a pause,", p.restarts+1)
+		p.probe, p.paused = p.paused, nil
+	}
 	p.restarts++
 	if err := it.compileExe(ctx, p); err != nil {
 		p.retryAt = time.Now().Add(r.backoff(p.restarts))
-		return elsewhere(fmt.Errorf("restart %d of %d failed: %w", p.restarts, r.Max, err))
+		return elsewhere(fmt.Errorf("%s failed: %w", what, err))
 	}
 	it.recordRun(p, p.lost, delegate.Restarted)
 	p.lost = nil
@@ -455,8 +461,8 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 
 // healBeforeSteps restarts, before the steps of an Invoke run, each lost
 // partition that only the CPU twin can stand in for; when one cannot run
-// on its delegate this time, the twin runs the whole Invoke (for good once
-// the partition gave up). It reports whether it ran the Invoke.
+// on its delegate this time, the twin runs the whole Invoke. It reports
+// whether it ran the Invoke.
 func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
 	if it.fb.twin == nil {
 		return false, nil // no twin: nothing stands in for a whole Invoke
@@ -472,8 +478,6 @@ func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
 			return true, err
 		case onDelegate:
 			continue
-		case p.restarts >= it.opts.Restarts.Max:
-			return true, it.switchToTwin(ctx, p.lost)
 		}
 		return true, it.standIn(ctx, p.lost)
 	}

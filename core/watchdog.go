@@ -45,20 +45,54 @@ type Watchdog struct {
 // The Invoke that saw the loss fails, or falls back; the next one compiles
 // the partition again, which starts a fresh process. Each further attempt
 // without a successful Invoke in between waits twice as long as the last
-// (Backoff first, at most a minute), and after Max of them the partition
-// gives up. A partition waiting for its next attempt, or that gave up, runs
-// on the CPU when the execution fallback allows it; otherwise its Invokes
-// fail (while waiting: the Invoke waits for the attempt). Variables (an
-// LSTM's state) continue from the host's copy, as it was before the failed
-// Invoke.
+// (Backoff first, at most a minute).
+//
+// After Max attempts in a row have failed, a circuit breaker opens: the
+// restarts pause for Cooldown, then one attempt probes the delegate. A probe
+// whose Invoke succeeds closes the breaker (the count starts again from 0);
+// one that fails pauses the restarts for another Cooldown. Fallbacks records
+// each pause (delegate.RestartsPaused) and the recovery (delegate.Recovered),
+// not each Invoke in between.
+//
+// A partition waiting for its next attempt runs on the CPU (or, when no CPU
+// kernel runs it, the CPU twin runs the Invoke) when the execution fallback
+// allows it. Otherwise its Invokes fail: during a backoff, after waiting
+// for the attempt; during a pause, at once, with a *PausedError that says
+// when the next attempt comes. Variables (an LSTM's state) continue from
+// the host's copy, as it was before the failed Invoke.
 type Restarts struct {
-	// Max is how many restarts in a row may come without a successful
-	// Invoke; 0 means 5, negative means never restart.
+	// Max is how many restarts in a row may fail (come without a
+	// successful Invoke) before the restarts pause; 0 means 5, negative
+	// means never restart: a lost partition fails, or falls back for good.
 	Max int
 	// Backoff is the wait before the second attempt in a row; 0 means
 	// 100 ms.
 	Backoff time.Duration
+	// Cooldown is how long the restarts pause after Max failed in a row,
+	// and again after each failed probe; 0 means 30 s.
+	Cooldown time.Duration
 }
+
+// PausedError is the failure of an Invoke that needed a partition's
+// delegate while its restarts paused (see Restarts). It unwraps to the
+// loss the restarts could not mend (delegate.ErrLost).
+type PausedError struct {
+	// Failed is how many restarts in a row failed; Cooldown is the pause
+	// and Next when the next restart is tried.
+	Failed   int
+	Cooldown time.Duration
+	Next     time.Time
+	// Err is the partition's last loss.
+	Err error
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("%d restarts in a row failed, so restarts pause for %v (circuit breaker open); the next is tried at %s; last failure: %v",
+		e.Failed, e.Cooldown, e.Next.Format("15:04:05.000"), e.Err)
+}
+
+// Unwrap returns the partition's last loss.
+func (e *PausedError) Unwrap() error { return e.Err }
 
 const maxBackoff = time.Minute
 
@@ -102,6 +136,9 @@ func (r Restarts) withDefaults() Restarts {
 	if r.Backoff <= 0 {
 		r.Backoff = 100 * time.Millisecond
 	}
+	if r.Cooldown <= 0 {
+		r.Cooldown = 30 * time.Second
+	}
 	return r
 }
 
@@ -118,6 +155,13 @@ func (r Restarts) backoff(n int) time.Duration {
 		}
 	}
 	return d
+}
+
+// pause opens p's circuit breaker: its restarts pause for the cooldown.
+func (p *delegated) pause(r Restarts) {
+	p.retryAt = time.Now().Add(r.Cooldown)
+	p.paused = &PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost}
+	p.probe = nil
 }
 
 // invokeLimit is the watchdog's limit for p's next Invoke; 0: none.

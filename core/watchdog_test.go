@@ -241,50 +241,123 @@ func TestWatchdogLimits(t *testing.T) {
 	}
 }
 
-// TestRestartsGiveUp: a delegate that crashes on every Invoke is compiled
-// again before each of the next ones, Max times in a row, then given up:
-// without fallback every Invoke fails, with it every Invoke answers.
-func TestRestartsGiveUp(t *testing.T) {
+// TestRestartsPauseThenRecover: a delegate that crashes on every Invoke is
+// compiled again before each of the next ones, Max times in a row; then its
+// restarts pause (the CPU runs the partition, or the Invokes fail), a probe
+// after the cooldown that crashes again pauses them again, and a probe
+// once the delegate works takes the partition back. The pause and the
+// recovery are recorded once each.
+func TestRestartsPauseThenRecover(t *testing.T) {
 	m := addRelu(t)
 	in := float32Bytes(-2, -0.5, 0.5, 2)
 	want, err := invokeWith(t, newReady(t, m, nil), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	crash := func(context.Context, []*tensor.Tensor, []*tensor.Tensor) error { return errCrashed }
 	for _, fallback := range []bool{false, true} {
 		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
-			d := &scripted{op: schema.BuiltinOperatorADD, invoke: crash}
+			down := true
+			d := &scripted{op: schema.BuiltinOperatorADD, invoke: func(ctx context.Context, in, out []*tensor.Tensor) error {
+				if down {
+					return crash(ctx, in, out)
+				}
+				return doubler(ctx, in, out)
+			}}
 			it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, fallback),
-				Restarts: Restarts{Max: 3, Backoff: time.Millisecond}})
-			for run := range 6 {
-				time.Sleep(10 * time.Millisecond) // past the backoff: the CPU runs the partition until then
+				Restarts: Restarts{Max: 3, Backoff: time.Nanosecond, Cooldown: 200 * time.Millisecond}})
+			// run invokes once, and checks the result: without fallback,
+			// an error of the kind given ("": none).
+			const crashed, paused = "crashed", "paused"
+			var pause *PausedError
+			run := func(step, expect string) {
+				t.Helper()
 				got, err := invokeWith(t, it, in)
-				switch {
-				case fallback && (err != nil || !bytes.Equal(got[0], want[0])):
-					t.Fatalf("run %d: %v, %v", run, err, got)
-				case !fallback && !errors.Is(err, delegate.ErrLost):
-					t.Fatalf("run %d: %v, want the crash", run, err)
-				case !fallback && run >= 4 && !strings.Contains(err.Error(), "gave up after 3 restarts in a row"):
-					t.Fatalf("run %d: %v, want it given up", run, err)
+				if fallback || expect == "" {
+					if err != nil || !bytes.Equal(got[0], want[0]) {
+						t.Fatalf("%s: %v, %v", step, err, got)
+					}
+					return
+				}
+				pe, isPaused := errors.AsType[*PausedError](err)
+				if !errors.Is(err, delegate.ErrLost) || isPaused != (expect == paused) {
+					t.Fatalf("%s: %v; want it %s", step, err, expect)
+				}
+				if isPaused {
+					pause = pe
 				}
 			}
+			// waitOutPause waits until the next attempt the last pause
+			// names: its error, or with fallback its event.
+			waitOutPause := func() {
+				if fallback {
+					fbs := it.Fallbacks()
+					pause, _ = errors.AsType[*PausedError](fbs[len(fbs)-1].Err)
+				}
+				time.Sleep(time.Until(pause.Next))
+			}
+			run("the first crash", crashed)
+			for i := range 3 {
+				run(fmt.Sprintf("restart %d", i+1), crashed)
+			}
+			run("paused", paused)
+			run("still paused", paused)
 			if d.compiles != 4 || d.invokes != 4 {
-				t.Errorf("%d compiles, %d invokes; want the first and 3 restarts", d.compiles, d.invokes)
+				t.Fatalf("%d compiles, %d invokes; want the first and 3 restarts, none while paused", d.compiles, d.invokes)
 			}
-			var outcomes []delegate.Outcome
+			waitOutPause()
+			run("a probe that crashes", crashed)
+			run("paused again", paused)
+			down = false
+			waitOutPause()
+			run("a probe that works", "")
+			run("recovered", "")
+			if d.compiles != 6 || d.invokes != 7 {
+				t.Errorf("%d compiles, %d invokes; want 2 probes, then the delegate", d.compiles, d.invokes)
+			}
+			var outcomes []string
 			for _, e := range it.Fallbacks() {
-				outcomes = append(outcomes, e.Outcome)
+				outcomes = append(outcomes, e.Outcome.String())
 			}
-			want := []delegate.Outcome{delegate.Restarted, delegate.Restarted, delegate.Restarted}
+			wantOutcomes := "restarted, restarted, restarted, restarts paused, restarted, restarts paused, restarted, recovered"
 			if fallback {
-				want = []delegate.Outcome{delegate.RanOnCPU, delegate.Restarted, delegate.RanOnCPU, delegate.Restarted,
-					delegate.RanOnCPU, delegate.Restarted, delegate.RanOnCPU, delegate.MovedToCPU}
+				wantOutcomes = "ran on the CPU once, restarted, ran on the CPU once, restarted, ran on the CPU once, restarted, " +
+					"ran on the CPU once, restarts paused, restarted, ran on the CPU once, restarts paused, restarted, recovered"
 			}
-			if fmt.Sprint(outcomes) != fmt.Sprint(want) {
-				t.Errorf("outcomes %v, want %v", outcomes, want)
+			if got := strings.Join(outcomes, ", "); got != wantOutcomes {
+				t.Errorf("outcomes %q, want %q", got, wantOutcomes)
 			}
 		})
+	}
+}
+
+// TestPausedInvokesFailAtOnce: without fallback, an Invoke while the
+// restarts pause fails at once (it would otherwise wait out the hour),
+// with an execution error that says the restarts pause and until when.
+func TestPausedInvokesFailAtOnce(t *testing.T) {
+	m := addRelu(t)
+	d := &scripted{op: schema.BuiltinOperatorADD, invoke: crash}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d},
+		Restarts: Restarts{Max: 1, Backoff: time.Nanosecond, Cooldown: time.Hour}})
+	in := float32Bytes(1, 2, 3, 4)
+	for range 2 { // the first crash, then the one restart
+		if _, err := invokeWith(t, it, in); !errors.Is(err, delegate.ErrLost) || errors.As(err, new(*PausedError)) {
+			t.Fatalf("%v, want the crash", err)
+		}
+	}
+	for run := range 3 {
+		_, err := invokeWith(t, it, in)
+		de, ok := errors.AsType[*delegate.Error](err)
+		pe, paused := errors.AsType[*PausedError](err)
+		if !ok || de.Stage != delegate.StageExecute || !paused || !errors.Is(err, delegate.ErrLost) {
+			t.Fatalf("run %d while paused: %v; want an execution error that is a PausedError", run, err)
+		}
+		if pe.Failed != 1 || pe.Cooldown != time.Hour || time.Until(pe.Next) < 59*time.Minute ||
+			!strings.Contains(err.Error(), "1 restarts in a row failed, so restarts pause for 1h0m0s (circuit breaker open); the next is tried at "+pe.Next.Format("15:04:05.000")) {
+			t.Errorf("run %d while paused: %v (%+v)", run, err, pe)
+		}
+	}
+	if d.compiles != 2 || it.FallbackCount(delegate.RestartsPaused) != 1 {
+		t.Errorf("%d compiles, %d pauses recorded; want no attempt and one record while paused", d.compiles, it.FallbackCount(delegate.RestartsPaused))
 	}
 }
 
@@ -417,10 +490,10 @@ func TestTwinStandsInForALostAccelerator(t *testing.T) {
 
 	always := &losingAccelerator{crash: func(int) bool { return true }}
 	it, errs = run(always, true, 6)
-	if fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" || always.compiles != 3 || it.Twin() == nil {
+	if fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" || always.compiles != 3 || it.Twin() != nil {
 		t.Errorf("always lost, with fallback: errors %v, %d compiles, twin %v, outcomes %q", errs, always.compiles, it.Twin(), outcomes(it))
 	}
-	if got := outcomes(it); got != "the CPU twin stood in once, restarted, the CPU twin stood in once, restarted, the CPU twin stood in once, moved to the CPU" {
+	if got := outcomes(it); got != "the CPU twin stood in once, restarted, the CPU twin stood in once, restarted, the CPU twin stood in once, restarts paused" {
 		t.Errorf("always lost, with fallback: outcomes %q", got)
 	}
 }

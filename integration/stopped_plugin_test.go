@@ -78,20 +78,46 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 	}
 }
 
-// stoppingPlugin writes, in a folder of its own, a delego-cpu that stops
-// itself (SIGSTOP) as it starts while the file stop exists, as a plugin
-// stopped by a debugger or a frozen cgroup would be, and otherwise runs the
-// real plugin. Each start appends its pid to the file log.
-func stoppingPlugin(t *testing.T) (dir, stop, log string) {
+// flakyPlugin is a delego-cpu, in a folder of its own, that misbehaves as
+// it starts while a file says so, and otherwise runs the real plugin: while
+// the file stop exists it stops itself (SIGSTOP), as a plugin frozen by a
+// debugger or a cgroup would be; while fail exists it exits at once. Each
+// start appends its pid to the file starts.
+type flakyPlugin struct{ dir, stop, fail, starts string }
+
+func newFlakyPlugin(t *testing.T) flakyPlugin {
 	t.Helper()
-	dir = t.TempDir()
-	stop, log = filepath.Join(dir, "stop"), filepath.Join(dir, "starts")
-	script := fmt.Sprintf("#!/bin/sh\necho $$ >> %q\nif [ -e %q ]; then kill -STOP $$; fi\nexec %q \"$@\"\n",
-		log, stop, filepath.Join(binDir, "delego-cpu"))
-	if err := os.WriteFile(filepath.Join(dir, "delego-cpu"), []byte(script), 0o755); err != nil {
+	dir := t.TempDir()
+	f := flakyPlugin{dir: dir, stop: filepath.Join(dir, "stop"), fail: filepath.Join(dir, "fail"), starts: filepath.Join(dir, "starts")}
+	script := fmt.Sprintf(`#!/bin/sh
+echo $$ >> %q
+if [ -e %q ]; then kill -STOP $$; fi
+if [ -e %q ]; then echo "flaky plugin: told not to start" >&2; exit 1; fi
+exec %q "$@"
+`, f.starts, f.stop, f.fail, filepath.Join(binDir, "delego-cpu"))
+	if err := os.WriteFile(f.path(), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return dir, stop, log
+	return f
+}
+
+// path is the plugin binary.
+func (f flakyPlugin) path() string { return filepath.Join(f.dir, "delego-cpu") }
+
+// set creates file (f.stop or f.fail) when on, else removes it.
+func (f flakyPlugin) set(t *testing.T, file string, on bool) {
+	t.Helper()
+	if on {
+		writeFile(t, file, "")
+	} else if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// started is how many times the plugin was started.
+func (f flakyPlugin) started(t *testing.T) int {
+	t.Helper()
+	return strings.Count(string(readFile(t, f.starts)), "\n")
 }
 
 // TestRunWithPluginStoppedAtStart runs `delego run --timeout 2s` with a cpu
@@ -103,8 +129,8 @@ func TestRunWithPluginStoppedAtStart(t *testing.T) {
 	if err := subreaper(); err != nil {
 		t.Fatal(err)
 	}
-	dir, stop, _ := stoppingPlugin(t)
-	writeFile(t, stop, "")
+	f := newFlakyPlugin(t)
+	f.set(t, f.stop, true)
 	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
 	settings := filepath.Join(t.TempDir(), "fallback.json")
 	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
@@ -116,7 +142,7 @@ func TestRunWithPluginStoppedAtStart(t *testing.T) {
 				args = append(args, "--settings", settings)
 			}
 			start := time.Now()
-			_, stderr, err := runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + dir}, args...)
+			_, stderr, err := runDelegoEnv(t, []string{"DELEGO_PLUGIN_PATH=" + f.dir}, args...)
 			took := time.Since(start)
 			// The bound is far below the plugin's own start timeout (30 s)
 			// and far above the 2 s asked for, so a loaded machine passes.

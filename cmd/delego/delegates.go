@@ -163,7 +163,10 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    plugin. Default: 30s for a partition's first run, then 20
                    times its slowest run so far, at least 2s; 2 minutes to
                    compile, 30s to start. A plugin process that dies is
-                   restarted the same way (up to 5 times in a row).
+                   restarted the same way; after 5 failed restarts in a row
+                   its restarts pause for 30s (the CPU runs the partition
+                   meanwhile when the fallback settings allow it, else those
+                   runs fail at once), then it is tried again.
 ` + pluginFlagsHelp + `
 Every plugin reads DELEGO_PLUGIN_FAULT, to fail on purpose so that the
 fallback settings can be rehearsed: [PLUGIN:]crash-after=N, hang-after=N or
