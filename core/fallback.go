@@ -276,21 +276,8 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 		p.pause(r)
 		it.recordRun(p, p.paused, delegate.RestartsPaused)
 	}
-	if wait := time.Until(p.retryAt); wait > 0 {
-		switch {
-		case p.paused != nil:
-			// Never wait out a pause: fail now, saying until when.
-			return elsewhere(&PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost})
-		case fallback:
-			return elsewhere(p.lost)
-		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return elsewhere(fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err()))
-		case <-t.C:
-		}
+	if err := p.due(ctx, r, fallback); err != nil {
+		return elsewhere(err)
 	}
 	what := fmt.Sprintf("restart %d of %d", p.restarts+1, r.Max)
 	if p.paused != nil {

@@ -164,6 +164,29 @@ func (p *delegated) pause(r Restarts) {
 	p.probe = nil
 }
 
+// due returns nil when p's next restart may begin, after waiting out the
+// backoff when nothing else can run p this time (no fallback); else why
+// not: a pause, which is never waited out, the backoff, or ctx's end.
+func (p *delegated) due(ctx context.Context, r Restarts, fallback bool) error {
+	wait := time.Until(p.retryAt)
+	switch {
+	case wait <= 0:
+		return nil
+	case p.paused != nil:
+		return &PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost}
+	case fallback:
+		return p.lost
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
 // invokeLimit is the watchdog's limit for p's next Invoke; 0: none.
 func (it *Interpreter) invokeLimit(p *delegated) time.Duration {
 	w := it.opts.Watchdog
