@@ -301,15 +301,21 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 	return selection{settings: s, names: names, twin: f.twin, timeout: f.timeout, host: host}, nil
 }
 
-// open starts the selected delegates with open (nil: the selection's
-// plugin host, whose plugins start within --timeout). threads is
-// --threads, 0 when not given.
-func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
-	if open == nil {
-		host := s.host
-		host.StartTimeout = watchdog(s.timeout).StartLimit()
-		open = host.Open
+// opener is open, or when nil the selection's plugin host, whose plugins
+// start within --timeout.
+func (s selection) opener(open delegateOpener) delegateOpener {
+	if open != nil {
+		return open
 	}
+	host := s.host
+	host.StartTimeout = watchdog(s.timeout).StartLimit()
+	return host.Open
+}
+
+// open starts the selected delegates with open (nil: the selection's
+// plugin host). threads is --threads, 0 when not given.
+func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
+	open = s.opener(open)
 	return &delegation{Delegation: delego.Start(ctx, s.names, s.settings, threads, open), Twin: s.twin, Timeout: s.timeout}
 }
 
