@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
@@ -34,6 +35,12 @@ type Plugins struct {
 	// other than the user running delego and root, or in such a
 	// directory) and relative search directories.
 	AllowInsecure bool
+	// StartTimeout bounds each plugin's start (process, handshake,
+	// description); 0 means plugin.Options' default. The package's Open
+	// sets it to its watchdog's limit (core.Watchdog.StartLimit), so that a
+	// plugin stopped as it starts holds the caller up no longer than any
+	// other delegate call.
+	StartTimeout time.Duration
 }
 
 // withOptOut adds to err, when it refuses a plugin as insecure, how to
@@ -113,9 +120,9 @@ func (p Plugins) search() plugin.Search {
 }
 
 // Options are the plugin options for the binary at path: its pinned
-// checksum, if any, and mTLS.
+// checksum, if any, mTLS and the start timeout.
 func (p Plugins) Options(path string) (*plugin.Options, error) {
-	opts := &plugin.Options{AutoMTLS: p.MTLS}
+	opts := &plugin.Options{AutoMTLS: p.MTLS, StartTimeout: p.StartTimeout}
 	if p.Checksums != nil {
 		sum, err := p.Checksums.For(path)
 		if err != nil {
@@ -223,7 +230,7 @@ func Start(ctx context.Context, names []string, s *config.TFLiteSettings, thread
 }
 
 // Options are the core.Options that run the model on d's delegates; the
-// caller adds the rest (Twin, Watchdog, Registry).
+// caller adds the rest (Twin, Watchdog, Restarts, Registry).
 func (d *Delegation) Options() core.Options {
 	return core.Options{Threads: d.Threads, Delegates: d.Delegates, Settings: d.Settings}
 }

@@ -25,6 +25,7 @@ type options struct {
 	plugins      Plugins
 	checksumFile string
 	watchdog     core.Watchdog
+	restarts     core.Restarts
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
@@ -108,10 +109,16 @@ func WithInsecurePlugins() Option { return func(o *options) { o.plugins.AllowIns
 // automatic mutual TLS.
 func WithPluginMTLS() Option { return func(o *options) { o.plugins.MTLS = true } }
 
-// WithWatchdog bounds every call to a delegate (see core.Watchdog): a
-// plugin that hangs past it is killed and its failure goes through the
-// fallback settings. Without it, the defaults.
+// WithWatchdog bounds every call to a delegate (see core.Watchdog), and
+// the start of each plugin by its compile limit when w sets one: a plugin
+// that hangs past it is killed and its failure goes through the fallback
+// settings. Without it, the defaults.
 func WithWatchdog(w core.Watchdog) Option { return func(o *options) { o.watchdog = w } }
+
+// WithRestarts says how a partition whose plugin process was lost comes
+// back, and how long its restarts pause after failing in a row (see
+// core.Restarts). Without it, the defaults.
+func WithRestarts(r core.Restarts) Option { return func(o *options) { o.restarts = r } }
 
 // Interpreter is a core.Interpreter that owns its model and the delegates
 // Open started.
@@ -148,9 +155,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	if err != nil {
 		return nil, err
 	}
+	o.plugins.StartTimeout = o.watchdog.StartLimit()
 	d := Start(ctx, names, s, o.threads, o.plugins.Open)
 	copts := d.Options()
-	copts.Twin, copts.Watchdog = TwinFor(path, o.twin), o.watchdog
+	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, o.twin), o.watchdog, o.restarts
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
 	if err == nil {
 		if err = it.AllocateTensors(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
@@ -110,14 +111,7 @@ func TestOpenMistakes(t *testing.T) {
 // TestOpenPluginReaped runs the golden case through the delego-cpu plugin
 // and checks that Close leaves no plugin process behind.
 func TestOpenPluginReaped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds delego-cpu")
-	}
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir, "./plugins/cpu/cmd/delego-cpu")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir := buildCPUPlugin(t)
 	it := runGolden(t, quant, delego.WithDelegates("cpu"), delego.WithPluginDirs(dir), delego.WithWatchdog(core.Watchdog{}))
 	c, ok := it.Delegates().Delegates[0].(*plugin.Client)
 	if !ok {
@@ -142,6 +136,57 @@ func TestOpenPluginReaped(t *testing.T) {
 	}
 }
 
+// buildCPUPlugin builds delego-cpu into a temporary folder, which it
+// returns.
+func buildCPUPlugin(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds delego-cpu")
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir, "./plugins/cpu/cmd/delego-cpu")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestOpenWithRestarts: WithRestarts reaches the interpreter. With
+// restarts off (Max -1), a plugin killed under it moves its partition to
+// the CPU for good (with execution fallback) and is not started again;
+// with the defaults the CPU stands in once and the plugin is restarted.
+func TestOpenWithRestarts(t *testing.T) {
+	dir := buildCPUPlugin(t)
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
+	for _, c := range []struct {
+		restarts []delego.Option
+		outcome  delegate.Outcome
+		starts   int
+	}{
+		{[]delego.Option{delego.WithRestarts(core.Restarts{Max: -1})}, delegate.MovedToCPU, 1},
+		{nil, delegate.RanOnCPU, 2},
+	} {
+		opts := append([]delego.Option{delego.WithDelegates("cpu"), delego.WithPluginDirs(dir), delego.WithSettingsData(fallback)}, c.restarts...)
+		it := runGolden(t, quant, opts...)
+		client := it.Delegates().Delegates[0].(*plugin.Client)
+		if err := syscall.Kill(client.Pid(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := it.Invoke(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fbs := it.Fallbacks(); len(fbs) == 0 || fbs[0].Outcome != c.outcome || client.Starts() != c.starts {
+			t.Errorf("%d options: fallbacks %v, %d starts; want %v first, %d starts", len(c.restarts), fbs, client.Starts(), c.outcome, c.starts)
+		}
+		if !bytes.Equal(it.Output(0).Data(), shared.ReadGolden(t, cat+".output.raw")) {
+			t.Errorf("%d options: the output differs from the golden one", len(c.restarts))
+		}
+		it.Close()
+	}
+}
+
 // children lists this process's child processes (Linux).
 func children(t *testing.T) []string {
 	t.Helper()
@@ -158,4 +203,31 @@ func children(t *testing.T) []string {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	return kids
+}
+
+// TestOpenBoundsAPluginStoppedAtStart: WithWatchdog's limit bounds the
+// start of the plugins Open starts. A delego-cpu that stops itself
+// (SIGSTOP) as it starts is killed after the 300 ms limit, instead of the
+// plugin's own 30 s start timeout, and the compile fallback runs the model
+// on the CPU; no process is left.
+func TestOpenBoundsAPluginStoppedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "delego-cpu"), []byte("#!/bin/sh\nkill -STOP $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	start := time.Now()
+	it := runGolden(t, quant, delego.WithDelegates("cpu"), delego.WithPluginDirs(dir), delego.WithSettingsData(fallback),
+		delego.WithWatchdog(core.Watchdog{Invoke: 300 * time.Millisecond}))
+	// Far below the plugin's own 30 s, far above the limit: a loaded
+	// machine passes.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Open took %v with a plugin stopped as it started, under a 300ms watchdog", took)
+	}
+	if fbs := it.Fallbacks(); len(fbs) != 1 || !strings.Contains(fbs[0].Err.Error(), "start plugin") {
+		t.Errorf("fallbacks %v, want the plugin's failed start", fbs)
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes %v remain", kids)
+	}
 }

@@ -25,10 +25,14 @@ type delegated struct {
 	onCPU    bool    // fell back: its nodes run on the CPU kernels from now on
 	// Restarts (see Restarts): lost is why the delegate's process was lost,
 	// set until a restart compiles p again; restarts counts attempts since
-	// the last successful Invoke; retryAt is when the next may begin.
+	// the last successful Invoke; retryAt is when the next may begin;
+	// paused is set while the restarts pause (the breaker is open), and
+	// probe while the attempt after a pause has not run an Invoke yet.
 	lost     error
 	restarts int
 	retryAt  time.Time
+	paused   *PausedError
+	probe    *PausedError
 	// slowest is p's slowest Invoke since it was compiled, for the watchdog.
 	slowest time.Duration
 	// cpuArena holds the inner tensors of a partition that fell back during
@@ -282,6 +286,11 @@ func (it *Interpreter) runPartition(ctx context.Context, p *delegated) error {
 	}
 	took := time.Since(start)
 	p.slowest, p.restarts = max(p.slowest, took), 0
+	if p.probe != nil {
+		// The probe after a pause succeeded: the breaker closes.
+		it.recordRun(p, p.probe, delegate.Recovered)
+		p.probe = nil
+	}
 	if it.opts.Profiler != nil {
 		it.opts.Profiler.NodeDone(it.model, p.nodes[0], "DELEGATE:"+p.delegate.Name(), took)
 	}

@@ -13,6 +13,10 @@ var (
 	ErrUnsupportedOp = errors.New("unsupported op")
 	// ErrNotReady: Invoke before a successful AllocateTensors.
 	ErrNotReady = errors.New("interpreter is not ready: call AllocateTensors first")
+	// ErrBusy: Invoke, AllocateTensors or ResizeInput called while another
+	// goroutine is in one of them on the same interpreter, which is not
+	// safe for concurrent use. The call did nothing.
+	ErrBusy = errors.New("interpreter is busy: another goroutine is running this interpreter; use one interpreter per goroutine (they can share a model)")
 )
 
 // UnsupportedOpError is an op that no kernel implements, or implements at

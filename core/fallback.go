@@ -30,7 +30,7 @@ import (
 // fallbacks is an interpreter's fallback state.
 type fallbacks struct {
 	policy delegate.Fallback
-	events []delegate.Event
+	log    eventLog
 	// twin is the CPU twin the caller supplied, its inputs and outputs in the
 	// model's order, or with Err set when it cannot serve; nil: none.
 	twin *Twin
@@ -91,7 +91,8 @@ type TwinFallback struct {
 	Model *model.Model
 	Plan  *partition.Plan
 	Path  string
-	// Fallbacks are the model's own fallbacks.
+	// Fallbacks are the model's own fallbacks, as its interpreter's
+	// Fallbacks listed them when the twin took over.
 	Fallbacks []delegate.Event
 	// Err is why the model could not run on the CPU.
 	Err error
@@ -104,9 +105,6 @@ func (t *TwinFallback) String() string {
 // Twin returns the twin fallback, or nil when the interpreter runs the model
 // it was given.
 func (it *Interpreter) Twin() *TwinFallback { return it.fb.ran }
-
-// Fallbacks lists every fallback to the CPU so far, in order.
-func (it *Interpreter) Fallbacks() []delegate.Event { return slices.Clone(it.fb.events) }
 
 // TwinError is the error of a model that cannot run on the CPU after its
 // delegate fell back, and whose CPU twin could not run instead. It unwraps
@@ -158,7 +156,7 @@ func (p *delegated) execError(err error) *delegate.Error {
 
 // record adds an event to the interpreter's fallbacks.
 func (it *Interpreter) record(d delegate.Delegate, partition int, nodes []int, stage delegate.Stage, err error, o delegate.Outcome) {
-	it.fb.events = append(it.fb.events, delegate.Event{Delegate: d.Name(), Partition: partition,
+	it.fb.log.add(delegate.Event{Delegate: d.Name(), Partition: partition,
 		Nodes: slices.Clone(nodes), Stage: stage, Err: err, Outcome: o})
 }
 
@@ -179,7 +177,7 @@ func (it *Interpreter) cpuCannotRun(ctx context.Context, err error) (*Interprete
 	own := it.opts.OwnDelegates
 	it.opts.OwnDelegates = false
 	it.Close()
-	if len(it.fb.events) > 0 && !it.fb.isTwin {
+	if it.fb.log.count() > 0 && !it.fb.isTwin {
 		return it.runTwin(ctx, err, own)
 	}
 	if own {
@@ -254,9 +252,10 @@ func (it *Interpreter) lose(p *delegated, err error) bool {
 
 // restart brings back p, whose delegate was lost, before an Invoke: it
 // compiles p again, which starts a fresh plugin process, unless the
-// backoff says not yet or the partition gave up. It reports whether p runs
-// on its delegate now; when not and no error, the CPU runs p this time
-// (or, when no CPU kernel runs p, the CPU twin runs the Invoke).
+// backoff or a pause says not yet (see Restarts); it pauses the restarts
+// after Max failed in a row. It reports whether p runs on its delegate
+// now; when not and no error, the CPU runs p this time (or, when no CPU
+// kernel runs p, the CPU twin runs the Invoke).
 func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bool, err error) {
 	r := it.opts.Restarts
 	cpu := it.cpuRuns(p)
@@ -273,32 +272,24 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 		}
 		return false, nil
 	}
-	if p.restarts >= r.Max {
-		err := fmt.Errorf("gave up after %d restarts in a row: %w", p.restarts, p.lost)
-		if fallback {
-			it.recordRun(p, err, delegate.MovedToCPU)
-			if cpu {
-				p.onCPU, p.lost = true, nil
-			}
-		}
+	if p.restarts >= r.Max && p.paused == nil {
+		p.pause(r)
+		it.recordRun(p, p.paused, delegate.RestartsPaused)
+	}
+	if err := p.due(ctx, r, fallback); err != nil {
 		return elsewhere(err)
 	}
-	if wait := time.Until(p.retryAt); wait > 0 {
-		if fallback {
-			return elsewhere(p.lost)
-		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return elsewhere(fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err()))
-		case <-t.C:
-		}
+	what := fmt.Sprintf("restart %d of %d", p.restarts+1, r.Max)
+	if p.paused != nil {
+		// The pause is over: this attempt probes the delegate. Should
+		// it fail, the next Invoke pauses the restarts again.
+		what = fmt.Sprintf("restart %d, after a pause,", p.restarts+1)
+		p.probe, p.paused = p.paused, nil
 	}
 	p.restarts++
 	if err := it.compileExe(ctx, p); err != nil {
 		p.retryAt = time.Now().Add(r.backoff(p.restarts))
-		return elsewhere(fmt.Errorf("restart %d of %d failed: %w", p.restarts, r.Max, err))
+		return elsewhere(fmt.Errorf("%s failed: %w", what, err))
 	}
 	it.recordRun(p, p.lost, delegate.Restarted)
 	p.lost = nil
@@ -361,7 +352,7 @@ func (p *delegated) restoreState(it *Interpreter) {
 // a twin, cause is returned as it is.
 func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
 	tw := it.fb.twin
-	events := slices.Clone(it.fb.events)
+	events := it.Fallbacks()
 	fail := func(err error) (*Interpreter, error) {
 		if own {
 			closeDelegates(it.opts.Delegates)
@@ -396,7 +387,7 @@ func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
 		return err
 	}
 	it.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: it.fb.twin.Path,
-		Fallbacks: slices.Clone(it.fb.events), Err: cause}
+		Fallbacks: it.Fallbacks(), Err: cause}
 	return it.invokeTwin(ctx)
 }
 
@@ -424,7 +415,7 @@ func (it *Interpreter) twinInterpreter(ctx context.Context, cause error) (*Inter
 	}
 	if err := twin.AllocateTensors(); err != nil {
 		twin.Close()
-		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: slices.Clone(it.fb.events), Cause: cause, Err: err}
+		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: it.Fallbacks(), Cause: cause, Err: err}
 	}
 	it.fb.twinIt = twin
 	return twin, nil
@@ -457,8 +448,8 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 
 // healBeforeSteps restarts, before the steps of an Invoke run, each lost
 // partition that only the CPU twin can stand in for; when one cannot run
-// on its delegate this time, the twin runs the whole Invoke (for good once
-// the partition gave up). It reports whether it ran the Invoke.
+// on its delegate this time, the twin runs the whole Invoke. It reports
+// whether it ran the Invoke.
 func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
 	if it.fb.twin == nil {
 		return false, nil // no twin: nothing stands in for a whole Invoke
@@ -474,8 +465,6 @@ func (it *Interpreter) healBeforeSteps(ctx context.Context) (bool, error) {
 			return true, err
 		case onDelegate:
 			continue
-		case p.restarts >= it.opts.Restarts.Max:
-			return true, it.switchToTwin(ctx, p.lost)
 		}
 		return true, it.standIn(ctx, p.lost)
 	}

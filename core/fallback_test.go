@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -247,24 +248,33 @@ func TestTwinOutputsByName(t *testing.T) {
 // scripted is a test delegate: it claims one builtin op (any version) and
 // fails as told. Its executables run invoke, and count the calls.
 type scripted struct {
+	name       string // "" means "scripted"
 	op         schema.BuiltinOperator
 	compileErr error
-	invoke     func(ctx context.Context, inputs, outputs []*tensor.Tensor) error
-	invokes    int
-	compiles   int
+	// compile, when set, runs in each Compile (n counts them from 1); its
+	// error is Compile's.
+	compile  func(ctx context.Context, n int) error
+	invoke   func(ctx context.Context, inputs, outputs []*tensor.Tensor) error
+	invokes  int
+	compiles int
 }
 
-func (d *scripted) Name() string { return "scripted" }
+func (d *scripted) Name() string { return cmp.Or(d.name, "scripted") }
 
 func (d *scripted) Support(context.Context) (*delegate.Support, error) {
 	return &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{
 		d.op: {Versions: tensor.VersionRange{Min: 1, Max: 99}}}}, nil
 }
 
-func (d *scripted) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+func (d *scripted) Compile(ctx context.Context, _ *delegate.Partition) (delegate.Executable, error) {
 	d.compiles++
 	if d.compileErr != nil {
 		return nil, d.compileErr
+	}
+	if d.compile != nil {
+		if err := d.compile(ctx, d.compiles); err != nil {
+			return nil, err
+		}
 	}
 	return scriptedExe{d}, nil
 }

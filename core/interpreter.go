@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -63,7 +64,10 @@ type Profiler interface {
 
 // Interpreter runs the primary subgraph (subgraph 0) of a model on the CPU
 // kernels. It is not safe for concurrent use; create one per goroutine (they
-// can share a Model).
+// can share a Model). A second goroutine that calls Invoke, AllocateTensors
+// or ResizeInput while another is in one of them gets ErrBusy, and the call
+// does nothing; the other methods (the tensors, ResetVariables) are not
+// checked.
 type Interpreter struct {
 	model    *model.Model
 	sg       *model.Subgraph
@@ -82,6 +86,7 @@ type Interpreter struct {
 	ready    bool
 	workers  *kernels.Workers // the kernels' team when Threads > 1
 	scratch  kernels.Scratch  // the kernels' working memory, shared by the nodes
+	busy     atomic.Bool      // set while a goroutine is in Invoke, AllocateTensors or ResizeInput
 }
 
 type node struct {
@@ -179,6 +184,17 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	}
 	return it, nil
 }
+
+// enter marks it busy for the calling goroutine, or returns ErrBusy when
+// another one holds it; leave releases it.
+func (it *Interpreter) enter() error {
+	if !it.busy.CompareAndSwap(false, true) {
+		return ErrBusy
+	}
+	return nil
+}
+
+func (it *Interpreter) leave() { it.busy.Store(false) }
 
 // Warnings lists the problems found while building the interpreter that
 // did not stop it: a CPU twin that does not match the model.
@@ -289,6 +305,10 @@ func (it *Interpreter) Model() *model.Model { return it.model }
 // and allocates the activation memory. Call it after NewInterpreter and after
 // every ResizeInput; it clears the values of inputs and activations.
 func (it *Interpreter) AllocateTensors() error {
+	if err := it.enter(); err != nil {
+		return err
+	}
+	defer it.leave()
 	it.ready = false
 	for _, n := range it.nodes {
 		if n == nil {
@@ -479,7 +499,12 @@ func (it *Interpreter) ArenaBytes() int { return len(it.arena) }
 // passes it to the delegates. A delegate's execution error reruns its
 // partition on the CPU from the same inputs when the fallback settings allow
 // it (and keeps it there afterwards); otherwise Invoke returns the error.
+// While it runs, another goroutine's Invoke fails with ErrBusy.
 func (it *Interpreter) Invoke(ctx context.Context) error {
+	if err := it.enter(); err != nil {
+		return err
+	}
+	defer it.leave()
 	if !it.ready {
 		return ErrNotReady
 	}
@@ -563,6 +588,10 @@ func resetVariable(t *tensor.Tensor) {
 // ResizeInput changes the shape of input i. AllocateTensors must run again
 // before the next Invoke.
 func (it *Interpreter) ResizeInput(i int, shape []int) error {
+	if err := it.enter(); err != nil {
+		return err
+	}
+	defer it.leave()
 	if i < 0 || i >= len(it.inputs) {
 		return fmt.Errorf("resize input %d: the model has %d inputs", i, len(it.inputs))
 	}

@@ -9,14 +9,19 @@ import (
 	"github.com/delego/delego/delegate"
 )
 
-// Watchdog bounds the interpreter's calls to its delegates, so that a
-// delegate that hangs (a plugin stopped, a device that never answers) is a
-// delegate error, which the fallback settings decide, and not a hung
-// caller. A call past its limit fails with delegate.ErrHung; a plugin is
-// killed (and restarted: see Restarts). The caller's own context deadline
-// keeps its meaning beside it. The zero value is the defaults.
+// Watchdog bounds every call the interpreter makes to its delegates, so
+// that a delegate that hangs (a plugin stopped, a device that never
+// answers) is a delegate error, which the fallback settings decide, and not
+// a hung caller. A call past its limit fails with delegate.ErrHung; a plugin
+// is killed (and restarted: see Restarts). The caller's own context
+// deadline keeps its meaning beside it. The zero value is the defaults.
+//
+// Every call is bounded, the compile that restarts a lost plugin inside an
+// Invoke included (which starts its fresh process): such an Invoke may take
+// the compile limit for the restart, then the Invoke limit for the run.
 type Watchdog struct {
-	// Invoke, when positive, is the limit of every partition Invoke.
+	// Invoke, when positive, is the limit of every partition Invoke, and
+	// of every other delegate call unless Compile says otherwise.
 	// Otherwise the limit is derived from the partition's own runs: First
 	// for its first Invoke after each compile, then Factor times its
 	// slowest Invoke so far, and never less than Floor.
@@ -27,8 +32,9 @@ type Watchdog struct {
 	Floor time.Duration
 	// Factor scales the slowest Invoke into the limit; 0 means 20.
 	Factor float64
-	// Compile bounds each Support, CheckNodes and Compile call; 0 means
-	// 2 minutes.
+	// Compile bounds each Support, CheckNodes and Compile call, a
+	// restart's compile inside Invoke included; 0 means the Invoke limit
+	// when Invoke is set, else 2 minutes.
 	Compile time.Duration
 	// Off leaves delegate calls to the caller's context alone.
 	Off bool
@@ -39,20 +45,54 @@ type Watchdog struct {
 // The Invoke that saw the loss fails, or falls back; the next one compiles
 // the partition again, which starts a fresh process. Each further attempt
 // without a successful Invoke in between waits twice as long as the last
-// (Backoff first, at most a minute), and after Max of them the partition
-// gives up. A partition waiting for its next attempt, or that gave up, runs
-// on the CPU when the execution fallback allows it; otherwise its Invokes
-// fail (while waiting: the Invoke waits for the attempt). Variables (an
-// LSTM's state) continue from the host's copy, as it was before the failed
-// Invoke.
+// (Backoff first, at most a minute).
+//
+// After Max attempts in a row have failed, a circuit breaker opens: the
+// restarts pause for Cooldown, then one attempt probes the delegate. A probe
+// whose Invoke succeeds closes the breaker (the count starts again from 0);
+// one that fails pauses the restarts for another Cooldown. Fallbacks records
+// each pause (delegate.RestartsPaused) and the recovery (delegate.Recovered),
+// not each Invoke in between.
+//
+// A partition waiting for its next attempt runs on the CPU (or, when no CPU
+// kernel runs it, the CPU twin runs the Invoke) when the execution fallback
+// allows it. Otherwise its Invokes fail: during a backoff, after waiting
+// for the attempt; during a pause, at once, with a *PausedError that says
+// when the next attempt comes. Variables (an LSTM's state) continue from
+// the host's copy, as it was before the failed Invoke.
 type Restarts struct {
-	// Max is how many restarts in a row may come without a successful
-	// Invoke; 0 means 5, negative means never restart.
+	// Max is how many restarts in a row may fail (come without a
+	// successful Invoke) before the restarts pause; 0 means 5, negative
+	// means never restart: a lost partition fails, or falls back for good.
 	Max int
 	// Backoff is the wait before the second attempt in a row; 0 means
 	// 100 ms.
 	Backoff time.Duration
+	// Cooldown is how long the restarts pause after Max failed in a row,
+	// and again after each failed probe; 0 means 30 s.
+	Cooldown time.Duration
 }
+
+// PausedError is the failure of an Invoke that needed a partition's
+// delegate while its restarts paused (see Restarts). It unwraps to the
+// loss the restarts could not mend (delegate.ErrLost).
+type PausedError struct {
+	// Failed is how many restarts in a row failed; Cooldown is the pause
+	// and Next when the next restart is tried.
+	Failed   int
+	Cooldown time.Duration
+	Next     time.Time
+	// Err is the partition's last loss.
+	Err error
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("%d restarts in a row failed, so restarts pause for %v (circuit breaker open); the next is tried at %s; last failure: %v",
+		e.Failed, e.Cooldown, e.Next.Format("15:04:05.000"), e.Err)
+}
+
+// Unwrap returns the partition's last loss.
+func (e *PausedError) Unwrap() error { return e.Err }
 
 const maxBackoff = time.Minute
 
@@ -68,9 +108,25 @@ func (w Watchdog) withDefaults() Watchdog {
 		w.Factor = 20
 	}
 	if w.Compile <= 0 {
+		w.Compile = w.Invoke
+	}
+	if w.Compile <= 0 {
 		w.Compile = 2 * time.Minute
 	}
 	return w
+}
+
+// StartLimit is how long a delegate may take to start (a plugin's process,
+// before the interpreter is built) under w: the compile limit when the
+// caller set Compile or Invoke, else 0, which leaves the delegate its own
+// default. A host that starts plugins for an interpreter passes it on
+// (delego.Plugins.StartTimeout), so that no call on the way to a result
+// outlasts the limit the caller gave.
+func (w Watchdog) StartLimit() time.Duration {
+	if w.Off || w.Compile <= 0 && w.Invoke <= 0 {
+		return 0
+	}
+	return w.withDefaults().Compile
 }
 
 func (r Restarts) withDefaults() Restarts {
@@ -79,6 +135,9 @@ func (r Restarts) withDefaults() Restarts {
 	}
 	if r.Backoff <= 0 {
 		r.Backoff = 100 * time.Millisecond
+	}
+	if r.Cooldown <= 0 {
+		r.Cooldown = 30 * time.Second
 	}
 	return r
 }
@@ -96,6 +155,36 @@ func (r Restarts) backoff(n int) time.Duration {
 		}
 	}
 	return d
+}
+
+// pause opens p's circuit breaker: its restarts pause for the cooldown.
+func (p *delegated) pause(r Restarts) {
+	p.retryAt = time.Now().Add(r.Cooldown)
+	p.paused = &PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost}
+	p.probe = nil
+}
+
+// due returns nil when p's next restart may begin, after waiting out the
+// backoff when nothing else can run p this time (no fallback); else why
+// not: a pause, which is never waited out, the backoff, or ctx's end.
+func (p *delegated) due(ctx context.Context, r Restarts, fallback bool) error {
+	wait := time.Until(p.retryAt)
+	switch {
+	case wait <= 0:
+		return nil
+	case p.paused != nil:
+		return &PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost}
+	case fallback:
+		return p.lost
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to restart after: %w (%w)", p.lost, ctx.Err())
+	case <-t.C:
+		return nil
+	}
 }
 
 // invokeLimit is the watchdog's limit for p's next Invoke; 0: none.
@@ -125,7 +214,10 @@ func (it *Interpreter) compileLimit() time.Duration {
 }
 
 // bounded makes call under ctx, ended after limit (none when 0). It returns
-// the call's error, or a *HungError when the watchdog ended it.
+// the call's error, or a *HungError when the watchdog ended it: when the
+// limit passed before the caller's own deadline, even if the call noticed
+// it a moment before the context did (a plugin's start has a timer of its
+// own, set to the same deadline).
 func bounded(ctx context.Context, limit time.Duration, call func(context.Context) error) error {
 	if limit <= 0 {
 		return call(ctx)
@@ -133,7 +225,7 @@ func bounded(ctx context.Context, limit time.Duration, call func(context.Context
 	wctx, cancel := context.WithTimeoutCause(ctx, limit, errWatchdog)
 	defer cancel()
 	err := call(wctx)
-	if err != nil && ctx.Err() == nil && context.Cause(wctx) == errWatchdog {
+	if err != nil && ctxDone(ctx) == nil && ctxDone(wctx) != nil {
 		return &HungError{Limit: limit, Err: err}
 	}
 	return err

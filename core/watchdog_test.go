@@ -86,6 +86,101 @@ func TestWatchdogEndsAHungInvoke(t *testing.T) {
 	}
 }
 
+// hangOnCompile blocks compile n until its context ends, as a plugin
+// stopped while it starts or compiles does.
+func hangOnCompile(n int) func(context.Context, int) error {
+	return func(ctx context.Context, k int) error {
+		if k != n {
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
+
+// crash fails an Invoke as a plugin that died does.
+func crash(context.Context, []*tensor.Tensor, []*tensor.Tensor) error { return errCrashed }
+
+// TestWatchdogBoundsTheFirstCompile: with an Invoke limit set, a delegate
+// that hangs in Compile while the interpreter is built is ended by that
+// limit, not by the 2-minute default; an explicit Compile limit wins. The
+// compile fallback setting decides.
+func TestWatchdogBoundsTheFirstCompile(t *testing.T) {
+	m := addRelu(t)
+	for _, c := range []struct {
+		w        Watchdog
+		fallback bool
+		limit    string
+	}{
+		{Watchdog{Invoke: 50 * time.Millisecond}, false, "50ms"},
+		{Watchdog{Invoke: 50 * time.Millisecond}, true, "50ms"},
+		{Watchdog{Invoke: time.Hour, Compile: 40 * time.Millisecond}, false, "40ms"},
+	} {
+		t.Run(fmt.Sprintf("%+v,fallback=%v", c.w, c.fallback), func(t *testing.T) {
+			d := &scripted{op: schema.BuiltinOperatorADD, compile: hangOnCompile(1), invoke: doubler}
+			it, err := NewInterpreterContext(t.Context(), m, &Options{Delegates: []delegate.Delegate{d},
+				Settings: fallbackSettings(c.fallback, false), Watchdog: c.w})
+			if c.fallback {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer it.Close()
+				err = it.Fallbacks()[0].Err
+			}
+			de, ok := errors.AsType[*delegate.Error](err)
+			if !c.fallback && (!ok || de.Stage != delegate.StageCompile) {
+				t.Fatalf("%v; want a compile-stage delegate error", err)
+			}
+			if !errors.Is(err, delegate.ErrHung) || !strings.Contains(err.Error(), "no answer within "+c.limit) {
+				t.Fatalf("%v; want the watchdog's %s limit", err, c.limit)
+			}
+		})
+	}
+}
+
+// TestWatchdogBoundsARestart: a partition whose plugin was lost in one
+// Invoke is compiled again in the next; a delegate that hangs in that
+// compile (a fresh plugin process stopped as it starts) is ended by the
+// Invoke limit, and the Invoke fails, or falls back; a later Invoke
+// restarts it again.
+func TestWatchdogBoundsARestart(t *testing.T) {
+	m := addRelu(t)
+	in := float32Bytes(-2, -0.5, 0.5, 2)
+	want, err := invokeWith(t, newReady(t, m, nil), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fallback := range []bool{false, true} {
+		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
+			d := &scripted{op: schema.BuiltinOperatorADD, compile: hangOnCompile(2)}
+			script(d, crash, doubler)
+			it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, fallback),
+				Watchdog: Watchdog{Invoke: 50 * time.Millisecond}, Restarts: Restarts{Backoff: time.Nanosecond}})
+			for run := range 3 {
+				got, err := invokeWith(t, it, in)
+				switch {
+				case fallback || run == 2:
+					if err != nil || !bytes.Equal(got[0], want[0]) {
+						t.Fatalf("run %d: %v, %v", run, err, got)
+					}
+				case run == 0:
+					if !errors.Is(err, delegate.ErrLost) {
+						t.Fatalf("run %d: %v, want the crash", run, err)
+					}
+				default:
+					if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageExecute ||
+						!errors.Is(err, delegate.ErrHung) || !strings.Contains(err.Error(), "restart 1 of 5 failed: no answer within 50ms") {
+						t.Fatalf("run %d: %v; want the restart ended by the watchdog", run, err)
+					}
+				}
+			}
+			if d.compiles != 3 || d.invokes != 2 {
+				t.Errorf("%d compiles, %d invokes; want the first, the hung restart and the good one", d.compiles, d.invokes)
+			}
+		})
+	}
+}
+
 func TestCallersDeadlineIsNotTheWatchdogs(t *testing.T) {
 	m := addRelu(t)
 	d := &scripted{op: schema.BuiltinOperatorADD, invoke: hang}
@@ -120,6 +215,21 @@ func TestWatchdogLimits(t *testing.T) {
 	if got := it.invokeLimit(p); got != 0 {
 		t.Errorf("off: limit %v", got)
 	}
+	for _, c := range []struct {
+		w              Watchdog
+		compile, start time.Duration
+	}{
+		{Watchdog{}, 2 * time.Minute, 0},
+		{Watchdog{Invoke: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
+		{Watchdog{Invoke: 3 * time.Second, Compile: time.Minute}, time.Minute, time.Minute},
+		{Watchdog{Compile: time.Minute}, time.Minute, time.Minute},
+		{Watchdog{Invoke: 3 * time.Second, Off: true}, 0, 0},
+	} {
+		it.opts.Watchdog = c.w.withDefaults()
+		if got, start := it.compileLimit(), c.w.StartLimit(); got != c.compile || start != c.start {
+			t.Errorf("%+v: compile limit %v, start limit %v; want %v, %v", c.w, got, start, c.compile, c.start)
+		}
+	}
 	r := Restarts{}.withDefaults()
 	for n, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
 		if got := r.backoff(n); got != want {
@@ -131,50 +241,123 @@ func TestWatchdogLimits(t *testing.T) {
 	}
 }
 
-// TestRestartsGiveUp: a delegate that crashes on every Invoke is compiled
-// again before each of the next ones, Max times in a row, then given up:
-// without fallback every Invoke fails, with it every Invoke answers.
-func TestRestartsGiveUp(t *testing.T) {
+// TestRestartsPauseThenRecover: a delegate that crashes on every Invoke is
+// compiled again before each of the next ones, Max times in a row; then its
+// restarts pause (the CPU runs the partition, or the Invokes fail), a probe
+// after the cooldown that crashes again pauses them again, and a probe
+// once the delegate works takes the partition back. The pause and the
+// recovery are recorded once each.
+func TestRestartsPauseThenRecover(t *testing.T) {
 	m := addRelu(t)
 	in := float32Bytes(-2, -0.5, 0.5, 2)
 	want, err := invokeWith(t, newReady(t, m, nil), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	crash := func(context.Context, []*tensor.Tensor, []*tensor.Tensor) error { return errCrashed }
 	for _, fallback := range []bool{false, true} {
 		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
-			d := &scripted{op: schema.BuiltinOperatorADD, invoke: crash}
+			down := true
+			d := &scripted{op: schema.BuiltinOperatorADD, invoke: func(ctx context.Context, in, out []*tensor.Tensor) error {
+				if down {
+					return crash(ctx, in, out)
+				}
+				return doubler(ctx, in, out)
+			}}
 			it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d}, Settings: fallbackSettings(false, fallback),
-				Restarts: Restarts{Max: 3, Backoff: time.Millisecond}})
-			for run := range 6 {
-				time.Sleep(10 * time.Millisecond) // past the backoff: the CPU runs the partition until then
+				Restarts: Restarts{Max: 3, Backoff: time.Nanosecond, Cooldown: 200 * time.Millisecond}})
+			// run invokes once, and checks the result: without fallback,
+			// an error of the kind given ("": none).
+			const crashed, paused = "crashed", "paused"
+			var pause *PausedError
+			run := func(step, expect string) {
+				t.Helper()
 				got, err := invokeWith(t, it, in)
-				switch {
-				case fallback && (err != nil || !bytes.Equal(got[0], want[0])):
-					t.Fatalf("run %d: %v, %v", run, err, got)
-				case !fallback && !errors.Is(err, delegate.ErrLost):
-					t.Fatalf("run %d: %v, want the crash", run, err)
-				case !fallback && run >= 4 && !strings.Contains(err.Error(), "gave up after 3 restarts in a row"):
-					t.Fatalf("run %d: %v, want it given up", run, err)
+				if fallback || expect == "" {
+					if err != nil || !bytes.Equal(got[0], want[0]) {
+						t.Fatalf("%s: %v, %v", step, err, got)
+					}
+					return
+				}
+				pe, isPaused := errors.AsType[*PausedError](err)
+				if !errors.Is(err, delegate.ErrLost) || isPaused != (expect == paused) {
+					t.Fatalf("%s: %v; want it %s", step, err, expect)
+				}
+				if isPaused {
+					pause = pe
 				}
 			}
+			// waitOutPause waits until the next attempt the last pause
+			// names: its error, or with fallback its event.
+			waitOutPause := func() {
+				if fallback {
+					fbs := it.Fallbacks()
+					pause, _ = errors.AsType[*PausedError](fbs[len(fbs)-1].Err)
+				}
+				time.Sleep(time.Until(pause.Next))
+			}
+			run("the first crash", crashed)
+			for i := range 3 {
+				run(fmt.Sprintf("restart %d", i+1), crashed)
+			}
+			run("paused", paused)
+			run("still paused", paused)
 			if d.compiles != 4 || d.invokes != 4 {
-				t.Errorf("%d compiles, %d invokes; want the first and 3 restarts", d.compiles, d.invokes)
+				t.Fatalf("%d compiles, %d invokes; want the first and 3 restarts, none while paused", d.compiles, d.invokes)
 			}
-			var outcomes []delegate.Outcome
+			waitOutPause()
+			run("a probe that crashes", crashed)
+			run("paused again", paused)
+			down = false
+			waitOutPause()
+			run("a probe that works", "")
+			run("recovered", "")
+			if d.compiles != 6 || d.invokes != 7 {
+				t.Errorf("%d compiles, %d invokes; want 2 probes, then the delegate", d.compiles, d.invokes)
+			}
+			var outcomes []string
 			for _, e := range it.Fallbacks() {
-				outcomes = append(outcomes, e.Outcome)
+				outcomes = append(outcomes, e.Outcome.String())
 			}
-			want := []delegate.Outcome{delegate.Restarted, delegate.Restarted, delegate.Restarted}
+			wantOutcomes := "restarted, restarted, restarted, restarts paused, restarted, restarts paused, restarted, recovered"
 			if fallback {
-				want = []delegate.Outcome{delegate.RanOnCPU, delegate.Restarted, delegate.RanOnCPU, delegate.Restarted,
-					delegate.RanOnCPU, delegate.Restarted, delegate.RanOnCPU, delegate.MovedToCPU}
+				wantOutcomes = "ran on the CPU once, restarted, ran on the CPU once, restarted, ran on the CPU once, restarted, " +
+					"ran on the CPU once, restarts paused, restarted, ran on the CPU once, restarts paused, restarted, recovered"
 			}
-			if fmt.Sprint(outcomes) != fmt.Sprint(want) {
-				t.Errorf("outcomes %v, want %v", outcomes, want)
+			if got := strings.Join(outcomes, ", "); got != wantOutcomes {
+				t.Errorf("outcomes %q, want %q", got, wantOutcomes)
 			}
 		})
+	}
+}
+
+// TestPausedInvokesFailAtOnce: without fallback, an Invoke while the
+// restarts pause fails at once (it would otherwise wait out the hour),
+// with an execution error that says the restarts pause and until when.
+func TestPausedInvokesFailAtOnce(t *testing.T) {
+	m := addRelu(t)
+	d := &scripted{op: schema.BuiltinOperatorADD, invoke: crash}
+	it := newReady(t, m, &Options{Delegates: []delegate.Delegate{d},
+		Restarts: Restarts{Max: 1, Backoff: time.Nanosecond, Cooldown: time.Hour}})
+	in := float32Bytes(1, 2, 3, 4)
+	for range 2 { // the first crash, then the one restart
+		if _, err := invokeWith(t, it, in); !errors.Is(err, delegate.ErrLost) || errors.As(err, new(*PausedError)) {
+			t.Fatalf("%v, want the crash", err)
+		}
+	}
+	for run := range 3 {
+		_, err := invokeWith(t, it, in)
+		de, ok := errors.AsType[*delegate.Error](err)
+		pe, paused := errors.AsType[*PausedError](err)
+		if !ok || de.Stage != delegate.StageExecute || !paused || !errors.Is(err, delegate.ErrLost) {
+			t.Fatalf("run %d while paused: %v; want an execution error that is a PausedError", run, err)
+		}
+		if pe.Failed != 1 || pe.Cooldown != time.Hour || time.Until(pe.Next) < 59*time.Minute ||
+			!strings.Contains(err.Error(), "1 restarts in a row failed, so restarts pause for 1h0m0s (circuit breaker open); the next is tried at "+pe.Next.Format("15:04:05.000")) {
+			t.Errorf("run %d while paused: %v (%+v)", run, err, pe)
+		}
+	}
+	if d.compiles != 2 || it.FallbackCount(delegate.RestartsPaused) != 1 {
+		t.Errorf("%d compiles, %d pauses recorded; want no attempt and one record while paused", d.compiles, it.FallbackCount(delegate.RestartsPaused))
 	}
 }
 
@@ -307,10 +490,10 @@ func TestTwinStandsInForALostAccelerator(t *testing.T) {
 
 	always := &losingAccelerator{crash: func(int) bool { return true }}
 	it, errs = run(always, true, 6)
-	if fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" || always.compiles != 3 || it.Twin() == nil {
+	if fmt.Sprint(errs) != "[<nil> <nil> <nil> <nil> <nil> <nil>]" || always.compiles != 3 || it.Twin() != nil {
 		t.Errorf("always lost, with fallback: errors %v, %d compiles, twin %v, outcomes %q", errs, always.compiles, it.Twin(), outcomes(it))
 	}
-	if got := outcomes(it); got != "the CPU twin stood in once, restarted, the CPU twin stood in once, restarted, the CPU twin stood in once, moved to the CPU" {
+	if got := outcomes(it); got != "the CPU twin stood in once, restarted, the CPU twin stood in once, restarted, the CPU twin stood in once, restarts paused" {
 		t.Errorf("always lost, with fallback: outcomes %q", got)
 	}
 }

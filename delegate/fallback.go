@@ -109,6 +109,16 @@ const (
 	// TwinStoodIn: as RanOnCPU, for a partition no CPU kernel runs (an
 	// Edge TPU's): the model's CPU twin ran the invocation instead.
 	TwinStoodIn
+	// RestartsPaused: the partition's restarts failed too often in a row
+	// (a circuit breaker opened): its delegate is not tried again until
+	// the pause that Err describes ends. Meanwhile the CPU (or the CPU
+	// twin) runs it when the fallback settings allow it, else its
+	// invocations fail at once.
+	RestartsPaused
+	// Recovered: after its restarts paused, the partition ran on a
+	// restarted delegate again (the breaker closed); Err is the pause it
+	// recovered from.
+	Recovered
 )
 
 func (o Outcome) String() string {
@@ -121,6 +131,10 @@ func (o Outcome) String() string {
 		return "restarted"
 	case TwinStoodIn:
 		return "the CPU twin stood in once"
+	case RestartsPaused:
+		return "restarts paused"
+	case Recovered:
+		return "recovered"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -134,6 +148,10 @@ func (e Event) String() string {
 		return fmt.Sprintf("%s was compiled again on a restarted %s after: %v", what, e.Delegate, e.Err)
 	case TwinStoodIn:
 		return fmt.Sprintf("%s failed with %s; the CPU twin ran that invocation, until its delegate restarts: %v", what, e.Stage.failure(), e.Err)
+	case RestartsPaused:
+		return fmt.Sprintf("%s is not tried on %s until its restarts' pause ends: %v", what, e.Delegate, e.Err)
+	case Recovered:
+		return fmt.Sprintf("%s runs on a restarted %s again, after: %v", what, e.Delegate, e.Err)
 	}
 	return fmt.Sprintf("%s fell back to the CPU after %s: %v", what, e.Stage.failure(), e.Err)
 }

@@ -90,7 +90,8 @@ type Options struct {
 	// Threads is the CPU kernels' goroutines, for the reference and for
 	// nodes a candidate leaves on the CPU (0: the settings', else 1).
 	Threads int
-	// Timeout bounds every Invoke of a candidate's partitions (0: core's
+	// Timeout bounds every call to a candidate's delegate, its compile
+	// and each Invoke of its partitions (core.Watchdog.Invoke; 0: core's
 	// derived watchdog limits); one past it is killed and is an ERROR.
 	Timeout time.Duration
 	// Thresholds decide ok; the zero value is exact integers and floats

@@ -167,13 +167,19 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    fallback, the twin runs instead (same inputs and outputs,
                    matched by name), and delego says so.
   --timeout DURATION
-                   the longest a delegate may take to run its partition
-                   once (e.g. 2s, 500ms). A run past it is an execution
-                   error: the plugin is killed, the fallback settings
-                   decide, and the next run starts a fresh plugin. Default:
-                   30s for a partition's first run, then 20 times its
-                   slowest run so far, at least 2s. A plugin process that
-                   dies is restarted the same way (up to 5 times in a row).
+                   the longest any one call to a delegate may take (e.g. 2s,
+                   500ms): starting its plugin, compiling its partition
+                   (also when a lost plugin is restarted in the middle of a
+                   run) and running the partition once. A call past it is a
+                   compilation or execution error: the plugin is killed, the
+                   fallback settings decide, and the next run starts a fresh
+                   plugin. Default: 30s for a partition's first run, then 20
+                   times its slowest run so far, at least 2s; 2 minutes to
+                   compile, 30s to start. A plugin process that dies is
+                   restarted the same way; after 5 failed restarts in a row
+                   its restarts pause for 30s (the CPU runs the partition
+                   meanwhile when the fallback settings allow it, else those
+                   runs fail at once), then it is tried again.
 ` + pluginFlagsHelp + `
 Every plugin reads DELEGO_PLUGIN_FAULT, to fail on purpose so that the
 fallback settings can be rehearsed: [PLUGIN:]crash-after=N, hang-after=N or
@@ -231,10 +237,15 @@ type delegation struct {
 	*delego.Delegation
 	// Twin is --cpu-twin.
 	Twin string
-	// Timeout is --timeout: the watchdog's limit on every partition's
-	// Invoke; 0: the derived default.
+	// Timeout is --timeout: the watchdog's limit on every call to a
+	// delegate; 0: the defaults.
 	Timeout time.Duration
 }
+
+// watchdog is the watchdog --timeout asks for: timeout bounds every
+// delegate call (core.Watchdog.Invoke, which the compile limit and the
+// plugins' start follow); 0 leaves the defaults.
+func watchdog(timeout time.Duration) core.Watchdog { return core.Watchdog{Invoke: timeout} }
 
 // options are the core.Options that run d's delegates on the model at
 // modelPath with the CPU kernels of registry (nil: the built-in ones).
@@ -244,7 +255,7 @@ func (d *delegation) options(registry *kernels.Registry, modelPath string) core.
 	opts := d.Delegation.Options()
 	opts.Registry = registry
 	opts.Twin = delego.TwinFor(modelPath, d.Twin)
-	opts.Watchdog = core.Watchdog{Invoke: d.Timeout}
+	opts.Watchdog = watchdog(d.Timeout)
 	return opts
 }
 
@@ -303,12 +314,21 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 	return selection{settings: s, names: names, twin: f.twin, timeout: f.timeout, host: host}, nil
 }
 
+// opener is open, or when nil the selection's plugin host, whose plugins
+// start within --timeout.
+func (s selection) opener(open delegateOpener) delegateOpener {
+	if open != nil {
+		return open
+	}
+	host := s.host
+	host.StartTimeout = watchdog(s.timeout).StartLimit()
+	return host.Open
+}
+
 // open starts the selected delegates with open (nil: the selection's
 // plugin host). threads is --threads, 0 when not given.
 func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
-	if open == nil {
-		open = s.host.Open
-	}
+	open = s.opener(open)
 	return &delegation{Delegation: delego.Start(ctx, s.names, s.settings, threads, open), Twin: s.twin, Timeout: s.timeout}
 }
 

@@ -458,12 +458,14 @@ func TestResultSurvivesCloseFailure(t *testing.T) {
 }
 
 // losingDelegate is the cpu delegate whose first lose Invokes fail as a
-// plugin that died does (delegate.ErrLost); it counts compiles.
+// plugin that died does (delegate.ErrLost), or with alternate every other
+// one from the first; it counts compiles.
 type losingDelegate struct {
 	*cpu.Delegate
-	lose     int
-	invokes  *int
-	compiles *int
+	lose      int
+	alternate bool
+	invokes   *int
+	compiles  *int
 }
 
 func (d losingDelegate) Name() string { return "losing" }
@@ -480,7 +482,7 @@ type losingExecutable struct {
 }
 
 func (e losingExecutable) Invoke(ctx context.Context, in, out []*tensor.Tensor) error {
-	if *e.d.invokes++; *e.d.invokes <= e.d.lose {
+	if *e.d.invokes++; *e.d.invokes <= e.d.lose || e.d.alternate && *e.d.invokes%2 == 1 {
 		return fmt.Errorf("%w: plugin process died (pid 7, signal: killed)", delegate.ErrLost)
 	}
 	return e.Executable.Invoke(ctx, in, out)
@@ -542,5 +544,47 @@ func TestOneStoryAfterRestart(t *testing.T) {
 	}
 	if w := "delego: " + lost + "; the CPU stood in, its plugin was restarted once: the result came partly from the CPU fallback\n"; stderr.String() != w {
 		t.Errorf("bench: stderr %q, want %q", stderr.String(), w)
+	}
+}
+
+// TestBenchSaysWhatItDidNotKeep: a plugin lost in every other Invoke and
+// restarted in the next gives an event per run; bench's story counts the
+// last core.KeptFallbacks of them and says how many came before.
+func TestBenchSaysWhatItDidNotKeep(t *testing.T) {
+	modelPath := shared.Model(t, "split_concat.tflite")
+	allow := settingsFile(t, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
+	var invokes, compiles int
+	e := env{open: func(context.Context, string) delegate.Delegate {
+		return losingDelegate{Delegate: cpu.New(), alternate: true, invokes: &invokes, compiles: &compiles}
+	}}
+	var stdout, stderr bytes.Buffer
+	args := []string{modelPath, "--delegate", "losing", "--settings", allow, "--runs", "199", "--warmup", "1"}
+	if err := benchWith(context.Background(), args, &stdout, &stderr, e); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "its plugin was lost 32 times and restarted 32 times, the CPU standing in") ||
+		lines[1] != "delego: 136 fallback events before these were not kept: the counts above are of the last 64" {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestStoryOfAPause: the one-line story and the per-event lines tell of a
+// partition whose restarts paused, and of its recovery.
+func TestStoryOfAPause(t *testing.T) {
+	fb := func(outcome, err string) planFallback {
+		return planFallback{Delegate: "cpu", Partition: 0, Nodes: []int{0, 1}, Stage: "execute", Error: err, Outcome: outcome}
+	}
+	const pause = "2 restarts in a row failed, so restarts pause for 30s (circuit breaker open); the next is tried at 12:00:00.000; last failure: lost"
+	fbs := []planFallback{fb(fallbackOnce, "lost"), fb(restarted, "lost"), fb(restartsPaused, pause), fb(restarted, "lost"), fb(recovered, pause)}
+	want := "partition 0 on cpu failed to run (lost); the CPU stood in, its plugin was restarted twice, its restarts paused once after failing in a row, then it recovered"
+	if got := whatFailed(fbs); got != want {
+		t.Errorf("story %q, want %q", got, want)
+	}
+	if got, want := describeFallback(fbs[2], nil), "partition 0 (cpu, 2 nodes): "+pause; got != want {
+		t.Errorf("pause %q, want %q", got, want)
+	}
+	if got, want := describeFallback(fbs[4], nil), "partition 0 (cpu, 2 nodes): back on its restarted plugin after: "+pause; got != want {
+		t.Errorf("recovery %q, want %q", got, want)
 	}
 }

@@ -303,6 +303,10 @@ const (
 	// The CPU twin ran the run that lost the plugin of a partition no CPU
 	// kernel runs.
 	twinOnce = "twin-once"
+	// A partition's restarts failed in a row and paused (core.Restarts),
+	// and a partition came back on its plugin after a pause.
+	restartsPaused = "restarts-paused"
+	recovered      = "recovered"
 )
 
 // outcomeText says in words what a run does about a fallback.
@@ -445,8 +449,10 @@ type planFallback struct {
 	// Outcome is what a run does about it: "cpu", "cpu-twin", "error"
 	// (the settings allow no fallback) or "no-cpu-kernel" in a plan; in a
 	// run, what it did: "cpu" (from then on), "cpu-once" (the run that
-	// lost its plugin), "twin-once" (the CPU twin ran that run) or
-	// "restarted" (a fresh plugin took the partition back).
+	// lost its plugin), "twin-once" (the CPU twin ran that run),
+	// "restarted" (a fresh plugin took the partition back),
+	// "restarts-paused" (its restarts failed in a row and pause for a
+	// while) or "recovered" (back on its plugin after a pause).
 	Outcome string `json:"outcome,omitempty"`
 }
 
@@ -632,6 +638,10 @@ func fallbacksOf(events []delegate.Event) []planFallback {
 			outcome = restarted
 		case delegate.TwinStoodIn:
 			outcome = twinOnce
+		case delegate.RestartsPaused:
+			outcome = restartsPaused
+		case delegate.Recovered:
+			outcome = recovered
 		}
 		fbs = append(fbs, planFallback{Delegate: e.Delegate, Partition: e.Partition,
 			Nodes: append([]int{}, e.Nodes...), Stage: string(e.Stage), Error: e.Err.Error(), Outcome: outcome})
@@ -656,6 +666,12 @@ func describeFallback(fb planFallback, twin *planTwin) string {
 		then = "the CPU twin ran this time; its plugin restarts for the next run"
 	case restarted:
 		return fmt.Sprintf("partition %d (%s, %s): restarted its plugin after: %s", fb.Partition, fb.Delegate,
+			plural(len(fb.Nodes), "node", "nodes"), msg)
+	case restartsPaused:
+		return fmt.Sprintf("partition %d (%s, %s): %s", fb.Partition, fb.Delegate,
+			plural(len(fb.Nodes), "node", "nodes"), msg)
+	case recovered:
+		return fmt.Sprintf("partition %d (%s, %s): back on its restarted plugin after: %s", fb.Partition, fb.Delegate,
 			plural(len(fb.Nodes), "node", "nodes"), msg)
 	default:
 		then = outcomeText(fb.Outcome, twin)
@@ -688,6 +704,10 @@ func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []strin
 		return r, nil
 	}
 	reportFallbacks(w, r, verbose)
+	if older := it.FallbackCount() - len(r.Fallbacks); older > 0 {
+		fmt.Fprintf(w, "delego: %s before these were not kept: the counts above are of the last %d\n",
+			plural(older, "fallback event", "fallback events"), core.KeptFallbacks)
+	}
 	return r, nil
 }
 
@@ -708,7 +728,7 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 	ranOnCPU, back, source := map[int]bool{}, false, "the CPU fallback"
 	for _, fb := range r.Fallbacks {
 		switch fb.Outcome {
-		case restarted:
+		case restarted, recovered:
 			back = true
 		case twinOnce:
 			ranOnCPU[fb.Partition], source = true, "the CPU twin"
@@ -730,13 +750,15 @@ func reportFallbacks(w io.Writer, r *planReport, verbose bool) {
 // whatFailed says in one line, for each delegate or partition that failed,
 // at which stage and why, and what came of it when it was more than a
 // fallback: how often its plugin was lost (the CPU standing in for it
-// until the plugin was back) and restarted.
+// until the plugin was back) and restarted, and whether its restarts
+// paused and it recovered.
 func whatFailed(fbs []planFallback) string {
 	type story struct {
-		who, verb, err  string
-		once, restarts  int
-		standIn         string // who stood in: "the CPU" or "the CPU twin"
-		movedAfterHeals bool
+		who, verb, err         string
+		once, restarts, pauses int
+		standIn                string // who stood in: "the CPU" or "the CPU twin"
+		movedAfterHeals        bool
+		recovered              bool
 	}
 	var stories []*story
 	byWho := map[string]*story{}
@@ -766,6 +788,10 @@ func whatFailed(fbs []planFallback) string {
 			st.standIn = "the CPU twin"
 		case restarted:
 			st.restarts++
+		case restartsPaused:
+			st.pauses++
+		case recovered:
+			st.recovered = true
 		default:
 			st.movedAfterHeals = st.once+st.restarts > 0
 		}
@@ -787,6 +813,12 @@ func whatFailed(fbs []planFallback) string {
 			if st.restarts > 0 {
 				then = append(then, "its plugin was restarted "+times(st.restarts))
 			}
+		}
+		if st.pauses > 0 {
+			then = append(then, "its restarts paused "+times(st.pauses)+" after failing in a row")
+		}
+		if st.recovered {
+			then = append(then, "then it recovered")
 		}
 		if st.movedAfterHeals {
 			then = append(then, "then "+st.standIn+" took it over")

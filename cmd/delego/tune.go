@@ -69,8 +69,10 @@ Flags:
                       the largest difference allowed in a FLOAT32 output,
                       relative to the largest magnitude of the CPU's
                       (default 1e-4)
-  --timeout DURATION  the longest one Invoke may take (default: 30s for the
-                      first, then 20 times the slowest so far, at least 2s)
+  --timeout DURATION  the longest any one call to a candidate may take: its
+                      start, its compile or one Invoke (default: 30s for
+                      the first Invoke, then 20 times the slowest so far,
+                      at least 2s; 2 minutes to compile, 30s to start)
   --threads N         goroutines for delego's CPU kernels (the reference,
                       and nodes a delegate leaves on the CPU)
   --seed S            seed of the pseudo-random inputs (default 1)
@@ -193,12 +195,8 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	}
 	defer closeAfter(&err, stderr, "writing events.jsonl", events)
 
-	open := e.open
-	if open == nil {
-		open = sel.host.Open
-	}
 	opts := tune.Options{
-		Candidates: sel.names, Open: tune.Opener(open), Settings: sel.settings, Inputs: data,
+		Candidates: sel.names, Open: tune.Opener(sel.opener(e.open)), Settings: sel.settings, Inputs: data,
 		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: sel.timeout, Thresholds: f.th,
 		Event: func(ev *config.BenchmarkEvent) error { return writeEvent(events, ev) },
 		Done:  progress(stderr),
