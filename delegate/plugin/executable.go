@@ -14,8 +14,10 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// releaseTimeout bounds Release when an executable is closed.
-const releaseTimeout = 10 * time.Second
+// releaseTimeout bounds Release when an executable is closed: a plugin
+// that has not freed a partition by then is killed (a stopped one would
+// otherwise hold up the interpreter's Close).
+const releaseTimeout = 2 * time.Second
 
 // shmAlign aligns tensors in a region (cache lines).
 const shmAlign = 64

@@ -529,3 +529,59 @@ func TestSweepSocketDirs(t *testing.T) {
 		t.Errorf("the dead host's %s is still there (%v)", gone, err)
 	}
 }
+
+// TestCloseStoppedPlugin: closing an interpreter and then the Client of a
+// plugin that was stopped (SIGSTOP) ends within the release and graceful
+// stop bounds, the process killed and reaped (go-plugin's shutdown call
+// waited for the stopped process for good).
+func TestCloseStoppedPlugin(t *testing.T) {
+	c, err := plugin.Open(t.Context(), pluginPath("cpu"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := interp(t, shared.GoldenCaseNamed(t, "split_concat__seed1"), nil, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pid := c.Pid()
+	syscall.Kill(pid, syscall.SIGSTOP)
+	done := make(chan struct{})
+	go func() {
+		it.Close()
+		c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(pid, syscall.SIGKILL)
+		<-done
+		t.Fatal("Close of a stopped plugin did not return")
+	}
+	checkGone(t, pid)
+
+	// The Client alone, its process stopped while idle.
+	c, err = plugin.Open(t.Context(), pluginPath("cpu"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid = c.Pid()
+	syscall.Kill(pid, syscall.SIGSTOP)
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(pid, syscall.SIGKILL)
+		<-closed
+		t.Fatal("Close of a stopped plugin's Client did not return")
+	}
+	checkGone(t, pid)
+	checkNoPlugins(t)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 
@@ -63,13 +64,23 @@ func (s *session) kill() { s.end(false) }
 // 2 s), for Client.Close, and waits until it is reaped.
 func (s *session) close() { s.end(true) }
 
+// gracefulStop bounds a graceful close: go-plugin's shutdown call waits
+// for an answer with no deadline of its own, and a stopped (SIGSTOP)
+// plugin never answers.
+const gracefulStop = 2 * time.Second
+
 // end stops the process once, as kill or close do, and removes what the
 // session left: its socket directory and its end of the region channel.
 func (s *session) end(closed bool) {
 	s.once.Do(func() {
 		s.closed = closed
 		close(s.ended)
-		if !closed && s.cmd.Process != nil {
+		switch {
+		case s.cmd.Process == nil:
+		case closed:
+			force := time.AfterFunc(gracefulStop, func() { s.cmd.Process.Kill() })
+			defer force.Stop()
+		default:
 			s.cmd.Process.Kill() // an error means it is gone already
 		}
 		s.gp.Kill()
