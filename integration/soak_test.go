@@ -34,17 +34,22 @@ var soakCases = []string{"mobilenet_v1_0.25_128_quant__cat_128", "keras_lstm_mni
 // soakTally counts what the soak saw.
 type soakTally struct {
 	invokes, good, failed, builds, buildFailed atomic.Int64
-	kills, stops                               atomic.Int64
+	kills, stops, opens                        atomic.Int64
 }
 
 // TestSoak runs 8 goroutines for a while (DELEGO_SOAK, default 15s), each
 // building interpreters of the golden models on the cpu plugin and
 // invoking them, 4 on one shared plugin process and 4 on one of their own,
-// half with fallback settings, while plugins are killed (SIGKILL) and
-// stopped (SIGSTOP, left for the watchdog) at random. Every output must
-// equal the golden one, or the Invoke must fail with a delegate error (and
-// never with fallback settings); afterwards no plugin process is left, and
-// open files, goroutines and /dev/shm are as before.
+// half with fallback settings; a ninth keeps one interpreter for the whole
+// soak, and a tenth opens, uses and closes a plugin of its own over and
+// over; meanwhile plugins are killed (SIGKILL) and stopped (SIGSTOP, left
+// for the watchdog) at random. Every output must equal the golden one, or
+// the Invoke must fail with a delegate error (and never with fallback
+// settings). Afterwards no plugin process is left, open files, goroutines,
+// /dev/shm and the temporary directory (plugin sockets) are as before, the
+// heap's objects and RSS flat against a quarter in, and the long-lived
+// interpreter keeps a bounded record of its fallbacks. It logs the figures
+// eight times along the way.
 func TestSoak(t *testing.T) {
 	if err := subreaper(); err != nil {
 		t.Fatal(err)
@@ -60,6 +65,9 @@ func TestSoak(t *testing.T) {
 	for _, name := range soakCases {
 		cases = append(cases, shared.GoldenCaseNamed(t, name))
 	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where plugins' sockets would be left
+	debug.FreeOSMemory()
 	before := procFigures(t)
 	shm := shmFiles(t)
 
@@ -93,16 +101,29 @@ func TestSoak(t *testing.T) {
 			soakWorker(ctx, t, g, c, g%4 < 2, cases, &tally)
 		})
 	}
-	// The memory the soak settles at, a quarter in, to compare the end with.
+	var lasting *core.Interpreter // the ninth goroutine's, kept for the whole soak
+	workers.Go(func() { lasting = soakLasting(ctx, t, sharedClient, cases[0], &tally) })
+	workers.Go(func() { soakChurn(ctx, t, bin, cases[2], &tally) })
+	// The figures eight times along the way; the memory the soak settles at,
+	// a quarter in, to compare the end with.
 	var warm figures
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		select {
-		case <-time.After(d / 4):
+		for i := 1; i <= 8; i++ {
+			select {
+			case <-time.After(d / 8):
+			case <-ctx.Done():
+				return
+			}
 			debug.FreeOSMemory()
-			warm = procFigures(t)
-		case <-ctx.Done():
+			f := procFigures(t)
+			t.Logf("%v in: %v, %d plugin processes; %d invokes, %d plugins killed, %d stopped, %d opened and closed",
+				d*time.Duration(i)/8, f, len(childrenOf(t, os.Getpid())), tally.invokes.Load(), tally.kills.Load(),
+				tally.stops.Load(), tally.opens.Load())
+			if i == 2 {
+				warm = f
+			}
 		}
 	}()
 	chaos := make(chan struct{})
@@ -133,14 +154,22 @@ func TestSoak(t *testing.T) {
 	if left := childrenOf(t, os.Getpid()); len(left) > 1 {
 		t.Errorf("plugin processes beside the shared one: %v", left)
 	}
+	if lasting != nil {
+		kept, all := len(lasting.Fallbacks()), lasting.FallbackCount()
+		t.Logf("the long-lived interpreter: %d fallback events, %d kept", all, kept)
+		if kept > core.KeptFallbacks+2 {
+			t.Errorf("the long-lived interpreter keeps %d fallback events (of %d)", kept, all)
+		}
+		lasting.Close()
+	}
 	sharedClient.Close()
 	checkNoOrphans(t)
 
 	debug.FreeOSMemory()
 	after := settledFigures(t, before)
-	t.Logf("soak %v: %d interpreters built (%d failed), %d invokes: %d golden, %d reported errors; %d plugins killed, %d stopped",
+	t.Logf("soak %v: %d interpreters built (%d failed), %d invokes: %d golden, %d reported errors; %d plugins killed, %d stopped, %d opened and closed",
 		d, tally.builds.Load(), tally.buildFailed.Load(), tally.invokes.Load(), tally.good.Load(), tally.failed.Load(),
-		tally.kills.Load(), tally.stops.Load())
+		tally.kills.Load(), tally.stops.Load(), tally.opens.Load())
 	t.Logf("before: %v; a quarter in: %v; after: %v", before, warm, after)
 	if tally.good.Load() == 0 || tally.kills.Load()+tally.stops.Load() == 0 {
 		t.Error("the soak ran nothing, or hurt no plugin")
@@ -152,19 +181,82 @@ func TestSoak(t *testing.T) {
 	if warm.rssKB > 0 && after.rssKB > warm.rssKB*3/2+16<<10 {
 		t.Errorf("RSS grew from %d MB a quarter in to %d MB at the end", warm.rssKB>>10, after.rssKB>>10)
 	}
+	if warm.heapObjects > 0 && after.heapObjects > warm.heapObjects*3/2+20000 {
+		t.Errorf("the heap grew from %d objects a quarter in to %d at the end", warm.heapObjects, after.heapObjects)
+	}
 	if now := shmFiles(t); now != shm {
 		t.Errorf("/dev/shm: %q before, %q after", shm, now)
 	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the temporary directory holds %d entries, e.g. %s", len(left), left[0].Name())
+	}
 }
 
-// soakWorker builds and runs interpreters of cases on c until ctx ends.
-func soakWorker(ctx context.Context, t *testing.T, g int, c *plugin.Client, fallback bool, cases []shared.GoldenCase, tally *soakTally) {
+// soakLasting invokes one interpreter of gc on c, with fallback settings,
+// until ctx ends, checking each result, and returns it (the caller closes
+// it).
+func soakLasting(ctx context.Context, t *testing.T, c *plugin.Client, gc shared.GoldenCase, tally *soakTally) *core.Interpreter {
+	m, err := model.Load(shared.Model(t, gc.Model))
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	t.Cleanup(func() { m.Close() })
+	it, err := core.NewInterpreterContext(ctx, m, soakOptions(c, true))
+	if err != nil {
+		t.Errorf("the long-lived interpreter: %v", err)
+		return nil
+	}
+	for ctx.Err() == nil {
+		soakRuns(ctx, t, 8, it, gc, true, tally)
+	}
+	return it
+}
+
+// soakChurn opens a plugin of its own, runs gc on it a few times and
+// closes it, over and over until ctx ends.
+func soakChurn(ctx context.Context, t *testing.T, bin string, gc shared.GoldenCase, tally *soakTally) {
+	m, err := model.Load(shared.Model(t, gc.Model))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer m.Close()
+	for ctx.Err() == nil {
+		c, err := plugin.Open(ctx, bin, nil)
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Errorf("churn: open: %v", err)
+			}
+			return
+		}
+		tally.opens.Add(1)
+		if it, err := core.NewInterpreterContext(ctx, m, soakOptions(c, true)); err == nil {
+			soakRuns(ctx, t, 9, it, gc, true, tally)
+			it.Close()
+		} else if ctx.Err() == nil {
+			t.Errorf("churn: %v", err)
+		}
+		c.Close()
+	}
+}
+
+// soakOptions are the interpreter options of the soak: delegate c, short
+// limits, restarts that pause briefly, and fallback settings when asked.
+func soakOptions(c *plugin.Client, fallback bool) *core.Options {
 	var settings *config.TFLiteSettings
 	if fallback {
 		settings = &config.TFLiteSettings{FallbackSettings: &config.FallbackSettings{
 			AllowAutomaticFallbackOnCompilationError: proto.Bool(true),
 			AllowAutomaticFallbackOnExecutionError:   proto.Bool(true)}}
 	}
+	return &core.Options{Delegates: []delegate.Delegate{c}, Settings: settings,
+		Watchdog: core.Watchdog{First: 5 * time.Second, Floor: time.Second, Compile: 5 * time.Second},
+		Restarts: core.Restarts{Max: 3, Backoff: 10 * time.Millisecond, Cooldown: 500 * time.Millisecond}}
+}
+
+// soakWorker builds and runs interpreters of cases on c until ctx ends.
+func soakWorker(ctx context.Context, t *testing.T, g int, c *plugin.Client, fallback bool, cases []shared.GoldenCase, tally *soakTally) {
 	for i := 0; ctx.Err() == nil; i++ {
 		gc := cases[(g+i)%len(cases)]
 		m, err := model.Load(shared.Model(t, gc.Model))
@@ -172,11 +264,8 @@ func soakWorker(ctx context.Context, t *testing.T, g int, c *plugin.Client, fall
 			t.Error(err)
 			return
 		}
-		opts := &core.Options{Delegates: []delegate.Delegate{c}, Settings: settings,
-			Watchdog: core.Watchdog{First: 5 * time.Second, Floor: time.Second, Compile: 5 * time.Second},
-			Restarts: core.Restarts{Max: 1000, Backoff: 10 * time.Millisecond}}
 		tally.builds.Add(1)
-		it, err := core.NewInterpreterContext(ctx, m, opts)
+		it, err := core.NewInterpreterContext(ctx, m, soakOptions(c, fallback))
 		if err != nil {
 			tally.buildFailed.Add(1)
 			if _, ok := errors.AsType[*delegate.Error](err); !ok && ctx.Err() == nil {
@@ -238,10 +327,11 @@ func soakRuns(ctx context.Context, t *testing.T, g int, it *core.Interpreter, gc
 type figures struct {
 	fds, goroutines int
 	rssKB           int
+	heapObjects     uint64
 }
 
 func (f figures) String() string {
-	return fmt.Sprintf("%d open files, %d goroutines, RSS %d MB", f.fds, f.goroutines, f.rssKB/1024)
+	return fmt.Sprintf("%d open files, %d goroutines, RSS %d MB, %d heap objects", f.fds, f.goroutines, f.rssKB/1024, f.heapObjects)
 }
 
 func procFigures(t *testing.T) figures {
@@ -254,7 +344,9 @@ func procFigures(t *testing.T) figures {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := figures{fds: len(fds), goroutines: runtime.NumGoroutine()}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	f := figures{fds: len(fds), goroutines: runtime.NumGoroutine(), heapObjects: ms.HeapObjects}
 	for _, line := range strings.Split(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			f.rssKB, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
