@@ -530,10 +530,29 @@ func TestSweepSocketDirs(t *testing.T) {
 	}
 }
 
+// closeWithin runs close, failing the test (and killing pid) when it does
+// not return within 20 s.
+func closeWithin(t *testing.T, pid int, what string, close func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		close()
+		done <- struct{}{}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("%s did not return", what)
+	}
+	checkGone(t, pid)
+}
+
 // TestCloseStoppedPlugin: closing an interpreter and then the Client of a
-// plugin that was stopped (SIGSTOP) ends within the release and graceful
-// stop bounds, the process killed and reaped (go-plugin's shutdown call
-// waited for the stopped process for good).
+// plugin that was stopped (SIGSTOP), or the Client alone, ends within the
+// release and graceful stop bounds, the process killed and reaped
+// (go-plugin's shutdown call waited for the stopped process for good).
 func TestCloseStoppedPlugin(t *testing.T) {
 	c, err := plugin.Open(t.Context(), pluginPath("cpu"), nil)
 	if err != nil {
@@ -546,42 +565,17 @@ func TestCloseStoppedPlugin(t *testing.T) {
 	if err := it.Invoke(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	pid := c.Pid()
-	syscall.Kill(pid, syscall.SIGSTOP)
-	done := make(chan struct{})
-	go func() {
+	syscall.Kill(c.Pid(), syscall.SIGSTOP)
+	closeWithin(t, c.Pid(), "Close of a stopped plugin's interpreter and Client", func() {
 		it.Close()
 		c.Close()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		syscall.Kill(pid, syscall.SIGKILL)
-		<-done
-		t.Fatal("Close of a stopped plugin did not return")
-	}
-	checkGone(t, pid)
+	})
 
-	// The Client alone, its process stopped while idle.
 	c, err = plugin.Open(t.Context(), pluginPath("cpu"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid = c.Pid()
-	syscall.Kill(pid, syscall.SIGSTOP)
-	closed := make(chan struct{})
-	go func() {
-		c.Close()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-time.After(20 * time.Second):
-		syscall.Kill(pid, syscall.SIGKILL)
-		<-closed
-		t.Fatal("Close of a stopped plugin's Client did not return")
-	}
-	checkGone(t, pid)
+	syscall.Kill(c.Pid(), syscall.SIGSTOP)
+	closeWithin(t, c.Pid(), "Close of a stopped plugin's Client", func() { c.Close() })
 	checkNoPlugins(t)
 }
