@@ -19,6 +19,8 @@ var layers = []struct {
 	{"tensor", nil},
 	{"internal/flexbuf", nil},
 	{"internal/flatcheck", nil},
+	// Reads and writes of the files a user names (FIFOs, devices, links).
+	{"internal/fileio", nil},
 	{"model/schema", nil},
 	{"delegate/config", nil},
 	{"partition", nil},
