@@ -26,7 +26,7 @@ var layers = []struct {
 	{"partition", nil},
 	{"adapters", []string{"tensor"}},
 	{"internal/shared", nil},
-	{"model/...", []string{"tensor", "internal/flatcheck", "model/schema", "model/..."}},
+	{"model/...", []string{"tensor", "internal/flatcheck", "internal/fileio", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
 	// A test plugin that misbehaves on purpose around delego's own kernels.
 	{"delegate/plugin/internal/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
