@@ -22,7 +22,7 @@ var layers = []struct {
 	// Reads and writes of the files a user names (FIFOs, devices, links).
 	{"internal/fileio", nil},
 	{"model/schema", nil},
-	{"delegate/config", nil},
+	{"delegate/config", []string{"internal/fileio"}},
 	{"partition", nil},
 	{"adapters", []string{"tensor"}},
 	{"internal/shared", nil},
