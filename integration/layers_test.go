@@ -24,7 +24,7 @@ var layers = []struct {
 	{"model/schema", nil},
 	{"delegate/config", []string{"internal/fileio"}},
 	{"partition", nil},
-	{"adapters", []string{"tensor"}},
+	{"adapters", []string{"tensor", "internal/fileio"}},
 	{"internal/shared", nil},
 	{"model/...", []string{"tensor", "internal/flatcheck", "internal/fileio", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
