@@ -38,7 +38,7 @@ var layers = []struct {
 	{"plugins/cpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/plugin", "core", "core/kernels", "plugins/cpu/..."}},
 	{"plugins/xnnpack/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/xnnpack/..."}},
 	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
-	{"plugins/gpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
+	{"plugins/gpu/...", []string{"tensor", "internal/fileio", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
 	{"plugins/nnapi/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/nnapi/..."}},
 	// The mini-benchmark: candidates run through the interpreter, opened
 	// by the caller (so it starts no plugin of its own).
