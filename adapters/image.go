@@ -50,6 +50,7 @@ type PixelLimitError struct {
 	Hint string
 }
 
+// Error names the file, the picture's size and the cap, and how to raise it.
 func (e *PixelLimitError) Error() string {
 	var b strings.Builder
 	b.WriteString("image ")
