@@ -17,7 +17,7 @@ type Option func(*options)
 
 // options are what the Options asked for.
 type options struct {
-	settings     func() (*config.Settings, string, error) // the settings and where they came from; nil: none
+	settings     func(context.Context) (*config.Settings, string, error) // the settings and where they came from; nil: none
 	names        []string
 	namesGiven   bool
 	threads      int
@@ -33,8 +33,8 @@ type options struct {
 // binary protobuf, as config.Load reads it.
 func WithSettingsFile(path string) Option {
 	return func(o *options) {
-		o.settings = func() (*config.Settings, string, error) {
-			s, err := config.Load(path)
+		o.settings = func(ctx context.Context) (*config.Settings, string, error) {
+			s, err := config.LoadContext(ctx, path)
 			return s, path, err
 		}
 	}
@@ -44,7 +44,7 @@ func WithSettingsFile(path string) Option {
 // told apart by their content.
 func WithSettingsData(data []byte) Option {
 	return func(o *options) {
-		o.settings = func() (*config.Settings, string, error) {
+		o.settings = func(context.Context) (*config.Settings, string, error) {
 			s, err := config.Parse(data, config.FormatAuto)
 			return s, "settings", err
 		}
@@ -54,7 +54,7 @@ func WithSettingsData(data []byte) Option {
 // WithSettings uses settings the caller already holds.
 func WithSettings(s *config.Settings) Option {
 	return func(o *options) {
-		o.settings = func() (*config.Settings, string, error) {
+		o.settings = func(context.Context) (*config.Settings, string, error) {
 			if s == nil || s.TFLite == nil {
 				return nil, "settings", errors.New("no settings given (nil)")
 			}
@@ -138,7 +138,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s, warnings, err := o.resolveSettings()
+	s, warnings, err := o.resolveSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 			return nil, err
 		}
 	}
-	m, err := model.Load(path)
+	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +173,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 
 // resolveSettings reads and checks the settings: an empty TFLiteSettings
 // when none were given. The fields delego ignores come back as warnings.
-func (o *options) resolveSettings() (*config.TFLiteSettings, []error, error) {
+func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, []error, error) {
 	if o.settings == nil {
 		return &config.TFLiteSettings{}, nil, nil
 	}
-	s, where, err := o.settings()
+	s, where, err := o.settings(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,15 +2,18 @@ package adapters
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/delego/delego/internal/fileio"
 )
 
 // Class is one class of a classifier's output.
@@ -58,14 +61,25 @@ func TopClasses(scores []float32, k int, threshold float32, labels Labels) []Cla
 // Labels names classes by id.
 type Labels map[int]string
 
-// ReadLabels reads a labels file (see ParseLabels).
+// MaxLabelsBytes is the largest labels file ReadLabels reads: ImageNet's
+// thousand labels take 21 KiB.
+const MaxLabelsBytes = 16 << 20
+
+// ReadLabels reads a labels file (see ParseLabels) of at most
+// MaxLabelsBytes (ReadLabelsContext without a context).
 func ReadLabels(path string) (Labels, error) {
-	f, err := os.Open(path)
+	return ReadLabelsContext(context.Background(), path)
+}
+
+// ReadLabelsContext reads a labels file (see ParseLabels) of at most
+// MaxLabelsBytes. The file may be a FIFO; ctx stops an open that waits for
+// its writer, and the reads.
+func ReadLabelsContext(ctx context.Context, path string) (Labels, error) {
+	b, err := fileio.ReadFile(ctx, path, MaxLabelsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read labels: %w", err)
 	}
-	defer f.Close()
-	labels, err := ParseLabels(f)
+	labels, err := ParseLabels(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("read labels %s: %w", path, err)
 	}

@@ -1,15 +1,20 @@
 package adapters
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	_ "image/jpeg" // register JPEG for image.Decode
 	_ "image/png"  // register PNG for image.Decode
-	"os"
+	"io"
+	"strings"
 
 	_ "golang.org/x/image/bmp" // register BMP for image.Decode
 
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/tensor"
 )
 
@@ -23,21 +28,113 @@ const (
 	DefaultStd  = 127.5
 )
 
-// LoadImage decodes a PNG, JPEG or BMP file.
+// DefaultMaxPixels is the most pixels (width times height) LoadImage
+// decodes: 8192x8192, a 256 MiB picture at 4 bytes a pixel. A picture's
+// header can claim far more than its file holds (a 2.7 MB PNG of
+// 30000x30000), and decoding allocates what the header claims.
+const DefaultMaxPixels = 8192 * 8192
+
+// maxHeaderBytes caps what DecodeImage reads before a picture's size: the
+// headers of PNG and BMP are small, JPEG's metadata segments (Exif, ICC
+// profiles) rarely pass a few MiB.
+const maxHeaderBytes = 16 << 20
+
+// PixelLimitError reports a picture with more pixels than its decoder
+// allows.
+type PixelLimitError struct {
+	Path          string // the file; empty for DecodeImage
+	Format        string // "png", "jpeg" or "bmp"
+	Width, Height int    // as the picture's header gives them
+	Max           int    // the cap
+	// Hint says how to raise the cap.
+	Hint string
+}
+
+// Error names the file, the picture's size and the cap, and how to raise it.
+func (e *PixelLimitError) Error() string {
+	var b strings.Builder
+	b.WriteString("image ")
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	fmt.Fprintf(&b, "the %s picture is %dx%d = %d pixels, more than the limit of %d",
+		strings.ToUpper(e.Format), e.Width, e.Height, int64(e.Width)*int64(e.Height), e.Max)
+	if e.Hint != "" {
+		b.WriteString(" (" + e.Hint + ")")
+	}
+	return b.String()
+}
+
+// LoadImage decodes a PNG, JPEG or BMP file of at most DefaultMaxPixels
+// pixels (LoadImageContext without a context).
 func LoadImage(path string) (image.Image, error) {
-	f, err := os.Open(path)
+	return LoadImageContext(context.Background(), path, DefaultMaxPixels)
+}
+
+// LoadImageContext decodes a PNG, JPEG or BMP file of at most maxPixels
+// pixels (DefaultMaxPixels when maxPixels <= 0): a picture whose header
+// claims more is refused with a *PixelLimitError before it is decoded.
+// The file may be a FIFO; ctx stops an open that waits for its writer,
+// and the reads.
+func LoadImageContext(ctx context.Context, path string, maxPixels int) (image.Image, error) {
+	f, err := fileio.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("read image: %w", err)
 	}
 	defer f.Close()
-	img, format, err := image.Decode(f)
+	img, err := DecodeImage(f, maxPixels)
+	if pe, ok := errors.AsType[*PixelLimitError](err); ok {
+		pe.Path = path
+		pe.Hint = "raise it with LoadImageContext's maxPixels"
+		return nil, pe
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decode image %s (PNG, JPEG and BMP are supported): %w", path, err)
 	}
+	return img, nil
+}
+
+// DecodeImage decodes a PNG, JPEG or BMP picture of at most maxPixels
+// pixels (DefaultMaxPixels when maxPixels <= 0) from r. It reads the
+// picture's size first, and refuses a larger one with a *PixelLimitError
+// before decoding it; it refuses an empty one too. Other errors are the
+// decoder's.
+func DecodeImage(r io.Reader, maxPixels int) (image.Image, error) {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	head := &recorder{r: r}
+	cfg, format, err := image.DecodeConfig(head)
+	if err != nil {
+		return nil, err
+	}
+	if w, h := cfg.Width, cfg.Height; w > 0 && h > maxPixels/w {
+		return nil, &PixelLimitError{Format: format, Width: w, Height: h, Max: maxPixels}
+	}
+	// The decoder reads again what DecodeConfig read, then the rest.
+	img, format, err := image.Decode(io.MultiReader(bytes.NewReader(head.data), r))
+	if err != nil {
+		return nil, err
+	}
 	if b := img.Bounds(); b.Empty() {
-		return nil, fmt.Errorf("decode image %s: %s image is empty (%dx%d)", path, format, b.Dx(), b.Dy())
+		return nil, fmt.Errorf("%s image is empty (%dx%d)", format, b.Dx(), b.Dy())
 	}
 	return img, nil
+}
+
+// recorder keeps what is read through it, up to maxHeaderBytes.
+type recorder struct {
+	r    io.Reader
+	data []byte
+}
+
+func (h *recorder) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if len(h.data)+n > maxHeaderBytes {
+		return 0, fmt.Errorf("more than %d MiB before the picture's size", maxHeaderBytes>>20)
+	}
+	h.data = append(h.data, p[:n]...)
+	return n, err
 }
 
 // ImageShape checks that shape is [1,H,W,C] with C 1 or 3 and returns H, W, C.

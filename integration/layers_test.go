@@ -19,12 +19,14 @@ var layers = []struct {
 	{"tensor", nil},
 	{"internal/flexbuf", nil},
 	{"internal/flatcheck", nil},
+	// Reads and writes of the files a user names (FIFOs, devices, links).
+	{"internal/fileio", nil},
 	{"model/schema", nil},
-	{"delegate/config", nil},
+	{"delegate/config", []string{"internal/fileio"}},
 	{"partition", nil},
-	{"adapters", []string{"tensor"}},
+	{"adapters", []string{"tensor", "internal/fileio"}},
 	{"internal/shared", nil},
-	{"model/...", []string{"tensor", "internal/flatcheck", "model/schema", "model/..."}},
+	{"model/...", []string{"tensor", "internal/flatcheck", "internal/fileio", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
 	// A test plugin that misbehaves on purpose around delego's own kernels.
 	{"delegate/plugin/internal/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
@@ -36,7 +38,7 @@ var layers = []struct {
 	{"plugins/cpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/plugin", "core", "core/kernels", "plugins/cpu/..."}},
 	{"plugins/xnnpack/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/xnnpack/..."}},
 	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
-	{"plugins/gpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
+	{"plugins/gpu/...", []string{"tensor", "internal/fileio", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
 	{"plugins/nnapi/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/nnapi/..."}},
 	// The mini-benchmark: candidates run through the interpreter, opened
 	// by the caller (so it starts no plugin of its own).

@@ -3,19 +3,23 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/delego/delego/internal/fileio"
 )
 
 // mapFile maps the file at path privately (copy-on-write) and returns its
 // bytes, whether they are mapped, and the function that unmaps them. An
-// empty file, or one that is not a regular file, is read instead.
-func mapFile(path string) (data []byte, mapped bool, unmap func() error, err error) {
-	f, err := os.Open(path)
+// empty file, or one that is not a regular file, is read instead (see
+// readStream); ctx stops the read, and the wait for a FIFO's writer.
+func mapFile(ctx context.Context, path string) (data []byte, mapped bool, unmap func() error, err error) {
+	f, err := fileio.Open(ctx, path)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -26,7 +30,7 @@ func mapFile(path string) (data []byte, mapped bool, unmap func() error, err err
 	}
 	size := fi.Size()
 	if !fi.Mode().IsRegular() || size == 0 || size != int64(int(size)) {
-		data, err := os.ReadFile(path)
+		data, err := readStream(f, path)
 		return data, false, func() error { return nil }, err
 	}
 	data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)

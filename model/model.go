@@ -8,7 +8,7 @@
 package model
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -17,6 +17,10 @@ import (
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
+
+// fileIdentifier is the flatbuffer file identifier of a TFLite model, at
+// bytes 4 to 8.
+const fileIdentifier = "TFL3"
 
 // DefaultMaxTensorBytes is the default cap on one tensor's size (1 GiB).
 const DefaultMaxTensorBytes = 1 << 30
@@ -157,13 +161,22 @@ func WithMaxTensors(n int) LoadOption { return func(c *loadConfig) { c.maxTensor
 // larger tensor is rejected. The default is DefaultMaxTensorBytes.
 func WithMaxTensorBytes(n int64) LoadOption { return func(c *loadConfig) { c.maxTensorBytes = n } }
 
-// Load reads and verifies a .tflite file.
-//
-// Where the platform has mmap the file is mapped rather than read (private,
-// copy-on-write: nothing delego does writes to the file); Close unmaps it.
-// A model that is never closed keeps its mapping until the process ends.
+// Load reads and verifies a .tflite file (LoadContext without a context).
 func Load(path string, opts ...LoadOption) (*Model, error) {
-	data, mapped, unmap, err := mapFile(path)
+	return LoadContext(context.Background(), path, opts...)
+}
+
+// LoadContext reads and verifies a .tflite file.
+//
+// Where the platform has mmap a regular file is mapped rather than read
+// (private, copy-on-write: nothing delego does writes to the file); Close
+// unmaps it. A model that is never closed keeps its mapping until the
+// process ends. Any other file (a FIFO, a device) is read into memory, at
+// most 2 GiB, the most a flatbuffer holds, and no further than its first 8
+// bytes when they are not a TFLite file's; ctx stops the read, and the
+// wait for a FIFO's writer.
+func LoadContext(ctx context.Context, path string, opts ...LoadOption) (*Model, error) {
+	data, mapped, unmap, err := mapFile(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -220,8 +233,8 @@ func New(data []byte, opts ...LoadOption) (*Model, error) {
 	if len(data) < 8 {
 		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file is %d bytes, too short for a flatbuffer", len(data))}
 	}
-	if id := data[4:8]; !bytes.Equal(id, []byte("TFL3")) {
-		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file identifier is %q, want \"TFL3\"", id)}
+	if id := data[4:8]; string(id) != fileIdentifier {
+		return nil, &Error{-1, -1, -1, -1, fmt.Sprintf("file identifier is %q, want %q", id, fileIdentifier)}
 	}
 	if err := checkStructure(data); err != nil {
 		return nil, err

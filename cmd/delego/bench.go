@@ -295,18 +295,18 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
-	sel, err := f.delegation.resolve("bench", stderr)
+	sel, err := f.delegation.resolve(ctx, "bench", stderr)
 	if err != nil {
 		return err
 	}
 	path := pos[0]
-	m, err := model.Load(path)
+	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return err
 	}
 	var data [][]byte
 	if len(f.inputs) > 0 {
-		data, err = readInputFiles(m, f.inputs)
+		data, err = readInputFiles(ctx, m, f.inputs)
 	} else {
 		data, err = randomInputs(m, uint32(f.seed))
 	}

@@ -262,11 +262,11 @@ func (d *delegation) options(registry *kernels.Registry, modelPath string) core.
 // loadSettings reads and checks the --settings file: it prints every
 // warning to stderr and fails with the settings delego cannot honour
 // without changing the results. No --settings gives an empty TFLiteSettings.
-func (f *delegationFlags) loadSettings(stderr io.Writer) (*config.TFLiteSettings, error) {
+func (f *delegationFlags) loadSettings(ctx context.Context, stderr io.Writer) (*config.TFLiteSettings, error) {
 	if f.settings == "" {
 		return &config.TFLiteSettings{}, nil
 	}
-	s, err := config.Load(f.settings)
+	s, err := config.LoadContext(ctx, f.settings)
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +291,8 @@ type selection struct {
 
 // resolve reads the flags and the settings file, before anything is opened,
 // so that mistakes in either surface before the model is read. Settings
-// warnings go to stderr.
-func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, error) {
+// warnings go to stderr. ctx stops the read of the settings.
+func (f *delegationFlags) resolve(ctx context.Context, cmd string, stderr io.Writer) (selection, error) {
 	names, given, err := f.names(cmd)
 	if err != nil {
 		return selection{}, err
@@ -300,7 +300,7 @@ func (f *delegationFlags) resolve(cmd string, stderr io.Writer) (selection, erro
 	if f.timeout < 0 {
 		return selection{}, usagef(cmd, "--timeout must not be negative, got %v", f.timeout)
 	}
-	s, err := f.loadSettings(stderr)
+	s, err := f.loadSettings(ctx, stderr)
 	if err != nil {
 		return selection{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model/modelbuild"
 )
 
@@ -51,7 +52,7 @@ func exampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		"labels.txt":     []byte(strings.Join(labels, "\n") + "\n"),
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(*dir, name), data, 0o644); err != nil {
+		if err := fileio.WriteFile(ctx, filepath.Join(*dir, name), data, fileio.Options{}); err != nil {
 			return fmt.Errorf("example: %w", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/model"
 
 	"golang.org/x/image/bmp"
@@ -39,7 +40,7 @@ func imageInput(t *testing.T, modelPath, picture string, norm pixelNorm) []byte 
 		t.Fatalf("%s has %d inputs", modelPath, len(sg.Inputs()))
 	}
 	info := sg.Tensor(sg.Inputs()[0])
-	img, err := loadImage(shared.Model(t, picture))
+	img, err := loadImage(t.Context(), shared.Model(t, picture), adapters.DefaultMaxPixels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestLoadImageFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := writeFile(t, dir, c.name, buf.Bytes())
-		img, err := loadImage(p)
+		img, err := loadImage(t.Context(), p, adapters.DefaultMaxPixels)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -229,11 +230,11 @@ func TestLoadImageFormats(t *testing.T) {
 			t.Errorf("%s: pixels changed: %s", c.name, firstDiff(got, want))
 		}
 	}
-	if _, err := loadImage(filepath.Join(dir, "none.png")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := loadImage(t.Context(), filepath.Join(dir, "none.png"), adapters.DefaultMaxPixels); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing picture: err = %v", err)
 	}
 	bad := writeFile(t, dir, "bad.png", []byte("\x89PNG\r\n\x1a\nnot really"))
-	if _, err := loadImage(bad); err == nil || !strings.Contains(err.Error(), "bad.png") {
+	if _, err := loadImage(t.Context(), bad, adapters.DefaultMaxPixels); err == nil || !strings.Contains(err.Error(), "bad.png") {
 		t.Errorf("corrupt picture: err = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable"
@@ -58,8 +60,8 @@ func plural(n int, one, many string) string {
 }
 
 // readInputFiles reads one raw file per model input and checks every size
-// before anything runs.
-func readInputFiles(m *model.Model, files []string) ([][]byte, error) {
+// before anything runs. ctx stops a read that waits (a FIFO).
+func readInputFiles(ctx context.Context, m *model.Model, files []string) ([][]byte, error) {
 	ins := modelInputs(m)
 	if len(files) != len(ins) {
 		names := make([]string, len(ins))
@@ -76,16 +78,39 @@ func readInputFiles(m *model.Model, files []string) ([][]byte, error) {
 		if want < 0 {
 			return nil, fmt.Errorf("%s: raw input files are not supported for %s tensors", t.Describe("input"), t.Info.Type)
 		}
-		b, err := os.ReadFile(files[i])
+		b, err := readInput(ctx, files[i], want)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Describe("input"), err)
-		}
-		if len(b) != want {
-			return nil, fmt.Errorf("%s: file %s holds %d bytes, the tensor needs %d", t.Describe("input"), files[i], len(b), want)
 		}
 		data[i] = b
 	}
 	return data, nil
+}
+
+// readInput reads the want bytes of the file at path. A regular file of
+// another size is refused from its size, without being read; anything
+// else (a FIFO, a device) is read no further than want+1 bytes.
+func readInput(ctx context.Context, path string, want int) ([]byte, error) {
+	f, err := fileio.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().IsRegular() && fi.Size() != int64(want) {
+		return nil, fmt.Errorf("file %s is %d bytes long; the tensor needs %d", path, fi.Size(), want)
+	}
+	b, err := fileio.ReadAll(f, path, int64(want))
+	if _, ok := errors.AsType[*fileio.TooLargeError](err); ok {
+		return nil, fmt.Errorf("%s gave more than %d bytes; the tensor needs %d", path, want, want)
+	}
+	if err == nil && len(b) != want {
+		err = fmt.Errorf("%s gave %d bytes; the tensor needs %d", path, len(b), want)
+	}
+	return b, err
 }
 
 // randomInputs fills every input deterministically from seed with the

@@ -272,7 +272,7 @@ func inspectFlagSet(asJSON *bool) *flag.FlagSet {
 	return fs
 }
 
-func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var asJSON bool
 	fs := inspectFlagSet(&asJSON)
 	pos, err := parseArgs(fs, args)
@@ -282,7 +282,7 @@ func inspectCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("inspect", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
 	}
-	m, err := model.Load(pos[0])
+	m, err := model.LoadContext(ctx, pos[0])
 	if err != nil {
 		return err
 	}

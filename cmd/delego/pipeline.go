@@ -51,7 +51,7 @@ Flags:
                    per input, in order (as "delego run" reads them)
   --image PICTURE  a picture for a first segment with one image input (as
                    "delego run" reads it)
-  --runs N         inputs pushed through the pipeline, and run one after
+` + maxPixelsHelp + `  --runs N         inputs pushed through the pipeline, and run one after
                    the other (default 20)
   --in-flight N    the most inputs in the pipeline at once: pushing waits
                    while it holds that many (default: 2 per segment)
@@ -79,6 +79,7 @@ type pipelineFlags struct {
 	segments   []string
 	inputs     stringList
 	image      string
+	maxPixels  int
 	runs       int
 	inFlight   int
 	devices    string
@@ -92,6 +93,7 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 	fs := newFlagSet("pipeline")
 	fs.Var(&f.inputs, "input", "")
 	fs.StringVar(&f.image, "image", "", "")
+	defineMaxPixels(fs, &f.maxPixels)
 	fs.IntVar(&f.runs, "runs", 20, "")
 	fs.IntVar(&f.inFlight, "in-flight", 0, "")
 	fs.StringVar(&f.devices, "devices", "", "")
@@ -113,6 +115,9 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 		return nil, usagef("pipeline", "--runs must be at least 1, got %d", f.runs)
 	case f.inFlight < 0:
 		return nil, usagef("pipeline", "--in-flight must not be negative, got %d", f.inFlight)
+	}
+	if err := checkMaxPixels("pipeline", setFlags(fs), f.maxPixels, f.image); err != nil {
+		return nil, err
 	}
 	f.segments = pos
 	return f, nil
@@ -165,19 +170,19 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve("pipeline", stderr)
+	sel, err := f.delegation.resolve(ctx, "pipeline", stderr)
 	if err != nil {
 		return err
 	}
 	if len(sel.names) == 0 && len(f.delegation.delegates) == 0 {
 		sel.names = []string{edgetpu.Name}
 	}
-	models, err := loadSegments(f.segments)
+	models, err := loadSegments(ctx, f.segments)
 	if err != nil {
 		return err
 	}
 	defer closeModels(models)
-	data, err := segmentInputs(models[0], f)
+	data, err := segmentInputs(ctx, models[0], f)
 	if err != nil {
 		return err
 	}
@@ -251,10 +256,10 @@ func nameSegment(err error, paths []string) error {
 }
 
 // loadSegments loads the segment models; on an error it closes those loaded.
-func loadSegments(paths []string) ([]*model.Model, error) {
+func loadSegments(ctx context.Context, paths []string) ([]*model.Model, error) {
 	var models []*model.Model
 	for k, p := range paths {
-		m, err := model.Load(p)
+		m, err := model.LoadContext(ctx, p)
 		if err != nil {
 			closeModels(models)
 			return nil, fmt.Errorf("segment %d: %w", k, err)
@@ -271,12 +276,12 @@ func closeModels(models []*model.Model) {
 }
 
 // segmentInputs are the first segment's inputs from --input or --image.
-func segmentInputs(m *model.Model, f *pipelineFlags) ([][]byte, error) {
+func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]byte, error) {
 	if f.image != "" {
-		ins, _, err := imageInputs(m, f.image, pixelNorm{Mean: defaultMean, Std: defaultStd}, false)
+		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: pixelNorm{Mean: defaultMean, Std: defaultStd}, maxPixels: f.maxPixels})
 		return ins, err
 	}
-	return readInputFiles(m, f.inputs)
+	return readInputFiles(ctx, m, f.inputs)
 }
 
 // segmentDevices are the coral_settings.device of each segment: --devices,

@@ -131,11 +131,11 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 		f.format = "json"
 	}
 	path := pos[0]
-	sel, err := f.delegation.resolve("plan", stderr)
+	sel, err := f.delegation.resolve(ctx, "plan", stderr)
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(path)
+	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return err
 	}

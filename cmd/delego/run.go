@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -37,12 +36,15 @@ Inputs, one way or the other:
                    p-128, FLOAT32 (p-mean)/std.
   --mean M         mean for FLOAT32 image inputs (default 127.5)
   --std S          standard deviation for FLOAT32 image inputs (default 127.5)
-
+` + maxPixelsHelp + `
 Outputs:
   --output FILE    write every output tensor's raw bytes, concatenated in the
-                   model's output order, to FILE. The file is written to a
-                   temporary name and renamed, so a failed run leaves no
-                   partial output. Without --output, --json, --task or --top
+                   model's output order, to FILE. A regular file (or a new
+                   one) is written to a temporary name and renamed, so a
+                   failed run leaves no partial output; a FIFO (waiting for
+                   its reader) or a character device such as /dev/stdout is
+                   written in place; anything else is refused before the
+                   model runs. Without --output, --json, --task or --top
                    (or --labels), a summary of each output is printed: name,
                    type, shape, quantization and its first values.
   --json           print every output tensor as JSON on standard output:
@@ -105,6 +107,7 @@ type runFlags struct {
 	delegation delegationFlags
 	norm       pixelNorm
 	normGiven  bool
+	maxPixels  int
 	topGiven   bool
 	json       bool
 	task       string
@@ -127,6 +130,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	f.delegation.define(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	defineMaxPixels(fs, &f.maxPixels)
 	return fs
 }
 
@@ -155,6 +159,9 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--top must not be negative, got %d", f.top)
 	case math.IsNaN(f.threshold):
 		return nil, usagef("run", "--threshold must be a number")
+	}
+	if err := checkMaxPixels("run", set, f.maxPixels, f.image); err != nil {
+		return nil, err
 	}
 	if f.task == "" && (f.topGiven || f.labels != "") {
 		f.task = taskClassify
@@ -191,7 +198,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve("run", stderr)
+	sel, err := f.delegation.resolve(ctx, "run", stderr)
 	if err != nil {
 		return err
 	}
@@ -202,18 +209,18 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start := time.Now()
-	m, err := model.Load(f.model)
+	m, err := model.LoadContext(ctx, f.model)
 	if err != nil {
 		return err
 	}
 	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
 
 	var data [][]byte
-	var picture adapters.Frame
+	var frame adapters.Frame
 	if f.image != "" {
-		data, picture, err = imageInputs(m, f.image, f.norm, f.normGiven)
+		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
 	} else {
-		data, err = readInputFiles(m, f.inputs)
+		data, err = readInputFiles(ctx, m, f.inputs)
 	}
 	if err != nil {
 		return err
@@ -228,16 +235,17 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	var labels adapters.Labels
 	if f.labels != "" {
-		if labels, err = adapters.ReadLabels(f.labels); err != nil {
+		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
 			return err
 		}
 	}
 	// Create the output early so an unwritable path fails before the model
-	// runs; it only gets its final name once everything succeeded.
-	var out *atomicFile
+	// runs; a regular file only gets its final name once everything
+	// succeeded.
+	var out *fileio.Output
 	if f.output != "" {
-		if out, err = createAtomic(f.output); err != nil {
-			return err
+		if out, err = fileio.Create(ctx, f.output, fileio.Options{}); err != nil {
+			return fmt.Errorf("--output: %w", err)
 		}
 		defer out.Abort()
 	}
@@ -278,7 +286,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	// as asked fails before --output appears.
 	var results any
 	if f.task != "" {
-		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: picture, input: inputFrame(it)}
+		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it)}
 		if results, err = taskResults(f.task, it, in); err != nil {
 			return err
 		}
@@ -293,13 +301,16 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 }
 
 // writeOutputs writes every output's bytes to out and commits it.
-func writeOutputs(out *atomicFile, it *core.Interpreter) error {
+func writeOutputs(out *fileio.Output, it *core.Interpreter) error {
 	for i := range it.NumOutputs() {
 		if _, err := out.Write(it.Output(i).Data()); err != nil {
-			return err
+			return fmt.Errorf("--output: %w", err)
 		}
 	}
-	return out.Commit()
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	return nil
 }
 
 // outputBytes is the size of every output together.
@@ -357,31 +368,6 @@ func checkScores(m *model.Model) error {
 	}
 }
 
-// imageInputs converts a picture into the single image input of m, and
-// returns the picture's size.
-func imageInputs(m *model.Model, path string, norm pixelNorm, normGiven bool) ([][]byte, adapters.Frame, error) {
-	ins := modelInputs(m)
-	if len(ins) != 1 {
-		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
-	}
-	t := ins[0]
-	if _, _, _, err := imageShape(t.Info.Shape); err != nil {
-		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
-	}
-	if normGiven && t.Info.Type != tensor.Float32 {
-		return nil, adapters.Frame{}, fmt.Errorf("--mean and --std apply to FLOAT32 inputs; %s is %s", t.Describe("input"), t.Info.Type)
-	}
-	img, err := loadImage(path)
-	if err != nil {
-		return nil, adapters.Frame{}, err
-	}
-	b, err := imageToTensor(img, t.Info.Type, t.Info.Shape, norm)
-	if err != nil {
-		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
-	}
-	return [][]byte{b}, adapters.Frame{Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}, nil
-}
-
 // printOutputs prints each output's name, type, shape and first values.
 func printOutputs(w io.Writer, it *core.Interpreter) {
 	for i := range it.NumOutputs() {
@@ -398,59 +384,4 @@ func printOutputs(w io.Writer, it *core.Interpreter) {
 			}
 		}
 	}
-}
-
-// atomicFile is an output written under a temporary name in the destination
-// directory and renamed into place by Commit; Abort removes it.
-type atomicFile struct {
-	f    *os.File
-	path string
-	done bool
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("create output: %w", err)
-	}
-	return &atomicFile{f: f, path: path}, nil
-}
-
-func (a *atomicFile) Write(b []byte) (int, error) {
-	n, err := a.f.Write(b)
-	if err != nil {
-		err = fmt.Errorf("write output: %w", err)
-	}
-	return n, err
-}
-
-// Commit makes the file visible under its final name.
-func (a *atomicFile) Commit() error {
-	err := a.f.Chmod(0o644)
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if cerr := a.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.path)
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
-		a.done = true
-		return fmt.Errorf("write output %s: %w", a.path, err)
-	}
-	a.done = true
-	return nil
-}
-
-// Abort removes the temporary file unless Commit already ran.
-func (a *atomicFile) Abort() {
-	if a.done {
-		return
-	}
-	a.done = true
-	a.f.Close()
-	os.Remove(a.f.Name())
 }

@@ -69,7 +69,7 @@ func TestRunErrorsLeaveNoOutput(t *testing.T) {
 			[]string{"needs 3 --input files", "got 4 files"}, nil},
 		{"no inputs", []string{splitConcat}, []string{"needs 3 --input files", "got 0 files"}, nil},
 		{"wrong size", []string{splitConcat, "--input", in0, "--input", short, "--input", in2},
-			[]string{`input 1 (tensor 1 "inputs/rnn1", UINT8 [1,8,8,1])`, "short.raw holds 5 bytes", "needs 64"}, nil},
+			[]string{`input 1 (tensor 1 "inputs/rnn1", UINT8 [1,8,8,1])`, "short.raw is 5 bytes long", "needs 64"}, nil},
 		{"missing file", []string{splitConcat, "--input", in0, "--input", in1, "--input", filepath.Join(in, "nope.raw")},
 			[]string{`input 2 (tensor 2 "inputs/rnn2"`, "nope.raw"}, os.ErrNotExist},
 		{"missing model", []string{filepath.Join(in, "nope.tflite"), "--input", in0},

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tune"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -38,7 +39,7 @@ Inputs, one way or another (default: pseudo-random, as "delego bench"):
   --inputs-from DIR  the regular files of DIR, sorted by name, one per input
   --mean M           mean for FLOAT32 --image inputs (default 127.5)
   --std S            standard deviation for them (default 127.5)
-
+` + maxPixelsHelp + `
 Writes into --out DIR (created if missing):
   events.jsonl   one TFLite BenchmarkEvent (configuration.proto) per line as
                  protobuf JSON: START, then END (result: initialization and
@@ -98,6 +99,7 @@ type tuneFlags struct {
 	th         tune.Thresholds
 	norm       pixelNorm
 	normGiven  bool
+	maxPixels  int
 	delegation delegationFlags
 }
 
@@ -115,6 +117,7 @@ func (f *tuneFlags) flagSet() *flag.FlagSet {
 	fs.Float64Var(&f.th.MaxRelativeError, "max-relative-error", tune.DefaultMaxRelativeError, "")
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	defineMaxPixels(fs, &f.maxPixels)
 	f.delegation.define(fs)
 	return fs
 }
@@ -156,6 +159,9 @@ func parseTuneFlags(args []string, stdout io.Writer) (*tuneFlags, error) {
 	case f.th.MaxSteps < 0 || !(f.th.MaxRelativeError >= 0):
 		return nil, usagef("tune", "--max-steps and --max-relative-error must not be negative")
 	}
+	if err := checkMaxPixels("tune", set, f.maxPixels, f.image); err != nil {
+		return nil, err
+	}
 	f.model = pos[0]
 	return f, nil
 }
@@ -170,30 +176,32 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve("tune", stderr)
+	sel, err := f.delegation.resolve(ctx, "tune", stderr)
 	if err != nil {
 		return err
 	}
 	if len(sel.names) == 0 {
 		return usagef("tune", "--delegate %s: tune needs at least one candidate", noDelegate)
 	}
-	m, err := model.Load(f.model)
+	m, err := model.LoadContext(ctx, f.model)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	data, err := f.readInputs(m)
+	data, err := f.readInputs(ctx, m)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	events, err := os.Create(filepath.Join(f.out, "events.jsonl"))
+	// In place: events.jsonl shows how far a run got even when delego
+	// itself does not survive it.
+	events, err := fileio.Create(ctx, filepath.Join(f.out, "events.jsonl"), fileio.Options{InPlace: true})
 	if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	defer closeAfter(&err, stderr, "writing events.jsonl", events)
+	defer events.Abort()
 
 	opts := tune.Options{
 		Candidates: sel.names, Open: tune.Opener(sel.opener(e.open)), Settings: sel.settings, Inputs: data,
@@ -208,12 +216,15 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil {
 		return err
 	}
+	if err := events.Commit(); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
 	printTune(stdout, r, f.th)
 	if r.Best() == nil {
 		return errors.New(r.Reason)
 	}
 	path := filepath.Join(f.out, "settings.json")
-	if err := writeSettings(path, r.ComputeSettings()); err != nil {
+	if err := writeSettings(ctx, path, r.ComputeSettings()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "settings: %s\n", path)
@@ -224,19 +235,19 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 }
 
 // readInputs reads the inputs the flags name, or makes pseudo-random ones.
-func (f *tuneFlags) readInputs(m *model.Model) ([][]byte, error) {
+func (f *tuneFlags) readInputs(ctx context.Context, m *model.Model) ([][]byte, error) {
 	switch {
 	case f.image != "":
-		data, _, err := imageInputs(m, f.image, f.norm, f.normGiven)
+		data, _, err := imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
 		return data, err
 	case len(f.inputs) > 0:
-		return readInputFiles(m, f.inputs)
+		return readInputFiles(ctx, m, f.inputs)
 	case f.inputsFrom != "":
 		files, err := regularFiles(f.inputsFrom)
 		if err != nil {
 			return nil, fmt.Errorf("--inputs-from: %w", err)
 		}
-		return readInputFiles(m, files)
+		return readInputFiles(ctx, m, files)
 	}
 	return randomInputs(m, uint32(f.seed))
 }
@@ -263,27 +274,20 @@ func writeEvent(w io.Writer, ev *config.BenchmarkEvent) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("write events.jsonl: %w", err)
-	}
-	return nil
+	_, err = w.Write(append(b, '\n')) // the error names the file
+	return err
 }
 
 // writeSettings writes cs as indented protobuf JSON, atomically.
-func writeSettings(path string, cs *config.ComputeSettings) error {
+func writeSettings(ctx context.Context, path string, cs *config.ComputeSettings) error {
 	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(cs)
 	if err != nil {
 		return fmt.Errorf("encode settings: %w", err)
 	}
-	out, err := createAtomic(path)
-	if err != nil {
-		return err
+	if err := fileio.WriteFile(ctx, path, append(b, '\n'), fileio.Options{}); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
-	defer out.Abort()
-	if _, err := out.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	return out.Commit()
+	return nil
 }
 
 // progress returns the Done callback: one line per candidate on stderr when

@@ -2,11 +2,10 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,11 +13,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/delego/delego/internal/fileio"
 )
 
 // MaxFileSize is the largest settings file Load reads. Settings are a few
-// hundred bytes; the cap keeps a wrong path (a model, a device) from being
-// read whole into memory.
+// hundred bytes; the cap keeps a wrong path (a model, a device, a FIFO that
+// never ends) from being read whole into memory.
 const MaxFileSize = 1 << 20
 
 // Format is the encoding of a settings file.
@@ -126,19 +127,20 @@ func (e *ParseError) Is(target error) bool { return target == ErrMalformed }
 // or binary protobuf. The extension picks the format (FormatOf); without a
 // known one the content does. Which message the file holds is told from the
 // content (see Parse). Errors name the file; a malformed file gives a
-// *ParseError.
+// *ParseError. Load is LoadContext without a context.
 func Load(path string) (*Settings, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: load settings: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("config: load settings: %w", err)
-	}
-	if len(data) > MaxFileSize {
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext reads a settings file as Load does. The file may be a FIFO;
+// ctx stops an open that waits for its writer, and the reads.
+func LoadContext(ctx context.Context, path string) (*Settings, error) {
+	data, err := fileio.ReadFile(ctx, path, MaxFileSize)
+	if _, ok := errors.AsType[*fileio.TooLargeError](err); ok {
 		return nil, fmt.Errorf("config: load settings: %s is larger than %d bytes: %w", path, MaxFileSize, ErrMalformed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: load settings: %w", err)
 	}
 	s, err := Parse(data, FormatOf(path))
 	if err != nil {

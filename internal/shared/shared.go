@@ -1,6 +1,7 @@
 // Package shared locates the project's shared test data (models, golden
 // outputs) that sits beside the repository as ../shared, or wherever the
-// DELEGO_SHARED environment variable points.
+// DELEGO_SHARED environment variable points. It also crafts the hostile
+// pictures tests feed the decoders (BMPHeader, PNGHeader).
 package shared
 
 import (

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/plugins/gpu/cl"
 )
 
@@ -25,7 +27,13 @@ const cacheMagic = "delego-gpu-program-v1\n"
 // programCache holds built program binaries, one file per key. An entry
 // is never trusted: a bad header, length or checksum, or a binary the
 // driver will not load, removes it and the program is built from source.
+// An entry that is not a regular file (a FIFO, a device, a link) is
+// neither read nor replaced.
 type programCache struct{ dir string }
+
+// maxEntryBytes caps what load reads of an entry; program binaries take a
+// few MiB.
+const maxEntryBytes = 256 << 20
 
 // openCache returns the cache env names (see CacheEnv), or nil when it is
 // off or there is no user cache directory.
@@ -58,7 +66,7 @@ func (c *programCache) path(key string) string { return filepath.Join(c.dir, key
 // load returns the binary stored under key, or nil when there is none or
 // it is corrupt (then the entry is removed).
 func (c *programCache) load(key string) []byte {
-	data, err := os.ReadFile(c.path(key))
+	data, err := fileio.ReadRegularFile(c.path(key), maxEntryBytes)
 	if err != nil {
 		return nil
 	}
@@ -73,23 +81,13 @@ func (c *programCache) load(key string) []byte {
 // remove deletes key's entry; a missing one is fine.
 func (c *programCache) remove(key string) { _ = os.Remove(c.path(key)) }
 
-// store writes key's entry atomically: a temporary file renamed into place.
+// store writes key's entry atomically: a temporary file renamed into
+// place, over a regular file only.
 func (c *programCache) store(key string, bin []byte) error {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return fmt.Errorf("gpu cache: %w", err)
 	}
-	f, err := os.CreateTemp(c.dir, key+".tmp*")
-	if err != nil {
-		return fmt.Errorf("gpu cache: %w", err)
-	}
-	_, werr := f.Write(encodeEntry(bin, key))
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("gpu cache: %w", err)
-	}
-	if err := os.Rename(f.Name(), c.path(key)); err != nil {
-		_ = os.Remove(f.Name())
+	if err := fileio.WriteFile(context.Background(), c.path(key), encodeEntry(bin, key), fileio.Options{RegularOnly: true}); err != nil {
 		return fmt.Errorf("gpu cache: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/delego/delego/delegate"
@@ -136,6 +137,47 @@ func TestCacheEntryFraming(t *testing.T) {
 		if _, err := decodeEntry(data, key); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
+	}
+}
+
+// TestCacheEntryNotRegular: an entry that is a FIFO or a link is neither
+// read (a FIFO would never give its bytes) nor replaced; a regular one is.
+func TestCacheEntryNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	c := &programCache{dir: dir}
+	if err := syscall.Mkfifo(c.path("fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(target, []byte("not the cache's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, c.path("link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"fifo", "link"} {
+		before, _ := os.Lstat(c.path(key))
+		if bin := c.load(key); bin != nil {
+			t.Errorf("%s: loaded %q", key, bin)
+		}
+		if err := c.store(key, []byte("binary")); err == nil || !strings.Contains(err.Error(), "only a regular file may be replaced") {
+			t.Errorf("%s: store: %v, want a refusal", key, err)
+		}
+		if after, err := os.Lstat(c.path(key)); err != nil || after.Mode() != before.Mode() {
+			t.Errorf("%s: the entry became %v (%v), was %v", key, after.Mode(), err, before.Mode())
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "not the cache's" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	if err := c.store("regular", []byte("binary")); err != nil {
+		t.Fatal(err)
+	}
+	if bin := c.load("regular"); string(bin) != "binary" {
+		t.Errorf("load = %q, want the stored binary", bin)
+	}
+	if names := entries(t, dir); len(names) != 3 {
+		t.Errorf("cache holds %v, want fifo, link and regular entries only", names)
 	}
 }
 
