@@ -52,4 +52,4 @@ go test -count=1 -run '^$' -fuzz '^FuzzNewModel$' -fuzztime "${DELEGO_FUZZTIME:-
 go test -count=1 -run '^$' -fuzz '^FuzzParse$' -fuzztime "${DELEGO_FUZZTIME:-600000x}" -fuzzminimizetime 100x ./plugins/edgetpu/executable
 # The picture decoders behind --image (with a small pixel cap) and --input's reader.
 go test -count=1 -run '^$' -fuzz '^FuzzDecodeImage$' -fuzztime "${DELEGO_FUZZTIME:-300000x}" -fuzzminimizetime 100x ./adapters
-go test -count=1 -run '^$' -fuzz '^FuzzReadInput$' -fuzztime "${DELEGO_FUZZTIME:-100000x}" -fuzzminimizetime 100x ./cmd/delego
+go test -count=1 -run '^$' -fuzz '^FuzzReadInput$' -fuzztime "${DELEGO_FUZZTIME:-40000x}" -fuzzminimizetime 100x ./cmd/delego
