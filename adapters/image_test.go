@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,10 +82,7 @@ func TestLoadImagePixelCap(t *testing.T) {
 // TestLoadImageFIFO: a picture comes through a FIFO; a FIFO without a
 // writer holds LoadImageContext only until its context ends.
 func TestLoadImageFIFO(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "picture")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := shared.FIFO(t, filepath.Join(t.TempDir(), "picture"))
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 5, 2))); err != nil {
 		t.Fatal(err)
@@ -115,10 +111,7 @@ func TestReadLabelsBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/dev/zero gave more than the 16777216 bytes allowed") {
 		t.Errorf("/dev/zero: %v", err)
 	}
-	path := filepath.Join(t.TempDir(), "labels")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := shared.FIFO(t, filepath.Join(t.TempDir(), "labels"))
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := ReadLabelsContext(ctx, path); !errors.Is(err, context.DeadlineExceeded) {

@@ -6,21 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/delego/delego/model/modelbuild"
+
+	"github.com/delego/delego/internal/shared"
 )
 
 // fifo makes a FIFO in a fresh directory and returns its path.
 func fifo(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "model.tflite")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.FIFO(t, filepath.Join(t.TempDir(), "model.tflite"))
 }
 
 // TestLoadFIFO: a model that comes through a FIFO is read into memory.

@@ -21,11 +21,7 @@ import (
 // mkfifo makes a FIFO named name in a fresh directory and returns its path.
 func mkfifo(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.FIFO(t, filepath.Join(t.TempDir(), name))
 }
 
 // fileMode is the mode of path itself (a link is not followed).

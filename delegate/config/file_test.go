@@ -6,19 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/delego/delego/internal/shared"
 )
 
 // settingsFIFO makes a FIFO named settings.json and returns its path.
 func settingsFIFO(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "settings.json")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.FIFO(t, filepath.Join(t.TempDir(), "settings.json"))
 }
 
 // TestLoadFIFO: settings come through a FIFO; a FIFO without a writer

@@ -12,16 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/delego/delego/internal/shared"
 )
 
 // mkfifo makes a FIFO in a fresh directory and returns its path.
 func mkfifo(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return shared.FIFO(t, filepath.Join(t.TempDir(), "fifo"))
 }
 
 // mode is the mode of path itself (not followed).

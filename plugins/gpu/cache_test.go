@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/delego/delego/delegate"
@@ -14,6 +13,8 @@ import (
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/plugins/gpu/cl"
 	"github.com/delego/delego/tensor"
+
+	"github.com/delego/delego/internal/shared"
 )
 
 // addModel is x + [1, 2] over [1, 2, 2, 2].
@@ -145,9 +146,7 @@ func TestCacheEntryFraming(t *testing.T) {
 func TestCacheEntryNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	c := &programCache{dir: dir}
-	if err := syscall.Mkfifo(c.path("fifo"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	shared.FIFO(t, c.path("fifo"))
 	target := filepath.Join(t.TempDir(), "elsewhere")
 	if err := os.WriteFile(target, []byte("not the cache's"), 0o600); err != nil {
 		t.Fatal(err)
