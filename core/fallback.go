@@ -276,7 +276,7 @@ func (it *Interpreter) restart(ctx context.Context, p *delegated) (onDelegate bo
 		p.pause(r)
 		it.recordRun(p, p.paused, delegate.RestartsPaused)
 	}
-	if err := p.due(ctx, r, fallback); err != nil {
+	if err := p.due(ctx, fallback); err != nil {
 		return elsewhere(err)
 	}
 	what := fmt.Sprintf("restart %d of %d", p.restarts+1, r.Max)

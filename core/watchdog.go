@@ -167,13 +167,13 @@ func (p *delegated) pause(r Restarts) {
 // due returns nil when p's next restart may begin, after waiting out the
 // backoff when nothing else can run p this time (no fallback); else why
 // not: a pause, which is never waited out, the backoff, or ctx's end.
-func (p *delegated) due(ctx context.Context, r Restarts, fallback bool) error {
+func (p *delegated) due(ctx context.Context, fallback bool) error {
 	wait := time.Until(p.retryAt)
 	switch {
 	case wait <= 0:
 		return nil
 	case p.paused != nil:
-		return &PausedError{Failed: p.restarts, Cooldown: r.Cooldown, Next: p.retryAt, Err: p.lost}
+		return p.paused
 	case fallback:
 		return p.lost
 	}
