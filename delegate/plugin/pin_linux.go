@@ -7,23 +7,23 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	goplugin "github.com/hashicorp/go-plugin"
 )
 
-// pinsByDescriptor: a pinned binary is executed from the open file that was
-// hashed (pinBinary), not by its path.
-const pinsByDescriptor = true
-
-// pinBinary opens the binary at path and checks that its SHA-256 is sum.
-// The host passes the open file to the plugin process and executes it as
+// pin opens the binary at path and checks that its SHA-256 is sum. The
+// host passes the open file to the plugin process and executes it as
 // /proc/self/fd/N, so the bytes that run are the bytes hashed here: a file
-// put in path's place meanwhile is never run. (Executing through the open
-// file rather than fexecve with a close-on-exec descriptor lets a script
-// run too: its interpreter opens /proc/self/fd/N after the exec.)
-func pinBinary(path string, sum []byte) (*os.File, error) {
+// put in path's place meanwhile is never run; go-plugin's check by path,
+// which other platforms use, is not needed (secure is nil). Executing
+// through the open file rather than fexecve with a close-on-exec
+// descriptor lets a script run too: its interpreter opens /proc/self/fd/N
+// after the exec.
+func pin(path string, sum []byte) (f *os.File, secure *goplugin.SecureConfig, err error) {
 	// O_NONBLOCK: a FIFO in the binary's place must not hang the open.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open the pinned binary: %w", err)
+		return nil, nil, fmt.Errorf("open the pinned binary: %w", err)
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
@@ -35,11 +35,11 @@ func pinBinary(path string, sum []byte) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("hash the pinned binary: %w", err)
+		return nil, nil, fmt.Errorf("hash the pinned binary: %w", err)
 	}
 	if got := h.Sum(nil); !bytes.Equal(got, sum) {
 		f.Close()
-		return nil, fmt.Errorf("%w: its SHA-256 is %x, not the pinned %x", ErrChecksum, got, sum)
+		return nil, nil, fmt.Errorf("%w: its SHA-256 is %x, not the pinned %x", ErrChecksum, got, sum)
 	}
-	return f, nil
+	return f, nil, nil
 }

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -70,12 +69,15 @@ func (c *Client) start(ctx context.Context) (*session, Info, error) {
 // launch starts the plugin process and waits for go-plugin's handshake.
 func (c *Client) launch(timeout time.Duration) (*session, error) {
 	var pinned *os.File
-	if c.opts.Checksum != nil && pinsByDescriptor {
+	var secure *goplugin.SecureConfig
+	if c.opts.Checksum != nil {
 		var err error
-		if pinned, err = pinBinary(c.path, c.opts.Checksum); err != nil {
+		if pinned, secure, err = pin(c.path, c.opts.Checksum); err != nil {
 			return nil, err
 		}
-		defer pinned.Close() // the child has its own copy
+		if pinned != nil {
+			defer pinned.Close() // the child has its own copy
+		}
 	}
 	sweepSocketDirs(time.Now())
 	sockDir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
@@ -117,9 +119,7 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 		Stderr:           stderr,
 		SyncStderr:       stderr,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	}
-	if c.opts.Checksum != nil && !pinsByDescriptor {
-		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: c.opts.Checksum, Hash: sha256.New()}
+		SecureConfig:     secure,
 	}
 	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, sockDir: sockDir, regions: regions, ended: make(chan struct{})}
 	proto, err := s.gp.Client()
