@@ -2,22 +2,12 @@
 
 package model
 
-import (
-	"context"
+import "github.com/delego/delego/internal/fileio"
 
-	"github.com/delego/delego/internal/fileio"
-)
-
-// mapFile reads the file at path: this platform has no mmap. ctx stops
-// the read.
-func mapFile(ctx context.Context, path string) (data []byte, mapped bool, unmap func() error, err error) {
-	f, err := fileio.Open(ctx, path)
-	if err != nil {
-		return nil, false, nil, err
-	}
-	defer f.Close()
-	data, err = readStream(f, path)
-	return data, false, func() error { return nil }, err
+// mmap maps nothing here (ok is false): this platform has no mmap, so every
+// model is read into memory.
+func mmap(*fileio.File, int) (data []byte, unmap func() error, ok bool, err error) {
+	return nil, nil, false, nil
 }
 
 // dropPages is never called where nothing is mapped.

@@ -3,8 +3,6 @@
 package model
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"syscall"
 	"unsafe"
@@ -14,30 +12,14 @@ import (
 	"github.com/delego/delego/internal/fileio"
 )
 
-// mapFile maps the file at path privately (copy-on-write) and returns its
-// bytes, whether they are mapped, and the function that unmaps them. An
-// empty file, or one that is not a regular file, is read instead (see
-// readStream); ctx stops the read, and the wait for a FIFO's writer.
-func mapFile(ctx context.Context, path string) (data []byte, mapped bool, unmap func() error, err error) {
-	f, err := fileio.Open(ctx, path)
+// mmap maps the regular file f of size bytes privately (copy-on-write)
+// and returns its bytes and the function that unmaps them; ok is true.
+func mmap(f *fileio.File, size int) (data []byte, unmap func() error, ok bool, err error) {
+	data, err = syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil, false, nil, err
+		return nil, nil, true, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, nil, err
-	}
-	size := fi.Size()
-	if !fi.Mode().IsRegular() || size == 0 || size != int64(int(size)) {
-		data, err := readStream(f, path)
-		return data, false, func() error { return nil }, err
-	}
-	data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
-	if err != nil {
-		return nil, false, nil, fmt.Errorf("map %s: %w", path, err)
-	}
-	return data, true, func() error { return syscall.Munmap(data) }, nil
+	return data, func() error { return syscall.Munmap(data) }, true, nil
 }
 
 // dropPages drops the pages wholly inside b, a part of a private file
