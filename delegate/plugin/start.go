@@ -79,7 +79,9 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 			defer pinned.Close() // the child has its own copy
 		}
 	}
-	sweepSocketDirs(time.Now())
+	if c.starts == 0 {
+		sweepSocketDirs(time.Now()) // once per Client: restarts need not read the directory again
+	}
 	sockDir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("make its socket directory: %w", err)
