@@ -413,3 +413,43 @@ func TestReadRegularFile(t *testing.T) {
 		t.Errorf("ReadRegularFile: %q, %v", b, err)
 	}
 }
+
+// TestOtherWriter: once the writer that ended a wait has closed its end,
+// a FIFO still has a writer when another one opened it (silent or not),
+// and none when that writer was the only one.
+func TestOtherWriter(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		other bool
+		bytes bool // the other writer wrote, then closed its end
+	}{{"alone", false, false}, {"silent writer", true, false}, {"writer gone, its bytes left", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			path := mkfifo(t)
+			r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			rescue, err := openWriter(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.other {
+				w, err := openWriter(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.bytes {
+					w.Write([]byte("x"))
+					w.Close()
+				} else {
+					defer w.Close()
+				}
+			}
+			rescue.Close()
+			if got := otherWriter(r); got != c.other {
+				t.Errorf("otherWriter = %v, want %v", got, c.other)
+			}
+		})
+	}
+}

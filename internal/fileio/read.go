@@ -135,6 +135,12 @@ func waitForWriter(ctx context.Context, path string) (*os.File, error) {
 		if err == nil {
 			o := <-done // a writer is there: the open returns
 			w.Close()
+			if o.err == nil && otherWriter(o.f) {
+				// A writer of its own came as ctx ended (its open won
+				// the race with ours): the open is done, and the reads
+				// stop with ctx.
+				return o.f, nil
+			}
 			if o.f != nil {
 				o.f.Close()
 			}
