@@ -13,7 +13,7 @@ import (
 	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // loosePlugin writes delego-cpu, a shell script that is no plugin, into a

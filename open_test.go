@@ -16,7 +16,7 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 const (

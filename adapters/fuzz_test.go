@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/image/bmp"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // fuzzMaxPixels caps the pictures FuzzDecodeImage decodes, so that each

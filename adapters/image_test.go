@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // allocated runs f and returns how many bytes it allocated.

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // runDelego runs the delego binary that TestMain built with args.

@@ -14,8 +14,8 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/internal/randgraph"
-	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/testsupport/randgraph"
+	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestEdgeTPUPlugin runs the Edge TPU model through the delego-edgetpu

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestEdgeTPUThroughCLI is the Edge TPU acceptance run through the delego

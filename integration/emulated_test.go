@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // emulatedEnv opts into TestGoldenEmulated, which is slow (every golden

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestCLIRehearsePluginCrash rehearses a plugin crash from the command line

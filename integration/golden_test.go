@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // noOpenCL is the reason a machine without an OpenCL platform gives.

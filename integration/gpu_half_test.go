@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/gpu"
 )
 

@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestGpuQuantMobileNets runs the uint8 MobileNets through the in-process

@@ -25,11 +25,10 @@ var layers = []struct {
 	{"delegate/config", []string{"internal/fileio"}},
 	{"partition", nil},
 	{"adapters", []string{"tensor", "internal/fileio"}},
-	{"internal/shared", nil},
 	{"model/...", []string{"tensor", "internal/flatcheck", "internal/fileio", "model/schema", "model/..."}},
 	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
 	// A test plugin that misbehaves on purpose around delego's own kernels.
-	{"delegate/plugin/internal/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
+	{"testsupport/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
 	{"delegate/plugin/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin/..."}},
 	{"core/kernels", []string{"tensor", "internal/flexbuf", "model/schema"}},
 	{"core", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "delegate/config", "partition"}},
@@ -46,14 +45,15 @@ var layers = []struct {
 	// Package delego, at the module's root: one-call construction, which
 	// starts plugins as the command line does (the command line calls it).
 	{".", []string{"model", "delegate", "delegate/config", "delegate/plugin", "core", "plugins/cpu", "plugins/edgetpu"}},
-	{"internal/randgraph", []string{"tensor", "model/schema", "core/kernels", "model/..."}},
-	{"internal/testdelegates", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "plugins/cpu"}},
 	// go-tflite's API on the interpreter; its delegates start plugins
 	// (edgetpu also lists devices in process, as `delego devices` does).
 	{"compat/tflite", []string{"tensor", "model", "delegate/config", "core", "compat/tflite/delegates"}},
 	{"compat/tflite/delegates/...", []string{"delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu", "compat/tflite/delegates/..."}},
 	{"cmd/...", []string{"..."}},
 	{"integration", []string{"..."}},
+	// Test support (../shared, random graphs, test delegates, the fault
+	// plugin): the top floor, beside the end-to-end tests.
+	{"testsupport/...", []string{"..."}},
 }
 
 // matches reports whether package p (relative to the module) is pattern,

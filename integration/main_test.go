@@ -20,7 +20,7 @@ var binDir string
 var binPath string
 
 // faultModes are the fault plugin's names (see
-// delegate/plugin/internal/faultplugin).
+// testsupport/faultplugin).
 var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "hang", "garbage", "protocol", "nodevice", "checker", "wrong"}
 
 func TestMain(m *testing.M) {
@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 		"github.com/delego/delego/cmd/delego",
 		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
 		"github.com/delego/delego/plugins/xnnpack/cmd/delego-xnnpack",
-		"github.com/delego/delego/delegate/plugin/internal/faultplugin"); err != nil {
+		"github.com/delego/delego/testsupport/faultplugin"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // This file runs the nnapi plugin (delego-nnapi) end to end against

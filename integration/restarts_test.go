@@ -13,7 +13,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"google.golang.org/protobuf/proto"
 )

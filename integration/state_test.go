@@ -6,8 +6,8 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/internal/shared"
-	"github.com/delego/delego/internal/testdelegates"
+	"github.com/delego/delego/testsupport/shared"
+	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestBenchWithStoppedPlugin stops (SIGSTOP) the cpu plugin in the middle

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/tune"
 	"google.golang.org/protobuf/proto"
 )

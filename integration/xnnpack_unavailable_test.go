@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestXNNPACKPluginWithoutCgo builds delego-xnnpack without cgo (so without

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestAccessorsAreReadOnly changes everything the accessors hand out and

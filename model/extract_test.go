@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/internal/randgraph"
+	"github.com/delego/delego/testsupport/randgraph"
 	"github.com/delego/delego/model"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/delego/delego/model/modelbuild"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // fifo makes a FIFO in a fresh directory and returns its path.

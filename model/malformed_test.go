@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 )
 

@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/image/bmp"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/tensor"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // tellTalePlugin writes delego-NAME into a fresh directory that it puts

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/internal/flexbuf"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"

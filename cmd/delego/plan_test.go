@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // decodeJSON decodes data into v, refusing unknown fields.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // The real plugins are built and run by the integration tests; here a

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/adapters"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/edgetpu"
 )
 

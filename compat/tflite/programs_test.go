@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // The programs in testdata are written for github.com/mattn/go-tflite.

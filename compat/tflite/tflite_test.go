@@ -10,7 +10,7 @@ import (
 
 	"github.com/delego/delego/compat/tflite"
 	"github.com/delego/delego/compat/tflite/delegates/xnnpack"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // newInterpreter makes an allocated interpreter of data whose error

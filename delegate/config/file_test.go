@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // settingsFIFO makes a FIFO named settings.json and returns its path.

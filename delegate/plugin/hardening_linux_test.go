@@ -27,7 +27,7 @@ import (
 
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // The tests of what a hostile user or a long-running host could do to the

@@ -58,7 +58,7 @@ func run(m *testing.M) int {
 func buildPlugins(dir string) error {
 	cmd := exec.Command("go", "build", "-o", dir,
 		"github.com/delego/delego/plugins/cpu/cmd/delego-cpu",
-		"github.com/delego/delego/delegate/plugin/internal/faultplugin")
+		"github.com/delego/delego/testsupport/faultplugin")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build plugins: %v\n%s", err, out)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // mkfifo makes a FIFO in a fresh directory and returns its path.

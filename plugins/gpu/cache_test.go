@@ -14,7 +14,7 @@ import (
 	"github.com/delego/delego/plugins/gpu/cl"
 	"github.com/delego/delego/tensor"
 
-	"github.com/delego/delego/internal/shared"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // addModel is x + [1, 2] over [1, 2, 2, 2].

@@ -8,7 +8,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/internal/randgraph"
+	"github.com/delego/delego/testsupport/randgraph"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
