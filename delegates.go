@@ -12,7 +12,7 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -86,13 +86,13 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 		err = withOptOut(err)
 	case name == cpu.Name:
 		return cpu.New()
-	case name == edgetpu.Name:
+	case name == edgetpuinfo.Name:
 		err = fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err)
 	default:
 		err = fmt.Errorf("%w (built in: %s)", err, cpu.Name)
 	}
-	if name == edgetpu.Name {
-		return delegate.UnavailableDeclaring(name, edgetpu.Declared(), err)
+	if name == edgetpuinfo.Name {
+		return delegate.UnavailableDeclaring(name, edgetpuinfo.Declared(), err)
 	}
 	return delegate.Unavailable(name, err)
 }
@@ -253,7 +253,7 @@ func (d *Delegation) Close() error {
 // loaded is an error only if it is needed.
 func TwinFor(modelPath, twin string) *core.Twin {
 	if twin == "" {
-		twin = edgetpu.TwinPath(modelPath)
+		twin = edgetpuinfo.TwinPath(modelPath)
 	}
 	if twin == "" {
 		return nil

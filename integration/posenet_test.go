@@ -8,9 +8,10 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // PoseNet through the Go API: Coral's PosenetDecoderOp runs on delego's
@@ -77,7 +78,7 @@ func TestPoseNetMatchesCoralReference(t *testing.T) {
 // runs, its decoder on the CPU after the Edge TPU partition (the poses are
 // the simulator's, not checked).
 func TestPoseNetEdgeTPUSimulated(t *testing.T) {
-	opts, err := edgetpu.EnvOptions(func(k string) (string, bool) { return "sim", k == edgetpu.EnvDevice })
+	opts, err := edgetpu.EnvOptions(func(k string) (string, bool) { return "sim", k == edgetpuinfo.EnvDevice })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestPoseNetEdgeTPUSimulated(t *testing.T) {
 func TestPoseNetEdgeTPUTwin(t *testing.T) {
 	path := shared.Model(t, posenet+"_edgetpu.tflite")
 	tpu := &failingTPU{}
-	got, it := runPoseNet(t, path, &core.Options{Delegates: []delegate.Delegate{tpu}, Settings: fallbackSettings(false, true), Twin: core.LoadTwin(edgetpu.TwinPath(path))})
+	got, it := runPoseNet(t, path, &core.Options{Delegates: []delegate.Delegate{tpu}, Settings: fallbackSettings(false, true), Twin: core.LoadTwin(edgetpuinfo.TwinPath(path))})
 	if it.Twin() == nil || tpu.runs != 1 {
 		t.Fatalf("Twin() = %v after %d Edge TPU runs; want the twin after one", it.Twin(), tpu.runs)
 	}

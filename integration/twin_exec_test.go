@@ -8,11 +8,11 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // failingTPU claims edgetpu-custom-op, compiles, and fails every run: an
@@ -51,7 +51,7 @@ func TestEdgeTPUExecutionFailureRunsTheTwin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	twin := core.LoadTwin(edgetpu.TwinPath(path)) // the caller names the twin
+	twin := core.LoadTwin(edgetpuinfo.TwinPath(path)) // the caller names the twin
 	in := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	want := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")
 	for _, allow := range []bool{false, true} {

@@ -17,7 +17,7 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
 // This file reads --delegate and --settings for run, bench and plan; the
@@ -336,7 +336,9 @@ func (s selection) open(ctx context.Context, threads int, open delegateOpener) *
 type env struct {
 	registry *kernels.Registry // the CPU kernels; nil: the built-in ones
 	open     delegateOpener    // nil: the plugin host the flags describe
-	usb      edgetpu.Bus       // where "delego devices" looks; nil: libusb
+	// devices lists the Edge TPUs for "delego devices" and "delego
+	// pipeline"; nil: the delego-edgetpu plugin does.
+	devices func(context.Context) (*edgetpuinfo.Devices, error)
 }
 
 // closeAfter closes c as a command ends. A failure to close after the

@@ -7,8 +7,15 @@ import (
 	"testing"
 
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
+
+// onBus lists the devices on bus in process, as the delego-edgetpu plugin
+// lists them for "delego devices".
+func onBus(bus edgetpu.Bus) func(context.Context) (*edgetpuinfo.Devices, error) {
+	return func(ctx context.Context) (*edgetpuinfo.Devices, error) { return edgetpu.Listing(ctx, bus) }
+}
 
 // TestDevicesAccessDenied: a Coral USB Accelerator this user may not open
 // is listed, then named with the udev rule to install, and the command
@@ -20,7 +27,7 @@ func TestDevicesAccessDenied(t *testing.T) {
 	bus := edgetpu.Sim(usb.NewSimBus(denied, fine))
 
 	var out bytes.Buffer
-	err := devicesWith(context.Background(), nil, &out, &bytes.Buffer{}, env{usb: bus})
+	err := devicesWith(context.Background(), nil, &out, &bytes.Buffer{}, env{devices: onBus(bus)})
 	if !strings.Contains(out.String(), "usb:0") || !strings.Contains(out.String(), "usb:1") {
 		t.Errorf("both devices should be listed:\n%s", &out)
 	}
@@ -38,7 +45,7 @@ func TestDevicesAccessDenied(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := devicesWith(context.Background(), []string{"--json"}, &out, &bytes.Buffer{}, env{usb: bus}); err == nil {
+	if err := devicesWith(context.Background(), []string{"--json"}, &out, &bytes.Buffer{}, env{devices: onBus(bus)}); err == nil {
 		t.Error("--json: no error")
 	}
 	var r devicesReport

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // edgetpuExecFallback allows the CPU twin to take over from an Edge TPU that
@@ -22,7 +22,7 @@ const edgetpuExecFallback = `{"delegate": "EDGETPU_CORAL", "fallback_settings": 
 // fallback on execution errors the run completes on the CPU twin (the golden
 // bytes) and says why; without it, the run fails naming the unplug.
 func TestRunEdgeTPUUnplugged(t *testing.T) {
-	t.Setenv(edgetpu.EnvDevice, "sim:unplug-after=0")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim:unplug-after=0")
 	model := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
 	inputs := []string{"--input", shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")}
 	golden := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")
@@ -51,7 +51,7 @@ func TestRunEdgeTPUUnplugged(t *testing.T) {
 // errors, completes every run, the later ones on the CPU twin, and reports
 // the fallback.
 func TestBenchEdgeTPUUnpluggedMidRun(t *testing.T) {
-	t.Setenv(edgetpu.EnvDevice, "sim:unplug-after=2")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim:unplug-after=2")
 	model := shared.Model(t, "split_concat_edgetpu.tflite")
 	args := append([]string{"bench", model, "--runs", "4", "--warmup", "1", "--json", "--settings", settingsFile(t, edgetpuExecFallback)},
 		inputArgs(t, shared.Model(t, "split_concat.tflite"))...)
@@ -61,7 +61,7 @@ func TestBenchEdgeTPUUnpluggedMidRun(t *testing.T) {
 	}
 	var r benchReport
 	decodeJSON(t, []byte(stdout), &r)
-	if r.Twin == nil || len(r.Fallbacks) != 1 || r.Fallbacks[0].Delegate != edgetpu.Name || !strings.Contains(r.Fallbacks[0].Error, "unplug-after=2") {
+	if r.Twin == nil || len(r.Fallbacks) != 1 || r.Fallbacks[0].Delegate != edgetpuinfo.Name || !strings.Contains(r.Fallbacks[0].Error, "unplug-after=2") {
 		t.Errorf("twin %+v, fallbacks %+v", r.Twin, r.Fallbacks)
 	}
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 ||
@@ -86,7 +86,7 @@ func TestBenchEdgeTPUUnpluggedMidRun(t *testing.T) {
 // second): every run completes, the story is told once, and the twin does
 // not take over for good.
 func TestBenchEdgeTPUPluginRestarts(t *testing.T) {
-	t.Setenv(edgetpu.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
 	t.Setenv(plugin.EnvFault, "edgetpu:crash-after=1")
 	model := shared.Model(t, "split_concat_edgetpu.tflite")
 	args := append([]string{"bench", model, "--runs", "2", "--warmup", "1", "--json", "--settings", settingsFile(t, edgetpuExecFallback)},

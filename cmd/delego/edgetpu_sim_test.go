@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // TestRunEdgeTPUSimulated: DELEGO_EDGETPU_DEVICE=sim runs the whole driver
@@ -17,8 +17,8 @@ import (
 func TestRunEdgeTPUSimulated(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "usb.trace")
-	t.Setenv(edgetpu.EnvDevice, "sim")
-	t.Setenv(edgetpu.EnvTrace, trace)
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvTrace, trace)
 	model := shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite")
 	input := shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	in, err := os.ReadFile(input)
@@ -66,7 +66,7 @@ func TestRunEdgeTPUSimulated(t *testing.T) {
 // device waiting for its firmware: without DELEGO_EDGETPU_FIRMWARE the run
 // fails and says what to set; with it, it runs.
 func TestRunEdgeTPUSimulatedFirmware(t *testing.T) {
-	t.Setenv(edgetpu.EnvDevice, "sim-dfu")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim-dfu")
 	model := shared.Model(t, "split_concat_edgetpu.tflite")
 	inputs := inputArgs(t, shared.Model(t, "split_concat.tflite"))
 	out := filepath.Join(t.TempDir(), "out.raw")
@@ -78,11 +78,11 @@ func TestRunEdgeTPUSimulatedFirmware(t *testing.T) {
 	if err := os.WriteFile(fw, []byte{2, 4, 6, 8}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(edgetpu.EnvFirmware, fw)
+	t.Setenv(edgetpuinfo.EnvFirmware, fw)
 	if _, stderr := runOutput(t, model, inputs, "--delegate", "edgetpu"); !strings.Contains(stderr, "simulated") {
 		t.Errorf("stderr %q", stderr)
 	}
-	t.Setenv(edgetpu.EnvDevice, "tpu9")
+	t.Setenv(edgetpuinfo.EnvDevice, "tpu9")
 	code, _, stderr = cli(t, append([]string{"run", model, "--output", out, "--delegate", "edgetpu"}, inputs...)...)
 	if code != exitError || !strings.Contains(stderr, `DELEGO_EDGETPU_DEVICE="tpu9"`) {
 		t.Errorf("a bad device: %d %q", code, stderr)

@@ -184,7 +184,7 @@ func TestDevicesCommand(t *testing.T) {
 		}
 		return out.String()
 	}
-	text := devices(env{usb: edgetpu.Sim(sim)})
+	text := devices(env{devices: onBus(edgetpu.Sim(sim))})
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "path") ||
 		strings.Join(strings.Fields(lines[1]), " ") != "usb:0 18d1:9302 ready super (5 Gbit/s) 1-1.3" ||
@@ -192,17 +192,17 @@ func TestDevicesCommand(t *testing.T) {
 		t.Errorf("text:\n%s", text)
 	}
 	var r devicesReport
-	decodeJSON(t, []byte(devices(env{usb: edgetpu.Sim(sim)}, "--json")), &r)
+	decodeJSON(t, []byte(devices(env{devices: onBus(edgetpu.Sim(sim))}, "--json")), &r)
 	want := deviceReport{Path: "usb:1", VendorProduct: "1a6e:089a", State: "needs-firmware", Speed: "high", Bus: 3, Address: 2, Ports: []int{2}, Location: "3-2"}
 	if !slices.Equal(r.LookedFor, []string{"1a6e:089a", "18d1:9302"}) || len(r.Devices) != 2 || r.Devices[0].Path != "usb:0" ||
 		!slices.Equal(r.Devices[1].Ports, want.Ports) || r.Devices[1].Location != want.Location || r.Devices[1].State != want.State {
 		t.Errorf("json %+v", r)
 	}
-	if got := devices(env{usb: edgetpu.Sim(usb.NewSimBus())}); !strings.Contains(got, "no Edge TPU found") || !strings.Contains(got, "18d1:9302") {
+	if got := devices(env{devices: onBus(edgetpu.Sim(usb.NewSimBus()))}); !strings.Contains(got, "no Edge TPU found") || !strings.Contains(got, "18d1:9302") {
 		t.Errorf("no devices: %q", got)
 	}
 	sim.FailEnumeration(errors.New("LIBUSB_ERROR_ACCESS"))
-	if err := devicesWith(context.Background(), nil, &bytes.Buffer{}, &bytes.Buffer{}, env{usb: edgetpu.Sim(sim)}); err == nil || !strings.Contains(err.Error(), "LIBUSB_ERROR_ACCESS") {
+	if err := devicesWith(context.Background(), nil, &bytes.Buffer{}, &bytes.Buffer{}, env{devices: onBus(edgetpu.Sim(sim))}); err == nil || !strings.Contains(err.Error(), "LIBUSB_ERROR_ACCESS") {
 		t.Errorf("libusb failing: %v", err)
 	}
 

@@ -14,7 +14,7 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/tensor"
 )
@@ -234,7 +234,7 @@ func explainUnsupported(m *model.Model, modelPath string, err error) error {
 		}
 	}
 	if hasEdgeTPUOp(m) {
-		twin := edgetpu.TwinPath(modelPath)
+		twin := edgetpuinfo.TwinPath(modelPath)
 		if _, serr := os.Stat(twin); serr == nil && twin != "" {
 			fmt.Fprintf(&b, "\n(this model is compiled for the Edge TPU; its CPU twin is %s)", filepath.Clean(twin))
 		} else {

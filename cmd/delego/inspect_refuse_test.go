@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/delego/delego/internal/flexbuf"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // nondeterministic is the model file b with every executable of its first
@@ -87,7 +87,7 @@ func TestInspectSaysWhatTheDriverRefuses(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); code != exitOK || err != nil || len(r.EdgeTPU) != 1 || !strings.Contains(r.EdgeTPU[0].Check, reason) {
 		t.Errorf("json: %d %v %+v", code, err, r)
 	}
-	t.Setenv(edgetpu.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
 	in := shared.Path(t, "golden", "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
 	code, _, stderr = cli(t, "run", bad, "--delegate", "edgetpu", "--input", in, "--cpu-twin", filepath.Join(t.TempDir(), "none.tflite"))
 	if code != exitError || !strings.Contains(stderr, reason) {

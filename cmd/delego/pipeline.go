@@ -16,7 +16,7 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/pipeline"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/tensor"
 	"google.golang.org/protobuf/proto"
 )
@@ -175,7 +175,7 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	if len(sel.names) == 0 && len(f.delegation.delegates) == 0 {
-		sel.names = []string{edgetpu.Name}
+		sel.names = []string{edgetpuinfo.Name}
 	}
 	models, err := loadSegments(ctx, f.segments)
 	if err != nil {
@@ -186,7 +186,7 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	devices, err := segmentDevices(ctx, f.devices, len(models), slices.Contains(sel.names, edgetpu.Name), e)
+	devices, err := segmentDevices(ctx, f.devices, len(models), sel, e)
 	if err != nil {
 		return err
 	}
@@ -237,12 +237,12 @@ func openSegments(ctx context.Context, models []*model.Model, paths, devices []s
 // noteSimulated says on stderr when the edgetpu delegate runs on simulated
 // devices, and returns DELEGO_EDGETPU_DEVICE then ("" otherwise).
 func noteSimulated(stderr io.Writer, delegates []string) string {
-	dev := os.Getenv(edgetpu.EnvDevice)
-	if !strings.HasPrefix(dev, "sim") || !slices.Contains(delegates, edgetpu.Name) {
+	dev := os.Getenv(edgetpuinfo.EnvDevice)
+	if !strings.HasPrefix(dev, "sim") || !slices.Contains(delegates, edgetpuinfo.Name) {
 		return ""
 	}
 	fmt.Fprintf(stderr, "delego: the Edge TPUs are simulated (%s=%s): the outputs of edgetpu-custom-op are the simulator's, not the model's results\n",
-		edgetpu.EnvDevice, dev)
+		edgetpuinfo.EnvDevice, dev)
 	return dev
 }
 
@@ -286,8 +286,8 @@ func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]b
 
 // segmentDevices are the coral_settings.device of each segment: --devices,
 // else usb:K, or usb:(K mod D) when D devices are found and fewer than the
-// segments. Without the edgetpu delegate, none.
-func segmentDevices(ctx context.Context, list string, n int, tpu bool, e env) ([]string, error) {
+// segments. Without the edgetpu delegate in sel, none.
+func segmentDevices(ctx context.Context, list string, n int, sel selection, e env) ([]string, error) {
 	devices := make([]string, n)
 	if list != "" {
 		names := strings.Split(list, ",")
@@ -296,21 +296,14 @@ func segmentDevices(ctx context.Context, list string, n int, tpu bool, e env) ([
 		}
 		return names, nil
 	}
-	if !tpu {
+	if !slices.Contains(sel.names, edgetpuinfo.Name) {
 		return devices, nil
 	}
-	bus := e.usb
-	if bus == nil {
-		var err error
-		if bus, err = edgeTPUBus(); err != nil {
-			return nil, err
-		}
-	}
-	found, err := edgetpu.Devices(ctx, bus)
+	found, err := e.listDevices(ctx, sel.host)
 	if err != nil {
 		return nil, err
 	}
-	d := max(len(found), 1)
+	d := max(len(found.Devices), 1)
 	for k := range devices {
 		devices[k] = fmt.Sprintf("usb:%d", k%min(d, n))
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // TestPipelineSimulated: "delego pipeline" runs the two-segment SSD
@@ -27,7 +27,7 @@ func TestPipelineSimulated(t *testing.T) {
 		devices []string
 	}{{"sim:2", []string{"usb:0", "usb:1"}}, {"sim:1", []string{"usb:0", "usb:0"}}} {
 		t.Run(c.sim, func(t *testing.T) {
-			t.Setenv(edgetpu.EnvDevice, c.sim)
+			t.Setenv(edgetpuinfo.EnvDevice, c.sim)
 			code, stdout, stderr := cli(t, append(append([]string{"pipeline"}, segs...), "--image", image, "--runs", "3", "--json")...)
 			if code != exitOK {
 				t.Fatalf("status %d, stderr %q", code, stderr)
@@ -52,7 +52,7 @@ func TestPipelineSimulated(t *testing.T) {
 			}
 		})
 	}
-	t.Setenv(edgetpu.EnvDevice, "sim:2")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim:2")
 	code, stdout, stderr := cli(t, append(append([]string{"pipeline"}, segs...), "--image", image, "--runs", "2")...)
 	if code != exitOK || !strings.Contains(stdout, "pipelined:  2 runs") || !strings.Contains(stdout, "every pipelined output equals the sequential run's") {
 		t.Errorf("text: status %d, %s%s", code, stdout, stderr)

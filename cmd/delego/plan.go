@@ -16,7 +16,7 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/tensor"
 	"google.golang.org/protobuf/proto"
 )
@@ -142,7 +142,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if sel.names == nil && hasEdgeTPUOp(m) {
 		// Nothing chose a delegate, but only the Edge TPU runs this model's
 		// compiled op: plan it for the Edge TPU, as pycoral would run it.
-		sel.names = []string{edgetpu.Name}
+		sel.names = []string{edgetpuinfo.Name}
 	}
 	del := sel.open(ctx, 0, e.open)
 	defer closeAfter(&err, stderr, "closing the delegates", del)

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/adapters"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/plugins/edgetpu"
 )
 
 // runReport is "delego run --json" as a test reads it back.
@@ -168,7 +168,7 @@ func product(s []int) int {
 // one object per counted detection, with its class's COCO label, score and
 // box.
 func TestRunDetectTask(t *testing.T) {
-	t.Setenv(edgetpu.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
 	model := shared.Model(t, "ssd_mobilenet_v2_coco_quant_postprocess_segment_1_of_2_edgetpu.tflite")
 	labelsPath := shared.Model(t, "coco_labels.txt")
 	args := append([]string{model, "--delegate", "edgetpu", "--task", "detect", "--labels", labelsPath}, inputArgs(t, model)...)

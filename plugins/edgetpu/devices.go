@@ -3,13 +3,17 @@ package edgetpu
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
 
@@ -166,4 +170,55 @@ func Find(ctx context.Context, bus Bus, setting string) (Device, error) {
 		return Device{}, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
 	}
 	return spec.pick(devs)
+}
+
+// Listing lists the Coral USB Accelerators on bus as Devices does and opens
+// each (CheckAccess) to learn whether this user may use it: what the
+// plugin's edgetpuinfo.DevicesCommand prints.
+func Listing(ctx context.Context, bus Bus) (*edgetpuinfo.Devices, error) {
+	devs, err := Devices(ctx, bus)
+	if err != nil {
+		return nil, err
+	}
+	l := &edgetpuinfo.Devices{LookedFor: []string{}, Devices: []edgetpuinfo.Device{}}
+	for _, id := range CoralIDs() {
+		l.LookedFor = append(l.LookedFor, id.String())
+	}
+	for _, d := range devs {
+		ports := d.Ports
+		if ports == nil {
+			ports = []int{}
+		}
+		ld := edgetpuinfo.Device{Path: d.Path, VendorProduct: d.ID.String(), State: string(d.State),
+			Speed: d.Speed.String(), Rate: d.Speed.Rate(), Bus: d.Bus, Address: d.Address, Ports: ports,
+			Location: d.Location(), Access: "ok"}
+		if err := CheckAccess(ctx, bus, d); err != nil {
+			ld.Access, ld.AccessError = "error", err.Error()
+			var ae *AccessError
+			if errors.As(err, &ae) {
+				ld.Access = "denied"
+			}
+		}
+		l.Devices = append(l.Devices, ld)
+	}
+	return l, nil
+}
+
+// WriteDevices writes, as JSON to w, the Listing of the bus the
+// environment names through lookup (os.LookupEnv): the simulated one of
+// edgetpuinfo.EnvDevice, else libusb's. It is the plugin binary's
+// edgetpuinfo.DevicesCommand.
+func WriteDevices(ctx context.Context, w io.Writer, lookup func(string) (string, bool)) error {
+	bus, err := EnvBus(lookup)
+	if err != nil {
+		return err
+	}
+	if bus == nil {
+		bus = LibUSB()
+	}
+	l, err := Listing(ctx, bus)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(l)
 }

@@ -32,12 +32,9 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
-	"github.com/delego/delego/tensor"
 )
-
-// Name is the delegate's name.
-const Name = "edgetpu"
 
 // DefaultBulkInQueue is the bulk-in queue length when
 // CoralSettings.usb_max_bulk_in_queue_length is unset or 0 (Coral's default).
@@ -67,19 +64,13 @@ func New(opts ...Option) *Delegate {
 }
 
 // Name implements delegate.Delegate.
-func (d *Delegate) Name() string { return Name }
+func (d *Delegate) Name() string { return edgetpuinfo.Name }
 
 // Support declares edgetpu-custom-op version 1, whatever its tensors' types
 // (Compile holds them to the executable's layers).
-func (d *Delegate) Support(context.Context) (*delegate.Support, error) { return Declared(), nil }
-
-// Declared is the support the edgetpu delegate declares: the custom op
-// Coral's compiler writes, at its one version. It holds whether or not a
-// device is attached; Compile finds out.
-func Declared() *delegate.Support {
-	return &delegate.Support{Custom: map[string]delegate.OpSupport{
-		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
-	}}
+// It holds whether or not a device is attached; Compile finds out.
+func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
+	return edgetpuinfo.Declared(), nil
 }
 
 // Settings are the CoralSettings the delegate honours, defaults applied.
@@ -172,7 +163,7 @@ func readNode(m *model.Model, sg *model.Subgraph, i int) (*Node, error) {
 	op := sg.Operator(i)
 	oc := m.OpCodeOf(op)
 	if oc.Custom != executable.CustomOp || oc.Version != executable.OpVersion {
-		return nil, fmt.Errorf("it is %s v%d; the %s delegate runs %s v%d only", oc.Name(), oc.Version, Name, executable.CustomOp, executable.OpVersion)
+		return nil, fmt.Errorf("it is %s v%d; the %s delegate runs %s v%d only", oc.Name(), oc.Version, edgetpuinfo.Name, executable.CustomOp, executable.OpVersion)
 	}
 	co, err := executable.Parse(op.CustomOptions())
 	if err != nil {

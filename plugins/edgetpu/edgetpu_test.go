@@ -13,12 +13,13 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // Both device types are transports.
@@ -96,7 +97,7 @@ func TestSupport(t *testing.T) {
 		{model.NodeView{Op: 32, Custom: "TFLite_Detection_PostProcess", Name: "TFLite_Detection_PostProcess", Version: 1}, false},
 		{model.NodeView{Op: 3, Name: "CONV_2D", Version: 1}, false},
 	} {
-		if v := s.Check(Name, c.view); v.Accept != c.ok {
+		if v := s.Check(edgetpuinfo.Name, c.view); v.Accept != c.ok {
 			t.Errorf("%s v%d: %+v, want accept %v", c.view.Name, c.view.Version, v, c.ok)
 		}
 	}
@@ -300,7 +301,7 @@ func TestInterpreterWithoutDevice(t *testing.T) {
 	}
 	_, err = core.NewInterpreter(m, &core.Options{Delegates: []delegate.Delegate{New(WithBus(Sim(usb.NewSimBus())))}})
 	de, ok := errors.AsType[*delegate.Error](err)
-	if !ok || de.Stage != delegate.StageCompile || de.Delegate != Name || !errors.Is(err, delegate.ErrNoDevice) {
+	if !ok || de.Stage != delegate.StageCompile || de.Delegate != edgetpuinfo.Name || !errors.Is(err, delegate.ErrNoDevice) {
 		t.Errorf("%v, want a compile-stage *delegate.Error wrapping ErrNoDevice", err)
 	}
 }

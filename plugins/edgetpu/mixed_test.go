@@ -14,13 +14,14 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // A model mixing Edge TPU and CPU ops, as Coral's compiler leaves one when
@@ -141,7 +142,7 @@ func TestMixedModelTwin(t *testing.T) {
 		t.Fatal(err)
 	}
 	it, got := run(t, m, &core.Options{Delegates: []delegate.Delegate{New(WithBus(Sim(usb.NewSimBus())))}, Settings: fallbackSettings(),
-		Twin: core.LoadTwin(TwinPath(m.Path()))})
+		Twin: core.LoadTwin(edgetpuinfo.TwinPath(m.Path()))})
 	if tw := it.Twin(); tw == nil || tw.Path != filepath.Join(dir, "mixed.tflite") {
 		t.Fatalf("twin %+v", tw)
 	}
@@ -232,7 +233,7 @@ func TestMixedModelPartitions(t *testing.T) {
 	d := workingEdgeTPU{Delegate: New(WithBus(Sim(usb.NewSimBus()))), twin: nodeTwin}
 	it, got := run(t, m, &core.Options{Delegates: []delegate.Delegate{d}})
 	plan := it.Plan()
-	if it.Twin() != nil || len(it.Fallbacks()) != 0 || len(plan.Partitions) != 1 || plan.Partitions[0].Delegate != Name ||
+	if it.Twin() != nil || len(it.Fallbacks()) != 0 || len(plan.Partitions) != 1 || plan.Partitions[0].Delegate != edgetpuinfo.Name ||
 		len(plan.Partitions[0].Nodes) != 1 || plan.Partitions[0].Nodes[0] != 0 || len(plan.CPUNodes) != 1 || plan.CPUNodes[0].Node != 1 {
 		t.Fatalf("plan %+v, fallbacks %v", plan, it.Fallbacks())
 	}

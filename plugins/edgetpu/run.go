@@ -17,6 +17,7 @@ import (
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
@@ -29,34 +30,13 @@ import (
 // fails closes the device, and the next run opens it again (which resets
 // it, loading its firmware again when it needs it).
 
-// The environment variables the delegate reads (EnvOptions).
-const (
-	// EnvDevice=sim runs the delegate on a simulated Coral USB Accelerator
-	// (package tpusim) with its firmware loaded; sim-dfu on one that waits
-	// for its firmware. Either may be followed by a colon and faults for
-	// the simulated device to inject (tpusim.ParseFaults), e.g.
-	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s. A number
-	// after the colon plugs in that many simulated devices (usb:0, usb:1,
-	// ...), as sim:2 or sim:2:stall-after=5 (faults then strike each).
-	// busy=DURATION among the faults makes each invoke take that long on
-	// the device (tpusim.Config.Busy), as sim:2:busy=20ms: the simulator
-	// itself takes no device time.
-	EnvDevice = "DELEGO_EDGETPU_DEVICE"
-	// EnvFirmware names the firmware image for a device that waits for
-	// one, where coral_settings.firmware_path does not.
-	EnvFirmware = "DELEGO_EDGETPU_FIRMWARE"
-	// EnvTrace names a file that receives every USB operation the driver
-	// makes (package usbtrace).
-	EnvTrace = "DELEGO_USB_TRACE"
-)
-
 // runtime is what the delegate holds between compilations.
 type runtime struct {
 	mu        sync.Mutex
 	devices   map[string]*openDevice // by location
-	firmware  string                 // EnvFirmware
+	firmware  string                 // edgetpuinfo.EnvFirmware
 	trace     io.Writer              // WithTrace
-	tracePath string                 // EnvTrace, opened on first use
+	tracePath string                 // edgetpuinfo.EnvTrace, opened on first use
 	traceFile *os.File
 	tracer    *usbtrace.Tracer
 	tune      func(*driver.Options)
@@ -92,8 +72,8 @@ func Simulated(b *tpusim.Bus) Option {
 	}
 }
 
-// EnvOptions reads the delegate's environment variables through lookup
-// (os.LookupEnv): EnvDevice, EnvFirmware, EnvTrace.
+// EnvOptions reads the delegate's environment variables (edgetpuinfo's
+// EnvDevice, EnvFirmware, EnvTrace) through lookup (os.LookupEnv).
 func EnvOptions(lookup func(string) (string, bool)) ([]Option, error) {
 	var opts []Option
 	sim, err := envSim(lookup)
@@ -103,17 +83,17 @@ func EnvOptions(lookup func(string) (string, bool)) ([]Option, error) {
 	if sim != nil {
 		opts = append(opts, Simulated(sim))
 	}
-	if v, ok := lookup(EnvFirmware); ok && v != "" {
+	if v, ok := lookup(edgetpuinfo.EnvFirmware); ok && v != "" {
 		opts = append(opts, WithFirmware(v))
 	}
-	if v, ok := lookup(EnvTrace); ok && v != "" {
+	if v, ok := lookup(edgetpuinfo.EnvTrace); ok && v != "" {
 		opts = append(opts, func(d *Delegate) { d.run.tracePath = v })
 	}
 	return opts, nil
 }
 
-// EnvBus is the bus EnvDevice names: a simulated one, or nil for the
-// host's.
+// EnvBus is the bus edgetpuinfo.EnvDevice names: a simulated one, or nil
+// for the host's.
 func EnvBus(lookup func(string) (string, bool)) (Bus, error) {
 	sim, err := envSim(lookup)
 	if sim == nil || err != nil {
@@ -122,15 +102,15 @@ func EnvBus(lookup func(string) (string, bool)) (Bus, error) {
 	return driver.AdaptBus[*tpusim.Device](sim), nil
 }
 
-// envSim is the simulated bus EnvDevice asks for, nil for none.
+// envSim is the simulated bus edgetpuinfo.EnvDevice asks for, nil for none.
 func envSim(lookup func(string) (string, bool)) (*tpusim.Bus, error) {
-	v, ok := lookup(EnvDevice)
+	v, ok := lookup(edgetpuinfo.EnvDevice)
 	if !ok || v == "" || v == "usb" {
 		return nil, nil
 	}
 	c, n, err := parseSim(v)
 	if err != nil {
-		return nil, fmt.Errorf("$%s=%q: %w", EnvDevice, v, err)
+		return nil, fmt.Errorf("$%s=%q: %w", edgetpuinfo.EnvDevice, v, err)
 	}
 	return tpusim.NewBus(simDevices(c, n)...), nil
 }
@@ -239,7 +219,7 @@ func (r *runtime) tracerLocked() (*usbtrace.Tracer, error) {
 	if w == nil && r.tracePath != "" {
 		f, err := os.Create(r.tracePath)
 		if err != nil {
-			return nil, fmt.Errorf("$%s: %w", EnvTrace, err)
+			return nil, fmt.Errorf("$%s: %w", edgetpuinfo.EnvTrace, err)
 		}
 		r.traceFile, w = f, f
 	}

@@ -14,11 +14,12 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
+	"github.com/delego/delego/testsupport/shared"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -95,7 +96,7 @@ func TestInvokeSimulated(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d, dev, _ := simDelegate(t, tpusim.Config{})
 			it := interpreter(t, name, d, nil)
-			if p := it.Plan(); len(p.Partitions) != 1 || p.Partitions[0].Delegate != Name || len(p.CPUNodes) != 0 {
+			if p := it.Plan(); len(p.Partitions) != 1 || p.Partitions[0].Delegate != edgetpuinfo.Name || len(p.CPUNodes) != 0 {
 				t.Fatalf("plan %+v", p)
 			}
 			for run := range 3 {
@@ -181,8 +182,8 @@ func TestInvokeFaults(t *testing.T) {
 			dev.InjectFaults(c.fault(dev, bus))
 			err := it.Invoke(context.Background())
 			var derr *delegate.Error
-			if !errors.As(err, &derr) || derr.Stage != delegate.StageExecute || derr.Delegate != Name {
-				t.Fatalf("invoke: %v, want an execution error of %s", err, Name)
+			if !errors.As(err, &derr) || derr.Stage != delegate.StageExecute || derr.Delegate != edgetpuinfo.Name {
+				t.Fatalf("invoke: %v, want an execution error of %s", err, edgetpuinfo.Name)
 			}
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("invoke: %v, want %v", err, c.is)
@@ -218,7 +219,7 @@ func TestEnvFaults(t *testing.T) {
 		{"sim:delay-after=0:50ms,stall-after=2", 3, []error{usb.ErrStall}, false},
 	} {
 		t.Run(c.env, func(t *testing.T) {
-			opts, err := EnvOptions(func(k string) (string, bool) { return c.env, k == EnvDevice })
+			opts, err := EnvOptions(func(k string) (string, bool) { return c.env, k == edgetpuinfo.EnvDevice })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +276,7 @@ func TestCompileFirmware(t *testing.T) {
 
 	d, dev, _ := simDelegate(t, tpusim.Config{WaitForFirmware: true})
 	_, err := d.Compile(ctx, &delegate.Partition{Model: model})
-	if !errors.Is(err, delegate.ErrNoDevice) || !errors.Is(err, driver.ErrFirmware) || !strings.Contains(err.Error(), EnvFirmware) {
+	if !errors.Is(err, delegate.ErrNoDevice) || !errors.Is(err, driver.ErrFirmware) || !strings.Contains(err.Error(), edgetpuinfo.EnvFirmware) {
 		t.Fatalf("compile without firmware: %v", err)
 	}
 	settings := &config.TFLiteSettings{CoralSettings: &config.CoralSettings{FirmwarePath: proto.String(fw)}}
@@ -375,7 +376,7 @@ func TestEnvOptions(t *testing.T) {
 	env := func(m map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
-	opts, err := EnvOptions(env(map[string]string{EnvDevice: "sim-dfu", EnvFirmware: fw, EnvTrace: trace}))
+	opts, err := EnvOptions(env(map[string]string{edgetpuinfo.EnvDevice: "sim-dfu", edgetpuinfo.EnvFirmware: fw, edgetpuinfo.EnvTrace: trace}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,13 +399,13 @@ func TestEnvOptions(t *testing.T) {
 	if !strings.HasPrefix(string(b), "000001 API open bus=1 ports=1 address=2 id=1a6e:089a") || !strings.Contains(string(b), "id=18d1:9302") {
 		t.Errorf("trace starts %q", string(b[:min(len(b), 200)]))
 	}
-	if _, err := EnvOptions(env(map[string]string{EnvDevice: "tpu"})); err == nil || !strings.Contains(err.Error(), "want sim") {
+	if _, err := EnvOptions(env(map[string]string{edgetpuinfo.EnvDevice: "tpu"})); err == nil || !strings.Contains(err.Error(), "want sim") {
 		t.Errorf("a bad device: %v", err)
 	}
 	if opts, err := EnvOptions(env(nil)); err != nil || len(opts) != 0 {
 		t.Errorf("no environment: %v %v", opts, err)
 	}
-	if b, err := EnvBus(env(map[string]string{EnvDevice: "sim"})); err != nil || b == nil {
+	if b, err := EnvBus(env(map[string]string{edgetpuinfo.EnvDevice: "sim"})); err != nil || b == nil {
 		t.Errorf("EnvBus: %v %v", b, err)
 	}
 }
@@ -428,7 +429,7 @@ func TestMixedModelSimulated(t *testing.T) {
 	if err := it.AllocateTensors(); err != nil {
 		t.Fatal(err)
 	}
-	if p := it.Plan(); len(p.Partitions) != 1 || p.Partitions[0].Delegate != Name || len(p.CPUNodes) != 1 {
+	if p := it.Plan(); len(p.Partitions) != 1 || p.Partitions[0].Delegate != edgetpuinfo.Name || len(p.CPUNodes) != 1 {
 		t.Fatalf("plan %+v", p)
 	}
 	seed := fill(t, it, 7)
@@ -455,7 +456,7 @@ func TestMixedModelSimulated(t *testing.T) {
 // wants.
 func TestEnvSeveral(t *testing.T) {
 	env := func(v string) func(string) (string, bool) {
-		return func(k string) (string, bool) { return v, k == EnvDevice }
+		return func(k string) (string, bool) { return v, k == edgetpuinfo.EnvDevice }
 	}
 	for _, c := range []struct {
 		env    string
@@ -497,7 +498,7 @@ func TestEnvSeveral(t *testing.T) {
 // device holds the transfer that completes its inputs), and its outputs
 // are the simulator's as ever.
 func TestEnvBusy(t *testing.T) {
-	opts, err := EnvOptions(func(k string) (string, bool) { return "sim:busy=50ms", k == EnvDevice })
+	opts, err := EnvOptions(func(k string) (string, bool) { return "sim:busy=50ms", k == edgetpuinfo.EnvDevice })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/tensor"
@@ -197,7 +198,7 @@ func checkTwoNodePlan(t *testing.T, p *partition.Plan, reshape bool) {
 	t.Helper()
 	var nodes [][]int
 	for _, part := range p.Partitions {
-		if part.Delegate != Name {
+		if part.Delegate != edgetpuinfo.Name {
 			t.Errorf("partition on %s", part.Delegate)
 		}
 		nodes = append(nodes, part.Nodes)

@@ -1,8 +1,9 @@
 // Package edgetpu is go-tflite's delegates/edgetpu on delego: New starts
 // the delego-edgetpu plugin (plugins/edgetpu, a pure-Go driver for the
 // Coral USB Accelerator) instead of linking libedgetpu, and DeviceList
-// finds devices as `delego devices` does. DELEGO_EDGETPU_DEVICE=sim gives
-// both a simulated device (see the README's Edge TPU section).
+// asks that plugin for its devices, as `delego devices` does, so that a
+// program builds without libusb. DELEGO_EDGETPU_DEVICE=sim gives both a
+// simulated device (see the README's Edge TPU section).
 package edgetpu
 
 import (
@@ -14,7 +15,8 @@ import (
 
 	"github.com/delego/delego/compat/tflite/delegates"
 	"github.com/delego/delego/delegate/config"
-	etpu "github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -41,21 +43,15 @@ type DelegateOptions struct{}
 
 // DeviceList lists the Edge TPUs attached (or simulated with
 // $DELEGO_EDGETPU_DEVICE), in the order coral_settings.device numbers
-// them. None is an empty list, not an error.
+// them. None is an empty list, not an error. It asks the delego-edgetpu
+// plugin, found where New finds it: without the plugin it is an error.
 func DeviceList() ([]Device, error) {
-	bus, err := etpu.EnvBus(os.LookupEnv)
+	found, err := edgetpuinfo.ListDevices(context.Background(), plugin.Search{Dirs: plugin.SearchDirs()})
 	if err != nil {
 		return nil, err
 	}
-	if bus == nil {
-		bus = etpu.LibUSB()
-	}
-	found, err := etpu.Devices(context.Background(), bus)
-	if err != nil {
-		return nil, err
-	}
-	devs := make([]Device, len(found))
-	for i, d := range found {
+	devs := make([]Device, len(found.Devices))
+	for i, d := range found.Devices {
 		devs[i] = Device{Type: TypeApexUSB, Path: d.Path}
 	}
 	return devs, nil
@@ -84,7 +80,7 @@ func Open(device Device) (*delegates.Plugin, error) {
 	if name == "" {
 		name = "usb"
 	}
-	return delegates.Open(etpu.Name, func(s *config.TFLiteSettings) {
+	return delegates.Open(edgetpuinfo.Name, func(s *config.TFLiteSettings) {
 		s.CoralSettings = &config.CoralSettings{Device: proto.String(name)}
 	})
 }

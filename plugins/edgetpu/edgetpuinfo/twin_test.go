@@ -1,4 +1,4 @@
-package edgetpu
+package edgetpuinfo
 
 import "testing"
 

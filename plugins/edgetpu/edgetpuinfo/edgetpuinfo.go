@@ -1,0 +1,68 @@
+// Package edgetpuinfo is what a host must know of the Edge TPU plugin
+// (delego-edgetpu) without linking its USB driver: the delegate's name, its
+// declared support, Coral's twin naming, and the environment both read.
+package edgetpuinfo
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/tensor"
+)
+
+// Name is the delegate's name: what --delegate and TFLiteSettings.delegate
+// (EDGETPU, EDGETPU_CORAL) select, and the NAME of its plugin binary
+// delego-NAME.
+const Name = "edgetpu"
+
+// The environment variables the delegate reads. The plugin inherits the
+// host's environment, so a host that sets them (or finds them set) speaks
+// for the plugin too.
+const (
+	// EnvDevice=sim runs the delegate on a simulated Coral USB Accelerator
+	// (package tpusim) with its firmware loaded; sim-dfu on one that waits
+	// for its firmware. Either may be followed by a colon and faults for
+	// the simulated device to inject (tpusim.ParseFaults), e.g.
+	// sim:unplug-after=3 or sim:timeout-after=1,delay-after=4:2s. A number
+	// after the colon plugs in that many simulated devices (usb:0, usb:1,
+	// ...), as sim:2 or sim:2:stall-after=5 (faults then strike each).
+	// busy=DURATION among the faults makes each invoke take that long on
+	// the device (tpusim.Config.Busy), as sim:2:busy=20ms: the simulator
+	// itself takes no device time.
+	EnvDevice = "DELEGO_EDGETPU_DEVICE"
+	// EnvFirmware names the firmware image for a device that waits for
+	// one, where coral_settings.firmware_path does not.
+	EnvFirmware = "DELEGO_EDGETPU_FIRMWARE"
+	// EnvTrace names a file that receives every USB operation the driver
+	// makes (package usbtrace).
+	EnvTrace = "DELEGO_USB_TRACE"
+)
+
+// Declared is the support the edgetpu delegate declares: the custom op
+// Coral's compiler writes, at its one version, whatever its tensors' types
+// (the plugin holds them to the executable's layers). It holds whether or
+// not a device is attached, so a host can plan a model for the Edge TPU
+// without its plugin.
+func Declared() *delegate.Support {
+	return &delegate.Support{Custom: map[string]delegate.OpSupport{
+		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
+	}}
+}
+
+// compiledSuffix ends the name Coral's compiler gives its output.
+const compiledSuffix = "_edgetpu.tflite"
+
+// TwinPath returns the conventional CPU twin of an Edge TPU model file:
+// foo.tflite beside foo_edgetpu.tflite, the name Coral's compiler gives its
+// output. It returns "" for other names. The CPU cannot run
+// edgetpu-custom-op, so the twin is what runs when the Edge TPU cannot (see
+// core.Twin).
+func TwinPath(path string) string {
+	base := filepath.Base(path)
+	if !strings.HasSuffix(base, compiledSuffix) || base == compiledSuffix {
+		return ""
+	}
+	return strings.TrimSuffix(path, compiledSuffix) + ".tflite"
+}
