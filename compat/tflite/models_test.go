@@ -99,9 +99,10 @@ func irisModel() []byte {
 	return b.Bytes()
 }
 
-// fizzBuzzModel maps n (1 to 1023), given as 10 bits least significant
-// first in a [1, 10] float32 input, to one-hot scores [1, 4] for n itself,
-// Fizz, Buzz and FizzBuzz, exactly:
+// fizzBuzzModel maps n (1 to 127), given as 7 bits least significant
+// first in a [1, 7] float32 input (as go-tflite's fizzbuzz example feeds
+// its model), to one-hot scores [1, 4] for n itself, Fizz, Buzz and
+// FizzBuzz, exactly:
 //
 //	n = bits · (1, 2, 4, ...)
 //	f3 = 1 - min(n - 3·floor(n/3), 1), f5 likewise
@@ -109,14 +110,15 @@ func irisModel() []byte {
 func fizzBuzzModel() []byte {
 	b := modelbuild.New()
 	scalar := []int{1, 1}
-	bits := b.Tensor("bits", tensor.Float32, []int{1, 10})
+	const width = 7
+	bits := b.Tensor("bits", tensor.Float32, []int{1, width})
 	var pow []float32
-	for i := range 10 {
+	for i := range width {
 		pow = append(pow, float32(int(1)<<i))
 	}
 	n := b.Tensor("n", tensor.Float32, scalar)
 	fc := modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{})
-	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{bits, b.Const("powers", tensor.Float32, []int{1, 10}, floats(pow...)), -1}, []int{n}, fc)
+	b.Op(schema.BuiltinOperatorFULLY_CONNECTED, 1, []int{bits, b.Const("powers", tensor.Float32, []int{1, width}, floats(pow...)), -1}, []int{n}, fc)
 	one := b.Const("one", tensor.Float32, []int{1}, floats(1))
 	divides := func(d int) int {
 		name := strconv.Itoa(d)

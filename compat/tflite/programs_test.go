@@ -119,8 +119,17 @@ func runProgram(t *testing.T, name string, env []string, args ...string) string 
 // error and how it ended.
 func startProgram(t *testing.T, name string, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return startProgramIn(t, "", name, env, args...)
+}
+
+// startProgramIn is startProgram in the working directory workDir ("":
+// the test's), for go-tflite's examples, which open their files by
+// relative names.
+func startProgramIn(t *testing.T, workDir, name string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	dir := buildPrograms(t)
 	cmd := exec.Command(filepath.Join(dir, name), args...)
+	cmd.Dir = workDir
 	cmd.Env = append(append(os.Environ(), "DELEGO_PLUGIN_PATH="+dir), env...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -195,8 +204,16 @@ func irisProbability(x [4]float64, class int) float64 {
 	return math.Exp(logits[class]) / sum
 }
 
+// TestProgramFizzBuzz runs go-tflite's own fizzbuzz example, which opens
+// fizzbuzz_model.tflite in its working directory and passes &buf[0], a
+// pointer to the first of 7 float32s, to CopyFromBuffer: the tensor's 28
+// bytes are read from there, as go-tflite reads them.
 func TestProgramFizzBuzz(t *testing.T) {
-	out := runProgram(t, "fizzbuzz", nil, writeModel(t, "fizzbuzz.tflite", fizzBuzzModel()))
+	model := writeModel(t, "fizzbuzz_model.tflite", fizzBuzzModel())
+	out, stderr, err := startProgramIn(t, filepath.Dir(model), "fizzbuzz", nil)
+	if err != nil || stderr != "" {
+		t.Fatalf("fizzbuzz: %v\n%s", err, stderr)
+	}
 	var want strings.Builder
 	for n := 1; n <= 100; n++ {
 		switch {

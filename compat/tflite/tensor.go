@@ -65,14 +65,17 @@ type QuantizationParams struct {
 
 // Tensor is one of an interpreter's input or output tensors.
 type Tensor struct {
-	t *core.Tensor
+	t      *core.Tensor
+	report func(string) // the interpreter's error reporter
 }
 
-func wrap(t *core.Tensor) *Tensor {
+// wrap is t of an interpreter whose error reporter is report; nil for a
+// nil t.
+func wrap(t *core.Tensor, report func(string)) *Tensor {
 	if t == nil {
 		return nil
 	}
-	return &Tensor{t: t}
+	return &Tensor{t: t, report: report}
 }
 
 // Type is the element type.
@@ -115,40 +118,54 @@ func (t *Tensor) QuantizationParams() QuantizationParams {
 	return QuantizationParams{Scale: float64(q.Scale[0]), ZeroPoint: zp}
 }
 
-// CopyFromBuffer copies the tensor's ByteSize bytes from b, a slice of (or
-// pointer to) numbers or arrays of them. b must hold at least that many
-// bytes; go-tflite would read past a shorter one, this is Error.
+// CopyFromBuffer copies the tensor's ByteSize bytes from b, as go-tflite
+// does: b is a slice of numbers (or of arrays of them), which must hold at
+// least that many bytes, or a pointer, to such a number or array (as
+// &buf[0]) or an unsafe.Pointer, from whose address the ByteSize bytes are
+// read. A pointer is go-tflite's contract: the caller guarantees that
+// ByteSize bytes lie there, and nothing can check it. Anything else, and a
+// short slice, is Error, and the error reporter says why.
 func (t *Tensor) CopyFromBuffer(b interface{}) Status {
-	return t.copyBuffer(b, func(dst, buf []byte) { copy(dst, buf) })
+	return t.copyBuffer("CopyFromBuffer", b, func(data, buf []byte) { copy(data, buf) })
 }
 
-// CopyToBuffer copies the tensor's ByteSize bytes into b, as
-// CopyFromBuffer reads them.
+// CopyToBuffer copies the tensor's ByteSize bytes into b, which it takes
+// as CopyFromBuffer does: a slice that holds them, or a pointer to memory
+// the caller guarantees holds them.
 func (t *Tensor) CopyToBuffer(b interface{}) Status {
-	return t.copyBuffer(b, func(dst, buf []byte) { copy(buf, dst) })
+	return t.copyBuffer("CopyToBuffer", b, func(data, buf []byte) { copy(buf, data) })
 }
 
-func (t *Tensor) copyBuffer(b interface{}, do func(data, buf []byte)) Status {
+// copyBuffer does the copy of the method called what between the
+// tensor's data and b's memory.
+func (t *Tensor) copyBuffer(what string, b interface{}, do func(data, buf []byte)) Status {
 	data := t.t.Data()
-	buf, ok := bytesOf(b)
-	if !ok || len(buf) < len(data) {
-		return Error
+	buf, err := bufferOf(b, len(data))
+	if err != nil {
+		return status(fmt.Errorf("%s: tensor %q: %w", what, t.Name(), err), t.report)
 	}
-	do(data, buf[:len(data)])
+	do(data, buf)
 	return OK
 }
 
-// bytesOf is the memory of b, a slice of or pointer to plain numbers;
-// false for anything else.
-func bytesOf(b interface{}) ([]byte, bool) {
+// bufferOf is the n bytes of memory b gives: a slice of plain numbers that
+// holds them, or the n bytes at the address a pointer to plain numbers (or
+// an unsafe.Pointer) holds.
+func bufferOf(b interface{}, n int) ([]byte, error) {
 	v := reflect.ValueOf(b)
 	switch {
 	case v.Kind() == reflect.Slice && plain(v.Type().Elem()):
-		return unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(v.Type().Elem().Size())), true
-	case v.Kind() == reflect.Pointer && !v.IsNil() && plain(v.Type().Elem()):
-		return unsafe.Slice((*byte)(v.UnsafePointer()), v.Type().Elem().Size()), true
+		if size := v.Len() * int(v.Type().Elem().Size()); size < n {
+			return nil, fmt.Errorf("it holds %d bytes, the %s only %d (%d elements)", n, v.Type(), size, v.Len())
+		}
+		return unsafe.Slice((*byte)(v.UnsafePointer()), n), nil
+	case v.Kind() == reflect.Pointer && plain(v.Type().Elem()), v.Kind() == reflect.UnsafePointer:
+		if v.IsNil() {
+			return nil, fmt.Errorf("the %s is nil", v.Type())
+		}
+		return unsafe.Slice((*byte)(v.UnsafePointer()), n), nil
 	}
-	return nil, false
+	return nil, fmt.Errorf("a %T is not a buffer: want a slice of numbers, or a pointer to the first of %d bytes", b, n)
 }
 
 // plain says whether t's memory is numbers only (no pointers, no padding

@@ -172,13 +172,13 @@ func (i *Interpreter) Delete() {
 func (i *Interpreter) GetInputTensorCount() int { return i.it.NumInputs() }
 
 // GetInputTensor returns input index, or nil when there is none.
-func (i *Interpreter) GetInputTensor(index int) *Tensor { return wrap(i.it.Input(index)) }
+func (i *Interpreter) GetInputTensor(index int) *Tensor { return wrap(i.it.Input(index), i.report) }
 
 // GetOutputTensorCount is the number of the model's outputs.
 func (i *Interpreter) GetOutputTensorCount() int { return i.it.NumOutputs() }
 
 // GetOutputTensor returns output index, or nil when there is none.
-func (i *Interpreter) GetOutputTensor(index int) *Tensor { return wrap(i.it.Output(index)) }
+func (i *Interpreter) GetOutputTensor(index int) *Tensor { return wrap(i.it.Output(index), i.report) }
 
 // ResizeInputTensor gives input index the shape dims; AllocateTensors
 // then makes it so.

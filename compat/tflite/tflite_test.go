@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/delego/delego/compat/tflite"
 	"github.com/delego/delego/compat/tflite/delegates/xnnpack"
@@ -183,5 +184,55 @@ func TestXNNPACKWithoutPlugin(t *testing.T) {
 	t.Setenv("DELEGO_PLUGIN_PATH", t.TempDir())
 	if _, err := xnnpack.Open(xnnpack.DelegateOptions{NumThreads: 2}); err == nil || !strings.Contains(err.Error(), "go build ./plugins/xnnpack/cmd/delego-xnnpack") {
 		t.Errorf("Open without a plugin: %v", err)
+	}
+}
+
+// TestCopyBufferTakesPointers: as in go-tflite, a pointer to a buffer's
+// first element (&buf[0]) or an unsafe.Pointer carries the tensor's whole
+// byte size, read from or written to that address; a slice must hold it,
+// and a short one is Error with a message that names the tensor and both
+// sizes.
+func TestCopyBufferTakesPointers(t *testing.T) {
+	var msgs []string
+	it := newInterpreter(t, fizzBuzzModel(), &msgs)
+	in := it.GetInputTensor(0) // bits, [1, 7] float32: 28 bytes
+	bits := []float32{1, 0, 1, 0, 0, 0, 1}
+	if s := in.CopyFromBuffer(&bits[0]); s != tflite.OK || !slices.Equal(in.Float32s(), bits) {
+		t.Errorf("CopyFromBuffer(&bits[0]): %v, tensor %v, want %v; reported %q", s, in.Float32s(), bits, msgs)
+	}
+	back := make([]float32, 7)
+	if s := in.CopyToBuffer(&back[0]); s != tflite.OK || !slices.Equal(back, bits) {
+		t.Errorf("CopyToBuffer(&back[0]): %v, %v, want %v", s, back, bits)
+	}
+	other := [7]float32{0, 1, 1, 0, 0, 0, 0}
+	if s := in.CopyFromBuffer(unsafe.Pointer(&other)); s != tflite.OK || !slices.Equal(in.Float32s(), other[:]) {
+		t.Errorf("CopyFromBuffer(unsafe.Pointer): %v, tensor %v, want %v", s, in.Float32s(), other)
+	}
+	if s := it.Invoke(); s != tflite.OK {
+		t.Fatalf("Invoke: %v %q", s, msgs)
+	}
+	var scores [4]float32 // 6 is Fizz
+	if s := it.GetOutputTensor(0).CopyToBuffer(&scores[0]); s != tflite.OK || scores != [4]float32{0, 1, 0, 0} {
+		t.Errorf("CopyToBuffer(&scores[0]): %v, %v, want Fizz's [0 1 0 0]", s, scores)
+	}
+
+	msgs = nil
+	if s := in.CopyFromBuffer(bits[:6]); s != tflite.Error {
+		t.Errorf("CopyFromBuffer of 6 float32s into 7: %v, want Error", s)
+	}
+	if s := in.CopyToBuffer(make([]byte, 27)); s != tflite.Error {
+		t.Errorf("CopyToBuffer into 27 bytes of 28: %v, want Error", s)
+	}
+	var none *float32
+	if s := in.CopyFromBuffer(none); s != tflite.Error {
+		t.Errorf("CopyFromBuffer of a nil pointer: %v, want Error", s)
+	}
+	want := []string{
+		`CopyFromBuffer: tensor "bits": it holds 28 bytes, the []float32 only 24 (6 elements)`,
+		`CopyToBuffer: tensor "bits": it holds 28 bytes, the []uint8 only 27 (27 elements)`,
+		`CopyFromBuffer: tensor "bits": the *float32 is nil`,
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("reported\n%q\nwant\n%q", msgs, want)
 	}
 }

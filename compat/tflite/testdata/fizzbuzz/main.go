@@ -1,52 +1,59 @@
-// Command fizzbuzz plays FizzBuzz from 1 to 100 with a model that takes a
-// number as 10 bits, least significant first, and scores the four answers:
-// the number, Fizz, Buzz, FizzBuzz.
 package main
 
 import (
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/mattn/go-tflite"
 )
 
+func bin(n int, num_digits int) []float32 {
+	f := make([]float32, num_digits)
+	for i := uint(0); i < uint(num_digits); i++ {
+		f[i] = float32((n >> i) & 1)
+	}
+	return f[:]
+}
+
+func dec(b []float32) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] > 0.4 {
+			return i
+		}
+	}
+	panic("Sorry, I'm wrong")
+}
+
+func display(v []float32, i int) {
+	switch dec(v) {
+	case 0:
+		fmt.Println(i)
+	case 1:
+		fmt.Println("Fizz")
+	case 2:
+		fmt.Println("Buzz")
+	case 3:
+		fmt.Println("FizzBuzz")
+	}
+}
+
 func main() {
-	model := tflite.NewModelFromFile(os.Args[1])
+	model := tflite.NewModelFromFile("fizzbuzz_model.tflite")
 	if model == nil {
-		log.Fatal("cannot load model")
+		log.Println("cannot load model")
+		return
 	}
 	defer model.Delete()
 
-	options := tflite.NewInterpreterOptions()
-	defer options.Delete()
-	options.SetNumThread(1)
-	interpreter := tflite.NewInterpreter(model, options)
-	if interpreter == nil {
-		log.Fatal("cannot create interpreter")
-	}
+	interpreter := tflite.NewInterpreter(model, nil)
 	defer interpreter.Delete()
-	if status := interpreter.AllocateTensors(); status != tflite.OK {
-		log.Fatal("allocate failed")
-	}
 
-	input := interpreter.GetInputTensor(0)
-	output := interpreter.GetOutputTensor(0)
-	bits := input.Float32s()
-	for n := 1; n <= 100; n++ {
-		for i := range bits {
-			bits[i] = float32(n >> i & 1)
-		}
-		if status := interpreter.Invoke(); status != tflite.OK {
-			log.Fatal("invoke failed")
-		}
-		scores := output.Float32s()
-		best := 0
-		for i := range scores {
-			if scores[i] > scores[best] {
-				best = i
-			}
-		}
-		fmt.Println([]string{fmt.Sprint(n), "Fizz", "Buzz", "FizzBuzz"}[best])
+	interpreter.AllocateTensors()
+
+	for i := 1; i <= 100; i++ {
+		buf := bin(i, 7)
+		interpreter.GetInputTensor(0).CopyFromBuffer(&buf[0])
+		interpreter.Invoke()
+		display(interpreter.GetOutputTensor(0).Float32s(), i)
 	}
 }
