@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,11 +47,13 @@ var layers = []struct {
 	{"tune", []string{"tensor", "model", "delegate", "delegate/config", "core"}},
 	// Package delego, at the module's root: one-call construction, which
 	// starts plugins as the command line does (the command line calls it).
-	{".", []string{"model", "delegate", "delegate/config", "delegate/plugin", "core", "plugins/cpu", "plugins/edgetpu"}},
+	// Of the Edge TPU it knows only edgetpuinfo's cgo-free facts.
+	{".", []string{"model", "delegate", "delegate/config", "delegate/plugin", "core", "plugins/cpu", "plugins/edgetpu/edgetpuinfo"}},
 	// go-tflite's API on the interpreter; its delegates start plugins
-	// (edgetpu also lists devices in process, as `delego devices` does).
+	// (edgetpu also lists devices, asking the delego-edgetpu plugin as
+	// `delego devices` does).
 	{"compat/tflite", []string{"tensor", "model", "delegate/config", "core", "compat/tflite/delegates"}},
-	{"compat/tflite/delegates/...", []string{"delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu", "compat/tflite/delegates/..."}},
+	{"compat/tflite/delegates/...", []string{"delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/edgetpuinfo", "compat/tflite/delegates/..."}},
 	{"cmd/...", []string{"..."}},
 	{"integration", []string{"..."}},
 	// Test support (../shared, random graphs, test delegates, the fault
@@ -154,5 +159,111 @@ func TestPluginBinariesStandApart(t *testing.T) {
 				t.Errorf("%s depends on %s", pkg, dep)
 			}
 		}
+	}
+}
+
+// facade are the packages an application links to run models: the
+// library, go-tflite's drop-in with its delegates, and the command line.
+var facade = []string{module[:len(module)-1], module + "compat/tflite/...", module + "cmd/delego"}
+
+// TestFacadeIsCgoFree: what an application links to run models has no cgo
+// of ours or of our dependencies (the standard library's net and os/user
+// fall back to pure Go), so it builds with cgo on where libusb's headers
+// are missing. The Edge TPU's USB driver (gousb through cgo, the simulator,
+// the tracer) is linked only into delego-edgetpu: the host asks that
+// plugin.
+func TestFacadeIsCgoFree(t *testing.T) {
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}:{{join .CgoFiles ","}}{{end}}`}, facade...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1") // with cgo off, no package has cgo files to find
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	driver := []string{"github.com/google/gousb", module + "plugins/edgetpu/usb", module + "plugins/edgetpu/driver",
+		module + "plugins/edgetpu/driver/usbtrace", module + "plugins/edgetpu/tpusim", module + "plugins/edgetpu"}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps found %d packages: %q", len(deps), deps)
+	}
+	for _, line := range deps {
+		pkg, cgo, _ := strings.Cut(line, ":")
+		if cgo != "" {
+			t.Errorf("%s has cgo files (%s) and is linked into %v", pkg, cgo, facade)
+		}
+		if slices.Contains(driver, pkg) {
+			t.Errorf("%s, the Edge TPU's driver, is linked into %v", pkg, facade)
+		}
+	}
+}
+
+// TestFacadeBuildsWithoutLibUSB builds, with cgo on and pkg-config finding
+// no library at all (so not libusb-1.0), a program that opens a model with
+// delego.Open, a go-tflite program that lists Edge TPUs, and the command
+// line: what a machine without libusb-1.0-dev builds.
+func TestFacadeBuildsWithoutLibUSB(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "pkgconfig")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	programs := map[string]string{
+		"opener": `package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/delego/delego"
+)
+
+func main() {
+	it, err := delego.Open(context.Background(), os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	it.Close()
+}
+`,
+		"coral": `package main
+
+import (
+	"fmt"
+
+	"github.com/delego/delego/compat/tflite/delegates/edgetpu"
+)
+
+func main() { fmt.Println(edgetpu.DeviceList()) }
+`,
+	}
+	overlay := map[string]string{}
+	args := []string{"build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", filepath.Join(dir, "bin") + "/"}
+	for name, src := range programs {
+		file := filepath.Join(dir, name+".go")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// A package of the module that exists only in the overlay.
+		overlay[filepath.Join(root, "integration", "testdata", "cgofree", name, "main.go")] = file
+		args = append(args, "./testdata/cgofree/"+name)
+	}
+	j, err := json.Marshal(map[string]any{"Replace": overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), j, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", append(args, module+"cmd/delego")...)
+	// CGO_CFLAGS of this run's own is part of every cgo package's cache
+	// key, so each is compiled again (and asks pkg-config) instead of
+	// being taken from the build cache; the pure-Go packages are.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "PKG_CONFIG_PATH="+empty, "PKG_CONFIG_LIBDIR="+empty,
+		"CGO_CFLAGS=-g -O2 -DDELEGO_FACADE_BUILD="+filepath.Base(dir))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build with cgo on and no libusb for pkg-config: %v\n%s", err, out)
 	}
 }

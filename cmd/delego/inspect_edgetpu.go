@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 )
 
 // This file is the Edge TPU part of "delego inspect": what the compiler put
@@ -146,7 +146,7 @@ func edgetpuReports(m *model.Model) []edgetpuReport {
 			}
 			r.DataVersion, r.ExecutionPreference = co.Version, co.ExecutionPreference
 			r.Check = "ok"
-			if err := edgetpu.CheckNode(m, si, oi); err != nil {
+			if err := program.CheckNode(m, si, oi); err != nil {
 				r.Check = err.Error()
 			}
 			for _, p := range co.Packages {

@@ -17,6 +17,7 @@ import (
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
 	"github.com/delego/delego/testsupport/shared"
@@ -286,7 +287,7 @@ func TestCompileBadExecutables(t *testing.T) {
 			}
 		})
 	}
-	nodes, err := Prepare(edgeTPUModel(opts, []int{1, 128, 128, 3}, []int{1, 1001}))
+	nodes, err := program.Prepare(edgeTPUModel(opts, []int{1, 128, 128, 3}, []int{1, 1001}))
 	if err != nil || len(nodes) != 1 || nodes[0].Main == nil || nodes[0].Caching == nil || nodes[0].Batches != 1 {
 		t.Errorf("Prepare: %+v %v", nodes, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
 	"github.com/delego/delego/testsupport/shared"
@@ -162,7 +163,7 @@ type workingEdgeTPU struct {
 }
 
 func (w workingEdgeTPU) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
-	if _, err := Prepare(p.Model); err != nil {
+	if _, err := program.Prepare(p.Model); err != nil {
 		return nil, err
 	}
 	pm, err := model.New(p.Model)

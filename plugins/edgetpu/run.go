@@ -19,6 +19,7 @@ import (
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 	"github.com/delego/delego/tensor"
@@ -340,7 +341,7 @@ func (r *runtime) close() error {
 
 // compile is the end of Compile once the device is found: each node's
 // executables checked for the driver, the device opened.
-func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, nodes []*Node, dev Device) (delegate.Executable, error) {
+func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, nodes []*program.Node, dev Device) (delegate.Executable, error) {
 	sg := m.Subgraph(0)
 	x := &runnable{d: d, dev: dev, m: m, nodes: nodes, vals: make([][]byte, sg.NumTensors()),
 		inputs: sg.Inputs(), outputs: sg.Outputs(), consts: make([][]byte, sg.NumTensors())}
@@ -381,8 +382,8 @@ type runnable struct {
 	dev    Device
 	opts   driver.Options
 	m      *model.Model
-	nodes  []*Node
-	models []*driver.Model
+	nodes  []*program.Node
+	models []*program.Model
 	// ins and outs are each node's tensors (nodeTensors); inputs and
 	// outputs the partition's, and consts each tensor's constant data (nil
 	// for none): read once at Compile, so Invoke asks the model nothing.
@@ -468,7 +469,7 @@ func (x *runnable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor)
 			buf := t.Data
 			per, actual := len(buf)/n.Batches, l.ActualBytes()
 			for b := range n.Batches {
-				if err := driver.OutputValues(l, t, buf[b*per:(b+1)*per], outs[j][b*actual:(b+1)*actual]); err != nil {
+				if err := program.OutputValues(l, t, buf[b*per:(b+1)*per], outs[j][b*actual:(b+1)*actual]); err != nil {
 					return fmt.Errorf("edgetpu: node %d: %w", n.Index, err)
 				}
 			}
@@ -500,7 +501,7 @@ func deviceGone(err error) error {
 // main executable the tensor that receives it, -1 for none: the op's output
 // of the same index, or for a "..._variable_output" layer the input tensor
 // of the state it updates.
-func nodeTensors(op *model.Operator, n *Node) (ins, outs []int) {
+func nodeTensors(op *model.Operator, n *program.Node) (ins, outs []int) {
 	ins = slices.DeleteFunc(op.Inputs(), func(ti int) bool { return ti < 0 })
 	outs = make([]int, len(n.Main.Outputs))
 	for j := range n.Main.Outputs {

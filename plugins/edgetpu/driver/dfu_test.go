@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/plugins/edgetpu/driver"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
@@ -218,7 +219,7 @@ func TestHighSpeed(t *testing.T) {
 	r := newRig(t, tpusim.Config{Speed: usb.SpeedHigh}, p)
 	r.opts.BulkInQueue = 4
 	d := r.open(t)
-	m, err := driver.NewModel(p.Main(), p.Caching())
+	m, err := program.NewModel(p.Main(), p.Caching())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,16 @@
 //     beagle_top_level_handler.cc, InitializeChip, run_controller.cc and the
 //     interrupt managers (open.go, csr.go), then the readers of the event,
 //     interrupt and bulk-in endpoints (UsbDriver::WorkerThreadFunc; run.go).
-//   - NewModel checks a package's executables; Run links their instruction
-//     bitstreams to this run's buffers (instruction_buffers.cc,
-//     executable_util.cc; request.go), sends the parameter-caching
+//   - Run takes a package's executables as package program checked them
+//     (program.NewModel), links their instruction bitstreams to this run's
+//     buffers (instruction_buffers.cc, executable_util.cc; request.go), sends the parameter-caching
 //     executable when the cached parameters are not the model's
 //     (driver.cc, SubmitInferenceRequest), and moves each request's DMAs in
 //     the order of its DMA hints (dma_info_extractor.cc, UsbDriver::ProcessIo):
 //     instructions, inputs and parameters on bulk-out endpoint 1 behind
 //     8-byte headers, outputs from the queued bulk-in transfers, completion
 //     on the event of scalar core interrupt 0. Outputs are relayouted into
-//     the tensors' order (api/layer_information.cc; relayout.go).
+//     the tensors' order (api/layer_information.cc; program.Relayout).
 //   - Every transfer is bounded by Options.Timeout. A failure of the bus or
 //     the device (a timeout, a stall, a disconnection, a fatal error
 //     interrupt, no completion event) fails the run and leaves the driver

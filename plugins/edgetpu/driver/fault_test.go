@@ -10,6 +10,7 @@ import (
 
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
@@ -18,7 +19,7 @@ import (
 type faultRig struct {
 	*rig
 	p *executable.Package
-	m *driver.Model
+	m *program.Model
 }
 
 func newFaultRig(t *testing.T) *faultRig {
@@ -26,7 +27,7 @@ func newFaultRig(t *testing.T) *faultRig {
 	p := pkg(t, "split_concat_edgetpu.tflite")
 	r := newRig(t, tpusim.Config{}, p)
 	r.opts.Timeout = 50 * time.Millisecond
-	m, err := driver.NewModel(p.Main(), p.Caching())
+	m, err := program.NewModel(p.Main(), p.Caching())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestPlannedFaults(t *testing.T) {
 			p := pkg(t, "split_concat_edgetpu.tflite")
 			f := &faultRig{rig: newRig(t, tpusim.Config{Faults: faults}, p), p: p}
 			f.opts.Timeout = 100 * time.Millisecond
-			if f.m, err = driver.NewModel(p.Main(), p.Caching()); err != nil {
+			if f.m, err = program.NewModel(p.Main(), p.Caching()); err != nil {
 				t.Fatal(err)
 			}
 			d := f.open(t)
@@ -429,7 +430,7 @@ func TestPlannedDelayWithinTimeout(t *testing.T) {
 	p := pkg(t, "split_concat_edgetpu.tflite")
 	f := &faultRig{rig: newRig(t, tpusim.Config{Faults: []tpusim.Planned{{Fault: tpusim.Delay, After: 1, Delay: 300 * time.Millisecond}}}, p), p: p}
 	var err error
-	if f.m, err = driver.NewModel(p.Main(), p.Caching()); err != nil {
+	if f.m, err = program.NewModel(p.Main(), p.Caching()); err != nil {
 		t.Fatal(err)
 	}
 	d := f.open(t)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
 
@@ -113,10 +114,10 @@ type Driver struct {
 	stream   usb.InStream
 	inBuf    []byte
 	leftover []byte
-	params   map[*Program]uint64
+	params   map[*program.Program]uint64
 	paramMem arena
 	token    uint64
-	cached   map[*Program]bool
+	cached   map[*program.Program]bool
 
 	events chan event
 	bg     context.Context
@@ -145,7 +146,7 @@ func Open(ctx context.Context, opts Options) (*Driver, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	d := &Driver{opts: opts, params: map[*Program]uint64{}, paramMem: arena{next: ParameterBase}, cached: map[*Program]bool{}}
+	d := &Driver{opts: opts, params: map[*program.Program]uint64{}, paramMem: arena{next: ParameterBase}, cached: map[*program.Program]bool{}}
 	if err := d.prepare(ctx); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 )
 
 // Device addresses. libedgetpu's USB driver maps buffers with a
@@ -26,9 +27,9 @@ type arena struct{ next uint64 }
 
 func (a *arena) alloc(n int) uint64 {
 	at := a.next
-	a.next += (uint64(n) + pageSize - 1) / pageSize * pageSize
+	a.next += (uint64(n) + program.PageSize - 1) / program.PageSize * program.PageSize
 	if n == 0 {
-		a.next += pageSize
+		a.next += program.PageSize
 	}
 	return at
 }
@@ -89,7 +90,7 @@ type buffers struct {
 // batch's bytes as the tensor holds them (ActualBytes; a missing batch is
 // a no-op input of zeros, SingleTpuRequest::AddNoopInputs); a is where the
 // request's buffers get their addresses.
-func newRequest(p *Program, params uint64, inputs [][][]byte, a *arena) (*request, error) {
+func newRequest(p *program.Program, params uint64, inputs [][][]byte, a *arena) (*request, error) {
 	e := p.Exe
 	batches := max(e.BatchSize, 1)
 	b := buffers{
@@ -116,7 +117,7 @@ func newRequest(p *Program, params uint64, inputs [][][]byte, a *arena) (*reques
 			} else {
 				data = make([]byte, l.ActualBytes())
 			}
-			buf := inputBuffer(l, data, p.reads[l.Name])
+			buf := program.InputBuffer(l, data, p.Reads(l.Name))
 			b.inputs[l.Name] = append(b.inputs[l.Name], buf)
 			b.inputAddrs[l.Name] = append(b.inputAddrs[l.Name], a.alloc(len(buf)))
 		}

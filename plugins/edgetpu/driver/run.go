@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
 
@@ -265,7 +266,7 @@ func (d *Driver) handleTopLevel(ctx context.Context, id int) error {
 }
 
 // paramAddr is the device address of p's parameters on this open device.
-func (d *Driver) paramAddr(p *Program) uint64 {
+func (d *Driver) paramAddr(p *program.Program) uint64 {
 	if len(p.Exe.Parameters) == 0 {
 		return 0
 	}
@@ -287,7 +288,7 @@ func (d *Driver) paramAddr(p *Program) uint64 {
 //
 // A failure of the device or the bus leaves the driver faulted: it fails
 // every later Run; Close it and Open the device again.
-func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int) ([][]byte, error) {
+func (d *Driver) Run(ctx context.Context, m *program.Model, inputs [][]byte, batches int) ([][]byte, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -378,11 +379,11 @@ func (d *Driver) Run(ctx context.Context, m *Model, inputs [][]byte, batches int
 		outputs[i] = make([]byte, batches*size)
 		for b := range batches {
 			v := outputs[i][b*size : (b+1)*size]
-			if err := relayout(l, v, mains[b/hw].outputs[i][b%hw]); err != nil {
+			if err := program.Relayout(l, v, mains[b/hw].outputs[i][b%hw]); err != nil {
 				return nil, err
 			}
-			if signed(l) {
-				flipSign(v, l.DataType.Size(), len(v)/l.DataType.Size())
+			if program.Signed(l) {
+				program.FlipSign(v, l.DataType.Size(), len(v)/l.DataType.Size())
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/plugins/edgetpu/usb"
 )
@@ -431,7 +432,7 @@ func TestSequenceMobilenet(t *testing.T) {
 	main, caching := p.Main(), p.Caching()
 	r := newRig(t, tpusim.Config{}, p)
 	d := r.open(t)
-	m, err := driver.NewModel(main, caching)
+	m, err := program.NewModel(main, caching)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func TestSequenceSplitConcat(t *testing.T) {
 	main, caching := p.Main(), p.Caching()
 	r := newRig(t, tpusim.Config{}, p)
 	d := r.open(t)
-	m, err := driver.NewModel(main, caching)
+	m, err := program.NewModel(main, caching)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,11 +642,11 @@ func TestCachingToken(t *testing.T) {
 	r := newRig(t, tpusim.Config{}, a, b)
 	d := r.open(t)
 	defer d.Close()
-	ma, err := driver.NewModel(a.Main(), a.Caching())
+	ma, err := program.NewModel(a.Main(), a.Caching())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := driver.NewModel(b.Main(), b.Caching())
+	mb, err := program.NewModel(b.Main(), b.Caching())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +658,7 @@ func TestCachingToken(t *testing.T) {
 		return in
 	}
 	var got []int
-	for _, m := range []*driver.Model{ma, ma, mb, mb, ma} {
+	for _, m := range []*program.Model{ma, ma, mb, mb, ma} {
 		if _, err := d.Run(context.Background(), m, inputs(m.Main.Exe), 1); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
-package driver
+package program
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -25,6 +24,10 @@ type Program struct {
 	// (offset+size, at least the padded size).
 	reads map[string]int
 }
+
+// Reads is how far the DMA hints read the input layer called name: its
+// padded size, or further (to the end of its last page) where a hint does.
+func (p *Program) Reads(name string) int { return p.reads[name] }
 
 // NewProgram checks e for running on the device: compiled for the Beagle
 // chip, instruction bitstreams that are all non-empty with their linker
@@ -140,7 +143,7 @@ func NewProgram(e *executable.Executable) (*Program, error) {
 	for i := range e.Outputs {
 		l := &e.Outputs[i]
 		src := make([]byte, l.PaddedBytes())
-		if err := relayout(l, make([]byte, l.ActualBytes()), src); err != nil {
+		if err := Relayout(l, make([]byte, l.ActualBytes()), src); err != nil {
 			return fail("output layer %d: %v", i, err)
 		}
 	}
@@ -150,10 +153,11 @@ func NewProgram(e *executable.Executable) (*Program, error) {
 	return p, nil
 }
 
-// pageSize is the host page size libedgetpu's page checks use (kHostPageSize).
-const pageSize = 4096
+// PageSize is the host page size libedgetpu's page checks use (kHostPageSize).
+const PageSize = 4096
 
-func lastPage(addr int) int { return addr / pageSize }
+// lastPage is the page that holds byte addr.
+func lastPage(addr int) int { return addr / PageSize }
 
 // Model is a compiled package as the driver runs it: the main executable
 // and, when the package has one, the parameter-caching executable that runs
@@ -179,25 +183,4 @@ func NewModel(main, caching *executable.Executable) (*Model, error) {
 		}
 	}
 	return m, nil
-}
-
-// copyUint32 is ExecutableUtil::CopyUint32 (driver/executable_util.cc):
-// the 32 bits of v, least significant first, into buf from bit offset bit
-// (bit 0 is the least significant bit of buf[0]).
-func copyUint32(buf []byte, bit int, v uint32) {
-	for i := range 32 {
-		at, shift := (bit+i)/8, uint((bit+i)%8)
-		buf[at] = buf[at]&^(1<<shift) | byte((v>>i)&1)<<shift
-	}
-}
-
-// header is UsbMlCommands::PrepareHeader (driver/usb/usb_ml_commands.cc):
-// the 8 bytes sent on the single bulk-out endpoint before each DMA's data:
-// its length (32 bits, little-endian), then its descriptor tag in the low
-// 4 bits of byte 4, then zeros.
-func header(tag byte, length int) []byte {
-	h := make([]byte, 8)
-	binary.LittleEndian.PutUint32(h, uint32(length))
-	h[4] = tag & 0xf
-	return h
 }

@@ -1,4 +1,4 @@
-package driver
+package program
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func TestRelayoutTiles(t *testing.T) {
 			src[i] = byte(i)
 		}
 		dst := make([]byte, l.ActualBytes())
-		if err := relayout(l, dst, src); err != nil {
+		if err := Relayout(l, dst, src); err != nil {
 			t.Fatal(err)
 		}
 		for y := range 8 {
@@ -59,7 +59,7 @@ func TestRelayoutVector(t *testing.T) {
 		Kind: executable.LayerOutput, Output: &executable.OutputInfo{Layout: &executable.OutputLayout{}}}
 	src := []byte{1, 2, 3, 4, 5, 0, 0, 0, 6, 7, 8, 9, 10, 0, 0, 0, 11, 12, 13, 14, 15, 0, 0, 0}
 	dst := make([]byte, l.ActualBytes())
-	if err := relayout(l, dst, src); err != nil {
+	if err := Relayout(l, dst, src); err != nil {
 		t.Fatal(err)
 	}
 	if want := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; !bytes.Equal(dst, want) {
@@ -83,7 +83,7 @@ func TestRelayoutSlices(t *testing.T) {
 		30, 31, 32, 0, 40, 41, 42, 0, // x 1: y 0, y 1
 	}
 	dst := make([]byte, l.ActualBytes())
-	if err := relayout(l, dst, src); err != nil {
+	if err := Relayout(l, dst, src); err != nil {
 		t.Fatal(err)
 	}
 	// (y, x, z): y0x0 10 11 12, y0x1 30 31 32, y1x0 20 21 22, y1x1 40 41 42.
@@ -92,7 +92,7 @@ func TestRelayoutSlices(t *testing.T) {
 	}
 	bad := *l
 	bad.Output = &executable.OutputInfo{Slices: []executable.Slice{{Shape: l.Output.Slices[0].Shape, Stride: []int{8, 4, 4, 1}, Offset: 1000}}}
-	if err := relayout(&bad, dst, src); err == nil {
+	if err := Relayout(&bad, dst, src); err == nil {
 		t.Error("a slice past the output relayouted")
 	}
 }
@@ -104,13 +104,13 @@ func TestRelayoutBounds(t *testing.T) {
 	lo.TileByteOffset[5] = 4000
 	l := &executable.Layer{Name: "out", SizeBytes: 256, Y: 8, X: 8, Z: 1, DataType: executable.FixedPoint8, ExecutionCount: 1,
 		Kind: executable.LayerOutput, Output: &executable.OutputInfo{Layout: lo}}
-	if err := relayout(l, make([]byte, 64), make([]byte, 256)); err == nil {
+	if err := Relayout(l, make([]byte, 64), make([]byte, 256)); err == nil {
 		t.Error("no error")
 	}
 	lo = splitConcatLayout()
 	lo.XToLinearTile = lo.XToLinearTile[:4]
 	l.Output.Layout = lo
-	if err := relayout(l, make([]byte, 64), make([]byte, 256)); err == nil {
+	if err := Relayout(l, make([]byte, 64), make([]byte, 256)); err == nil {
 		t.Error("no error for a short x map")
 	}
 }
@@ -160,7 +160,7 @@ func TestOutputValues(t *testing.T) {
 func TestInputBuffer(t *testing.T) {
 	l := &executable.Layer{Name: "i", SizeBytes: 4, Y: 1, X: 1, Z: 3, DataType: executable.SignedFixedPoint8, ExecutionCount: 2}
 	data := []byte{0x01, 0x80, 0xff, 0x7f, 0x00, 0x10}
-	got := inputBuffer(l, data, 0)
+	got := InputBuffer(l, data, 0)
 	if want := []byte{0x81, 0x00, 0x7f, 0, 0xff, 0x80, 0x90, 0}; !bytes.Equal(got, want) {
 		t.Errorf("got % x, want % x", got, want)
 	}
@@ -168,35 +168,7 @@ func TestInputBuffer(t *testing.T) {
 		t.Error("the input was changed")
 	}
 	l = &executable.Layer{Name: "j", SizeBytes: 6, Y: 1, X: 1, Z: 3, DataType: executable.FixedPoint8, ExecutionCount: 1}
-	if got := inputBuffer(l, []byte{1, 2, 3}, 10); !bytes.Equal(got, []byte{1, 2, 3, 0, 0, 0, 0, 0, 0, 0}) {
+	if got := InputBuffer(l, []byte{1, 2, 3}, 10); !bytes.Equal(got, []byte{1, 2, 3, 0, 0, 0, 0, 0, 0, 0}) {
 		t.Errorf("padded to a hint's reach: % x", got)
-	}
-}
-
-// readUint32 reads back what copyUint32 wrote.
-func readUint32(buf []byte, bit int) uint32 {
-	var v uint32
-	for i := range 32 {
-		at, shift := (bit+i)/8, uint((bit+i)%8)
-		v |= uint32(buf[at]>>shift&1) << i
-	}
-	return v
-}
-
-// TestCopyUint32: ExecutableUtil::CopyUint32 writes the value's bits from
-// the least significant, at any bit offset, leaving the others.
-func TestCopyUint32(t *testing.T) {
-	b := bytes.Repeat([]byte{0xff}, 6)
-	copyUint32(b, 3, 0x12345678)
-	// 0x12345678 << 3 = 0x91a2b3c0 in bits 3-34, with the old 0b111 below
-	// and the old bits from 35 (byte 4: 0b11111000).
-	if want := []byte{0xc7, 0xb3, 0xa2, 0x91, 0xf8, 0xff}; !bytes.Equal(b, want) {
-		t.Errorf("got % x, want % x", b, want)
-	}
-	if v := readUint32(b, 3); v != 0x12345678 {
-		t.Errorf("read back %#x", v)
-	}
-	if h := header(TagParameters, 566912); !bytes.Equal(h, []byte{0x80, 0xa6, 0x08, 0x00, 0x02, 0, 0, 0}) {
-		t.Errorf("header % x", h)
 	}
 }

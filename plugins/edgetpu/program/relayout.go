@@ -1,4 +1,4 @@
-package driver
+package program
 
 import (
 	"encoding/binary"
@@ -16,15 +16,15 @@ import (
 // then ReFormatOutputs (tflite/custom_op.cc). Inputs go the other way with
 // SingleTpuRequest::AddInput and ScatterInput (driver/single_tpu_request.cc).
 
-// signed reports whether the layer's values travel with their sign bit
+// Signed reports whether the layer's values travel with their sign bit
 // flipped (LayerInformation::SignedDataType: the signed 8- and 16-bit types).
-func signed(l *executable.Layer) bool {
+func Signed(l *executable.Layer) bool {
 	return l.DataType == executable.SignedFixedPoint8 || l.DataType == executable.SignedFixedPoint16
 }
 
-// flipSign is TransformSignedDataType: it flips the most significant bit of
+// FlipSign is TransformSignedDataType: it flips the most significant bit of
 // each of the first n elements (the last byte of each, little-endian).
-func flipSign(b []byte, size, n int) {
+func FlipSign(b []byte, size, n int) {
 	for i := range n {
 		if at := i*size + size - 1; at < len(b) {
 			b[at] ^= 0x80
@@ -32,13 +32,13 @@ func flipSign(b []byte, size, n int) {
 	}
 }
 
-// inputBuffer makes the bytes the device reads for one batch of an input
+// InputBuffer makes the bytes the device reads for one batch of an input
 // layer from the tensor's bytes for it (ActualBytes): the signed types get
 // their sign bits flipped (TransformSignedDataType); a layer run several
 // times per inference gets each run's values at the start of its share of
 // the padded size (ScatterInput); the rest is zero, up to want bytes (the
 // padded size, or more where a DMA hint reads past it).
-func inputBuffer(l *executable.Layer, data []byte, want int) []byte {
+func InputBuffer(l *executable.Layer, data []byte, want int) []byte {
 	buf := make([]byte, max(want, l.PaddedBytes()))
 	size := l.DataType.Size()
 	if exec := max(l.ExecutionCount, 1); exec > 1 && len(data) != l.PaddedBytes() {
@@ -46,18 +46,18 @@ func inputBuffer(l *executable.Layer, data []byte, want int) []byte {
 		for i := range exec {
 			run := buf[i*padded:]
 			copy(run, data[i*actual:(i+1)*actual])
-			if signed(l) {
+			if Signed(l) {
 				// libedgetpu flips y*x*z elements of the scattered
 				// buffer, the first run's only; every run's values are
 				// flipped here.
-				flipSign(run, size, actual/size)
+				FlipSign(run, size, actual/size)
 			}
 		}
 		return buf
 	}
 	copy(buf, data)
-	if signed(l) {
-		flipSign(buf, size, len(data)/size)
+	if Signed(l) {
+		FlipSign(buf, size, len(data)/size)
 	}
 	return buf
 }
@@ -104,10 +104,10 @@ func copyBytes(dst []byte, to int, src []byte, from, n int) error {
 	return nil
 }
 
-// relayout is OutputLayerInformation::Relayout: src is the layer's padded
+// Relayout is OutputLayerInformation::Relayout: src is the layer's padded
 // output for one batch as the device sent it, dst its ActualBytes in the
 // tensor's order.
-func relayout(l *executable.Layer, dst, src []byte) error {
+func Relayout(l *executable.Layer, dst, src []byte) error {
 	o := l.Output
 	if o == nil {
 		return fmt.Errorf("output layer %q has no output information", l.Name)
