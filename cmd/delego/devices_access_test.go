@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/usb"
@@ -53,5 +55,37 @@ func TestDevicesAccessDenied(t *testing.T) {
 	if len(r.Devices) != 2 || r.Devices[0].Access != "denied" || !strings.Contains(r.Devices[0].AccessError, edgetpu.UdevRuleFile) ||
 		r.Devices[1].Access != "ok" || r.Devices[1].AccessError != "" {
 		t.Errorf("json %+v", r.Devices)
+	}
+}
+
+// TestDevicesAsksThePlugin: delego devices learns of the devices from the
+// delego-edgetpu plugin process (TestMain puts it on the search path),
+// which reads DELEGO_EDGETPU_DEVICE; a setting the plugin cannot use is
+// its error, said once, and without the plugin delego says where it looked.
+func TestDevicesAsksThePlugin(t *testing.T) {
+	t.Setenv(edgetpuinfo.EnvDevice, "sim-dfu:2")
+	code, stdout, stderr := cli(t, "devices", "--json")
+	if code != exitOK {
+		t.Fatalf("status %d, %s", code, stderr)
+	}
+	var r devicesReport
+	decodeJSON(t, []byte(stdout), &r)
+	want := deviceReport{Path: "usb:1", VendorProduct: "1a6e:089a", State: "needs-firmware", Speed: "super", Rate: "5 Gbit/s",
+		Bus: 1, Address: 3, Ports: []int{2}, Location: "1-2", Access: "ok"}
+	if len(r.Devices) != 2 || !reflect.DeepEqual(r.Devices[1], want) {
+		t.Errorf("devices %+v, want the second %+v", r.Devices, want)
+	}
+
+	t.Setenv(edgetpuinfo.EnvDevice, "tpu9")
+	code, _, stderr = cli(t, "devices")
+	if code != exitError || strings.Count(stderr, `$DELEGO_EDGETPU_DEVICE="tpu9": want sim`) != 1 || !strings.Contains(stderr, "delego-edgetpu") {
+		t.Errorf("a bad setting: status %d, %q", code, stderr)
+	}
+
+	t.Setenv(plugin.EnvPath, t.TempDir())
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
+	code, _, stderr = cli(t, "devices")
+	if code != exitError || !strings.Contains(stderr, "delego-edgetpu") || !strings.Contains(stderr, plugin.EnvPath) {
+		t.Errorf("no plugin: status %d, %q", code, stderr)
 	}
 }
