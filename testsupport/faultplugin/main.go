@@ -27,8 +27,9 @@
 // (plugin.WithFaults, in place of $DELEGO_PLUGIN_FAULT); the others are
 // faults of their own.
 //
-// It is test support: only tests build it, and no production package
-// imports anything under testsupport/.
+// It is test support: only tests build it, and production code never
+// imports anything under testsupport/ (the import rules in
+// integration/layers_test.go hold that).
 package main
 
 import (
