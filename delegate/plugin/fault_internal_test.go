@@ -61,16 +61,21 @@ func (copyExe) Invoke(_ context.Context, ins, outs []*tensor.Tensor) error {
 
 func (copyExe) Close() error { return nil }
 
-// served compiles a partition on a server of copier started as opts ask
-// (with $DELEGO_PLUGIN_FAULT as the test set it), and returns the server,
-// the partition's handle and the executable its Invokes run.
-func served(t *testing.T, opts ...ServeOption) (*server, uint64, delegate.Executable) {
+// served returns a server of copier started as opts ask (with
+// $DELEGO_PLUGIN_FAULT as the test set it).
+func served(t *testing.T, opts ...ServeOption) *server {
 	t.Helper()
 	p := ServeConfig(copier{}, opts...).Plugins[pluginName].(*grpcPlugin)
 	if p.faultErr != nil {
 		t.Fatal(p.faultErr)
 	}
-	s := newServer(p.impl, p.compile, nil)
+	return newServer(p.impl, p.compile, nil)
+}
+
+// compiled compiles a partition on s, and returns its handle and the
+// executable its Invokes run.
+func compiled(t *testing.T, s *server) (uint64, delegate.Executable) {
+	t.Helper()
 	resp, err := s.Compile(t.Context(), &pluginpb.CompileRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +84,7 @@ func served(t *testing.T, opts ...ServeOption) (*server, uint64, delegate.Execut
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, resp.Handle, part.exe
+	return resp.Handle, part.exe
 }
 
 // invokeReq asks partition h to copy in into a 4-byte output of shape [1 4].
@@ -104,7 +109,8 @@ func TestServeWithoutFaults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(EnvFault, c.env)
-			s, h, exe := served(t, c.opts...)
+			s := served(t, c.opts...)
+			h, exe := compiled(t, s)
 			if _, ok := s.compile.(copier); !ok {
 				t.Errorf("partitions compiled by %T, want the delegate itself", s.compile)
 			}
@@ -121,19 +127,26 @@ func TestServeWithoutFaults(t *testing.T) {
 }
 
 // TestGarbageStrikes: garbage-after=N answers garbage from Invoke N+1 on,
-// counting successful Invokes only; the answer has every output the
-// request asked for, each of another shape, inline.
+// counting the successful Invokes of every partition the process serves;
+// the answer has every output the request asked for, each of another
+// shape, inline.
 func TestGarbageStrikes(t *testing.T) {
 	t.Setenv(EnvFault, "garbage-after=2")
-	s, h, exe := served(t)
-	if _, ok := exe.(*faultyExecutable); !ok {
-		t.Fatalf("Invokes run %T, want the fault layer's executable", exe)
+	s := served(t)
+	var handles [2]uint64
+	for i := range handles {
+		var exe delegate.Executable
+		handles[i], exe = compiled(t, s)
+		if _, ok := exe.(*faultyExecutable); !ok {
+			t.Fatalf("Invokes run %T, want the fault layer's executable", exe)
+		}
 	}
 	for i, c := range []struct {
+		part    int
 		in      byte
 		garbage bool
-	}{{1, false}, {0xff, false}, {1, false}, {1, true}, {1, true}} {
-		req := invokeReq(h, c.in)
+	}{{0, 1, false}, {1, 0xff, false}, {1, 1, false}, {0, 1, true}, {1, 1, true}} {
+		req := invokeReq(handles[c.part], c.in)
 		resp, err := s.Invoke(t.Context(), req)
 		switch {
 		case c.in == 0xff:
