@@ -8,9 +8,9 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // PoseNet through the Go API: Coral's PosenetDecoderOp runs on delego's

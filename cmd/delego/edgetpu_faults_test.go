@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // edgetpuExecFallback allows the CPU twin to take over from an Edge TPU that

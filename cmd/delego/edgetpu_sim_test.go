@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestRunEdgeTPUSimulated: DELEGO_EDGETPU_DEVICE=sim runs the whole driver

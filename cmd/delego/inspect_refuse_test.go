@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/delego/delego/internal/flexbuf"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // nondeterministic is the model file b with every executable of its first

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestPipelineSimulated: "delego pipeline" runs the two-segment SSD

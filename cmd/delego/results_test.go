@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/adapters"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // runReport is "delego run --json" as a test reads it back.
