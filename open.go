@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/model"
@@ -26,6 +27,10 @@ type options struct {
 	checksumFile string
 	watchdog     core.Watchdog
 	restarts     core.Restarts
+	opener       Opener            // nil: the plugins
+	registry     *kernels.Registry // nil: kernels.Builtins()
+	profiler     core.Profiler
+	warn         func(error) // nil: warnings are only kept
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
@@ -120,6 +125,24 @@ func WithWatchdog(w core.Watchdog) Option { return func(o *options) { o.watchdog
 // core.Restarts). Without it, the defaults.
 func WithRestarts(r core.Restarts) Option { return func(o *options) { o.restarts = r } }
 
+// WithOpener makes each delegate with open instead of starting the plugin
+// delego-NAME: for delegates that run in process, such as a vendor's
+// delegate under test. The interpreter still closes them.
+func WithOpener(open Opener) Option { return func(o *options) { o.opener = open } }
+
+// WithKernels runs the CPU's share of the model on the kernels of r (for
+// example the built-in ones plus a custom op's) instead of
+// kernels.Builtins().
+func WithKernels(r *kernels.Registry) Option { return func(o *options) { o.registry = r } }
+
+// WithProfiler tells p how long every node took on each Invoke.
+func WithProfiler(p core.Profiler) Option { return func(o *options) { o.profiler = p } }
+
+// WithWarnings calls warn with each warning (a settings field delego
+// ignores) as soon as it is found, before the model is read; Warnings
+// lists them too.
+func WithWarnings(warn func(error)) Option { return func(o *options) { o.warn = warn } }
+
 // Interpreter is a core.Interpreter that owns its model and the delegates
 // Open started.
 type Interpreter struct {
@@ -134,31 +157,16 @@ type Interpreter struct {
 // in the options or settings are reported before the model is read. The
 // caller must Close the interpreter, which stops every plugin it started.
 func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	s, warnings, err := o.resolveSettings(ctx)
+	o := newOptions(opts)
+	s, err := o.resolve(ctx)
 	if err != nil {
 		return nil, err
-	}
-	names, err := o.delegates(s)
-	if err != nil {
-		return nil, err
-	}
-	if o.checksumFile != "" {
-		if o.plugins.Checksums, err = plugin.ReadChecksums(o.checksumFile); err != nil {
-			return nil, err
-		}
 	}
 	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	o.plugins.StartTimeout = o.watchdog.StartLimit()
-	d := Start(ctx, names, s, o.threads, o.plugins.Open)
-	copts := d.Options()
-	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, o.twin), o.watchdog, o.restarts
+	d, copts := o.start(ctx, s, path)
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
 	if err == nil {
 		if err = it.AllocateTensors(); err != nil {
@@ -168,7 +176,68 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	if err != nil {
 		return nil, errors.Join(err, d.Close(), m.Close())
 	}
-	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: warnings}, nil
+	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: s.warnings}, nil
+}
+
+// newOptions applies opts in order.
+func newOptions(opts []Option) *options {
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// setup is what the options come to before the model is read: the
+// settings, the delegates to start, their warnings and how plugins start.
+type setup struct {
+	settings *config.TFLiteSettings // never nil
+	names    []string               // in priority order; empty: none
+	warnings []error
+	plugins  Plugins
+}
+
+// resolve reads and checks the settings, the delegate names and the
+// checksums file, so that mistakes in any of them surface before the
+// model is read. Each warning goes to the warnings callback as it is found.
+func (o *options) resolve(ctx context.Context) (*setup, error) {
+	s, warnings, err := o.resolveSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if o.warn != nil {
+		for _, w := range warnings {
+			o.warn(w)
+		}
+	}
+	names, err := o.delegates(s)
+	if err != nil {
+		return nil, err
+	}
+	plugins := o.plugins
+	if o.checksumFile != "" {
+		if plugins.Checksums, err = plugin.ReadChecksums(o.checksumFile); err != nil {
+			return nil, err
+		}
+	}
+	plugins.StartTimeout = o.watchdog.StartLimit()
+	return &setup{settings: s, names: names, warnings: warnings, plugins: plugins}, nil
+}
+
+// start opens the delegates of s, in priority order, for the model at path
+// and returns them with the core.Options that run the model on them: the
+// kernels, the profiler, the watchdog, the restarts and the CPU twin.
+// The caller closes the Delegation.
+func (o *options) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
+	open := o.opener
+	if open == nil {
+		open = s.plugins.Open
+	}
+	d := Start(ctx, s.names, s.settings, o.threads, open)
+	copts := d.Options()
+	copts.Registry, copts.Profiler = o.registry, o.profiler
+	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, o.twin), o.watchdog, o.restarts
+	return d, copts
 }
 
 // resolveSettings reads and checks the settings: an empty TFLiteSettings

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 func TestPlanArenaNeverOverlapsLiveTensors(t *testing.T) {

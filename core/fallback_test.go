@@ -18,11 +18,11 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // accelerator claims the custom op "fake-accel-op", which no CPU kernel

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // recordOp is a fake kernel: it keeps the model's declared output shapes and

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // BenchmarkInterpreterMemory measures what interpreters of one loaded

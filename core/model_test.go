@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 func realModels(tb testing.TB) []string {

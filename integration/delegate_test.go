@@ -5,9 +5,9 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestGoldenThroughCPUDelegate runs every golden case with the in-process

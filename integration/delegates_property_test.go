@@ -14,10 +14,10 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/randgraph"
-	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/randgraph"
+	"github.com/delego/delego/testsupport/testdelegates"
 )
 
 // propDelegate is one random delegate of a property case, with what the

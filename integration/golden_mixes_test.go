@@ -9,11 +9,11 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
+	"github.com/delego/delego/testsupport/testdelegates"
 )
 
 // allBuiltinOps lists every builtin op delego's kernels implement, by code.

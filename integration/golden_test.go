@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // runGolden runs one golden case through the in-process interpreter and

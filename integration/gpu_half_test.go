@@ -3,8 +3,8 @@ package integration
 import (
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/plugins/gpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestGpuHalfStorage runs the float and uint8 MobileNets with the gpu

@@ -6,9 +6,9 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/gpu"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // This file runs the float MobileNet through the in-process gpu delegate

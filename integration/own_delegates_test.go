@@ -10,8 +10,8 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestInterpreterCloseReapsOwnedPlugin: an interpreter given its delegates

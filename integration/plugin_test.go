@@ -21,9 +21,9 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestGoldenThroughCPUPlugin runs every golden case with the delego-cpu

@@ -6,10 +6,10 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/testsupport/shared"
+	"github.com/delego/delego/testsupport/testdelegates"
 )
 
 // TestDelegatedStateSurvivesInvokes: a stateful model (the LSTM keeps its

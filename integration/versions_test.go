@@ -10,11 +10,11 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/testdelegates"
 )
 
 // convVersionsModel is a float32 chain of CONV_2D nodes with the given

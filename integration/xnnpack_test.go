@@ -15,9 +15,9 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/xnnpack"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // This file runs the golden models through the in-process xnnpack delegate

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // structureOnly returns a shared model with its buffers emptied: the whole

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // goRuntimeText lists what a user-facing error must never contain: the Go

@@ -10,12 +10,12 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/pipeline"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 	"google.golang.org/protobuf/proto"
 )
 

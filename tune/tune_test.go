@@ -10,10 +10,10 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
-	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/testsupport/shared"
+	"github.com/delego/delego/testsupport/testdelegates"
 	"github.com/delego/delego/tune"
 	"google.golang.org/protobuf/proto"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // runtimeWords are the Go runtime's words for a crash, which no message on

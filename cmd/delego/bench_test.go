@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 func TestLatencyStats(t *testing.T) {

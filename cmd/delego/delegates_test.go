@@ -15,11 +15,11 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // inputArgs writes the seed-1 pseudo-random inputs of a model to files and

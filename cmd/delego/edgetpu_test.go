@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/plugins/edgetpu/usb"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // Settings for the Edge TPU: the delegate from the settings, with and

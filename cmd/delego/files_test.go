@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // mkfifo makes a FIFO named name in a fresh directory and returns its path.

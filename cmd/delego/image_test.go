@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/image/bmp"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // imageInput loads the model and converts picture into its single input.

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // inspectJSON runs "inspect --json" on a shared model and decodes its output

@@ -12,9 +12,9 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // writeFile writes a file in dir and returns its path.

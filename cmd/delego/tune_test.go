@@ -11,9 +11,9 @@ import (
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/testsupport/testdelegates"
-	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/tune"
 )
 

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // This file checks UNIDIRECTIONAL_SEQUENCE_LSTM against outputs of the

@@ -21,9 +21,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 type oracleTensor struct {

@@ -9,9 +9,9 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // posenetOperator builds a CUSTOM operator carrying opts as FlexBuffers.

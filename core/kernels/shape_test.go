@@ -10,9 +10,9 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // ---- helpers (prefixed: the package is shared with other op families) ----

@@ -18,10 +18,10 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 	"google.golang.org/protobuf/proto"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/delego/delego/model"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 func TestBuildTinyModel(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // g builds a one-node test graph: node 0 is the node under check.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // testRuntime builds delego's test NNAPI runtime into a temporary

@@ -12,9 +12,9 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/xnnpack"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // benchModels are the models BenchmarkMobileNet runs, with their golden

@@ -8,10 +8,10 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
-	"github.com/delego/delego/testsupport/randgraph"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/randgraph"
 )
 
 // TestGraphsRun loads and runs many generated graphs on the CPU: every one

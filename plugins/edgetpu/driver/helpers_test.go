@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/driver"
 	"github.com/delego/delego/plugins/edgetpu/driver/usbtrace"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // pkg reads the package of the only edgetpu-custom-op node of a shared model.

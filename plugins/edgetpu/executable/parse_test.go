@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/delego/delego/internal/flexbuf"
-	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // edgeTPUNode is one edgetpu-custom-op node of a model, with its tensors.
