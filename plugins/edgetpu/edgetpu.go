@@ -4,7 +4,8 @@
 // without that binary delego runs it in process.
 //
 // Compile reads every node's custom options (package executable), holds
-// them to the runtime's rules and to the node's tensors, then looks for the
+// them to the runtime's rules, to the node's tensors and to the driver's
+// (package program), then looks for the
 // device CoralSettings.device names (Find). Without one it fails with an
 // error wrapping delegate.ErrNoDevice that says what it looked for; the
 // host may then run the model's CPU twin (see core.Options.CPUTwin): the
@@ -21,6 +22,11 @@
 // tpusim.ParseFaults), DELEGO_EDGETPU_FIRMWARE
 // and DELEGO_USB_TRACE. A device unplugged while open fails the Invoke
 // with an error wrapping delegate.ErrNoDevice.
+//
+// What a host must know of the delegate without linking libusb (its name,
+// its declared support, Coral's twin naming, these variables, the device
+// list the binary prints when run as "delego-edgetpu devices") is in
+// package edgetpuinfo.
 package edgetpu
 
 import (

@@ -24,8 +24,8 @@ type Node struct {
 }
 
 // Prepare reads a partition (a .tflite flatbuffer) that should hold only
-// edgetpu-custom-op nodes, and every node's executables as Compile does
-// (readNode).
+// edgetpu-custom-op nodes, and every node's executables as the edgetpu
+// delegate's Compile does (readNode).
 func Prepare(partition []byte) ([]*Node, error) {
 	m, err := model.New(partition)
 	if err != nil {
@@ -51,10 +51,10 @@ func Nodes(m *model.Model) ([]*Node, error) {
 	return nodes, nil
 }
 
-// readNode reads operator i of sg as Compile does before it looks for a
-// device: an edgetpu-custom-op at version 1 whose options parse, pass the
-// runtime's checks and fit the node's tensors, and whose executables are
-// what the driver runs (NewModel).
+// readNode reads operator i of sg as the delegate's Compile does before it
+// looks for a device: an edgetpu-custom-op at version 1 whose options
+// parse, pass the runtime's checks and fit the node's tensors, and whose
+// executables are what the driver runs (NewModel).
 func readNode(m *model.Model, sg *model.Subgraph, i int) (*Node, error) {
 	op := sg.Operator(i)
 	oc := m.OpCodeOf(op)
