@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )
@@ -59,7 +60,7 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 		}
 		return nil
 	}
-	g := it.graphView()
+	g := graphView(it.model)
 	names := make([]string, len(it.opts.Delegates))
 	verdicts := make([][]partition.Verdict, n)
 	for i := range verdicts {
@@ -127,20 +128,22 @@ func (it *Interpreter) cpuNode(i int) *node {
 		broken: errors.New("no kernel")}
 }
 
-// graphView is the partitioner's view of subgraph 0.
-func (it *Interpreter) graphView() partition.Graph {
+// graphView is the partitioner's view of m's primary subgraph: what the
+// interpreter partitions, and what a plan's DOT rendering draws.
+func graphView(m *model.Model) partition.Graph {
+	sg := m.Subgraph(0)
 	g := partition.Graph{
-		NumTensors: it.sg.NumTensors(),
-		Inputs:     it.inputs,
-		Outputs:    it.outputs,
-		Constant:   make([]bool, it.sg.NumTensors()),
+		NumTensors: sg.NumTensors(),
+		Inputs:     sg.Inputs(),
+		Outputs:    sg.Outputs(),
+		Constant:   make([]bool, sg.NumTensors()),
 	}
-	for i, t := range it.tensors {
-		g.Constant[i] = t.Const
+	for i, t := range sg.Tensors() {
+		g.Constant[i] = m.Buffer(t.Buffer) != nil
 	}
-	for i := range it.sg.NumOperators() {
-		op := it.sg.Operator(i)
-		oc := it.model.OpCode(op.OpCodeIndex())
+	for i := range sg.NumOperators() {
+		op := sg.Operator(i)
+		oc := m.OpCodeOf(op)
 		g.Nodes = append(g.Nodes, partition.Node{
 			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
 			Inputs:  op.Inputs(),

@@ -296,3 +296,69 @@ func describeFallbacks(events []delegate.Event) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
+
+// The outcomes of a delegate's failure, as a PlanReport gives them
+// (PlanFallback.Outcome, PlanPartition.Fallback). A plan says what a run
+// would do about a partition that cannot compile: OutcomeCPU,
+// OutcomeTwin, OutcomeError or OutcomeNoCPUKernel. A run says what it did:
+// OutcomeCPU and the rest, one per delegate.Outcome.
+const (
+	// OutcomeCPU: its nodes run on delego's CPU kernels (from then on).
+	OutcomeCPU = "cpu"
+	// OutcomeTwin: the model's CPU twin runs instead.
+	OutcomeTwin = "cpu-twin"
+	// OutcomeError: the settings allow no fallback, so the run fails.
+	OutcomeError = "error"
+	// OutcomeNoCPUKernel: the settings allow a fallback, but no CPU
+	// kernel runs some of its nodes and no CPU twin runs instead.
+	OutcomeNoCPUKernel = "no-cpu-kernel"
+	// OutcomeCPUOnce: the CPU ran the partition in the run that saw its
+	// plugin lost (delegate.RanOnCPU).
+	OutcomeCPUOnce = "cpu-once"
+	// OutcomeRestarted: a fresh plugin took the partition back
+	// (delegate.Restarted).
+	OutcomeRestarted = "restarted"
+	// OutcomeTwinOnce: the CPU twin ran the run that lost the plugin of a
+	// partition no CPU kernel runs (delegate.TwinStoodIn).
+	OutcomeTwinOnce = "twin-once"
+	// OutcomeRestartsPaused: the partition's restarts failed in a row and
+	// pause (delegate.RestartsPaused; see Restarts).
+	OutcomeRestartsPaused = "restarts-paused"
+	// OutcomeRecovered: the partition came back on its plugin after a
+	// pause (delegate.Recovered).
+	OutcomeRecovered = "recovered"
+)
+
+// outcomeOf names what an interpreter did about a failure.
+func outcomeOf(o delegate.Outcome) string {
+	switch o {
+	case delegate.RanOnCPU:
+		return OutcomeCPUOnce
+	case delegate.Restarted:
+		return OutcomeRestarted
+	case delegate.TwinStoodIn:
+		return OutcomeTwinOnce
+	case delegate.RestartsPaused:
+		return OutcomeRestartsPaused
+	case delegate.Recovered:
+		return OutcomeRecovered
+	}
+	return OutcomeCPU
+}
+
+// compileOutcome decides what a run with policy does about a partition
+// that cannot compile, when the CPU twin would run instead of the model
+// (twin) or the model cannot run on the CPU (noKernel): the one judgement
+// PlanModel makes of every fallback of a plan, which it plans with compile
+// fallback forced on.
+func compileOutcome(policy delegate.Fallback, twin, noKernel bool) string {
+	switch {
+	case !policy.OnCompilationError:
+		return OutcomeError
+	case twin:
+		return OutcomeTwin
+	case noKernel:
+		return OutcomeNoCPUKernel
+	}
+	return OutcomeCPU
+}
