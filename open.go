@@ -148,6 +148,7 @@ func WithWarnings(warn func(error)) Option { return func(o *options) { o.warn = 
 type Interpreter struct {
 	*core.Interpreter
 	model      *model.Model
+	path       string // the model file, for Report
 	delegation *Delegation
 	warnings   []error
 }
@@ -176,7 +177,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	if err != nil {
 		return nil, errors.Join(err, d.Close(), m.Close())
 	}
-	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: s.warnings}, nil
+	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: s.warnings}, nil
 }
 
 // newOptions applies opts in order.
