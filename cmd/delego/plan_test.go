@@ -73,7 +73,7 @@ func TestPlanSplitConcat(t *testing.T) {
 	}
 	p := r.Partitions[0]
 	if p.Delegate != "cpu" || p.FellBack || len(p.Nodes) != 3 || p.Nodes[1].Op != "SPLIT" || p.Nodes[1].Version != 1 ||
-		len(p.Inputs) != 3 || p.Inputs[0] != (planTensor{0, "input1"}) || len(p.Outputs) != 5 {
+		len(p.Inputs) != 3 || p.Inputs[0] != (planTensor{Tensor: 0, Name: "input1"}) || len(p.Outputs) != 5 {
 		t.Errorf("partition %+v", p)
 	}
 	if len(r.Steps) != 1 || r.Steps[0].Partition == nil || *r.Steps[0].Partition != 0 || r.Steps[0].Node != nil {

@@ -266,11 +266,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
 	}
 	if f.verbose {
-		r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), nil, nil)
-		if err != nil {
-			return err
-		}
-		verbosePlan(stderr, r)
+		fmt.Fprint(stderr, it.Report().Outline())
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
