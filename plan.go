@@ -11,7 +11,6 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu"
-	"github.com/delego/delego/plugins/edgetpu/executable"
 )
 
 // Plan shows where each node of the model at path would run with opts, as
@@ -59,10 +58,12 @@ func (it *Interpreter) Report() *core.PlanReport {
 	return r
 }
 
-// hasEdgeTPUOp reports whether m holds an op compiled for the Edge TPU.
+// hasEdgeTPUOp reports whether m holds an op compiled for the Edge TPU: a
+// custom op the edgetpu delegate declares.
 func hasEdgeTPUOp(m *model.Model) bool {
+	declared := edgetpu.Declared().Custom
 	for _, oc := range m.OpCodes() {
-		if oc.Custom == executable.CustomOp {
+		if _, ok := declared[oc.Custom]; ok && oc.Custom != "" {
 			return true
 		}
 	}
