@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )
@@ -126,31 +125,6 @@ func (it *Interpreter) cpuNode(i int) *node {
 	}
 	return &node{index: i, name: it.model.OpCode(it.sg.Operator(i).OpCodeIndex()).Name(),
 		broken: errors.New("no kernel")}
-}
-
-// graphView is the partitioner's view of m's primary subgraph: what the
-// interpreter partitions, and what a plan's DOT rendering draws.
-func graphView(m *model.Model) partition.Graph {
-	sg := m.Subgraph(0)
-	g := partition.Graph{
-		NumTensors: sg.NumTensors(),
-		Inputs:     sg.Inputs(),
-		Outputs:    sg.Outputs(),
-		Constant:   make([]bool, sg.NumTensors()),
-	}
-	for i, t := range sg.Tensors() {
-		g.Constant[i] = m.Buffer(t.Buffer) != nil
-	}
-	for i := range sg.NumOperators() {
-		op := sg.Operator(i)
-		oc := m.OpCodeOf(op)
-		g.Nodes = append(g.Nodes, partition.Node{
-			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
-			Inputs:  op.Inputs(),
-			Outputs: op.Outputs(),
-		})
-	}
-	return g
 }
 
 // askDelegate fills column di of verdicts: the declared support first, then

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/delego/delego/delegate"
@@ -215,6 +216,31 @@ func cpuPlan(n int) *partition.Plan {
 		p.Nodes[i] = partition.Placement{Partition: -1}
 	}
 	return p
+}
+
+// graphView is the partitioner's view of m's primary subgraph: what the
+// interpreter partitions, and what a plan's DOT rendering draws.
+func graphView(m *model.Model) partition.Graph {
+	sg := m.Subgraph(0)
+	g := partition.Graph{
+		NumTensors: sg.NumTensors(),
+		Inputs:     sg.Inputs(),
+		Outputs:    sg.Outputs(),
+		Constant:   make([]bool, sg.NumTensors()),
+	}
+	for i, t := range sg.Tensors() {
+		g.Constant[i] = m.Buffer(t.Buffer) != nil
+	}
+	for i := range sg.NumOperators() {
+		op := sg.Operator(i)
+		oc := m.OpCodeOf(op)
+		g.Nodes = append(g.Nodes, partition.Node{
+			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
+			Inputs:  op.Inputs(),
+			Outputs: op.Outputs(),
+		})
+	}
+	return g
 }
 
 // movedToCPU reports whether partition k fell back to the CPU for good.

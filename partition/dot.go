@@ -52,6 +52,15 @@ func (p *Plan) Dot(g Graph) string {
 		fmt.Fprintf(&b, "  n%d [label=%s, fillcolor=\"#e0e0e0\", tooltip=%s];\n", c.Node, dotQuote(label(c.Node)), dotQuote(tip))
 	}
 
+	writeEdges(&b, g)
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// writeEdges draws g's tensors: an edge from each producer to each node
+// that reads the tensor (labelled with its index), and the graph's inputs
+// and outputs as small plain nodes. Constant tensors are not drawn.
+func writeEdges(b *strings.Builder, g Graph) {
 	producer := make([]int, g.NumTensors)
 	for t := range producer {
 		producer[t] = -1
@@ -66,16 +75,16 @@ func (p *Plan) Dot(g Graph) string {
 	isConst := func(t int) bool { return t < len(g.Constant) && g.Constant[t] }
 	for _, t := range g.Inputs {
 		if t >= 0 && t < g.NumTensors {
-			fmt.Fprintf(&b, "  t%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("input t%d", t)))
+			fmt.Fprintf(b, "  t%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("input t%d", t)))
 		}
 	}
 	for _, t := range g.Outputs {
 		if t >= 0 && t < g.NumTensors {
-			fmt.Fprintf(&b, "  out%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("output t%d", t)))
+			fmt.Fprintf(b, "  out%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("output t%d", t)))
 			if producer[t] >= 0 {
-				fmt.Fprintf(&b, "  n%d -> out%d;\n", producer[t], t)
+				fmt.Fprintf(b, "  n%d -> out%d;\n", producer[t], t)
 			} else {
-				fmt.Fprintf(&b, "  t%d -> out%d;\n", t, t)
+				fmt.Fprintf(b, "  t%d -> out%d;\n", t, t)
 			}
 		}
 	}
@@ -92,14 +101,12 @@ func (p *Plan) Dot(g Graph) string {
 			}
 			switch {
 			case producer[t] >= 0:
-				fmt.Fprintf(&b, "  n%d -> n%d [label=\"t%d\"];\n", producer[t], i, t)
+				fmt.Fprintf(b, "  n%d -> n%d [label=\"t%d\"];\n", producer[t], i, t)
 			case isInput[t]:
-				fmt.Fprintf(&b, "  t%d -> n%d;\n", t, i)
+				fmt.Fprintf(b, "  t%d -> n%d;\n", t, i)
 			}
 		}
 	}
-	b.WriteString("}\n")
-	return b.String()
 }
 
 // dotQuote quotes s as a DOT string.
