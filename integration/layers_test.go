@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os/exec"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -9,63 +10,114 @@ import (
 
 const module = "github.com/delego/delego/"
 
-// layers is DESIGN.md's import rule table: for each package (or package
-// tree, ending in "/..."), the packages of ours it may import directly.
-// Every package of the module must match one row.
-var layers = []struct {
-	pkg   string
-	allow []string
-}{
-	{"tensor", nil},
-	{"internal/flexbuf", nil},
-	{"internal/flatcheck", nil},
-	// Reads and writes of the files a user names (FIFOs, devices, links).
-	{"internal/fileio", nil},
-	{"model/schema", nil},
-	{"delegate/config", []string{"internal/fileio"}},
-	{"partition", nil},
-	{"adapters", []string{"tensor", "internal/fileio"}},
-	{"model/...", []string{"tensor", "internal/flatcheck", "internal/fileio", "model/schema", "model/..."}},
-	{"delegate", []string{"tensor", "model/schema", "model", "delegate/config"}},
-	// A test plugin that misbehaves on purpose around delego's own kernels.
-	{"testsupport/faultplugin", []string{"tensor", "delegate", "delegate/plugin", "plugins/cpu"}},
-	{"delegate/plugin/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin/..."}},
-	{"core/kernels", []string{"tensor", "internal/flexbuf", "model/schema"}},
-	{"core", []string{"tensor", "model/schema", "core/kernels", "model", "delegate", "delegate/config", "partition"}},
-	// Segments of a model run as a pipeline, each on its own interpreter.
-	{"pipeline", []string{"tensor", "core"}},
-	{"plugins/cpu/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/plugin", "core", "core/kernels", "plugins/cpu/..."}},
-	{"plugins/xnnpack/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/xnnpack/..."}},
-	{"plugins/edgetpu/...", []string{"tensor", "internal/flexbuf", "internal/flatcheck", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu/..."}},
-	{"plugins/gpu/...", []string{"tensor", "internal/fileio", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/gpu/..."}},
-	{"plugins/nnapi/...", []string{"tensor", "model/schema", "model", "delegate", "delegate/config", "delegate/plugin", "plugins/nnapi/..."}},
-	// The mini-benchmark: candidates run through the interpreter, opened
-	// by the caller (so it starts no plugin of its own).
-	{"tune", []string{"tensor", "model", "delegate", "delegate/config", "core"}},
-	// Package delego, at the module's root: one-call construction, which
-	// starts plugins as the command line does (the command line calls it).
-	{".", []string{"model", "delegate", "delegate/config", "delegate/plugin", "core", "plugins/cpu", "plugins/edgetpu"}},
-	// go-tflite's API on the interpreter; its delegates start plugins
-	// (edgetpu also lists devices in process, as `delego devices` does).
-	{"compat/tflite", []string{"tensor", "model", "delegate/config", "core", "compat/tflite/delegates"}},
-	{"compat/tflite/delegates/...", []string{"delegate", "delegate/config", "delegate/plugin", "plugins/edgetpu", "compat/tflite/delegates/..."}},
-	{"cmd/...", []string{"..."}},
-	{"integration", []string{"..."}},
-	// Test support (../shared, random graphs, test delegates, the fault
-	// plugin): the top floor, beside the end-to-end tests.
-	{"testsupport/...", []string{"..."}},
+// floor is one floor of DESIGN.md's house: the packages on it and what
+// they may import of ours. A package pattern is a path relative to the
+// module ("." for the root), or a tree ending in "/..."; "*" stands for any
+// one path element.
+type floor struct {
+	name string
+	pkgs []string
+	// may names the floors, below this one or this one itself, whose
+	// packages this floor's may import.
+	may []string
+	// also are the packages of other floors it may import besides: a part
+	// of a floor DESIGN.md names (the schema of the model floor).
+	also []string
 }
 
-// matches reports whether package p (relative to the module) is pattern,
-// or lies in its tree when pattern ends in "/...".
-func matches(pattern, p string) bool {
-	if pattern == "..." {
-		return true
+// floors is DESIGN.md's table of packages, bottom to top. A package is on
+// the floor of the longest pattern that matches it (core/kernels/... is
+// the kernels', not the interpreter's core/...), and may import its own
+// tree (for plugins/*/..., its own plugin's) besides what its floor may.
+// No floor may import one above it, and production code never imports
+// test support.
+var floors = []floor{
+	// Element types and tensors; FlexBuffers, flatbuffer checks, and the
+	// reads and writes of the files a user names (FIFOs, devices, links).
+	{name: "vocabulary", pkgs: []string{"tensor", "internal/..."}},
+	// The schema flatc generates, and the model: load, verify, extract,
+	// build.
+	{name: "model", pkgs: []string{"model/..."}, may: []string{"vocabulary"}},
+	// Delegate, Executable, configuration; the go-plugin transport.
+	{name: "contract", pkgs: []string{"delegate/..."}, may: []string{"vocabulary", "model"}},
+	// The partitioner: pure.
+	{name: "planning", pkgs: []string{"partition/..."}},
+	// The CPU kernels, by op family, with their assembly in rooms of their
+	// own: of the model, only the schema's options.
+	{name: "kernels", pkgs: []string{"core/kernels/..."}, may: []string{"vocabulary"}, also: []string{"model/schema"}},
+	// The interpreter: arena, steps, Invoke, fallback.
+	{name: "interpreter", pkgs: []string{"core/..."}, may: []string{"vocabulary", "model", "contract", "planning", "kernels"}},
+	// One delegate each and its binary. Only delego-cpu links the
+	// interpreter and the kernels: TestPluginBinariesStandApart holds it.
+	{name: "plugins", pkgs: []string{"plugins/*/..."}, may: []string{"vocabulary", "model", "contract", "kernels", "interpreter"}},
+	// delego.Open and what is built on it: results, pipelining, the
+	// mini-benchmark, the go-tflite drop-in. Of the plugins, only what the
+	// host must know of one (a small cgo-free plugins/NAME/NAMEinfo) and the
+	// CPU delegate, which the library runs in process (pure Go, on the
+	// interpreter it links anyway).
+	{name: "library", pkgs: []string{".", "adapters/...", "pipeline/...", "tune/...", "compat/..."},
+		may:  []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "library"},
+		also: []string{"plugins/*/*info", "plugins/cpu"}},
+	// The command line, the end-to-end tests, and test support (../shared,
+	// random graphs, test delegates, the fault plugin).
+	{name: "edges", pkgs: []string{"cmd/...", "integration/...", "testsupport/..."},
+		may: []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "plugins", "library"}},
+}
+
+// pending are imports the floors forbid that the code still makes, each
+// with the work that removes it. The test fails once one is gone, so that
+// the list empties as that work lands.
+var pending = []struct{ pkg, dep, until string }{
+	{".", "plugins/edgetpu", "issue 29 item 3 moves the Edge TPU's host-side facts to plugins/edgetpu/edgetpuinfo"},
+	{"compat/tflite/delegates/edgetpu", "plugins/edgetpu", "issue 29 item 3 lists Edge TPUs without linking the driver"},
+}
+
+// testSupport is the tree of test helpers, which only tests import.
+const testSupport = "testsupport/..."
+
+// match reports whether package p (relative to the module) is pattern, or
+// lies in its tree, and returns the tree p may import freely: the
+// pattern's tree with each "*" replaced by p's element ("" for a pattern
+// that is no tree).
+func match(pattern, p string) (own string, ok bool) {
+	base, tree := strings.CutSuffix(pattern, "/...")
+	want, got := strings.Split(base, "/"), strings.Split(p, "/")
+	if len(got) < len(want) || !tree && len(got) != len(want) {
+		return "", false
 	}
-	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
-		return p == tree || strings.HasPrefix(p, tree+"/")
+	for i, w := range want {
+		if ok, _ := path.Match(w, got[i]); !ok {
+			return "", false
+		}
 	}
-	return p == pattern
+	if !tree {
+		return "", true
+	}
+	return strings.Join(got[:len(want)], "/"), true
+}
+
+// inTree reports whether package p lies in tree (as match returns it).
+func inTree(tree, p string) bool {
+	return tree != "" && (p == tree || strings.HasPrefix(p, tree+"/"))
+}
+
+// floorOf returns the index of p's floor (the floor of the longest pattern
+// that matches it; -1 for none) and the tree p may import freely.
+func floorOf(p string) (at int, own string) {
+	at, longest := -1, -1
+	for i, f := range floors {
+		for _, pat := range f.pkgs {
+			if t, ok := match(pat, p); ok && len(pat) > longest {
+				at, own, longest = i, t, len(pat)
+			}
+		}
+	}
+	return at, own
+}
+
+// floorNamed returns the index of the floor named name, -1 for none.
+func floorNamed(name string) int {
+	return slices.IndexFunc(floors, func(f floor) bool { return f.name == name })
 }
 
 // ours returns package p relative to the module ("." for package delego
@@ -88,35 +140,70 @@ func goList(t *testing.T, args ...string) []string {
 	return strings.Fields(strings.TrimSpace(string(out)))
 }
 
-// TestImportRules holds every package of the module to the layer table:
-// the contract stands apart from the interpreter and the kernels.
+// TestFloorsPointDown: the floor table itself lets no floor import one
+// above it.
+func TestFloorsPointDown(t *testing.T) {
+	for i, f := range floors {
+		for _, m := range f.may {
+			if at := floorNamed(m); at < 0 || at > i {
+				t.Errorf("floor %s may import floor %q, which is not below it", f.name, m)
+			}
+		}
+		for _, a := range f.also {
+			if at, _ := floorOf(strings.ReplaceAll(a, "*", "x")); at < 0 || at >= i {
+				t.Errorf("floor %s may import %s, which is not on a floor below it", f.name, a)
+			}
+		}
+	}
+}
+
+// TestImportRules holds every package of the module to its floor (the
+// contract stands apart from the interpreter and the kernels), and keeps
+// test support out of production code.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports ","}}`, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	left := slices.Clone(pending)
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
 		pkg, _ = ours(pkg)
-		row := slices.IndexFunc(layers, func(l struct {
-			pkg   string
-			allow []string
-		}) bool {
-			return matches(l.pkg, pkg)
-		})
-		if row < 0 {
-			t.Errorf("package %s has no row in the layer table", pkg)
+		at, own := floorOf(pkg)
+		if at < 0 {
+			t.Errorf("package %s is on no floor of the table: add it to its floor's packages", pkg)
 			continue
 		}
+		f := floors[at]
 		for _, imp := range strings.Split(imports, ",") {
 			dep, isOurs := ours(imp)
-			if !isOurs || matches(layers[row].pkg, dep) && strings.HasSuffix(layers[row].pkg, "/...") {
+			if !isOurs || inTree(own, dep) {
 				continue
 			}
-			if !slices.ContainsFunc(layers[row].allow, func(a string) bool { return matches(a, dep) }) {
-				t.Errorf("%s imports %s, which its layer (%s) may not", pkg, dep, layers[row].pkg)
+			if _, support := match(testSupport, dep); support {
+				if _, ok := match(testSupport, pkg); !ok {
+					t.Errorf("%s imports %s: testsupport/ is for tests (_test.go files) only, never for production code", pkg, dep)
+				}
+				continue
 			}
+			depAt, _ := floorOf(dep)
+			if depAt >= 0 && slices.Contains(f.may, floors[depAt].name) ||
+				slices.ContainsFunc(f.also, func(a string) bool { _, ok := match(a, dep); return ok }) {
+				continue
+			}
+			if i := slices.IndexFunc(left, func(p struct{ pkg, dep, until string }) bool { return p.pkg == pkg && p.dep == dep }); i >= 0 {
+				left = slices.Delete(left, i, i+1)
+				continue
+			}
+			on := "no floor"
+			if depAt >= 0 {
+				on = "the " + floors[depAt].name + " floor"
+			}
+			t.Errorf("%s (%s floor) imports %s (%s), which its floor may not", pkg, f.name, dep, on)
 		}
+	}
+	for _, p := range left {
+		t.Errorf("%s no longer imports %s (%s): remove it from pending", p.pkg, p.dep, p.until)
 	}
 }
 

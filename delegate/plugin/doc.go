@@ -80,10 +80,14 @@
 // kills the process) or answers garbage (garbage-after=N: outputs of the
 // wrong shape, ErrMalformed in the host), so that an application can try
 // its fallback settings and deadlines on a real plugin. "cpu:crash-after=3"
-// asks the cpu plugin only; faults are comma-separated. The fault strikes
-// where gRPC Invokes and doorbell rings meet (servedPart.invoke), so both
-// paths see it. A malformed value stops every plugin from starting, with
-// an error that names the variable.
+// asks the cpu plugin only; faults are comma-separated. Serve reads the
+// variable once, as the plugin starts (a binary built to misbehave passes
+// WithFaults instead), and only when it plans a fault for the plugin puts
+// a layer around the delegate's executables that counts their Invokes and
+// strikes: gRPC Invokes and doorbell rings both run the executable, so both
+// paths see it, and a plugin started without faults runs no fault code at
+// all. A malformed value stops every plugin from starting, with an error
+// that names the variable.
 //
 // # Processes
 //

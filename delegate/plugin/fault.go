@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -10,7 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/delego/delego/delegate/plugin/pluginpb"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/tensor"
 )
 
 // EnvFault asks every plugin process to fail on purpose after a number of
@@ -35,6 +37,10 @@ import (
 // naming none; two faults for the same plugin, or two naming none, are an
 // error. A malformed value makes every plugin fail to start, with an
 // error naming EnvFault.
+//
+// Serve reads it once, as the plugin starts (WithFaults plans faults in its
+// place); a plugin started without faults runs no fault code in its
+// Invokes.
 const EnvFault = "DELEGO_PLUGIN_FAULT"
 
 // faultKind is what a planned plugin fault does.
@@ -64,15 +70,16 @@ func (k faultKind) String() string {
 // faultGrammar sums EnvFault's grammar up, for messages.
 const faultGrammar = "[PLUGIN:]crash-after=N, [PLUGIN:]hang-after=N or [PLUGIN:]garbage-after=N, comma-separated (N successful invokes first)"
 
-// pluginFault is one fault of EnvFault.
+// pluginFault is one fault of a list in EnvFault's grammar.
 type pluginFault struct {
 	plugin string // "" for every plugin
 	kind   faultKind
 	after  int
 	spec   string // as written
+	asked  string // who asked for it, for messages: $DELEGO_PLUGIN_FAULT="spec"
 }
 
-// parseFaults reads EnvFault's value.
+// parseFaults reads a list of faults in EnvFault's grammar.
 func parseFaults(s string) ([]pluginFault, error) {
 	var out []pluginFault
 	for _, spec := range strings.Split(s, ",") {
@@ -125,16 +132,15 @@ func parseFault(spec string) (pluginFault, error) {
 	return f, nil
 }
 
-// faultFor returns the fault EnvFault (read through lookup) plans for the
-// plugin serving the delegate named name: nil for none.
-func faultFor(name string, lookup func(string) (string, bool)) (*faultInjector, error) {
-	v, ok := lookup(EnvFault)
-	if !ok || v == "" {
+// faultFor returns the fault the list s (EnvFault's grammar; "" plans
+// none) plans for the plugin serving the delegate named name: nil for none.
+func faultFor(name, s string) (*pluginFault, error) {
+	if s == "" {
 		return nil, nil
 	}
-	faults, err := parseFaults(v)
+	faults, err := parseFaults(s)
 	if err != nil {
-		return nil, fmt.Errorf("$%s=%q: %w", EnvFault, v, err)
+		return nil, err
 	}
 	var pick *pluginFault
 	for i, f := range faults {
@@ -142,38 +148,129 @@ func faultFor(name string, lookup func(string) (string, bool)) (*faultInjector, 
 			pick = &faults[i]
 		}
 	}
-	if pick == nil {
-		return nil, nil
-	}
-	return &faultInjector{fault: *pick, name: name}, nil
+	return pick, nil
 }
 
-// faultInjector puts a plugin's planned fault into its Invokes: it counts
-// the process's successful ones and strikes the one after.
-type faultInjector struct {
+// A ServeOption changes how Serve and ServeConfig serve a delegate.
+type ServeOption func(*serveOptions)
+
+// serveOptions are the ServeOptions given, applied.
+type serveOptions struct {
+	faults    string
+	hasFaults bool // faults replace $DELEGO_PLUGIN_FAULT
+}
+
+// WithFaults has the plugin fail on purpose as the list of faults s (in
+// EnvFault's grammar; "" plans none) asks, in place of what
+// $DELEGO_PLUGIN_FAULT asks: for a plugin binary built to misbehave. A
+// malformed list fails the plugin's start as a malformed EnvFault does.
+func WithFaults(s string) ServeOption {
+	return func(o *serveOptions) { o.faults, o.hasFaults = s, true }
+}
+
+// plannedFault returns the fault opts, else $DELEGO_PLUGIN_FAULT, plan for
+// the plugin serving the delegate named name: nil for none. It is read once,
+// as the plugin starts.
+func plannedFault(name string, opts []ServeOption) (*pluginFault, error) {
+	var o serveOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, cite := o.faults, func(s string) string { return fmt.Sprintf("plugin.WithFaults(%q)", s) }
+	if !o.hasFaults {
+		s, cite = os.Getenv(EnvFault), func(s string) string { return fmt.Sprintf("$%s=%q", EnvFault, s) }
+	}
+	f, err := faultFor(name, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cite(s), err)
+	}
+	if f != nil {
+		f.asked = cite(f.spec)
+	}
+	return f, nil
+}
+
+// compiler compiles the partitions a plugin is handed.
+type compiler interface {
+	Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error)
+}
+
+// withFault returns what compiles the partitions of a plugin serving d with
+// the fault f: d itself when f is nil, so that the Invokes of a plugin
+// started without faults run the delegate's executables as they are, else
+// the fault layer around d.
+func withFault(d delegate.Delegate, f *pluginFault) compiler {
+	if f == nil {
+		return d
+	}
+	return &faultLayer{d: d, fault: *f}
+}
+
+// faultLayer compiles partitions with its delegate and puts the plugin's
+// planned fault into every executable it makes: it counts the process's
+// successful Invokes, over all of them, and strikes the one after.
+type faultLayer struct {
+	d     delegate.Delegate
 	fault pluginFault
-	name  string // the plugin's delegate
 	ok    atomic.Int64
+}
+
+// Compile compiles p with the delegate, and puts the fault into what it
+// makes.
+func (l *faultLayer) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	exe, err := l.d.Compile(ctx, p)
+	if exe == nil || err != nil {
+		return exe, err
+	}
+	return &faultyExecutable{Executable: exe, layer: l}, nil
+}
+
+// faultyExecutable is a delegate's executable with the plugin's planned
+// fault put in.
+type faultyExecutable struct {
+	delegate.Executable
+	layer *faultLayer
+}
+
+// Invoke strikes when the fault is due: a crash or a hang never returns,
+// and garbage leaves outputs no host accepts. Otherwise it runs the
+// executable, and counts its success.
+func (e *faultyExecutable) Invoke(ctx context.Context, inputs, outputs []*tensor.Tensor) error {
+	if e.layer.strike() {
+		garbageOutputs(outputs)
+		return nil
+	}
+	if err := e.Executable.Invoke(ctx, inputs, outputs); err != nil {
+		return err
+	}
+	e.layer.ok.Add(1)
+	return nil
+}
+
+// Threads is what the executable declares (delegate.Threaded), 0 (not
+// known) when it declares nothing: the doorbell reads it.
+func (e *faultyExecutable) Threads() int {
+	if t, ok := e.Executable.(delegate.Threaded); ok {
+		return t.Threads()
+	}
+	return 0
 }
 
 // strike is called before each Invoke runs: a crash or a hang that is due
 // happens here and never returns; garbage reports true, and the Invoke
-// answers garbage instead of running. A nil injector plans nothing.
-func (f *faultInjector) strike() (garbage bool) {
-	if f == nil {
+// answers garbage instead of running.
+func (l *faultLayer) strike() (garbage bool) {
+	n := l.ok.Load()
+	if n < int64(l.fault.after) {
 		return false
 	}
-	n := f.ok.Load()
-	if n < int64(f.fault.after) {
-		return false
-	}
-	switch f.fault.kind {
+	switch l.fault.kind {
 	case faultCrash:
-		crash(fmt.Sprintf("fatal error: delego plugin %s crashed on purpose in invoke %d, as $%s=%q asks\n",
-			f.name, n+1, EnvFault, f.fault.spec))
+		crash(fmt.Sprintf("fatal error: delego plugin %s crashed on purpose in invoke %d, as %s asks\n",
+			l.d.Name(), n+1, l.fault.asked))
 	case faultHang:
-		fmt.Fprintf(os.Stderr, "delego plugin %s hangs on purpose in invoke %d, as $%s=%q asks\n",
-			f.name, n+1, EnvFault, f.fault.spec)
+		fmt.Fprintf(os.Stderr, "delego plugin %s hangs on purpose in invoke %d, as %s asks\n",
+			l.d.Name(), n+1, l.fault.asked)
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -190,20 +287,12 @@ func crash(msg string) {
 	os.Exit(2)
 }
 
-// succeeded counts a successful Invoke.
-func (f *faultInjector) succeeded() {
-	if f != nil {
-		f.ok.Add(1)
+// garbageOutputs makes outputs an answer that breaks the protocol: each output one
+// dimension too many, with 7 bytes of data in memory of its own (so it
+// travels inline).
+func garbageOutputs(outputs []*tensor.Tensor) {
+	for _, t := range outputs {
+		t.Shape = append(slices.Clone(t.Shape), 3)
+		t.Data = []byte("garbage")
 	}
-}
-
-// garbageAnswer is an answer to req that breaks the protocol: each output
-// one dimension too many, with 7 bytes of data.
-func garbageAnswer(req *pluginpb.InvokeRequest) *pluginpb.InvokeResponse {
-	resp := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(req.Outputs))}
-	for i, t := range req.Outputs {
-		resp.Outputs[i] = &pluginpb.Tensor{Type: t.Type, Shape: append(slices.Clone(t.Shape), 3), Bytes: 7,
-			Data: &pluginpb.Tensor_Inline{Inline: []byte("garbage")}}
-	}
-	return resp
 }

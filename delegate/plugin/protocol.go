@@ -57,12 +57,13 @@ func Handshake() goplugin.HandshakeConfig {
 }
 
 // grpcPlugin is delego's go-plugin plugin: impl is the delegate served (nil
-// in the host), fault the fault EnvFault plans for it (nil: none) or
-// faultErr why EnvFault cannot be read.
+// in the host), compile what compiles its partitions (impl, or the fault
+// layer the plugin started with around it), or faultErr why the faults
+// planned for it cannot be read.
 type grpcPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	impl     delegate.Delegate
-	fault    *faultInjector
+	compile  compiler
 	faultErr error
 	regions  *regionInbox // the region channel from the host; nil: none
 }
@@ -71,7 +72,7 @@ func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	if p.faultErr != nil {
 		return p.faultErr
 	}
-	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.fault, p.regions))
+	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.compile, p.regions))
 	return nil
 }
 

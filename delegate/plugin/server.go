@@ -24,12 +24,12 @@ import (
 // Serve serves d as a delego plugin on the go-plugin handshake and never
 // returns: it is all a plugin binary's main does. Started by hand (without
 // the host's magic cookie), the binary says it is a plugin and exits 1. It
-// exits by itself when the process that started it goes away. It puts the
-// fault $DELEGO_PLUGIN_FAULT plans for d into its Invokes (EnvFault); a
-// malformed one is said on stderr, and the process exits 1 without
-// serving.
-func Serve(d delegate.Delegate) {
-	fault, err := faultFor(d.Name(), os.LookupEnv)
+// exits by itself when the process that started it goes away. It reads
+// the fault $DELEGO_PLUGIN_FAULT (EnvFault), or WithFaults, plans for d
+// once, as it starts, and puts it into d's executables; a malformed one
+// is said on stderr, and the process exits 1 without serving.
+func Serve(d delegate.Delegate, opts ...ServeOption) {
+	fault, err := plannedFault(d.Name(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "delego plugin %s: %v\n", d.Name(), err)
 		os.Exit(1)
@@ -41,16 +41,16 @@ func Serve(d delegate.Delegate) {
 
 // ServeConfig is the go-plugin configuration Serve uses, for a plugin that
 // wants to change something (its logger) and call goplugin.Serve itself. It
-// honours EnvFault as Serve does, except that a malformed value fails
+// plans faults as Serve does, except that a malformed list fails
 // go-plugin's start (which logs the error and returns) rather than exiting.
-func ServeConfig(d delegate.Delegate) *goplugin.ServeConfig {
-	fault, err := faultFor(d.Name(), os.LookupEnv)
+func ServeConfig(d delegate.Delegate, opts ...ServeOption) *goplugin.ServeConfig {
+	fault, err := plannedFault(d.Name(), opts)
 	return serveConfig(d, fault, err)
 }
 
 // serveConfig is ServeConfig with the planned fault (nil: none) or the
 // error reading it.
-func serveConfig(d delegate.Delegate, fault *faultInjector, faultErr error) *goplugin.ServeConfig {
+func serveConfig(d delegate.Delegate, fault *pluginFault, faultErr error) *goplugin.ServeConfig {
 	regions, err := regionInboxFromEnv()
 	if err != nil {
 		// Regions then come by path, if the host sends them at all.
@@ -58,8 +58,9 @@ func serveConfig(d delegate.Delegate, fault *faultInjector, faultErr error) *gop
 	}
 	return &goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
-		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, fault: fault, faultErr: faultErr, regions: regions}},
-		GRPCServer:      newGRPCServer,
+		Plugins: goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, compile: withFault(d, fault),
+			faultErr: faultErr, regions: regions}},
+		GRPCServer: newGRPCServer,
 		// The host keeps the tail of the plugin's stderr for its error
 		// messages: warnings and errors only.
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "delego-plugin", Level: hclog.Warn, Output: os.Stderr}),
@@ -80,9 +81,9 @@ func watchParent(ppid int, every time.Duration) {
 // server is the plugin side of the protocol.
 type server struct {
 	pluginpb.UnimplementedDelegateServer
-	impl    delegate.Delegate
-	fault   *faultInjector // EnvFault's for this plugin; nil: none
-	regions *regionInbox   // the region channel; nil: regions come by path
+	impl    delegate.Delegate // what the plugin serves
+	compile compiler          // compiles its partitions: impl, or the fault layer around it
+	regions *regionInbox      // the region channel; nil: regions come by path
 
 	mu    sync.Mutex
 	next  uint64
@@ -95,14 +96,14 @@ type servedPart struct {
 
 	mu       sync.Mutex // Attach, Invoke and Release take turns
 	exe      delegate.Executable
-	fault    *faultInjector // the server's
 	region   *region
 	bell     *bellAnswerer // answers the region's doorbell, when the host asked for one
 	released bool
 }
 
-func newServer(d delegate.Delegate, fault *faultInjector, regions *regionInbox) *server {
-	return &server{impl: d, fault: fault, regions: regions, parts: map[uint64]*servedPart{}}
+// newServer serves d, whose partitions c compiles.
+func newServer(d delegate.Delegate, c compiler, regions *regionInbox) *server {
+	return &server{impl: d, compile: c, regions: regions, parts: map[uint64]*servedPart{}}
 }
 
 // statusOf turns a delegate's error into a gRPC status: FailedPrecondition
@@ -193,7 +194,7 @@ func (s *server) CheckNodes(ctx context.Context, req *pluginpb.CheckNodesRequest
 }
 
 func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pluginpb.CompileResponse, error) {
-	exe, err := s.impl.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings})
+	exe, err := s.compile.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings})
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -203,7 +204,7 @@ func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	s.parts[s.next] = &servedPart{handle: s.next, exe: exe, fault: s.fault}
+	s.parts[s.next] = &servedPart{handle: s.next, exe: exe}
 	return &pluginpb.CompileResponse{Handle: s.next}, nil
 }
 
@@ -296,8 +297,7 @@ func (p *servedPart) rung(r *region, req *pluginpb.InvokeRequest) (*pluginpb.Inv
 }
 
 // invoke runs req on the partition, its shared tensors in region r; p.mu is
-// held. It serves gRPC Invokes and doorbell rings alike, and so is where
-// EnvFault's fault strikes.
+// held. It serves gRPC Invokes and doorbell rings alike.
 func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.InvokeRequest) (*pluginpb.InvokeResponse, error) {
 	if p.released {
 		return nil, status.Errorf(codes.NotFound, "no compiled partition %d", req.Handle)
@@ -315,13 +315,9 @@ func (p *servedPart) invoke(ctx context.Context, r *region, req *pluginpb.Invoke
 			return nil, status.Errorf(codes.InvalidArgument, "output %d: %v", i, err)
 		}
 	}
-	if p.fault.strike() {
-		return garbageAnswer(req), nil
-	}
 	if err := p.exe.Invoke(ctx, ins, outs); err != nil {
 		return nil, statusOf(err)
 	}
-	p.fault.succeeded()
 	resp := &pluginpb.InvokeResponse{Outputs: make([]*pluginpb.Tensor, len(outs))}
 	for i, t := range outs {
 		o := &pluginpb.Tensor{Type: int32(t.Type), Shape: shapeToPB(t.Shape), Bytes: uint64(len(t.Data))}

@@ -23,8 +23,13 @@
 //
 // The delegate's name is fault-MODE. hang, hang-later and garbage are the
 // faults every plugin can be asked for (plugin.EnvFault: hang-after=0,
-// hang-after=20, garbage-after=0), which the binary asks itself for; the
-// others are faults of their own.
+// hang-after=20, garbage-after=0), which the binary starts itself with
+// (plugin.WithFaults, in place of $DELEGO_PLUGIN_FAULT); the others are
+// faults of their own.
+//
+// It is test support: only tests build it, and production code never
+// imports anything under testsupport/ (the import rules in
+// integration/layers_test.go hold that).
 package main
 
 import (
@@ -43,18 +48,17 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// envFaults are the modes that are plugin.EnvFault's faults.
-func envFaults() map[string]string {
+// startFaults are the modes that are plugin.EnvFault's faults.
+func startFaults() map[string]string {
 	return map[string]string{"hang": "hang-after=0", "hang-later": "hang-after=20", "garbage": "garbage-after=0"}
 }
 
 func main() {
 	name := strings.TrimPrefix(filepath.Base(os.Args[0]), plugin.Prefix)
 	d := &faulty{Delegate: cpu.New(), name: name, mode: strings.TrimPrefix(name, "fault-")}
-	if f, ok := envFaults()[d.mode]; ok {
-		if err := os.Setenv(plugin.EnvFault, f); err != nil {
-			panic(err)
-		}
+	var opts []plugin.ServeOption
+	if f, ok := startFaults()[d.mode]; ok {
+		opts = append(opts, plugin.WithFaults(f))
 	}
 	switch d.mode {
 	case "killed-start":
@@ -70,7 +74,7 @@ func main() {
 		goplugin.Serve(cfg)
 		return
 	}
-	plugin.Serve(d)
+	plugin.Serve(d, opts...)
 }
 
 type faulty struct {

@@ -10,6 +10,9 @@
 // MINIMUM (float32), CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, RELU,
 // RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT and
 // TRANSPOSE. Pooling and padding ops are left out until their kernels exist.
+//
+// It is test support: tests import it, production code never does (the
+// import rules in integration/layers_test.go hold that).
 package randgraph
 
 import (

@@ -2,6 +2,9 @@
 // outputs) that sits beside the repository as ../shared, or wherever the
 // DELEGO_SHARED environment variable points. It also crafts the hostile
 // pictures tests feed the decoders (BMPHeader, PNGHeader).
+//
+// It is test support: tests import it, production code never does (the
+// import rules in integration/layers_test.go hold that).
 package shared
 
 import (
