@@ -169,7 +169,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	}
 	d, copts := o.start(ctx, s, path)
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
-	if err == nil {
+	if err != nil {
+		err = explainUnsupported(m, path, err)
+	} else {
 		if err = it.AllocateTensors(); err != nil {
 			err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
 		}
