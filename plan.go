@@ -22,7 +22,8 @@ import (
 // A model some of whose nodes run nowhere (no delegate takes them and no
 // CPU kernel runs them) is planned all the same: the report's CannotRun
 // says which. The error is for what stops the planning: bad options or
-// settings, a model that cannot be read.
+// settings, a model that cannot be read. Should a plugin fail to stop
+// once the plan is made, Plan returns the plan with that error.
 func Plan(ctx context.Context, path string, opts ...Option) (_ *core.PlanReport, err error) {
 	o := newOptions(opts)
 	s, err := o.resolve(ctx)
@@ -41,9 +42,17 @@ func Plan(ctx context.Context, path string, opts ...Option) (_ *core.PlanReport,
 		s.names = []string{edgetpu.Name}
 	}
 	d, copts := o.start(ctx, s, path)
-	defer func() { err = errors.Join(err, d.Close()) }()
+	defer func() { err = errors.Join(err, d.Close(), closeTwin(copts.Twin)) }()
 	return core.PlanModel(ctx, core.PlanRequest{Model: m, Path: path, Options: copts,
 		Explain: func(err error) error { return explainUnsupported(m, path, err) }})
+}
+
+// closeTwin unmaps the CPU twin's model, if one was loaded.
+func closeTwin(tw *core.Twin) error {
+	if tw == nil || tw.Model == nil {
+		return nil
+	}
+	return tw.Model.Close()
 }
 
 // Report describes what the interpreter runs (see core.Interpreter.Report),

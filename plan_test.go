@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,5 +110,37 @@ func TestInterpreterReport(t *testing.T) {
 	if r.Model != shared.Model(t, quantE) || r.Twin == nil ||
 		!strings.HasSuffix(r.Narrative(false), "the result came from the CPU twin "+r.Twin.Path+"\n") {
 		t.Errorf("report %+v, narrative %q", r, r.Narrative(false))
+	}
+}
+
+// TestPlanUnmapsItsModels: once Plan returns, neither the model nor its
+// CPU twin is mapped any more.
+func TestPlanUnmapsItsModels(t *testing.T) {
+	dir := t.TempDir()
+	for from, to := range map[string]string{quantE: "m_edgetpu.tflite", quant: "m.tflite"} {
+		data, err := os.ReadFile(shared.Model(t, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	r, err := delego.Plan(context.Background(), filepath.Join(dir, "m_edgetpu.tflite"), delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Twin == nil || r.Twin.Path != filepath.Join(dir, "m.tflite") {
+		t.Fatalf("twin %+v, want the twin beside the model", r.Twin)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps here")
+	}
+	for _, l := range strings.Split(string(maps), "\n") {
+		if strings.Contains(l, dir) {
+			t.Errorf("still mapped after Plan: %s", l)
+		}
 	}
 }

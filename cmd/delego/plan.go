@@ -193,10 +193,10 @@ func oneLine(s string) string {
 // came from: the CPU twin, a simulated Edge TPU, the CPU fallback or a
 // restarted plugin (core.PlanReport.Narrative). It returns the report of
 // the run.
-func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) (*planReport, error) {
+func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) *planReport {
 	r := it.Report()
 	r.Model, r.Delegates = path, names
 	reportSimulated(w, r, r.Twin != nil) // edgetpu part 2 (edgetpu_env.go)
 	fmt.Fprint(w, r.Narrative(verbose))
-	return r, nil
+	return r
 }

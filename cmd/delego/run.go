@@ -270,9 +270,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	if _, err := reportOutcome(stderr, it, f.model, del.Names, f.verbose); err != nil {
-		return err
-	}
+	reportOutcome(stderr, it, f.model, del.Names, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
