@@ -148,6 +148,7 @@ func WithWarnings(warn func(error)) Option { return func(o *options) { o.warn = 
 type Interpreter struct {
 	*core.Interpreter
 	model      *model.Model
+	path       string // the model file, for Report
 	delegation *Delegation
 	warnings   []error
 }
@@ -168,7 +169,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	}
 	d, copts := o.start(ctx, s, path)
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
-	if err == nil {
+	if err != nil {
+		err = explainUnsupported(m, path, err)
+	} else {
 		if err = it.AllocateTensors(); err != nil {
 			err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
 		}
@@ -176,7 +179,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error
 	if err != nil {
 		return nil, errors.Join(err, d.Close(), m.Close())
 	}
-	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: s.warnings}, nil
+	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: s.warnings}, nil
 }
 
 // newOptions applies opts in order.

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 )
 
@@ -350,18 +351,15 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		}
 		return nil
 	}()
-	plan, err := reportOutcome(stderr, it, path, del.Names, false)
-	if err != nil {
-		return err
-	}
+	plan := reportOutcome(stderr, it, path, del.Names, false)
 	if invokeErr != nil {
 		return invokeErr
 	}
 
 	l := latencyStats(times)
 	r := benchReport{
-		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.summaryLine(), Fallbacks: plan.Fallbacks,
-		Twin: twinOf(it),
+		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
+		Twin: plan.Twin,
 		Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
@@ -380,7 +378,7 @@ func printBench(w io.Writer, r *benchReport) error {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
+		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, core.WhatFailed(r.Twin.Fallbacks))
 	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)

@@ -568,23 +568,3 @@ func TestBenchSaysWhatItDidNotKeep(t *testing.T) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 }
-
-// TestStoryOfAPause: the one-line story and the per-event lines tell of a
-// partition whose restarts paused, and of its recovery.
-func TestStoryOfAPause(t *testing.T) {
-	fb := func(outcome, err string) planFallback {
-		return planFallback{Delegate: "cpu", Partition: 0, Nodes: []int{0, 1}, Stage: "execute", Error: err, Outcome: outcome}
-	}
-	const pause = "2 restarts in a row failed, so restarts pause for 30s (circuit breaker open); the next is tried at 12:00:00.000; last failure: lost"
-	fbs := []planFallback{fb(fallbackOnce, "lost"), fb(restarted, "lost"), fb(restartsPaused, pause), fb(restarted, "lost"), fb(recovered, pause)}
-	want := "partition 0 on cpu failed to run (lost); the CPU stood in, its plugin was restarted twice, its restarts paused once after failing in a row, then it recovered"
-	if got := whatFailed(fbs); got != want {
-		t.Errorf("story %q, want %q", got, want)
-	}
-	if got, want := describeFallback(fbs[2], nil), "partition 0 (cpu, 2 nodes): "+pause; got != want {
-		t.Errorf("pause %q, want %q", got, want)
-	}
-	if got, want := describeFallback(fbs[4], nil), "partition 0 (cpu, 2 nodes): back on its restarted plugin after: "+pause; got != want {
-		t.Errorf("recovery %q, want %q", got, want)
-	}
-}

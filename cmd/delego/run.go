@@ -266,17 +266,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
 	}
 	if f.verbose {
-		r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), nil, nil)
-		if err != nil {
-			return err
-		}
-		verbosePlan(stderr, r)
+		fmt.Fprint(stderr, it.Report().Outline())
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	if _, err := reportOutcome(stderr, it, f.model, del.Names, f.verbose); err != nil {
-		return err
-	}
+	reportOutcome(stderr, it, f.model, del.Names, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
