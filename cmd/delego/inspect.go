@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/tensor"
 )
 
@@ -55,214 +52,11 @@ JSON fields (stable):
                                count}, most frequent first
 ` + edgetpuHelp
 
-// modelReport is what inspect prints; its JSON form is documented in inspectUsage.
-type modelReport struct {
-	File              string            `json:"file"`
-	FileBytes         int               `json:"file_bytes"`
-	Version           uint32            `json:"version"`
-	Description       string            `json:"description"`
-	MinRuntimeVersion string            `json:"min_runtime_version,omitempty"`
-	Subgraphs         []subgraphReport  `json:"subgraphs"`
-	Metadata          []metadataReport  `json:"metadata"`
-	Signatures        []signatureReport `json:"signature_defs"`
-	Totals            totalsReport      `json:"totals"`
-	EdgeTPU           []edgetpuReport   `json:"edgetpu,omitempty"`
-}
-
-type subgraphReport struct {
-	Index     int            `json:"index"`
-	Name      string         `json:"name"`
-	Inputs    []ioReport     `json:"inputs"`
-	Outputs   []ioReport     `json:"outputs"`
-	Operators []opReport     `json:"operators"`
-	Tensors   []tensorReport `json:"tensors"`
-}
-
-type ioReport struct {
-	Tensor int    `json:"tensor"`
-	Name   string `json:"name"`
-	Type   string `json:"type"`
-	Shape  []int  `json:"shape"`
-}
-
-type opReport struct {
-	Index              int    `json:"index"`
-	Op                 string `json:"op"`
-	BuiltinCode        int    `json:"builtin_code"`
-	Custom             bool   `json:"custom"`
-	Version            int    `json:"version"`
-	Inputs             []int  `json:"inputs"`
-	Outputs            []int  `json:"outputs"`
-	Intermediates      []int  `json:"intermediates"`
-	CustomOptionsBytes int    `json:"custom_options_bytes"`
-}
-
-type tensorReport struct {
-	Index          int          `json:"index"`
-	Name           string       `json:"name"`
-	Type           string       `json:"type"`
-	Shape          []int        `json:"shape"`
-	ShapeSignature []int        `json:"shape_signature,omitempty"`
-	Buffer         int          `json:"buffer"`
-	ConstBytes     int          `json:"const_bytes"`
-	Variable       bool         `json:"variable"`
-	Sparse         bool         `json:"sparse"`
-	Quantization   *quantReport `json:"quantization"`
-}
-
-type quantReport struct {
-	Scale      []float32 `json:"scale"`
-	ZeroPoint  []int64   `json:"zero_point"`
-	Axis       int       `json:"axis"`
-	PerChannel bool      `json:"per_channel"`
-}
-
-type metadataReport struct {
-	Name   string `json:"name"`
-	Buffer int    `json:"buffer"`
-	Bytes  int    `json:"bytes"`
-	Value  string `json:"value,omitempty"`
-}
-
-type signatureReport struct {
-	Key      string            `json:"key"`
-	Subgraph int               `json:"subgraph"`
-	Inputs   []sigTensorReport `json:"inputs"`
-	Outputs  []sigTensorReport `json:"outputs"`
-}
-
-type sigTensorReport struct {
-	Name   string `json:"name"`
-	Tensor int    `json:"tensor"`
-}
-
-type totalsReport struct {
-	Subgraphs       int       `json:"subgraphs"`
-	Operators       int       `json:"operators"`
-	Tensors         int       `json:"tensors"`
-	ConstantTensors int       `json:"constant_tensors"`
-	ParamsBytes     int       `json:"params_bytes"`
-	Buffers         int       `json:"buffers"`
-	BufferBytes     int       `json:"buffer_bytes"`
-	OpCounts        []opCount `json:"op_counts"`
-}
-
-type opCount struct {
-	Op    string `json:"op"`
-	Count int    `json:"count"`
-}
-
-// nonNil keeps empty lists as [] rather than null in the JSON.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// buildReport describes m, loaded from path.
-func buildReport(m *model.Model, path string) *modelReport {
-	r := &modelReport{
-		File:        path,
-		FileBytes:   len(m.Bytes()),
-		Version:     m.Version(),
-		Description: m.Description(),
-		Metadata:    []metadataReport{},
-		Signatures:  []signatureReport{},
-	}
-	counts := map[string]int{}
-	usedBuffers := map[int]bool{}
-	for si, sg := range m.Subgraphs() {
-		s := subgraphReport{Index: si, Name: sg.Name(), Operators: []opReport{}, Tensors: []tensorReport{}}
-		io := func(idx []int) []ioReport {
-			out := []ioReport{}
-			for _, ti := range idx {
-				t := sg.Tensor(ti)
-				out = append(out, ioReport{ti, t.Name, t.Type.String(), nonNil(t.Shape)})
-			}
-			return out
-		}
-		s.Inputs, s.Outputs = io(sg.Inputs()), io(sg.Outputs())
-		for oi := range sg.NumOperators() {
-			op := sg.Operator(oi)
-			oc := m.OpCodeOf(op)
-			counts[oc.Name()]++
-			s.Operators = append(s.Operators, opReport{
-				Index:              oi,
-				Op:                 oc.Name(),
-				BuiltinCode:        int(oc.Builtin),
-				Custom:             oc.Builtin == schema.BuiltinOperatorCUSTOM,
-				Version:            oc.Version,
-				Inputs:             nonNil(op.Inputs()),
-				Outputs:            nonNil(op.Outputs()),
-				Intermediates:      nonNil(op.Intermediates()),
-				CustomOptionsBytes: len(op.CustomOptions()),
-			})
-		}
-		for ti, t := range sg.Tensors() {
-			tr := tensorReport{
-				Index:          ti,
-				Name:           t.Name,
-				Type:           t.Type.String(),
-				Shape:          nonNil(t.Shape),
-				ShapeSignature: t.ShapeSignature,
-				Buffer:         t.Buffer,
-				ConstBytes:     len(m.Buffer(t.Buffer)),
-				Variable:       t.Variable,
-				Sparse:         t.Sparse,
-			}
-			if q := t.Quant; q != nil {
-				tr.Quantization = &quantReport{nonNil(q.Scale), nonNil(q.ZeroPoint), q.Axis, q.PerChannel()}
-			}
-			if tr.ConstBytes > 0 {
-				r.Totals.ConstantTensors++
-				if !usedBuffers[t.Buffer] {
-					usedBuffers[t.Buffer] = true
-					r.Totals.ParamsBytes += tr.ConstBytes
-				}
-			}
-			s.Tensors = append(s.Tensors, tr)
-		}
-		r.Totals.Operators += sg.NumOperators()
-		r.Totals.Tensors += sg.NumTensors()
-		r.Subgraphs = append(r.Subgraphs, s)
-	}
-	r.Totals.Subgraphs = m.NumSubgraphs()
-	r.Totals.Buffers = m.NumBuffers()
-	for i := range m.NumBuffers() {
-		r.Totals.BufferBytes += len(m.Buffer(i))
-	}
-	r.Totals.OpCounts = []opCount{}
-	for op, n := range counts {
-		r.Totals.OpCounts = append(r.Totals.OpCounts, opCount{op, n})
-	}
-	slices.SortFunc(r.Totals.OpCounts, func(a, b opCount) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Op, b.Op)
-	})
-	for _, md := range m.Metadata() {
-		data := m.Buffer(md.Buffer)
-		mr := metadataReport{Name: md.Name, Buffer: md.Buffer, Bytes: len(data)}
-		if md.Name == "min_runtime_version" {
-			mr.Value = string(bytes.TrimRight(data, "\x00"))
-			r.MinRuntimeVersion = mr.Value
-		}
-		r.Metadata = append(r.Metadata, mr)
-	}
-	for _, sd := range m.Signatures() {
-		sr := signatureReport{Key: sd.Key, Subgraph: sd.Subgraph, Inputs: []sigTensorReport{}, Outputs: []sigTensorReport{}}
-		for _, st := range sd.Inputs {
-			sr.Inputs = append(sr.Inputs, sigTensorReport{st.Name, st.Tensor})
-		}
-		for _, st := range sd.Outputs {
-			sr.Outputs = append(sr.Outputs, sigTensorReport{st.Name, st.Tensor})
-		}
-		r.Signatures = append(r.Signatures, sr)
-	}
-	r.EdgeTPU = edgetpuReports(m)
-	return r
+// inspectReport is what inspect prints; its JSON form is documented in
+// inspectUsage.
+type inspectReport struct {
+	*model.Summary
+	EdgeTPU []program.NodeReport `json:"edgetpu,omitempty"`
 }
 
 // inspectFlagSet defines the flags of "delego inspect".
@@ -286,7 +80,8 @@ func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := buildReport(m, pos[0])
+	r := &inspectReport{Summary: m.Summary(), EdgeTPU: program.Reports(m)}
+	r.File = pos[0]
 	if asJSON {
 		return writeJSON(stdout, r)
 	}
@@ -294,7 +89,7 @@ func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 }
 
 // printReport writes the text form of a model report.
-func printReport(w io.Writer, r *modelReport) error {
+func printReport(w io.Writer, r *inspectReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
 	p("model:\t%s (%d bytes)\n", r.File, r.FileBytes)
@@ -320,7 +115,7 @@ func printReport(w io.Writer, r *modelReport) error {
 		p("\nsubgraph %d %q: %d ops, %d tensors\n", s.Index, s.Name, len(s.Operators), len(s.Tensors))
 		for _, l := range []struct {
 			what string
-			ios  []ioReport
+			ios  []model.IOSummary
 		}{{"input", s.Inputs}, {"output", s.Outputs}} {
 			for i, x := range l.ios {
 				p("  %s %d:\ttensor %d\t%q\t%s\t%s\n", l.what, i, x.Tensor, x.Name, x.Type, formatShape(x.Shape))
@@ -391,14 +186,14 @@ func printReport(w io.Writer, r *modelReport) error {
 	return nil
 }
 
-func formatQuantReport(q *quantReport) string {
+func formatQuantReport(q *model.QuantSummary) string {
 	if q == nil {
 		return "-"
 	}
 	return formatQuant(&tensor.Quantization{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis}, 4)
 }
 
-func formatSigTensors(ts []sigTensorReport) string {
+func formatSigTensors(ts []model.SignatureTensor) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = fmt.Sprintf("%s=%d", t.Name, t.Tensor)

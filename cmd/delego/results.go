@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
 
@@ -42,13 +43,13 @@ type runJSON struct {
 // outputJSON is one output tensor with its values. Float values that JSON
 // cannot hold are the strings "NaN", "Inf" and "-Inf".
 type outputJSON struct {
-	Index        int             `json:"index"`
-	Name         string          `json:"name"`
-	Type         string          `json:"type"`
-	Shape        []int           `json:"shape"`
-	Quantization *quantReport    `json:"quantization,omitempty"`
-	Values       json.RawMessage `json:"values"`
-	Dequantized  json.RawMessage `json:"dequantized,omitempty"`
+	Index        int                 `json:"index"`
+	Name         string              `json:"name"`
+	Type         string              `json:"type"`
+	Shape        []int               `json:"shape"`
+	Quantization *model.QuantSummary `json:"quantization,omitempty"`
+	Values       json.RawMessage     `json:"values"`
+	Dequantized  json.RawMessage     `json:"dequantized,omitempty"`
 }
 
 // segmentJSON is the result of --task segment.
@@ -69,7 +70,7 @@ func outputsJSON(it *core.Interpreter) []outputJSON {
 			o.Shape = []int{}
 		}
 		if q := t.Quantization(); q != nil && len(q.Scale) > 0 {
-			o.Quantization = &quantReport{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis, PerChannel: q.PerChannel()}
+			o.Quantization = &model.QuantSummary{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis, PerChannel: q.PerChannel()}
 			if t.Type() != tensor.Float32 {
 				if v := t.Dequantize(); v != nil {
 					o.Dequantized = floatsJSON(v)
