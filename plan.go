@@ -6,7 +6,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
 // Plan shows where each node of the model at path would run with opts, as
@@ -39,7 +39,7 @@ func Plan(ctx context.Context, path string, opts ...Option) (_ *core.PlanReport,
 		// Nothing chose a delegate, but only the Edge TPU runs this
 		// model's compiled op: plan it for the Edge TPU, as pycoral
 		// would run it.
-		s.names = []string{edgetpu.Name}
+		s.names = []string{edgetpuinfo.Name}
 	}
 	d, copts := o.start(ctx, s, path)
 	defer func() { err = errors.Join(err, d.Close(), closeTwin(copts.Twin)) }()

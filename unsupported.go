@@ -8,7 +8,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
 // This file words the error of a model some of whose nodes no CPU kernel
@@ -17,7 +17,7 @@ import (
 // hasEdgeTPUOp reports whether m holds an op compiled for the Edge TPU: a
 // custom op the edgetpu delegate declares.
 func hasEdgeTPUOp(m *model.Model) bool {
-	declared := edgetpu.Declared().Custom
+	declared := edgetpuinfo.Declared().Custom
 	for _, oc := range m.OpCodes() {
 		if _, ok := declared[oc.Custom]; ok && oc.Custom != "" {
 			return true
@@ -87,7 +87,7 @@ func explainUnsupported(m *model.Model, modelPath string, err error) error {
 		}
 	}
 	if hasEdgeTPUOp(m) {
-		twin := edgetpu.TwinPath(modelPath)
+		twin := edgetpuinfo.TwinPath(modelPath)
 		if _, serr := os.Stat(twin); serr == nil && twin != "" {
 			fmt.Fprintf(&b, "\n(this model is compiled for the Edge TPU; its CPU twin is %s)", filepath.Clean(twin))
 		} else {
