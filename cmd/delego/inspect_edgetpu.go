@@ -66,79 +66,93 @@ func printEdgeTPU(w io.Writer, rs []program.NodeReport) {
 		}
 		fmt.Fprintf(w, "    runtime check: %s\n", check)
 		for pi, p := range r.Packages {
-			chip := "chip not named"
-			if p.ChipCode != nil {
-				chip = fmt.Sprintf("chip code %d", *p.ChipCode)
-			}
-			fmt.Fprintf(w, "    package %d: %d bytes (%q), %s, compiler version %q, min runtime version %d, keypair version %d, signature %d bytes",
-				pi, p.Bytes, p.Identifier, chip, p.CompilerVersion, p.MinRuntimeVersion, p.KeypairVersion, p.SignatureBytes)
-			if p.VirtualChipID != 0 || p.MultiChipPackages != 0 {
-				fmt.Fprintf(w, ", virtual chip %d, %d multi-chip packages", p.VirtualChipID, p.MultiChipPackages)
-			}
-			if p.ModelIdentifier != "" {
-				fmt.Fprintf(w, ", model identifier %q", p.ModelIdentifier)
-			}
-			fmt.Fprintf(w, "; multi-executable %d bytes\n", p.MultiExecutableBytes)
-			for ei, e := range p.Executables {
-				role := "caches the parameters"
-				switch {
-				case e.Main:
-					role = "runs the inference"
-				case e.Type != executable.ParameterCaching.String():
-					role = "unused by the runtime"
-				}
-				fmt.Fprintf(w, "      executable %d %s %q (%s): chip %q, %d bytes, batch size %d, scratch %d bytes, parameters %d bytes, caching token %s, narrow memory %d bytes per tile, estimated cycles %d",
-					ei, e.Type, e.Name, role, e.Chip, e.Bytes, e.BatchSize, e.ScratchBytes, e.ParametersBytes, e.CachingToken, e.NarrowMemoryBytesPerTile, e.EstimatedCycles)
-				if e.TPUDRAMParameters {
-					fmt.Fprint(w, ", parameters in TPU DRAM")
-				}
-				fmt.Fprintln(w)
-				for bi, b := range e.Bitstreams {
-					fmt.Fprintf(w, "        instruction bitstream %d: %d bytes, %s%s\n", bi, b.Bytes,
-						plural(b.FieldOffsets, "field offset", "field offsets"), formatTargets(b.FieldsByTarget))
-				}
-				d := e.DMAHints
-				det := "not fully deterministic"
-				if d.FullyDeterministic {
-					det = "fully deterministic"
-				}
-				fmt.Fprintf(w, "        DMA hints: %d, %s: %d instruction, %d in (%d bytes), %d out (%d bytes), %d interrupt, %d fence\n",
-					d.Count, det, d.Instruction, d.In, d.InBytes, d.Out, d.OutBytes, d.Interrupt, d.Fence)
-				for _, l := range []struct {
-					what   string
-					layers []program.LayerReport
-				}{{"input", e.Inputs}, {"output", e.Outputs}} {
-					for li, x := range l.layers {
-						fmt.Fprintf(w, "        %s %d %q: %s %dx%dx%d, %d bytes", l.what, li, x.Name, x.DataType, x.Dims[0], x.Dims[1], x.Dims[2], x.SizeBytes)
-						if x.ActualBytes != x.SizeBytes*max(x.ExecutionCount, 1) {
-							fmt.Fprintf(w, " (%d without padding)", x.ActualBytes)
-						}
-						fmt.Fprintf(w, ", zero point %d, scale %g", x.ZeroPoint, x.Scale)
-						if x.ExecutionCount != 1 {
-							fmt.Fprintf(w, ", %d executions per inference", x.ExecutionCount)
-						}
-						if x.CacheOnDRAM {
-							fmt.Fprint(w, ", cached on DRAM")
-						}
-						if x.Shape != nil {
-							dims := make([]string, len(x.Shape))
-							for k, r := range x.Shape {
-								dims[k] = fmt.Sprintf("%d:%d", r[0], r[1])
-							}
-							fmt.Fprintf(w, ", shape [%s]", strings.Join(dims, " "))
-						}
-						if x.TiledLayout {
-							fmt.Fprint(w, ", tiled output layout")
-						}
-						if x.Slices > 0 {
-							fmt.Fprintf(w, ", %s", plural(x.Slices, "slice", "slices"))
-						}
-						fmt.Fprintln(w)
-					}
-				}
-			}
+			printPackage(w, pi, p)
 		}
 	}
+}
+
+// printPackage writes package pi of a node and its executables.
+func printPackage(w io.Writer, pi int, p program.PackageReport) {
+	chip := "chip not named"
+	if p.ChipCode != nil {
+		chip = fmt.Sprintf("chip code %d", *p.ChipCode)
+	}
+	fmt.Fprintf(w, "    package %d: %d bytes (%q), %s, compiler version %q, min runtime version %d, keypair version %d, signature %d bytes",
+		pi, p.Bytes, p.Identifier, chip, p.CompilerVersion, p.MinRuntimeVersion, p.KeypairVersion, p.SignatureBytes)
+	if p.VirtualChipID != 0 || p.MultiChipPackages != 0 {
+		fmt.Fprintf(w, ", virtual chip %d, %d multi-chip packages", p.VirtualChipID, p.MultiChipPackages)
+	}
+	if p.ModelIdentifier != "" {
+		fmt.Fprintf(w, ", model identifier %q", p.ModelIdentifier)
+	}
+	fmt.Fprintf(w, "; multi-executable %d bytes\n", p.MultiExecutableBytes)
+	for ei, e := range p.Executables {
+		printExecutable(w, ei, e)
+	}
+}
+
+// printExecutable writes executable ei: its role, bitstreams, DMA hints
+// and layers.
+func printExecutable(w io.Writer, ei int, e program.ExecutableReport) {
+	role := "caches the parameters"
+	switch {
+	case e.Main:
+		role = "runs the inference"
+	case e.Type != executable.ParameterCaching.String():
+		role = "unused by the runtime"
+	}
+	fmt.Fprintf(w, "      executable %d %s %q (%s): chip %q, %d bytes, batch size %d, scratch %d bytes, parameters %d bytes, caching token %s, narrow memory %d bytes per tile, estimated cycles %d",
+		ei, e.Type, e.Name, role, e.Chip, e.Bytes, e.BatchSize, e.ScratchBytes, e.ParametersBytes, e.CachingToken, e.NarrowMemoryBytesPerTile, e.EstimatedCycles)
+	if e.TPUDRAMParameters {
+		fmt.Fprint(w, ", parameters in TPU DRAM")
+	}
+	fmt.Fprintln(w)
+	for bi, b := range e.Bitstreams {
+		fmt.Fprintf(w, "        instruction bitstream %d: %d bytes, %s%s\n", bi, b.Bytes,
+			plural(b.FieldOffsets, "field offset", "field offsets"), formatTargets(b.FieldsByTarget))
+	}
+	d := e.DMAHints
+	det := "not fully deterministic"
+	if d.FullyDeterministic {
+		det = "fully deterministic"
+	}
+	fmt.Fprintf(w, "        DMA hints: %d, %s: %d instruction, %d in (%d bytes), %d out (%d bytes), %d interrupt, %d fence\n",
+		d.Count, det, d.Instruction, d.In, d.InBytes, d.Out, d.OutBytes, d.Interrupt, d.Fence)
+	for li, x := range e.Inputs {
+		printLayer(w, "input", li, x)
+	}
+	for li, x := range e.Outputs {
+		printLayer(w, "output", li, x)
+	}
+}
+
+// printLayer writes one input or output layer on a line.
+func printLayer(w io.Writer, what string, li int, x program.LayerReport) {
+	fmt.Fprintf(w, "        %s %d %q: %s %dx%dx%d, %d bytes", what, li, x.Name, x.DataType, x.Dims[0], x.Dims[1], x.Dims[2], x.SizeBytes)
+	if x.ActualBytes != x.SizeBytes*max(x.ExecutionCount, 1) {
+		fmt.Fprintf(w, " (%d without padding)", x.ActualBytes)
+	}
+	fmt.Fprintf(w, ", zero point %d, scale %g", x.ZeroPoint, x.Scale)
+	if x.ExecutionCount != 1 {
+		fmt.Fprintf(w, ", %d executions per inference", x.ExecutionCount)
+	}
+	if x.CacheOnDRAM {
+		fmt.Fprint(w, ", cached on DRAM")
+	}
+	if x.Shape != nil {
+		dims := make([]string, len(x.Shape))
+		for k, r := range x.Shape {
+			dims[k] = fmt.Sprintf("%d:%d", r[0], r[1])
+		}
+		fmt.Fprintf(w, ", shape [%s]", strings.Join(dims, " "))
+	}
+	if x.TiledLayout {
+		fmt.Fprint(w, ", tiled output layout")
+	}
+	if x.Slices > 0 {
+		fmt.Fprintf(w, ", %s", plural(x.Slices, "slice", "slices"))
+	}
+	fmt.Fprintln(w)
 }
 
 // formatTargets lists field counts by target in a fixed order.
