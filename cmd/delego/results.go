@@ -103,7 +103,7 @@ func valuesJSON(typ tensor.DType, data []byte) json.RawMessage {
 		case tensor.Float64:
 			b = appendFloat(b, math.Float64frombits(le.Uint64(e)), 64)
 		case tensor.Float16:
-			b = appendFloat(b, float64(halfToFloat(le.Uint16(e))), 32)
+			b = appendFloat(b, float64(tensor.Float16ToFloat32(le.Uint16(e))), 32)
 		default:
 			b = append(b, formatValue(typ, e)...)
 		}
@@ -135,24 +135,6 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		return append(b, `"-Inf"`...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
-}
-
-// halfToFloat converts an IEEE 754 half-precision value.
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0:
-		f := float32(frac) / (1 << 24) // subnormal (or zero)
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }
 
 // taskInput is what a task needs beyond the outputs.
