@@ -10,7 +10,6 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
-	"github.com/delego/delego/model"
 )
 
 // An Option changes how Open builds the interpreter.
@@ -143,45 +142,6 @@ func WithProfiler(p core.Profiler) Option { return func(o *options) { o.profiler
 // lists them too.
 func WithWarnings(warn func(error)) Option { return func(o *options) { o.warn = warn } }
 
-// Interpreter is a core.Interpreter that owns its model and the delegates
-// Open started.
-type Interpreter struct {
-	*core.Interpreter
-	model      *model.Model
-	path       string // the model file, for Report
-	delegation *Delegation
-	warnings   []error
-}
-
-// Open loads the model at path, starts its delegates and builds an
-// interpreter with its tensors allocated, ready for its inputs. Mistakes
-// in the options or settings are reported before the model is read. The
-// caller must Close the interpreter, which stops every plugin it started.
-func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error) {
-	o := newOptions(opts)
-	s, err := o.resolve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m, err := model.LoadContext(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	d, copts := o.start(ctx, s, path)
-	it, err := core.NewInterpreterContext(ctx, m, &copts)
-	if err != nil {
-		err = explainUnsupported(m, path, err)
-	} else {
-		if err = it.AllocateTensors(); err != nil {
-			err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
-		}
-	}
-	if err != nil {
-		return nil, errors.Join(err, d.Close(), m.Close())
-	}
-	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: s.warnings}, nil
-}
-
 // newOptions applies opts in order.
 func newOptions(opts []Option) *options {
 	o := &options{}
@@ -297,7 +257,10 @@ func (it *Interpreter) Close() error {
 	if it.Interpreter == nil {
 		return nil
 	}
-	err := errors.Join(it.Interpreter.Close(), it.delegation.Close(), it.model.Close())
+	err := errors.Join(it.Interpreter.Close(), it.delegation.Close())
+	if it.ownModel {
+		err = errors.Join(err, it.model.Close())
+	}
 	it.Interpreter = nil
 	return err
 }

@@ -24,24 +24,29 @@ import (
 // says which. The error is for what stops the planning: bad options or
 // settings, a model that cannot be read. Should a plugin fail to stop
 // once the plan is made, Plan returns the plan with that error.
-func Plan(ctx context.Context, path string, opts ...Option) (_ *core.PlanReport, err error) {
-	o := newOptions(opts)
-	s, err := o.resolve(ctx)
+func Plan(ctx context.Context, path string, opts ...Option) (*core.PlanReport, error) {
+	c, err := Configure(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
+	return c.Plan(ctx, path)
+}
+
+// Plan is the package's Plan with c's options.
+func (c *Config) Plan(ctx context.Context, path string) (_ *core.PlanReport, err error) {
 	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, m.Close()) }()
-	if !o.namesGiven && s.names == nil && hasEdgeTPUOp(m) {
+	s := *c.s
+	if !c.o.namesGiven && s.names == nil && hasEdgeTPUOp(m) {
 		// Nothing chose a delegate, but only the Edge TPU runs this
 		// model's compiled op: plan it for the Edge TPU, as pycoral
 		// would run it.
 		s.names = []string{edgetpuinfo.Name}
 	}
-	d, copts := o.start(ctx, s, path)
+	d, copts := c.o.start(ctx, &s, path)
 	defer func() { err = errors.Join(err, d.Close(), closeTwin(copts.Twin)) }()
 	return core.PlanModel(ctx, core.PlanRequest{Model: m, Path: path, Options: copts,
 		Explain: func(err error) error { return explainUnsupported(m, path, err) }})

@@ -1,0 +1,89 @@
+package delego
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
+)
+
+// A Config is a set of Options resolved: the settings read and checked,
+// the delegates named, the plugins' checksums read. Resolving them first
+// reports every mistake in them before a model is read. One Config opens
+// any number of interpreters, each with delegates of its own.
+type Config struct {
+	o *options
+	s *setup
+}
+
+// Configure resolves opts. Each warning (a settings field delego ignores)
+// goes to the WithWarnings callback as it is found.
+func Configure(ctx context.Context, opts ...Option) (*Config, error) {
+	o := newOptions(opts)
+	s, err := o.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{o: o, s: s}, nil
+}
+
+// Delegates are the delegates the Config starts, in priority order
+// (empty: the CPU kernels only).
+func (c *Config) Delegates() []string { return slices.Clone(c.s.names) }
+
+// Open loads the model at path, starts its delegates and builds an
+// interpreter with its tensors allocated, ready for its inputs. The
+// caller must Close the interpreter, which stops every plugin it started
+// and unmaps the model.
+func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error) {
+	c, err := Configure(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Open(ctx, path)
+}
+
+// Open is the package's Open with c's options.
+func (c *Config) Open(ctx context.Context, path string) (*Interpreter, error) {
+	m, err := model.LoadContext(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	it, err := c.OpenModel(ctx, m, path)
+	if err != nil {
+		return nil, errors.Join(err, m.Close())
+	}
+	it.ownModel = true
+	return it, nil
+}
+
+// OpenModel is Open for a model the caller has loaded already (from path,
+// which names it in messages and locates its CPU twin): the caller keeps
+// m, and closes it after the interpreter.
+func (c *Config) OpenModel(ctx context.Context, m *model.Model, path string) (*Interpreter, error) {
+	d, copts := c.o.start(ctx, c.s, path)
+	it, err := core.NewInterpreterContext(ctx, m, &copts)
+	if err != nil {
+		err = explainUnsupported(m, path, err)
+	} else if err = it.AllocateTensors(); err != nil {
+		err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
+	}
+	if err != nil {
+		return nil, errors.Join(err, d.Close(), closeTwin(copts.Twin))
+	}
+	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: c.s.warnings}, nil
+}
+
+// Interpreter is a core.Interpreter that owns the delegates it was opened
+// with, and the model when Open loaded it.
+type Interpreter struct {
+	*core.Interpreter
+	model      *model.Model
+	ownModel   bool   // Open loaded the model: Close unmaps it
+	path       string // the model file, for Report
+	delegation *Delegation
+	warnings   []error
+}
