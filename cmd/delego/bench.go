@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 )
@@ -296,7 +297,8 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
-	sel, err := f.delegation.resolve(ctx, "bench", stderr)
+	prof := newNodeProfiler()
+	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, delego.WithProfiler(prof))
 	if err != nil {
 		return err
 	}
@@ -315,50 +317,26 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 
-	prof := newNodeProfiler()
 	start := time.Now()
-	del := sel.open(ctx, f.threads, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	opts := del.options(e.registry, path)
-	opts.Profiler = prof
-	it, err := newInterpreter(ctx, m, path, opts, stderr)
+	it, err := openModel(ctx, cfg, m, path, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it, data); err != nil {
+	if err := setInputs(it.Interpreter, data); err != nil {
 		return err
 	}
 	initTime := time.Since(start)
 
-	times := make([]time.Duration, f.runs)
-	invokeErr := func() error {
-		for i := range f.warmup {
-			if err := it.Invoke(ctx); err != nil {
-				return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
-			}
-		}
-		// As testing.B does: no collection of set-up garbage in the timed runs.
-		runtime.GC()
-		prof.active = true
-		defer func() { prof.active = false }()
-		for i := range times {
-			start := time.Now()
-			if err := it.Invoke(ctx); err != nil {
-				return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
-			}
-			times[i] = time.Since(start)
-		}
-		return nil
-	}()
-	plan := reportOutcome(stderr, it, path, del.Names, false)
+	times, invokeErr := timeRuns(ctx, it.Interpreter, f.warmup, f.runs, prof)
+	plan := reportOutcome(stderr, it, false)
 	if invokeErr != nil {
 		return invokeErr
 	}
 
 	l := latencyStats(times)
 	r := benchReport{
-		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
+		Model: path, Threads: it.Delegates().Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
 		Twin: plan.Twin,
 		Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
@@ -369,6 +347,29 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return writeJSON(stdout, r)
 	}
 	return printBench(stdout, &r)
+}
+
+// timeRuns invokes it warmup times, then runs times with prof on, and
+// returns how long each timed run took.
+func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof *nodeProfiler) ([]time.Duration, error) {
+	for i := range warmup {
+		if err := it.Invoke(ctx); err != nil {
+			return nil, fmt.Errorf("warm-up invoke %d: %w", i+1, err)
+		}
+	}
+	// As testing.B does: no collection of set-up garbage in the timed runs.
+	runtime.GC()
+	prof.active = true
+	defer func() { prof.active = false }()
+	times := make([]time.Duration, runs)
+	for i := range times {
+		start := time.Now()
+		if err := it.Invoke(ctx); err != nil {
+			return nil, fmt.Errorf("invoke %d of %d: %w", i+1, runs, err)
+		}
+		times[i] = time.Since(start)
+	}
+	return times, nil
 }
 
 func printBench(w io.Writer, r *benchReport) error {

@@ -89,6 +89,21 @@ func (f *pluginFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.insecure, "allow-insecure-plugins", false, "")
 }
 
+// options are the delego options of the plugin flags.
+func (f *pluginFlags) options() []delego.Option {
+	var opts []delego.Option
+	if f.checksums != "" {
+		opts = append(opts, delego.WithChecksumsFile(f.checksums))
+	}
+	if f.mtls {
+		opts = append(opts, delego.WithPluginMTLS())
+	}
+	if f.insecure {
+		opts = append(opts, delego.WithInsecurePlugins())
+	}
+	return opts
+}
+
 // host reads the checksums file, if any, and returns the plugin host.
 func (f *pluginFlags) host() (pluginHost, error) {
 	h := defaultHost()
@@ -229,6 +244,40 @@ func (f *delegationFlags) names(cmd string) ([]string, bool, error) {
 		names = names[:0]
 	}
 	return names, true, nil
+}
+
+// configure resolves the flags as the library resolves Open's options:
+// the settings read and checked (each warning printed as it is found),
+// the delegates named, the plugins' checksums read, before any model is
+// read. threads is --threads (0: the settings', else 1); e's kernels and
+// delegates, when set, stand in for the built-in kernels and the plugins;
+// more are the command's own options.
+func (f *delegationFlags) configure(ctx context.Context, cmd string, threads int, e env, stderr io.Writer, more ...delego.Option) (*delego.Config, error) {
+	names, given, err := f.names(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if f.timeout < 0 {
+		return nil, usagef(cmd, "--timeout must not be negative, got %v", f.timeout)
+	}
+	opts := []delego.Option{
+		delego.WithCPUTwin(f.twin),
+		delego.WithThreads(threads),
+		delego.WithWatchdog(watchdog(f.timeout)),
+		delego.WithKernels(e.registry),
+		delego.WithWarnings(func(w error) { fmt.Fprintf(stderr, "delego: %v\n", w) }),
+	}
+	if f.settings != "" {
+		opts = append(opts, delego.WithSettingsFile(f.settings))
+	}
+	if given {
+		opts = append(opts, delego.WithDelegates(names...))
+	}
+	if e.open != nil {
+		opts = append(opts, delego.WithOpener(e.open))
+	}
+	opts = append(opts, f.plugins.options()...)
+	return delego.Configure(ctx, append(opts, more...)...)
 }
 
 // delegation is what the flags chose, started (delego.Start), with

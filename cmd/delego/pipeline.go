@@ -225,7 +225,12 @@ func openSegments(ctx context.Context, models []*model.Model, paths, devices []s
 	for k, m := range models {
 		opts := del.options(e.registry, paths[k])
 		opts.Settings = onDevice(del.Settings, devices[k])
-		it, err := newInterpreter(ctx, m, paths[k], opts, stderr)
+		it, err := core.NewInterpreterContext(ctx, m, &opts)
+		if err == nil {
+			if err = it.AllocateTensors(); err != nil {
+				err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
+			}
+		}
 		if err != nil {
 			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
 		}

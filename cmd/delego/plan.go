@@ -9,7 +9,6 @@ import (
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/delegate/config"
 )
 
 const planUsage = `Usage: delego plan MODEL [--delegate NAME[,NAME...]] [--settings FILE] [--json | --format text|dot|json]
@@ -121,11 +120,11 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if f.json {
 		f.format = "json"
 	}
-	sel, err := f.delegation.resolve(ctx, "plan", stderr)
+	cfg, err := f.delegation.configure(ctx, "plan", 0, e, stderr)
 	if err != nil {
 		return err
 	}
-	r, err := delego.Plan(ctx, pos[0], sel.libraryOptions(e)...)
+	r, err := cfg.Plan(ctx, pos[0])
 	if r == nil {
 		return err
 	}
@@ -159,22 +158,6 @@ func printPlan(w io.Writer, r *core.PlanReport, format string) error {
 	return err
 }
 
-// libraryOptions are the delego options of what the flags chose, with the
-// kernels and delegates of e.
-func (s selection) libraryOptions(e env) []delego.Option {
-	opts := []delego.Option{
-		delego.WithSettings(&config.Settings{TFLite: s.settings}),
-		delego.WithCPUTwin(s.twin),
-		delego.WithWatchdog(watchdog(s.timeout)),
-		delego.WithOpener(s.opener(e.open)),
-		delego.WithKernels(e.registry),
-	}
-	if s.names != nil {
-		opts = append(opts, delego.WithDelegates(s.names...))
-	}
-	return opts
-}
-
 // The plan's JSON form, as the tests and bench's report name it.
 type (
 	planReport   = core.PlanReport
@@ -193,9 +176,8 @@ func oneLine(s string) string {
 // came from: the CPU twin, a simulated Edge TPU, the CPU fallback or a
 // restarted plugin (core.PlanReport.Narrative). It returns the report of
 // the run.
-func reportOutcome(w io.Writer, it *core.Interpreter, path string, names []string, verbose bool) *planReport {
+func reportOutcome(w io.Writer, it *delego.Interpreter, verbose bool) *planReport {
 	r := it.Report()
-	r.Model, r.Delegates = path, names
 	reportSimulated(w, r, r.Twin != nil) // edgetpu part 2 (edgetpu_env.go)
 	fmt.Fprint(w, r.Narrative(verbose))
 	return r

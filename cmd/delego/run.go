@@ -198,7 +198,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve(ctx, "run", stderr)
+	cfg, err := f.delegation.configure(ctx, "run", f.threads, e, stderr)
 	if err != nil {
 		return err
 	}
@@ -251,16 +251,15 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start = time.Now()
-	del := sel.open(ctx, f.threads, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry, f.model), stderr)
+	it, err := openModel(ctx, cfg, m, f.model, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it, data); err != nil {
+	if err := setInputs(it.Interpreter, data); err != nil {
 		return err
 	}
+	del := it.Delegates()
 	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
 	for i, d := range del.Delegates {
 		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
@@ -270,7 +269,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	reportOutcome(stderr, it, f.model, del.Names, f.verbose)
+	reportOutcome(stderr, it, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
@@ -280,18 +279,18 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	// as asked fails before --output appears.
 	var results any
 	if f.task != "" {
-		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it)}
-		if results, err = taskResults(f.task, it, in); err != nil {
+		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it.Interpreter)}
+		if results, err = taskResults(f.task, it.Interpreter, in); err != nil {
 			return err
 		}
 	}
 	if out != nil {
-		if err := writeOutputs(out, it); err != nil {
+		if err := writeOutputs(out, it.Interpreter); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", outputBytes(it), plural(it.NumOutputs(), "output", "outputs"), f.output)
+		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
-	return report(stdout, f, it, results, len(labels))
+	return report(stdout, f, it.Interpreter, results, len(labels))
 }
 
 // writeOutputs writes every output's bytes to out and commits it.
