@@ -307,6 +307,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	if err != nil {
 		return err
 	}
+	defer m.Close() // after the interpreter
 	var data [][]byte
 	if len(f.inputs) > 0 {
 		data, err = readInputFiles(ctx, m, f.inputs)

@@ -213,31 +213,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil {
 		return err
 	}
+	defer m.Close() // after the interpreter
 	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
-
-	var data [][]byte
-	var frame adapters.Frame
-	if f.image != "" {
-		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
-	} else {
-		data, err = readInputFiles(ctx, m, f.inputs)
-	}
+	data, frame, labels, err := f.readInputs(ctx, m, logf)
 	if err != nil {
 		return err
-	}
-	for i, t := range modelInputs(m) {
-		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
-	}
-	if f.task == taskClassify {
-		if err := checkScores(m); err != nil {
-			return err
-		}
-	}
-	var labels adapters.Labels
-	if f.labels != "" {
-		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
-			return err
-		}
 	}
 	// Create the output early so an unwritable path fails before the model
 	// runs; a regular file only gets its final name once everything
@@ -291,6 +271,34 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
 	return report(stdout, f, it.Interpreter, results, len(labels))
+}
+
+// readInputs reads what the flags give the model m: its inputs (from
+// --image, with the picture's frame, or --input files) and --labels. It
+// also checks that --task classify has scores to rank.
+func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (data [][]byte, frame adapters.Frame, labels adapters.Labels, err error) {
+	if f.image != "" {
+		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+	} else {
+		data, err = readInputFiles(ctx, m, f.inputs)
+	}
+	if err != nil {
+		return nil, frame, nil, err
+	}
+	for i, t := range modelInputs(m) {
+		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
+	}
+	if f.task == taskClassify {
+		if err := checkScores(m); err != nil {
+			return nil, frame, nil, err
+		}
+	}
+	if f.labels != "" {
+		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
+			return nil, frame, nil, err
+		}
+	}
+	return data, frame, labels, nil
 }
 
 // writeOutputs writes every output's bytes to out and commits it.
