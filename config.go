@@ -7,7 +7,9 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
+	"google.golang.org/protobuf/proto"
 )
 
 // A Config is a set of Options resolved: the settings read and checked,
@@ -64,7 +66,7 @@ func (c *Config) Open(ctx context.Context, path string) (*Interpreter, error) {
 // which names it in messages and locates its CPU twin): the caller keeps
 // m, and closes it after the interpreter.
 func (c *Config) OpenModel(ctx context.Context, m *model.Model, path string) (*Interpreter, error) {
-	d, copts := c.o.start(ctx, c.s, path)
+	d, copts := c.start(ctx, c.s, path)
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
 	if err != nil {
 		err = explainUnsupported(m, path, err)
@@ -86,4 +88,30 @@ type Interpreter struct {
 	path       string // the model file, for Report
 	delegation *Delegation
 	warnings   []error
+}
+
+// Settings are the TFLite settings the Config's interpreters run with (a
+// copy; never nil; empty when none were given).
+func (c *Config) Settings() *config.TFLiteSettings { return proto.CloneOf(c.s.settings) }
+
+// Opener makes a delegate by name as the Config's interpreters get theirs:
+// WithOpener's, else the plugin delego-NAME, started within the watchdog's
+// limit (see Plugins.Open). The caller closes what it makes.
+func (c *Config) Opener() Opener {
+	if c.o.opener != nil {
+		return c.o.opener
+	}
+	return c.s.plugins.Open
+}
+
+// start opens the delegates of s, in priority order, for the model at path
+// and returns them with the core.Options that run the model on them: the
+// kernels, the profiler, the watchdog, the restarts and the CPU twin.
+// The caller closes the Delegation.
+func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
+	d := Start(ctx, s.names, s.settings, c.o.threads, c.Opener())
+	copts := d.Options()
+	copts.Registry, copts.Profiler = c.o.registry, c.o.profiler
+	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, c.o.twin), c.o.watchdog, c.o.restarts
+	return d, copts
 }

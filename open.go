@@ -187,22 +187,6 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 	return &setup{settings: s, names: names, warnings: warnings, plugins: plugins}, nil
 }
 
-// start opens the delegates of s, in priority order, for the model at path
-// and returns them with the core.Options that run the model on them: the
-// kernels, the profiler, the watchdog, the restarts and the CPU twin.
-// The caller closes the Delegation.
-func (o *options) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
-	open := o.opener
-	if open == nil {
-		open = s.plugins.Open
-	}
-	d := Start(ctx, s.names, s.settings, o.threads, open)
-	copts := d.Options()
-	copts.Registry, copts.Profiler = o.registry, o.profiler
-	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, o.twin), o.watchdog, o.restarts
-	return d, copts
-}
-
 // resolveSettings reads and checks the settings: an empty TFLiteSettings
 // when none were given. The fields delego ignores come back as warnings.
 func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, []error, error) {
