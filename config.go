@@ -115,3 +115,12 @@ func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation,
 	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, c.o.twin), c.o.watchdog, c.o.restarts
 	return d, copts
 }
+
+// OnSettings is c with its interpreters run on settings s instead (a
+// pipeline's segment on a device of its own, say); the delegates and
+// every other option stay c's.
+func (c *Config) OnSettings(s *config.TFLiteSettings) *Config {
+	setup := *c.s
+	setup.settings = proto.CloneOf(s)
+	return &Config{o: c.o, s: &setup}
+}

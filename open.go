@@ -17,19 +17,20 @@ type Option func(*options)
 
 // options are what the Options asked for.
 type options struct {
-	settings     func(context.Context) (*config.Settings, string, error) // the settings and where they came from; nil: none
-	names        []string
-	namesGiven   bool
-	threads      int
-	twin         string
-	plugins      Plugins
-	checksumFile string
-	watchdog     core.Watchdog
-	restarts     core.Restarts
-	opener       Opener            // nil: the plugins
-	registry     *kernels.Registry // nil: kernels.Builtins()
-	profiler     core.Profiler
-	warn         func(error) // nil: warnings are only kept
+	settings      func(context.Context) (*config.Settings, string, error) // the settings and where they came from; nil: none
+	names         []string
+	namesGiven    bool
+	threads       int
+	twin          string
+	plugins       Plugins
+	checksumFile  string
+	watchdog      core.Watchdog
+	restarts      core.Restarts
+	fallbackNames []string          // WithDefaultDelegates
+	opener        Opener            // nil: the plugins
+	registry      *kernels.Registry // nil: kernels.Builtins()
+	profiler      core.Profiler
+	warn          func(error) // nil: warnings are only kept
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
@@ -73,6 +74,13 @@ func WithSettings(s *config.Settings) Option {
 // delegate field picks one (see SettingsDelegates).
 func WithDelegates(names ...string) Option {
 	return func(o *options) { o.names, o.namesGiven = names, true }
+}
+
+// WithDefaultDelegates names the delegates to run when neither
+// WithDelegates nor the settings name any (the command line's pipeline
+// runs its segments on the Edge TPU so).
+func WithDefaultDelegates(names ...string) Option {
+	return func(o *options) { o.fallbackNames = slices.Clone(names) }
 }
 
 // WithThreads sets how many goroutines a kernel may use; without it, the
@@ -212,7 +220,10 @@ func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, 
 // those the settings ask for.
 func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
 	if !o.namesGiven {
-		return SettingsDelegates(s), nil
+		if names := SettingsDelegates(s); names != nil || o.fallbackNames == nil {
+			return names, nil
+		}
+		return slices.Clone(o.fallbackNames), nil
 	}
 	for i, n := range o.names {
 		if err := CheckName(n); err != nil {

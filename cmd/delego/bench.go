@@ -270,7 +270,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.inputs, "input", "")
 	fs.IntVar(&f.runs, "runs", 50, "")
 	fs.IntVar(&f.warmup, "warmup", 1, "")
-	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	f.delegation.define(fs)

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -170,12 +171,13 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve(ctx, "pipeline", stderr)
+	var tpu []delego.Option
+	if len(f.delegation.delegates) == 0 {
+		tpu = append(tpu, delego.WithDefaultDelegates(edgetpuinfo.Name))
+	}
+	cfg, err := f.delegation.configure(ctx, "pipeline", 0, e, stderr, tpu...)
 	if err != nil {
 		return err
-	}
-	if len(sel.names) == 0 && len(f.delegation.delegates) == 0 {
-		sel.names = []string{edgetpuinfo.Name}
 	}
 	models, err := loadSegments(ctx, f.segments)
 	if err != nil {
@@ -186,51 +188,46 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	devices, err := segmentDevices(ctx, f.devices, len(models), sel, e)
+	devices, err := segmentDevices(ctx, f, len(models), cfg, e)
 	if err != nil {
 		return err
 	}
-	del := sel.open(ctx, 0, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	for i, d := range del.Delegates {
-		if f.verbose {
-			fmt.Fprintf(stderr, "delegate %s: %s\n", del.Names[i], delegateOrigin(d))
-		}
-	}
-	segs, err := openSegments(ctx, models, f.segments, devices, del, e, stderr)
+	segs, err := openSegments(ctx, cfg, models, f.segments, devices, stderr)
 	for k, s := range segs {
 		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), s)
 	}
 	if err != nil {
 		return err
 	}
-	r, err := runPipeline(ctx, segs, data, f)
+	r, err := runPipeline(ctx, cores(segs), data, f)
 	if err != nil {
 		return nameSegment(err, f.segments)
 	}
 	for k := range r.Segments {
 		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
 	}
-	r.Simulated = noteSimulated(stderr, sel.names)
+	r.Simulated = noteSimulated(stderr, cfg.Delegates())
 	if f.asJSON {
 		return writeJSON(stdout, r)
 	}
-	return printPipeline(stdout, r, segs[len(segs)-1])
+	return printPipeline(stdout, r, segs[len(segs)-1].Interpreter)
+}
+
+// cores are the interpreters of segs.
+func cores(segs []*delego.Interpreter) []*core.Interpreter {
+	its := make([]*core.Interpreter, len(segs))
+	for k, s := range segs {
+		its[k] = s.Interpreter
+	}
+	return its
 }
 
 // openSegments makes each segment's interpreter, its Edge TPU nodes on its
 // device; it returns those it made, the last of which may have failed.
-func openSegments(ctx context.Context, models []*model.Model, paths, devices []string, del *delegation, e env, stderr io.Writer) ([]*core.Interpreter, error) {
-	var segs []*core.Interpreter
+func openSegments(ctx context.Context, cfg *delego.Config, models []*model.Model, paths, devices []string, stderr io.Writer) ([]*delego.Interpreter, error) {
+	var segs []*delego.Interpreter
 	for k, m := range models {
-		opts := del.options(e.registry, paths[k])
-		opts.Settings = onDevice(del.Settings, devices[k])
-		it, err := core.NewInterpreterContext(ctx, m, &opts)
-		if err == nil {
-			if err = it.AllocateTensors(); err != nil {
-				err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
-			}
-		}
+		it, err := openModel(ctx, cfg.OnSettings(onDevice(cfg.Settings(), devices[k])), m, paths[k], stderr)
 		if err != nil {
 			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
 		}
@@ -292,19 +289,23 @@ func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]b
 // segmentDevices are the coral_settings.device of each segment: --devices,
 // else usb:K, or usb:(K mod D) when D devices are found and fewer than the
 // segments. Without the edgetpu delegate in sel, none.
-func segmentDevices(ctx context.Context, list string, n int, sel selection, e env) ([]string, error) {
+func segmentDevices(ctx context.Context, f *pipelineFlags, n int, cfg *delego.Config, e env) ([]string, error) {
 	devices := make([]string, n)
-	if list != "" {
-		names := strings.Split(list, ",")
+	if f.devices != "" {
+		names := strings.Split(f.devices, ",")
 		if len(names) != n {
 			return nil, usagef("pipeline", "--devices names %d devices for %d segments", len(names), n)
 		}
 		return names, nil
 	}
-	if !slices.Contains(sel.names, edgetpuinfo.Name) {
+	if !slices.Contains(cfg.Delegates(), edgetpuinfo.Name) {
 		return devices, nil
 	}
-	found, err := e.listDevices(ctx, sel.host)
+	host, err := f.delegation.plugins.host()
+	if err != nil {
+		return nil, err
+	}
+	found, err := e.listDevices(ctx, host)
 	if err != nil {
 		return nil, err
 	}

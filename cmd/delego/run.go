@@ -125,7 +125,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.StringVar(&f.task, "task", "", "")
 	fs.Float64Var(&f.threshold, "threshold", math.Inf(-1), "")
-	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
