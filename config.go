@@ -109,10 +109,10 @@ func (c *Config) Opener() Opener {
 // kernels, the profiler, the watchdog, the restarts and the CPU twin.
 // The caller closes the Delegation.
 func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
-	d := Start(ctx, s.names, s.settings, c.o.threads, c.Opener())
+	d := startDelegates(ctx, s.names, s.settings, c.o.threads, c.Opener())
 	copts := d.Options()
 	copts.Registry, copts.Profiler = c.o.registry, c.o.profiler
-	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, c.o.twin), c.o.watchdog, c.o.restarts
+	copts.Twin, copts.Watchdog, copts.Restarts = twinFor(path, c.o.twin), c.o.watchdog, c.o.restarts
 	return d, copts
 }
 

@@ -71,7 +71,7 @@ func WithSettings(s *config.Settings) Option {
 // WithDelegates runs the nodes each delegate supports on it, the delegates
 // in priority order. With no names the model runs on the CPU kernels
 // only, whatever the settings say. Without this option the settings'
-// delegate field picks one (see SettingsDelegates).
+// delegate field picks one (see settingsDelegates).
 func WithDelegates(names ...string) Option {
 	return func(o *options) { o.names, o.namesGiven = names, true }
 }
@@ -205,7 +205,7 @@ func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, 
 	if err != nil {
 		return nil, nil, err
 	}
-	issues, err := CheckSettings(s)
+	issues, err := checkSettings(s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -220,7 +220,7 @@ func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, 
 // those the settings ask for.
 func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
 	if !o.namesGiven {
-		if names := SettingsDelegates(s); names != nil || o.fallbackNames == nil {
+		if names := settingsDelegates(s); names != nil || o.fallbackNames == nil {
 			return names, nil
 		}
 		return slices.Clone(o.fallbackNames), nil

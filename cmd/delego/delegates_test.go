@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -258,19 +257,6 @@ func TestDelegateFlagUsage(t *testing.T) {
 
 func TestDelegateNames(t *testing.T) {
 	t.Setenv(plugin.EnvPath, t.TempDir()) // no plugins: cpu runs in process
-	for d, want := range map[config.Delegate]string{
-		config.Delegate_NONE:          "",
-		config.Delegate_NNAPI:         "nnapi",
-		config.Delegate_GPU:           "gpu",
-		config.Delegate_HEXAGON:       "hexagon",
-		config.Delegate_XNNPACK:       "xnnpack",
-		config.Delegate_EDGETPU:       "edgetpu",
-		config.Delegate_EDGETPU_CORAL: "edgetpu",
-	} {
-		if got := delego.DelegateName(d); got != want {
-			t.Errorf("delego.DelegateName(%v) = %q, want %q", d, got, want)
-		}
-	}
 	if _, ok := defaultHost().Open(context.Background(), "cpu").(*cpu.Delegate); !ok {
 		t.Error(`defaultHost().Open("cpu") is not the in-process cpu delegate`)
 	}
