@@ -79,17 +79,6 @@ func (c *Config) OpenModel(ctx context.Context, m *model.Model, path string) (*I
 	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: c.s.warnings}, nil
 }
 
-// Interpreter is a core.Interpreter that owns the delegates it was opened
-// with, and the model when Open loaded it.
-type Interpreter struct {
-	*core.Interpreter
-	model      *model.Model
-	ownModel   bool   // Open loaded the model: Close unmaps it
-	path       string // the model file, for Report
-	delegation *Delegation
-	warnings   []error
-}
-
 // Settings are the TFLite settings the Config's interpreters run with (a
 // copy; never nil; empty when none were given).
 func (c *Config) Settings() *config.TFLiteSettings { return proto.CloneOf(c.s.settings) }
@@ -123,4 +112,12 @@ func (c *Config) OnSettings(s *config.TFLiteSettings) *Config {
 	setup := *c.s
 	setup.settings = proto.CloneOf(s)
 	return &Config{o: c.o, s: &setup}
+}
+
+// closeTwin unmaps the CPU twin's model, if one was loaded.
+func closeTwin(tw *core.Twin) error {
+	if tw == nil || tw.Model == nil {
+		return nil
+	}
+	return tw.Model.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/model"
 )
 
 // An Option changes how Open builds the interpreter.
@@ -234,6 +235,17 @@ func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
 		}
 	}
 	return slices.Clone(o.names), nil
+}
+
+// Interpreter is a core.Interpreter that owns the delegates it was opened
+// with, and the model when Open loaded it.
+type Interpreter struct {
+	*core.Interpreter
+	model      *model.Model
+	ownModel   bool   // Open loaded the model: Close unmaps it
+	path       string // the model file, for Report
+	delegation *Delegation
+	warnings   []error
 }
 
 // Delegates are the delegates the interpreter runs with, in priority order

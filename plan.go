@@ -52,14 +52,6 @@ func (c *Config) Plan(ctx context.Context, path string) (_ *core.PlanReport, err
 		Explain: func(err error) error { return explainUnsupported(m, path, err) }})
 }
 
-// closeTwin unmaps the CPU twin's model, if one was loaded.
-func closeTwin(tw *core.Twin) error {
-	if tw == nil || tw.Model == nil {
-		return nil
-	}
-	return tw.Model.Close()
-}
-
 // Report describes what the interpreter runs (see core.Interpreter.Report),
 // naming the model file Open was given.
 func (it *Interpreter) Report() *core.PlanReport {
