@@ -110,6 +110,14 @@ func (p Plugins) Discover() ([]plugin.Found, error) {
 	return found, nil
 }
 
+// Find is the path of the plugin binary delego-NAME in p's search
+// directories, refused (an error wrapping plugin.ErrInsecure, which says
+// how to run it anyway) when another user could replace it.
+func (p Plugins) Find(name string) (string, error) {
+	path, err := p.search().Find(name)
+	return path, withOptOut(err)
+}
+
 // search is where p looks for plugins.
 func (p Plugins) search() plugin.Search {
 	dirs := p.Dirs
