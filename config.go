@@ -113,11 +113,3 @@ func (c *Config) OnSettings(s *config.TFLiteSettings) *Config {
 	setup.settings = proto.CloneOf(s)
 	return &Config{o: c.o, s: &setup}
 }
-
-// closeTwin unmaps the CPU twin's model, if one was loaded.
-func closeTwin(tw *core.Twin) error {
-	if tw == nil || tw.Model == nil {
-		return nil
-	}
-	return tw.Model.Close()
-}

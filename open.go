@@ -272,3 +272,11 @@ func (it *Interpreter) Close() error {
 	it.Interpreter = nil
 	return err
 }
+
+// closeTwin unmaps the CPU twin's model, if one was loaded.
+func closeTwin(tw *core.Twin) error {
+	if tw == nil || tw.Model == nil {
+		return nil
+	}
+	return tw.Model.Close()
+}
