@@ -192,8 +192,11 @@ func faultHang(t *testing.T, opts *plugin.Options) {
 	// answer: Invoke returns it and nothing falls back. The next Invoke
 	// restarts the plugin (killed after the deadline), which hangs again:
 	// the watchdog ends it, and the CPU reruns the partition.
+	// The restart's start and compile get room of their own (without it
+	// they would share the invoke limit): on a loaded machine a plugin can
+	// take longer than 300ms to start, and that is not this test's hang.
 	it, err = interpOptions(t, gc, &core.Options{Delegates: []delegate.Delegate{p}, Settings: fallback(false, true),
-		Watchdog: core.Watchdog{Invoke: 300 * time.Millisecond}})
+		Watchdog: core.Watchdog{Invoke: 300 * time.Millisecond, Compile: 30 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
