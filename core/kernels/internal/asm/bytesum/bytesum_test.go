@@ -1,4 +1,4 @@
-package kernels
+package bytesum
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// plainByteSum is byteSum one byte at a time, the definition the kernels
+// plainByteSum is Sum one byte at a time, the definition the kernels
 // are held to.
 func plainByteSum(b []uint8, xor uint8) int32 {
 	var s int32
@@ -21,8 +21,8 @@ func plainByteSum(b []uint8, xor uint8) int32 {
 // alignment, with and without the XOR, on random bytes and on bytes that
 // give the largest sums.
 func TestByteSumKernels(t *testing.T) {
-	kernels := byteSumKernels()
-	kernels["go"] = byteSumGo
+	kernels := Kernels()
+	kernels["go"] = SumGo
 	r := rand.New(rand.NewPCG(11, 12))
 	buf := make([]uint8, 5000)
 	for name, sum := range kernels {
@@ -57,7 +57,7 @@ func TestByteSumKernels(t *testing.T) {
 	}
 }
 
-// TestRowTerms holds rowTerms (byteSums over a block of rows, the kernel
+// TestRowTerms holds RowTerms (Sums over a block of rows, the kernel
 // for blocks where the CPU has one) to a plain sum of each row times the
 // factor: rows of 1 to 200 bytes, packed or with bytes between them,
 // signed and unsigned, in a buffer that ends with the last row.
@@ -74,7 +74,7 @@ func TestRowTerms(t *testing.T) {
 				for _, signed := range []bool{false, true} {
 					mul := int32(r.IntN(511) - 255)
 					got := make([]int32, count)
-					rowTerms(b, stride, n, signed, mul, got)
+					RowTerms(b, stride, n, signed, mul, got)
 					for i := range count {
 						row := b[i*stride : i*stride+n]
 						want := plainByteSum(row, 0)
@@ -95,13 +95,13 @@ func TestRowTerms(t *testing.T) {
 }
 
 // BenchmarkByteSum times the row sums of a MobileNet 1x1 convolution's
-// rows (144 bytes) on the kernel byteSum runs and on the Go twin.
+// rows (144 bytes) on the kernel Sum runs and on the Go twin.
 func BenchmarkByteSum(b *testing.B) {
 	row := make([]uint8, 144)
 	for _, k := range []struct {
 		name string
 		sum  func([]uint8, uint8) int32
-	}{{"byteSum", byteSum}, {"go", byteSumGo}} {
+	}{{"byteSum", Sum}, {"go", SumGo}} {
 		b.Run(fmt.Sprintf("%s/%d", k.name, len(row)), func(b *testing.B) {
 			var s int32
 			for b.Loop() {

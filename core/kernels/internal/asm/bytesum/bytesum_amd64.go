@@ -1,6 +1,6 @@
 //go:build !purego
 
-package kernels
+package bytesum
 
 import (
 	"unsafe"
@@ -14,36 +14,36 @@ var (
 	byteSumAVX2OK   = cpu.X86.HasAVX2
 )
 
-// byteSum returns the sum of the bytes of b, each XORed with xor: the
-// 8-bit GEMM's row sums where byteSums has no block kernel (on AVX-512 it
+// Sum returns the sum of the bytes of b, each XORed with xor: the
+// 8-bit GEMM's row sums where Sums has no block kernel (on AVX-512 it
 // always has).
-func byteSum(b []uint8, xor uint8) int32 {
+func Sum(b []uint8, xor uint8) int32 {
 	if byteSumAVX2OK {
-		return byteSumBlocks(b, xor, 32, byteSumAVX2)
+		return sumBlocks(b, xor, 32, byteSumAVX2)
 	}
-	return byteSumGo(b, xor)
+	return SumGo(b, xor)
 }
 
-// byteSumKernels lists the byteSum kernels this CPU runs in assembly: the
+// Kernels lists the Sum kernels this CPU runs in assembly: the
 // AVX-512 block kernel on one row, and AVX2's.
-func byteSumKernels() map[string]func([]uint8, uint8) int32 {
+func Kernels() map[string]func([]uint8, uint8) int32 {
 	ks := map[string]func([]uint8, uint8) int32{}
 	if byteSumAVX512OK {
 		ks["avx512"] = func(b []uint8, xor uint8) int32 {
 			var s [1]int32
-			byteSums(b, len(b), len(b), xor, 1, 0, s[:])
+			Sums(b, len(b), len(b), xor, 1, 0, s[:])
 			return s[0]
 		}
 	}
 	if byteSumAVX2OK {
-		ks["avx2"] = byteSum
+		ks["avx2"] = Sum
 	}
 	return ks
 }
 
-// byteSumsAsm runs byteSums' block of rows (n > 0, b holding exactly the
+// sumsAsm runs Sums' block of rows (n > 0, b holding exactly the
 // rows' extent) as one AVX-512 call where the CPU has it.
-func byteSumsAsm(b []uint8, stride, n int, xor uint8, mul, add int32, dst []int32) bool {
+func sumsAsm(b []uint8, stride, n int, xor uint8, mul, add int32, dst []int32) bool {
 	if !byteSumAVX512OK {
 		return false
 	}

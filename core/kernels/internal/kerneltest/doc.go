@@ -1,0 +1,3 @@
+// Package kerneltest holds what the tests of several kernel packages
+// share; only tests import it.
+package kerneltest
