@@ -64,15 +64,6 @@
 #define RA_N 80
 #define RA_DST 88
 
-// Offsets of argBytesArgs (checked by TestAsmLayout).
-#define AB_SRC 0
-#define AB_N 8
-#define AB_SIZE 16
-#define AB_MASK 24
-#define AB_FILL 32
-#define AB_MODE 40
-#define AB_DST 48
-
 // Offsets of addRowArgs (checked by TestAsmLayout), and of the fields of
 // each of its addTerms: off, mul, rshift, mask, half.
 #define AR_X 0

@@ -14,7 +14,6 @@ func TestAsmLayout(t *testing.T) {
 	var b qvBlock
 	var d dwRowArgs
 	var r resizeRowArgs
-	var g argBytesArgs
 	var ad addRowArgs
 	var term addTerm
 	for _, c := range []struct {
@@ -70,9 +69,6 @@ func TestAsmLayout(t *testing.T) {
 		{"resizeRowArgs.wy", unsafe.Offsetof(r.wy), 48}, {"resizeRowArgs.c", unsafe.Offsetof(r.c), 56},
 		{"resizeRowArgs.full", unsafe.Offsetof(r.full), 64}, {"resizeRowArgs.tail", unsafe.Offsetof(r.tail), 72},
 		{"resizeRowArgs.n", unsafe.Offsetof(r.n), 80}, {"resizeRowArgs.dst", unsafe.Offsetof(r.dst), 88},
-		{"argBytesArgs.src", unsafe.Offsetof(g.src), 0}, {"argBytesArgs.n", unsafe.Offsetof(g.n), 8}, {"argBytesArgs.size", unsafe.Offsetof(g.size), 16},
-		{"argBytesArgs.mask", unsafe.Offsetof(g.mask), 24}, {"argBytesArgs.fill", unsafe.Offsetof(g.fill), 32}, {"argBytesArgs.mode", unsafe.Offsetof(g.mode), 40},
-		{"argBytesArgs.dst", unsafe.Offsetof(g.dst), 48},
 		{"addRowArgs.x", unsafe.Offsetof(ad.x), 0}, {"addRowArgs.y", unsafe.Offsetof(ad.y), 8}, {"addRowArgs.z", unsafe.Offsetof(ad.z), 16},
 		{"addRowArgs.n", unsafe.Offsetof(ad.n), 24}, {"addRowArgs.signed", unsafe.Offsetof(ad.signed), 32}, {"addRowArgs.ls", unsafe.Offsetof(ad.ls), 36},
 		{"addRowArgs.term", unsafe.Offsetof(ad.term), 40}, {"addRowArgs.term[1]", unsafe.Offsetof(ad.term) + unsafe.Sizeof(term), 60},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
 // TestResizeRowAsmMatchesGo holds the row kernel this build runs to its
@@ -37,7 +39,7 @@ func TestResizeRowAsmMatchesGo(t *testing.T) {
 						return dst
 					}
 					want, got := out(resizeRowU8Go), out(resizeRowU8)
-					if i := firstDiff(got, want); i >= 0 {
+					if i := kerneltest.FirstDiff(got, want); i >= 0 {
 						t.Fatalf("byte %d: assembly %d, Go %d", i, got[i], want[i])
 					}
 					if !bytes.Equal(got[outW*c:], bytes.Repeat([]byte{0xa5}, 32)) {

@@ -35,7 +35,7 @@ Lloop: \
 	JNZ           Lloop; \
 	JMP           done
 
-// func argBytesAVX512(a *argBytesArgs)
+// func argBytesAVX512(a *args)
 TEXT ·argBytesAVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), BX
 	MOVQ AB_N(BX), CX

@@ -1,17 +1,17 @@
 //go:build !purego
 
-package kernels
+package argbytes
 
 import "unsafe"
 
-// argBytesAsm says that byte ARG_MAX/ARG_MIN runs the NEON kernel
+// hasAsm says that byte ARG_MAX/ARG_MIN runs the NEON kernel
 // (argbytes_arm64.s).
-const argBytesAsm = true
+const hasAsm = true
 
-// argBytes runs the byte ARG_MAX/ARG_MIN kernel on a: the NEON kernel on
+// run runs the byte ARG_MAX/ARG_MIN kernel on a: the NEON kernel on
 // the runs it may read 64 bytes from without passing the end of the data,
 // the Go twin on the last few.
-func argBytes(a *argBytesArgs) {
+func run(a *args) {
 	// Run i is read up to byte i*size + 64 of the n*size there are.
 	over := max(0, 64-a.size)
 	fast := max(0, a.n-(over+a.size-1)/a.size)
@@ -25,13 +25,13 @@ func argBytes(a *argBytesArgs) {
 		tail.n = a.n - fast
 		tail.src = (*uint8)(unsafe.Add(unsafe.Pointer(a.src), fast*a.size))
 		tail.dst = (*int32)(unsafe.Add(unsafe.Pointer(a.dst), fast*4))
-		argBytesGo(&tail)
+		runGo(&tail)
 	}
 }
 
-// argBytesNEON is argBytesGo in NEON assembly: a run in four registers,
+// argBytesNEON is runGo in NEON assembly: a run in four registers,
 // its extreme across them, its first index from the lanes equal to it. It
 // reads 64 bytes from the start of every run.
 //
 //go:noescape
-func argBytesNEON(a *argBytesArgs)
+func argBytesNEON(a *args)

@@ -1,17 +1,19 @@
-package kernels
+package argbytes
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
 // TestArgBytesKernel holds the byte ARG_MAX/ARG_MIN kernel this build runs
 // to its Go twin over every run length, both signednesses and directions,
 // on random bytes and on runs full of ties.
 func TestArgBytesKernel(t *testing.T) {
-	if !argBytesAsm {
+	if !hasAsm {
 		t.Skip("no assembly ARG_MAX kernel in this build: the twin is the kernel (the ARG_MAX tests run it)")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
@@ -29,13 +31,13 @@ func TestArgBytesKernel(t *testing.T) {
 					}
 				}
 				want, got := make([]int32, n), make([]int32, n)
-				a := newArgBytesArgs(size, mode.isMax, mode.signed)
+				a := newArgs(size, mode.isMax, mode.signed)
 				a.src, a.n, a.dst = &src[0], n, &want[0]
-				argBytesGo(&a)
+				runGo(&a)
 				a.dst = &got[0]
-				argBytes(&a)
+				run(&a)
 				if !slices.Equal(got, want) {
-					i := firstDiff(got, want)
+					i := kerneltest.FirstDiff(got, want)
 					t.Fatalf("run %d %v: index %d, the Go twin says %d", i, src[i*size:(i+1)*size], got[i], want[i])
 				}
 			})

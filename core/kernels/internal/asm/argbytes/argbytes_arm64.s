@@ -55,7 +55,7 @@ loop: \
 	BNE  loop; \
 	RET
 
-// func argBytesNEON(a *argBytesArgs)
+// func argBytesNEON(a *args)
 // Reads 64 bytes from the start of every run: the caller keeps the runs
 // whose 64 bytes pass the end of the data for the Go twin.
 TEXT ·argBytesNEON(SB), NOSPLIT, $0-8
