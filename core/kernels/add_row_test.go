@@ -5,6 +5,7 @@ package kernels
 import (
 	"fmt"
 
+	"github.com/delego/delego/core/kernels/internal/asm/addrow"
 	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
@@ -19,7 +20,7 @@ func addRowKernelsDiff[T int8 | uint8](q *quantArith, sub bool, x, y, want []T) 
 		cuts = append(cuts, lo)
 	}
 	got := make([]T, len(x))
-	for _, k := range addRowKernels() {
+	for _, k := range addrow.Kernels() {
 		clear(got)
 		for i, hi := len(cuts)-1, len(x); i >= 0; i, hi = i-1, cuts[i] {
 			lo := cuts[i]

@@ -14,8 +14,6 @@ func TestAsmLayout(t *testing.T) {
 	var b qvBlock
 	var d dwRowArgs
 	var r resizeRowArgs
-	var ad addRowArgs
-	var term addTerm
 	for _, c := range []struct {
 		name      string
 		got, want uintptr
@@ -69,12 +67,6 @@ func TestAsmLayout(t *testing.T) {
 		{"resizeRowArgs.wy", unsafe.Offsetof(r.wy), 48}, {"resizeRowArgs.c", unsafe.Offsetof(r.c), 56},
 		{"resizeRowArgs.full", unsafe.Offsetof(r.full), 64}, {"resizeRowArgs.tail", unsafe.Offsetof(r.tail), 72},
 		{"resizeRowArgs.n", unsafe.Offsetof(r.n), 80}, {"resizeRowArgs.dst", unsafe.Offsetof(r.dst), 88},
-		{"addRowArgs.x", unsafe.Offsetof(ad.x), 0}, {"addRowArgs.y", unsafe.Offsetof(ad.y), 8}, {"addRowArgs.z", unsafe.Offsetof(ad.z), 16},
-		{"addRowArgs.n", unsafe.Offsetof(ad.n), 24}, {"addRowArgs.signed", unsafe.Offsetof(ad.signed), 32}, {"addRowArgs.ls", unsafe.Offsetof(ad.ls), 36},
-		{"addRowArgs.term", unsafe.Offsetof(ad.term), 40}, {"addRowArgs.term[1]", unsafe.Offsetof(ad.term) + unsafe.Sizeof(term), 60},
-		{"addRowArgs.neg", unsafe.Offsetof(ad.neg), 100}, {"addRowArgs.lo", unsafe.Offsetof(ad.lo), 104}, {"addRowArgs.hi", unsafe.Offsetof(ad.hi), 108},
-		{"addTerm.mul", unsafe.Offsetof(term.mul), 4}, {"addTerm.rshift", unsafe.Offsetof(term.rshift), 8},
-		{"addTerm.mask", unsafe.Offsetof(term.mask), 12}, {"addTerm.half", unsafe.Offsetof(term.half), 16},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

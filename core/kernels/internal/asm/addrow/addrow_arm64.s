@@ -76,7 +76,7 @@ loop: \
 	BNE  loop; \
 	RET
 
-// TERM broadcasts the addTerm at off: its offset to Vo, its multiplier to
+// TERM broadcasts the Term at off: its offset to Vo, its multiplier to
 // Vm and its negated right shift to Vs.
 #define TERM(off, o, m, s) \
 	MOVW off+T_OFF(R0), R5; \
@@ -87,7 +87,7 @@ loop: \
 	NEG  R5, R5; \
 	VDUP R5, s.S4
 
-// func addRowNEON(a *addRowArgs)
+// func addRowNEON(a *Args)
 TEXT ·addRowNEON(SB), NOSPLIT, $0-8
 	MOVD a+0(FP), R0
 	MOVD AR_N(R0), R4

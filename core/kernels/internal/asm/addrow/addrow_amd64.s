@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "args.h"
 
-// TERM broadcasts the addTerm at off: mul, mask and half to zm, zk and zh,
+// TERM broadcasts the Term at off: mul, mask and half to zm, zk and zh,
 // the right shift to the low quadword of xs, the offset to zo.
 #define TERM(off, zo, zm, zk, zh, xs) \
 	VPBROADCASTD off+T_OFF(DI), zo; \
@@ -76,7 +76,7 @@ tail: \
 	BLOCK(MOVX); \
 	JMP   done
 
-// func addRowAVX512(a *addRowArgs)
+// func addRowAVX512(a *Args)
 TEXT ·addRowAVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), DI
 	MOVQ AR_X(DI), SI
@@ -123,7 +123,7 @@ done:
 #define F_LO 448
 #define F_HI 480
 
-// TERM2 broadcasts the addTerm at off into the frame at f, and its right
+// TERM2 broadcasts the Term at off into the frame at f, and its right
 // shift to the low quadword of xs.
 #define TERM2(off, f, xs) \
 	VPBROADCASTD off+T_OFF(DI), Y0; \
@@ -185,7 +185,7 @@ loop: \
 	JNZ       loop; \
 	JMP       done2
 
-// func addRowAVX2(a *addRowArgs)
+// func addRowAVX2(a *Args)
 // a.n is a multiple of 8.
 TEXT ·addRowAVX2(SB), $512-8
 	MOVQ a+0(FP), DI
