@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The float micro-kernels of float_kernels.go in AVX-512F and AVX2+FMA.
+// The float micro-kernels of f32.go in AVX-512F and AVX2+FMA.
 // Each output lane is one chain of fused multiply-adds in k (or tap)
 // order from zero (or the bias), then bias, then max(lo), then min(hi)
 // with the operands ordered so that a NaN sum stays NaN.

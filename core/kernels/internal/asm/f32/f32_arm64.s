@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "neon_arm64.h"
 
-// The float micro-kernels of float_kernels.go in arm64 NEON (Advanced
+// The float micro-kernels of f32.go in arm64 NEON (Advanced
 // SIMD). Each output lane is one chain of fused multiply-adds (FMLA) in k
 // (or tap) order from zero (or the bias), then the bias, then FMAX with lo
 // and FMIN with hi, which give NaN when either operand is NaN, as Go's max

@@ -1,9 +1,9 @@
 //go:build !purego
 
-package kernels
+package f32
 
 // The NEON float kernels (float_kernels_arm64.s). A tile is 6 rows by four
-// 4-lane registers (fNR = 16 channels): 24 accumulators, 4 weight and 3
+// 4-lane registers (NR = 16 channels): 24 accumulators, 4 weight and 3
 // input registers, 31 of the 32 vector registers. Eight rows would take
 // all 32 for accumulators alone; seven leave too few for the operands.
 
@@ -22,11 +22,11 @@ func fRow1NEON(k int, a, b, bias, c *float32, lo, hi float32)
 //go:noescape
 func dwFloatNEON(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 
-var neonFloatKernels = floatKernels{name: "neon", mr: 6, tile: fTileNEON, rows: fTileRowsNEON, row4: fRow4NEON, row1: fRow1NEON, dw: dwFloatNEON}
+var neonFloatKernels = Kernels{Name: "neon", MR: 6, Tile: fTileNEON, Rows: fTileRowsNEON, Row4: fRow4NEON, Row1: fRow1NEON, DW: dwFloatNEON}
 
-// floatKernelSets lists the float kernel sets this CPU can run, fastest
+// Sets lists the float kernel sets this CPU can run, fastest
 // first; the Go twins come last. Advanced SIMD is part of every arm64 core
 // Go runs on (the runtime itself uses it), so NEON needs no feature check.
-func floatKernelSets() []*floatKernels {
-	return []*floatKernels{&neonFloatKernels, &goFloatKernels}
+func Sets() []*Kernels {
+	return []*Kernels{&neonFloatKernels, &goKernels}
 }

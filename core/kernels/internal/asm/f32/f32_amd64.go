@@ -1,6 +1,6 @@
 //go:build !purego
 
-package kernels
+package f32
 
 import "golang.org/x/sys/cpu"
 
@@ -39,19 +39,19 @@ func fRow1AVX2(k int, a, b, bias, c *float32, lo, hi float32)
 func dwFloatAVX2(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 
 var (
-	avx512FloatKernels = floatKernels{name: "avx512", mr: 12, tile: fTileAVX512, rows: fTileRowsAVX512, row4: fRow4AVX512, row1: fRow1AVX512, dw: dwFloatAVX512}
-	avx2FloatKernels   = floatKernels{name: "avx2", mr: 6, tile: fTileAVX2, rows: fTileRowsAVX2, row4: fRow4AVX2, row1: fRow1AVX2, dw: dwFloatAVX2}
+	avx512FloatKernels = Kernels{Name: "avx512", MR: 12, Tile: fTileAVX512, Rows: fTileRowsAVX512, Row4: fRow4AVX512, Row1: fRow1AVX512, DW: dwFloatAVX512}
+	avx2FloatKernels   = Kernels{Name: "avx2", MR: 6, Tile: fTileAVX2, Rows: fTileRowsAVX2, Row4: fRow4AVX2, Row1: fRow1AVX2, DW: dwFloatAVX2}
 )
 
-// floatKernelSets lists the float kernel sets this CPU can run, fastest
+// Sets lists the float kernel sets this CPU can run, fastest
 // first; the Go twins come last.
-func floatKernelSets() []*floatKernels {
-	var sets []*floatKernels
+func Sets() []*Kernels {
+	var sets []*Kernels
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
 		sets = append(sets, &avx512FloatKernels)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		sets = append(sets, &avx2FloatKernels)
 	}
-	return append(sets, &goFloatKernels)
+	return append(sets, &goKernels)
 }

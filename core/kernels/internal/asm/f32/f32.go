@@ -1,56 +1,39 @@
-package kernels
+package f32
 
 import "unsafe"
 
-// The float micro-kernels behind CONV_2D, FULLY_CONNECTED and
-// DEPTHWISE_CONV_2D. Each exists as a pure-Go twin (this file) and in
-// assembly: AVX-512F and AVX2+FMA on amd64 (float_kernels_amd64.s), NEON
-// on arm64 (float_kernels_arm64.s). The set a process uses is picked once
-// at init from the CPU's features, and the purego build tag forces the Go
-// twins. Every set works on the same layouts:
-//
-//   - GEMM weights in panels of fNR channels, [ceil(N/fNR)][K][fNR], the
-//     last one padded with zeros, and the bias padded the same way;
-//   - a GEMM tile's rows interleaved by k, [K][mr] (mr is the set's);
-//   - a depthwise filter as TFLite stores it, [kh*kw][C].
-//
-// Every output element is one sequential sum over k started from zero,
-// then bias, then the clamp, whichever kernel of a set (tile or row)
-// computes it: how a GEMM is cut into tiles or among threads never changes
-// a bit. The assembly sets fuse each multiply-add (one rounding), the Go
-// twins round twice; they agree within float tolerance, not bit for bit.
+// NR is the number of channels in a GEMM weight panel.
+const NR = 16
 
-// fNR is the number of channels in a GEMM weight panel.
-const fNR = 16
-
-// floatKernels is one implementation of the float micro-kernels.
-type floatKernels struct {
-	name string
-	// mr is the number of rows a tile computes.
-	mr int
-	// tile computes c[r*ldc+j] = clamp(sum_k a[k*mr+r]*b[k*fNR+j] + bias[j])
-	// for r < mr, j < fNR.
-	tile func(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
-	// rows is tile with row r of a at a[r*lda:] (rows read in place, not
+// Kernels is one implementation of the float micro-kernels.
+type Kernels struct {
+	// Name names the set in test output.
+	Name string
+	// MR is the number of rows a tile computes.
+	MR int
+	// Tile computes c[r*ldc+j] = clamp(sum_k a[k*MR+r]*b[k*NR+j] + bias[j])
+	// for r < MR, j < NR.
+	Tile func(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
+	// Rows is Tile with row r of a at a[r*lda:] (rows read in place, not
 	// interleaved): a direct GEMM's rows, which need no packing.
-	rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
-	// row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*fNR+j%fNR] + bias[j])
-	// for j < 4*fNR, q = j/fNR: one row against four consecutive panels,
+	Rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+	// Row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*NR+j%NR] + bias[j])
+	// for j < 4*NR, q = j/NR: one row against four consecutive panels,
 	// ldb floats apart.
-	row4 func(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
-	// row1 is row4 for a single panel.
-	row1 func(k int, a, b, bias, c *float32, lo, hi float32)
-	// dw computes npix depthwise output pixels of c channels:
+	Row4 func(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
+	// Row1 is Row4 for a single panel.
+	Row1 func(k int, a, b, bias, c *float32, lo, hi float32)
+	// DW computes npix depthwise output pixels of c channels:
 	// out[p*c+ch] = clamp(bias[ch] + sum_t in[p*xstep+xoff[t]+ch]*w[woff[t]+ch])
 	// summed in t order, for taps t < ntaps (offsets in floats).
-	dw func(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
+	DW func(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 }
 
 // goMR is the number of rows the Go twins' tiles compute.
 const goMR = 6
 
-// goFloatKernels is the pure-Go twin of every assembly set.
-var goFloatKernels = floatKernels{name: "go", mr: goMR, tile: fTileGo, rows: fTileRowsGo, row4: fRow4Go, row1: fRow1Go, dw: dwFloatGo}
+// goKernels is the pure-Go twin of every assembly set.
+var goKernels = Kernels{Name: "go", MR: goMR, Tile: fTileGo, Rows: fTileRowsGo, Row4: fRow4Go, Row1: fRow1Go, DW: dwFloatGo}
 
 // fTileRowsGo is the Go twin of the rows kernels (a 6x16 tile whose rows
 // are read in place, lda floats apart): each row as fRow1Go computes it.
@@ -72,26 +55,26 @@ func fTileGo(k int, a, b, bias, c *float32, ldc int, lo, hi float32) {
 		return
 	}
 	as := unsafe.Slice(a, k*mr)
-	bs := unsafe.Slice(b, k*fNR)
-	biases := unsafe.Slice(bias, fNR)
-	cs := unsafe.Slice(c, (mr-1)*ldc+fNR)
+	bs := unsafe.Slice(b, k*NR)
+	biases := unsafe.Slice(bias, NR)
+	cs := unsafe.Slice(c, (mr-1)*ldc+NR)
 	for r := 0; r < mr; r += 3 {
-		for j := 0; j < fNR; j += 2 {
+		for j := 0; j < NR; j += 2 {
 			acc := fSub3x2(as[r:], bs[j:], k)
 			for i := range 3 {
 				o := cs[(r+i)*ldc+j:]
-				o[0] = ClampF32(acc[2*i]+biases[j], lo, hi)
-				o[1] = ClampF32(acc[2*i+1]+biases[j+1], lo, hi)
+				o[0] = clamp(acc[2*i]+biases[j], lo, hi)
+				o[1] = clamp(acc[2*i+1]+biases[j+1], lo, hi)
 			}
 		}
 	}
 }
 
-// fSub3x2 returns acc[2i+j] = sum_k a[k*6+i]*b[k*fNR+j] for i < 3, j < 2.
+// fSub3x2 returns acc[2i+j] = sum_k a[k*6+i]*b[k*NR+j] for i < 3, j < 2.
 func fSub3x2(a, b []float32, k int) (acc [6]float32) {
 	var c00, c01, c10, c11, c20, c21 float32
 	for i := range k {
-		w := b[i*fNR : i*fNR+2 : i*fNR+2]
+		w := b[i*NR : i*NR+2 : i*NR+2]
 		x := a[i*6 : i*6+3 : i*6+3]
 		c00 += x[0] * w[0]
 		c01 += x[0] * w[1]
@@ -107,30 +90,30 @@ func fSub3x2(a, b []float32, k int) (acc [6]float32) {
 func fRow4Go(k int, a, b, bias, c *float32, ldb int, lo, hi float32) {
 	for q := range 4 {
 		fRow1Go(k, a, (*float32)(unsafe.Add(unsafe.Pointer(b), 4*q*ldb)),
-			(*float32)(unsafe.Add(unsafe.Pointer(bias), 4*q*fNR)),
-			(*float32)(unsafe.Add(unsafe.Pointer(c), 4*q*fNR)), lo, hi)
+			(*float32)(unsafe.Add(unsafe.Pointer(bias), 4*q*NR)),
+			(*float32)(unsafe.Add(unsafe.Pointer(c), 4*q*NR)), lo, hi)
 	}
 }
 
 // fRow1Go is the Go twin of the 1x16 row kernels.
 func fRow1Go(k int, a, b, bias, c *float32, lo, hi float32) {
 	as := unsafe.Slice(a, k)
-	bs := unsafe.Slice(b, k*fNR)
-	biases := unsafe.Slice(bias, fNR)
-	cs := unsafe.Slice(c, fNR)
-	for j := 0; j < fNR; j += 4 {
+	bs := unsafe.Slice(b, k*NR)
+	biases := unsafe.Slice(bias, NR)
+	cs := unsafe.Slice(c, NR)
+	for j := 0; j < NR; j += 4 {
 		var a0, a1, a2, a3 float32
 		for i, x := range as {
-			w := bs[i*fNR+j : i*fNR+j+4]
+			w := bs[i*NR+j : i*NR+j+4]
 			a0 += x * w[0]
 			a1 += x * w[1]
 			a2 += x * w[2]
 			a3 += x * w[3]
 		}
-		cs[j] = ClampF32(a0+biases[j], lo, hi)
-		cs[j+1] = ClampF32(a1+biases[j+1], lo, hi)
-		cs[j+2] = ClampF32(a2+biases[j+2], lo, hi)
-		cs[j+3] = ClampF32(a3+biases[j+3], lo, hi)
+		cs[j] = clamp(a0+biases[j], lo, hi)
+		cs[j+1] = clamp(a1+biases[j+1], lo, hi)
+		cs[j+2] = clamp(a2+biases[j+2], lo, hi)
+		cs[j+3] = clamp(a3+biases[j+3], lo, hi)
 	}
 }
 
@@ -162,7 +145,7 @@ func dwFloatGo(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, x
 			}
 		}
 		for ch, v := range o {
-			o[ch] = ClampF32(v, lo, hi)
+			o[ch] = clamp(v, lo, hi)
 		}
 	}
 }
@@ -172,5 +155,14 @@ func dwTap(p unsafe.Pointer, off, c int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Add(p, 4*off)), c)
 }
 
-// fk is the float kernel set of this process, fixed at init.
-var fk = floatKernelSets()[0]
+// best is the float kernel set of this process, fixed at init.
+var best = Sets()[0]
+
+// Best returns the float kernel set of this process: the first of Sets.
+func Best() *Kernels { return best }
+
+// clamp limits v to [lo, hi].
+func clamp(v, lo, hi float32) float32 { return min(max(v, lo), hi) }
+
+// Go returns the pure-Go twins, the set every assembly set is held to.
+func Go() *Kernels { return &goKernels }
