@@ -13,7 +13,6 @@ func TestAsmLayout(t *testing.T) {
 	var a qgemmTileArgs
 	var b qvBlock
 	var d dwRowArgs
-	var r resizeRowArgs
 	for _, c := range []struct {
 		name      string
 		got, want uintptr
@@ -61,12 +60,6 @@ func TestAsmLayout(t *testing.T) {
 		{"dwRowArgs.lo", unsafe.Offsetof(d.lo), 112},
 		{"dwRowArgs.hi", unsafe.Offsetof(d.hi), 120},
 		{"dwRowArgs.signed", unsafe.Offsetof(d.signed), 128},
-		{"resizeRowArgs.top", unsafe.Offsetof(r.top), 0}, {"resizeRowArgs.bot", unsafe.Offsetof(r.bot), 8},
-		{"resizeRowArgs.x0", unsafe.Offsetof(r.x0), 16}, {"resizeRowArgs.x1", unsafe.Offsetof(r.x1), 24},
-		{"resizeRowArgs.omx", unsafe.Offsetof(r.omx), 32}, {"resizeRowArgs.dx", unsafe.Offsetof(r.dx), 40},
-		{"resizeRowArgs.wy", unsafe.Offsetof(r.wy), 48}, {"resizeRowArgs.c", unsafe.Offsetof(r.c), 56},
-		{"resizeRowArgs.full", unsafe.Offsetof(r.full), 64}, {"resizeRowArgs.tail", unsafe.Offsetof(r.tail), 72},
-		{"resizeRowArgs.n", unsafe.Offsetof(r.n), 80}, {"resizeRowArgs.dst", unsafe.Offsetof(r.dst), 88},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

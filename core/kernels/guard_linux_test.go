@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/delego/delego/core/kernels/internal/asm/resizerow"
 	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
@@ -23,11 +24,11 @@ func TestResizeRowReadsNoFurther(t *testing.T) {
 			}
 			want, got := make([]byte, outW*c), make([]byte, outW*c)
 			for _, run := range []struct {
-				kernel func(*resizeRowArgs)
+				kernel func(*resizerow.Args)
 				dst    []byte
-			}{{resizeRowU8Go, want}, {resizeRowU8, got}} {
+			}{{resizerow.RowGo, want}, {resizerow.Row, got}} {
 				a := cols.rowArgs(c, inW)
-				a.top, a.bot, a.wy, a.dst = &top[0], &bot[0], [2]float32{0.25, 0.75}, &run.dst[0]
+				a.Top, a.Bot, a.WY, a.Dst = &top[0], &bot[0], [2]float32{0.25, 0.75}, &run.dst[0]
 				run.kernel(&a)
 			}
 			if i := kerneltest.FirstDiff(got, want); i >= 0 {

@@ -64,8 +64,8 @@
 	ADD  off, R7, R12; \
 	VST1 [V30.B16], (R12)
 
-// func resizeRowU8NEON(a *resizeRowArgs)
-// Needs a.c >= 16: channels after the whole blocks of 16 are done as the
+// func resizeRowU8NEON(a *Args)
+// Needs a.C >= 16: channels after the whole blocks of 16 are done as the
 // block of the pixel's last 16, which writes some bytes twice, alike.
 TEXT ·resizeRowU8NEON(SB), NOSPLIT, $0-8
 	MOVD a+0(FP), R0

@@ -29,7 +29,7 @@
 	VPMOVDB     Z0, X0; \
 	VMOVDQU8    X0, K, (R14)(DX*1)
 
-// func resizeRowU8AVX512(a *resizeRowArgs)
+// func resizeRowU8AVX512(a *Args)
 TEXT ·resizeRowU8AVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), DI
 	MOVQ RA_N(DI), CX
