@@ -110,6 +110,14 @@ func (p Plugins) Discover() ([]plugin.Found, error) {
 	return found, nil
 }
 
+// Find is the path of the plugin binary delego-NAME in p's search
+// directories, refused (an error wrapping plugin.ErrInsecure, which says
+// how to run it anyway) when another user could replace it.
+func (p Plugins) Find(name string) (string, error) {
+	path, err := p.search().Find(name)
+	return path, withOptOut(err)
+}
+
 // search is where p looks for plugins.
 func (p Plugins) search() plugin.Search {
 	dirs := p.Dirs
@@ -150,9 +158,9 @@ func CheckName(n string) error {
 	return nil
 }
 
-// DelegateName is the delegate name TFLiteSettings.delegate selects, or ""
+// delegateName is the delegate name TFLiteSettings.delegate selects, or ""
 // for NONE: CPU kernels only.
-func DelegateName(d config.Delegate) string {
+func delegateName(d config.Delegate) string {
 	switch d {
 	case config.Delegate_NONE:
 		return ""
@@ -170,19 +178,19 @@ func DelegateName(d config.Delegate) string {
 	return strings.ToLower(d.String())
 }
 
-// SettingsDelegates are the delegates s asks for when the caller names
+// settingsDelegates are the delegates s asks for when the caller names
 // none: the one its delegate field selects, or nil for NONE.
-func SettingsDelegates(s *config.TFLiteSettings) []string {
-	if n := DelegateName(s.GetDelegate()); n != "" {
+func settingsDelegates(s *config.TFLiteSettings) []string {
+	if n := delegateName(s.GetDelegate()); n != "" {
 		return []string{n}
 	}
 	return nil
 }
 
-// CheckSettings checks s against what delego honours. It returns the
+// checkSettings checks s against what delego honours. It returns the
 // fields delego ignores as warnings, and an error for those whose ignoring
 // would change the results (GPU precision, FORCE_CPU, ...).
-func CheckSettings(s *config.Settings) (warnings []config.Issue, err error) {
+func checkSettings(s *config.Settings) (warnings []config.Issue, err error) {
 	issues := s.Check(config.DefaultCapabilities())
 	for _, i := range issues {
 		if i.Severity != config.Error {
@@ -197,7 +205,7 @@ func CheckSettings(s *config.Settings) (warnings []config.Issue, err error) {
 type Delegation struct {
 	// Names are the delegates in priority order; empty: CPU kernels only.
 	Names []string
-	// Delegates are what Start opened for Names, in the same order.
+	// Delegates are what startDelegates opened for Names, in the same order.
 	Delegates []delegate.Delegate
 	// Settings are the effective TFLite settings, never nil: the given
 	// ones with cpu_settings.num_threads set to Threads, so that the cpu
@@ -207,10 +215,10 @@ type Delegation struct {
 	Threads int
 }
 
-// Start opens the delegates called names with open, in priority order, to
+// startDelegates opens the delegates called names with open, in priority order, to
 // run with settings s (nil: none). threads < 1 takes s's positive
 // cpu_settings.num_threads, else 1.
-func Start(ctx context.Context, names []string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
+func startDelegates(ctx context.Context, names []string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
 	if threads < 1 {
 		threads = max(1, int(s.GetCpuSettings().GetNumThreads()))
 	}
@@ -247,11 +255,11 @@ func (d *Delegation) Close() error {
 	return errors.Join(errs...)
 }
 
-// TwinFor is the CPU twin of the model at modelPath: twin when given, else
+// twinFor is the CPU twin of the model at modelPath: twin when given, else
 // Coral's foo.tflite beside foo_edgetpu.tflite; nil for other models. It
 // is loaded now, so running the model opens no file; one that cannot be
 // loaded is an error only if it is needed.
-func TwinFor(modelPath, twin string) *core.Twin {
+func twinFor(modelPath, twin string) *core.Twin {
 	if twin == "" {
 		twin = edgetpuinfo.TwinPath(modelPath)
 	}

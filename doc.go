@@ -24,9 +24,10 @@
 // falls back to its CPU twin (foo.tflite beside foo_edgetpu.tflite, or
 // WithCPUTwin).
 //
-// The steps Open takes are exported for callers that need them apart (the
-// delego command reads its flags and settings before the model): Plugins
-// finds and starts plugins, CheckSettings checks settings against what
-// delego honours, SettingsDelegates reads the delegate the settings name,
-// Start starts delegates into a Delegation, and TwinFor loads a CPU twin.
+// Configure resolves the options once, for a caller that opens several
+// models with them or reads its inputs before the delegates start (the
+// delego command does both): a Config opens a model (Open), one the caller
+// loaded (OpenModel), or plans it (Plan: where each node would run, and
+// why, whatever the devices here). Plugins finds and starts plugins as
+// Open does, for a caller that lists them.
 package delego

@@ -18,19 +18,20 @@ type Option func(*options)
 
 // options are what the Options asked for.
 type options struct {
-	settings     func(context.Context) (*config.Settings, string, error) // the settings and where they came from; nil: none
-	names        []string
-	namesGiven   bool
-	threads      int
-	twin         string
-	plugins      Plugins
-	checksumFile string
-	watchdog     core.Watchdog
-	restarts     core.Restarts
-	opener       Opener            // nil: the plugins
-	registry     *kernels.Registry // nil: kernels.Builtins()
-	profiler     core.Profiler
-	warn         func(error) // nil: warnings are only kept
+	settings      func(context.Context) (*config.Settings, string, error) // the settings and where they came from; nil: none
+	names         []string
+	namesGiven    bool
+	threads       int
+	twin          string
+	plugins       Plugins
+	checksumFile  string
+	watchdog      core.Watchdog
+	restarts      core.Restarts
+	fallbackNames []string          // WithDefaultDelegates
+	opener        Opener            // nil: the plugins
+	registry      *kernels.Registry // nil: kernels.Builtins()
+	profiler      core.Profiler
+	warn          func(error) // nil: warnings are only kept
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
@@ -71,9 +72,16 @@ func WithSettings(s *config.Settings) Option {
 // WithDelegates runs the nodes each delegate supports on it, the delegates
 // in priority order. With no names the model runs on the CPU kernels
 // only, whatever the settings say. Without this option the settings'
-// delegate field picks one (see SettingsDelegates).
+// delegate field picks one (see settingsDelegates).
 func WithDelegates(names ...string) Option {
 	return func(o *options) { o.names, o.namesGiven = names, true }
+}
+
+// WithDefaultDelegates names the delegates to run when neither
+// WithDelegates nor the settings name any (the command line's pipeline
+// runs its segments on the Edge TPU so).
+func WithDefaultDelegates(names ...string) Option {
+	return func(o *options) { o.fallbackNames = slices.Clone(names) }
 }
 
 // WithThreads sets how many goroutines a kernel may use; without it, the
@@ -143,42 +151,6 @@ func WithProfiler(p core.Profiler) Option { return func(o *options) { o.profiler
 // lists them too.
 func WithWarnings(warn func(error)) Option { return func(o *options) { o.warn = warn } }
 
-// Interpreter is a core.Interpreter that owns its model and the delegates
-// Open started.
-type Interpreter struct {
-	*core.Interpreter
-	model      *model.Model
-	delegation *Delegation
-	warnings   []error
-}
-
-// Open loads the model at path, starts its delegates and builds an
-// interpreter with its tensors allocated, ready for its inputs. Mistakes
-// in the options or settings are reported before the model is read. The
-// caller must Close the interpreter, which stops every plugin it started.
-func Open(ctx context.Context, path string, opts ...Option) (*Interpreter, error) {
-	o := newOptions(opts)
-	s, err := o.resolve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m, err := model.LoadContext(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	d, copts := o.start(ctx, s, path)
-	it, err := core.NewInterpreterContext(ctx, m, &copts)
-	if err == nil {
-		if err = it.AllocateTensors(); err != nil {
-			err = errors.Join(fmt.Errorf("allocate tensors: %w", err), it.Close())
-		}
-	}
-	if err != nil {
-		return nil, errors.Join(err, d.Close(), m.Close())
-	}
-	return &Interpreter{Interpreter: it, model: m, delegation: d, warnings: s.warnings}, nil
-}
-
 // newOptions applies opts in order.
 func newOptions(opts []Option) *options {
 	o := &options{}
@@ -224,22 +196,6 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 	return &setup{settings: s, names: names, warnings: warnings, plugins: plugins}, nil
 }
 
-// start opens the delegates of s, in priority order, for the model at path
-// and returns them with the core.Options that run the model on them: the
-// kernels, the profiler, the watchdog, the restarts and the CPU twin.
-// The caller closes the Delegation.
-func (o *options) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
-	open := o.opener
-	if open == nil {
-		open = s.plugins.Open
-	}
-	d := Start(ctx, s.names, s.settings, o.threads, open)
-	copts := d.Options()
-	copts.Registry, copts.Profiler = o.registry, o.profiler
-	copts.Twin, copts.Watchdog, copts.Restarts = TwinFor(path, o.twin), o.watchdog, o.restarts
-	return d, copts
-}
-
 // resolveSettings reads and checks the settings: an empty TFLiteSettings
 // when none were given. The fields delego ignores come back as warnings.
 func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, []error, error) {
@@ -250,7 +206,7 @@ func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, 
 	if err != nil {
 		return nil, nil, err
 	}
-	issues, err := CheckSettings(s)
+	issues, err := checkSettings(s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -265,7 +221,10 @@ func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, 
 // those the settings ask for.
 func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
 	if !o.namesGiven {
-		return SettingsDelegates(s), nil
+		if names := settingsDelegates(s); names != nil || o.fallbackNames == nil {
+			return names, nil
+		}
+		return slices.Clone(o.fallbackNames), nil
 	}
 	for i, n := range o.names {
 		if err := CheckName(n); err != nil {
@@ -276,6 +235,17 @@ func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
 		}
 	}
 	return slices.Clone(o.names), nil
+}
+
+// Interpreter is a core.Interpreter that owns the delegates it was opened
+// with, and the model when Open loaded it.
+type Interpreter struct {
+	*core.Interpreter
+	model      *model.Model
+	ownModel   bool   // Open loaded the model: Close unmaps it
+	path       string // the model file, for Report
+	delegation *Delegation
+	warnings   []error
 }
 
 // Delegates are the delegates the interpreter runs with, in priority order
@@ -294,7 +264,10 @@ func (it *Interpreter) Close() error {
 	if it.Interpreter == nil {
 		return nil
 	}
-	err := errors.Join(it.Interpreter.Close(), it.delegation.Close(), it.model.Close())
+	err := errors.Join(it.Interpreter.Close(), it.delegation.Close())
+	if it.ownModel {
+		err = errors.Join(err, it.model.Close())
+	}
 	it.Interpreter = nil
 	return err
 }

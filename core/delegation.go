@@ -59,7 +59,7 @@ func (it *Interpreter) delegateGraph(ctx context.Context) error {
 		}
 		return nil
 	}
-	g := it.graphView()
+	g := graphView(it.model)
 	names := make([]string, len(it.opts.Delegates))
 	verdicts := make([][]partition.Verdict, n)
 	for i := range verdicts {
@@ -125,29 +125,6 @@ func (it *Interpreter) cpuNode(i int) *node {
 	}
 	return &node{index: i, name: it.model.OpCode(it.sg.Operator(i).OpCodeIndex()).Name(),
 		broken: errors.New("no kernel")}
-}
-
-// graphView is the partitioner's view of subgraph 0.
-func (it *Interpreter) graphView() partition.Graph {
-	g := partition.Graph{
-		NumTensors: it.sg.NumTensors(),
-		Inputs:     it.inputs,
-		Outputs:    it.outputs,
-		Constant:   make([]bool, it.sg.NumTensors()),
-	}
-	for i, t := range it.tensors {
-		g.Constant[i] = t.Const
-	}
-	for i := range it.sg.NumOperators() {
-		op := it.sg.Operator(i)
-		oc := it.model.OpCode(op.OpCodeIndex())
-		g.Nodes = append(g.Nodes, partition.Node{
-			Op:      fmt.Sprintf("%s v%d", oc.Name(), oc.Version),
-			Inputs:  op.Inputs(),
-			Outputs: op.Outputs(),
-		})
-	}
-	return g
 }
 
 // askDelegate fills column di of verdicts: the declared support first, then

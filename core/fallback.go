@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/model"
-	"github.com/delego/delego/partition"
-	"github.com/delego/delego/tensor"
 )
 
 // This file carries out fallback. delegate.Fallback (the settings'
@@ -42,94 +39,6 @@ type fallbacks struct {
 	twinIt *Interpreter
 	// isTwin marks the interpreter of a twin, which has no twin of its own.
 	isTwin bool
-}
-
-// Twin is a model's CPU twin as the caller found it. The core knows no file
-// naming: for Edge TPU models, plugins/edgetpu.TwinPath gives Coral's.
-type Twin struct {
-	// Path says where the twin is, for messages.
-	Path string
-	// Model is the twin; nil when it could not be had (Err says why).
-	Model *model.Model
-	Err   error
-}
-
-// LoadTwin loads the twin at path. A twin that cannot be loaded is returned
-// with Err set: it is only an error if the twin is ever needed.
-func LoadTwin(path string) *Twin {
-	m, err := model.Load(path)
-	return &Twin{Path: path, Model: m, Err: err}
-}
-
-// checkTwin returns the twin an interpreter of m keeps: tw with its inputs
-// and outputs in m's order. A twin whose tensors do not match m's is kept
-// with Err set (an error only if it is needed), and the mismatch is
-// returned as a warning.
-func checkTwin(m *model.Model, tw *Twin) (*Twin, error) {
-	switch {
-	case tw == nil || tw.Err != nil:
-		return tw, nil
-	case tw.Model == nil:
-		return &Twin{Path: tw.Path, Err: errors.New("no model given")}, nil
-	}
-	aligned, err := alignTwin(m, tw.Model)
-	if err != nil {
-		return &Twin{Path: tw.Path, Err: err}, fmt.Errorf("CPU twin %s does not match the model: %w", tw.Path, err)
-	}
-	return &Twin{Path: tw.Path, Model: aligned}, nil
-}
-
-// TwinFallback records that an interpreter runs the CPU twin of the model it
-// was asked to run: a delegate failed (Fallbacks), the fallback settings let
-// the CPU take over, but the CPU had no kernel for some of the model's nodes
-// (Err). The twin's inputs and outputs are the model's, in the model's
-// order; everything else about the interpreter (Model, Plan, Fallbacks) is
-// the twin's.
-type TwinFallback struct {
-	// Model is the model asked for and Plan its partition plan; Path is the
-	// twin that runs instead.
-	Model *model.Model
-	Plan  *partition.Plan
-	Path  string
-	// Fallbacks are the model's own fallbacks, as its interpreter's
-	// Fallbacks listed them when the twin took over.
-	Fallbacks []delegate.Event
-	// Err is why the model could not run on the CPU.
-	Err error
-}
-
-func (t *TwinFallback) String() string {
-	return fmt.Sprintf("%s; the CPU twin %s runs instead", describeFallbacks(t.Fallbacks), t.Path)
-}
-
-// Twin returns the twin fallback, or nil when the interpreter runs the model
-// it was given.
-func (it *Interpreter) Twin() *TwinFallback { return it.fb.ran }
-
-// TwinError is the error of a model that cannot run on the CPU after its
-// delegate fell back, and whose CPU twin could not run instead. It unwraps
-// to the fallbacks' errors (delegate.ErrNoDevice, say), to Cause and to Err.
-type TwinError struct {
-	// Path is the twin looked for.
-	Path      string
-	Fallbacks []delegate.Event
-	// Cause is why the model cannot run on the CPU; Err why the twin could not.
-	Cause error
-	Err   error
-}
-
-func (e *TwinError) Error() string {
-	return fmt.Sprintf("%s; then the CPU could not run the model (%s), and its CPU twin %s could not run instead: %v",
-		describeFallbacks(e.Fallbacks), oneLine(e.Cause.Error()), e.Path, e.Err)
-}
-
-// Unwrap returns the fallbacks' errors, Cause and Err.
-func (e *TwinError) Unwrap() []error {
-	var errs []error
-	for _, f := range e.Fallbacks {
-		errs = append(errs, f.Err)
-	}
-	return append(errs, e.Cause, e.Err)
 }
 
 // absorb decides, through the fallback settings, whether a delegate's
@@ -347,105 +256,6 @@ func (p *delegated) restoreState(it *Interpreter) {
 	}
 }
 
-// runTwin replaces it, which fell back but cannot run (cause), with an
-// interpreter of its model's CPU twin, built with the same options. Without
-// a twin, cause is returned as it is.
-func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Interpreter, error) {
-	tw := it.fb.twin
-	events := it.Fallbacks()
-	fail := func(err error) (*Interpreter, error) {
-		if own {
-			closeDelegates(it.opts.Delegates)
-		}
-		if tw == nil {
-			return nil, err
-		}
-		return nil, &TwinError{Path: tw.Path, Fallbacks: events, Cause: cause, Err: err}
-	}
-	switch {
-	case tw == nil:
-		return fail(cause)
-	case tw.Err != nil:
-		return fail(tw.Err)
-	}
-	opts := it.opts
-	opts.Twin = nil
-	opts.OwnDelegates = own // a failing twin closes them itself
-	t, err := newInterpreter(ctx, tw.Model, &opts, true)
-	if err != nil {
-		return nil, &TwinError{Path: tw.Path, Fallbacks: events, Cause: cause, Err: err}
-	}
-	t.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: tw.Path, Fallbacks: events, Err: cause}
-	return t, nil
-}
-
-// switchToTwin hands this Invoke and every later one to the model's CPU
-// twin, after an execution failure of a partition the CPU kernels cannot
-// run. Without a twin (or one that cannot run), cause is the result.
-func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
-	if _, err := it.twinInterpreter(ctx, cause); err != nil {
-		return err
-	}
-	it.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: it.fb.twin.Path,
-		Fallbacks: it.Fallbacks(), Err: cause}
-	return it.invokeTwin(ctx)
-}
-
-// standIn runs this Invoke on the model's CPU twin, for a partition the CPU
-// kernels cannot run whose delegate was lost and will be restarted.
-func (it *Interpreter) standIn(ctx context.Context, cause error) error {
-	if _, err := it.twinInterpreter(ctx, cause); err != nil {
-		return err
-	}
-	return it.invokeTwin(ctx)
-}
-
-// twinInterpreter returns the twin's interpreter, made and allocated the
-// first time (cause: why the twin is needed).
-func (it *Interpreter) twinInterpreter(ctx context.Context, cause error) (*Interpreter, error) {
-	if it.fb.twinIt != nil {
-		return it.fb.twinIt, nil
-	}
-	if it.fb.isTwin {
-		return nil, cause
-	}
-	twin, err := it.runTwin(ctx, cause, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := twin.AllocateTensors(); err != nil {
-		twin.Close()
-		return nil, &TwinError{Path: twin.fb.ran.Path, Fallbacks: it.Fallbacks(), Cause: cause, Err: err}
-	}
-	it.fb.twinIt = twin
-	return twin, nil
-}
-
-// twinCanStandIn reports whether the caller gave a twin that matches.
-func (it *Interpreter) twinCanStandIn() bool {
-	return !it.fb.isTwin && it.fb.twin != nil && it.fb.twin.Err == nil
-}
-
-// invokeTwin runs the twin on this interpreter's inputs and copies its
-// outputs back, so callers keep reading the tensors they hold.
-func (it *Interpreter) invokeTwin(ctx context.Context) error {
-	t := it.fb.twinIt
-	for i := range it.inputs {
-		if err := t.Input(i).CopyFrom(it.Input(i).Data()); err != nil {
-			return fmt.Errorf("CPU twin input %d: %w", i, err)
-		}
-	}
-	if err := t.Invoke(ctx); err != nil {
-		return fmt.Errorf("CPU twin %s: %w", it.fb.twin.Path, err)
-	}
-	for i := range it.outputs {
-		if err := it.Output(i).CopyFrom(t.Output(i).Data()); err != nil {
-			return fmt.Errorf("CPU twin output %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // healBeforeSteps restarts, before the steps of an Invoke run, each lost
 // partition that only the CPU twin can stand in for; when one cannot run
 // on its delegate this time, the twin runs the whole Invoke. It reports
@@ -487,66 +297,68 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// alignTwin checks that twin takes and gives what m does: as many inputs
-// and outputs, each of the same type, shape and quantization, matched by
-// name when both sides name them uniquely and alike, else by position. It
-// returns twin with its inputs and outputs in m's order.
-func alignTwin(m, twin *model.Model) (*model.Model, error) {
-	sg, tsg := m.Subgraph(0), twin.Subgraph(0)
-	ins, err := alignIO("input", sg, tsg, sg.Inputs(), tsg.Inputs())
-	if err != nil {
-		return nil, err
+// The outcomes of a delegate's failure, as a PlanReport gives them
+// (PlanFallback.Outcome, PlanPartition.Fallback). A plan says what a run
+// would do about a partition that cannot compile: OutcomeCPU,
+// OutcomeTwin, OutcomeError or OutcomeNoCPUKernel. A run says what it did:
+// OutcomeCPU and the rest, one per delegate.Outcome.
+const (
+	// OutcomeCPU: its nodes run on delego's CPU kernels (from then on).
+	OutcomeCPU = "cpu"
+	// OutcomeTwin: the model's CPU twin runs instead.
+	OutcomeTwin = "cpu-twin"
+	// OutcomeError: the settings allow no fallback, so the run fails.
+	OutcomeError = "error"
+	// OutcomeNoCPUKernel: the settings allow a fallback, but no CPU
+	// kernel runs some of its nodes and no CPU twin runs instead.
+	OutcomeNoCPUKernel = "no-cpu-kernel"
+	// OutcomeCPUOnce: the CPU ran the partition in the run that saw its
+	// plugin lost (delegate.RanOnCPU).
+	OutcomeCPUOnce = "cpu-once"
+	// OutcomeRestarted: a fresh plugin took the partition back
+	// (delegate.Restarted).
+	OutcomeRestarted = "restarted"
+	// OutcomeTwinOnce: the CPU twin ran the run that lost the plugin of a
+	// partition no CPU kernel runs (delegate.TwinStoodIn).
+	OutcomeTwinOnce = "twin-once"
+	// OutcomeRestartsPaused: the partition's restarts failed in a row and
+	// pause (delegate.RestartsPaused; see Restarts).
+	OutcomeRestartsPaused = "restarts-paused"
+	// OutcomeRecovered: the partition came back on its plugin after a
+	// pause (delegate.Recovered).
+	OutcomeRecovered = "recovered"
+)
+
+// outcomeOf names what an interpreter did about a failure.
+func outcomeOf(o delegate.Outcome) string {
+	switch o {
+	case delegate.RanOnCPU:
+		return OutcomeCPUOnce
+	case delegate.Restarted:
+		return OutcomeRestarted
+	case delegate.TwinStoodIn:
+		return OutcomeTwinOnce
+	case delegate.RestartsPaused:
+		return OutcomeRestartsPaused
+	case delegate.Recovered:
+		return OutcomeRecovered
 	}
-	outs, err := alignIO("output", sg, tsg, sg.Outputs(), tsg.Outputs())
-	if err != nil {
-		return nil, err
-	}
-	return twin.WithIO(ins, outs), nil
+	return OutcomeCPU
 }
 
-func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, error) {
-	if len(want) != len(have) {
-		return nil, fmt.Errorf("the model has %d %ss, the twin %d", len(want), what, len(have))
+// compileOutcome decides what a run with policy does about a partition
+// that cannot compile, when the CPU twin would run instead of the model
+// (twin) or the model cannot run on the CPU (noKernel): the one judgement
+// PlanModel makes of every fallback of a plan, which it plans with compile
+// fallback forced on.
+func compileOutcome(policy delegate.Fallback, twin, noKernel bool) string {
+	switch {
+	case !policy.OnCompilationError:
+		return OutcomeError
+	case twin:
+		return OutcomeTwin
+	case noKernel:
+		return OutcomeNoCPUKernel
 	}
-	order := slices.Clone(have)
-	byName := map[string]int{}
-	for _, ti := range have {
-		byName[tsg.Tensor(ti).Name] = ti
-	}
-	named := len(byName) == len(have)
-	seen := map[string]bool{}
-	for _, ti := range want {
-		n := sg.Tensor(ti).Name
-		if _, ok := byName[n]; !ok || seen[n] {
-			named = false
-		}
-		seen[n] = true
-	}
-	if named {
-		for i, ti := range want {
-			order[i] = byName[sg.Tensor(ti).Name]
-		}
-	}
-	for i := range want {
-		a, b := sg.Tensor(want[i]), tsg.Tensor(order[i])
-		if a.Type != b.Type || !slices.Equal(a.Shape, b.Shape) || !sameQuant(a.Quant, b.Quant) {
-			return nil, fmt.Errorf("%s %d %q is %s %v (%s), the twin's %q is %s %v (%s)", what, i,
-				a.Name, a.Type, a.Shape, describeQuant(a.Quant), b.Name, b.Type, b.Shape, describeQuant(b.Quant))
-		}
-	}
-	return order, nil
-}
-
-func sameQuant(a, b *tensor.Quantization) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint) && a.Axis == b.Axis
-}
-
-func describeQuant(q *tensor.Quantization) string {
-	if q == nil {
-		return "not quantized"
-	}
-	return fmt.Sprintf("scale %v zero point %v", q.Scale, q.ZeroPoint)
+	return OutcomeCPU
 }

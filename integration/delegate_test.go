@@ -27,7 +27,7 @@ func TestGoldenThroughCPUDelegate(t *testing.T) {
 			defer it.Close()
 			plan := it.Plan()
 			if plan == nil || len(plan.CPUNodes) != 0 || len(plan.Partitions) != 1 {
-				t.Fatalf("plan should hold one cpu partition and no CPU nodes:\n%s", plan.Explain())
+				t.Fatalf("plan should hold one cpu partition and no CPU nodes:\n%s", it.Report().Text())
 			}
 			if err := it.AllocateTensors(); err != nil {
 				t.Fatal(err)

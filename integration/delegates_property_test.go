@@ -161,7 +161,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 	defer it.Close()
 	plan := it.Plan()
 	if err := checkPlan(m, plan, maxParts, minSize); err != nil {
-		return fmt.Errorf("%s: %w\n%s", desc, err, plan.Explain())
+		return fmt.Errorf("%s: %w\n%s", desc, err, it.Report().Text())
 	}
 
 	// Deterministic: the same model, delegates and settings give the same plan.
@@ -173,7 +173,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 	plan2 := it2.Plan()
 	it2.Close()
 	if !reflect.DeepEqual(plan, plan2) {
-		return fmt.Errorf("%s: two plans for the same request:\n%s\n%s", desc, plan.Explain(), plan2.Explain())
+		return fmt.Errorf("%s: two plans for the same request:\n%s\n%s", desc, it.Report().Text(), it2.Report().Text())
 	}
 
 	// Placement and reasons: a node goes to the first delegate that accepts
@@ -186,7 +186,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 		if pl.Partition >= 0 {
 			owner = slices.Index(names, plan.Partitions[pl.Partition].Delegate)
 			if v := dels[owner].verdict(m, i); !v.Accept {
-				return fmt.Errorf("%s: node %d went to %s, which refuses it: %s\n%s", desc, i, names[owner], v.Reason, plan.Explain())
+				return fmt.Errorf("%s: node %d went to %s, which refuses it: %s\n%s", desc, i, names[owner], v.Reason, it.Report().Text())
 			}
 			st.delegated++
 		} else {
@@ -259,10 +259,10 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 	for k, in := range [][][]byte{in1, in2} {
 		feed(t, it, in)
 		if err := it.Invoke(t.Context()); err != nil {
-			return fmt.Errorf("%s: Invoke %d: %w\n%s", desc, k+1, err, plan.Explain())
+			return fmt.Errorf("%s: Invoke %d: %w\n%s", desc, k+1, err, it.Report().Text())
 		}
 		if diff := diffOutputs(outputs(it), want[k]); diff != "" {
-			return fmt.Errorf("%s: Invoke %d: %s\n%s", desc, k+1, diff, plan.Explain())
+			return fmt.Errorf("%s: Invoke %d: %s\n%s", desc, k+1, diff, it.Report().Text())
 		}
 	}
 	if ev := it.Fallbacks(); len(ev) != 0 {
@@ -270,7 +270,7 @@ func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st 
 	}
 	for d, pd := range dels {
 		if v := pd.sub.Violations(); len(v) != 0 {
-			return fmt.Errorf("%s: %s saw contract violations: %q\n%s", desc, names[d], v, plan.Explain())
+			return fmt.Errorf("%s: %s saw contract violations: %q\n%s", desc, names[d], v, it.Report().Text())
 		}
 		if got, want := pd.sub.Invokes(), 2*len(pd.sub.Received()); got != want {
 			return fmt.Errorf("%s: %s invoked %d times, want %d (two per partition)", desc, names[d], got, want)

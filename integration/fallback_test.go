@@ -211,7 +211,7 @@ func runMatrixCase(t *testing.T, m *model.Model, ops []testdelegates.Op, c matri
 	case c.fault.Stage() == delegate.StageCompile && planLevel:
 		events = append(events, wantEvent{-1, delegate.StageCompile})
 		if len(it.Plan().Partitions) != 0 {
-			return fmt.Errorf("a delegate whose support check failed still has partitions:\n%s", it.Plan().Explain())
+			return fmt.Errorf("a delegate whose support check failed still has partitions:\n%s", it.Report().Text())
 		}
 	case c.fault.Stage() == delegate.StageCompile:
 		for k := range nparts {
@@ -226,7 +226,7 @@ func runMatrixCase(t *testing.T, m *model.Model, ops []testdelegates.Op, c matri
 	if len(plan.Partitions) > 0 && !slices.EqualFunc(plan.Partitions, refPlan.Partitions, func(a, b partition.Partition) bool {
 		return slices.Equal(a.Nodes, b.Nodes)
 	}) {
-		return fmt.Errorf("the faulty delegate got another plan:\n%s\nthan the healthy one:\n%s", plan.Explain(), refPlan.Explain())
+		return fmt.Errorf("the faulty delegate got another plan:\n%s\nthan the healthy one:\n%s", it.Report().Text(), ref.Report().Text())
 	}
 	if err := checkEvents(it.Fallbacks(), events, plan, c.fault); err != nil {
 		return fmt.Errorf("after NewInterpreter: %w", err)
@@ -276,14 +276,14 @@ func runMatrixCase(t *testing.T, m *model.Model, ops []testdelegates.Op, c matri
 				return fmt.Errorf("Invoke %d: %w", k+1, err)
 			}
 		case err != nil:
-			return fmt.Errorf("Invoke %d: %w\n%s", k+1, err, plan.Explain())
+			return fmt.Errorf("Invoke %d: %w\n%s", k+1, err, it.Report().Text())
 		case silent:
 			if diff := diffOutputs(outputs(it), want[k]); diff == "" && c.expectSilentChange {
 				return fmt.Errorf("Invoke %d: the corrupted outputs equal the CPU's: the fault did not strike", k+1)
 			}
 		default:
 			if diff := diffOutputs(outputs(it), want[k]); diff != "" {
-				return fmt.Errorf("Invoke %d: %s, after fallbacks %v\n%s", k+1, diff, it.Fallbacks(), plan.Explain())
+				return fmt.Errorf("Invoke %d: %s, after fallbacks %v\n%s", k+1, diff, it.Fallbacks(), it.Report().Text())
 			}
 		}
 		if err := checkEvents(it.Fallbacks(), events, plan, c.fault); err != nil {
@@ -294,7 +294,7 @@ func runMatrixCase(t *testing.T, m *model.Model, ops []testdelegates.Op, c matri
 		return fmt.Errorf("the delegate was invoked %d times, want %d: a partition that fell back must stay on the CPU", got, calls)
 	}
 	if v := sub.Violations(); len(v) != 0 {
-		return fmt.Errorf("contract violations: %q\n%s", v, plan.Explain())
+		return fmt.Errorf("contract violations: %q\n%s", v, it.Report().Text())
 	}
 	if err := it.Close(); err != nil {
 		return fmt.Errorf("Close: %w", err)

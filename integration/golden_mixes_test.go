@@ -126,7 +126,7 @@ func TestGoldenWithDelegateMixes(t *testing.T) {
 				defer it.Close()
 				delegated += len(it.Plan().Partitions)
 				if err := checkPlan(m, it.Plan(), int(mix.maxParts), 0); err != nil {
-					t.Fatalf("%v\n%s", err, it.Plan().Explain())
+					t.Fatalf("%v\n%s", err, it.Report().Text())
 				}
 				if err := it.AllocateTensors(); err != nil {
 					t.Fatal(err)
@@ -137,7 +137,7 @@ func TestGoldenWithDelegateMixes(t *testing.T) {
 					}
 					feedGolden(t, it, c)
 					if err := compareOutputs(c, invokeOutputs(t, it), shared.ReadGolden(t, golden)); err != nil {
-						t.Errorf("Invoke %d: %v\n%s", k+1, err, it.Plan().Explain())
+						t.Errorf("Invoke %d: %v\n%s", k+1, err, it.Report().Text())
 					}
 				}
 				for _, s := range subsetsOf(ds) {

@@ -54,7 +54,7 @@ func gpuOpRun(t *testing.T, c gpuOpCase) {
 	onCPU, _ := gpuOpInterpreter(t, data, false)
 	p := onGPU.Plan()
 	if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || p.Partitions[0].Delegate != gpu.Name || len(p.Partitions[0].Nodes) != ops {
-		t.Fatalf("the graph should be one gpu partition:\n%s", p.Explain())
+		t.Fatalf("the graph should be one gpu partition:\n%s", onGPU.Report().Text())
 	}
 	seed := uint32(2024)
 	for i := range onGPU.NumInputs() {

@@ -212,7 +212,7 @@ func TestGpuTensorOpsMatchCPU(t *testing.T) {
 			gpuIt := allocated(t, m, &core.Options{Delegates: []delegate.Delegate{gpu.New()}})
 			p := gpuIt.Plan()
 			if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || p.Partitions[0].Delegate != gpu.Name {
-				t.Fatalf("want one gpu partition:\n%s", p.Explain())
+				t.Fatalf("want one gpu partition:\n%s", gpuIt.Report().Text())
 			}
 			cpuIt := allocated(t, m, nil)
 			var ins [][]byte

@@ -43,7 +43,7 @@ func gpuReady(t *testing.T, c shared.GoldenCase) *core.Interpreter {
 	p := it.Plan()
 	if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || p.Partitions[0].Delegate != gpu.Name ||
 		len(p.Partitions[0].Nodes) != m.Subgraph(0).NumOperators() {
-		t.Fatalf("the model should be one gpu partition:\n%s", p.Explain())
+		t.Fatalf("the model should be one gpu partition:\n%s", it.Report().Text())
 	}
 	if err := it.AllocateTensors(); err != nil {
 		t.Fatal(err)

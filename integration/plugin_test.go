@@ -51,7 +51,7 @@ func TestGoldenThroughCPUPlugin(t *testing.T) {
 				}
 				defer it.Close()
 				if p := it.Plan(); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
-					t.Fatalf("plan should hold one cpu partition and no CPU nodes:\n%s", p.Explain())
+					t.Fatalf("plan should hold one cpu partition and no CPU nodes:\n%s", it.Report().Text())
 				}
 				if err := it.AllocateTensors(); err != nil {
 					t.Fatal(err)

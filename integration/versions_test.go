@@ -90,7 +90,7 @@ func TestDeclaredVersions(t *testing.T) {
 				}
 			}
 			if received != 4 {
-				t.Errorf("vdel received %d CONV_2D nodes, want the 4 in its range\n%s", received, plan.Explain())
+				t.Errorf("vdel received %d CONV_2D nodes, want the 4 in its range\n%s", received, it.Report().Text())
 			}
 			refusedNodes := 0
 			for i := range m.Subgraph(0).NumOperators() {
@@ -107,8 +107,8 @@ func TestDeclaredVersions(t *testing.T) {
 			if refusedNodes != 2 {
 				t.Fatalf("model has %d CONV_2D v%d nodes, want 2", refusedNodes, c.refused)
 			}
-			if !strings.Contains(plan.Explain(), c.reason) {
-				t.Errorf("Explain does not give the reason %q:\n%s", c.reason, plan.Explain())
+			if !strings.Contains(it.Report().Text(), c.reason) {
+				t.Errorf("Explain does not give the reason %q:\n%s", c.reason, it.Report().Text())
 			}
 			if err := it.AllocateTensors(); err != nil {
 				t.Fatal(err)

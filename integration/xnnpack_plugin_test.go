@@ -89,7 +89,7 @@ func TestGoldenThroughXNNPACKPlugin(t *testing.T) {
 		t.Run(gc.Name, func(t *testing.T) {
 			it, first, second := runXNNPACK(t, gc, c)
 			if p := it.Plan(); (xnnpackCPUNodes(gc.Model) == nil) != (len(p.CPUNodes) == 0) {
-				t.Errorf("plan:\n%s", p.Explain())
+				t.Errorf("plan:\n%s", it.Report().Text())
 			}
 			checkXNNPACKOutput(t, gc, first)
 			checkXNNPACKSecond(t, gc, first, second)

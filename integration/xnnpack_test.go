@@ -197,7 +197,7 @@ func TestXNNPACKPlan(t *testing.T) {
 			}
 			defer it.Close()
 			p := it.Plan()
-			explain := p.Explain()
+			explain := it.Report().Text()
 			want := xnnpackCPUNodes(c.Model)
 			if want == nil {
 				if len(p.Partitions) != 1 || len(p.CPUNodes) != 0 || len(p.Partitions[0].Nodes) != m.Subgraph(0).NumOperators() ||

@@ -129,8 +129,8 @@ type Signature struct {
 
 // SignatureTensor maps a signature's tensor name to a tensor index.
 type SignatureTensor struct {
-	Name   string
-	Tensor int
+	Name   string `json:"name"`
+	Tensor int    `json:"tensor"`
 }
 
 // LoadOption adjusts how a model is loaded.

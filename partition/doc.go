@@ -12,8 +12,8 @@
 //   - Deterministic: the same request always gives the same plan; nothing
 //     depends on map order, pointers or time.
 //   - Explainable: [Plan.Nodes] says for every node where it runs and why each
-//     delegate ahead of that place did not take it; [Plan.Explain] and
-//     [Plan.Dot] render the plan for people.
+//     delegate ahead of that place did not take it, and [Plan.Dot] draws the
+//     plan (the interpreter's core.PlanReport says it in words).
 //   - Acyclic: contracting every partition to a single node leaves a DAG, so
 //     every partition runs as one step with all its inputs ready.
 //   - Bounded: at most Request.MaxPartitions partitions per delegate

@@ -68,8 +68,6 @@ type Plan struct {
 	// Nodes[i] says where node i runs and why the delegates ahead of that
 	// place did not take it.
 	Nodes []Placement
-
-	ops []string // the nodes' op names, for Explain
 }
 
 // Step is one step of a Plan's execution order.
@@ -368,7 +366,6 @@ func buildPlan(req *Request, g *graph, owner, gid []int, why [][]string) *Plan {
 	plan := &Plan{
 		Steps: make([]Step, 0, ng),
 		Nodes: make([]Placement, n),
-		ops:   make([]string, n),
 	}
 	for _, x := range order {
 		first := members[x][0]
@@ -382,7 +379,6 @@ func buildPlan(req *Request, g *graph, owner, gid []int, why [][]string) *Plan {
 		plan.Partitions = append(plan.Partitions, boundary(req, g, gid, x, members[x], owner[first]))
 	}
 	for i := range n {
-		plan.ops[i] = req.Graph.Nodes[i].Op
 		last := len(req.Delegates)
 		if owner[i] >= 0 {
 			last = owner[i]

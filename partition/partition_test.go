@@ -128,7 +128,7 @@ func checkPlan(t *testing.T, req Request, p *Plan) {
 	n := len(g.Nodes)
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf(format+"\n%s", append(args, p.Explain())...)
+		t.Fatalf(format+"\n%s", append(args, dump(p))...)
 	}
 	if len(p.Nodes) != n {
 		fail("%d placements for %d nodes", len(p.Nodes), n)
@@ -598,7 +598,7 @@ func TestDiamond(t *testing.T) {
 	}
 	p := mustMake(t, req)
 	if got, want := partitionNodes(p), [][]int{{1, 3, 5}}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("partitions %v, want %v\n%s", got, want, p.Explain())
+		t.Fatalf("partitions %v, want %v\n%s", got, want, dump(p))
 	}
 	pt := p.Partitions[0]
 	if !slices.Equal(pt.Inputs, []int{1}) || !slices.Equal(pt.Outputs, []int{6}) {
@@ -631,7 +631,7 @@ func TestDiamondThroughCPU(t *testing.T) {
 	}
 	p := mustMake(t, req)
 	if got, want := partitionNodes(p), [][]int{{0, 3}, {5}}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("partitions %v, want %v\n%s", got, want, p.Explain())
+		t.Fatalf("partitions %v, want %v\n%s", got, want, dump(p))
 	}
 }
 
@@ -669,7 +669,7 @@ func TestNoMergeThroughOtherDelegate(t *testing.T) {
 	)
 	p := mustMake(t, req)
 	if got := len(p.Partitions); got != 3 {
-		t.Fatalf("%d partitions, want 3\n%s", got, p.Explain())
+		t.Fatalf("%d partitions, want 3\n%s", got, dump(p))
 	}
 }
 
@@ -764,12 +764,12 @@ func TestDroppedPartitionFallsThroughAndMerges(t *testing.T) {
 	)
 	p := mustMake(t, req)
 	if got := len(p.Partitions); got != 4 {
-		t.Fatalf("unlimited: %d partitions, want 4\n%s", got, p.Explain())
+		t.Fatalf("unlimited: %d partitions, want 4\n%s", got, dump(p))
 	}
 	req.MaxPartitions = 1
 	p = mustMake(t, req)
 	if got, want := partitionNodes(p), [][]int{{0, 1, 2}, {3, 4}}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("partitions %v, want %v\n%s", got, want, p.Explain())
+		t.Fatalf("partitions %v, want %v\n%s", got, want, dump(p))
 	}
 	if got, want := p.Nodes[1].Reasons, []string{"b: exceeds max_delegated_partitions=1"}; !slices.Equal(got, want) {
 		t.Errorf("node 1 reasons %q, want %q", got, want)
@@ -853,7 +853,14 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-func TestExplainAndDot(t *testing.T) {
+// dump shows a plan's partitions, CPU nodes and steps, for failures.
+func dump(p *Plan) string {
+	return fmt.Sprintf("partitions %+v\nCPU nodes %+v\nsteps %+v", p.Partitions, p.CPUNodes, p.Steps)
+}
+
+// TestReasonsAndDot: the plan says which delegate runs what and why the
+// others did not (quotes and newlines in a reason kept), and Dot draws it.
+func TestReasonsAndDot(t *testing.T) {
 	req := build([]string{"xnnpack", "gpu"}, 5, []int{0}, []int{4},
 		spec{"x", []int{0}, []int{1}},
 		spec{"g", []int{1}, []int{2}},
@@ -862,17 +869,21 @@ func TestExplainAndDot(t *testing.T) {
 	)
 	req.Verdicts[2][1].Reason = `needs "quotes"` + "\nand a newline"
 	p := mustMake(t, req)
-	ex := p.Explain()
-	for _, want := range []string{
-		"4 nodes: 3 partition(s) (xnnpack 2, gpu 1), 1 node(s) on the CPU",
-		"partition 1 on gpu: 1 node(s) [1], inputs [1], outputs [2]",
-		"not xnnpack: OP1 v1: not for xnnpack",
-		"node 2 (OP2 v1)",
-		"    xnnpack: OP2 v1: not for xnnpack",
-	} {
-		if !strings.Contains(ex, want) {
-			t.Errorf("Explain lacks %q:\n%s", want, ex)
-		}
+	perDelegate := map[string]int{}
+	for _, pt := range p.Partitions {
+		perDelegate[pt.Delegate]++
+	}
+	if len(p.Nodes) != 4 || len(p.Partitions) != 3 || perDelegate["xnnpack"] != 2 || perDelegate["gpu"] != 1 || len(p.CPUNodes) != 1 {
+		t.Errorf("want 4 nodes in 3 partitions (xnnpack 2, gpu 1) and 1 on the CPU:\n%s", dump(p))
+	}
+	if pt := p.Partitions[1]; pt.Delegate != "gpu" || !slices.Equal(pt.Nodes, []int{1}) || !slices.Equal(pt.Inputs, []int{1}) || !slices.Equal(pt.Outputs, []int{2}) {
+		t.Errorf("partition 1 %+v, want node 1 on gpu, inputs [1], outputs [2]", pt)
+	}
+	if r := p.Nodes[1].Reasons; !slices.Equal(r, []string{"xnnpack: OP1 v1: not for xnnpack"}) {
+		t.Errorf("node 1 reasons %q", r)
+	}
+	if c := p.CPUNodes[0]; c.Node != 2 || !slices.Equal(c.Reasons, []string{"xnnpack: OP2 v1: not for xnnpack", "gpu: " + req.Verdicts[2][1].Reason}) {
+		t.Errorf("CPU node %+v", c)
 	}
 	dot := p.Dot(req.Graph)
 	for _, want := range []string{

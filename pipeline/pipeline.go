@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -308,6 +309,53 @@ func cmpOr(errs ...error) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Sequential runs inputs through segments one after the other, without a
+// pipeline, passing tensors on by name as the pipeline does, and returns
+// the last segment's outputs (copies): what a pipelined run of the same
+// inputs must give.
+func Sequential(ctx context.Context, segments []Interpreter, inputs [][]byte) ([][]byte, error) {
+	if len(segments) == 0 {
+		return nil, errors.New("no segments")
+	}
+	vals := map[string][]byte{}
+	for i, b := range inputs {
+		vals[segments[0].Input(i).Name()] = b
+	}
+	for k, it := range segments {
+		if err := runSegment(ctx, it, vals); err != nil {
+			return nil, &SegmentError{Segment: k, Err: err}
+		}
+	}
+	last := segments[len(segments)-1]
+	out := make([][]byte, last.NumOutputs())
+	for i := range out {
+		out[i] = vals[last.Output(i).Name()]
+	}
+	return out, nil
+}
+
+// runSegment runs it on the values of vals named as its inputs, and adds
+// its outputs to vals.
+func runSegment(ctx context.Context, it Interpreter, vals map[string][]byte) error {
+	for i := range it.NumInputs() {
+		in := it.Input(i)
+		v, ok := vals[in.Name()]
+		if !ok {
+			return fmt.Errorf("input %d (%q) is no earlier segment's output", i, in.Name())
+		}
+		if err := in.CopyFrom(v); err != nil {
+			return err
+		}
+	}
+	if err := it.Invoke(ctx); err != nil {
+		return fmt.Errorf("invoke: %w", err)
+	}
+	for i := range it.NumOutputs() {
+		vals[it.Output(i).Name()] = slices.Clone(it.Output(i).Data())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -325,5 +326,25 @@ func TestLinkAndPushErrors(t *testing.T) {
 	}
 	if err := p.Push(ctx, nil); err == nil {
 		t.Error("no inputs: no error")
+	}
+}
+
+// TestSequential: the segments run one after the other give what the
+// pipeline gives, and a segment whose input no earlier segment wrote is
+// that segment's error.
+func TestSequential(t *testing.T) {
+	ctx := context.Background()
+	out, err := pipeline.Sequential(ctx, three(t), [][]byte{floats(1, 2, 3, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := floats(113, 115, 117, 119); len(out) != 1 || string(out[0]) != string(want) {
+		t.Errorf("outputs %v, want y = x+1+10+x+100", out)
+	}
+	segs := []pipeline.Interpreter{adder(t, 1, "a", "x"), adder(t, 10, "b", "z")}
+	_, err = pipeline.Sequential(ctx, segs, [][]byte{floats(1, 2, 3, 4)})
+	var se *pipeline.SegmentError
+	if !errors.As(err, &se) || se.Segment != 1 || !strings.Contains(err.Error(), `input 0 ("z") is no earlier segment's output`) {
+		t.Errorf("a missing input: %v, want segment 1's error naming z", err)
 	}
 }

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego"
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 )
 
@@ -71,97 +71,6 @@ JSON fields (stable):
 Flags may come before or after MODEL.
 `
 
-// latency summarises a set of durations.
-type latency struct {
-	N                              int
-	Min, Median, Max, Mean, StdDev time.Duration
-}
-
-// latencyStats computes the statistics of ds without changing it. The median
-// of an even count is the mean of the two middle values; the standard
-// deviation is the population one.
-func latencyStats(ds []time.Duration) latency {
-	if len(ds) == 0 {
-		return latency{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	l := latency{N: len(s), Min: s[0], Max: s[len(s)-1]}
-	if n := len(s); n%2 == 1 {
-		l.Median = s[n/2]
-	} else {
-		l.Median = s[n/2-1] + (s[n/2]-s[n/2-1])/2
-	}
-	var sum float64
-	for _, d := range s {
-		sum += float64(d)
-	}
-	mean := sum / float64(len(s))
-	var sq float64
-	for _, d := range s {
-		sq += (float64(d) - mean) * (float64(d) - mean)
-	}
-	l.Mean = time.Duration(math.Round(mean))
-	l.StdDev = time.Duration(math.Round(math.Sqrt(sq / float64(len(s)))))
-	return l
-}
-
-// nodeProfiler is a core.Profiler that adds up each node's time while
-// active, per model: the one asked for, and the CPU twin when it ran.
-type nodeProfiler struct {
-	active bool
-	models []*model.Model // in the order they first reported
-	times  map[*model.Model]*nodeTimes
-}
-
-// nodeTimes are one model's node times.
-type nodeTimes struct {
-	total []time.Duration // by node index
-	op    []string
-}
-
-func newNodeProfiler() *nodeProfiler {
-	return &nodeProfiler{times: map[*model.Model]*nodeTimes{}}
-}
-
-// NodeDone implements core.Profiler.
-func (p *nodeProfiler) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
-	if !p.active {
-		return
-	}
-	t := p.times[m]
-	if t == nil {
-		n := m.Subgraph(0).NumOperators()
-		t = &nodeTimes{total: make([]time.Duration, n), op: make([]string, n)}
-		p.times[m] = t
-		p.models = append(p.models, m)
-	}
-	if node < 0 || node >= len(t.total) {
-		return
-	}
-	t.total[node] += elapsed
-	t.op[node] = op
-}
-
-type opProfile struct {
-	Op         string  `json:"op"`
-	Count      int     `json:"count"`
-	AvgMs      float64 `json:"avg_ms"`
-	Percent    float64 `json:"percent"`
-	Cumulative float64 `json:"cumulative_percent"`
-}
-
-type nodeProfile struct {
-	Node int `json:"node"`
-	// Model is "twin" for a node of the CPU twin, which ran instead of
-	// the model; empty for the model's own.
-	Model   string  `json:"model,omitempty"`
-	Op      string  `json:"op"`
-	Output  string  `json:"output"`
-	AvgMs   float64 `json:"avg_ms"`
-	Percent float64 `json:"percent"`
-}
-
 // benchReport is what bench prints; its JSON form is documented in benchUsage.
 type benchReport struct {
 	Model      string         `json:"model"`
@@ -185,67 +94,6 @@ type benchReport struct {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// buildProfile turns the profiler's totals over runs into per-op-type and
-// per-node tables, slowest first (ties by op name, node index).
-func buildProfile(p *nodeProfiler, asked *model.Model, runs int) ([]opProfile, []nodeProfile) {
-	var all time.Duration
-	for _, t := range p.times {
-		for _, d := range t.total {
-			all += d
-		}
-	}
-	pct := func(d time.Duration) float64 {
-		if all == 0 {
-			return 0
-		}
-		return 100 * float64(d) / float64(all)
-	}
-	perRun := func(d time.Duration) float64 { return ms(d) / float64(max(runs, 1)) }
-	nodes := []nodeProfile{}
-	byOp := map[string]*opProfile{}
-	totals := map[string]time.Duration{}
-	for _, m := range p.models {
-		t, sg, which := p.times[m], m.Subgraph(0), ""
-		if m != asked {
-			which = "twin"
-		}
-		for i, d := range t.total {
-			op := t.op[i]
-			if op == "" {
-				continue // never reported: the node did not run
-			}
-			out := ""
-			if o := sg.Operator(i).Outputs(); len(o) > 0 && o[0] >= 0 {
-				out = sg.Tensor(o[0]).Name
-			}
-			nodes = append(nodes, nodeProfile{Node: i, Model: which, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
-			if byOp[op] == nil {
-				byOp[op] = &opProfile{Op: op}
-			}
-			byOp[op].Count++
-			totals[op] += d
-		}
-	}
-	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
-	ops := []opProfile{}
-	for op, p := range byOp {
-		p.AvgMs, p.Percent = perRun(totals[op]), pct(totals[op])
-		ops = append(ops, *p)
-	}
-	slices.SortFunc(ops, func(a, b opProfile) int {
-		if c := cmp.Compare(totals[b.Op], totals[a.Op]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Op, b.Op)
-	})
-	var cum time.Duration
-	for i := range ops {
-		cum += totals[ops[i].Op]
-		ops[i].Cumulative = pct(cum)
-	}
-	return ops, nodes
-}
-
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return benchWith(ctx, args, stdout, stderr, env{})
 }
@@ -268,7 +116,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.inputs, "input", "")
 	fs.IntVar(&f.runs, "runs", 50, "")
 	fs.IntVar(&f.warmup, "warmup", 1, "")
-	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	f.delegation.define(fs)
@@ -295,7 +143,8 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
-	sel, err := f.delegation.resolve(ctx, "bench", stderr)
+	prof := newNodeProfiler()
+	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, delego.WithProfiler(prof))
 	if err != nil {
 		return err
 	}
@@ -304,6 +153,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	if err != nil {
 		return err
 	}
+	defer m.Close() // after the interpreter
 	var data [][]byte
 	if len(f.inputs) > 0 {
 		data, err = readInputFiles(ctx, m, f.inputs)
@@ -314,54 +164,27 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 
-	prof := newNodeProfiler()
 	start := time.Now()
-	del := sel.open(ctx, f.threads, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	opts := del.options(e.registry, path)
-	opts.Profiler = prof
-	it, err := newInterpreter(ctx, m, path, opts, stderr)
+	it, err := openModel(ctx, cfg, m, path, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it, data); err != nil {
+	if err := setInputs(it.Interpreter, data); err != nil {
 		return err
 	}
 	initTime := time.Since(start)
 
-	times := make([]time.Duration, f.runs)
-	invokeErr := func() error {
-		for i := range f.warmup {
-			if err := it.Invoke(ctx); err != nil {
-				return fmt.Errorf("warm-up invoke %d: %w", i+1, err)
-			}
-		}
-		// As testing.B does: no collection of set-up garbage in the timed runs.
-		runtime.GC()
-		prof.active = true
-		defer func() { prof.active = false }()
-		for i := range times {
-			start := time.Now()
-			if err := it.Invoke(ctx); err != nil {
-				return fmt.Errorf("invoke %d of %d: %w", i+1, f.runs, err)
-			}
-			times[i] = time.Since(start)
-		}
-		return nil
-	}()
-	plan, err := reportOutcome(stderr, it, path, del.Names, false)
-	if err != nil {
-		return err
-	}
+	times, invokeErr := timeRuns(ctx, it.Interpreter, f.warmup, f.runs, prof)
+	plan := reportOutcome(stderr, it, false)
 	if invokeErr != nil {
 		return invokeErr
 	}
 
 	l := latencyStats(times)
 	r := benchReport{
-		Model: path, Threads: del.Threads, Delegates: plan.Delegates, Plan: plan.summaryLine(), Fallbacks: plan.Fallbacks,
-		Twin: twinOf(it),
+		Model: path, Threads: it.Delegates().Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
+		Twin: plan.Twin,
 		Runs: f.runs, Warmup: f.warmup,
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
@@ -373,6 +196,29 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	return printBench(stdout, &r)
 }
 
+// timeRuns invokes it warmup times, then runs times with prof on, and
+// returns how long each timed run took.
+func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof *nodeProfiler) ([]time.Duration, error) {
+	for i := range warmup {
+		if err := it.Invoke(ctx); err != nil {
+			return nil, fmt.Errorf("warm-up invoke %d: %w", i+1, err)
+		}
+	}
+	// As testing.B does: no collection of set-up garbage in the timed runs.
+	runtime.GC()
+	prof.active = true
+	defer func() { prof.active = false }()
+	times := make([]time.Duration, runs)
+	for i := range times {
+		start := time.Now()
+		if err := it.Invoke(ctx); err != nil {
+			return nil, fmt.Errorf("invoke %d of %d: %w", i+1, runs, err)
+		}
+		times[i] = time.Since(start)
+	}
+	return times, nil
+}
+
 func printBench(w io.Writer, r *benchReport) error {
 	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
 		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
@@ -380,7 +226,7 @@ func printBench(w io.Writer, r *benchReport) error {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}
 	if r.Twin != nil {
-		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, whatFailed(r.Twin.Fallbacks))
+		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, core.WhatFailed(r.Twin.Fallbacks))
 	}
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)

@@ -14,7 +14,6 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/delegate"
-	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
@@ -87,6 +86,21 @@ func (f *pluginFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.checksums, "plugin-checksums", "", "")
 	fs.BoolVar(&f.mtls, "plugin-mtls", false, "")
 	fs.BoolVar(&f.insecure, "allow-insecure-plugins", false, "")
+}
+
+// options are the delego options of the plugin flags.
+func (f *pluginFlags) options() []delego.Option {
+	var opts []delego.Option
+	if f.checksums != "" {
+		opts = append(opts, delego.WithChecksumsFile(f.checksums))
+	}
+	if f.mtls {
+		opts = append(opts, delego.WithPluginMTLS())
+	}
+	if f.insecure {
+		opts = append(opts, delego.WithInsecurePlugins())
+	}
+	return opts
 }
 
 // host reads the checksums file, if any, and returns the plugin host.
@@ -231,106 +245,44 @@ func (f *delegationFlags) names(cmd string) ([]string, bool, error) {
 	return names, true, nil
 }
 
-// delegation is what the flags chose, started (delego.Start), with
-// --cpu-twin and --timeout. Close releases the delegates.
-type delegation struct {
-	*delego.Delegation
-	// Twin is --cpu-twin.
-	Twin string
-	// Timeout is --timeout: the watchdog's limit on every call to a
-	// delegate; 0: the defaults.
-	Timeout time.Duration
+// configure resolves the flags as the library resolves Open's options:
+// the settings read and checked (each warning printed as it is found),
+// the delegates named, the plugins' checksums read, before any model is
+// read. threads is --threads (0: the settings', else 1); e's kernels and
+// delegates, when set, stand in for the built-in kernels and the plugins;
+// more are the command's own options.
+func (f *delegationFlags) configure(ctx context.Context, cmd string, threads int, e env, stderr io.Writer, more ...delego.Option) (*delego.Config, error) {
+	names, given, err := f.names(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if f.timeout < 0 {
+		return nil, usagef(cmd, "--timeout must not be negative, got %v", f.timeout)
+	}
+	opts := []delego.Option{
+		delego.WithCPUTwin(f.twin),
+		delego.WithThreads(threads),
+		delego.WithWatchdog(watchdog(f.timeout)),
+		delego.WithKernels(e.registry),
+		delego.WithWarnings(func(w error) { fmt.Fprintf(stderr, "delego: %v\n", w) }),
+	}
+	if f.settings != "" {
+		opts = append(opts, delego.WithSettingsFile(f.settings))
+	}
+	if given {
+		opts = append(opts, delego.WithDelegates(names...))
+	}
+	if e.open != nil {
+		opts = append(opts, delego.WithOpener(e.open))
+	}
+	opts = append(opts, f.plugins.options()...)
+	return delego.Configure(ctx, append(opts, more...)...)
 }
 
 // watchdog is the watchdog --timeout asks for: timeout bounds every
 // delegate call (core.Watchdog.Invoke, which the compile limit and the
 // plugins' start follow); 0 leaves the defaults.
 func watchdog(timeout time.Duration) core.Watchdog { return core.Watchdog{Invoke: timeout} }
-
-// options are the core.Options that run d's delegates on the model at
-// modelPath with the CPU kernels of registry (nil: the built-in ones).
-// The CPU twin (delego.TwinFor) is loaded now, so running the model opens
-// no file; one that cannot be loaded is an error only if it is needed.
-func (d *delegation) options(registry *kernels.Registry, modelPath string) core.Options {
-	opts := d.Delegation.Options()
-	opts.Registry = registry
-	opts.Twin = delego.TwinFor(modelPath, d.Twin)
-	opts.Watchdog = watchdog(d.Timeout)
-	return opts
-}
-
-// loadSettings reads and checks the --settings file: it prints every
-// warning to stderr and fails with the settings delego cannot honour
-// without changing the results. No --settings gives an empty TFLiteSettings.
-func (f *delegationFlags) loadSettings(ctx context.Context, stderr io.Writer) (*config.TFLiteSettings, error) {
-	if f.settings == "" {
-		return &config.TFLiteSettings{}, nil
-	}
-	s, err := config.LoadContext(ctx, f.settings)
-	if err != nil {
-		return nil, err
-	}
-	warnings, err := delego.CheckSettings(s)
-	for _, i := range warnings {
-		fmt.Fprintf(stderr, "delego: %s: %s\n", f.settings, i)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.settings, err)
-	}
-	return s.TFLite, nil
-}
-
-// selection is what the flags and the settings file chose.
-type selection struct {
-	settings *config.TFLiteSettings // never nil
-	names    []string               // in priority order; empty: none
-	twin     string                 // --cpu-twin
-	timeout  time.Duration          // --timeout; 0: the default
-	host     pluginHost
-}
-
-// resolve reads the flags and the settings file, before anything is opened,
-// so that mistakes in either surface before the model is read. Settings
-// warnings go to stderr. ctx stops the read of the settings.
-func (f *delegationFlags) resolve(ctx context.Context, cmd string, stderr io.Writer) (selection, error) {
-	names, given, err := f.names(cmd)
-	if err != nil {
-		return selection{}, err
-	}
-	if f.timeout < 0 {
-		return selection{}, usagef(cmd, "--timeout must not be negative, got %v", f.timeout)
-	}
-	s, err := f.loadSettings(ctx, stderr)
-	if err != nil {
-		return selection{}, err
-	}
-	host, err := f.plugins.host()
-	if err != nil {
-		return selection{}, err
-	}
-	if !given {
-		names = delego.SettingsDelegates(s)
-	}
-	return selection{settings: s, names: names, twin: f.twin, timeout: f.timeout, host: host}, nil
-}
-
-// opener is open, or when nil the selection's plugin host, whose plugins
-// start within --timeout.
-func (s selection) opener(open delegateOpener) delegateOpener {
-	if open != nil {
-		return open
-	}
-	host := s.host
-	host.StartTimeout = watchdog(s.timeout).StartLimit()
-	return host.Open
-}
-
-// open starts the selected delegates with open (nil: the selection's
-// plugin host). threads is --threads, 0 when not given.
-func (s selection) open(ctx context.Context, threads int, open delegateOpener) *delegation {
-	open = s.opener(open)
-	return &delegation{Delegation: delego.Start(ctx, s.names, s.settings, threads, open), Twin: s.twin, Timeout: s.timeout}
-}
 
 // env is what a command takes from its surroundings; tests replace parts.
 type env struct {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -258,19 +257,6 @@ func TestDelegateFlagUsage(t *testing.T) {
 
 func TestDelegateNames(t *testing.T) {
 	t.Setenv(plugin.EnvPath, t.TempDir()) // no plugins: cpu runs in process
-	for d, want := range map[config.Delegate]string{
-		config.Delegate_NONE:          "",
-		config.Delegate_NNAPI:         "nnapi",
-		config.Delegate_GPU:           "gpu",
-		config.Delegate_HEXAGON:       "hexagon",
-		config.Delegate_XNNPACK:       "xnnpack",
-		config.Delegate_EDGETPU:       "edgetpu",
-		config.Delegate_EDGETPU_CORAL: "edgetpu",
-	} {
-		if got := delego.DelegateName(d); got != want {
-			t.Errorf("delego.DelegateName(%v) = %q, want %q", d, got, want)
-		}
-	}
 	if _, ok := defaultHost().Open(context.Background(), "cpu").(*cpu.Delegate); !ok {
 		t.Error(`defaultHost().Open("cpu") is not the in-process cpu delegate`)
 	}
@@ -566,25 +552,5 @@ func TestBenchSaysWhatItDidNotKeep(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "its plugin was lost 32 times and restarted 32 times, the CPU standing in") ||
 		lines[1] != "delego: 136 fallback events before these were not kept: the counts above are of the last 64" {
 		t.Errorf("stderr %q", stderr.String())
-	}
-}
-
-// TestStoryOfAPause: the one-line story and the per-event lines tell of a
-// partition whose restarts paused, and of its recovery.
-func TestStoryOfAPause(t *testing.T) {
-	fb := func(outcome, err string) planFallback {
-		return planFallback{Delegate: "cpu", Partition: 0, Nodes: []int{0, 1}, Stage: "execute", Error: err, Outcome: outcome}
-	}
-	const pause = "2 restarts in a row failed, so restarts pause for 30s (circuit breaker open); the next is tried at 12:00:00.000; last failure: lost"
-	fbs := []planFallback{fb(fallbackOnce, "lost"), fb(restarted, "lost"), fb(restartsPaused, pause), fb(restarted, "lost"), fb(recovered, pause)}
-	want := "partition 0 on cpu failed to run (lost); the CPU stood in, its plugin was restarted twice, its restarts paused once after failing in a row, then it recovered"
-	if got := whatFailed(fbs); got != want {
-		t.Errorf("story %q, want %q", got, want)
-	}
-	if got, want := describeFallback(fbs[2], nil), "partition 0 (cpu, 2 nodes): "+pause; got != want {
-		t.Errorf("pause %q, want %q", got, want)
-	}
-	if got, want := describeFallback(fbs[4], nil), "partition 0 (cpu, 2 nodes): back on its restarted plugin after: "+pause; got != want {
-		t.Errorf("recovery %q, want %q", got, want)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
-const devicesUsage = `Usage: delego devices [--json] [--allow-insecure-plugins]
+const devicesUsage = `Usage: delego devices [--json] [--plugin-checksums FILE] [--allow-insecure-plugins]
 
 Lists the Coral USB Accelerators (Edge TPUs) on this machine's USB buses,
 as the edgetpu delegate sees them: before its firmware is loaded a device
@@ -29,10 +29,8 @@ to learn whether this user may use it: one that this user may not open
 rule to install, and the command exits with status 1.
 
 Flags:
-  --json                    print one JSON object instead of text
-  --allow-insecure-plugins  run a delego-edgetpu that delego otherwise
-                            refuses (see "delego plugins")
-  -h                        show this help
+  --json           print one JSON object instead of text
+` + pluginFlagsHelp + `  -h               show this help
 
 JSON fields (stable):
   looked_for[]   the vendor:product pairs looked for
@@ -58,10 +56,11 @@ func devicesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // devicesWith is devicesCmd with the devices e lists.
 func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env) error {
-	var asJSON, insecure bool
+	var asJSON bool
+	var pf pluginFlags
 	fs := newFlagSet("devices")
 	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&insecure, "allow-insecure-plugins", false, "")
+	pf.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagError(fs, "devices", devicesUsage, stdout, err)
@@ -69,8 +68,10 @@ func devicesWith(ctx context.Context, args []string, stdout, _ io.Writer, e env)
 	if len(pos) > 0 {
 		return usagef("devices", "devices takes no arguments, got %q", pos)
 	}
-	host := defaultHost()
-	host.AllowInsecure = insecure
+	host, err := pf.host()
+	if err != nil {
+		return err
+	}
 	r, err := e.listDevices(ctx, host)
 	if err != nil {
 		return err
@@ -125,5 +126,5 @@ func (e env) listDevices(ctx context.Context, host pluginHost) (*edgetpuinfo.Dev
 	if dirs == nil {
 		dirs = plugin.SearchDirs()
 	}
-	return edgetpuinfo.ListDevices(ctx, plugin.Search{Dirs: dirs, AllowInsecure: host.AllowInsecure})
+	return edgetpuinfo.ListDevices(ctx, plugin.Search{Dirs: dirs, AllowInsecure: host.AllowInsecure}, host.Checksums)
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -87,5 +91,34 @@ func TestDevicesAsksThePlugin(t *testing.T) {
 	code, _, stderr = cli(t, "devices")
 	if code != exitError || !strings.Contains(stderr, "delego-edgetpu") || !strings.Contains(stderr, plugin.EnvPath) {
 		t.Errorf("no plugin: status %d, %q", code, stderr)
+	}
+}
+
+// TestDevicesPinnedPlugin checks that --plugin-checksums holds for the
+// plugin delego devices runs, as for the plugins a model runs on: a sum
+// that differs refuses it, the right one runs it.
+func TestDevicesPinnedPlugin(t *testing.T) {
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
+	bin := filepath.Join(os.Getenv(plugin.EnvPath), "delego-edgetpu")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := filepath.Join(t.TempDir(), "SHA256SUMS")
+	for _, c := range []struct {
+		sum  [32]byte
+		code int
+		want string
+	}{
+		{sha256.Sum256([]byte("another binary")), exitError, "SHA-256"},
+		{sha256.Sum256(data), exitOK, "usb:0"},
+	} {
+		if err := os.WriteFile(sums, fmt.Appendf(nil, "%x  delego-edgetpu\n", c.sum), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := cli(t, "devices", "--plugin-checksums", sums)
+		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
+			t.Errorf("sum %x: status %d, stdout %q, stderr %q; want status %d and %q", c.sum[:4], code, stdout, stderr, c.code, c.want)
+		}
 	}
 }

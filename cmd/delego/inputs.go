@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
-	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/tensor"
 )
 
@@ -152,105 +149,19 @@ func randomInputs(m *model.Model, seed uint32) ([][]byte, error) {
 	return data, nil
 }
 
-// newInterpreter makes an interpreter for m (asking the delegates of opts,
-// partitioning the graph and compiling the partitions) and allocates its
-// tensors; its warnings (a CPU twin that does not fit) go to warn. The
-// caller closes it.
-func newInterpreter(ctx context.Context, m *model.Model, modelPath string, opts core.Options, warn io.Writer) (*core.Interpreter, error) {
-	it, err := core.NewInterpreterContext(ctx, m, &opts)
+// openModel opens an interpreter for m, loaded from path, with cfg:
+// its delegates started, its graph partitioned and compiled, its tensors
+// allocated. Its warnings (a CPU twin that does not fit) go to warn. The
+// caller closes it, then m.
+func openModel(ctx context.Context, cfg *delego.Config, m *model.Model, path string, warn io.Writer) (*delego.Interpreter, error) {
+	it, err := cfg.OpenModel(ctx, m, path)
 	if err != nil {
-		return nil, fmt.Errorf("create interpreter: %w", explainUnsupported(m, modelPath, err))
+		return nil, fmt.Errorf("create interpreter: %w", err)
 	}
-	for _, w := range it.Warnings() {
+	for _, w := range it.Interpreter.Warnings() {
 		fmt.Fprintf(warn, "delego: warning: %v\n", w)
 	}
-	if err := it.AllocateTensors(); err != nil {
-		it.Close()
-		return nil, fmt.Errorf("allocate tensors: %w", err)
-	}
 	return it, nil
-}
-
-// unsupportedError keeps NewInterpreter's error (for errors.Is and
-// errors.As) but prints one line per op instead of one per node.
-type unsupportedError struct {
-	err  error
-	text string
-}
-
-func (e *unsupportedError) Error() string { return e.text }
-func (e *unsupportedError) Unwrap() error { return e.err }
-
-// explainUnsupported groups the nodes of an error made only of
-// *core.UnsupportedOpError by op and version, and for an Edge TPU-compiled
-// model names its CPU twin when one sits beside it. Other errors are
-// returned as they are.
-func explainUnsupported(m *model.Model, modelPath string, err error) error {
-	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
-	type group struct {
-		first *core.UnsupportedOpError
-		nodes []string
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	for _, e := range list {
-		u, ok := e.(*core.UnsupportedOpError)
-		if !ok {
-			return err
-		}
-		key := fmt.Sprintf("%s\x00%d", u.Op, u.Version)
-		g := byKey[key]
-		if g == nil {
-			g = &group{first: u}
-			byKey[key] = g
-			groups = append(groups, g)
-		}
-		g.nodes = append(g.nodes, fmt.Sprint(u.Node))
-	}
-	if len(groups) == 0 {
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s cannot run on the CPU kernels:", plural(len(list), "node", "nodes"))
-	for _, g := range groups {
-		u := g.first
-		if len(g.nodes) == 1 {
-			fmt.Fprintf(&b, "\n  %s version %d (node %s): ", u.Op, u.Version, g.nodes[0])
-		} else {
-			fmt.Fprintf(&b, "\n  %s version %d (%d nodes: %s): ", u.Op, u.Version, len(g.nodes), summarise(g.nodes, 8))
-		}
-		switch {
-		case u.Custom && u.Supported == nil:
-			b.WriteString("unresolved custom op")
-		case u.Supported == nil:
-			b.WriteString("no kernel for this builtin op")
-		default:
-			fmt.Fprintf(&b, "supported versions %s", *u.Supported)
-		}
-	}
-	if hasEdgeTPUOp(m) {
-		twin := edgetpuinfo.TwinPath(modelPath)
-		if _, serr := os.Stat(twin); serr == nil && twin != "" {
-			fmt.Fprintf(&b, "\n(this model is compiled for the Edge TPU; its CPU twin is %s)", filepath.Clean(twin))
-		} else {
-			b.WriteString("\n(this model is compiled for the Edge TPU; run its uncompiled twin on the CPU)")
-		}
-	}
-	return &unsupportedError{err: err, text: b.String()}
-}
-
-func hasEdgeTPUOp(m *model.Model) bool {
-	for _, oc := range m.OpCodes() {
-		if oc.Custom == executable.CustomOp {
-			return true
-		}
-	}
-	return false
 }
 
 // setInputs copies data into the interpreter's inputs.

@@ -12,6 +12,7 @@ import (
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/executable/schema"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/testsupport/shared"
 )
 
@@ -83,7 +84,7 @@ func TestInspectSaysWhatTheDriverRefuses(t *testing.T) {
 		t.Errorf("text: %d\n%s", code, stdout)
 	}
 	code, stdout, _ = cli(t, "inspect", bad, "--json")
-	var r struct{ EdgeTPU []edgetpuReport }
+	var r struct{ EdgeTPU []program.NodeReport }
 	if err := json.Unmarshal([]byte(stdout), &r); code != exitOK || err != nil || len(r.EdgeTPU) != 1 || !strings.Contains(r.EdgeTPU[0].Check, reason) {
 		t.Errorf("json: %d %v %+v", code, err, r)
 	}

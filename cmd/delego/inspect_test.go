@@ -21,10 +21,10 @@ import (
 
 // inspectJSON runs "inspect --json" on a shared model and decodes its output
 // with encoding/json, the way a script would.
-func inspectJSON(t *testing.T, model string) (report modelReport, raw map[string]any) {
+func inspectJSON(t *testing.T, file string) (report inspectReport, raw map[string]any) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if err := inspectCmd(context.Background(), []string{"--json", shared.Model(t, model)}, &stdout, &stderr); err != nil {
+	if err := inspectCmd(context.Background(), []string{"--json", shared.Model(t, file)}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
@@ -38,11 +38,11 @@ func inspectJSON(t *testing.T, model string) (report modelReport, raw map[string
 	return report, raw
 }
 
-func inspectText(t *testing.T, model string) string {
+func inspectText(t *testing.T, file string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	// The flag after the model, as users type it.
-	if err := inspectCmd(context.Background(), []string{shared.Model(t, model)}, &stdout, &stderr); err != nil {
+	if err := inspectCmd(context.Background(), []string{shared.Model(t, file)}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	return stdout.String()
@@ -54,7 +54,7 @@ type opWant struct {
 	version int
 }
 
-func checkOps(t *testing.T, sg subgraphReport, want []opWant) {
+func checkOps(t *testing.T, sg model.SubgraphSummary, want []opWant) {
 	t.Helper()
 	for _, w := range want {
 		if w.index >= len(sg.Operators) {
@@ -90,8 +90,8 @@ func checkText(t *testing.T, text string, ops []opWant, wants ...string) {
 }
 
 func TestInspectMobilenet(t *testing.T) {
-	const model = "mobilenet_v1_0.25_128_quant.tflite"
-	r, raw := inspectJSON(t, model)
+	const file = "mobilenet_v1_0.25_128_quant.tflite"
+	r, raw := inspectJSON(t, file)
 	if r.Version != 3 || r.MinRuntimeVersion != "1.5.0" || len(r.Subgraphs) != 1 {
 		t.Fatalf("version %d, min runtime %q, %d subgraphs", r.Version, r.MinRuntimeVersion, len(r.Subgraphs))
 	}
@@ -101,7 +101,7 @@ func TestInspectMobilenet(t *testing.T) {
 	}
 	ops := []opWant{{0, "CONV_2D", 1}, {1, "DEPTHWISE_CONV_2D", 1}, {27, "AVERAGE_POOL_2D", 1}, {29, "RESHAPE", 1}, {30, "SOFTMAX", 1}}
 	checkOps(t, sg, ops)
-	wantCounts := []opCount{{"CONV_2D", 15}, {"DEPTHWISE_CONV_2D", 13}, {"AVERAGE_POOL_2D", 1}, {"RESHAPE", 1}, {"SOFTMAX", 1}}
+	wantCounts := []model.OpCount{{Op: "CONV_2D", Count: 15}, {Op: "DEPTHWISE_CONV_2D", Count: 13}, {Op: "AVERAGE_POOL_2D", Count: 1}, {Op: "RESHAPE", Count: 1}, {Op: "SOFTMAX", Count: 1}}
 	if !reflect.DeepEqual(r.Totals.OpCounts, wantCounts) {
 		t.Errorf("op counts %v, want %v", r.Totals.OpCounts, wantCounts)
 	}
@@ -132,7 +132,7 @@ func TestInspectMobilenet(t *testing.T) {
 		t.Errorf("signature_defs = %#v, want []", raw["signature_defs"])
 	}
 
-	checkText(t, inspectText(t, model), ops,
+	checkText(t, inspectText(t, file), ops,
 		"min runtime version:  1.5.0",
 		"1 subgraphs, 31 ops, 89 tensors (57 constant)",
 		"CONV_2D x15, DEPTHWISE_CONV_2D x13",
@@ -144,8 +144,8 @@ func TestInspectMobilenet(t *testing.T) {
 }
 
 func TestInspectLSTM(t *testing.T) {
-	const model = "keras_lstm_mnist_ptq.tflite"
-	r, _ := inspectJSON(t, model)
+	const file = "keras_lstm_mnist_ptq.tflite"
+	r, _ := inspectJSON(t, file)
 	sg := r.Subgraphs[0]
 	if len(sg.Operators) != 6 || len(sg.Tensors) != 29 {
 		t.Fatalf("%d ops, %d tensors; want 6 and 29", len(sg.Operators), len(sg.Tensors))
@@ -165,8 +165,8 @@ func TestInspectLSTM(t *testing.T) {
 	if q := sg.Tensors[17].Quantization; q == nil || q.ZeroPoint[0] != -1 || sg.Tensors[17].Type != "INT8" {
 		t.Errorf("LSTM output state %+v", sg.Tensors[17])
 	}
-	want := []signatureReport{{Key: "serving_default", Subgraph: 0,
-		Inputs: []sigTensorReport{{"x", 0}}, Outputs: []sigTensorReport{{"output_0", 28}}}}
+	want := []model.SignatureSummary{{Key: "serving_default", Subgraph: 0,
+		Inputs: []model.SignatureTensor{{Name: "x", Tensor: 0}}, Outputs: []model.SignatureTensor{{Name: "output_0", Tensor: 28}}}}
 	if !reflect.DeepEqual(r.Signatures, want) {
 		t.Errorf("signatures %+v, want %+v", r.Signatures, want)
 	}
@@ -174,7 +174,7 @@ func TestInspectLSTM(t *testing.T) {
 		t.Errorf("min runtime version %q", r.MinRuntimeVersion)
 	}
 
-	checkText(t, inspectText(t, model), ops,
+	checkText(t, inspectText(t, file), ops,
 		"1 subgraphs, 6 ops, 29 tensors",
 		"intermediates [19,20,21,22,23]",
 		"INT8 variable",
@@ -184,8 +184,8 @@ func TestInspectLSTM(t *testing.T) {
 }
 
 func TestInspectEdgeTPU(t *testing.T) {
-	const model = "split_concat_edgetpu.tflite"
-	r, _ := inspectJSON(t, model)
+	const file = "split_concat_edgetpu.tflite"
+	r, _ := inspectJSON(t, file)
 	sg := r.Subgraphs[0]
 	if len(sg.Operators) != 1 || len(sg.Tensors) != 8 || len(sg.Inputs) != 3 || len(sg.Outputs) != 5 {
 		t.Fatalf("%d ops, %d tensors, %d inputs, %d outputs; want 1, 8, 3, 5", len(sg.Operators), len(sg.Tensors), len(sg.Inputs), len(sg.Outputs))
@@ -205,7 +205,7 @@ func TestInspectEdgeTPU(t *testing.T) {
 		t.Errorf("totals %+v metadata %+v", r.Totals, r.Metadata)
 	}
 
-	text := inspectText(t, model)
+	text := inspectText(t, file)
 	if !opLine(opWant{0, "edgetpu-custom-op", 1}).MatchString(text) || !strings.Contains(text, "custom options 57380 bytes") {
 		t.Errorf("text lacks the custom op row:\n%s", text)
 	}

@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/pipeline"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
-	"github.com/delego/delego/tensor"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -170,12 +168,13 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve(ctx, "pipeline", stderr)
+	var tpu []delego.Option
+	if len(f.delegation.delegates) == 0 {
+		tpu = append(tpu, delego.WithDefaultDelegates(edgetpuinfo.Name))
+	}
+	cfg, err := f.delegation.configure(ctx, "pipeline", 0, e, stderr, tpu...)
 	if err != nil {
 		return err
-	}
-	if len(sel.names) == 0 && len(f.delegation.delegates) == 0 {
-		sel.names = []string{edgetpuinfo.Name}
 	}
 	models, err := loadSegments(ctx, f.segments)
 	if err != nil {
@@ -186,46 +185,46 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	devices, err := segmentDevices(ctx, f.devices, len(models), sel, e)
+	devices, err := segmentDevices(ctx, f, len(models), cfg, e)
 	if err != nil {
 		return err
 	}
-	del := sel.open(ctx, 0, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	for i, d := range del.Delegates {
-		if f.verbose {
-			fmt.Fprintf(stderr, "delegate %s: %s\n", del.Names[i], delegateOrigin(d))
-		}
-	}
-	segs, err := openSegments(ctx, models, f.segments, devices, del, e, stderr)
+	segs, err := openSegments(ctx, cfg, models, f.segments, devices, stderr)
 	for k, s := range segs {
 		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), s)
 	}
 	if err != nil {
 		return err
 	}
-	r, err := runPipeline(ctx, segs, data, f)
+	r, err := runPipeline(ctx, cores(segs), data, f)
 	if err != nil {
 		return nameSegment(err, f.segments)
 	}
 	for k := range r.Segments {
 		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
 	}
-	r.Simulated = noteSimulated(stderr, sel.names)
+	r.Simulated = noteSimulated(stderr, cfg.Delegates())
 	if f.asJSON {
 		return writeJSON(stdout, r)
 	}
-	return printPipeline(stdout, r, segs[len(segs)-1])
+	return printPipeline(stdout, r, segs[len(segs)-1].Interpreter)
+}
+
+// cores are the interpreters of segs.
+func cores(segs []*delego.Interpreter) []*core.Interpreter {
+	its := make([]*core.Interpreter, len(segs))
+	for k, s := range segs {
+		its[k] = s.Interpreter
+	}
+	return its
 }
 
 // openSegments makes each segment's interpreter, its Edge TPU nodes on its
 // device; it returns those it made, the last of which may have failed.
-func openSegments(ctx context.Context, models []*model.Model, paths, devices []string, del *delegation, e env, stderr io.Writer) ([]*core.Interpreter, error) {
-	var segs []*core.Interpreter
+func openSegments(ctx context.Context, cfg *delego.Config, models []*model.Model, paths, devices []string, stderr io.Writer) ([]*delego.Interpreter, error) {
+	var segs []*delego.Interpreter
 	for k, m := range models {
-		opts := del.options(e.registry, paths[k])
-		opts.Settings = onDevice(del.Settings, devices[k])
-		it, err := newInterpreter(ctx, m, paths[k], opts, stderr)
+		it, err := openModel(ctx, cfg.OnSettings(onDevice(cfg.Settings(), devices[k])), m, paths[k], stderr)
 		if err != nil {
 			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
 		}
@@ -287,19 +286,23 @@ func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]b
 // segmentDevices are the coral_settings.device of each segment: --devices,
 // else usb:K, or usb:(K mod D) when D devices are found and fewer than the
 // segments. Without the edgetpu delegate in sel, none.
-func segmentDevices(ctx context.Context, list string, n int, sel selection, e env) ([]string, error) {
+func segmentDevices(ctx context.Context, f *pipelineFlags, n int, cfg *delego.Config, e env) ([]string, error) {
 	devices := make([]string, n)
-	if list != "" {
-		names := strings.Split(list, ",")
+	if f.devices != "" {
+		names := strings.Split(f.devices, ",")
 		if len(names) != n {
 			return nil, usagef("pipeline", "--devices names %d devices for %d segments", len(names), n)
 		}
 		return names, nil
 	}
-	if !slices.Contains(sel.names, edgetpuinfo.Name) {
+	if !slices.Contains(cfg.Delegates(), edgetpuinfo.Name) {
 		return devices, nil
 	}
-	found, err := e.listDevices(ctx, sel.host)
+	host, err := f.delegation.plugins.host()
+	if err != nil {
+		return nil, err
+	}
+	found, err := e.listDevices(ctx, host)
 	if err != nil {
 		return nil, err
 	}
@@ -322,164 +325,4 @@ func onDevice(settings *config.TFLiteSettings, device string) *config.TFLiteSett
 	}
 	s.CoralSettings.Device = proto.String(device)
 	return s
-}
-
-// runPipeline runs the input once through the segments (loading their
-// parameters), f.runs times one after the other, then f.runs times
-// through the pipeline, and checks every pipelined output against the
-// first.
-func runPipeline(ctx context.Context, segs []*core.Interpreter, data [][]byte, f *pipelineFlags) (*pipelineReport, error) {
-	want, err := runSequential(ctx, segs, data)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	for range f.runs {
-		if _, err := runSequential(ctx, segs, data); err != nil {
-			return nil, err
-		}
-	}
-	r := &pipelineReport{Runs: f.runs, Sequential: newThroughput(f.runs, time.Since(start))}
-	its := make([]pipeline.Interpreter, len(segs))
-	for k, s := range segs {
-		its[k] = s
-	}
-	r.MaxInFlight = f.inFlight
-	if r.MaxInFlight == 0 {
-		r.MaxInFlight = 2 * len(segs)
-	}
-	p, err := pipeline.New(ctx, its, &pipeline.Options{MaxInFlight: r.MaxInFlight})
-	if err != nil {
-		return nil, err
-	}
-	start = time.Now()
-	if err := pushAndPop(ctx, p, inputTensors(segs[0], data), f.runs, want); err != nil {
-		return nil, err
-	}
-	r.Pipelined = newThroughput(f.runs, time.Since(start))
-	r.Speedup = r.Pipelined.PerSecond / r.Sequential.PerSecond
-	for _, s := range p.Stats() {
-		r.Segments = append(r.Segments, segmentReport{Runs: s.Runs, MeanMs: ms(s.Mean()), MinMs: ms(s.Min), MaxMs: ms(s.Max)})
-	}
-	last := segs[len(segs)-1]
-	for i := range last.NumOutputs() {
-		t := last.Output(i)
-		r.Outputs = append(r.Outputs, pipelineOutput{Name: t.Name(), Type: t.Type().String(), Shape: t.Shape()})
-	}
-	return r, nil
-}
-
-// pushAndPop pushes the input runs times from one goroutine while it pops
-// the results, each of which must be want; then it closes the pipeline.
-func pushAndPop(ctx context.Context, p *pipeline.Pipeline, in []*tensor.Tensor, runs int, want [][]byte) error {
-	pushCtx, stopPushing := context.WithCancel(ctx)
-	defer stopPushing()
-	pushed := make(chan error, 1)
-	go func() {
-		for range runs {
-			if err := p.Push(pushCtx, in); err != nil {
-				pushed <- err
-				return
-			}
-		}
-		pushed <- nil
-	}()
-	var err error
-	for i := 0; i < runs && err == nil; i++ {
-		var out []*tensor.Tensor
-		if out, err = p.Pop(ctx); err == nil {
-			err = sameOutputs(i, out, want)
-		}
-	}
-	stopPushing()
-	pushErr := <-pushed
-	if err != nil {
-		_ = p.Close(pushCtx) // cancels what is in flight
-		return err
-	}
-	return errors.Join(ignoreCancel(pushErr), p.Close(ctx))
-}
-
-// ignoreCancel drops the error of a push that pushAndPop cancelled.
-func ignoreCancel(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-// sameOutputs checks the outputs of pipelined run i against the
-// sequential run's.
-func sameOutputs(i int, out []*tensor.Tensor, want [][]byte) error {
-	for j, t := range out {
-		if string(t.Data) != string(want[j]) {
-			return fmt.Errorf("pipelined run %d: output %d (%q) differs from the sequential run's", i, j, t.Name)
-		}
-	}
-	return nil
-}
-
-// runSequential runs data through the segments one after the other,
-// passing tensors on by name, and returns the last segment's outputs.
-func runSequential(ctx context.Context, segs []*core.Interpreter, data [][]byte) ([][]byte, error) {
-	vals := map[string][]byte{}
-	for i, b := range data {
-		vals[segs[0].Input(i).Name()] = b
-	}
-	for k, it := range segs {
-		for i := range it.NumInputs() {
-			in := it.Input(i)
-			v, ok := vals[in.Name()]
-			if !ok {
-				return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("input %d (%q) is no earlier segment's output", i, in.Name())}
-			}
-			if err := in.CopyFrom(v); err != nil {
-				return nil, &pipeline.SegmentError{Segment: k, Err: err}
-			}
-		}
-		if err := it.Invoke(ctx); err != nil {
-			return nil, &pipeline.SegmentError{Segment: k, Err: fmt.Errorf("invoke: %w", err)}
-		}
-		for i := range it.NumOutputs() {
-			vals[it.Output(i).Name()] = slices.Clone(it.Output(i).Data())
-		}
-	}
-	last := segs[len(segs)-1]
-	out := make([][]byte, last.NumOutputs())
-	for i := range out {
-		out[i] = vals[last.Output(i).Name()]
-	}
-	return out, nil
-}
-
-// inputTensors are the first segment's inputs holding data.
-func inputTensors(it *core.Interpreter, data [][]byte) []*tensor.Tensor {
-	out := make([]*tensor.Tensor, len(data))
-	for i, b := range data {
-		t := it.Input(i)
-		out[i] = &tensor.Tensor{Name: t.Name(), Type: t.Type(), Shape: t.Shape(), Data: b}
-	}
-	return out
-}
-
-// printPipeline prints the report as text, then the last segment's outputs.
-func printPipeline(w io.Writer, r *pipelineReport, last *core.Interpreter) error {
-	fmt.Fprintf(w, "pipeline: %s, %d runs, at most %d in flight\n", plural(len(r.Segments), "segment", "segments"), r.Runs, r.MaxInFlight)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "segment\tdevice\tmean ms\tmin ms\tmax ms\tmodel")
-	for k, s := range r.Segments {
-		dev := s.Device
-		if dev == "" {
-			dev = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.3f\t%.3f\t%s\n", k, dev, s.MeanMs, s.MinMs, s.MaxMs, filepath.Base(s.Model))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "sequential: %d runs in %.1f ms, %.1f per second\n", r.Runs, 1000*r.Sequential.Seconds, r.Sequential.PerSecond)
-	fmt.Fprintf(w, "pipelined:  %d runs in %.1f ms, %.1f per second (%.2fx)\n", r.Runs, 1000*r.Pipelined.Seconds, r.Pipelined.PerSecond, r.Speedup)
-	fmt.Fprintln(w, "every pipelined output equals the sequential run's")
-	printOutputs(w, last)
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/testsupport/shared"
 )
@@ -73,7 +74,7 @@ func TestPlanSplitConcat(t *testing.T) {
 	}
 	p := r.Partitions[0]
 	if p.Delegate != "cpu" || p.FellBack || len(p.Nodes) != 3 || p.Nodes[1].Op != "SPLIT" || p.Nodes[1].Version != 1 ||
-		len(p.Inputs) != 3 || p.Inputs[0] != (planTensor{0, "input1"}) || len(p.Outputs) != 5 {
+		len(p.Inputs) != 3 || p.Inputs[0] != (planTensor{Tensor: 0, Name: "input1"}) || len(p.Outputs) != 5 {
 		t.Errorf("partition %+v", p)
 	}
 	if len(r.Steps) != 1 || r.Steps[0].Partition == nil || *r.Steps[0].Partition != 0 || r.Steps[0].Node != nil {
@@ -235,4 +236,42 @@ func TestPlanMobilenet(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkContains(t, "dot", dot, `label="partition 0: cpu (31 node(s))"`)
+}
+
+// TestPlanPrintsTheLibrarysPlan: "delego plan" prints what delego.Plan
+// returns, as text, JSON and DOT, for a model planned on the cpu
+// delegate, an Edge TPU model whose CPU twin runs instead, and a model
+// with a node no kernel runs.
+func TestPlanPrintsTheLibrarysPlan(t *testing.T) {
+	fallback := `{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`
+	for _, c := range []struct {
+		model string
+		args  []string
+		opts  []delego.Option
+	}{
+		{"mobilenet_v1_0.25_128_quant.tflite", []string{"--delegate", "cpu"}, []delego.Option{delego.WithDelegates("cpu")}},
+		{"mobilenet_v1_0.25_128_quant_edgetpu.tflite", []string{"--settings", settingsFile(t, fallback)},
+			[]delego.Option{delego.WithSettingsData([]byte(fallback))}},
+		{"model_invoking_error.tflite", nil, nil},
+	} {
+		path := shared.Model(t, c.model)
+		r, _ := delego.Plan(context.Background(), path, c.opts...)
+		if r == nil {
+			t.Fatalf("%s: no plan", c.model)
+		}
+		dot, err := r.Dot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var js bytes.Buffer
+		if err := writeJSON(&js, r); err != nil {
+			t.Fatal(err)
+		}
+		for format, want := range map[string]string{"text": r.Text(), "json": js.String(), "dot": dot} {
+			out, _, _ := plan(t, env{}, append([]string{path, "--format", format}, c.args...)...)
+			if out != want {
+				t.Errorf("%s: delego plan --format %s printed:\n%s\nwant delego.Plan's:\n%s", c.model, format, out, want)
+			}
+		}
+	}
 }

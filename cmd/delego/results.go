@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
 
@@ -42,13 +43,13 @@ type runJSON struct {
 // outputJSON is one output tensor with its values. Float values that JSON
 // cannot hold are the strings "NaN", "Inf" and "-Inf".
 type outputJSON struct {
-	Index        int             `json:"index"`
-	Name         string          `json:"name"`
-	Type         string          `json:"type"`
-	Shape        []int           `json:"shape"`
-	Quantization *quantReport    `json:"quantization,omitempty"`
-	Values       json.RawMessage `json:"values"`
-	Dequantized  json.RawMessage `json:"dequantized,omitempty"`
+	Index        int                 `json:"index"`
+	Name         string              `json:"name"`
+	Type         string              `json:"type"`
+	Shape        []int               `json:"shape"`
+	Quantization *model.QuantSummary `json:"quantization,omitempty"`
+	Values       json.RawMessage     `json:"values"`
+	Dequantized  json.RawMessage     `json:"dequantized,omitempty"`
 }
 
 // segmentJSON is the result of --task segment.
@@ -69,7 +70,7 @@ func outputsJSON(it *core.Interpreter) []outputJSON {
 			o.Shape = []int{}
 		}
 		if q := t.Quantization(); q != nil && len(q.Scale) > 0 {
-			o.Quantization = &quantReport{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis, PerChannel: q.PerChannel()}
+			o.Quantization = &model.QuantSummary{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis, PerChannel: q.PerChannel()}
 			if t.Type() != tensor.Float32 {
 				if v := t.Dequantize(); v != nil {
 					o.Dequantized = floatsJSON(v)
@@ -102,7 +103,7 @@ func valuesJSON(typ tensor.DType, data []byte) json.RawMessage {
 		case tensor.Float64:
 			b = appendFloat(b, math.Float64frombits(le.Uint64(e)), 64)
 		case tensor.Float16:
-			b = appendFloat(b, float64(halfToFloat(le.Uint16(e))), 32)
+			b = appendFloat(b, float64(tensor.Float16ToFloat32(le.Uint16(e))), 32)
 		default:
 			b = append(b, formatValue(typ, e)...)
 		}
@@ -134,24 +135,6 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		return append(b, `"-Inf"`...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
-}
-
-// halfToFloat converts an IEEE 754 half-precision value.
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0:
-		f := float32(frac) / (1 << 24) // subnormal (or zero)
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }
 
 // taskInput is what a task needs beyond the outputs.

@@ -125,7 +125,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.StringVar(&f.task, "task", "", "")
 	fs.Float64Var(&f.threshold, "threshold", math.Inf(-1), "")
-	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given, see selection.open
+	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
@@ -198,7 +198,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve(ctx, "run", stderr)
+	cfg, err := f.delegation.configure(ctx, "run", f.threads, e, stderr)
 	if err != nil {
 		return err
 	}
@@ -213,31 +213,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil {
 		return err
 	}
+	defer m.Close() // after the interpreter
 	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
-
-	var data [][]byte
-	var frame adapters.Frame
-	if f.image != "" {
-		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
-	} else {
-		data, err = readInputFiles(ctx, m, f.inputs)
-	}
+	data, frame, labels, err := f.readInputs(ctx, m, logf)
 	if err != nil {
 		return err
-	}
-	for i, t := range modelInputs(m) {
-		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
-	}
-	if f.task == taskClassify {
-		if err := checkScores(m); err != nil {
-			return err
-		}
-	}
-	var labels adapters.Labels
-	if f.labels != "" {
-		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
-			return err
-		}
 	}
 	// Create the output early so an unwritable path fails before the model
 	// runs; a regular file only gets its final name once everything
@@ -251,32 +231,25 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start = time.Now()
-	del := sel.open(ctx, f.threads, e.open)
-	defer closeAfter(&err, stderr, "closing the delegates", del)
-	it, err := newInterpreter(ctx, m, f.model, del.options(e.registry, f.model), stderr)
+	it, err := openModel(ctx, cfg, m, f.model, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it, data); err != nil {
+	if err := setInputs(it.Interpreter, data); err != nil {
 		return err
 	}
+	del := it.Delegates()
 	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
 	for i, d := range del.Delegates {
 		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
 	}
 	if f.verbose {
-		r, err := buildPlanReport(it.Model(), f.model, del.Names, it.Plan(), nil, nil)
-		if err != nil {
-			return err
-		}
-		verbosePlan(stderr, r)
+		fmt.Fprint(stderr, it.Report().Outline())
 	}
 	start = time.Now()
 	invokeErr := it.Invoke(ctx)
-	if _, err := reportOutcome(stderr, it, f.model, del.Names, f.verbose); err != nil {
-		return err
-	}
+	reportOutcome(stderr, it, f.verbose)
 	if invokeErr != nil {
 		return fmt.Errorf("invoke: %w", invokeErr)
 	}
@@ -286,18 +259,46 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	// as asked fails before --output appears.
 	var results any
 	if f.task != "" {
-		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it)}
-		if results, err = taskResults(f.task, it, in); err != nil {
+		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it.Interpreter)}
+		if results, err = taskResults(f.task, it.Interpreter, in); err != nil {
 			return err
 		}
 	}
 	if out != nil {
-		if err := writeOutputs(out, it); err != nil {
+		if err := writeOutputs(out, it.Interpreter); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", outputBytes(it), plural(it.NumOutputs(), "output", "outputs"), f.output)
+		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
-	return report(stdout, f, it, results, len(labels))
+	return report(stdout, f, it.Interpreter, results, len(labels))
+}
+
+// readInputs reads what the flags give the model m: its inputs (from
+// --image, with the picture's frame, or --input files) and --labels. It
+// also checks that --task classify has scores to rank.
+func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (data [][]byte, frame adapters.Frame, labels adapters.Labels, err error) {
+	if f.image != "" {
+		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+	} else {
+		data, err = readInputFiles(ctx, m, f.inputs)
+	}
+	if err != nil {
+		return nil, frame, nil, err
+	}
+	for i, t := range modelInputs(m) {
+		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
+	}
+	if f.task == taskClassify {
+		if err := checkScores(m); err != nil {
+			return nil, frame, nil, err
+		}
+	}
+	if f.labels != "" {
+		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
+			return nil, frame, nil, err
+		}
+	}
+	return data, frame, labels, nil
 }
 
 // writeOutputs writes every output's bytes to out and commits it.

@@ -176,11 +176,11 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err != nil || f == nil {
 		return err
 	}
-	sel, err := f.delegation.resolve(ctx, "tune", stderr)
+	cfg, err := f.delegation.configure(ctx, "tune", f.threads, e, stderr)
 	if err != nil {
 		return err
 	}
-	if len(sel.names) == 0 {
+	if len(cfg.Delegates()) == 0 {
 		return usagef("tune", "--delegate %s: tune needs at least one candidate", noDelegate)
 	}
 	m, err := model.LoadContext(ctx, f.model)
@@ -204,8 +204,8 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	defer events.Abort()
 
 	opts := tune.Options{
-		Candidates: sel.names, Open: tune.Opener(sel.opener(e.open)), Settings: sel.settings, Inputs: data,
-		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: sel.timeout, Thresholds: f.th,
+		Candidates: cfg.Delegates(), Open: tune.Opener(cfg.Opener()), Settings: cfg.Settings(), Inputs: data,
+		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: f.delegation.timeout, Thresholds: f.th,
 		Event: func(ev *config.BenchmarkEvent) error { return writeEvent(events, ev) },
 		Done:  progress(stderr),
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/compat/tflite/delegates"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 )
@@ -121,19 +123,33 @@ func (o *InterpreterOptions) AddDelegate(d delegates.Delegater) {
 // affected, and the delegates are not deleted.
 func (o *InterpreterOptions) Delete() {}
 
-// coreOptions are the interpreter options o asks for.
-func (o *InterpreterOptions) coreOptions() *core.Options {
-	opts := &core.Options{Threads: o.threads, Settings: &config.TFLiteSettings{}}
-	for _, d := range o.delegates {
-		opts.Delegates = append(opts.Delegates, d.Delegate())
-		d.Configure(opts.Settings)
+// config is the library's configuration of the interpreters o makes: o's
+// threads and delegates, in the order added, with the settings each
+// delegate writes. The interpreters borrow the delegates: the caller
+// deletes them, after the interpreters.
+func (o *InterpreterOptions) config(ctx context.Context) (*delego.Config, error) {
+	s := &config.TFLiteSettings{}
+	names := make([]string, len(o.delegates))
+	byName := map[string]delegate.Delegate{}
+	for i, d := range o.delegates {
+		d.Configure(s)
+		names[i] = d.Delegate().Name()
+		byName[names[i]] = d.Delegate()
 	}
-	return opts
+	return delego.Configure(ctx, delego.WithThreads(o.threads), delego.WithSettings(&config.Settings{TFLite: s}),
+		delego.WithDelegates(names...),
+		delego.WithOpener(func(_ context.Context, name string) delegate.Delegate { return borrowed{byName[name]} }))
 }
+
+// borrowed is a delegate the interpreter uses but does not close.
+type borrowed struct{ delegate.Delegate }
+
+func (borrowed) Close() error { return nil }
 
 // Interpreter runs a model.
 type Interpreter struct {
 	it     *core.Interpreter
+	owner  *delego.Interpreter // it, with what Delete releases
 	report func(string)
 }
 
@@ -152,19 +168,24 @@ func NewInterpreter(model *Model, options *InterpreterOptions) *Interpreter {
 		report("NewInterpreter: no model (NewModel or NewModelFromFile failed, or the model was deleted)")
 		return nil
 	}
-	it, err := core.NewInterpreter(model.m, options.coreOptions())
+	ctx := context.Background()
+	cfg, err := options.config(ctx)
+	var it *delego.Interpreter
+	if err == nil {
+		it, err = cfg.OpenModel(ctx, model.m, "")
+	}
 	if err != nil {
 		report(err.Error())
 		return nil
 	}
-	return &Interpreter{it: it, report: report}
+	return &Interpreter{it: it.Interpreter, owner: it, report: report}
 }
 
 // Delete releases the interpreter. Its delegates stay (Delete them after).
 func (i *Interpreter) Delete() {
-	if i != nil && i.it != nil {
-		i.it.Close()
-		i.it = nil
+	if i != nil && i.owner != nil {
+		i.owner.Close()
+		i.it, i.owner = nil, nil
 	}
 }
 

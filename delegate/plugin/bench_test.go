@@ -74,7 +74,7 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 				}
 				defer it.Close()
 				if len(it.Plan().Partitions) != 1 || len(it.Plan().CPUNodes) != 0 {
-					b.Fatalf("plan:\n%s", it.Plan().Explain())
+					b.Fatalf("plan:\n%s", it.Report().Text())
 				}
 				if err := it.AllocateTensors(); err != nil {
 					b.Fatal(err)

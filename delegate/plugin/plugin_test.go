@@ -153,7 +153,7 @@ func TestOutputsMatchInProcess(t *testing.T) {
 					t.Fatal(err)
 				}
 				if p := it.Plan(); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
-					t.Fatalf("plan:\n%s", p.Explain())
+					t.Fatalf("plan:\n%s", it.Report().Text())
 				}
 				for i, w := range want {
 					if err := it.Invoke(t.Context()); err != nil {
@@ -374,8 +374,8 @@ func TestFinerCheck(t *testing.T) {
 	for _, n := range plan.CPUNodes {
 		onCPU = append(onCPU, n.Node)
 	}
-	if !strings.Contains(plan.Explain(), "fault plugin refuses odd node 1") || !slices.Equal(onCPU, []int{1}) {
-		t.Errorf("plan:\n%s", plan.Explain())
+	if !strings.Contains(it.Report().Text(), "fault plugin refuses odd node 1") || !slices.Equal(onCPU, []int{1}) {
+		t.Errorf("plan:\n%s", it.Report().Text())
 	}
 	if err := it.Invoke(t.Context()); err != nil {
 		t.Fatal(err)

@@ -420,25 +420,8 @@ func (l *lowerer) halfConst(ti int) ([]byte, error) {
 	}
 	out := make([]byte, 4*count)
 	for i := range count {
-		f := halfToFloat(binary.LittleEndian.Uint16(data[2*i:]))
+		f := tensor.Float16ToFloat32(binary.LittleEndian.Uint16(data[2*i:]))
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(f))
 	}
 	return out, nil
-}
-
-// halfToFloat widens an IEEE 754 binary16 value exactly.
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp, frac := uint32(h>>10)&0x1f, uint32(h)&0x3ff
-	switch {
-	case exp == 0x1f: // infinity, NaN
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case exp != 0:
-		return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
-	}
-	v := float32(frac) / (1 << 24) // zero or subnormal: frac * 2^-24
-	if sign != 0 {
-		v = -v
-	}
-	return v
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/plugins/gpu/cl"
+	"github.com/delego/delego/tensor"
 )
 
 // PrecisionEnv is the environment variable that overrides how a partition
@@ -104,45 +105,7 @@ func (p precision) deviceData(data []byte) []byte {
 	out := make([]byte, len(data)/2)
 	for i := range len(data) / 4 {
 		f := math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		binary.LittleEndian.PutUint16(out[2*i:], floatToHalf(f))
+		binary.LittleEndian.PutUint16(out[2*i:], tensor.Float32ToFloat16(f))
 	}
 	return out
-}
-
-// floatToHalf rounds f to the nearest IEEE 754 binary16 value, ties to
-// even (OpenCL's default rounding for vstore_half and conversions);
-// overflow gives infinity, NaN stays NaN.
-func floatToHalf(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	mant := b & 0x7fffff
-	switch {
-	case exp == 0xff: // infinity or NaN
-		if mant != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	case exp-127 > 15: // beyond the largest finite half
-		return sign | 0x7c00
-	case exp-127 >= -14: // a normal half: 10 of 23 mantissa bits, rounded
-		h := uint32(exp-127+15)<<10 | mant>>13
-		return sign | uint16(roundEven(h, mant&0x1fff, 0x1000))
-	case exp-127 >= -25: // a subnormal half (or zero after rounding)
-		m := mant | 0x800000 // the implicit bit
-		shift := uint(-14-(exp-127)) + 13
-		rest := m & (1<<shift - 1)
-		return sign | uint16(roundEven(m>>shift, rest, 1<<(shift-1)))
-	}
-	return sign // underflows to zero
-}
-
-// roundEven rounds the truncated value h up when the dropped bits rest are
-// above half (half is the dropped bits' midpoint), or at it with h odd. A
-// carry out of the mantissa moves into the exponent, as binary16 wants.
-func roundEven(h, rest, half uint32) uint32 {
-	if rest > half || rest == half && h&1 == 1 {
-		h++
-	}
-	return h
 }

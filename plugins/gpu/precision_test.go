@@ -13,6 +13,7 @@ import (
 
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/gpu/cl"
+	"github.com/delego/delego/tensor"
 )
 
 // TestFloatToHalfRoundTrip: every half value (NaNs aside) widens and
@@ -22,11 +23,11 @@ func TestFloatToHalfRoundTrip(t *testing.T) {
 		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
 			continue // NaN
 		}
-		if got := floatToHalf(halfToFloat(uint16(h))); got != uint16(h) {
-			t.Fatalf("half %#04x -> %v -> %#04x", h, halfToFloat(uint16(h)), got)
+		if got := tensor.Float32ToFloat16(tensor.Float16ToFloat32(uint16(h))); got != uint16(h) {
+			t.Fatalf("half %#04x -> %v -> %#04x", h, tensor.Float16ToFloat32(uint16(h)), got)
 		}
 	}
-	if got := floatToHalf(float32(math.NaN())); got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
+	if got := tensor.Float32ToFloat16(float32(math.NaN())); got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
 		t.Errorf("NaN -> %#04x, want a NaN", got)
 	}
 }
@@ -36,7 +37,7 @@ func TestFloatToHalfRoundTrip(t *testing.T) {
 func nearestHalf(f float32) uint16 {
 	best, bestD := uint16(0), math.Inf(1)
 	for h := range 0x7c01 { // every non-negative finite half and infinity
-		v := float64(halfToFloat(uint16(h)))
+		v := float64(tensor.Float16ToFloat32(uint16(h)))
 		if h == 0x7c00 {
 			v = 65536 // where the next half would be: the midpoint 65520 and beyond round to infinity
 		}
@@ -61,8 +62,8 @@ func TestFloatToHalfRounds(t *testing.T) {
 		cases = append(cases, math.Float32frombits(r.Uint32()&0x8fffffff|0x30000000)) // around the half range
 	}
 	for _, f := range cases {
-		if got, want := floatToHalf(f), nearestHalf(f); got != want {
-			t.Errorf("floatToHalf(%g) = %#04x, want %#04x", f, got, want)
+		if got, want := tensor.Float32ToFloat16(f), nearestHalf(f); got != want {
+			t.Errorf("tensor.Float32ToFloat16(%g) = %#04x, want %#04x", f, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -376,7 +377,7 @@ func TestFloatMobileNetsAreOneGPUPartition(t *testing.T) {
 				p := planWith(t, m, vs)
 				if len(p.Partitions) != 1 || len(p.Partitions[0].Nodes) != len(vs) || len(p.CPUNodes) != 0 {
 					t.Errorf("%+v: plan has %d partitions and %d CPU nodes, want the whole model (%d nodes) in one gpu partition:\n%s",
-						opts, len(p.Partitions), len(p.CPUNodes), len(vs), p.Explain())
+						opts, len(p.Partitions), len(p.CPUNodes), len(vs), fmt.Sprintf("partitions %+v\nCPU nodes %+v", p.Partitions, p.CPUNodes))
 				}
 			}
 		})
@@ -394,7 +395,7 @@ func TestQuantMobileNetsNeedQuantizedInference(t *testing.T) {
 				}
 			}
 			if p := planWith(t, m, on); len(p.Partitions) != 1 || len(p.CPUNodes) != 0 {
-				t.Errorf("quantized inference on: %d partitions, %d CPU nodes, want one gpu partition:\n%s", len(p.Partitions), len(p.CPUNodes), p.Explain())
+				t.Errorf("quantized inference on: %d partitions, %d CPU nodes, want one gpu partition:\n%s", len(p.Partitions), len(p.CPUNodes), fmt.Sprintf("partitions %+v\nCPU nodes %+v", p.Partitions, p.CPUNodes))
 			}
 			for i, v := range verdicts(t, m, settings{quantized: false}) {
 				if v.Accept || !strings.Contains(v.Reason, "is UINT8 and quantized inference is off") {

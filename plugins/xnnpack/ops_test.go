@@ -145,7 +145,7 @@ func run(t *testing.T, modelData []byte, feeds [][]byte, delegates []delegate.De
 	}
 	defer it.Close()
 	if p := it.Plan(); p != nil {
-		plan = p.Explain()
+		plan = it.Report().Text()
 		if len(p.CPUNodes) != 0 || len(p.Partitions) != 1 {
 			t.Fatalf("the xnnpack delegate should take the whole graph:\n%s", plan)
 		}

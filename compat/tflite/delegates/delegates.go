@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -46,11 +47,10 @@ type Plugin struct {
 // error, as libtensorflowlite's delegates fail to be created without their
 // device.
 func Open(name string, configure func(*config.TFLiteSettings)) (*Plugin, error) {
-	// The same search as delego.Plugins (plugin.Find over SearchDirs,
-	// refusing a binary another user could replace); go-tflite's API has
-	// no checksums, mTLS or insecure plugins to ask for, and its callers
-	// want an error, not the unavailable delegate Plugins.Open gives.
-	path, err := plugin.Find(name, plugin.SearchDirs())
+	// delego's own search; go-tflite's API has no checksums, mTLS or
+	// insecure plugins to ask for, and its callers want an error, not the
+	// unavailable delegate Plugins.Open gives.
+	path, err := delego.Plugins{}.Find(name)
 	switch {
 	case errors.Is(err, delegate.ErrUnknownDelegate):
 		return nil, fmt.Errorf("delegate %s: %w (build it with go build ./plugins/%s/cmd/delego-%s, then put it on $%s)",

@@ -1,12 +1,9 @@
 package edgetpuinfo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"strings"
 
 	"github.com/delego/delego/delegate/plugin"
 )
@@ -53,23 +50,26 @@ type Device struct {
 // ListDevices runs the delego-edgetpu plugin that search finds with
 // DevicesCommand and returns what it lists: the host learns of the Edge
 // TPUs from the plugin that drives them, without linking the USB driver.
-// The plugin inherits the environment (EnvDevice), and ends with ctx.
-func ListDevices(ctx context.Context, search plugin.Search) (*Devices, error) {
+// With sums (nil: none), the plugin runs only if its SHA-256 is pinned
+// there, as plugin.Open runs it. The plugin inherits the environment
+// (EnvDevice), and ends with ctx.
+func ListDevices(ctx context.Context, search plugin.Search, sums *plugin.Checksums) (*Devices, error) {
 	path, err := search.Find(Name)
 	if err != nil {
 		return nil, fmt.Errorf("list Edge TPUs: %w", err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, DevicesCommand)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" && ctx.Err() == nil {
-			return nil, fmt.Errorf("list Edge TPUs with %s: %s", path, msg)
+	opts := &plugin.Options{}
+	if sums != nil {
+		if opts.Checksum, err = sums.For(path); err != nil {
+			return nil, fmt.Errorf("list Edge TPUs: %w", err)
 		}
-		return nil, fmt.Errorf("list Edge TPUs with %s: %w", path, err)
+	}
+	out, err := plugin.Command(ctx, path, opts, DevicesCommand)
+	if err != nil {
+		return nil, fmt.Errorf("list Edge TPUs: %w", err)
 	}
 	var d Devices
-	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+	if err := json.Unmarshal(out, &d); err != nil {
 		return nil, fmt.Errorf("list Edge TPUs with %s: its answer is not a device list: %w", path, err)
 	}
 	return &d, nil

@@ -46,7 +46,7 @@ type DelegateOptions struct{}
 // them. None is an empty list, not an error. It asks the delego-edgetpu
 // plugin, found where New finds it: without the plugin it is an error.
 func DeviceList() ([]Device, error) {
-	found, err := edgetpuinfo.ListDevices(context.Background(), plugin.Search{Dirs: plugin.SearchDirs()})
+	found, err := edgetpuinfo.ListDevices(context.Background(), plugin.Search{Dirs: plugin.SearchDirs()}, nil)
 	if err != nil {
 		return nil, err
 	}

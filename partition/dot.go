@@ -5,72 +5,6 @@ import (
 	"strings"
 )
 
-// Explain lists the plan for people: a summary, the steps in execution order
-// with every partition's nodes and boundary tensors, and every node that stays
-// on the CPU with each delegate's reason for refusing it, plus delegated nodes
-// that a higher-priority delegate refused.
-func (p *Plan) Explain() string {
-	var b strings.Builder
-	perDelegate := map[string]int{} // counted here, printed in step order
-	var delegates []string
-	for _, pt := range p.Partitions {
-		if perDelegate[pt.Delegate] == 0 {
-			delegates = append(delegates, pt.Delegate)
-		}
-		perDelegate[pt.Delegate]++
-	}
-	fmt.Fprintf(&b, "%d nodes: %d partition(s)", len(p.Nodes), len(p.Partitions))
-	for k, d := range delegates {
-		sep := ", "
-		if k == 0 {
-			sep = " ("
-		}
-		fmt.Fprintf(&b, "%s%s %d", sep, d, perDelegate[d])
-	}
-	if len(delegates) > 0 {
-		b.WriteString(")")
-	}
-	fmt.Fprintf(&b, ", %d node(s) on the CPU\n", len(p.CPUNodes))
-
-	b.WriteString("steps:\n")
-	for k, s := range p.Steps {
-		if s.Partition < 0 {
-			fmt.Fprintf(&b, "  %3d. cpu  node %d %s\n", k, s.Node, p.op(s.Node))
-			continue
-		}
-		pt := &p.Partitions[s.Partition]
-		fmt.Fprintf(&b, "  %3d. partition %d on %s: %d node(s) %v, inputs %v, outputs %v\n",
-			k, s.Partition, pt.Delegate, len(pt.Nodes), pt.Nodes, pt.Inputs, pt.Outputs)
-		for _, i := range pt.Nodes {
-			fmt.Fprintf(&b, "         node %d %s\n", i, p.op(i))
-			for _, r := range p.Nodes[i].Reasons {
-				fmt.Fprintf(&b, "           not %s\n", r)
-			}
-		}
-	}
-	if len(p.CPUNodes) > 0 {
-		b.WriteString("on the CPU:\n")
-		for _, c := range p.CPUNodes {
-			fmt.Fprintf(&b, "  node %d %s\n", c.Node, p.op(c.Node))
-			if len(c.Reasons) == 0 {
-				b.WriteString("    no delegate\n")
-			}
-			for _, r := range c.Reasons {
-				fmt.Fprintf(&b, "    %s\n", r)
-			}
-		}
-	}
-	return b.String()
-}
-
-// op is node i's op name, when the plan knows it.
-func (p *Plan) op(i int) string {
-	if i >= 0 && i < len(p.ops) && p.ops[i] != "" {
-		return "(" + p.ops[i] + ")"
-	}
-	return ""
-}
-
 // colour is the k-th colour of a small palette, cycled.
 func colour(k int) string {
 	palette := [...]string{"#8ecae6", "#ffb703", "#90be6d", "#cdb4db", "#f28482", "#bde0fe"}
@@ -118,6 +52,15 @@ func (p *Plan) Dot(g Graph) string {
 		fmt.Fprintf(&b, "  n%d [label=%s, fillcolor=\"#e0e0e0\", tooltip=%s];\n", c.Node, dotQuote(label(c.Node)), dotQuote(tip))
 	}
 
+	writeEdges(&b, g)
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// writeEdges draws g's tensors: an edge from each producer to each node
+// that reads the tensor (labelled with its index), and the graph's inputs
+// and outputs as small plain nodes. Constant tensors are not drawn.
+func writeEdges(b *strings.Builder, g Graph) {
 	producer := make([]int, g.NumTensors)
 	for t := range producer {
 		producer[t] = -1
@@ -132,16 +75,16 @@ func (p *Plan) Dot(g Graph) string {
 	isConst := func(t int) bool { return t < len(g.Constant) && g.Constant[t] }
 	for _, t := range g.Inputs {
 		if t >= 0 && t < g.NumTensors {
-			fmt.Fprintf(&b, "  t%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("input t%d", t)))
+			fmt.Fprintf(b, "  t%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("input t%d", t)))
 		}
 	}
 	for _, t := range g.Outputs {
 		if t >= 0 && t < g.NumTensors {
-			fmt.Fprintf(&b, "  out%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("output t%d", t)))
+			fmt.Fprintf(b, "  out%d [label=%s, shape=plaintext, style=\"\"];\n", t, dotQuote(fmt.Sprintf("output t%d", t)))
 			if producer[t] >= 0 {
-				fmt.Fprintf(&b, "  n%d -> out%d;\n", producer[t], t)
+				fmt.Fprintf(b, "  n%d -> out%d;\n", producer[t], t)
 			} else {
-				fmt.Fprintf(&b, "  t%d -> out%d;\n", t, t)
+				fmt.Fprintf(b, "  t%d -> out%d;\n", t, t)
 			}
 		}
 	}
@@ -158,14 +101,12 @@ func (p *Plan) Dot(g Graph) string {
 			}
 			switch {
 			case producer[t] >= 0:
-				fmt.Fprintf(&b, "  n%d -> n%d [label=\"t%d\"];\n", producer[t], i, t)
+				fmt.Fprintf(b, "  n%d -> n%d [label=\"t%d\"];\n", producer[t], i, t)
 			case isInput[t]:
-				fmt.Fprintf(&b, "  t%d -> n%d;\n", t, i)
+				fmt.Fprintf(b, "  t%d -> n%d;\n", t, i)
 			}
 		}
 	}
-	b.WriteString("}\n")
-	return b.String()
 }
 
 // dotQuote quotes s as a DOT string.

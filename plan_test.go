@@ -1,0 +1,146 @@
+package delego_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/delego/delego"
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/testsupport/shared"
+)
+
+// Plan where each node of a model would run, and why, without running it:
+// here the whole graph on delego's own kernels through the cpu delegate.
+// r.Text() is what "delego plan" prints, json.Marshal(r) its --json and
+// r.Dot() its --format dot.
+func ExamplePlan() {
+	ctx := context.Background()
+	r, err := delego.Plan(ctx, "../shared/models/split_concat.tflite", delego.WithDelegates("cpu"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.SummaryLine())
+	for _, p := range r.Partitions {
+		fmt.Printf("partition %d on %s:", p.Index, p.Delegate)
+		for _, n := range p.Nodes {
+			fmt.Printf(" %d %s", n.Node, n.Op)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// 3 nodes: 3 on delegates in 1 partition, 0 on the CPU
+	// partition 0 on cpu: 0 CONCATENATION 1 SPLIT 2 CONCATENATION
+}
+
+// TestPlanEdgeTPUDefault: with no delegate chosen, an Edge TPU model is
+// planned for the edgetpu delegate; here it cannot compile (no plugin), so
+// the plan says what the fallback settings make of it: the CPU twin runs
+// instead, or without fallback a run fails.
+func TestPlanEdgeTPUDefault(t *testing.T) {
+	ctx := context.Background()
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	r, err := delego.Plan(ctx, shared.Model(t, quantE), delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Delegates) != 1 || r.Delegates[0] != "edgetpu" || r.Twin == nil || !strings.HasSuffix(r.Twin.Path, quant) ||
+		len(r.Partitions) != 1 || r.Partitions[0].Fallback != core.OutcomeTwin || r.Error != "" || r.CannotRun() != nil {
+		t.Errorf("plan with fallback %+v", r)
+	}
+	r, err = delego.Plan(ctx, shared.Model(t, quantE), delego.WithPluginDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Twin != nil || r.Partitions[0].Fallback != core.OutcomeError || !strings.HasPrefix(r.Error, "a run here would fail") {
+		t.Errorf("plan without fallback %+v", r)
+	}
+	// Delegates chosen, none: the CPU cannot run the model.
+	r, err = delego.Plan(ctx, shared.Model(t, quantE), delego.WithDelegates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Delegates) != 0 || !errors.Is(r.CannotRun(), core.ErrUnsupportedOp) ||
+		!strings.Contains(r.Error, "edgetpu-custom-op version 1 (node 0): unresolved custom op") ||
+		!strings.Contains(r.Error, "(this model is compiled for the Edge TPU; its CPU twin is ") {
+		t.Errorf("plan without delegates %+v", r)
+	}
+}
+
+// TestPlanStopsItsPlugins: Plan starts the delegates' plugins and stops
+// them before it returns; mistakes come back before the model is read.
+func TestPlanStopsItsPlugins(t *testing.T) {
+	dir := buildCPUPlugin(t)
+	r, err := delego.Plan(context.Background(), shared.Model(t, quant), delego.WithDelegates("cpu"), delego.WithPluginDirs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary != (core.PlanSummary{Nodes: 31, DelegatedNodes: 31, Partitions: 1}) {
+		t.Errorf("summary %+v", r.Summary)
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("after Plan, child processes %v remain", kids)
+	}
+	for _, c := range []struct {
+		opts []delego.Option
+		path string
+		want string
+	}{
+		{[]delego.Option{delego.WithDelegates("CPU")}, "no-such.tflite", `delegate name "CPU"`},
+		{[]delego.Option{delego.WithSettingsData([]byte("{"))}, "no-such.tflite", "unexpected EOF"},
+		{nil, "no-such.tflite", "no-such.tflite"},
+	} {
+		if r, err := delego.Plan(context.Background(), c.path, c.opts...); r != nil || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Plan(%s): %v, %v; want an error naming %q", c.path, r, err, c.want)
+		}
+	}
+}
+
+// TestInterpreterReport: the report of an opened interpreter names its
+// model file, and after a compile fallback tells of it.
+func TestInterpreterReport(t *testing.T) {
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	it := runGolden(t, quantE, delego.WithDelegates("edgetpu"), delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	r := it.Report()
+	if r.Model != shared.Model(t, quantE) || r.Twin == nil ||
+		!strings.HasSuffix(r.Narrative(false), "the result came from the CPU twin "+r.Twin.Path+"\n") {
+		t.Errorf("report %+v, narrative %q", r, r.Narrative(false))
+	}
+}
+
+// TestPlanUnmapsItsModels: once Plan returns, neither the model nor its
+// CPU twin is mapped any more.
+func TestPlanUnmapsItsModels(t *testing.T) {
+	dir := t.TempDir()
+	for from, to := range map[string]string{quantE: "m_edgetpu.tflite", quant: "m.tflite"} {
+		data, err := os.ReadFile(shared.Model(t, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := []byte(`{"fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)
+	r, err := delego.Plan(context.Background(), filepath.Join(dir, "m_edgetpu.tflite"), delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Twin == nil || r.Twin.Path != filepath.Join(dir, "m.tflite") {
+		t.Fatalf("twin %+v, want the twin beside the model", r.Twin)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps here")
+	}
+	for _, l := range strings.Split(string(maps), "\n") {
+		if strings.Contains(l, dir) {
+			t.Errorf("still mapped after Plan: %s", l)
+		}
+	}
+}
