@@ -2,7 +2,12 @@
 
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/delego/delego/core/kernels/internal/asm/addrow"
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
+)
 
 // addRowKernelsDiff runs every 8-bit ADD row kernel this CPU has (through
 // addRowWith, which leaves a row's last elements to the tables) over x
@@ -15,13 +20,13 @@ func addRowKernelsDiff[T int8 | uint8](q *quantArith, sub bool, x, y, want []T) 
 		cuts = append(cuts, lo)
 	}
 	got := make([]T, len(x))
-	for _, k := range addRowKernels() {
+	for _, k := range addrow.Kernels() {
 		clear(got)
 		for i, hi := len(cuts)-1, len(x); i >= 0; i, hi = i-1, cuts[i] {
 			lo := cuts[i]
 			addRowWith(k, q, sub, got[lo:hi], x[lo:hi], y[lo:hi])
 		}
-		if i := firstDiff(got, want); i >= 0 {
+		if i := kerneltest.FirstDiff(got, want); i >= 0 {
 			return fmt.Errorf("x %d, y %d: the %v row kernel gives %d, in full %d", x[i], y[i], k, got[i], want[i])
 		}
 	}

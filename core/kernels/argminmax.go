@@ -5,6 +5,8 @@ import (
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+
+	"github.com/delego/delego/core/kernels/internal/asm/argbytes"
 )
 
 // argMinMaxOps returns the registrations of ARG_MAX and ARG_MIN.
@@ -147,7 +149,7 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
 		if runs { // bytes along the last axis: the row kernel
 			i32, i64 := argIndices(out)
-			argBytesRuns(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)
+			argbytes.Runs(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)
 			return nil
 		}
 		switch t {
@@ -198,7 +200,7 @@ func argMinMaxRange[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, src []T, s
 		o, i := p/inner, p%inner
 		idx := 0
 		if size > 0 {
-			idx = argAlong(isMax, src[o*size*inner+i:], size, inner)
+			idx = argbytes.Along(isMax, src[o*size*inner+i:], size, inner)
 		}
 		if i64 != nil {
 			i64[p] = int64(idx)
@@ -206,24 +208,4 @@ func argMinMaxRange[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, src []T, s
 			i32[p] = int32(idx)
 		}
 	}
-}
-
-// argAlong is the index of the first largest (isMax) or smallest of the
-// size values of v, stride apart.
-func argAlong[T ~uint8 | ~int8 | ~int32 | ~float32](isMax bool, v []T, size, stride int) int {
-	best, idx := v[0], 0
-	if isMax {
-		for k := 1; k < size; k++ {
-			if x := v[k*stride]; x > best {
-				best, idx = x, k
-			}
-		}
-		return idx
-	}
-	for k := 1; k < size; k++ {
-		if x := v[k*stride]; x < best {
-			best, idx = x, k
-		}
-	}
-	return idx
 }

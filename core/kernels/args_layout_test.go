@@ -13,10 +13,6 @@ func TestAsmLayout(t *testing.T) {
 	var a qgemmTileArgs
 	var b qvBlock
 	var d dwRowArgs
-	var r resizeRowArgs
-	var g argBytesArgs
-	var ad addRowArgs
-	var term addTerm
 	for _, c := range []struct {
 		name      string
 		got, want uintptr
@@ -64,21 +60,6 @@ func TestAsmLayout(t *testing.T) {
 		{"dwRowArgs.lo", unsafe.Offsetof(d.lo), 112},
 		{"dwRowArgs.hi", unsafe.Offsetof(d.hi), 120},
 		{"dwRowArgs.signed", unsafe.Offsetof(d.signed), 128},
-		{"resizeRowArgs.top", unsafe.Offsetof(r.top), 0}, {"resizeRowArgs.bot", unsafe.Offsetof(r.bot), 8},
-		{"resizeRowArgs.x0", unsafe.Offsetof(r.x0), 16}, {"resizeRowArgs.x1", unsafe.Offsetof(r.x1), 24},
-		{"resizeRowArgs.omx", unsafe.Offsetof(r.omx), 32}, {"resizeRowArgs.dx", unsafe.Offsetof(r.dx), 40},
-		{"resizeRowArgs.wy", unsafe.Offsetof(r.wy), 48}, {"resizeRowArgs.c", unsafe.Offsetof(r.c), 56},
-		{"resizeRowArgs.full", unsafe.Offsetof(r.full), 64}, {"resizeRowArgs.tail", unsafe.Offsetof(r.tail), 72},
-		{"resizeRowArgs.n", unsafe.Offsetof(r.n), 80}, {"resizeRowArgs.dst", unsafe.Offsetof(r.dst), 88},
-		{"argBytesArgs.src", unsafe.Offsetof(g.src), 0}, {"argBytesArgs.n", unsafe.Offsetof(g.n), 8}, {"argBytesArgs.size", unsafe.Offsetof(g.size), 16},
-		{"argBytesArgs.mask", unsafe.Offsetof(g.mask), 24}, {"argBytesArgs.fill", unsafe.Offsetof(g.fill), 32}, {"argBytesArgs.mode", unsafe.Offsetof(g.mode), 40},
-		{"argBytesArgs.dst", unsafe.Offsetof(g.dst), 48},
-		{"addRowArgs.x", unsafe.Offsetof(ad.x), 0}, {"addRowArgs.y", unsafe.Offsetof(ad.y), 8}, {"addRowArgs.z", unsafe.Offsetof(ad.z), 16},
-		{"addRowArgs.n", unsafe.Offsetof(ad.n), 24}, {"addRowArgs.signed", unsafe.Offsetof(ad.signed), 32}, {"addRowArgs.ls", unsafe.Offsetof(ad.ls), 36},
-		{"addRowArgs.term", unsafe.Offsetof(ad.term), 40}, {"addRowArgs.term[1]", unsafe.Offsetof(ad.term) + unsafe.Sizeof(term), 60},
-		{"addRowArgs.neg", unsafe.Offsetof(ad.neg), 100}, {"addRowArgs.lo", unsafe.Offsetof(ad.lo), 104}, {"addRowArgs.hi", unsafe.Offsetof(ad.hi), 108},
-		{"addTerm.mul", unsafe.Offsetof(term.mul), 4}, {"addTerm.rshift", unsafe.Offsetof(term.rshift), 8},
-		{"addTerm.mask", unsafe.Offsetof(term.mask), 12}, {"addTerm.half", unsafe.Offsetof(term.half), 16},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -444,11 +445,11 @@ func runFGemm(g *fGemm, geom *convGeom, in, out []float32, team *Workers, thread
 	// Rows unless that is markedly uneven: the next op, usually split by
 	// rows too, then finds its input in its own core's cache.
 	*loop = fgemmLoop{g: g, geom: geom, in: in, out: out, ws: ws}
-	if load := splitLoad(M, kern.mr, threads); load <= 1.1 || load <= splitLoad(N, fNR, threads) {
-		team.run(M, threads, kern.mr, loop)
+	if load := splitLoad(M, kern.MR, threads); load <= 1.1 || load <= splitLoad(N, f32.NR, threads) {
+		team.run(M, threads, kern.MR, loop)
 	} else {
 		loop.byChan = true
-		team.run(N, threads, fNR, loop)
+		team.run(N, threads, f32.NR, loop)
 	}
 	*loop = fgemmLoop{}
 }

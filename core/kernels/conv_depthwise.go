@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -88,7 +89,7 @@ type dwFloatLoop struct {
 }
 
 func (l *dwFloatLoop) chunk(wk, ulo, uhi int) {
-	dwFloatRows(l.g, fk, l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk])
+	dwFloatRows(l.g, f32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk])
 }
 
 // Prepare implements Op.
@@ -392,7 +393,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 	}
 	rows := g.batches * g.outH
 	if threads == 1 {
-		dwFloatRows(g, fk, in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0])
+		dwFloatRows(g, f32.Best(), in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0])
 		return
 	}
 	parts := rowParts(rows, g.outW, threads)
@@ -405,7 +406,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 // each row cut into parts pieces (rowPart), of a depthwise convolution with
 // multiplier 1: the pixels whose taps all fall inside the row's input in
 // one kernel call, the others one by one.
-func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork) {
+func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork) {
 	C := g.inC
 	if C == 0 || g.outW == 0 || ulo >= uhi {
 		return
@@ -426,7 +427,7 @@ func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo
 			if ox >= oxa && ox < oxb {
 				end := min(oxb, x1)
 				n := dwRowTaps(g, b, oy, ox, ws.xoff, ws.woff)
-				kern.dw(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
+				kern.DW(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
 				ox = end - 1
 				continue
 			}
@@ -434,7 +435,7 @@ func dwFloatRows(g *convGeom, kern *floatKernels, in, w, bias, out []float32, lo
 			for t := range n {
 				ws.woff[t] *= C
 			}
-			kern.dw(C, 1, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, 0, lo, hi)
+			kern.DW(C, 1, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, 0, lo, hi)
 		}
 	}
 }

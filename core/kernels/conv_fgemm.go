@@ -1,21 +1,25 @@
 package kernels
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/delego/delego/core/kernels/internal/asm/f32"
+)
 
 // fGemm is the prepared right-hand side of a float GEMM
 // out[p][c] = clamp(sum_k x[p][k]*w[c][k] + bias[c]).
 //
-// The weights are packed once, in panels of fNR channels ([ceil(N/fNR)][K][fNR],
+// The weights are packed once, in panels of f32.NR channels ([ceil(N/f32.NR)][K][f32.NR],
 // zero-padded), for the micro-kernels of float_kernels.go; full tiles of
-// kern.mr rows go through the tile kernel, leftover rows through the row
+// kern.MR rows go through the tile kernel, leftover rows through the row
 // kernels, and both give each element the same bits (see float_kernels.go),
 // so neither the tiling nor the split among threads changes the result.
 type fGemm struct {
 	K, N   int
-	packed []float32 // [ceil(N/fNR)][K][fNR]
-	bias   []float32 // ceil(N/fNR)*fNR values, zeros when absent
+	packed []float32 // [ceil(N/f32.NR)][K][f32.NR]
+	bias   []float32 // ceil(N/f32.NR)*f32.NR values, zeros when absent
 	lo, hi float32
-	kern   *floatKernels // nil: the process's set (fk)
+	kern   *f32.Kernels // nil: the process's set (f32.Best)
 	// shared says packed comes from the model's store (shareWeights):
 	// read-only, never packed into.
 	shared bool
@@ -40,42 +44,42 @@ func (g *fGemm) shareWeights(n *Node, w []float32, N, K int) {
 }
 
 // kernels is the micro-kernel set g runs on.
-func (g *fGemm) kernels() *floatKernels {
+func (g *fGemm) kernels() *f32.Kernels {
 	if g.kern == nil {
-		return fk
+		return f32.Best()
 	}
 	return g.kern
 }
 
-// panels is the number of fNR-channel weight panels.
-func (g *fGemm) panels() int { return (g.N + fNR - 1) / fNR }
+// panels is the number of f32.NR-channel weight panels.
+func (g *fGemm) panels() int { return (g.N + f32.NR - 1) / f32.NR }
 
 func (g *fGemm) setWeights(w []float32, N, K int) {
 	if g.shared { // never pack into the model's copy
 		g.packed, g.shared = nil, false
 	}
 	g.N, g.K = N, K
-	size := (N + fNR - 1) / fNR * K * fNR
+	size := (N + f32.NR - 1) / f32.NR * K * f32.NR
 	if cap(g.packed) < size {
 		g.packed = make([]float32, size)
 	}
 	g.packed = g.packed[:size]
-	if N%fNR != 0 {
-		clear(g.packed[(N/fNR)*K*fNR:])
+	if N%f32.NR != 0 {
+		clear(g.packed[(N/f32.NR)*K*f32.NR:])
 	}
 	if K == 0 {
 		return
 	}
 	for c := range N {
-		dst := g.packed[(c/fNR)*K*fNR+c%fNR:]
+		dst := g.packed[(c/f32.NR)*K*f32.NR+c%f32.NR:]
 		for k, v := range w[c*K : c*K+K] {
-			dst[k*fNR] = v
+			dst[k*f32.NR] = v
 		}
 	}
 }
 
 func (g *fGemm) setBias(bias []float32) {
-	size := (g.N + fNR - 1) / fNR * fNR
+	size := (g.N + f32.NR - 1) / f32.NR * f32.NR
 	if cap(g.bias) < size {
 		g.bias = make([]float32, size)
 	}
@@ -101,11 +105,11 @@ func fgemmRowBlock(K, mr int) int {
 	return max(1, min(32, 32768/(max(K, 1)*mr))) * mr
 }
 
-func (w *fgemmWork) ensure(K int, kern *floatKernels) {
-	rb := fgemmRowBlock(K, kern.mr)
+func (w *fgemmWork) ensure(K int, kern *f32.Kernels) {
+	rb := fgemmRowBlock(K, kern.MR)
 	w.panel = growF32(w.panel, rb*K)
 	w.row = growF32(w.row, K)
-	w.tile = growF32(w.tile, kern.mr*fNR)
+	w.tile = growF32(w.tile, kern.MR*f32.NR)
 }
 
 // growF32 returns s resized to n, reallocated only when too small.
@@ -117,10 +121,10 @@ func growF32(s []float32, n int) []float32 {
 }
 
 // fgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 a
-// multiple of fNR).
+// multiple of f32.NR).
 func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
 	kern := g.kernels()
-	mr := kern.mr
+	mr := kern.MR
 	rb := fgemmRowBlock(g.K, mr)
 	for pb := p0; pb < p1; pb += rb {
 		pe := min(pb+rb, p1)
@@ -132,12 +136,12 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 	}
 }
 
-// fgemmTiles computes rows [p0,p1), whole tiles of kern.mr rows, for
+// fgemmTiles computes rows [p0,p1), whole tiles of kern.MR rows, for
 // channels [c0,c1): it interleaves im2col rows by k (direct rows are read
 // in place by the rows kernel), then runs every tile against each weight
 // panel in turn.
-func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
-	K, N, mr := g.K, g.N, kern.mr
+func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
+	K, N, mr := g.K, g.N, kern.MR
 	if p0 >= p1 {
 		return
 	}
@@ -149,33 +153,33 @@ func fgemmTiles(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32,
 			im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
 		}
 	}
-	for q := c0 / fNR; q*fNR < c1; q++ {
-		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])
-		bias := &g.bias[q*fNR : (q+1)*fNR][0]
-		cols := min(fNR, c1-q*fNR)
+	for q := c0 / f32.NR; q*f32.NR < c1; q++ {
+		b := fPtr(g.packed[q*K*f32.NR : (q+1)*K*f32.NR])
+		bias := &g.bias[q*f32.NR : (q+1)*f32.NR][0]
+		cols := min(f32.NR, c1-q*f32.NR)
 		for t := range tiles {
 			p := p0 + t*mr
-			c, ldc := &ws.tile[:mr*fNR][0], fNR // a partial panel's tile
-			if cols == fNR {
-				c, ldc = &out[p*N+q*fNR : (p+mr-1)*N+(q+1)*fNR][0], N
+			c, ldc := &ws.tile[:mr*f32.NR][0], f32.NR // a partial panel's tile
+			if cols == f32.NR {
+				c, ldc = &out[p*N+q*f32.NR : (p+mr-1)*N+(q+1)*f32.NR][0], N
 			}
 			if inPlace {
-				kern.rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
+				kern.Rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
 			} else {
-				kern.tile(K, fPtr(panel[t*mr*K:(t+1)*mr*K]), b, bias, c, ldc, g.lo, g.hi)
+				kern.Tile(K, fPtr(panel[t*mr*K:(t+1)*mr*K]), b, bias, c, ldc, g.lo, g.hi)
 			}
-			if cols == fNR {
+			if cols == f32.NR {
 				continue
 			}
 			for r := range mr {
-				copy(out[(p+r)*N+q*fNR:(p+r)*N+q*fNR+cols], ws.tile[r*fNR:])
+				copy(out[(p+r)*N+q*f32.NR:(p+r)*N+q*f32.NR+cols], ws.tile[r*f32.NR:])
 			}
 		}
 	}
 }
 
 // fgemmRow computes row p for channels [c0,c1) with the row kernels.
-func fgemmRow(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p, c0, c1 int, ws *fgemmWork) {
+func fgemmRow(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p, c0, c1 int, ws *fgemmWork) {
 	K, N := g.K, g.N
 	var row []float32
 	if geom.direct {
@@ -186,20 +190,20 @@ func fgemmRow(g *fGemm, kern *floatKernels, geom *convGeom, in, out []float32, p
 	}
 	a := fPtr(row)
 	o := out[p*N : p*N+N]
-	q := c0 / fNR
-	for ; (q+4)*fNR <= c1; q += 4 {
-		b := fPtr(g.packed[q*K*fNR : (q+4)*K*fNR])
-		kern.row4(K, a, b, &g.bias[q*fNR : (q+4)*fNR][0], &o[q*fNR : (q+4)*fNR][0], K*fNR, g.lo, g.hi)
+	q := c0 / f32.NR
+	for ; (q+4)*f32.NR <= c1; q += 4 {
+		b := fPtr(g.packed[q*K*f32.NR : (q+4)*K*f32.NR])
+		kern.Row4(K, a, b, &g.bias[q*f32.NR : (q+4)*f32.NR][0], &o[q*f32.NR : (q+4)*f32.NR][0], K*f32.NR, g.lo, g.hi)
 	}
-	for ; q*fNR < c1; q++ {
-		b := fPtr(g.packed[q*K*fNR : (q+1)*K*fNR])
-		bias := &g.bias[q*fNR : (q+1)*fNR][0]
-		if (q+1)*fNR <= c1 {
-			kern.row1(K, a, b, bias, &o[q*fNR : (q+1)*fNR][0], g.lo, g.hi)
+	for ; q*f32.NR < c1; q++ {
+		b := fPtr(g.packed[q*K*f32.NR : (q+1)*K*f32.NR])
+		bias := &g.bias[q*f32.NR : (q+1)*f32.NR][0]
+		if (q+1)*f32.NR <= c1 {
+			kern.Row1(K, a, b, bias, &o[q*f32.NR : (q+1)*f32.NR][0], g.lo, g.hi)
 			continue
 		}
-		kern.row1(K, a, b, bias, &ws.tile[:fNR][0], g.lo, g.hi)
-		copy(o[q*fNR:c1], ws.tile)
+		kern.Row1(K, a, b, bias, &ws.tile[:f32.NR][0], g.lo, g.hi)
+		copy(o[q*f32.NR:c1], ws.tile)
 	}
 }
 

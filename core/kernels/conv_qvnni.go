@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unsafe"
+
+	"github.com/delego/delego/core/kernels/internal/asm/bytesum"
 )
 
 // The byte-dot-product GEMM: the layout of AVX-512 VNNI's VPDPBUSD, which
@@ -353,7 +355,7 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 		clear(terms)
 		return
 	}
-	rowTerms(panel, lda, K, v.signed, v.rowMul, terms)
+	bytesum.RowTerms(panel, lda, K, v.signed, v.rowMul, terms)
 }
 
 // spanRun writes the GEMM rows of m output pixels from p on, all in one

@@ -12,6 +12,8 @@ import (
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
 const (
@@ -833,20 +835,10 @@ func addTablesDiff[T int8 | uint8](q *quantArith, sub bool) error {
 	var probe T
 	tables.setAddTables(probe-1 < 0)
 	quantAddRowTables(&tables, sub, got, x, y)
-	if i := firstDiff(got, want); i >= 0 {
+	if i := kerneltest.FirstDiff(got, want); i >= 0 {
 		return fmt.Errorf("bytes %d and %d differ by the tables and in full", uint8(i), uint8(i>>8))
 	}
 	return addRowKernelsDiff(&tables, sub, x, y, want)
-}
-
-// firstDiff is the first index where a and b differ, or -1.
-func firstDiff[T comparable](a, b []T) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
 }
 
 // TestMulShift holds the inlined rounding multiply to TFLite's

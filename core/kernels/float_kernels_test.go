@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32"
 	"github.com/delego/delego/model/schema"
 )
 
@@ -45,7 +46,7 @@ func (c fgemmCase) String() string {
 }
 
 // prepare returns the GEMM on kernel set kern, its geometry and an input.
-func (c fgemmCase) prepare(r *rand.Rand, kern *floatKernels) (*fGemm, *convGeom, []float32) {
+func (c fgemmCase) prepare(r *rand.Rand, kern *f32.Kernels) (*fGemm, *convGeom, []float32) {
 	g := &fGemm{kern: kern, lo: -3, hi: 3}
 	w := randF32(r, c.N*c.K)
 	g.setWeights(w, c.N, c.K)
@@ -78,7 +79,7 @@ func fgemmRef(g *fGemm, geom *convGeom, in []float32) (want, mag []float64) {
 		for c := range N {
 			s, m := float64(g.bias[c]), math.Abs(float64(g.bias[c]))
 			for k, x := range row {
-				v := float64(x) * float64(g.packed[(c/fNR)*K*fNR+k*fNR+c%fNR])
+				v := float64(x) * float64(g.packed[(c/f32.NR)*K*f32.NR+k*f32.NR+c%f32.NR])
 				s += v
 				m += math.Abs(v)
 			}
@@ -103,9 +104,9 @@ func runFGemmThreads(g *fGemm, geom *convGeom, in []float32, threads int) []floa
 // (assembly and Go twin) to a float64 reference on odd shapes: K not a
 // multiple of the vector width, N=1, partial panels and tiles, im2col rows.
 func TestFloatGEMMKernels(t *testing.T) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, c := range fgemmCases(t) {
-			t.Run(kern.name+"/"+c.String(), func(t *testing.T) {
+			t.Run(kern.Name+"/"+c.String(), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.M), uint64(c.N*1000+c.K)))
 				g, geom, in := c.prepare(r, kern)
 				got := runFGemmThreads(g, geom, in, 1)
@@ -124,9 +125,9 @@ func TestFloatGEMMKernels(t *testing.T) {
 // or 3 threads, and any cut into row and channel ranges, gives the same
 // bits.
 func TestFloatGEMMSplit(t *testing.T) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, c := range fgemmCases(t) {
-			t.Run(kern.name+"/"+c.String(), func(t *testing.T) {
+			t.Run(kern.Name+"/"+c.String(), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(7, uint64(c.N*1000+c.K)))
 				g, geom, in := c.prepare(r, kern)
 				one := runFGemmThreads(g, geom, in, 1)
@@ -140,7 +141,7 @@ func TestFloatGEMMSplit(t *testing.T) {
 				out := make([]float32, M*N)
 				var ws fgemmWork
 				ws.ensure(g.K, kern)
-				pc, cc := M/3+1, min(N, fNR)
+				pc, cc := M/3+1, min(N, f32.NR)
 				for _, pr := range [][2]int{{0, min(pc, M)}, {min(pc, M), M}} {
 					fgemmRun(g, geom, in, out, pr[0], pr[1], 0, cc, &ws)
 					fgemmRun(g, geom, in, out, pr[0], pr[1], cc, N, &ws)
@@ -156,19 +157,19 @@ func TestFloatGEMMSplit(t *testing.T) {
 // TestFloatGEMMTwins compares each assembly set with the Go twin: they
 // differ only by the fused multiply-add's single rounding.
 func TestFloatGEMMTwins(t *testing.T) {
-	for _, kern := range floatKernelSets() {
-		if kern == &goFloatKernels {
+	for _, kern := range f32.Sets() {
+		if kern == f32.Go() {
 			continue
 		}
 		for _, c := range fgemmCases(t) {
 			r := rand.New(rand.NewPCG(3, uint64(c.N*1000+c.K)))
 			g, geom, in := c.prepare(r, kern)
 			got := runFGemmThreads(g, geom, in, 1)
-			g.kern = &goFloatKernels
+			g.kern = f32.Go()
 			twin := runFGemmThreads(g, geom, in, 1)
 			for i := range got {
 				if d := math.Abs(float64(got[i] - twin[i])); d > 1e-5*float64(c.K+1) {
-					t.Fatalf("%s %v element %d: %v, Go twin %v", kern.name, c, i, got[i], twin[i])
+					t.Fatalf("%s %v element %d: %v, Go twin %v", kern.Name, c, i, got[i], twin[i])
 				}
 			}
 		}
@@ -206,10 +207,10 @@ func nearTwin(got, want float32, mag float64) bool {
 // cut never changes a bit), be within rounding of the Go twin's row1, and
 // leave every float outside its output alone.
 func TestFloatTileRowKernels(t *testing.T) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, k := range []int{0, 1, 2, 3, 5, 16, 67} {
 			for _, cl := range kernelClamps {
-				t.Run(fmt.Sprintf("%s/k%d/clamp%v", kern.name, k, cl), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/k%d/clamp%v", kern.Name, k, cl), func(t *testing.T) {
 					testTileRows(t, kern, k, cl[0], cl[1])
 				})
 			}
@@ -217,59 +218,59 @@ func TestFloatTileRowKernels(t *testing.T) {
 	}
 }
 
-func testTileRows(t *testing.T, kern *floatKernels, k int, lo, hi float32) {
-	mr := kern.mr
+func testTileRows(t *testing.T, kern *f32.Kernels, k int, lo, hi float32) {
+	mr := kern.MR
 	r := rand.New(rand.NewPCG(uint64(k), uint64(mr)))
 	// Four panels ldb floats apart, the first the tile's; row 1 of the
 	// tile reads a NaN when k > 0.
-	ldb := k*fNR + 24
-	b, bias, a := randF32(r, 4*ldb), randF32(r, 4*fNR), randF32(r, k*mr)
+	ldb := k*f32.NR + 24
+	b, bias, a := randF32(r, 4*ldb), randF32(r, 4*f32.NR), randF32(r, k*mr)
 	if k > 0 {
 		a[(k-1)*mr+1] = float32(math.NaN())
 	}
-	const ldc = fNR + 5
-	tile := guarded((mr-1)*ldc + fNR + 3)
-	kern.tile(k, fPtr(a), &b[0], &bias[0], &tile[0], ldc, lo, hi)
+	const ldc = f32.NR + 5
+	tile := guarded((mr-1)*ldc + f32.NR + 3)
+	kern.Tile(k, fPtr(a), &b[0], &bias[0], &tile[0], ldc, lo, hi)
 	testRowsKernel(t, kern, k, a, b, bias, tile, ldc, lo, hi)
 	for row := range mr {
 		x := make([]float32, k)
 		for i := range x {
 			x[i] = a[i*mr+row]
 		}
-		r4 := guarded(4*fNR + 3)
-		kern.row4(k, fPtr(x), &b[0], &bias[0], &r4[0], ldb, lo, hi)
+		r4 := guarded(4*f32.NR + 3)
+		kern.Row4(k, fPtr(x), &b[0], &bias[0], &r4[0], ldb, lo, hi)
 		for q := range 4 {
-			r1, twin := guarded(fNR+3), guarded(fNR)
-			kern.row1(k, fPtr(x), &b[q*ldb], &bias[q*fNR], &r1[0], lo, hi)
-			fRow1Go(k, fPtr(x), &b[q*ldb], &bias[q*fNR], &twin[0], lo, hi)
-			checkGuards(t, fmt.Sprintf("row1 (row %d, panel %d)", row, q), r1, fNR)
-			for j := range fNR {
-				if !sameF32(r4[q*fNR+j], r1[j]) {
-					t.Fatalf("row %d channel %d: row4 %v, row1 %v", row, q*fNR+j, r4[q*fNR+j], r1[j])
+			r1, twin := guarded(f32.NR+3), guarded(f32.NR)
+			kern.Row1(k, fPtr(x), &b[q*ldb], &bias[q*f32.NR], &r1[0], lo, hi)
+			f32.Go().Row1(k, fPtr(x), &b[q*ldb], &bias[q*f32.NR], &twin[0], lo, hi)
+			checkGuards(t, fmt.Sprintf("row1 (row %d, panel %d)", row, q), r1, f32.NR)
+			for j := range f32.NR {
+				if !sameF32(r4[q*f32.NR+j], r1[j]) {
+					t.Fatalf("row %d channel %d: row4 %v, row1 %v", row, q*f32.NR+j, r4[q*f32.NR+j], r1[j])
 				}
 				if q == 0 && !sameF32(tile[row*ldc+j], r1[j]) {
 					t.Fatalf("row %d channel %d: tile %v, row1 %v", row, j, tile[row*ldc+j], r1[j])
 				}
-				if mag := rowMagnitude(x, b[q*ldb+j:], bias[q*fNR+j]); !nearTwin(r1[j], twin[j], mag) {
-					t.Fatalf("row %d channel %d: %v, Go twin %v", row, q*fNR+j, r1[j], twin[j])
+				if mag := rowMagnitude(x, b[q*ldb+j:], bias[q*f32.NR+j]); !nearTwin(r1[j], twin[j], mag) {
+					t.Fatalf("row %d channel %d: %v, Go twin %v", row, q*f32.NR+j, r1[j], twin[j])
 				}
 			}
 		}
-		checkGuards(t, fmt.Sprintf("row4 (row %d)", row), r4, 4*fNR)
+		checkGuards(t, fmt.Sprintf("row4 (row %d)", row), r4, 4*f32.NR)
 		if row < mr-1 {
-			checkGuards(t, fmt.Sprintf("tile row %d", row), tile[row*ldc:(row+1)*ldc], fNR)
+			checkGuards(t, fmt.Sprintf("tile row %d", row), tile[row*ldc:(row+1)*ldc], f32.NR)
 		}
 	}
-	checkGuards(t, "tile", tile[(mr-1)*ldc:], fNR)
+	checkGuards(t, "tile", tile[(mr-1)*ldc:], f32.NR)
 }
 
 // testRowsKernel runs the set's rows kernel on the rows of the tile whose
 // interleaved values are a, laid out lda = k+3 floats apart with other
 // floats between them: it must give the tile's bits and write nothing
 // else.
-func testRowsKernel(t *testing.T, kern *floatKernels, k int, a, b, bias, tile []float32, ldc int, lo, hi float32) {
+func testRowsKernel(t *testing.T, kern *f32.Kernels, k int, a, b, bias, tile []float32, ldc int, lo, hi float32) {
 	t.Helper()
-	mr, lda := kern.mr, k+3
+	mr, lda := kern.MR, k+3
 	rows := guarded(mr * lda)
 	for i := range k {
 		for r := range mr {
@@ -277,7 +278,7 @@ func testRowsKernel(t *testing.T, kern *floatKernels, k int, a, b, bias, tile []
 		}
 	}
 	got := guarded(len(tile))
-	kern.rows(k, &rows[0], lda, &b[0], &bias[0], &got[0], ldc, lo, hi)
+	kern.Rows(k, &rows[0], lda, &b[0], &bias[0], &got[0], ldc, lo, hi)
 	for i := range got {
 		if !sameF32(got[i], tile[i]) {
 			t.Fatalf("rows kernel, float %d of the tile (row %d): %v, tile kernel %v", i, i/ldc, got[i], tile[i])
@@ -285,11 +286,11 @@ func testRowsKernel(t *testing.T, kern *floatKernels, k int, a, b, bias, tile []
 	}
 }
 
-// rowMagnitude is |bias| + sum_k |x[k]*b[k*fNR]|.
+// rowMagnitude is |bias| + sum_k |x[k]*b[k*f32.NR]|.
 func rowMagnitude(x, b []float32, bias float32) float64 {
 	m := math.Abs(float64(bias))
 	for i, v := range x {
-		m += math.Abs(float64(v) * float64(b[i*fNR]))
+		m += math.Abs(float64(v) * float64(b[i*f32.NR]))
 	}
 	return m
 }
@@ -314,11 +315,11 @@ func checkGuards(t *testing.T, what string, s []float32, n int) {
 // offsets, clamps on and off and a NaN input: within rounding of the Go
 // twin, nothing written past the output.
 func TestFloatDepthwiseKernelTwins(t *testing.T) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, c := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 20, 31, 33, 64, 70, 100} {
 			for _, ntaps := range []int{0, 1, 9} {
 				for _, cl := range kernelClamps {
-					t.Run(fmt.Sprintf("%s/c%d/taps%d/clamp%v", kern.name, c, ntaps, cl), func(t *testing.T) {
+					t.Run(fmt.Sprintf("%s/c%d/taps%d/clamp%v", kern.Name, c, ntaps, cl), func(t *testing.T) {
 						testDepthwiseTwin(t, kern, c, ntaps, cl[0], cl[1])
 					})
 				}
@@ -327,7 +328,7 @@ func TestFloatDepthwiseKernelTwins(t *testing.T) {
 	}
 }
 
-func testDepthwiseTwin(t *testing.T, kern *floatKernels, c, ntaps int, lo, hi float32) {
+func testDepthwiseTwin(t *testing.T, kern *f32.Kernels, c, ntaps int, lo, hi float32) {
 	const npix = 3
 	r := rand.New(rand.NewPCG(uint64(c), uint64(ntaps)))
 	xstep := c + 5
@@ -339,8 +340,8 @@ func testDepthwiseTwin(t *testing.T, kern *floatKernels, c, ntaps int, lo, hi fl
 	in[xoff[0]+c-1] = float32(math.NaN()) // the last channel of pixel 0
 	w, bias := randF32(r, ntaps*c+1), randF32(r, c)
 	got, twin := guarded(npix*c+5), guarded(npix*c)
-	kern.dw(c, npix, &got[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
-	dwFloatGo(c, npix, &twin[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
+	kern.DW(c, npix, &got[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
+	f32.Go().DW(c, npix, &twin[0], &bias[0], &in[0], &w[0], &xoff[0], &woff[0], ntaps, xstep, lo, hi)
 	checkGuards(t, "dw", got, npix*c)
 	for i, want := range twin {
 		if !nearTwin(got[i], want, float64(ntaps+1)) {
@@ -368,9 +369,9 @@ func dwCases() []dwCase {
 // float64 reference, and its results to the same bits with 1, 2 and 3
 // threads, rows whole or cut into 2 or 3 pieces of pixels.
 func TestFloatDepthwiseKernels(t *testing.T) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, c := range dwCases() {
-			name := fmt.Sprintf("%s/%dx%dx%d/k%d/s%d/d%d/pad%d", kern.name, c.h, c.w, c.c, c.k, c.stride, c.dil, c.pad)
+			name := fmt.Sprintf("%s/%dx%dx%d/k%d/s%d/d%d/pad%d", kern.Name, c.h, c.w, c.c, c.k, c.stride, c.dil, c.pad)
 			t.Run(name, func(t *testing.T) {
 				g, err := windowGeom("test", c.pad, 2, c.h, c.w, c.c, c.k, c.k, c.stride, c.stride, c.dil, c.dil)
 				if err != nil {
@@ -413,9 +414,9 @@ func TestFloatDepthwiseKernels(t *testing.T) {
 // (one thread) and a matrix-vector product; GMAC/s over the clock gives
 // MACs per cycle.
 func BenchmarkFloatGEMM(b *testing.B) {
-	for _, kern := range floatKernelSets() {
+	for _, kern := range f32.Sets() {
 		for _, c := range []fgemmCase{{3136, 144, 24, nil}, {784, 192, 32, nil}, {196, 384, 64, nil}, {49, 960, 160, nil}, {1, 1001, 1280, nil}} {
-			b.Run(kern.name+"/"+c.String(), func(b *testing.B) {
+			b.Run(kern.Name+"/"+c.String(), func(b *testing.B) {
 				g, geom, in := c.prepare(rand.New(rand.NewPCG(1, 2)), kern)
 				out := make([]float32, c.M*c.N)
 				ws := make([]fgemmWork, 1)
@@ -433,9 +434,9 @@ func BenchmarkFloatGEMM(b *testing.B) {
 // cores, ns/op/(4*k) is the clock period.
 func BenchmarkFMALatency(b *testing.B) {
 	const k = 1 << 16
-	a, w, bias, c := make([]float32, k), make([]float32, k*fNR), make([]float32, fNR), make([]float32, fNR)
+	a, w, bias, c := make([]float32, k), make([]float32, k*f32.NR), make([]float32, f32.NR), make([]float32, f32.NR)
 	for b.Loop() {
-		fk.row1(k, &a[0], &w[0], &bias[0], &c[0], -1, 1)
+		f32.Best().Row1(k, &a[0], &w[0], &bias[0], &c[0], -1, 1)
 	}
 	b.ReportMetric(4*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GHz@4cyc")
 }

@@ -1,17 +1,12 @@
-// NEON instructions Go's arm64 assembler lacks, written as WORDs for the
-// kernels' assembly (qvnni_arm64.s, float_kernels_arm64.s, resize_arm64.s,
-// argbytes_arm64.s, add_row_arm64.s). Arguments are vector register
-// numbers: d the destination, n and m the sources.
+// NEON instructions Go's arm64 assembler lacks, written as WORDs for
+// qvnni_arm64.s. Arguments are vector register numbers: d the
+// destination, n and m the sources.
 
 // Widening and narrowing.
 #define UXTL_8H(d, n) WORD $(0x2f08a400 | (n)<<5 | (d))   // UXTL Vd.8H, Vn.8B
 #define UXTL2_8H(d, n) WORD $(0x6f08a400 | (n)<<5 | (d))  // UXTL2 Vd.8H, Vn.16B
 #define SXTL_8H(d, n) WORD $(0x0f08a400 | (n)<<5 | (d))   // SXTL Vd.8H, Vn.8B
 #define SXTL2_8H(d, n) WORD $(0x4f08a400 | (n)<<5 | (d))  // SXTL2 Vd.8H, Vn.16B
-#define UXTL_4S(d, n) WORD $(0x2f10a400 | (n)<<5 | (d))   // UXTL Vd.4S, Vn.4H
-#define UXTL2_4S(d, n) WORD $(0x6f10a400 | (n)<<5 | (d))  // UXTL2 Vd.4S, Vn.8H
-#define SXTL_4S(d, n) WORD $(0x0f10a400 | (n)<<5 | (d))   // SXTL Vd.4S, Vn.4H
-#define SXTL2_4S(d, n) WORD $(0x4f10a400 | (n)<<5 | (d))  // SXTL2 Vd.4S, Vn.8H
 #define XTN_2S(d, n) WORD $(0x0ea12800 | (n)<<5 | (d))    // XTN Vd.2S, Vn.2D
 #define XTN2_4S(d, n) WORD $(0x4ea12800 | (n)<<5 | (d))   // XTN2 Vd.4S, Vn.2D
 #define XTN_4H(d, n) WORD $(0x0e612800 | (n)<<5 | (d))    // XTN Vd.4H, Vn.4S
@@ -29,15 +24,10 @@
 #define SADALP_4S(d, n) WORD $(0x4e606800 | (n)<<5 | (d))                 // SADALP Vd.4S, Vn.8H
 #define ADDP_4S(d, n, m) WORD $(0x4ea0bc00 | (m)<<16 | (n)<<5 | (d))      // ADDP Vd.4S, Vn.4S, Vm.4S
 #define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))       // ADD Vd.4S, Vn.4S, Vm.4S
-#define SUB_4S(d, n, m) WORD $(0x6ea08400 | (m)<<16 | (n)<<5 | (d))       // SUB Vd.4S, Vn.4S, Vm.4S
 #define ADD_2D(d, n, m) WORD $(0x4ee08400 | (m)<<16 | (n)<<5 | (d))       // ADD Vd.2D, Vn.2D, Vm.2D
 #define NEG_2D(d, n) WORD $(0x6ee0b800 | (n)<<5 | (d))                    // NEG Vd.2D, Vn.2D
-#define SQADD_4S(d, n, m) WORD $(0x4ea00c00 | (m)<<16 | (n)<<5 | (d))     // SQADD Vd.4S, Vn.4S, Vm.4S
-#define SQRDMULH_4S(d, n, m) WORD $(0x6ea0b400 | (m)<<16 | (n)<<5 | (d))  // SQRDMULH Vd.4S, Vn.4S, Vm.4S
 #define SSHL_4S(d, n, m) WORD $(0x4ea04400 | (m)<<16 | (n)<<5 | (d))      // SSHL Vd.4S, Vn.4S, Vm.4S
 #define SSHL_2D(d, n, m) WORD $(0x4ee04400 | (m)<<16 | (n)<<5 | (d))      // SSHL Vd.2D, Vn.2D, Vm.2D
-#define SRSHL_4S(d, n, m) WORD $(0x4ea05400 | (m)<<16 | (n)<<5 | (d))     // SRSHL Vd.4S, Vn.4S, Vm.4S
-#define SSHR31_4S(d, n) WORD $(0x4f210400 | (n)<<5 | (d))                 // SSHR Vd.4S, Vn.4S, #31
 #define SMAX_4S(d, n, m) WORD $(0x4ea06400 | (m)<<16 | (n)<<5 | (d))      // SMAX Vd.4S, Vn.4S, Vm.4S
 #define SMIN_4S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))      // SMIN Vd.4S, Vn.4S, Vm.4S
 #define CMLT0_2D(d, n) WORD $(0x4ee0a800 | (n)<<5 | (d))                  // CMLT Vd.2D, Vn.2D, #0
@@ -48,27 +38,3 @@
 // product of bytes 4j..4j+3 of n with bytes 4i..4i+3 of m, all signed.
 #define SDOT_4S(d, n, m, i) WORD $(0x4f80e000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d))
 
-// Bytes.
-#define UMAX_16B(d, n, m) WORD $(0x6e206400 | (m)<<16 | (n)<<5 | (d))  // UMAX Vd.16B, Vn.16B, Vm.16B
-#define SMAX_16B(d, n, m) WORD $(0x4e206400 | (m)<<16 | (n)<<5 | (d))  // SMAX
-#define UMIN_16B(d, n, m) WORD $(0x6e206c00 | (m)<<16 | (n)<<5 | (d))  // UMIN
-#define SMIN_16B(d, n, m) WORD $(0x4e206c00 | (m)<<16 | (n)<<5 | (d))  // SMIN
-#define UMAXV_B(d, n) WORD $(0x6e30a800 | (n)<<5 | (d))                // UMAXV Bd, Vn.16B
-#define SMAXV_B(d, n) WORD $(0x4e30a800 | (n)<<5 | (d))                // SMAXV Bd, Vn.16B
-#define UMINV_B(d, n) WORD $(0x6e31a800 | (n)<<5 | (d))                // UMINV Bd, Vn.16B
-#define SMINV_B(d, n) WORD $(0x4e31a800 | (n)<<5 | (d))                // SMINV Bd, Vn.16B
-#define DUP_B0(d, n) WORD $(0x4e010400 | (n)<<5 | (d))                 // DUP Vd.16B, Vn.B[0]
-#define CMEQ_16B(d, n, m) WORD $(0x6e208c00 | (m)<<16 | (n)<<5 | (d))  // CMEQ Vd.16B, Vn.16B, Vm.16B
-#define CMHI_16B(d, n, m) WORD $(0x6e203400 | (m)<<16 | (n)<<5 | (d))  // CMHI: Vd = Vn > Vm, unsigned
-#define AND_16B(d, n, m) WORD $(0x4e201c00 | (m)<<16 | (n)<<5 | (d))   // AND
-#define ORN_16B(d, n, m) WORD $(0x4ee01c00 | (m)<<16 | (n)<<5 | (d))   // ORN: Vd = Vn | ^Vm
-#define BIF_16B(d, n, m) WORD $(0x6ee01c00 | (m)<<16 | (n)<<5 | (d))   // BIF: Vd = Vm ? Vd : Vn, bitwise
-
-// Floats.
-#define FADD_4S(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))      // FADD Vd.4S, Vn.4S, Vm.4S
-#define FMAX_4S(d, n, m) WORD $(0x4e20f400 | (m)<<16 | (n)<<5 | (d))      // FMAX Vd.4S, Vn.4S, Vm.4S
-#define FMIN_4S(d, n, m) WORD $(0x4ea0f400 | (m)<<16 | (n)<<5 | (d))      // FMIN Vd.4S, Vn.4S, Vm.4S
-#define FMUL_4S_S0(d, n, m) WORD $(0x4f809000 | (m)<<16 | (n)<<5 | (d))   // FMUL Vd.4S, Vn.4S, Vm.S[0]
-#define FMLA_4S_S(d, n, m, i) WORD $(0x4f801000 | ((i)&1)<<21 | ((i)>>1)<<11 | (m)<<16 | (n)<<5 | (d)) // FMLA Vd.4S, Vn.4S, Vm.S[i]
-#define UCVTF_4S(d, n) WORD $(0x6e21d800 | (n)<<5 | (d))                  // UCVTF Vd.4S, Vn.4S
-#define FCVTZS_4S(d, n) WORD $(0x4ea1b800 | (n)<<5 | (d))                 // FCVTZS Vd.4S, Vn.4S

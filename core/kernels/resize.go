@@ -6,6 +6,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	"github.com/delego/delego/core/kernels/internal/asm/resizerow"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -301,10 +302,10 @@ func (r *ResizeBilinear) evalUint8(in, out *tensor.Tensor, lo, hi int) {
 		bi, y := row/outH, row%outH
 		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
 		dy := iy - float32(y0)
-		a.top, a.bot = &src[(bi*inH+y0)*inW*c], &src[(bi*inH+y1)*inW*c]
-		a.wy = [2]float32{1 - dy, dy}
-		a.dst = &dst[row*outW*c]
-		resizeRowU8(&a)
+		a.Top, a.Bot = &src[(bi*inH+y0)*inW*c], &src[(bi*inH+y1)*inW*c]
+		a.WY = [2]float32{1 - dy, dy}
+		a.Dst = &dst[row*outW*c]
+		resizerow.Row(&a)
 	}
 }
 

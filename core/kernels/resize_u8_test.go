@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/asm/resizerow"
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
 // TestResizeRowAsmMatchesGo holds the row kernel this build runs to its
@@ -12,7 +15,7 @@ import (
 // upscales and downscales, both pixel conventions and random rows; bytes
 // after the row stay untouched.
 func TestResizeRowAsmMatchesGo(t *testing.T) {
-	if !resizeAsm {
+	if !resizerow.HasAsm() {
 		t.Skip("no assembly row kernel in this build: the twin is the kernel (the resize tests run it)")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -29,15 +32,15 @@ func TestResizeRowAsmMatchesGo(t *testing.T) {
 						top[i], bot[i] = uint8(r.Uint32()), uint8(r.Uint32())
 					}
 					dy := r.Float32()
-					out := func(kernel func(*resizeRowArgs)) []byte {
+					out := func(kernel func(*resizerow.Args)) []byte {
 						dst := bytes.Repeat([]byte{0xa5}, outW*c+32)
 						a := cols.rowArgs(c, inW)
-						a.top, a.bot, a.wy, a.dst = &top[0], &bot[0], [2]float32{1 - dy, dy}, &dst[0]
+						a.Top, a.Bot, a.WY, a.Dst = &top[0], &bot[0], [2]float32{1 - dy, dy}, &dst[0]
 						kernel(&a)
 						return dst
 					}
-					want, got := out(resizeRowU8Go), out(resizeRowU8)
-					if i := firstDiff(got, want); i >= 0 {
+					want, got := out(resizerow.RowGo), out(resizerow.Row)
+					if i := kerneltest.FirstDiff(got, want); i >= 0 {
 						t.Fatalf("byte %d: assembly %d, Go %d", i, got[i], want[i])
 					}
 					if !bytes.Equal(got[outW*c:], bytes.Repeat([]byte{0xa5}, 32)) {
