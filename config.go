@@ -76,7 +76,7 @@ func (c *Config) OpenModel(ctx context.Context, m *model.Model, path string) (*I
 	if err != nil {
 		return nil, errors.Join(err, d.Close(), closeTwin(copts.Twin))
 	}
-	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, warnings: c.s.warnings}, nil
+	return &Interpreter{Interpreter: it, model: m, path: path, delegation: d, twin: copts.Twin, warnings: c.s.warnings}, nil
 }
 
 // Settings are the TFLite settings the Config's interpreters run with (a
@@ -112,12 +112,4 @@ func (c *Config) OnSettings(s *config.TFLiteSettings) *Config {
 	setup := *c.s
 	setup.settings = proto.CloneOf(s)
 	return &Config{o: c.o, s: &setup}
-}
-
-// closeTwin unmaps the CPU twin's model, if one was loaded.
-func closeTwin(tw *core.Twin) error {
-	if tw == nil || tw.Model == nil {
-		return nil
-	}
-	return tw.Model.Close()
 }

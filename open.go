@@ -245,6 +245,7 @@ type Interpreter struct {
 	ownModel   bool   // Open loaded the model: Close unmaps it
 	path       string // the model file, for Report
 	delegation *Delegation
+	twin       *core.Twin // loaded for the interpreter: Close unmaps it
 	warnings   []error
 }
 
@@ -264,10 +265,18 @@ func (it *Interpreter) Close() error {
 	if it.Interpreter == nil {
 		return nil
 	}
-	err := errors.Join(it.Interpreter.Close(), it.delegation.Close())
+	err := errors.Join(it.Interpreter.Close(), it.delegation.Close(), closeTwin(it.twin))
 	if it.ownModel {
 		err = errors.Join(err, it.model.Close())
 	}
 	it.Interpreter = nil
 	return err
+}
+
+// closeTwin unmaps the CPU twin's model, if one was loaded.
+func closeTwin(tw *core.Twin) error {
+	if tw == nil || tw.Model == nil {
+		return nil
+	}
+	return tw.Model.Close()
 }

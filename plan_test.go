@@ -134,13 +134,33 @@ func TestPlanUnmapsItsModels(t *testing.T) {
 	if r.Twin == nil || r.Twin.Path != filepath.Join(dir, "m.tflite") {
 		t.Fatalf("twin %+v, want the twin beside the model", r.Twin)
 	}
+	notMapped(t, dir, "after Plan")
+
+	// Open maps the twin too, and Close unmaps it.
+	it, err := delego.Open(context.Background(), filepath.Join(dir, "m_edgetpu.tflite"), delego.WithDelegates("edgetpu"),
+		delego.WithSettingsData(fallback), delego.WithPluginDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Twin() == nil {
+		t.Fatal("the CPU twin does not run instead of the Edge TPU model")
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	notMapped(t, dir, "after Close")
+}
+
+// notMapped fails t when a file under dir is mapped into the process.
+func notMapped(t *testing.T, dir, when string) {
+	t.Helper()
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Skip("no /proc/self/maps here")
 	}
 	for _, l := range strings.Split(string(maps), "\n") {
 		if strings.Contains(l, dir) {
-			t.Errorf("still mapped after Plan: %s", l)
+			t.Errorf("still mapped %s: %s", when, l)
 		}
 	}
 }
