@@ -77,6 +77,9 @@ func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
 	return c
 }
 
+// edgetpuCommand is the package of the delego-edgetpu plugin binary.
+const edgetpuCommand = "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu"
+
 // withoutPlugin is the delegate called name when Find gave err instead of
 // a plugin binary: delego's kernels for a missing delego-cpu, else
 // unavailable, saying why.
@@ -87,7 +90,7 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 	case name == cpu.Name:
 		return cpu.New()
 	case name == edgetpuinfo.Name:
-		err = fmt.Errorf("%w; build it beside delego with: go build -o bin/ ./...", err)
+		err = fmt.Errorf("%w; install it in one of them: go install %s@latest, or from delego's source: go build -o bin/ ./...", err, edgetpuCommand)
 	default:
 		err = fmt.Errorf("%w (built in: %s)", err, cpu.Name)
 	}

@@ -231,3 +231,19 @@ func TestOpenBoundsAPluginStoppedAtStart(t *testing.T) {
 		t.Errorf("child processes %v remain", kids)
 	}
 }
+
+// TestMissingEdgeTPUPluginHint: without delego-edgetpu the delegate is
+// unavailable with a hint a library user can follow too: where the binary
+// goes and the go install line that builds it, not only the way to build
+// it in delego's source tree.
+func TestMissingEdgeTPUPluginHint(t *testing.T) {
+	d := delego.Plugins{Dirs: []string{t.TempDir()}}.Open(context.Background(), "edgetpu")
+	defer d.Close()
+	err := delegate.WhyUnavailable(d)
+	for _, want := range []string{"no plugin binary delego-edgetpu", "install it in one of them",
+		"go install github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu@latest", "go build -o bin/ ./..."} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("edgetpu without its plugin: unavailable %v, want it to say %q", err, want)
+		}
+	}
+}
