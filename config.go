@@ -54,7 +54,7 @@ func (c *Config) Open(ctx context.Context, path string) (*Interpreter, error) {
 	if err != nil {
 		return nil, err
 	}
-	it, err := c.OpenModel(ctx, m, path)
+	it, err := c.OpenModel(ctx, m)
 	if err != nil {
 		return nil, errors.Join(err, m.Close())
 	}
@@ -62,10 +62,11 @@ func (c *Config) Open(ctx context.Context, path string) (*Interpreter, error) {
 	return it, nil
 }
 
-// OpenModel is Open for a model the caller has loaded already (from path,
-// which names it in messages and locates its CPU twin): the caller keeps
-// m, and closes it after the interpreter.
-func (c *Config) OpenModel(ctx context.Context, m *model.Model, path string) (*Interpreter, error) {
+// OpenModel is Open for a model the caller has loaded already: the caller
+// keeps m, and closes it after the interpreter. The file m was loaded from
+// (m.Path) names it in messages and locates its CPU twin.
+func (c *Config) OpenModel(ctx context.Context, m *model.Model) (*Interpreter, error) {
+	path := m.Path()
 	d, copts := c.start(ctx, c.s, path)
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
 	if err != nil {

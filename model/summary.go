@@ -11,7 +11,7 @@ import (
 // Summary describes a model without running it: what `delego inspect`
 // prints. Its JSON form is stable: empty lists are [] rather than null.
 type Summary struct {
-	File              string             `json:"file"` // set by the caller: the model knows no path
+	File              string             `json:"file"` // Path: "" for a model made by New
 	FileBytes         int                `json:"file_bytes"`
 	Version           uint32             `json:"version"`
 	Description       string             `json:"description"`
@@ -122,9 +122,10 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// Summary describes m; the caller sets File.
+// Summary describes m.
 func (m *Model) Summary() *Summary {
 	s := &Summary{
+		File:        m.Path(),
 		FileBytes:   len(m.Bytes()),
 		Version:     m.Version(),
 		Description: m.Description(),

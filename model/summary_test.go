@@ -12,7 +12,8 @@ import (
 // the model's accessors: the totals are the sums of the subgraphs, every
 // op is counted once, and empty lists are [] in the JSON.
 func TestSummaryAddsUp(t *testing.T) {
-	m, err := Load(shared.Model(t, "posenet_mobilenet_v1_075_353_481_16_quant_decoder_edgetpu.tflite"))
+	path := shared.Model(t, "posenet_mobilenet_v1_075_353_481_16_quant_decoder_edgetpu.tflite")
+	m, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +29,9 @@ func TestSummaryAddsUp(t *testing.T) {
 	}
 	if ops == 0 || ops != s.Totals.Operators || counted != ops || tensors != s.Totals.Tensors {
 		t.Errorf("operators %d, totals %d, counted %d; tensors %d, totals %d", ops, s.Totals.Operators, counted, tensors, s.Totals.Tensors)
+	}
+	if s.File != path {
+		t.Errorf("file %q, want %q", s.File, path)
 	}
 	if s.FileBytes != len(m.Bytes()) || s.Totals.Subgraphs != m.NumSubgraphs() || s.Totals.Buffers != m.NumBuffers() {
 		t.Errorf("file %d bytes, %d subgraphs, %d buffers: want %d, %d, %d", s.FileBytes, s.Totals.Subgraphs, s.Totals.Buffers,

@@ -165,7 +165,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	}
 
 	start := time.Now()
-	it, err := openModel(ctx, cfg, m, path, stderr)
+	it, err := openModel(ctx, cfg, m, stderr)
 	if err != nil {
 		return err
 	}

@@ -149,12 +149,12 @@ func randomInputs(m *model.Model, seed uint32) ([][]byte, error) {
 	return data, nil
 }
 
-// openModel opens an interpreter for m, loaded from path, with cfg:
+// openModel opens an interpreter for m with cfg:
 // its delegates started, its graph partitioned and compiled, its tensors
 // allocated. Its warnings (a CPU twin that does not fit) go to warn. The
 // caller closes it, then m.
-func openModel(ctx context.Context, cfg *delego.Config, m *model.Model, path string, warn io.Writer) (*delego.Interpreter, error) {
-	it, err := cfg.OpenModel(ctx, m, path)
+func openModel(ctx context.Context, cfg *delego.Config, m *model.Model, warn io.Writer) (*delego.Interpreter, error) {
+	it, err := cfg.OpenModel(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("create interpreter: %w", err)
 	}

@@ -81,7 +81,6 @@ func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	r := &inspectReport{Summary: m.Summary(), EdgeTPU: program.Reports(m)}
-	r.File = pos[0]
 	if asJSON {
 		return writeJSON(stdout, r)
 	}

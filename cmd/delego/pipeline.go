@@ -189,7 +189,7 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	segs, err := openSegments(ctx, cfg, models, f.segments, devices, stderr)
+	segs, err := openSegments(ctx, cfg, models, devices, stderr)
 	for k, s := range segs {
 		defer closeAfter(&err, stderr, fmt.Sprintf("closing segment %d", k), s)
 	}
@@ -221,12 +221,12 @@ func cores(segs []*delego.Interpreter) []*core.Interpreter {
 
 // openSegments makes each segment's interpreter, its Edge TPU nodes on its
 // device; it returns those it made, the last of which may have failed.
-func openSegments(ctx context.Context, cfg *delego.Config, models []*model.Model, paths, devices []string, stderr io.Writer) ([]*delego.Interpreter, error) {
+func openSegments(ctx context.Context, cfg *delego.Config, models []*model.Model, devices []string, stderr io.Writer) ([]*delego.Interpreter, error) {
 	var segs []*delego.Interpreter
 	for k, m := range models {
-		it, err := openModel(ctx, cfg.OnSettings(onDevice(cfg.Settings(), devices[k])), m, paths[k], stderr)
+		it, err := openModel(ctx, cfg.OnSettings(onDevice(cfg.Settings(), devices[k])), m, stderr)
 		if err != nil {
-			return segs, fmt.Errorf("segment %d (%s): %w", k, paths[k], err)
+			return segs, fmt.Errorf("segment %d (%s): %w", k, m.Path(), err)
 		}
 		segs = append(segs, it)
 	}

@@ -231,7 +231,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 
 	start = time.Now()
-	it, err := openModel(ctx, cfg, m, f.model, stderr)
+	it, err := openModel(ctx, cfg, m, stderr)
 	if err != nil {
 		return err
 	}

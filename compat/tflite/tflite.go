@@ -172,7 +172,7 @@ func NewInterpreter(model *Model, options *InterpreterOptions) *Interpreter {
 	cfg, err := options.config(ctx)
 	var it *delego.Interpreter
 	if err == nil {
-		it, err = cfg.OpenModel(ctx, model.m, "")
+		it, err = cfg.OpenModel(ctx, model.m)
 	}
 	if err != nil {
 		report(err.Error())
