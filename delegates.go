@@ -62,7 +62,7 @@ func withOptOut(err error) error {
 // is unavailable too: neither falls back in process, so the user learns
 // why the binary they installed did not run.
 func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
-	path, err := p.search().Find(name)
+	path, err := p.Search().Find(name)
 	if err != nil {
 		return withoutPlugin(name, err)
 	}
@@ -103,7 +103,7 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 // Discover lists the plugin binaries in the search directories (see
 // plugin.Search.Discover); a refused one says how to run it anyway.
 func (p Plugins) Discover() ([]plugin.Found, error) {
-	found, err := p.search().Discover()
+	found, err := p.Search().Discover()
 	if err != nil {
 		return nil, withOptOut(err)
 	}
@@ -117,12 +117,13 @@ func (p Plugins) Discover() ([]plugin.Found, error) {
 // directories, refused (an error wrapping plugin.ErrInsecure, which says
 // how to run it anyway) when another user could replace it.
 func (p Plugins) Find(name string) (string, error) {
-	path, err := p.search().Find(name)
+	path, err := p.Search().Find(name)
 	return path, withOptOut(err)
 }
 
-// search is where p looks for plugins.
-func (p Plugins) search() plugin.Search {
+// Search is where p looks for plugins: Dirs, or plugin.SearchDirs(), with
+// its trust rules.
+func (p Plugins) Search() plugin.Search {
 	dirs := p.Dirs
 	if dirs == nil {
 		dirs = plugin.SearchDirs()

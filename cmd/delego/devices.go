@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
@@ -122,9 +121,5 @@ func (e env) listDevices(ctx context.Context, host pluginHost) (*edgetpuinfo.Dev
 	if e.devices != nil {
 		return e.devices(ctx)
 	}
-	dirs := host.Dirs
-	if dirs == nil {
-		dirs = plugin.SearchDirs()
-	}
-	return edgetpuinfo.ListDevices(ctx, plugin.Search{Dirs: dirs, AllowInsecure: host.AllowInsecure}, host.Checksums)
+	return edgetpuinfo.ListDevices(ctx, host.Search(), host.Checksums)
 }

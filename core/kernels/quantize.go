@@ -208,7 +208,7 @@ func (op *dequantizeOp) Eval(n *Node) error {
 		src := tensor.View[uint16](in.Data)
 		dst = dst[:len(src)]
 		for i, h := range src {
-			dst[i] = actHalfToFloat(h)
+			dst[i] = tensor.Float16ToFloat32(h)
 		}
 	case tensor.Uint8:
 		actDequantize(op, in.Shape, in.Uint8s(), dst)
@@ -244,25 +244,4 @@ func actDequantize[T uint8 | int8 | int16](op *dequantizeOp, shape []int, src []
 			}
 		}
 	}
-}
-
-// actHalfToFloat converts IEEE 754 half-precision bits to float32 (exactly).
-func actHalfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // Inf or NaN
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case exp != 0: // normal
-		return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
-	case frac == 0: // signed zero
-		return math.Float32frombits(sign)
-	}
-	// Subnormal: frac * 2^-24.
-	v := float32(frac) * (1.0 / (1 << 24))
-	if sign != 0 {
-		v = -v
-	}
-	return v
 }

@@ -13,9 +13,9 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/compat/tflite/delegates"
 	"github.com/delego/delego/delegate/config"
-	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"google.golang.org/protobuf/proto"
 )
@@ -46,7 +46,7 @@ type DelegateOptions struct{}
 // them. None is an empty list, not an error. It asks the delego-edgetpu
 // plugin, found where New finds it: without the plugin it is an error.
 func DeviceList() ([]Device, error) {
-	found, err := edgetpuinfo.ListDevices(context.Background(), plugin.Search{Dirs: plugin.SearchDirs()}, nil)
+	found, err := edgetpuinfo.ListDevices(context.Background(), delego.Plugins{}.Search(), nil)
 	if err != nil {
 		return nil, err
 	}
