@@ -35,20 +35,10 @@ func activationOps() []Registration {
 	}
 }
 
-// actArity checks the node's input and output counts and that none is
-// missing.
-func actArity(n *Node, op string, inputs, outputs int) error {
-	if len(n.Inputs) != inputs || len(n.Outputs) != outputs {
-		return fmt.Errorf("%s: got %d inputs and %d outputs, want %d and %d",
-			op, len(n.Inputs), len(n.Outputs), inputs, outputs)
-	}
-	return n.checkPresent(op)
-}
-
 // actUnary checks a one-input, one-output node whose output has the input's
 // type, gives the output the input's shape and returns both tensors.
 func actUnary(n *Node, op string) (in, out *tensor.Tensor, err error) {
-	if err := actArity(n, op, 1, 1); err != nil {
+	if err := CheckArity(n, op, 1, 1); err != nil {
 		return nil, nil, err
 	}
 	in, out = n.Inputs[0], n.Outputs[0]
@@ -57,15 +47,6 @@ func actUnary(n *Node, op string) (in, out *tensor.Tensor, err error) {
 	}
 	out.Shape = append([]int(nil), in.Shape...)
 	return in, out, nil
-}
-
-// actQuantized reports whether t has the per-tensor parameters TFLite reads
-// for a quantized tensor (its first scale and zero point).
-func actQuantized(t *tensor.Tensor) error {
-	if !t.Quantized() {
-		return fmt.Errorf("tensor %q of type %s has no quantization parameters", t.Name, t.Type)
-	}
-	return nil
 }
 
 // actTypesIO starts the Prepare of an activation by the input type:
@@ -78,37 +59,14 @@ func actTypesIO(op string, in, out *tensor.Tensor, quantTypes ...tensor.DType) (
 	if !slices.Contains(quantTypes, in.Type) {
 		return false, Unsupported("%s: input type %s", op, in.Type)
 	}
-	if err := actQuantized(in); err != nil {
+	if err := CheckQuantized(in); err != nil {
 		return false, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := actQuantized(out); err != nil {
+	if err := CheckQuantized(out); err != nil {
 		return false, fmt.Errorf("%s: %w", op, err)
 	}
 	return false, nil
 }
-
-// actLUT8 fills a 256-entry table, indexed by the raw byte of an 8-bit
-// element, with f of every value of the 8-bit type t (UINT8 or INT8).
-func actLUT8(t tensor.DType, table *[256]byte, f func(v int32) int32) {
-	for b := range 256 {
-		v := int32(b)
-		if t == tensor.Int8 {
-			v = int32(int8(uint8(b)))
-		}
-		table[b] = byte(f(v))
-	}
-}
-
-// actApplyLUT8 maps every byte of src through table into dst.
-func actApplyLUT8(table *[256]byte, src, dst []byte) {
-	dst = dst[:len(src)]
-	for i, b := range src {
-		dst[i] = table[b]
-	}
-}
-
-// actClamp limits v to [lo, hi] the way std::min(hi, std::max(lo, v)) does.
-func actClamp(v, lo, hi int32) int32 { return min(hi, max(lo, v)) }
 
 // The ReLU variants.
 type actReluKind int
@@ -173,13 +131,13 @@ func (op *reluOp) Prepare(n *Node) error {
 	tmin, tmax, _ := tensor.QuantizedRange(in.Type)
 	lo, hi := op.kind.bounds()
 	scale := out.Scale()
-	op.qmin = max(tmin, op.outZP+actInt32(float64(actRoundf(lo/scale))))
+	op.qmin = max(tmin, op.outZP+CInt32(float64(Roundf(lo/scale))))
 	op.qmax = tmax
 	if !math.IsInf(float64(hi), 1) {
-		op.qmax = min(tmax, op.outZP+actInt32(float64(actRoundf(hi/scale))))
+		op.qmax = min(tmax, op.outZP+CInt32(float64(Roundf(hi/scale))))
 	}
 	if in.Type != tensor.Int16 {
-		actLUT8(in.Type, &op.lut, op.quantize)
+		LUT8(in.Type, &op.lut, op.quantize)
 	}
 	return nil
 }
@@ -187,7 +145,7 @@ func (op *reluOp) Prepare(n *Node) error {
 // quantize maps one quantized input value to its output value.
 func (op *reluOp) quantize(v int32) int32 {
 	r := op.outZP + MultiplyByQuantizedMultiplier(v-op.inZP, op.multiplier, op.shift)
-	return actClamp(r, op.qmin, op.qmax)
+	return Clamp(r, op.qmin, op.qmax)
 }
 
 func (op *reluOp) Eval(n *Node) error {
@@ -214,7 +172,7 @@ func (op *reluOp) Eval(n *Node) error {
 			}
 		}
 	case tensor.Uint8, tensor.Int8:
-		actApplyLUT8(&op.lut, in.Data, out.Data)
+		ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
@@ -286,7 +244,7 @@ func (op *leakyReluOp) Prepare(n *Node) error {
 	op.multID, op.shiftI = QuantizeMultiplier(float64(in.Scale() / out.Scale()))
 	if in.Type != tensor.Int16 {
 		lo, hi, _ := tensor.QuantizedRange(in.Type)
-		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
+		LUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
 	}
 	return nil
 }
@@ -300,7 +258,7 @@ func (op *leakyReluOp) quantize(v, lo, hi int32) int32 {
 	} else {
 		r = op.outZP + MultiplyByQuantizedMultiplier(x, op.multAlpha, op.shiftAlpha)
 	}
-	return actClamp(r, lo, hi)
+	return Clamp(r, lo, hi)
 }
 
 func (op *leakyReluOp) Eval(n *Node) error {
@@ -317,7 +275,7 @@ func (op *leakyReluOp) Eval(n *Node) error {
 			dst[i] = v
 		}
 	case tensor.Uint8, tensor.Int8:
-		actApplyLUT8(&op.lut, in.Data, out.Data)
+		ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]
@@ -375,7 +333,7 @@ func (op *hardSwishOp) Prepare(n *Node) error {
 	m, e = QuantizeMultiplier(float64(hiresInputScale / reluishScale))
 	op.reluishMult, op.reluishExp = actDownScaleMultiplier(m), e
 	lo, hi, _ := tensor.QuantizedRange(in.Type)
-	actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
+	LUT8(in.Type, &op.lut, func(v int32) int32 { return op.quantize(v, lo, hi) })
 	return nil
 }
 
@@ -414,7 +372,7 @@ func (op *hardSwishOp) quantize(v, lo, hi int32) int32 {
 	pre := actSatDoublingHighMul16(reluish, preshift)
 	o := FixedRoundingDivideByPOT(pre, -op.outExp)
 	o += int16(op.outZP)
-	return actClamp(int32(o), lo, hi)
+	return Clamp(int32(o), lo, hi)
 }
 
 func (op *hardSwishOp) Eval(n *Node) error {
@@ -427,7 +385,7 @@ func (op *hardSwishOp) Eval(n *Node) error {
 			dst[i] = x * actMinf(6, actMaxf(0, x+3)) * float32(1.0/6.0)
 		}
 	case tensor.Uint8, tensor.Int8:
-		actApplyLUT8(&op.lut, in.Data, out.Data)
+		ApplyLUT8(&op.lut, in.Data, out.Data)
 	default:
 		return Unsupported("HARD_SWISH: input type %s", in.Type)
 	}

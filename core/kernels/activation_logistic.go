@@ -59,7 +59,7 @@ func (op *logisticOp) Prepare(n *Node) error {
 	outZP := float32(out.ZeroPoint())
 	inverseScale := 1 / out.Scale()
 	lo, hi, _ := tensor.QuantizedRange(in.Type)
-	actLUT8(in.Type, &op.lut, func(v int32) int32 {
+	LUT8(in.Type, &op.lut, func(v int32) int32 {
 		x := inScale * float32(v-inZP)
 		var y float32
 		if op.tanh {
@@ -67,8 +67,8 @@ func (op *logisticOp) Prepare(n *Node) error {
 		} else {
 			y = 1 / (1 + actExpf(-x))
 		}
-		q := actInt32(float64(actRoundf(y*inverseScale) + outZP))
-		return actClamp(q, lo, hi)
+		q := CInt32(float64(Roundf(y*inverseScale) + outZP))
+		return Clamp(q, lo, hi)
 	})
 	return nil
 }
@@ -126,7 +126,7 @@ func (op *logisticOp) Eval(n *Node) error {
 			}
 		}
 	case tensor.Uint8, tensor.Int8:
-		actApplyLUT8(&op.lut, in.Data, out.Data)
+		ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
 		src, dst := in.Int16s(), out.Int16s()
 		dst = dst[:len(src)]

@@ -211,20 +211,6 @@ func actExpm1f(x float32) float32 {
 	return math.Float32frombits(math.Float32bits(y) + uint32(k)<<23)
 }
 
-// actRoundf rounds half away from zero in single precision (C's roundf, and
-// std::round on a float).
-func actRoundf(x float32) float32 { return float32(math.Round(float64(x))) }
-
-// actInt32 converts a double to int32 as x86-64's truncating conversion does:
-// NaN and values outside the int32 range become math.MinInt32 (the
-// "integer indefinite" value C++ code gets from static_cast<int32_t>).
-func actInt32(x float64) int32 {
-	if x != x || x >= 1<<31 || x <= -(1<<31)-1 {
-		return math.MinInt32
-	}
-	return int32(x)
-}
-
 // actLUTSize is the size of TFLite's int16 function tables: 512 intervals
 // plus the end point used for the last slope.
 const actLUTSize = 513

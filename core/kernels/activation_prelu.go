@@ -30,7 +30,7 @@ type preluOp struct {
 func newPreluOp(OpInfo) (Op, error) { return &preluOp{}, nil }
 
 func (op *preluOp) Prepare(n *Node) error {
-	if err := actArity(n, "PRELU", 2, 1); err != nil {
+	if err := CheckArity(n, "PRELU", 2, 1); err != nil {
 		return err
 	}
 	in, alpha, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
@@ -50,7 +50,7 @@ func (op *preluOp) Prepare(n *Node) error {
 		return nil
 	}
 	for _, t := range []*tensor.Tensor{in, alpha, out} {
-		if err := actQuantized(t); err != nil {
+		if err := CheckQuantized(t); err != nil {
 			return fmt.Errorf("PRELU: %w", err)
 		}
 	}
@@ -153,7 +153,7 @@ func actPreluQuantized[T uint8 | int8](op *preluOp, src, alpha, dst []T, lo, hi 
 		} else {
 			r = MultiplyByQuantizedMultiplier(x*(int32(a)-op.alphaZP), op.mult2, op.shift2)
 		}
-		return T(actClamp(r+op.outZP, lo, hi))
+		return T(Clamp(r+op.outZP, lo, hi))
 	}
 	if !op.broadcast {
 		dst = dst[:len(src)]

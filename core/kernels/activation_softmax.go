@@ -52,7 +52,7 @@ func newSoftmaxOp(info OpInfo) (Op, error) {
 }
 
 func (op *softmaxOp) Prepare(n *Node) error {
-	if err := actArity(n, "SOFTMAX", 1, 1); err != nil {
+	if err := CheckArity(n, "SOFTMAX", 1, 1); err != nil {
 		return err
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
@@ -145,7 +145,7 @@ func actSoftmaxOutputCheck(in, out *tensor.Tensor) error {
 	default:
 		return nil
 	}
-	if err := actQuantized(out); err != nil {
+	if err := CheckQuantized(out); err != nil {
 		return fmt.Errorf("SOFTMAX: %w", err)
 	}
 	delta := out.Scale() - scale
@@ -212,11 +212,11 @@ func actSoftmax8[In int8 | uint8, Out int8 | uint8 | int16](op *softmaxOp, src [
 			var q int32
 			if isUint8 {
 				// TFLite's uint8 rounding ignores the zero point.
-				q = actInt32(float64(p + 0.5))
+				q = CInt32(float64(p + 0.5))
 			} else {
-				q = actInt32(float64(actRoundf(p))) + zp
+				q = CInt32(float64(Roundf(p))) + zp
 			}
-			res[i] = Out(actClamp(q, lo, hi))
+			res[i] = Out(Clamp(q, lo, hi))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"encoding/hex"
 	"errors"
 	"math"
 	"testing"
@@ -13,104 +12,6 @@ import (
 )
 
 // Test helpers.
-
-// actNew makes the registered kernel for code with default options.
-func actNew(t *testing.T, code schema.BuiltinOperator) Op {
-	t.Helper()
-	reg, ok := Builtins().Lookup(code, "")
-	if !ok {
-		t.Fatalf("%s not registered", OpName(code))
-	}
-	op, err := reg.New(OpInfo{Version: reg.Versions.Min})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return op
-}
-
-// actAll8 is a [256] tensor holding every value of an 8-bit type (byte i).
-func actAll8(typ tensor.DType, scale float32, zp int64) *tensor.Tensor {
-	t := qT(typ, []int{256}, scale, zp)
-	for i := range t.Data {
-		t.Data[i] = byte(i)
-	}
-	return t
-}
-
-// actQ returns element i of a quantized tensor as int32.
-func actQ(t *tensor.Tensor, i int) int32 {
-	switch t.Type {
-	case tensor.Uint8:
-		return int32(t.Data[i])
-	case tensor.Int8:
-		return int32(int8(t.Data[i]))
-	case tensor.Int16:
-		return int32(t.Int16s()[i])
-	}
-	panic("not quantized")
-}
-
-// actReal is the real value of element i.
-func actReal(t *tensor.Tensor, i int) float64 {
-	return float64(t.Scale()) * float64(actQ(t, i)-t.ZeroPoint())
-}
-
-// actQuantizeRef quantizes a real value onto t's quantization (round half
-// away from zero, clamped to the type's range).
-func actQuantizeRef(t *tensor.Tensor, v float64) int32 {
-	lo, hi, _ := tensor.QuantizedRange(t.Type)
-	q := math.Round(v/float64(t.Scale())) + float64(t.ZeroPoint())
-	return int32(min(max(q, float64(lo)), float64(hi)))
-}
-
-// actCheckNear checks that every output element is within tol quantization
-// steps of the reference f applied to the input's real values, and that at
-// least minExact of them are exact.
-func actCheckNear(t *testing.T, name string, in, out *tensor.Tensor, f func(float64) float64, tol int32, minExact int) {
-	t.Helper()
-	exact := 0
-	for i := range in.NumElements() {
-		want := actQuantizeRef(out, f(actReal(in, i)))
-		got := actQ(out, i)
-		d := got - want
-		if d < 0 {
-			d = -d
-		}
-		if d > tol {
-			t.Errorf("%s: element %d (input %d): got %d, want %d", name, i, actQ(in, i), got, want)
-			return
-		}
-		if d == 0 {
-			exact++
-		}
-	}
-	if exact < minExact {
-		t.Errorf("%s: only %d of %d results exact, want at least %d", name, exact, in.NumElements(), minExact)
-	}
-	t.Logf("%s: %d of %d exact", name, exact, in.NumElements())
-}
-
-// actHexCheck compares the output bytes with a hex string.
-func actHexCheck(t *testing.T, name string, out *tensor.Tensor, wantHex string) {
-	t.Helper()
-	want, err := hex.DecodeString(wantHex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(out.Data) != string(want) {
-		t.Errorf("%s:\n got  %x\n want %x", name, out.Data, want)
-	}
-}
-
-func actSetInt16(t *tensor.Tensor, v ...int16) *tensor.Tensor {
-	copy(t.Int16s(), v)
-	return t
-}
-
-func actSetFloat(t *tensor.Tensor, v ...float32) *tensor.Tensor {
-	copy(t.Float32s(), v)
-	return t
-}
 
 func TestActivationRegistrations(t *testing.T) {
 	want := map[schema.BuiltinOperator]tensor.VersionRange{
@@ -165,7 +66,7 @@ func TestReluFloat(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := qOut(tensor.Float32, 0, 0)
-		mustRun(t, actNew(t, c.code), 1, out, actSetFloat(qT(tensor.Float32, []int{1, len(in)}, 0, 0), in...))
+		mustRun(t, actNew(t, activationOps(), c.code), 1, out, actSetFloat(qT(tensor.Float32, []int{1, len(in)}, 0, 0), in...))
 		if len(out.Shape) != 2 || out.Shape[1] != len(in) {
 			t.Errorf("%s: output shape %v", OpName(c.code), out.Shape)
 		}
@@ -192,24 +93,24 @@ func TestReluQuantized(t *testing.T) {
 		// Output scale half the input's: the requantization is exact, so the
 		// float reference must match every value.
 		in, out := actAll8(tensor.Uint8, 0.5, 10), qOut(tensor.Uint8, 0.25, 3)
-		mustRun(t, actNew(t, r.code), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), r.code), 1, out, in)
 		actCheckNear(t, name+" uint8 x2", in, out, f, 0, 256)
 		in, out = actAll8(tensor.Int8, 0.05, -20), qOut(tensor.Int8, 0.05, 7)
-		mustRun(t, actNew(t, r.code), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), r.code), 1, out, in)
 		actCheckNear(t, name+" int8 same scale", in, out, f, 0, 256)
 		// Arbitrary scale ratios round twice (in the high multiply and the
 		// shift), so allow one step.
 		in, out = actAll8(tensor.Int8, 0.037, 5), qOut(tensor.Int8, 0.021, -100)
-		mustRun(t, actNew(t, r.code), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), r.code), 1, out, in)
 		actCheckNear(t, name+" int8", in, out, f, 1, 240)
 		in, out = actAll8(tensor.Uint8, 0.011, 200), qOut(tensor.Uint8, 0.03, 0)
-		mustRun(t, actNew(t, r.code), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), r.code), 1, out, in)
 		actCheckNear(t, name+" uint8", in, out, f, 1, 240)
 	}
 	// Clamping to the activation range: RELU6 with output scale 1/32 puts 6
 	// at 192+zp.
 	in, out := actAll8(tensor.Uint8, 0.1, 0), qOut(tensor.Uint8, 1.0/32, 10)
-	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorRELU6), 1, out, in)
 	if got := out.Data[255]; got != 202 {
 		t.Errorf("RELU6 max = %d, want 202", got)
 	}
@@ -219,37 +120,37 @@ func TestReluQuantized(t *testing.T) {
 	// The range bounds are roundf(bound/scale): ties go away from zero, so
 	// with output scale 2 RELU_N1_TO_1 spans zp-1..zp+1.
 	in, out = actAll8(tensor.Int8, 1, 0), qOut(tensor.Int8, 2, 100)
-	mustRun(t, actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorRELU_N1_TO_1), 1, out, in)
 	if lo, hi := actQ(out, 128), actQ(out, 127); lo != 99 || hi != 101 {
 		t.Errorf("RELU_N1_TO_1 with scale 2: range %d..%d, want 99..101", lo, hi)
 	}
 	// int16: zero points 0.
 	in16 := actSetInt16(qT(tensor.Int16, []int{6}, 0.001, 0), -32768, -5, 0, 7, 3000, 32767)
 	out = qOut(tensor.Int16, 0.002, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorRELU6), 1, out, in16)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorRELU6), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 4, 1500, 3000} { // 7/2 rounds up; 6/0.002 = 3000
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("RELU6 int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
 	out = qOut(tensor.Int16, 0.0005, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorRELU), 1, out, in16)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorRELU), 1, out, in16)
 	for i, w := range []int16{0, 0, 0, 14, 6000, 32767} {
 		if got := out.Int16s()[i]; got != w {
 			t.Errorf("RELU int16 [%d] = %d, want %d", i, got, w)
 		}
 	}
 	// Errors.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU_N1_TO_1), qOut(tensor.Int16, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorRELU_N1_TO_1), qOut(tensor.Int16, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU_N1_TO_1 int16: %v, want unsupported", err)
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int16, 0.1, 1), qT(tensor.Int16, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorRELU), qOut(tensor.Int16, 0.1, 1), qT(tensor.Int16, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU int16 with output zero point 1 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int8, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorRELU), qOut(tensor.Int8, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 0)); err == nil {
 		t.Error("RELU with mismatched types accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorRELU), qOut(tensor.Int32, 0, 0), qT(tensor.Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorRELU), qOut(tensor.Int32, 0, 0), qT(tensor.Int32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RELU int32: %v, want unsupported", err)
 	}
 }
@@ -303,7 +204,7 @@ func TestHardSwish(t *testing.T) {
 	xs := []float32{-4, -3, -1.5, 0, 0.7, 2.9, 3, 10}
 	actSetFloat(in, xs...)
 	out := qOut(tensor.Float32, 0, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	for i, x := range xs {
 		if got := out.Float32s()[i]; math.Abs(float64(got)-ref(float64(x))) > 1e-6 {
 			t.Errorf("HARD_SWISH(%g) = %g, want %g", x, got, ref(float64(x)))
@@ -320,17 +221,17 @@ func TestHardSwish(t *testing.T) {
 		{tensor.Int8, 0.003, 0.002, 0, 0}, {tensor.Int8, 0.2, 0.8, 10, -30},
 	} {
 		in, out := actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, c.outScale, c.outZP)
-		mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 		actCheckNear(t, "HARD_SWISH", in, out, ref, 1, 200)
 	}
 	// Bytes of TensorFlow Lite 2.9 for int8, input scale 0.04 zp 10, output
 	// scale 0.025 zp -20 (element i is int8(i)).
 	in, out = actAll8(tensor.Int8, 0.04, 10), qOut(tensor.Int8, 0.025, -20)
-	mustRun(t, actNew(t, schema.BuiltinOperatorHARD_SWISH), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorHARD_SWISH), 1, out, in)
 	actHexCheck(t, "HARD_SWISH TFLite", out, "e5e6e6e7e8e8e9eaeaebecedeeeeeff0f1f2f3f4f5f6f7f8f9fafcfdfeff00020304050708090b0c0e0f1112141517181a1b1d1f2022242627292b2d2f31323436383a3c3e40424447494b4d4f515456585b5d5f62646667696a6c6e6f7172747677797a7c7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7fececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececececebeaeae9e8e8e7e6e6e5e4e4e3e3e2e2e1e1e1e0e0e0dfdfdfdedededededddddddddddddddddddddddddddddedededededfdfdfe0e0e0e1e1e1e2e2e3e3e4e4")
 	// An output scale below input_scale/128 needs a left shift TFLite
 	// rejects.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorHARD_SWISH), qOut(tensor.Int8, 0.0001, 0), actAll8(tensor.Int8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorHARD_SWISH), qOut(tensor.Int8, 0.0001, 0), actAll8(tensor.Int8, 0.1, 0)); err == nil {
 		t.Error("HARD_SWISH with output multiplier > 1 accepted")
 	}
 }
@@ -349,24 +250,24 @@ func TestLogisticTanh8(t *testing.T) {
 		// The table rounds each value once: exact up to rounding ties of
 		// the single-precision function values.
 		in, out := actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, 1.0/256, outZP)
-		mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorLOGISTIC), 1, out, in)
 		actCheckNear(t, "LOGISTIC "+c.typ.String(), in, out, sigmoid, 1, 254)
 		in, out = actAll8(c.typ, c.inScale, c.inZP), qOut(c.typ, 1.0/128, outZP+128)
-		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorTANH), 1, out, in)
 		actCheckNear(t, "TANH "+c.typ.String(), in, out, math.Tanh, 1, 254)
 	}
 	// Table edges: the smallest and largest inputs saturate.
 	in, out := actAll8(tensor.Uint8, 0.1, 128), qOut(tensor.Uint8, 1.0/256, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	if out.Data[0] != 0 || out.Data[255] != 255 || out.Data[128] != 128 {
 		t.Errorf("LOGISTIC edges %d %d %d, want 0 128 255", out.Data[0], out.Data[128], out.Data[255])
 	}
 	// Bytes of TensorFlow Lite 2.9 (element i is the 8-bit value of byte i).
 	in, out = actAll8(tensor.Uint8, 0.05, 128), qOut(tensor.Uint8, 1.0/256, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorLOGISTIC), 1, out, in)
 	actHexCheck(t, "LOGISTIC uint8 TFLite", out, "0000000001010101010101010101010101010101010101010101020202020202020202020303030303030304040404040505050506060606070708080809090a0a0b0b0c0c0d0d0e0f0f101112131314151617181a1b1c1d1f202123242628292b2d2f31333537393b3e404245474a4d4f5255585b5e6164676a6d7073767a7d8083868a8d909396999c9fa2a5a8abaeb1b3b6b9bbbec0c2c5c7c9cbcdcfd1d3d5d7d8dadcdddfe0e1e3e4e5e6e8e9eaebecededeeeff0f1f1f2f3f3f4f4f5f5f6f6f7f7f8f8f8f9f9fafafafafbfbfbfbfcfcfcfcfcfdfdfdfdfdfdfdfefefefefefefefefefeffffffffffffffffffffffffffffffffffffffffffffffffff")
 	in, out = actAll8(tensor.Int8, 0.03, -5), qOut(tensor.Int8, 1.0/128, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorTANH), 1, out, in)
 	actHexCheck(t, "TANH int8 TFLite", out, "13171a1e2225292c303336393c3f4245474a4d4f515456585a5c5e5f6163646667686a6b6c6d6e6f707172727374757576767777787879797a7a7a7b7b7b7b7c7c7c7c7d7d7d7d7d7e7e7e7e7e7e7e7e7e7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f8080808080808080808080808080808080808080818181818181818181818181818181818181828282828282828282838383838384848484858585858686868787888889898a8a8b8b8c8d8e8e8f9091929394959698999a9c9d9fa1a2a4a6a8aaacafb1b3b6b9bbbec1c4c7cacdd0d4d7dbdee2e6e9edf1f5f8fc0004080b0f")
 	// Inputs where glibc's tanhf and a correctly rounded tanh land on
 	// different sides of a rounding boundary; TFLite 2.9 gives 32 and 41.
@@ -380,20 +281,20 @@ func TestLogisticTanh8(t *testing.T) {
 		{0x3c102658, 176, 81, 41},
 	} {
 		in, out := actAll8(tensor.Uint8, math.Float32frombits(c.scale), c.zp), qOut(tensor.Uint8, 1.0/128, 128)
-		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorTANH), 1, out, in)
 		if got := out.Data[c.at]; got != c.want {
 			t.Errorf("TANH uint8 scale %g zp %d: [%d] = %d, want %d", in.Scale(), c.zp, c.at, got, c.want)
 		}
 	}
 	// LOGISTIC needs an output scale of 1/256.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorLOGISTIC), qOut(tensor.Uint8, 1.0/128, 0), actAll8(tensor.Uint8, 0.1, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorLOGISTIC), qOut(tensor.Uint8, 1.0/128, 0), actAll8(tensor.Uint8, 0.1, 0)); err == nil {
 		t.Error("LOGISTIC with output scale 1/128 accepted")
 	}
 	// Float.
 	xs := []float32{-20, -3, -0.5, 0, 0.25, 4, 30}
 	for _, code := range []schema.BuiltinOperator{schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH} {
 		out := qOut(tensor.Float32, 0, 0)
-		mustRun(t, actNew(t, code), 1, out, actSetFloat(qT(tensor.Float32, []int{len(xs)}, 0, 0), xs...))
+		mustRun(t, actNew(t, activationOps(), code), 1, out, actSetFloat(qT(tensor.Float32, []int{len(xs)}, 0, 0), xs...))
 		for i, x := range xs {
 			want := math.Tanh(float64(x))
 			if code == schema.BuiltinOperatorLOGISTIC {
@@ -427,10 +328,10 @@ func TestLogisticTanh16(t *testing.T) {
 		{1e-4, 2, 3, 40000, 30000}, {5e-3, 2, 3, 28000, 28000},
 	} {
 		in, out := full(c.scale), qOut(tensor.Int16, 1.0/32768, 0)
-		mustRun(t, actNew(t, schema.BuiltinOperatorLOGISTIC), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorLOGISTIC), 1, out, in)
 		actCheckNear(t, "LOGISTIC int16", in, out, sigmoid, c.logTol, c.logExact)
 		out = qOut(tensor.Int16, 1.0/32768, 0)
-		mustRun(t, actNew(t, schema.BuiltinOperatorTANH), 1, out, in)
+		mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorTANH), 1, out, in)
 		actCheckNear(t, "TANH int16", in, out, math.Tanh, c.tanTol, c.tanExact)
 	}
 	// Bytes of TensorFlow Lite 2.9 for these inputs, one case per path.
@@ -446,7 +347,7 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 1e-3, "0180018012803ef3e0ff00002000c20cee7fff7fff7fff7f"},
 	} {
 		out := qOut(tensor.Int16, 1.0/32768, 0)
-		mustRun(t, actNew(t, c.code), 1, out, actSetInt16(qT(tensor.Int16, []int{len(xs)}, c.scale, 0), xs...))
+		mustRun(t, actNew(t, activationOps(), c.code), 1, out, actSetInt16(qT(tensor.Int16, []int{len(xs)}, c.scale, 0), xs...))
 		actHexCheck(t, OpName(c.code)+" int16 TFLite", out, c.want)
 	}
 	// Quantization TFLite rejects.
@@ -461,7 +362,7 @@ func TestLogisticTanh16(t *testing.T) {
 		{schema.BuiltinOperatorTANH, 0, 0, 1.0 / 30000, 1.0 / 4096},
 		{schema.BuiltinOperatorTANH, 5, 0, 1.0 / 32768, 1.0 / 4096},
 	} {
-		if err := prepareErr(actNew(t, c.code), qOut(tensor.Int16, c.outScale, c.outZP), qT(tensor.Int16, []int{4}, c.inScal, c.inZP)); err == nil {
+		if err := prepareErr(actNew(t, activationOps(), c.code), qOut(tensor.Int16, c.outScale, c.outZP), qT(tensor.Int16, []int{4}, c.inScal, c.inZP)); err == nil {
 			t.Errorf("%s int16 accepted zero points %d/%d, output scale %g", OpName(c.code), c.inZP, c.outZP, c.outScale)
 		}
 	}
@@ -650,7 +551,7 @@ func TestPrelu(t *testing.T) {
 	}
 	alpha := actSetFloat(qT(tensor.Float32, []int{1, 1, 3}, 0, 0), 0.5, -1, 2)
 	out := qOut(tensor.Float32, 0, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
+	mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 	for i := range 12 {
 		x := float32(i) - 6
 		want := x
@@ -674,7 +575,7 @@ func TestPrelu(t *testing.T) {
 				alpha.Data[i] = byte(i*53 + 11)
 			}
 			out := qOut(typ, 0.06, 2)
-			mustRun(t, actNew(t, schema.BuiltinOperatorPRELU), 1, out, in, alpha)
+			mustRun(t, actNew(t, activationOps(), schema.BuiltinOperatorPRELU), 1, out, in, alpha)
 			for i := range 24 {
 				x := actReal(in, i)
 				ai := (i % 4) % tensor.NumElements(ashape)
@@ -694,10 +595,10 @@ func TestPrelu(t *testing.T) {
 		}
 	}
 	// Alpha that does not broadcast to the input's shape.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha [2] for input [2 3]")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{3}, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0)); err == nil {
+	if err := prepareErr(actNew(t, activationOps(), schema.BuiltinOperatorPRELU), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{3}, 0, 0), qT(tensor.Float32, []int{2, 3}, 0, 0)); err == nil {
 		t.Error("PRELU accepted alpha of higher rank")
 	}
 }
@@ -752,11 +653,9 @@ func TestActivationEvalAllocs(t *testing.T) {
 		{"SOFTMAX uint8", &softmaxOp{params: SoftmaxParams{Beta: 1}}, actAll8(tensor.Uint8, 0.1, 0), qOut(tensor.Uint8, 1.0/256, 0)},
 		{"SOFTMAX float", &softmaxOp{params: SoftmaxParams{Beta: 1}}, qT(tensor.Float32, []int{4, 16}, 0, 0), qOut(tensor.Float32, 0, 0)},
 		{"SOFTMAX int16", &softmaxOp{params: SoftmaxParams{Beta: 1}}, in16, qOut(tensor.Int16, 1.0/32768, 0)},
-		{"TANH int16", actNew(t, schema.BuiltinOperatorTANH), in16, qOut(tensor.Int16, 1.0/32768, 0)},
+		{"TANH int16", actNew(t, activationOps(), schema.BuiltinOperatorTANH), in16, qOut(tensor.Int16, 1.0/32768, 0)},
 		{"LEAKY_RELU int16", &leakyReluOp{params: LeakyReluParams{Alpha: 0.1}}, in16, qOut(tensor.Int16, 1.0/4096, 0)},
-		{"QUANTIZE float", actNew(t, schema.BuiltinOperatorQUANTIZE), qT(tensor.Float32, []int{64}, 0, 0), qOut(tensor.Int8, 0.1, 0)},
-		{"DEQUANTIZE int8", actNew(t, schema.BuiltinOperatorDEQUANTIZE), actAll8(tensor.Int8, 0.1, 3), qOut(tensor.Float32, 0, 0)},
-		{"PRELU float", actNew(t, schema.BuiltinOperatorPRELU), qT(tensor.Float32, []int{2, 2, 2, 3}, 0, 0), qOut(tensor.Float32, 0, 0)},
+		{"PRELU float", actNew(t, activationOps(), schema.BuiltinOperatorPRELU), qT(tensor.Float32, []int{2, 2, 2, 3}, 0, 0), qOut(tensor.Float32, 0, 0)},
 	} {
 		ins := []*tensor.Tensor{c.in}
 		if c.name == "PRELU float" {

@@ -92,7 +92,7 @@ func (a *ArgMinMax) resize(in, axis, out *tensor.Tensor) error {
 			shape = append(shape, d)
 		}
 	}
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	return nil
 }
 
@@ -146,7 +146,7 @@ func (a *ArgMinMax) Eval(n *Node) error {
 	positions := outer * inner
 	t := in.Type
 	runs := (t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Bool) && inner == 1 && size >= 1 && size <= 64
-	return poolParallel(n.Workers, poolWorkers(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
+	return TryParallel(n.Workers, WorkersFor(n.Threads, positions, in.NumElements()), positions, func(_, lo, hi int) error {
 		if runs { // bytes along the last axis: the row kernel
 			i32, i64 := argIndices(out)
 			argbytes.Runs(in.Data, size, a.IsMax, t == tensor.Int8, i32, i64, lo, hi)

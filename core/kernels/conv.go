@@ -33,7 +33,7 @@ type Conv2DParams struct {
 func parseConv2DParams(op *schema.Operator) (Conv2DParams, error) {
 	const name = "CONV_2D"
 	p := Conv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsConv2DOptions)
+	tbl, ok, err := StrictOptions(op, name, schema.BuiltinOptionsConv2DOptions)
 	if err != nil {
 		return p, err
 	}
@@ -162,7 +162,7 @@ func checkConvBias(op string, floatBias bool, in, bias *tensor.Tensor, n int, al
 type gemmState struct {
 	fg   fGemm
 	qg   qGemm
-	scr  *Scratch
+	scr  *convScratch
 	xzp  int32
 	team *Workers
 	// The loops' bodies, kept here so that splitting allocates nothing.
@@ -287,7 +287,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.geom, c.outC, c.team, c.scr = g, outC, n.Workers, n.scratch()
+	c.geom, c.outC, c.team, c.scr = g, outC, n.Workers, convScratchOf(n)
 	c.ref16.team, c.hybrid.team = n.Workers, n.Workers
 	K := g.depth()
 
@@ -399,7 +399,7 @@ type qgemmLoop[T int8 | uint8] struct {
 	byChan  bool
 }
 
-func (l *qgemmLoop[T]) chunk(w, lo, hi int) {
+func (l *qgemmLoop[T]) Chunk(w, lo, hi int) {
 	if l.byChan {
 		qgemmRun(l.g, l.geom, l.in, l.out, l.xzp, 0, l.geom.rows(), lo, hi, &l.ws[w])
 		return
@@ -463,7 +463,7 @@ type fgemmLoop struct {
 	byChan  bool
 }
 
-func (l *fgemmLoop) chunk(w, lo, hi int) {
+func (l *fgemmLoop) Chunk(w, lo, hi int) {
 	if l.byChan {
 		fgemmRun(l.g, l.geom, l.in, l.out, 0, l.geom.rows(), lo, hi, &l.ws[w])
 		return
@@ -478,6 +478,6 @@ func splitLoad(n, align, threads int) float64 {
 	if units == 0 {
 		return 1
 	}
-	chunks := splitChunks(n, threads, align)
+	chunks := SplitChunks(n, threads, align)
 	return float64((units+chunks-1)/chunks) * float64(threads) / float64(units)
 }

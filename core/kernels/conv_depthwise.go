@@ -24,7 +24,7 @@ type DepthwiseConv2DParams struct {
 func parseDepthwiseParams(op *schema.Operator) (DepthwiseConv2DParams, error) {
 	const name = "DEPTHWISE_CONV_2D"
 	p := DepthwiseConv2DParams{Padding: schema.PaddingSAME, DilationW: 1, DilationH: 1}
-	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
+	tbl, ok, err := StrictOptions(op, name, schema.BuiltinOptionsDepthwiseConv2DOptions)
 	if err != nil {
 		return p, err
 	}
@@ -70,7 +70,7 @@ type DepthwiseConv2D struct {
 	vd       dwVNNI // the vector kernel, when vec
 	vec      bool
 	team     *Workers
-	scr      *Scratch
+	scr      *convScratch
 	// float: the bias of a node without one
 	zeroBias []float32
 	ref16    ref16Conv
@@ -88,7 +88,7 @@ type dwFloatLoop struct {
 	ws               []dwFloatWork
 }
 
-func (l *dwFloatLoop) chunk(wk, ulo, uhi int) {
+func (l *dwFloatLoop) Chunk(wk, ulo, uhi int) {
 	dwFloatRows(l.g, f32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk])
 }
 
@@ -118,7 +118,7 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 	d.geom, d.outC = g, outC
 	d.wideGeom = g
 	d.wideGeom.inC = outC
-	d.team, d.pk.team, d.ref16.team, d.hybrid.team, d.scr = n.Workers, n.Workers, n.Workers, n.Workers, n.scratch()
+	d.team, d.pk.team, d.ref16.team, d.hybrid.team, d.scr = n.Workers, n.Workers, n.Workers, n.Workers, convScratchOf(n)
 
 	if d.kind, err = windowKind(op, in, filter, out, false); err != nil {
 		return err

@@ -157,7 +157,7 @@ func runDWPacked[T int8 | uint8](d *dwPacked, g *convGeom, in, out []T, rq *chan
 		dwPackedRun(d, g, in, out, rq, 0, rows, &d.workers[0])
 		return
 	}
-	d.team.parallelFor(rows, threads, 1, func(wk, lo, hi int) {
+	d.team.ParallelFor(rows, threads, 1, func(wk, lo, hi int) {
 		dwPackedRun(d, g, in, out, rq, lo, hi, &d.workers[wk])
 	})
 }

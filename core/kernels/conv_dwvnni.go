@@ -81,9 +81,9 @@ type dwVNNI struct {
 	inPlace     bool      // filter rows are read from the input
 	xzp         uint8     // the input zero point's byte
 	signed      bool
-	kern        qvKernel // the row kernel
-	scr         *Scratch // the workers' dwV
-	loop        dwVLoop  // the split's body, kept here so that it allocates nothing
+	kern        qvKernel     // the row kernel
+	scr         *convScratch // the workers' dwV
+	loop        dwVLoop      // the split's body, kept here so that it allocates nothing
 }
 
 // dwVLoop is runDWVNNI's loop body: pieces of output rows (rowPart).
@@ -96,7 +96,7 @@ type dwVLoop struct {
 	ws      []dwVWork
 }
 
-func (l *dwVLoop) chunk(w, lo, hi int) {
+func (l *dwVLoop) Chunk(w, lo, hi int) {
 	dwVNNIRows(l.d, l.g, l.in, l.out, l.rq, lo, hi, l.parts, &l.ws[w])
 }
 
@@ -154,7 +154,7 @@ func (w *dwVWork) bytes() int {
 
 // prepare sets the shapes and gives threads workers of scr scratch; the
 // weights come from setWeights.
-func (d *dwVNNI) prepare(g *convGeom, scr *Scratch, threads int, signed bool, xzp int32) {
+func (d *dwVNNI) prepare(g *convGeom, scr *convScratch, threads int, signed bool, xzp int32) {
 	d.C, d.taps, d.nb = g.inC, g.kH*g.kW, (g.inC+15)/16
 	d.signed, d.xzp, d.scr = signed, uint8(xzp), scr
 	d.rowLen = max(0, (g.outW-1)*g.strideW+(g.kW-1)*g.dilW+1)

@@ -22,7 +22,7 @@ type FullyConnectedParams struct {
 func parseFullyConnectedParams(op *schema.Operator) (FullyConnectedParams, error) {
 	const name = "FULLY_CONNECTED"
 	var p FullyConnectedParams
-	tbl, ok, err := strictOptions(op, name, schema.BuiltinOptionsFullyConnectedOptions)
+	tbl, ok, err := StrictOptions(op, name, schema.BuiltinOptionsFullyConnectedOptions)
 	if err != nil {
 		return p, err
 	}
@@ -91,7 +91,7 @@ func (f *FullyConnected) Prepare(n *Node) error {
 	if err != nil {
 		return err
 	}
-	f.team, f.scr = n.Workers, n.scratch()
+	f.team, f.scr = n.Workers, convScratchOf(n)
 	if err := f.setKind(op, in, filter, out); err != nil {
 		return err
 	}
@@ -361,9 +361,9 @@ func (f *FullyConnected) evalHybrid(in, filter, bias, out *tensor.Tensor) error 
 		var zp int32
 		var sf float32
 		if f.Params.AsymmetricQuantizeInputs {
-			sf, zp = asymmetricQuantize(v, q)
+			sf, zp = AsymmetricQuantize(v, q)
 		} else {
-			sf = symmetricQuantize(v, q)
+			sf = SymmetricQuantize(v, q)
 		}
 		sf *= h.scales[0]
 		ob := o[b*N : b*N+N]

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -216,41 +215,6 @@ func gatherStep[T any](d, s []T, step int) {
 	}
 }
 
-// parallelFor runs fn over [0, n) split into at most threads contiguous
-// chunks whose bounds are multiples of align (except the end), one goroutine
-// per chunk beyond the last, which the caller runs. fn gets the worker index
-// and its range. The split never changes what is computed, only who
-// computes it. Kernels with the interpreter's Workers use
-// (*Workers).parallelFor, the same split on persistent goroutines.
-func parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
-	chunks := splitChunks(n, threads, align)
-	if chunks <= 1 {
-		if n > 0 {
-			fn(0, 0, n)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range chunks - 1 {
-		lo, hi := chunkRange(n, chunks, align, w)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w, lo, hi)
-		}()
-	}
-	lo, hi := chunkRange(n, chunks, align, chunks-1)
-	fn(chunks-1, lo, hi)
-	wg.Wait()
-}
-
-// splitChunks is the number of chunks parallelFor cuts [0, n) into: at
-// most threads, each at least one unit of align.
-func splitChunks(n, threads, align int) int {
-	align = max(align, 1)
-	return max(1, min(threads, (n+align-1)/align))
-}
-
 // rowParts is how many pieces of pixels to cut each of rows output rows
 // (outW pixels long) into, so that threads get shares of the pieces within
 // 5% of even: 1 unless the rows alone split unevenly (a 7x7 layer on two
@@ -268,21 +232,4 @@ func rowParts(rows, outW, threads int) int {
 func rowPart(u, parts, outW int) (r, x0, x1 int) {
 	r, p := u/parts, u%parts
 	return r, p * outW / parts, (p + 1) * outW / parts
-}
-
-// chunkRange is chunk c of [0, n) cut into chunks runs of whole align
-// units, the first units%chunks of them one unit longer.
-func chunkRange(n, chunks, align, c int) (lo, hi int) {
-	align = max(align, 1)
-	units := (n + align - 1) / align
-	per, extra := units/chunks, units%chunks
-	lo = (c*per + min(c, extra)) * align
-	hi = lo + per*align
-	if c < extra {
-		hi += align
-	}
-	if c == chunks-1 {
-		hi = n
-	}
-	return min(lo, n), min(hi, n)
 }

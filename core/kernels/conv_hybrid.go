@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -12,76 +11,6 @@ import (
 // the input is quantized on the fly to int8 (TFLite's SymmetricQuantizeFloats
 // or AsymmetricQuantizeFloats), the products are summed exactly in int32,
 // and the sums are scaled back to float.
-
-// symmetricQuantize quantizes v to [-127, 127] with scale max|v|/127 and
-// returns that scale (1 for an all-zero input).
-func symmetricQuantize(v []float32, q []int8) float32 {
-	lo, hi := float32(0), float32(0)
-	if len(v) > 0 {
-		lo, hi = v[0], v[0]
-	}
-	for _, x := range v {
-		lo = min(lo, x)
-		hi = max(hi, x)
-	}
-	r := max(float32(math.Abs(float64(lo))), float32(math.Abs(float64(hi))))
-	if r == 0 {
-		clear(q[:len(v)])
-		return 1
-	}
-	inv := 127 / r
-	for i, x := range v {
-		qv := int32(math.Round(float64(x * inv)))
-		q[i] = int8(min(127, max(-127, qv)))
-	}
-	return r / 127
-}
-
-// asymmetricQuantize is TFLite's AsymmetricQuantizeFloats: the range
-// [min(0,lo), max(0,hi)] of v mapped onto [-128, 127] with a nudged zero
-// point; it returns the scale and zero point. The float32 conversion of x*inv
-// keeps compilers that fuse multiply-adds (arm64) from fusing zp + x*inv, so
-// every architecture gives amd64's bits.
-func asymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) {
-	const qmin, qmax = -128.0, 127.0
-	var lo, hi float32
-	if len(v) > 0 {
-		lo, hi = v[0], v[0]
-	}
-	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	rmin, rmax := math.Min(0, float64(lo)), math.Max(0, float64(hi))
-	if rmin == rmax {
-		clear(q[:len(v)])
-		return 1, 0
-	}
-	s := (rmax - rmin) / (qmax - qmin)
-	zpFromMin := qmin - rmin/s
-	zpFromMax := qmax - rmax/s
-	zpFromMinErr := math.Abs(qmin) + math.Abs(rmin/s)
-	zpFromMaxErr := math.Abs(qmax) + math.Abs(rmax/s)
-	zpDouble := zpFromMax
-	if zpFromMinErr < zpFromMaxErr {
-		zpDouble = zpFromMin
-	}
-	switch {
-	case zpDouble <= qmin:
-		zeroPoint = qmin
-	case zpDouble >= qmax:
-		zeroPoint = qmax
-	default:
-		zeroPoint = int32(math.Round(zpDouble))
-	}
-	scale = float32(s)
-	inv := 1 / scale
-	zpf := float32(zeroPoint)
-	for i, x := range v {
-		r := int32(math.Round(float64(zpf + float32(x*inv))))
-		q[i] = int8(min(max(r, -128), 127))
-	}
-	return scale, zeroPoint
-}
 
 // hybridConv holds the state of a hybrid CONV_2D or DEPTHWISE_CONV_2D.
 type hybridConv struct {
@@ -170,9 +99,9 @@ func (h *hybridConv) quantizeInput(x []float32, batches int) {
 		v := x[b*per : b*per+per]
 		q := h.qin[b*per : b*per+per]
 		if h.perChannel {
-			h.sf[b], h.off[b] = asymmetricQuantize(v, q)
+			h.sf[b], h.off[b] = AsymmetricQuantize(v, q)
 		} else {
-			h.sf[b] = symmetricQuantize(v, q) * h.scales[0]
+			h.sf[b] = SymmetricQuantize(v, q) * h.scales[0]
 			h.off[b] = 0
 		}
 	}
@@ -191,7 +120,7 @@ func (h *hybridConv) evalConv(g *convGeom, in, filter, bias, out *tensor.Tensor,
 	o := out.Float32s()
 	perBatch := g.outH * g.outW
 	h.rows = growWork(h.rows, threads)
-	h.team.parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
+	h.team.ParallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
 		if len(h.rows[wk]) < K {
 			h.rows[wk] = make([]int8, K)
 		}
@@ -230,7 +159,7 @@ func (h *hybridConv) evalDepthwise(g *convGeom, mult int, in, filter, bias, out 
 		bf = bias.Float32s()
 	}
 	o := out.Float32s()
-	h.team.parallelFor(g.batches*g.outH, threads, 1, func(wk, rlo, rhi int) {
+	h.team.ParallelFor(g.batches*g.outH, threads, 1, func(wk, rlo, rhi int) {
 		var xoff, tap [64]int
 		xs, ts := xoff[:], tap[:]
 		// Taps outside the input are skipped: they stand for the input zero

@@ -38,8 +38,8 @@ func randQvBlock(r *rand.Rand, b *qvBlock, tfl bool) {
 	}
 }
 
-// randBytes fills b with random bytes, often the extremes.
-func randBytes(r *rand.Rand, b []uint8) {
+// randExtremeBytes fills b with random bytes, often the extremes.
+func randExtremeBytes(r *rand.Rand, b []uint8) {
 	for i := range b {
 		switch r.IntN(8) {
 		case 0:
@@ -62,9 +62,9 @@ func randBytes(r *rand.Rand, b []uint8) {
 func qgemmTileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (qgemmTileArgs, []uint8, func() []int64) {
 	lda := 4*k4 + r.IntN(3)*4
 	a := make([]uint8, (rows-1)*lda+4*k4)
-	randBytes(r, a)
+	randExtremeBytes(r, a)
 	w := make([]int8, nb*64*k4)
-	randBytes(r, unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w)))
+	randExtremeBytes(r, unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w)))
 	rowterm := make([]int32, 4)
 	qp := make([]qvBlock, nb)
 	for b := range qp {
@@ -219,7 +219,7 @@ func dwRowCase(r *rand.Rand) (dwRowArgs, []uint8) {
 	rows := make([]unsafe.Pointer, kh)
 	for ky := range rows {
 		b := make([]uint8, ((npix-1)*stride+(kw-1)*dil+1)*C)
-		randBytes(r, b)
+		randExtremeBytes(r, b)
 		rows[ky] = unsafe.Pointer(&b[0])
 	}
 	w := make([]int32, kh*kw*16*nb)

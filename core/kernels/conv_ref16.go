@@ -111,7 +111,7 @@ func (r *ref16Conv) convZP(g *convGeom, in []int16, w []int8, wzp int32, bias *t
 		}
 		r.row[i] = r.row[i][:K]
 	}
-	r.team.parallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
+	r.team.ParallelFor(g.rows(), threads, 1, func(wk, lo, hi int) {
 		row := r.row[wk]
 		for p := lo; p < hi; p++ {
 			// Padding taps contribute nothing: the input zero point is 0.
@@ -137,7 +137,7 @@ func (r *ref16Conv) depthwise(g *convGeom, mult int, in []int16, w []int8, bias 
 	// DEPTHWISE_CONV_2D takes INT64 biases only (or none, which TFLite does
 	// not run): always the reference arithmetic.
 	mode := ref16Wide
-	r.team.parallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
+	r.team.ParallelFor(g.rows(), threads, 1, func(_, lo, hi int) {
 		for p := lo; p < hi; p++ {
 			b, y0, x0 := g.window(p)
 			o := out[p*outC : p*outC+outC]

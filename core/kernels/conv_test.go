@@ -824,7 +824,7 @@ func TestFullyConnectedHybrid(t *testing.T) {
 func TestSymmetricQuantize(t *testing.T) {
 	v := []float32{-2.54, 0, 1.27, 0.005, 0.01}
 	q := make([]int8, len(v))
-	s := symmetricQuantize(v, q)
+	s := SymmetricQuantize(v, q)
 	if s != float32(2.54)/127 {
 		t.Errorf("scale %v", s)
 	}
@@ -836,10 +836,10 @@ func TestSymmetricQuantize(t *testing.T) {
 		}
 	}
 	zero := make([]int8, 3)
-	if s := symmetricQuantize([]float32{0, 0, 0}, zero); s != 1 {
+	if s := SymmetricQuantize([]float32{0, 0, 0}, zero); s != 1 {
 		t.Errorf("all-zero scale %v, want 1", s)
 	}
-	sf, zp := asymmetricQuantize([]float32{0, 1, 2, 2.55}, q[:4])
+	sf, zp := AsymmetricQuantize([]float32{0, 1, 2, 2.55}, q[:4])
 	if math.Abs(float64(sf)-2.55/255) > 1e-9 || zp != -128 {
 		t.Errorf("asymmetric scale %v zero point %d", sf, zp)
 	}

@@ -268,21 +268,21 @@ func detectionOutputs(n *Node, nDet int) error {
 func (k *detectionPostProcess) allocScratch(predsType tensor.DType) {
 	p := k.p
 	nb := k.numBoxes
-	k.decoded = sized(k.decoded, 4*nb)
+	k.decoded = Sized(k.decoded, 4*nb)
 	if predsType == tensor.Uint8 {
-		k.scores = sized(k.scores, nb*k.numClassesBG)
+		k.scores = Sized(k.scores, nb*k.numClassesBG)
 	}
-	k.active = sized(k.active, nb)
-	k.kept = sized(k.kept, nb)[:0]
-	k.selected = sized(k.selected, nb)[:0]
+	k.active = Sized(k.active, nb)
+	k.kept = Sized(k.kept, nb)[:0]
+	k.selected = Sized(k.selected, nb)[:0]
 	if p.UseRegularNMS {
 		md := p.MaxDetections
-		k.classScores = sized(k.classScores, nb)
-		k.boxInfo = sized(k.boxInfo, md+max(min(p.DetectionsPerClass, md), 0))
-		k.mergeBuf = sized(k.mergeBuf, md)[:0]
+		k.classScores = Sized(k.classScores, nb)
+		k.boxInfo = Sized(k.boxInfo, md+max(min(p.DetectionsPerClass, md), 0))
+		k.mergeBuf = Sized(k.mergeBuf, md)[:0]
 	} else {
-		k.maxScores = sized(k.maxScores, nb)
-		k.classIndices = sized(k.classIndices, nb*p.NumClasses)
+		k.maxScores = Sized(k.maxScores, nb)
+		k.classIndices = Sized(k.classIndices, nb*p.NumClasses)
 	}
 }
 

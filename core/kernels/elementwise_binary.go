@@ -434,7 +434,7 @@ type binaryLoop struct {
 	in1, in2, out *tensor.Tensor
 }
 
-func (l *binaryLoop) chunk(_, lo, hi int) { l.o.evalFlat(l.in1, l.in2, l.out, lo, hi) }
+func (l *binaryLoop) Chunk(_, lo, hi int) { l.o.evalFlat(l.in1, l.in2, l.out, lo, hi) }
 
 // evalFlat computes output elements [lo, hi) of a splittable op.
 func (o *binaryOp) evalFlat(in1, in2, out *tensor.Tensor, lo, hi int) {

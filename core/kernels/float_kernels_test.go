@@ -388,7 +388,7 @@ func TestFloatDepthwiseKernels(t *testing.T) {
 					for i := range ws {
 						ws[i].xoff, ws[i].woff = make([]int, c.k*c.k), make([]int, c.k*c.k)
 					}
-					parallelFor(g.batches*g.outH*parts, threads, 1, func(wk, lo, hi int) {
+					ParallelFor(g.batches*g.outH*parts, threads, 1, func(wk, lo, hi int) {
 						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, parts, &ws[wk])
 					})
 					outs = append(outs, out)

@@ -91,7 +91,7 @@ func newUnidirectionalSequenceLSTM(info OpInfo) (Op, error) {
 	// Without options TFLite leaves its zero-initialised params: no
 	// activation, no clipping.
 	var p LSTMParams
-	t, ok, err := strictOptions(info.Operator, "UNIDIRECTIONAL_SEQUENCE_LSTM", schema.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
+	t, ok, err := StrictOptions(info.Operator, "UNIDIRECTIONAL_SEQUENCE_LSTM", schema.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ type lstmHybridState struct {
 func (op *lstmOp) prepareFloat(n *Node) error {
 	size := op.nBatch * op.nCell
 	for g := range op.f.gates {
-		op.f.gates[g] = sized(op.f.gates[g], size)
+		op.f.gates[g] = Sized(op.f.gates[g], size)
 	}
 	if !op.hybrid {
 		return nil
@@ -74,16 +74,16 @@ func (op *lstmOp) prepareFloat(n *Node) error {
 		}
 	}
 	nb, ni, no, nc := op.nBatch, op.nInput, op.nOutput, op.nCell
-	hy.qIn, hy.qState, hy.qHidden = sized(hy.qIn, nb*ni), sized(hy.qState, nb*no), sized(hy.qHidden, nb*nc)
-	hy.sfIn, hy.sfState, hy.sfHidden = sized(hy.sfIn, nb), sized(hy.sfState, nb), sized(hy.sfHidden, nb)
-	hy.zpIn, hy.zpState, hy.zpHidden = sized(hy.zpIn, nb), sized(hy.zpState, nb), sized(hy.zpHidden, nb)
-	hy.acc = sized(hy.acc, max(nc, no))
+	hy.qIn, hy.qState, hy.qHidden = Sized(hy.qIn, nb*ni), Sized(hy.qState, nb*no), Sized(hy.qHidden, nb*nc)
+	hy.sfIn, hy.sfState, hy.sfHidden = Sized(hy.sfIn, nb), Sized(hy.sfState, nb), Sized(hy.sfHidden, nb)
+	hy.zpIn, hy.zpState, hy.zpHidden = Sized(hy.zpIn, nb), Sized(hy.zpState, nb), Sized(hy.zpHidden, nb)
+	hy.acc = Sized(hy.acc, max(nc, no))
 	for g := range 4 {
-		hy.peep[g] = sized(hy.peep[g], nc)
-		hy.rowIn[g] = sized(hy.rowIn[g], nc)
-		hy.rowRec[g] = sized(hy.rowRec[g], nc)
+		hy.peep[g] = Sized(hy.peep[g], nc)
+		hy.rowIn[g] = Sized(hy.rowIn[g], nc)
+		hy.rowRec[g] = Sized(hy.rowRec[g], nc)
 	}
-	hy.rowProj = sized(hy.rowProj, no)
+	hy.rowProj = Sized(hy.rowProj, no)
 	hy.ready = false
 	if op.constantWeights(n) {
 		op.hybridWeights(n)
@@ -397,9 +397,9 @@ func (op *lstmOp) quantizeRows(v []float32, nb, n int, q []int8, sf []float32, z
 	for b := range nb {
 		row, qr := v[b*n:(b+1)*n], q[b*n:(b+1)*n]
 		if op.p.AsymmetricQuantizeInputs {
-			sf[b], zp[b] = asymmetricQuantize(row, qr)
+			sf[b], zp[b] = AsymmetricQuantize(row, qr)
 		} else {
-			sf[b] = symmetricQuantize(row, qr)
+			sf[b] = SymmetricQuantize(row, qr)
 		}
 	}
 }

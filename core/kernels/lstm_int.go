@@ -247,13 +247,13 @@ func (op *lstmOp) integerScratch(n *Node) {
 	q := &op.q
 	size := op.nBatch * op.nCell
 	for g := range 4 {
-		q.gates[g] = sized(q.gates[g], size)
-		q.inBias[g] = sized(q.inBias[g], op.nCell)
-		q.recBias[g] = sized(q.recBias[g], op.nCell)
+		q.gates[g] = Sized(q.gates[g], size)
+		q.inBias[g] = Sized(q.inBias[g], op.nCell)
+		q.recBias[g] = Sized(q.recBias[g], op.nCell)
 	}
-	q.hidden = sized(q.hidden, size)
-	q.acc = sized(q.acc, max(op.nCell, op.nOutput))
-	q.projBias = sized(q.projBias, op.nOutput)
+	q.hidden = Sized(q.hidden, size)
+	q.acc = Sized(q.acc, max(op.nCell, op.nOutput))
+	q.projBias = Sized(q.projBias, op.nOutput)
 	q.biasesReady = false
 	if op.constantWeights(n) {
 		op.effectiveBiases(n)

@@ -109,10 +109,10 @@ func (info OpInfo) options(want schema.BuiltinOptions) (tbl flatbuffers.Table, o
 	return tbl, info.Operator.BuiltinOptions(&tbl)
 }
 
-// strictOptions is options for ops that reject a table of another type: ok
+// StrictOptions is options for ops that reject a table of another type: ok
 // is false for a nil operator or one without options, which get the op's
 // defaults, and err names the unexpected type.
-func strictOptions(op *schema.Operator, name string, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool, err error) {
+func StrictOptions(op *schema.Operator, name string, want schema.BuiltinOptions) (tbl flatbuffers.Table, ok bool, err error) {
 	if op == nil {
 		return tbl, false, nil
 	}
@@ -158,35 +158,12 @@ type Registry struct {
 	custom  map[string]Registration
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{builtin: map[schema.BuiltinOperator]Registration{}, custom: map[string]Registration{}}
-}
-
-// Builtins returns a new registry holding every built-in kernel.
-func Builtins() *Registry {
-	r := NewRegistry()
-	for _, family := range [][]Registration{
-		convOps(),
-		transposeConvOps(),
-		elementwiseOps(),
-		activationOps(),
-		quantizeOps(),
-		poolOps(),
-		reduceOps(),
-		padOps(),
-		resizeOps(),
-		argMinMaxOps(),
-		shapeOps(),
-		spaceBatchOps(),
-		l2NormOps(),
-		lstmOps(),
-		detectionOps(),
-		posenetOps(),
-	} {
-		for _, reg := range family {
-			r.Register(reg)
-		}
+// NewRegistry returns a registry holding regs; a later registration of an
+// op replaces an earlier one.
+func NewRegistry(regs ...Registration) *Registry {
+	r := &Registry{builtin: map[schema.BuiltinOperator]Registration{}, custom: map[string]Registration{}}
+	for _, reg := range regs {
+		r.Register(reg)
 	}
 	return r
 }
@@ -237,9 +214,9 @@ func Unsupported(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
 }
 
-// sized returns s with length n, reusing its memory when it is large
+// Sized returns s with length n, reusing its memory when it is large
 // enough (scratch buffers kept across Evals).
-func sized[T any](s []T, n int) []T {
+func Sized[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}

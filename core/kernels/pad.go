@@ -46,8 +46,8 @@ func (p *Pad) resize(in, paddings, out *tensor.Tensor) error {
 	if len(vals) < 2*nd {
 		return fmt.Errorf("paddings hold %d int32 values, want %d", len(vals), 2*nd)
 	}
-	p.before, p.after = sized(p.before, nd), sized(p.after, nd)
-	p.outShape = sized(p.outShape, nd)
+	p.before, p.after = Sized(p.before, nd), Sized(p.after, nd)
+	p.outShape = Sized(p.outShape, nd)
 	for i := range nd {
 		b, a := int(vals[2*i]), int(vals[2*i+1])
 		if b < 0 || a < 0 {
@@ -56,7 +56,7 @@ func (p *Pad) resize(in, paddings, out *tensor.Tensor) error {
 		p.before[i], p.after[i] = b, a
 		p.outShape[i] = in.Shape[i] + b + a
 	}
-	shapeSetOutput(out, p.outShape)
+	SetShape(out, p.outShape)
 	return nil
 }
 
@@ -136,10 +136,10 @@ func (p *Pad) Eval(n *Node) error {
 	return nil
 }
 
-func padQuantized[T reduceQuant](p *Pad, in, out, cv *tensor.Tensor, src, dst []T) error {
+func padQuantized[T Int8or16](p *Pad, in, out, cv *tensor.Tensor, src, dst []T) error {
 	var v T
 	if cv == nil {
-		lo, hi := reduceTypeRange[T]()
+		lo, hi := TypeRange[T]()
 		zp := out.ZeroPoint()
 		if zp < lo || zp > hi {
 			return fmt.Errorf("output zero point %d outside the %s range", zp, out.Type)
@@ -238,8 +238,8 @@ func newMirrorPad(info OpInfo) (Op, error) {
 
 func (m *MirrorPad) resize(in, paddings, out *tensor.Tensor) error {
 	nd := len(in.Shape)
-	m.left, m.right = sized(m.left, nd), sized(m.right, nd)
-	m.outShape, m.inStride = sized(m.outShape, nd), sized(m.inStride, nd)
+	m.left, m.right = Sized(m.left, nd), Sized(m.right, nd)
+	m.outShape, m.inStride = Sized(m.outShape, nd), Sized(m.inStride, nd)
 	for i := range nd {
 		var l, r int
 		switch paddings.Type {
@@ -261,7 +261,7 @@ func (m *MirrorPad) resize(in, paddings, out *tensor.Tensor) error {
 		m.inStride[i] = stride
 		stride *= in.Shape[i]
 	}
-	shapeSetOutput(out, m.outShape)
+	SetShape(out, m.outShape)
 	return nil
 }
 
@@ -352,11 +352,11 @@ func mirrorFill[T any](m *MirrorPad, src, dst []T, inShape []int) {
 		offset = 0
 	}
 	outLast := m.outShape[nd-1]
-	m.lastMap = sized(m.lastMap, outLast)
+	m.lastMap = Sized(m.lastMap, outLast)
 	for i := range m.lastMap {
 		m.lastMap[i] = mirrorIndex(i, m.left[nd-1], inShape[nd-1], offset)
 	}
-	m.idx = sized(m.idx, nd)
+	m.idx = Sized(m.idx, nd)
 	idx := m.idx[:nd-1]
 	clear(idx)
 	var zero T

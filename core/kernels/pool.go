@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/delego/delego/model/schema"
@@ -130,16 +129,16 @@ func (p *Pool) Prepare(n *Node) error {
 	p.padH, _ = tensor.WindowPadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
 	p.padW, _ = tensor.WindowPadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
 	p.team = n.Workers
-	p.workers = poolWorkers(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
+	p.workers = WorkersFor(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == tensor.Float32 {
 		p.fMin, p.fMax = ActivationRangeFloat(pp.Activation)
-		p.facc = sized(p.facc, c*p.workers)
+		p.facc = Sized(p.facc, c*p.workers)
 	} else {
 		p.actMin, p.actMax, err = ActivationRangeQuantized(pp.Activation, out)
-		p.acc = sized(p.acc, c*p.workers)
+		p.acc = Sized(p.acc, c*p.workers)
 		if in.Type != tensor.Int16 {
-			p.lanes = sized(p.lanes, c/8*2*p.workers)
+			p.lanes = Sized(p.lanes, c/8*2*p.workers)
 		}
 	}
 	if err != nil {
@@ -163,37 +162,6 @@ func (p *Pool) window(oy, ox, h, w int) (win poolWindow, originY, originX int) {
 }
 
 var errPoolEmptyWindow = errors.New("filter window holds no input element")
-
-// poolMinParallelWork is the amount of work (roughly, input elements read)
-// below which the pooling and resizing kernels stay on one goroutine.
-const poolMinParallelWork = 1 << 16
-
-// poolWorkers is how many goroutines to use for work units of the given
-// total cost: at most threads and at most units.
-func poolWorkers(threads, units, work int) int {
-	if work < poolMinParallelWork {
-		return 1
-	}
-	return max(1, min(threads, units))
-}
-
-// poolParallel is team's parallelFor over [0, units) with at most workers
-// goroutines, for an fn that can fail: it returns the first chunk's error.
-func poolParallel(team *Workers, workers, units int, fn func(worker, lo, hi int) error) error {
-	if workers <= 1 {
-		return fn(0, 0, units)
-	}
-	var first atomic.Pointer[error]
-	team.parallelFor(units, workers, 1, func(w, lo, hi int) {
-		if err := fn(w, lo, hi); err != nil {
-			first.CompareAndSwap(nil, &err)
-		}
-	})
-	if err := first.Load(); err != nil {
-		return *err
-	}
-	return nil
-}
 
 // Eval runs the pooling. The arithmetic is that of TFLite 2.9's kernels:
 // averages count only the window cells inside the input; quantized averages
@@ -223,7 +191,7 @@ func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
 	if p.workers <= 1 { // no closure, which would escape to the heap
 		return p.evalFloatRows(in, out, p.facc[:in.Shape[3]], 0, in.Shape[0]*out.Shape[1])
 	}
-	return poolParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
+	return TryParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
 		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
 	})
 }
@@ -340,7 +308,7 @@ func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) erro
 	if p.workers <= 1 { // no closure, which would escape to the heap
 		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[:c], p.lanes[:min(nl, len(p.lanes))], 0, inShape[0]*outShape[1])
 	}
-	return poolParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
+	return TryParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
 		var lanes []uint64
 		if len(p.lanes) > 0 {
 			lanes = p.lanes[worker*nl : (worker+1)*nl]

@@ -261,19 +261,19 @@ func posenetCheckInput(in *tensor.Tensor, i int, name string, channels int) erro
 
 // allocScratch sizes the dequantized inputs and the decoder's buffers.
 func (k *posenetDecoder) allocScratch(n *Node) {
-	k.heatmaps = sized(k.heatmaps, n.Inputs[0].NumElements())
-	k.shorts = sized(k.shorts, n.Inputs[1].NumElements())
-	k.mids = sized(k.mids, n.Inputs[2].NumElements())
+	k.heatmaps = Sized(k.heatmaps, n.Inputs[0].NumElements())
+	k.shorts = Sized(k.shorts, n.Inputs[1].NumElements())
+	k.mids = Sized(k.mids, n.Inputs[2].NumElements())
 	if len(n.Inputs) == 4 {
-		k.longs = sized(k.longs, n.Inputs[3].NumElements())
+		k.longs = Sized(k.longs, n.Inputs[3].NumElements())
 	}
 	nd := k.p.MaxDetections
-	k.poses = sized(k.poses, nd)
-	k.keypointScores = sized(k.keypointScores, nd)
-	k.instanceScores = sized(k.instanceScores, nd)[:0]
-	k.order = sized(k.order, nd)[:0]
-	k.roots = sized(k.roots, k.h*k.w*poseKeypoints)[:0]
-	k.queue = sized(k.queue, 4*poseEdges)[:0]
+	k.poses = Sized(k.poses, nd)
+	k.keypointScores = Sized(k.keypointScores, nd)
+	k.instanceScores = Sized(k.instanceScores, nd)[:0]
+	k.order = Sized(k.order, nd)[:0]
+	k.roots = Sized(k.roots, k.h*k.w*poseKeypoints)[:0]
+	k.queue = Sized(k.queue, 4*poseEdges)[:0]
 }
 
 // Eval dequantizes the heads (offsets divided by the stride, into grid

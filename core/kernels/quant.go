@@ -176,3 +176,99 @@ func CheckedLog2(x float32) (int, bool) {
 	frac := log2 - rounded
 	return int(rounded), math.Abs(float64(frac)) < 1e-3
 }
+
+// SymmetricQuantize quantizes v to [-127, 127] with scale max|v|/127 and
+// returns that scale (1 for an all-zero input).
+func SymmetricQuantize(v []float32, q []int8) float32 {
+	lo, hi := float32(0), float32(0)
+	if len(v) > 0 {
+		lo, hi = v[0], v[0]
+	}
+	for _, x := range v {
+		lo = min(lo, x)
+		hi = max(hi, x)
+	}
+	r := max(float32(math.Abs(float64(lo))), float32(math.Abs(float64(hi))))
+	if r == 0 {
+		clear(q[:len(v)])
+		return 1
+	}
+	inv := 127 / r
+	for i, x := range v {
+		qv := int32(math.Round(float64(x * inv)))
+		q[i] = int8(min(127, max(-127, qv)))
+	}
+	return r / 127
+}
+
+// AsymmetricQuantize is TFLite's AsymmetricQuantizeFloats: the range
+// [min(0,lo), max(0,hi)] of v mapped onto [-128, 127] with a nudged zero
+// point; it returns the scale and zero point. The float32 conversion of x*inv
+// keeps compilers that fuse multiply-adds (arm64) from fusing zp + x*inv, so
+// every architecture gives amd64's bits.
+func AsymmetricQuantize(v []float32, q []int8) (scale float32, zeroPoint int32) {
+	const qmin, qmax = -128.0, 127.0
+	var lo, hi float32
+	if len(v) > 0 {
+		lo, hi = v[0], v[0]
+	}
+	for _, x := range v {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	rmin, rmax := math.Min(0, float64(lo)), math.Max(0, float64(hi))
+	if rmin == rmax {
+		clear(q[:len(v)])
+		return 1, 0
+	}
+	s := (rmax - rmin) / (qmax - qmin)
+	zpFromMin := qmin - rmin/s
+	zpFromMax := qmax - rmax/s
+	zpFromMinErr := math.Abs(qmin) + math.Abs(rmin/s)
+	zpFromMaxErr := math.Abs(qmax) + math.Abs(rmax/s)
+	zpDouble := zpFromMax
+	if zpFromMinErr < zpFromMaxErr {
+		zpDouble = zpFromMin
+	}
+	switch {
+	case zpDouble <= qmin:
+		zeroPoint = qmin
+	case zpDouble >= qmax:
+		zeroPoint = qmax
+	default:
+		zeroPoint = int32(math.Round(zpDouble))
+	}
+	scale = float32(s)
+	inv := 1 / scale
+	zpf := float32(zeroPoint)
+	for i, x := range v {
+		r := int32(math.Round(float64(zpf + float32(x*inv))))
+		q[i] = int8(min(max(r, -128), 127))
+	}
+	return scale, zeroPoint
+}
+
+type Int8or16 interface{ ~uint8 | ~int8 | ~int16 }
+
+func TypeRange[T Int8or16]() (lo, hi int32) {
+	var z T
+	switch any(z).(type) {
+	case uint8:
+		return 0, math.MaxUint8
+	case int8:
+		return math.MinInt8, math.MaxInt8
+	}
+	return math.MinInt16, math.MaxInt16
+}
+
+// Roundf rounds half away from zero in float32, as std::round(float).
+func Roundf(x float32) float32 { return float32(math.Round(float64(x))) }
+
+// CInt32 converts a double to int32 as x86-64's truncating conversion does:
+// NaN and values outside the int32 range become math.MinInt32 (the
+// "integer indefinite" value C++ code gets from static_cast<int32_t>).
+func CInt32(x float64) int32 {
+	if x != x || x >= 1<<31 || x <= -(1<<31)-1 {
+		return math.MinInt32
+	}
+	return int32(x)
+}

@@ -44,11 +44,11 @@ type quantizeOp struct {
 func newQuantizeOp(OpInfo) (Op, error) { return &quantizeOp{}, nil }
 
 func (op *quantizeOp) Prepare(n *Node) error {
-	if err := actArity(n, "QUANTIZE", 1, 1); err != nil {
+	if err := CheckArity(n, "QUANTIZE", 1, 1); err != nil {
 		return err
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
-	if err := actQuantized(out); err != nil {
+	if err := CheckQuantized(out); err != nil {
 		return fmt.Errorf("QUANTIZE: %w", err)
 	}
 	if len(out.Quant.Scale) != 1 {
@@ -75,7 +75,7 @@ func (op *quantizeOp) Prepare(n *Node) error {
 	if in.Type == tensor.Float32 {
 		return nil
 	}
-	if err := actQuantized(in); err != nil {
+	if err := CheckQuantized(in); err != nil {
 		return fmt.Errorf("QUANTIZE: %w", err)
 	}
 	op.inZP = in.ZeroPoint()
@@ -85,14 +85,14 @@ func (op *quantizeOp) Prepare(n *Node) error {
 	op.mult, op.shift = QuantizeMultiplier(float64(in.Scale()) / float64(out.Scale()))
 	if in.Type != tensor.Int16 {
 		lo, hi, _ := tensor.QuantizedRange(out.Type)
-		actLUT8(in.Type, &op.lut, func(v int32) int32 { return op.requantize(v, lo, hi) })
+		LUT8(in.Type, &op.lut, func(v int32) int32 { return op.requantize(v, lo, hi) })
 	}
 	return nil
 }
 
 // requantize maps one input value to the output's quantization.
 func (op *quantizeOp) requantize(v, lo, hi int32) int32 {
-	return actClamp(MultiplyByQuantizedMultiplier(v-op.inZP, op.mult, op.shift)+op.outZP, lo, hi)
+	return Clamp(MultiplyByQuantizedMultiplier(v-op.inZP, op.mult, op.shift)+op.outZP, lo, hi)
 }
 
 func (op *quantizeOp) Eval(n *Node) error {
@@ -109,7 +109,7 @@ func (op *quantizeOp) Eval(n *Node) error {
 			actAffineQuantize(src, out.Int16s(), op.scale, op.outZP, math.MinInt16, math.MaxInt16)
 		}
 	case tensor.Uint8, tensor.Int8:
-		actApplyLUT8(&op.lut, in.Data, out.Data)
+		ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
 		src := in.Int16s()
 		switch out.Type {
@@ -135,8 +135,8 @@ func (op *quantizeOp) Eval(n *Node) error {
 func actAffineQuantize[T uint8 | int8 | int16](src []float32, dst []T, scale float64, zp, lo, hi int32) {
 	dst = dst[:len(src)]
 	for i, v := range src {
-		q := actInt32(math.Round(float64(v)/scale)) + zp
-		dst[i] = T(actClamp(q, lo, hi))
+		q := CInt32(math.Round(float64(v)/scale)) + zp
+		dst[i] = T(Clamp(q, lo, hi))
 	}
 }
 
@@ -153,7 +153,7 @@ type dequantizeOp struct {
 func newDequantizeOp(OpInfo) (Op, error) { return &dequantizeOp{}, nil }
 
 func (op *dequantizeOp) Prepare(n *Node) error {
-	if err := actArity(n, "DEQUANTIZE", 1, 1); err != nil {
+	if err := CheckArity(n, "DEQUANTIZE", 1, 1); err != nil {
 		return err
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
@@ -170,7 +170,7 @@ func (op *dequantizeOp) Prepare(n *Node) error {
 	if in.Type == tensor.Float16 {
 		return nil
 	}
-	if err := actQuantized(in); err != nil {
+	if err := CheckQuantized(in); err != nil {
 		return fmt.Errorf("DEQUANTIZE: %w", err)
 	}
 	q := in.Quant

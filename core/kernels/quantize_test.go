@@ -37,22 +37,22 @@ func TestQuantizeFloat(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := qOut(c.typ, c.scale, c.zp)
-		mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
+		mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in)
 		for i, w := range c.want {
 			if got := actQ(out, i); got != w {
 				t.Errorf("QUANTIZE %s(%g) = %d, want %d", c.typ, xs[i], got, w)
 			}
 		}
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 3), in); err == nil {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 3), in); err == nil {
 		t.Error("QUANTIZE to int16 with zero point 3 accepted")
 	}
 	pc := qOut(tensor.Int8, 0.1, 0)
 	pc.Quant = &tensor.Quantization{Scale: []float32{0.1, 0.2}, ZeroPoint: []int64{0, 0}}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), pc, in); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), pc, in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE per-channel output: %v, want unsupported", err)
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), qOut(tensor.Float32, 0.1, 0), in); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE to float: %v, want unsupported", err)
 	}
 }
@@ -61,14 +61,14 @@ func TestQuantizeRequantize(t *testing.T) {
 	// The golden models' ends: uint8 -> int8 and int8 -> uint8 with the same
 	// scale move every value by 128.
 	in, out := actAll8(tensor.Uint8, 0.00784313772, 127), qOut(tensor.Int8, 0.00784313772, -1)
-	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != int32(i)-128 {
 			t.Fatalf("uint8->int8 %d = %d, want %d", i, got, i-128)
 		}
 	}
 	in, out = actAll8(tensor.Int8, 1.0/256, -128), qOut(tensor.Uint8, 1.0/256, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in)
 	for i := range 256 {
 		if got := actQ(out, i); got != actQ(in, i)+128 {
 			t.Fatalf("int8->uint8 %d = %d, want %d", actQ(in, i), got, actQ(in, i)+128)
@@ -91,20 +91,20 @@ func TestQuantizeRequantize(t *testing.T) {
 		{tensor.Uint8, tensor.Int8, 0.004, 0.05, 255, 0, 1, 230},
 	} {
 		in, out := actAll8(c.in, c.inS, c.inZP), qOut(c.out, c.outS, c.outZP)
-		mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in)
+		mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in)
 		actCheckNear(t, "QUANTIZE "+c.in.String()+"->"+c.out.String(), in, out, id, c.tol, int(c.minExact))
 	}
 	in16 := actSetInt16(qT(tensor.Int16, []int{6}, 0.001, 0), -32768, -300, -1, 0, 299, 32767)
 	out = qOut(tensor.Int8, 0.02, 5)
-	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int8", in16, out, id, 0, 6)
 	out = qOut(tensor.Int16, 0.0005, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorQUANTIZE), 1, out, in16)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), 1, out, in16)
 	actCheckNear(t, "QUANTIZE int16->int16", in16, out, id, 0, 6)
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int8, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 4)); err == nil {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int8, 0.1, 0), qT(tensor.Int16, []int{2}, 0.1, 4)); err == nil {
 		t.Error("QUANTIZE from int16 with zero point 4 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), qOut(tensor.Int16, 0.1, 0), qT(tensor.Uint8, []int{2}, 0.1, 4)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("QUANTIZE uint8->int16: %v, want unsupported", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestDequantize(t *testing.T) {
 			in.Data[i] = byte(i*71 + 5)
 		}
 		out := qOut(tensor.Float32, 0, 0)
-		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
+		mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range in.NumElements() {
 			// scale*(q-zp) in double precision, rounded once.
 			want := float32(float64(c.scale) * float64(actQ(in, i)-int32(c.zp)))
@@ -143,7 +143,7 @@ func TestDequantize(t *testing.T) {
 			in.Data[i] = byte(int8(i*13 - 100))
 		}
 		out := qOut(tensor.Float32, 0, 0)
-		mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
+		mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 		for i := range 24 {
 			idx := []int{i / 12, i / 4 % 3, i % 4}
 			c := idx[axis]
@@ -160,7 +160,7 @@ func TestDequantize(t *testing.T) {
 	in := qT(tensor.Float16, []int{len(halves)}, 0, 0)
 	copy(tensor.View[uint16](in.Data), halves)
 	out := qOut(tensor.Float32, 0, 0)
-	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), 1, out, in)
 	for i, w := range want {
 		if got := out.Float32s()[i]; math.Float32bits(got) != math.Float32bits(w) {
 			t.Errorf("DEQUANTIZE float16 %#04x = %g, want %g", halves[i], got, w)
@@ -168,20 +168,37 @@ func TestDequantize(t *testing.T) {
 	}
 	nan := qT(tensor.Float16, []int{1}, 0, 0)
 	copy(tensor.View[uint16](nan.Data), []uint16{0x7e00})
-	mustRun(t, actNew(t, schema.BuiltinOperatorDEQUANTIZE), 1, out, nan)
+	mustRun(t, actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), 1, out, nan)
 	if !math.IsNaN(float64(out.Float32s()[0])) {
 		t.Errorf("float16 NaN gave %g", out.Float32s()[0])
 	}
 	// Errors.
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Int16, []int{2}, 0.1, 1)); err == nil {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Int16, []int{2}, 0.1, 1)); err == nil {
 		t.Error("DEQUANTIZE int16 with zero point 1 accepted")
 	}
 	bad := qT(tensor.Int8, []int{2, 3}, 0, 0)
 	bad.Quant = &tensor.Quantization{Scale: []float32{1, 2}, ZeroPoint: []int64{0, 0}, Axis: 1}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), bad); err == nil {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), bad); err == nil {
 		t.Error("DEQUANTIZE with 2 scales for a dimension of 3 accepted")
 	}
-	if err := prepareErr(actNew(t, schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
+	if err := prepareErr(actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), qOut(tensor.Float32, 0, 0), qT(tensor.Float32, []int{2}, 0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("DEQUANTIZE float32: %v, want unsupported", err)
+	}
+}
+
+func TestQuantizeEvalAllocs(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		op      Op
+		in, out *tensor.Tensor
+	}{
+		{"QUANTIZE float", actNew(t, quantizeOps(), schema.BuiltinOperatorQUANTIZE), qT(tensor.Float32, []int{64}, 0, 0), qOut(tensor.Int8, 0.1, 0)},
+		{"DEQUANTIZE int8", actNew(t, quantizeOps(), schema.BuiltinOperatorDEQUANTIZE), actAll8(tensor.Int8, 0.1, 3), qOut(tensor.Float32, 0, 0)},
+	} {
+		mustRun(t, c.op, 1, c.out, c.in)
+		n := &Node{Inputs: []*tensor.Tensor{c.in}, Outputs: []*tensor.Tensor{c.out}, Threads: 1}
+		if a := testing.AllocsPerRun(10, func() { c.op.Eval(n) }); a != 0 {
+			t.Errorf("%s: Eval allocates %v times", c.name, a)
+		}
 	}
 }

@@ -218,7 +218,7 @@ func (r *Reduce) checkTypes(in, out *tensor.Tensor) error {
 }
 
 // resize computes the output shape and the resolved axes from the axis values
-// and sizes the scratch memory (shapeSetOutput also sizes a Dynamic output).
+// and sizes the scratch memory (SetShape also sizes a Dynamic output).
 func (r *Reduce) resize(in, axis, out *tensor.Tensor) error {
 	vals := reduceAxisValues(axis)
 	shape, err := reduceOutputShape(in.Shape, vals, r.Params.KeepDims)
@@ -226,13 +226,13 @@ func (r *Reduce) resize(in, axis, out *tensor.Tensor) error {
 		return err
 	}
 	r.axes, r.axesErr = reduceResolveAxes(len(in.Shape), vals)
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	r.outShape = append(r.outShape[:0], shape...)
 	nOut := tensor.NumElements(shape)
-	r.accI32 = sized(r.accI32, nOut)
-	r.accI64 = sized(r.accI64, nOut)
-	r.accF32 = sized(r.accF32, nOut)
-	r.visited = sized(r.visited, nOut)
+	r.accI32 = Sized(r.accI32, nOut)
+	r.accI64 = Sized(r.accI64, nOut)
+	r.accF32 = Sized(r.accF32, nOut)
+	r.visited = Sized(r.visited, nOut)
 	if r.axesErr == nil {
 		r.it.init(in.Shape, r.axes)
 	}
@@ -354,25 +354,12 @@ func (r *Reduce) evalMean(in, axis, out *tensor.Tensor) error {
 	return nil
 }
 
-type reduceQuant interface{ ~uint8 | ~int8 | ~int16 }
-
-func reduceTypeRange[T reduceQuant]() (lo, hi int32) {
-	var z T
-	switch any(z).(type) {
-	case uint8:
-		return 0, math.MaxUint8
-	case int8:
-		return math.MinInt8, math.MaxInt8
-	}
-	return math.MinInt16, math.MaxInt16
-}
-
 // reduceMeanQuantized follows EvalMeanReferenceOps of TF 2.9: a 4-D
 // spatial mean with keep_dims uses integer rescaling (a float-derived bias for
 // UINT8), equal input/output quantization a truncating integer mean, and
 // anything else a float mean (QuantizedMeanOrSum).
-func reduceMeanQuantized[T reduceQuant](r *Reduce, in, axis, out *tensor.Tensor, src, dst []T) error {
-	lo, hi := reduceTypeRange[T]()
+func reduceMeanQuantized[T Int8or16](r *Reduce, in, axis, out *tensor.Tensor, src, dst []T) error {
+	lo, hi := TypeRange[T]()
 	inZP, outZP := in.ZeroPoint(), out.ZeroPoint()
 	inScale, outScale := in.Scale(), out.Scale()
 	if r.isMean4DSpecial(in, axis) {
@@ -446,14 +433,14 @@ func reduceMeanQuantized[T reduceQuant](r *Reduce, in, axis, out *tensor.Tensor,
 // reduceQuantizedMeanOrSum finishes TFLite's reference QuantizedMeanOrSum from
 // the integer sums: the rescaling is done in float32. The sum variant does not
 // clamp (values wrap on the narrowing conversion, as in TFLite).
-func reduceQuantizedMeanOrSum[T reduceQuant](acc []int32, dst []T, count int, inZP int32, inScale float32, outZP int32, outScale float32, sum bool) {
-	lo, hi := reduceTypeRange[T]()
+func reduceQuantizedMeanOrSum[T Int8or16](acc []int32, dst []T, count int, inZP int32, inScale float32, outZP int32, outScale float32, sum bool) {
+	lo, hi := TypeRange[T]()
 	scale := inScale / outScale
 	fcount := float32(count)
 	if sum {
 		bias := float32(float32(float32(-inZP)*scale) * fcount)
 		for i, a := range acc {
-			v := int32(float32Round(float32(float32(a)*scale)+bias)) + outZP
+			v := int32(Roundf(float32(float32(a)*scale)+bias)) + outZP
 			dst[i] = T(v)
 		}
 		return
@@ -461,14 +448,11 @@ func reduceQuantizedMeanOrSum[T reduceQuant](acc []int32, dst []T, count int, in
 	bias := float32(float32(-inZP) * scale)
 	for i, a := range acc {
 		mean := float32(a) / fcount
-		res := min(float32Round(float32(mean*scale)+bias)+float32(outZP), float32(hi))
+		res := min(Roundf(float32(mean*scale)+bias)+float32(outZP), float32(hi))
 		res = max(res, float32(lo))
 		dst[i] = T(int32(res))
 	}
 }
-
-// float32Round rounds half away from zero in float32, as std::round(float).
-func float32Round(x float32) float32 { return float32(math.Round(float64(x))) }
 
 func (r *Reduce) evalSum(in, out *tensor.Tensor) error {
 	sameScale := in.Scale() == out.Scale() && in.ZeroPoint() == out.ZeroPoint()
@@ -518,8 +502,8 @@ func (r *Reduce) evalProd(in, out *tensor.Tensor) error {
 
 // reduceQuantizedProd multiplies the zero-point-shifted values, rescaling
 // after every multiplication (TFLite's QuantizedReduceProd).
-func reduceQuantizedProd[T reduceQuant](r *Reduce, src, dst []T, inZP, outZP int32) {
-	lo, hi := reduceTypeRange[T]()
+func reduceQuantizedProd[T Int8or16](r *Reduce, src, dst []T, inZP, outZP int32) {
+	lo, hi := TypeRange[T]()
 	nOut := len(dst)
 	acc, seen := r.accI32[:nOut], r.visited[:nOut]
 	clear(seen)
@@ -614,8 +598,8 @@ type reduceIter struct {
 func (it *reduceIter) init(shape []int, axes []int) {
 	nd := len(shape)
 	it.dims = append(it.dims[:0], shape...)
-	it.ostride = sized(it.ostride, nd)
-	it.idx = sized(it.idx, nd)
+	it.ostride = Sized(it.ostride, nd)
+	it.idx = Sized(it.idx, nd)
 	stride := 1
 	for d := nd - 1; d >= 0; d-- {
 		reduced := false

@@ -14,7 +14,7 @@ import (
 // This file holds RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR
 // (tensorflow/lite/kernels/resize_bilinear.cc, resize_nearest_neighbor.cc).
 // Large resizes run on several goroutines with the pooling kernels'
-// poolWorkers and poolParallel (pool.go).
+// WorkersFor and TryParallel (pool.go).
 
 // resizeOps returns the registrations of the resize ops.
 func resizeOps() []Registration {
@@ -85,7 +85,7 @@ func resizeCheck(name string, n *Node) (in, size, out *tensor.Tensor, err error)
 func resizeOutput(in, size, out *tensor.Tensor) {
 	s := size.Int32s()
 	shape := [4]int{in.Shape[0], int(s[0]), int(s[1]), in.Shape[3]}
-	shapeSetOutput(out, shape[:])
+	SetShape(out, shape[:])
 }
 
 // ResizeBilinear is the kernel of RESIZE_BILINEAR
@@ -138,15 +138,15 @@ func (r *ResizeBilinear) Eval(n *Node) error {
 		}
 	}
 	b, outH := out.Shape[0], out.Shape[1]
-	workers := poolWorkers(n.Threads, b*outH, out.NumElements()*4)
+	workers := WorkersFor(n.Threads, b*outH, out.NumElements()*4)
 	rows := func(f func(lo, hi int)) {
-		_ = poolParallel(n.Workers, workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
+		_ = TryParallel(n.Workers, workers, b*outH, func(_, lo, hi int) error { f(lo, hi); return nil })
 	}
 	switch in.Type {
 	case tensor.Float32:
 		if !r.Params.AlignCorners && !r.Params.HalfPixelCenters && outH == 2*in.Shape[1] && out.Shape[2] == 2*in.Shape[2] {
 			// Each unit is one input row, giving two output rows.
-			_ = poolParallel(n.Workers, poolWorkers(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
+			_ = TryParallel(n.Workers, WorkersFor(n.Threads, b*in.Shape[1], out.NumElements()), b*in.Shape[1], func(_, lo, hi int) error {
 				resizeBilinear2x2(in.Float32s(), out.Float32s(), in.Shape, lo, hi)
 				return nil
 			})
@@ -522,7 +522,7 @@ func nearestIndex(v, inSize, outSize int, p ResizeParams) int {
 	s := float32(float32(float32(v)+offset) * scale)
 	var o int32
 	if p.AlignCorners {
-		o = int32(float32Round(s))
+		o = int32(Roundf(s))
 	} else {
 		o = int32(float32(math.Floor(float64(s))))
 	}
@@ -557,7 +557,7 @@ func (r *ResizeNearestNeighbor) Eval(n *Node) error {
 		}
 		return nearestIndex(v, inSize, outSize, r.Params)
 	}
-	r.xMap = sized(r.xMap, outW)
+	r.xMap = Sized(r.xMap, outW)
 	for x := range outW {
 		r.xMap[x] = srcIndex(x, inW, outW, wScale)
 	}

@@ -113,16 +113,6 @@ func shapeNormAxis(op string, axis, rank int) (int, error) {
 	return a, nil
 }
 
-// shapeSetOutput gives out the shape: through SetShape (which sizes Data) for
-// a Dynamic tensor during Eval, as a plain assignment in Prepare.
-func shapeSetOutput(out *tensor.Tensor, shape []int) {
-	if out.Dynamic {
-		out.SetShape(shape)
-		return
-	}
-	out.Shape = append([]int(nil), shape...)
-}
-
 // shapeSizeOutput sizes out in Prepare when the inputs that decide its
 // shape are constant, from shape(); otherwise it marks out Dynamic, for
 // Eval to size.
@@ -135,7 +125,7 @@ func shapeSizeOutput(out *tensor.Tensor, constant bool, shape func() ([]int, err
 	if err != nil {
 		return err
 	}
-	shapeSetOutput(out, s)
+	SetShape(out, s)
 	return nil
 }
 

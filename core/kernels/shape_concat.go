@@ -82,7 +82,7 @@ func (o *concatOp) Prepare(n *Node) error {
 	}
 	shape := append([]int(nil), t0.Shape...)
 	shape[axis] = sum
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	o.planCopies(n.Inputs, out, shape, axis)
 	return nil
 }
@@ -291,7 +291,7 @@ func (o *splitOp) resize(n *Node) error {
 	o.shape = append(o.shape[:0], in.Shape...)
 	o.shape[axis] = in.Shape[axis] / o.p.NumSplits
 	for _, out := range n.Outputs {
-		shapeSetOutput(out, o.shape)
+		SetShape(out, o.shape)
 	}
 	return nil
 }
@@ -405,7 +405,7 @@ func (o *splitVOp) resize(n *Node) error {
 	for i, out := range n.Outputs {
 		o.shape = append(o.shape[:0], in.Shape...)
 		o.shape[axis] = o.sizes[i]
-		shapeSetOutput(out, o.shape)
+		SetShape(out, o.shape)
 	}
 	return nil
 }
@@ -517,7 +517,7 @@ func (o *packOp) Prepare(n *Node) error {
 	shape = append(shape, t0.Shape[:axis]...)
 	shape = append(shape, o.p.ValuesCount)
 	shape = append(shape, t0.Shape[axis:]...)
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	o.outer = tensor.NumElements(shape[:axis])
 	o.copy = tensor.NumElements(shape[axis+1:]) * t0.Type.Size()
 	return nil
@@ -591,7 +591,7 @@ func (o *unpackOp) Prepare(n *Node) error {
 			return fmt.Errorf("%s: output %d quantization (%g, %d) differs from the input's (%g, %d)",
 				op, i, out.Scale(), out.ZeroPoint(), in.Scale(), in.ZeroPoint())
 		}
-		shapeSetOutput(out, shape)
+		SetShape(out, shape)
 	}
 	o.outer = tensor.NumElements(in.Shape[:axis])
 	o.copy = tensor.NumElements(in.Shape[axis+1:]) * in.Type.Size()

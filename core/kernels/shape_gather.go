@@ -70,7 +70,7 @@ func (o *gatherOp) Prepare(n *Node) error {
 	shape = append(shape, in.Shape[:axis]...)
 	shape = append(shape, pos.Shape[bd:]...)
 	shape = append(shape, in.Shape[axis+1:]...)
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	o.batch = tensor.NumElements(in.Shape[:bd])
 	o.outer = tensor.NumElements(in.Shape[bd:axis])
 	o.inner = tensor.NumElements(in.Shape[axis+1:]) * in.Type.Size()
@@ -155,7 +155,7 @@ func (o *gatherNdOp) Prepare(n *Node) error {
 	shape := make([]int, 0, ir+pr-nd-1)
 	shape = append(shape, indices.Shape[:ir-1]...)
 	shape = append(shape, params.Shape[nd:]...)
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	o.nd = nd
 	o.nSlices = tensor.NumElements(indices.Shape[:ir-1])
 	o.slice = tensor.NumElements(params.Shape[nd:]) * params.Type.Size()

@@ -205,7 +205,7 @@ func (o *squeezeOp) Prepare(n *Node) error {
 			shape = append(shape, d)
 		}
 	}
-	shapeSetOutput(out, shape)
+	SetShape(out, shape)
 	return nil
 }
 
@@ -315,7 +315,7 @@ func (o *shapeOp) Prepare(n *Node) error {
 	if out.Type != o.p.OutType {
 		return fmt.Errorf("SHAPE: output type %s differs from out_type %s", out.Type, o.p.OutType)
 	}
-	shapeSetOutput(out, []int{len(n.Inputs[0].Shape)})
+	SetShape(out, []int{len(n.Inputs[0].Shape)})
 	return nil
 }
 

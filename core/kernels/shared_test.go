@@ -219,10 +219,10 @@ func TestScratchShared(t *testing.T) {
 	own := build(nil)
 	var largest [2]int // depthwise, GEMM
 	for i, nd := range own {
-		largest[i%2] = max(largest[i%2], nd.n.Scratch.size())
+		largest[i%2] = max(largest[i%2], nd.n.Scratch.Size())
 	}
-	if one.size() != largest[0]+largest[1] {
-		t.Errorf("shared scratch is %d bytes, the largest nodes' own %d", one.size(), largest[0]+largest[1])
+	if one.Size() != largest[0]+largest[1] {
+		t.Errorf("shared scratch is %d bytes, the largest nodes' own %d", one.Size(), largest[0]+largest[1])
 	}
 	for _, i := range []int{0, 1, 2, 3, 4, 5, 2, 0, 4, 1} {
 		for _, nodes := range [][]node{shared, own} {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -74,7 +75,7 @@ func (rt *replayTensor) tensor() (*tensor.Tensor, error) {
 // replayLoad reads the replay cases of testdata/gen/<file>.
 func replayLoad(t *testing.T, file string) []replayCase {
 	t.Helper()
-	f, err := os.Open("../../testdata/gen/" + file)
+	f, err := os.Open(filepath.Join(repoRoot(t), "testdata", "gen", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +176,7 @@ type replaySpec struct {
 // with TFLite's: the same failures, the same output shapes, the same bytes
 // for non-float outputs and float outputs within 1e-5 (relative above 1).
 func replayTFLite29(t *testing.T, spec replaySpec) {
-	reg := NewRegistry()
-	for _, r := range spec.ops {
-		reg.Register(r)
-	}
+	reg := NewRegistry(spec.ops...)
 	cases := replayLoad(t, spec.file)
 	if len(cases) < spec.minCases {
 		t.Fatalf("only %d golden cases", len(cases))
@@ -239,5 +237,25 @@ func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *r
 			t.Errorf("%s: output %d: out[%d] = %v, want %v", name, j, k, gk, wk)
 			return
 		}
+	}
+}
+
+// repoRoot is the module's root folder: the nearest folder above the
+// test's working directory that holds go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = up
 	}
 }

@@ -144,7 +144,7 @@ func (k *transposeConv) Prepare(n *Node) error {
 	if w.Const {
 		k.transposeWeights(w, in.Type)
 	}
-	k.inVec = sized(k.inVec, in.Shape[3])
+	k.inVec = Sized(k.inVec, in.Shape[3])
 	if !t.shape.Const {
 		out.Dynamic = true
 		return nil
@@ -176,9 +176,9 @@ func (k *transposeConv) resizeOutput(t tconvTensors, eval bool) error {
 	switch {
 	case in.Type == tensor.Float32:
 	case k.wide(t):
-		k.acc64 = sized(k.acc64, elems)
+		k.acc64 = Sized(k.acc64, elems)
 	default:
-		k.acc32 = sized(k.acc32, elems)
+		k.acc32 = Sized(k.acc32, elems)
 	}
 	if eval {
 		t.out.SetShape(shape)
@@ -205,8 +205,8 @@ func (k *transposeConv) prepareQuant(in, w, bias, out *tensor.Tensor) error {
 			return Unsupported("TRANSPOSE_CONV: %d weight scales on axis %d for %d output channels", len(q.Scale), q.Axis, outC)
 		}
 	}
-	k.mult = sized(k.mult, outC)
-	k.shift = sized(k.shift, outC)
+	k.mult = Sized(k.mult, outC)
+	k.shift = Sized(k.shift, outC)
 	if in.Type == tensor.Uint8 {
 		// GetQuantizedConvolutionMultipler: the product of the scales is
 		// taken in float32, then divided in double.
@@ -241,7 +241,7 @@ func (k *transposeConv) transposeWeights(w *tensor.Tensor, inType tensor.DType) 
 	dst := func(o, y, x, c int) int { return ((y*fw+x)*outC+o)*inC + c }
 	switch inType {
 	case tensor.Float32:
-		k.wF = sized(k.wF, n)
+		k.wF = Sized(k.wF, n)
 		src := w.Float32s()
 		i := 0
 		for o := 0; o < outC; o++ {
@@ -253,7 +253,7 @@ func (k *transposeConv) transposeWeights(w *tensor.Tensor, inType tensor.DType) 
 			}
 		}
 	default:
-		k.wQ = sized(k.wQ, n)
+		k.wQ = Sized(k.wQ, n)
 		var get func(i int) int32
 		if w.Type == tensor.Uint8 {
 			src, zp := w.Uint8s(), w.ZeroPoint()

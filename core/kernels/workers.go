@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -14,7 +15,7 @@ import (
 // sleeps, so that a loop seldom waits for a sleeping thread to be woken.
 //
 // One loop runs at a time: the kernels of an interpreter run one after the
-// other. A nil *Workers starts goroutines per loop, as parallelFor does.
+// other. A nil *Workers starts goroutines per loop, as ParallelFor does.
 type Workers struct {
 	team []*worker
 }
@@ -22,12 +23,12 @@ type Workers struct {
 // loopBody is a parallel loop's body. An op that keeps its body in itself
 // (a struct holding the loop's arguments) hands it to the team without
 // allocating, where a closure made at every Eval escapes to the heap.
-type loopBody interface{ chunk(worker, lo, hi int) }
+type LoopBody interface{ Chunk(worker, lo, hi int) }
 
 // loopFunc makes a function a loopBody.
 type loopFunc func(worker, lo, hi int)
 
-func (f loopFunc) chunk(w, lo, hi int) { f(w, lo, hi) }
+func (f loopFunc) Chunk(w, lo, hi int) { f(w, lo, hi) }
 
 // worker is one goroutine of a team and its mailbox. The caller publishes
 // a chunk by storing body and the range, then bumping seq. Whoever first
@@ -44,7 +45,7 @@ type worker struct {
 	quit     atomic.Bool
 	wake     chan struct{} // a token for a sleeping worker
 	finished chan struct{} // a token for a waiting caller
-	body     loopBody
+	body     LoopBody
 	index    int
 	lo, hi   int
 	panicked any
@@ -172,41 +173,41 @@ func (wk *worker) await(seen uint64) uint64 {
 }
 
 // runChunk runs body over [lo, hi) and returns what it panicked with.
-func runChunk(body loopBody, w, lo, hi int) (panicked any) {
+func runChunk(body LoopBody, w, lo, hi int) (panicked any) {
 	defer func() { panicked = recover() }()
-	body.chunk(w, lo, hi)
+	body.Chunk(w, lo, hi)
 	return nil
 }
 
-// parallelFor is the package parallelFor on w's team: the caller runs the
+// ParallelFor is the package ParallelFor on w's team: the caller runs the
 // first chunk, the team the others (or the caller, those not yet started
 // when it is done). A panic in any chunk is raised again in the caller once
 // every chunk has finished.
-func (w *Workers) parallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
+func (w *Workers) ParallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
 	w.run(n, threads, align, loopFunc(fn))
 }
 
-// run is parallelFor with a loopBody.
-func (w *Workers) run(n, threads, align int, body loopBody) {
+// run is ParallelFor with a LoopBody.
+func (w *Workers) run(n, threads, align int, body LoopBody) {
 	if w == nil || threads-1 > len(w.team) {
-		parallelFor(n, threads, align, body.chunk)
+		ParallelFor(n, threads, align, body.Chunk)
 		return
 	}
-	chunks := splitChunks(n, threads, align)
+	chunks := SplitChunks(n, threads, align)
 	if chunks <= 1 {
 		if n > 0 {
-			body.chunk(0, 0, n)
+			body.Chunk(0, 0, n)
 		}
 		return
 	}
 	team := w.team[:chunks-1]
 	for c, wk := range team {
 		wk.body, wk.index = body, c+1
-		wk.lo, wk.hi = chunkRange(n, chunks, align, c+1)
+		wk.lo, wk.hi = ChunkRange(n, chunks, align, c+1)
 		wk.seq.Add(1)
 		wk.signal()
 	}
-	lo, hi := chunkRange(n, chunks, align, 0)
+	lo, hi := ChunkRange(n, chunks, align, 0)
 	raised := runChunk(body, 0, lo, hi)
 	for _, wk := range team {
 		s := wk.seq.Load()
@@ -245,4 +246,87 @@ func (wk *worker) awaitDone(s uint64) {
 		wk.waiting.Store(false)
 		return
 	}
+}
+
+// ParallelFor runs fn over [0, n) split into at most threads contiguous
+// chunks whose bounds are multiples of align (except the end), one goroutine
+// per chunk beyond the last, which the caller runs. fn gets the worker index
+// and its range. The split never changes what is computed, only who
+// computes it. Kernels with the interpreter's Workers use
+// (*Workers).ParallelFor, the same split on persistent goroutines.
+func ParallelFor(n, threads, align int, fn func(worker, lo, hi int)) {
+	chunks := SplitChunks(n, threads, align)
+	if chunks <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range chunks - 1 {
+		lo, hi := ChunkRange(n, chunks, align, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, lo, hi)
+		}()
+	}
+	lo, hi := ChunkRange(n, chunks, align, chunks-1)
+	fn(chunks-1, lo, hi)
+	wg.Wait()
+}
+
+// SplitChunks is the number of chunks ParallelFor cuts [0, n) into: at
+// most threads, each at least one unit of align.
+func SplitChunks(n, threads, align int) int {
+	align = max(align, 1)
+	return max(1, min(threads, (n+align-1)/align))
+}
+
+// ChunkRange is chunk c of [0, n) cut into chunks runs of whole align
+// units, the first units%chunks of them one unit longer.
+func ChunkRange(n, chunks, align, c int) (lo, hi int) {
+	align = max(align, 1)
+	units := (n + align - 1) / align
+	per, extra := units/chunks, units%chunks
+	lo = (c*per + min(c, extra)) * align
+	hi = lo + per*align
+	if c < extra {
+		hi += align
+	}
+	if c == chunks-1 {
+		hi = n
+	}
+	return min(lo, n), min(hi, n)
+}
+
+// minParallelWork is the amount of work (roughly, input elements read)
+// below which the pooling and resizing kernels stay on one goroutine.
+const minParallelWork = 1 << 16
+
+// WorkersFor is how many goroutines to use for work units of the given
+// total cost: at most threads and at most units.
+func WorkersFor(threads, units, work int) int {
+	if work < minParallelWork {
+		return 1
+	}
+	return max(1, min(threads, units))
+}
+
+// TryParallel is team's ParallelFor over [0, units) with at most workers
+// goroutines, for an fn that can fail: it returns the first chunk's error.
+func TryParallel(team *Workers, workers, units int, fn func(worker, lo, hi int) error) error {
+	if workers <= 1 {
+		return fn(0, 0, units)
+	}
+	var first atomic.Pointer[error]
+	team.ParallelFor(units, workers, 1, func(w, lo, hi int) {
+		if err := fn(w, lo, hi); err != nil {
+			first.CompareAndSwap(nil, &err)
+		}
+	})
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
 }

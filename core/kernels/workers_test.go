@@ -10,7 +10,7 @@ import (
 )
 
 // TestWorkersSplit checks that a team runs every index exactly once, in the
-// chunks parallelFor would cut, with each chunk's worker index.
+// chunks ParallelFor would cut, with each chunk's worker index.
 func TestWorkersSplit(t *testing.T) {
 	for _, threads := range []int{2, 3, 4} {
 		team := NewWorkers(threads)
@@ -18,18 +18,18 @@ func TestWorkersSplit(t *testing.T) {
 			for round := range 3 {
 				got := make([]int, c.n)
 				want := make([]int, c.n)
-				team.parallelFor(c.n, threads, c.align, func(w, lo, hi int) {
+				team.ParallelFor(c.n, threads, c.align, func(w, lo, hi int) {
 					for i := lo; i < hi; i++ {
 						got[i] += w + 1
 					}
 				})
-				parallelFor(c.n, threads, c.align, func(w, lo, hi int) {
+				ParallelFor(c.n, threads, c.align, func(w, lo, hi int) {
 					for i := lo; i < hi; i++ {
 						want[i] += w + 1
 					}
 				})
 				if !slices.Equal(got, want) {
-					t.Errorf("threads %d, n %d, align %d, round %d: team %v, parallelFor %v", threads, c.n, c.align, round, got, want)
+					t.Errorf("threads %d, n %d, align %d, round %d: team %v, ParallelFor %v", threads, c.n, c.align, round, got, want)
 				}
 			}
 		}
@@ -48,14 +48,14 @@ func TestWorkersPanic(t *testing.T) {
 				t.Errorf("recovered %v, want the worker's panic", r)
 			}
 		}()
-		team.parallelFor(10, 2, 1, func(w, lo, hi int) {
+		team.ParallelFor(10, 2, 1, func(w, lo, hi int) {
 			if w == 1 {
 				panic(fmt.Sprintf("chunk %d", w))
 			}
 		})
 	}()
 	sum := make([]int, 2)
-	team.parallelFor(10, 2, 1, func(w, lo, hi int) { sum[w] = hi - lo })
+	team.ParallelFor(10, 2, 1, func(w, lo, hi int) { sum[w] = hi - lo })
 	if sum[0]+sum[1] != 10 {
 		t.Errorf("after a panic: chunks cover %d of 10", sum[0]+sum[1])
 	}
@@ -68,7 +68,7 @@ func TestWorkersAllocs(t *testing.T) {
 	defer team.Close()
 	var sink [2]int
 	fn := func(w, lo, hi int) { sink[w] += hi - lo }
-	if a := testing.AllocsPerRun(100, func() { team.parallelFor(64, 2, 1, fn) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { team.ParallelFor(64, 2, 1, fn) }); a != 0 {
 		t.Errorf("%v allocations per loop", a)
 	}
 }
@@ -82,12 +82,12 @@ func BenchmarkParallelFor(b *testing.B) {
 		team := NewWorkers(2)
 		defer team.Close()
 		for b.Loop() {
-			team.parallelFor(2, 2, 1, fn)
+			team.ParallelFor(2, 2, 1, fn)
 		}
 	})
 	b.Run("goroutines", func(b *testing.B) {
 		for b.Loop() {
-			parallelFor(2, 2, 1, fn)
+			ParallelFor(2, 2, 1, fn)
 		}
 	})
 }
