@@ -18,9 +18,9 @@ import (
 //	sum_t (x_t - xzp)*w_t + bias = sum_t x_t*w_t + (bias - xzp*sum_t w_t)
 //
 // A row of output pixels is one call of q8.Row with the kernel a q8.Kernel
-// names: assembly, or the pure-Go twin of all of them. The
-// filter rows it reads are input rows, in place when no tap of the row can
-// fall outside them, or copies widened with the zero point on both sides.
+// names: assembly, or the pure-Go twin of all of them. The filter rows it
+// reads are input rows, in place when no tap of the row can fall outside
+// them, or copies widened with the zero point on both sides.
 
 // dwVNNI is the prepared state of the vector depthwise kernel.
 type dwVNNI struct {
