@@ -24,12 +24,12 @@ go test -count=1 -timeout 20m ./...
 # The gpu delegate on a second OpenCL implementation (Mesa's rusticl).
 scripts/test-gpu-rusticl.sh
 # The kernels' pure-Go twins, which the purego build tag selects on every architecture.
-go test -count=1 -tags purego ./core/kernels/
+go test -count=1 -tags purego ./core/kernels/...
 # The kernels and every golden on linux/arm64 and linux/arm (GOARM=7), under qemu-user: arm64 as
 # qemu's "max" CPU (NEON with SDOT) and as a Cortex-A72 (Raspberry Pi 4: NEON without SDOT).
-GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/ ./tensor/
-QEMU_CPU=cortex-a72 GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/
-GOARCH=arm GOARM=7 go test -count=1 -exec qemu-arm-static ./core/kernels/ ./tensor/
+GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/... ./tensor/
+QEMU_CPU=cortex-a72 GOARCH=arm64 go test -count=1 -exec qemu-aarch64-static ./core/kernels/...
+GOARCH=arm GOARM=7 go test -count=1 -exec qemu-arm-static ./core/kernels/... ./tensor/
 DELEGO_EMULATED=1 go test -count=1 -run '^TestGoldenEmulated$' ./integration
 # Every release target (several minutes from a cold build cache): only when asked.
 if [ -n "${DELEGO_RELEASE_TEST:-}" ]; then

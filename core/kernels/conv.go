@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels/internal/asm/f32"
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -212,7 +213,7 @@ type gemmBiasKey struct {
 	requantKey
 	xzp          int32
 	unsignedRows bool
-	kern         qvKernel // how the kernel reads the rows changes the constants
+	kern         q8.Kernel // how the kernel reads the rows changes the constants
 }
 
 // shareQuantBias gives the 8-bit GEMM, whose constant weights (key) are
@@ -309,7 +310,7 @@ func (c *Conv2D) Prepare(n *Node) error {
 			return err
 		}
 		c.qg.ruy = true
-		c.qg.kern = qvBest
+		c.qg.kern = q8.Best()
 		c.qg.N, c.qg.K = outC, K
 		c.xzp = in.ZeroPoint()
 		if filter.Const {

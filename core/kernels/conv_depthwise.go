@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels/internal/asm/f32"
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -137,8 +138,8 @@ func (d *DepthwiseConv2D) Prepare(n *Node) error {
 			return err
 		}
 		d.xzp = in.ZeroPoint()
-		d.vd.kern = qvBest
-		d.vec = qvBest != qvPortable
+		d.vd.kern = q8.Best()
+		d.vec = q8.Best() != q8.Portable
 		d.prepareQuant(threads)
 		if filter.Const && (bias == nil || bias.Const) {
 			d.setConstWeights(n, in, filter, bias, out)

@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/delego/delego/core/kernels/internal/asm/q8"
+
 // Packed 8-bit depthwise convolution.
 //
 // For a fixed channel and filter tap the weight is the same for every output
@@ -21,14 +23,14 @@ package kernels
 type dwPacked struct {
 	outC, inC, mult int
 	taps            int
-	w64             []int64 // [taps][outC] weights minus their zero point
-	qp              []qchan // requantization with constant bias - (xzp - s0)*sum_t w
-	s0              int32   // 128 for UINT8 inputs, 0 for INT8
-	padX            int64   // xzp - s0, the value of taps outside the input
-	padVal          int64   // padX in all three lanes
-	flush           int     // taps between lane splits
-	groups          int     // ceil(outW/3)
-	rowLen          int     // packed columns per row
+	w64             []int64   // [taps][outC] weights minus their zero point
+	qp              []q8.Chan // requantization with constant bias - (xzp - s0)*sum_t w
+	s0              int32     // 128 for UINT8 inputs, 0 for INT8
+	padX            int64     // xzp - s0, the value of taps outside the input
+	padVal          int64     // padX in all three lanes
+	flush           int       // taps between lane splits
+	groups          int       // ceil(outW/3)
+	rowLen          int       // packed columns per row
 	workers         []dwWorker
 	team            *Workers // the interpreter's, for the split by rows
 }
@@ -94,7 +96,7 @@ func (d *dwPacked) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequa
 	}
 	d.flush = max(1, int(((1<<(laneBits-1))-1)/(128*maxW)))
 	if cap(d.qp) < d.outC {
-		d.qp = make([]qchan, d.outC)
+		d.qp = make([]q8.Chan, d.outC)
 	}
 	d.qp = d.qp[:d.outC]
 	for c := range d.outC {
@@ -267,12 +269,12 @@ func dwPackedRun[T int8 | uint8](d *dwPacked, g *convGeom, in, out []T, rq *chan
 					s2 += w.acc32[2*outC+c]
 				}
 				q := &qp[c]
-				o[c] = T(q.tfl(s0, zp, lo32, hi32))
+				o[c] = T(q.TFL(s0, zp, lo32, hi32))
 				if nPix > 1 {
-					o[outC+c] = T(q.tfl(s1, zp, lo32, hi32))
+					o[outC+c] = T(q.TFL(s1, zp, lo32, hi32))
 				}
 				if nPix > 2 {
-					o[2*outC+c] = T(q.tfl(s2, zp, lo32, hi32))
+					o[2*outC+c] = T(q.TFL(s2, zp, lo32, hi32))
 				}
 			}
 		}

@@ -1,8 +1,9 @@
 package kernels
 
 import (
-	"math/bits"
 	"unsafe"
+
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 )
 
 // The vector 8-bit depthwise convolution (depth multiplier 1; a larger
@@ -16,72 +17,21 @@ import (
 //
 //	sum_t (x_t - xzp)*w_t + bias = sum_t x_t*w_t + (bias - xzp*sum_t w_t)
 //
-// A row of output pixels is one call of dwRow with the kernel a qvKernel
-// names: assembly, or dwRowGo, the pure-Go twin of all of them. The
-// filter rows it reads are input rows, in place when no tap of the row can
-// fall outside them, or copies widened with the zero point on both sides.
-
-// dwRowArgs is one call of the row kernel. Its layout is read by the
-// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
-type dwRowArgs struct {
-	rows    *unsafe.Pointer // kh filter rows, at the first pixel's first tap
-	kh, kw  int             //
-	tapStep int             // bytes between horizontal taps: dilation*C
-	pixStep int             // bytes between output pixels' first taps: stride*C
-	npix    int             // output pixels
-	nb      int             // channel blocks of 16
-	tail    uint64          // load and store mask of the last block
-	w       *int32          // [kh*kw][wstride/4] weights
-	wstride int             // bytes between taps' weights
-	qp      *qvBlock        // [nb] requantization (TFLite rounding)
-	out     *uint8          // first pixel's first channel
-	outC    int             // bytes between output pixels
-	zp      int64           // output zero point
-	lo, hi  int64           // clamp range
-	signed  int64           // 1: INT8 inputs (sign-extended)
-}
-
-// dwRowGo is the pure-Go twin of the assembly row kernels.
-func dwRowGo(t *dwRowArgs) {
-	rows := unsafe.Slice(t.rows, t.kh)
-	nc := 16 * t.nb
-	w := unsafe.Slice(t.w, t.kh*t.kw*t.wstride/4)
-	qp := unsafe.Slice(t.qp, t.nb)
-	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
-	width := nc - 16 + bits.Len64(t.tail&0xffff) // the last block's masked-off lanes may lie past the output's end
-	for p := range t.npix {
-		out := unsafe.Slice((*uint8)(unsafe.Add(unsafe.Pointer(t.out), p*t.outC)), width)
-		for c := range width {
-			if c >= nc-16 && t.tail&(1<<(c%16)) == 0 {
-				continue
-			}
-			var acc int32
-			for ky := range t.kh {
-				for kx := range t.kw {
-					x := *(*uint8)(unsafe.Add(rows[ky], p*t.pixStep+kx*t.tapStep+c))
-					v := int32(x)
-					if t.signed != 0 {
-						v = int32(int8(x))
-					}
-					acc += v * int32(int16(w[(ky*t.kw+kx)*t.wstride/4+c]))
-				}
-			}
-			q := qp[c/16].lane(c % 16)
-			out[c] = uint8(q.tfl(acc, zp, lo, hi))
-		}
-	}
-}
+// A row of output pixels is one call of q8.Row with the kernel a q8.Kernel
+// names: assembly, or the pure-Go twin of all of them. The filter rows it
+// reads are input rows, in place when no tap of the row can fall outside
+// them, or copies widened with the zero point on both sides.
 
 // dwVNNI is the prepared state of the vector depthwise kernel.
 type dwVNNI struct {
 	C, taps, nb int
-	w           []int32   // [taps][16*nb]
-	qp          []qvBlock // [nb]
-	rowLen      int       // columns of a filter row: (outW-1)*strideW + (kW-1)*dilW + 1
-	inPlace     bool      // filter rows are read from the input
-	xzp         uint8     // the input zero point's byte
+	w           []int32    // [taps][16*nb]
+	qp          []q8.Block // [nb]
+	rowLen      int        // columns of a filter row: (outW-1)*strideW + (kW-1)*dilW + 1
+	inPlace     bool       // filter rows are read from the input
+	xzp         uint8      // the input zero point's byte
 	signed      bool
-	kern        qvKernel     // the row kernel
+	kern        q8.Kernel    // the row kernel
 	scr         *convScratch // the workers' dwV
 	loop        dwVLoop      // the split's body, kept here so that it allocates nothing
 }
@@ -185,7 +135,7 @@ func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant
 		}
 	}
 	if cap(d.qp) < d.nb {
-		d.qp = make([]qvBlock, d.nb)
+		d.qp = make([]q8.Block, d.nb)
 	}
 	d.qp = d.qp[:d.nb]
 	clear(d.qp)
@@ -198,7 +148,7 @@ func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant
 		if bias != nil {
 			b = bias[c]
 		}
-		d.qp[c/16].set(c%16, newQchan(rq, c, b-xzp*s))
+		d.qp[c/16].Set(c%16, newQchan(rq, c, b-xzp*s))
 	}
 }
 
@@ -231,11 +181,11 @@ func runDWVNNI[T int8 | uint8](d *dwVNNI, g *convGeom, in, out []T, rq *chanRequ
 // b*outH+oy), each row cut into parts pieces (rowPart), with worker w.
 func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi, parts int, w *dwVWork) {
 	C := d.C
-	t := dwRowArgs{kh: g.kH, kw: g.kW, tapStep: g.dilW * C, pixStep: g.strideW * C, npix: g.outW,
-		nb: d.nb, tail: tailMask(C), w: &d.w[0], wstride: 64 * d.nb, qp: &d.qp[0], outC: C,
-		zp: int64(rq.zp), lo: int64(rq.lo), hi: int64(rq.hi), rows: &w.ptrs[0]}
+	t := q8.RowArgs{KH: g.kH, KW: g.kW, TapStep: g.dilW * C, PixStep: g.strideW * C, NPix: g.outW,
+		NB: d.nb, Tail: q8.TailMask(C), W: &d.w[0], WStride: 64 * d.nb, QP: &d.qp[0], OutC: C,
+		ZP: int64(rq.zp), Lo: int64(rq.lo), Hi: int64(rq.hi), Rows: &w.ptrs[0]}
 	if d.signed {
-		t.signed = 1
+		t.Signed = 1
 	}
 	for u := lo; u < hi; u++ {
 		r, x0, x1 := rowPart(u, parts, g.outW)
@@ -243,14 +193,14 @@ func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi
 			continue
 		}
 		d.filterRows(g, in, w, r)
-		t.rows, t.npix, t.out = &w.ptrs[0], x1-x0, &out[(r*g.outW+x0)*C]
+		t.Rows, t.NPix, t.Out = &w.ptrs[0], x1-x0, &out[(r*g.outW+x0)*C]
 		if x0 > 0 {
 			for ky, p := range w.ptrs[:g.kH] {
-				w.from[ky] = unsafe.Add(p, x0*t.pixStep)
+				w.from[ky] = unsafe.Add(p, x0*t.PixStep)
 			}
-			t.rows = &w.from[0]
+			t.Rows = &w.from[0]
 		}
-		dwRow(d.kern, &t)
+		q8.Row(d.kern, &t)
 	}
 }
 

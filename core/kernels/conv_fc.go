@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -252,9 +253,9 @@ func (f *FullyConnected) prepareQuant(n *Node, op string, in, filter, bias, out 
 		f.shuffle = f.shuffle[:f.units*f.depth]
 	}
 	f.qg.ruy = f.kind == fcUint8 || f.kind == fcInt8 || f.kind == fcUint8ToInt16
-	f.qg.kern = qvPortable
+	f.qg.kern = q8.Portable
 	if f.kind == fcUint8 || f.kind == fcInt8 {
-		f.qg.kern = qvBest
+		f.qg.kern = q8.Best()
 	}
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {

@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"unsafe"
+
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 )
 
 // qGemm is the prepared right-hand side of a quantized GEMM
@@ -21,20 +23,20 @@ import (
 // int16 weights and the unshifted rows.
 type qGemm struct {
 	K, N   int
-	packed []int64 // [ceil(N/3)][K]
-	w16    []int16 // [N][K], w - wzp
-	wsum   []int32 // sum_k w'
-	cst    []int32 // bias - xzp*sum_k w' (plain kernel)
-	qp     []qchan // per-channel constants for the packed kernel's epilogue
+	packed []int64   // [ceil(N/3)][K]
+	w16    []int16   // [N][K], w - wzp
+	wsum   []int32   // sum_k w'
+	cst    []int32   // bias - xzp*sum_k w' (plain kernel)
+	qp     []q8.Chan // per-channel constants for the packed kernel's epilogue
 	rq     chanRequant
 	ruy    bool // ruy rounding (GEMM path) instead of TFLite's
 	flush  int  // packed kernel steps between lane flushes
 	shift  bool // rows are UINT8: the panel holds x-128
 
-	// kern, unless qvPortable, selects the byte-dot-product layout v and
+	// kern, unless q8.Portable, selects the byte-dot-product layout v and
 	// the kernel that runs it (see conv_qvnni.go) instead of packed/w16;
 	// it is set before the weights.
-	kern qvKernel
+	kern q8.Kernel
 	v    qvGemm
 	// shared says the weights above come from the model's store
 	// (shareWeights): read-only, never packed into.
@@ -67,7 +69,7 @@ func (g *qGemm) shareWeights(n *Node, key qgemmKey, pack func(*qGemm)) {
 }
 
 // vnni says whether g uses the byte-dot-product ("VNNI") layout.
-func (g *qGemm) vnni() bool { return g.kern != qvPortable }
+func (g *qGemm) vnni() bool { return g.kern != q8.Portable }
 
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
 const laneBits = 21
@@ -134,12 +136,12 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
 	if g.vnni() {
-		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, g.kern.signedRows())
+		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, g.kern.SignedRows())
 		return
 	}
 	if cap(g.cst) < g.N {
 		g.cst = make([]int32, g.N)
-		g.qp = make([]qchan, g.N)
+		g.qp = make([]q8.Chan, g.N)
 	}
 	g.cst, g.qp = g.cst[:g.N], g.qp[:g.N]
 	for c := range g.N {
@@ -247,7 +249,7 @@ func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int
 					qp := g.qp[c:ce]
 					for r, o := range [4][]T{o0, o1, o2, o3} {
 						for j := range qp {
-							o[c+j] = T(qp[j].ruy(acc[3*r+j], zp, lo, hi))
+							o[c+j] = T(qp[j].Ruy(acc[3*r+j], zp, lo, hi))
 						}
 					}
 				}
@@ -277,48 +279,9 @@ func qgemmRun[T int8 | uint8](g *qGemm, geom *convGeom, in []T, out []T, xzp int
 	}
 }
 
-// qchan is one output channel's constant term and ruy-style multiplier.
-type qchan struct {
-	m      int64
-	add    int64 // 2^30 + (right > 0 ? 2^(30+right) : 0)
-	negAdj int64 // -2^31 when right > 0: TFLite's ties away from zero
-	cst    int32 // constant term of the packed kernel's sums
-	left   uint8
-	shift  uint8 // 31 + right
-}
-
 // newQchan builds channel c's constants from r with constant term cst.
-//
-// Both roundings are "multiply, add 2^30, shift right 31, then add half and
-// shift right by right". Nested floor divisions combine,
-// floor(floor(a/2^31)/2^e) = floor(a/2^(31+e)), and an integer added inside
-// the inner one moves in as a multiple of 2^31, so each becomes one add and
-// one shift of the 64-bit product.
-func newQchan(r *chanRequant, c int, cst int32) qchan {
-	q := qchan{m: r.mult[c], cst: cst, left: r.left[c], shift: 31 + r.right[c], add: 1 << 30}
-	if e := r.right[c]; e > 0 {
-		q.add += 1 << (30 + e)
-		q.negAdj = -1 << 31
-	}
-	return q
-}
-
-// tfl is ruy's counterpart with TFLite's MultiplyByQuantizedMultiplier
-// rounding: the final shift rounds ties away from zero, i.e. a negative
-// intermediate (x*m + 2^30 < 0) gets one less 2^31 (see tfliteRequant).
-func (q *qchan) tfl(acc int32, zp, lo, hi int32) int32 {
-	x := int64((acc + q.cst) << q.left)
-	t := x * q.m
-	r := (t + q.add + ((t+(1<<30))>>63)&q.negAdj) >> q.shift
-	return min(max(int32(r)+zp, lo), hi)
-}
-
-// ruy maps a sum of this channel (without its constant term) to the output
-// value with ruy's rounding (see ruyRequant).
-func (q *qchan) ruy(acc int32, zp, lo, hi int32) int32 {
-	x := int64((acc + q.cst) << q.left)
-	r := (x*q.m + q.add) >> q.shift
-	return min(max(int32(r)+zp, lo), hi)
+func newQchan(r *chanRequant, c int, cst int32) q8.Chan {
+	return q8.NewChan(r.mult[c], r.left[c], r.right[c], cst)
 }
 
 // ruyPlain requantizes a plain-kernel sum of channel c with ruy's rounding.
@@ -376,11 +339,11 @@ func qkernel4x3(panel []int8, w []int64, K, flush int, acc *[12]int32) {
 const kernelSlack = 16
 
 // store3 requantizes three channels' sums into o.
-func store3[T int8 | uint8](o []T, a []int32, qp []qchan, zp, lo, hi int32) {
+func store3[T int8 | uint8](o []T, a []int32, qp []q8.Chan, zp, lo, hi int32) {
 	o, a, qp = o[:3], a[:3], qp[:3]
-	o[0] = T(qp[0].ruy(a[0], zp, lo, hi))
-	o[1] = T(qp[1].ruy(a[1], zp, lo, hi))
-	o[2] = T(qp[2].ruy(a[2], zp, lo, hi))
+	o[0] = T(qp[0].Ruy(a[0], zp, lo, hi))
+	o[1] = T(qp[1].Ruy(a[1], zp, lo, hi))
+	o[2] = T(qp[2].Ruy(a[2], zp, lo, hi))
 }
 
 // addLanes3 splits the three signed 21-bit lanes of v (each below 2^20 in

@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels/internal/asm/bytesum"
+	"github.com/delego/delego/core/kernels/internal/asm/q8"
 )
 
 // The byte-dot-product GEMM: the layout of AVX-512 VNNI's VPDPBUSD, which
@@ -34,125 +34,18 @@ import (
 // channels to a multiple of 16 with zero weights and parameters; the
 // stores are masked to the real channels.
 //
-// qgemmTile runs a tile with the kernel a qvKernel names: assembly, or
-// qgemmTileGo, the pure-Go twin of all of them, on the same layout.
-
-// qvBlock is the requantization of 16 output channels, laid out for the
-// vector epilogue: 32-bit values per channel, and 64-bit values split into
-// the even and the odd channels (the two halves of a 32x32->64 multiply).
-// Its field offsets are used by the assembly (see TestAsmLayout).
-type qvBlock struct {
-	cst        [16]int32  // constant term added to the sum
-	left       [16]uint32 // left shift before the multiply
-	mult       [16]int32  // Q31 multiplier
-	addE, addO [8]int64   // rounding addend of the 64-bit product
-	shE, shO   [8]uint64  // right shift of the 64-bit product
-	negE, negO [8]int64   // TFLite rounding: added when the product is negative
-}
-
-// set fills lane j of b from q.
-func (b *qvBlock) set(j int, q qchan) {
-	b.cst[j], b.left[j], b.mult[j] = q.cst, uint32(q.left), int32(q.m)
-	if j%2 == 0 {
-		b.addE[j/2], b.shE[j/2], b.negE[j/2] = q.add, uint64(q.shift), q.negAdj
-	} else {
-		b.addO[j/2], b.shO[j/2], b.negO[j/2] = q.add, uint64(q.shift), q.negAdj
-	}
-}
-
-// lane returns lane j of b as a qchan.
-func (b *qvBlock) lane(j int) qchan {
-	q := qchan{cst: b.cst[j], left: uint8(b.left[j]), m: int64(b.mult[j])}
-	if j%2 == 0 {
-		q.add, q.shift, q.negAdj = b.addE[j/2], uint8(b.shE[j/2]), b.negE[j/2]
-	} else {
-		q.add, q.shift, q.negAdj = b.addO[j/2], uint8(b.shO[j/2]), b.negO[j/2]
-	}
-	return q
-}
-
-// qgemmTileArgs is one call of the tile kernel: rows (1 to 4) rows of the
-// left-hand side times nb blocks of 16 channels. Its layout is read by the
-// assembly (see TestAsmLayout): keep the fields 8 bytes wide and in order.
-type qgemmTileArgs struct {
-	a       *uint8   // first row; rows are lda bytes apart, 4*k4 bytes each
-	lda     int      //
-	rows    int      // 1 to 4
-	k4      int      // depth in groups of 4
-	w       *int8    // first block's weights, [k4][16][4]
-	wstride int      // bytes between blocks: 64*k4
-	nb      int      // number of blocks (at least 1)
-	tail    uint64   // store mask of the last block's 16 channels
-	rowterm *int32   // per-row term added to the sums
-	qp      *qvBlock // first block's requantization
-	out     *uint8   // row 0, first channel; rows are ldo bytes apart
-	ldo     int      //
-	zp      int64    // output zero point
-	lo, hi  int64    // clamp range
-	signed  int64    // 1: the rows are int8 (read by the Go twin only)
-}
-
-// qgemmTileGo is the pure-Go twin of the assembly tile kernels: for each
-// row r and channel c of the tile, the exact int32 sum of xr*ws plus the
-// row term, requantized with ruy's rounding, stored where the mask allows.
-func qgemmTileGo(t *qgemmTileArgs) {
-	lda, k4 := t.lda, t.k4
-	a := unsafe.Slice(t.a, (t.rows-1)*lda+4*k4)
-	w := unsafe.Slice(t.w, t.nb*t.wstride)
-	rowterm := unsafe.Slice(t.rowterm, t.rows)
-	qp := unsafe.Slice(t.qp, t.nb)
-	// The last block's masked-off lanes may lie past the output's end.
-	out := unsafe.Slice(t.out, (t.rows-1)*t.ldo+16*(t.nb-1)+bits.Len64(t.tail&0xffff))
-	zp, lo, hi := int32(t.zp), int32(t.lo), int32(t.hi)
-	var acc [16]int32
-	for r := range t.rows {
-		row := a[r*lda : r*lda+4*k4]
-		for b := range t.nb {
-			qgemmBlockGo(row, t.signed != 0, w[b*t.wstride:b*t.wstride+64*k4], &acc)
-			mask := uint64(0xffff)
-			if b == t.nb-1 {
-				mask = t.tail
-			}
-			o := out[r*t.ldo+16*b:]
-			for j := range 16 {
-				if mask&(1<<j) != 0 {
-					q := qp[b].lane(j)
-					o[j] = uint8(q.ruy(acc[j]+rowterm[r], zp, lo, hi))
-				}
-			}
-		}
-	}
-}
-
-// qgemmBlockGo sets acc[j] to sum_k row[k] * w[k][j] for one block, the
-// row's bytes read as int8 when signed, else as uint8.
-func qgemmBlockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
-	*acc = [16]int32{}
-	var x [4]int32
-	for g := 0; g < len(row); g += 4 {
-		for i, b := range row[g : g+4] {
-			x[i] = int32(b)
-			if signed {
-				x[i] = int32(int8(b))
-			}
-		}
-		wg := w[16*g : 16*g+64 : 16*g+64]
-		for j := range 16 {
-			acc[j] += x[0]*int32(wg[4*j]) + x[1]*int32(wg[4*j+1]) +
-				x[2]*int32(wg[4*j+2]) + x[3]*int32(wg[4*j+3])
-		}
-	}
-}
+// q8.Tile runs a tile with the kernel a q8.Kernel names: assembly, or the
+// pure-Go twin of all of them, on the same layout.
 
 // qvGemm is a qGemm's weights in the VNNI layout.
 type qvGemm struct {
 	k4     int
 	nb     int
-	w      []int8    // [nb][k4][16][4]
-	qp     []qvBlock // [nb]
-	rowMul int32     // sw - wzp: the per-row term's factor
-	signed bool      // the rows are stored as int8 (else uint8)
-	flip   bool      // the rows are stored as xr = x ^ 0x80
+	w      []int8     // [nb][k4][16][4]
+	qp     []q8.Block // [nb]
+	rowMul int32      // sw - wzp: the per-row term's factor
+	signed bool       // the rows are stored as int8 (else uint8)
+	flip   bool       // the rows are stored as xr = x ^ 0x80
 }
 
 // setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
@@ -200,7 +93,7 @@ func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32,
 		sx = -128
 	}
 	if cap(v.qp) < v.nb {
-		v.qp = make([]qvBlock, v.nb)
+		v.qp = make([]q8.Block, v.nb)
 	}
 	v.qp = v.qp[:v.nb]
 	clear(v.qp)
@@ -210,8 +103,8 @@ func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32,
 			b = bias[c]
 		}
 		q := newQchan(rq, c, b+(sx-xzp)*wsum[c])
-		q.negAdj = 0 // ruy rounding
-		v.qp[c/16].set(c%16, q)
+		q.NegAdj = 0 // ruy rounding
+		v.qp[c/16].Set(c%16, q)
 	}
 }
 
@@ -252,14 +145,6 @@ func flipBytes(b []uint8) {
 	}
 }
 
-// tailMask is the store mask of the last of the blocks covering n channels.
-func tailMask(n int) uint64 {
-	if r := n % 16; r != 0 {
-		return 1<<r - 1
-	}
-	return 0xffff
-}
-
 // qgemmRunV is qgemmRun on the VNNI layout: output rows [p0,p1) and
 // channels [c0,c1).
 func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, p0, p1, c0, c1 int, ws *qgemmVWork) {
@@ -276,10 +161,10 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 	// read in place.
 	inPlace := geom.direct && !v.flip && K%4 == 0
 	lda := 4 * k4
-	t := qgemmTileArgs{k4: k4, wstride: 64 * k4, ldo: N,
-		zp: int64(g.rq.zp), lo: int64(g.rq.lo), hi: int64(g.rq.hi)}
+	t := q8.TileArgs{K4: k4, WStride: 64 * k4, LDO: N,
+		ZP: int64(g.rq.zp), Lo: int64(g.rq.lo), Hi: int64(g.rq.hi)}
 	if v.signed {
-		t.signed = 1
+		t.Signed = 1
 	}
 	for pb := p0; pb < p1; pb += rb {
 		pe := min(pb+rb, p1)
@@ -297,21 +182,21 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 				ce = min(c1, (b0+1)*16)
 			}
 			nb := (ce - b0*16 + 15) / 16
-			t.w = &v.w[b0*64*k4]
-			t.qp = &v.qp[b0]
-			t.nb = nb
-			t.tail = tailMask(ce)
+			t.W = &v.w[b0*64*k4]
+			t.QP = &v.qp[b0]
+			t.NB = nb
+			t.Tail = q8.TailMask(ce)
 			if nb == 1 {
-				t.tail &= 0xffff &^ (1<<(cs%16) - 1)
+				t.Tail &= 0xffff &^ (1<<(cs%16) - 1)
 			}
 			base := b0 * 16 // a partial first block is masked below cs
 			for i := pb; i < pe; i += 4 {
-				t.a = &panel[(i-pb)*lda]
-				t.lda = lda
-				t.rows = min(4, pe-i)
-				t.rowterm = &ws.rowterm[i-pb]
-				t.out = &outB[i*N+base]
-				qgemmTile(g.kern, &t)
+				t.A = &panel[(i-pb)*lda]
+				t.LDA = lda
+				t.Rows = min(4, pe-i)
+				t.RowTerm = &ws.rowterm[i-pb]
+				t.Out = &outB[i*N+base]
+				q8.Tile(g.kern, &t)
 			}
 			cs = ce
 		}

@@ -950,15 +950,15 @@ func TestRequantFunctions(t *testing.T) {
 			}
 			lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
 			want := convRefScale(int64(a), m, shift, true)
-			if got := q.ruy(a, 0, lo, hi); int64(got) != want {
-				t.Fatalf("ruy(%d, %g) = %d, want %d", a, real, got, want)
+			if got := q.Ruy(a, 0, lo, hi); int64(got) != want {
+				t.Fatalf("Ruy(%d, %g) = %d, want %d", a, real, got, want)
 			}
 			if got := ruyRequant(a, rq.mult[0], rq.left[0], rq.right[0], 0, lo, hi); int64(got) != want {
 				t.Fatalf("ruyRequant(%d, %g) = %d, want %d", a, real, got, want)
 			}
 			want = convRefScale(int64(a), m, shift, false)
-			if got := q.tfl(a, 0, lo, hi); int64(got) != want {
-				t.Fatalf("tfl(%d, %g) = %d, want %d", a, real, got, want)
+			if got := q.TFL(a, 0, lo, hi); int64(got) != want {
+				t.Fatalf("TFL(%d, %g) = %d, want %d", a, real, got, want)
 			}
 			if got := tfliteRequant(a, rq.mult[0], rq.left[0], rq.right[0], 0, lo, hi); int64(got) != want {
 				t.Fatalf("tfliteRequant(%d, %g) = %d, want %d", a, real, got, want)

@@ -4,7 +4,7 @@
 #include "args.h"
 
 // The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI, and the
-// tile kernel with AVX-VNNI (qgemmTileAVXVNNI, at the end). AVX2's
+// tile kernel with AVX-VNNI (tileAVXVNNI, at the end). AVX2's
 // byte multiply (VPMADDUBSW) saturates its pairs of u8*s8 products, so both
 // kernels widen bytes to 16 bits and multiply with VPMADDWD, whose int32
 // sums of two 16-bit products are exact.
@@ -64,7 +64,7 @@ GLOBL qvHalf<>(SB), RODATA|NOPTR, $8
 	VPMINSD Y14, x, x
 
 // REQ8_RUY requantizes the 8 sums in x (channels off/4 to off/4+7 of the
-// qvBlock at R10) plus the row term rt with ruy's rounding, as qchan.ruy:
+// Block at R10) plus the row term rt with ruy's rounding, as Chan.Ruy:
 // x = (x+cst+rt) << left; (x*mult + add) >> shift on the even lanes (Y8)
 // and the odd lanes (Y9); then CLAMP. Clobbers Y8-Y11.
 #define REQ8_RUY(x, off, rt) \
@@ -84,7 +84,7 @@ GLOBL qvHalf<>(SB), RODATA|NOPTR, $8
 	CLAMP(x)
 
 // TFL_HALF is TFLite's rounding of one half's 64-bit products p, as
-// qchan.tfl: p += add + ((p + 2^30 < 0) ? neg : 0); p >>= shift. Y11 holds
+// Chan.TFL: p += add + ((p + 2^30 < 0) ? neg : 0); p >>= shift. Y11 holds
 // 2^30 in every qword. Clobbers Y10.
 #define TFL_HALF(p, ADD, NEG, SH) \
 	VPADDQ   Y11, p, Y10; \
@@ -205,8 +205,8 @@ Ldone:
 	MOVQ         R13, SI; \
 	STORE16(x, Lpart, Lloop, Lskip, Ldone)
 
-// func qgemmTileAVX2(t *qgemmTileArgs)
-TEXT ·qgemmTileAVX2(SB), NOSPLIT, $16-8
+// func tileAVX2(t *TileArgs)
+TEXT ·tileAVX2(SB), NOSPLIT, $16-8
 	MOVQ         t+0(FP), DI
 	VPBROADCASTD TA_ZP(DI), Y12
 	VPBROADCASTD TA_LO(DI), Y13
@@ -327,8 +327,8 @@ done:
 	VPADDD   Y4, Y0, Y0; \
 	VPADDD   Y5, Y2, Y2
 
-// func dwRowAVX2(t *dwRowArgs)
-TEXT ·dwRowAVX2(SB), NOSPLIT, $24-8
+// func rowAVX2(t *RowArgs)
+TEXT ·rowAVX2(SB), NOSPLIT, $24-8
 	MOVQ         t+0(FP), DI
 	VPBROADCASTD DA_ZP(DI), Y12
 	VPBROADCASTD DA_LO(DI), Y13
@@ -489,12 +489,12 @@ dwdone:
 	PACK16(Y0, Y2); \
 	STORE16(X0, Lpart, Lloop, Lskip, Ldone)
 
-// func qgemmTileAVXVNNI(t *qgemmTileArgs)
+// func tileAVXVNNI(t *TileArgs)
 //
 // The tile kernel with AVX-VNNI's 256-bit VPDPBUSD, for CPUs that have it
 // without AVX-512 VNNI: the VNNI kernel's loop on two 8-lane halves of a
 // block, and the AVX2 kernel's requantization.
-TEXT ·qgemmTileAVXVNNI(SB), NOSPLIT, $272-8
+TEXT ·tileAVXVNNI(SB), NOSPLIT, $272-8
 	MOVQ t+0(FP), DI
 	MOVQ TA_LDA(DI), DX
 	CMPQ TA_ROWS(DI), $4

@@ -29,7 +29,7 @@
 	SMIN_4S(a, a, 15)
 
 // CHUNK_CONSTS loads the requantization of channels off/4 to off/4+3 of
-// the qvBlock at R8 for all the rows of a pass: V0 the constant term, V1
+// the Block at R8 for all the rows of a pass: V0 the constant term, V1
 // the left shift, V2 the multiplier, V5-V6 the rounding addends and V7-V8
 // the negated right shifts of the first and last two channels as 64-bit
 // lanes. 13 instructions. Clobbers V3, V4.
@@ -49,7 +49,7 @@
 	NEG_2D(8, 8)
 
 // REQ_ROW requantizes the sums of 4 channels in Va plus the row term in Vt
-// with the constants of CHUNK_CONSTS and ruy's rounding, as qchan.ruy
+// with the constants of CHUNK_CONSTS and ruy's rounding, as Chan.Ruy
 // does: x = (sum + cst + rt) << left; r = (x*mult + add) >> shift in
 // 64 bits; zero point (V13) and clamp (V14, V15) on the low 32 bits of r.
 // 14 instructions. Clobbers V3, V4.
@@ -70,7 +70,7 @@
 	SMIN_4S(a, a, 15)
 
 // REQ_ROWS4, REQ_ROWS2 and REQ_ROWS1 requantize chunk i (channels 4i to
-// 4i+3, at byte off = 16i of the qvBlock's arrays) of the 4, 2 or 1 rows
+// 4i+3, at byte off = 16i of the Block's arrays) of the 4, 2 or 1 rows
 // of a pass: row r's sums are in V16+4r+i, its row term in V9+r.
 #define REQ_ROWS4(off, i) \
 	CHUNK_CONSTS(off); \
@@ -89,9 +89,9 @@
 	REQ_ROW(16+(i), 9)
 
 // REQ_TFL requantizes the sums of 4 channels in Va (channels off/4 to
-// off/4+3 of the qvBlock at R8) with TFLite's rounding, as qchan.tfl
+// off/4+3 of the Block at R8) with TFLite's rounding, as Chan.TFL
 // does: REQ_ROW's steps without a row term, and the products whose value
-// plus 2^30 (V7) is negative get the qvBlock's negative adjustment.
+// plus 2^30 (V7) is negative get the Block's negative adjustment.
 // Clobbers V0-V6.
 #define REQ_TFL(a, off) \
 	FMOVQ QB_CST+off(R8), F0; \
@@ -229,7 +229,7 @@ Lskip: \
 	CBNZ R15, Lbyte; \
 Ldone:
 
-// func qgemmTileNEON(t *qgemmTileArgs, dot bool)
+// func tileNEON(t *TileArgs, dot bool)
 //
 // The tile is done in passes of rows (plain NEON: 2 rows, SDOT: 4 rows;
 // 1 row for what is left), each pass over all the blocks. Inner loops,
@@ -248,12 +248,12 @@ Ldone:
 //
 // Registers: R0 t, R1 the pass's first row, R2 lda, R3 rows left, R4 k4,
 // R5 the block's weights, R6 wstride, R7 blocks left, R8 the block's
-// qvBlock, R9 the pass's output, R10 ldo, R11 rows in the pass, R12 the
+// Block, R9 the pass's output, R10 ldo, R11 rows in the pass, R12 the
 // block's output, R13-R16 row pointers, R17 weight pointer, R19 depth
 // groups left, R20 the pass's row terms, R21 dot, R22 store mask.
 // V0-V11 operands and temporaries (in the epilogue V9-V12 the row terms),
 // V13-V15 zero point and clamp range, V16-V31 accumulators.
-TEXT ·qgemmTileNEON(SB), NOSPLIT, $0-9
+TEXT ·tileNEON(SB), NOSPLIT, $0-9
 	MOVD  t+0(FP), R0
 	MOVBU dot+8(FP), R21
 	MOVD  TA_ZP(R0), R14
@@ -485,7 +485,7 @@ erow:
 	ADD  R17, R25; \
 	ADD  R4, R13
 
-// func dwRowNEON(t *dwRowArgs)
+// func rowNEON(t *RowArgs)
 //
 // For each pixel and block of 16 channels, each tap: 16 input bytes
 // widened to int16 (UXTL or SXTL), the weights' low halves picked out of
@@ -495,13 +495,13 @@ erow:
 //
 // Registers: R0 t, R1 the filter row pointers, R4 tapStep, R5 pixStep,
 // R6 pixels left, R7 the pixel's offset in the filter rows, R8 the
-// block's qvBlock, R9 the pixel's output, R10 blocks left, R11 the
+// block's Block, R9 the pixel's output, R10 blocks left, R11 the
 // block's first channel, R12 the block's weights of tap 0, R13 the tap's
 // input, R17 wstride, R19 signed, R21 and R23 filter rows and taps left,
 // R22 the block's load and store mask, R24 the next filter row pointer,
 // R25 the tap's weights. V0-V6 operands and temporaries, V7 2^30 in each
 // 64-bit lane, V13-V15 zero point and clamp range, V16-V19 sums.
-TEXT ·dwRowNEON(SB), NOSPLIT, $0-8
+TEXT ·rowNEON(SB), NOSPLIT, $0-8
 	MOVD t+0(FP), R0
 	MOVD DA_ZP(R0), R14
 	VDUP R14, V13.S4

@@ -1,5 +1,5 @@
 // NEON instructions Go's arm64 assembler lacks, written as WORDs for
-// qvnni_arm64.s. Arguments are vector register numbers: d the
+// q8_arm64.s. Arguments are vector register numbers: d the
 // destination, n and m the sources.
 
 // Widening and narrowing.

@@ -4,7 +4,7 @@
 #include "args.h"
 
 // REQ_RUY requantizes the 16 int32 sums in acc (plus the row term rt) with
-// the qvBlock at P(R10) and stores them as bytes to dst under mask K2:
+// the Block at P(R10) and stores them as bytes to dst under mask K2:
 // x = (acc+cst+rt) << left; r = (x*mult + add) >> shift, split over the even
 // and odd lanes of VPMULDQ; then zero point (Z22) and clamp (Z23, Z24).
 // K1 selects the odd lanes. Clobbers Z14-Z16 and acc.
@@ -227,8 +227,8 @@ single4done: \
 	VPDPBUSD     Z8, Z12, Z2; \
 	VPDPBUSD     Z8, Z13, Z3
 
-// func qgemmTileVNNI(t *qgemmTileArgs)
-TEXT ·qgemmTileVNNI(SB), NOSPLIT, $0-8
+// func tileVNNI(t *TileArgs)
+TEXT ·tileVNNI(SB), NOSPLIT, $0-8
 	TILE_ENTRY
 	CMPQ TA_ROWS(DI), $4
 	JNE rows1
@@ -334,7 +334,7 @@ done:
 	VPSRAVQ SH(R10), p, p
 
 // REQ_TFL is REQ_RUY with TFLite's MultiplyByQuantizedMultiplier rounding
-// and no row term, for the qvBlock at (R10), storing under mask K3.
+// and no row term, for the Block at (R10), storing under mask K3.
 #define REQ_TFL(acc, dst) \
 	VPADDD QB_CST(R10), acc, acc; \
 	VPSLLVD QB_LEFT(R10), acc, acc; \
@@ -446,7 +446,7 @@ blk: \
 // weights at w. A 3x3 filter runs DW3X3; other filters the loop below, in
 // which R8 is the byte offset of the pixel's first tap, R11 the channel
 // offset, R13 and R14 the block's and the pixel's output, R10 the block's
-// qvBlock, K3 the block's store mask.
+// Block, K3 the block's store mask.
 #define DWROW(MAC) \
 	MOVQ t+0(FP), DI; \
 	VPBROADCASTD DA_ZP(DI), Z22; \
@@ -517,16 +517,16 @@ dwdone: \
 // Clobbers Z4.
 #define MADDWD_MAC(w, x, acc) VPMADDWD w, x, Z4; VPADDD Z4, acc, acc
 
-// func dwRowVNNI(t *dwRowArgs)
-TEXT ·dwRowVNNI(SB), NOSPLIT, $0-8
+// func rowVNNI(t *RowArgs)
+TEXT ·rowVNNI(SB), NOSPLIT, $0-8
 	DWROW(VPDPWSSD_MAC)
 
-// func dwRowAVX512BW(t *dwRowArgs)
-TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
+// func rowAVX512BW(t *RowArgs)
+TEXT ·rowAVX512BW(SB), NOSPLIT, $0-8
 	DWROW(MADDWD_MAC)
 
 // The tile kernel for AVX-512BW without VNNI (Skylake-SP and -X; its
-// depthwise kernel is dwRowAVX512BW, above). VPDPBUSD's four u8*s8
+// depthwise kernel is rowAVX512BW, above). VPDPBUSD's four u8*s8
 // products per lane become two VPMADDWD: the even bytes (0 and 2 of each
 // lane) and the odd ones (1 and 3), each widened to words, the row's bytes
 // with zeros and the weights' with their sign. Every sum of two products
@@ -589,8 +589,8 @@ TEXT ·dwRowAVX512BW(SB), NOSPLIT, $0-8
 	ROW1BW((SI)(R8*2), Z2); \
 	ROW1BW((SI)(R9*1), Z3)
 
-// func qgemmTileAVX512BW(t *qgemmTileArgs)
-TEXT ·qgemmTileAVX512BW(SB), NOSPLIT, $0-8
+// func tileAVX512BW(t *TileArgs)
+TEXT ·tileAVX512BW(SB), NOSPLIT, $0-8
 	TILE_ENTRY
 	MOVL $0x00ff00ff, AX
 	VPBROADCASTD AX, Z29

@@ -2,7 +2,7 @@
 // amd64 and arm64 alike (every field is placed as on any 64-bit target);
 // TestAsmLayout checks them against the Go structs.
 
-// Offsets of qgemmTileArgs (checked by TestAsmLayout).
+// Offsets of TileArgs (checked by TestAsmLayout).
 #define TA_A 0
 #define TA_LDA 8
 #define TA_ROWS 16
@@ -19,7 +19,7 @@
 #define TA_LO 104
 #define TA_HI 112
 
-// Offsets of qvBlock (checked by TestAsmLayout) and its size.
+// Offsets of Block (checked by TestAsmLayout) and its size.
 #define QB_CST 0
 #define QB_LEFT 64
 #define QB_MULT 128
@@ -31,7 +31,7 @@
 #define QB_NEGO 512
 #define QB_SIZE 576
 
-// Offsets of dwRowArgs (checked by TestAsmLayout).
+// Offsets of RowArgs (checked by TestAsmLayout).
 #define DA_ROWS 0
 #define DA_KH 8
 #define DA_KW 16

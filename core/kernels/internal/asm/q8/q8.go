@@ -1,0 +1,58 @@
+package q8
+
+// Kernel names an implementation of the byte-dot-product kernels: the
+// GEMM tile kernel (Tile) and the depthwise row kernel (Row). An op fixes
+// it when it is prepared; Best is the one this CPU and build run fastest.
+type Kernel uint8
+
+// The kernels. Portable is none: the caller's portable layouts.
+const (
+	Portable Kernel = iota // none: the caller's portable layouts
+	GoU8                   // the pure-Go twins, on uint8 rows
+	GoS8                   // the pure-Go twins, on int8 rows
+	VNNI                   // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows
+	AVXVNNI                // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows
+	AVX2                   // amd64 AVX2 (VPMOVSXBW, VPMADDWD), uint8 rows
+	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
+	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
+	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
+)
+
+// String names k in test output.
+func (k Kernel) String() string {
+	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot", "avx512bw"}[k]
+}
+
+// SignedRows says whether k's tile kernel reads the rows of the left-hand
+// side as int8 (SDOT and SMULL multiply bytes of one signedness) rather
+// than as uint8 (VPDPBUSD multiplies unsigned by signed bytes).
+func (k Kernel) SignedRows() bool {
+	return k == GoS8 || k == NEON || k == NEONDot
+}
+
+// Tile runs tile kernel k (not Portable) on t.
+func Tile(k Kernel, t *TileArgs) {
+	if k == GoU8 || k == GoS8 {
+		tileGo(t)
+		return
+	}
+	tileAsm(k, t)
+}
+
+// Row runs depthwise row kernel k (not Portable) on t.
+func Row(k Kernel, t *RowArgs) {
+	if k == GoU8 || k == GoS8 {
+		rowGo(t)
+		return
+	}
+	rowAsm(k, t)
+}
+
+// TailMask is the store mask of the last of the blocks of 16 channels
+// covering n channels (TileArgs.Tail, RowArgs.Tail).
+func TailMask(n int) uint64 {
+	if r := n % 16; r != 0 {
+		return 1<<r - 1
+	}
+	return 0xffff
+}

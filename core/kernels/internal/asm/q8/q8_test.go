@@ -1,0 +1,263 @@
+package q8
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// skipNoAsm skips tests of the assembly on a CPU (or build) without it.
+func skipNoAsm(t *testing.T) {
+	t.Helper()
+	if len(AsmKernels()) == 0 {
+		t.Skip("no 8-bit assembly kernel on this CPU or build")
+	}
+}
+
+// randBlock gives b random but valid requantization parameters, with
+// TFLite's rounding when tfl is set, else ruy's.
+func randBlock(r *rand.Rand, b *Block, tfl bool) {
+	for j := range 16 {
+		m := 1<<30 + r.Int64N(1<<30)
+		left, right := uint8(0), uint8(r.IntN(12))
+		if r.IntN(4) == 0 {
+			left, right = uint8(r.IntN(3)), 0
+		}
+		q := NewChan(m, left, right, int32(r.IntN(20001)-10000))
+		if !tfl {
+			q.NegAdj = 0
+		}
+		b.Set(j, q)
+	}
+}
+
+// randBytes fills b with random bytes, often the extremes.
+func randBytes(r *rand.Rand, b []uint8) {
+	for i := range b {
+		switch r.IntN(8) {
+		case 0:
+			b[i] = 0
+		case 1:
+			b[i] = 255
+		case 2:
+			b[i] = 127
+		case 3:
+			b[i] = 128
+		default:
+			b[i] = uint8(r.Uint32())
+		}
+	}
+}
+
+// tileCase builds a random tile call over fresh buffers, on int8 rows
+// when signed; out is filled with a sentinel so that masked-out stores
+// show. ref returns the exact sums of the tile's rows and channels.
+func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, out []uint8, ref func() []int64) {
+	lda := 4*k4 + r.IntN(3)*4
+	a := make([]uint8, (rows-1)*lda+4*k4)
+	randBytes(r, a)
+	w := make([]int8, nb*64*k4)
+	randBytes(r, unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w)))
+	rowterm := make([]int32, 4)
+	qp := make([]Block, nb)
+	for b := range qp {
+		randBlock(r, &qp[b], false)
+	}
+	if !exact {
+		for i := range rowterm {
+			rowterm[i] = int32(r.IntN(200001) - 100000)
+		}
+	}
+	ldo := 16*nb + r.IntN(5)
+	out = bytes.Repeat([]uint8{0x5a}, (rows-1)*ldo+16*nb)
+	tail := uint64(r.IntN(0xffff)) + 1
+	zp := int64(r.IntN(256) - 128)
+	lo, hi := int64(-128), int64(127)
+	if r.IntN(2) == 0 {
+		lo, hi = int64(r.IntN(128)-128), int64(r.IntN(128))
+	}
+	if exact {
+		zp, lo, hi, tail = 0, -1<<31, 1<<31-1, 0xffff
+	}
+	ta = TileArgs{A: &a[0], LDA: lda, Rows: rows, K4: k4, W: &w[0], WStride: 64 * k4, NB: nb,
+		Tail: tail, RowTerm: &rowterm[0], QP: &qp[0], Out: &out[0], LDO: ldo, ZP: zp, Lo: lo, Hi: hi}
+	if signed {
+		ta.Signed = 1
+	}
+	ref = func() []int64 {
+		var s []int64
+		for row := range rows {
+			for c := range 16 * nb {
+				var acc int64
+				for k := range 4 * k4 {
+					x := int64(a[row*lda+k])
+					if signed {
+						x = int64(int8(x))
+					}
+					acc += x * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+				}
+				s = append(s, acc)
+			}
+		}
+		return s
+	}
+	return ta, out, ref
+}
+
+// TestTileAsmMatchesGo runs each assembly tile kernel and the Go twin on
+// random tiles (odd depths, partial row groups, tail masks, extreme
+// values) and requires the same bytes.
+func TestTileAsmMatchesGo(t *testing.T) {
+	skipNoAsm(t)
+	t.Logf("assembly kernels: %v", AsmKernels())
+	for _, k := range AsmKernels() {
+		r := rand.New(rand.NewPCG(15, 1))
+		for i := range 400 {
+			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+			ta, out, _ := tileCase(r, rows, k4, nb, false, k.SignedRows())
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.Tail, out, want)
+			}
+		}
+	}
+}
+
+// FuzzKernels runs a random tile and a random depthwise row, drawn from
+// the seeds, through each assembly kernel and the Go twin, and requires
+// the same bytes.
+func FuzzKernels(f *testing.F) {
+	for s := range uint64(4) {
+		f.Add(s, 15+s)
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		for _, k := range AsmKernels() {
+			r := rand.New(rand.NewPCG(s1, s2))
+			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, k.SignedRows())
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
+				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.Rows, ta.K4, ta.NB, ta.Tail, out, want)
+			}
+			da, dout := rowCase(r)
+			if dwant := rowAgainstGo(k, da, dout); !bytes.Equal(dout, dwant) {
+				t.Errorf("%v depthwise row (kh %d, kw %d, nb %d, npix %d, tail %#x): asm\n%v\ngo\n%v", k, da.KH, da.KW, da.NB, da.NPix, da.Tail, dout, dwant)
+			}
+		}
+	})
+}
+
+// TestTileExactSums reads the int32 sums of every kernel, the Go twins
+// included, back byte by byte (multiplier 2^30, shift 30+8i, no rounding)
+// and compares them with the exact sums.
+func TestTileExactSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 2))
+	kernels := append([]Kernel{GoU8, GoS8}, AsmKernels()...)
+	for i := range 60 {
+		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
+		for _, kern := range kernels {
+			ta, out, ref := tileCase(r, rows, k4, nb, true, kern.SignedRows())
+			want := ref()
+			got := make([]int64, len(want))
+			for byteIdx := range 4 {
+				for b := range nb {
+					q := &unsafe.Slice(ta.QP, nb)[b]
+					for j := range 16 {
+						q.Cst[j], q.Left[j], q.Mult[j] = 0, 0, 1<<30
+						sh := uint64(30 + 8*byteIdx)
+						if j%2 == 0 {
+							q.AddE[j/2], q.ShE[j/2] = 0, sh
+						} else {
+							q.AddO[j/2], q.ShO[j/2] = 0, sh
+						}
+					}
+				}
+				Tile(kern, &ta)
+				for row := range rows {
+					for c := range 16 * nb {
+						got[row*16*nb+c] |= int64(out[row*ta.LDO+c]) << (8 * byteIdx)
+					}
+				}
+			}
+			for j := range got {
+				if int32(got[j]) != int32(want[j]) {
+					t.Fatalf("%v case %d: sum %d = %d, want %d", kern, i, j, int32(got[j]), want[j])
+				}
+			}
+		}
+	}
+}
+
+// TestRowAsmMatchesGo runs each assembly depthwise row kernel and the Go
+// twin on random rows (filter sizes, strides, dilations, UINT8 and INT8
+// inputs, partial last blocks, extreme values) and requires the same bytes.
+func TestRowAsmMatchesGo(t *testing.T) {
+	skipNoAsm(t)
+	for _, k := range AsmKernels() {
+		r := rand.New(rand.NewPCG(15, 3))
+		for i := range 300 {
+			ta, out := rowCase(r)
+			if want := rowAgainstGo(k, ta, out); !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (%dx%d, nb %d, tail %#x, signed %d): asm\n%v\ngo\n%v",
+					k, i, ta.KH, ta.KW, ta.NB, ta.Tail, ta.Signed, out, want)
+			}
+		}
+	}
+}
+
+// rowCase builds a random depthwise row call over fresh buffers; out is
+// filled with a sentinel so that masked-out stores show. The filter rows
+// end with the last channel the kernel may read.
+func rowCase(r *rand.Rand) (RowArgs, []uint8) {
+	kh, kw, nb := 1+r.IntN(3), 1+r.IntN(5), 1+r.IntN(3)
+	C := 16*nb - r.IntN(16)
+	dil, stride, npix := 1+r.IntN(2), 1+r.IntN(2), 1+r.IntN(6)
+	rows := make([]unsafe.Pointer, kh)
+	for ky := range rows {
+		b := make([]uint8, ((npix-1)*stride+(kw-1)*dil+1)*C)
+		randBytes(r, b)
+		rows[ky] = unsafe.Pointer(&b[0])
+	}
+	w := make([]int32, kh*kw*16*nb)
+	for i := range w {
+		v := [...]int32{-255, 255, -128, 127, 0, int32(r.IntN(511) - 255)}[r.IntN(6)]
+		w[i] = int32(uint16(int16(v)))
+	}
+	qp := make([]Block, nb)
+	for b := range qp {
+		randBlock(r, &qp[b], true)
+	}
+	tail := TailMask(C)
+	if r.IntN(3) == 0 {
+		tail &= uint64(r.IntN(0xffff)) + 1
+	}
+	outC := C + r.IntN(3)
+	out := bytes.Repeat([]uint8{0x5a}, (npix-1)*outC+16*nb)
+	zp := int64(r.IntN(256) - 128)
+	lo, hi := int64(-128), int64(127)
+	if r.IntN(2) == 0 {
+		lo, hi = int64(r.IntN(128)-128), int64(r.IntN(128))
+	}
+	return RowArgs{Rows: &rows[0], KH: kh, KW: kw, TapStep: dil * C, PixStep: stride * C, NPix: npix,
+		NB: nb, Tail: tail, W: &w[0], WStride: 64 * nb, QP: &qp[0], Out: &out[0], OutC: outC,
+		ZP: zp, Lo: lo, Hi: hi, Signed: int64(r.IntN(2))}, out
+}
+
+// tileAgainstGo runs tile kernel k on t, which writes to out, and the Go
+// twin on the same inputs into a copy of out, and returns the copy.
+func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
+	want := bytes.Clone(out)
+	tg := t
+	tg.Out = &want[0]
+	tileGo(&tg)
+	Tile(k, &t)
+	return want
+}
+
+// rowAgainstGo is tileAgainstGo for the depthwise row kernel.
+func rowAgainstGo(k Kernel, t RowArgs, out []byte) []byte {
+	want := bytes.Clone(out)
+	tg := t
+	tg.Out = &want[0]
+	rowGo(&tg)
+	Row(k, &t)
+	return want
+}

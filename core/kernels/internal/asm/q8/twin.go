@@ -1,0 +1,90 @@
+package q8
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// tileGo is the pure-Go twin of the assembly tile kernels: for each row r
+// and channel c of the tile, the exact int32 sum of the row's bytes times
+// the weights plus the row term, requantized with ruy's rounding, stored
+// where the mask allows.
+func tileGo(t *TileArgs) {
+	lda, k4 := t.LDA, t.K4
+	a := unsafe.Slice(t.A, (t.Rows-1)*lda+4*k4)
+	w := unsafe.Slice(t.W, t.NB*t.WStride)
+	rowterm := unsafe.Slice(t.RowTerm, t.Rows)
+	qp := unsafe.Slice(t.QP, t.NB)
+	// The last block's masked-off lanes may lie past the output's end.
+	out := unsafe.Slice(t.Out, (t.Rows-1)*t.LDO+16*(t.NB-1)+bits.Len64(t.Tail&0xffff))
+	zp, lo, hi := int32(t.ZP), int32(t.Lo), int32(t.Hi)
+	var acc [16]int32
+	for r := range t.Rows {
+		row := a[r*lda : r*lda+4*k4]
+		for b := range t.NB {
+			blockGo(row, t.Signed != 0, w[b*t.WStride:b*t.WStride+64*k4], &acc)
+			mask := uint64(0xffff)
+			if b == t.NB-1 {
+				mask = t.Tail
+			}
+			o := out[r*t.LDO+16*b:]
+			for j := range 16 {
+				if mask&(1<<j) != 0 {
+					q := qp[b].Lane(j)
+					o[j] = uint8(q.Ruy(acc[j]+rowterm[r], zp, lo, hi))
+				}
+			}
+		}
+	}
+}
+
+// blockGo sets acc[j] to sum_k row[k] * w[k][j] for one block, the row's
+// bytes read as int8 when signed, else as uint8.
+func blockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
+	*acc = [16]int32{}
+	var x [4]int32
+	for g := 0; g < len(row); g += 4 {
+		for i, b := range row[g : g+4] {
+			x[i] = int32(b)
+			if signed {
+				x[i] = int32(int8(b))
+			}
+		}
+		wg := w[16*g : 16*g+64 : 16*g+64]
+		for j := range 16 {
+			acc[j] += x[0]*int32(wg[4*j]) + x[1]*int32(wg[4*j+1]) +
+				x[2]*int32(wg[4*j+2]) + x[3]*int32(wg[4*j+3])
+		}
+	}
+}
+
+// rowGo is the pure-Go twin of the assembly row kernels.
+func rowGo(t *RowArgs) {
+	rows := unsafe.Slice(t.Rows, t.KH)
+	nc := 16 * t.NB
+	w := unsafe.Slice(t.W, t.KH*t.KW*t.WStride/4)
+	qp := unsafe.Slice(t.QP, t.NB)
+	zp, lo, hi := int32(t.ZP), int32(t.Lo), int32(t.Hi)
+	width := nc - 16 + bits.Len64(t.Tail&0xffff) // the last block's masked-off lanes may lie past the output's end
+	for p := range t.NPix {
+		out := unsafe.Slice((*uint8)(unsafe.Add(unsafe.Pointer(t.Out), p*t.OutC)), width)
+		for c := range width {
+			if c >= nc-16 && t.Tail&(1<<(c%16)) == 0 {
+				continue
+			}
+			var acc int32
+			for ky := range t.KH {
+				for kx := range t.KW {
+					x := *(*uint8)(unsafe.Add(rows[ky], p*t.PixStep+kx*t.TapStep+c))
+					v := int32(x)
+					if t.Signed != 0 {
+						v = int32(int8(x))
+					}
+					acc += v * int32(int16(w[(ky*t.KW+kx)*t.WStride/4+c]))
+				}
+			}
+			q := qp[c/16].Lane(c % 16)
+			out[c] = uint8(q.TFL(acc, zp, lo, hi))
+		}
+	}
+}
