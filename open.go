@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/model"
@@ -27,9 +27,9 @@ type options struct {
 	checksumFile  string
 	watchdog      core.Watchdog
 	restarts      core.Restarts
-	fallbackNames []string          // WithDefaultDelegates
-	opener        Opener            // nil: the plugins
-	registry      *kernels.Registry // nil: kernels.Builtins()
+	fallbackNames []string         // WithDefaultDelegates
+	opener        Opener           // nil: the plugins
+	registry      *kernel.Registry // nil: kernels.Builtins()
 	profiler      core.Profiler
 	warn          func(error) // nil: warnings are only kept
 }
@@ -141,7 +141,7 @@ func WithOpener(open Opener) Option { return func(o *options) { o.opener = open 
 // WithKernels runs the CPU's share of the model on the kernels of r (for
 // example the built-in ones plus a custom op's) instead of
 // kernels.Builtins().
-func WithKernels(r *kernels.Registry) Option { return func(o *options) { o.registry = r } }
+func WithKernels(r *kernel.Registry) Option { return func(o *options) { o.registry = r } }
 
 // WithProfiler tells p how long every node took on each Invoke.
 func WithProfiler(p core.Profiler) Option { return func(o *options) { o.profiler = p } }

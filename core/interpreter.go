@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -25,7 +26,7 @@ type Options struct {
 	// Settings.cpu_settings.num_threads when set, else 1.
 	Threads int
 	// Registry supplies the kernels; nil means kernels.Builtins().
-	Registry *kernels.Registry
+	Registry *kernel.Registry
 	// Profiler, when set, is told how long every node took on each Invoke.
 	Profiler Profiler
 	// Delegates run parts of the graph, in priority order: each node goes to
@@ -84,16 +85,16 @@ type Interpreter struct {
 	warnings []error
 	arena    []byte
 	ready    bool
-	workers  *kernels.Workers // the kernels' team when Threads > 1
-	scratch  kernels.Scratch  // the kernels' working memory, shared by the nodes
-	busy     atomic.Bool      // set while a goroutine is in Invoke, AllocateTensors or ResizeInput
+	workers  *kernel.Workers // the kernels' team when Threads > 1
+	scratch  kernel.Scratch  // the kernels' working memory, shared by the nodes
+	busy     atomic.Bool     // set while a goroutine is in Invoke, AllocateTensors or ResizeInput
 }
 
 type node struct {
 	index   int
 	name    string
-	op      kernels.Op
-	kn      kernels.Node
+	op      kernel.Op
+	kn      kernel.Node
 	dynamic bool  // an input's shape is only known at Eval: prepare on every run
 	broken  error // Prepare failed; only allowed for nodes of a partition
 }
@@ -147,10 +148,10 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	if it.opts.Registry == nil {
 		it.opts.Registry = kernels.Builtins()
 	}
-	if it.workers = kernels.NewWorkers(it.opts.Threads); it.workers != nil {
+	if it.workers = kernel.NewWorkers(it.opts.Threads); it.workers != nil {
 		// Close stops the team; an interpreter never closed stops it when
 		// collected.
-		runtime.AddCleanup(it, (*kernels.Workers).Close, it.workers)
+		runtime.AddCleanup(it, (*kernel.Workers).Close, it.workers)
 	}
 	it.makeTensors()
 	kernelErrs := make([]error, it.sg.NumOperators())
@@ -249,11 +250,11 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	for _, ti := range append(append([]int(nil), op.Inputs()...), op.Outputs()...) {
 		if ti >= 0 && it.sg.Tensor(ti).Sparse {
 			return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init",
-				Err: kernels.Unsupported("tensor %d is sparse; sparse tensors", ti)}
+				Err: kernel.Unsupported("tensor %d is sparse; sparse tensors", ti)}
 		}
 	}
 	n := &node{index: i, name: oc.Name()}
-	n.kn = kernels.Node{
+	n.kn = kernel.Node{
 		Inputs:        it.lookup(op.Inputs()),
 		Outputs:       it.lookup(op.Outputs()),
 		Intermediates: it.lookup(op.Intermediates()),
@@ -264,7 +265,7 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	}
 	err := guard(func() error {
 		var err error
-		n.op, err = reg.New(kernels.OpInfo{Version: oc.Version, Operator: op.Table()})
+		n.op, err = reg.New(kernel.OpInfo{Version: oc.Version, Operator: op.Table()})
 		return err
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
@@ -22,9 +22,9 @@ type recordOp struct {
 	log   *[]int
 }
 
-func (o *recordOp) Prepare(n *kernels.Node) error { return nil }
+func (o *recordOp) Prepare(n *kernel.Node) error { return nil }
 
-func (o *recordOp) Eval(n *kernels.Node) error {
+func (o *recordOp) Eval(n *kernel.Node) error {
 	*o.log = append(*o.log, o.index)
 	for _, t := range n.Outputs {
 		for i := range t.Data {
@@ -35,11 +35,11 @@ func (o *recordOp) Eval(n *kernels.Node) error {
 }
 
 // fakeRegistry registers recordOp for the given builtins.
-func fakeRegistry(log *[]int, versions tensor.VersionRange, codes ...schema.BuiltinOperator) *kernels.Registry {
-	r := kernels.NewRegistry()
+func fakeRegistry(log *[]int, versions tensor.VersionRange, codes ...schema.BuiltinOperator) *kernel.Registry {
+	r := kernel.NewRegistry()
 	next := 0
 	for _, c := range codes {
-		r.Register(kernels.Registration{Code: c, Versions: versions, New: func(kernels.OpInfo) (kernels.Op, error) {
+		r.Register(kernel.Registration{Code: c, Versions: versions, New: func(kernel.OpInfo) (kernel.Op, error) {
 			next++
 			return &recordOp{index: next - 1, log: log}, nil
 		}})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -123,7 +124,7 @@ func (r *PlanReport) judgeFallbacks(policy delegate.Fallback, twin *PlanTwin, ru
 
 // markNoKernel marks the nodes left on the CPU that no kernel of registry
 // (nil: the built-in ones) runs, and says so in the report's error.
-func (r *PlanReport) markNoKernel(m *model.Model, registry *kernels.Registry) {
+func (r *PlanReport) markNoKernel(m *model.Model, registry *kernel.Registry) {
 	if registry == nil {
 		registry = kernels.Builtins()
 	}
@@ -149,14 +150,14 @@ func (r *PlanReport) markNoKernel(m *model.Model, registry *kernels.Registry) {
 // standInKernels registers, for every op of m, a kernel that resolves at any
 // version and fails if it ever runs: with it the interpreter can be made
 // (and the plan shown) for a model whose CPU nodes lack kernels.
-func standInKernels(m *model.Model) *kernels.Registry {
-	r := kernels.NewRegistry()
+func standInKernels(m *model.Model) *kernel.Registry {
+	r := kernel.NewRegistry()
 	for _, oc := range m.OpCodes() {
-		r.Register(kernels.Registration{
+		r.Register(kernel.Registration{
 			Code:     oc.Builtin,
 			Custom:   oc.Custom,
 			Versions: tensor.VersionRange{Min: math.MinInt, Max: math.MaxInt},
-			New:      func(kernels.OpInfo) (kernels.Op, error) { return standIn{}, nil },
+			New:      func(kernel.OpInfo) (kernel.Op, error) { return standIn{}, nil },
 		})
 	}
 	return r
@@ -165,8 +166,8 @@ func standInKernels(m *model.Model) *kernels.Registry {
 // standIn is the kernel standInKernels registers.
 type standIn struct{}
 
-func (standIn) Prepare(*kernels.Node) error { return errors.New("no CPU kernel (planning stand-in)") }
-func (standIn) Eval(*kernels.Node) error    { return errors.New("no CPU kernel (planning stand-in)") }
+func (standIn) Prepare(*kernel.Node) error { return errors.New("no CPU kernel (planning stand-in)") }
+func (standIn) Eval(*kernel.Node) error    { return errors.New("no CPU kernel (planning stand-in)") }
 
 // devicesOf asks each delegate that can list its devices for them; one
 // that cannot (its device is missing: the plan says why elsewhere) is left

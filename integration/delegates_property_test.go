@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -51,7 +52,7 @@ func (p propDelegate) verdict(m *model.Model, i int) delegate.Verdict {
 // randomDelegate declares a random half of the generator's ops, some with a
 // narrower version range or a single tensor type, and sometimes adds a finer
 // check that refuses a pseudo-random quarter of the nodes.
-func randomDelegate(r *rand.Rand, name string, reg *kernels.Registry) propDelegate {
+func randomDelegate(r *rand.Rand, name string, reg *kernel.Registry) propDelegate {
 	var ops []testdelegates.Op
 	for _, code := range randgraph.Ops() {
 		if r.IntN(2) == 0 {
@@ -118,7 +119,7 @@ type propStats struct{ parts, delegated, cpu, limited, checks int }
 
 // randomDelegates makes one to three random delegates, the same ones for
 // the same seed.
-func randomDelegates(seed uint64, reg *kernels.Registry) ([]propDelegate, []delegate.Delegate, []string) {
+func randomDelegates(seed uint64, reg *kernel.Registry) ([]propDelegate, []delegate.Delegate, []string) {
 	r := rand.New(rand.NewPCG(seed, 0xde1e9a7e))
 	dels := make([]propDelegate, 1+r.IntN(3))
 	list := make([]delegate.Delegate, len(dels))
@@ -132,7 +133,7 @@ func randomDelegates(seed uint64, reg *kernels.Registry) ([]propDelegate, []dele
 }
 
 // delegationCase runs one random graph with random delegates.
-func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernels.Registry, st *propStats) error {
+func delegationCase(t *testing.T, g *randgraph.Graph, reg *kernel.Registry, st *propStats) error {
 	m, err := model.New(g.Model)
 	if err != nil {
 		return err

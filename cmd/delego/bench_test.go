@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/testsupport/shared"
@@ -122,8 +122,8 @@ func TestRandomInputsMatchGoldenSeed1(t *testing.T) {
 
 func TestBenchJSONAndText(t *testing.T) {
 	var calls int
-	reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{
-		schema.BuiltinOperatorSPLIT:         func(*kernels.Node) error { calls++; return nil },
+	reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernel.Node) error{
+		schema.BuiltinOperatorSPLIT:         func(*kernel.Node) error { calls++; return nil },
 		schema.BuiltinOperatorCONCATENATION: fill(1),
 	})
 	model := shared.Model(t, "split_concat.tflite")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/plugins/cpu"
@@ -286,8 +286,8 @@ func watchdog(timeout time.Duration) core.Watchdog { return core.Watchdog{Invoke
 
 // env is what a command takes from its surroundings; tests replace parts.
 type env struct {
-	registry *kernels.Registry // the CPU kernels; nil: the built-in ones
-	open     delegateOpener    // nil: the plugin host the flags describe
+	registry *kernel.Registry // the CPU kernels; nil: the built-in ones
+	open     delegateOpener   // nil: the plugin host the flags describe
 	// devices lists the Edge TPUs for "delego devices" and "delego
 	// pipeline"; nil: the delego-edgetpu plugin does.
 	devices func(context.Context) (*edgetpuinfo.Devices, error)

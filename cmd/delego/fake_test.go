@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -9,14 +9,14 @@ import (
 // fakeOp is a kernel whose Eval is a test's function: the commands' plumbing
 // (inputs, outputs, files, profiles) is tested with it while the real CPU
 // kernels live elsewhere.
-type fakeOp struct{ eval func(n *kernels.Node) error }
+type fakeOp struct{ eval func(n *kernel.Node) error }
 
-func (fakeOp) Prepare(*kernels.Node) error  { return nil }
-func (f fakeOp) Eval(n *kernels.Node) error { return f.eval(n) }
-func fill(v byte) func(n *kernels.Node) error {
-	return func(n *kernels.Node) error { fillOutputs(n, v); return nil }
+func (fakeOp) Prepare(*kernel.Node) error  { return nil }
+func (f fakeOp) Eval(n *kernel.Node) error { return f.eval(n) }
+func fill(v byte) func(n *kernel.Node) error {
+	return func(n *kernel.Node) error { fillOutputs(n, v); return nil }
 }
-func fillOutputs(n *kernels.Node, v byte) {
+func fillOutputs(n *kernel.Node, v byte) {
 	for _, t := range n.Outputs {
 		for i := range t.Data {
 			t.Data[i] = v
@@ -25,13 +25,13 @@ func fillOutputs(n *kernels.Node, v byte) {
 }
 
 // fakeRegistry registers eval for every op code given, versions 1 to 10.
-func fakeRegistry(evals map[schema.BuiltinOperator]func(n *kernels.Node) error) *kernels.Registry {
-	r := kernels.NewRegistry()
+func fakeRegistry(evals map[schema.BuiltinOperator]func(n *kernel.Node) error) *kernel.Registry {
+	r := kernel.NewRegistry()
 	for code, eval := range evals {
-		r.Register(kernels.Registration{
+		r.Register(kernel.Registration{
 			Code:     code,
 			Versions: tensor.VersionRange{Min: 1, Max: 10},
-			New:      func(kernels.OpInfo) (kernels.Op, error) { return fakeOp{eval}, nil },
+			New:      func(kernel.OpInfo) (kernel.Op, error) { return fakeOp{eval}, nil },
 		})
 	}
 	return r

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/testsupport/shared"
 )
@@ -44,8 +44,8 @@ var splitConcatOutput = bytes.Repeat([]byte{7}, 384)
 func TestRunOutputTargets(t *testing.T) {
 	inputs := splitConcatInputs(t, t.TempDir())
 	run := func(out string) (ran bool, err error) {
-		reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{
-			schema.BuiltinOperatorSPLIT:         func(n *kernels.Node) error { ran = true; return fill(7)(n) },
+		reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernel.Node) error{
+			schema.BuiltinOperatorSPLIT:         func(n *kernel.Node) error { ran = true; return fill(7)(n) },
 			schema.BuiltinOperatorCONCATENATION: fill(7),
 		})
 		args := append([]string{shared.Model(t, "split_concat.tflite"), "--output", out}, inputs...)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core"
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/testsupport/shared"
@@ -121,8 +121,8 @@ func TestRunErrorExitStatus(t *testing.T) {
 
 // splitConcatRegistry runs split_concat.tflite with kernels that fill every
 // output with v.
-func splitConcatRegistry(v byte) *kernels.Registry {
-	return fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{
+func splitConcatRegistry(v byte) *kernel.Registry {
+	return fakeRegistry(map[schema.BuiltinOperator]func(*kernel.Node) error{
 		schema.BuiltinOperatorSPLIT:         fill(v),
 		schema.BuiltinOperatorCONCATENATION: fill(v),
 	})
@@ -163,9 +163,9 @@ func TestRunWritesOutputsAtomically(t *testing.T) {
 	}
 
 	// A failing run keeps the previous file untouched.
-	failing := fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{
+	failing := fakeRegistry(map[schema.BuiltinOperator]func(*kernel.Node) error{
 		schema.BuiltinOperatorSPLIT:         fill(1),
-		schema.BuiltinOperatorCONCATENATION: func(*kernels.Node) error { return errors.New("boom") },
+		schema.BuiltinOperatorCONCATENATION: func(*kernel.Node) error { return errors.New("boom") },
 	})
 	err = runWith(context.Background(), args, &stdout, &stderr, env{registry: failing})
 	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "CONCATENATION") {
@@ -219,8 +219,8 @@ func TestRunPrintsSummary(t *testing.T) {
 func TestRunImageTopK(t *testing.T) {
 	golden := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.output.raw")
 	var seen []byte
-	reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{
-		schema.BuiltinOperatorCONV_2D: func(n *kernels.Node) error {
+	reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernel.Node) error{
+		schema.BuiltinOperatorCONV_2D: func(n *kernel.Node) error {
 			if n.Inputs[0].Name == "input" {
 				seen = bytes.Clone(n.Inputs[0].Data)
 			}
@@ -229,7 +229,7 @@ func TestRunImageTopK(t *testing.T) {
 		schema.BuiltinOperatorDEPTHWISE_CONV_2D: fill(0),
 		schema.BuiltinOperatorAVERAGE_POOL_2D:   fill(0),
 		schema.BuiltinOperatorRESHAPE:           fill(0),
-		schema.BuiltinOperatorSOFTMAX: func(n *kernels.Node) error {
+		schema.BuiltinOperatorSOFTMAX: func(n *kernel.Node) error {
 			copy(n.Outputs[0].Data, golden)
 			return nil
 		},

@@ -1,29 +1,34 @@
 package kernels
 
-// Builtins returns a new registry holding every built-in kernel.
-func Builtins() *Registry {
-	r := NewRegistry()
-	for _, family := range [][]Registration{
-		convOps(),
-		transposeConvOps(),
-		elementwiseOps(),
-		activationOps(),
-		quantizeOps(),
-		poolOps(),
-		reduceOps(),
-		padOps(),
-		resizeOps(),
-		argMinMaxOps(),
-		shapeOps(),
-		spaceBatchOps(),
-		l2NormOps(),
-		lstmOps(),
-		detectionOps(),
-		posenetOps(),
-	} {
-		for _, reg := range family {
-			r.Register(reg)
-		}
-	}
-	return r
+import (
+	"slices"
+
+	"github.com/delego/delego/core/kernels/activation"
+	"github.com/delego/delego/core/kernels/conv"
+	"github.com/delego/delego/core/kernels/detection"
+	"github.com/delego/delego/core/kernels/elementwise"
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/core/kernels/lstm"
+	"github.com/delego/delego/core/kernels/pool"
+	"github.com/delego/delego/core/kernels/quantize"
+	"github.com/delego/delego/core/kernels/reduce"
+	"github.com/delego/delego/core/kernels/resize"
+	"github.com/delego/delego/core/kernels/shape"
+)
+
+// Builtins returns a new registry holding every built-in kernel: each op
+// family's registrations, with the versions TFLite 2.9 registers.
+func Builtins() *kernel.Registry {
+	return kernel.NewRegistry(slices.Concat(
+		activation.Ops(),
+		conv.Ops(),
+		elementwise.Ops(),
+		lstm.Ops(),
+		quantize.Ops(),
+		shape.Ops(),
+		pool.Ops(),
+		resize.Ops(),
+		reduce.Ops(),
+		detection.Ops(),
+	)...)
 }

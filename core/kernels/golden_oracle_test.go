@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 	"github.com/delego/delego/testsupport/shared"
@@ -49,7 +52,7 @@ func TestOracleGolden(t *testing.T) {
 		{"mobilenet_v1_0.25_128_float", "mobilenet_v1_0.25_128_float__cat_128_f32", ""},
 		{"mobilenet_v2_1.0_224_float", "mobilenet_v2_1.0_224_float__cat_224_f32", ""},
 	}
-	oracleSkip(t)
+	kerneltest.OracleSkip(t)
 	dir := t.TempDir()
 	for _, g := range goldens {
 		buf, err := os.ReadFile(shared.Model(t, g.model+".tflite"))
@@ -96,19 +99,19 @@ func TestOracleGolden(t *testing.T) {
 		os.WriteFile(path, mod, 0o644)
 		os.WriteFile(filepath.Join(dir, "in.raw"), input, 0o644)
 		outPath := filepath.Join(dir, "out.raw")
-		if out, err := exec.Command(oracleBench(t), path, filepath.Join(dir, "in.raw"), "1", "0", "1", outPath).CombinedOutput(); err != nil {
+		if out, err := exec.Command(kerneltest.OracleBench(t), path, filepath.Join(dir, "in.raw"), "1", "0", "1", outPath).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", g.input, err, out)
 		}
 		cur := oracleModelTensor(&sg, int(softIn))
 		cur.Data, _ = os.ReadFile(outPath)
 		for _, s := range steps {
 			reg, _ := Builtins().Lookup(s.code, "")
-			k, err := reg.New(OpInfo{Version: s.ver, Operator: s.op})
+			k, err := reg.New(kernel.OpInfo{Version: s.ver, Operator: s.op})
 			if err != nil {
 				t.Fatal(err)
 			}
 			out := oracleModelTensor(&sg, int(s.op.Outputs(0)))
-			n := &Node{Inputs: []*tensor.Tensor{cur}, Outputs: []*tensor.Tensor{out}, Threads: 1}
+			n := &kernel.Node{Inputs: []*tensor.Tensor{cur}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 			if err := k.Prepare(n); err != nil {
 				t.Fatalf("%s: %v", g.input, err)
 			}
@@ -160,15 +163,15 @@ func oracleFirstQuantize(t *testing.T, dir, name string, buf, input []byte) {
 	os.WriteFile(path, mod, 0o644)
 	os.WriteFile(filepath.Join(dir, "in.raw"), input, 0o644)
 	outPath := filepath.Join(dir, "qout.raw")
-	if out, err := exec.Command(oracleBench(t), path, filepath.Join(dir, "in.raw"), "1", "0", "1", outPath).CombinedOutput(); err != nil {
+	if out, err := exec.Command(kerneltest.OracleBench(t), path, filepath.Join(dir, "in.raw"), "1", "0", "1", outPath).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	want, _ := os.ReadFile(outPath)
 	in := oracleModelTensor(&sg, int(op.Inputs(0)))
 	copy(in.Data, input)
 	out := oracleModelTensor(&sg, int(op.Outputs(0)))
-	k, _ := newQuantizeOp(OpInfo{Operator: op})
-	n := &Node{Inputs: []*tensor.Tensor{in}, Outputs: []*tensor.Tensor{out}, Threads: 1}
+	k, _ := quantize.NewQuantizeOp(kernel.OpInfo{Operator: op})
+	n := &kernel.Node{Inputs: []*tensor.Tensor{in}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 	if err := k.Prepare(n); err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,11 @@
 package kernels
 
+import "github.com/delego/delego/core/kernels/internal/kerneltest"
+import "github.com/delego/delego/core/kernels/pool"
+import "github.com/delego/delego/core/kernels/reduce"
+import "github.com/delego/delego/core/kernels/resize"
+import "github.com/delego/delego/core/kernels/shape"
+
 import (
 	"slices"
 	"testing"
@@ -7,14 +13,14 @@ import (
 
 // testdata/gen/pool/pool_tflite29.json.gz holds one-operator replay cases
 // of the pooling ops and of the reductions, padding, resizing and arg-min/max
-// ops, which its generator covers too (see tflite29_replay_test.go). It is
+// ops, which its generator covers too (see kerneltest.ReplayTFLite29). It is
 // made by testdata/gen/pool/pool_tflite29_gen.py.
 
 func TestPoolAgainstTFLite29(t *testing.T) {
-	replayTFLite29(t, replaySpec{
-		file:        "pool/pool_tflite29.json.gz",
-		ops:         slices.Concat(poolOps(), reduceOps(), padOps(), resizeOps(), argMinMaxOps()),
-		minCases:    900,
-		threadCycle: 3,
+	kerneltest.ReplayTFLite29(t, kerneltest.ReplaySpec{
+		File:        "pool/pool_tflite29.json.gz",
+		Ops:         slices.Concat(pool.Ops(), reduce.Ops(), shape.Ops(), resize.Ops()),
+		MinCases:    900,
+		ThreadCycle: 3,
 	})
 }

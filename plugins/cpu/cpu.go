@@ -12,6 +12,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
@@ -23,7 +24,7 @@ const Name = "cpu"
 
 // Delegate runs partitions on delego's CPU kernels.
 type Delegate struct {
-	registry *kernels.Registry
+	registry *kernel.Registry
 }
 
 // New returns the cpu delegate with every built-in kernel.

@@ -23,7 +23,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
@@ -60,7 +60,7 @@ func Ops() []schema.BuiltinOperator {
 // AnyVersion returns a Version function that picks uniformly among the
 // versions reg registers for each op, so graphs exercise version ranges.
 // The kernels ignore the version for the types generated here.
-func AnyVersion(reg *kernels.Registry) func(schema.BuiltinOperator, tensor.DType, *rand.Rand) int {
+func AnyVersion(reg *kernel.Registry) func(schema.BuiltinOperator, tensor.DType, *rand.Rand) int {
 	return func(op schema.BuiltinOperator, _ tensor.DType, r *rand.Rand) int {
 		rg, ok := reg.Lookup(op, "")
 		if !ok {

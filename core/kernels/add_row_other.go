@@ -1,7 +1,0 @@
-//go:build !(amd64 || arm64) || purego
-
-package kernels
-
-// addRow8 reports that this build has no 8-bit ADD/SUB row kernel: the
-// rows run quantAddRow's Go loops.
-func addRow8[T int8 | uint8 | int16](*quantArith, bool, []T, []T, []T) bool { return false }

@@ -1,0 +1,77 @@
+package conv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// convBenchNode prepares op on random data shaped like a MobileNet layer.
+func convBenchNode(b *testing.B, op kernel.Op, typ tensor.DType, inShape, filterShape []int, threads int) *kernel.Node {
+	r := rand.New(rand.NewPCG(1, 2))
+	outC := filterShape[0]
+	if _, dw := op.(*DepthwiseConv2D); dw {
+		outC = filterShape[3]
+	}
+	var in, filter, bias, out *tensor.Tensor
+	switch typ {
+	case tensor.Float32:
+		in, filter, bias = tensor.NewTensor(tensor.Float32, inShape...), kerneltest.ConstT(tensor.NewTensor(tensor.Float32, filterShape...)), kerneltest.ConstT(tensor.NewTensor(tensor.Float32, outC))
+		convFillRandF(r, in, 1)
+		convFillRandF(r, filter, 1)
+		out = tensor.NewTensor(tensor.Float32)
+	default:
+		in = kerneltest.QT(typ, inShape, 0.05, 3)
+		filter = kerneltest.ConstT(kerneltest.QT(typ, filterShape, 0.01, 0))
+		bias = kerneltest.ConstT(kerneltest.QT(tensor.Int32, []int{outC}, 0.0005, 0))
+		lo, hi := convTypeRange(typ)
+		convFillRand(r, in, int(lo), int(hi))
+		convFillRand(r, filter, int(lo), int(hi))
+		out = kerneltest.QT(typ, nil, 0.1, 5)
+	}
+	team := kernel.NewWorkers(threads) // as an interpreter's
+	b.Cleanup(team.Close)
+	n := &kernel.Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads, Workers: team}
+	if err := op.Prepare(n); err != nil {
+		b.Fatal(err)
+	}
+	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+	return n
+}
+
+// BenchmarkConv times MobileNet v2-like layers: a 1x1 expansion conv
+// (56x56x24 -> 144) and a 3x3 depthwise conv over 56x56x144.
+func BenchmarkConv(b *testing.B) {
+	same := schema.PaddingSAME
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8, tensor.Float32} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("1x1/%s/threads=%d", typ, threads), func(b *testing.B) {
+				op := &Conv2D{Params: Conv2DParams{Padding: same, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1, Activation: schema.ActivationFunctionTypeRELU6}}
+				n := convBenchNode(b, op, typ, []int{1, 56, 56, 24}, []int{144, 1, 1, 24}, threads)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := op.Eval(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(56*56*24*144)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+			b.Run(fmt.Sprintf("dw3x3/%s/threads=%d", typ, threads), func(b *testing.B) {
+				op := &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: same, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1, Activation: schema.ActivationFunctionTypeRELU6}}
+				n := convBenchNode(b, op, typ, []int{1, 56, 56, 144}, []int{1, 3, 3, 144}, threads)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := op.Eval(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(56*56*144*9)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}

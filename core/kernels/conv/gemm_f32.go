@@ -1,0 +1,218 @@
+package conv
+
+import (
+	"unsafe"
+
+	"github.com/delego/delego/core/kernels/internal/asm/f32"
+	"github.com/delego/delego/core/kernels/kernel"
+)
+
+// fGemm is the prepared right-hand side of a float GEMM
+// out[p][c] = clamp(sum_k x[p][k]*w[c][k] + bias[c]).
+//
+// The weights are packed once, in panels of f32.NR channels ([ceil(N/f32.NR)][K][f32.NR],
+// zero-padded), for the micro-kernels of internal/asm/f32; full tiles of
+// kern.MR rows go through the tile kernel, leftover rows through the row
+// kernels, and both give each element the same bits (see internal/asm/f32),
+// so neither the tiling nor the split among threads changes the result.
+type fGemm struct {
+	K, N   int
+	packed []float32 // [ceil(N/f32.NR)][K][f32.NR]
+	bias   []float32 // ceil(N/f32.NR)*f32.NR values, zeros when absent
+	lo, hi float32
+	kern   *f32.Kernels // nil: the process's set (f32.Best)
+	// shared says packed comes from the model's store (shareWeights):
+	// read-only, never packed into.
+	shared bool
+}
+
+// fgemmKey names a float GEMM's packed weights in the model's store: the
+// constant they come from and the matrix's shape.
+type fgemmKey struct {
+	data *float32
+	N, K int
+}
+
+// shareWeights gives g the packed weights of constant w from the model's
+// store (Node.Derived): packed once, read by every interpreter of it.
+func (g *fGemm) shareWeights(n *kernel.Node, w []float32, N, K int) {
+	g.packed = n.Derived(fgemmKey{unsafe.SliceData(w), N, K}, func() any {
+		var p fGemm
+		p.setWeights(w, N, K)
+		return p.packed
+	}).([]float32)
+	g.N, g.K, g.shared = N, K, true
+}
+
+// kernels is the micro-kernel set g runs on.
+func (g *fGemm) kernels() *f32.Kernels {
+	if g.kern == nil {
+		return f32.Best()
+	}
+	return g.kern
+}
+
+// panels is the number of f32.NR-channel weight panels.
+func (g *fGemm) panels() int { return (g.N + f32.NR - 1) / f32.NR }
+
+func (g *fGemm) setWeights(w []float32, N, K int) {
+	if g.shared { // never pack into the model's copy
+		g.packed, g.shared = nil, false
+	}
+	g.N, g.K = N, K
+	size := (N + f32.NR - 1) / f32.NR * K * f32.NR
+	if cap(g.packed) < size {
+		g.packed = make([]float32, size)
+	}
+	g.packed = g.packed[:size]
+	if N%f32.NR != 0 {
+		clear(g.packed[(N/f32.NR)*K*f32.NR:])
+	}
+	if K == 0 {
+		return
+	}
+	for c := range N {
+		dst := g.packed[(c/f32.NR)*K*f32.NR+c%f32.NR:]
+		for k, v := range w[c*K : c*K+K] {
+			dst[k*f32.NR] = v
+		}
+	}
+}
+
+func (g *fGemm) setBias(bias []float32) {
+	size := (g.N + f32.NR - 1) / f32.NR * f32.NR
+	if cap(g.bias) < size {
+		g.bias = make([]float32, size)
+	}
+	g.bias = g.bias[:size]
+	clear(g.bias)
+	if bias != nil {
+		copy(g.bias, bias[:g.N])
+	}
+}
+
+// fgemmWork is one worker's scratch: the interleaved rows of a row block,
+// one im2col row and one tile for partial panels.
+type fgemmWork struct {
+	panel []float32
+	row   []float32
+	tile  []float32
+}
+
+// fgemmRowBlock is the number of rows packed at once: whole tiles of mr
+// rows, about 128 KiB of them (they stay in L2 while every weight panel
+// passes over them).
+func fgemmRowBlock(K, mr int) int {
+	return max(1, min(32, 32768/(max(K, 1)*mr))) * mr
+}
+
+func (w *fgemmWork) ensure(K int, kern *f32.Kernels) {
+	rb := fgemmRowBlock(K, kern.MR)
+	w.panel = growF32(w.panel, rb*K)
+	w.row = growF32(w.row, K)
+	w.tile = growF32(w.tile, kern.MR*f32.NR)
+}
+
+// growF32 returns s resized to n, reallocated only when too small.
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// fgemmRun computes output rows [p0,p1) and channels [c0,c1) (c0 a
+// multiple of f32.NR).
+func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
+	kern := g.kernels()
+	mr := kern.MR
+	rb := fgemmRowBlock(g.K, mr)
+	for pb := p0; pb < p1; pb += rb {
+		pe := min(pb+rb, p1)
+		full := pb + (pe-pb)/mr*mr
+		fgemmTiles(g, kern, geom, in, out, pb, full, c0, c1, ws)
+		for p := full; p < pe; p++ {
+			fgemmRow(g, kern, geom, in, out, p, c0, c1, ws)
+		}
+	}
+}
+
+// fgemmTiles computes rows [p0,p1), whole tiles of kern.MR rows, for
+// channels [c0,c1): it interleaves im2col rows by k (direct rows are read
+// in place by the rows kernel), then runs every tile against each weight
+// panel in turn.
+func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
+	K, N, mr := g.K, g.N, kern.MR
+	if p0 >= p1 {
+		return
+	}
+	tiles := (p1 - p0) / mr
+	inPlace := geom.direct && K > 0
+	panel := ws.panel[:tiles*mr*K]
+	if !inPlace && K > 0 {
+		for t := range tiles {
+			im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
+		}
+	}
+	for q := c0 / f32.NR; q*f32.NR < c1; q++ {
+		b := fPtr(g.packed[q*K*f32.NR : (q+1)*K*f32.NR])
+		bias := &g.bias[q*f32.NR : (q+1)*f32.NR][0]
+		cols := min(f32.NR, c1-q*f32.NR)
+		for t := range tiles {
+			p := p0 + t*mr
+			c, ldc := &ws.tile[:mr*f32.NR][0], f32.NR // a partial panel's tile
+			if cols == f32.NR {
+				c, ldc = &out[p*N+q*f32.NR : (p+mr-1)*N+(q+1)*f32.NR][0], N
+			}
+			if inPlace {
+				kern.Rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
+			} else {
+				kern.Tile(K, fPtr(panel[t*mr*K:(t+1)*mr*K]), b, bias, c, ldc, g.lo, g.hi)
+			}
+			if cols == f32.NR {
+				continue
+			}
+			for r := range mr {
+				copy(out[(p+r)*N+q*f32.NR:(p+r)*N+q*f32.NR+cols], ws.tile[r*f32.NR:])
+			}
+		}
+	}
+}
+
+// fgemmRow computes row p for channels [c0,c1) with the row kernels.
+func fgemmRow(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p, c0, c1 int, ws *fgemmWork) {
+	K, N := g.K, g.N
+	var row []float32
+	if geom.direct {
+		row = in[p*K : p*K+K]
+	} else {
+		im2colPixel(geom, in, p, 0, ws.row, 1)
+		row = ws.row[:K]
+	}
+	a := fPtr(row)
+	o := out[p*N : p*N+N]
+	q := c0 / f32.NR
+	for ; (q+4)*f32.NR <= c1; q += 4 {
+		b := fPtr(g.packed[q*K*f32.NR : (q+4)*K*f32.NR])
+		kern.Row4(K, a, b, &g.bias[q*f32.NR : (q+4)*f32.NR][0], &o[q*f32.NR : (q+4)*f32.NR][0], K*f32.NR, g.lo, g.hi)
+	}
+	for ; q*f32.NR < c1; q++ {
+		b := fPtr(g.packed[q*K*f32.NR : (q+1)*K*f32.NR])
+		bias := &g.bias[q*f32.NR : (q+1)*f32.NR][0]
+		if (q+1)*f32.NR <= c1 {
+			kern.Row1(K, a, b, bias, &o[q*f32.NR : (q+1)*f32.NR][0], g.lo, g.hi)
+			continue
+		}
+		kern.Row1(K, a, b, bias, &ws.tile[:f32.NR][0], g.lo, g.hi)
+		copy(o[q*f32.NR:c1], ws.tile)
+	}
+}
+
+// fPtr is the address of s's first element, or nil when s is empty (the
+// kernels then read nothing from it).
+func fPtr(s []float32) *float32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.SliceData(s)
+}

@@ -1,0 +1,485 @@
+package lstm
+
+import (
+	"math"
+
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// The float32 UNIDIRECTIONAL_SEQUENCE_LSTM, following TFLite 2.9's EvalFloat
+// and LstmStepFloat (lstm_eval.cc): per gate, bias (or zero with layer
+// norm) + W·x + R·h (+ peephole), optional layer norm, activation; then the
+// cell update, the output gate and the (optionally projected) output.
+//
+// The hybrid kernel (float32 activations, int8 weights: EvalHybrid and
+// LstmStepHybrid) shares this code; only its matrix products differ: the
+// input, the output state and the projection input are quantized per batch
+// row (symmetrically, or asymmetrically with asymmetric_quantize_inputs) and
+// multiplied in integers, then scaled back to float.
+//
+// Products are wrapped in float32() where Go could otherwise fuse a multiply
+// and an add into an FMA, so that results do not depend on the platform.
+
+// lstmFloatState is the float and hybrid paths' scratch memory.
+type lstmFloatState struct {
+	gates [4][]float32 // per gate, nBatch*nCell
+	w     lstmFloatWeights
+	hy    lstmHybridState
+}
+
+// lstmFloatWeights are views of a node's float tensors, nil when absent.
+type lstmFloatWeights struct {
+	in, rec, peep, ln, bias [4][]float32
+	proj, projBias          []float32
+}
+
+// lstmHybridState holds the hybrid path's int8 weights and buffers.
+type lstmHybridState struct {
+	in, rec                 [4][]int8
+	inScale, recScale       [4]float32
+	proj                    []int8
+	projScale               float32
+	peep                    [4][]float32 // int8 peephole weights times their scale
+	rowIn, rowRec           [4][]int32   // weight row sums (asymmetric inputs)
+	rowProj                 []int32
+	ready                   bool // peep and row sums computed in Prepare
+	qIn, qState, qHidden    []int8
+	sfIn, sfState, sfHidden []float32
+	zpIn, zpState, zpHidden []int32
+	acc                     []int32 // one matrix-vector product
+}
+
+func (op *lstmOp) prepareFloat(n *kernel.Node) error {
+	size := op.nBatch * op.nCell
+	for g := range op.f.gates {
+		op.f.gates[g] = kernel.Sized(op.f.gates[g], size)
+	}
+	if !op.hybrid {
+		return nil
+	}
+	hy := &op.f.hy
+	for _, idx := range []int{lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights,
+		lstmInputToInputWeights, lstmRecurrentToInputWeights, lstmRecurrentToForgetWeights,
+		lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights, lstmProjectionWeights,
+		lstmCellToInputWeights, lstmCellToForgetWeights, lstmCellToOutputWeights} {
+		if t := n.Input(idx); t != nil {
+			// TFLite views uint8 weights as int8 bits (GetTensorData<int8_t>).
+			if t.Type != tensor.Int8 && t.Type != tensor.Uint8 {
+				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with %s weights (input %d)", t.Type, idx)
+			}
+			if t.Quant.PerChannel() {
+				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with per-channel weights (input %d)", idx)
+			}
+		}
+	}
+	nb, ni, no, nc := op.nBatch, op.nInput, op.nOutput, op.nCell
+	hy.qIn, hy.qState, hy.qHidden = kernel.Sized(hy.qIn, nb*ni), kernel.Sized(hy.qState, nb*no), kernel.Sized(hy.qHidden, nb*nc)
+	hy.sfIn, hy.sfState, hy.sfHidden = kernel.Sized(hy.sfIn, nb), kernel.Sized(hy.sfState, nb), kernel.Sized(hy.sfHidden, nb)
+	hy.zpIn, hy.zpState, hy.zpHidden = kernel.Sized(hy.zpIn, nb), kernel.Sized(hy.zpState, nb), kernel.Sized(hy.zpHidden, nb)
+	hy.acc = kernel.Sized(hy.acc, max(nc, no))
+	for g := range 4 {
+		hy.peep[g] = kernel.Sized(hy.peep[g], nc)
+		hy.rowIn[g] = kernel.Sized(hy.rowIn[g], nc)
+		hy.rowRec[g] = kernel.Sized(hy.rowRec[g], nc)
+	}
+	hy.rowProj = kernel.Sized(hy.rowProj, no)
+	hy.ready = false
+	if op.constantWeights(n) {
+		op.hybridWeights(n)
+		hy.ready = true
+	}
+	return nil
+}
+
+// hybridWeights recovers the float peephole weights and the weight row sums
+// (TFLite's VectorScalarMultiply and ComputeRowSums).
+func (op *lstmOp) hybridWeights(n *kernel.Node) {
+	hy := &op.f.hy
+	rowSums := func(dst []int32, t *tensor.Tensor) {
+		if t == nil {
+			return
+		}
+		w, cols := t.Int8s(), t.Shape[1]
+		for r := range dst {
+			var sum int32
+			for _, v := range w[r*cols : (r+1)*cols] {
+				sum += int32(v)
+			}
+			dst[r] = sum
+		}
+	}
+	for g := range 4 {
+		rowSums(hy.rowIn[g], n.Input(lstmInputWeightsIdx[g]))
+		rowSums(hy.rowRec[g], n.Input(lstmRecurrentWeightsIdx[g]))
+		if op.peephole && lstmPeepholeIdx[g] >= 0 {
+			if t := n.Input(lstmPeepholeIdx[g]); t != nil {
+				scale := t.Scale()
+				for i, v := range t.Int8s() {
+					hy.peep[g][i] = scale * float32(v)
+				}
+			}
+		}
+	}
+	rowSums(hy.rowProj, n.Input(lstmProjectionWeights))
+}
+
+// lstmFloatView returns the float data of an optional tensor.
+func lstmFloatView(t *tensor.Tensor) []float32 {
+	if t == nil {
+		return nil
+	}
+	return t.Float32s()
+}
+
+// lstmInt8View returns the int8 data and scale of an optional tensor.
+func lstmInt8View(t *tensor.Tensor) ([]int8, float32) {
+	if t == nil {
+		return nil, 1
+	}
+	return t.Int8s(), t.Scale()
+}
+
+func (op *lstmOp) evalFloat(n *kernel.Node) error {
+	w := &op.f.w
+	hy := &op.f.hy
+	if op.hybrid && !hy.ready {
+		op.hybridWeights(n)
+	}
+	for g := range 4 {
+		w.bias[g] = lstmFloatView(n.Input(lstmBiasIdx[g]))
+		w.peep[g], w.ln[g] = nil, nil
+		if op.lnorm {
+			w.ln[g] = lstmFloatView(n.Input(lstmLayerNormIdx[g]))
+		}
+		if op.hybrid {
+			hy.in[g], hy.inScale[g] = lstmInt8View(n.Input(lstmInputWeightsIdx[g]))
+			hy.rec[g], hy.recScale[g] = lstmInt8View(n.Input(lstmRecurrentWeightsIdx[g]))
+			if op.peephole && lstmPeepholeIdx[g] >= 0 && n.Input(lstmPeepholeIdx[g]) != nil {
+				w.peep[g] = hy.peep[g]
+			}
+			continue
+		}
+		w.in[g] = lstmFloatView(n.Input(lstmInputWeightsIdx[g]))
+		w.rec[g] = lstmFloatView(n.Input(lstmRecurrentWeightsIdx[g]))
+		if op.peephole && lstmPeepholeIdx[g] >= 0 {
+			w.peep[g] = lstmFloatView(n.Input(lstmPeepholeIdx[g]))
+		}
+	}
+	if op.hybrid {
+		hy.proj, hy.projScale = lstmInt8View(n.Input(lstmProjectionWeights))
+	} else {
+		w.proj = lstmFloatView(n.Input(lstmProjectionWeights))
+	}
+	w.projBias = lstmFloatView(n.Input(lstmProjectionBias))
+
+	in := n.Inputs[lstmInput].Float32s()
+	hState := n.Inputs[lstmOutputState].Float32s()
+	cState := n.Inputs[lstmCellState].Float32s()
+	out := n.Outputs[0].Float32s()
+	lstmSteps(op, in, hState, cState, out, op.stepFloat)
+	return nil
+}
+
+// lstmSteps runs step over the whole sequence: one step of all batch rows
+// per time step when the input is time-major, else each batch row's time
+// steps in turn, with its own slices of the states.
+func lstmSteps[X, C any](op *lstmOp, in, h []X, c []C, out []X, step func(x []X, nb int, h []X, c []C, out []X)) {
+	nb, nt, ni, nc, no := op.nBatch, op.nTime, op.nInput, op.nCell, op.nOutput
+	if op.p.TimeMajor {
+		for t := range nt {
+			step(in[t*nb*ni:(t+1)*nb*ni], nb, h, c, out[t*nb*no:(t+1)*nb*no])
+		}
+		return
+	}
+	for b := range nb {
+		for t := range nt {
+			k := b*nt + t
+			step(in[k*ni:(k+1)*ni], 1, h[b*no:(b+1)*no], c[b*nc:(b+1)*nc], out[k*no:(k+1)*no])
+		}
+	}
+}
+
+// lstmSigmoid marks the gates' sigmoid, which is not a fused activation.
+const lstmSigmoid = schema.ActivationFunctionType(-1)
+
+// stepFloat advances nb batch rows by one time step.
+func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
+	w := &op.f.w
+	size := nb * op.nCell
+	var gates [4][]float32
+	for g := range gates {
+		gates[g] = op.f.gates[g][:size]
+	}
+	// The hybrid kernel quantizes the input and the output state once per
+	// step, skipping all-zero vectors (their products are skipped too).
+	xZero, hZero := lstmAllZero(x), lstmAllZero(h[:nb*op.nOutput])
+	if op.hybrid {
+		hy := &op.f.hy
+		if !xZero {
+			op.quantizeRows(x, nb, op.nInput, hy.qIn, hy.sfIn, hy.zpIn)
+		}
+		if !hZero {
+			op.quantizeRows(h, nb, op.nOutput, hy.qState, hy.sfState, hy.zpState)
+		}
+	}
+	for _, g := range [3]int{lstmGateInput, lstmGateForget, lstmGateCell} {
+		if g == lstmGateInput && op.cifg {
+			continue
+		}
+		act := lstmSigmoid
+		var peep []float32
+		if g == lstmGateCell {
+			act = op.p.Activation
+		} else {
+			peep = w.peep[g]
+		}
+		op.gateFloat(g, x, h, c, xZero, hZero, peep, nb, act, gates[g])
+	}
+
+	// Cell update: c = f*c + i*g (CIFG: i = 1-f), then clip.
+	fg, cg, ig := gates[lstmGateForget], gates[lstmGateCell], gates[lstmGateInput]
+	for i := range size {
+		c[i] *= fg[i]
+	}
+	for i := range size {
+		in := ig[i] // unused for CIFG
+		if op.cifg {
+			in = 1 - fg[i]
+		}
+		c[i] += float32(cg[i] * in)
+	}
+	if clip := op.p.CellClip; clip > 0 {
+		for i := range size {
+			c[i] = max(min(clip, c[i]), -clip)
+		}
+	}
+
+	og := gates[lstmGateOutput]
+	op.gateFloat(lstmGateOutput, x, h, c, xZero, hZero, w.peep[lstmGateOutput], nb, lstmSigmoid, og)
+
+	// Output: h = o * act(c), optionally projected. TFLite writes act(c) into
+	// the cell gate's scratch; with no activation that scratch keeps the cell
+	// gate values, which then become the output (TFLite 2.9 behaviour).
+	scratch := gates[lstmGateCell]
+	lstmActivateFloat(c, scratch, op.p.Activation)
+	for i := range size {
+		scratch[i] *= og[i]
+	}
+	nc, no := op.nCell, op.nOutput
+	if op.projection {
+		for b := range nb {
+			hb := h[b*no : (b+1)*no]
+			if w.projBias != nil {
+				copy(hb, w.projBias)
+			} else {
+				clear(hb)
+			}
+		}
+		if op.hybrid {
+			hy := &op.f.hy
+			if !lstmAllZero(scratch) {
+				op.quantizeRows(scratch, nb, nc, hy.qHidden, hy.sfHidden, hy.zpHidden)
+				op.hybridMatMulAcc(hy.proj, hy.projScale, hy.rowProj, no, nc, hy.qHidden, hy.sfHidden, hy.zpHidden, nb, h)
+			}
+		} else {
+			lstmMatMulAccFloat(w.proj, no, nc, scratch, nb, h)
+		}
+		if clip := op.p.ProjClip; clip > 0 {
+			for i := range nb * no {
+				h[i] = max(min(clip, h[i]), -clip)
+			}
+		}
+	} else {
+		copy(h[:nb*no], scratch)
+	}
+	copy(out, h[:nb*no])
+}
+
+// gateFloat computes gate g for nb batch rows into gate.
+func (op *lstmOp) gateFloat(g int, x, h, c []float32, xZero, hZero bool, peep []float32, nb int,
+	act schema.ActivationFunctionType, gate []float32) {
+	w := &op.f.w
+	nc := op.nCell
+	ln, bias := w.ln[g], w.bias[g]
+	for b := range nb {
+		row := gate[b*nc : (b+1)*nc]
+		if ln != nil {
+			clear(row)
+		} else {
+			copy(row, bias)
+		}
+	}
+	if op.hybrid {
+		hy := &op.f.hy
+		if !xZero {
+			op.hybridMatMulAcc(hy.in[g], hy.inScale[g], hy.rowIn[g], nc, op.nInput, hy.qIn, hy.sfIn, hy.zpIn, nb, gate)
+		}
+		if !hZero {
+			op.hybridMatMulAcc(hy.rec[g], hy.recScale[g], hy.rowRec[g], nc, op.nOutput, hy.qState, hy.sfState, hy.zpState, nb, gate)
+		}
+	} else {
+		if !xZero {
+			lstmMatMulAccFloat(w.in[g], nc, op.nInput, x, nb, gate)
+		}
+		lstmMatMulAccFloat(w.rec[g], nc, op.nOutput, h, nb, gate)
+	}
+	if peep != nil {
+		for b := range nb {
+			for i := range nc {
+				gate[b*nc+i] += float32(peep[i] * c[b*nc+i])
+			}
+		}
+	}
+	if ln != nil {
+		for b := range nb {
+			row := gate[b*nc : (b+1)*nc]
+			lstmMeanStddevNormalize(row)
+			for i := range row {
+				row[i] = float32(row[i]*ln[i]) + bias[i]
+			}
+		}
+	}
+	lstmActivateFloat(gate, gate, act)
+}
+
+func lstmAllZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lstmMatMulAccFloat adds matrix (rows x cols) times each of the nb vectors
+// to result, each row's dot product summed first as TFLite's portable kernel
+// does.
+func lstmMatMulAccFloat(matrix []float32, rows, cols int, vectors []float32, nb int, result []float32) {
+	for b := range nb {
+		v := vectors[b*cols : (b+1)*cols]
+		res := result[b*rows : (b+1)*rows]
+		r := 0
+		// Four rows at a time share the loads of v; each row's sum keeps
+		// its sequential order.
+		for ; r+4 <= rows; r += 4 {
+			m0, m1 := matrix[r*cols:(r+1)*cols], matrix[(r+1)*cols:(r+2)*cols]
+			m2, m3 := matrix[(r+2)*cols:(r+3)*cols], matrix[(r+3)*cols:(r+4)*cols]
+			m0, m1, m2, m3 = m0[:len(v)], m1[:len(v)], m2[:len(v)], m3[:len(v)]
+			var d0, d1, d2, d3 float32
+			for i, x := range v {
+				d0 += float32(m0[i] * x)
+				d1 += float32(m1[i] * x)
+				d2 += float32(m2[i] * x)
+				d3 += float32(m3[i] * x)
+			}
+			res[r] += d0
+			res[r+1] += d1
+			res[r+2] += d2
+			res[r+3] += d3
+		}
+		for ; r < rows; r++ {
+			m := matrix[r*cols : (r+1)*cols]
+			m = m[:len(v)]
+			var dot float32
+			for i, x := range v {
+				dot += float32(m[i] * x)
+			}
+			res[r] += dot
+		}
+	}
+}
+
+// quantizeRows quantizes each of nb rows of n floats to int8 with its own
+// scale (and zero point with asymmetric_quantize_inputs), as TFLite's
+// BatchQuantizeFloats.
+func (op *lstmOp) quantizeRows(v []float32, nb, n int, q []int8, sf []float32, zp []int32) {
+	for b := range nb {
+		row, qr := v[b*n:(b+1)*n], q[b*n:(b+1)*n]
+		if op.p.AsymmetricQuantizeInputs {
+			sf[b], zp[b] = kernel.AsymmetricQuantize(row, qr)
+		} else {
+			sf[b] = kernel.SymmetricQuantize(row, qr)
+		}
+	}
+}
+
+// hybridMatMulAcc adds the int8 matrix (rows x cols, scale wScale) times the
+// nb quantized vectors to result: integer dot products, minus the row sum
+// times the vector's zero point with asymmetric inputs, scaled by the
+// vector's scale times wScale (TFLite's hybrid
+// MatrixBatchVectorMultiplyAccumulate).
+func (op *lstmOp) hybridMatMulAcc(w []int8, wScale float32, rowSums []int32, rows, cols int,
+	q []int8, sf []float32, zp []int32, nb int, result []float32) {
+	asym := op.p.AsymmetricQuantizeInputs
+	acc := op.f.hy.acc
+	for b := range nb {
+		scale := sf[b] * wScale
+		qb := q[b*cols : (b+1)*cols]
+		res := result[b*rows : (b+1)*rows]
+		lstmMatVecInt8(w, rows, cols, qb, acc)
+		for r := range rows {
+			dot := acc[r]
+			if asym {
+				dot -= rowSums[r] * zp[b]
+			}
+			res[r] += float32(float32(dot) * scale)
+		}
+	}
+}
+
+// lstmMeanStddevNormalize normalises v to zero mean and unit variance
+// (TFLite's MeanStddevNormalization, with its 1e-8 variance guard).
+func lstmMeanStddevNormalize(v []float32) {
+	var sum float32
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float32(len(v))
+	var sumSq float32
+	for _, x := range v {
+		d := x - mean
+		sumSq += float32(d * d)
+	}
+	variance := sumSq / float32(len(v))
+	inv := float32(1 / math.Sqrt(float64(variance+1e-8)))
+	for i, x := range v {
+		v[i] = (x - mean) * inv
+	}
+}
+
+// lstmActivateFloat applies act to src into dst, as TFLite's
+// ApplyActivationToVector; lstmSigmoid means the logistic function. With no
+// activation dst is left untouched, as in TFLite.
+func lstmActivateFloat(src, dst []float32, act schema.ActivationFunctionType) {
+	switch act {
+	case lstmSigmoid:
+		for i, x := range src {
+			dst[i] = float32(1 / (1 + math.Exp(-float64(x))))
+		}
+	case schema.ActivationFunctionTypeRELU:
+		for i, x := range src {
+			dst[i] = max(x, 0)
+		}
+	case schema.ActivationFunctionTypeRELU_N1_TO_1:
+		for i, x := range src {
+			dst[i] = max(min(x, 1), -1)
+		}
+	case schema.ActivationFunctionTypeRELU6:
+		for i, x := range src {
+			dst[i] = max(min(x, 6), 0)
+		}
+	case schema.ActivationFunctionTypeTANH:
+		for i, x := range src {
+			dst[i] = float32(math.Tanh(float64(x)))
+		}
+	case schema.ActivationFunctionTypeSIGN_BIT:
+		for i, x := range src {
+			dst[i] = 0
+			if math.Signbit(float64(x)) {
+				dst[i] = 1
+			}
+		}
+	}
+}

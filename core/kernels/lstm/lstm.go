@@ -1,0 +1,435 @@
+package lstm
+
+import (
+	"fmt"
+
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// This file holds UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite 2.9 runs it
+// (kernels/unidirectional_sequence_lstm.cc and lstm_eval.cc): the shared
+// option parsing and shape checks. The float path is in float.go, the
+// fully integer (int8 activations, int16 cell state) path in integer.go. The
+// hybrid path (float32 activations, int8 weights) shares the float code.
+
+// Ops returns the family\'s registrations, with the versions TFLite 2.9
+// registers.
+func Ops() []kernel.Registration {
+	return []kernel.Registration{{
+		Code:     schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM,
+		Versions: tensor.VersionRange{Min: 1, Max: 3},
+		New:      newUnidirectionalSequenceLSTM,
+	}}
+}
+
+// Input indices of the LSTM operator (lstm_shared.h in TFLite).
+const (
+	lstmInput                      = 0
+	lstmInputToInputWeights        = 1 // optional (absent for CIFG)
+	lstmInputToForgetWeights       = 2
+	lstmInputToCellWeights         = 3
+	lstmInputToOutputWeights       = 4
+	lstmRecurrentToInputWeights    = 5 // optional (absent for CIFG)
+	lstmRecurrentToForgetWeights   = 6
+	lstmRecurrentToCellWeights     = 7
+	lstmRecurrentToOutputWeights   = 8
+	lstmCellToInputWeights         = 9  // optional peephole
+	lstmCellToForgetWeights        = 10 // optional peephole
+	lstmCellToOutputWeights        = 11 // optional peephole
+	lstmInputGateBias              = 12 // optional (absent for CIFG)
+	lstmForgetGateBias             = 13
+	lstmCellGateBias               = 14
+	lstmOutputGateBias             = 15
+	lstmProjectionWeights          = 16 // optional
+	lstmProjectionBias             = 17 // optional
+	lstmOutputState                = 18 // variable
+	lstmCellState                  = 19 // variable
+	lstmInputLayerNormCoefficients = 20 // optional
+	lstmForgetLayerNormCoeffs      = 21 // optional
+	lstmCellLayerNormCoeffs        = 22 // optional
+	lstmOutputLayerNormCoeffs      = 23 // optional
+)
+
+// The gates, in the order the per-gate tables below use.
+const (
+	lstmGateInput = iota
+	lstmGateForget
+	lstmGateCell
+	lstmGateOutput
+)
+
+var (
+	lstmInputWeightsIdx     = [4]int{lstmInputToInputWeights, lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights}
+	lstmRecurrentWeightsIdx = [4]int{lstmRecurrentToInputWeights, lstmRecurrentToForgetWeights, lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights}
+	lstmBiasIdx             = [4]int{lstmInputGateBias, lstmForgetGateBias, lstmCellGateBias, lstmOutputGateBias}
+	lstmLayerNormIdx        = [4]int{lstmInputLayerNormCoefficients, lstmForgetLayerNormCoeffs, lstmCellLayerNormCoeffs, lstmOutputLayerNormCoeffs}
+	// Peephole weights exist for the input, forget and output gates only.
+	lstmPeepholeIdx = [4]int{lstmCellToInputWeights, lstmCellToForgetWeights, -1, lstmCellToOutputWeights}
+	lstmGateNames   = [4]string{"input", "forget", "cell", "output"}
+)
+
+// LSTMParams are the options of UNIDIRECTIONAL_SEQUENCE_LSTM.
+type LSTMParams struct {
+	// Activation is the cell gate's and the output's activation (float and
+	// hybrid paths; the integer path always uses tanh, as TFLite does).
+	Activation schema.ActivationFunctionType
+	// CellClip and ProjClip clip the cell state and the projected output to
+	// [-clip, clip]; 0 means no clipping.
+	CellClip, ProjClip float32
+	// TimeMajor selects [time, batch, input] layout instead of
+	// [batch, time, input].
+	TimeMajor bool
+	// AsymmetricQuantizeInputs makes the hybrid kernel quantize its float
+	// activations with a zero point per batch row.
+	AsymmetricQuantizeInputs bool
+}
+
+// NewUnidirectionalSequenceLSTM returns the kernel for the given options.
+func NewUnidirectionalSequenceLSTM(p LSTMParams) kernel.Op { return &lstmOp{p: p} }
+
+func newUnidirectionalSequenceLSTM(info kernel.OpInfo) (kernel.Op, error) {
+	// Without options TFLite leaves its zero-initialised params: no
+	// activation, no clipping.
+	var p LSTMParams
+	t, ok, err := kernel.StrictOptions(info.Operator, "UNIDIRECTIONAL_SEQUENCE_LSTM", schema.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var tbl schema.UnidirectionalSequenceLSTMOptions
+		tbl.Init(t.Bytes, t.Pos)
+		p = LSTMParams{
+			Activation:               tbl.FusedActivationFunction(),
+			CellClip:                 tbl.CellClip(),
+			ProjClip:                 tbl.ProjClip(),
+			TimeMajor:                tbl.TimeMajor(),
+			AsymmetricQuantizeInputs: tbl.AsymmetricQuantizeInputs(),
+		}
+	}
+	return NewUnidirectionalSequenceLSTM(p), nil
+}
+
+// lstmOp is one UNIDIRECTIONAL_SEQUENCE_LSTM node.
+type lstmOp struct {
+	p LSTMParams
+
+	// Set by Prepare.
+	integer, hybrid                   bool
+	nBatch, nTime, nInput             int
+	nCell, nOutput                    int
+	cifg, peephole, projection, lnorm bool
+
+	f lstmFloatState
+	q lstmIntState
+}
+
+// lstmShape checks a weight's rank and dimensions.
+func lstmShape(t *tensor.Tensor, name string, dims ...int) error {
+	if len(t.Shape) != len(dims) {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s has rank %d, want %d", name, len(t.Shape), len(dims))
+	}
+	for i, d := range dims {
+		if t.Shape[i] != d {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s has shape %v, want %v", name, t.Shape, dims)
+		}
+	}
+	return nil
+}
+
+// Prepare checks the node as TFLite's Prepare and CheckInputTensorDimensions
+// do, sets the output shape and precomputes what Eval needs.
+func (op *lstmOp) Prepare(n *kernel.Node) error {
+	in, err := lstmNodeInputs(n)
+	if err != nil {
+		return err
+	}
+	if op.p.CellClip < 0 || op.p.ProjClip < 0 {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: negative clip (cell %g, projection %g)", op.p.CellClip, op.p.ProjClip)
+	}
+	if err := op.setSizes(n, in); err != nil {
+		return err
+	}
+	if err := op.setVariant(n, in); err != nil {
+		return err
+	}
+	if err := op.checkDimensions(n); err != nil {
+		return err
+	}
+	outState, cellState, err := op.checkState(n)
+	if err != nil {
+		return err
+	}
+
+	out := n.Outputs[0]
+	out.Shape = append(append(out.Shape[:0:0], in.Shape[:2]...), op.nOutput)
+
+	if op.integer {
+		return op.prepareInteger(n)
+	}
+	if outState.Type != tensor.Float32 || cellState.Type != tensor.Float32 || out.Type != tensor.Float32 {
+		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: float LSTM with %s output state, %s cell state, %s output",
+			outState.Type, cellState.Type, out.Type)
+	}
+	return op.prepareFloat(n)
+}
+
+// lstmNodeInputs checks the input and output counts and that every input a
+// LSTM cannot do without is present; it returns the input.
+func lstmNodeInputs(n *kernel.Node) (*tensor.Tensor, error) {
+	switch len(n.Inputs) {
+	case 20, 24:
+	default:
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 20 or 24 inputs, got %d", len(n.Inputs))
+	}
+	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 1 output, got %d", len(n.Outputs))
+	}
+	in := n.Input(lstmInput)
+	if in == nil {
+		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input")
+	}
+	for _, i := range []int{lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights,
+		lstmRecurrentToForgetWeights, lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights,
+		lstmForgetGateBias, lstmCellGateBias, lstmOutputGateBias} {
+		if n.Input(i) == nil {
+			return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing required input %d", i)
+		}
+	}
+	return in, nil
+}
+
+// setSizes reads the batch, time and input sizes from the input and the
+// cell and output sizes from the output gate's weights.
+func (op *lstmOp) setSizes(n *kernel.Node, in *tensor.Tensor) error {
+	// TFLite reads dims[2] whatever the rank; only rank 3 is well defined.
+	if len(in.Shape) != 3 {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input has shape %v, want rank 3", in.Shape)
+	}
+	if op.p.TimeMajor {
+		op.nTime, op.nBatch = in.Shape[0], in.Shape[1]
+	} else {
+		op.nBatch, op.nTime = in.Shape[0], in.Shape[1]
+	}
+	op.nInput = in.Shape[2]
+	i2o := n.Input(lstmInputToOutputWeights)
+	r2o := n.Input(lstmRecurrentToOutputWeights)
+	if len(i2o.Shape) != 2 || len(r2o.Shape) != 2 {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: weights must be 2-D, got %v and %v", i2o.Shape, r2o.Shape)
+	}
+	op.nCell, op.nOutput = i2o.Shape[0], r2o.Shape[1]
+	return nil
+}
+
+// setVariant records which optional parts the node has (layer norm, CIFG,
+// peephole, projection) and picks the kernel from the types of the input
+// and the weights, as TFLite's Eval does.
+func (op *lstmOp) setVariant(n *kernel.Node, in *tensor.Tensor) error {
+	op.lnorm = len(n.Inputs) == 24 && n.Input(lstmForgetLayerNormCoeffs) != nil
+	op.cifg = n.Input(lstmInputToInputWeights) == nil
+	op.peephole = n.Input(lstmCellToOutputWeights) != nil
+	op.projection = n.Input(lstmProjectionWeights) != nil
+	op.integer = in.Type == tensor.Int8
+	op.hybrid = false
+	wType := n.Input(lstmInputToOutputWeights).Type
+	switch {
+	case wType == tensor.Float32 && in.Type == tensor.Float32:
+	case (wType == tensor.Int8 || wType == tensor.Uint8) && in.Type == tensor.Float32:
+		// TFLite reads uint8 hybrid weights as int8 bits too.
+		op.hybrid = true
+	case wType == tensor.Int8 && in.Type == tensor.Int8:
+	default:
+		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: input %s with %s weights", in.Type, wType)
+	}
+	return nil
+}
+
+// checkDimensions is TFLite's CheckInputTensorDimensions: the shapes and
+// types of the weights, peepholes, biases, projection and layer norm
+// coefficients, and which of them go together.
+func (op *lstmOp) checkDimensions(n *kernel.Node) error {
+	wType := n.Input(lstmInputToOutputWeights).Type
+	if err := op.checkGateWeights(n); err != nil {
+		return err
+	}
+	if err := op.checkPeepholes(n, wType); err != nil {
+		return err
+	}
+	if err := op.checkBiases(n); err != nil {
+		return err
+	}
+	if err := op.checkProjection(n, wType); err != nil {
+		return err
+	}
+	return op.checkLayerNorm(n)
+}
+
+// biasType is the type of the gate and projection biases: INT32 for the
+// integer kernel, FLOAT32 otherwise.
+func (op *lstmOp) biasType() tensor.DType {
+	if op.integer {
+		return tensor.Int32
+	}
+	return tensor.Float32
+}
+
+// checkGateWeights checks the input and recurrent weights of every gate.
+func (op *lstmOp) checkGateWeights(n *kernel.Node) error {
+	if (n.Input(lstmInputToInputWeights) == nil) != (n.Input(lstmRecurrentToInputWeights) == nil) {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input gate weights must be all present or all absent")
+	}
+	for g := range 4 {
+		if g == lstmGateInput && op.cifg {
+			continue
+		}
+		if err := lstmShape(n.Input(lstmInputWeightsIdx[g]), "input_to_"+lstmGateNames[g]+"_weights", op.nCell, op.nInput); err != nil {
+			return err
+		}
+		if err := lstmShape(n.Input(lstmRecurrentWeightsIdx[g]), "recurrent_to_"+lstmGateNames[g]+"_weights", op.nCell, op.nOutput); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPeepholes checks the peephole weights: all present (the input
+// gate's but for CIFG) or all absent, of the weights' type (INT16 for the
+// integer kernel).
+func (op *lstmOp) checkPeepholes(n *kernel.Node, wType tensor.DType) error {
+	peepholeType := wType
+	if op.integer {
+		peepholeType = tensor.Int16
+	}
+	for g, idx := range lstmPeepholeIdx {
+		if idx < 0 {
+			continue
+		}
+		if t := n.Input(idx); t != nil {
+			if err := lstmShape(t, "cell_to_"+lstmGateNames[g]+"_weights", op.nCell); err != nil {
+				return err
+			}
+			if t.Type != peepholeType {
+				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell_to_%s_weights is %s, want %s", lstmGateNames[g], t.Type, peepholeType)
+			}
+		}
+	}
+	c2i, c2f, c2o := n.Input(lstmCellToInputWeights), n.Input(lstmCellToForgetWeights), n.Input(lstmCellToOutputWeights)
+	allPeephole := (c2i != nil || op.cifg) && c2f != nil && c2o != nil
+	noPeephole := c2i == nil && c2f == nil && c2o == nil
+	if !allPeephole && !noPeephole {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: peephole weights must be all present or all absent")
+	}
+	return nil
+}
+
+// checkBiases checks the gate biases: the input gate's exactly when the
+// LSTM is not CIFG.
+func (op *lstmOp) checkBiases(n *kernel.Node) error {
+	biasType := op.biasType()
+	for g, idx := range lstmBiasIdx {
+		t := n.Input(idx)
+		if g == lstmGateInput {
+			if op.cifg {
+				if t != nil {
+					return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has an input gate bias")
+				}
+				continue
+			}
+			if t == nil {
+				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input gate bias")
+			}
+		}
+		if err := lstmShape(t, lstmGateNames[g]+"_gate_bias", op.nCell); err != nil {
+			return err
+		}
+		if t.Type != biasType {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s_gate_bias is %s, want %s", lstmGateNames[g], t.Type, biasType)
+		}
+	}
+	return nil
+}
+
+// checkProjection checks the projection weights and bias, and that an LSTM
+// without projection has as many outputs as cells.
+func (op *lstmOp) checkProjection(n *kernel.Node, wType tensor.DType) error {
+	nCell, nOutput := op.nCell, op.nOutput
+	if pw := n.Input(lstmProjectionWeights); pw != nil {
+		if err := lstmShape(pw, "projection_weights", nOutput, nCell); err != nil {
+			return err
+		}
+		if pw.Type != wType {
+			return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: projection weights %s with %s weights", pw.Type, wType)
+		}
+	} else if n.Input(lstmProjectionBias) != nil {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: projection bias without projection weights")
+	}
+	if pb := n.Input(lstmProjectionBias); pb != nil {
+		if err := lstmShape(pb, "projection_bias", nOutput); err != nil {
+			return err
+		}
+		if biasType := op.biasType(); pb.Type != biasType {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: projection_bias is %s, want %s", pb.Type, biasType)
+		}
+	}
+	if !op.projection && nOutput != nCell {
+		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %d outputs but %d cells without projection", nOutput, nCell)
+	}
+	return nil
+}
+
+// checkLayerNorm checks the layer norm coefficients of a layer norm LSTM:
+// one per gate (none for a CIFG input gate), FLOAT32 or, for the integer
+// kernel, INT16.
+func (op *lstmOp) checkLayerNorm(n *kernel.Node) error {
+	if !op.lnorm {
+		return nil
+	}
+	lnType := tensor.Float32
+	if op.integer {
+		lnType = tensor.Int16
+	}
+	for g, idx := range lstmLayerNormIdx {
+		t := n.Input(idx)
+		if g == lstmGateInput && op.cifg {
+			if t != nil {
+				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has input layer norm coefficients")
+			}
+			continue
+		}
+		if t == nil {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing %s layer norm coefficients", lstmGateNames[g])
+		}
+		if err := lstmShape(t, lstmGateNames[g]+"_layer_norm_coefficients", op.nCell); err != nil {
+			return err
+		}
+		if t.Type != lnType {
+			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s layer norm coefficients are %s, want %s", lstmGateNames[g], t.Type, lnType)
+		}
+	}
+	return nil
+}
+
+// checkState checks that the output and cell states are variables of the
+// right size and returns them.
+func (op *lstmOp) checkState(n *kernel.Node) (outState, cellState *tensor.Tensor, err error) {
+	outState, cellState = n.Input(lstmOutputState), n.Input(lstmCellState)
+	if outState == nil || !outState.Variable || cellState == nil || !cellState.Variable {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output and cell state must be variable tensors")
+	}
+	if outState.NumElements() != op.nBatch*op.nOutput {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output state has %d elements, want %d", outState.NumElements(), op.nBatch*op.nOutput)
+	}
+	if cellState.NumElements() != op.nBatch*op.nCell {
+		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state has %d elements, want %d", cellState.NumElements(), op.nBatch*op.nCell)
+	}
+	return outState, cellState, nil
+}
+
+// Eval runs the sequence, updating the state tensors in place.
+func (op *lstmOp) Eval(n *kernel.Node) error {
+	if op.integer {
+		return op.evalInteger(n)
+	}
+	return op.evalFloat(n)
+}

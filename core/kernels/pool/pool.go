@@ -1,0 +1,474 @@
+package pool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// This file holds the 2-D pooling ops AVERAGE_POOL_2D, MAX_POOL_2D and
+// L2_POOL_2D (tensorflow/lite/kernels/pooling.cc). Each follows the kernel that
+// TensorFlow Lite 2.9's builtin resolver registers on x86-64
+// (tensorflow/lite/kernels/register.cc). The shipped library is built without
+// SSE4.1, so TFLite's USE_NEON paths (which on x86 need NEON_2_SSE) are off:
+// the optimized kernels run their portable scalar code.
+
+// Ops returns the family\'s registrations, with the versions TFLite 2.9
+// registers.
+func Ops() []kernel.Registration {
+	return []kernel.Registration{
+		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolAverage)},
+		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolMax)},
+		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPoolFactory(PoolL2)},
+	}
+}
+
+// PoolKind selects the window reduction of a pooling op.
+type PoolKind int
+
+// The pooling kinds.
+const (
+	PoolAverage PoolKind = iota
+	PoolMax
+	PoolL2
+)
+
+func (k PoolKind) String() string {
+	switch k {
+	case PoolAverage:
+		return "AVERAGE_POOL_2D"
+	case PoolMax:
+		return "MAX_POOL_2D"
+	case PoolL2:
+		return "L2_POOL_2D"
+	}
+	return fmt.Sprintf("PoolKind(%d)", int(k))
+}
+
+// PoolParams are the options of AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D.
+type PoolParams struct {
+	Padding                   schema.Padding
+	StrideW, StrideH          int
+	FilterWidth, FilterHeight int
+	Activation                schema.ActivationFunctionType
+}
+
+// Pool is the kernel of the three 2-D pooling ops on NHWC tensors.
+type Pool struct {
+	Kind   PoolKind
+	Params PoolParams
+
+	padH, padW     int
+	actMin, actMax int32
+	fMin, fMax     float32
+	workers        int             // goroutines Eval uses
+	team           *kernel.Workers // the interpreter's team they come from
+	acc            []int32         // one accumulator per channel and worker
+	facc           []float32
+	lanes          []uint64 // packed 16-bit sums of 8-bit averages, per worker
+}
+
+func newPoolFactory(kind PoolKind) func(kernel.OpInfo) (kernel.Op, error) {
+	return func(info kernel.OpInfo) (kernel.Op, error) {
+		p := &Pool{Kind: kind}
+		if tbl, ok := info.Options(schema.BuiltinOptionsPool2DOptions); ok {
+			var o schema.Pool2DOptions
+			o.Init(tbl.Bytes, tbl.Pos)
+			p.Params = PoolParams{
+				Padding: o.Padding(), StrideW: int(o.StrideW()), StrideH: int(o.StrideH()),
+				FilterWidth: int(o.FilterWidth()), FilterHeight: int(o.FilterHeight()),
+				Activation: o.FusedActivationFunction(),
+			}
+		}
+		return p, nil
+	}
+}
+
+// Prepare checks the tensors and sizes the output (TFLite's GenericPrepare in
+// pooling.cc): padding and output size follow ComputePaddingHeightWidth.
+func (p *Pool) Prepare(n *kernel.Node) error {
+	if len(n.Inputs) != 1 || len(n.Outputs) != 1 {
+		return fmt.Errorf("%s: want 1 input and 1 output, have %d and %d", p.Kind, len(n.Inputs), len(n.Outputs))
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	if in == nil || out == nil {
+		return fmt.Errorf("%s: missing tensor", p.Kind)
+	}
+	if len(in.Shape) != 4 {
+		return fmt.Errorf("%s: input must be 4-D, has shape %v", p.Kind, in.Shape)
+	}
+	if in.Type != out.Type {
+		return fmt.Errorf("%s: input type %s differs from output type %s", p.Kind, in.Type, out.Type)
+	}
+	pp := p.Params
+	if pp.StrideH <= 0 || pp.StrideW <= 0 || pp.FilterHeight <= 0 || pp.FilterWidth <= 0 {
+		return fmt.Errorf("%s: strides %dx%d and filter %dx%d must be positive", p.Kind, pp.StrideH, pp.StrideW, pp.FilterHeight, pp.FilterWidth)
+	}
+	if pp.Padding != schema.PaddingSAME && pp.Padding != schema.PaddingVALID {
+		return fmt.Errorf("%s: unknown padding %d", p.Kind, pp.Padding)
+	}
+	switch in.Type {
+	case tensor.Float32:
+	case tensor.Uint8, tensor.Int8, tensor.Int16:
+		if p.Kind == PoolL2 {
+			return fmt.Errorf("%s: quantized input %s is not supported by TFLite", p.Kind, in.Type)
+		}
+	default:
+		return fmt.Errorf("%s: input type %s is not supported by TFLite", p.Kind, in.Type)
+	}
+	batches, h, w, c := in.Shape[0], in.Shape[1], in.Shape[2], in.Shape[3]
+	outH := kernel.ComputeOutSize(pp.Padding, h, pp.FilterHeight, pp.StrideH, 1)
+	outW := kernel.ComputeOutSize(pp.Padding, w, pp.FilterWidth, pp.StrideW, 1)
+	if outH < 0 || outW < 0 {
+		return fmt.Errorf("%s: filter %dx%d does not fit input %dx%d", p.Kind, pp.FilterHeight, pp.FilterWidth, h, w)
+	}
+	p.padH, _ = tensor.WindowPadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
+	p.padW, _ = tensor.WindowPadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
+	p.team = n.Workers
+	p.workers = kernel.WorkersFor(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
+	var err error
+	if in.Type == tensor.Float32 {
+		p.fMin, p.fMax = kernel.ActivationRangeFloat(pp.Activation)
+		p.facc = kernel.Sized(p.facc, c*p.workers)
+	} else {
+		p.actMin, p.actMax, err = kernel.ActivationRangeQuantized(pp.Activation, out)
+		p.acc = kernel.Sized(p.acc, c*p.workers)
+		if in.Type != tensor.Int16 {
+			p.lanes = kernel.Sized(p.lanes, c/8*2*p.workers)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Kind, err)
+	}
+	out.Shape = append(out.Shape[:0], batches, outH, outW, c)
+	return nil
+}
+
+// poolWindow is the part of a filter window that lies inside the input.
+type poolWindow struct{ y0, y1, x0, x1 int }
+
+func (p *Pool) window(oy, ox, h, w int) (win poolWindow, originY, originX int) {
+	originY = oy*p.Params.StrideH - p.padH
+	originX = ox*p.Params.StrideW - p.padW
+	win.y0 = max(0, -originY)
+	win.y1 = min(p.Params.FilterHeight, h-originY)
+	win.x0 = max(0, -originX)
+	win.x1 = min(p.Params.FilterWidth, w-originX)
+	return win, originY, originX
+}
+
+var errPoolEmptyWindow = errors.New("filter window holds no input element")
+
+// Eval runs the pooling. The arithmetic is that of TFLite 2.9's kernels:
+// averages count only the window cells inside the input; quantized averages
+// round half away from zero ((sum ± count/2) / count).
+func (p *Pool) Eval(n *kernel.Node) error {
+	in, out := n.Inputs[0], n.Outputs[0]
+	var err error
+	switch in.Type {
+	case tensor.Float32:
+		err = p.evalFloat(in, out)
+	case tensor.Uint8:
+		err = poolEvalInt(p, in.Uint8s(), out.Uint8s(), in.Shape, out.Shape)
+	case tensor.Int8:
+		err = poolEvalInt(p, in.Int8s(), out.Int8s(), in.Shape, out.Shape)
+	case tensor.Int16:
+		err = poolEvalInt(p, in.Int16s(), out.Int16s(), in.Shape, out.Shape)
+	default:
+		err = fmt.Errorf("input type %s is not supported", in.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Kind, err)
+	}
+	return nil
+}
+
+func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
+	if p.workers <= 1 { // no closure, which would escape to the heap
+		return p.evalFloatRows(in, out, p.facc[:in.Shape[3]], 0, in.Shape[0]*out.Shape[1])
+	}
+	return kernel.TryParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
+		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
+	})
+}
+
+// evalFloatRows pools output rows [lo, hi), counted over batch and height.
+func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) error {
+	src, dst := in.Float32s(), out.Float32s()
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	outH, outW := out.Shape[1], out.Shape[2]
+	o := lo * outW * c
+	for r := lo; r < hi; r++ {
+		b, oy := r/outH, r%outH
+		for ox := range outW {
+			win, originY, originX := p.window(oy, ox, h, w)
+			count := (win.y1 - win.y0) * (win.x1 - win.x0)
+			if p.Kind == PoolMax {
+				for i := range acc {
+					acc[i] = -math.MaxFloat32
+				}
+			} else {
+				clear(acc)
+			}
+			for fy := win.y0; fy < win.y1; fy++ {
+				row := ((b*h+originY+fy)*w + originX) * c
+				span := src[row+win.x0*c : row+win.x1*c]
+				switch p.Kind {
+				case PoolAverage:
+					poolSpanAdd(acc, span)
+				case PoolMax:
+					poolSpanMax(acc, span)
+				case PoolL2:
+					poolSpanSquares(acc, span)
+				}
+			}
+			res := dst[o : o+c]
+			switch p.Kind {
+			case PoolAverage:
+				if count <= 0 {
+					return errPoolEmptyWindow
+				}
+				fc := float32(count)
+				for i, v := range acc {
+					res[i] = kernel.ClampF32(v/fc, p.fMin, p.fMax)
+				}
+			case PoolMax:
+				for i, v := range acc {
+					res[i] = kernel.ClampF32(v, p.fMin, p.fMax)
+				}
+			case PoolL2:
+				// TFLite multiplies the sum of squares by 1/count, then
+				// takes the square root.
+				inv := 1 / float32(count)
+				for i, v := range acc {
+					res[i] = kernel.ClampF32(float32(math.Sqrt(float64(float32(v*inv)))), p.fMin, p.fMax)
+				}
+			}
+			o += c
+		}
+	}
+	return nil
+}
+
+// poolSpanAdd adds the pixels of span (consecutive runs of len(acc)
+// channels) into acc.
+func poolSpanAdd(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += v
+		}
+	}
+}
+
+// poolSpanMax keeps in acc the largest value of each channel in span.
+func poolSpanMax(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] = max(a[i], v)
+		}
+	}
+}
+
+// poolSpanSquares adds the squared pixels of span into acc.
+func poolSpanSquares(acc, span []float32) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += float32(v * v)
+		}
+	}
+}
+
+type poolInt interface{ ~uint8 | ~int8 | ~int16 }
+
+func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
+	c := inShape[3]
+	nl := c / 8 * 2
+	if p.workers <= 1 { // no closure, which would escape to the heap
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[:c], p.lanes[:min(nl, len(p.lanes))], 0, inShape[0]*outShape[1])
+	}
+	return kernel.TryParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
+		var lanes []uint64
+		if len(p.lanes) > 0 {
+			lanes = p.lanes[worker*nl : (worker+1)*nl]
+		}
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lanes, lo, hi)
+	})
+}
+
+// poolEvalIntRows pools output rows [rlo, rhi), counted over batch and height.
+func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, lanes []uint64, rlo, rhi int) error {
+	h, w, c := inShape[1], inShape[2], inShape[3]
+	outH, outW := outShape[1], outShape[2]
+	lo, hi := p.actMin, p.actMax
+	minT, maxAbs := int32(0), int64(math.MaxUint8)
+	var bytes []byte // the 8-bit input as bytes, for the packed sums
+	var flip uint64  // makes int8 bytes unsigned (v+128)
+	switch v := any(src).(type) {
+	case []int8:
+		minT, maxAbs = math.MinInt8, 128
+		bytes, flip = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), 0x8080808080808080
+	case []uint8:
+		bytes = v
+	case []int16:
+		minT, maxAbs = math.MinInt16, 32768
+	}
+	o := rlo * outW * c
+	for r := rlo; r < rhi; r++ {
+		b, oy := r/outH, r%outH
+		for ox := range outW {
+			win, originY, originX := p.window(oy, ox, h, w)
+			count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
+			packed := p.Kind == PoolAverage && len(lanes) > 0 && count <= 257
+			if p.Kind == PoolMax {
+				for i := range acc {
+					acc[i] = minT
+				}
+			} else {
+				clear(acc)
+				clear(lanes)
+			}
+			for fy := win.y0; fy < win.y1; fy++ {
+				row := ((b*h+originY+fy)*w + originX) * c
+				span := src[row+win.x0*c : row+win.x1*c]
+				switch {
+				case p.Kind == PoolMax:
+					poolSpanMaxInt(acc, span)
+				case packed:
+					g := len(lanes) / 2 * 8 // channels summed in lanes
+					poolSpanAddPacked(lanes, bytes[row+win.x0*c:row+win.x1*c], c, flip)
+					if g < c {
+						for k := 0; k+c <= len(span); k += c {
+							poolSpanAddInt(acc[g:], span[k+g:k+c])
+						}
+					}
+				default:
+					poolSpanAddInt(acc, span)
+				}
+			}
+			if packed {
+				poolUnpackLanes(acc, lanes, int32(flip&0xff)*count)
+			}
+			res := dst[o : o+c]
+			o += c
+			if p.Kind == PoolMax {
+				for i, v := range acc {
+					res[i] = T(min(max(v, lo), hi))
+				}
+				continue
+			}
+			if count <= 0 {
+				return errPoolEmptyWindow
+			}
+			half := count / 2
+			// (|acc| + count/2) / count with the sign put back is TFLite's
+			// rounding, half away from zero. Dividing by multiplying with
+			// ceil(2^40/count) is exact while (|acc|+half)·count < 2^40.
+			if n := maxAbs*int64(count) + int64(half); n*int64(count) < 1<<40 {
+				m := uint64((1<<40 + int64(count) - 1) / int64(count))
+				for i, v := range acc {
+					sign := v >> 31
+					a := uint64((v^sign)-sign) + uint64(half)
+					q := int32((a * m) >> 40)
+					res[i] = T(min(max((q^sign)-sign, lo), hi))
+				}
+				continue
+			}
+			for i, v := range acc {
+				if v > 0 {
+					v = (v + half) / count
+				} else {
+					v = (v - half) / count
+				}
+				res[i] = T(min(max(v, lo), hi))
+			}
+		}
+	}
+	return nil
+}
+
+// poolSpanAddInt adds the pixels of span (consecutive runs of len(acc)
+// channels) into acc.
+func poolSpanAddInt[T poolInt](acc []int32, span []T) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] += int32(v)
+		}
+	}
+}
+
+// poolSpanMaxInt keeps in acc the largest value of each channel in span.
+func poolSpanMaxInt[T poolInt](acc []int32, span []T) {
+	c := len(acc)
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:c]
+		a := acc[:len(px)]
+		for i, v := range px {
+			a[i] = max(a[i], int32(v))
+		}
+	}
+}
+
+// poolSpanAddPacked sums 8-bit pixels eight channels at a time into 16-bit
+// lanes: lanes[2g] holds channels 8g, 8g+2, 8g+4, 8g+6 and lanes[2g+1] the
+// odd ones. Up to 257 values of 255 fit a lane. flip (0x80 in every byte)
+// turns int8 values into v+128; channels past the last full group of 8 are
+// not touched.
+func poolSpanAddPacked(lanes []uint64, span []byte, c int, flip uint64) {
+	const even = 0x00FF00FF00FF00FF
+	if c == 0 {
+		return
+	}
+	for ; len(span) >= c; span = span[c:] {
+		px := span[:len(lanes)/2*8]
+		for g := 0; g < len(lanes); g += 2 {
+			v := binary.LittleEndian.Uint64(px[g*4:]) ^ flip
+			lanes[g] += v & even
+			lanes[g+1] += (v >> 8) & even
+		}
+	}
+}
+
+// poolUnpackLanes writes the lane sums into acc, less bias for each.
+func poolUnpackLanes(acc []int32, lanes []uint64, bias int32) {
+	for g := 0; g < len(lanes); g += 2 {
+		e, o := lanes[g], lanes[g+1]
+		a := acc[g*4 : g*4+8]
+		for j := range 4 {
+			a[2*j] = int32(uint16(e>>(16*j))) - bias
+			a[2*j+1] = int32(uint16(o>>(16*j))) - bias
+		}
+	}
+}

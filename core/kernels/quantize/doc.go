@@ -1,0 +1,2 @@
+// Package quantize holds QUANTIZE and DEQUANTIZE.
+package quantize

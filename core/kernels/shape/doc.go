@@ -1,0 +1,17 @@
+// Package shape holds the kernels that move elements without computing
+// them: reshaping, concatenation and splitting, packing, gathering,
+// slicing, transposing, filling and tiling, padding, and the
+// space-to-batch and space-to-depth rearrangements.
+package shape
+
+import (
+	"slices"
+
+	"github.com/delego/delego/core/kernels/kernel"
+)
+
+// Ops returns the family's registrations, with the versions TFLite 2.9
+// registers.
+func Ops() []kernel.Registration {
+	return slices.Concat(padOps(), shapeOps(), spaceBatchOps())
+}
