@@ -135,7 +135,7 @@ func (c *OracleCase) runTFLite(t *testing.T, dir string) ([]byte, *schema.Operat
 	if err := os.WriteFile(jsonPath, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	schemaPath, _ := filepath.Abs("../schema/schema.fbs")
+	schemaPath := filepath.Join(repoRoot(t), "model", "schema", "schema.fbs")
 	cmd := exec.Command("flatc", "-b", "-o", dir, schemaPath, jsonPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("flatc: %v\n%s", err, out)
