@@ -153,7 +153,10 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 		// collected.
 		runtime.AddCleanup(it, (*kernel.Workers).Close, it.workers)
 	}
-	it.makeTensors()
+	if err := it.makeTensors(); err != nil {
+		it.Close()
+		return nil, err
+	}
 	kernelErrs := make([]error, it.sg.NumOperators())
 	it.nodes = make([]*node, it.sg.NumOperators())
 	for i := range it.sg.NumOperators() {
@@ -210,7 +213,7 @@ func closeDelegates(ds []delegate.Delegate) error {
 	return errors.Join(errs...)
 }
 
-func (it *Interpreter) makeTensors() {
+func (it *Interpreter) makeTensors() error {
 	it.tensors = make([]*tensor.Tensor, it.sg.NumTensors())
 	it.public = make([]*Tensor, it.sg.NumTensors())
 	for i, info := range it.sg.Tensors() {
@@ -224,6 +227,13 @@ func (it *Interpreter) makeTensors() {
 		if data := it.model.Buffer(info.Buffer); data != nil {
 			t.Data, t.Const = data, true
 		}
+		if info.Sparsity != nil {
+			dense, err := denseData(it.model, 0, i, info, t.Data)
+			if err != nil {
+				return fmt.Errorf("tensor %d (%q) is sparse: %w", i, info.Name, err)
+			}
+			t.Data, t.Sparse = dense, true
+		}
 		if t.Variable && !t.Const {
 			t.Data = tensor.NewTensor(t.Type, t.Shape...).Data
 			resetVariable(t)
@@ -234,6 +244,7 @@ func (it *Interpreter) makeTensors() {
 		it.tensors[i] = t
 		it.public[i] = &Tensor{t: t, index: i}
 	}
+	return nil
 }
 
 func (it *Interpreter) makeNode(i int) (*node, error) {
@@ -246,12 +257,6 @@ func (it *Interpreter) makeNode(i int) (*node, error) {
 	}
 	if !reg.Versions.Contains(oc.Version) {
 		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: &reg.Versions}
-	}
-	for _, ti := range append(append([]int(nil), op.Inputs()...), op.Outputs()...) {
-		if ti >= 0 && it.sg.Tensor(ti).Sparse {
-			return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init",
-				Err: kernel.Unsupported("tensor %d is sparse; sparse tensors", ti)}
-		}
 	}
 	n := &node{index: i, name: oc.Name()}
 	n.kn = kernel.Node{

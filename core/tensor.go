@@ -1,6 +1,12 @@
 package core
 
-import "github.com/delego/delego/tensor"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
+)
 
 // Tensor is one tensor of an interpreter. Its data is valid after
 // AllocateTensors; Invoke writes outputs in place.
@@ -63,3 +69,27 @@ func (t *Tensor) Int64s() []int64 { return t.t.Int64s() }
 
 // Dequantize returns the tensor's values as float32 (see tensor.Tensor.Dequantize).
 func (t *Tensor) Dequantize() []float32 { return t.t.Dequantize() }
+
+// denseKey names a sparse constant's dense data among a model's derived
+// values.
+type denseKey struct{ subgraph, tensor int }
+
+// denseData is tensor i of subgraph sg, stored sparse in the model, expanded
+// to its dense layout once per model and shared by its interpreters.
+func denseData(m *model.Model, sg, i int, info model.TensorInfo, stored []byte) ([]byte, error) {
+	if stored == nil {
+		return nil, errors.New("it has no data")
+	}
+	if info.Type.Size() == 0 {
+		return nil, fmt.Errorf("sparse %s tensors are not supported", info.Type)
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	r := m.Derived(denseKey{sg, i}, func() any {
+		data, err := info.Sparsity.Densify(info.Shape, info.Type.Size(), stored)
+		return result{data, err}
+	}).(result)
+	return r.data, r.err
+}

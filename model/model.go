@@ -98,6 +98,9 @@ type TensorInfo struct {
 	Quant          *tensor.Quantization
 	Variable       bool
 	Sparse         bool
+	// Sparsity is the encoding of a sparse tensor's buffer (Sparse); nil
+	// for a dense one.
+	Sparsity *Sparsity
 }
 
 // Operator is one node of a subgraph. Inputs and Intermediates may hold -1
@@ -510,6 +513,13 @@ func (d *decoder) tensor(t *schema.Tensor) (TensorInfo, error) {
 	}
 	if n := t.ShapeSignatureLength(); n > 0 {
 		info.ShapeSignature = ints(n, t.ShapeSignature)
+	}
+	if p := t.Sparsity(nil); p != nil {
+		d.reading = "the tensor's sparsity table"
+		var err error
+		if info.Sparsity, err = sparsity(p); err != nil {
+			return TensorInfo{}, err
+		}
 	}
 	if q := t.Quantization(nil); q != nil {
 		d.reading = "the tensor's quantization table"

@@ -88,6 +88,9 @@ type Tensor struct {
 	Const bool
 	// Variable marks state that persists across invocations (e.g. LSTM state).
 	Variable bool
+	// Sparse marks constant data the model stored sparse: Data holds it
+	// expanded to the dense layout.
+	Sparse bool
 	// Dynamic marks a tensor whose shape is only known during Eval; its memory
 	// is allocated by SetShape instead of the interpreter's memory plan.
 	Dynamic bool

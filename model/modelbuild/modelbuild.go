@@ -211,3 +211,9 @@ func int32s(v []int) []int32 {
 	}
 	return out
 }
+
+// Sparse stores a constant tensor sparse: its data is then the values the
+// encoding p names, in traversal order.
+func Sparse(p *schema.SparsityParametersT) TensorOption {
+	return func(t *schema.TensorT) { t.Sparsity = p }
+}
