@@ -1,6 +1,7 @@
-// Package detection holds the post-processing custom ops that turn a
-// model's raw outputs into objects: TFLite_Detection_PostProcess (SSD boxes
-// with non-maximum suppression) and Coral's PosenetDecoderOp (poses).
+// Package detection holds the ops that turn a model's raw outputs into
+// objects: the custom ops TFLite_Detection_PostProcess (SSD boxes with
+// non-maximum suppression) and Coral's PosenetDecoderOp (poses), and the
+// builtins NON_MAX_SUPPRESSION_V4 and _V5 (nms.go).
 package detection
 
 import (
@@ -12,5 +13,5 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(detectionOps(), posenetOps())
+	return slices.Concat(detectionOps(), posenetOps(), nmsOps())
 }

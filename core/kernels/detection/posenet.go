@@ -628,33 +628,9 @@ func logOdds(p float32) float32 {
 	return float32(-math.Log(1/(float64(p)+1e-6) - 1))
 }
 
-// keypointHeap is a max-heap of keypoint candidates by score that
-// reproduces libstdc++'s std::priority_queue (push_heap, pop_heap) step by
-// step, so that candidates with equal scores come out in libcoral's order.
-type keypointHeap []poseKeypoint
+// keypointHeap is a max-heap of keypoint candidates by score, in
+// libcoral's std::priority_queue order.
+type keypointHeap = stdQueue[poseKeypoint]
 
-// push adds c: std::__push_heap from the new last hole up to the top.
-func (hp *keypointHeap) push(c poseKeypoint) {
-	*hp = append(*hp, c)
-	h := *hp
-	stdPushHeap(h, len(h)-1, 0, c, lowerScore)
-}
-
-// pop removes and returns the best candidate: std::__pop_heap moves the
-// last element out, the top into its place, and std::__adjust_heap fills
-// the hole from the top.
-func (hp *keypointHeap) pop() poseKeypoint {
-	h := *hp
-	last := len(h) - 1
-	top := h[0]
-	if last > 0 {
-		v := h[last]
-		h[last] = h[0]
-		stdAdjustHeap(h, 0, last, v, lowerScore)
-	}
-	*hp = h[:last]
-	return top
-}
-
-// lowerScore is the queue's comparison: a max-heap by score.
-func lowerScore(a, b poseKeypoint) bool { return a.score < b.score }
+// queueScore orders keypoint candidates in a stdQueue.
+func (p poseKeypoint) queueScore() float32 { return p.score }

@@ -39,3 +39,38 @@ func stdAdjustHeap[T any](h []T, hole, n int, v T, less func(a, b T) bool) {
 	}
 	stdPushHeap(h, hole, top, v, less)
 }
+
+// scored is what a stdQueue holds: values ordered by a score.
+type scored interface{ queueScore() float32 }
+
+// stdQueue is libstdc++'s std::priority_queue of values by score (a
+// max-heap under std::less of the scores): push and pop follow
+// std::push_heap and std::pop_heap step by step, so values with equal
+// scores come out in the order TFLite's and libcoral's queues give them.
+type stdQueue[T scored] []T
+
+// push adds v: std::__push_heap from the new last hole up to the top.
+func (q *stdQueue[T]) push(v T) {
+	*q = append(*q, v)
+	h := *q
+	stdPushHeap(h, len(h)-1, 0, v, lowerScore[T])
+}
+
+// pop removes and returns the best value: std::__pop_heap moves the last
+// element out, the top into its place, and std::__adjust_heap fills the
+// hole from the top.
+func (q *stdQueue[T]) pop() T {
+	h := *q
+	last := len(h) - 1
+	top := h[0]
+	if last > 0 {
+		v := h[last]
+		h[last] = h[0]
+		stdAdjustHeap(h, 0, last, v, lowerScore[T])
+	}
+	*q = h[:last]
+	return top
+}
+
+// lowerScore is the queues' comparison.
+func lowerScore[T scored](a, b T) bool { return a.queueScore() < b.queueScore() }
