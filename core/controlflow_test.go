@@ -208,3 +208,37 @@ func TestResetVariablesKeepsResources(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureRunners runs both signatures of one model, by their names:
+// one over subgraph 0, one over subgraph 1.
+func TestSignatureRunners(t *testing.T) {
+	it := loadFlow(t, flowmodels.Signatures, nil)
+	for _, c := range []struct {
+		key, in, out string
+		want         []float32
+	}{
+		{"double", "value", "doubled", []float32{2, -4, 7}},
+		{"add_ten", "a", "sum", []float32{11, 8, 13.5}},
+	} {
+		r, err := it.Signature(c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.AllocateTensors(); err != nil {
+			t.Fatal(err)
+		}
+		copy(r.Input(c.in).Float32s(), []float32{1, -2, 3.5})
+		if err := r.Invoke(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Output(c.out).Float32s(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.key, got, c.want)
+		}
+		if r.Input("nope") != nil || !slices.Equal(r.InputNames(), []string{c.in}) || !slices.Equal(r.OutputNames(), []string{c.out}) {
+			t.Errorf("%s: names %v %v", c.key, r.InputNames(), r.OutputNames())
+		}
+	}
+	if _, err := it.Signature("missing"); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+		t.Errorf("missing signature: %v", err)
+	}
+}

@@ -260,3 +260,26 @@ type Output struct {
 	Shape []int  `json:"shape"`
 	Hex   string `json:"hex"`
 }
+
+// Signatures is a model of two signatures: "double" over subgraph 0 (y =
+// x*2) and "add_ten" over subgraph 1 (out = in+10), FLOAT32 [3] each.
+func Signatures() []byte {
+	b := modelbuild.New()
+	x := b.Tensor("x", tensor.Float32, []int{3})
+	two := b.Const("two", tensor.Float32, []int{1}, f32(2))
+	y := b.Tensor("y", tensor.Float32, []int{3})
+	mul(b, x, two, y)
+	b.Inputs(x)
+	b.Outputs(y)
+	b.Signature("double", 0, []modelbuild.SignatureTensor{{Name: "value", Tensor: x}}, []modelbuild.SignatureTensor{{Name: "doubled", Tensor: y}})
+
+	sg := b.AddSubgraph("add_ten")
+	in := b.Tensor("in", tensor.Float32, []int{3})
+	ten := b.Const("ten", tensor.Float32, []int{1}, f32(10))
+	out := b.Tensor("out", tensor.Float32, []int{3})
+	add(b, in, ten, out)
+	b.Inputs(in)
+	b.Outputs(out)
+	b.Signature("add_ten", sg, []modelbuild.SignatureTensor{{Name: "a", Tensor: in}}, []modelbuild.SignatureTensor{{Name: "sum", Tensor: out}})
+	return b.Bytes()
+}
