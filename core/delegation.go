@@ -54,9 +54,7 @@ type delegated struct {
 func (it *Interpreter) delegateGraph(ctx context.Context) error {
 	n := it.sg.NumOperators()
 	if len(it.opts.Delegates) == 0 {
-		for i := 0; i < n; i++ {
-			it.steps = append(it.steps, step{node: it.cpuNode(i)})
-		}
+		it.cpuSteps()
 		return nil
 	}
 	g := graphView(it.model)
@@ -117,16 +115,6 @@ func (it *Interpreter) withState(inputs, outputs []int) []int {
 	return out
 }
 
-// cpuNode returns operator i's CPU node, or a placeholder when no kernel
-// resolved (NewInterpreter reports that error for CPU steps).
-func (it *Interpreter) cpuNode(i int) *node {
-	if it.nodes[i] != nil {
-		return it.nodes[i]
-	}
-	return &node{index: i, name: it.model.OpCode(it.sg.Operator(i).OpCodeIndex()).Name(),
-		broken: errors.New("no kernel")}
-}
-
 // askDelegate fills column di of verdicts: the declared support first, then
 // the delegate's finer check, once, over every node that passed it.
 func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Delegate, verdicts [][]partition.Verdict) error {
@@ -149,6 +137,10 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	}
 	var candidates []int
 	for i := range it.sg.NumOperators() {
+		if reason, ok := cpuOnly(it.model.OpCodeOf(it.sg.Operator(i)).Builtin); ok {
+			verdicts[i][di] = partition.Verdict{Reason: reason}
+			continue
+		}
 		v := sup.Check(d.Name(), it.model.NodeView(i))
 		verdicts[i][di] = partition.Verdict{Accept: v.Accept, Reason: v.Reason}
 		if v.Accept {
@@ -353,16 +345,6 @@ func (p *delegated) closeExe() {
 		p.exe.Close()
 		p.exe = nil
 	}
-}
-
-// inPartition reports whether operator i belongs to a delegated partition
-// that has not fallen back.
-func (it *Interpreter) inPartition(i int) bool {
-	if it.partOf == nil {
-		return false // no delegates
-	}
-	p := it.partOf[i]
-	return p != nil && !p.onCPU
 }
 
 // Plan returns the partition plan, or nil when the interpreter has no delegates.

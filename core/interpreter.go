@@ -15,7 +15,6 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )
@@ -70,24 +69,17 @@ type Profiler interface {
 // does nothing; the other methods (the tensors, ResetVariables) are not
 // checked.
 type Interpreter struct {
-	model    *model.Model
-	sg       *model.Subgraph
-	inputs   []int // the subgraph's inputs and outputs, read once
-	outputs  []int
+	graph    // subgraph 0, the one Invoke runs
 	opts     Options
-	tensors  []*tensor.Tensor
-	public   []*Tensor
-	nodes    []*node      // per operator; nil where no CPU kernel resolved
-	steps    []step       // execution order
-	partOf   []*delegated // per operator: its partition, or nil (nil slice without delegates)
 	plan     *partition.Plan
 	fb       fallbacks
 	warnings []error
-	arena    []byte
-	ready    bool
-	workers  *kernel.Workers // the kernels' team when Threads > 1
-	scratch  kernel.Scratch  // the kernels' working memory, shared by the nodes
-	busy     atomic.Bool     // set while a goroutine is in Invoke, AllocateTensors or ResizeInput
+	// cf runs the other subgraphs for the control-flow kernels and keeps
+	// the resource variables.
+	cf      *controlFlow
+	workers *kernel.Workers // the kernels' team when Threads > 1
+	scratch kernel.Scratch  // the kernels' working memory, shared by the nodes
+	busy    atomic.Bool     // set while a goroutine is in Invoke, AllocateTensors or ResizeInput
 }
 
 type node struct {
@@ -128,11 +120,15 @@ func NewInterpreterContext(ctx context.Context, m *model.Model, opts *Options) (
 // newInterpreter is NewInterpreterContext; isTwin marks the interpreter of
 // a CPU twin, which never looks for a twin of its own.
 func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin bool) (*Interpreter, error) {
-	sg := m.Subgraph(0)
-	it := &Interpreter{model: m, sg: sg, inputs: sg.Inputs(), outputs: sg.Outputs()}
+	it := &Interpreter{}
 	if opts != nil {
 		it.opts = *opts
 	}
+	g, err := newGraph(m, 0, it.opts.Profiler)
+	if err != nil {
+		return nil, err
+	}
+	it.graph = g
 	it.opts.Watchdog = it.opts.Watchdog.withDefaults()
 	it.opts.Restarts = it.opts.Restarts.withDefaults()
 	it.fb = fallbacks{policy: delegate.FallbackFrom(it.opts.Settings), isTwin: isTwin}
@@ -153,14 +149,13 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 		// collected.
 		runtime.AddCleanup(it, (*kernel.Workers).Close, it.workers)
 	}
-	if err := it.makeTensors(); err != nil {
+	it.cf = newControlFlow(it)
+	kernelErrs := it.graph.makeNodes(it)
+	// The other subgraphs are built now, as TFLite builds them: an op that
+	// no kernel runs fails the model at load wherever it is.
+	if err := it.cf.build(); err != nil {
 		it.Close()
 		return nil, err
-	}
-	kernelErrs := make([]error, it.sg.NumOperators())
-	it.nodes = make([]*node, it.sg.NumOperators())
-	for i := range it.sg.NumOperators() {
-		it.nodes[i], kernelErrs[i] = it.makeNode(i)
 	}
 	if err := it.delegateGraph(ctx); err != nil {
 		it.Close()
@@ -213,82 +208,6 @@ func closeDelegates(ds []delegate.Delegate) error {
 	return errors.Join(errs...)
 }
 
-func (it *Interpreter) makeTensors() error {
-	it.tensors = make([]*tensor.Tensor, it.sg.NumTensors())
-	it.public = make([]*Tensor, it.sg.NumTensors())
-	for i, info := range it.sg.Tensors() {
-		t := &tensor.Tensor{
-			Name:     info.Name,
-			Type:     info.Type,
-			Shape:    append([]int(nil), info.Shape...),
-			Quant:    info.Quant,
-			Variable: info.Variable,
-		}
-		if data := it.model.Buffer(info.Buffer); data != nil {
-			t.Data, t.Const = data, true
-		}
-		if info.Sparsity != nil {
-			dense, err := denseData(it.model, 0, i, info, t.Data)
-			if err != nil {
-				return fmt.Errorf("tensor %d (%q) is sparse: %w", i, info.Name, err)
-			}
-			t.Data, t.Sparse = dense, true
-		}
-		if t.Variable && !t.Const {
-			t.Data = tensor.NewTensor(t.Type, t.Shape...).Data
-			resetVariable(t)
-		}
-		if t.Type.Size() == 0 && !t.Const {
-			t.Dynamic = true // strings and resources have no fixed size
-		}
-		it.tensors[i] = t
-		it.public[i] = &Tensor{t: t, index: i}
-	}
-	return nil
-}
-
-func (it *Interpreter) makeNode(i int) (*node, error) {
-	op := it.sg.Operator(i)
-	oc := it.model.OpCode(op.OpCodeIndex())
-	reg, ok := it.opts.Registry.Lookup(oc.Builtin, oc.Custom)
-	custom := oc.Builtin == schema.BuiltinOperatorCUSTOM
-	if !ok {
-		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version}
-	}
-	if !reg.Versions.Contains(oc.Version) {
-		return nil, &UnsupportedOpError{Node: i, Op: oc.Name(), Custom: custom, Version: oc.Version, Supported: &reg.Versions}
-	}
-	n := &node{index: i, name: oc.Name()}
-	n.kn = kernel.Node{
-		Inputs:        it.lookup(op.Inputs()),
-		Outputs:       it.lookup(op.Outputs()),
-		Intermediates: it.lookup(op.Intermediates()),
-		Threads:       it.opts.Threads,
-		Shared:        it.model,
-		Workers:       it.workers,
-		Scratch:       &it.scratch,
-	}
-	err := guard(func() error {
-		var err error
-		n.op, err = reg.New(kernel.OpInfo{Version: oc.Version, Operator: op.Table()})
-		return err
-	})
-	if err != nil {
-		return nil, &NodeError{Node: i, Op: oc.Name(), Stage: "init", Err: err}
-	}
-	return n, nil
-}
-
-func (it *Interpreter) lookup(idx []int) []*tensor.Tensor {
-	out := make([]*tensor.Tensor, len(idx))
-	for j, ti := range idx {
-		if ti >= 0 {
-			out[j] = it.tensors[ti]
-		}
-	}
-	return out
-}
-
 // guard runs f, turning a panic (a kernel bug, or option tables pointing
 // outside a malformed file) into an error.
 func guard(f func() error) (err error) {
@@ -316,32 +235,8 @@ func (it *Interpreter) AllocateTensors() error {
 	}
 	defer it.leave()
 	it.ready = false
-	for _, n := range it.nodes {
-		if n == nil {
-			continue
-		}
-		n.broken = nil
-		n.dynamic = false
-		for _, t := range n.kn.Inputs {
-			if t != nil && t.Dynamic {
-				n.dynamic = true
-			}
-		}
-		if n.dynamic {
-			for _, t := range n.kn.Outputs {
-				t.Dynamic = true
-			}
-			continue
-		}
-		if err := it.prepare(n); err != nil {
-			if it.inPartition(n.index) {
-				// A delegate runs it; its CPU twin is only needed for a
-				// fallback, which will report this error if it happens.
-				n.broken = err
-				continue
-			}
-			return err
-		}
+	if err := it.prepareNodes(); err != nil {
+		return err
 	}
 	for _, st := range it.steps {
 		if p := st.part; p != nil {
@@ -353,126 +248,6 @@ func (it *Interpreter) AllocateTensors() error {
 	it.allocate()
 	it.ready = true
 	return nil
-}
-
-func (it *Interpreter) prepare(n *node) error {
-	if err := guard(func() error { return n.op.Prepare(&n.kn) }); err != nil {
-		return &NodeError{Node: n.index, Op: n.name, Stage: "prepare", Err: err}
-	}
-	for _, t := range n.kn.Outputs {
-		for _, d := range t.Shape {
-			if d < 0 {
-				return &NodeError{Node: n.index, Op: n.name, Stage: "prepare",
-					Err: fmt.Errorf("output %q got shape %v", t.Name, t.Shape)}
-			}
-		}
-		if t.Dynamic && !n.dynamic {
-			continue // the kernel sizes it during Eval
-		}
-		if t.Dynamic {
-			t.SetShape(t.Shape)
-		}
-	}
-	// What the kernel reads of its constant inputs it has read now (the
-	// packed weights are its own copy): their pages of the model's file
-	// may leave memory, to be read again if a kernel touches them in Eval.
-	for _, t := range n.kn.Inputs {
-		if t != nil && t.Const {
-			it.model.Release(t.Data)
-		}
-	}
-	return nil
-}
-
-// allocate plans the arena for every tensor the host keeps in memory: those
-// the CPU steps use and the boundaries of the delegated partitions (a
-// delegate keeps a partition's inner tensors itself; see fallBackInPlace),
-// when neither constant, variable nor dynamic. Graph inputs and outputs live
-// for the whole run, so inputs stay untouched and outputs stay readable after
-// Invoke.
-func (it *Interpreter) allocate() {
-	var uses []stepUse
-	for _, st := range it.steps {
-		switch {
-		case st.node != nil:
-			uses = append(uses, it.nodeUse(st.node.index))
-		case st.part.onCPU:
-			for _, ni := range st.part.nodes {
-				uses = append(uses, it.nodeUse(ni))
-			}
-		default:
-			// One step: the delegate reads all its inputs and writes all
-			// its outputs in one call, so none of them may share memory,
-			// and an execution fallback reruns the partition from inputs
-			// its outputs did not overwrite.
-			p := st.part
-			uses = append(uses, stepUse{reads: p.inputs, writes: p.outputs})
-		}
-	}
-	pinned := slices.Concat(it.inputs, it.outputs)
-	offsets, total := planArena(it.lifetimes(uses, pinned, nil))
-	it.arena = arenaFor(it.arena, total)
-	for _, t := range it.tensors {
-		if !t.Const && !t.Variable && !t.Dynamic {
-			t.Data = nil // a delegated partition's inner tensor
-		}
-	}
-	place(it.tensors, offsets, it.arena)
-	for _, st := range it.steps {
-		if st.part != nil {
-			st.part.cpuArena = nil
-		}
-	}
-}
-
-// stepUse is what one step of the execution order reads and writes in the
-// host's memory.
-type stepUse struct{ reads, writes []int }
-
-func (it *Interpreter) nodeUse(ni int) stepUse {
-	op := it.sg.Operator(ni)
-	return stepUse{reads: op.Inputs(), writes: append(op.Outputs(), op.Intermediates()...)}
-}
-
-// lifetimes gives every tensor that uses name and that the arena holds
-// (neither constant, variable, dynamic nor excluded) the span of steps it
-// must keep its value: pinned tensors for the whole run, a tensor read
-// before any step writes it from the start.
-func (it *Interpreter) lifetimes(uses []stepUse, pinned []int, excluded func(int) bool) []lifetime {
-	first := make(map[int]int)
-	last := make(map[int]int)
-	use := func(ti, step int) {
-		if ti < 0 {
-			return
-		}
-		if t := it.tensors[ti]; t.Const || t.Variable || t.Dynamic || (excluded != nil && excluded(ti)) {
-			return
-		}
-		if f, ok := first[ti]; !ok || step < f {
-			first[ti] = step
-		}
-		last[ti] = max(last[ti], step)
-	}
-	for _, ti := range pinned {
-		use(ti, -1)
-		use(ti, len(uses))
-	}
-	for s, u := range uses {
-		for _, ti := range u.reads {
-			if _, produced := first[ti]; !produced {
-				use(ti, -1) // read before anything writes it: keep it from the start
-			}
-			use(ti, s)
-		}
-		for _, ti := range u.writes {
-			use(ti, s)
-		}
-	}
-	lives := make([]lifetime, 0, len(first))
-	for ti, f := range first {
-		lives = append(lives, lifetime{tensor: ti, size: it.tensors[ti].Bytes(), first: f, last: last[ti]})
-	}
-	return lives
 }
 
 // arenaFor returns a zeroed arena of total bytes that starts a page,
@@ -520,6 +295,8 @@ func (it *Interpreter) Invoke(ctx context.Context) error {
 	if ran, err := it.healBeforeSteps(ctx); ran {
 		return err
 	}
+	it.cf.ctx = ctx
+	defer it.cf.release()
 	for _, st := range it.steps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("invoke stopped before %s: %w", st, err)
@@ -547,38 +324,11 @@ func (st step) String() string {
 	return fmt.Sprintf("partition %d (%s)", st.part.index, st.part.delegate.Name())
 }
 
-// runNode runs one node on its CPU kernel.
-func (it *Interpreter) runNode(n *node) error {
-	if n.broken != nil {
-		return n.broken
-	}
-	if n.dynamic {
-		if err := it.prepare(n); err != nil {
-			return err
-		}
-	}
-	prof := it.opts.Profiler
-	var start time.Time
-	if prof != nil {
-		start = time.Now()
-	}
-	if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
-		return &NodeError{Node: n.index, Op: n.name, Stage: "eval", Err: err}
-	}
-	if prof != nil {
-		prof.NodeDone(it.model, n.index, n.name, time.Since(start))
-	}
-	return nil
-}
-
 // ResetVariables sets every variable tensor (e.g. LSTM state) back to zero as
 // TFLite does: the zero point for int8 tensors, all-zero bytes otherwise.
 func (it *Interpreter) ResetVariables() {
-	for _, t := range it.tensors {
-		if t.Variable && !t.Const {
-			resetVariable(t)
-		}
-	}
+	it.resetVariables()
+	it.cf.resetVariables()
 }
 
 func resetVariable(t *tensor.Tensor) {

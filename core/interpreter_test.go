@@ -163,10 +163,12 @@ func TestVariableTensorsStartAtZeroPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := &Interpreter{model: m, sg: m.Subgraph(0)}
-	it.makeTensors()
+	g, err := newGraph(m, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	vars := 0
-	for _, tt := range it.tensors {
+	for _, tt := range g.tensors {
 		if !tt.Variable {
 			continue
 		}

@@ -31,6 +31,10 @@ type PlanReport struct {
 	// Twin is set when the model's CPU twin runs instead of the model; the
 	// plan is still the model's.
 	Twin *PlanTwin `json:"twin,omitempty"`
+	// Subgraphs are the model's subgraphs other than the primary one (the
+	// plan above): the bodies of its control-flow ops, which run on the
+	// CPU kernels.
+	Subgraphs []PlanSubgraph `json:"subgraphs,omitempty"`
 	// Devices lists, per delegate that can say, the devices it would run
 	// on (with what it makes of the settings there: a GPU without fp16).
 	Devices []PlanDevices `json:"devices,omitempty"`
@@ -41,6 +45,15 @@ type PlanReport struct {
 	graph     partition.Graph // the graph plan is of, for Dot
 	cannotRun error           // why the model cannot run whatever the devices
 	older     int             // fallback events the interpreter no longer keeps
+}
+
+// PlanSubgraph is a subgraph other than the primary one, and why it runs
+// on the CPU.
+type PlanSubgraph struct {
+	Index  int    `json:"index"`
+	Name   string `json:"name"`
+	Nodes  int    `json:"nodes"`
+	Reason string `json:"reason"`
 }
 
 // PlanSummary counts the nodes of a plan.
@@ -195,6 +208,10 @@ func newReport(m *model.Model, plan *partition.Plan, events []delegate.Event) *P
 	r.Summary.CPUNodes = r.Summary.Nodes - r.Summary.DelegatedNodes
 	for _, c := range plan.CPUNodes {
 		r.CPUNodes = append(r.CPUNodes, node(c.Node, c.Reasons))
+	}
+	for i := 1; i < m.NumSubgraphs(); i++ {
+		body := m.Subgraph(i)
+		r.Subgraphs = append(r.Subgraphs, PlanSubgraph{Index: i, Name: body.Name(), Nodes: body.NumOperators(), Reason: bodyOnCPU})
 	}
 	for _, s := range plan.Steps {
 		if s.Partition >= 0 {

@@ -37,6 +37,9 @@ func (r *PlanReport) Text() string {
 		r.writePartition(&b, p)
 	}
 	r.writeCPUNodes(&b)
+	for _, sg := range r.Subgraphs {
+		fmt.Fprintf(&b, "\nsubgraph %d (%q, %d nodes): on the CPU: %s\n", sg.Index, sg.Name, sg.Nodes, sg.Reason)
+	}
 	if len(r.Partitions) > 0 {
 		var steps []string
 		for _, s := range r.Steps {

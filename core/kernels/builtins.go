@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core/kernels/activation"
+	"github.com/delego/delego/core/kernels/control"
 	"github.com/delego/delego/core/kernels/conv"
 	"github.com/delego/delego/core/kernels/detection"
 	"github.com/delego/delego/core/kernels/elementwise"
@@ -30,5 +31,6 @@ func Builtins() *kernel.Registry {
 		resize.Ops(),
 		reduce.Ops(),
 		detection.Ops(),
+		control.Ops(),
 	)...)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/activation"
+	"github.com/delego/delego/core/kernels/control"
 	"github.com/delego/delego/core/kernels/conv"
 	"github.com/delego/delego/core/kernels/detection"
 	"github.com/delego/delego/core/kernels/elementwise"
@@ -37,6 +38,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"resize", resize.Ops()},
 		{"reduce", reduce.Ops()},
 		{"detection", detection.Ops()},
+		{"control", control.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)

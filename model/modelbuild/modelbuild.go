@@ -10,7 +10,9 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// Builder accumulates one model with a single subgraph.
+// Builder accumulates one model. Tensors, operators, inputs and outputs go
+// to its current subgraph: the first, "main", until AddSubgraph or
+// UseSubgraph picks another.
 type Builder struct {
 	model   *schema.ModelT
 	sg      *schema.SubGraphT
@@ -121,6 +123,39 @@ func (b *Builder) opcode(k opKey) uint32 {
 	i := uint32(len(b.model.OperatorCodes) - 1)
 	b.opcodes[k] = i
 	return i
+}
+
+// AddSubgraph appends an empty subgraph named name, makes it the current
+// one and returns its index (the index a WHILE, IF or CALL_ONCE option
+// names).
+func (b *Builder) AddSubgraph(name string) int {
+	b.sg = &schema.SubGraphT{Name: name}
+	b.model.Subgraphs = append(b.model.Subgraphs, b.sg)
+	return len(b.model.Subgraphs) - 1
+}
+
+// UseSubgraph makes subgraph i, made by New or AddSubgraph, the current one.
+func (b *Builder) UseSubgraph(i int) { b.sg = b.model.Subgraphs[i] }
+
+// SignatureTensor names one tensor of a signature.
+type SignatureTensor struct {
+	Name   string
+	Tensor int
+}
+
+// Signature adds a signature def: key, over subgraph, with its inputs and
+// outputs by name.
+func (b *Builder) Signature(key string, subgraph int, inputs, outputs []SignatureTensor) {
+	maps := func(ts []SignatureTensor) []*schema.TensorMapT {
+		out := make([]*schema.TensorMapT, len(ts))
+		for i, t := range ts {
+			out[i] = &schema.TensorMapT{Name: t.Name, TensorIndex: uint32(t.Tensor)}
+		}
+		return out
+	}
+	b.model.SignatureDefs = append(b.model.SignatureDefs, &schema.SignatureDefT{
+		SignatureKey: key, SubgraphIndex: uint32(subgraph), Inputs: maps(inputs), Outputs: maps(outputs),
+	})
 }
 
 // Inputs sets the graph's input tensors.

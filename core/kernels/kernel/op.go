@@ -31,6 +31,12 @@ type Node struct {
 	// (packed weights) once for every interpreter of the model; nil: each
 	// kernel keeps its own (Derived).
 	Shared Sharer
+	// Graphs runs the model's other subgraphs, for the control-flow
+	// kernels; nil outside an interpreter.
+	Graphs Graphs
+	// Resources are the interpreter's resource variables; nil outside an
+	// interpreter.
+	Resources Resources
 }
 
 // Sharer keeps values derived from a model's constants, built once per key
