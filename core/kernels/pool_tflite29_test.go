@@ -1,14 +1,14 @@
 package kernels
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-import "github.com/delego/delego/core/kernels/pool"
-import "github.com/delego/delego/core/kernels/reduce"
-import "github.com/delego/delego/core/kernels/resize"
-import "github.com/delego/delego/core/kernels/shape"
-
 import (
 	"slices"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/core/kernels/pool"
+	"github.com/delego/delego/core/kernels/reduce"
+	"github.com/delego/delego/core/kernels/resize"
+	"github.com/delego/delego/core/kernels/shape"
 )
 
 // testdata/gen/pool/pool_tflite29.json.gz holds one-operator replay cases

@@ -2,12 +2,12 @@
 
 package activation
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

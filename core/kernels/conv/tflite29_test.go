@@ -1,10 +1,10 @@
 package conv
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-
 import (
 	"strings"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 )
 
 // testdata/gen/conv/conv_tflite29.json.gz holds one-operator CONV_2D,

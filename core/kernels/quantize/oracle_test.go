@@ -2,13 +2,13 @@
 
 package quantize
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

@@ -1,11 +1,11 @@
 package reduce
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-
 import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

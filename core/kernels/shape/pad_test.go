@@ -1,9 +1,9 @@
 package shape
 
-import "github.com/delego/delego/core/kernels/internal/kerneltest"
-
 import (
 	"testing"
+
+	"github.com/delego/delego/core/kernels/internal/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
