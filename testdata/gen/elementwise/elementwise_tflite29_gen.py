@@ -106,6 +106,11 @@ def gen_unary(rng):
                 vals = rand_vals(t, nelem(shape), rng, lo, hi)
                 run_case("u_%s_%s_%d" % (op, t, trial), op, 1,
                          [dict(type=t, shape=shape, vals=vals, scale=sc, zp=zp)], [dict(type=t, scale=sc, zp=zp)])
+        # Magnitudes across float32's range, both signs.
+        wide = [rng.choice([-1, 1]) * 10 ** rng.uniform(-37, 38) for _ in range(64)]
+        if op == "LOG":
+            wide = [abs(v) for v in wide]
+        run_case("u_%s_wide" % op, op, 1, [dict(type="FLOAT32", shape=[8, 8], vals=wide)], [dict(type="FLOAT32")])
         e = FLOAT_EDGES[op]
         run_case("u_%s_edges" % op, op, 1, [dict(type="FLOAT32", shape=[len(e)], vals=e)], [dict(type="FLOAT32")])
         # ROUND's ties across a range, and the other rounding ops on halves.
@@ -189,6 +194,10 @@ def gen_binary(rng):
     run_case("pow_int32_edges", "POW", 1, [dict(type="INT32", shape=[len(px)], vals=px), dict(type="INT32", shape=[len(py)], vals=py)], [dict(type="INT32")])
     fx = [0.0, -0.0, 0.0, -0.0, -8.0, -8.0, NAN, 1.0, -1.0, 2.0, 10.0, 0.5, INF, -INF, -INF, 2.0, DENORM, DENORM, 1e-20, 3.0]
     fy = [-1.0, -1.0, 0.0, 3.0, 1.0 / 3, 3.0, 0.0, NAN, INF, 128.0, -50.0, -INF, -2.0, 3.0, 2.0, 0.5, 0.5, 1.0, 2.0, 1e-40]
+    # Negative bases with integral exponents, and wide magnitudes.
+    nx = [rng.uniform(-4, 0) for _ in range(24)] + [10 ** rng.uniform(-20, 20) for _ in range(24)]
+    ny = [float(rng.randint(-6, 6)) for _ in range(24)] + [rng.uniform(-2, 2) for _ in range(24)]
+    run_case("pow_float_wide", "POW", 1, [dict(type="FLOAT32", shape=[48], vals=nx), dict(type="FLOAT32", shape=[48], vals=ny)], [dict(type="FLOAT32")])
     run_case("pow_float_edges", "POW", 1, [dict(type="FLOAT32", shape=[len(fx)], vals=fx), dict(type="FLOAT32", shape=[len(fy)], vals=fy)], [dict(type="FLOAT32")])
 
 
