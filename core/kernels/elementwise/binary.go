@@ -21,6 +21,8 @@ const (
 	binSquaredDiff
 	binMaximum
 	binMinimum
+	binFloorMod
+	binPow
 )
 
 func (k binaryKind) String() string {
@@ -41,6 +43,10 @@ func (k binaryKind) String() string {
 		return "MAXIMUM"
 	case binMinimum:
 		return "MINIMUM"
+	case binFloorMod:
+		return "FLOOR_MOD"
+	case binPow:
+		return "POW"
 	}
 	return fmt.Sprintf("binaryKind(%d)", int(k))
 }
@@ -76,7 +82,7 @@ type quantArith struct {
 }
 
 // binaryOp is the kernel of ADD, SUB, MUL, DIV, FLOOR_DIV,
-// SQUARED_DIFFERENCE, MAXIMUM and MINIMUM.
+// SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, FLOOR_MOD and POW.
 type binaryOp struct {
 	kind   binaryKind
 	params ArithParams
@@ -131,8 +137,10 @@ func (o *binaryOp) supported(t tensor.DType) bool {
 		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64 || t == tensor.Uint8 || t == tensor.Int8 || t == tensor.Int16
 	case binDiv:
 		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Uint8
-	case binFloorDiv:
+	case binFloorDiv, binPow:
 		return t == tensor.Float32 || t == tensor.Int32
+	case binFloorMod:
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64
 	case binSquaredDiff:
 		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int8
 	case binMaximum, binMinimum:
@@ -359,7 +367,7 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 	case binDiv:
 		limit = 5
 		exact = t != tensor.Uint8
-	case binFloorDiv, binSquaredDiff:
+	case binFloorDiv, binSquaredDiff, binFloorMod, binPow:
 		exact = true
 	case binMaximum, binMinimum:
 		limit = 5
@@ -451,24 +459,42 @@ func (o *binaryOp) evalFlat(in1, in2, out *tensor.Tensor, lo, hi int) {
 func (o *binaryOp) eval(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 	switch o.path {
 	case pathFloat:
-		if o.kind == binFloorDiv {
+		switch o.kind {
+		case binFloorDiv:
 			return floorDivFloat(p, in1.Float32s(), in2.Float32s(), out.Float32s())
+		case binFloorMod:
+			bcastRows(p, in1.Float32s(), in2.Float32s(), out.Float32s(), floorModFloatRow)
+			return nil
+		case binPow:
+			bcastRows(p, in1.Float32s(), in2.Float32s(), out.Float32s(), powFloatRow)
+			return nil
 		}
 		arithRows(o.kind, p, in1.Float32s(), in2.Float32s(), out.Float32s(), o.fLo, o.fHi)
 	case pathInt32:
 		a, b, z := in1.Int32s(), in2.Int32s(), out.Int32s()
-		if o.kind == binDiv || o.kind == binFloorDiv {
-			if slices.Contains(b[:tensor.NumElements(in2.Shape)], 0) {
-				return fmt.Errorf("%s: Division by 0", o.kind)
-			}
+		if err := checkIntOperand(o.kind, b[:tensor.NumElements(in2.Shape)]); err != nil {
+			return err
 		}
-		if o.kind == binFloorDiv {
+		switch o.kind {
+		case binFloorDiv:
 			bcastRows(p, a, b, z, floorDivInt32Row)
+		case binFloorMod:
+			bcastRows(p, a, b, z, floorModIntRow[int32])
+		case binPow:
+			bcastRows(p, a, b, z, powInt32Row)
+		default:
+			arithRows(o.kind, p, a, b, z, o.iLo, o.iHi)
+		}
+	case pathInt64:
+		a, b, z := in1.Int64s(), in2.Int64s(), out.Int64s()
+		if err := checkIntOperand(o.kind, b[:tensor.NumElements(in2.Shape)]); err != nil {
+			return err
+		}
+		if o.kind == binFloorMod {
+			bcastRows(p, a, b, z, floorModIntRow[int64])
 			return nil
 		}
-		arithRows(o.kind, p, a, b, z, o.iLo, o.iHi)
-	case pathInt64:
-		arithRows(o.kind, p, in1.Int64s(), in2.Int64s(), out.Int64s(), o.lLo, o.lHi)
+		arithRows(o.kind, p, a, b, z, o.lLo, o.lHi)
 	case pathMinMax:
 		return o.evalMinMax(in1, in2, out)
 	case pathQuantAdd:
@@ -488,6 +514,23 @@ func (o *binaryOp) eval(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 			mulInt16To8(&o.q, x, y, out.Int8s())
 		} else {
 			mulInt16To8(&o.q, x, y, out.Uint8s())
+		}
+	}
+	return nil
+}
+
+// checkIntOperand returns TFLite's error when the second operand b of an
+// integer op holds a value the op refuses: a zero divisor of DIV, FLOOR_DIV
+// or FLOOR_MOD, a negative exponent of POW.
+func checkIntOperand[T int32 | int64](k binaryKind, b []T) error {
+	switch k {
+	case binDiv, binFloorDiv, binFloorMod:
+		if slices.Contains(b, 0) {
+			return fmt.Errorf("%s: Division by 0", k)
+		}
+	case binPow:
+		if i := slices.IndexFunc(b, func(v T) bool { return v < 0 }); i >= 0 {
+			return fmt.Errorf("POW: exponent %d at index %d is negative, which TFLite's integer POW does not support", b[i], i)
 		}
 	}
 	return nil
@@ -765,6 +808,62 @@ func floorDivInt32Row(z, x, y []int32) {
 		xi, yi := bcastAt(x, y, i)
 		f := math.Floor(float64(xi) / float64(yi))
 		if f >= 1<<31 {
+			z[i] = math.MinInt32
+		} else {
+			z[i] = int32(f)
+		}
+	}
+}
+
+// floorModIntRow is FLOOR_MOD on integers: the remainder with the divisor's
+// sign. The caller has checked y has no zero; MinInt % -1 gives 0 (where
+// TFLite's idiv would trap).
+func floorModIntRow[T int32 | int64](z, x, y []T) {
+	for i := range z {
+		xi, yi := bcastAt(x, y, i)
+		m := xi % yi
+		if m != 0 && (yi < 0) != (m < 0) {
+			m += yi
+		}
+		z[i] = m
+	}
+}
+
+// floorModFloatRow is FLOOR_MOD on float32 as TFLite computes it: fmodf,
+// then the divisor added when the signs differ. A zero or (under DAZ, see
+// flushDenormal) denormal divisor gives NaN, not an error.
+func floorModFloatRow(z, x, y []float32) {
+	for i := range z {
+		xi, yi := bcastAt(x, y, i)
+		if flushDenormal(yi) == 0 {
+			z[i] = float32(math.NaN())
+			continue
+		}
+		m := float32(math.Mod(float64(xi), float64(yi))) // exact
+		if m != 0 && (yi < 0) != (m < 0) {
+			m = flushDenormal(m + yi)
+		}
+		z[i] = m
+	}
+}
+
+// powFloatRow is POW on float32: powf, with glibc's reading of a denormal
+// base under DAZ (libmArg) and denormal results flushed to zero.
+func powFloatRow(z, x, y []float32) {
+	for i := range z {
+		xi, yi := bcastAt(x, y, i)
+		z[i] = flushDenormal(float32(math.Pow(libmArg(xi), float64(yi))))
+	}
+}
+
+// powInt32Row is POW on int32, computed as TFLite does through double (the
+// caller has checked no exponent is negative); a result outside int32
+// converts as x86's cvttsd2si does, to MinInt32.
+func powInt32Row(z, x, y []int32) {
+	for i := range z {
+		xi, yi := bcastAt(x, y, i)
+		f := math.Pow(float64(xi), float64(yi))
+		if f >= 1<<31 || f < -(1<<31) {
 			z[i] = math.MinInt32
 		} else {
 			z[i] = int32(f)

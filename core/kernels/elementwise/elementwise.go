@@ -10,13 +10,13 @@ import (
 )
 
 // This file registers the element-wise op family (TFLite 2.9 add.cc, sub.cc,
-// mul.cc, div.cc, floor_div.cc, squared_difference.cc, maximum_minimum.cc,
-// elementwise.cc, cast.cc, floor.cc, neg.cc, exp.cc) and holds what its
-// kernels share: option parsing, fused activation ranges and the
-// broadcasting iterator (broadcast.go).
+// mul.cc, div.cc, floor_div.cc, floor_mod.cc, pow.cc, squared_difference.cc,
+// maximum_minimum.cc, add_n.cc, elementwise.cc, cast.cc, floor.cc, ceil.cc,
+// round.cc, neg.cc, exp.cc, zeros_like.cc) and holds what its kernels
+// share: option parsing, fused activation ranges and the broadcasting
+// iterator (broadcast.go).
 
-// elementwiseOps returns the registrations of this op family, with the
-// Ops returns the family\'s registrations, with the versions TFLite 2.9
+// Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
 	bin := func(code schema.BuiltinOperator, lo, hi int, kind binaryKind) kernel.Registration {
@@ -48,6 +48,18 @@ func Ops() []kernel.Registration {
 		un(schema.BuiltinOperatorNEG, 1, 1, unNeg),
 		un(schema.BuiltinOperatorFLOOR, 1, 1, unFloor),
 		un(schema.BuiltinOperatorEXP, 1, 1, unExp),
+		un(schema.BuiltinOperatorLOG, 1, 1, unLog),
+		un(schema.BuiltinOperatorSIN, 1, 1, unSin),
+		un(schema.BuiltinOperatorCOS, 1, 1, unCos),
+		un(schema.BuiltinOperatorCEIL, 1, 1, unCeil),
+		un(schema.BuiltinOperatorROUND, 1, 1, unRound),
+		un(schema.BuiltinOperatorSQUARE, 1, 1, unSquare),
+		un(schema.BuiltinOperatorZEROS_LIKE, 1, 1, unZerosLike),
+		bin(schema.BuiltinOperatorFLOOR_MOD, 1, 1, binFloorMod),
+		bin(schema.BuiltinOperatorPOW, 1, 1, binPow),
+		{Code: schema.BuiltinOperatorADD_N, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: func(kernel.OpInfo) (kernel.Op, error) {
+			return addNOp{}, nil
+		}},
 		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return &castOp{}, nil
 		}},

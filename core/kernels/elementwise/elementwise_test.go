@@ -46,16 +46,20 @@ func (v tv) tensor() *tensor.Tensor {
 func newEWOp(t *testing.T, name string, act schema.ActivationFunctionType, pot bool) kernel.Op {
 	t.Helper()
 	bins := map[string]binaryKind{"ADD": binAdd, "SUB": binSub, "MUL": binMul, "DIV": binDiv, "FLOOR_DIV": binFloorDiv,
-		"SQUARED_DIFFERENCE": binSquaredDiff, "MAXIMUM": binMaximum, "MINIMUM": binMinimum}
-	uns := map[string]unaryKind{"SQRT": unSqrt, "RSQRT": unRsqrt, "ABS": unAbs, "NEG": unNeg, "FLOOR": unFloor, "EXP": unExp}
+		"SQUARED_DIFFERENCE": binSquaredDiff, "MAXIMUM": binMaximum, "MINIMUM": binMinimum, "FLOOR_MOD": binFloorMod, "POW": binPow}
+	uns := map[string]unaryKind{"SQRT": unSqrt, "RSQRT": unRsqrt, "ABS": unAbs, "NEG": unNeg, "FLOOR": unFloor, "EXP": unExp,
+		"LOG": unLog, "SIN": unSin, "COS": unCos, "CEIL": unCeil, "ROUND": unRound, "SQUARE": unSquare, "ZEROS_LIKE": unZerosLike}
 	if k, ok := bins[name]; ok {
 		return &binaryOp{kind: k, params: ArithParams{Activation: act, PotScaleInt16: pot}}
 	}
 	if k, ok := uns[name]; ok {
 		return &unaryOp{kind: k}
 	}
-	if name == "CAST" {
+	switch name {
+	case "CAST":
 		return castOp{}
+	case "ADD_N":
+		return addNOp{}
 	}
 	t.Fatalf("unknown op %s", name)
 	return nil
@@ -69,6 +73,10 @@ func TestElementwiseRegistrations(t *testing.T) {
 		schema.BuiltinOperatorMINIMUM: {Min: 1, Max: 4}, schema.BuiltinOperatorSQRT: {Min: 1, Max: 1}, schema.BuiltinOperatorRSQRT: {Min: 1, Max: 2},
 		schema.BuiltinOperatorABS: {Min: 1, Max: 4}, schema.BuiltinOperatorNEG: {Min: 1, Max: 1}, schema.BuiltinOperatorFLOOR: {Min: 1, Max: 1},
 		schema.BuiltinOperatorEXP: {Min: 1, Max: 1}, schema.BuiltinOperatorCAST: {Min: 1, Max: 4},
+		schema.BuiltinOperatorLOG: {Min: 1, Max: 1}, schema.BuiltinOperatorSIN: {Min: 1, Max: 1}, schema.BuiltinOperatorCOS: {Min: 1, Max: 1},
+		schema.BuiltinOperatorCEIL: {Min: 1, Max: 1}, schema.BuiltinOperatorROUND: {Min: 1, Max: 1}, schema.BuiltinOperatorSQUARE: {Min: 1, Max: 1},
+		schema.BuiltinOperatorZEROS_LIKE: {Min: 1, Max: 1}, schema.BuiltinOperatorFLOOR_MOD: {Min: 1, Max: 1}, schema.BuiltinOperatorPOW: {Min: 1, Max: 1},
+		schema.BuiltinOperatorADD_N: {Min: 1, Max: 1},
 	}
 	kerneltest.CheckRegistrations(t, Ops(), want)
 }
@@ -556,6 +564,12 @@ func TestBroadcastLimits(t *testing.T) {
 		{"DIV", false, q(tensor.Float32, 2, 1, 2, 1, 2, 1), q(tensor.Float32, 2, 1, 2, 1, 2), tensor.Float32, false},
 		{"MAXIMUM", false, q(tensor.Int8, 2, 2, 2, 3, 2, 5), q(tensor.Int8, 5), tensor.Int8, true},
 		{"MAXIMUM", false, q(tensor.Float32, 2, 2, 2, 3, 2, 5), q(tensor.Float32, 5), tensor.Float32, false},
+		// FLOOR_MOD and POW broadcast with TFLite's 4D "Slow" routines.
+		{"FLOOR_MOD", false, q(tensor.Int32, 2, 1, 1, 3, 2), q(tensor.Int32, 2, 1, 2), tensor.Int32, false},
+		{"FLOOR_MOD", false, q(tensor.Float32, 2, 1, 3, 2), q(tensor.Float32, 2, 1, 2), tensor.Float32, true},
+		{"FLOOR_MOD", false, q(tensor.Float32, 2, 2, 1, 3, 2), q(tensor.Float32, 2, 2, 1, 3, 2), tensor.Float32, true},
+		{"POW", false, q(tensor.Float32, 1, 1, 1, 1, 2), q(tensor.Float32, 2), tensor.Float32, false},
+		{"POW", false, q(tensor.Float32, 1, 1, 1, 2), q(tensor.Float32, 2), tensor.Float32, true},
 	}
 	for i, c := range cases {
 		out := tv{typ: c.out, scale: 1.0 / 128}.tensor()
@@ -707,6 +721,9 @@ func TestEvalDoesNotAllocate(t *testing.T) {
 		{"MUL", q(tensor.Uint8, 4, 8), q(tensor.Uint8, 8), q(tensor.Uint8)},
 		{"MAXIMUM", tensor.NewTensor(tensor.Int32, 4, 8), tensor.NewTensor(tensor.Int32, 4, 1), tensor.NewTensor(tensor.Int32)},
 		{"FLOOR_DIV", tensor.NewTensor(tensor.Float32, 4, 8), tv{typ: tensor.Float32, shape: []int{1}, data: []float64{2}}.tensor(), tensor.NewTensor(tensor.Float32)},
+		{"FLOOR_MOD", tensor.NewTensor(tensor.Int64, 4, 8), tv{typ: tensor.Int64, shape: []int{8}, data: []float64{2, 3, 4, 5, 6, 7, 8, 9}}.tensor(), tensor.NewTensor(tensor.Int64)},
+		{"POW", tensor.NewTensor(tensor.Float32, 4, 8), tensor.NewTensor(tensor.Float32, 4, 1), tensor.NewTensor(tensor.Float32)},
+		{"ADD_N", tensor.NewTensor(tensor.Float32, 4, 8), tensor.NewTensor(tensor.Float32, 4, 8), tensor.NewTensor(tensor.Float32)},
 	}
 	for _, c := range cases {
 		op := newEWOp(t, c.op, ewRelu, false)

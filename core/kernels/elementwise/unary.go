@@ -19,6 +19,13 @@ const (
 	unNeg
 	unFloor
 	unExp
+	unLog
+	unSin
+	unCos
+	unCeil
+	unRound
+	unSquare
+	unZerosLike
 )
 
 func (k unaryKind) String() string {
@@ -35,12 +42,27 @@ func (k unaryKind) String() string {
 		return "FLOOR"
 	case unExp:
 		return "EXP"
+	case unLog:
+		return "LOG"
+	case unSin:
+		return "SIN"
+	case unCos:
+		return "COS"
+	case unCeil:
+		return "CEIL"
+	case unRound:
+		return "ROUND"
+	case unSquare:
+		return "SQUARE"
+	case unZerosLike:
+		return "ZEROS_LIKE"
 	}
 	return fmt.Sprintf("unaryKind(%d)", int(k))
 }
 
-// unaryOp is the kernel of SQRT, RSQRT, ABS, NEG, FLOOR and EXP (TFLite 2.9
-// elementwise.cc, neg.cc, floor.cc, exp.cc).
+// unaryOp is the kernel of SQRT, RSQRT, ABS, NEG, FLOOR, EXP, LOG, SIN, COS,
+// CEIL, ROUND, SQUARE and ZEROS_LIKE (TFLite 2.9 elementwise.cc, neg.cc,
+// floor.cc, exp.cc, ceil.cc, round.cc, zeros_like.cc).
 type unaryOp struct {
 	kind unaryKind
 
@@ -56,8 +78,10 @@ type unaryOp struct {
 // supported lists the types TFLite 2.9 accepts for each op.
 func (o *unaryOp) supported(t tensor.DType) bool {
 	switch o.kind {
-	case unSqrt, unFloor, unExp:
+	case unSqrt, unFloor, unExp, unLog, unSin, unCos, unCeil, unRound, unSquare:
 		return t == tensor.Float32
+	case unZerosLike:
+		return t == tensor.Float32 || t == tensor.Int32 || t == tensor.Int64
 	case unRsqrt:
 		return t == tensor.Float32 || t == tensor.Int8
 	case unAbs:
@@ -108,12 +132,46 @@ func (o *unaryOp) Prepare(n *kernel.Node) error {
 // Eval computes the output.
 func (o *unaryOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
+	if o.kind == unZerosLike {
+		clear(out.Data)
+		return nil
+	}
 	switch o.typ {
 	case tensor.Float32:
 		// daz/ftz: TFLite's build runs with denormals flushed to zero (see
 		// flushDenormal); NEG is a sign flip and keeps them.
 		x, z := in.Float32s(), out.Float32s()
 		switch o.kind {
+		case unLog:
+			for i, v := range x {
+				z[i] = float32(math.Log(libmArg(v)))
+			}
+		case unSin:
+			for i, v := range x {
+				z[i] = float32(math.Sin(float64(v)))
+			}
+		case unCos:
+			for i, v := range x {
+				z[i] = float32(math.Cos(float64(v)))
+			}
+		case unCeil:
+			// Eigen's ceil, like its floor, gives +0 for a zero result.
+			for i, v := range x {
+				f := float32(math.Ceil(float64(flushDenormal(v))))
+				if f == 0 {
+					f = 0
+				}
+				z[i] = f
+			}
+		case unRound:
+			for i, v := range x {
+				z[i] = roundHalfEven(flushDenormal(v))
+			}
+		case unSquare:
+			for i, v := range x {
+				v = flushDenormal(v)
+				z[i] = flushDenormal(v * v)
+			}
 		case unSqrt:
 			for i, v := range x {
 				z[i] = float32(math.Sqrt(float64(flushDenormal(v))))
@@ -215,4 +273,27 @@ func (o *unaryOp) rsqrtInt8(x, z []int8) error {
 		z[i] = int8(min(max(r, math.MinInt8), math.MaxInt8))
 	}
 	return nil
+}
+
+// roundHalfEven is TFLite's RoundToNearest: x rounded to the nearest
+// integer, ties to the even one, computed in float32 as TFLite computes it
+// (so -0.5 gives +0, and NaN and the infinities pass through).
+func roundHalfEven(x float32) float32 {
+	f := float32(math.Floor(float64(x)))
+	d := x - f
+	if d < 0.5 || (d == 0.5 && math.Mod(float64(f), 2) == 0) {
+		return f
+	}
+	return f + 1
+}
+
+// libmArg is the argument glibc's logf and powf work on for x under the DAZ
+// mode TFLite 2.9 runs in (see flushDenormal): they normalise a subnormal x
+// by multiplying it by 2^23, which DAZ turns into 0, so every subnormal reads
+// as ±2^-150 (LOG of one is -150 ln 2, not -Inf).
+func libmArg(x float32) float64 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 && b&0x7fffffff != 0 {
+		return math.Copysign(0x1p-150, float64(x))
+	}
+	return float64(x)
 }
