@@ -33,7 +33,7 @@ func (t ioTensor) Bytes() int {
 
 // Describe names the tensor for messages: `input 0 (tensor 88 "input", UINT8 [1,128,128,3])`.
 func (t ioTensor) Describe(kind string) string {
-	return fmt.Sprintf("%s %d (tensor %d %q, %s %s)", kind, t.Pos, t.Index, t.Info.Name, t.Info.Type, formatShape(t.Info.Shape))
+	return fmt.Sprintf("%s %d (tensor %d %q, %s %s)", kind, t.Pos, t.Index, t.Info.Name, t.Info.Type, tensor.FormatShape(t.Info.Shape))
 }
 
 // graphTensors lists the primary subgraph's inputs or outputs.

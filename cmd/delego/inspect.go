@@ -136,7 +136,7 @@ func printSubgraph(tw *tabwriter.Writer, s model.SubgraphSummary) error {
 		ios  []model.IOSummary
 	}{{"input", s.Inputs}, {"output", s.Outputs}} {
 		for i, x := range l.ios {
-			p("  %s %d:\ttensor %d\t%q\t%s\t%s\n", l.what, i, x.Tensor, x.Name, x.Type, formatShape(x.Shape))
+			p("  %s %d:\ttensor %d\t%q\t%s\t%s\n", l.what, i, x.Tensor, x.Name, x.Type, tensor.FormatShape(x.Shape))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -146,12 +146,12 @@ func printSubgraph(tw *tabwriter.Writer, s model.SubgraphSummary) error {
 	for _, o := range s.Operators {
 		extra := ""
 		if len(o.Intermediates) > 0 {
-			extra = "\tintermediates " + formatShape(o.Intermediates)
+			extra = "\tintermediates " + tensor.FormatShape(o.Intermediates)
 		}
 		if o.CustomOptionsBytes > 0 {
 			extra += fmt.Sprintf("\tcustom options %d bytes", o.CustomOptionsBytes)
 		}
-		p("  %d\t%s\t%d\t%s\t%s%s\n", o.Index, o.Op, o.Version, formatShape(o.Inputs), formatShape(o.Outputs), extra)
+		p("  %d\t%s\t%d\t%s\t%s%s\n", o.Index, o.Op, o.Version, tensor.FormatShape(o.Inputs), tensor.FormatShape(o.Outputs), extra)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -160,7 +160,7 @@ func printSubgraph(tw *tabwriter.Writer, s model.SubgraphSummary) error {
 	for _, x := range s.Tensors {
 		sig := "-"
 		if x.ShapeSignature != nil {
-			sig = formatShape(x.ShapeSignature)
+			sig = tensor.FormatShape(x.ShapeSignature)
 		}
 		flags := ""
 		if x.Variable {
@@ -169,7 +169,7 @@ func printSubgraph(tw *tabwriter.Writer, s model.SubgraphSummary) error {
 		if x.Sparse {
 			flags += " sparse"
 		}
-		p("  %d\t%s%s\t%s\t%s\t%d\t%d\t%s\t%s\n", x.Index, x.Type, flags, formatShape(x.Shape), sig,
+		p("  %d\t%s%s\t%s\t%s\t%d\t%d\t%s\t%s\n", x.Index, x.Type, flags, tensor.FormatShape(x.Shape), sig,
 			x.Buffer, x.ConstBytes, formatQuantReport(x.Quantization), x.Name)
 	}
 	return tw.Flush()
@@ -203,7 +203,7 @@ func formatQuantReport(q *model.QuantSummary) string {
 	if q == nil {
 		return "-"
 	}
-	return formatQuant(&tensor.Quantization{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis}, 4)
+	return tensor.FormatQuantization(&tensor.Quantization{Scale: q.Scale, ZeroPoint: q.ZeroPoint, Axis: q.Axis}, 4)
 }
 
 func formatSigTensors(ts []model.SignatureTensor) string {

@@ -105,7 +105,7 @@ func valuesJSON(typ tensor.DType, data []byte) json.RawMessage {
 		case tensor.Float16:
 			b = appendFloat(b, float64(tensor.Float16ToFloat32(le.Uint16(e))), 32)
 		default:
-			b = append(b, formatValue(typ, e)...)
+			b = append(b, tensor.FormatValue(typ, e)...)
 		}
 	}
 	return append(b, ']')

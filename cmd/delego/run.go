@@ -286,7 +286,7 @@ func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(str
 		return nil, frame, nil, err
 	}
 	for i, t := range modelInputs(m) {
-		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
+		logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, data[i], 8))
 	}
 	if f.task == taskClassify {
 		if err := checkScores(m); err != nil {
@@ -373,15 +373,15 @@ func checkScores(m *model.Model) error {
 func printOutputs(w io.Writer, it *core.Interpreter) {
 	for i := range it.NumOutputs() {
 		t := it.Output(i)
-		fmt.Fprintf(w, "output %d %q %s %s", i, t.Name(), t.Type(), formatShape(t.Shape()))
+		fmt.Fprintf(w, "output %d %q %s %s", i, t.Name(), t.Type(), tensor.FormatShape(t.Shape()))
 		if q := t.Quantization(); q != nil {
-			fmt.Fprintf(w, " (%s)", formatQuant(q, 4))
+			fmt.Fprintf(w, " (%s)", tensor.FormatQuantization(q, 4))
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  values:      %s\n", formatValues(t.Type(), t.Data(), 10))
+		fmt.Fprintf(w, "  values:      %s\n", tensor.FormatValues(t.Type(), t.Data(), 10))
 		if q := t.Quantization(); q != nil && len(q.Scale) > 0 {
 			if v := t.Dequantize(); v != nil {
-				fmt.Fprintf(w, "  dequantized: %s\n", formatFloats(v, 10))
+				fmt.Fprintf(w, "  dequantized: %s\n", tensor.FormatFloats(v, 10))
 			}
 		}
 	}
