@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/delego/delego"
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 )
@@ -158,7 +159,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	if len(f.inputs) > 0 {
 		data, err = readInputFiles(ctx, m, f.inputs)
 	} else {
-		data, err = randomInputs(m, uint32(f.seed))
+		data, err = adapters.RandomInputs(m, uint32(f.seed))
 	}
 	if err != nil {
 		return err

@@ -100,26 +100,6 @@ func approxOp(a, b opProfile) bool {
 	return a.Op == b.Op && a.Count == b.Count && near(a.AvgMs, b.AvgMs) && near(a.Percent, b.Percent) && near(a.Cumulative, b.Cumulative)
 }
 
-func TestRandomInputsMatchGoldenSeed1(t *testing.T) {
-	for _, c := range []struct{ model, golden string }{
-		{"split_concat.tflite", "split_concat__seed1.input.raw"},
-		{"mobilenet_v1_0.25_128_quant.tflite", "mobilenet_v1_0.25_128_quant__seed1.input.raw"},
-		{"keras_lstm_mnist_ptq.tflite", "keras_lstm_mnist_ptq__seed1.input.raw"},
-	} {
-		m, err := model.Load(shared.Model(t, c.model))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := randomInputs(m, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := bytes.Join(data, nil), shared.ReadGolden(t, c.golden); !bytes.Equal(got, want) {
-			t.Errorf("%s: %s", c.model, firstDiff(got, want))
-		}
-	}
-}
-
 func TestBenchJSONAndText(t *testing.T) {
 	var calls int
 	reg := fakeRegistry(map[schema.BuiltinOperator]func(*kernels.Node) error{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/delego/delego"
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -277,7 +278,7 @@ func closeModels(models []*model.Model) {
 // segmentInputs are the first segment's inputs from --input or --image.
 func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]byte, error) {
 	if f.image != "" {
-		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: pixelNorm{Mean: defaultMean, Std: defaultStd}, maxPixels: f.maxPixels})
+		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
 		return ins, err
 	}
 	return readInputFiles(ctx, m, f.inputs)

@@ -105,7 +105,7 @@ type runFlags struct {
 	threads    int
 	verbose    bool
 	delegation delegationFlags
-	norm       pixelNorm
+	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
 	topGiven   bool
@@ -128,8 +128,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
-	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
-	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
 	return fs
 }
@@ -285,7 +285,7 @@ func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(str
 	if err != nil {
 		return nil, frame, nil, err
 	}
-	for i, t := range modelInputs(m) {
+	for i, t := range adapters.ModelInputs(m) {
 		logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, data[i], 8))
 	}
 	if f.task == adapters.TaskClassify {
@@ -353,7 +353,7 @@ func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results *adapte
 // checkScores makes sure, before anything runs, that the first output holds
 // numbers that --top can rank.
 func checkScores(m *model.Model) error {
-	outs := modelOutputs(m)
+	outs := adapters.ModelOutputs(m)
 	if len(outs) == 0 {
 		return errors.New("--top: the model has no outputs")
 	}

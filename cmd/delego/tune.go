@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/model"
@@ -97,7 +98,7 @@ type tuneFlags struct {
 	threads    int
 	seed       uint
 	th         tune.Thresholds
-	norm       pixelNorm
+	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
 	delegation delegationFlags
@@ -115,8 +116,8 @@ func (f *tuneFlags) flagSet() *flag.FlagSet {
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.Int64Var(&f.th.MaxSteps, "max-steps", tune.DefaultMaxSteps, "")
 	fs.Float64Var(&f.th.MaxRelativeError, "max-relative-error", tune.DefaultMaxRelativeError, "")
-	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
-	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
 	f.delegation.define(fs)
 	return fs
@@ -249,7 +250,7 @@ func (f *tuneFlags) readInputs(ctx context.Context, m *model.Model) ([][]byte, e
 		}
 		return readInputFiles(ctx, m, files)
 	}
-	return randomInputs(m, uint32(f.seed))
+	return adapters.RandomInputs(m, uint32(f.seed))
 }
 
 // regularFiles lists the regular files of dir, sorted by name.
