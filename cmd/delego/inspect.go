@@ -103,8 +103,7 @@ func printReport(w io.Writer, r *inspectReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	printEdgeTPU(w, r.EdgeTPU)
-	return nil
+	return program.WriteReports(w, r.EdgeTPU)
 }
 
 // printTotals writes the model's header lines and totals.
