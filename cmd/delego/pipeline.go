@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
@@ -124,14 +123,14 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 
 // pipelineReport is what "delego pipeline" prints.
 type pipelineReport struct {
-	Segments    []segmentReport  `json:"segments"`
-	Runs        int              `json:"runs"`
-	MaxInFlight int              `json:"max_in_flight"`
-	Sequential  throughput       `json:"sequential"`
-	Pipelined   throughput       `json:"pipelined"`
-	Speedup     float64          `json:"speedup"`
-	Simulated   string           `json:"simulated,omitempty"`
-	Outputs     []pipelineOutput `json:"outputs"`
+	Segments    []segmentReport     `json:"segments"`
+	Runs        int                 `json:"runs"`
+	MaxInFlight int                 `json:"max_in_flight"`
+	Sequential  pipeline.Throughput `json:"sequential"`
+	Pipelined   pipeline.Throughput `json:"pipelined"`
+	Speedup     float64             `json:"speedup"`
+	Simulated   string              `json:"simulated,omitempty"`
+	Outputs     []pipelineOutput    `json:"outputs"`
 }
 
 type segmentReport struct {
@@ -143,20 +142,10 @@ type segmentReport struct {
 	MaxMs  float64 `json:"max_ms"`
 }
 
-type throughput struct {
-	Runs      int     `json:"runs"`
-	Seconds   float64 `json:"seconds"`
-	PerSecond float64 `json:"per_second"`
-}
-
 type pipelineOutput struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`
 	Shape []int  `json:"shape"`
-}
-
-func newThroughput(runs int, d time.Duration) throughput {
-	return throughput{Runs: runs, Seconds: d.Seconds(), PerSecond: float64(runs) / d.Seconds()}
 }
 
 func pipelineCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
