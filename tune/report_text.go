@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/delego/delego/internal/words"
 )
 
 // This file writes a Report for people, as "delego tune" prints it.
@@ -34,7 +36,7 @@ func (r *Report) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "thresholds: integers within %d steps, floats within %g relative\n", th.MaxSteps, th.MaxRelativeError)
 	for _, c := range r.Candidates {
 		if !c.OK() {
-			fmt.Fprintf(w, "%s: %s\n", c.Name, oneLine(c.Verdict()))
+			fmt.Fprintf(w, "%s: %s\n", c.Name, words.OneLine(c.Verdict()))
 		}
 	}
 	if b := r.Best(); b != nil {
@@ -74,11 +76,7 @@ func accuracyOf(c *Candidate) string {
 		parts = append(parts, fmt.Sprintf("%.2g rel", rel))
 	}
 	if steps >= 0 {
-		unit := "steps"
-		if steps == 1 {
-			unit = "step"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s", min(steps, 1<<30), unit))
+		parts = append(parts, words.Plural(int(min(steps, 1<<30)), "step", "steps"))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -101,8 +99,3 @@ func memoryOf(c *Candidate) string {
 
 // msOf is d in milliseconds.
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// oneLine joins the lines of a (possibly joined) error message.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 )
 
@@ -221,8 +222,8 @@ func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof 
 }
 
 func printBench(w io.Writer, r *benchReport) error {
-	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
-		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
+	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, words.Plural(r.Threads, "thread", "threads"),
+		words.Plural(r.Warmup, "warm-up run", "warm-up runs"), words.Plural(r.Runs, "timed run", "timed runs"))
 	if len(r.Delegates) > 0 {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}

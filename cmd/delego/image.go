@@ -8,6 +8,7 @@ import (
 	"image"
 
 	"github.com/delego/delego/adapters"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -64,7 +65,7 @@ func loadImage(ctx context.Context, path string, maxPixels int) (image.Image, er
 func imageInputs(ctx context.Context, m *model.Model, p picture) ([][]byte, adapters.Frame, error) {
 	ins := adapters.ModelInputs(m)
 	if len(ins) != 1 {
-		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
+		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", words.Plural(len(ins), "input", "inputs"))
 	}
 	t := ins[0]
 	if _, _, _, err := adapters.ImageShape(t.Info.Shape); err != nil {

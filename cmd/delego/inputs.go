@@ -9,15 +9,9 @@ import (
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 )
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
 
 // readInputFiles reads one --input file per model input (see
 // adapters.ReadInputs), saying in the flag's words when the count is
@@ -26,7 +20,7 @@ func readInputFiles(ctx context.Context, m *model.Model, files []string) ([][]by
 	data, err := adapters.ReadInputs(ctx, m, files)
 	if ce, ok := errors.AsType[*adapters.InputCountError](err); ok {
 		return nil, fmt.Errorf("the model needs %s (%s, in that order), got %s",
-			plural(len(ce.Inputs), "--input file", "--input files"), ce.Names(), plural(ce.Files, "file", "files"))
+			words.Plural(len(ce.Inputs), "--input file", "--input files"), ce.Names(), words.Plural(ce.Files, "file", "files"))
 	}
 	return data, err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/pipeline"
 )
 
@@ -40,7 +41,7 @@ func runPipeline(ctx context.Context, segs []*core.Interpreter, data [][]byte, f
 
 // printPipeline prints the report as text, then the last segment's outputs.
 func printPipeline(w io.Writer, r *pipelineReport, last *core.Interpreter) error {
-	fmt.Fprintf(w, "pipeline: %s, %d runs, at most %d in flight\n", plural(len(r.Segments), "segment", "segments"), r.Runs, r.MaxInFlight)
+	fmt.Fprintf(w, "pipeline: %s, %d runs, at most %d in flight\n", words.Plural(len(r.Segments), "segment", "segments"), r.Runs, r.MaxInFlight)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "segment\tdevice\tmean ms\tmin ms\tmax ms\tmodel")
 	for k, s := range r.Segments {

@@ -12,6 +12,7 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/fileio"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -268,7 +269,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		if err := writeOutputs(out, it.Interpreter); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), plural(it.NumOutputs(), "output", "outputs"), f.output)
+		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), words.Plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
 	return report(stdout, f, it.Interpreter, results)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/fileio"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tune"
 )
@@ -291,6 +292,6 @@ func progress(stderr io.Writer) func(*tune.Candidate) {
 		return nil
 	}
 	return func(c *tune.Candidate) {
-		fmt.Fprintf(stderr, "tune: %s: %s\n", c.Name, oneLine(c.Verdict()))
+		fmt.Fprintf(stderr, "tune: %s: %s\n", c.Name, words.OneLine(c.Verdict()))
 	}
 }

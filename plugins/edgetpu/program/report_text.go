@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/plugins/edgetpu/executable"
 )
 
@@ -87,7 +88,7 @@ func writeExecutable(w io.Writer, ei int, e ExecutableReport) {
 	fmt.Fprintln(w)
 	for bi, b := range e.Bitstreams {
 		fmt.Fprintf(w, "        instruction bitstream %d: %d bytes, %s%s\n", bi, b.Bytes,
-			plural(b.FieldOffsets, "field offset", "field offsets"), formatTargets(b.FieldsByTarget))
+			words.Plural(b.FieldOffsets, "field offset", "field offsets"), formatTargets(b.FieldsByTarget))
 	}
 	d := e.DMAHints
 	det := "not fully deterministic"
@@ -128,7 +129,7 @@ func writeLayer(w io.Writer, what string, li int, x LayerReport) {
 		fmt.Fprint(w, ", tiled output layout")
 	}
 	if x.Slices > 0 {
-		fmt.Fprintf(w, ", %s", plural(x.Slices, "slice", "slices"))
+		fmt.Fprintf(w, ", %s", words.Plural(x.Slices, "slice", "slices"))
 	}
 	fmt.Fprintln(w)
 }
@@ -151,12 +152,4 @@ func formatTargets(m map[string]int) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-// plural writes n and the noun for it: "1 slice", "2 slices".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
