@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestReadInputs(t *testing.T) {
 		t.Fatalf("ReadInputs = %d inputs, %v", len(data), err)
 	}
 	_, err = ReadInputs(t.Context(), m, []string{good, good})
-	ce, ok := err.(*InputCountError)
+	ce, ok := errors.AsType[*InputCountError](err)
 	if !ok || ce.Files != 2 || len(ce.Inputs) != 1 || !strings.Contains(err.Error(), "the model needs 1 input files ("+ce.Names()+", in that order), got 2") {
 		t.Errorf("two files: %v", err)
 	}

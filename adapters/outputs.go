@@ -43,8 +43,9 @@ type OutputValues struct {
 	Dequantized json.RawMessage `json:"dequantized,omitempty"`
 }
 
-// OutputsValues describes every one of outs as it is after Invoke.
-func OutputsValues(outs []Output) []OutputValues {
+// ValuesOf describes every one of outs, with all its values, as it is
+// after Invoke.
+func ValuesOf(outs []Output) []OutputValues {
 	vs := make([]OutputValues, len(outs))
 	for i, t := range outs {
 		o := OutputValues{Index: i, Name: t.Name(), Type: t.Type().String(), Shape: t.Shape(), Values: valuesJSON(t.Type(), t.Data())}

@@ -128,13 +128,13 @@ func TestReadTaskRefuses(t *testing.T) {
 	}
 }
 
-// TestOutputsValues: quantized values beside their dequantized ones,
+// TestValuesOf: quantized values beside their dequantized ones,
 // floats JSON cannot hold as strings, a scalar's shape as [].
-func TestOutputsValues(t *testing.T) {
+func TestValuesOf(t *testing.T) {
 	q := tensor.NewTensor(tensor.Uint8, 1, 3)
 	q.Name, q.Data, q.Quant = "q", []byte{0, 128, 255}, &tensor.Quantization{Scale: []float32{0.5}, ZeroPoint: []int64{128}}
 	f := floats("f", nil, float32(math.NaN()))
-	vs := OutputsValues([]Output{output{q}, f})
+	vs := ValuesOf([]Output{output{q}, f})
 	j, err := json.Marshal(vs)
 	want := `[{"index":0,"name":"q","type":"UINT8","shape":[1,3],"quantization":{"scale":[0.5],"zero_point":[128],"axis":0,"per_channel":false},` +
 		`"values":[0,128,255],"dequantized":[-64,0,63.5]},{"index":1,"name":"f","type":"FLOAT32","shape":[],"values":["NaN"]}]`

@@ -342,7 +342,7 @@ func inputFrame(it *core.Interpreter) adapters.Frame {
 func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results *adapters.Results) error {
 	switch {
 	case f.json:
-		return writeJSON(stdout, runJSON{Model: f.model, Outputs: adapters.OutputsValues(outputTensors(it)), Task: f.task, Results: results})
+		return writeJSON(stdout, runJSON{Model: f.model, Outputs: adapters.ValuesOf(outputTensors(it)), Task: f.task, Results: results})
 	case results != nil:
 		return results.WriteText(stdout)
 	case f.output == "":
