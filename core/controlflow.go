@@ -51,7 +51,7 @@ func (c *controlFlow) build() error {
 	c.once = make([]bool, m.NumSubgraphs())
 	var errs []error
 	for i := 1; i < m.NumSubgraphs(); i++ {
-		g, err := newGraph(m, i, c.it.opts.Profiler)
+		g, err := newGraph(m, i, profilerFor(c.it.opts.Profiler, i))
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -120,15 +120,47 @@ func TestWhileAccumulates(t *testing.T) {
 	}
 }
 
-// cancelAfter is a Profiler that cancels a context once n nodes ran.
+// cancelAfter is a SubgraphProfiler that cancels a context once n nodes
+// of the bodies ran.
 type cancelAfter struct {
 	n      int
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) NodeDone(*model.Model, int, string, time.Duration) {
+func (c *cancelAfter) NodeDone(*model.Model, int, string, time.Duration) {}
+
+func (c *cancelAfter) SubgraphNodeDone(*model.Model, int, int, string, time.Duration) {
 	if c.n--; c.n == 0 {
 		c.cancel()
+	}
+}
+
+// countNodes is a plain Profiler: it counts the nodes reported.
+type countNodes struct{ n int }
+
+func (c *countNodes) NodeDone(*model.Model, int, string, time.Duration) { c.n++ }
+
+// TestPlainProfilerSeesSubgraphZero: a plain Profiler hears of the nodes of
+// subgraph 0 only (a loop of five iterations is one WHILE node), where a
+// SubgraphProfiler hears of the bodies too.
+func TestPlainProfilerSeesSubgraphZero(t *testing.T) {
+	var plain countNodes
+	it := loadFlow(t, flowmodels.WhileCounter, &Options{Profiler: &plain})
+	it.Input(0).Int32s()[0] = 0
+	if err := it.Invoke(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := it.model.Subgraph(0).NumOperators(); plain.n != want {
+		t.Errorf("a plain Profiler heard of %d nodes, want subgraph 0's %d", plain.n, want)
+	}
+	bodies := &cancelAfter{n: -1, cancel: func() {}}
+	it = loadFlow(t, flowmodels.WhileCounter, &Options{Profiler: bodies})
+	it.Input(0).Int32s()[0] = 0
+	if err := it.Invoke(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if bodies.n >= -1 {
+		t.Errorf("a SubgraphProfiler heard of no body node")
 	}
 }
 

@@ -56,10 +56,42 @@ type Options struct {
 	Twin *Twin
 }
 
-// Profiler receives per-node timings from Invoke.
-// The CPU twin's interpreter reports its own nodes, with its own model.
+// Profiler receives per-node timings from Invoke: the nodes of subgraph 0.
+// The CPU twin's interpreter reports its own nodes, with its own model. A
+// control-flow node's time includes its bodies'.
 type Profiler interface {
 	NodeDone(m *model.Model, node int, op string, elapsed time.Duration)
+}
+
+// SubgraphProfiler is a Profiler that also receives the nodes of the
+// control-flow bodies (the subgraphs other than 0), which run inside the
+// time of the node that called them.
+type SubgraphProfiler interface {
+	Profiler
+	SubgraphNodeDone(m *model.Model, subgraph, node int, op string, elapsed time.Duration)
+}
+
+// profilerFor is what subgraph i reports its nodes to: p itself for
+// subgraph 0, a body's nodes only to a SubgraphProfiler, so that a plain
+// Profiler never reads them as nodes of subgraph 0.
+func profilerFor(p Profiler, subgraph int) Profiler {
+	if subgraph == 0 {
+		return p
+	}
+	if sp, ok := p.(SubgraphProfiler); ok {
+		return bodyProfiler{sp, subgraph}
+	}
+	return nil
+}
+
+// bodyProfiler reports one body's nodes to a SubgraphProfiler.
+type bodyProfiler struct {
+	p        SubgraphProfiler
+	subgraph int
+}
+
+func (b bodyProfiler) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
+	b.p.SubgraphNodeDone(m, b.subgraph, node, op, elapsed)
 }
 
 // Interpreter runs the primary subgraph (subgraph 0) of a model on the CPU

@@ -20,6 +20,28 @@ func MarshalEvent(ev *config.BenchmarkEvent) ([]byte, error) {
 	return b, nil
 }
 
+// WriteEvent appends ev to w as one line of events.jsonl: MarshalEvent's
+// JSON and a newline, in one Write.
+func WriteEvent(w io.Writer, ev *config.BenchmarkEvent) error {
+	b, err := MarshalEvent(ev)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// MarshalSettings is cs as indented protobuf JSON (field names as in
+// configuration.proto), with a final newline: settings.json, which
+// config.Load and "delego run --settings" read.
+func MarshalSettings(cs *config.ComputeSettings) ([]byte, error) {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(cs)
+	if err != nil {
+		return nil, fmt.Errorf("encode settings: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
 // ReadEvents reads events.jsonl: one BenchmarkEvent per line, in protobuf
 // JSON; blank lines are skipped and unknown fields are errors.
 func ReadEvents(r io.Reader) ([]*config.BenchmarkEvent, error) {

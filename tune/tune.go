@@ -124,6 +124,8 @@ type Report struct {
 	Chosen int
 	// Reason says why, in a sentence.
 	Reason string
+	// Thresholds are those the candidates' outputs were held to.
+	Thresholds Thresholds
 }
 
 // Best is the chosen candidate, or nil.
@@ -185,7 +187,7 @@ func Run(ctx context.Context, m *model.Model, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Key: KeyOf(m), Chosen: -1}
+	r := &Report{Key: KeyOf(m), Chosen: -1, Thresholds: opts.Thresholds}
 	emit := func(ev *config.BenchmarkEvent) error {
 		r.Events = append(r.Events, ev)
 		if opts.Event != nil {

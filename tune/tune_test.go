@@ -114,14 +114,12 @@ func TestEventsRoundTrip(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	for _, ev := range r.Events {
-		b, err := tune.MarshalEvent(ev)
-		if err != nil {
+		if err := tune.WriteEvent(&buf, ev); err != nil {
 			t.Fatal(err)
 		}
-		if bytes.ContainsRune(b, '\n') {
-			t.Fatalf("an event spans lines: %s", b)
-		}
-		buf.Write(append(b, '\n'))
+	}
+	if n := bytes.Count(buf.Bytes(), []byte{'\n'}); n != len(r.Events) {
+		t.Fatalf("%d lines for %d events: an event spans lines", n, len(r.Events))
 	}
 	back, err := tune.ReadEvents(&buf)
 	if err != nil {

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/delego/delego"
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 )
 
@@ -73,23 +75,23 @@ Flags may come before or after MODEL.
 
 // benchReport is what bench prints; its JSON form is documented in benchUsage.
 type benchReport struct {
-	Model      string         `json:"model"`
-	Threads    int            `json:"threads"`
-	Delegates  []string       `json:"delegates"`
-	Plan       string         `json:"plan"`
-	Fallbacks  []planFallback `json:"fallbacks"`
-	Twin       *planTwin      `json:"twin,omitempty"`
-	Runs       int            `json:"runs"`
-	Warmup     int            `json:"warmup"`
-	InitMs     float64        `json:"init_ms"`
-	ArenaBytes int            `json:"arena_bytes"`
-	MinMs      float64        `json:"min_ms"`
-	MedianMs   float64        `json:"median_ms"`
-	MaxMs      float64        `json:"max_ms"`
-	MeanMs     float64        `json:"mean_ms"`
-	StdMs      float64        `json:"std_ms"`
-	Profile    []opProfile    `json:"profile"`
-	Nodes      []nodeProfile  `json:"nodes"`
+	Model      string          `json:"model"`
+	Threads    int             `json:"threads"`
+	Delegates  []string        `json:"delegates"`
+	Plan       string          `json:"plan"`
+	Fallbacks  []planFallback  `json:"fallbacks"`
+	Twin       *planTwin       `json:"twin,omitempty"`
+	Runs       int             `json:"runs"`
+	Warmup     int             `json:"warmup"`
+	InitMs     float64         `json:"init_ms"`
+	ArenaBytes int             `json:"arena_bytes"`
+	MinMs      float64         `json:"min_ms"`
+	MedianMs   float64         `json:"median_ms"`
+	MaxMs      float64         `json:"max_ms"`
+	MeanMs     float64         `json:"mean_ms"`
+	StdMs      float64         `json:"std_ms"`
+	Profile    []core.OpTime   `json:"profile"`
+	Nodes      []core.NodeTime `json:"nodes"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -143,7 +145,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
-	prof := newNodeProfiler()
+	prof := core.NewNodeTimer()
 	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, delego.WithProfiler(prof))
 	if err != nil {
 		return err
@@ -158,7 +160,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	if len(f.inputs) > 0 {
 		data, err = readInputFiles(ctx, m, f.inputs)
 	} else {
-		data, err = randomInputs(m, uint32(f.seed))
+		data, err = adapters.RandomInputs(m, uint32(f.seed))
 	}
 	if err != nil {
 		return err
@@ -181,7 +183,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return invokeErr
 	}
 
-	l := latencyStats(times)
+	l := core.LatencyOf(times)
 	r := benchReport{
 		Model: path, Threads: it.Delegates().Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
 		Twin: plan.Twin,
@@ -189,7 +191,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
-	r.Profile, r.Nodes = buildProfile(prof, m, f.runs)
+	r.Profile, r.Nodes = prof.Profile(m, f.runs)
 	if f.json {
 		return writeJSON(stdout, r)
 	}
@@ -198,7 +200,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 
 // timeRuns invokes it warmup times, then runs times with prof on, and
 // returns how long each timed run took.
-func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof *nodeProfiler) ([]time.Duration, error) {
+func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof *core.NodeTimer) ([]time.Duration, error) {
 	for i := range warmup {
 		if err := it.Invoke(ctx); err != nil {
 			return nil, fmt.Errorf("warm-up invoke %d: %w", i+1, err)
@@ -206,8 +208,8 @@ func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof 
 	}
 	// As testing.B does: no collection of set-up garbage in the timed runs.
 	runtime.GC()
-	prof.active = true
-	defer func() { prof.active = false }()
+	prof.Start()
+	defer prof.Stop()
 	times := make([]time.Duration, runs)
 	for i := range times {
 		start := time.Now()
@@ -220,8 +222,8 @@ func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof 
 }
 
 func printBench(w io.Writer, r *benchReport) error {
-	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, plural(r.Threads, "thread", "threads"),
-		plural(r.Warmup, "warm-up run", "warm-up runs"), plural(r.Runs, "timed run", "timed runs"))
+	fmt.Fprintf(w, "model %s, %s, %s, %s\n", r.Model, words.Plural(r.Threads, "thread", "threads"),
+		words.Plural(r.Warmup, "warm-up run", "warm-up runs"), words.Plural(r.Runs, "timed run", "timed runs"))
 	if len(r.Delegates) > 0 {
 		fmt.Fprintf(w, "delegates %s: %s\n", strings.Join(r.Delegates, ", "), r.Plan)
 	}

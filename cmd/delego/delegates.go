@@ -15,6 +15,7 @@ import (
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
@@ -302,7 +303,7 @@ func closeAfter(err *error, stderr io.Writer, what string, c io.Closer) {
 	switch {
 	case cerr == nil:
 	case *err == nil:
-		fmt.Fprintf(stderr, "delego: warning: %s: %s\n", what, oneLine(cerr.Error()))
+		fmt.Fprintf(stderr, "delego: warning: %s: %s\n", what, words.OneLine(cerr.Error()))
 	default:
 		*err = errors.Join(*err, cerr)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/delegate/plugin"
@@ -29,7 +30,7 @@ func inputArgs(t *testing.T, modelPath string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := randomInputs(m, 1)
+	data, err := adapters.RandomInputs(m, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,20 +8,13 @@ import (
 	"image"
 
 	"github.com/delego/delego/adapters"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
 
 // The picture conversion of --image is the adapters package's (the Go API
 // gives the same bytes as the command line).
-
-// pixelNorm maps an 8-bit pixel value p to a float32 input as (p-Mean)/Std.
-type pixelNorm = adapters.Norm
-
-const (
-	defaultMean = adapters.DefaultMean
-	defaultStd  = adapters.DefaultStd
-)
 
 // maxPixelsHelp documents --max-pixels in the help of every command that
 // takes --image.
@@ -35,7 +28,7 @@ const maxPixelsHelp = `  --max-pixels N   the most pixels (width times height) a
 // picture is an --image and how to read it.
 type picture struct {
 	path      string
-	norm      pixelNorm
+	norm      adapters.Norm
 	normGiven bool // --mean or --std was given
 	maxPixels int  // --max-pixels
 }
@@ -70,12 +63,12 @@ func loadImage(ctx context.Context, path string, maxPixels int) (image.Image, er
 // imageInputs converts a picture into the single image input of m, and
 // returns the picture's size.
 func imageInputs(ctx context.Context, m *model.Model, p picture) ([][]byte, adapters.Frame, error) {
-	ins := modelInputs(m)
+	ins := adapters.ModelInputs(m)
 	if len(ins) != 1 {
-		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", plural(len(ins), "input", "inputs"))
+		return nil, adapters.Frame{}, fmt.Errorf("--image needs a model with one image input; this model has %s", words.Plural(len(ins), "input", "inputs"))
 	}
 	t := ins[0]
-	if _, _, _, err := imageShape(t.Info.Shape); err != nil {
+	if _, _, _, err := adapters.ImageShape(t.Info.Shape); err != nil {
 		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
 	}
 	if p.normGiven && t.Info.Type != tensor.Float32 {
@@ -85,18 +78,9 @@ func imageInputs(ctx context.Context, m *model.Model, p picture) ([][]byte, adap
 	if err != nil {
 		return nil, adapters.Frame{}, err
 	}
-	b, err := imageToTensor(img, t.Info.Type, t.Info.Shape, p.norm)
+	b, err := adapters.ImageInput(img, t.Info.Type, t.Info.Shape, p.norm)
 	if err != nil {
 		return nil, adapters.Frame{}, fmt.Errorf("--image: %s: %w", t.Describe("input"), err)
 	}
 	return [][]byte{b}, adapters.Frame{Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}, nil
-}
-
-// imageShape checks that shape is [1,H,W,C] with C 1 or 3 and returns H, W, C.
-func imageShape(shape []int) (h, w, c int, err error) { return adapters.ImageShape(shape) }
-
-// imageToTensor converts img into the bytes of an image input tensor (see
-// adapters.ImageInput).
-func imageToTensor(img image.Image, typ tensor.DType, shape []int, norm pixelNorm) ([]byte, error) {
-	return adapters.ImageInput(img, typ, shape, norm)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/testsupport/shared"
@@ -70,7 +71,7 @@ func TestPluginsShowsRefused(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("status %d, stderr %q", code, stderr)
 			}
-			var r pluginsReport
+			var r delego.PluginsReport
 			decodeJSON(t, []byte(stdout), &r)
 			if len(r.Plugins) != 1 || r.Plugins[0].Path != bin || r.Plugins[0].Usable {
 				t.Fatalf("report %+v, want %s listed, not usable", r, bin)

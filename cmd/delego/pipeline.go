@@ -8,9 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/delego/delego"
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
@@ -123,14 +123,14 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 
 // pipelineReport is what "delego pipeline" prints.
 type pipelineReport struct {
-	Segments    []segmentReport  `json:"segments"`
-	Runs        int              `json:"runs"`
-	MaxInFlight int              `json:"max_in_flight"`
-	Sequential  throughput       `json:"sequential"`
-	Pipelined   throughput       `json:"pipelined"`
-	Speedup     float64          `json:"speedup"`
-	Simulated   string           `json:"simulated,omitempty"`
-	Outputs     []pipelineOutput `json:"outputs"`
+	Segments    []segmentReport     `json:"segments"`
+	Runs        int                 `json:"runs"`
+	MaxInFlight int                 `json:"max_in_flight"`
+	Sequential  pipeline.Throughput `json:"sequential"`
+	Pipelined   pipeline.Throughput `json:"pipelined"`
+	Speedup     float64             `json:"speedup"`
+	Simulated   string              `json:"simulated,omitempty"`
+	Outputs     []pipelineOutput    `json:"outputs"`
 }
 
 type segmentReport struct {
@@ -142,20 +142,10 @@ type segmentReport struct {
 	MaxMs  float64 `json:"max_ms"`
 }
 
-type throughput struct {
-	Runs      int     `json:"runs"`
-	Seconds   float64 `json:"seconds"`
-	PerSecond float64 `json:"per_second"`
-}
-
 type pipelineOutput struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`
 	Shape []int  `json:"shape"`
-}
-
-func newThroughput(runs int, d time.Duration) throughput {
-	return throughput{Runs: runs, Seconds: d.Seconds(), PerSecond: float64(runs) / d.Seconds()}
 }
 
 func pipelineCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -277,7 +267,7 @@ func closeModels(models []*model.Model) {
 // segmentInputs are the first segment's inputs from --input or --image.
 func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]byte, error) {
 	if f.image != "" {
-		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: pixelNorm{Mean: defaultMean, Std: defaultStd}, maxPixels: f.maxPixels})
+		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
 		return ins, err
 	}
 	return readInputFiles(ctx, m, f.inputs)

@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/internal/words"
 )
 
 const planUsage = `Usage: delego plan MODEL [--delegate NAME[,NAME...]] [--settings FILE] [--json | --format text|dot|json]
@@ -130,7 +130,7 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	}
 	if err != nil {
 		// The plan was made; a plugin failed to stop after it.
-		fmt.Fprintf(stderr, "delego: warning: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "delego: warning: %s\n", words.OneLine(err.Error()))
 	}
 	if err := printPlan(stdout, r, f.format); err != nil {
 		return err
@@ -166,11 +166,6 @@ type (
 	planFallback = core.PlanFallback
 	planTwin     = core.PlanTwin
 )
-
-// oneLine joins the lines of a (possibly joined) error message.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-}
 
 // reportOutcome tells the user once, after it has run, where the result
 // came from: the CPU twin, a simulated Edge TPU, the CPU fallback or a

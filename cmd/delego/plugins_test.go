@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/testsupport/shared"
@@ -46,7 +47,7 @@ func TestPluginsCommand(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("status %d", code)
 		}
-		var r pluginsReport
+		var r delego.PluginsReport
 		decodeJSON(t, []byte(stdout), &r)
 		if len(r.SearchPath) == 0 || r.SearchPath[0] != filepath.Dir(p) || len(r.Plugins) != 1 {
 			t.Fatalf("report %+v", r)

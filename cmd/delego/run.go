@@ -12,6 +12,7 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/fileio"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -105,12 +106,12 @@ type runFlags struct {
 	threads    int
 	verbose    bool
 	delegation delegationFlags
-	norm       pixelNorm
+	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
 	topGiven   bool
 	json       bool
-	task       string
+	task       adapters.Task
 	threshold  float64
 }
 
@@ -123,13 +124,13 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.labels, "labels", "", "")
 	fs.IntVar(&f.top, "top", 0, "")
 	fs.BoolVar(&f.json, "json", false, "")
-	fs.StringVar(&f.task, "task", "", "")
+	fs.StringVar((*string)(&f.task), "task", "", "")
 	fs.Float64Var(&f.threshold, "threshold", math.Inf(-1), "")
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
-	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
-	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
 	return fs
 }
@@ -164,17 +165,17 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, err
 	}
 	if f.task == "" && (f.topGiven || f.labels != "") {
-		f.task = taskClassify
+		f.task = adapters.TaskClassify
 	}
 	switch f.task {
-	case "", taskClassify, taskDetect, taskPose, taskSegment:
+	case "", adapters.TaskClassify, adapters.TaskDetect, adapters.TaskPose, adapters.TaskSegment:
 	default:
 		return nil, usagef("run", "--task %q: want classify, detect, pose or segment", f.task)
 	}
-	if f.topGiven && f.task != taskClassify {
+	if f.topGiven && f.task != adapters.TaskClassify {
 		return nil, usagef("run", "--top applies to --task classify, not %s", f.task)
 	}
-	if f.task == taskClassify && !f.topGiven {
+	if f.task == adapters.TaskClassify && !f.topGiven {
 		f.top = 5
 	}
 	f.model = pos[0]
@@ -257,10 +258,10 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 
 	// The task's results come first: a run whose outputs cannot be read
 	// as asked fails before --output appears.
-	var results any
+	var results *adapters.Results
 	if f.task != "" {
-		in := taskInput{top: f.top, threshold: float32(f.threshold), labels: labels, frame: frame, input: inputFrame(it.Interpreter)}
-		if results, err = taskResults(f.task, it.Interpreter, in); err != nil {
+		opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: labels, Frame: frame, Input: inputFrame(it.Interpreter)}
+		if results, err = taskResults(f.task, it.Interpreter, opts); err != nil {
 			return err
 		}
 	}
@@ -268,9 +269,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		if err := writeOutputs(out, it.Interpreter); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), plural(it.NumOutputs(), "output", "outputs"), f.output)
+		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), words.Plural(it.NumOutputs(), "output", "outputs"), f.output)
 	}
-	return report(stdout, f, it.Interpreter, results, len(labels))
+	return report(stdout, f, it.Interpreter, results)
 }
 
 // readInputs reads what the flags give the model m: its inputs (from
@@ -285,10 +286,10 @@ func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(str
 	if err != nil {
 		return nil, frame, nil, err
 	}
-	for i, t := range modelInputs(m) {
-		logf("%s: %s", t.Describe("input"), formatValues(t.Info.Type, data[i], 8))
+	for i, t := range adapters.ModelInputs(m) {
+		logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, data[i], 8))
 	}
-	if f.task == taskClassify {
+	if f.task == adapters.TaskClassify {
 		if err := checkScores(m); err != nil {
 			return nil, frame, nil, err
 		}
@@ -338,18 +339,14 @@ func inputFrame(it *core.Interpreter) adapters.Frame {
 
 // report prints what the run gives on stdout: the JSON report, the
 // task's results, or (without --output) a summary of each output.
-func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results any, numLabels int) error {
+func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results *adapters.Results) error {
 	switch {
 	case f.json:
-		return writeJSON(stdout, runJSON{Model: f.model, Outputs: outputsJSON(it), Task: f.task, Results: results})
-	case f.task != "":
-		numScores := 0
-		if f.task == taskClassify {
-			numScores = it.Output(0).NumElements()
-		}
-		return printResults(stdout, results, numScores, numLabels)
+		return writeJSON(stdout, runJSON{Model: f.model, Outputs: adapters.ValuesOf(outputTensors(it)), Task: f.task, Results: results})
+	case results != nil:
+		return results.WriteText(stdout)
 	case f.output == "":
-		printOutputs(stdout, it)
+		return adapters.WriteOutputs(stdout, outputTensors(it))
 	}
 	return nil
 }
@@ -357,7 +354,7 @@ func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results any, nu
 // checkScores makes sure, before anything runs, that the first output holds
 // numbers that --top can rank.
 func checkScores(m *model.Model) error {
-	outs := modelOutputs(m)
+	outs := adapters.ModelOutputs(m)
 	if len(outs) == 0 {
 		return errors.New("--top: the model has no outputs")
 	}
@@ -366,23 +363,5 @@ func checkScores(m *model.Model) error {
 		return nil
 	default:
 		return fmt.Errorf("--top: %s has no numeric scores", t.Describe("output"))
-	}
-}
-
-// printOutputs prints each output's name, type, shape and first values.
-func printOutputs(w io.Writer, it *core.Interpreter) {
-	for i := range it.NumOutputs() {
-		t := it.Output(i)
-		fmt.Fprintf(w, "output %d %q %s %s", i, t.Name(), t.Type(), formatShape(t.Shape()))
-		if q := t.Quantization(); q != nil {
-			fmt.Fprintf(w, " (%s)", formatQuant(q, 4))
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  values:      %s\n", formatValues(t.Type(), t.Data(), 10))
-		if q := t.Quantization(); q != nil && len(q.Scale) > 0 {
-			if v := t.Dequantize(); v != nil {
-				fmt.Fprintf(w, "  dequantized: %s\n", formatFloats(v, 10))
-			}
-		}
 	}
 }

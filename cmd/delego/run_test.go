@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +26,19 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// firstDiff says where a differs from b first.
+func firstDiff(a, b []byte) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d bytes, want %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return fmt.Sprintf("byte %d is %d, want %d", i, a[i], b[i])
+		}
+	}
+	return ""
 }
 
 // dirEntries lists the names in dir.

@@ -9,14 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/internal/fileio"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tune"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 const tuneUsage = `Usage: delego tune MODEL --delegate A,B,... --out DIR [flags]
@@ -97,7 +96,7 @@ type tuneFlags struct {
 	threads    int
 	seed       uint
 	th         tune.Thresholds
-	norm       pixelNorm
+	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
 	delegation delegationFlags
@@ -115,8 +114,8 @@ func (f *tuneFlags) flagSet() *flag.FlagSet {
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.Int64Var(&f.th.MaxSteps, "max-steps", tune.DefaultMaxSteps, "")
 	fs.Float64Var(&f.th.MaxRelativeError, "max-relative-error", tune.DefaultMaxRelativeError, "")
-	fs.Float64Var(&f.norm.Mean, "mean", defaultMean, "")
-	fs.Float64Var(&f.norm.Std, "std", defaultStd, "")
+	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
+	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
 	f.delegation.define(fs)
 	return fs
@@ -206,7 +205,7 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	opts := tune.Options{
 		Candidates: cfg.Delegates(), Open: tune.Opener(cfg.Opener()), Settings: cfg.Settings(), Inputs: data,
 		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: f.delegation.timeout, Thresholds: f.th,
-		Event: func(ev *config.BenchmarkEvent) error { return writeEvent(events, ev) },
+		Event: func(ev *config.BenchmarkEvent) error { return tune.WriteEvent(events, ev) },
 		Done:  progress(stderr),
 	}
 	if f.warmup == 0 {
@@ -219,7 +218,9 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if err := events.Commit(); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	printTune(stdout, r, f.th)
+	if err := r.WriteText(stdout); err != nil {
+		return err
+	}
 	if r.Best() == nil {
 		return errors.New(r.Reason)
 	}
@@ -249,7 +250,7 @@ func (f *tuneFlags) readInputs(ctx context.Context, m *model.Model) ([][]byte, e
 		}
 		return readInputFiles(ctx, m, files)
 	}
-	return randomInputs(m, uint32(f.seed))
+	return adapters.RandomInputs(m, uint32(f.seed))
 }
 
 // regularFiles lists the regular files of dir, sorted by name.
@@ -268,23 +269,13 @@ func regularFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// writeEvent appends ev to w as one line of protobuf JSON.
-func writeEvent(w io.Writer, ev *config.BenchmarkEvent) error {
-	b, err := tune.MarshalEvent(ev)
+// writeSettings writes cs as indented protobuf JSON, atomically.
+func writeSettings(ctx context.Context, path string, cs *config.ComputeSettings) error {
+	b, err := tune.MarshalSettings(cs)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n')) // the error names the file
-	return err
-}
-
-// writeSettings writes cs as indented protobuf JSON, atomically.
-func writeSettings(ctx context.Context, path string, cs *config.ComputeSettings) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(cs)
-	if err != nil {
-		return fmt.Errorf("encode settings: %w", err)
-	}
-	if err := fileio.WriteFile(ctx, path, append(b, '\n'), fileio.Options{}); err != nil {
+	if err := fileio.WriteFile(ctx, path, b, fileio.Options{}); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
@@ -301,76 +292,6 @@ func progress(stderr io.Writer) func(*tune.Candidate) {
 		return nil
 	}
 	return func(c *tune.Candidate) {
-		fmt.Fprintf(stderr, "tune: %s: %s\n", c.Name, oneLine(c.Verdict()))
+		fmt.Fprintf(stderr, "tune: %s: %s\n", c.Name, words.OneLine(c.Verdict()))
 	}
-}
-
-// printTune prints the table, every candidate's failure and the decision.
-func printTune(w io.Writer, r *tune.Report, th tune.Thresholds) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "candidate\tok\taccuracy\tinit ms\tmedian ms\tp90 ms\tpeak memory")
-	for _, c := range r.Candidates {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, okWord(c), accuracyOf(c), msOr(c.Err == nil, ms(c.Init)),
-			msOr(len(c.Times) > 0, ms(c.Median())), msOr(len(c.Times) > 0, ms(c.P90())), memoryOf(c))
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "thresholds: integers within %d steps, floats within %g relative\n", th.MaxSteps, th.MaxRelativeError)
-	for _, c := range r.Candidates {
-		if !c.OK() {
-			fmt.Fprintf(w, "%s: %s\n", c.Name, oneLine(c.Verdict()))
-		}
-	}
-	if b := r.Best(); b != nil {
-		fmt.Fprintf(w, "chosen: %s: %s\n", b.Name, r.Reason)
-	} else {
-		fmt.Fprintf(w, "chosen: none: %s\n", r.Reason)
-	}
-}
-
-func okWord(c *tune.Candidate) string {
-	switch {
-	case c.OK():
-		return "yes"
-	case c.Err != nil:
-		return "error"
-	}
-	return "no"
-}
-
-// accuracyOf is the worst figure of each kind over the outputs.
-func accuracyOf(c *tune.Candidate) string {
-	if len(c.Accuracy) == 0 {
-		return "-"
-	}
-	var parts []string
-	var steps int64 = -1
-	rel := -1.0
-	for _, a := range c.Accuracy {
-		if a.Float {
-			rel = max(rel, a.MaxRelativeError)
-		} else {
-			steps = max(steps, a.MaxSteps)
-		}
-	}
-	if rel >= 0 {
-		parts = append(parts, fmt.Sprintf("%.2g rel", rel))
-	}
-	if steps >= 0 {
-		parts = append(parts, plural(int(min(steps, 1<<30)), "step", "steps"))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func msOr(ok bool, v float64) string {
-	if !ok {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-func memoryOf(c *tune.Candidate) string {
-	if c.PeakMemoryKB <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f MiB", float64(c.PeakMemoryKB)/1024)
 }

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"cmp"
@@ -9,25 +9,27 @@ import (
 	"github.com/delego/delego/model"
 )
 
-// This file is what "delego bench" measures: latency statistics, and the
-// time of each node and op type (core.Profiler).
+// This file is what a benchmark of an Interpreter measures: latency
+// statistics over runs, and the time of each node and op type (a
+// Profiler that adds them up).
 
-// latency summarises a set of durations.
-type latency struct {
+// Latency summarises a set of durations: how many, their least, median,
+// greatest and mean, and their (population) standard deviation.
+type Latency struct {
 	N                              int
 	Min, Median, Max, Mean, StdDev time.Duration
 }
 
-// latencyStats computes the statistics of ds without changing it. The median
+// LatencyOf computes the statistics of ds without changing it. The median
 // of an even count is the mean of the two middle values; the standard
 // deviation is the population one.
-func latencyStats(ds []time.Duration) latency {
+func LatencyOf(ds []time.Duration) Latency {
 	if len(ds) == 0 {
-		return latency{}
+		return Latency{}
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	l := latency{N: len(s), Min: s[0], Max: s[len(s)-1]}
+	l := Latency{N: len(s), Min: s[0], Max: s[len(s)-1]}
 	if n := len(s); n%2 == 1 {
 		l.Median = s[n/2]
 	} else {
@@ -47,10 +49,12 @@ func latencyStats(ds []time.Duration) latency {
 	return l
 }
 
-// nodeProfiler is a core.Profiler that adds up each node's time while
-// active, per model: the one asked for, and the CPU twin when it ran.
-type nodeProfiler struct {
-	active bool
+// NodeTimer is a Profiler that adds up each node's time while it is on
+// (between Start and Stop), per model: the model asked for, and the CPU
+// twin when that ran instead. It is not safe for concurrent use, as the
+// Interpreter it times is not.
+type NodeTimer struct {
+	on     bool
 	models []*model.Model // in the order they first reported
 	times  map[*model.Model]*nodeTimes
 }
@@ -61,13 +65,21 @@ type nodeTimes struct {
 	op    []string
 }
 
-func newNodeProfiler() *nodeProfiler {
-	return &nodeProfiler{times: map[*model.Model]*nodeTimes{}}
+// NewNodeTimer returns a NodeTimer, off.
+func NewNodeTimer() *NodeTimer {
+	return &NodeTimer{times: map[*model.Model]*nodeTimes{}}
 }
 
-// NodeDone implements core.Profiler.
-func (p *nodeProfiler) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
-	if !p.active {
+// Start turns the timer on: NodeDone adds up what it is told from now.
+func (p *NodeTimer) Start() { p.on = true }
+
+// Stop turns the timer off: NodeDone ignores what it is told from now.
+func (p *NodeTimer) Stop() { p.on = false }
+
+// NodeDone adds elapsed to node's time in m while the timer is on
+// (Profiler). A node outside m's primary subgraph is ignored.
+func (p *NodeTimer) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
+	if !p.on {
 		return
 	}
 	t := p.times[m]
@@ -84,7 +96,10 @@ func (p *nodeProfiler) NodeDone(m *model.Model, node int, op string, elapsed tim
 	t.op[node] = op
 }
 
-type opProfile struct {
+// OpTime is the time of one op type: how many nodes ran it, their
+// average time per run, its share of the total and the cumulative share
+// of it and the op types before it (slowest first).
+type OpTime struct {
 	Op         string  `json:"op"`
 	Count      int     `json:"count"`
 	AvgMs      float64 `json:"avg_ms"`
@@ -92,7 +107,9 @@ type opProfile struct {
 	Cumulative float64 `json:"cumulative_percent"`
 }
 
-type nodeProfile struct {
+// NodeTime is the time of one node: its index, its op, its first output
+// tensor's name, its average time per run and its share of the total.
+type NodeTime struct {
 	Node int `json:"node"`
 	// Model is "twin" for a node of the CPU twin, which ran instead of
 	// the model; empty for the model's own.
@@ -103,9 +120,10 @@ type nodeProfile struct {
 	Percent float64 `json:"percent"`
 }
 
-// buildProfile turns the profiler's totals over runs into per-op-type and
-// per-node tables, slowest first (ties by op name, node index).
-func buildProfile(p *nodeProfiler, asked *model.Model, runs int) ([]opProfile, []nodeProfile) {
+// Profile turns the totals over runs into per-op-type and per-node
+// tables, slowest first (ties by op name, node index). Nodes of a model
+// other than asked (the CPU twin) are marked "twin".
+func (p *NodeTimer) Profile(asked *model.Model, runs int) ([]OpTime, []NodeTime) {
 	var all time.Duration
 	for _, t := range p.times {
 		for _, d := range t.total {
@@ -118,9 +136,9 @@ func buildProfile(p *nodeProfiler, asked *model.Model, runs int) ([]opProfile, [
 		}
 		return 100 * float64(d) / float64(all)
 	}
-	perRun := func(d time.Duration) float64 { return ms(d) / float64(max(runs, 1)) }
-	nodes := []nodeProfile{}
-	byOp := map[string]*opProfile{}
+	perRun := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(max(runs, 1)) }
+	nodes := []NodeTime{}
+	byOp := map[string]*OpTime{}
 	totals := map[string]time.Duration{}
 	for _, m := range p.models {
 		t, sg, which := p.times[m], m.Subgraph(0), ""
@@ -136,21 +154,21 @@ func buildProfile(p *nodeProfiler, asked *model.Model, runs int) ([]opProfile, [
 			if o := sg.Operator(i).Outputs(); len(o) > 0 && o[0] >= 0 {
 				out = sg.Tensor(o[0]).Name
 			}
-			nodes = append(nodes, nodeProfile{Node: i, Model: which, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
+			nodes = append(nodes, NodeTime{Node: i, Model: which, Op: op, Output: out, AvgMs: perRun(d), Percent: pct(d)})
 			if byOp[op] == nil {
-				byOp[op] = &opProfile{Op: op}
+				byOp[op] = &OpTime{Op: op}
 			}
 			byOp[op].Count++
 			totals[op] += d
 		}
 	}
-	slices.SortStableFunc(nodes, func(a, b nodeProfile) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
-	ops := []opProfile{}
+	slices.SortStableFunc(nodes, func(a, b NodeTime) int { return cmp.Compare(b.AvgMs, a.AvgMs) })
+	ops := []OpTime{}
 	for op, p := range byOp {
 		p.AvgMs, p.Percent = perRun(totals[op]), pct(totals[op])
 		ops = append(ops, *p)
 	}
-	slices.SortFunc(ops, func(a, b opProfile) int {
+	slices.SortFunc(ops, func(a, b OpTime) int {
 		if c := cmp.Compare(totals[b.Op], totals[a.Op]); c != 0 {
 			return c
 		}

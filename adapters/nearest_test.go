@@ -1,4 +1,4 @@
-package main
+package adapters
 
 import (
 	"bytes"
@@ -16,20 +16,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/adapters"
-	"github.com/delego/delego/model"
-
 	"golang.org/x/image/bmp"
 
+	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 	"github.com/delego/delego/testsupport/shared"
 )
 
-// imageInput loads the model and converts picture into its single input.
-// defaultNorm is the normalisation run uses without --mean and --std.
-func defaultNorm() pixelNorm { return pixelNorm{Mean: defaultMean, Std: defaultStd} }
+// This file holds ImageInput's nearest-neighbour conversion to the
+// golden inputs and to its documented indices and value mappings.
 
-func imageInput(t *testing.T, modelPath, picture string, norm pixelNorm) []byte {
+// defaultNorm is the normalisation delego run uses without --mean and --std.
+func defaultNorm() Norm { return Norm{Mean: DefaultMean, Std: DefaultStd} }
+
+// imageInput loads the model and converts picture into its single input.
+func imageInput(t *testing.T, modelPath, picture string, norm Norm) []byte {
 	t.Helper()
 	m, err := model.Load(shared.Model(t, modelPath))
 	if err != nil {
@@ -40,11 +41,11 @@ func imageInput(t *testing.T, modelPath, picture string, norm pixelNorm) []byte 
 		t.Fatalf("%s has %d inputs", modelPath, len(sg.Inputs()))
 	}
 	info := sg.Tensor(sg.Inputs()[0])
-	img, err := loadImage(t.Context(), shared.Model(t, picture), adapters.DefaultMaxPixels)
+	img, err := LoadImageContext(t.Context(), shared.Model(t, picture), DefaultMaxPixels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := imageToTensor(img, info.Type, info.Shape, norm)
+	b, err := ImageInput(img, info.Type, info.Shape, norm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func testPicture(w, h int) *image.RGBA {
 
 func TestResizeNearestIndices(t *testing.T) {
 	// 5x3 (w x h) picture to H=2, W=4: rows y*3/2 = 0, 1; columns x*5/4 = 0, 1, 2, 3.
-	got, err := imageToTensor(testPicture(5, 3), tensor.Uint8, []int{1, 2, 4, 3}, defaultNorm())
+	got, err := ImageInput(testPicture(5, 3), tensor.Uint8, []int{1, 2, 4, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestResizeNearestIndices(t *testing.T) {
 		t.Errorf("downscale: got %v, want %v", got, want)
 	}
 	// Upscale 2x2 to 3x3: index y*2/3 = 0, 0, 1.
-	got, err = imageToTensor(testPicture(2, 2), tensor.Uint8, []int{1, 3, 3, 3}, defaultNorm())
+	got, err = ImageInput(testPicture(2, 2), tensor.Uint8, []int{1, 3, 3, 3}, defaultNorm())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,21 +139,21 @@ func TestImageValueMappings(t *testing.T) {
 		name  string
 		typ   tensor.DType
 		shape []int
-		norm  pixelNorm
+		norm  Norm
 		want  []byte
 	}{
 		{"uint8", tensor.Uint8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0, 128, 255, 10, 20, 30}},
 		{"int8", tensor.Int8, []int{1, 1, 2, 3}, defaultNorm(), []byte{0x80, 0, 127, byte(256 - 118), byte(256 - 108), byte(256 - 98)}},
 		{"float32 default", tensor.Float32, []int{1, 1, 2, 3}, defaultNorm(),
 			f32(-1, 0.5/127.5, 1, float32(-117.5/127.5), float32(-107.5/127.5), float32(-97.5/127.5))},
-		{"float32 mean 0 std 255", tensor.Float32, []int{1, 1, 2, 3}, pixelNorm{Mean: 0, Std: 255},
+		{"float32 mean 0 std 255", tensor.Float32, []int{1, 1, 2, 3}, Norm{Mean: 0, Std: 255},
 			f32(0, float32(128.0/255), 1, float32(10.0/255), float32(20.0/255), float32(30.0/255))},
 		// Luma (299 R + 587 G + 114 B + 500) / 1000: (0+75136+29070+500)/1000 = 104,
 		// (2990+11740+3420+500)/1000 = 18.
 		{"grayscale uint8", tensor.Uint8, []int{1, 1, 2, 1}, defaultNorm(), []byte{104, 18}},
 		{"grayscale int8", tensor.Int8, []int{1, 1, 2, 1}, defaultNorm(), []byte{byte(256 - 24), byte(256 - 110)}},
 	} {
-		got, err := imageToTensor(img, c.typ, c.shape, c.norm)
+		got, err := ImageInput(img, c.typ, c.shape, c.norm)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -166,22 +167,22 @@ func TestImageValueMappings(t *testing.T) {
 func TestGrayPictureKeepsItsValues(t *testing.T) {
 	g := image.NewGray(image.Rect(0, 0, 2, 1))
 	g.Pix = []byte{7, 250}
-	got, err := imageToTensor(g, tensor.Uint8, []int{1, 1, 2, 1}, defaultNorm())
+	got, err := ImageInput(g, tensor.Uint8, []int{1, 1, 2, 1}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 250}) {
 		t.Errorf("got %v, %v; want [7 250]", got, err)
 	}
-	got, err = imageToTensor(g, tensor.Uint8, []int{1, 1, 2, 3}, defaultNorm())
+	got, err = ImageInput(g, tensor.Uint8, []int{1, 1, 2, 3}, defaultNorm())
 	if err != nil || !bytes.Equal(got, []byte{7, 7, 7, 250, 250, 250}) {
 		t.Errorf("as RGB: got %v, %v", got, err)
 	}
 }
 
-func TestImageToTensorRejects(t *testing.T) {
+func TestImageInputRejects(t *testing.T) {
 	img := testPicture(4, 4)
 	for _, c := range []struct {
 		typ   tensor.DType
 		shape []int
-		norm  pixelNorm
+		norm  Norm
 		want  string
 	}{
 		{tensor.Uint8, []int{1, 28, 28}, defaultNorm(), "not an image input"},
@@ -189,9 +190,9 @@ func TestImageToTensorRejects(t *testing.T) {
 		{tensor.Uint8, []int{1, 4, 4, 4}, defaultNorm(), "not an image input"},
 		{tensor.Uint8, []int{1, 0, 4, 3}, defaultNorm(), "not an image input"},
 		{tensor.Int16, []int{1, 4, 4, 3}, defaultNorm(), "INT16 are not supported"},
-		{tensor.Float32, []int{1, 4, 4, 3}, pixelNorm{Mean: 0, Std: 0}, "not a usable mapping"},
+		{tensor.Float32, []int{1, 4, 4, 3}, Norm{Mean: 0, Std: 0}, "not a usable mapping"},
 	} {
-		_, err := imageToTensor(img, c.typ, c.shape, c.norm)
+		_, err := ImageInput(img, c.typ, c.shape, c.norm)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: err = %v, want %q", c.typ, c.shape, err, c.want)
 		}
@@ -216,7 +217,7 @@ func TestLoadImageFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := writeFile(t, dir, c.name, buf.Bytes())
-		img, err := loadImage(t.Context(), p, adapters.DefaultMaxPixels)
+		img, err := LoadImageContext(t.Context(), p, DefaultMaxPixels)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -224,17 +225,27 @@ func TestLoadImageFormats(t *testing.T) {
 		if img.Bounds().Dx() != 6 || img.Bounds().Dy() != 4 {
 			t.Errorf("%s: decoded %v", c.name, img.Bounds())
 		}
-		got, _ := imageToTensor(img, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
-		want, _ := imageToTensor(src, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
+		got, _ := ImageInput(img, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
+		want, _ := ImageInput(src, tensor.Uint8, []int{1, 4, 6, 3}, defaultNorm())
 		if c.exact && !bytes.Equal(got, want) {
 			t.Errorf("%s: pixels changed: %s", c.name, firstDiff(got, want))
 		}
 	}
-	if _, err := loadImage(t.Context(), filepath.Join(dir, "none.png"), adapters.DefaultMaxPixels); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadImageContext(t.Context(), filepath.Join(dir, "none.png"), DefaultMaxPixels); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing picture: err = %v", err)
 	}
 	bad := writeFile(t, dir, "bad.png", []byte("\x89PNG\r\n\x1a\nnot really"))
-	if _, err := loadImage(t.Context(), bad, adapters.DefaultMaxPixels); err == nil || !strings.Contains(err.Error(), "bad.png") {
+	if _, err := LoadImageContext(t.Context(), bad, DefaultMaxPixels); err == nil || !strings.Contains(err.Error(), "bad.png") {
 		t.Errorf("corrupt picture: err = %v", err)
 	}
+}
+
+// writeFile writes data to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
