@@ -136,6 +136,9 @@ def gen_one_hot(rng):
              [dict(type="FLOAT32")], "OneHotOptions", {"axis": -1})
     run_case("oh_e_i16idx", "ONE_HOT", 1, [T("INT16", [2], [0, 1]), T("INT32", [], [3], const=True), T("FLOAT32", [], [1]), T("FLOAT32", [], [0])],
              [dict(type="FLOAT32")], "OneHotOptions", {"axis": -1})
+    # TFLite compares an INT64 index cast to int: 2^32+1 matches position 1.
+    run_case("oh_e_i64wrap", "ONE_HOT", 1, [T("INT64", [3], [2**32 + 1, -2**32, 2]), T("INT32", [], [3], const=True), T("INT8", [], [5]), T("INT8", [], [-7])],
+             [dict(type="INT8")], "OneHotOptions", {"axis": 0})
     run_case("oh_e_noopt", "ONE_HOT", 1, [ix, T("INT32", [], [3], const=True), T("FLOAT32", [], [1]), T("FLOAT32", [], [0])], [dict(type="FLOAT32")])
 
 
@@ -235,6 +238,7 @@ def gen_scatter_nd(rng):
     run_case("sn_e_shape0", "SCATTER_ND", 1, [T("INT32", [1, 1], [0]), T("FLOAT32", [1, 0], []), T("INT32", [2], [3, 0], const=True)], [dict(type="FLOAT32")])
     run_case("sn_e_shapeneg", "SCATTER_ND", 1, [T("INT32", [1, 1], [0]), T("FLOAT32", [1], [1]), T("INT32", [1], [-3], const=True)], [dict(type="FLOAT32")])
     run_case("sn_e_mixidx", "SCATTER_ND", 1, [T("INT32", [1, 1], [0]), T("FLOAT32", [1], [1]), T("INT64", [1], [3], const=True)], [dict(type="FLOAT32")])
+    run_case("sn_e_fdup", "SCATTER_ND", 1, [T("INT32", [4, 1], [1, 1, 0, 1]), T("FLOAT32", [4], [0.1, 0.7, 3.3, 1e-8]), T("INT32", [1], [2], const=True)], [dict(type="FLOAT32")])
     run_case("sn_e_dup", "SCATTER_ND", 1, [T("INT32", [3, 1], [1, 1, 0]), T("INT32", [3], [5, 6, 7]), T("INT32", [1], [2], const=True)], [dict(type="INT32")])
 
 
