@@ -290,8 +290,11 @@ func TestSignalsStopPlugins(t *testing.T) {
 				if err == nil {
 					t.Errorf("delego exited 0 after %v", c.sig)
 				}
-				if !strings.Contains(stderr.String(), "context canceled") {
-					t.Errorf("stderr %q should say the run was cancelled", stderr.String())
+				// The signal lands in a timed run ("context canceled") or, on a
+				// loaded machine, still in the plugin's compile ("... when the
+				// call was canceled"): either way delego must say so.
+				if msg := stderr.String(); !strings.Contains(msg, "context canceled") && !strings.Contains(msg, "when the call was canceled") {
+					t.Errorf("stderr %q should say the run was cancelled", msg)
 				}
 			case <-time.After(20 * time.Second):
 				cmd.Process.Kill()
