@@ -12,9 +12,9 @@ import (
 
 // This file registers the activation family and implements the ReLU variants,
 // LEAKY_RELU and HARD_SWISH; LOGISTIC and TANH are in logistic.go,
-// SOFTMAX in softmax.go and PRELU in prelu.go. The
-// family follows TensorFlow Lite 2.9's tensorflow/lite/kernels/activations.cc
-// with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
+// SOFTMAX in softmax.go, ELU and GELU in elu_gelu.go and PRELU in
+// prelu.go. The family follows TensorFlow Lite 2.9's
+// tensorflow/lite/kernels/activations.cc (and gelu.cc) with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
 // without NEON), and registers the same version ranges.
 //
 // Quantized element-wise activations of 8-bit tensors are evaluated through a
@@ -33,6 +33,8 @@ func activationOps() []kernel.Registration {
 		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLeakyReluOp},
 		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newHardSwishOp},
 		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
+		{Code: schema.BuiltinOperatorELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newEluOp},
+		{Code: schema.BuiltinOperatorGELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newGeluOp},
 	}
 }
 
