@@ -12,8 +12,8 @@ import (
 
 // This file registers the activation family and implements the ReLU variants,
 // LEAKY_RELU and HARD_SWISH; LOGISTIC and TANH are in logistic.go,
-// SOFTMAX in softmax.go, ELU and GELU in elu_gelu.go and PRELU in
-// prelu.go. The family follows TensorFlow Lite 2.9's
+// SOFTMAX in softmax.go, LOG_SOFTMAX in logsoftmax.go, ELU and GELU in
+// elu_gelu.go and PRELU in prelu.go. The family follows TensorFlow Lite 2.9's
 // tensorflow/lite/kernels/activations.cc (and gelu.cc) with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
 // without NEON), and registers the same version ranges.
 //
@@ -35,6 +35,7 @@ func activationOps() []kernel.Registration {
 		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
 		{Code: schema.BuiltinOperatorELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newEluOp},
 		{Code: schema.BuiltinOperatorGELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newGeluOp},
+		{Code: schema.BuiltinOperatorLOG_SOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLogSoftmaxOp},
 	}
 }
 

@@ -28,6 +28,7 @@ func TestActivationRegistrations(t *testing.T) {
 		schema.BuiltinOperatorPRELU:        {Min: 1, Max: 1},
 		schema.BuiltinOperatorELU:          {Min: 1, Max: 1},
 		schema.BuiltinOperatorGELU:         {Min: 1, Max: 2},
+		schema.BuiltinOperatorLOG_SOFTMAX:  {Min: 1, Max: 2},
 	}
 	kerneltest.CheckRegistrations(t, activationOps(), want)
 }
