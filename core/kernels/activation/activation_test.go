@@ -29,6 +29,8 @@ func TestActivationRegistrations(t *testing.T) {
 		schema.BuiltinOperatorELU:          {Min: 1, Max: 1},
 		schema.BuiltinOperatorGELU:         {Min: 1, Max: 2},
 		schema.BuiltinOperatorLOG_SOFTMAX:  {Min: 1, Max: 2},
+
+		schema.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION: {Min: 1, Max: 1},
 	}
 	kerneltest.CheckRegistrations(t, activationOps(), want)
 }
