@@ -124,7 +124,7 @@ func actEluTable(x float32) float32 {
 // precision, rounded to float once at the end.
 func actGelu(x float32) float32 {
 	half := float64(0.5 * x)
-	return float32(half * (1 + math.Erf(float64(x)*math.Sqrt2/2)))
+	return float32(half * (1 + math.Erf(float64(x)*(math.Sqrt2/2))))
 }
 
 // actGeluSqrt2OverPi is sqrt(2/pi) as TFLite's float constant
