@@ -12,8 +12,10 @@ import (
 
 // This file registers the activation family and implements the ReLU variants,
 // LEAKY_RELU and HARD_SWISH; LOGISTIC and TANH are in logistic.go,
-// SOFTMAX in softmax.go and PRELU in prelu.go. The
-// family follows TensorFlow Lite 2.9's tensorflow/lite/kernels/activations.cc
+// SOFTMAX in softmax.go, LOG_SOFTMAX in logsoftmax.go, ELU and GELU in
+// elu_gelu.go, LOCAL_RESPONSE_NORMALIZATION in lrn.go and PRELU in
+// prelu.go. The family follows TensorFlow Lite 2.9's
+// tensorflow/lite/kernels/activations.cc (and gelu.cc, local_response_norm.cc)
 // with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
 // without NEON), and registers the same version ranges.
 //
@@ -33,6 +35,10 @@ func activationOps() []kernel.Registration {
 		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLeakyReluOp},
 		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newHardSwishOp},
 		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
+		{Code: schema.BuiltinOperatorELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newEluOp},
+		{Code: schema.BuiltinOperatorGELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newGeluOp},
+		{Code: schema.BuiltinOperatorLOG_SOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLogSoftmaxOp},
+		{Code: schema.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newLRNOp},
 	}
 }
 

@@ -26,6 +26,11 @@ func TestActivationRegistrations(t *testing.T) {
 		schema.BuiltinOperatorLEAKY_RELU:   {Min: 1, Max: 2},
 		schema.BuiltinOperatorHARD_SWISH:   {Min: 1, Max: 1},
 		schema.BuiltinOperatorPRELU:        {Min: 1, Max: 1},
+		schema.BuiltinOperatorELU:          {Min: 1, Max: 1},
+		schema.BuiltinOperatorGELU:         {Min: 1, Max: 2},
+		schema.BuiltinOperatorLOG_SOFTMAX:  {Min: 1, Max: 2},
+
+		schema.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION: {Min: 1, Max: 1},
 	}
 	kerneltest.CheckRegistrations(t, activationOps(), want)
 }

@@ -1,7 +1,8 @@
 // Package activation holds the activation kernels: RELU, RELU_N1_TO_1,
-// RELU6, LOGISTIC, TANH, SOFTMAX, LEAKY_RELU, HARD_SWISH, PRELU and
-// L2_NORMALIZATION, with TensorFlow Lite 2.9's arithmetic (its lookup
-// tables and fixed-point steps for 8- and 16-bit types).
+// RELU6, LOGISTIC, TANH, SOFTMAX, LOG_SOFTMAX, LEAKY_RELU, HARD_SWISH, ELU,
+// GELU, PRELU, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION, with
+// TensorFlow Lite 2.9's arithmetic (its lookup tables and fixed-point steps
+// for 8- and 16-bit types).
 package activation
 
 import (

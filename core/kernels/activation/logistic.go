@@ -56,21 +56,11 @@ func (op *logisticOp) Prepare(n *kernel.Node) error {
 	if !op.tanh && out.Scale() != 1.0/256 {
 		return fmt.Errorf("%s: output scale must be 1/256, got %g", name, out.Scale())
 	}
-	inScale, inZP := in.Scale(), in.ZeroPoint()
-	outZP := float32(out.ZeroPoint())
-	inverseScale := 1 / out.Scale()
-	lo, hi, _ := tensor.QuantizedRange(in.Type)
-	kernel.LUT8(in.Type, &op.lut, func(v int32) int32 {
-		x := inScale * float32(v-inZP)
-		var y float32
-		if op.tanh {
-			y = actTanhf(x)
-		} else {
-			y = 1 / (1 + actExpf(-x))
-		}
-		q := kernel.CInt32(float64(kernel.Roundf(y*inverseScale) + outZP))
-		return kernel.Clamp(q, lo, hi)
-	})
+	if op.tanh {
+		actFloatLUT(in, out, &op.lut, actTanhf)
+	} else {
+		actFloatLUT(in, out, &op.lut, func(x float32) float32 { return 1 / (1 + actExpf(-x)) })
+	}
 	return nil
 }
 

@@ -77,10 +77,7 @@ func (op *softmaxOp) Prepare(n *kernel.Node) error {
 	}
 	op.outZP, op.outScale = out.ZeroPoint(), out.Scale()
 	if in.Type != tensor.Int16 {
-		scale := -in.Scale() * op.params.Beta
-		for v := range 256 {
-			op.table[255-v] = actExpf(scale * float32(v))
-		}
+		actSoftmaxTable(&op.table, -in.Scale()*op.params.Beta)
 		return nil
 	}
 	if in.ZeroPoint() != 0 || out.ZeroPoint() != 0 {
@@ -130,6 +127,15 @@ func (op *softmaxOp) Eval(n *kernel.Node) error {
 		return kernel.Unsupported("SOFTMAX: input type %s", in.Type)
 	}
 	return nil
+}
+
+// actSoftmaxTable fills table with expf(scale*d) at index 255-d for d = 0..255
+// (TFLite's PopulateSoftmaxLookupTable, scale being -input_scale*beta), so
+// that table[255-max+x] is the exponential of x's distance from the row's max.
+func actSoftmaxTable(table *[256]float32, scale float32) {
+	for d := range 256 {
+		table[255-d] = actExpf(scale * float32(d))
+	}
 }
 
 // actSoftmaxOutputCheck enforces TFLite's fixed output quantization for
