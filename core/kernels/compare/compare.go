@@ -81,7 +81,10 @@ func (o *compareOp) Prepare(n *kernel.Node) error {
 			return kernel.Unsupported("%s: input type BOOL (TFLite 2.9 compares BOOL for EQUAL and NOT_EQUAL only)", name)
 		}
 	case tensor.String:
-		return kernel.Unsupported("%s: STRING inputs are not supported yet", name)
+		if o.kind == cmpEqual || o.kind == cmpNotEqual {
+			return kernel.Unsupported("%s: STRING inputs are not supported yet", name)
+		}
+		return kernel.Unsupported("%s: input type STRING (TFLite 2.9 compares STRING for EQUAL and NOT_EQUAL only)", name)
 	default:
 		return kernel.Unsupported("%s: input type %s", name, o.typ)
 	}

@@ -128,11 +128,13 @@ def gen_compare(rng):
                         s2, z2 = rng.choice([0.5, 0.25, 0.013, 0.6, 0.003]), rng.randint(lo, hi)
                 run_case("%s_%s_%s" % (op.lower(), typ.lower(), name), op, version,
                          [tensor(typ, a, rng, s1, z1), tensor(typ, b, rng, s2, z2)], "BOOL")
-        # 8-bit quantization extremes: scales at and past 1, tiny, absent.
+        # 8-bit quantization extremes: scales at and past 1, tiny (right
+        # shifts past 31), absent.
         for typ in ("UINT8", "INT8"):
             lo, hi = (0, 255) if typ == "UINT8" else (-128, 127)
             for k, (s1, s2) in enumerate([(1.0, 0.5), (0.5, 2.0), (1e-9, 1e-9), (1e-9, 3e-9), (1e-6, 0.999),
-                                          (None, None), (0.1, 0.1), (0.1, 0.1000001)]):
+                                          (None, None), (0.1, 0.1), (0.1, 0.1000001),
+                                          (1e-10, 3e-10), (5e-12, 1e-12)]):
                 shape = rand_shape(rng, 3)
                 run_case("%s_%s_q%d" % (op.lower(), typ.lower(), k), op, 1,
                          [tensor(typ, shape, rng, s1, rng.randint(lo, hi)),
