@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/core/kernels/activation"
+	"github.com/delego/delego/core/kernels/compare"
 	"github.com/delego/delego/core/kernels/control"
 	"github.com/delego/delego/core/kernels/conv"
 	"github.com/delego/delego/core/kernels/detection"
@@ -22,6 +23,7 @@ import (
 func Builtins() *kernel.Registry {
 	return kernel.NewRegistry(slices.Concat(
 		activation.Ops(),
+		compare.Ops(),
 		conv.Ops(),
 		elementwise.Ops(),
 		lstm.Ops(),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/activation"
+	"github.com/delego/delego/core/kernels/compare"
 	"github.com/delego/delego/core/kernels/control"
 	"github.com/delego/delego/core/kernels/conv"
 	"github.com/delego/delego/core/kernels/detection"
@@ -29,6 +30,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		ops  []kernel.Registration
 	}{
 		{"activation", activation.Ops()},
+		{"compare", compare.Ops()},
 		{"conv", conv.Ops()},
 		{"elementwise", elementwise.Ops()},
 		{"lstm", lstm.Ops()},
