@@ -15,6 +15,7 @@ import (
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
+	"github.com/delego/delego/core/kernels/signal"
 )
 
 // Builtins returns a new registry holding every built-in kernel: each op
@@ -32,5 +33,6 @@ func Builtins() *kernel.Registry {
 		reduce.Ops(),
 		detection.Ops(),
 		control.Ops(),
+		signal.Ops(),
 	)...)
 }

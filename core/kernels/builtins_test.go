@@ -15,6 +15,7 @@ import (
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
+	"github.com/delego/delego/core/kernels/signal"
 	"github.com/delego/delego/model/schema"
 )
 
@@ -39,6 +40,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"reduce", reduce.Ops()},
 		{"detection", detection.Ops()},
 		{"control", control.Ops()},
+		{"signal", signal.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)
