@@ -7,7 +7,7 @@ import (
 )
 
 // testdata/gen/signal/signal_tflite29.json.gz holds one-operator RFFT2D,
-// COMPLEX_ABS, REAL and IMAG replay cases (see
+// COMPLEX_ABS, REAL, IMAG, AudioSpectrogram and Mfcc replay cases (see
 // kerneltest/replay.go), made by
 // testdata/gen/signal/signal_tflite29_gen.py.
 
@@ -15,7 +15,7 @@ func TestSignalAgainstTFLite29(t *testing.T) {
 	kerneltest.ReplayTFLite29(t, kerneltest.ReplaySpec{
 		File:        "signal/signal_tflite29.json.gz",
 		Ops:         Ops(),
-		MinCases:    100,
+		MinCases:    200,
 		ThreadCycle: 2,
 	})
 }
