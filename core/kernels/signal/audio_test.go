@@ -4,12 +4,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/delego/delego/core/kernels/internal/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 // TestCustomRegistrations: the family registers AudioSpectrogram and Mfcc
@@ -25,6 +27,32 @@ func TestCustomRegistrations(t *testing.T) {
 		}
 		if _, err := r.New(kernel.OpInfo{Version: 1}); err != nil {
 			t.Errorf("%s: New without a model: %v", name, err)
+		}
+	}
+}
+
+// TestCustomOptionsMalformed: options that are not a FlexBuffers map, or
+// cut short, are a load error naming the op, not a panic.
+func TestCustomOptionsMalformed(t *testing.T) {
+	for name, opts := range map[string][]byte{
+		"cut short":  {0x01},
+		"an integer": {0x07, 0x04, 0x01}, // FlexBuffers root: int 7
+		"bad width":  {0x00, 0x24, 0x03},
+	} {
+		b := flatbuffers.NewBuilder(64)
+		custom := b.CreateByteVector(opts)
+		schema.OperatorStart(b)
+		schema.OperatorAddCustomOptions(b, custom)
+		b.Finish(schema.OperatorEnd(b))
+		op := schema.GetRootAsOperator(b.FinishedBytes(), 0)
+		for _, r := range []struct {
+			name string
+			new  func(kernel.OpInfo) (kernel.Op, error)
+		}{{"AudioSpectrogram", newSpectrogram}, {"Mfcc", newMfcc}} {
+			_, err := r.new(kernel.OpInfo{Version: 1, Operator: op})
+			if err == nil || !strings.HasPrefix(err.Error(), r.name+" options") {
+				t.Errorf("%s, options %s: %v", r.name, name, err)
+			}
 		}
 	}
 }

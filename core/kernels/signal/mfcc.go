@@ -60,13 +60,9 @@ func newMfcc(info kernel.OpInfo) (kernel.Op, error) {
 		{"filterbank_channel_count", nil, &p.FilterbankCount},
 		{"dct_coefficient_count", nil, &p.CoefficientCount},
 	} {
-		v, err := m.Get(opt.key)
-		var x int64
-		if err == nil {
-			x, err = v.Int()
-		}
+		x, err := optionInt(m, "Mfcc", opt.key)
 		if err != nil {
-			return nil, fmt.Errorf("Mfcc option %s: %w", opt.key, err)
+			return nil, err
 		}
 		if opt.limit != nil {
 			*opt.limit = float64(float32(x)) // TFLite keeps the limits in floats

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 
 	"github.com/delego/delego/core/kernels/kernel"
-	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -47,55 +46,20 @@ type spectrogramParams struct {
 	MagnitudeSquared   bool
 }
 
-// customOptions returns the root map of a custom op's FlexBuffers options;
-// an operator without options (or no operator) gives an empty map, whose
-// keys read as null, as in TFLite.
-func customOptions(info kernel.OpInfo, op string) (flexbuf.Mapping, error) {
-	var buf []byte
-	if info.Operator != nil {
-		buf = info.Operator.CustomOptionsBytes()
-	}
-	if len(buf) == 0 {
-		return flexbuf.Mapping{}, nil
-	}
-	root, err := flexbuf.Parse(buf)
-	if err != nil {
-		return flexbuf.Mapping{}, fmt.Errorf("%s options: %w", op, err)
-	}
-	if root.Type() != flexbuf.Map {
-		return flexbuf.Mapping{}, fmt.Errorf("%s options: a FlexBuffers %d, not a map: %w", op, root.Type(), flexbuf.ErrMalformed)
-	}
-	m, err := root.Map()
-	if err != nil {
-		return m, fmt.Errorf("%s options: %w", op, err)
-	}
-	return m, nil
-}
-
-// optionInt reads key as TFLite's AsInt64 does, truncated to a C int.
-func optionInt(m flexbuf.Mapping, op, key string) (int, error) {
-	v, err := m.Get(key)
-	if err == nil {
-		var i int64
-		if i, err = v.Int(); err == nil {
-			return int(int32(i)), nil
-		}
-	}
-	return 0, fmt.Errorf("%s option %s: %w", op, key, err)
-}
-
 func newSpectrogram(info kernel.OpInfo) (kernel.Op, error) {
 	m, err := customOptions(info, "AudioSpectrogram")
 	if err != nil {
 		return nil, err
 	}
-	var p spectrogramParams
-	if p.WindowSize, err = optionInt(m, "AudioSpectrogram", "window_size"); err != nil {
+	window, err := optionInt(m, "AudioSpectrogram", "window_size")
+	if err != nil {
 		return nil, err
 	}
-	if p.Stride, err = optionInt(m, "AudioSpectrogram", "stride"); err != nil {
+	stride, err := optionInt(m, "AudioSpectrogram", "stride")
+	if err != nil {
 		return nil, err
 	}
+	p := spectrogramParams{WindowSize: int(int32(window)), Stride: int(int32(stride))}
 	v, err := m.Get("magnitude_squared")
 	if err == nil {
 		p.MagnitudeSquared, err = v.Bool()
