@@ -16,6 +16,7 @@ import (
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
+	"github.com/delego/delego/core/kernels/signal"
 )
 
 // Builtins returns a new registry holding every built-in kernel: each op
@@ -34,5 +35,6 @@ func Builtins() *kernel.Registry {
 		reduce.Ops(),
 		detection.Ops(),
 		control.Ops(),
+		signal.Ops(),
 	)...)
 }

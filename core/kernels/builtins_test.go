@@ -16,6 +16,7 @@ import (
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
+	"github.com/delego/delego/core/kernels/signal"
 	"github.com/delego/delego/model/schema"
 )
 
@@ -41,6 +42,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"reduce", reduce.Ops()},
 		{"detection", detection.Ops()},
 		{"control", control.Ops()},
+		{"signal", signal.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)
@@ -60,7 +62,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 	if n := len(all.All()); n != total {
 		t.Errorf("Builtins holds %d registrations, the families %d: two families register one op", n, total)
 	}
-	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp"} {
+	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "AudioSpectrogram", "Mfcc"} {
 		if _, ok := all.Lookup(schema.BuiltinOperatorCUSTOM, custom); !ok {
 			t.Errorf("the custom op %s is not in Builtins", custom)
 		}

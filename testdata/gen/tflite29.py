@@ -7,7 +7,10 @@ The generators import it from their parent folder (testdata/gen).
 """
 import json, os, re, struct, subprocess, sys
 
-FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?"}
+# COMPLEX64 and COMPLEX128 values are given as flat lists of (real, imag)
+# pairs.
+FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?",
+       "FLOAT64": "d", "COMPLEX64": "f", "COMPLEX128": "d"}
 
 
 def args():
@@ -41,10 +44,50 @@ def builtin_codes(schema):
     return codes
 
 
-def model(op, code, version, inputs, outputs, quant, options_type=None, options=None):
+def flexbuffer_map(m):
+    """The FlexBuffers bytes of a map from strings to ints, floats and bools
+    (custom op options), every value and offset 8 bytes wide."""
+    FBT_INT, FBT_FLOAT, FBT_KEY, FBT_MAP, FBT_VECTOR_KEY, FBT_BOOL = 1, 3, 4, 9, 14, 26
+    W64 = 3  # bit width code of 8-byte values
+    buf = bytearray()
+    keys = sorted(m)
+    key_pos = []
+    for k in keys:
+        key_pos.append(len(buf))
+        buf += k.encode() + b"\0"
+    buf += b"\0" * (-len(buf) % 8)
+    buf += struct.pack("<Q", len(keys))
+    keys_vec = len(buf)
+    for kp in key_pos:
+        buf += struct.pack("<Q", len(buf) - kp)
+    prefix = len(buf)
+    buf += struct.pack("<QQQ", prefix - keys_vec, 8, len(keys))
+    values = len(buf)
+    types = b""
+    for k in keys:
+        v = m[k]
+        if isinstance(v, bool):
+            buf += struct.pack("<Q", int(v))
+            types += bytes([FBT_BOOL << 2 | W64])
+        elif isinstance(v, int):
+            buf += struct.pack("<q", v)
+            types += bytes([FBT_INT << 2 | W64])
+        else:
+            buf += struct.pack("<d", v)
+            types += bytes([FBT_FLOAT << 2 | W64])
+    buf += types
+    root = len(buf)
+    buf += struct.pack("<Q", root - values) + bytes([FBT_MAP << 2 | W64, 8])
+    return bytes(buf)
+
+
+def model(op, code, version, inputs, outputs, quant, options_type=None, options=None, custom=None):
     """Returns the flatbuffer JSON of a model whose one operator op (builtin
     code code) reads inputs and writes outputs, and the bytes of its
     non-constant inputs concatenated.
+
+    custom: for op CUSTOM, a (name, options) pair: the custom op's name and
+    its options as a dict, written as a FlexBuffers map (flexbuffer_map).
 
     inputs: dicts with type, shape, vals and const, or None for an absent
     optional input; outputs: dicts with type and optionally shape.
@@ -82,8 +125,13 @@ def model(op, code, version, inputs, outputs, quant, options_type=None, options=
     if options_type:
         opd["builtin_options_type"] = options_type
         opd["builtin_options"] = options or {}
+    opcode = {"deprecated_builtin_code": min(code, 127), "builtin_code": op, "version": version}
+    if custom is not None:
+        opcode["custom_code"] = custom[0]
+        opd["custom_options"] = list(flexbuffer_map(custom[1]))
+        opd["custom_options_format"] = "FLEXBUFFERS"
     m = {"version": 3,
-         "operator_codes": [{"deprecated_builtin_code": min(code, 127), "builtin_code": op, "version": version}],
+         "operator_codes": [opcode],
          "subgraphs": [{"tensors": tensors, "inputs": sg_inputs, "outputs": op_outputs, "operators": [opd]}],
          "buffers": buffers}
     return m, raw

@@ -107,12 +107,12 @@ func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, 
 	sg.Operators(&op, 0)
 	model.OperatorCodes(&oc, 0)
 	code := max(oc.BuiltinCode(), schema.BuiltinOperator(oc.DeprecatedBuiltinCode()))
-	r, ok := reg.Lookup(code, "")
+	r, ok := reg.Lookup(code, string(oc.CustomCode()))
 	if !ok {
-		return nil, kernel.Unsupported("no kernel for %s", kernel.OpName(code))
+		return nil, kernel.Unsupported("no kernel for %s %s", kernel.OpName(code), oc.CustomCode())
 	}
 	if !r.Versions.Contains(int(oc.Version())) {
-		return nil, kernel.Unsupported("%s version %d", kernel.OpName(code), oc.Version())
+		return nil, kernel.Unsupported("%s version %d", r.Name(), oc.Version())
 	}
 	node := &kernel.Node{Threads: threads}
 	for i, rt := range c.Inputs {
@@ -175,7 +175,8 @@ type ReplaySpec struct {
 
 // ReplayTFLite29 runs every case of the spec's file and compares the results
 // with TFLite's: the same failures, the same output shapes, the same bytes
-// for non-float outputs and float outputs within 1e-5 (relative above 1).
+// for non-float outputs and float outputs (FLOAT32, FLOAT64 and the parts
+// of COMPLEX64 and COMPLEX128) within 1e-5 (relative above 1).
 func ReplayTFLite29(t *testing.T, spec ReplaySpec) {
 	reg := kernel.NewRegistry(spec.Ops...)
 	cases := replayLoad(t, spec.File)
@@ -213,7 +214,13 @@ func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *r
 		return
 	}
 	wd, _ := base64.StdEncoding.DecodeString(want.Data)
-	if got.Type != tensor.Float32 {
+	var w, g []float64
+	switch got.Type {
+	case tensor.Float32, tensor.Complex64:
+		w, g = widen(tensor.View[float32](wd)), widen(tensor.View[float32](got.Data))
+	case tensor.Float64, tensor.Complex128:
+		w, g = tensor.View[float64](wd), tensor.View[float64](got.Data)
+	default:
 		if string(wd) != string(got.Data) {
 			diff := 0
 			for k := range wd {
@@ -228,17 +235,29 @@ func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *r
 		}
 		return
 	}
-	w, g := tensor.View[float32](wd), got.Float32s()
 	for k := range w {
-		wk, gk := float64(w[k]), float64(g[k])
-		if math.IsNaN(wk) && math.IsNaN(gk) {
+		wk, gk := w[k], g[k]
+		if math.IsNaN(wk) || math.IsNaN(gk) {
+			if math.IsNaN(wk) != math.IsNaN(gk) {
+				t.Errorf("%s: output %d: out[%d] = %v, want %v", name, j, k, gk, wk)
+				return
+			}
 			continue
 		}
-		if math.Abs(wk-gk) > 1e-5*math.Max(1, math.Abs(wk)) {
+		if wk != gk && math.Abs(wk-gk) > 1e-5*math.Max(1, math.Abs(wk)) {
 			t.Errorf("%s: output %d: out[%d] = %v, want %v", name, j, k, gk, wk)
 			return
 		}
 	}
+}
+
+// widen returns the values of f as float64s.
+func widen(f []float32) []float64 {
+	out := make([]float64, len(f))
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out
 }
 
 // repoRoot is the module's root folder: the nearest folder above the
