@@ -69,6 +69,8 @@ type BatchMatMul struct {
 	off     []int32
 	colSums []int32
 	team    *kernel.Workers
+	out     *tensor.Tensor // Eval's output, for Chunk
+	accs    [][]int32      // each worker's N integer sums
 }
 
 type bmmKind int
@@ -96,6 +98,10 @@ func (b *BatchMatMul) Prepare(n *kernel.Node) error {
 	}
 	kernel.SetShape(out, shape)
 	b.team = n.Workers
+	b.accs = growWork(b.accs, max(n.Threads, 1))
+	for w := range b.accs {
+		b.accs[w] = kernel.Sized(b.accs[w], b.n)
+	}
 	b.lhsT, b.rhsT, b.lq, b.rq = b.lhsT[:0], b.rhsT[:0], b.lq[:0], b.rq[:0]
 	switch b.kind {
 	case bmmFloat:
@@ -261,38 +267,38 @@ func (b *BatchMatMul) Eval(n *kernel.Node) error {
 		b.sumColumns()
 	}
 	rows := len(b.lhsAt) * M
-	threads := kernel.WorkersFor(max(n.Threads, 1), rows, rows*N*K)
-	b.team.ParallelFor(rows, threads, 1, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			bt, i := r/M, r%M
-			b.row(out, r*N, b.lhsAt[bt]*M+i, b.rhsAt[bt])
-		}
-	})
+	b.out = out
+	if threads := kernel.WorkersFor(max(n.Threads, 1), rows, rows*N*K); threads > 1 {
+		b.team.Run(rows, threads, 1, b)
+	} else {
+		b.Chunk(0, 0, rows) // in place: no closure for a team-less run
+	}
+	b.out = nil
 	return nil
 }
 
-// row computes the N outputs at index o of out: packed lhs row lr times
-// packed rhs matrix rm.
-func (b *BatchMatMul) row(out *tensor.Tensor, o, lr, rm int) {
-	K, N := b.k, b.n
+// Chunk implements kernel.LoopBody: output rows [lo, hi) of all batches.
+func (b *BatchMatMul) Chunk(w, lo, hi int) {
+	M, N := b.m, b.n
+	for r := lo; r < hi; r++ {
+		bt, i := r/M, r%M
+		b.row(w, r*N, b.lhsAt[bt]*M+i, b.rhsAt[bt])
+	}
+}
+
+// row computes, on worker w, the N outputs at index o of the output:
+// packed lhs row lr times packed rhs matrix rm.
+func (b *BatchMatMul) row(w, o, lr, rm int) {
+	K, N, out := b.k, b.n, b.out
 	li, rb := lr*K, rm*N*K
 	switch b.kind {
 	case bmmFloat:
-		x, y := b.lhsT[li:li+K], out.Float32s()[o:o+N]
-		for j := range N {
-			w := b.rhsT[rb+j*K : rb+j*K+K]
-			var s float32
-			for t, v := range x {
-				s += v * w[t]
-			}
-			y[j] = s
-		}
+		dotRows(b.lhsT[li:li+K], b.rhsT[rb:rb+N*K], out.Float32s()[o:o+N])
 	case bmmInt8:
-		x, y := b.lq[li:li+K], out.Int8s()[o:o+N]
+		acc, y := b.acc(w, li, rb), out.Int8s()[o:o+N]
 		r := &b.rq8
-		for j := range N {
-			acc := dotInt32(x, b.rq[rb+j*K:rb+j*K+K])
-			y[j] = int8(ruyRequant(acc, r.mult[0], r.left[0], r.right[0], r.zp, r.lo, r.hi))
+		for j, a := range acc {
+			y[j] = int8(ruyRequant(a, r.mult[0], r.left[0], r.right[0], r.zp, r.lo, r.hi))
 		}
 	case bmmInt16:
 		x, y := b.lq[li:li+K], out.Int16s()[o:o+N]
@@ -305,14 +311,13 @@ func (b *BatchMatMul) row(out *tensor.Tensor, o, lr, rm int) {
 			y[j] = int16(min(max(v, math.MinInt16), math.MaxInt16))
 		}
 	case bmmHybrid:
-		x, y := b.lq[li:li+K], out.Float32s()[o:o+N]
+		acc, y := b.acc(w, li, rb), out.Float32s()[o:o+N]
 		sf, off := b.sf[lr], float32(b.off[lr])
 		cs := b.colSums[rm*N:]
-		for j := range N {
-			acc := dotInt32(x, b.rq[rb+j*K:rb+j*K+K])
+		for j, a := range acc {
 			// TFLite: scale * (float(sum) - offset*column sum), each step
 			// rounded to float32.
-			y[j] = sf * float32(float32(acc)-float32(off*float32(cs[j])))
+			y[j] = sf * float32(float32(a)-float32(off*float32(cs[j])))
 		}
 	}
 }
@@ -353,12 +358,38 @@ func (b *BatchMatMul) sumColumns() {
 	}
 }
 
-func dotInt32(x, y []int32) int32 {
-	var s int32
-	for i, v := range x {
-		s += v * y[i]
+// acc returns the N sums of packed lhs row li (integer kernels) with the
+// rows of the packed rhs matrix at rb, in worker w's buffer.
+func (b *BatchMatMul) acc(w, li, rb int) []int32 {
+	K, N := b.k, b.n
+	a := b.accs[w][:N]
+	dotRows(b.lq[li:li+K], b.rq[rb:rb+N*K], a)
+	return a
+}
+
+// dotRows sets y[j] to the dot product of x with row j of w ([len(y)][K]),
+// four rows at a time.
+func dotRows[T float32 | int32](x, w, y []T) {
+	K := len(x)
+	j := 0
+	for ; j+4 <= len(y); j += 4 {
+		w0, w1, w2, w3 := w[j*K:j*K+K], w[(j+1)*K:(j+1)*K+K], w[(j+2)*K:(j+2)*K+K], w[(j+3)*K:(j+3)*K+K]
+		var s0, s1, s2, s3 T
+		for t, v := range x {
+			s0 += v * w0[t]
+			s1 += v * w1[t]
+			s2 += v * w2[t]
+			s3 += v * w3[t]
+		}
+		y[j], y[j+1], y[j+2], y[j+3] = s0, s1, s2, s3
 	}
-	return s
+	for ; j < len(y); j++ {
+		var s T
+		for t, v := range w[j*K : j*K+K] {
+			s += x[t] * v
+		}
+		y[j] = s
+	}
 }
 
 // packMats copies src's matrices (rows x K values each, stored [K][rows]
