@@ -75,3 +75,51 @@ func BenchmarkConv(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBatchMatMul times a transformer-sized product, [128][256] by
+// constant [256][256] weights, as BATCH_MATMUL and as the FULLY_CONNECTED
+// of the same size.
+func BenchmarkBatchMatMul(b *testing.B) {
+	const M, K, N = 128, 256, 256
+	for _, typ := range []tensor.DType{tensor.Float32, tensor.Int8} {
+		b.Run(fmt.Sprintf("batch_matmul/%s", typ), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var lhs, rhs, out *tensor.Tensor
+			if typ == tensor.Float32 {
+				lhs, rhs, out = tensor.NewTensor(typ, 1, M, K), kerneltest.ConstT(tensor.NewTensor(typ, K, N)), tensor.NewTensor(typ)
+				convFillRandF(r, lhs, 1)
+				convFillRandF(r, rhs, 1)
+			} else {
+				lhs, rhs, out = kerneltest.QT(typ, []int{1, M, K}, 0.05, 3), kerneltest.ConstT(kerneltest.QT(typ, []int{K, N}, 0.01, 0)), kerneltest.QT(typ, nil, 0.1, 5)
+				convFillRand(r, lhs, -128, 127)
+				convFillRand(r, rhs, -128, 127)
+			}
+			team := kernel.NewWorkers(1)
+			b.Cleanup(team.Close)
+			op := &BatchMatMul{}
+			n := &kernel.Node{Inputs: []*tensor.Tensor{lhs, rhs}, Outputs: []*tensor.Tensor{out}, Threads: 1, Workers: team}
+			if err := op.Prepare(n); err != nil {
+				b.Fatal(err)
+			}
+			out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := op.Eval(n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(M*K*N)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+		b.Run(fmt.Sprintf("fully_connected/%s", typ), func(b *testing.B) {
+			op := &FullyConnected{}
+			n := convBenchNode(b, op, typ, []int{M, K}, []int{N, K}, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := op.Eval(n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(M*K*N)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}

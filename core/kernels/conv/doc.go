@@ -1,10 +1,11 @@
 // Package conv holds the kernels that multiply by weights: CONV_2D
 // (conv2d.go), DEPTHWISE_CONV_2D (depthwise.go), FULLY_CONNECTED
-// (fully_connected.go) and TRANSPOSE_CONV (transpose_conv.go), and the
-// algorithms they share: the 8-bit GEMM (gemm_q8.go, with its byte-dot-
-// product tiles in gemm_q8_tiles.go and internal/asm/q8), the float GEMM
-// (gemm_f32.go, on internal/asm/f32), the packed depthwise layouts, the
-// hybrid and int16 paths, and TFLite's requantization.
+// (fully_connected.go), TRANSPOSE_CONV (transpose_conv.go) and BATCH_MATMUL
+// (batch_matmul.go), and the algorithms they share: the 8-bit GEMM
+// (gemm_q8.go, with its byte-dot-product tiles in gemm_q8_tiles.go and
+// internal/asm/q8), the float GEMM (gemm_f32.go, on internal/asm/f32), the
+// packed depthwise layouts, the hybrid and int16 paths, and TFLite's
+// requantization.
 package conv
 
 import (
@@ -16,5 +17,5 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(convOps(), transposeConvOps())
+	return slices.Concat(convOps(), transposeConvOps(), batchMatMulOps())
 }

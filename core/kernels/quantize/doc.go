@@ -1,2 +1,3 @@
-// Package quantize holds QUANTIZE and DEQUANTIZE.
+// Package quantize holds QUANTIZE, DEQUANTIZE (quantize.go) and FAKE_QUANT
+// (fake_quant.go).
 package quantize

@@ -29,6 +29,7 @@ func Ops() []kernel.Registration {
 	return []kernel.Registration{
 		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: NewQuantizeOp},
 		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newDequantizeOp},
+		{Code: schema.BuiltinOperatorFAKE_QUANT, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newFakeQuantOp},
 	}
 }
 

@@ -15,6 +15,7 @@ func TestQuantizeRegistrations(t *testing.T) {
 	want := map[schema.BuiltinOperator]tensor.VersionRange{
 		schema.BuiltinOperatorQUANTIZE:   {Min: 1, Max: 3},
 		schema.BuiltinOperatorDEQUANTIZE: {Min: 1, Max: 5},
+		schema.BuiltinOperatorFAKE_QUANT: {Min: 1, Max: 2},
 	}
 	kerneltest.CheckRegistrations(t, Ops(), want)
 }

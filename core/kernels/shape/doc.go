@@ -1,7 +1,7 @@
 // Package shape holds the kernels that move elements without computing
 // them: reshaping, concatenation and splitting, packing, gathering,
 // slicing, transposing, filling and tiling, padding, the space-to-batch and
-// space-to-depth rearrangements, DENSIFY, and the ops that generate values or move
+// space-to-depth rearrangements, DENSIFY, EMBEDDING_LOOKUP, and the ops that generate values or move
 // them by index (rank, range, one-hot, reversal, broadcasting, diagonals,
 // scatters and dynamic update slices).
 package shape
@@ -15,5 +15,5 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(densifyOps(), padOps(), shapeOps(), spaceBatchOps(), generateOps())
+	return slices.Concat(densifyOps(), embeddingOps(), padOps(), shapeOps(), spaceBatchOps(), generateOps())
 }
