@@ -7,7 +7,8 @@ The generators import it from their parent folder (testdata/gen).
 """
 import json, os, re, struct, subprocess, sys
 
-FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?"}
+FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?",
+       "FLOAT64": "d", "UINT32": "I"}
 
 
 def args():
