@@ -13,7 +13,9 @@ import (
 // data rows whose segment id is s. The ids start at 0 and step by 0 or 1, so
 // the number of output rows is known only from their values: the output is
 // sized in Prepare when both inputs are constant, else in every Eval.
-type SegmentSum struct{}
+type SegmentSum struct {
+	shape []int // the output's shape
+}
 
 func newSegmentSum(kernel.OpInfo) (kernel.Op, error) { return &SegmentSum{}, nil }
 
@@ -58,8 +60,8 @@ func (s *SegmentSum) resize(data, ids, out *tensor.Tensor) error {
 		}
 		prev = id
 	}
-	shape := append([]int{int(prev) + 1}, data.Shape[1:]...)
-	kernel.SetShape(out, shape)
+	s.shape = append(append(s.shape[:0], int(prev)+1), data.Shape[1:]...)
+	kernel.SetShape(out, s.shape)
 	return nil
 }
 

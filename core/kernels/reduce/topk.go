@@ -18,6 +18,7 @@ import (
 // them Dynamic, sized in every Eval.
 type TopK struct {
 	order []int32 // one row's indices, sorted
+	shape []int   // the outputs' shape
 }
 
 func newTopK(kernel.OpInfo) (kernel.Op, error) { return &TopK{}, nil }
@@ -64,10 +65,10 @@ func (tk *TopK) resize(in, k, values, indices *tensor.Tensor) error {
 	if kv < 0 || kv > last {
 		return fmt.Errorf("TOPK_V2: k = %d outside [0, %d], the size of the last dimension", kv, last)
 	}
-	shape := slices.Clone(in.Shape)
-	shape[len(shape)-1] = kv
-	kernel.SetShape(values, shape)
-	kernel.SetShape(indices, shape)
+	tk.shape = append(tk.shape[:0], in.Shape...)
+	tk.shape[len(tk.shape)-1] = kv
+	kernel.SetShape(values, tk.shape)
+	kernel.SetShape(indices, tk.shape)
 	tk.order = kernel.Sized(tk.order, last)
 	return nil
 }

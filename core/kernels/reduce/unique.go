@@ -147,7 +147,7 @@ func uniqueEval[T cmp.Ordered](u *Unique, src []T, values *tensor.Tensor) {
 			count++
 		}
 	}
-	values.SetShape([]int{count})
+	kernel.SetShape(values, []int{count})
 	dst := tensor.View[T](values.Data)
 	for i, f := range u.first {
 		if int(f) == i {

@@ -50,7 +50,7 @@ func (w *Where) Prepare(n *kernel.Node) error {
 func (w *Where) Eval(n *kernel.Node) error {
 	cond, out := n.Inputs[0], n.Outputs[0]
 	if out.Dynamic {
-		out.SetShape([]int{whereScan(cond, nil), len(cond.Shape)})
+		kernel.SetShape(out, []int{whereScan(cond, nil), len(cond.Shape)})
 	}
 	whereScan(cond, out.Int64s())
 	return nil
