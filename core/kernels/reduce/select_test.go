@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/core/kernels/internal/kerneltest"
@@ -219,5 +220,34 @@ func TestReduceAnyAll(t *testing.T) {
 	err := kerneltest.Run1(&Reduce{Kind: ReduceAny}, kerneltest.OutT(tensor.Float32), kerneltest.F32T([]int{2}, 1, 0), kerneltest.I32T([]int{1}, 0))
 	if err == nil {
 		t.Error("REDUCE_ANY on FLOAT32: no error")
+	}
+}
+
+// TestTopKLongRowsWithTies: on rows far longer than k, full of ties, the
+// heap keeps what a stable sort by value, largest first, puts first.
+func TestTopKLongRowsWithTies(t *testing.T) {
+	const rows, size = 3, 200
+	in := kerneltest.LcgFill(tensor.NewTensor(tensor.Int8, rows, size), 7)
+	for i, v := range in.Int8s() {
+		in.Int8s()[i] = v % 5 // many equal values
+	}
+	for _, k := range []int32{1, 7, 64, size} {
+		vals, idx := kerneltest.OutT(tensor.Int8), kerneltest.OutT(tensor.Int32)
+		kv := kerneltest.I32T([]int{1}, k)
+		if err := kerneltest.RunNode(&TopK{}, 1, []*tensor.Tensor{in, kv}, []*tensor.Tensor{vals, idx}); err != nil {
+			t.Fatal(err)
+		}
+		for r := range rows {
+			row := in.Int8s()[r*size : (r+1)*size]
+			want := make([]int32, size)
+			for i := range want {
+				want[i] = int32(i)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return int(row[b]) - int(row[a]) })
+			got := idx.Int32s()[r*int(k) : (r+1)*int(k)]
+			if !slices.Equal(got, want[:k]) {
+				t.Errorf("k %d row %d: indices %v, want %v", k, r, got, want[:k])
+			}
+		}
 	}
 }

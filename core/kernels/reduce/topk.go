@@ -97,9 +97,10 @@ func (tk *TopK) Eval(n *kernel.Node) error {
 	return nil
 }
 
-// topK orders each row of src (len(order) long) by value, largest first,
-// equal values by index, and keeps the first k. NaN values have no place
-// in that order (TFLite's own result with NaN depends on its heap).
+// topK keeps the k largest values of each row of src (len(order) long),
+// largest first, equal values by index: TFLite's order, which its heap and
+// this one agree on as it is total. NaN values have no place in it (TFLite's
+// own result with NaN depends on its heap's steps).
 func topK[T cmp.Ordered](order []int32, src, vals []T, idx []int32, k int) {
 	rowSize := len(order)
 	if rowSize == 0 || k == 0 {
@@ -107,22 +108,64 @@ func topK[T cmp.Ordered](order []int32, src, vals []T, idx []int32, k int) {
 	}
 	for r := range len(src) / rowSize {
 		row := src[r*rowSize : r*rowSize+rowSize]
-		for i := range order {
-			order[i] = int32(i)
+		// before reports whether element a comes before element b.
+		before := func(a, b int32) bool {
+			return row[a] > row[b] || (row[a] == row[b] && a < b)
 		}
-		slices.SortFunc(order, func(a, b int32) int {
-			if row[a] > row[b] {
+		// heap holds the best k seen so far, the last of them at the root.
+		heap := order[:k]
+		for i := range heap {
+			heap[i] = int32(i)
+			topKSiftUp(heap, i, before)
+		}
+		for c := int32(k); c < int32(rowSize); c++ {
+			if before(c, heap[0]) {
+				heap[0] = c
+				topKSiftDown(heap, before)
+			}
+		}
+		slices.SortFunc(heap, func(a, b int32) int {
+			if before(a, b) {
 				return -1
 			}
-			if row[a] < row[b] {
-				return 1
-			}
-			return cmp.Compare(a, b)
+			return 1 // indices differ, so the order is strict
 		})
 		outIdx, outVals := idx[r*k:r*k+k], vals[r*k:r*k+k]
-		copy(outIdx, order[:k])
+		copy(outIdx, heap)
 		for i, j := range outIdx {
 			outVals[i] = row[j]
 		}
+	}
+}
+
+// topKSiftUp moves heap[i] up until its parent comes after it: the root is
+// the element that comes last.
+func topKSiftUp(heap []int32, i int, before func(a, b int32) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !before(heap[p], heap[i]) {
+			return
+		}
+		heap[p], heap[i] = heap[i], heap[p]
+		i = p
+	}
+}
+
+// topKSiftDown moves the root down until both its children come before it.
+func topKSiftDown(heap []int32, before func(a, b int32) bool) {
+	i, n := 0, len(heap)
+	for {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < n && before(heap[worst], heap[l]) {
+			worst = l
+		}
+		if r < n && before(heap[worst], heap[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		heap[i], heap[worst] = heap[worst], heap[i]
+		i = worst
 	}
 }
