@@ -191,7 +191,7 @@ func (g *graph) prepare(n *node) error {
 			continue // the kernel sizes it during Eval
 		}
 		if t.Dynamic {
-			t.SetShape(t.Shape)
+			kernel.SetShape(t, t.Shape) // sizes Data; no allocation when it fits
 		}
 	}
 	// What the kernel reads of its constant inputs it has read now (the

@@ -10,7 +10,7 @@ import json, os, re, struct, subprocess, sys
 # COMPLEX64 and COMPLEX128 values are given as flat lists of (real, imag)
 # pairs.
 FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?",
-       "FLOAT64": "d", "COMPLEX64": "f", "COMPLEX128": "d"}
+       "FLOAT64": "d", "UINT32": "I", "COMPLEX64": "f", "COMPLEX128": "d"}
 
 
 def args():

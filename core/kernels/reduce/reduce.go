@@ -9,8 +9,8 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// This file holds the reductions MEAN, SUM, REDUCE_PROD, REDUCE_MAX and
-// REDUCE_MIN (tensorflow/lite/kernels/reduce.cc).
+// This file holds the reductions MEAN, SUM, REDUCE_PROD, REDUCE_MAX,
+// REDUCE_MIN, REDUCE_ANY and REDUCE_ALL (tensorflow/lite/kernels/reduce.cc).
 
 // reduceOps returns the registrations of the reductions.
 func reduceOps() []kernel.Registration {
@@ -20,6 +20,8 @@ func reduceOps() []kernel.Registration {
 		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceProd)},
 		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMax)},
 		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMin)},
+		{Code: schema.BuiltinOperatorREDUCE_ANY, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReduceFactory(ReduceAny)},
+		{Code: schema.BuiltinOperatorREDUCE_ALL, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReduceFactory(ReduceAll)},
 	}
 }
 
@@ -33,6 +35,8 @@ const (
 	ReduceProd
 	ReduceMax
 	ReduceMin
+	ReduceAny // logical or, BOOL only
+	ReduceAll // logical and, BOOL only
 )
 
 func (k ReduceKind) String() string {
@@ -47,6 +51,10 @@ func (k ReduceKind) String() string {
 		return "REDUCE_MAX"
 	case ReduceMin:
 		return "REDUCE_MIN"
+	case ReduceAny:
+		return "REDUCE_ANY"
+	case ReduceAll:
+		return "REDUCE_ALL"
 	}
 	return fmt.Sprintf("ReduceKind(%d)", int(k))
 }
@@ -56,8 +64,8 @@ type ReduceParams struct {
 	KeepDims bool
 }
 
-// Reduce is the kernel of MEAN, SUM, REDUCE_PROD, REDUCE_MAX and REDUCE_MIN,
-// following tensorflow/lite/kernels/reduce.cc of TF 2.9 with the kernels the
+// Reduce is the kernel of MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
+// REDUCE_ANY and REDUCE_ALL, following tensorflow/lite/kernels/reduce.cc of TF 2.9 with the kernels the
 // builtin resolver picks on x86-64 (MEAN's reference kernel, since the
 // optimized one is only registered with NEON).
 type Reduce struct {
@@ -205,6 +213,12 @@ func (r *Reduce) checkTypes(in, out *tensor.Tensor) error {
 	if in.Type != out.Type {
 		return fmt.Errorf("input type %s differs from output type %s", in.Type, out.Type)
 	}
+	if r.Kind == ReduceAny || r.Kind == ReduceAll {
+		if in.Type != tensor.Bool {
+			return kernel.Unsupported("input type %s (TFLite takes BOOL only)", in.Type)
+		}
+		return nil
+	}
 	switch in.Type {
 	case tensor.Float32, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Int8, tensor.Int16:
 	default:
@@ -275,6 +289,8 @@ func (r *Reduce) Eval(n *kernel.Node) error {
 		err = r.evalSum(in, out)
 	case ReduceProd:
 		err = r.evalProd(in, out)
+	case ReduceAny, ReduceAll:
+		r.evalBool(in.Bools(), out.Bools())
 	default:
 		err = r.evalLogic(in, out)
 	}
@@ -550,6 +566,23 @@ func (r *Reduce) evalLogic(in, out *tensor.Tensor) error {
 		return fmt.Errorf("input type %s is not supported by TFLite", in.Type)
 	}
 	return nil
+}
+
+// evalBool is REDUCE_ANY (or) and REDUCE_ALL (and): the output starts at
+// false (true) and an empty input leaves it there.
+func (r *Reduce) evalBool(src, dst []bool) {
+	all := r.Kind == ReduceAll
+	for i := range dst {
+		dst[i] = all
+	}
+	if len(src) == 0 {
+		return
+	}
+	if all {
+		reduceAccumulate(&r.it, src, dst, func(cur, in bool) bool { return cur && in })
+	} else {
+		reduceAccumulate(&r.it, src, dst, func(cur, in bool) bool { return cur || in })
+	}
 }
 
 type reduceNum interface {

@@ -24,6 +24,8 @@ func TestReduceRegistrations(t *testing.T) {
 		schema.BuiltinOperatorREDUCE_PROD: {Min: 1, Max: 2},
 		schema.BuiltinOperatorREDUCE_MAX:  {Min: 1, Max: 3},
 		schema.BuiltinOperatorREDUCE_MIN:  {Min: 1, Max: 3},
+		schema.BuiltinOperatorREDUCE_ANY:  {Min: 1, Max: 1},
+		schema.BuiltinOperatorREDUCE_ALL:  {Min: 1, Max: 1},
 	}
 	kerneltest.CheckRegistrations(t, reduceOps(), want)
 }
