@@ -10,6 +10,7 @@ import (
 	"github.com/delego/delego/core/kernels/elementwise"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/core/kernels/lstm"
+	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
@@ -32,5 +33,6 @@ func Builtins() *kernel.Registry {
 		reduce.Ops(),
 		detection.Ops(),
 		control.Ops(),
+		mediapipe.Ops(),
 	)...)
 }

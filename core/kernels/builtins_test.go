@@ -10,6 +10,7 @@ import (
 	"github.com/delego/delego/core/kernels/elementwise"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/core/kernels/lstm"
+	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
@@ -39,6 +40,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"reduce", reduce.Ops()},
 		{"detection", detection.Ops()},
 		{"control", control.Ops()},
+		{"mediapipe", mediapipe.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)
@@ -58,7 +60,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 	if n := len(all.All()); n != total {
 		t.Errorf("Builtins holds %d registrations, the families %d: two families register one op", n, total)
 	}
-	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp"} {
+	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "Convolution2DTransposeBias"} {
 		if _, ok := all.Lookup(schema.BuiltinOperatorCUSTOM, custom); !ok {
 			t.Errorf("the custom op %s is not in Builtins", custom)
 		}
