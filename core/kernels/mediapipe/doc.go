@@ -24,5 +24,5 @@ import (
 // Ops returns the family's registrations, with the versions MediaPipe's op
 // resolver registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(transposeConvBiasOps())
+	return slices.Concat(transposeConvBiasOps(), argmaxPoolOps())
 }

@@ -62,6 +62,8 @@ func mustOp(t *testing.T, name string, opts []byte) kernel.Op {
 func TestRegistrations(t *testing.T) {
 	want := map[string]int{
 		"Convolution2DTransposeBias": 1,
+		"MaxPoolingWithArgmax2D":     1,
+		"MaxUnpooling2D":             1,
 	}
 	regs := Ops()
 	if len(regs) != len(want) {
