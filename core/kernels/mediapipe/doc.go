@@ -7,12 +7,16 @@
 //     the end of the selfie segmentation models (transpose_conv_bias.cc);
 //   - MaxPoolingWithArgmax2D and MaxUnpooling2D: max pooling that also
 //     writes where each maximum was, and its inverse (max_pool_argmax.cc,
-//     max_unpooling.cc).
+//     max_unpooling.cc);
+//   - TransformLandmarks and TransformTensorBilinear: an affine
+//     transformation of landmarks, and of an image sampled bilinearly
+//     (transform_landmarks.cc, transform_tensor_bilinear.cc).
 //
 // The kernels follow the semantics of MediaPipe's kernel sources: output
 // shapes, padding, the order of float32 accumulation, and what they refuse.
-// Their options are not FlexBuffers: MediaPipe reads each node's custom
-// options as a C struct of TFLite's builtin parameters (cstruct.go).
+// The convolution's and the pooling ops' options are not FlexBuffers:
+// MediaPipe reads those nodes' custom options as a C struct of TFLite's
+// builtin parameters (cstruct.go). The transformations take none.
 package mediapipe
 
 import (
@@ -24,5 +28,5 @@ import (
 // Ops returns the family's registrations, with the versions MediaPipe's op
 // resolver registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(transposeConvBiasOps(), argmaxPoolOps())
+	return slices.Concat(transposeConvBiasOps(), argmaxPoolOps(), transformOps())
 }

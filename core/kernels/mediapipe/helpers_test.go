@@ -35,15 +35,15 @@ func customOperator(opts []byte) *schema.Operator {
 	return schema.GetRootAsOperator(b.FinishedBytes(), 0)
 }
 
-// newOp makes the kernel of the custom op name, version 1, from a node
-// carrying opts.
+// newOp makes the kernel of the custom op name, at its first registered
+// version, from a node carrying opts.
 func newOp(t *testing.T, name string, opts []byte) (kernel.Op, error) {
 	t.Helper()
 	reg, ok := kernel.NewRegistry(Ops()...).Lookup(schema.BuiltinOperatorCUSTOM, name)
 	if !ok {
 		t.Fatalf("%s is not registered", name)
 	}
-	return reg.New(kernel.OpInfo{Version: 1, Operator: customOperator(opts)})
+	return reg.New(kernel.OpInfo{Version: reg.Versions.Min, Operator: customOperator(opts)})
 }
 
 // mustOp is newOp that ends the test on an error.
@@ -64,6 +64,8 @@ func TestRegistrations(t *testing.T) {
 		"Convolution2DTransposeBias": 1,
 		"MaxPoolingWithArgmax2D":     1,
 		"MaxUnpooling2D":             1,
+		"TransformLandmarks":         2,
+		"TransformTensorBilinear":    2,
 	}
 	regs := Ops()
 	if len(regs) != len(want) {
@@ -74,7 +76,7 @@ func TestRegistrations(t *testing.T) {
 		if r.Code != schema.BuiltinOperatorCUSTOM || !ok || r.Versions.Min != v || r.Versions.Max != v {
 			t.Errorf("%s (code %d): versions %v, want custom op at version %d only", r.Name(), r.Code, r.Versions, v)
 		}
-		if _, err := r.New(kernel.OpInfo{Version: 1}); err != nil {
+		if _, err := r.New(kernel.OpInfo{Version: v}); err != nil {
 			t.Errorf("%s: New without a model: %v", r.Name(), err)
 		}
 	}
