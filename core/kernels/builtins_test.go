@@ -60,7 +60,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 	if n := len(all.All()); n != total {
 		t.Errorf("Builtins holds %d registrations, the families %d: two families register one op", n, total)
 	}
-	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "Convolution2DTransposeBias", "MaxPoolingWithArgmax2D", "MaxUnpooling2D", "TransformLandmarks", "TransformTensorBilinear"} {
+	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "Convolution2DTransposeBias", "MaxPoolingWithArgmax2D", "MaxUnpooling2D", "TransformLandmarks", "TransformTensorBilinear", "Landmarks2TransformMatrix"} {
 		if _, ok := all.Lookup(schema.BuiltinOperatorCUSTOM, custom); !ok {
 			t.Errorf("the custom op %s is not in Builtins", custom)
 		}

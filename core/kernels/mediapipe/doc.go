@@ -10,13 +10,16 @@
 //     max_unpooling.cc);
 //   - TransformLandmarks and TransformTensorBilinear: an affine
 //     transformation of landmarks, and of an image sampled bilinearly
-//     (transform_landmarks.cc, transform_tensor_bilinear.cc).
+//     (transform_landmarks.cc, transform_tensor_bilinear.cc);
+//   - Landmarks2TransformMatrix: the matrix of a rotated crop around
+//     landmarks (landmarks_to_transform_matrix.cc).
 //
 // The kernels follow the semantics of MediaPipe's kernel sources: output
 // shapes, padding, the order of float32 accumulation, and what they refuse.
 // The convolution's and the pooling ops' options are not FlexBuffers:
 // MediaPipe reads those nodes' custom options as a C struct of TFLite's
-// builtin parameters (cstruct.go). The transformations take none.
+// builtin parameters (cstruct.go). Landmarks2TransformMatrix's are a
+// FlexBuffers map; the transformations read none.
 package mediapipe
 
 import (
@@ -28,5 +31,5 @@ import (
 // Ops returns the family's registrations, with the versions MediaPipe's op
 // resolver registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(transposeConvBiasOps(), argmaxPoolOps(), transformOps())
+	return slices.Concat(transposeConvBiasOps(), argmaxPoolOps(), transformOps(), landmarksMatrixOps())
 }

@@ -66,6 +66,7 @@ func TestRegistrations(t *testing.T) {
 		"MaxUnpooling2D":             1,
 		"TransformLandmarks":         2,
 		"TransformTensorBilinear":    2,
+		"Landmarks2TransformMatrix":  2,
 	}
 	regs := Ops()
 	if len(regs) != len(want) {
