@@ -90,7 +90,8 @@ type transposeConvBias struct {
 	batches, inH, inW, inC int
 	outH, outW, outC       int
 	filterH, filterW       int
-	padH, padW             int // offset of the output in the full result
+	padH, padW             int      // offset of the output in the full result
+	xSpans                 [][2]int // per output column, the input columns [lo, hi) it reads
 
 	// Set by Eval for Chunk.
 	in, weights, bias, out []float32
@@ -134,6 +135,11 @@ func (k *transposeConvBias) Prepare(n *kernel.Node) error {
 	k.outH = k.p.strideH*(k.inH-1) + k.filterH - padH
 	k.outW = k.p.strideW*(k.inW-1) + k.filterW - padW
 	k.padH, k.padW = padH/2, padW/2
+	k.xSpans = kernel.Sized(k.xSpans, k.outW)
+	for ox := range k.xSpans {
+		lo, hi := inputSpan(ox+k.padW, k.p.strideW, k.filterW, k.inW)
+		k.xSpans[ox] = [2]int{lo, hi}
+	}
 	kernel.SetShape(out, []int{k.batches, k.outH, k.outW, k.outC})
 	return nil
 }
@@ -144,33 +150,41 @@ func (k *transposeConvBias) Eval(n *kernel.Node) error {
 	k.out = n.Outputs[0].Float32s()
 	rows := k.batches * k.outH
 	work := len(k.out) * k.inC * k.filterH * k.filterW / max(1, k.p.strideH*k.p.strideW)
-	n.Workers.Run(rows, kernel.WorkersFor(n.Threads, rows, work), 1, k)
+	if workers := kernel.WorkersFor(n.Threads, rows, work); workers > 1 {
+		n.Workers.Run(rows, workers, 1, k)
+	} else {
+		k.Chunk(0, 0, rows)
+	}
 	k.in, k.weights, k.bias, k.out = nil, nil, nil, nil
 	return nil
 }
 
 // Chunk computes output rows [lo, hi) (batch * out height + row).
 func (k *transposeConvBias) Chunk(_, lo, hi int) {
+	inC, sw := k.inC, k.p.strideW
 	for r := lo; r < hi; r++ {
 		b, oy := r/k.outH, r%k.outH
 		yLo, yHi := inputSpan(oy+k.padH, k.p.strideH, k.filterH, k.inH)
+		out := k.out[r*k.outW*k.outC:][:k.outW*k.outC]
 		for ox := range k.outW {
-			xLo, xHi := inputSpan(ox+k.padW, k.p.strideW, k.filterW, k.inW)
-			out := k.out[(r*k.outW+ox)*k.outC:][:k.outC]
-			for oc := range out {
+			xLo, xHi := k.xSpans[ox][0], k.xSpans[ox][1]
+			px := out[ox*k.outC:][:k.outC]
+			for oc := range px {
 				acc := k.bias[oc]
 				for iy := yLo; iy < yHi; iy++ {
 					fy := oy + k.padH - iy*k.p.strideH
+					inRow := k.in[((b*k.inH+iy)*k.inW)*inC:]
+					wRow := k.weights[(oc*k.filterH+fy)*k.filterW*inC:]
 					for ix := xLo; ix < xHi; ix++ {
-						fx := ox + k.padW - ix*k.p.strideW
-						in := k.in[((b*k.inH+iy)*k.inW+ix)*k.inC:][:k.inC]
-						w := k.weights[((oc*k.filterH+fy)*k.filterW+fx)*k.inC:][:k.inC]
+						fx := ox + k.padW - ix*sw
+						in := inRow[ix*inC:][:inC]
+						w := wRow[fx*inC:][:len(in)]
 						for c, v := range in {
 							acc += float32(v * w[c])
 						}
 					}
 				}
-				out[oc] = acc
+				px[oc] = acc
 			}
 		}
 	}

@@ -213,3 +213,29 @@ func TestTransposeConvBiasRefuses(t *testing.T) {
 		t.Error("two inputs: no error")
 	}
 }
+
+// BenchmarkTransposeConvBiasSelfie is the selfie segmentation models' node:
+// [1,128,128,16] through a 2x2 filter at stride 2 to [1,256,256,1].
+func BenchmarkTransposeConvBiasSelfie(b *testing.B) {
+	in := kerneltest.LcgFill(tensor.NewTensor(tensor.Float32, 1, 128, 128, 16), 1)
+	w := kerneltest.LcgFill(tensor.NewTensor(tensor.Float32, 1, 2, 2, 16), 2)
+	bias := kerneltest.F32T([]int{1}, 0.5)
+	out := kerneltest.OutT(tensor.Float32)
+	op := newTransposeConvBias
+	k, err := op(kernel.OpInfo{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.(*transposeConvBias).p = transposeConvParams{padding: paddingSame, strideW: 2, strideH: 2}
+	n := &kernel.Node{Inputs: []*tensor.Tensor{in, w, bias}, Outputs: []*tensor.Tensor{out}, Threads: 1}
+	if err := k.Prepare(n); err != nil {
+		b.Fatal(err)
+	}
+	out.Data = tensor.NewTensor(tensor.Float32, out.Shape...).Data
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := k.Eval(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
