@@ -11,6 +11,7 @@ import (
 	"github.com/delego/delego/core/kernels/elementwise"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/core/kernels/lstm"
+	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
@@ -36,5 +37,6 @@ func Builtins() *kernel.Registry {
 		detection.Ops(),
 		control.Ops(),
 		signal.Ops(),
+		mediapipe.Ops(),
 	)...)
 }

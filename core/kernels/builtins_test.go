@@ -11,6 +11,7 @@ import (
 	"github.com/delego/delego/core/kernels/elementwise"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/core/kernels/lstm"
+	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
@@ -43,6 +44,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"detection", detection.Ops()},
 		{"control", control.Ops()},
 		{"signal", signal.Ops()},
+		{"mediapipe", mediapipe.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)
@@ -62,7 +64,8 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 	if n := len(all.All()); n != total {
 		t.Errorf("Builtins holds %d registrations, the families %d: two families register one op", n, total)
 	}
-	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "AudioSpectrogram", "Mfcc"} {
+	for _, custom := range []string{"TFLite_Detection_PostProcess", "PosenetDecoderOp", "AudioSpectrogram", "Mfcc",
+		"Convolution2DTransposeBias", "MaxPoolingWithArgmax2D", "MaxUnpooling2D", "TransformLandmarks", "TransformTensorBilinear", "Landmarks2TransformMatrix"} {
 		if _, ok := all.Lookup(schema.BuiltinOperatorCUSTOM, custom); !ok {
 			t.Errorf("the custom op %s is not in Builtins", custom)
 		}
