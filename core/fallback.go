@@ -293,10 +293,6 @@ func describeFallbacks(events []delegate.Event) string {
 	return strings.Join(parts, "; ")
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-}
-
 // The outcomes of a delegate's failure, as a PlanReport gives them
 // (PlanFallback.Outcome, PlanPartition.Fallback). A plan says what a run
 // would do about a partition that cannot compile: OutcomeCPU,

@@ -11,6 +11,7 @@ import (
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 	"google.golang.org/protobuf/proto"
@@ -110,7 +111,7 @@ func (r *PlanReport) judgeFallbacks(policy delegate.Fallback, twin *PlanTwin, ru
 		p := &r.Partitions[i]
 		for _, fb := range r.Fallbacks {
 			if fb.Partition == p.Index {
-				p.CannotCompile, p.Fallback = oneLine(fb.Error), outcome
+				p.CannotCompile, p.Fallback = words.OneLine(fb.Error), outcome
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/internal/words"
 )
 
 // This file tells what a run's fallbacks led to, as "delego run" says it
@@ -26,7 +27,7 @@ func (r *PlanReport) Narrative(verbose bool) string {
 	r.writeFallbacks(&b, verbose)
 	if r.older > 0 {
 		fmt.Fprintf(&b, "delego: %s before these were not kept: the counts above are of the last %d\n",
-			plural(r.older, "fallback event", "fallback events"), KeptFallbacks)
+			words.Plural(r.older, "fallback event", "fallback events"), KeptFallbacks)
 	}
 	return b.String()
 }
@@ -98,7 +99,7 @@ func WhatFailed(fbs []PlanFallback) string {
 			case string(delegate.StageExecute):
 				verb = "failed to run"
 			}
-			st = &story{who: who, verb: verb, err: oneLine(fb.Error), standIn: "the CPU"}
+			st = &story{who: who, verb: verb, err: words.OneLine(fb.Error), standIn: "the CPU"}
 			byWho[who] = st
 			stories = append(stories, st)
 		}
@@ -196,7 +197,7 @@ func (r *PlanReport) Outline() string {
 			state = " (fell back to the CPU)"
 		}
 		fmt.Fprintf(&b, "plan: partition %d on %s%s: %s [%s]\n", p.Index, p.Delegate, state,
-			plural(len(p.Nodes), "node", "nodes"), strings.Join(nodes, " "))
+			words.Plural(len(p.Nodes), "node", "nodes"), strings.Join(nodes, " "))
 	}
 	return b.String()
 }

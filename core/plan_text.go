@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/delego/delego/internal/words"
 )
 
 // This file renders a PlanReport for people: Text is the whole plan
@@ -65,7 +67,7 @@ func (r *PlanReport) Text() string {
 
 // writePartition writes p's section of Text.
 func (r *PlanReport) writePartition(b *strings.Builder, p PlanPartition) {
-	fmt.Fprintf(b, "\npartition %d on %s: %s", p.Index, p.Delegate, plural(len(p.Nodes), "node", "nodes"))
+	fmt.Fprintf(b, "\npartition %d on %s: %s", p.Index, p.Delegate, words.Plural(len(p.Nodes), "node", "nodes"))
 	switch {
 	case p.Fallback != "" && p.Fallback != OutcomeCPU:
 		fmt.Fprint(b, ", cannot compile here")
@@ -120,7 +122,7 @@ func (r *PlanReport) writeCPUNodes(b *strings.Builder) {
 func (r *PlanReport) SummaryLine() string {
 	s := r.Summary
 	line := fmt.Sprintf("%s: %d on delegates in %s, %d on the CPU",
-		plural(s.Nodes, "node", "nodes"), s.DelegatedNodes, plural(s.Partitions, "partition", "partitions"), s.CPUNodes)
+		words.Plural(s.Nodes, "node", "nodes"), s.DelegatedNodes, words.Plural(s.Partitions, "partition", "partitions"), s.CPUNodes)
 	if s.FallbackNodes > 0 {
 		line += fmt.Sprintf(" (%d of them after a fallback)", s.FallbackNodes)
 	}
@@ -149,8 +151,8 @@ func outcomeText(outcome string, twin *PlanTwin) string {
 // twin for OutcomeTwin); a run's fallback happened, so its nodes run on
 // the CPU.
 func describeFallback(fb PlanFallback, twin *PlanTwin) string {
-	msg := oneLine(fb.Error)
-	nodes := plural(len(fb.Nodes), "node", "nodes")
+	msg := words.OneLine(fb.Error)
+	nodes := words.Plural(len(fb.Nodes), "node", "nodes")
 	then := "it runs on the CPU"
 	if fb.Partition < 0 {
 		then = "the nodes it would have run stay on the CPU"
@@ -186,11 +188,4 @@ func (r *PlanReport) Dot() (string, error) {
 		return "", errors.New("this plan holds no graph to draw: only a plan PlanModel or Interpreter.Report made renders as DOT")
 	}
 	return r.plan.Dot(r.graph), nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

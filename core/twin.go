@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
@@ -93,7 +94,7 @@ type TwinError struct {
 
 func (e *TwinError) Error() string {
 	return fmt.Sprintf("%s; then the CPU could not run the model (%s), and its CPU twin %s could not run instead: %v",
-		describeFallbacks(e.Fallbacks), oneLine(e.Cause.Error()), e.Path, e.Err)
+		describeFallbacks(e.Fallbacks), words.OneLine(e.Cause.Error()), e.Path, e.Err)
 }
 
 // Unwrap returns the fallbacks' errors, Cause and Err.
