@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -216,10 +217,8 @@ func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *r
 	wd, _ := base64.StdEncoding.DecodeString(want.Data)
 	var w, g []float64
 	switch got.Type {
-	case tensor.Float32, tensor.Complex64:
-		w, g = widen(tensor.View[float32](wd)), widen(tensor.View[float32](got.Data))
-	case tensor.Float64, tensor.Complex128:
-		w, g = tensor.View[float64](wd), tensor.View[float64](got.Data)
+	case tensor.Float32, tensor.Complex64, tensor.Float64, tensor.Complex128:
+		w, g = floats(wd, got.Type), floats(got.Data, got.Type)
 	default:
 		if string(wd) != string(got.Data) {
 			diff := 0
@@ -251,11 +250,21 @@ func replayCompare(t *testing.T, name string, j int, got *tensor.Tensor, want *r
 	}
 }
 
-// widen returns the values of f as float64s.
-func widen(f []float32) []float64 {
-	out := make([]float64, len(f))
-	for i, v := range f {
-		out[i] = float64(v)
+// floats reads b's little-endian FLOAT32 or FLOAT64 values (complex ones
+// as their parts) as float64s. It reads byte by byte: a decoded case's
+// bytes may sit at any address, and 32-bit ARM faults on a float load that
+// is not aligned.
+func floats(b []byte, t tensor.DType) []float64 {
+	if t == tensor.Float64 || t == tensor.Complex128 {
+		out := make([]float64, len(b)/8)
+		for i := range out {
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		return out
+	}
+	out := make([]float64, len(b)/4)
+	for i := range out {
+		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	return out
 }
