@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"

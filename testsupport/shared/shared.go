@@ -16,28 +16,38 @@ import (
 	"testing"
 )
 
-// Dir returns the shared directory: $DELEGO_SHARED, else the "shared" folder
-// beside the module root (found by walking up from the working directory to go.mod).
-func Dir() (string, error) {
-	if d := os.Getenv("DELEGO_SHARED"); d != "" {
-		return d, nil
-	}
+// Root returns the module's root: the nearest folder above the working
+// directory that holds go.mod.
+func Root() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			s := filepath.Join(d, "..", "shared")
-			if _, err := os.Stat(s); err != nil {
-				return "", fmt.Errorf("shared data not found at %s (set DELEGO_SHARED): %w", s, err)
-			}
-			return filepath.Clean(s), nil
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
 			return "", errors.New("go.mod not found above the working directory")
 		}
 	}
+}
+
+// Dir returns the shared directory: $DELEGO_SHARED, else the "shared" folder
+// beside the module root.
+func Dir() (string, error) {
+	if d := os.Getenv("DELEGO_SHARED"); d != "" {
+		return d, nil
+	}
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	s := filepath.Join(root, "..", "shared")
+	if _, err := os.Stat(s); err != nil {
+		return "", fmt.Errorf("shared data not found at %s (set DELEGO_SHARED): %w", s, err)
+	}
+	return filepath.Clean(s), nil
 }
 
 // Path joins elements onto the shared directory, failing the test when the

@@ -3,7 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/compare/compare_tflite29.json.gz holds one-operator replay

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/conv/conv_tflite29.json.gz holds one-operator CONV_2D,

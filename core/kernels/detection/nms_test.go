@@ -3,7 +3,7 @@ package detection
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/detection/nms_tflite29.json.gz holds one-operator

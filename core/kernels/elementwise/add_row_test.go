@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/delego/delego/core/kernels/internal/asm/addrow"
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // addRowKernelsDiff runs every 8-bit ADD row kernel this CPU has (through

@@ -10,7 +10,7 @@ import (
 
 	"github.com/delego/delego/core/kernels/kernel"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 	flatbuffers "github.com/google/flatbuffers/go"

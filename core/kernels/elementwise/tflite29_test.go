@@ -3,7 +3,7 @@ package elementwise
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/elementwise/elementwise_tflite29.json.gz holds one-operator

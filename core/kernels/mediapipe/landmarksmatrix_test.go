@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/tensor"

@@ -3,7 +3,7 @@ package reduce
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/internal/asm/resizerow"
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // TestResizeRowReadsNoFurther runs the UINT8 resize row kernel on rows

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/internal/asm/resizerow"
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // TestResizeRowAsmMatchesGo holds the row kernel this build runs to its

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )

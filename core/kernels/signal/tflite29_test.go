@@ -3,7 +3,7 @@ package signal
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/signal/signal_tflite29.json.gz holds one-operator RFFT2D,

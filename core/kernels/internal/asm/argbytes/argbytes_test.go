@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // TestArgBytesKernel holds the byte ARG_MAX/ARG_MIN kernel this build runs

@@ -3,7 +3,7 @@ package bytesum
 import (
 	"testing"
 
-	"github.com/delego/delego/core/kernels/internal/kerneltest"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // TestByteSumReadsNoFurther runs every Sum kernel, and Sums, on

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // This file replays the testdata/gen/<family>/<family>_tflite29.json.gz
@@ -269,22 +270,13 @@ func floats(b []byte, t tensor.DType) []float64 {
 	return out
 }
 
-// repoRoot is the module's root folder: the nearest folder above the
-// test's working directory that holds go.mod.
+// repoRoot is the module's root folder, failing the test when none is
+// found.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := shared.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = up
-	}
+	return root
 }
