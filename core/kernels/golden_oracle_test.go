@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/testsupport/shared"
 )
 

@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/pool/pool_tflite29.json.gz holds one-operator replay cases

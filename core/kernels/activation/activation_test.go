@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/testsupport/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // convBenchNode prepares op on random data shaped like a MobileNet layer.

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/internal/asm/q8"
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // qgemmModes lists the 8-bit kernels to compare: the portable ones, the

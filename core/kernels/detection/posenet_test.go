@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/testsupport/kerneltest"
 
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // ---- a FlexBuffers writer for test options ----

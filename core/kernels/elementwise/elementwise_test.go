@@ -10,9 +10,9 @@ import (
 
 	"github.com/delego/delego/core/kernels/kernel"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 

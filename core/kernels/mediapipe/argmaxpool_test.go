@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // poolOpts packs a TfLitePoolParams: padding, strides, filter, activation.

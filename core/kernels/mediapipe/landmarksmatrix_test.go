@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/internal/flexbuf"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // flexMap encodes opts (int, float64 or []int values) as a FlexBuffers

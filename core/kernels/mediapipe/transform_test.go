@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // rot90 is x' = -y + 10, y' = x + 20 as a row-major 4x4 matrix.

@@ -6,10 +6,10 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/matmul/fake_quant_tflite29.json.gz holds one-operator

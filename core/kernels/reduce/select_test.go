@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // The expectations here are worked out by hand from TFLite 2.9's kernels

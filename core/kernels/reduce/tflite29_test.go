@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/reduce/reduce_tflite29.json.gz holds one-operator
