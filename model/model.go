@@ -97,9 +97,8 @@ type TensorInfo struct {
 	Buffer         int
 	Quant          *tensor.Quantization
 	Variable       bool
-	Sparse         bool
-	// Sparsity is the encoding of a sparse tensor's buffer (Sparse); nil
-	// for a dense one.
+	// Sparsity is the encoding of a sparse tensor's buffer; nil for a
+	// dense one.
 	Sparsity *Sparsity
 }
 
@@ -509,7 +508,6 @@ func (d *decoder) tensor(t *schema.Tensor) (TensorInfo, error) {
 		Shape:    ints(t.ShapeLength(), t.Shape),
 		Buffer:   int(t.Buffer()),
 		Variable: t.IsVariable(),
-		Sparse:   t.Sparsity(nil) != nil,
 	}
 	if n := t.ShapeSignatureLength(); n > 0 {
 		info.ShapeSignature = ints(n, t.ShapeSignature)
@@ -632,7 +630,7 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 		if t.Buffer != 0 && (t.Buffer < 0 || t.Buffer >= len(m.buffers)) {
 			return bad("buffer index %d out of range (%d buffers)", t.Buffer, len(m.buffers))
 		}
-		if data := m.Buffer(t.Buffer); data != nil && size > 0 && !t.Sparse && int64(len(data)) != elems*size {
+		if data := m.Buffer(t.Buffer); data != nil && size > 0 && t.Sparsity == nil && int64(len(data)) != elems*size {
 			return bad("buffer %d holds %d bytes; shape %v of %s needs %d", t.Buffer, len(data), t.Shape, t.Type, elems*size)
 		}
 		if q := t.Quant; q != nil {

@@ -186,7 +186,7 @@ func (m *Model) subgraphSummary(si int, sg *Subgraph, counts map[string]int, use
 	for ti, x := range sg.Tensors() {
 		ts := TensorSummary{
 			Index: ti, Name: x.Name, Type: x.Type.String(), Shape: nonNil(x.Shape), ShapeSignature: x.ShapeSignature,
-			Buffer: x.Buffer, ConstBytes: len(m.Buffer(x.Buffer)), Variable: x.Variable, Sparse: x.Sparse,
+			Buffer: x.Buffer, ConstBytes: len(m.Buffer(x.Buffer)), Variable: x.Variable, Sparse: x.Sparsity != nil,
 		}
 		if q := x.Quant; q != nil {
 			ts.Quantization = &QuantSummary{nonNil(q.Scale), nonNil(q.ZeroPoint), q.Axis, q.PerChannel()}

@@ -287,7 +287,7 @@ func (c *opCtx) weights(ti int, dims int, perChannelDim int) (int, *value, error
 	if err := checkShape(t.Shape); err != nil {
 		return 0, nil, fmt.Errorf("weights %q: %w", t.Name, err)
 	}
-	if t.Sparse {
+	if t.Sparsity != nil {
 		return 0, nil, fmt.Errorf("weights %q are sparse", t.Name)
 	}
 	v := value{tensor: ti, shape: slices.Clone(t.Shape), static: data}
