@@ -124,6 +124,21 @@ func TestSparseConstants(t *testing.T) {
 		if got := it.Output(0).t.Data; !slices.Equal(got, want[name]) {
 			t.Errorf("%s: got % x, want % x", name, got, want[name])
 		}
+		if name != "fc_sparse_weights" {
+			// DENSIFY's output is the model's one dense copy: a second
+			// interpreter reads the same bytes, and no arena holds them.
+			it2, err := NewInterpreter(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := it2.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := it.Tensor(1).t.Data, it2.Tensor(1).t.Data; &a[0] != &b[0] {
+				t.Errorf("%s: each interpreter holds its own copy of DENSIFY's output", name)
+			}
+			it2.Close()
+		}
 		it.Close()
 	}
 }
