@@ -90,10 +90,7 @@ func (op *logSoftmaxOp) prepareInt8(inScale float32) error {
 
 func (op *logSoftmaxOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
-	depth := 1
-	if len(in.Shape) > 0 {
-		depth = in.Shape[len(in.Shape)-1]
-	}
+	depth := rowLength(in)
 	if depth == 0 {
 		return nil
 	}

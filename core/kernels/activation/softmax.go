@@ -97,10 +97,7 @@ func (op *softmaxOp) Prepare(n *kernel.Node) error {
 
 func (op *softmaxOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
-	depth := 1
-	if len(in.Shape) > 0 {
-		depth = in.Shape[len(in.Shape)-1]
-	}
+	depth := rowLength(in)
 	if depth == 0 {
 		return nil
 	}
@@ -257,4 +254,13 @@ func (op *softmaxOp) softmax16(src, dst []int16, depth int) {
 			res[i] = int16(min(max(r, 0), math.MaxInt16))
 		}
 	}
+}
+
+// rowLength is the length of the rows SOFTMAX and LOG_SOFTMAX normalise:
+// the last dimension, or 1 for a scalar.
+func rowLength(t *tensor.Tensor) int {
+	if len(t.Shape) == 0 {
+		return 1
+	}
+	return t.Shape[len(t.Shape)-1]
 }
