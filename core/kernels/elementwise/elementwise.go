@@ -60,7 +60,7 @@ func Ops() []kernel.Registration {
 		{Code: schema.BuiltinOperatorADD_N, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return addNOp{}, nil
 		}},
-		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: func(kernel.OpInfo) (kernel.Op, error) {
+		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return &castOp{}, nil
 		}},
 	}

@@ -72,7 +72,7 @@ func TestElementwiseRegistrations(t *testing.T) {
 		schema.BuiltinOperatorSQUARED_DIFFERENCE: {Min: 1, Max: 2}, schema.BuiltinOperatorMAXIMUM: {Min: 1, Max: 4},
 		schema.BuiltinOperatorMINIMUM: {Min: 1, Max: 4}, schema.BuiltinOperatorSQRT: {Min: 1, Max: 1}, schema.BuiltinOperatorRSQRT: {Min: 1, Max: 2},
 		schema.BuiltinOperatorABS: {Min: 1, Max: 4}, schema.BuiltinOperatorNEG: {Min: 1, Max: 1}, schema.BuiltinOperatorFLOOR: {Min: 1, Max: 1},
-		schema.BuiltinOperatorEXP: {Min: 1, Max: 1}, schema.BuiltinOperatorCAST: {Min: 1, Max: 4},
+		schema.BuiltinOperatorEXP: {Min: 1, Max: 1}, schema.BuiltinOperatorCAST: {Min: 1, Max: 3},
 		schema.BuiltinOperatorLOG: {Min: 1, Max: 1}, schema.BuiltinOperatorSIN: {Min: 1, Max: 1}, schema.BuiltinOperatorCOS: {Min: 1, Max: 1},
 		schema.BuiltinOperatorCEIL: {Min: 1, Max: 1}, schema.BuiltinOperatorROUND: {Min: 1, Max: 1}, schema.BuiltinOperatorSQUARE: {Min: 1, Max: 1},
 		schema.BuiltinOperatorZEROS_LIKE: {Min: 1, Max: 1}, schema.BuiltinOperatorFLOOR_MOD: {Min: 1, Max: 1}, schema.BuiltinOperatorPOW: {Min: 1, Max: 1},
