@@ -5,11 +5,11 @@ tflite29_run.c (see its header).
 
 The generators import it from their parent folder (testdata/gen).
 """
-import json, os, re, struct, subprocess, sys
+import base64, json, os, random, re, struct, subprocess, sys
 
 # COMPLEX64 and COMPLEX128 values are given as flat lists of (real, imag)
 # pairs.
-FMT = {"FLOAT32": "f", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?",
+FMT = {"FLOAT32": "f", "FLOAT16": "e", "INT32": "i", "UINT8": "B", "INT8": "b", "INT16": "h", "INT64": "q", "BOOL": "?",
        "FLOAT64": "d", "UINT32": "I", "COMPLEX64": "f", "COMPLEX128": "d"}
 
 
@@ -165,3 +165,60 @@ def run(schema, runner, work, name, m, raw):
 def stage(p):
     """The stage at which a failed run stopped."""
     return {3: "prepare", 4: "eval"}.get(p.returncode, "load")
+
+
+def quant_of(t, is_input):
+    """The quantization table of a tensor dict that gives scale and zp (one
+    scale) or scales, zps and axis (per channel); None when it gives none."""
+    if t.get("scales"):
+        q = {"scale": t["scales"], "zero_point": t["zps"]}
+        if is_input:
+            q["quantized_dimension"] = t.get("axis", 0)
+        return q
+    if t.get("scale") is None:
+        return None
+    return {"scale": [t["scale"]], "zero_point": [t.get("zp", 0)]}
+
+
+def record(schema, runner, work, name, op, code, version, inputs, outputs,
+           options_type=None, options=None, custom=None):
+    """Runs one single-operator case with TFLite 2.9 (see model and run) and
+    returns it as a replay case (testsupport/kerneltest/replay.go): the
+    model, the inputs with their data, and TFLite's outputs or the stage at
+    which it failed. Quantization is read with quant_of."""
+    m, raw = model(op, code, version, inputs, outputs, quant_of, options_type, options, custom)
+    p, tfl, outs = run(schema, runner, work, name, m, raw)
+    case = {"name": name, "inputs": [], "outputs": []}
+    for t in inputs:
+        if t is None:
+            case["inputs"].append(None)
+            continue
+        rec = {"type": t["type"], "shape": t["shape"], "const": bool(t.get("const")),
+               "data": base64.b64encode(pack(t["type"], t["vals"])).decode()}
+        if t.get("scales"):
+            rec.update(scales=t["scales"], zps=t["zps"], axis=t.get("axis", 0))
+        elif t.get("scale") is not None:
+            rec.update(scale=t["scale"], zp=t.get("zp", 0))
+        case["inputs"].append(rec)
+    if p.returncode != 0:
+        case["error"] = ((p.stderr + p.stdout).strip() or "crash rc=%d" % p.returncode)[-300:]
+        case["error_stage"] = stage(p)
+    else:
+        for o, (mo, data) in zip(outputs, outs):
+            case["outputs"].append({"type": o["type"], "shape": mo["shape"], "data": base64.b64encode(data).decode()})
+    case["model"] = base64.b64encode(tfl).decode()
+    return case
+
+
+def trials():
+    """How many random cases per (op, version, type) a generator that reads
+    it makes: $TFLITE29_TRIALS, default 2 (the long conformance mode sets
+    it in the hundreds)."""
+    return int(os.environ.get("TFLITE29_TRIALS", "2"))
+
+
+def seeded(seed):
+    """random.Random(seed), the seed moved by $TFLITE29_SEED when it is set:
+    the long conformance mode (scripts/conformance.sh) runs every generator
+    under many seeds; unset, a generator makes the recordings committed."""
+    return random.Random(seed + int(os.environ.get("TFLITE29_SEED", "0")))

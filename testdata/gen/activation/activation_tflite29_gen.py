@@ -205,7 +205,7 @@ def gen_lrn(rng):
 
 
 def main():
-    rng = random.Random(2029)
+    rng = tflite29.seeded(2029)
     gen_elu_gelu(rng)
     gen_log_softmax(rng)
     gen_lrn(rng)

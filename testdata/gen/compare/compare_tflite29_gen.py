@@ -209,7 +209,7 @@ def gen_select(rng):
 
 
 def main():
-    rng = random.Random(2909)
+    rng = tflite29.seeded(2909)
     gen_compare(rng)
     gen_logical(rng)
     gen_select(rng)

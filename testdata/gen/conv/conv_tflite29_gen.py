@@ -274,7 +274,7 @@ def gen_fc(rng, kind, trial):
 
 
 def main():
-    rng = random.Random(2029)
+    rng = tflite29.seeded(2029)
     for kind in ["FLOAT32", "UINT8", "INT8pc", "INT8pt", "INT16", "HYBRIDpt", "HYBRIDpc"]:
         for trial in range(30):
             gen_conv(rng, kind, False, trial)
@@ -287,9 +287,9 @@ def main():
     # MobileNet-like layers: large enough to use every kernel path.
     for typ in ["UINT8", "INT8pc"]:
         for i, (h, inC, outC, k, s) in enumerate([(14, 24, 40, 1, 1), (15, 3, 16, 3, 2)]):
-            rng2 = random.Random(100 + i)
+            rng2 = tflite29.seeded(100 + i)
             gen_big(rng2, typ, h, inC, outC, k, s, i)
-    gen_edges(random.Random(77))
+    gen_edges(tflite29.seeded(77))
     with gzip.open(OUT, "wt") as f:
         json.dump(CASES, f)
     print(len(CASES), "cases,", sum(1 for c in CASES if "error" in c), "TFLite errors")

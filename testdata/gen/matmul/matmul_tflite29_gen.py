@@ -151,7 +151,7 @@ def hybrid_case(name, version, ins, ax, ay, asym):
 
 
 def gen_batch_matmul():
-    rng = random.Random(2029)
+    rng = tflite29.seeded(2029)
     opts = lambda ax, ay, asym=False: ("BatchMatMulOptions", {"adj_x": ax, "adj_y": ay, "asymmetric_quantize_inputs": asym})
     # TFLite 2.9 takes ranks 2 to 4; every tenth case checks that 5 is refused.
     ranks = [(2, 2), (3, 3), (4, 4), (2, 4), (4, 2), (3, 4), (4, 3), (3, 2), (2, 3), (5, 5)]
@@ -243,7 +243,7 @@ def gen_batch_matmul():
 
 
 def gen_fake_quant():
-    rng = random.Random(77)
+    rng = tflite29.seeded(77)
     for trial in range(40):
         nd = rng.randint(0, 4)
         shape = [rng.randint(1, 5) for _ in range(nd)]
@@ -272,7 +272,7 @@ def gen_fake_quant():
 
 
 def gen_embedding_lookup():
-    rng = random.Random(31)
+    rng = tflite29.seeded(31)
     for t, ver in (("FLOAT32", 1), ("UINT8", 2), ("INT8", 3), ("INT32", 1), ("INT64", 1), ("INT16", 1)):
         for trial in range(8):
             nd = rng.randint(2, 4)

@@ -23,7 +23,7 @@ from tflite29 import nelem, pack
 SCHEMA, RUNNER, WORK, OUT = tflite29.args()
 CODES = tflite29.builtin_codes(SCHEMA)
 CASES = []
-RNG = random.Random(2029)
+RNG = tflite29.seeded(2029)
 
 
 def no_quant(t, is_input):

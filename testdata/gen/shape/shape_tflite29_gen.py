@@ -320,7 +320,7 @@ UNDEFINED = {
 
 
 def main():
-    rng = random.Random(2909)
+    rng = tflite29.seeded(2909)
     for g in (gen_broadcast_to, gen_range, gen_one_hot, gen_reverse, gen_scatter_nd, gen_dynamic_update_slice,
               gen_rank, gen_broadcast_args, gen_matrix_diag, gen_reverse_sequence, gen_sparse_to_dense):
         g(rng)

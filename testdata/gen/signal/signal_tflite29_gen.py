@@ -188,7 +188,7 @@ def mfcc(rng):
 
 
 def main():
-    rng = random.Random(2029)
+    rng = tflite29.seeded(2029)
     rfft2d(rng)
     complex_ops(rng)
     spectrogram(rng)
