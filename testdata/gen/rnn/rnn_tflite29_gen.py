@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""rnn_tflite29_gen.py: regenerate rnn_tflite29.json.gz, the real TensorFlow
+Lite 2.9 outputs that TestRNNAgainstTFLite29 compares the rnn family (RNN,
+UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN, SVDF) with.
+
+Each case is a one-operator model (written as JSON by ../tflite29.py's
+model, turned into a .tflite by flatc) whose hidden state is a variable
+tensor that is also a subgraph input, so that the case can start from a
+non-zero state. The model is Invoked several times in a row on one
+interpreter, on the same inputs, by the runner built from
+../tflite29_invoke.c (see its header), so that the recorded outputs show
+the state persisting from one Invoke to the next: "outputs" holds the first
+Invoke's outputs and "invokes" the later ones'. Failures are recorded with
+the stage at which TFLite stopped (prepare: AllocateTensors, eval: Invoke,
+load: anything else, such as an unregistered version).
+
+usage: rnn_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz INVOKE_RUNNER
+  (RUNNER, the one-Invoke runner the other generators take, is not used;
+  INVOKE_RUNNER is tflite29_invoke built as its header says)
+"""
+import base64, gzip, json, os, random, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tflite29
+from tflite29 import nelem, pack
+
+SCHEMA, RUNNER, WORK, OUT = tflite29.args()
+INVOKER = sys.argv[5]
+CODES = tflite29.builtin_codes(SCHEMA)
+CASES = []
+INVOKES = 3
+ACTS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
+
+
+def quant(t, is_input):
+    if t.get("scale") is None:
+        return None
+    return {"scale": [t["scale"]], "zero_point": [t.get("zp", 0)]}
+
+
+def run_case(name, op, version, inputs, outputs, options_type, options, variables, invokes=INVOKES):
+    """Records one case. inputs: dicts(type, shape, vals, const, scale, zp)
+    or None; variables: the indices of the inputs that are variable tensors."""
+    m, raw = tflite29.model(op, CODES[op], version, inputs, outputs, quant, options_type, options)
+    tensors = m["subgraphs"][0]["tensors"]
+    op_inputs = m["subgraphs"][0]["operators"][0]["inputs"]
+    for i in variables:
+        tensors[op_inputs[i]]["is_variable"] = True
+    w = os.path.join(WORK, name)
+    json.dump(m, open(w + ".json", "w"))
+    subprocess.run(["flatc", "-b", "-o", WORK, SCHEMA, w + ".json"], check=True, capture_output=True)
+    open(w + ".in.raw", "wb").write(raw)
+    p = subprocess.run([INVOKER, w + ".tflite", w + ".in.raw", str(invokes), "-1"], capture_output=True, text=True)
+    case = {"name": name, "inputs": [], "outputs": []}
+    for t in inputs:
+        if t is None:
+            case["inputs"].append(None)
+            continue
+        case["inputs"].append({"type": t["type"], "shape": t["shape"], "const": bool(t.get("const")),
+                               "scale": t.get("scale"), "zp": t.get("zp", 0),
+                               "data": base64.b64encode(pack(t["type"], t["vals"])).decode()})
+    if p.returncode != 0:
+        case["error"] = {3: "prepare", 4: "eval"}.get(p.returncode, "load")
+        case["detail"] = ((p.stderr + p.stdout).strip() or "rc=%d" % p.returncode)[-200:]
+    else:
+        runs = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+        assert len(runs) == invokes, (name, p.stdout)
+        per = []
+        for r in runs:
+            per.append([{"type": o["type"], "shape": ro["shape"], "scale": o.get("scale"), "zp": o.get("zp", 0),
+                         "data": base64.b64encode(bytes.fromhex(ro["hex"])).decode()} for o, ro in zip(outputs, r)])
+        case["outputs"], case["invokes"] = per[0], per[1:]
+    case["model"] = base64.b64encode(open(w + ".tflite", "rb").read()).decode()
+    CASES.append(case)
+    return case
+
+
+def floats(rng, n, lo=-1.0, hi=1.0, zero=False):
+    if zero:
+        return [0.0] * n
+    return [rng.uniform(lo, hi) for _ in range(n)]
+
+
+def weights(rng, typ, shape, const=True):
+    """A weight tensor: float32, or int8/uint8 with a random scale."""
+    n = nelem(shape)
+    if typ == "FLOAT32":
+        return dict(type=typ, shape=shape, vals=floats(rng, n), const=const)
+    lo, hi = (-127, 127) if typ == "INT8" else (0, 255)
+    return dict(type=typ, shape=shape, vals=[rng.randint(lo, hi) for _ in range(n)], const=const,
+                scale=rng.uniform(0.002, 0.02), zp=0 if typ == "INT8" else rng.randint(0, 255))
+
+
+def cell(rng, wtype, in_size, units, batch, zero_state=False):
+    """The weights, recurrent weights, bias and hidden state of one cell."""
+    return [weights(rng, wtype, [units, in_size]), weights(rng, wtype, [units, units]),
+            dict(type="FLOAT32", shape=[units], vals=floats(rng, units, -0.5, 0.5), const=True),
+            dict(type="FLOAT32", shape=[batch, units], vals=floats(rng, batch * units, zero=zero_state))]
+
+
+def gen_rnn(rng):
+    n = 0
+    for seq in (False, True):
+        op = "UNIDIRECTIONAL_SEQUENCE_RNN" if seq else "RNN"
+        opts = "SequenceRNNOptions" if seq else "RNNOptions"
+        for wtype in ("FLOAT32", "INT8", "UINT8"):
+            for trial in range(12):
+                batch, in_size, units, steps = rng.randint(1, 3), rng.randint(1, 7), rng.randint(1, 6), rng.randint(1, 4)
+                tm = seq and trial % 2 == 1
+                asym = wtype != "FLOAT32" and trial % 3 == 1
+                act = ACTS[trial % len(ACTS)]
+                shape = [batch, in_size]
+                if seq:
+                    shape = [steps, batch, in_size] if tm else [batch, steps, in_size]
+                x = dict(type="FLOAT32", shape=shape, vals=floats(rng, nelem(shape), -2, 2, zero=trial == 5))
+                ins = [x] + cell(rng, wtype, in_size, units, batch, zero_state=trial % 4 == 0)
+                o = {"fused_activation_function": act, "asymmetric_quantize_inputs": asym}
+                if seq:
+                    o["time_major"] = tm
+                version = {"FLOAT32": 1, "INT8": 2, "UINT8": 2}[wtype] + (1 if asym else 0)
+                run_case("%s_%s_%d" % (op, wtype, trial), op, version, ins, [dict(type="FLOAT32")], opts, o, [4])
+                n += 1
+        # Every registered version runs every type; version 4 is not registered.
+        for v in (1, 2, 3, 4):
+            x = dict(type="FLOAT32", shape=[2, 3, 4] if seq else [2, 4], vals=floats(rng, 24 if seq else 8))
+            run_case("%s_v%d" % (op, v), op, v, [x] + cell(rng, "INT8", 4, 3, 2), [dict(type="FLOAT32")], opts,
+                     {"fused_activation_function": "TANH"}, [4])
+        # A hidden state that is not a variable: RNN writes into it (we
+        # record one Invoke), UNIDIRECTIONAL_SEQUENCE_RNN refuses it.
+        x = dict(type="FLOAT32", shape=[2, 3, 4] if seq else [2, 4], vals=floats(rng, 24 if seq else 8))
+        run_case("%s_novar" % op, op, 1, [x] + cell(rng, "FLOAT32", 4, 3, 2), [dict(type="FLOAT32")], opts,
+                 {"fused_activation_function": "RELU"}, [], invokes=1)
+        # Refusals: a non-float input, mixed or unsupported weight types,
+        # mismatched shapes.
+        shape = [2, 3, 4] if seq else [2, 4]
+        bad = [
+            ("int8in", dict(type="INT8", shape=shape, vals=[1] * nelem(shape), scale=0.1, zp=0), "INT8", None),
+            ("int32w", dict(type="FLOAT32", shape=shape, vals=floats(rng, nelem(shape))), "INT32", None),
+            ("mixedw", dict(type="FLOAT32", shape=shape, vals=floats(rng, nelem(shape))), "FLOAT32", "INT8"),
+            ("badin", dict(type="FLOAT32", shape=shape[:-1] + [5], vals=floats(rng, nelem(shape) // 4 * 5)), "FLOAT32", None),
+        ]
+        for name, x, wtype, rectype in bad:
+            c = cell(rng, "FLOAT32" if wtype == "INT32" else wtype, 4, 3, 2)
+            if wtype == "INT32":
+                c[0] = dict(type="INT32", shape=[3, 4], vals=[1] * 12, const=True)
+                c[1] = dict(type="INT32", shape=[3, 3], vals=[1] * 9, const=True)
+            if rectype:
+                c[1] = weights(rng, rectype, [3, 3])
+            run_case("%s_err_%s" % (op, name), op, 1, [x] + c, [dict(type="FLOAT32")], opts, {}, [4])
+    return n
+
+
+def main():
+    rng = random.Random(2929)
+    gen_rnn(rng)
+    with gzip.open(OUT, "wt") as f:
+        json.dump(CASES, f, separators=(",", ":"))
+    errs = sum(1 for c in CASES if c.get("error"))
+    print("%d cases (%d failing in TFLite) -> %s" % (len(CASES), errs, OUT))
+    for c in CASES:
+        if c.get("error"):
+            print("  %s: %s %s" % (c["name"], c["error"], c["detail"][:100]))
+
+
+main()
