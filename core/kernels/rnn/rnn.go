@@ -14,6 +14,7 @@ func Ops() []kernel.Registration {
 	return []kernel.Registration{
 		{Code: schema.BuiltinOperatorRNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newRNN},
 		{Code: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSequenceRNN},
+		{Code: schema.BuiltinOperatorSVDF, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newSVDF},
 	}
 }
 
@@ -84,9 +85,6 @@ type rnnOp struct {
 // shape.
 func (op *rnnOp) Prepare(n *kernel.Node) error {
 	if err := kernel.CheckArity(n, op.name, 5, 1); err != nil {
-		return err
-	}
-	if err := n.CheckPresent(op.name); err != nil {
 		return err
 	}
 	in := n.Inputs[rnnInput]

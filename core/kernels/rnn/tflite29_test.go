@@ -18,7 +18,7 @@ func TestRNNAgainstTFLite29(t *testing.T) {
 	kerneltest.ReplayTFLite29(t, kerneltest.ReplaySpec{
 		File:        "rnn/rnn_tflite29.json.gz",
 		Ops:         Ops(),
-		MinCases:    80,
+		MinCases:    150,
 		ThreadCycle: 2,
 	})
 }
@@ -27,5 +27,6 @@ func TestRegistrations(t *testing.T) {
 	kerneltest.CheckRegistrations(t, Ops(), map[schema.BuiltinOperator]tensor.VersionRange{
 		schema.BuiltinOperatorRNN:                         {Min: 1, Max: 3},
 		schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN: {Min: 1, Max: 3},
+		schema.BuiltinOperatorSVDF:                        {Min: 1, Max: 4},
 	})
 }

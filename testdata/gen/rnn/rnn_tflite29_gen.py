@@ -150,9 +150,64 @@ def gen_rnn(rng):
     return n
 
 
+def svdf_case(rng, name, version, kind, batch, in_size, units, rank, memory, act, asym=False, bias=True,
+              zero_input=False, zero_state=False, wtype="INT8", extreme=False, opt_rank=None, variable=True):
+    """Records an SVDF case of kind float, hybrid or int (int8 input, int16
+    state)."""
+    filters = units * rank
+    opts = {"rank": rank if opt_rank is None else opt_rank, "fused_activation_function": act, "asymmetric_quantize_inputs": asym}
+    if kind == "int":
+        isc, izp = rng.uniform(0.01, 0.05), rng.randint(-20, 20)
+        ssc, osc, ozp = rng.uniform(0.001, 0.01), rng.uniform(0.01, 0.1), rng.randint(-10, 10)
+        if extreme:
+            isc, ssc, osc = 0.5, 0.0005, 0.001
+        ins = [dict(type="INT8", shape=[batch, in_size], vals=[0 if zero_input else rng.randint(-128, 127) for _ in range(batch * in_size)], scale=isc, zp=izp),
+               dict(type="INT8", shape=[filters, in_size], vals=[rng.randint(-127, 127) for _ in range(filters * in_size)], const=True, scale=rng.uniform(0.002, 0.01), zp=0),
+               dict(type="INT16", shape=[filters, memory], vals=[rng.randint(-32767, 32767) for _ in range(filters * memory)], const=True, scale=rng.uniform(0.00002, 0.0001), zp=0),
+               dict(type="INT32", shape=[units], vals=[rng.randint(-20000, 20000) for _ in range(units)], const=True) if bias else None,
+               dict(type="INT16", shape=[batch, memory * filters], vals=[0 if zero_state else rng.randint(-3000, 3000) for _ in range(batch * memory * filters)], scale=ssc, zp=0)]
+        outs = [dict(type="INT8", scale=osc, zp=ozp)]
+    else:
+        ft = "FLOAT32" if kind == "float" else wtype
+        ins = [dict(type="FLOAT32", shape=[batch, in_size], vals=floats(rng, batch * in_size, -2, 2, zero=zero_input)),
+               weights(rng, ft, [filters, in_size]), weights(rng, ft, [filters, memory]),
+               dict(type="FLOAT32", shape=[units], vals=floats(rng, units, -0.5, 0.5), const=True) if bias else None,
+               dict(type="FLOAT32", shape=[batch, memory * filters], vals=floats(rng, batch * memory * filters, zero=zero_state))]
+        outs = [dict(type="FLOAT32")]
+    return run_case(name, "SVDF", version, ins, outs, "SVDFOptions", opts, [4] if variable else [])
+
+
+def gen_svdf(rng):
+    for kind, wtypes in (("float", ["FLOAT32"]), ("hybrid", ["INT8", "UINT8"]), ("int", ["INT8"])):
+        for wtype in wtypes:
+            for trial in range(14):
+                batch, in_size, units = rng.randint(1, 3), rng.randint(1, 7), rng.randint(1, 4)
+                rank, memory = rng.randint(1, 3), rng.randint(1, 5)
+                act = "RELU" if kind == "int" else ACTS[trial % len(ACTS)]
+                asym = kind == "hybrid" and trial % 2 == 1
+                version = {"float": 1, "hybrid": 4 if asym else 2, "int": 3}[kind]
+                svdf_case(rng, "SVDF_%s_%s_%d" % (kind, wtype, trial), version, kind, batch, in_size, units, rank, memory,
+                          act, asym=asym, bias=trial % 5 != 2, zero_input=trial == 6, zero_state=trial % 4 == 0,
+                          wtype=wtype, extreme=kind == "int" and trial >= 12)
+    # Every registered version runs every type; version 5 is not registered.
+    for v in (1, 2, 3, 4, 5):
+        svdf_case(rng, "SVDF_v%d" % v, v, "hybrid", 2, 3, 2, 2, 3, "RELU")
+        svdf_case(rng, "SVDF_int_v%d" % v, v, "int", 2, 3, 2, 2, 3, "RELU")
+    # The integer kernel requires RELU.
+    for act in ("NONE", "TANH", "RELU6"):
+        svdf_case(rng, "SVDF_int_act_%s" % act, 3, "int", 2, 3, 2, 2, 3, act)
+    # Rank 0 and a rank that does not divide the filters.
+    svdf_case(rng, "SVDF_err_rank0", 1, "float", 1, 3, 2, 1, 3, "NONE", opt_rank=0)
+    svdf_case(rng, "SVDF_err_rank3", 1, "float", 1, 3, 2, 2, 3, "NONE", opt_rank=3)
+    # A state that is not a variable.
+    svdf_case(rng, "SVDF_err_novar", 1, "float", 1, 3, 2, 1, 3, "NONE", variable=False)
+    svdf_case(rng, "SVDF_int_err_novar", 3, "int", 1, 3, 2, 1, 3, "RELU", variable=False)
+
+
 def main():
     rng = random.Random(2929)
     gen_rnn(rng)
+    gen_svdf(rng)
     with gzip.open(OUT, "wt") as f:
         json.dump(CASES, f, separators=(",", ":"))
     errs = sum(1 for c in CASES if c.get("error"))
