@@ -18,7 +18,7 @@ func TestRNNAgainstTFLite29(t *testing.T) {
 	kerneltest.ReplayTFLite29(t, kerneltest.ReplaySpec{
 		File:        "rnn/rnn_tflite29.json.gz",
 		Ops:         Ops(),
-		MinCases:    150,
+		MinCases:    220,
 		ThreadCycle: 2,
 	})
 }
@@ -28,5 +28,6 @@ func TestRegistrations(t *testing.T) {
 		schema.BuiltinOperatorRNN:                         {Min: 1, Max: 3},
 		schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN: {Min: 1, Max: 3},
 		schema.BuiltinOperatorSVDF:                        {Min: 1, Max: 4},
+		schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN:  {Min: 1, Max: 3},
 	})
 }

@@ -204,10 +204,60 @@ def gen_svdf(rng):
     svdf_case(rng, "SVDF_int_err_novar", 3, "int", 1, 3, 2, 1, 3, "RELU", variable=False)
 
 
+def bidi_case(rng, name, version, wtype, batch, steps, in_size, fw_units, bw_units, act, tm, merge, aux_mode,
+              asym=False, zero_input=False, zero_state=False, variable=True):
+    """Records a BIDIRECTIONAL_SEQUENCE_RNN case; aux_mode is none, cross
+    (auxiliary input and weights) or bwinput (auxiliary input only: the
+    backward cell's input)."""
+    shape = [steps, batch, in_size] if tm else [batch, steps, in_size]
+    x = dict(type="FLOAT32", shape=shape, vals=floats(rng, nelem(shape), -2, 2, zero=zero_input))
+    ins = [x] + cell(rng, wtype, in_size, fw_units, batch, zero_state) + cell(rng, wtype, in_size, bw_units, batch, zero_state)
+    if aux_mode == "none":
+        ins += [None, None, None]
+    else:
+        ins.append(dict(type="FLOAT32", shape=shape, vals=floats(rng, nelem(shape), -2, 2)))
+        if aux_mode == "cross":
+            ins += [weights(rng, wtype, [fw_units, in_size]), weights(rng, wtype, [bw_units, in_size])]
+        else:
+            ins += [None, None]
+    outs = [dict(type="FLOAT32")] if merge else [dict(type="FLOAT32"), dict(type="FLOAT32")]
+    opts = {"time_major": tm, "fused_activation_function": act, "merge_outputs": merge, "asymmetric_quantize_inputs": asym}
+    return run_case(name, "BIDIRECTIONAL_SEQUENCE_RNN", version, ins, outs, "BidirectionalSequenceRNNOptions", opts,
+                    [4, 8] if variable else [])
+
+
+def gen_bidi(rng):
+    trial = 0
+    for wtype in ("FLOAT32", "INT8", "UINT8"):
+        for aux_mode in ("none", "cross", "bwinput"):
+            for k in range(6):
+                tm, merge = k % 2 == 1, k // 2 % 2 == 1
+                asym = wtype != "FLOAT32" and k % 3 == 2
+                version = 1 if wtype == "FLOAT32" else (3 if asym else 2)
+                bidi_case(rng, "BIDI_%s_%s_%d" % (wtype, aux_mode, k), version, wtype, rng.randint(1, 3), rng.randint(1, 4),
+                          rng.randint(1, 5), rng.randint(1, 4), rng.randint(1, 4), ACTS[trial % len(ACTS)], tm, merge, aux_mode,
+                          asym=asym, zero_input=k == 4, zero_state=k % 3 == 0)
+                trial += 1
+    # Every registered version runs every type; version 4 is not registered.
+    for v in (1, 2, 3, 4):
+        bidi_case(rng, "BIDI_v%d" % v, v, "INT8", 2, 3, 3, 2, 3, "TANH", False, False, "none")
+    # TFLite 2.9's hybrid kernel crashes on merged time-major outputs with
+    # more than one batch row and symmetric quantization (its per-row
+    # fallback offsets a null zero-point pointer); one row or asymmetric
+    # quantization run.
+    for batch in (1, 2, 3):
+        for asym in (False, True):
+            bidi_case(rng, "BIDI_tm_merge_b%d_%s" % (batch, "asym" if asym else "sym"), 3 if asym else 2, "INT8", batch, 3, 3,
+                      2, 3, "TANH", True, True, "none", asym=asym)
+    # Refusals: a hidden state that is not a variable.
+    bidi_case(rng, "BIDI_err_novar", 1, "FLOAT32", 2, 3, 3, 2, 3, "TANH", False, False, "none", variable=False)
+
+
 def main():
     rng = random.Random(2929)
     gen_rnn(rng)
     gen_svdf(rng)
+    gen_bidi(rng)
     with gzip.open(OUT, "wt") as f:
         json.dump(CASES, f, separators=(",", ":"))
     errs = sum(1 for c in CASES if c.get("error"))
