@@ -16,7 +16,13 @@ load: anything else, such as an unregistered version).
 
 usage: rnn_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz INVOKE_RUNNER
   (RUNNER, the one-Invoke runner the other generators take, is not used;
-  INVOKE_RUNNER is tflite29_invoke built as its header says)
+  INVOKE_RUNNER is tflite29_invoke built as its header says:
+    gcc -O2 -o /tmp/tflite29_invoke ../tflite29_invoke.c -I$T/include \
+        -L$T/lib -ltensorflowlite_c -Wl,-rpath,$T/lib
+  with T=/work/tflite-ref here). The file was made with
+    python3 testdata/gen/rnn/rnn_tflite29_gen.py model/schema/schema.fbs \
+        /work/runner/tflite29_run /tmp/genwork-rnn \
+        testdata/gen/rnn/rnn_tflite29.json.gz /tmp/tflite29_invoke
 """
 import base64, gzip, json, os, random, subprocess, sys
 
