@@ -16,6 +16,7 @@ import (
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
+	"github.com/delego/delego/core/kernels/rnn"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
 )
@@ -38,5 +39,6 @@ func Builtins() *kernel.Registry {
 		control.Ops(),
 		signal.Ops(),
 		mediapipe.Ops(),
+		rnn.Ops(),
 	)...)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/delego/delego/core/kernels/quantize"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
+	"github.com/delego/delego/core/kernels/rnn"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
 	"github.com/delego/delego/model/schema"
@@ -45,6 +46,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"control", control.Ops()},
 		{"signal", signal.Ops()},
 		{"mediapipe", mediapipe.Ops()},
+		{"rnn", rnn.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,6 +47,10 @@ type ReplayCase struct {
 	Inputs  []*replayTensor `json:"inputs"`
 	Outputs []*replayTensor `json:"outputs"`
 	Error   string          `json:"error"` // "prepare", "eval", or "load" (TFLite crashed, or an unregistered version)
+	// Invokes are the outputs of further Invokes of the same interpreter
+	// on the same inputs, for ops whose state (Variable inputs) persists
+	// from one Invoke to the next.
+	Invokes [][]*replayTensor `json:"invokes"`
 }
 
 // replayType returns the DType named s, or -1.
@@ -169,10 +174,10 @@ func DecodeRecording(t *testing.T, file string, v any) {
 
 // replayRun builds the case's node from its model and inputs and runs it
 // through the registration reg has for its op, as the interpreter would.
-func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, error) {
+func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, kernel.Op, error) {
 	mb, err := base64.StdEncoding.DecodeString(c.Model)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	model := schema.GetRootAsModel(mb, 0)
 	var sg schema.SubGraph
@@ -184,10 +189,10 @@ func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, 
 	code := max(oc.BuiltinCode(), schema.BuiltinOperator(oc.DeprecatedBuiltinCode()))
 	r, ok := reg.Lookup(code, string(oc.CustomCode()))
 	if !ok {
-		return nil, kernel.Unsupported("no kernel for %s %s", kernel.OpName(code), oc.CustomCode())
+		return nil, nil, kernel.Unsupported("no kernel for %s %s", kernel.OpName(code), oc.CustomCode())
 	}
 	if !r.Versions.Contains(int(oc.Version())) {
-		return nil, kernel.Unsupported("%s version %d", r.Name(), oc.Version())
+		return nil, nil, kernel.Unsupported("%s version %d", r.Name(), oc.Version())
 	}
 	node := &kernel.Node{Threads: threads}
 	for i, rt := range c.Inputs {
@@ -197,13 +202,14 @@ func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, 
 		}
 		tt, err := rt.tensor()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		var st schema.Tensor
+		sg.Tensors(&st, int(op.Inputs(i)))
+		tt.Variable = st.IsVariable()
 		if rt.Const && rt.Data == "" {
 			// Constant data lives in the model's buffers.
-			var st schema.Tensor
 			var buf schema.Buffer
-			sg.Tensors(&st, int(op.Inputs(i)))
 			model.Buffers(&buf, int(st.Buffer()))
 			copy(tt.Data, buf.DataBytes())
 		}
@@ -221,17 +227,17 @@ func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, 
 	}
 	k, err := r.New(kernel.OpInfo{Version: int(oc.Version()), Operator: &op})
 	if err != nil {
-		return node, err
+		return node, k, err
 	}
 	if err := k.Prepare(node); err != nil {
-		return node, err
+		return node, k, err
 	}
 	for _, o := range node.Outputs {
 		if !o.Dynamic {
 			o.Data = tensor.NewTensor(o.Type, o.Shape...).Data
 		}
 	}
-	return node, k.Eval(node)
+	return node, k, k.Eval(node)
 }
 
 // ReplaySpec says how to replay one family's file.
@@ -268,7 +274,7 @@ func ReplayTFLite29(t *testing.T, spec ReplaySpec) {
 		if spec.Differs != nil && spec.Differs(c) {
 			continue
 		}
-		node, err := replayRun(c, reg, 1+i%spec.ThreadCycle)
+		node, k, err := replayRun(c, reg, 1+i%spec.ThreadCycle)
 		if c.Error != "" {
 			if err == nil && (spec.Tolerated == nil || !spec.Tolerated(c)) {
 				t.Errorf("%s: TFLite fails in %s, we succeed", c.Name, c.Error)
@@ -279,13 +285,26 @@ func ReplayTFLite29(t *testing.T, spec ReplaySpec) {
 			t.Errorf("%s: %v", c.Name, err)
 			continue
 		}
-		outputs := c.Outputs
-		if spec.Outputs > 0 {
-			outputs = outputs[:spec.Outputs]
+		replayCompareAll(t, c.Name, node, c.Outputs, spec.Outputs)
+		for inv, outputs := range c.Invokes {
+			if err := k.Eval(node); err != nil {
+				t.Errorf("%s: Invoke %d: %v", c.Name, inv+2, err)
+				break
+			}
+			replayCompareAll(t, fmt.Sprintf("%s (Invoke %d)", c.Name, inv+2), node, outputs, spec.Outputs)
 		}
-		for j, want := range outputs {
-			replayCompare(t, c.Name, j, node.Outputs[j], want)
-		}
+	}
+}
+
+// replayCompareAll compares the node's first n outputs (0: all) with
+// TFLite's.
+func replayCompareAll(t *testing.T, name string, node *kernel.Node, want []*replayTensor, n int) {
+	t.Helper()
+	if n > 0 {
+		want = want[:n]
+	}
+	for j, w := range want {
+		replayCompare(t, name, j, node.Outputs[j], w)
 	}
 }
 
