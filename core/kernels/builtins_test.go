@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
+	"github.com/delego/delego/core/kernels/random"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
@@ -45,6 +46,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"control", control.Ops()},
 		{"signal", signal.Ops()},
 		{"mediapipe", mediapipe.Ops()},
+		{"random", random.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)
