@@ -2,6 +2,8 @@ package random
 
 import (
 	"math"
+
+	"github.com/delego/delego/core/kernels/kernel"
 )
 
 // philox is the Philox4x32-10 counter-based generator of Salmon et al.,
@@ -84,13 +86,14 @@ func uint64ToDouble(x0, x1 uint32) float64 {
 }
 
 // boxMuller turns two uniform words into two standard normal FLOAT32s with
-// the Box-Muller transform, in FLOAT32 steps as TensorFlow's BoxMullerFloat
-// takes them (the first uniform is kept at least 1e-7, away from log(0)).
+// the Box-Muller transform, in the FLOAT32 steps of TensorFlow's
+// BoxMullerFloat (the first uniform is kept at least 1e-7, away from
+// log(0)), with the logarithm, sine and cosine of glibc that TFLite calls.
 func boxMuller(x0, x1 uint32) (f0, f1 float32) {
 	const epsilon = float32(1e-7)
 	u1 := max(uint32ToFloat(x0), epsilon)
 	v1 := float32(2 * math.Pi * float64(uint32ToFloat(x1)))
-	u2 := float32(math.Sqrt(float64(-2 * float32(math.Log(float64(u1))))))
-	sin, cos := math.Sincos(float64(v1))
-	return float32(sin) * u2, float32(cos) * u2
+	u2 := float32(math.Sqrt(float64(-2 * kernel.Logf(u1))))
+	sin, cos := kernel.Sincosf(v1)
+	return sin * u2, cos * u2
 }
