@@ -2,6 +2,7 @@ package random
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/fnv"
 	"math"
 	"testing"
@@ -299,5 +300,48 @@ func TestBoxMullerMathIsGlibcs(t *testing.T) {
 	h.Write(buf)
 	if got, want := h.Sum64(), uint64(0xc33e95558873741e); got != want {
 		t.Errorf("hash %#x, want glibc's %#x", got, want)
+	}
+}
+
+// TestRefusals: what TFLite 2.9 refuses is an error naming the op and what
+// is wrong; types it does not implement are ErrUnsupported.
+func TestRefusals(t *testing.T) {
+	logits := kerneltest.F32T([]int{2, 3}, 1, 2, 3, 4, 5, 6)
+	for _, c := range []struct {
+		newOp       func(kernel.OpInfo) (kernel.Op, error)
+		out         tensor.DType
+		ins         []*tensor.Tensor
+		want        string
+		unsupported bool
+	}{
+		{newUniformOp, tensor.Float32, []*tensor.Tensor{kerneltest.ConstT(kerneltest.TensorOf(tensor.Int64, []int{1}, int64(3)))},
+			"RANDOM_UNIFORM: shape of type INT64, want INT32: not supported", true},
+		{newNormalOp, tensor.Int32, []*tensor.Tensor{kerneltest.I32T([]int{1}, 3)},
+			"RANDOM_STANDARD_NORMAL: output of type INT32, want FLOAT32: not supported", true},
+		{newNormalOp, tensor.Float32, []*tensor.Tensor{kerneltest.I32T([]int{1, 1}, 3)},
+			"RANDOM_STANDARD_NORMAL: shape has shape [1 1], want a vector", false},
+		{newUniformOp, tensor.Float32, []*tensor.Tensor{kerneltest.I32T([]int{2}, 3, -1)},
+			"RANDOM_UNIFORM: shape[1] is -1, want a size >= 0", false},
+		{newMultinomialOp, tensor.Float32, []*tensor.Tensor{logits, kerneltest.I32T(nil, 2)},
+			"MULTINOMIAL: output of type FLOAT32, want INT32 or INT64: not supported", true},
+		{newMultinomialOp, tensor.Int64, []*tensor.Tensor{kerneltest.F32T([]int{3}, 1, 2, 3), kerneltest.I32T(nil, 2)},
+			"MULTINOMIAL: logits have shape [3], want [batch, classes]", false},
+		{newMultinomialOp, tensor.Int64, []*tensor.Tensor{kerneltest.F32T([]int{2, 0}), kerneltest.I32T(nil, 2)},
+			"MULTINOMIAL: logits have shape [2 0], with no classes", false},
+		{newMultinomialOp, tensor.Int64, []*tensor.Tensor{logits, kerneltest.I32T([]int{1}, 2)},
+			"MULTINOMIAL: num_samples has shape [1], want a scalar", false},
+		{newMultinomialOp, tensor.Int64, []*tensor.Tensor{kerneltest.ConstT(logits), kerneltest.I32T(nil, -2)},
+			"MULTINOMIAL: num_samples is -2, want a count >= 0", false},
+		{newMultinomialOp, tensor.Int64, []*tensor.Tensor{logits},
+			"MULTINOMIAL: got 1 inputs and 1 outputs, want 2 and 1", false},
+	} {
+		op, err := c.newOp(kernel.OpInfo{Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = kerneltest.Run1(op, &tensor.Tensor{Type: c.out}, c.ins...)
+		if err == nil || err.Error() != c.want || errors.Is(err, kernel.ErrUnsupported) != c.unsupported {
+			t.Errorf("got %v, want %q (unsupported: %v)", err, c.want, c.unsupported)
+		}
 	}
 }
