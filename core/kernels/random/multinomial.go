@@ -92,6 +92,13 @@ func (o *multinomialOp) Eval(n *kernel.Node) error {
 	draw := o.gen
 	o.gen.skip(uint64(batch) * uint64((samples+3)/4*4) * 2 * 256)
 
+	var out64 []int64
+	var out32 []int32
+	if out.Type == tensor.Int64 {
+		out64 = out.Int64s()
+	} else {
+		out32 = out.Int32s()
+	}
 	var words [4]uint32
 	used := len(words)
 	all := logits.Float32s()
@@ -104,10 +111,10 @@ func (o *multinomialOp) Eval(n *kernel.Node) error {
 			find := uint64ToDouble(words[used], words[used+1]) * total
 			used += 2
 			class := upperBound(o.cdf, find)
-			if out.Type == tensor.Int64 {
-				out.Int64s()[b*samples+j] = int64(class)
+			if out64 != nil {
+				out64[b*samples+j] = int64(class)
 			} else {
-				out.Int32s()[b*samples+j] = int32(class)
+				out32[b*samples+j] = int32(class)
 			}
 		}
 	}

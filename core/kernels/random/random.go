@@ -17,7 +17,7 @@ type distOp struct {
 	fill  func(g *philox, dst []float32)
 	seeds seeds
 	gen   philox
-	shape []int
+	dims  []int // the output's shape, read from the shape input
 }
 
 func newUniformOp(info kernel.OpInfo) (kernel.Op, error) {
@@ -59,14 +59,14 @@ func (o *distOp) Prepare(n *kernel.Node) error {
 
 // resolve reads the output's dimensions from the shape input.
 func (o *distOp) resolve(shape *tensor.Tensor) ([]int, error) {
-	o.shape = o.shape[:0]
+	o.dims = o.dims[:0]
 	for i, d := range shape.Int32s() {
 		if d < 0 {
 			return nil, fmt.Errorf("%s: shape[%d] is %d, want a size >= 0", o.name, i, d)
 		}
-		o.shape = append(o.shape, int(d))
+		o.dims = append(o.dims, int(d))
 	}
-	return o.shape, nil
+	return o.dims, nil
 }
 
 // Eval sizes a Dynamic output and fills it.
