@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
+	"github.com/delego/delego/core/kernels/random"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/rnn"
@@ -40,5 +41,6 @@ func Builtins() *kernel.Registry {
 		signal.Ops(),
 		mediapipe.Ops(),
 		rnn.Ops(),
+		random.Ops(),
 	)...)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/core/kernels/mediapipe"
 	"github.com/delego/delego/core/kernels/pool"
 	"github.com/delego/delego/core/kernels/quantize"
+	"github.com/delego/delego/core/kernels/random"
 	"github.com/delego/delego/core/kernels/reduce"
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/rnn"
@@ -47,6 +48,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"signal", signal.Ops()},
 		{"mediapipe", mediapipe.Ops()},
 		{"rnn", rnn.Ops()},
+		{"random", random.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)

@@ -140,7 +140,7 @@ func (op *logSoftmaxOp) uint8(src, dst []uint8, depth int) {
 		for _, v := range row {
 			sum += op.table[base+int(v)]
 		}
-		logSum := actLogf(sum)
+		logSum := kernel.Logf(sum)
 		scale := op.inScale / op.outScale
 		pre := float32(float32(op.inScale*float32(m))+logSum) / op.outScale
 		for i, v := range row {

@@ -14,41 +14,6 @@ import (
 // math); the bit-exact comparison with TFLite 2.9 is
 // TestActivationAgainstTFLite29.
 
-// TestLogfGlibc checks actLogf on arguments where glibc's logf (the one
-// TFLite 2.9 calls on x86-64) and a correctly rounded log differ.
-func TestLogfGlibc(t *testing.T) {
-	for _, c := range [][2]uint32{
-		{0x3f811aec, 0x3c0cda8f}, {0x3f83428b, 0x3cce05f2}, {0x3fd19476, 0x3efc7451},
-		{0x3fd49498, 0x3f01ddc5}, {0x3f999b4f, 0x3e3abde5}, {0x3f826c1f, 0x3c9994e3},
-	} {
-		x := math.Float32frombits(c[0])
-		if got := math.Float32bits(actLogf(x)); got != c[1] {
-			t.Errorf("logf(%g) = %#x, want glibc's %#x", x, got, c[1])
-		}
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 10000 {
-		x := float32(math.Exp(r.Float64()*40 - 20))
-		got, want := float64(actLogf(x)), math.Log(float64(x))
-		if math.Abs(got-want) > 1e-7*math.Max(1, math.Abs(want)) {
-			t.Fatalf("logf(%g) = %g, want %g", x, got, want)
-		}
-	}
-	for _, c := range []struct{ x, want float32 }{
-		{1, 0}, {0, float32(math.Inf(-1))}, {float32(math.Inf(1)), float32(math.Inf(1))},
-	} {
-		if got := actLogf(c.x); got != c.want {
-			t.Errorf("logf(%g) = %g, want %g", c.x, got, c.want)
-		}
-	}
-	if got := actLogf(-1); !math.IsNaN(float64(got)) {
-		t.Errorf("logf(-1) = %g, want NaN", got)
-	}
-	if got, want := float64(actLogf(1e-40)), math.Log(float64(float32(1e-40))); math.Abs(got-want) > 1e-5 {
-		t.Errorf("logf(1e-40) = %g, want %g (subnormal)", got, want)
-	}
-}
-
 // TestLogQ12ToQ5 checks the fixed-point log against float64 over its range:
 // sums of 1 to 4096 terms in Q12.19.
 func TestLogQ12ToQ5(t *testing.T) {
