@@ -165,7 +165,7 @@ def gen_multinomial(rng):
                  [lg, dict(type="INT32", shape=[], vals=[-2], const=const)], "INT64", 1, 2)
 
 
-rng = random.Random(2929)
+rng = tflite29.seeded(2929)
 gen_dist(rng)
 gen_multinomial(rng)
 with gzip.open(OUT, "wt") as f:

@@ -260,7 +260,7 @@ def gen_bidi(rng):
 
 
 def main():
-    rng = random.Random(2929)
+    rng = tflite29.seeded(2929)
     gen_rnn(rng)
     gen_svdf(rng)
     gen_bidi(rng)
