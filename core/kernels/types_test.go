@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 
@@ -146,4 +147,29 @@ func TestDeclaredTypesMatchPrepare(t *testing.T) {
 		}
 	}
 	t.Logf("%d kernels no probe reaches: %v", len(unreached), unreached)
+}
+
+// TestTFLite29VersionsMatchKernels: every kernel of an op TFLite 2.9
+// registers takes the versions TFLite 2.9 registers, no more, and the table
+// holds 147 builtins, each once.
+func TestTFLite29VersionsMatchKernels(t *testing.T) {
+	all := Builtins()
+	seen := map[string]bool{}
+	builtins := 0
+	for _, op := range TFLite29() {
+		reg := kernel.Registration{Code: op.Code, Custom: op.Custom}
+		if seen[reg.Name()] {
+			t.Errorf("%s is listed twice", reg.Name())
+		}
+		seen[reg.Name()] = true
+		if op.Code != schema.BuiltinOperatorCUSTOM {
+			builtins++
+		}
+		if got, ok := all.Lookup(op.Code, op.Custom); ok && got.Versions != op.Versions {
+			t.Errorf("%s: the kernel takes versions %v, TFLite 2.9 registers %v", reg.Name(), got.Versions, op.Versions)
+		}
+	}
+	if builtins != 147 {
+		t.Errorf("%d builtins, want TFLite 2.9's 147", builtins)
+	}
 }
