@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -34,6 +36,50 @@ var probeAux = []func(t tensor.DType) *tensor.Tensor{
 	func(t tensor.DType) *tensor.Tensor { return probeTensor(t, nil, true) },
 	func(tensor.DType) *tensor.Tensor { return probeTensor(tensor.Bool, []int{1, 2, 2, 2}, false) },
 	func(tensor.DType) *tensor.Tensor { return probeTensor(tensor.Float32, []int{1, 2, 2, 2}, false) },
+	func(tensor.DType) *tensor.Tensor { return int32Const([]int{2}, 2, 2) },
+	func(tensor.DType) *tensor.Tensor { return probeTensor(tensor.Int8, []int{1, 2, 2, 2}, true) },
+}
+
+// probeOptions are the options of the probe nodes of the ops whose
+// schema defaults (zero strides, no splits) no node can have.
+func probeOptions() map[schema.BuiltinOperator]*schema.BuiltinOptionsT {
+	pool := modelbuild.Options(schema.BuiltinOptionsPool2DOptions,
+		&schema.Pool2DOptionsT{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, FilterWidth: 1, FilterHeight: 1})
+	return map[schema.BuiltinOperator]*schema.BuiltinOptionsT{
+		schema.BuiltinOperatorAVERAGE_POOL_2D: pool,
+		schema.BuiltinOperatorMAX_POOL_2D:     pool,
+		schema.BuiltinOperatorL2_POOL_2D:      pool,
+		schema.BuiltinOperatorCONV_2D: modelbuild.Options(schema.BuiltinOptionsConv2DOptions,
+			&schema.Conv2DOptionsT{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1}),
+		schema.BuiltinOperatorDEPTHWISE_CONV_2D: modelbuild.Options(schema.BuiltinOptionsDepthwiseConv2DOptions,
+			&schema.DepthwiseConv2DOptionsT{Padding: schema.PaddingVALID, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationWFactor: 1, DilationHFactor: 1}),
+		schema.BuiltinOperatorSPACE_TO_DEPTH: modelbuild.Options(schema.BuiltinOptionsSpaceToDepthOptions, &schema.SpaceToDepthOptionsT{BlockSize: 2}),
+		schema.BuiltinOperatorDEPTH_TO_SPACE: modelbuild.Options(schema.BuiltinOptionsDepthToSpaceOptions, &schema.DepthToSpaceOptionsT{BlockSize: 1}),
+		schema.BuiltinOperatorARG_MAX:        modelbuild.Options(schema.BuiltinOptionsArgMaxOptions, &schema.ArgMaxOptionsT{OutputType: schema.TensorTypeINT32}),
+		schema.BuiltinOperatorARG_MIN:        modelbuild.Options(schema.BuiltinOptionsArgMinOptions, &schema.ArgMinOptionsT{OutputType: schema.TensorTypeINT32}),
+		schema.BuiltinOperatorSPLIT:          modelbuild.Options(schema.BuiltinOptionsSplitOptions, &schema.SplitOptionsT{NumSplits: 1}),
+		schema.BuiltinOperatorPACK:           modelbuild.Options(schema.BuiltinOptionsPackOptions, &schema.PackOptionsT{ValuesCount: 1}),
+		schema.BuiltinOperatorUNPACK:         modelbuild.Options(schema.BuiltinOptionsUnpackOptions, &schema.UnpackOptionsT{Num: 1}),
+		schema.BuiltinOperatorFAKE_QUANT:     modelbuild.Options(schema.BuiltinOptionsFakeQuantOptions, &schema.FakeQuantOptionsT{Max: 1, NumBits: 8}),
+	}
+}
+
+// probeOperator is an operator table of reg's op carrying opts, or nil
+// when opts is nil (the kernel then takes the schema's defaults).
+func probeOperator(t *testing.T, reg kernel.Registration, opts *schema.BuiltinOptionsT) *schema.Operator {
+	if opts == nil {
+		return nil
+	}
+	b := modelbuild.New()
+	in, out := b.Tensor("in", tensor.Float32, []int{1}), b.Tensor("out", tensor.Float32, []int{1})
+	b.Op(reg.Code, reg.Versions.Max, []int{in}, []int{out}, opts)
+	b.Inputs(in)
+	b.Outputs(out)
+	m, err := model.New(b.Bytes())
+	if err != nil {
+		t.Fatalf("%s: %v", reg.Name(), err)
+	}
+	return m.Subgraph(0).Operator(0).Table()
 }
 
 // int32Const is a constant INT32 tensor of shape holding vals.
@@ -47,36 +93,15 @@ func int32Const(shape []int, vals ...int32) *tensor.Tensor {
 }
 
 // probe builds small nodes whose main tensor (of shape [1,2,2,2]) has
-// type t, with up to five other inputs of one kind of probeAux and up to
-// three outputs of one type, and reports whether the Prepare of any of
-// them succeeds: a kernel that accepts some node of type t.
-func probe(reg kernel.Registration, t tensor.DType) bool {
+// type t, with up to five inputs (probeInputs) and up to three outputs
+// (probeOutputs), and reports whether the Prepare of any of them succeeds:
+// a kernel that accepts some node of type t.
+func probe(reg kernel.Registration, op *schema.Operator, t tensor.DType) bool {
 	for nIn := range 6 {
-		for _, aux := range probeAux {
-			for _, laterSame := range []bool{false, true} {
-				for _, outT := range []tensor.DType{t, tensor.Bool, tensor.Int32, tensor.Float32, tensor.Int64, tensor.Int8} {
-					for nOut := 1; nOut <= 3; nOut++ {
-						n := &kernel.Node{Threads: 1}
-						for i := range nIn {
-							in := aux(t)
-							if i == reg.Main || laterSame && i > reg.Main {
-								in = probeTensor(t, []int{1, 2, 2, 2}, i != reg.Main)
-							}
-							n.Inputs = append(n.Inputs, in)
-						}
-						if nIn == 0 {
-							outT = t
-						}
-						for _, first := range []tensor.DType{outT, t} {
-							n.Outputs = []*tensor.Tensor{probeTensor(first, nil, false)}
-							for range nOut - 1 {
-								n.Outputs = append(n.Outputs, probeTensor(outT, nil, false))
-							}
-							if prepareProbe(reg, n) == nil {
-								return true
-							}
-						}
-					}
+		for _, ins := range probeInputs(reg.Main, nIn, t) {
+			for _, outs := range probeOutputs(nIn, t) {
+				if prepareProbe(reg, op, &kernel.Node{Threads: 1, Inputs: ins(), Outputs: outs()}) == nil {
+					return true
 				}
 			}
 		}
@@ -84,15 +109,82 @@ func probe(reg kernel.Registration, t tensor.DType) bool {
 	return false
 }
 
-// prepareProbe makes reg's kernel at its highest version and prepares n,
+// probeInputs makes the input lists of n inputs whose input main has
+// type t: the others all of one kind of probeAux, or those after main of
+// type t, constant. A node without inputs gets one empty list.
+func probeInputs(main, n int, t tensor.DType) []func() []*tensor.Tensor {
+	if n == 0 {
+		return []func() []*tensor.Tensor{func() []*tensor.Tensor { return nil }}
+	}
+	if n <= main {
+		return nil
+	}
+	var out []func() []*tensor.Tensor
+	for _, aux := range probeAux {
+		for _, laterSame := range []bool{false, true} {
+			out = append(out, func() []*tensor.Tensor {
+				ins := make([]*tensor.Tensor, n)
+				for i := range ins {
+					switch {
+					case i == main:
+						ins[i] = probeTensor(t, []int{1, 2, 2, 2}, false)
+					case laterSame && i > main:
+						ins[i] = probeTensor(t, []int{1, 2, 2, 2}, true)
+					default:
+						ins[i] = aux(t)
+					}
+				}
+				return ins
+			})
+			if n == main+1 {
+				break // no input after main: laterSame changes nothing
+			}
+		}
+		if n == 1 {
+			break // no other input: the kind changes nothing
+		}
+	}
+	return out
+}
+
+// probeOutputs makes the output lists of one to three outputs: all of one
+// type, or the first of type t and the others of another. A node without
+// inputs gets outputs of type t.
+func probeOutputs(nIn int, t tensor.DType) []func() []*tensor.Tensor {
+	types := []tensor.DType{t, tensor.Bool, tensor.Int32, tensor.Float32, tensor.Int64, tensor.Int8}
+	if nIn == 0 {
+		types = types[:1]
+	}
+	var out []func() []*tensor.Tensor
+	for nOut := 1; nOut <= 3; nOut++ {
+		for _, rest := range types {
+			for _, first := range []tensor.DType{rest, t} {
+				out = append(out, func() []*tensor.Tensor {
+					outs := []*tensor.Tensor{probeTensor(first, nil, false)}
+					for range nOut - 1 {
+						outs = append(outs, probeTensor(rest, nil, false))
+					}
+					return outs
+				})
+				if nOut == 1 || rest == t {
+					break // the first's type is the others'
+				}
+			}
+		}
+	}
+	return out
+}
+
+// prepareProbe makes reg's kernel at its highest version, with the options
+// of operator (nil: the defaults), and prepares n,
 // turning a panic into an error.
-func prepareProbe(reg kernel.Registration, n *kernel.Node) (err error) {
+func prepareProbe(reg kernel.Registration, operator *schema.Operator, n *kernel.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	op, err := reg.New(kernel.OpInfo{Version: reg.Versions.Max})
+	op, err := reg.New(kernel.OpInfo{Version: reg.Versions.Max, Operator: operator})
 	if err != nil {
 		return err
 	}
@@ -119,17 +211,20 @@ func TestEveryRegistrationDeclaresTypes(t *testing.T) {
 }
 
 // TestDeclaredTypesMatchPrepare: for every kernel that some probe node
-// reaches (its Prepare succeeds for at least one type), the types whose
-// probes Prepare accepts are exactly the declared ones: a declared type
-// Prepare refuses, or a type it takes undeclared, fails. Kernels no probe
-// reaches (they need options, subgraphs or particular shapes) are listed;
-// their declarations were read off their Prepare.
+// reaches (its Prepare succeeds for at least one type; probeOptions gives
+// the ops whose default options no node can have), the types whose probes
+// Prepare accepts are exactly the declared ones: a declared type Prepare
+// refuses, or a type it takes undeclared, fails. The kernels no probe
+// reaches (they need custom options, subgraphs, resources or particular
+// shapes) are logged; their declarations were read off their Prepare.
 func TestDeclaredTypesMatchPrepare(t *testing.T) {
 	var unreached []string
+	options := probeOptions()
 	for _, reg := range Builtins().All() {
+		op := probeOperator(t, reg, options[reg.Code])
 		var accepted []tensor.DType
 		for _, typ := range kernel.AllTypes() {
-			if probe(reg, typ) {
+			if probe(reg, op, typ) {
 				accepted = append(accepted, typ)
 			}
 		}
