@@ -80,7 +80,8 @@ func TestOpsTableEdgeTPUUndescribed(t *testing.T) {
 
 // TestUnrunnable: ops that neither the kernels nor a usable plugin run are
 // listed with op, version, main type, nodes and reasons; those a plugin
-// runs are not.
+// runs are not, except in a subgraph other than 0, which plugins are never
+// given.
 func TestUnrunnable(t *testing.T) {
 	b := modelbuild.New()
 	in := b.Tensor("in", tensor.Float32, []int{1, 4})
@@ -94,6 +95,11 @@ func TestUnrunnable(t *testing.T) {
 	b.Op(schema.BuiltinOperatorADD, 9, []int{in, in}, []int{out("f", tensor.Float32)}, nil)
 	b.Inputs(in, ints)
 	b.Outputs(2, 3, 4, 5, 6, 7)
+	b.AddSubgraph("body")
+	x, y := b.Tensor("x", tensor.Float32, []int{1}), b.Tensor("y", tensor.Float32, []int{1})
+	b.CustomOp("PluginOnly", 1, []int{x}, []int{y}, nil)
+	b.Inputs(x)
+	b.Outputs(y)
 	m, err := model.New(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +114,8 @@ func TestUnrunnable(t *testing.T) {
 		{Op: "ADD", Version: 9, Type: "FLOAT32", Nodes: []int{0, 5}, Reasons: []string{"kernels: runs versions 1-4", "fake: runs versions 1-2"}},
 		{Op: "NoSuchOp", Custom: true, Version: 1, Type: "FLOAT32", Nodes: []int{1}, Reasons: []string{"kernels: does not run this op", "plugins: no plugin found declares it"}},
 		{Op: "FLOOR", Version: 1, Type: "INT32", Nodes: []int{2}, Reasons: []string{"kernels: takes FLOAT32, not INT32", "fake: takes FLOAT32, not INT32"}},
+		{Subgraph: 1, Op: "PluginOnly", Custom: true, Version: 1, Type: "FLOAT32", Nodes: []int{0},
+			Reasons: []string{"kernels: does not run this op", "fake: plugins are given subgraph 0 only"}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
@@ -123,7 +131,7 @@ func TestUnrunnable(t *testing.T) {
 	if err := WriteUnrunnable(&text, got); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ops no runtime here runs (3):", "  ADD version 9 FLOAT32 (subgraph 0, nodes 0 5)",
+	for _, line := range []string{"ops no runtime here runs (4):", "  ADD version 9 FLOAT32 (subgraph 0, nodes 0 5)",
 		"    kernels: runs versions 1-4", "  NoSuchOp version 1 FLOAT32 (subgraph 0, node 1)"} {
 		if !strings.Contains(text.String(), line+"\n") {
 			t.Errorf("text lacks %q:\n%s", line, text.String())
