@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -36,9 +37,10 @@ type UnrunnableOp struct {
 func (r *OpsReport) Unrunnable(m *model.Model) []UnrunnableOp {
 	var out []UnrunnableOp
 	index := map[string]int{}
+	regs := kernels.Builtins()
 	for si, sg := range m.Subgraphs() {
 		for ni := range sg.NumOperators() {
-			n := r.node(m, si, ni)
+			n := r.node(m, regs, si, ni)
 			if n.reasons == nil {
 				continue
 			}
@@ -66,13 +68,12 @@ type nodeCheck struct {
 	reasons []string
 }
 
-// node checks operator ni of subgraph si against every runtime of r.
-func (r *OpsReport) node(m *model.Model, si, ni int) nodeCheck {
-	sg := m.Subgraph(si)
-	o := sg.Operator(ni)
-	code := m.OpCodeOf(o)
+// node checks operator ni of subgraph si against every runtime of r; regs
+// are the CPU kernels, which say which input is an op's main one.
+func (r *OpsReport) node(m *model.Model, regs *kernel.Registry, si, ni int) nodeCheck {
+	code := m.OpCodeOf(m.Subgraph(si).Operator(ni))
 	n := nodeCheck{op: UnrunnableOp{Subgraph: si, Op: code.Name(), Custom: code.Custom != "", Version: code.Version}}
-	if n.main = mainType(m, si, ni); n.main != nil {
+	if n.main = mainType(m, regs, si, ni); n.main != nil {
 		n.op.Type = n.main.String()
 	}
 	if si == 0 {
@@ -133,13 +134,13 @@ func (r *OpsReport) row(op string, custom bool) (OpsRow, bool) {
 // mainType is the element type of the main tensor of operator ni of
 // subgraph si: the input the CPU kernel names (input 0 for an op without
 // one), or output 0 for a node without inputs; nil when it has none.
-func mainType(m *model.Model, si, ni int) *tensor.DType {
+func mainType(m *model.Model, regs *kernel.Registry, si, ni int) *tensor.DType {
 	sg := m.Subgraph(si)
 	o := sg.Operator(ni)
 	code := m.OpCodeOf(o)
 	ins, outs := o.Inputs(), o.Outputs()
 	var idx int
-	reg, _ := kernels.Builtins().Lookup(code.Builtin, code.Custom)
+	reg, _ := regs.Lookup(code.Builtin, code.Custom)
 	switch i := reg.MainTensor(len(ins)); {
 	case i >= 0 && i < len(ins):
 		idx = ins[i]
