@@ -259,7 +259,7 @@ func (r *OpsReport) Markdown() string {
 	var b strings.Builder
 	for _, rt := range r.Runtimes {
 		full, partial, missing := r.Coverage(rt.Name)
-		fmt.Fprintf(&b, "%s: %d of the %d builtins TensorFlow Lite %s registers at all its versions, %d at some, %d not at all.\n",
+		fmt.Fprintf(&b, "`%s` runs %d of the %d builtins TensorFlow Lite %s registers at every version it registers, %d at only some, %d at none.\n",
 			rt.Name, full, full+partial+missing, r.TFLite, partial, missing)
 	}
 	b.WriteString("\n| Op | TensorFlow Lite " + r.TFLite + " |")

@@ -138,3 +138,26 @@ func TestUnrunnable(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverage: a runtime runs a builtin fully when it takes every
+// version TensorFlow Lite registers, partly when it takes some, and not
+// when it takes none or does not declare it; the Markdown says so.
+func TestCoverage(t *testing.T) {
+	r := OpsTable(&PluginsReport{Plugins: []PluginReport{{Name: "fake", Usable: true, Ops: []DeclaredOp{
+		{Op: "ADD", MinVersion: 1, MaxVersion: 4},
+		{Op: "SUB", MinVersion: 1, MaxVersion: 2},
+		{Op: "MUL", MinVersion: 6, MaxVersion: 7},
+	}}}})
+	full, partial, missing := r.Coverage("fake")
+	if full != 1 || partial != 1 || missing != 145 {
+		t.Errorf("coverage %d, %d, %d; want 1, 1, 145", full, partial, missing)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"`fake` runs 1 of the 147 builtins TensorFlow Lite 2.9 registers at every version it registers, 1 at only some, 145 at none.\n",
+		"| Op | TensorFlow Lite 2.9 | kernels | fake |\n", "| SUB | 1-5 | 1-5 FLOAT32, INT8, UINT8, INT16, INT32, INT64 | 1-2 any |\n",
+		"| Mfcc (custom) | 1 | 1 FLOAT32 | - |\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+}
