@@ -32,10 +32,11 @@ type UnrunnableOp struct {
 }
 
 // Unrunnable lists the ops of m that no usable runtime of r runs, in the
-// order of their first node. The kernels run every subgraph; plugins are
-// given subgraph 0 only, as the partitioner plans it.
+// order of their first node (empty, never nil, when every op runs). The
+// kernels run every subgraph; plugins are given subgraph 0 only, as the
+// partitioner plans it.
 func (r *OpsReport) Unrunnable(m *model.Model) []UnrunnableOp {
-	var out []UnrunnableOp
+	out := []UnrunnableOp{}
 	index := map[string]int{}
 	regs := kernels.Builtins()
 	for si, sg := range m.Subgraphs() {

@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // TestOpsJSONListsEveryOp: "delego ops --json" lists every builtin TFLite
@@ -109,5 +110,9 @@ func TestInspectCannotRun(t *testing.T) {
 	if len(r.CannotRun) != 2 || r.CannotRun[0].Op != "RELU" || r.CannotRun[0].Version != 4 || r.CannotRun[0].Type != "FLOAT32" ||
 		!slices.Equal(r.CannotRun[0].Nodes, []int{1}) || r.CannotRun[1].Op != "NoSuchOp" || !r.CannotRun[1].Custom {
 		t.Errorf("cannot_run %+v", r.CannotRun)
+	}
+	_, stdout, _ = cli(t, "inspect", "--json", shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"))
+	if !strings.Contains(stdout, `"cannot_run": []`) {
+		t.Errorf("a model that runs has no empty cannot_run list:\n%s", stdout[max(0, len(stdout)-300):])
 	}
 }
