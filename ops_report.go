@@ -161,7 +161,8 @@ func (r OpsRow) supportOf(runtime string) (OpSupport, bool) {
 
 // WriteText writes r for people: the runtimes, then one line per op with
 // the versions TensorFlow Lite registers and, per runtime, the versions and
-// types it declares ("-": none).
+// types it declares ("-": none), then how many of TensorFlow Lite's
+// builtins each runtime runs.
 func (r *OpsReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("runtimes:\n")
@@ -184,6 +185,10 @@ func (r *OpsReport) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	b.WriteString("\n")
+	for _, rt := range r.Runtimes {
+		b.WriteString(r.coverageLine(rt.Name, rt.Name))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -252,15 +257,20 @@ func (r *OpsReport) Coverage(runtime string) (full, partial, missing int) {
 	return full, partial, missing
 }
 
+// coverageLine says what Coverage counts of runtime, which it calls name.
+func (r *OpsReport) coverageLine(runtime, name string) string {
+	full, partial, missing := r.Coverage(runtime)
+	return fmt.Sprintf("%s runs %d of the %d builtins TensorFlow Lite %s registers at every version it registers, %d at only some, %d at none.\n",
+		name, full, full+partial+missing, r.TFLite, partial, missing)
+}
+
 // Markdown writes r as a Markdown table, as the README shows it: a line
 // of counts per runtime, then one row per op with the versions TensorFlow
 // Lite registers and, per runtime, the versions and types it declares.
 func (r *OpsReport) Markdown() string {
 	var b strings.Builder
 	for _, rt := range r.Runtimes {
-		full, partial, missing := r.Coverage(rt.Name)
-		fmt.Fprintf(&b, "`%s` runs %d of the %d builtins TensorFlow Lite %s registers at every version it registers, %d at only some, %d at none.\n",
-			rt.Name, full, full+partial+missing, r.TFLite, partial, missing)
+		b.WriteString(r.coverageLine(rt.Name, "`"+rt.Name+"`"))
 	}
 	b.WriteString("\n| Op | TensorFlow Lite " + r.TFLite + " |")
 	for _, rt := range r.Runtimes {

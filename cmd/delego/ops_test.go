@@ -65,6 +65,9 @@ func TestOpsText(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, stdout)
 		}
 	}
+	if !strings.Contains(stdout, "\nkernels runs ") || !strings.Contains(stdout, " of the 147 builtins TensorFlow Lite 2.9 registers") {
+		t.Errorf("no count of the kernels' builtins in:\n%s", stdout)
+	}
 	if !strings.Contains(stdout, "\nFLOOR ") || !strings.Contains(stdout, "1 FLOAT32 ") {
 		t.Errorf("no FLOOR line in:\n%s", stdout)
 	}
