@@ -80,11 +80,11 @@ func (p Plugins) Ops(ctx context.Context) (*OpsReport, error) {
 	return OpsTable(plugins), nil
 }
 
-// OpsTable tabulates what delego's CPU kernels and the plugins of r (nil:
-// none) declare, beside the ops TensorFlow Lite 2.9 registers. A plugin
-// that could not be described declares nothing, except the edgetpu
+// OpsTable tabulates what delego's CPU kernels and the plugins of plugins
+// (nil: none) declare, beside the ops TensorFlow Lite 2.9 registers. A
+// plugin that could not be described declares nothing, except the edgetpu
 // plugin, whose support delego knows without it.
-func OpsTable(r *PluginsReport) *OpsReport {
+func OpsTable(plugins *PluginsReport) *OpsReport {
 	out := &OpsReport{TFLite: "2.9", Runtimes: []OpsRuntime{{Name: KernelsRuntime, Usable: true}}, Ops: []OpsRow{}}
 	rows := map[string]*OpsRow{}
 	row := func(op string, custom bool) *OpsRow {
@@ -99,32 +99,36 @@ func OpsTable(r *PluginsReport) *OpsReport {
 		row(reg.Name(), op.Code == schema.BuiltinOperatorCUSTOM).TFLite = &VersionSpan{op.Versions.Min, op.Versions.Max}
 	}
 	for _, reg := range kernels.Builtins().All() {
-		r := row(reg.Name(), reg.Code == schema.BuiltinOperatorCUSTOM)
-		r.Support = append(r.Support, OpSupport{KernelsRuntime, reg.Versions.Min, reg.Versions.Max, typeNames(reg)})
+		rw := row(reg.Name(), reg.Code == schema.BuiltinOperatorCUSTOM)
+		rw.Support = append(rw.Support, OpSupport{KernelsRuntime, reg.Versions.Min, reg.Versions.Max, typeNames(reg)})
 	}
-	if r != nil {
-		for _, p := range r.Plugins {
+	if plugins != nil {
+		for _, p := range plugins.Plugins {
 			rt, ops := pluginOps(p)
 			out.Runtimes = append(out.Runtimes, rt)
 			for _, o := range ops {
-				r := row(o.Op, o.Custom)
-				r.Support = append(r.Support, OpSupport{rt.Name, o.MinVersion, o.MaxVersion, o.Types})
+				rw := row(o.Op, o.Custom)
+				rw.Support = append(rw.Support, OpSupport{rt.Name, o.MinVersion, o.MaxVersion, o.Types})
 			}
 		}
 	}
-	for _, r := range rows {
-		out.Ops = append(out.Ops, *r)
+	for _, rw := range rows {
+		out.Ops = append(out.Ops, *rw)
 	}
-	slices.SortFunc(out.Ops, func(a, b OpsRow) int {
-		if a.Custom != b.Custom {
-			if a.Custom {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(a.Op, b.Op)
-	})
+	slices.SortFunc(out.Ops, func(a, b OpsRow) int { return compareOps(a.Custom, a.Op, b.Custom, b.Op) })
 	return out
+}
+
+// compareOps orders ops as the reports list them: builtins by name, then
+// custom ops by name.
+func compareOps(aCustom bool, a string, bCustom bool, b string) int {
+	if aCustom != bCustom {
+		if aCustom {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Compare(a, b)
 }
 
 // typeNames are the names of reg's types.
