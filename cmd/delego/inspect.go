@@ -17,10 +17,12 @@ description, each subgraph's inputs, outputs, operators and tensors, metadata,
 signature defs and totals; for an Edge TPU model, what Coral's compiler put in
 each edgetpu-custom-op node (packages, executables, their instruction
 bitstreams, DMA hints, parameters, input and output layers). Long per-channel quantization lists are shortened
-in the text form; --json gives them in full. Last, the ops that no runtime here runs: neither delego's CPU
-kernels nor any usable plugin found (as "delego plugins" finds them; see
-"delego ops"), each with its version, the type of its main tensor, its
-nodes and why each runtime refuses it.
+in the text form; --json gives them in full.
+
+Last come the ops no runtime here runs: neither delego's CPU kernels nor a
+usable plugin found (as "delego plugins" finds them; see "delego ops"),
+each with its version, the type of its main tensor, its nodes and why the
+kernels and each plugin that declares the op refuse it.
 
 Flags:
   --json           print one JSON object instead of text
@@ -48,7 +50,8 @@ JSON fields (stable):
   cannot_run[]                 the ops no runtime here runs ([]: none):
                                subgraph, op, custom, version, type (of the
                                main tensor; "" when none), nodes[],
-                               reasons[] ("runtime: why not", one per runtime)
+                               reasons[] ("runtime: why not": the kernels,
+                               each plugin that declares the op)
   totals                       subgraphs, operators, tensors, constant_tensors,
                                params_bytes (bytes of the distinct constant
                                buffers tensors use), buffers, buffer_bytes (all

@@ -139,7 +139,7 @@ type Registration struct {
 	Versions tensor.VersionRange
 	// Types are the element types the kernel accepts for the node's main
 	// tensor (see Main), at every version in Versions: what Prepare
-	// accepts, no more and no fewer, in the order the kernel lists them.
+	// accepts, no more and no fewer.
 	Types []tensor.DType
 	// Main is the input whose element types Types lists: 0 unless the op's
 	// data comes later (FILL's value, for one). A node without inputs
@@ -156,12 +156,6 @@ func (r Registration) Name() string {
 		return r.Custom
 	}
 	return OpName(r.Code)
-}
-
-// Accepts reports whether the kernel runs version of the op on a main
-// tensor of type t (see Main).
-func (r Registration) Accepts(version int, t tensor.DType) bool {
-	return r.Versions.Contains(version) && slices.Contains(r.Types, t)
 }
 
 // MainTensor is the index among a node's inputs of its main tensor, or -1
