@@ -1,7 +1,6 @@
 package delego
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -143,15 +142,7 @@ func opsOf(s *delegate.Support) []DeclaredOp {
 	for name, o := range s.Custom {
 		ops = append(ops, DeclaredOp{Op: name, Custom: true, MinVersion: o.Versions.Min, MaxVersion: o.Versions.Max, Types: types(o)})
 	}
-	slices.SortFunc(ops, func(a, b DeclaredOp) int {
-		if a.Custom != b.Custom {
-			if a.Custom {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(a.Op, b.Op)
-	})
+	slices.SortFunc(ops, func(a, b DeclaredOp) int { return compareOps(a.Custom, a.Op, b.Custom, b.Op) })
 	return ops
 }
 

@@ -25,7 +25,7 @@ var notYetRecorded = []string{
 	"BIDIRECTIONAL_SEQUENCE_LSTM", "CONV_3D", "CONV_3D_TRANSPOSE",
 	"EMBEDDING_LOOKUP_SPARSE", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_LOOKUP",
 	"HASHTABLE_SIZE", "LSH_PROJECTION", "LSTM",
-	"SKIP_GRAM",
+	"SKIP_GRAM", "NumericVerify",
 }
 
 // opVersion is one (op, version) of the resolver.

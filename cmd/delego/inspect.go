@@ -5,11 +5,12 @@ import (
 	"flag"
 	"io"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/program"
 )
 
-const inspectUsage = `Usage: delego inspect MODEL [--json]
+const inspectUsage = `Usage: delego inspect MODEL [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 
 Describes MODEL (a .tflite file) without running it: schema version,
 description, each subgraph's inputs, outputs, operators and tensors, metadata,
@@ -18,9 +19,14 @@ each edgetpu-custom-op node (packages, executables, their instruction
 bitstreams, DMA hints, parameters, input and output layers). Long per-channel quantization lists are shortened
 in the text form; --json gives them in full.
 
+Last come the ops no runtime here runs: neither delego's CPU kernels nor a
+usable plugin found (as "delego plugins" finds them; see "delego ops"),
+each with its version, the type of its main tensor, its nodes and why the
+kernels and each plugin that declares the op refuse it.
+
 Flags:
-  --json   print one JSON object instead of text
-  -h       show this help
+  --json           print one JSON object instead of text
+` + pluginFlagsHelp + `  -h               show this help
 
 JSON fields (stable):
   file, file_bytes             the model path and its size
@@ -41,6 +47,11 @@ JSON fields (stable):
                                  axis, per_channel}}
   metadata[]                   name, buffer, bytes, value (min_runtime_version only)
   signature_defs[]             key, subgraph, inputs[], outputs[]: {name, tensor}
+  cannot_run[]                 the ops no runtime here runs ([]: none):
+                               subgraph, op, custom, version, type (of the
+                               main tensor; "" when none), nodes[],
+                               reasons[] ("runtime: why not": the kernels,
+                               each plugin that declares the op)
   totals                       subgraphs, operators, tensors, constant_tensors,
                                params_bytes (bytes of the distinct constant
                                buffers tensors use), buffers, buffer_bytes (all
@@ -52,19 +63,24 @@ JSON fields (stable):
 // inspectUsage.
 type inspectReport struct {
 	*model.Summary
-	EdgeTPU []program.NodeReport `json:"edgetpu,omitempty"`
+	EdgeTPU   []program.NodeReport  `json:"edgetpu,omitempty"`
+	CannotRun []delego.UnrunnableOp `json:"cannot_run"`
 }
 
 // inspectFlagSet defines the flags of "delego inspect".
-func inspectFlagSet(asJSON *bool) *flag.FlagSet {
+func inspectFlagSet(asJSON *bool, pf *pluginFlags) *flag.FlagSet {
 	fs := newFlagSet("inspect")
 	fs.BoolVar(asJSON, "json", false, "")
+	pf.define(fs)
 	return fs
 }
 
 func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	var asJSON bool
-	fs := inspectFlagSet(&asJSON)
+	var (
+		asJSON bool
+		pf     pluginFlags
+	)
+	fs := inspectFlagSet(&asJSON, &pf)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagError(fs, "inspect", inspectUsage, stdout, err)
@@ -76,7 +92,15 @@ func inspectCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := &inspectReport{Summary: m.Summary(), EdgeTPU: program.Reports(m)}
+	host, err := pf.host()
+	if err != nil {
+		return err
+	}
+	ops, err := host.Ops(ctx)
+	if err != nil {
+		return err
+	}
+	r := &inspectReport{Summary: m.Summary(), EdgeTPU: program.Reports(m), CannotRun: ops.Unrunnable(m)}
 	if asJSON {
 		return writeJSON(stdout, r)
 	}
@@ -88,5 +112,8 @@ func printReport(w io.Writer, r *inspectReport) error {
 	if err := r.Summary.WriteText(w); err != nil {
 		return err
 	}
-	return program.WriteReports(w, r.EdgeTPU)
+	if err := program.WriteReports(w, r.EdgeTPU); err != nil {
+		return err
+	}
+	return delego.WriteUnrunnable(w, r.CannotRun)
 }

@@ -4,7 +4,8 @@
 // (bench), shows which delegate would run which part of a model, and why
 // the rest stays on the CPU (plan), tries delegates on a model and picks
 // the fastest correct one (tune), lists the Edge TPUs it can use
-// (devices) and the delegate plugins it finds (plugins).
+// (devices), the delegate plugins it finds (plugins) and the ops, versions
+// and types the CPU kernels and those plugins run (ops).
 //
 // Usage:
 //
@@ -15,6 +16,7 @@
 //	delego tune MODEL --delegate A,B,... --out DIR [--input FILE... | --image PICTURE | --inputs-from DIR] [--runs N]
 //	delego devices [--json]
 //	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
+//	delego ops [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 //	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
@@ -83,6 +85,7 @@ func commands() []command {
 		{"pipeline", "run a segmented model as a pipeline over several Edge TPUs", pipelineUsage, pipelineCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
+		{"ops", "list the ops, versions and types the CPU kernels and plugins run", opsUsage, opsCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
 		{"help", "show help for delego or a command", helpUsage, helpCmd},
 		{"version", "print delego's version", versionUsage, versionCmd},

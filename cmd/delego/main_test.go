@@ -108,7 +108,7 @@ func TestUsageMentionsEveryFlag(t *testing.T) {
 		{benchUsage, (&benchFlags{}).flagSet()},
 		{planUsage, (&planFlags{}).flagSet()},
 		{tuneUsage, (&tuneFlags{}).flagSet()},
-		{inspectUsage, inspectFlagSet(&asJSON)},
+		{inspectUsage, inspectFlagSet(&asJSON, &pluginFlags{})},
 	} {
 		c.fs.VisitAll(func(f *flag.Flag) {
 			dash := "--"

@@ -23,7 +23,7 @@ MAX_VERSION = 12
 # TFLite 2.9's default custom ops (BuiltinOpResolver's constructor), by the
 # names models carry; names that 2.9 does not register are probed too, as
 # the check that the probe can tell.
-CUSTOMS = ["AudioSpectrogram", "Mfcc", "TFLite_Detection_PostProcess", "NoSuchCustomOp"]
+CUSTOMS = ["AudioSpectrogram", "Mfcc", "TFLite_Detection_PostProcess", "NumericVerify", "NoSuchCustomOp"]
 
 
 def probe(schema, prober, work, name, code, version, custom=None):

@@ -26,19 +26,19 @@ import (
 // activationOps returns the registrations of this op family.
 func activationOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRELU, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReluOp(actRelu)},
-		{Code: schema.BuiltinOperatorRELU_N1_TO_1, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReluOp(actRelu1)},
-		{Code: schema.BuiltinOperatorRELU6, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReluOp(actRelu6)},
-		{Code: schema.BuiltinOperatorLOGISTIC, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newLogisticOp},
-		{Code: schema.BuiltinOperatorTANH, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTanhOp},
-		{Code: schema.BuiltinOperatorSOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSoftmaxOp},
-		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLeakyReluOp},
-		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newHardSwishOp},
-		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPreluOp},
-		{Code: schema.BuiltinOperatorELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newEluOp},
-		{Code: schema.BuiltinOperatorGELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newGeluOp},
-		{Code: schema.BuiltinOperatorLOG_SOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newLogSoftmaxOp},
-		{Code: schema.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newLRNOp},
+		{Code: schema.BuiltinOperatorRELU, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newReluOp(actRelu)},
+		{Code: schema.BuiltinOperatorRELU_N1_TO_1, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, New: newReluOp(actRelu1)},
+		{Code: schema.BuiltinOperatorRELU6, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newReluOp(actRelu6)},
+		{Code: schema.BuiltinOperatorLOGISTIC, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32}, New: newLogisticOp},
+		{Code: schema.BuiltinOperatorTANH, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, New: newTanhOp},
+		{Code: schema.BuiltinOperatorSOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Uint8}, New: newSoftmaxOp},
+		{Code: schema.BuiltinOperatorLEAKY_RELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newLeakyReluOp},
+		{Code: schema.BuiltinOperatorHARD_SWISH, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, New: newHardSwishOp},
+		{Code: schema.BuiltinOperatorPRELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, New: newPreluOp},
+		{Code: schema.BuiltinOperatorELU, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int8}, New: newEluOp},
+		{Code: schema.BuiltinOperatorGELU, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, New: newGeluOp},
+		{Code: schema.BuiltinOperatorLOG_SOFTMAX, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: newLogSoftmaxOp},
+		{Code: schema.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newLRNOp},
 	}
 }
 

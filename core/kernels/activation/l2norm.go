@@ -13,7 +13,7 @@ import (
 // against the TF 2.9 C library, which refuses the next version up).
 func l2NormOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorL2_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newL2Norm},
+		{Code: schema.BuiltinOperatorL2_NORMALIZATION, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: newL2Norm},
 	}
 }
 

@@ -15,24 +15,30 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	reg := func(code schema.BuiltinOperator, hi int, newOp func() kernel.Op) kernel.Registration {
-		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: 1, Max: hi},
+	reg := func(code schema.BuiltinOperator, hi int, newOp func() kernel.Op, types ...tensor.DType) kernel.Registration {
+		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: 1, Max: hi}, Types: types,
 			New: func(kernel.OpInfo) (kernel.Op, error) { return newOp(), nil }}
 	}
-	cmpOp := func(code schema.BuiltinOperator, hi int, k cmpKind) kernel.Registration {
-		return reg(code, hi, func() kernel.Op { return &compareOp{kind: k} })
+	cmpOp := func(code schema.BuiltinOperator, hi int, k cmpKind, types ...tensor.DType) kernel.Registration {
+		return reg(code, hi, func() kernel.Op { return &compareOp{kind: k} }, types...)
+	}
+	// SELECT's types are those of x and y (input 1); its condition is BOOL.
+	sel := func(code schema.BuiltinOperator, hi int, v2 bool) kernel.Registration {
+		r := reg(code, hi, func() kernel.Op { return &selectOp{v2: v2} }, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool)
+		r.Main = 1
+		return r
 	}
 	return []kernel.Registration{
-		cmpOp(schema.BuiltinOperatorEQUAL, 3, cmpEqual),
-		cmpOp(schema.BuiltinOperatorNOT_EQUAL, 3, cmpNotEqual),
-		cmpOp(schema.BuiltinOperatorGREATER, 2, cmpGreater),
-		cmpOp(schema.BuiltinOperatorGREATER_EQUAL, 2, cmpGreaterEqual),
-		cmpOp(schema.BuiltinOperatorLESS, 2, cmpLess),
-		cmpOp(schema.BuiltinOperatorLESS_EQUAL, 2, cmpLessEqual),
-		reg(schema.BuiltinOperatorLOGICAL_AND, 1, func() kernel.Op { return &logicalOp{or: false} }),
-		reg(schema.BuiltinOperatorLOGICAL_OR, 1, func() kernel.Op { return &logicalOp{or: true} }),
-		reg(schema.BuiltinOperatorLOGICAL_NOT, 1, func() kernel.Op { return &logicalNotOp{} }),
-		reg(schema.BuiltinOperatorSELECT, 2, func() kernel.Op { return &selectOp{v2: false} }),
-		reg(schema.BuiltinOperatorSELECT_V2, 1, func() kernel.Op { return &selectOp{v2: true} }),
+		cmpOp(schema.BuiltinOperatorEQUAL, 3, cmpEqual, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64, tensor.Bool),
+		cmpOp(schema.BuiltinOperatorNOT_EQUAL, 3, cmpNotEqual, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64, tensor.Bool),
+		cmpOp(schema.BuiltinOperatorGREATER, 2, cmpGreater, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64),
+		cmpOp(schema.BuiltinOperatorGREATER_EQUAL, 2, cmpGreaterEqual, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64),
+		cmpOp(schema.BuiltinOperatorLESS, 2, cmpLess, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64),
+		cmpOp(schema.BuiltinOperatorLESS_EQUAL, 2, cmpLessEqual, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64),
+		reg(schema.BuiltinOperatorLOGICAL_AND, 1, func() kernel.Op { return &logicalOp{or: false} }, tensor.Bool),
+		reg(schema.BuiltinOperatorLOGICAL_OR, 1, func() kernel.Op { return &logicalOp{or: true} }, tensor.Bool),
+		reg(schema.BuiltinOperatorLOGICAL_NOT, 1, func() kernel.Op { return &logicalNotOp{} }, tensor.Bool),
+		sel(schema.BuiltinOperatorSELECT, 2, false),
+		sel(schema.BuiltinOperatorSELECT_V2, 1, true),
 	}
 }

@@ -21,12 +21,12 @@ import (
 func Ops() []kernel.Registration {
 	v1 := tensor.VersionRange{Min: 1, Max: 1}
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorWHILE, Versions: v1, New: newWhile},
-		{Code: schema.BuiltinOperatorIF, Versions: v1, New: newIf},
-		{Code: schema.BuiltinOperatorCALL_ONCE, Versions: v1, New: newCallOnce},
-		{Code: schema.BuiltinOperatorVAR_HANDLE, Versions: v1, New: newVarHandle},
-		{Code: schema.BuiltinOperatorASSIGN_VARIABLE, Versions: v1, New: newAssignVariable},
-		{Code: schema.BuiltinOperatorREAD_VARIABLE, Versions: v1, New: newReadVariable},
+		{Code: schema.BuiltinOperatorWHILE, Versions: v1, Types: kernel.AllTypes(), New: newWhile},
+		{Code: schema.BuiltinOperatorIF, Versions: v1, Types: []tensor.DType{tensor.Bool}, New: newIf},
+		{Code: schema.BuiltinOperatorCALL_ONCE, Versions: v1, Types: kernel.AllTypes(), New: newCallOnce},
+		{Code: schema.BuiltinOperatorVAR_HANDLE, Versions: v1, Types: []tensor.DType{tensor.Resource}, New: newVarHandle},
+		{Code: schema.BuiltinOperatorASSIGN_VARIABLE, Versions: v1, Types: []tensor.DType{tensor.Int32, tensor.Resource}, New: newAssignVariable},
+		{Code: schema.BuiltinOperatorREAD_VARIABLE, Versions: v1, Types: []tensor.DType{tensor.Int32, tensor.Resource}, New: newReadVariable},
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // batchMatMulOps registers BATCH_MATMUL at the versions TFLite 2.9 does.
 func batchMatMulOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorBATCH_MATMUL, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newBatchMatMul},
+		{Code: schema.BuiltinOperatorBATCH_MATMUL, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Int16}, New: newBatchMatMul},
 	}
 }
 

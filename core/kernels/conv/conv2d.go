@@ -16,9 +16,9 @@ import (
 // 2.9's builtin op resolver.
 func convOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newConv2D},
-		{Code: schema.BuiltinOperatorDEPTHWISE_CONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newDepthwiseConv2D},
-		{Code: schema.BuiltinOperatorFULLY_CONNECTED, Versions: tensor.VersionRange{Min: 1, Max: 9}, New: newFullyConnected},
+		{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newConv2D},
+		{Code: schema.BuiltinOperatorDEPTHWISE_CONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newDepthwiseConv2D},
+		{Code: schema.BuiltinOperatorFULLY_CONNECTED, Versions: tensor.VersionRange{Min: 1, Max: 9}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newFullyConnected},
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // against the TF 2.9 C library, which refuses the next version up).
 func transposeConvOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTransposeConv},
+		{Code: schema.BuiltinOperatorTRANSPOSE_CONV, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, Main: 2, New: newTransposeConv},
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 // the versions TFLite 2.9 registers.
 func nmsOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorNON_MAX_SUPPRESSION_V4, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newNMS("NON_MAX_SUPPRESSION_V4")},
-		{Code: schema.BuiltinOperatorNON_MAX_SUPPRESSION_V5, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newNMS("NON_MAX_SUPPRESSION_V5")},
+		{Code: schema.BuiltinOperatorNON_MAX_SUPPRESSION_V4, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newNMS("NON_MAX_SUPPRESSION_V4")},
+		{Code: schema.BuiltinOperatorNON_MAX_SUPPRESSION_V5, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newNMS("NON_MAX_SUPPRESSION_V5")},
 	}
 }
 

@@ -74,7 +74,7 @@ func poseEdgeList() [2 * poseEdges][2]int {
 // (libcoral registers version 1 only).
 func posenetOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "PosenetDecoderOp", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPosenetDecoder},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "PosenetDecoderOp", Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Uint8}, New: newPosenetDecoder},
 	}
 }
 

@@ -51,7 +51,7 @@ import (
 // version up).
 func detectionOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newDetectionPostProcess},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "TFLite_Detection_PostProcess", Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Uint8}, New: newDetectionPostProcess},
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	bin := func(code schema.BuiltinOperator, lo, hi int, kind binaryKind) kernel.Registration {
-		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, New: func(info kernel.OpInfo) (kernel.Op, error) {
+	bin := func(code schema.BuiltinOperator, lo, hi int, kind binaryKind, types ...tensor.DType) kernel.Registration {
+		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, Types: types, New: func(info kernel.OpInfo) (kernel.Op, error) {
 			p, err := parseArithOptions(info, code)
 			if err != nil {
 				return nil, err
@@ -28,39 +28,39 @@ func Ops() []kernel.Registration {
 			return &binaryOp{kind: kind, params: p}, nil
 		}}
 	}
-	un := func(code schema.BuiltinOperator, lo, hi int, kind unaryKind) kernel.Registration {
-		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, New: func(kernel.OpInfo) (kernel.Op, error) {
+	un := func(code schema.BuiltinOperator, lo, hi int, kind unaryKind, types ...tensor.DType) kernel.Registration {
+		return kernel.Registration{Code: code, Versions: tensor.VersionRange{Min: lo, Max: hi}, Types: types, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return &unaryOp{kind: kind}, nil
 		}}
 	}
 	return []kernel.Registration{
-		bin(schema.BuiltinOperatorADD, 1, 4, binAdd),
-		bin(schema.BuiltinOperatorSUB, 1, 5, binSub),
-		bin(schema.BuiltinOperatorMUL, 1, 5, binMul),
-		bin(schema.BuiltinOperatorDIV, 1, 2, binDiv),
-		bin(schema.BuiltinOperatorFLOOR_DIV, 1, 2, binFloorDiv),
-		bin(schema.BuiltinOperatorSQUARED_DIFFERENCE, 1, 2, binSquaredDiff),
-		bin(schema.BuiltinOperatorMAXIMUM, 1, 4, binMaximum),
-		bin(schema.BuiltinOperatorMINIMUM, 1, 4, binMinimum),
-		un(schema.BuiltinOperatorSQRT, 1, 1, unSqrt),
-		un(schema.BuiltinOperatorRSQRT, 1, 2, unRsqrt),
-		un(schema.BuiltinOperatorABS, 1, 4, unAbs),
-		un(schema.BuiltinOperatorNEG, 1, 1, unNeg),
-		un(schema.BuiltinOperatorFLOOR, 1, 1, unFloor),
-		un(schema.BuiltinOperatorEXP, 1, 1, unExp),
-		un(schema.BuiltinOperatorLOG, 1, 1, unLog),
-		un(schema.BuiltinOperatorSIN, 1, 1, unSin),
-		un(schema.BuiltinOperatorCOS, 1, 1, unCos),
-		un(schema.BuiltinOperatorCEIL, 1, 1, unCeil),
-		un(schema.BuiltinOperatorROUND, 1, 1, unRound),
-		un(schema.BuiltinOperatorSQUARE, 1, 1, unSquare),
-		un(schema.BuiltinOperatorZEROS_LIKE, 1, 1, unZerosLike),
-		bin(schema.BuiltinOperatorFLOOR_MOD, 1, 1, binFloorMod),
-		bin(schema.BuiltinOperatorPOW, 1, 1, binPow),
-		{Code: schema.BuiltinOperatorADD_N, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: func(kernel.OpInfo) (kernel.Op, error) {
+		bin(schema.BuiltinOperatorADD, 1, 4, binAdd, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorSUB, 1, 5, binSub, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorMUL, 1, 5, binMul, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorDIV, 1, 2, binDiv, tensor.Float32, tensor.Uint8, tensor.Int32),
+		bin(schema.BuiltinOperatorFLOOR_DIV, 1, 2, binFloorDiv, tensor.Float32, tensor.Int32),
+		bin(schema.BuiltinOperatorSQUARED_DIFFERENCE, 1, 2, binSquaredDiff, tensor.Float32, tensor.Int8, tensor.Int32),
+		bin(schema.BuiltinOperatorMAXIMUM, 1, 4, binMaximum, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorMINIMUM, 1, 4, binMinimum, tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64),
+		un(schema.BuiltinOperatorSQRT, 1, 1, unSqrt, tensor.Float32),
+		un(schema.BuiltinOperatorRSQRT, 1, 2, unRsqrt, tensor.Float32, tensor.Int8),
+		un(schema.BuiltinOperatorABS, 1, 4, unAbs, tensor.Float32, tensor.Int8, tensor.Int16),
+		un(schema.BuiltinOperatorNEG, 1, 1, unNeg, tensor.Float32, tensor.Int32, tensor.Int64),
+		un(schema.BuiltinOperatorFLOOR, 1, 1, unFloor, tensor.Float32),
+		un(schema.BuiltinOperatorEXP, 1, 1, unExp, tensor.Float32),
+		un(schema.BuiltinOperatorLOG, 1, 1, unLog, tensor.Float32),
+		un(schema.BuiltinOperatorSIN, 1, 1, unSin, tensor.Float32),
+		un(schema.BuiltinOperatorCOS, 1, 1, unCos, tensor.Float32),
+		un(schema.BuiltinOperatorCEIL, 1, 1, unCeil, tensor.Float32),
+		un(schema.BuiltinOperatorROUND, 1, 1, unRound, tensor.Float32),
+		un(schema.BuiltinOperatorSQUARE, 1, 1, unSquare, tensor.Float32),
+		un(schema.BuiltinOperatorZEROS_LIKE, 1, 1, unZerosLike, tensor.Float32, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorFLOOR_MOD, 1, 1, binFloorMod, tensor.Float32, tensor.Int32, tensor.Int64),
+		bin(schema.BuiltinOperatorPOW, 1, 1, binPow, tensor.Float32, tensor.Int32),
+		{Code: schema.BuiltinOperatorADD_N, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int32}, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return addNOp{}, nil
 		}},
-		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: func(kernel.OpInfo) (kernel.Op, error) {
+		{Code: schema.BuiltinOperatorCAST, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Bool, tensor.Complex64}, New: func(kernel.OpInfo) (kernel.Op, error) {
 			return &castOp{}, nil
 		}},
 	}

@@ -137,6 +137,14 @@ type Registration struct {
 	Code     schema.BuiltinOperator
 	Custom   string // custom op name when Code is CUSTOM
 	Versions tensor.VersionRange
+	// Types are the element types the kernel accepts for the node's main
+	// tensor (see Main), at every version in Versions: what Prepare
+	// accepts, no more and no fewer.
+	Types []tensor.DType
+	// Main is the input whose element types Types lists: 0 unless the op's
+	// data comes later (FILL's value, for one). A node without inputs
+	// (VAR_HANDLE) is typed by its output 0.
+	Main int
 	// New makes the kernel for one node. It parses the node's options and
 	// rejects options the kernel cannot honour.
 	New func(info OpInfo) (Op, error)
@@ -148,6 +156,16 @@ func (r Registration) Name() string {
 		return r.Custom
 	}
 	return OpName(r.Code)
+}
+
+// MainTensor is the index among a node's inputs of its main tensor, or -1
+// when it is output 0 (a node without inputs); inputs is the node's input
+// count.
+func (r Registration) MainTensor(inputs int) int {
+	if inputs == 0 {
+		return -1
+	}
+	return r.Main
 }
 
 // OpName returns the schema's name for a builtin op code, e.g. "CONV_2D".
@@ -227,4 +245,13 @@ func Sized[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// AllTypes returns every element type, for a kernel that takes any: one
+// that only reads its input's shape (SHAPE, RANK), copies bytes whatever
+// they are (PAD), or passes its tensors on to other subgraphs (WHILE).
+func AllTypes() []tensor.DType {
+	return []tensor.DType{tensor.Float32, tensor.Float16, tensor.Int32, tensor.Uint8, tensor.Int64,
+		tensor.String, tensor.Bool, tensor.Int16, tensor.Complex64, tensor.Int8, tensor.Float64,
+		tensor.Complex128, tensor.Uint64, tensor.Resource, tensor.Variant, tensor.Uint32, tensor.Uint16}
 }

@@ -20,6 +20,7 @@ func Ops() []kernel.Registration {
 	return []kernel.Registration{{
 		Code:     schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM,
 		Versions: tensor.VersionRange{Min: 1, Max: 3},
+		Types:    []tensor.DType{tensor.Float32, tensor.Int8},
 		New:      newUnidirectionalSequenceLSTM,
 	}}
 }

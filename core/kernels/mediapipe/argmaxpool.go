@@ -43,8 +43,8 @@ import (
 // registers version 1).
 func argmaxPoolOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: maxPoolArgmaxName, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newMaxPoolArgmax},
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: maxUnpoolingName, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newMaxUnpooling},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: maxPoolArgmaxName, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newMaxPoolArgmax},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: maxUnpoolingName, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newMaxUnpooling},
 	}
 }
 

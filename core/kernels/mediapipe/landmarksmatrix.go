@@ -41,7 +41,7 @@ import (
 // landmarksMatrixOps returns the op's registration.
 func landmarksMatrixOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: landmarksMatrixName, Versions: tensor.VersionRange{Min: 2, Max: 2}, New: newLandmarksMatrix},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: landmarksMatrixName, Versions: tensor.VersionRange{Min: 2, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: newLandmarksMatrix},
 	}
 }
 

@@ -40,8 +40,8 @@ import (
 // MediaPipe's CPU resolver registers them).
 func transformOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: transformLandmarksName, Versions: tensor.VersionRange{Min: 2, Max: 2}, New: func(kernel.OpInfo) (kernel.Op, error) { return transformLandmarks{}, nil }},
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: transformTensorName, Versions: tensor.VersionRange{Min: 2, Max: 2}, New: func(kernel.OpInfo) (kernel.Op, error) { return transformTensorBilinear{}, nil }},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: transformLandmarksName, Versions: tensor.VersionRange{Min: 2, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: func(kernel.OpInfo) (kernel.Op, error) { return transformLandmarks{}, nil }},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: transformTensorName, Versions: tensor.VersionRange{Min: 2, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: func(kernel.OpInfo) (kernel.Op, error) { return transformTensorBilinear{}, nil }},
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 // registers version 1).
 func transposeConvBiasOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "Convolution2DTransposeBias", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newTransposeConvBias},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "Convolution2DTransposeBias", Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newTransposeConvBias},
 	}
 }
 

@@ -23,9 +23,9 @@ import (
 // registers.
 func Ops() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolAverage)},
-		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPoolFactory(PoolMax)},
-		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newPoolFactory(PoolL2)},
+		{Code: schema.BuiltinOperatorAVERAGE_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newPoolFactory(PoolAverage)},
+		{Code: schema.BuiltinOperatorMAX_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newPoolFactory(PoolMax)},
+		{Code: schema.BuiltinOperatorL2_POOL_2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newPoolFactory(PoolL2)},
 	}
 }
 

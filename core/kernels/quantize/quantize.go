@@ -27,9 +27,9 @@ import (
 // registers.
 func Ops() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: NewQuantizeOp},
-		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newDequantizeOp},
-		{Code: schema.BuiltinOperatorFAKE_QUANT, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newFakeQuantOp},
+		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: NewQuantizeOp},
+		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float16, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newDequantizeOp},
+		{Code: schema.BuiltinOperatorFAKE_QUANT, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: newFakeQuantOp},
 	}
 }
 

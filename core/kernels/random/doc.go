@@ -19,8 +19,8 @@ import (
 func Ops() []kernel.Registration {
 	v1 := tensor.VersionRange{Min: 1, Max: 1}
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRANDOM_UNIFORM, Versions: v1, New: newUniformOp},
-		{Code: schema.BuiltinOperatorRANDOM_STANDARD_NORMAL, Versions: v1, New: newNormalOp},
-		{Code: schema.BuiltinOperatorMULTINOMIAL, Versions: v1, New: newMultinomialOp},
+		{Code: schema.BuiltinOperatorRANDOM_UNIFORM, Versions: v1, Types: []tensor.DType{tensor.Int32}, New: newUniformOp},
+		{Code: schema.BuiltinOperatorRANDOM_STANDARD_NORMAL, Versions: v1, Types: []tensor.DType{tensor.Int32}, New: newNormalOp},
+		{Code: schema.BuiltinOperatorMULTINOMIAL, Versions: v1, Types: []tensor.DType{tensor.Float32}, New: newMultinomialOp},
 	}
 }

@@ -12,8 +12,8 @@ import (
 // argMinMaxOps returns the registrations of ARG_MAX and ARG_MIN.
 func argMinMaxOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorARG_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(true)},
-		{Code: schema.BuiltinOperatorARG_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newArgMinMaxFactory(false)},
+		{Code: schema.BuiltinOperatorARG_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Bool}, New: newArgMinMaxFactory(true)},
+		{Code: schema.BuiltinOperatorARG_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Bool}, New: newArgMinMaxFactory(false)},
 	}
 }
 

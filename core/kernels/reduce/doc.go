@@ -25,11 +25,11 @@ func Ops() []kernel.Registration {
 // UNIQUE, WHERE and BUCKETIZE.
 func selectOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorSEGMENT_SUM, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newSegmentSum},
-		{Code: schema.BuiltinOperatorCUMSUM, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newCumsum},
-		{Code: schema.BuiltinOperatorTOPK_V2, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newTopK},
-		{Code: schema.BuiltinOperatorUNIQUE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newUnique},
-		{Code: schema.BuiltinOperatorWHERE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newWhere},
-		{Code: schema.BuiltinOperatorBUCKETIZE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newBucketize},
+		{Code: schema.BuiltinOperatorSEGMENT_SUM, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int32}, New: newSegmentSum},
+		{Code: schema.BuiltinOperatorCUMSUM, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int32, tensor.Int64}, New: newCumsum},
+		{Code: schema.BuiltinOperatorTOPK_V2, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, New: newTopK},
+		{Code: schema.BuiltinOperatorUNIQUE, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newUnique},
+		{Code: schema.BuiltinOperatorWHERE, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Bool}, New: newWhere},
+		{Code: schema.BuiltinOperatorBUCKETIZE, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64}, New: newBucketize},
 	}
 }

@@ -15,13 +15,13 @@ import (
 // reduceOps returns the registrations of the reductions.
 func reduceOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorMEAN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMean)},
-		{Code: schema.BuiltinOperatorSUM, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceSum)},
-		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newReduceFactory(ReduceProd)},
-		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMax)},
-		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newReduceFactory(ReduceMin)},
-		{Code: schema.BuiltinOperatorREDUCE_ANY, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReduceFactory(ReduceAny)},
-		{Code: schema.BuiltinOperatorREDUCE_ALL, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReduceFactory(ReduceAll)},
+		{Code: schema.BuiltinOperatorMEAN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReduceFactory(ReduceMean)},
+		{Code: schema.BuiltinOperatorSUM, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReduceFactory(ReduceSum)},
+		{Code: schema.BuiltinOperatorREDUCE_PROD, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReduceFactory(ReduceProd)},
+		{Code: schema.BuiltinOperatorREDUCE_MAX, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReduceFactory(ReduceMax)},
+		{Code: schema.BuiltinOperatorREDUCE_MIN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReduceFactory(ReduceMin)},
+		{Code: schema.BuiltinOperatorREDUCE_ANY, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Bool}, New: newReduceFactory(ReduceAny)},
+		{Code: schema.BuiltinOperatorREDUCE_ALL, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Bool}, New: newReduceFactory(ReduceAll)},
 	}
 }
 

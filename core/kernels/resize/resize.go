@@ -21,8 +21,8 @@ import (
 // registers.
 func Ops() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeBilinear},
-		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newResizeNearest},
+		{Code: schema.BuiltinOperatorRESIZE_BILINEAR, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newResizeBilinear},
+		{Code: schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newResizeNearest},
 	}
 }
 

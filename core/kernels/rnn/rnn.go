@@ -12,10 +12,10 @@ import (
 // registers.
 func Ops() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newRNN},
-		{Code: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSequenceRNN},
-		{Code: schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newBidirectionalSequenceRNN},
-		{Code: schema.BuiltinOperatorSVDF, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newSVDF},
+		{Code: schema.BuiltinOperatorRNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32}, New: newRNN},
+		{Code: schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32}, New: newSequenceRNN},
+		{Code: schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32}, New: newBidirectionalSequenceRNN},
+		{Code: schema.BuiltinOperatorSVDF, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8}, New: newSVDF},
 	}
 }
 

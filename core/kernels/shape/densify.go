@@ -12,7 +12,7 @@ import (
 // 2.9 registers.
 func densifyOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorDENSIFY, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newDensifyOp},
+		{Code: schema.BuiltinOperatorDENSIFY, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Float16, tensor.Int8}, New: newDensifyOp},
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // embeddingOps registers EMBEDDING_LOOKUP at the versions TFLite 2.9 does.
 func embeddingOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorEMBEDDING_LOOKUP, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newEmbeddingLookupOp},
+		{Code: schema.BuiltinOperatorEMBEDDING_LOOKUP, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, Main: 1, New: newEmbeddingLookupOp},
 	}
 }
 

@@ -20,18 +20,18 @@ import (
 func generateOps() []kernel.Registration {
 	v := func(lo, hi int) tensor.VersionRange { return tensor.VersionRange{Min: lo, Max: hi} }
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRANK, Versions: v(1, 1), New: newRankOp},
-		{Code: schema.BuiltinOperatorRANGE, Versions: v(1, 1), New: newRangeOp},
-		{Code: schema.BuiltinOperatorONE_HOT, Versions: v(1, 1), New: newOneHotOp},
-		{Code: schema.BuiltinOperatorREVERSE_V2, Versions: v(1, 3), New: newReverseOp},
-		{Code: schema.BuiltinOperatorREVERSE_SEQUENCE, Versions: v(1, 1), New: newReverseSequenceOp},
-		{Code: schema.BuiltinOperatorBROADCAST_TO, Versions: v(2, 3), New: newBroadcastToOp},
-		{Code: schema.BuiltinOperatorBROADCAST_ARGS, Versions: v(1, 1), New: newBroadcastArgsOp},
-		{Code: schema.BuiltinOperatorMATRIX_DIAG, Versions: v(1, 1), New: newMatrixDiagOp},
-		{Code: schema.BuiltinOperatorMATRIX_SET_DIAG, Versions: v(1, 1), New: newMatrixSetDiagOp},
-		{Code: schema.BuiltinOperatorSCATTER_ND, Versions: v(1, 1), New: newScatterNdOp},
-		{Code: schema.BuiltinOperatorSPARSE_TO_DENSE, Versions: v(1, 3), New: newSparseToDenseOp},
-		{Code: schema.BuiltinOperatorDYNAMIC_UPDATE_SLICE, Versions: v(1, 1), New: newDynamicUpdateSliceOp},
+		{Code: schema.BuiltinOperatorRANK, Versions: v(1, 1), Types: kernel.AllTypes(), New: newRankOp},
+		{Code: schema.BuiltinOperatorRANGE, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Int32}, New: newRangeOp},
+		{Code: schema.BuiltinOperatorONE_HOT, Versions: v(1, 1), Types: []tensor.DType{tensor.Int32, tensor.Int64}, New: newOneHotOp},
+		{Code: schema.BuiltinOperatorREVERSE_V2, Versions: v(1, 3), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newReverseOp},
+		{Code: schema.BuiltinOperatorREVERSE_SEQUENCE, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newReverseSequenceOp},
+		{Code: schema.BuiltinOperatorBROADCAST_TO, Versions: v(2, 3), Types: []tensor.DType{tensor.Float32, tensor.Float16, tensor.Float64, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64, tensor.Bool, tensor.Complex64, tensor.Complex128}, New: newBroadcastToOp},
+		{Code: schema.BuiltinOperatorBROADCAST_ARGS, Versions: v(1, 1), Types: []tensor.DType{tensor.Int32, tensor.Int64}, New: newBroadcastArgsOp},
+		{Code: schema.BuiltinOperatorMATRIX_DIAG, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newMatrixDiagOp},
+		{Code: schema.BuiltinOperatorMATRIX_SET_DIAG, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newMatrixSetDiagOp},
+		{Code: schema.BuiltinOperatorSCATTER_ND, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, Main: 1, New: newScatterNdOp},
+		{Code: schema.BuiltinOperatorSPARSE_TO_DENSE, Versions: v(1, 3), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, Main: 2, New: newSparseToDenseOp},
+		{Code: schema.BuiltinOperatorDYNAMIC_UPDATE_SLICE, Versions: v(1, 1), Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Int32, tensor.Int64}, New: newDynamicUpdateSliceOp},
 	}
 }
 

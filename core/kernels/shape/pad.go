@@ -14,9 +14,9 @@ import (
 // padOps returns the registrations of the padding ops.
 func padOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorPAD, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
-		{Code: schema.BuiltinOperatorPADV2, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newPad},
-		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newMirrorPad},
+		{Code: schema.BuiltinOperatorPAD, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: kernel.AllTypes(), New: newPad},
+		{Code: schema.BuiltinOperatorPADV2, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: kernel.AllTypes(), New: newPad},
+		{Code: schema.BuiltinOperatorMIRROR_PAD, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: kernel.AllTypes(), New: newMirrorPad},
 	}
 }
 

@@ -22,22 +22,22 @@ import (
 // shapeOps returns the registrations of this op family.
 func shapeOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRESHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReshapeOp},
-		{Code: schema.BuiltinOperatorSQUEEZE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSqueezeOp},
-		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newExpandDimsOp},
-		{Code: schema.BuiltinOperatorSHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newShapeOp},
-		{Code: schema.BuiltinOperatorCONCATENATION, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newConcatOp},
-		{Code: schema.BuiltinOperatorSPLIT, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newSplitOp},
-		{Code: schema.BuiltinOperatorSPLIT_V, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSplitVOp},
-		{Code: schema.BuiltinOperatorPACK, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPackOp},
-		{Code: schema.BuiltinOperatorUNPACK, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newUnpackOp},
-		{Code: schema.BuiltinOperatorGATHER, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newGatherOp},
-		{Code: schema.BuiltinOperatorGATHER_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newGatherNdOp},
-		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newStridedSliceOp},
-		{Code: schema.BuiltinOperatorSLICE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newSliceOp},
-		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newTransposeOp},
-		{Code: schema.BuiltinOperatorFILL, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newFillOp},
-		{Code: schema.BuiltinOperatorTILE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTileOp},
+		{Code: schema.BuiltinOperatorRESHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Float16, tensor.Float64, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64, tensor.Bool, tensor.Complex64, tensor.Complex128}, New: newReshapeOp},
+		{Code: schema.BuiltinOperatorSQUEEZE, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Float16, tensor.Float64, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64, tensor.Bool, tensor.Complex64, tensor.Complex128}, New: newSqueezeOp},
+		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32, tensor.Float16, tensor.Float64, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64, tensor.Bool, tensor.Complex64, tensor.Complex128}, New: newExpandDimsOp},
+		{Code: schema.BuiltinOperatorSHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: kernel.AllTypes(), New: newShapeOp},
+		{Code: schema.BuiltinOperatorCONCATENATION, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newConcatOp},
+		{Code: schema.BuiltinOperatorSPLIT, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32}, Main: 1, New: newSplitOp},
+		{Code: schema.BuiltinOperatorSPLIT_V, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newSplitVOp},
+		{Code: schema.BuiltinOperatorPACK, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newPackOp},
+		{Code: schema.BuiltinOperatorUNPACK, Versions: tensor.VersionRange{Min: 1, Max: 4}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Bool}, New: newUnpackOp},
+		{Code: schema.BuiltinOperatorGATHER, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newGatherOp},
+		{Code: schema.BuiltinOperatorGATHER_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64}, New: newGatherNdOp},
+		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: tensor.VersionRange{Min: 1, Max: 6}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newStridedSliceOp},
+		{Code: schema.BuiltinOperatorSLICE, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newSliceOp},
+		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, New: newTransposeOp},
+		{Code: schema.BuiltinOperatorFILL, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Bool}, Main: 1, New: newFillOp},
+		{Code: schema.BuiltinOperatorTILE, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64, tensor.Bool}, New: newTileOp},
 	}
 }
 

@@ -18,10 +18,10 @@ import (
 // against the TF 2.9 C library, which refuses the next version up).
 func spaceBatchOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorSPACE_TO_BATCH_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newSpaceToBatchND},
-		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newBatchToSpaceND},
-		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSpaceToDepth},
-		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newDepthToSpace},
+		{Code: schema.BuiltinOperatorSPACE_TO_BATCH_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, New: newSpaceToBatchND},
+		{Code: schema.BuiltinOperatorBATCH_TO_SPACE_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, New: newBatchToSpaceND},
+		{Code: schema.BuiltinOperatorSPACE_TO_DEPTH, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, New: newSpaceToDepth},
+		{Code: schema.BuiltinOperatorDEPTH_TO_SPACE, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int32, tensor.Int64}, New: newDepthToSpace},
 	}
 }
 

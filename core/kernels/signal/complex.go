@@ -19,9 +19,9 @@ import (
 func complexOps() []kernel.Registration {
 	v1 := tensor.VersionRange{Min: 1, Max: 1}
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCOMPLEX_ABS, Versions: v1, New: newComplexPart(complexAbs)},
-		{Code: schema.BuiltinOperatorREAL, Versions: v1, New: newComplexPart(complexReal)},
-		{Code: schema.BuiltinOperatorIMAG, Versions: v1, New: newComplexPart(complexImag)},
+		{Code: schema.BuiltinOperatorCOMPLEX_ABS, Versions: v1, Types: []tensor.DType{tensor.Complex64}, New: newComplexPart(complexAbs)},
+		{Code: schema.BuiltinOperatorREAL, Versions: v1, Types: []tensor.DType{tensor.Complex64}, New: newComplexPart(complexReal)},
+		{Code: schema.BuiltinOperatorIMAG, Versions: v1, Types: []tensor.DType{tensor.Complex64}, New: newComplexPart(complexImag)},
 	}
 }
 

@@ -33,7 +33,7 @@ import (
 
 func mfccOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "Mfcc", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newMfcc},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "Mfcc", Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newMfcc},
 	}
 }
 

@@ -33,7 +33,7 @@ import (
 
 func rfft2dOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRFFT2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newRFFT2D},
+		{Code: schema.BuiltinOperatorRFFT2D, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newRFFT2D},
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 
 func spectrogramOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCUSTOM, Custom: "AudioSpectrogram", Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newSpectrogram},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: "AudioSpectrogram", Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, New: newSpectrogram},
 	}
 }
 
