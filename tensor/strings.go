@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // A STRING tensor's Data is TFLite's string buffer (tensorflow/lite/
@@ -127,6 +128,8 @@ func (t *Tensor) Strings() (Strings, error) {
 // buffer of its elements, element i being at(i), reusing the tensor's
 // memory when it is large enough. The strings must not alias t's data.
 func (t *Tensor) SetStrings(shape []int, at func(i int) []byte) {
-	t.Shape = append(t.Shape[:0:0], shape...)
+	if !slices.Equal(t.Shape, shape) {
+		t.Shape = append(t.Shape[:0:0], shape...)
+	}
 	t.Data = AppendStrings(t.Data, NumElements(shape), at)
 }
