@@ -43,8 +43,11 @@ func (t *Tensor) ByteSize() int {
 // Quantization returns the quantization parameters, or nil.
 func (t *Tensor) Quantization() *tensor.Quantization { return t.t.Quant }
 
-// Data returns the tensor's bytes (little-endian, row-major). The slice aliases
-// the interpreter's memory: it is valid until the next AllocateTensors.
+// Data returns the tensor's bytes (little-endian, row-major; for a STRING
+// tensor, TFLite's string buffer). The slice aliases the interpreter's
+// memory: it is valid until the next AllocateTensors, or for a tensor whose
+// size is only known during Invoke (a STRING tensor, above all), until the
+// next Invoke.
 func (t *Tensor) Data() []byte { return t.t.Data }
 
 // CopyFrom copies b into the tensor; b must be exactly ByteSize bytes, or,
