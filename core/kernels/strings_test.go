@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,8 @@ import (
 )
 
 func stringsT(shape []int, values ...string) *tensor.Tensor {
-	t := &tensor.Tensor{Name: "s", Type: tensor.String, Dynamic: true}
-	t.SetStrings(shape, func(i int) []byte { return []byte(values[i]) })
+	t := kerneltest.StringsT(shape, values...)
+	t.Name = "s"
 	return t
 }
 
@@ -55,5 +56,30 @@ func TestStringRefusals(t *testing.T) {
 		if c.name != "malformed strings" && !errors.Is(c.err, kernel.ErrUnsupported) {
 			t.Errorf("%s: %v is not ErrUnsupported", c.name, c.err)
 		}
+	}
+}
+
+// TestStringsMove: a GATHER of strings with repeats and the empty string,
+// and a TILE of its output, values worked by hand.
+func TestStringsMove(t *testing.T) {
+	reg := Builtins()
+	op := func(code schema.BuiltinOperator) kernel.Op {
+		r, _ := reg.Lookup(code, "")
+		k, err := r.New(kernel.OpInfo{Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	picked := &tensor.Tensor{Name: "picked", Type: tensor.String, Dynamic: true}
+	kerneltest.MustRun(t, op(schema.BuiltinOperatorGATHER), 1, picked,
+		kerneltest.StringsT([]int{3}, "", "é", "x"), kerneltest.I32T([]int{2, 2}, 1, 0, 1, 2))
+	if got := kerneltest.StringsOf(t, picked); !slices.Equal(got, []string{"é", "", "é", "x"}) || !slices.Equal(picked.Shape, []int{2, 2}) {
+		t.Errorf("GATHER: %q %v", got, picked.Shape)
+	}
+	tiled := &tensor.Tensor{Name: "tiled", Type: tensor.String, Dynamic: true}
+	kerneltest.MustRun(t, op(schema.BuiltinOperatorTILE), 1, tiled, picked, kerneltest.I32T([]int{2}, 1, 2))
+	if got := kerneltest.StringsOf(t, tiled); !slices.Equal(got, []string{"é", "", "é", "", "é", "x", "é", "x"}) {
+		t.Errorf("TILE: %q", got)
 	}
 }
