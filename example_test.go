@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
 )
 
 // classify puts the picture at image into the interpreter's input, runs
@@ -140,4 +145,51 @@ func Example_detect() {
 	for _, o := range objects {
 		fmt.Printf("%s %.2f %+v\n", o.Label, o.Score, o.BBox)
 	}
+}
+
+// Run a model on strings: a STRING input takes a []string (one per
+// element of its shape), a STRING output gives one back. The model here,
+// built on the spot, gathers words by index and compares them with "cat".
+func Example_strings() {
+	b := modelbuild.New()
+	words := b.Tensor("words", tensor.String, []int{3})
+	pos := b.Tensor("pos", tensor.Int32, []int{2})
+	picked := b.Tensor("picked", tensor.String, []int{2})
+	cat := b.ConstStrings("cat", []int{1}, []string{"cat"})
+	isCat := b.Tensor("is_cat", tensor.Bool, []int{2})
+	b.Op(schema.BuiltinOperatorGATHER, 1, []int{words, pos}, []int{picked},
+		modelbuild.Options(schema.BuiltinOptionsGatherOptions, &schema.GatherOptionsT{}))
+	b.Op(schema.BuiltinOperatorEQUAL, 3, []int{picked, cat}, []int{isCat}, nil)
+	b.Inputs(words, pos)
+	b.Outputs(picked, isCat)
+	dir, err := os.MkdirTemp("", "strings")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "strings.tflite")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+
+	ctx := context.Background()
+	it, err := delego.Open(ctx, path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.Input(0).SetStrings([]string{"dog", "cat", "fish"}); err != nil {
+		log.Fatal(err)
+	}
+	copy(it.Input(1).Int32s(), []int32{1, 2})
+	if err := it.Invoke(ctx); err != nil {
+		log.Fatal(err)
+	}
+	got, err := it.Output(0).Strings()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(got, tensor.FormatValues(tensor.Bool, it.Output(1).Data(), 2))
+	// Output:
+	// [cat fish] true false
 }

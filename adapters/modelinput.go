@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -86,6 +87,14 @@ func ReadInputs(ctx context.Context, m *model.Model, files []string) ([][]byte, 
 	}
 	data := make([][]byte, len(ins))
 	for i, t := range ins {
+		if t.Info.Type == tensor.String {
+			b, err := ReadStrings(ctx, files[i], tensor.NumElements(t.Info.Shape), m.MaxTensorBytes())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Describe("input"), err)
+			}
+			data[i] = b
+			continue
+		}
 		want := t.Bytes()
 		if want < 0 {
 			return nil, fmt.Errorf("%s: raw input files are not supported for %s tensors", t.Describe("input"), t.Info.Type)
@@ -123,6 +132,41 @@ func ReadInput(ctx context.Context, path string, want int) ([]byte, error) {
 		err = fmt.Errorf("%s gave %d bytes; the tensor needs %d", path, len(b), want)
 	}
 	return b, err
+}
+
+// ReadStrings reads the want strings of a STRING input from the file at
+// path, of at most limit bytes, and returns them as TFLite's string buffer.
+// A file whose name ends in ".json" holds a JSON list of strings; any other
+// is text with one string per line: lines end at "\n" (a "\r" before it
+// is dropped), the last one's newline is optional, and an empty file holds
+// no strings.
+func ReadStrings(ctx context.Context, path string, want int, limit int64) ([]byte, error) {
+	f, err := fileio.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := fileio.ReadAll(f, path, limit)
+	if err != nil {
+		return nil, err
+	}
+	var values []string
+	form := "one per line"
+	if strings.HasSuffix(path, ".json") {
+		form = "in its JSON list"
+		if err := json.Unmarshal(b, &values); err != nil {
+			return nil, fmt.Errorf("file %s is not a JSON list of strings: %w", path, err)
+		}
+	} else if len(b) > 0 {
+		values = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i, v := range values {
+			values[i] = strings.TrimSuffix(v, "\r")
+		}
+	}
+	if len(values) != want {
+		return nil, fmt.Errorf("file %s holds %d strings (%s); the tensor needs %d", path, len(values), form, want)
+	}
+	return tensor.EncodeStrings(values), nil
 }
 
 // RandomInputs fills every input of m deterministically from seed with the

@@ -87,9 +87,17 @@ func WriteOutputs(w io.Writer, outs []Output) error {
 }
 
 // valuesJSON writes little-endian tensor data as a JSON array of numbers
-// (booleans for BOOL); data of a type without a fixed size (STRING) or
-// without a number form (complex) is a string of hex bytes.
+// (booleans for BOOL; for STRING, its strings, where bytes that are not
+// UTF-8 become U+FFFD); data of a type without a fixed size or without a
+// number form (complex), or STRING data that is no string buffer, is a
+// string of hex bytes.
 func valuesJSON(typ tensor.DType, data []byte) json.RawMessage {
+	if typ == tensor.String {
+		if s, err := tensor.ParseStrings(data); err == nil {
+			b, _ := json.Marshal(s.All()) // strings always marshal
+			return b
+		}
+	}
 	size := typ.Size()
 	if size == 0 || typ == tensor.Complex64 || typ == tensor.Complex128 {
 		return json.RawMessage(strconv.Quote(fmt.Sprintf("%x", data)))

@@ -21,16 +21,26 @@ func FormatShape(s []int) string {
 }
 
 // FormatValues writes up to n elements of little-endian data of type typ,
-// separated by spaces and followed by " ..." when there are more. Data of a
-// type without a fixed size (STRING) is "(N bytes of STRING)".
+// separated by spaces and followed by " ..." when there are more. STRING
+// data's elements are its strings, quoted as Go does (see FormatString);
+// data of another type without a fixed size, or STRING data that is no
+// string buffer, is "(N bytes of TYPE)".
 func FormatValues(typ DType, data []byte, n int) string {
 	size := typ.Size()
-	if size == 0 {
+	strs, err := ParseStrings(data)
+	if size == 0 && (typ != String || err != nil) {
 		return fmt.Sprintf("(%d bytes of %s)", len(data), typ)
 	}
-	total := len(data) / size
+	total := strs.Len()
+	if size > 0 {
+		total = len(data) / size
+	}
 	var parts []string
 	for i := range min(n, total) {
+		if size == 0 {
+			parts = append(parts, FormatString(strs.At(i)))
+			continue
+		}
 		parts = append(parts, FormatValue(typ, data[i*size:(i+1)*size]))
 	}
 	s := strings.Join(parts, " ")
@@ -68,6 +78,19 @@ func FormatValue(typ DType, b []byte) string {
 		return strconv.FormatUint(le.Uint64(b), 10)
 	}
 	return fmt.Sprintf("%x", b) // FLOAT16, complex types: the raw bytes
+}
+
+// maxFormatted is how many bytes of a string FormatString shows.
+const maxFormatted = 40
+
+// FormatString writes one string of a STRING tensor for people: quoted,
+// with Go's escapes for what does not print, its first 40 bytes followed
+// by "..." when it is longer.
+func FormatString(b []byte) string {
+	if len(b) > maxFormatted {
+		return strconv.Quote(string(b[:maxFormatted])) + "..."
+	}
+	return strconv.Quote(string(b))
 }
 
 // FormatFloats writes up to n of v with 6 significant digits, separated by

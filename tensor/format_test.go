@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +74,21 @@ func TestFormatQuantization(t *testing.T) {
 		if got := FormatQuantization(c.q, 4); got != c.want {
 			t.Errorf("FormatQuantization(%+v) = %q, want %q", c.q, got, c.want)
 		}
+	}
+}
+
+// TestFormatStrings: STRING data shows its strings, quoted and cut at 40
+// bytes; data that is no string buffer shows its size.
+func TestFormatStrings(t *testing.T) {
+	data := EncodeStrings([]string{"a", "tab\there", strings.Repeat("x", 45)})
+	want := `"a" "tab\there" "` + strings.Repeat("x", 40) + `"...`
+	if got := FormatValues(String, data, 10); got != want {
+		t.Errorf("FormatValues = %s, want %s", got, want)
+	}
+	if got := FormatValues(String, data, 1); got != `"a" ...` {
+		t.Errorf("FormatValues of 1 = %s", got)
+	}
+	if got := FormatValues(String, []byte{1, 2}, 10); got != "(2 bytes of STRING)" {
+		t.Errorf("FormatValues of a broken buffer = %s", got)
 	}
 }

@@ -25,7 +25,11 @@ nodes a delegate supports on that delegate (see --delegate).
 Inputs, one way or the other:
   --input FILE     raw little-endian bytes of one input tensor; give one
                    --input per model input, in the model's input order. Each
-                   file must hold exactly the tensor's size.
+                   file must hold exactly the tensor's size. For a STRING
+                   input: text with one string per line (a final newline is
+                   optional, a \r before a newline is dropped), or, in a
+                   file named *.json, a JSON list of strings; as many
+                   strings as the tensor has elements.
   --image PICTURE  a PNG, JPEG or BMP picture for a model with one input of
                    shape [1,H,W,C], C = 1 or 3. The picture is resized to HxW
                    by nearest neighbour (output pixel (y,x) = source pixel
@@ -40,7 +44,8 @@ Inputs, one way or the other:
 ` + maxPixelsHelp + `
 Outputs:
   --output FILE    write every output tensor's raw bytes, concatenated in the
-                   model's output order, to FILE. A regular file (or a new
+                   model's output order, to FILE (a STRING output's bytes
+                   are TFLite's string buffer: count, offsets, bytes). A regular file (or a new
                    one) is written to a temporary name and renamed, so a
                    failed run leaves no partial output; a FIFO (waiting for
                    its reader) or a character device such as /dev/stdout is
@@ -51,7 +56,8 @@ Outputs:
   --json           print every output tensor as JSON on standard output:
                    index, name, type, shape (as after Invoke), quantization,
                    all its values and, for a quantized tensor, its
-                   dequantized values beside them (float values JSON cannot
+                   dequantized values beside them (a STRING tensor's values
+                   are its strings; float values JSON cannot
                    hold are the strings "NaN", "Inf", "-Inf"); with --task or
                    --top, "task" and "results" too.
   --task NAME      read the outputs as a common head, as pycoral's adapters

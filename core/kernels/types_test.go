@@ -21,6 +21,12 @@ import (
 func probeTensor(t tensor.DType, shape []int, konst bool) *tensor.Tensor {
 	x := tensor.NewTensor(t, shape...)
 	x.Const = konst
+	if t == tensor.String {
+		// A STRING tensor holds a string buffer; the interpreter makes the
+		// ones a model computes Dynamic.
+		x.Data = tensor.EncodeStrings(make([]string, x.NumElements()))
+		x.Dynamic = !konst
+	}
 	switch t {
 	case tensor.Int8, tensor.Uint8, tensor.Int16:
 		x.Quant = &tensor.Quantization{Scale: []float32{0.5}, ZeroPoint: []int64{0}}
@@ -115,7 +121,8 @@ func probe(reg kernel.Registration, op *schema.Operator, t tensor.DType) bool {
 
 // probeInputs makes the input lists of n inputs whose input main has
 // type t: the others all of one kind of probeAux, or those after main of
-// type t, constant. A node without inputs gets one empty list.
+// type t, constant; a STRING main input is also tried 1-D. A node without
+// inputs gets one empty list.
 func probeInputs(main, n int, t tensor.DType) []func() []*tensor.Tensor {
 	if n == 0 {
 		return []func() []*tensor.Tensor{func() []*tensor.Tensor { return nil }}
@@ -125,11 +132,17 @@ func probeInputs(main, n int, t tensor.DType) []func() []*tensor.Tensor {
 	}
 	var out []func() []*tensor.Tensor
 	for _, aux := range probeAux {
-		for _, laterSame := range []bool{false, true} {
+		for _, v := range []struct{ laterSame, oneD bool }{{false, false}, {true, false}, {false, true}} {
+			laterSame, oneD := v.laterSame, v.oneD
+			if oneD && t != tensor.String {
+				continue
+			}
 			out = append(out, func() []*tensor.Tensor {
 				ins := make([]*tensor.Tensor, n)
 				for i := range ins {
 					switch {
+					case i == main && t == tensor.String && oneD:
+						ins[i] = probeTensor(t, []int{4}, false) // GATHER takes 1-D strings only
 					case i == main:
 						ins[i] = probeTensor(t, []int{1, 2, 2, 2}, false)
 					case laterSame && i > main:

@@ -37,6 +37,25 @@ func WithQ(t *tensor.Tensor, scale float32, zp int64) *tensor.Tensor {
 // returns it.
 func ConstT(t *tensor.Tensor) *tensor.Tensor { t.Const = true; return t }
 
+// StringsT returns a STRING tensor of shape holding values, one per
+// element, Dynamic as the interpreter keeps non-constant STRING tensors.
+func StringsT(shape []int, values ...string) *tensor.Tensor {
+	t := &tensor.Tensor{Type: tensor.String, Dynamic: true}
+	t.SetStrings(shape, func(i int) []byte { return []byte(values[i]) })
+	return t
+}
+
+// StringsOf returns the strings of STRING tensor t, failing the test when
+// its data is not a string buffer of one string per element.
+func StringsOf(t testing.TB, x *tensor.Tensor) []string {
+	t.Helper()
+	s, err := x.Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.All()
+}
+
 // OutT is an output tensor of type typ with neither shape nor data: Prepare
 // sets the shape.
 func OutT(typ tensor.DType) *tensor.Tensor { return &tensor.Tensor{Type: typ} }

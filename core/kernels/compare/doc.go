@@ -20,7 +20,13 @@ func Ops() []kernel.Registration {
 			New: func(kernel.OpInfo) (kernel.Op, error) { return newOp(), nil }}
 	}
 	cmpOp := func(code schema.BuiltinOperator, hi int, k cmpKind, types ...tensor.DType) kernel.Registration {
-		return reg(code, hi, func() kernel.Op { return &compareOp{kind: k} }, types...)
+		r := reg(code, hi, func() kernel.Op { return &compareOp{kind: k} }, types...)
+		if k == cmpEqual || k == cmpNotEqual {
+			// TFLite 2.9 compares strings for equality only.
+			r.New = kernel.OnStrings(k.String(), kernel.StringRoles{Inputs: []int{0, 1}}, nil, r.New)
+			r.Types = append(r.Types, tensor.String)
+		}
+		return r
 	}
 	// SELECT's types are those of x and y (input 1); its condition is BOOL.
 	sel := func(code schema.BuiltinOperator, hi int, v2 bool) kernel.Registration {
