@@ -18,6 +18,7 @@ import (
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
+	"github.com/delego/delego/core/kernels/text"
 )
 
 // Builtins returns a new registry holding every built-in kernel: each op
@@ -38,5 +39,6 @@ func Builtins() *kernel.Registry {
 		control.Ops(),
 		signal.Ops(),
 		mediapipe.Ops(),
+		text.Ops(),
 	)...)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/delego/delego/core/kernels/resize"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
+	"github.com/delego/delego/core/kernels/text"
 	"github.com/delego/delego/model/schema"
 )
 
@@ -45,6 +46,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"control", control.Ops()},
 		{"signal", signal.Ops()},
 		{"mediapipe", mediapipe.Ops()},
+		{"text", text.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)

@@ -1,0 +1,116 @@
+package text
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"testing"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
+)
+
+func TestRegistrations(t *testing.T) {
+	v1 := tensor.VersionRange{Min: 1, Max: 1}
+	kerneltest.CheckRegistrations(t, Ops(), map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorLSH_PROJECTION:   v1,
+		schema.BuiltinOperatorHASHTABLE_LOOKUP: v1,
+	})
+}
+
+// newLSHOp makes an LSH_PROJECTION kernel of the given projection type.
+func newLSHOp(t *testing.T, typ schema.LSHProjectionType) kernel.Op {
+	t.Helper()
+	op := kerneltest.OperatorWith(schema.BuiltinOptionsLSHProjectionOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		schema.LSHProjectionOptionsStart(b)
+		schema.LSHProjectionOptionsAddType(b, typ)
+		return schema.LSHProjectionOptionsEnd(b)
+	})
+	k, err := newLSH(kernel.OpInfo{Version: 1, Operator: op})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestLSHHashesSeedAndRow: a bit is the sign of the fingerprint of the
+// seed's bytes followed by the row's. The seed's bytes are "0123" and the
+// row "456789'01234", so the key is "0123456789'01234", whose published
+// Fingerprint64 0x4283d4ef43627f64 is positive: bit 1, and 0 once a
+// negative weight turns the score's sign. SPARSE adds the hash's index
+// times 2^bits.
+func TestLSHHashesSeedAndRow(t *testing.T) {
+	seed := math.Float32frombits(binary.LittleEndian.Uint32([]byte("0123")))
+	row := []byte("456789'01234")
+	in := kerneltest.TensorOf(tensor.Uint8, []int{1, len(row)}, row...)
+	for _, c := range []struct {
+		name   string
+		typ    schema.LSHProjectionType
+		seeds  []int
+		weight []float32
+		want   []int32
+	}{
+		{"dense", schema.LSHProjectionTypeDENSE, []int{1, 1}, nil, []int32{1}},
+		{"dense, weight -0.5", schema.LSHProjectionTypeDENSE, []int{1, 1}, []float32{-0.5}, []int32{0}},
+		{"dense, denormal weight (zero)", schema.LSHProjectionTypeDENSE, []int{1, 1}, []float32{1e-40}, []int32{0}},
+		{"sparse, 2 hashes of 3 bits", schema.LSHProjectionTypeSPARSE, []int{2, 3}, nil, []int32{7, 8 + 7}},
+	} {
+		seeds := make([]float32, c.seeds[0]*c.seeds[1])
+		for i := range seeds {
+			seeds[i] = seed
+		}
+		ins := []*tensor.Tensor{kerneltest.F32T(c.seeds, seeds...), in}
+		if c.weight != nil {
+			ins = append(ins, kerneltest.F32T([]int{1}, c.weight...))
+		}
+		out := kerneltest.OutT(tensor.Int32)
+		if err := kerneltest.RunNode(newLSHOp(t, c.typ), 1, ins, []*tensor.Tensor{out}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := out.Int32s(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestLSHRefusesUnknownType: without a projection type (no options, or
+// UNKNOWN), TFLite fails the node in Prepare.
+func TestLSHRefusesUnknownType(t *testing.T) {
+	k, err := newLSH(kernel.OpInfo{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = kerneltest.PrepareErr(k, kerneltest.OutT(tensor.Int32), kerneltest.F32T([]int{1, 2}, 1, 2), kerneltest.F32T([]int{1}, 3))
+	if err == nil {
+		t.Fatal("no error for a projection of type UNKNOWN")
+	}
+}
+
+// TestLookupKeepsTFLiteComparator: TFLite compares keys by subtracting
+// them in 32 bits. Looking -2 up in [-2, MaxInt32], bsearch compares with
+// MaxInt32 first: -2 - MaxInt32 wraps to MaxInt32, "greater", and the
+// search goes right, missing the key. MaxInt32 itself, and keys whose
+// differences fit, are found.
+func TestLookupKeepsTFLiteComparator(t *testing.T) {
+	for _, c := range []struct {
+		keys []int32
+		k    int32
+		at   int
+		ok   bool
+	}{
+		{[]int32{-2, math.MaxInt32}, -2, 0, false},
+		{[]int32{-2, math.MaxInt32}, math.MaxInt32, 1, true},
+		{[]int32{-5, 0, 3, 9, 40}, 9, 3, true},
+		{[]int32{-5, 0, 3, 9, 40}, -5, 0, true},
+		{[]int32{-5, 0, 3, 9, 40}, 4, 0, false},
+	} {
+		at, ok := find(c.keys, c.k)
+		if ok != c.ok || ok && at != c.at {
+			t.Errorf("find(%v, %d) = %d, %v; want %d, %v", c.keys, c.k, at, ok, c.at, c.ok)
+		}
+	}
+}
