@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -30,8 +31,14 @@ func (t *Tensor) Shape() []int { return append([]int(nil), t.t.Shape...) }
 // NumElements is the product of the shape's dimensions.
 func (t *Tensor) NumElements() int { return t.t.NumElements() }
 
-// ByteSize is the size of the tensor's data in bytes.
-func (t *Tensor) ByteSize() int { return t.t.Bytes() }
+// ByteSize is the size of the tensor's data in bytes: for a STRING tensor,
+// the size of its string buffer.
+func (t *Tensor) ByteSize() int {
+	if t.t.Type == tensor.String {
+		return len(t.t.Data)
+	}
+	return t.t.Bytes()
+}
 
 // Quantization returns the quantization parameters, or nil.
 func (t *Tensor) Quantization() *tensor.Quantization { return t.t.Quant }
@@ -40,12 +47,51 @@ func (t *Tensor) Quantization() *tensor.Quantization { return t.t.Quant }
 // the interpreter's memory: it is valid until the next AllocateTensors.
 func (t *Tensor) Data() []byte { return t.t.Data }
 
-// CopyFrom copies b into the tensor; b must be exactly ByteSize bytes.
+// CopyFrom copies b into the tensor; b must be exactly ByteSize bytes, or,
+// for a STRING tensor, a string buffer (see tensor.Strings) holding one
+// string per element.
 func (t *Tensor) CopyFrom(b []byte) error {
+	if t.t.Type == tensor.String {
+		s, err := tensor.ParseStrings(bytes.Clone(b)) // b may be the tensor's own data
+		if err != nil {
+			return fmt.Errorf("tensor %d (%q): %w", t.index, t.Name(), err)
+		}
+		return t.setStrings(s.Len(), s.At)
+	}
 	if len(b) != t.ByteSize() || len(t.t.Data) != t.ByteSize() {
 		return &TensorSizeError{Tensor: t.Name(), Index: t.index, Want: t.ByteSize(), Got: len(b)}
 	}
 	copy(t.t.Data, b)
+	return nil
+}
+
+// Strings returns a STRING tensor's strings, one per element in row-major
+// order. It fails when the tensor is not STRING or holds no well-formed
+// string buffer (an input not set, an output before Invoke).
+func (t *Tensor) Strings() ([]string, error) {
+	s, err := t.t.Strings()
+	if err != nil {
+		return nil, fmt.Errorf("tensor %d: %w", t.index, err)
+	}
+	return s.All(), nil
+}
+
+// SetStrings sets a STRING tensor's strings (an input's, usually), one per
+// element of its shape in row-major order; ResizeInput changes the shape.
+func (t *Tensor) SetStrings(values []string) error {
+	return t.setStrings(len(values), func(i int) []byte { return []byte(values[i]) })
+}
+
+func (t *Tensor) setStrings(n int, at func(int) []byte) error {
+	switch {
+	case t.t.Type != tensor.String:
+		return fmt.Errorf("tensor %d (%q) is %s, not STRING", t.index, t.Name(), t.t.Type)
+	case t.t.Const:
+		return fmt.Errorf("tensor %d (%q) is a constant of the model", t.index, t.Name())
+	case n != t.NumElements():
+		return fmt.Errorf("tensor %d (%q) of shape %v holds %d strings, got %d", t.index, t.Name(), t.t.Shape, t.NumElements(), n)
+	}
+	t.t.SetStrings(t.t.Shape, at)
 	return nil
 }
 

@@ -633,6 +633,15 @@ func (m *Model) verifySubgraph(si int, sg *Subgraph, cfg loadConfig) error {
 		if data := m.Buffer(t.Buffer); data != nil && size > 0 && t.Sparsity == nil && int64(len(data)) != elems*size {
 			return bad("buffer %d holds %d bytes; shape %v of %s needs %d", t.Buffer, len(data), t.Shape, t.Type, elems*size)
 		}
+		if data := m.Buffer(t.Buffer); data != nil && t.Type == tensor.String {
+			s, err := tensor.ParseStrings(data)
+			if err != nil {
+				return bad("buffer %d: %v", t.Buffer, err)
+			}
+			if int64(s.Len()) != elems {
+				return bad("buffer %d holds %d strings; shape %v needs %d", t.Buffer, s.Len(), t.Shape, elems)
+			}
+		}
 		if q := t.Quant; q != nil {
 			if len(q.ZeroPoint) != 0 && len(q.ZeroPoint) != len(q.Scale) {
 				return bad("quantization has %d scales and %d zero points", len(q.Scale), len(q.ZeroPoint))

@@ -76,7 +76,8 @@ type Quantization struct {
 func (q *Quantization) PerChannel() bool { return q != nil && len(q.Scale) > 1 }
 
 // Tensor is a kernel's view of a tensor: its type, shape, bytes and quantization.
-// Data is little-endian, row-major, exactly NumElements()*Type.Size() bytes.
+// Data is little-endian, row-major, exactly NumElements()*Type.Size() bytes;
+// a STRING tensor's Data is TFLite's string buffer instead (see Strings).
 type Tensor struct {
 	Name  string
 	Type  DType
@@ -99,7 +100,8 @@ type Tensor struct {
 // NumElements is the product of the dimensions (1 for a scalar).
 func (t *Tensor) NumElements() int { return NumElements(t.Shape) }
 
-// Bytes is the size of the tensor's data in bytes.
+// Bytes is the size of the tensor's data in bytes; 0 for a STRING tensor,
+// whose size follows from its strings (len(Data)).
 func (t *Tensor) Bytes() int { return t.NumElements() * t.Type.Size() }
 
 // Dim returns dimension i, counting from the end when i is negative.

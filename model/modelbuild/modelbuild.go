@@ -76,6 +76,12 @@ func (b *Builder) Const(name string, typ tensor.DType, shape []int, data []byte,
 	return i
 }
 
+// ConstStrings adds a constant STRING tensor holding values, in TFLite's
+// string buffer layout, and returns its index.
+func (b *Builder) ConstStrings(name string, shape []int, values []string) int {
+	return b.Const(name, tensor.String, shape, tensor.EncodeStrings(values))
+}
+
 // Op adds a builtin operator. options may be nil for ops without options;
 // otherwise it is the options table, e.g. &schema.Conv2DOptionsT{...} wrapped
 // by Options.
