@@ -13,5 +13,5 @@ import (
 // Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
-	return slices.Concat(lshOps(), lookupOps())
+	return slices.Concat(lshOps(), lookupOps(), hashtableOps())
 }

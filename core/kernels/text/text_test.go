@@ -2,6 +2,7 @@ package text
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -19,6 +20,10 @@ func TestRegistrations(t *testing.T) {
 	kerneltest.CheckRegistrations(t, Ops(), map[schema.BuiltinOperator]tensor.VersionRange{
 		schema.BuiltinOperatorLSH_PROJECTION:   v1,
 		schema.BuiltinOperatorHASHTABLE_LOOKUP: v1,
+		schema.BuiltinOperatorHASHTABLE:        v1,
+		schema.BuiltinOperatorHASHTABLE_IMPORT: v1,
+		schema.BuiltinOperatorHASHTABLE_FIND:   v1,
+		schema.BuiltinOperatorHASHTABLE_SIZE:   v1,
 	})
 }
 
@@ -111,6 +116,32 @@ func TestLookupKeepsTFLiteComparator(t *testing.T) {
 		at, ok := find(c.keys, c.k)
 		if ok != c.ok || ok && at != c.at {
 			t.Errorf("find(%v, %d) = %d, %v; want %d, %v", c.keys, c.k, at, ok, c.at, c.ok)
+		}
+	}
+}
+
+// TestHashtableOpsNeedInterpreter: outside an interpreter there are no
+// tables, and the hash-table ops say so instead of failing later.
+func TestHashtableOpsNeedInterpreter(t *testing.T) {
+	id := kerneltest.TensorOf(tensor.Int32, []int{1}, int32(0))
+	for _, c := range []struct {
+		code schema.BuiltinOperator
+		node kernel.Node
+	}{
+		{schema.BuiltinOperatorHASHTABLE, kernel.Node{Outputs: []*tensor.Tensor{kerneltest.OutT(tensor.Resource)}}},
+		{schema.BuiltinOperatorHASHTABLE_SIZE, kernel.Node{Inputs: []*tensor.Tensor{id}, Outputs: []*tensor.Tensor{kerneltest.OutT(tensor.Int64)}}},
+	} {
+		for _, reg := range Ops() {
+			if reg.Code != c.code {
+				continue
+			}
+			k, err := reg.New(kernel.OpInfo{Version: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k.Prepare(&c.node); !errors.Is(err, errNoInterpreter) {
+				t.Errorf("%s: %v, want errNoInterpreter", reg.Name(), err)
+			}
 		}
 	}
 }
