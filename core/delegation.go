@@ -137,7 +137,7 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	}
 	var candidates []int
 	for i := range it.sg.NumOperators() {
-		if reason, ok := cpuOnly(it.model.OpCodeOf(it.sg.Operator(i)).Builtin); ok {
+		if reason, ok := it.cpuOnlyNode(i); ok {
 			verdicts[i][di] = partition.Verdict{Reason: reason}
 			continue
 		}
@@ -170,6 +170,23 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 		verdicts[ni][di] = partition.Verdict{Accept: vs[j].Accept, Reason: vs[j].Reason}
 	}
 	return nil
+}
+
+// cpuOnlyNode says whether node i must run on the CPU kernels, and why:
+// its op (cpuOnly), or a STRING tensor it reads or writes. Delegates never
+// receive STRING tensors: the transport carries tensors of fixed-size
+// elements, and a string buffer's size follows from its contents.
+func (it *Interpreter) cpuOnlyNode(i int) (reason string, ok bool) {
+	op := it.sg.Operator(i)
+	if reason, ok := cpuOnly(it.model.OpCodeOf(op).Builtin); ok {
+		return reason, true
+	}
+	for _, ti := range slices.Concat(op.Inputs(), op.Outputs()) {
+		if ti >= 0 && it.tensors[ti].Type == tensor.String {
+			return fmt.Sprintf("STRING tensor %q: delegates never receive STRING tensors, the CPU kernels run this node", it.tensors[ti].Name), true
+		}
+	}
+	return "", false
 }
 
 // compile hands a partition to its delegate. A compile error moves the

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +79,74 @@ func TestStringTensors(t *testing.T) {
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, c.err, c.want)
+		}
+	}
+}
+
+// TestStringsEndToEnd: STRING tensors flow through an interpreter: a STRING
+// input, GATHER of it by an INT32 input into an intermediate STRING tensor,
+// RESHAPE of that to the STRING output, and EQUAL of the gathered strings
+// with a constant, from one Invoke to the next with other strings and
+// another input shape. No STRING tensor takes arena memory.
+func TestStringsEndToEnd(t *testing.T) {
+	b := modelbuild.New()
+	words := b.Tensor("words", tensor.String, []int{3})
+	pos := b.Tensor("pos", tensor.Int32, []int{4})
+	picked := b.Tensor("picked", tensor.String, []int{4})
+	shape := b.Const("shape", tensor.Int32, []int{2}, []byte{2, 0, 0, 0, 2, 0, 0, 0})
+	grid := b.Tensor("grid", tensor.String, []int{2, 2})
+	hello := b.ConstStrings("hello", []int{1}, []string{"hello"})
+	same := b.Tensor("is_hello", tensor.Bool, []int{4})
+	b.Op(schema.BuiltinOperatorGATHER, 1, []int{words, pos}, []int{picked},
+		modelbuild.Options(schema.BuiltinOptionsGatherOptions, &schema.GatherOptionsT{}))
+	b.Op(schema.BuiltinOperatorRESHAPE, 1, []int{picked, shape}, []int{grid}, nil)
+	b.Op(schema.BuiltinOperatorEQUAL, 3, []int{picked, hello}, []int{same}, nil)
+	b.Inputs(words, pos)
+	b.Outputs(grid, same)
+	m, err := model.New(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	run := func(values []string, positions ...int32) ([]string, []bool) {
+		t.Helper()
+		if err := it.ResizeInput(0, []int{len(values)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.AllocateTensors(); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Input(0).SetStrings(values); err != nil {
+			t.Fatal(err)
+		}
+		copy(it.Input(1).Int32s(), positions)
+		if err := it.Invoke(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := it.Output(0).Strings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shape := it.Output(0).Shape(); !slices.Equal(shape, []int{2, 2}) {
+			t.Errorf("output shape %v, want [2 2]", shape)
+		}
+		return got, slices.Clone(tensor.View[bool](it.Output(1).Data()))
+	}
+	got, eq := run([]string{"hello", "wörld", ""}, 2, 0, 1, 0)
+	if want := []string{"", "hello", "wörld", "hello"}; !slices.Equal(got, want) || !slices.Equal(eq, []bool{false, true, false, true}) {
+		t.Errorf("first Invoke: %q %v, want %q [false true false true]", got, eq, want)
+	}
+	got, eq = run([]string{"x", "hello"}, 1, 1, 0, 1)
+	if want := []string{"hello", "hello", "x", "hello"}; !slices.Equal(got, want) || !slices.Equal(eq, []bool{true, true, false, true}) {
+		t.Errorf("second Invoke: %q %v, want %q [true true false true]", got, eq, want)
+	}
+	for _, i := range []int{0, 2, 4} {
+		if !it.tensors[i].Dynamic {
+			t.Errorf("STRING tensor %d is not Dynamic: the arena plans it", i)
 		}
 	}
 }

@@ -22,7 +22,31 @@ def args():
 
 
 def pack(typ, vals):
+    """The bytes of vals as a tensor of type typ; for STRING (vals: str or
+    bytes), TFLite's string buffer."""
+    if typ == "STRING":
+        return string_buffer(vals)
     return struct.pack("<%d%s" % (len(vals), FMT[typ]), *vals)
+
+
+def string_buffer(vals):
+    """TFLite's string buffer of vals (str, encoded as UTF-8, or bytes): the
+    count, the count+1 offsets from the buffer's start, then the bytes."""
+    data = [v.encode() if isinstance(v, str) else bytes(v) for v in vals]
+    off = 4 * (len(data) + 2)
+    offsets = []
+    for d in data:
+        offsets.append(off)
+        off += len(d)
+    offsets.append(off)
+    return struct.pack("<%di" % (len(data) + 2), len(data), *offsets) + b"".join(data)
+
+
+def unpack_strings(b):
+    """The strings (bytes) of a string buffer."""
+    n = struct.unpack_from("<i", b)[0]
+    offs = struct.unpack_from("<%di" % (n + 1), b, 4)
+    return [b[offs[i]:offs[i + 1]] for i in range(n)]
 
 
 def nelem(shape):
@@ -103,6 +127,9 @@ def model(op, code, version, inputs, outputs, quant, options_type=None, options=
         if t.get("const"):
             buffers.append({"data": list(pack(t["type"], t["vals"]))})
             buf = len(buffers) - 1
+        elif t["type"] == "STRING":
+            b = pack(t["type"], t["vals"])
+            raw += struct.pack("<I", len(b)) + b  # the runner reads a string buffer's size first
         else:
             raw += pack(t["type"], t["vals"])
         td = {"shape": t["shape"], "type": t["type"], "buffer": buf, "name": "in%d" % i}

@@ -5,7 +5,8 @@
 // and writing the outputs' bytes to OUT.raw and their shapes, taken after
 // Invoke so dynamic outputs are right, to META.json. Exit status 3:
 // AllocateTensors (Prepare) failed; 4: Invoke failed; the reason goes to
-// stderr. Used by every *_tflite29_gen.py (through tflite29.py); build it
+// stderr. A STRING input's bytes in IN.raw are its string buffer preceded
+// by the buffer's size as a little-endian uint32. Used by every *_tflite29_gen.py (through tflite29.py); build it
 // against the library that /work/shared/tools/tflite-ref/setup.sh installs
 // in $T:
 //   gcc -O2 -o tflite29_run tflite29_run.c -I$T/include -L$T/lib
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tensorflow/lite/c/c_api.h"
+// From common.h, which c_api.h does not include; the library exports it.
+void TfLiteTensorRealloc(size_t num_bytes, TfLiteTensor* tensor);
 int main(int argc, char** argv) {
   if (argc < 5) return 2;
   TfLiteModel* m = TfLiteModelCreateFromFile(argv[1]);
@@ -28,9 +31,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < TfLiteInterpreterGetInputTensorCount(it); i++) {
     TfLiteTensor* t = TfLiteInterpreterGetInputTensor(it, i);
     size_t n = TfLiteTensorByteSize(t);
+    if (TfLiteTensorType(t) == kTfLiteString) {
+      // A STRING input's buffer comes with its size (uint32, little-endian)
+      // before it; TFLite sizes string tensors by their contents.
+      unsigned char len[4];
+      if (fread(len, 1, 4, f) != 4) { fprintf(stderr, "short input\n"); return 1; }
+      n = len[0] | len[1] << 8 | len[2] << 16 | (size_t)len[3] << 24;
+      TfLiteTensorRealloc(n, t);
+    }
     void* buf = malloc(n + 1);
     if (fread(buf, 1, n, f) != n) { fprintf(stderr, "short input\n"); return 1; }
-    TfLiteTensorCopyFromBuffer(t, buf, n);
+    if (n) memcpy(TfLiteTensorData(t), buf, n);
     free(buf);
   }
   fclose(f);

@@ -66,6 +66,11 @@ func (rt *replayTensor) tensor() (*tensor.Tensor, error) {
 	}
 	copy(t.Data, d)
 	t.Const = rt.Const
+	if t.Type == tensor.String {
+		// A string buffer, sized by its contents; the interpreter keeps
+		// non-constant ones Dynamic.
+		t.Data, t.Dynamic = d, !rt.Const
+	}
 	switch {
 	case len(rt.Scales) > 0:
 		t.Quant = &tensor.Quantization{Scale: rt.Scales, ZeroPoint: rt.ZPs, Axis: rt.Axis}
@@ -140,6 +145,7 @@ func replayRun(c *ReplayCase, reg *kernel.Registry, threads int) (*kernel.Node, 
 		var st schema.Tensor
 		sg.Tensors(&st, int(op.Outputs(i)))
 		ot := &tensor.Tensor{Type: tensor.DType(st.Type())}
+		ot.Dynamic = ot.Type == tensor.String // as the interpreter makes them
 		var q schema.QuantizationParameters
 		if st.Quantization(&q) != nil && q.ScaleLength() > 0 {
 			ot.Quant = &tensor.Quantization{Scale: []float32{q.Scale(0)}, ZeroPoint: []int64{q.ZeroPoint(0)}}

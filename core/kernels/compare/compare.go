@@ -80,10 +80,7 @@ func (o *compareOp) Prepare(n *kernel.Node) error {
 		if o.kind != cmpEqual && o.kind != cmpNotEqual {
 			return kernel.Unsupported("%s: input type BOOL (TFLite 2.9 compares BOOL for EQUAL and NOT_EQUAL only)", name)
 		}
-	case tensor.String:
-		if o.kind == cmpEqual || o.kind == cmpNotEqual {
-			return kernel.Unsupported("%s: STRING inputs are not supported yet", name)
-		}
+	case tensor.String: // EQUAL and NOT_EQUAL compare strings through kernel.OnStrings
 		return kernel.Unsupported("%s: input type STRING (TFLite 2.9 compares STRING for EQUAL and NOT_EQUAL only)", name)
 	default:
 		return kernel.Unsupported("%s: input type %s", name, o.typ)

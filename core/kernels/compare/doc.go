@@ -20,7 +20,12 @@ func Ops() []kernel.Registration {
 			New: func(kernel.OpInfo) (kernel.Op, error) { return newOp(), nil }}
 	}
 	cmpOp := func(code schema.BuiltinOperator, hi int, k cmpKind) kernel.Registration {
-		return reg(code, hi, func() kernel.Op { return &compareOp{kind: k} })
+		r := reg(code, hi, func() kernel.Op { return &compareOp{kind: k} })
+		if k == cmpEqual || k == cmpNotEqual {
+			// TFLite 2.9 compares strings for equality only.
+			r.New = kernel.OnStrings(k.String(), kernel.StringRoles{Inputs: []int{0, 1}}, nil, r.New)
+		}
+		return r
 	}
 	return []kernel.Registration{
 		cmpOp(schema.BuiltinOperatorEQUAL, 3, cmpEqual),

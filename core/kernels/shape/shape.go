@@ -16,29 +16,46 @@ import (
 // fill,tile}.cc) and register the version ranges of its builtin resolver.
 //
 // Most kernels copy elements as bytes of Type.Size(), so one code path serves
-// every fixed-size element type TFLite accepts for the op. STRING tensors are
-// not supported (our tensors have no string layout).
+// every fixed-size element type TFLite accepts for the op. The ops TFLite 2.9
+// runs on STRING tensors (RESHAPE, SQUEEZE, EXPAND_DIMS, GATHER, GATHER_ND,
+// STRIDED_SLICE, SLICE, FILL, TILE) move strings through kernel.OnStrings.
 
 // shapeOps returns the registrations of this op family.
 func shapeOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorRESHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newReshapeOp},
-		{Code: schema.BuiltinOperatorSQUEEZE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSqueezeOp},
-		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newExpandDimsOp},
+		{Code: schema.BuiltinOperatorRESHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: onStrings("RESHAPE", 0, nil, newReshapeOp)},
+		{Code: schema.BuiltinOperatorSQUEEZE, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: onStrings("SQUEEZE", 0, nil, newSqueezeOp)},
+		{Code: schema.BuiltinOperatorEXPAND_DIMS, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: onStrings("EXPAND_DIMS", 0, nil, newExpandDimsOp)},
 		{Code: schema.BuiltinOperatorSHAPE, Versions: tensor.VersionRange{Min: 1, Max: 1}, New: newShapeOp},
 		{Code: schema.BuiltinOperatorCONCATENATION, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newConcatOp},
 		{Code: schema.BuiltinOperatorSPLIT, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newSplitOp},
 		{Code: schema.BuiltinOperatorSPLIT_V, Versions: tensor.VersionRange{Min: 1, Max: 2}, New: newSplitVOp},
 		{Code: schema.BuiltinOperatorPACK, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newPackOp},
 		{Code: schema.BuiltinOperatorUNPACK, Versions: tensor.VersionRange{Min: 1, Max: 4}, New: newUnpackOp},
-		{Code: schema.BuiltinOperatorGATHER, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newGatherOp},
-		{Code: schema.BuiltinOperatorGATHER_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newGatherNdOp},
-		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newStridedSliceOp},
-		{Code: schema.BuiltinOperatorSLICE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newSliceOp},
+		{Code: schema.BuiltinOperatorGATHER, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: onStrings("GATHER", 0, gatherStrings, newGatherOp)},
+		{Code: schema.BuiltinOperatorGATHER_ND, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: onStrings("GATHER_ND", 0, nil, newGatherNdOp)},
+		{Code: schema.BuiltinOperatorSTRIDED_SLICE, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: onStrings("STRIDED_SLICE", 0, nil, newStridedSliceOp)},
+		{Code: schema.BuiltinOperatorSLICE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: onStrings("SLICE", 0, nil, newSliceOp)},
 		{Code: schema.BuiltinOperatorTRANSPOSE, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newTransposeOp},
-		{Code: schema.BuiltinOperatorFILL, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newFillOp},
-		{Code: schema.BuiltinOperatorTILE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: newTileOp},
+		{Code: schema.BuiltinOperatorFILL, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: onStrings("FILL", 1, nil, newFillOp)},
+		{Code: schema.BuiltinOperatorTILE, Versions: tensor.VersionRange{Min: 1, Max: 3}, New: onStrings("TILE", 0, nil, newTileOp)},
 	}
+}
+
+// onStrings makes the ops that TFLite 2.9 runs on STRING tensors move
+// strings: input data (the element input) and output 0 may be STRING.
+func onStrings(name string, data int, check func(*kernel.Node) error, newOp func(kernel.OpInfo) (kernel.Op, error)) func(kernel.OpInfo) (kernel.Op, error) {
+	return kernel.OnStrings(name, kernel.StringRoles{Inputs: []int{data}, Outputs: []int{0}}, check, newOp)
+}
+
+// gatherStrings refuses what TFLite 2.9's GATHER refuses of strings: an
+// input that is not 1-D.
+func gatherStrings(n *kernel.Node) error {
+	if in := n.Inputs[0]; len(in.Shape) != 1 {
+		return kernel.Unsupported("GATHER: STRING input %q has %d dimensions (TFLite 2.9 gathers strings from 1-D inputs only)",
+			in.Name, len(in.Shape))
+	}
+	return nil
 }
 
 // shapeMaxDims bounds the rank of the ops that TFLite 2.9 limits to 5-D
