@@ -12,7 +12,8 @@ import (
 // following tensorflow/lite/kernels/hashtable_lookup.cc of TF 2.9. Input 0
 // holds the INT32 keys to look up ([n]), input 1 the table's INT32 keys in
 // ascending order ([rows]), input 2 its values, one row each ([rows, ...],
-// any type). Output 0 gets each found key's row, zeros for a missing one
+// any type; STRING values are one string per key, [rows]). Output 0 gets
+// each found key's row, zeros (an empty string) for a missing one
 // ([n, ...]); output 1 (UINT8, [n]) is 1 where the key was found.
 //
 // TFLite finds keys with the C library's bsearch and a comparator that
@@ -53,18 +54,27 @@ func (lookupOp) Prepare(n *kernel.Node) error {
 	if hits.Type != tensor.Uint8 {
 		return kernel.Unsupported("%s: hits output of type %s (want UINT8)", op, hits.Type)
 	}
+	if vals.Type == tensor.String && len(vals.Shape) != 1 {
+		return fmt.Errorf("%s: STRING values of shape %v; want one dimension", op, vals.Shape)
+	}
 	if out.Type != vals.Type {
 		return kernel.Unsupported("%s: output of type %s for values of type %s", op, out.Type, vals.Type)
 	}
-	shape := append([]int{look.Shape[0]}, vals.Shape[1:]...)
-	kernel.SetShape(out, shape)
-	kernel.SetShape(hits, shape[:1])
+	kernel.SetShape(hits, look.Shape)
+	if out.Type == tensor.String {
+		out.Dynamic = true // sized by its strings, in Eval
+		return nil
+	}
+	kernel.SetShape(out, append([]int{look.Shape[0]}, vals.Shape[1:]...))
 	return nil
 }
 
 // Eval copies the rows of the keys found.
 func (lookupOp) Eval(n *kernel.Node) error {
 	look, keys, vals, out, hits := n.Inputs[0].Int32s(), n.Inputs[1].Int32s(), n.Inputs[2], n.Outputs[0], n.Outputs[1]
+	if vals.Type == tensor.String {
+		return lookupStrings(look, keys, vals, out, hits)
+	}
 	row := len(vals.Data) / len(keys)
 	for i, k := range look {
 		dst := out.Data[i*row : (i+1)*row]
@@ -77,6 +87,29 @@ func (lookupOp) Eval(n *kernel.Node) error {
 		copy(dst, vals.Data[j*row:(j+1)*row])
 		hits.Data[i] = 1
 	}
+	return nil
+}
+
+// lookupStrings is Eval for STRING values: a missing key gets the empty
+// string.
+func lookupStrings(look, keys []int32, vals, out, hits *tensor.Tensor) error {
+	s, err := vals.Strings()
+	if err != nil {
+		return fmt.Errorf("HASHTABLE_LOOKUP: %w", err)
+	}
+	for i, k := range look {
+		_, ok := find(keys, k)
+		hits.Data[i] = 0
+		if ok {
+			hits.Data[i] = 1
+		}
+	}
+	out.SetStrings([]int{len(look)}, func(i int) []byte {
+		if j, ok := find(keys, look[i]); ok {
+			return s.At(j)
+		}
+		return nil
+	})
 	return nil
 }
 

@@ -19,6 +19,7 @@ func TestRegistrations(t *testing.T) {
 	v1 := tensor.VersionRange{Min: 1, Max: 1}
 	kerneltest.CheckRegistrations(t, Ops(), map[schema.BuiltinOperator]tensor.VersionRange{
 		schema.BuiltinOperatorLSH_PROJECTION:   v1,
+		schema.BuiltinOperatorSKIP_GRAM:        v1,
 		schema.BuiltinOperatorHASHTABLE_LOOKUP: v1,
 		schema.BuiltinOperatorHASHTABLE:        v1,
 		schema.BuiltinOperatorHASHTABLE_IMPORT: v1,
@@ -142,6 +143,52 @@ func TestHashtableOpsNeedInterpreter(t *testing.T) {
 			if err := k.Prepare(&c.node); !errors.Is(err, errNoInterpreter) {
 				t.Errorf("%s: %v, want errNoInterpreter", reg.Name(), err)
 			}
+		}
+	}
+}
+
+// TestSkipGramWorked: grams worked by hand. "a b c d" in 2-grams that skip
+// at most one word: a b, a c, b c, b d, c d. With all n-grams up to 2, a
+// word alone comes after the 2-grams it begins (TFLite adds a gram as its
+// search backs out of it). A leading space drops the first
+// word (TFLite never takes byte 0 for a separator, and drops a word that
+// starts with one), and a string of one space is one word.
+func TestSkipGramWorked(t *testing.T) {
+	for _, c := range []struct {
+		in         string
+		ngram, max int
+		all        bool
+		want       []string
+	}{
+		{"a b c d", 2, 1, false, []string{"a b", "a c", "b c", "b d", "c d"}},
+		{"a b c", 2, 0, true, []string{"a b", "a", "b c", "b", "c"}},
+		{"a\tb\nc", 3, 0, false, []string{"a b c"}},
+		{" a b", 1, 0, false, []string{"b"}},
+		{" ", 1, 0, false, []string{" "}},
+		{"a b", 3, 0, false, []string{}},
+	} {
+		op := kerneltest.OperatorWith(schema.BuiltinOptionsSkipGramOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			schema.SkipGramOptionsStart(b)
+			schema.SkipGramOptionsAddNgramSize(b, int32(c.ngram))
+			schema.SkipGramOptionsAddMaxSkipSize(b, int32(c.max))
+			schema.SkipGramOptionsAddIncludeAllNgrams(b, c.all)
+			return schema.SkipGramOptionsEnd(b)
+		})
+		k, err := newSkipGram(kernel.OpInfo{Version: 1, Operator: op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &tensor.Tensor{Type: tensor.String, Shape: []int{1}, Data: tensor.EncodeStrings([]string{c.in})}
+		out := kerneltest.OutT(tensor.String)
+		if err := kerneltest.RunNode(k, 1, []*tensor.Tensor{in}, []*tensor.Tensor{out}); err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		s, err := out.Strings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.All(); !slices.Equal(got, c.want) {
+			t.Errorf("%q, %d-grams skipping %d (all: %v): %q, want %q", c.in, c.ngram, c.max, c.all, got, c.want)
 		}
 	}
 }

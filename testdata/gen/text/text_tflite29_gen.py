@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """text_tflite29_gen.py: regenerate text_tflite29.json.gz, the real
 TensorFlow Lite 2.9 outputs that TestTextAgainstTFLite29 compares the text
-family with: LSH_PROJECTION (SPARSE and DENSE, every input type, rows whose
-keys reach every length class of farmhash's Fingerprint64, with and without
-weights, 0 to 32 bits) and HASHTABLE_LOOKUP (every value type and rank,
-missing keys, keys whose differences overflow TFLite's 32-bit comparator),
-with the shapes, types, options and versions TFLite 2.9 refuses.
+family with: LSH_PROJECTION (SPARSE and DENSE, every input type STRING
+included, rows whose keys reach every length class of farmhash's
+Fingerprint64, with and without weights, 0 to 32 bits), HASHTABLE_LOOKUP
+(every value type and rank, STRING values, missing keys, keys whose
+differences overflow TFLite's 32-bit comparator) and SKIP_GRAM (gram sizes,
+skips, all n-grams, TFLite's white-space splitting), with the shapes,
+types, options and versions TFLite 2.9 refuses. The hash-table resource
+ops (HASHTABLE and the ops that fill and read it) need several operators
+and Invokes: core/internal/flowmodels records them.
 
 usage: text_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz
 """
@@ -188,7 +192,71 @@ def lookup(rng):
     run_case("lookup_one_output", "HASHTABLE_LOOKUP", 1, ok(), [dict(type="FLOAT32")])
 
 
+WORDS = ["a", "the", "cat", "sat", "on", "mat", "über", "x" * 40, "", "hello world"]
+
+
+def sentence(rng, n, seps=(" ",)):
+    return "".join(rng.choice(WORDS[:7]) + rng.choice(seps) for _ in range(n)).rstrip()
+
+
+def strings(rng):
+    """The STRING parts: LSH_PROJECTION rows of a string buffer,
+    HASHTABLE_LOOKUP of STRING values, SKIP_GRAM."""
+    seeds = lambda nh, nb: dict(type="FLOAT32", shape=[nh, nb], vals=[rng.uniform(-100, 100) for _ in range(nh * nb)], const=True)
+    for i in range(12):
+        n = rng.randint(1, 6)
+        vals_ = [rng.choice(WORDS) for _ in range(n)]
+        shape = [n] if i % 3 else [1, n]
+        if i % 4 == 3:
+            shape = [n, 1]
+        ins = [seeds(rng.randint(1, 3), rng.randint(1, 10)), dict(type="STRING", shape=shape, vals=vals_, const=i % 2 == 0)]
+        if i % 3 == 2:
+            ins.append(dict(type="FLOAT32", shape=[shape[0]], vals=[rng.uniform(-1, 1) for _ in range(shape[0])]))
+        run_case("lsh_string_%d" % i, "LSH_PROJECTION", 1, ins, [dict(type="INT32")], "LSHProjectionOptions",
+                 {"type": "SPARSE" if i % 2 else "DENSE"})
+    for i in range(8):
+        rows = rng.randint(1, 8)
+        keys = sorted(rng.sample(range(-20, 20), rows))
+        n = rng.randint(0, 6)
+        look = [rng.choice(keys) if rng.random() < 0.6 else rng.randint(-25, 25) for _ in range(n)]
+        run_case("lookup_string_%d" % i, "HASHTABLE_LOOKUP", 1,
+                 [dict(type="INT32", shape=[n], vals=look), dict(type="INT32", shape=[rows], vals=keys, const=i % 2 == 0),
+                  dict(type="STRING", shape=[rows], vals=[rng.choice(WORDS) for _ in range(rows)], const=i % 3 == 0)],
+                 [dict(type="STRING"), dict(type="UINT8")])
+    run_case("lookup_string_2d", "HASHTABLE_LOOKUP", 1,
+             [dict(type="INT32", shape=[1], vals=[1]), dict(type="INT32", shape=[2], vals=[1, 2]),
+              dict(type="STRING", shape=[2, 1], vals=["a", "b"])], [dict(type="STRING"), dict(type="UINT8")])
+    run_case("lookup_string_out_type", "HASHTABLE_LOOKUP", 1,
+             [dict(type="INT32", shape=[1], vals=[1]), dict(type="INT32", shape=[2], vals=[1, 2]),
+              dict(type="STRING", shape=[2], vals=["a", "b"])], [dict(type="INT32"), dict(type="UINT8")])
+    # SKIP_GRAM: sizes, skips, all n-grams, and TFLite's word splitting
+    # (leading, repeated and trailing white space, tabs and newlines).
+    for i in range(30):
+        ng, skip, allg = rng.randint(1, 4), rng.randint(0, 3), rng.random() < 0.4
+        sent = sentence(rng, rng.randint(0, 8), (" ", " ", "  ", "\t", "\n"))
+        run_case("skipgram_%d" % i, "SKIP_GRAM", 1, [dict(type="STRING", shape=[1], vals=[sent], const=i % 2 == 0)],
+                 [dict(type="STRING")], "SkipGramOptions", {"ngram_size": ng, "max_skip_size": skip, "include_all_ngrams": allg})
+    for name, sent in [("leading_space", " the cat sat"), ("lead_trail", "  the cat sat  "), ("one_space", " "),
+                       ("empty", ""), ("tabs", "the\tcat\x0bsat\x0con\rmat"), ("one_word", "cat"),
+                       ("high_bytes", b"caf\xe9 \xff\xfe mat"), ("space_word_end", "the cat  x")]:
+        for ng, skip, allg in [(2, 1, False), (1, 0, True), (3, 2, True)]:
+            run_case("skipgram_%s_%d%d%d" % (name, ng, skip, allg), "SKIP_GRAM", 1, [dict(type="STRING", shape=[1], vals=[sent])],
+                     [dict(type="STRING")], "SkipGramOptions", {"ngram_size": ng, "max_skip_size": skip, "include_all_ngrams": allg})
+    s3 = dict(type="STRING", shape=[1], vals=["a b c d"])
+    for name, opts in [("ngram0", {"ngram_size": 0, "max_skip_size": 1}), ("ngram_neg", {"ngram_size": -2, "max_skip_size": 1}),
+                       ("skip_neg", {"ngram_size": 2, "max_skip_size": -1}), ("ngram_big", {"ngram_size": 9, "max_skip_size": 1})]:
+        run_case("skipgram_" + name, "SKIP_GRAM", 1, [s3], [dict(type="STRING")], "SkipGramOptions", opts)
+    run_case("skipgram_two_sentences", "SKIP_GRAM", 1, [dict(type="STRING", shape=[2], vals=["a b c", "d e"])], [dict(type="STRING")],
+             "SkipGramOptions", {"ngram_size": 2, "max_skip_size": 0})
+    run_case("skipgram_no_options", "SKIP_GRAM", 1, [s3], [dict(type="STRING")])
+    run_case("skipgram_v2", "SKIP_GRAM", 2, [s3], [dict(type="STRING")], "SkipGramOptions", {"ngram_size": 2, "max_skip_size": 1})
+    run_case("skipgram_int_in", "SKIP_GRAM", 1, [dict(type="INT32", shape=[1], vals=[1])], [dict(type="STRING")],
+             "SkipGramOptions", {"ngram_size": 2, "max_skip_size": 1})
+    run_case("skipgram_int_out", "SKIP_GRAM", 1, [s3], [dict(type="INT32")], "SkipGramOptions", {"ngram_size": 2, "max_skip_size": 1})
+
+
 lsh(random.Random(2930))
+strings(random.Random(2932))
 lookup(random.Random(2931))
 with gzip.open(OUT, "wt") as fo:
     json.dump(CASES, fo)
