@@ -41,9 +41,12 @@ func loadFlow(t *testing.T, build func() []byte, opts *Options) *Interpreter {
 // TestControlFlowMatchesTFLite29 runs flowmodels' cases (WHILE with a
 // counter and an accumulator, and with a state that grows; IF with static
 // and with dynamic outputs; CALL_ONCE with a resource-variable counter
-// over several Invokes and a ResetVariables) and compares every output of
-// every Invoke, shape and bytes, with what TensorFlow Lite 2.9 answered
-// (testdata/controlflow_tflite29.json, recorded by ./internal/flowmodels/gen).
+// over several Invokes and a ResetVariables; hash tables filled in the main
+// subgraph or by CALL_ONCE, read with INT64 and STRING keys) and compares
+// every output of every Invoke, shape and bytes, with what TensorFlow Lite
+// 2.9 answered (testdata/controlflow_tflite29.json, recorded by
+// ./internal/flowmodels/gen). Where TFLite fails, delego must fail too, at
+// load, AllocateTensors or the first Invoke.
 func TestControlFlowMatchesTFLite29(t *testing.T) {
 	raw, err := os.ReadFile("testdata/controlflow_tflite29.json")
 	if err != nil {

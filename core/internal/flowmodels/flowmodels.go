@@ -39,6 +39,7 @@ func Cases() []Case {
 		{Name: "call_once_counter", Model: CallOnceCounter, Invokes: 4, ResetAt: 2},
 		{Name: "table_int64_to_string", Model: TableInt64ToString, Inputs: [][]byte{i64(4, 0, 7, 1<<40, -1, 4)}, Invokes: 2, ResetAt: -1},
 		{Name: "table_init_once", Model: TableInitOnce, Invokes: 3, ResetAt: 1},
+		{Name: "table_words_to_ids", Model: TableWordsToIds, Inputs: [][]byte{tensor.EncodeStrings([]string{"cat", "dog", "über", ""})}, Invokes: 2, ResetAt: -1},
 		{Name: "table_never_imported", Model: TableNeverImported, Inputs: [][]byte{i64(1, 2)}, Invokes: 1, ResetAt: -1},
 		{Name: "table_misuse_none", Model: TableMisuse("none"), Invokes: 1, ResetAt: -1},
 		{Name: "table_misuse_int64_to_int64", Model: TableMisuse("int64_to_int64"), Invokes: 1, ResetAt: -1},

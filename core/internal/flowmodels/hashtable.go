@@ -149,3 +149,23 @@ func TableMisuse(what string) func() []byte {
 		return b.Bytes()
 	}
 }
+
+// TableWordsToIds is a vocabulary: the input words (STRING [4]) are looked
+// up in a table (2) of four words, -1 for a missing one; outputs the ids
+// (INT64 [4]) and the size (INT64 [1], 4).
+func TableWordsToIds() []byte {
+	b := modelbuild.New()
+	q := b.Tensor("words", tensor.String, []int{4})
+	h := hashtable(b, "vocab", 2, tensor.String, tensor.Int64)
+	keys := b.ConstStrings("keys", []int{4}, []string{"the", "cat", "sat", "über"})
+	vals := b.Const("vals", tensor.Int64, []int{4}, i64(0, 1, 2, 3))
+	def := b.Const("oov", tensor.Int64, nil, i64(-1))
+	ids := b.Tensor("ids", tensor.Int64, []int{4})
+	size := b.Tensor("size", tensor.Int64, []int{1})
+	b.Op(schema.BuiltinOperatorHASHTABLE_IMPORT, 1, []int{h, keys, vals}, nil, nil)
+	b.Op(schema.BuiltinOperatorHASHTABLE_FIND, 1, []int{h, q, def}, []int{ids}, nil)
+	b.Op(schema.BuiltinOperatorHASHTABLE_SIZE, 1, []int{h}, []int{size}, nil)
+	b.Inputs(q)
+	b.Outputs(ids, size)
+	return b.Bytes()
+}
