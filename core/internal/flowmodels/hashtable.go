@@ -102,19 +102,22 @@ func TableNeverImported() []byte {
 // the readers give (FIND with INT32 keys, a default of another type than
 // its output, SIZE into INT32), IMPORT's shapes, FIND over a table of
 // other types than its own (which TFLite finds out only when it runs),
-// and an unregistered version (HASHTABLE v2).
+// and unregistered versions (version 2 of each op).
 func TableMisuse(what string) func() []byte {
 	return func() []byte {
 		b := modelbuild.New()
-		key, value, version := tensor.Int64, tensor.String, 1
-		switch what {
-		case "int64_to_int64":
+		key, value := tensor.Int64, tensor.String
+		if what == "int64_to_int64" {
 			value = tensor.Int64
-		case "version2":
-			version = 2
+		}
+		version := func(op string) int {
+			if what == op+"_v2" {
+				return 2
+			}
+			return 1
 		}
 		h := b.Tensor("table", tensor.Resource, []int{1})
-		b.Op(schema.BuiltinOperatorHASHTABLE, version, nil, []int{h}, modelbuild.Options(schema.BuiltinOptionsHashtableOptions,
+		b.Op(schema.BuiltinOperatorHASHTABLE, version("hashtable"), nil, []int{h}, modelbuild.Options(schema.BuiltinOptionsHashtableOptions,
 			&schema.HashtableOptionsT{TableId: 1, KeyDtype: schema.TensorType(key), ValueDtype: schema.TensorType(value)}))
 		keys := b.Const("keys", tensor.Int64, []int{2}, i64(1, 2))
 		vals := b.ConstStrings("vals", []int{2}, []string{"one", "two"})
@@ -124,7 +127,7 @@ func TableMisuse(what string) func() []byte {
 		if what == "import_shapes" {
 			keys = b.Const("keys", tensor.Int64, []int{2, 1}, i64(1, 2))
 		}
-		b.Op(schema.BuiltinOperatorHASHTABLE_IMPORT, 1, []int{h, keys, vals}, nil, nil)
+		b.Op(schema.BuiltinOperatorHASHTABLE_IMPORT, version("import"), []int{h, keys, vals}, nil, nil)
 		q, def, out := b.Const("q", tensor.Int64, []int{1}, i64(2)), b.ConstStrings("def", []int{1}, []string{"?"}), b.Tensor("out", tensor.String, []int{1})
 		switch what {
 		case "int64_to_int64":
@@ -137,13 +140,13 @@ func TableMisuse(what string) func() []byte {
 			q = b.ConstStrings("q", []int{1}, []string{"two"})
 			def, out = b.Const("def", tensor.Int64, []int{1}, i64(-1)), b.Tensor("out", tensor.Int64, []int{1})
 		}
-		b.Op(schema.BuiltinOperatorHASHTABLE_FIND, 1, []int{h, q, def}, []int{out}, nil)
+		b.Op(schema.BuiltinOperatorHASHTABLE_FIND, version("find"), []int{h, q, def}, []int{out}, nil)
 		sizeType := tensor.Int64
 		if what == "size_int32" {
 			sizeType = tensor.Int32
 		}
 		size := b.Tensor("size", sizeType, []int{1})
-		b.Op(schema.BuiltinOperatorHASHTABLE_SIZE, 1, []int{h}, []int{size}, nil)
+		b.Op(schema.BuiltinOperatorHASHTABLE_SIZE, version("size"), []int{h}, []int{size}, nil)
 		b.Inputs()
 		b.Outputs(out, size)
 		return b.Bytes()
