@@ -192,3 +192,35 @@ func TestSkipGramWorked(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalAllocatesNothing: once prepared (and run once, which sizes the
+// working memory), LSH_PROJECTION and HASHTABLE_LOOKUP evaluate without
+// allocating.
+func TestEvalAllocatesNothing(t *testing.T) {
+	seeds := kerneltest.F32T([]int{3, 8}, make([]float32, 24)...)
+	rows := kerneltest.TensorOf(tensor.Int64, []int{4, 9}, make([]int64, 36)...)
+	lsh := &kernel.Node{Inputs: []*tensor.Tensor{seeds, rows}, Outputs: []*tensor.Tensor{kerneltest.OutT(tensor.Int32)}, Threads: 1}
+	look := &kernel.Node{
+		Inputs: []*tensor.Tensor{
+			kerneltest.TensorOf(tensor.Int32, []int{3}, int32(1), 5, 9),
+			kerneltest.TensorOf(tensor.Int32, []int{2}, int32(1), 9),
+			kerneltest.F32T([]int{2, 2}, 1, 2, 3, 4),
+		},
+		Outputs: []*tensor.Tensor{kerneltest.OutT(tensor.Float32), kerneltest.OutT(tensor.Uint8)},
+		Threads: 1,
+	}
+	for name, c := range map[string]struct {
+		op   kernel.Op
+		node *kernel.Node
+	}{
+		"LSH_PROJECTION":   {newLSHOp(t, schema.LSHProjectionTypeSPARSE), lsh},
+		"HASHTABLE_LOOKUP": {lookupOp{}, look},
+	} {
+		if err := kerneltest.RunNode(c.op, 1, c.node.Inputs, c.node.Outputs); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = c.op.Eval(c.node) }); n != 0 {
+			t.Errorf("%s: Eval allocates %v times", name, n)
+		}
+	}
+}
