@@ -29,6 +29,11 @@ type controlFlow struct {
 	// name); vars the variables' values by id (nil until assigned).
 	ids  map[[2]string]int32
 	vars []*tensor.Tensor
+	// tables are the hash tables HASHTABLE made, by table id. TFLite keeps
+	// them in the map that holds the variables, so that a table and a
+	// variable of the same id clash there (undefined behaviour); here they
+	// are apart.
+	tables map[int32]*kernel.HashTable
 }
 
 var (
@@ -80,6 +85,9 @@ func cpuOnly(op schema.BuiltinOperator) (reason string, ok bool) {
 		return "control flow: runs other subgraphs of the model, on the CPU", true
 	case schema.BuiltinOperatorVAR_HANDLE, schema.BuiltinOperatorREAD_VARIABLE, schema.BuiltinOperatorASSIGN_VARIABLE:
 		return "resource variable: the interpreter's state, kept on the CPU", true
+	case schema.BuiltinOperatorHASHTABLE, schema.BuiltinOperatorHASHTABLE_IMPORT, schema.BuiltinOperatorHASHTABLE_FIND,
+		schema.BuiltinOperatorHASHTABLE_SIZE:
+		return "hash table: the interpreter's state, kept on the CPU", true
 	}
 	return "", false
 }
@@ -213,6 +221,19 @@ func (c *controlFlow) Assign(id int32, v *tensor.Tensor) {
 	dst.Type, dst.Quant = v.Type, v.Quant
 	dst.Shape = append(dst.Shape[:0], v.Shape...)
 	dst.Data = append(dst.Data[:0], v.Data...)
+}
+
+// HashTable implements kernel.Resources.
+func (c *controlFlow) HashTable(id int32, create bool, key, value tensor.DType) *kernel.HashTable {
+	t, ok := c.tables[id]
+	if !ok && create {
+		if c.tables == nil {
+			c.tables = map[int32]*kernel.HashTable{}
+		}
+		t = kernel.NewHashTable(key, value)
+		c.tables[id] = t
+	}
+	return t
 }
 
 // fit sizes g's inputs like ins (shape and type, as TFLite's control-flow

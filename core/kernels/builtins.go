@@ -20,6 +20,7 @@ import (
 	"github.com/delego/delego/core/kernels/rnn"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
+	"github.com/delego/delego/core/kernels/text"
 )
 
 // Builtins returns a new registry holding every built-in kernel: each op
@@ -42,5 +43,6 @@ func Builtins() *kernel.Registry {
 		mediapipe.Ops(),
 		rnn.Ops(),
 		random.Ops(),
+		text.Ops(),
 	)...)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/delego/delego/core/kernels/rnn"
 	"github.com/delego/delego/core/kernels/shape"
 	"github.com/delego/delego/core/kernels/signal"
+	"github.com/delego/delego/core/kernels/text"
 	"github.com/delego/delego/model/schema"
 )
 
@@ -49,6 +50,7 @@ func TestBuiltinsHoldEveryFamily(t *testing.T) {
 		{"mediapipe", mediapipe.Ops()},
 		{"rnn", rnn.Ops()},
 		{"random", random.Ops()},
+		{"text", text.Ops()},
 	} {
 		if len(fam.ops) == 0 {
 			t.Errorf("%s registers nothing", fam.name)

@@ -5,16 +5,23 @@
 // TfLiteInterpreterResetVariableTensors before Invoke number RESET_AT
 // (counting from 0; -1: never), and prints to stdout, per Invoke, one JSON
 // line: the outputs' shapes and bytes (hex). For state that lives across
-// Invokes (resource variables, CALL_ONCE). Exit status 3: AllocateTensors
-// failed; 4: an Invoke failed. Build:
+// Invokes (resource variables, CALL_ONCE, hash tables). A STRING input's
+// bytes are its string buffer preceded by its size (uint32,
+// little-endian). Exit status 3: AllocateTensors failed; 4: an Invoke
+// failed. Build:
 //   gcc -O2 -o tflite29_invoke tflite29_invoke.c -I$T/include -L$T/lib
 //       -ltensorflowlite_c -Wl,-rpath,$T/lib
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tensorflow/lite/c/c_api.h"
 // From c_api_experimental.h, which the installed headers leave out; the
 // library exports it.
 TfLiteStatus TfLiteInterpreterResetVariableTensors(TfLiteInterpreter* interpreter);
+// From common.h's full version (the installed header leaves it out); the
+// library exports it. Sizes a STRING input, which TFLite sizes by its
+// contents.
+void TfLiteTensorRealloc(size_t num_bytes, TfLiteTensor* tensor);
 int main(int argc, char** argv) {
   if (argc < 5) return 2;
   int n = atoi(argv[3]), reset_at = atoi(argv[4]);
@@ -30,9 +37,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < TfLiteInterpreterGetInputTensorCount(it); i++) {
     TfLiteTensor* t = TfLiteInterpreterGetInputTensor(it, i);
     size_t sz = TfLiteTensorByteSize(t);
+    if (TfLiteTensorType(t) == kTfLiteString) {
+      // A STRING input's buffer comes with its size (uint32, little-endian)
+      // before it, as for tflite29_run.
+      unsigned char len[4];
+      if (fread(len, 1, 4, f) != 4) { fprintf(stderr, "short input\n"); return 1; }
+      sz = len[0] | len[1] << 8 | len[2] << 16 | (size_t)len[3] << 24;
+      TfLiteTensorRealloc(sz, t);
+    }
     void* buf = malloc(sz + 1);
     if (fread(buf, 1, sz, f) != sz) { fprintf(stderr, "short input\n"); return 1; }
-    TfLiteTensorCopyFromBuffer(t, buf, sz);
+    if (sz) memcpy(TfLiteTensorData(t), buf, sz);
     free(buf);
   }
   fclose(f);

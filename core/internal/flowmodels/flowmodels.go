@@ -1,7 +1,8 @@
-// Package flowmodels builds the small control-flow and resource-variable
-// models (WHILE, IF, CALL_ONCE, VAR_HANDLE, ASSIGN_VARIABLE,
-// READ_VARIABLE) that the interpreter's tests run and that its generator
-// (./gen) runs through TensorFlow Lite 2.9 to record what TFLite answers.
+// Package flowmodels builds the small control-flow, resource-variable and
+// hash-table models (WHILE, IF, CALL_ONCE, VAR_HANDLE, ASSIGN_VARIABLE,
+// READ_VARIABLE, HASHTABLE and the ops that fill and read it) that the
+// interpreter's tests run and that its generator (./gen) runs through
+// TensorFlow Lite 2.9 to record what TFLite answers.
 package flowmodels
 
 import (
@@ -36,6 +37,21 @@ func Cases() []Case {
 		{Name: "if_shapes_then", Model: IfShapes, Inputs: [][]byte{{1}, f32(2, -1)}, Invokes: 1, ResetAt: -1},
 		{Name: "if_shapes_else", Model: IfShapes, Inputs: [][]byte{{0}, f32(2, -1)}, Invokes: 1, ResetAt: -1},
 		{Name: "call_once_counter", Model: CallOnceCounter, Invokes: 4, ResetAt: 2},
+		{Name: "table_int64_to_string", Model: TableInt64ToString, Inputs: [][]byte{i64(4, 0, 7, 1<<40, -1, 4)}, Invokes: 2, ResetAt: -1},
+		{Name: "table_init_once", Model: TableInitOnce, Invokes: 3, ResetAt: 1},
+		{Name: "table_words_to_ids", Model: TableWordsToIds, Inputs: [][]byte{tensor.EncodeStrings([]string{"cat", "dog", "über", ""})}, Invokes: 2, ResetAt: -1},
+		{Name: "table_never_imported", Model: TableNeverImported, Inputs: [][]byte{i64(1, 2)}, Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_none", Model: TableMisuse("none"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_int64_to_int64", Model: TableMisuse("int64_to_int64"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_hashtable_v2", Model: TableMisuse("hashtable_v2"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_import_v2", Model: TableMisuse("import_v2"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_find_v2", Model: TableMisuse("find_v2"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_size_v2", Model: TableMisuse("size_v2"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_import_shapes", Model: TableMisuse("import_shapes"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_find_int32_keys", Model: TableMisuse("find_int32_keys"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_find_default_type", Model: TableMisuse("find_default_type"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_find_other_table", Model: TableMisuse("find_other_table"), Invokes: 1, ResetAt: -1},
+		{Name: "table_misuse_size_int32", Model: TableMisuse("size_int32"), Invokes: 1, ResetAt: -1},
 	}
 }
 

@@ -27,9 +27,10 @@ type Graphs interface {
 	RunOnce(i int) error
 }
 
-// Resources are the interpreter's resource variables, shared by all its
-// subgraphs and kept across Invokes (VAR_HANDLE, ASSIGN_VARIABLE,
-// READ_VARIABLE). A RESOURCE tensor holds a resource id as one int32.
+// Resources are the interpreter's resource variables (VAR_HANDLE,
+// ASSIGN_VARIABLE, READ_VARIABLE) and hash tables (HASHTABLE and the ops
+// that read it), shared by all its subgraphs and kept across Invokes. A
+// RESOURCE tensor holds a resource id as one int32.
 type Resources interface {
 	// ResourceID returns the id of the resource named container and
 	// sharedName, giving a name it has not seen the next id (from 0).
@@ -39,6 +40,10 @@ type Resources interface {
 	Variable(id int32) *tensor.Tensor
 	// Assign makes variable id a copy of v (type, shape and data).
 	Assign(id int32, v *tensor.Tensor)
+	// HashTable returns hash table id (HASHTABLE's table_id), making it
+	// empty, with keys of type key and values of type value, when create is
+	// set and there is none yet; nil when there is none.
+	HashTable(id int32, create bool, key, value tensor.DType) *HashTable
 }
 
 // CopyTensor copies src's data into dst: a Dynamic dst takes src's shape

@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 
 	"github.com/delego/delego/core/internal/flowmodels"
+	"github.com/delego/delego/model/schema"
 )
 
 func main() {
@@ -48,7 +50,7 @@ func run(runner, out string) error {
 		if err := os.WriteFile(modelPath, m, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(inPath, bytes.Join(c.Inputs, nil), 0o644); err != nil {
+		if err := os.WriteFile(inPath, runnerInputs(m, c.Inputs), 0o644); err != nil {
 			return err
 		}
 		cmd := exec.Command(runner, modelPath, inPath, strconv.Itoa(c.Invokes), strconv.Itoa(c.ResetAt))
@@ -78,4 +80,23 @@ func run(runner, out string) error {
 		return err
 	}
 	return os.WriteFile(out, append(b, '\n'), 0o644)
+}
+
+// runnerInputs is the runner's input file: the inputs' bytes concatenated,
+// a STRING input's string buffer preceded by its size (uint32,
+// little-endian), which the runner needs to size the tensor.
+func runnerInputs(model []byte, ins [][]byte) []byte {
+	m := schema.GetRootAsModel(model, 0)
+	var sg schema.SubGraph
+	m.Subgraphs(&sg, 0)
+	var out []byte
+	for i, in := range ins {
+		var t schema.Tensor
+		sg.Tensors(&t, int(sg.Inputs(i)))
+		if t.Type() == schema.TensorTypeSTRING {
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(in)))
+		}
+		out = append(out, in...)
+	}
+	return out
 }
