@@ -67,10 +67,10 @@ func (op *lstmOp) prepareFloat(n *kernel.Node) error {
 		if t := n.Input(idx); t != nil {
 			// TFLite views uint8 weights as int8 bits (GetTensorData<int8_t>).
 			if t.Type != tensor.Int8 && t.Type != tensor.Uint8 {
-				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with %s weights (input %d)", t.Type, idx)
+				return kernel.Unsupported("hybrid LSTM with %s weights (input %d)", t.Type, idx)
 			}
 			if t.Quant.PerChannel() {
-				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with per-channel weights (input %d)", idx)
+				return kernel.Unsupported("hybrid LSTM with per-channel weights (input %d)", idx)
 			}
 		}
 	}

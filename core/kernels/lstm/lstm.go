@@ -8,19 +8,25 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// This file holds UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite 2.9 runs it
-// (kernels/unidirectional_sequence_lstm.cc and lstm_eval.cc): the shared
-// option parsing and shape checks. The float path is in float.go, the
-// fully integer (int8 activations, int16 cell state) path in integer.go. The
-// hybrid path (float32 activations, int8 weights) shares the float code.
+// This file holds UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM's full kernel as
+// TensorFlow Lite 2.9 runs them (kernels/unidirectional_sequence_lstm.cc,
+// lstm.cc and lstm_eval.cc): the shared option parsing and shape checks.
+// LSTM is the same cell run for one time step on a [batch, input] input.
+// The float path is in float.go, the fully integer (int8 activations, int16
+// cell state) path in integer.go. The hybrid path (float32 activations, int8
+// weights) shares the float code.
 
-// Ops returns the family\'s registrations, with the versions TFLite 2.9
+// Ops returns the family's registrations, with the versions TFLite 2.9
 // registers.
 func Ops() []kernel.Registration {
 	return []kernel.Registration{{
 		Code:     schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM,
 		Versions: tensor.VersionRange{Min: 1, Max: 3},
 		New:      newUnidirectionalSequenceLSTM,
+	}, {
+		Code:     schema.BuiltinOperatorLSTM,
+		Versions: tensor.VersionRange{Min: 1, Max: 4},
+		New:      newLSTM,
 	}}
 }
 
@@ -70,7 +76,8 @@ var (
 	lstmGateNames   = [4]string{"input", "forget", "cell", "output"}
 )
 
-// LSTMParams are the options of UNIDIRECTIONAL_SEQUENCE_LSTM.
+// LSTMParams are the options of UNIDIRECTIONAL_SEQUENCE_LSTM and of LSTM's
+// full kernel.
 type LSTMParams struct {
 	// Activation is the cell gate's and the output's activation (float and
 	// hybrid paths; the integer path always uses tanh, as TFLite does).
@@ -79,7 +86,7 @@ type LSTMParams struct {
 	// [-clip, clip]; 0 means no clipping.
 	CellClip, ProjClip float32
 	// TimeMajor selects [time, batch, input] layout instead of
-	// [batch, time, input].
+	// [batch, time, input] (UNIDIRECTIONAL_SEQUENCE_LSTM only).
 	TimeMajor bool
 	// AsymmetricQuantizeInputs makes the hybrid kernel quantize its float
 	// activations with a zero point per batch row.
@@ -87,7 +94,44 @@ type LSTMParams struct {
 }
 
 // NewUnidirectionalSequenceLSTM returns the kernel for the given options.
-func NewUnidirectionalSequenceLSTM(p LSTMParams) kernel.Op { return &lstmOp{p: p} }
+func NewUnidirectionalSequenceLSTM(p LSTMParams) kernel.Op {
+	return &lstmOp{name: "UNIDIRECTIONAL_SEQUENCE_LSTM", p: p}
+}
+
+// NewLSTM returns LSTM's full kernel for the given options (TimeMajor is
+// ignored: the input is one time step).
+func NewLSTM(p LSTMParams) kernel.Op {
+	p.TimeMajor = true
+	return &lstmOp{name: "LSTM", step: true, p: p}
+}
+
+func newLSTM(info kernel.OpInfo) (kernel.Op, error) {
+	// Unlike UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite 2.9 refuses an LSTM
+	// operator without options (they choose the kernel); made without a
+	// model, the kernel gets the zeroed defaults.
+	var p LSTMParams
+	t, ok, err := kernel.StrictOptions(info.Operator, "LSTM", schema.BuiltinOptionsLSTMOptions)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && info.Operator != nil {
+		return nil, fmt.Errorf("LSTM: the operator has no LSTMOptions")
+	}
+	if ok {
+		var tbl schema.LSTMOptions
+		tbl.Init(t.Bytes, t.Pos)
+		if k := tbl.KernelType(); k != schema.LSTMKernelTypeFULL {
+			return nil, kernel.Unsupported("LSTM: kernel type %s", k)
+		}
+		p = LSTMParams{
+			Activation:               tbl.FusedActivationFunction(),
+			CellClip:                 tbl.CellClip(),
+			ProjClip:                 tbl.ProjClip(),
+			AsymmetricQuantizeInputs: tbl.AsymmetricQuantizeInputs(),
+		}
+	}
+	return NewLSTM(p), nil
+}
 
 func newUnidirectionalSequenceLSTM(info kernel.OpInfo) (kernel.Op, error) {
 	// Without options TFLite leaves its zero-initialised params: no
@@ -111,9 +155,12 @@ func newUnidirectionalSequenceLSTM(info kernel.OpInfo) (kernel.Op, error) {
 	return NewUnidirectionalSequenceLSTM(p), nil
 }
 
-// lstmOp is one UNIDIRECTIONAL_SEQUENCE_LSTM node.
+// lstmOp is one UNIDIRECTIONAL_SEQUENCE_LSTM node, or one LSTM node (step:
+// a single time step, time-major).
 type lstmOp struct {
-	p LSTMParams
+	name string
+	step bool
+	p    LSTMParams
 
 	// Set by Prepare.
 	integer, hybrid                   bool
@@ -128,11 +175,11 @@ type lstmOp struct {
 // lstmShape checks a weight's rank and dimensions.
 func lstmShape(t *tensor.Tensor, name string, dims ...int) error {
 	if len(t.Shape) != len(dims) {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s has rank %d, want %d", name, len(t.Shape), len(dims))
+		return fmt.Errorf("%s has rank %d, want %d", name, len(t.Shape), len(dims))
 	}
 	for i, d := range dims {
 		if t.Shape[i] != d {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s has shape %v, want %v", name, t.Shape, dims)
+			return fmt.Errorf("%s has shape %v, want %v", name, t.Shape, dims)
 		}
 	}
 	return nil
@@ -141,12 +188,19 @@ func lstmShape(t *tensor.Tensor, name string, dims ...int) error {
 // Prepare checks the node as TFLite's Prepare and CheckInputTensorDimensions
 // do, sets the output shape and precomputes what Eval needs.
 func (op *lstmOp) Prepare(n *kernel.Node) error {
+	if err := op.prepare(n); err != nil {
+		return fmt.Errorf("%s: %w", op.name, err)
+	}
+	return nil
+}
+
+func (op *lstmOp) prepare(n *kernel.Node) error {
 	in, err := lstmNodeInputs(n)
 	if err != nil {
 		return err
 	}
 	if op.p.CellClip < 0 || op.p.ProjClip < 0 {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: negative clip (cell %g, projection %g)", op.p.CellClip, op.p.ProjClip)
+		return fmt.Errorf("negative clip (cell %g, projection %g)", op.p.CellClip, op.p.ProjClip)
 	}
 	if err := op.setSizes(n, in); err != nil {
 		return err
@@ -163,13 +217,13 @@ func (op *lstmOp) Prepare(n *kernel.Node) error {
 	}
 
 	out := n.Outputs[0]
-	out.Shape = append(append(out.Shape[:0:0], in.Shape[:2]...), op.nOutput)
+	out.Shape = append(append(out.Shape[:0:0], in.Shape[:len(in.Shape)-1]...), op.nOutput)
 
 	if op.integer {
 		return op.prepareInteger(n)
 	}
 	if outState.Type != tensor.Float32 || cellState.Type != tensor.Float32 || out.Type != tensor.Float32 {
-		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: float LSTM with %s output state, %s cell state, %s output",
+		return kernel.Unsupported("float LSTM with %s output state, %s cell state, %s output",
 			outState.Type, cellState.Type, out.Type)
 	}
 	return op.prepareFloat(n)
@@ -181,20 +235,20 @@ func lstmNodeInputs(n *kernel.Node) (*tensor.Tensor, error) {
 	switch len(n.Inputs) {
 	case 20, 24:
 	default:
-		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 20 or 24 inputs, got %d", len(n.Inputs))
+		return nil, fmt.Errorf("expects 20 or 24 inputs, got %d", len(n.Inputs))
 	}
 	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
-		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: expects 1 output, got %d", len(n.Outputs))
+		return nil, fmt.Errorf("expects 1 output, got %d", len(n.Outputs))
 	}
 	in := n.Input(lstmInput)
 	if in == nil {
-		return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input")
+		return nil, fmt.Errorf("missing input")
 	}
 	for _, i := range []int{lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights,
 		lstmRecurrentToForgetWeights, lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights,
 		lstmForgetGateBias, lstmCellGateBias, lstmOutputGateBias} {
 		if n.Input(i) == nil {
-			return nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing required input %d", i)
+			return nil, fmt.Errorf("missing required input %d", i)
 		}
 	}
 	return in, nil
@@ -203,20 +257,27 @@ func lstmNodeInputs(n *kernel.Node) (*tensor.Tensor, error) {
 // setSizes reads the batch, time and input sizes from the input and the
 // cell and output sizes from the output gate's weights.
 func (op *lstmOp) setSizes(n *kernel.Node, in *tensor.Tensor) error {
-	// TFLite reads dims[2] whatever the rank; only rank 3 is well defined.
-	if len(in.Shape) != 3 {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input has shape %v, want rank 3", in.Shape)
+	switch {
+	case op.step:
+		// TFLite 2.9 reads [batch, input] from the first two dimensions
+		// whatever the rank; only rank 2 is well defined.
+		if len(in.Shape) != 2 {
+			return fmt.Errorf("input has shape %v, want rank 2", in.Shape)
+		}
+		op.nBatch, op.nTime, op.nInput = in.Shape[0], 1, in.Shape[1]
+	case len(in.Shape) != 3:
+		// TFLite reads dims[2] whatever the rank; only rank 3 is well
+		// defined.
+		return fmt.Errorf("input has shape %v, want rank 3", in.Shape)
+	case op.p.TimeMajor:
+		op.nTime, op.nBatch, op.nInput = in.Shape[0], in.Shape[1], in.Shape[2]
+	default:
+		op.nBatch, op.nTime, op.nInput = in.Shape[0], in.Shape[1], in.Shape[2]
 	}
-	if op.p.TimeMajor {
-		op.nTime, op.nBatch = in.Shape[0], in.Shape[1]
-	} else {
-		op.nBatch, op.nTime = in.Shape[0], in.Shape[1]
-	}
-	op.nInput = in.Shape[2]
 	i2o := n.Input(lstmInputToOutputWeights)
 	r2o := n.Input(lstmRecurrentToOutputWeights)
 	if len(i2o.Shape) != 2 || len(r2o.Shape) != 2 {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: weights must be 2-D, got %v and %v", i2o.Shape, r2o.Shape)
+		return fmt.Errorf("weights must be 2-D, got %v and %v", i2o.Shape, r2o.Shape)
 	}
 	op.nCell, op.nOutput = i2o.Shape[0], r2o.Shape[1]
 	return nil
@@ -240,7 +301,7 @@ func (op *lstmOp) setVariant(n *kernel.Node, in *tensor.Tensor) error {
 		op.hybrid = true
 	case wType == tensor.Int8 && in.Type == tensor.Int8:
 	default:
-		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: input %s with %s weights", in.Type, wType)
+		return kernel.Unsupported("input %s with %s weights", in.Type, wType)
 	}
 	return nil
 }
@@ -277,7 +338,7 @@ func (op *lstmOp) biasType() tensor.DType {
 // checkGateWeights checks the input and recurrent weights of every gate.
 func (op *lstmOp) checkGateWeights(n *kernel.Node) error {
 	if (n.Input(lstmInputToInputWeights) == nil) != (n.Input(lstmRecurrentToInputWeights) == nil) {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: input gate weights must be all present or all absent")
+		return fmt.Errorf("input gate weights must be all present or all absent")
 	}
 	for g := range 4 {
 		if g == lstmGateInput && op.cifg {
@@ -310,7 +371,7 @@ func (op *lstmOp) checkPeepholes(n *kernel.Node, wType tensor.DType) error {
 				return err
 			}
 			if t.Type != peepholeType {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell_to_%s_weights is %s, want %s", lstmGateNames[g], t.Type, peepholeType)
+				return fmt.Errorf("cell_to_%s_weights is %s, want %s", lstmGateNames[g], t.Type, peepholeType)
 			}
 		}
 	}
@@ -318,7 +379,7 @@ func (op *lstmOp) checkPeepholes(n *kernel.Node, wType tensor.DType) error {
 	allPeephole := (c2i != nil || op.cifg) && c2f != nil && c2o != nil
 	noPeephole := c2i == nil && c2f == nil && c2o == nil
 	if !allPeephole && !noPeephole {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: peephole weights must be all present or all absent")
+		return fmt.Errorf("peephole weights must be all present or all absent")
 	}
 	return nil
 }
@@ -332,19 +393,19 @@ func (op *lstmOp) checkBiases(n *kernel.Node) error {
 		if g == lstmGateInput {
 			if op.cifg {
 				if t != nil {
-					return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has an input gate bias")
+					return fmt.Errorf("CIFG LSTM has an input gate bias")
 				}
 				continue
 			}
 			if t == nil {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing input gate bias")
+				return fmt.Errorf("missing input gate bias")
 			}
 		}
 		if err := lstmShape(t, lstmGateNames[g]+"_gate_bias", op.nCell); err != nil {
 			return err
 		}
 		if t.Type != biasType {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s_gate_bias is %s, want %s", lstmGateNames[g], t.Type, biasType)
+			return fmt.Errorf("%s_gate_bias is %s, want %s", lstmGateNames[g], t.Type, biasType)
 		}
 	}
 	return nil
@@ -359,21 +420,21 @@ func (op *lstmOp) checkProjection(n *kernel.Node, wType tensor.DType) error {
 			return err
 		}
 		if pw.Type != wType {
-			return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: projection weights %s with %s weights", pw.Type, wType)
+			return kernel.Unsupported("projection weights %s with %s weights", pw.Type, wType)
 		}
 	} else if n.Input(lstmProjectionBias) != nil {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: projection bias without projection weights")
+		return fmt.Errorf("projection bias without projection weights")
 	}
 	if pb := n.Input(lstmProjectionBias); pb != nil {
 		if err := lstmShape(pb, "projection_bias", nOutput); err != nil {
 			return err
 		}
 		if biasType := op.biasType(); pb.Type != biasType {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: projection_bias is %s, want %s", pb.Type, biasType)
+			return fmt.Errorf("projection_bias is %s, want %s", pb.Type, biasType)
 		}
 	}
 	if !op.projection && nOutput != nCell {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %d outputs but %d cells without projection", nOutput, nCell)
+		return fmt.Errorf("%d outputs but %d cells without projection", nOutput, nCell)
 	}
 	return nil
 }
@@ -393,18 +454,18 @@ func (op *lstmOp) checkLayerNorm(n *kernel.Node) error {
 		t := n.Input(idx)
 		if g == lstmGateInput && op.cifg {
 			if t != nil {
-				return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: CIFG LSTM has input layer norm coefficients")
+				return fmt.Errorf("CIFG LSTM has input layer norm coefficients")
 			}
 			continue
 		}
 		if t == nil {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: missing %s layer norm coefficients", lstmGateNames[g])
+			return fmt.Errorf("missing %s layer norm coefficients", lstmGateNames[g])
 		}
 		if err := lstmShape(t, lstmGateNames[g]+"_layer_norm_coefficients", op.nCell); err != nil {
 			return err
 		}
 		if t.Type != lnType {
-			return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: %s layer norm coefficients are %s, want %s", lstmGateNames[g], t.Type, lnType)
+			return fmt.Errorf("%s layer norm coefficients are %s, want %s", lstmGateNames[g], t.Type, lnType)
 		}
 	}
 	return nil
@@ -415,13 +476,13 @@ func (op *lstmOp) checkLayerNorm(n *kernel.Node) error {
 func (op *lstmOp) checkState(n *kernel.Node) (outState, cellState *tensor.Tensor, err error) {
 	outState, cellState = n.Input(lstmOutputState), n.Input(lstmCellState)
 	if outState == nil || !outState.Variable || cellState == nil || !cellState.Variable {
-		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output and cell state must be variable tensors")
+		return nil, nil, fmt.Errorf("output and cell state must be variable tensors")
 	}
 	if outState.NumElements() != op.nBatch*op.nOutput {
-		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: output state has %d elements, want %d", outState.NumElements(), op.nBatch*op.nOutput)
+		return nil, nil, fmt.Errorf("output state has %d elements, want %d", outState.NumElements(), op.nBatch*op.nOutput)
 	}
 	if cellState.NumElements() != op.nBatch*op.nCell {
-		return nil, nil, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state has %d elements, want %d", cellState.NumElements(), op.nBatch*op.nCell)
+		return nil, nil, fmt.Errorf("cell state has %d elements, want %d", cellState.NumElements(), op.nBatch*op.nCell)
 	}
 	return outState, cellState, nil
 }
