@@ -353,13 +353,13 @@ func (op *lstmOp) evalInteger(n *kernel.Node) error {
 	hState := n.Inputs[lstmOutputState].Int8s()
 	cState := n.Inputs[lstmCellState].Int16s()
 	out := n.Outputs[0].Int8s()
-	lstmSteps(op, in, hState, cState, out, op.stepInteger)
+	lstmSteps(op, in, nil, hState, cState, out, op.stepInteger)
 	return nil
 }
 
 // stepInteger advances nb batch rows by one time step
 // (LstmStepInteger8x8_16).
-func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8) {
+func (op *lstmOp) stepInteger(x, _ []int8, nb int, h []int8, c []int16) {
 	q := &op.q
 	size := nb * op.nCell
 	var gates [4][]int16
@@ -416,7 +416,6 @@ func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8)
 	} else {
 		lstmHiddenInt(og, tanhC, q.hiddenMul, q.hiddenZP, h[:size])
 	}
-	copy(out, h[:nb*no])
 }
 
 // lstmHiddenInt is TFLite 2.9's CwiseMul to int8: o*t rescaled, minus zp,

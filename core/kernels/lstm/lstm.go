@@ -27,6 +27,10 @@ func Ops() []kernel.Registration {
 		Code:     schema.BuiltinOperatorLSTM,
 		Versions: tensor.VersionRange{Min: 1, Max: 4},
 		New:      newLSTM,
+	}, {
+		Code:     schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM,
+		Versions: tensor.VersionRange{Min: 1, Max: 3},
+		New:      newBidirectionalSequenceLSTM,
 	}}
 }
 
@@ -56,6 +60,10 @@ const (
 	lstmForgetLayerNormCoeffs      = 21 // optional
 	lstmCellLayerNormCoeffs        = 22 // optional
 	lstmOutputLayerNormCoeffs      = 23 // optional
+
+	// A direction of BIDIRECTIONAL_SEQUENCE_LSTM has an optional auxiliary
+	// input, with weights per gate, after these (lstmOp.aux).
+	lstmAuxInput = 24
 )
 
 // The gates, in the order the per-gate tables below use.
@@ -71,6 +79,7 @@ var (
 	lstmRecurrentWeightsIdx = [4]int{lstmRecurrentToInputWeights, lstmRecurrentToForgetWeights, lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights}
 	lstmBiasIdx             = [4]int{lstmInputGateBias, lstmForgetGateBias, lstmCellGateBias, lstmOutputGateBias}
 	lstmLayerNormIdx        = [4]int{lstmInputLayerNormCoefficients, lstmForgetLayerNormCoeffs, lstmCellLayerNormCoeffs, lstmOutputLayerNormCoeffs}
+	lstmAuxWeightsIdx       = [4]int{lstmAuxInput + 1, lstmAuxInput + 2, lstmAuxInput + 3, lstmAuxInput + 4}
 	// Peephole weights exist for the input, forget and output gates only.
 	lstmPeepholeIdx = [4]int{lstmCellToInputWeights, lstmCellToForgetWeights, -1, lstmCellToOutputWeights}
 	lstmGateNames   = [4]string{"input", "forget", "cell", "output"}
@@ -155,16 +164,27 @@ func newUnidirectionalSequenceLSTM(info kernel.OpInfo) (kernel.Op, error) {
 	return NewUnidirectionalSequenceLSTM(p), nil
 }
 
-// lstmOp is one UNIDIRECTIONAL_SEQUENCE_LSTM node, or one LSTM node (step:
-// a single time step, time-major).
+// lstmOp is one UNIDIRECTIONAL_SEQUENCE_LSTM node, one LSTM node (step: a
+// single time step, time-major) or one direction of a
+// BIDIRECTIONAL_SEQUENCE_LSTM (direction).
 type lstmOp struct {
 	name string
 	step bool
 	p    LSTMParams
 
+	// A direction of BIDIRECTIONAL_SEQUENCE_LSTM: its node has 29 inputs,
+	// the last 5 an optional auxiliary input and its weights; it may run
+	// its time steps last to first and write each output row's values at
+	// an offset into longer rows.
+	direction bool
+	reverse   bool
+	outStride int // output row length, 0: nOutput
+	outOffset int
+
 	// Set by Prepare.
 	integer, hybrid                   bool
-	nBatch, nTime, nInput             int
+	aux                               bool // auxiliary input and weights present
+	nBatch, nTime, nInput, nAux       int
 	nCell, nOutput                    int
 	cifg, peephole, projection, lnorm bool
 
@@ -195,7 +215,7 @@ func (op *lstmOp) Prepare(n *kernel.Node) error {
 }
 
 func (op *lstmOp) prepare(n *kernel.Node) error {
-	in, err := lstmNodeInputs(n)
+	in, err := op.nodeInputs(n)
 	if err != nil {
 		return err
 	}
@@ -229,12 +249,15 @@ func (op *lstmOp) prepare(n *kernel.Node) error {
 	return op.prepareFloat(n)
 }
 
-// lstmNodeInputs checks the input and output counts and that every input a
+// nodeInputs checks the input and output counts and that every input a
 // LSTM cannot do without is present; it returns the input.
-func lstmNodeInputs(n *kernel.Node) (*tensor.Tensor, error) {
-	switch len(n.Inputs) {
-	case 20, 24:
-	default:
+func (op *lstmOp) nodeInputs(n *kernel.Node) (*tensor.Tensor, error) {
+	switch {
+	case op.direction:
+		if len(n.Inputs) != lstmAuxInput+5 {
+			return nil, fmt.Errorf("expects %d inputs, got %d", lstmAuxInput+5, len(n.Inputs))
+		}
+	case len(n.Inputs) != 20 && len(n.Inputs) != 24:
 		return nil, fmt.Errorf("expects 20 or 24 inputs, got %d", len(n.Inputs))
 	}
 	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
@@ -280,6 +303,25 @@ func (op *lstmOp) setSizes(n *kernel.Node, in *tensor.Tensor) error {
 		return fmt.Errorf("weights must be 2-D, got %v and %v", i2o.Shape, r2o.Shape)
 	}
 	op.nCell, op.nOutput = i2o.Shape[0], r2o.Shape[1]
+	op.aux, op.nAux = false, 0
+	if op.direction && n.Input(lstmAuxWeightsIdx[lstmGateForget]) != nil {
+		aux := n.Input(lstmAuxInput)
+		if aux == nil || len(aux.Shape) != 3 {
+			return fmt.Errorf("auxiliary input weights without a rank 3 auxiliary input")
+		}
+		op.aux, op.nAux = true, aux.Shape[2]
+		// TFLite 2.9 finds each step's auxiliary rows with the input's row
+		// length (see lstmSteps): shorter auxiliary rows are read past the
+		// auxiliary input's end.
+		steps := op.nTime
+		if !op.p.TimeMajor {
+			steps *= op.nBatch
+		}
+		if op.nAux < op.nInput && steps > 1 {
+			return kernel.Unsupported("auxiliary input rows of %d values, shorter than the input's %d (TFLite 2.9 reads past the auxiliary input)",
+				op.nAux, op.nInput)
+		}
+	}
 	return nil
 }
 
@@ -349,6 +391,20 @@ func (op *lstmOp) checkGateWeights(n *kernel.Node) error {
 		}
 		if err := lstmShape(n.Input(lstmRecurrentWeightsIdx[g]), "recurrent_to_"+lstmGateNames[g]+"_weights", op.nCell, op.nOutput); err != nil {
 			return err
+		}
+		if !op.aux {
+			continue
+		}
+		name := "aux_input_to_" + lstmGateNames[g] + "_weights"
+		aw := n.Input(lstmAuxWeightsIdx[g])
+		if aw == nil {
+			return fmt.Errorf("missing %s", name)
+		}
+		if err := lstmShape(aw, name, op.nCell, op.nAux); err != nil {
+			return err
+		}
+		if wType := n.Input(lstmInputToOutputWeights).Type; aw.Type != wType {
+			return kernel.Unsupported("%s %s with %s weights", name, aw.Type, wType)
 		}
 	}
 	return nil

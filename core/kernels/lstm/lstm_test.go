@@ -623,6 +623,7 @@ func TestLSTMRegistration(t *testing.T) {
 	kerneltest.CheckRegistrations(t, regs, map[schema.BuiltinOperator]tensor.VersionRange{
 		schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM: {Min: 1, Max: 3},
 		schema.BuiltinOperatorLSTM:                         {Min: 1, Max: 4},
+		schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM:  {Min: 1, Max: 3},
 	})
 	op, err := regs[0].New(kernel.OpInfo{Version: 1})
 	if err != nil {

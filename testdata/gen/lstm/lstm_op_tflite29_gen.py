@@ -10,6 +10,10 @@ Invokes on the same input: the state carries over, so later Invokes check
 the recurrent path. The file keeps the model, the input bytes and each
 Invoke's output bytes, or the stage at which TFLite failed.
 
+Cases whose names end in _oob are ones TFLite 2.9 runs while reading memory
+outside their tensors (its result depends on the arena's layout): delego
+refuses them, and the Go test expects that refusal.
+
 usage: lstm_op_tflite29_gen.py SCHEMA.fbs RUNNER WORKDIR OUT.json.gz
 RUNNER is ignored (the cases need several Invokes; lstm_run_tflite.py does
 them with the library named by $TFLITE_C_LIB, default
@@ -249,11 +253,97 @@ def gen_lstm():
     # What TFLite 2.9 refuses, or we do not run.
     lstm_case("lstm_version5", rng, "float", version=5)
     lstm_case("lstm_f_rank1", rng, "float", nb=1, ni=3, in_shape=[3])
-    lstm_case("lstm_i_int8cell", rng, "int", cell_type="INT8")
+    lstm_case("lstm_i_int8cell_oob", rng, "int", cell_type="INT8")
     lstm_case("lstm_f_23inputs", rng, "float", ninputs=23, ln=False)
 
 
+def bidi_case(name, rng, kind, version=None, nb=None, nt=None, ni=None, nc=None, no=None, proj=None, merge=None,
+              tm=None, aux=None, naux=None, asym=False, wtype="INT8", act=None, cell_clip=0.0, proj_clip=0.0,
+              in_type=None, n_outputs=None, options=True, oob=False):
+    """A BIDIRECTIONAL_SEQUENCE_LSTM case. aux: None (no aux input), "cross"
+    (aux input and aux weights) or "chain" (aux input only: the backward
+    cell reads it instead of the input)."""
+    nb = nb or rng.randint(1, 3)
+    nt = nt or rng.randint(1, 4)
+    ni = ni or rng.randint(1, 5)
+    nc = nc or rng.randint(1, 6)
+    proj = rng.random() < 0.4 if proj is None else proj
+    no = (no or rng.randint(1, 5)) if proj else nc
+    merge = rng.random() < 0.5 if merge is None else merge
+    tm = rng.random() < 0.5 if tm is None else tm
+    if merge and not tm and not oob:
+        # Batch-major, TFLite 2.9 finds batch row b's state at b times the
+        # merged output's row length, past the state's end.
+        nb = 1
+    # TFLite 2.9 steps through the auxiliary input with the input's row
+    # length: shorter auxiliary rows are read past its end.
+    naux = naux or (ni if aux == "chain" else rng.randint(ni, ni + 3))
+    version = version or {"float": rng.randint(1, 3), "hybrid": rng.randint(2, 3)}[kind]
+    m = Model()
+    ins = [-1] * 48
+    shape = [nt, nb, ni] if tm else [nb, nt, ni]
+    ins[0] = m.add("input", shape, in_type or "FLOAT32")
+    for d, pre in enumerate(["fw_", "bw_"]):
+        w, _ = cell_tensors(m, rng, pre, kind, ni, nc, no, rng.random() < 0.3, rng.random() < 0.4, proj, True, False, wtype)
+        ins[1 + 17 * d:18 + 17 * d] = w
+    ins[35], ins[36] = states(m, "fw_", kind, nb, nc, no)
+    ins[37], ins[38] = states(m, "bw_", kind, nb, nc, no)
+    raw = input_bytes(rng, "FLOAT32", nb * nt * ni)
+    if aux:
+        ins[39] = m.add("aux_input", [nt, nb, naux] if tm else [nb, nt, naux], "FLOAT32")
+        raw += input_bytes(rng, "FLOAT32", nb * nt * naux)
+    if aux == "cross":
+        for d in range(2):
+            cifg = ins[1 + 17 * d] is None
+            for g in range(4):
+                if g == 0 and cifg:
+                    continue
+                if kind == "float":
+                    ins[40 + 4 * d + g] = m.add("aux%d%s" % (d, GATES[g]), [nc, naux], "FLOAT32",
+                                                [rng.uniform(-0.6, 0.6) for _ in range(nc * naux)])
+                else:
+                    ins[40 + 4 * d + g] = m.add("aux%d%s" % (d, GATES[g]), [nc, naux], wtype,
+                                                [rng.randint(0 if wtype == "UINT8" else -127, 127) for _ in range(nc * naux)],
+                                                rng.uniform(0.002, 0.01), 0)
+    oshape = [nt, nb] if tm else [nb, nt]
+    outs = [m.add("fw_out", oshape + [2 * no if merge else no], "FLOAT32")]
+    if not merge or n_outputs == 2:
+        outs.append(m.add("bw_out", oshape + [no], "FLOAT32"))
+    act = act or rng.choice(["TANH", "TANH", "RELU", "RELU6", "NONE"])
+    opts = {"fused_activation_function": act, "cell_clip": f32(cell_clip), "proj_clip": f32(proj_clip),
+            "merge_outputs": merge, "time_major": tm, "asymmetric_quantize_inputs": asym}
+    return finish(m, name, "BIDIRECTIONAL_SEQUENCE_LSTM", version, ins, outs,
+                  "BidirectionalSequenceLSTMOptions" if options else None, opts if options else None, raw=raw)
+
+
+def gen_bidi():
+    rng = random.Random(4811)
+    for i in range(30):
+        bidi_case("bidi_f_%d" % i, rng, "float", aux=[None, None, "cross", "chain"][i % 4],
+                  cell_clip=rng.choice([0.0, 0.0, 1.0]), proj_clip=rng.choice([0.0, 0.0, 0.4]))
+    for i in range(24):
+        bidi_case("bidi_h_%d" % i, rng, "hybrid", aux=[None, "cross", None, "chain"][i % 4], asym=i % 3 == 1,
+                  wtype="UINT8" if i % 5 == 2 else "INT8", cell_clip=rng.choice([0.0, 0.0, 1.0]))
+    # Batch-major hybrid with as many time steps as batch rows.
+    for i in range(4):
+        n = rng.randint(2, 3)
+        bidi_case("bidi_h_square_%d" % i, rng, "hybrid", nb=n, nt=n, tm=False, aux=[None, "cross"][i % 2], asym=i % 2 == 0)
+    # Longer auxiliary rows than input rows: TFLite 2.9 reads overlapping
+    # windows of the auxiliary input, which delego reproduces.
+    bidi_case("bidi_f_aux_long", rng, "float", nb=2, nt=3, ni=2, naux=5, aux="cross", tm=True)
+    bidi_case("bidi_h_aux_long", rng, "hybrid", nb=2, nt=3, ni=2, naux=4, aux="cross", tm=False, merge=False)
+    bidi_case("bidi_f_no_options", rng, "float", options=False, aux=None)
+    # TFLite 2.9 reads outside the tensors.
+    bidi_case("bidi_f_merge_batch_major_oob", rng, "float", nb=3, nt=2, merge=True, tm=False, oob=True)
+    bidi_case("bidi_h_merge_batch_major_oob", rng, "hybrid", nb=2, nt=2, merge=True, tm=False, oob=True)
+    bidi_case("bidi_f_aux_short_oob", rng, "float", nt=3, ni=4, naux=2, aux="cross", tm=True)
+    # What TFLite 2.9 refuses.
+    bidi_case("bidi_version4", rng, "float", version=4)
+    bidi_case("bidi_f_merge_two_outputs", rng, "float", merge=True, n_outputs=2)
+
+
 gen_lstm()
+gen_bidi()
 with gzip.open(OUT, "wt") as f:
     json.dump(CASES, f)
 print(len(CASES), "cases,", sum(1 for c in CASES if "error" in c), "failing in TFLite")
