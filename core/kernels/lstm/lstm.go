@@ -8,9 +8,10 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// This file holds UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM's full kernel as
-// TensorFlow Lite 2.9 runs them (kernels/unidirectional_sequence_lstm.cc,
-// lstm.cc and lstm_eval.cc): the shared option parsing and shape checks.
+// This file holds UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM's full kernel (the
+// basic kernel is in basic.go) as TensorFlow Lite 2.9 runs them
+// (kernels/unidirectional_sequence_lstm.cc, lstm.cc and lstm_eval.cc): the
+// shared option parsing and shape checks.
 // LSTM is the same cell run for one time step on a [batch, input] input.
 // The float path is in float.go, the fully integer (int8 activations, int16
 // cell state) path in integer.go. The hybrid path (float32 activations, int8
@@ -129,7 +130,11 @@ func newLSTM(info kernel.OpInfo) (kernel.Op, error) {
 	if ok {
 		var tbl schema.LSTMOptions
 		tbl.Init(t.Bytes, t.Pos)
-		if k := tbl.KernelType(); k != schema.LSTMKernelTypeFULL {
+		switch k := tbl.KernelType(); k {
+		case schema.LSTMKernelTypeFULL:
+		case schema.LSTMKernelTypeBASIC:
+			return &basicOp{}, nil
+		default:
 			return nil, kernel.Unsupported("LSTM: kernel type %s", k)
 		}
 		p = LSTMParams{

@@ -332,7 +332,7 @@ def gen_bidi():
     # windows of the auxiliary input, which delego reproduces.
     bidi_case("bidi_f_aux_long", rng, "float", nb=2, nt=3, ni=2, naux=5, aux="cross", tm=True)
     bidi_case("bidi_h_aux_long", rng, "hybrid", nb=2, nt=3, ni=2, naux=4, aux="cross", tm=False, merge=False)
-    bidi_case("bidi_f_no_options", rng, "float", options=False, aux=None)
+    bidi_case("bidi_f_no_options", rng, "float", options=False, aux=None, merge=False, tm=False)
     # TFLite 2.9 reads outside the tensors.
     bidi_case("bidi_f_merge_batch_major_oob", rng, "float", nb=3, nt=2, merge=True, tm=False, oob=True)
     bidi_case("bidi_h_merge_batch_major_oob", rng, "hybrid", nb=2, nt=2, merge=True, tm=False, oob=True)
@@ -342,8 +342,62 @@ def gen_bidi():
     bidi_case("bidi_f_merge_two_outputs", rng, "float", merge=True, n_outputs=2)
 
 
+def basic_case(name, rng, quantized, version=None, nb=None, ni=None, d=None, state_log2=-11, weights_type=None):
+    """An LSTM case with kernel_type BASIC: inputs input, previous
+    activation, weights, bias, previous state; outputs activation, state,
+    concatenation and gates."""
+    nb = nb or rng.randint(1, 3)
+    ni = ni or rng.randint(1, 6)
+    d = d or rng.randint(1, 6)
+    version = version or rng.randint(2, 4)
+    m = Model()
+    total = ni + d
+    if quantized:
+        ws, wzp = rng.uniform(0.002, 0.02), rng.randint(90, 170)
+        ins = [m.add("input", [nb, ni], "UINT8", scale=1 / 128, zp=128),
+               m.add("prev_activ", [nb, d], "UINT8", scale=1 / 128, zp=128),
+               m.add("weights", [4 * d, total], weights_type or "UINT8",
+                     [rng.randint(0, 255) for _ in range(4 * d * total)], ws, wzp),
+               m.add("bias", [4 * d], "INT32", [rng.randint(-3000, 3000) for _ in range(4 * d)], ws / 128, 0),
+               m.add("prev_state", [nb, d], "INT16", scale=2.0 ** -11, zp=0)]
+        outs = [m.add("activ", [nb, d], "UINT8", scale=1 / 128, zp=128),
+                m.add("state", [nb, d], "INT16", scale=2.0 ** state_log2, zp=0),
+                m.add("concat", [nb, total], "UINT8", scale=1 / 128, zp=128),
+                m.add("gates", [nb, 4 * d], "INT16", scale=2.0 ** -12, zp=0)]
+        raw = (pack("UINT8", [rng.randint(0, 255) for _ in range(nb * total)]) +
+               pack("INT16", [rng.randint(-24000, 24000) for _ in range(nb * d)]))
+    else:
+        ins = [m.add("input", [nb, ni], "FLOAT32"), m.add("prev_activ", [nb, d], "FLOAT32"),
+               m.add("weights", [4 * d, total], weights_type or "FLOAT32",
+                     [rng.uniform(-0.7, 0.7) for _ in range(4 * d * total)] if weights_type is None
+                     else [rng.randint(-127, 127) for _ in range(4 * d * total)], 0.01 if weights_type else None),
+               m.add("bias", [4 * d], "FLOAT32", [rng.uniform(-0.5, 0.5) for _ in range(4 * d)]),
+               m.add("prev_state", [nb, d], "FLOAT32")]
+        outs = [m.add("activ", [nb, d], "FLOAT32"), m.add("state", [nb, d], "FLOAT32"),
+                m.add("concat", [nb, total], "FLOAT32"), m.add("gates", [nb, 4 * d], "FLOAT32")]
+        raw = pack("FLOAT32", [rng.uniform(-1.5, 1.5) for _ in range(nb * total)] +
+                   [rng.uniform(-2, 2) for _ in range(nb * d)])
+    opts = {"fused_activation_function": "TANH", "kernel_type": "BASIC"}
+    return finish(m, name, "LSTM", version, ins, outs, "LSTMOptions", opts, raw=raw)
+
+
+def gen_basic():
+    rng = random.Random(7707)
+    for i in range(16):
+        basic_case("basic_f_%d" % i, rng, False)
+    for i in range(24):
+        basic_case("basic_q_%d" % i, rng, True)
+    basic_case("basic_f_version1", rng, False, version=1)
+    basic_case("basic_q_big", rng, True, nb=2, ni=20, d=16)
+    # What TFLite 2.9 refuses.
+    basic_case("basic_q_state_scale", rng, True, state_log2=-10)
+    basic_case("basic_hybrid", rng, False, weights_type="INT8")
+    basic_case("basic_version5", rng, False, version=5)
+
+
 gen_lstm()
 gen_bidi()
+gen_basic()
 with gzip.open(OUT, "wt") as f:
     json.dump(CASES, f)
 print(len(CASES), "cases,", sum(1 for c in CASES if "error" in c), "failing in TFLite")
