@@ -31,23 +31,28 @@ type lstmFloatState struct {
 
 // lstmFloatWeights are views of a node's float tensors, nil when absent.
 type lstmFloatWeights struct {
-	in, rec, peep, ln, bias [4][]float32
-	proj, projBias          []float32
+	in, rec, aux, peep, ln [4][]float32
+	bias                   [4][]float32
+	proj, projBias         []float32
 }
 
 // lstmHybridState holds the hybrid path's int8 weights and buffers.
 type lstmHybridState struct {
-	in, rec                 [4][]int8
+	in, rec, aux            [4][]int8
 	inScale, recScale       [4]float32
+	auxScale                [4]float32
 	proj                    []int8
 	projScale               float32
 	peep                    [4][]float32 // int8 peephole weights times their scale
-	rowIn, rowRec           [4][]int32   // weight row sums (asymmetric inputs)
+	rowIn, rowRec, rowAux   [4][]int32   // weight row sums (asymmetric inputs)
 	rowProj                 []int32
 	ready                   bool // peep and row sums computed in Prepare
 	qIn, qState, qHidden    []int8
 	sfIn, sfState, sfHidden []float32
 	zpIn, zpState, zpHidden []int32
+	qAux                    []int8
+	sfAux                   []float32
+	zpAux                   []int32
 	acc                     []int32 // one matrix-vector product
 }
 
@@ -63,14 +68,18 @@ func (op *lstmOp) prepareFloat(n *kernel.Node) error {
 	for _, idx := range []int{lstmInputToForgetWeights, lstmInputToCellWeights, lstmInputToOutputWeights,
 		lstmInputToInputWeights, lstmRecurrentToInputWeights, lstmRecurrentToForgetWeights,
 		lstmRecurrentToCellWeights, lstmRecurrentToOutputWeights, lstmProjectionWeights,
-		lstmCellToInputWeights, lstmCellToForgetWeights, lstmCellToOutputWeights} {
+		lstmCellToInputWeights, lstmCellToForgetWeights, lstmCellToOutputWeights,
+		lstmAuxWeightsIdx[0], lstmAuxWeightsIdx[1], lstmAuxWeightsIdx[2], lstmAuxWeightsIdx[3]} {
+		if idx >= len(n.Inputs) || (idx >= lstmAuxInput && !op.aux) {
+			continue
+		}
 		if t := n.Input(idx); t != nil {
 			// TFLite views uint8 weights as int8 bits (GetTensorData<int8_t>).
 			if t.Type != tensor.Int8 && t.Type != tensor.Uint8 {
-				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with %s weights (input %d)", t.Type, idx)
+				return kernel.Unsupported("hybrid LSTM with %s weights (input %d)", t.Type, idx)
 			}
 			if t.Quant.PerChannel() {
-				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: hybrid LSTM with per-channel weights (input %d)", idx)
+				return kernel.Unsupported("hybrid LSTM with per-channel weights (input %d)", idx)
 			}
 		}
 	}
@@ -78,11 +87,13 @@ func (op *lstmOp) prepareFloat(n *kernel.Node) error {
 	hy.qIn, hy.qState, hy.qHidden = kernel.Sized(hy.qIn, nb*ni), kernel.Sized(hy.qState, nb*no), kernel.Sized(hy.qHidden, nb*nc)
 	hy.sfIn, hy.sfState, hy.sfHidden = kernel.Sized(hy.sfIn, nb), kernel.Sized(hy.sfState, nb), kernel.Sized(hy.sfHidden, nb)
 	hy.zpIn, hy.zpState, hy.zpHidden = kernel.Sized(hy.zpIn, nb), kernel.Sized(hy.zpState, nb), kernel.Sized(hy.zpHidden, nb)
+	hy.qAux, hy.sfAux, hy.zpAux = kernel.Sized(hy.qAux, nb*op.nAux), kernel.Sized(hy.sfAux, nb), kernel.Sized(hy.zpAux, nb)
 	hy.acc = kernel.Sized(hy.acc, max(nc, no))
 	for g := range 4 {
 		hy.peep[g] = kernel.Sized(hy.peep[g], nc)
 		hy.rowIn[g] = kernel.Sized(hy.rowIn[g], nc)
 		hy.rowRec[g] = kernel.Sized(hy.rowRec[g], nc)
+		hy.rowAux[g] = kernel.Sized(hy.rowAux[g], nc)
 	}
 	hy.rowProj = kernel.Sized(hy.rowProj, no)
 	hy.ready = false
@@ -113,6 +124,9 @@ func (op *lstmOp) hybridWeights(n *kernel.Node) {
 	for g := range 4 {
 		rowSums(hy.rowIn[g], n.Input(lstmInputWeightsIdx[g]))
 		rowSums(hy.rowRec[g], n.Input(lstmRecurrentWeightsIdx[g]))
+		if op.aux {
+			rowSums(hy.rowAux[g], n.Input(lstmAuxWeightsIdx[g]))
+		}
 		if op.peephole && lstmPeepholeIdx[g] >= 0 {
 			if t := n.Input(lstmPeepholeIdx[g]); t != nil {
 				scale := t.Scale()
@@ -153,9 +167,13 @@ func (op *lstmOp) evalFloat(n *kernel.Node) error {
 		if op.lnorm {
 			w.ln[g] = lstmFloatView(n.Input(lstmLayerNormIdx[g]))
 		}
+		w.aux[g], hy.aux[g] = nil, nil
 		if op.hybrid {
 			hy.in[g], hy.inScale[g] = lstmInt8View(n.Input(lstmInputWeightsIdx[g]))
 			hy.rec[g], hy.recScale[g] = lstmInt8View(n.Input(lstmRecurrentWeightsIdx[g]))
+			if op.aux {
+				hy.aux[g], hy.auxScale[g] = lstmInt8View(n.Input(lstmAuxWeightsIdx[g]))
+			}
 			if op.peephole && lstmPeepholeIdx[g] >= 0 && n.Input(lstmPeepholeIdx[g]) != nil {
 				w.peep[g] = hy.peep[g]
 			}
@@ -163,6 +181,9 @@ func (op *lstmOp) evalFloat(n *kernel.Node) error {
 		}
 		w.in[g] = lstmFloatView(n.Input(lstmInputWeightsIdx[g]))
 		w.rec[g] = lstmFloatView(n.Input(lstmRecurrentWeightsIdx[g]))
+		if op.aux {
+			w.aux[g] = lstmFloatView(n.Input(lstmAuxWeightsIdx[g]))
+		}
 		if op.peephole && lstmPeepholeIdx[g] >= 0 {
 			w.peep[g] = lstmFloatView(n.Input(lstmPeepholeIdx[g]))
 		}
@@ -177,26 +198,59 @@ func (op *lstmOp) evalFloat(n *kernel.Node) error {
 	in := n.Inputs[lstmInput].Float32s()
 	hState := n.Inputs[lstmOutputState].Float32s()
 	cState := n.Inputs[lstmCellState].Float32s()
+	var aux []float32
+	if op.aux {
+		aux = n.Inputs[lstmAuxInput].Float32s()
+	}
 	out := n.Outputs[0].Float32s()
-	lstmSteps(op, in, hState, cState, out, op.stepFloat)
+	lstmSteps(op, in, aux, hState, cState, out, op.stepFloat)
 	return nil
 }
 
-// lstmSteps runs step over the whole sequence: one step of all batch rows
-// per time step when the input is time-major, else each batch row's time
-// steps in turn, with its own slices of the states.
-func lstmSteps[X, C any](op *lstmOp, in, h []X, c []C, out []X, step func(x []X, nb int, h []X, c []C, out []X)) {
-	nb, nt, ni, nc, no := op.nBatch, op.nTime, op.nInput, op.nCell, op.nOutput
+// lstmSteps runs step over the whole sequence (last to first when
+// op.reverse): one step of all batch rows per time step when the input is
+// time-major, else each batch row's time steps in turn, with its own slices
+// of the states. After each step it copies the new output state to the
+// output rows of that step (op.outStride apart, from op.outOffset).
+func lstmSteps[X, C any](op *lstmOp, in, aux, h []X, c []C, out []X, step func(x, aux []X, nb int, h []X, c []C)) {
+	nb, nt, ni, na, nc, no := op.nBatch, op.nTime, op.nInput, op.nAux, op.nCell, op.nOutput
+	stride := op.outStride
+	if stride == 0 {
+		stride = no
+	}
+	// at is the index of the s-th time step in the sequence.
+	at := func(s int) int {
+		if op.reverse {
+			return nt - 1 - s
+		}
+		return s
+	}
+	// rows returns the auxiliary input of rows k..k+n, nil without one.
+	// TFLite 2.9 (EvalFloat, EvalHybrid) steps through the auxiliary
+	// input with the input's row length; setSizes refuses the cases in
+	// which that reads past its end.
+	rows := func(k, n int) []X {
+		if aux == nil {
+			return nil
+		}
+		return aux[k*ni : k*ni+n*na]
+	}
 	if op.p.TimeMajor {
-		for t := range nt {
-			step(in[t*nb*ni:(t+1)*nb*ni], nb, h, c, out[t*nb*no:(t+1)*nb*no])
+		for s := range nt {
+			k := at(s) * nb
+			step(in[k*ni:(k+nb)*ni], rows(k, nb), nb, h, c)
+			for b := range nb {
+				copy(out[(k+b)*stride+op.outOffset:][:no], h[b*no:(b+1)*no])
+			}
 		}
 		return
 	}
 	for b := range nb {
-		for t := range nt {
-			k := b*nt + t
-			step(in[k*ni:(k+1)*ni], 1, h[b*no:(b+1)*no], c[b*nc:(b+1)*nc], out[k*no:(k+1)*no])
+		hb, cb := h[b*no:(b+1)*no], c[b*nc:(b+1)*nc]
+		for s := range nt {
+			k := b*nt + at(s)
+			step(in[k*ni:(k+1)*ni], rows(k, 1), 1, hb, cb)
+			copy(out[k*stride+op.outOffset:][:no], hb)
 		}
 	}
 }
@@ -205,7 +259,7 @@ func lstmSteps[X, C any](op *lstmOp, in, h []X, c []C, out []X, step func(x []X,
 const lstmSigmoid = schema.ActivationFunctionType(-1)
 
 // stepFloat advances nb batch rows by one time step.
-func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
+func (op *lstmOp) stepFloat(x, aux []float32, nb int, h, c []float32) {
 	w := &op.f.w
 	size := nb * op.nCell
 	var gates [4][]float32
@@ -215,10 +269,14 @@ func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
 	// The hybrid kernel quantizes the input and the output state once per
 	// step, skipping all-zero vectors (their products are skipped too).
 	xZero, hZero := lstmAllZero(x), lstmAllZero(h[:nb*op.nOutput])
+	auxZero := lstmAllZero(aux) // true without an auxiliary input
 	if op.hybrid {
 		hy := &op.f.hy
 		if !xZero {
 			op.quantizeRows(x, nb, op.nInput, hy.qIn, hy.sfIn, hy.zpIn)
+		}
+		if !auxZero {
+			op.quantizeRows(aux, nb, op.nAux, hy.qAux, hy.sfAux, hy.zpAux)
 		}
 		if !hZero {
 			op.quantizeRows(h, nb, op.nOutput, hy.qState, hy.sfState, hy.zpState)
@@ -235,7 +293,7 @@ func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
 		} else {
 			peep = w.peep[g]
 		}
-		op.gateFloat(g, x, h, c, xZero, hZero, peep, nb, act, gates[g])
+		op.gateFloat(g, x, aux, h, c, xZero, auxZero, hZero, peep, nb, act, gates[g])
 	}
 
 	// Cell update: c = f*c + i*g (CIFG: i = 1-f), then clip.
@@ -257,7 +315,7 @@ func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
 	}
 
 	og := gates[lstmGateOutput]
-	op.gateFloat(lstmGateOutput, x, h, c, xZero, hZero, w.peep[lstmGateOutput], nb, lstmSigmoid, og)
+	op.gateFloat(lstmGateOutput, x, aux, h, c, xZero, auxZero, hZero, w.peep[lstmGateOutput], nb, lstmSigmoid, og)
 
 	// Output: h = o * act(c), optionally projected. TFLite writes act(c) into
 	// the cell gate's scratch; with no activation that scratch keeps the cell
@@ -294,11 +352,10 @@ func (op *lstmOp) stepFloat(x []float32, nb int, h, c, out []float32) {
 	} else {
 		copy(h[:nb*no], scratch)
 	}
-	copy(out, h[:nb*no])
 }
 
 // gateFloat computes gate g for nb batch rows into gate.
-func (op *lstmOp) gateFloat(g int, x, h, c []float32, xZero, hZero bool, peep []float32, nb int,
+func (op *lstmOp) gateFloat(g int, x, aux, h, c []float32, xZero, auxZero, hZero bool, peep []float32, nb int,
 	act schema.ActivationFunctionType, gate []float32) {
 	w := &op.f.w
 	nc := op.nCell
@@ -316,12 +373,18 @@ func (op *lstmOp) gateFloat(g int, x, h, c []float32, xZero, hZero bool, peep []
 		if !xZero {
 			op.hybridMatMulAcc(hy.in[g], hy.inScale[g], hy.rowIn[g], nc, op.nInput, hy.qIn, hy.sfIn, hy.zpIn, nb, gate)
 		}
+		if !auxZero {
+			op.hybridMatMulAcc(hy.aux[g], hy.auxScale[g], hy.rowAux[g], nc, op.nAux, hy.qAux, hy.sfAux, hy.zpAux, nb, gate)
+		}
 		if !hZero {
 			op.hybridMatMulAcc(hy.rec[g], hy.recScale[g], hy.rowRec[g], nc, op.nOutput, hy.qState, hy.sfState, hy.zpState, nb, gate)
 		}
 	} else {
 		if !xZero {
 			lstmMatMulAccFloat(w.in[g], nc, op.nInput, x, nb, gate)
+		}
+		if !auxZero {
+			lstmMatMulAccFloat(w.aux[g], nc, op.nAux, aux, nb, gate)
 		}
 		lstmMatMulAccFloat(w.rec[g], nc, op.nOutput, h, nb, gate)
 	}

@@ -72,7 +72,7 @@ type lstmIntWeights struct {
 // quantization, as TFLite's legacy params).
 func lstmPerTensorScale(t *tensor.Tensor, name string) (float32, error) {
 	if t.Quant.PerChannel() {
-		return 0, kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: per-channel quantized %s", name)
+		return 0, kernel.Unsupported("per-channel quantized %s", name)
 	}
 	return t.Scale(), nil
 }
@@ -113,31 +113,40 @@ func (op *lstmOp) prepareInteger(n *kernel.Node) error {
 func (op *lstmOp) checkInteger(n *kernel.Node) error {
 	outState, cellState, out := n.Inputs[lstmOutputState], n.Inputs[lstmCellState], n.Outputs[0]
 	if outState.Type != tensor.Int8 || cellState.Type != tensor.Int16 || out.Type != tensor.Int8 {
-		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM with %s output state, %s cell state, %s output (want INT8, INT16, INT8)",
+		return kernel.Unsupported("integer LSTM with %s output state, %s cell state, %s output (want INT8, INT16, INT8)",
 			outState.Type, cellState.Type, out.Type)
 	}
 	for g := range 4 {
 		for _, idx := range []int{lstmInputWeightsIdx[g], lstmRecurrentWeightsIdx[g]} {
 			if t := n.Input(idx); t != nil && t.Type != tensor.Int8 {
-				return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM with %s weights (input %d)", t.Type, idx)
+				return kernel.Unsupported("integer LSTM with %s weights (input %d)", t.Type, idx)
 			}
 		}
 	}
 	if !cellState.Quantized() {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized cell state")
+		return fmt.Errorf("integer LSTM needs a quantized cell state")
 	}
 	if !out.Quantized() {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized output")
+		return fmt.Errorf("integer LSTM needs a quantized output")
 	}
-	if len(n.Intermediates) != 5 {
-		return fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs 5 intermediate tensors, got %d", len(n.Intermediates))
+	switch len(n.Intermediates) {
+	case 5:
+	case 12:
+		if op.step {
+			// LSTM's 8x8_8 kernel (int8 matrix products, 12
+			// intermediates) is not implemented.
+			return kernel.Unsupported("8x8_8 integer LSTM (12 intermediate tensors)")
+		}
+		fallthrough
+	default:
+		return fmt.Errorf("integer LSTM needs 5 intermediate tensors, got %d", len(n.Intermediates))
 	}
 
 	// TFLite 2.9's integer peephole runs over n_output values per batch
 	// row (see gateInteger); more outputs than cells would read past its
 	// buffers.
 	if op.peephole && op.nOutput > op.nCell {
-		return kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: integer peephole LSTM with %d outputs > %d cells", op.nOutput, op.nCell)
+		return kernel.Unsupported("integer peephole LSTM with %d outputs > %d cells", op.nOutput, op.nCell)
 	}
 	return nil
 }
@@ -164,14 +173,14 @@ func (op *lstmOp) gateScales(n *kernel.Node) (interScale [4]float32, hiddenScale
 		if op.lnorm {
 			t := n.Intermediates[g]
 			if t == nil || !t.Quantized() {
-				return interScale, 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: layer norm LSTM needs quantized intermediate %d", g)
+				return interScale, 0, fmt.Errorf("layer norm LSTM needs quantized intermediate %d", g)
 			}
 			interScale[g] = t.Scale()
 		}
 	}
 	hidden := n.Intermediates[4]
 	if hidden == nil || !hidden.Quantized() {
-		return interScale, 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: integer LSTM needs a quantized hidden intermediate (4)")
+		return interScale, 0, fmt.Errorf("integer LSTM needs a quantized hidden intermediate (4)")
 	}
 	return interScale, hidden.Scale(), nil
 }
@@ -181,12 +190,12 @@ func (op *lstmOp) gateScales(n *kernel.Node) (interScale [4]float32, hiddenScale
 func lstmCellScale(cellState *tensor.Tensor) (int, error) {
 	cellLog2, ok := kernel.CheckedLog2(cellState.Scale())
 	if !ok {
-		return 0, fmt.Errorf("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale %g is not a power of two", cellState.Scale())
+		return 0, fmt.Errorf("cell state scale %g is not a power of two", cellState.Scale())
 	}
 	// tanh of the cell state runs in Q(15+log2).(-log2); TFLite only has
 	// those formats for 0..6 integer bits and leaves garbage otherwise.
 	if cellLog2 < -15 || cellLog2 > -9 {
-		return 0, kernel.Unsupported("UNIDIRECTIONAL_SEQUENCE_LSTM: cell state scale 2^%d (TFLite handles 2^-15..2^-9)", cellLog2)
+		return 0, kernel.Unsupported("cell state scale 2^%d (TFLite handles 2^-15..2^-9)", cellLog2)
 	}
 	return cellLog2, nil
 }
@@ -344,13 +353,13 @@ func (op *lstmOp) evalInteger(n *kernel.Node) error {
 	hState := n.Inputs[lstmOutputState].Int8s()
 	cState := n.Inputs[lstmCellState].Int16s()
 	out := n.Outputs[0].Int8s()
-	lstmSteps(op, in, hState, cState, out, op.stepInteger)
+	lstmSteps(op, in, nil, hState, cState, out, op.stepInteger)
 	return nil
 }
 
 // stepInteger advances nb batch rows by one time step
 // (LstmStepInteger8x8_16).
-func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8) {
+func (op *lstmOp) stepInteger(x, _ []int8, nb int, h []int8, c []int16) {
 	q := &op.q
 	size := nb * op.nCell
 	var gates [4][]int16
@@ -407,7 +416,6 @@ func (op *lstmOp) stepInteger(x []int8, nb int, h []int8, c []int16, out []int8)
 	} else {
 		lstmHiddenInt(og, tanhC, q.hiddenMul, q.hiddenZP, h[:size])
 	}
-	copy(out, h[:nb*no])
 }
 
 // lstmHiddenInt is TFLite 2.9's CwiseMul to int8: o*t rescaled, minus zp,

@@ -9,6 +9,7 @@ import (
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // ---- fixed-point helpers ----
@@ -619,10 +620,11 @@ func TestLSTMHybridMatchesReference(t *testing.T) {
 
 func TestLSTMRegistration(t *testing.T) {
 	regs := Ops()
-	if len(regs) != 1 || regs[0].Code != schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM ||
-		regs[0].Versions != (tensor.VersionRange{Min: 1, Max: 3}) {
-		t.Fatalf("registrations %+v", regs)
-	}
+	kerneltest.CheckRegistrations(t, regs, map[schema.BuiltinOperator]tensor.VersionRange{
+		schema.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM: {Min: 1, Max: 3},
+		schema.BuiltinOperatorLSTM:                         {Min: 1, Max: 4},
+		schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM:  {Min: 1, Max: 3},
+	})
 	op, err := regs[0].New(kernel.OpInfo{Version: 1})
 	if err != nil {
 		t.Fatal(err)

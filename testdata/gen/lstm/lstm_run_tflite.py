@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """lstm_run_tflite.py MODEL INPUT_RAW OUT_PREFIX [invokes]: run a model with the
 TFLite C library named by $TFLITE_C_LIB (1 thread, no delegate) and write the
-outputs of each invoke to OUT_PREFIX.N.raw."""
+outputs of each invoke to OUT_PREFIX.N.raw. Exit status 3: AllocateTensors
+(Prepare) failed; 4: Invoke failed; 1: the model did not load."""
 import ctypes, sys
 import os
 lib = ctypes.CDLL(os.environ.get('TFLITE_C_LIB', 'libtensorflowlite_c.so'))
@@ -32,9 +33,12 @@ assert m, 'model'
 o = lib.TfLiteInterpreterOptionsCreate()
 lib.TfLiteInterpreterOptionsSetNumThreads(o, 1)
 it = lib.TfLiteInterpreterCreate(m, o)
-assert it, 'interp'
+if not it:
+    sys.exit('interpreter not created')
 st = lib.TfLiteInterpreterAllocateTensors(it)
-assert st == 0, 'alloc %d' % st
+if st != 0:
+    print('alloc failed', file=sys.stderr)
+    sys.exit(3)
 data = open(in_path, 'rb').read()
 off = 0
 for i in range(lib.TfLiteInterpreterGetInputTensorCount(it)):
@@ -45,7 +49,9 @@ for i in range(lib.TfLiteInterpreterGetInputTensorCount(it)):
 assert off == len(data), (off, len(data))
 for k in range(invokes):
     st = lib.TfLiteInterpreterInvoke(it)
-    assert st == 0, 'invoke %d' % st
+    if st != 0:
+        print('invoke failed', file=sys.stderr)
+        sys.exit(4)
     out = b''
     for i in range(lib.TfLiteInterpreterGetOutputTensorCount(it)):
         t = lib.TfLiteInterpreterGetOutputTensor(it, i)
