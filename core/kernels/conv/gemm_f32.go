@@ -27,18 +27,32 @@ type fGemm struct {
 }
 
 // fgemmKey names a float GEMM's packed weights in the model's store: the
-// constant they come from and the matrix's shape.
+// constant they come from, the matrix's shape and its layout.
 type fgemmKey struct {
-	data *float32
-	N, K int
+	data   *float32
+	N, K   int
+	kMajor bool
 }
 
-// shareWeights gives g the packed weights of constant w from the model's
-// store (Node.Derived): packed once, read by every interpreter of it.
+// shareWeights gives g the packed weights of constant w, laid out [N][K],
+// from the model's store (Node.Derived): packed once, read by every
+// interpreter of it.
 func (g *fGemm) shareWeights(n *kernel.Node, w []float32, N, K int) {
-	g.packed = n.Derived(fgemmKey{unsafe.SliceData(w), N, K}, func() any {
+	g.shareLaidOut(n, w, N, K, false)
+}
+
+// shareWeightsKN is shareWeights for weights laid out [K][N] (a DHWIO
+// filter).
+func (g *fGemm) shareWeightsKN(n *kernel.Node, w []float32, N, K int) {
+	g.shareLaidOut(n, w, N, K, true)
+}
+
+// shareLaidOut is shareWeights for weights laid out [K][N] (kMajor) or
+// [N][K].
+func (g *fGemm) shareLaidOut(n *kernel.Node, w []float32, N, K int, kMajor bool) {
+	g.packed = n.Derived(fgemmKey{unsafe.SliceData(w), N, K, kMajor}, func() any {
 		var p fGemm
-		p.setWeights(w, N, K)
+		p.pack(w, N, K, kMajor)
 		return p.packed
 	}).([]float32)
 	g.N, g.K, g.shared = N, K, true
@@ -55,16 +69,25 @@ func (g *fGemm) kernels() *f32.Kernels {
 // panels is the number of f32.NR-channel weight panels.
 func (g *fGemm) panels() int { return (g.N + f32.NR - 1) / f32.NR }
 
-func (g *fGemm) setWeights(w []float32, N, K int) {
-	if g.shared { // never pack into the model's copy
+// setWeights packs weights w laid out [N][K].
+func (g *fGemm) setWeights(w []float32, N, K int) { g.pack(w, N, K, false) }
+
+// setWeightsKN packs weights w laid out [K][N] (a DHWIO filter).
+func (g *fGemm) setWeightsKN(w []float32, N, K int) { g.pack(w, N, K, true) }
+
+// reserve makes g's own room for N x K weights, so that packing weights
+// that are not constant allocates nothing in Eval.
+func (g *fGemm) reserve(N, K int) {
+	if g.shared {
 		g.packed, g.shared = nil, false
 	}
+	g.packed = kernel.Sized(g.packed, (N+f32.NR-1)/f32.NR*K*f32.NR)
+}
+
+// pack packs w, laid out [K][N] (kMajor) or [N][K], into panels.
+func (g *fGemm) pack(w []float32, N, K int, kMajor bool) {
+	g.reserve(N, K)
 	g.N, g.K = N, K
-	size := (N + f32.NR - 1) / f32.NR * K * f32.NR
-	if cap(g.packed) < size {
-		g.packed = make([]float32, size)
-	}
-	g.packed = g.packed[:size]
 	if N%f32.NR != 0 {
 		clear(g.packed[(N/f32.NR)*K*f32.NR:])
 	}
@@ -73,6 +96,12 @@ func (g *fGemm) setWeights(w []float32, N, K int) {
 	}
 	for c := range N {
 		dst := g.packed[(c/f32.NR)*K*f32.NR+c%f32.NR:]
+		if kMajor {
+			for k := range K {
+				dst[k*f32.NR] = w[k*N+c]
+			}
+			continue
+		}
 		for k, v := range w[c*K : c*K+K] {
 			dst[k*f32.NR] = v
 		}

@@ -512,3 +512,25 @@ func depthwiseFloatRows(g *convGeom, mult int, in, w, bias, out []float32, lo, h
 		}
 	}
 }
+
+// TestFGemmPacksBothLayouts checks that weights laid out [K][N] pack into
+// the same panels as their transpose laid out [N][K], for channel counts
+// around the panel width.
+func TestFGemmPacksBothLayouts(t *testing.T) {
+	for _, N := range []int{1, f32.NR - 1, f32.NR, 2*f32.NR + 3} {
+		const K = 7
+		nk, kn := make([]float32, N*K), make([]float32, N*K)
+		for c := range N {
+			for k := range K {
+				nk[c*K+k] = float32(c*100 + k)
+				kn[k*N+c] = float32(c*100 + k)
+			}
+		}
+		var a, b fGemm
+		a.setWeights(nk, N, K)
+		b.setWeightsKN(kn, N, K)
+		if !slices.Equal(a.packed, b.packed) {
+			t.Errorf("N=%d: weights packed from [K][N] differ from their [N][K] transpose's", N)
+		}
+	}
+}

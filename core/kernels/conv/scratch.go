@@ -15,6 +15,11 @@ type convScratch struct {
 	dwF []dwFloatWork
 	// wide is a depthwise input widened for a depth multiplier above 1.
 	wide []byte
+	// col is each worker's block of CONV_3D im2col rows.
+	col [][]float32
+	// taps is CONV_3D_TRANSPOSE's GEMM product for one batch: every
+	// input pixel times every filter tap.
+	taps []float32
 }
 
 // convScratchOf returns the convolutions' room in n's scratch.
@@ -47,5 +52,8 @@ func (s *convScratch) Bytes() int {
 	for i := range s.dwF {
 		total += 8 * (cap(s.dwF[i].xoff) + cap(s.dwF[i].woff))
 	}
-	return total + cap(s.wide)
+	for i := range s.col {
+		total += 4 * cap(s.col[i])
+	}
+	return total + cap(s.wide) + 4*cap(s.taps)
 }

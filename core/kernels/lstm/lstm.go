@@ -28,10 +28,12 @@ func Ops() []kernel.Registration {
 	}, {
 		Code:     schema.BuiltinOperatorLSTM,
 		Versions: tensor.VersionRange{Min: 1, Max: 4},
+		Types:    []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8},
 		New:      newLSTM,
 	}, {
 		Code:     schema.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM,
 		Versions: tensor.VersionRange{Min: 1, Max: 3},
+		Types:    []tensor.DType{tensor.Float32},
 		New:      newBidirectionalSequenceLSTM,
 	}}
 }

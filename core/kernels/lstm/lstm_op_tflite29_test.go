@@ -2,18 +2,16 @@ package lstm
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // testdata/gen/lstm/lstm_op_tflite29.json.gz holds one-operator LSTM and
@@ -39,19 +37,8 @@ type lstmOpCase struct {
 // them as unsupported.
 
 func TestLSTMOpsAgainstTFLite29(t *testing.T) {
-	f, err := os.Open("../../../testdata/gen/lstm/lstm_op_tflite29.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []lstmOpCase
-	if err := json.NewDecoder(zr).Decode(&cases); err != nil {
-		t.Fatal(err)
-	}
+	kerneltest.DecodeRecording(t, "lstm/lstm_op_tflite29.json.gz", &cases)
 	if len(cases) < 100 {
 		t.Fatalf("only %d cases", len(cases))
 	}

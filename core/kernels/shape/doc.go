@@ -1,9 +1,10 @@
 // Package shape holds the kernels that move elements without computing
 // them: reshaping, concatenation and splitting, packing, gathering,
 // slicing, transposing, filling and tiling, padding, the space-to-batch and
-// space-to-depth rearrangements, DENSIFY, EMBEDDING_LOOKUP, and the ops that generate values or move
-// them by index (rank, range, one-hot, reversal, broadcasting, diagonals,
-// scatters and dynamic update slices).
+// space-to-depth rearrangements, DENSIFY, EMBEDDING_LOOKUP and
+// EMBEDDING_LOOKUP_SPARSE, and the ops that generate values or move them by
+// index (rank, range, one-hot, reversal, broadcasting, diagonals, scatters
+// and dynamic update slices).
 package shape
 
 import (

@@ -8,10 +8,12 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// embeddingOps registers EMBEDDING_LOOKUP at the versions TFLite 2.9 does.
+// embeddingOps registers EMBEDDING_LOOKUP and EMBEDDING_LOOKUP_SPARSE
+// (embedding_sparse.go) at the versions TFLite 2.9 does.
 func embeddingOps() []kernel.Registration {
 	return []kernel.Registration{
 		{Code: schema.BuiltinOperatorEMBEDDING_LOOKUP, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8}, Main: 1, New: newEmbeddingLookupOp},
+		{Code: schema.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float32}, Main: 4, New: newEmbeddingLookupSparseOp},
 	}
 }
 

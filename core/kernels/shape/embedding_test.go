@@ -24,7 +24,8 @@ func TestEmbeddingLookupAgainstTFLite29(t *testing.T) {
 
 func TestEmbeddingLookupRegistrations(t *testing.T) {
 	kerneltest.CheckRegistrations(t, embeddingOps(), map[schema.BuiltinOperator]tensor.VersionRange{
-		schema.BuiltinOperatorEMBEDDING_LOOKUP: {Min: 1, Max: 3},
+		schema.BuiltinOperatorEMBEDDING_LOOKUP:        {Min: 1, Max: 3},
+		schema.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE: {Min: 1, Max: 1},
 	})
 }
 
