@@ -1,0 +1,201 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
+)
+
+// Real models that Google publishes in its public repositories, run end to
+// end in delego and in TensorFlow Lite 2.9 on the same inputs. They are not
+// in this repository and no registry serves them: the test reads them from
+// a folder named by DELEGO_GITHUB_MODELS, laid out as OWNER+NAME/PATH (the
+// repository and the file's path in it; fetch the repository's snapshot and
+// copy the file there), and runs TensorFlow Lite 2.9 through the one-model
+// runner named by DELEGO_TFLITE29_RUN (testdata/gen/tflite29_run.c, built
+// against ../shared/tools/tflite-ref). Integer outputs must agree byte for
+// byte, float outputs within 1e-5 relative (or 1e-6 absolute near zero).
+
+// publishedModel is one published model and the inputs it runs on.
+type publishedModel struct {
+	file string // OWNER+NAME/PATH under DELEGO_GITHUB_MODELS
+	what string // what it carries that the acceptance asks for
+	// ints bounds the random values of integer inputs, [0, ints); a
+	// WHILE model's inputs count its iterations.
+	ints int
+}
+
+// publishedModels are the models, by what each one proves.
+var publishedModels = []publishedModel{
+	{"google-ai-edge+LiteRT/litert/test/testdata/torchaudio_conformer.tflite", "a transformer (torchaudio's Conformer): BATCH_MATMUL, SOFTMAX", 4},
+	{"google-ai-edge+LiteRT/tflite/testdata/multi_subgraphs_while.bin", "WHILE", 4},
+	{"google-ai-edge+LiteRT/tflite/testdata/nested_while.bin", "nested WHILE", 4},
+	{"google-ai-edge+LiteRT/tflite/testdata/call_once_mul.bin", "CALL_ONCE and resource variables", 4},
+	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8},
+}
+
+func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
+	dir, runner := os.Getenv("DELEGO_GITHUB_MODELS"), os.Getenv("DELEGO_TFLITE29_RUN")
+	if dir == "" || runner == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS (a folder of OWNER+NAME/PATH files from GitHub snapshots) and DELEGO_TFLITE29_RUN (tflite29_run) to compare published models with TensorFlow Lite 2.9")
+	}
+	for _, pm := range publishedModels {
+		t.Run(filepath.Base(pm.file), func(t *testing.T) {
+			path := filepath.Join(dir, pm.file)
+			m, err := model.Load(path)
+			if err != nil {
+				t.Fatalf("%s (%s): %v", pm.file, pm.what, err)
+			}
+			t.Cleanup(func() { m.Close() })
+			ins := publishedInputs(allocated(t, m, &core.Options{}), pm.ints, 3)
+			want := tflite29Outputs(t, runner, path, ins)
+			for k, in := range ins {
+				// A fresh interpreter each time, as the runner's: state
+				// (resource variables, CALL_ONCE) starts anew.
+				it := allocated(t, m, &core.Options{})
+				feed(t, it, in)
+				if err := it.Invoke(context.Background()); err != nil {
+					t.Fatalf("invoke %d: %v", k, err)
+				}
+				compareWithTFLite(t, it, want[k], k)
+			}
+		})
+	}
+}
+
+// publishedInputs makes n sets of pseudo-random inputs for it, the same at
+// every run: floats in [-1, 1), integers in [0, ints), BOOL at random.
+func publishedInputs(it *core.Interpreter, ints, n int) [][][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([][][]byte, n)
+	for k := range out {
+		for i := range it.NumInputs() {
+			t := it.Input(i)
+			b := make([]byte, len(t.Data()))
+			size := t.Type().Size()
+			for j := 0; j+size <= len(b); j += size {
+				switch t.Type() {
+				case tensor.Float32:
+					binary.LittleEndian.PutUint32(b[j:], math.Float32bits(rng.Float32()*2-1))
+				case tensor.Int32:
+					binary.LittleEndian.PutUint32(b[j:], uint32(rng.IntN(ints)))
+				case tensor.Int64:
+					binary.LittleEndian.PutUint64(b[j:], uint64(rng.IntN(ints)))
+				default:
+					b[j] = byte(rng.IntN(256)) // one-byte types
+				}
+			}
+			out[k] = append(out[k], b)
+		}
+	}
+	return out
+}
+
+// tfliteRun is one Invoke's outputs from tflite29_run: their bytes and
+// shapes.
+type tfliteRun struct {
+	data   [][]byte
+	shapes [][]int
+}
+
+// tflite29Outputs runs the model at path in TensorFlow Lite 2.9 once per
+// set of inputs, each time on a fresh interpreter.
+func tflite29Outputs(t *testing.T, runner, path string, ins [][][]byte) []tfliteRun {
+	t.Helper()
+	dir := t.TempDir()
+	out := make([]tfliteRun, len(ins))
+	for k, in := range ins {
+		inPath, outPath, metaPath := filepath.Join(dir, "in.raw"), filepath.Join(dir, "out.raw"), filepath.Join(dir, "meta.json")
+		if err := os.WriteFile(inPath, bytes.Join(in, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), runner, path, inPath, outPath, metaPath)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("TensorFlow Lite 2.9 on %s: %v: %s", path, err, msg)
+		}
+		raw, err := os.ReadFile(outPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metaRaw, err := os.ReadFile(metaPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta []struct {
+			Bytes int   `json:"bytes"`
+			Shape []int `json:"shape"`
+		}
+		if err := json.Unmarshal(metaRaw, &meta); err != nil {
+			t.Fatalf("%s: %v", metaPath, err)
+		}
+		for _, o := range meta {
+			out[k].data = append(out[k].data, raw[:o.Bytes])
+			out[k].shapes = append(out[k].shapes, o.Shape)
+			raw = raw[o.Bytes:]
+		}
+	}
+	return out
+}
+
+// compareWithTFLite checks it's outputs after Invoke k against TFLite's.
+func compareWithTFLite(t *testing.T, it *core.Interpreter, want tfliteRun, k int) {
+	t.Helper()
+	if len(want.data) != it.NumOutputs() {
+		t.Fatalf("invoke %d: %d outputs, TFLite has %d", k, it.NumOutputs(), len(want.data))
+	}
+	for i := range it.NumOutputs() {
+		o := it.Output(i)
+		if !slices.Equal(o.Shape(), want.shapes[i]) {
+			t.Errorf("invoke %d output %d %q: shape %v, TFLite %v", k, i, o.Name(), o.Shape(), want.shapes[i])
+			continue
+		}
+		if msg := outputDiff(o.Type(), o.Data(), want.data[i]); msg != "" {
+			t.Errorf("invoke %d output %d %q: %s", k, i, o.Name(), msg)
+		}
+	}
+}
+
+// outputDiff says how got differs from TFLite's want: for FLOAT32 beyond
+// 1e-5 relative (1e-6 absolute near zero), for other types in any byte.
+func outputDiff(typ tensor.DType, got, want []byte) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d bytes, TFLite %d", len(got), len(want))
+	}
+	if typ != tensor.Float32 {
+		for j := range got {
+			if got[j] != want[j] {
+				return fmt.Sprintf("byte %d is %d, TFLite %d", j, got[j], want[j])
+			}
+		}
+		return ""
+	}
+	worst, at := 0.0, -1
+	for j := 0; j+4 <= len(got); j += 4 {
+		g := float64(math.Float32frombits(binary.LittleEndian.Uint32(got[j:])))
+		w := float64(math.Float32frombits(binary.LittleEndian.Uint32(want[j:])))
+		d := math.Abs(g - w)
+		if d <= 1e-6 {
+			continue
+		}
+		if r := d / math.Abs(w); r > worst || math.IsNaN(r) {
+			worst, at = r, j/4
+		}
+	}
+	if worst > 1e-5 {
+		return fmt.Sprintf("value %d is %g relative from TFLite's", at, worst)
+	}
+	return ""
+}
