@@ -13,10 +13,11 @@ import (
 
 // convOps returns the registrations of this op family: CONV_2D,
 // DEPTHWISE_CONV_2D and FULLY_CONNECTED with the version ranges of TFLite
-// 2.9's builtin op resolver.
+// 2.9's builtin op resolver (its library refuses CONV_2D version 6, which
+// Lyra's published codec models carry).
 func convOps() []kernel.Registration {
 	return []kernel.Registration{
-		{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newConv2D},
+		{Code: schema.BuiltinOperatorCONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 5}, New: newConv2D},
 		{Code: schema.BuiltinOperatorDEPTHWISE_CONV_2D, Versions: tensor.VersionRange{Min: 1, Max: 6}, New: newDepthwiseConv2D},
 		{Code: schema.BuiltinOperatorFULLY_CONNECTED, Versions: tensor.VersionRange{Min: 1, Max: 9}, New: newFullyConnected},
 	}

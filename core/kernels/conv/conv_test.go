@@ -921,7 +921,7 @@ func TestConvErrors(t *testing.T) {
 
 func TestConvRegistrations(t *testing.T) {
 	want := map[schema.BuiltinOperator]tensor.VersionRange{
-		schema.BuiltinOperatorCONV_2D:           {Min: 1, Max: 6},
+		schema.BuiltinOperatorCONV_2D:           {Min: 1, Max: 5},
 		schema.BuiltinOperatorDEPTHWISE_CONV_2D: {Min: 1, Max: 6},
 		schema.BuiltinOperatorFULLY_CONNECTED:   {Min: 1, Max: 9},
 	}
