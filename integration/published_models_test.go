@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/delego/delego/core"
@@ -36,15 +37,20 @@ type publishedModel struct {
 	// ints bounds the random values of integer inputs, [0, ints); a
 	// WHILE model's inputs count its iterations.
 	ints int
+	// refused, when set, is what delego says when it refuses the model,
+	// as TFLite 2.9 refuses it too.
+	refused string
 }
 
 // publishedModels are the models, by what each one proves.
 var publishedModels = []publishedModel{
-	{"google-ai-edge+LiteRT/litert/test/testdata/torchaudio_conformer.tflite", "a transformer (torchaudio's Conformer): BATCH_MATMUL, SOFTMAX", 4},
-	{"google-ai-edge+LiteRT/tflite/testdata/multi_subgraphs_while.bin", "WHILE", 4},
-	{"google-ai-edge+LiteRT/tflite/testdata/nested_while.bin", "nested WHILE", 4},
-	{"google-ai-edge+LiteRT/tflite/testdata/call_once_mul.bin", "CALL_ONCE and resource variables", 4},
-	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8},
+	{"google-ai-edge+LiteRT/litert/test/testdata/torchaudio_conformer.tflite", "a transformer (torchaudio's Conformer): BATCH_MATMUL, SOFTMAX", 4, ""},
+	{"google-ai-edge+LiteRT/tflite/testdata/multi_subgraphs_while.bin", "WHILE", 4, ""},
+	{"google-ai-edge+LiteRT/tflite/testdata/nested_while.bin", "nested WHILE", 4, ""},
+	{"google-ai-edge+LiteRT/tflite/testdata/call_once_mul.bin", "CALL_ONCE and resource variables", 4, ""},
+	{"google+lyra/lyra/model_coeffs/soundstream_encoder.tflite", "Lyra's encoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5"},
+	{"google+lyra/lyra/model_coeffs/lyragan.tflite", "Lyra's decoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5"},
+	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8, ""},
 }
 
 func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
@@ -60,6 +66,10 @@ func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
 				t.Fatalf("%s (%s): %v", pm.file, pm.what, err)
 			}
 			t.Cleanup(func() { m.Close() })
+			if pm.refused != "" {
+				checkBothRefuse(t, runner, m, path, pm.refused)
+				return
+			}
 			ins := publishedInputs(allocated(t, m, &core.Options{}), pm.ints, 3)
 			want := tflite29Outputs(t, runner, path, ins)
 			for k, in := range ins {
@@ -73,6 +83,26 @@ func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
 				compareWithTFLite(t, it, want[k], k)
 			}
 		})
+	}
+}
+
+// checkBothRefuse checks that delego refuses the model m at path with a
+// message holding want, and that TensorFlow Lite 2.9 refuses it too.
+func checkBothRefuse(t *testing.T, runner string, m *model.Model, path, want string) {
+	t.Helper()
+	if _, err := core.NewInterpreter(m, &core.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("delego: %v, want a refusal naming %q", err, want)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.raw")
+	if err := os.WriteFile(in, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := exec.CommandContext(t.Context(), runner, path, in, filepath.Join(dir, "out.raw"), filepath.Join(dir, "meta.json")).CombinedOutput()
+	if err == nil {
+		t.Errorf("TensorFlow Lite 2.9 ran %s, which delego refuses", path)
+	} else {
+		t.Logf("TensorFlow Lite 2.9 refuses it too: %s", bytes.TrimSpace(msg))
 	}
 }
 
