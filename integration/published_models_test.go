@@ -15,8 +15,11 @@ import (
 	"strings"
 	"testing"
 
+	flatbuffers "github.com/google/flatbuffers/go"
+
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
 
@@ -228,4 +231,113 @@ func outputDiff(typ tensor.DType, got, want []byte) string {
 		return fmt.Sprintf("value %d is %g relative from TFLite's", at, worst)
 	}
 	return ""
+}
+
+// publishedSignatureModels are published models with several signature
+// defs, for "delego run --signature".
+var publishedSignatureModels = []publishedModel{
+	{"google-ai-edge+LiteRT/litert/js/packages/core/testdata/multi_signature_model.tflite", "signatures add, mul, sub over 3 subgraphs", 4, ""},
+	{"google+mediapipe/mediapipe/util/tflite/testdata/test_two_signature_keys_model.tflite", "signatures model_one, model_two over 2 subgraphs", 4, ""},
+	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: decode (subgraph 0) and encode (subgraph 1)", 8, ""},
+}
+
+// TestPublishedSignaturesAgreeWithTFLite runs every signature of
+// published multi-signature models with "delego run --signature", inputs
+// given by name, and compares what --output writes with TensorFlow Lite
+// 2.9. TFLite 2.9's C library has no signature runner, so it runs the
+// model with the signature's subgraph moved first (the subgraph its
+// SignatureRunner invokes), fed in that subgraph's input order.
+func TestPublishedSignaturesAgreeWithTFLite(t *testing.T) {
+	dir, runner := os.Getenv("DELEGO_GITHUB_MODELS"), os.Getenv("DELEGO_TFLITE29_RUN")
+	if dir == "" || runner == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS and DELEGO_TFLITE29_RUN (see TestPublishedModelsAgreeWithTFLite)")
+	}
+	for _, pm := range publishedSignatureModels {
+		path := filepath.Join(dir, pm.file)
+		m, err := model.Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", pm.file, err)
+		}
+		t.Cleanup(func() { m.Close() })
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sig := range m.Signatures() {
+			t.Run(filepath.Base(pm.file)+"/"+sig.Key, func(t *testing.T) {
+				first := subgraphFirst(t, raw, sig.Subgraph)
+				fm, err := model.New(first)
+				if err != nil {
+					t.Fatal(err)
+				}
+				it := allocated(t, fm, &core.Options{})
+				ins := publishedInputs(it, pm.ints, 1)[0]
+				want := tflite29Outputs(t, runner, writeTemp(t, "first.tflite", first), [][][]byte{ins})[0]
+				got := runSignature(t, path, sig, it, ins)
+				outs := fm.Subgraph(0).Outputs()
+				for i, st := range sig.Outputs {
+					j := slices.Index(outs, st.Tensor)
+					typ := fm.Subgraph(0).Tensor(st.Tensor).Type
+					if msg := outputDiff(typ, got[i], want.data[j]); msg != "" {
+						t.Errorf("output %q: %s", st.Name, msg)
+					}
+				}
+			})
+		}
+	}
+}
+
+// subgraphFirst returns the model raw with subgraph k and subgraph 0
+// swapped (the models here have no control flow that names subgraphs).
+func subgraphFirst(t *testing.T, raw []byte, k int) []byte {
+	t.Helper()
+	mt := schema.GetRootAsModel(raw, 0).UnPack()
+	mt.Subgraphs[0], mt.Subgraphs[k] = mt.Subgraphs[k], mt.Subgraphs[0]
+	mt.SignatureDefs = nil
+	b := flatbuffers.NewBuilder(len(raw))
+	b.FinishWithFileIdentifier(mt.Pack(b), []byte("TFL3"))
+	return b.FinishedBytes()
+}
+
+// writeTemp writes data to a new file named name and returns its path.
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runSignature runs signature sig of the model at path with "delego run
+// --signature", its inputs ins given as --input NAME=FILE in the order of
+// the subgraph's inputs (it, the subgraph moved first), and returns each
+// signature output's bytes from --output, in the signature's order.
+func runSignature(t *testing.T, path string, sig model.Signature, it *core.Interpreter, ins [][]byte) [][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.raw")
+	args := []string{"run", path, "--signature", sig.Key, "--output", out}
+	for _, st := range sig.Inputs {
+		i := -1
+		for j := range it.NumInputs() {
+			if it.Input(j) == it.Tensor(st.Tensor) {
+				i = j
+			}
+		}
+		if i < 0 {
+			t.Fatalf("signature input %q is not an input of subgraph %d", st.Name, sig.Subgraph)
+		}
+		args = append(args, "--input", st.Name+"="+writeTemp(t, st.Name+".raw", ins[i]))
+	}
+	if _, stderr, err := runDelego(t, args...); err != nil {
+		t.Fatalf("delego %v: %v: %s", args, err, stderr)
+	}
+	data := readFile(t, out)
+	got := make([][]byte, len(sig.Outputs))
+	for i, st := range sig.Outputs {
+		n := len(it.Tensor(st.Tensor).Data())
+		got[i], data = data[:n], data[n:]
+	}
+	return got
 }
