@@ -43,17 +43,32 @@ type publishedModel struct {
 	// refused, when set, is what delego says when it refuses the model,
 	// as TFLite 2.9 refuses it too.
 	refused string
+	// spread, when set, replaces the 1e-5 relative tolerance of float
+	// outputs: each value may differ by spread times the output's largest
+	// magnitude (the reason is in the table).
+	spread float64
 }
 
 // publishedModels are the models, by what each one proves.
 var publishedModels = []publishedModel{
-	{"google-ai-edge+LiteRT/litert/test/testdata/torchaudio_conformer.tflite", "a transformer (torchaudio's Conformer): BATCH_MATMUL, SOFTMAX", 4, ""},
-	{"google-ai-edge+LiteRT/tflite/testdata/multi_subgraphs_while.bin", "WHILE", 4, ""},
-	{"google-ai-edge+LiteRT/tflite/testdata/nested_while.bin", "nested WHILE", 4, ""},
-	{"google-ai-edge+LiteRT/tflite/testdata/call_once_mul.bin", "CALL_ONCE and resource variables", 4, ""},
-	{"google+lyra/lyra/model_coeffs/soundstream_encoder.tflite", "Lyra's encoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5"},
-	{"google+lyra/lyra/model_coeffs/lyragan.tflite", "Lyra's decoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5"},
-	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8, ""},
+	{"google-ai-edge+LiteRT/litert/test/testdata/torchaudio_conformer.tflite", "a transformer (torchaudio's Conformer): BATCH_MATMUL, SOFTMAX", 4, "", 0},
+	// The two dynamic-range ("_dr") models quantize float activations to
+	// int8 on the fly (hybrid kernels). delego's float kernels differ from
+	// TFLite's in the last bits (summation order, within 1e-5), and a value
+	// that sits on a rounding edge can then land one int8 step away, which
+	// the rest of the model carries on. Made every tensor of subgraph 0 an
+	// output: every tensor agrees within 1e-5 up to such a hybrid op (the
+	// OCR's second bidirectional LSTM; HiFi-GAN's op 326, where three
+	// neighbouring pixels move), and that op fed TFLite's own input agrees
+	// within 1e-5 again. Hence the tolerance against the output's range.
+	{"tulasiram58827+ocr_tflite/models/ocr_dr.tflite", "Keras's captcha OCR (bidirectional LSTMs as 4 WHILE loops over 8 subgraphs), dynamic-range quantized", 4, "", 1e-3},
+	{"tulasiram58827+TTS_TFLite/models/hifigan_dr.tflite", "HiFi-GAN vocoder, dynamic-range quantized: TRANSPOSE_CONV, dilated convolutions (SPACE_TO_BATCH_ND)", 4, "", 1e-2},
+	{"google-ai-edge+LiteRT/tflite/testdata/multi_subgraphs_while.bin", "WHILE", 4, "", 0},
+	{"google-ai-edge+LiteRT/tflite/testdata/nested_while.bin", "nested WHILE", 4, "", 0},
+	{"google-ai-edge+LiteRT/tflite/testdata/call_once_mul.bin", "CALL_ONCE and resource variables", 4, "", 0},
+	{"google+lyra/lyra/model_coeffs/soundstream_encoder.tflite", "Lyra's encoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5", 0},
+	{"google+lyra/lyra/model_coeffs/lyragan.tflite", "Lyra's decoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5", 0},
+	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8, "", 0},
 }
 
 func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
@@ -83,7 +98,7 @@ func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
 				if err := it.Invoke(context.Background()); err != nil {
 					t.Fatalf("invoke %d: %v", k, err)
 				}
-				compareWithTFLite(t, it, want[k], k)
+				compareWithTFLite(t, it, want[k], k, pm.spread)
 			}
 		})
 	}
@@ -184,7 +199,7 @@ func tflite29Outputs(t *testing.T, runner, path string, ins [][][]byte) []tflite
 }
 
 // compareWithTFLite checks it's outputs after Invoke k against TFLite's.
-func compareWithTFLite(t *testing.T, it *core.Interpreter, want tfliteRun, k int) {
+func compareWithTFLite(t *testing.T, it *core.Interpreter, want tfliteRun, k int, spread float64) {
 	t.Helper()
 	if len(want.data) != it.NumOutputs() {
 		t.Fatalf("invoke %d: %d outputs, TFLite has %d", k, it.NumOutputs(), len(want.data))
@@ -195,15 +210,16 @@ func compareWithTFLite(t *testing.T, it *core.Interpreter, want tfliteRun, k int
 			t.Errorf("invoke %d output %d %q: shape %v, TFLite %v", k, i, o.Name(), o.Shape(), want.shapes[i])
 			continue
 		}
-		if msg := outputDiff(o.Type(), o.Data(), want.data[i]); msg != "" {
+		if msg := outputDiff(o.Type(), o.Data(), want.data[i], spread); msg != "" {
 			t.Errorf("invoke %d output %d %q: %s", k, i, o.Name(), msg)
 		}
 	}
 }
 
 // outputDiff says how got differs from TFLite's want: for FLOAT32 beyond
-// 1e-5 relative (1e-6 absolute near zero), for other types in any byte.
-func outputDiff(typ tensor.DType, got, want []byte) string {
+// 1e-5 relative (1e-6 absolute near zero) or, when spread > 0, beyond
+// spread times want's largest magnitude; for other types in any byte.
+func outputDiff(typ tensor.DType, got, want []byte, spread float64) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d bytes, TFLite %d", len(got), len(want))
 	}
@@ -215,20 +231,33 @@ func outputDiff(typ tensor.DType, got, want []byte) string {
 		}
 		return ""
 	}
-	worst, at := 0.0, -1
+	f32 := func(b []byte, j int) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(b[j:]))) }
+	tol, floor := 1e-5, 1e-6
+	if spread > 0 {
+		peak := 0.0
+		for j := 0; j+4 <= len(want); j += 4 {
+			peak = max(peak, math.Abs(f32(want, j)))
+		}
+		tol, floor = 0, spread*peak // every value past the floor is over
+	}
+	worst, at, over := 0.0, -1, 0
 	for j := 0; j+4 <= len(got); j += 4 {
-		g := float64(math.Float32frombits(binary.LittleEndian.Uint32(got[j:])))
-		w := float64(math.Float32frombits(binary.LittleEndian.Uint32(want[j:])))
+		g, w := f32(got, j), f32(want, j)
 		d := math.Abs(g - w)
-		if d <= 1e-6 {
+		if d <= floor {
 			continue
 		}
-		if r := d / math.Abs(w); r > worst || math.IsNaN(r) {
+		r := d / math.Abs(w)
+		if r > tol || math.IsNaN(d) {
+			over++
+		}
+		if r > worst || math.IsNaN(r) {
 			worst, at = r, j/4
 		}
 	}
-	if worst > 1e-5 {
-		return fmt.Sprintf("value %d is %g relative from TFLite's", at, worst)
+	if over > 0 {
+		return fmt.Sprintf("%d of %d values beyond the tolerance; the worst, value %d, is %g relative from TFLite's (%g, TFLite %g)",
+			over, len(got)/4, at, worst, f32(got, 4*at), f32(want, 4*at))
 	}
 	return ""
 }
@@ -236,9 +265,9 @@ func outputDiff(typ tensor.DType, got, want []byte) string {
 // publishedSignatureModels are published models with several signature
 // defs, for "delego run --signature".
 var publishedSignatureModels = []publishedModel{
-	{"google-ai-edge+LiteRT/litert/js/packages/core/testdata/multi_signature_model.tflite", "signatures add, mul, sub over 3 subgraphs", 4, ""},
-	{"google+mediapipe/mediapipe/util/tflite/testdata/test_two_signature_keys_model.tflite", "signatures model_one, model_two over 2 subgraphs", 4, ""},
-	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: decode (subgraph 0) and encode (subgraph 1)", 8, ""},
+	{"google-ai-edge+LiteRT/litert/js/packages/core/testdata/multi_signature_model.tflite", "signatures add, mul, sub over 3 subgraphs", 4, "", 0},
+	{"google+mediapipe/mediapipe/util/tflite/testdata/test_two_signature_keys_model.tflite", "signatures model_one, model_two over 2 subgraphs", 4, "", 0},
+	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: decode (subgraph 0) and encode (subgraph 1)", 8, "", 0},
 }
 
 // TestPublishedSignaturesAgreeWithTFLite runs every signature of
@@ -278,7 +307,7 @@ func TestPublishedSignaturesAgreeWithTFLite(t *testing.T) {
 				for i, st := range sig.Outputs {
 					j := slices.Index(outs, st.Tensor)
 					typ := fm.Subgraph(0).Tensor(st.Tensor).Type
-					if msg := outputDiff(typ, got[i], want.data[j]); msg != "" {
+					if msg := outputDiff(typ, got[i], want.data[j], 0); msg != "" {
 						t.Errorf("output %q: %s", st.Name, msg)
 					}
 				}
