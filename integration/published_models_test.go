@@ -23,15 +23,17 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// Real models that Google publishes in its public repositories, run end to
-// end in delego and in TensorFlow Lite 2.9 on the same inputs. They are not
-// in this repository and no registry serves them: the test reads them from
-// a folder named by DELEGO_GITHUB_MODELS, laid out as OWNER+NAME/PATH (the
+// Real models published in public GitHub repositories (Google's LiteRT,
+// Lyra and MediaPipe, and converted Keras models), run end to end in delego
+// and in TensorFlow Lite 2.9 on the same inputs. They are not in this
+// repository and no registry serves them: the test reads them from a folder
+// named by DELEGO_GITHUB_MODELS, laid out as OWNER+NAME/PATH (the
 // repository and the file's path in it; fetch the repository's snapshot and
 // copy the file there), and runs TensorFlow Lite 2.9 through the one-model
 // runner named by DELEGO_TFLITE29_RUN (testdata/gen/tflite29_run.c, built
 // against ../shared/tools/tflite-ref). Integer outputs must agree byte for
-// byte, float outputs within 1e-5 relative (or 1e-6 absolute near zero).
+// byte, float outputs within 1e-5 relative (or 1e-6 absolute near zero)
+// unless a model's entry says otherwise and why.
 
 // publishedModel is one published model and the inputs it runs on.
 type publishedModel struct {
