@@ -13,9 +13,12 @@ import (
 
 // runJSON is the report of "delego run --json".
 type runJSON struct {
-	Model   string                  `json:"model"`
-	Outputs []adapters.OutputValues `json:"outputs"`
-	Task    adapters.Task           `json:"task,omitempty"`
+	Model string `json:"model"`
+	// Signature is the --signature run, if any; the outputs are then its,
+	// by its names.
+	Signature string                  `json:"signature,omitempty"`
+	Outputs   []adapters.OutputValues `json:"outputs"`
+	Task      adapters.Task           `json:"task,omitempty"`
 	// Results is the task's: classes, objects, poses, or a segmentation.
 	Results *adapters.Results `json:"results,omitempty"`
 }

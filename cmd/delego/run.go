@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/fileio"
@@ -18,6 +19,7 @@ import (
 )
 
 const runUsage = `Usage: delego run MODEL (--input FILE... | --image PICTURE) [flags]
+       delego run MODEL --signature NAME --input INPUT=FILE... [flags]
 
 Runs MODEL (a .tflite file) once: on delego's CPU kernels, or with the
 nodes a delegate supports on that delegate (see --delegate).
@@ -39,6 +41,13 @@ Inputs, one way or the other:
                    to nearest) is used, or the pixels of a grayscale picture
                    as they are. Values by input type: UINT8 the pixel p, INT8
                    p-128, FLOAT32 (p-mean)/std.
+  --signature NAME run the model's signature def NAME (delego inspect lists
+                   them) instead of its own inputs and outputs: give each of
+                   the signature's inputs as --input INPUT=FILE, INPUT its
+                   name in the signature, FILE as above. Its outputs are
+                   reported, written and named in the signature's order and
+                   by its names. A signature over another subgraph than the
+                   first runs on the CPU kernels.
   --mean M         mean for FLOAT32 image inputs (default 127.5)
   --std S          standard deviation for FLOAT32 image inputs (default 127.5)
 ` + maxPixelsHelp + `
@@ -119,12 +128,14 @@ type runFlags struct {
 	json       bool
 	task       adapters.Task
 	threshold  float64
+	signature  string
 }
 
 // flagSet defines the flags of "delego run" on f.
 func (f *runFlags) flagSet() *flag.FlagSet {
 	fs := newFlagSet("run")
 	fs.Var(&f.inputs, "input", "")
+	fs.StringVar(&f.signature, "signature", "", "")
 	fs.StringVar(&f.image, "image", "", "")
 	fs.StringVar(&f.output, "output", "", "")
 	fs.StringVar(&f.labels, "labels", "", "")
@@ -166,6 +177,10 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--top must not be negative, got %d", f.top)
 	case math.IsNaN(f.threshold):
 		return nil, usagef("run", "--threshold must be a number")
+	case f.signature != "" && f.image != "":
+		return nil, usagef("run", "--image feeds the model's own inputs; with --signature, give --input NAME=FILE")
+	case f.signature != "" && (f.task != "" || f.topGiven || f.labels != ""):
+		return nil, usagef("run", "--task, --top and --labels read the model's own outputs; they do not apply to --signature")
 	}
 	if err := checkMaxPixels("run", set, f.maxPixels, f.image); err != nil {
 		return nil, err
@@ -209,20 +224,13 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil {
 		return err
 	}
-	logf := func(format string, a ...any) {
-		if f.verbose {
-			fmt.Fprintf(stderr, format+"\n", a...)
-		}
-	}
-
-	start := time.Now()
-	m, err := model.LoadContext(ctx, f.model)
+	r := &runner{f: f, stderr: stderr}
+	m, err := r.load(ctx)
 	if err != nil {
 		return err
 	}
 	defer m.Close() // after the interpreter
-	logf("loaded %s in %s", f.model, time.Since(start).Round(time.Microsecond))
-	data, frame, labels, err := f.readInputs(ctx, m, logf)
+	in, err := f.readInputs(ctx, m, r.logf)
 	if err != nil {
 		return err
 	}
@@ -236,82 +244,154 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		}
 		defer out.Abort()
 	}
-
-	start = time.Now()
-	it, err := openModel(ctx, cfg, m, stderr)
+	it, err := r.open(ctx, cfg, m)
 	if err != nil {
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it.Interpreter, data); err != nil {
+	outs, err := r.invoke(ctx, it, in.data)
+	if err != nil {
 		return err
 	}
-	del := it.Delegates()
-	logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
-	for i, d := range del.Delegates {
-		logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
-	}
-	if f.verbose {
-		fmt.Fprint(stderr, it.Report().Outline())
-	}
-	start = time.Now()
-	invokeErr := it.Invoke(ctx)
-	reportOutcome(stderr, it, f.verbose)
-	if invokeErr != nil {
-		return fmt.Errorf("invoke: %w", invokeErr)
-	}
-	logf("invoke took %s", time.Since(start).Round(time.Microsecond))
-
 	// The task's results come first: a run whose outputs cannot be read
 	// as asked fails before --output appears.
-	var results *adapters.Results
-	if f.task != "" {
-		opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: labels, Frame: frame, Input: inputFrame(it.Interpreter)}
-		if results, err = taskResults(f.task, it.Interpreter, opts); err != nil {
-			return err
-		}
+	results, err := f.results(it.Interpreter, in)
+	if err != nil {
+		return err
 	}
 	if out != nil {
-		if err := writeOutputs(out, it.Interpreter); err != nil {
+		if err := writeOutputs(out, outs); err != nil {
 			return err
 		}
-		logf("wrote %d bytes (%s) to %s", outputBytes(it.Interpreter), words.Plural(it.NumOutputs(), "output", "outputs"), f.output)
+		r.logf("wrote %d bytes (%s) to %s", outputBytes(outs), words.Plural(len(outs), "output", "outputs"), f.output)
 	}
-	return report(stdout, f, it.Interpreter, results)
+	return report(stdout, f, outs, results)
+}
+
+// runner carries one "delego run" through its steps, with its flags and
+// where its log goes.
+type runner struct {
+	f      *runFlags
+	stderr io.Writer
+}
+
+// logf writes one line of the -v log to standard error.
+func (r *runner) logf(format string, a ...any) {
+	if r.f.verbose {
+		fmt.Fprintf(r.stderr, format+"\n", a...)
+	}
+}
+
+// load loads the model file.
+func (r *runner) load(ctx context.Context) (*model.Model, error) {
+	start := time.Now()
+	m, err := model.LoadContext(ctx, r.f.model)
+	if err != nil {
+		return nil, err
+	}
+	r.logf("loaded %s in %s", r.f.model, time.Since(start).Round(time.Microsecond))
+	return m, nil
+}
+
+// open opens the interpreter of m with cfg and logs what it got.
+func (r *runner) open(ctx context.Context, cfg *delego.Config, m *model.Model) (*delego.Interpreter, error) {
+	start := time.Now()
+	it, err := openModel(ctx, cfg, m, r.stderr)
+	if err != nil {
+		return nil, err
+	}
+	del := it.Delegates()
+	r.logf("interpreter ready in %s (%d threads, arena %d bytes)", time.Since(start).Round(time.Microsecond), del.Threads, it.ArenaBytes())
+	for i, d := range del.Delegates {
+		r.logf("delegate %s: %s", del.Names[i], delegateOrigin(d))
+	}
+	if r.f.verbose {
+		fmt.Fprint(r.stderr, it.Report().Outline())
+	}
+	return it, nil
+}
+
+// invoke sets data as the inputs, of the model or of --signature's
+// runner, runs it once, says how it went and returns the outputs it gave.
+func (r *runner) invoke(ctx context.Context, it *delego.Interpreter, data [][]byte) ([]adapters.Output, error) {
+	invoke := it.Invoke
+	outputs := func() ([]adapters.Output, error) { return outputTensors(it.Interpreter), nil }
+	if r.f.signature != "" {
+		s, err := prepareSignature(it.Interpreter, r.f.signature, data)
+		if err != nil {
+			return nil, err
+		}
+		invoke = s.Invoke
+		outputs = func() ([]adapters.Output, error) { return signatureOutputs(s) }
+	} else if err := setInputs(it.Interpreter, data); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	err := invoke(ctx)
+	reportOutcome(r.stderr, it, r.f.verbose)
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w", err)
+	}
+	r.logf("invoke took %s", time.Since(start).Round(time.Microsecond))
+	return outputs()
+}
+
+// runInputs is what the flags give a run: the inputs' bytes, in the
+// model's (or the signature's) input order, the --image picture's frame
+// and the --labels.
+type runInputs struct {
+	data   [][]byte
+	frame  adapters.Frame
+	labels adapters.Labels
 }
 
 // readInputs reads what the flags give the model m: its inputs (from
-// --image, with the picture's frame, or --input files) and --labels. It
-// also checks that --task classify has scores to rank.
-func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (data [][]byte, frame adapters.Frame, labels adapters.Labels, err error) {
-	if f.image != "" {
-		data, frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
-	} else {
-		data, err = readInputFiles(ctx, m, f.inputs)
+// --image, with the picture's frame, --input files, or --input NAME=FILE
+// for --signature) and --labels. It also checks that --task classify has
+// scores to rank.
+func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (in runInputs, err error) {
+	switch {
+	case f.image != "":
+		in.data, in.frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+	case f.signature != "":
+		in.data, err = readSignatureInputs(ctx, m, f.signature, f.inputs, logf)
+	default:
+		in.data, err = readInputFiles(ctx, m, f.inputs)
 	}
 	if err != nil {
-		return nil, frame, nil, err
+		return in, err
 	}
-	for i, t := range adapters.ModelInputs(m) {
-		logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, data[i], 8))
+	if f.signature == "" {
+		for i, t := range adapters.ModelInputs(m) {
+			logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, in.data[i], 8))
+		}
 	}
 	if f.task == adapters.TaskClassify {
 		if err := checkScores(m); err != nil {
-			return nil, frame, nil, err
+			return in, err
 		}
 	}
 	if f.labels != "" {
-		if labels, err = adapters.ReadLabelsContext(ctx, f.labels); err != nil {
-			return nil, frame, nil, err
-		}
+		in.labels, err = adapters.ReadLabelsContext(ctx, f.labels)
 	}
-	return data, frame, labels, nil
+	return in, err
 }
 
-// writeOutputs writes every output's bytes to out and commits it.
-func writeOutputs(out *fileio.Output, it *core.Interpreter) error {
-	for i := range it.NumOutputs() {
-		if _, err := out.Write(it.Output(i).Data()); err != nil {
+// results reads the outputs of it as --task asks, with the picture's
+// frame and the labels of in; nil without --task.
+func (f *runFlags) results(it *core.Interpreter, in runInputs) (*adapters.Results, error) {
+	if f.task == "" {
+		return nil, nil
+	}
+	opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: in.labels, Frame: in.frame, Input: inputFrame(it)}
+	return taskResults(f.task, it, opts)
+}
+
+// writeOutputs writes the bytes of every one of outs to out and commits
+// it.
+func writeOutputs(out *fileio.Output, outs []adapters.Output) error {
+	for _, t := range outs {
+		if _, err := out.Write(t.Data()); err != nil {
 			return fmt.Errorf("--output: %w", err)
 		}
 	}
@@ -321,11 +401,11 @@ func writeOutputs(out *fileio.Output, it *core.Interpreter) error {
 	return nil
 }
 
-// outputBytes is the size of every output together.
-func outputBytes(it *core.Interpreter) int {
+// outputBytes is the size of outs together.
+func outputBytes(outs []adapters.Output) int {
 	n := 0
-	for i := range it.NumOutputs() {
-		n += len(it.Output(i).Data())
+	for _, t := range outs {
+		n += len(t.Data())
 	}
 	return n
 }
@@ -343,16 +423,16 @@ func inputFrame(it *core.Interpreter) adapters.Frame {
 	return adapters.Frame{Width: s[2], Height: s[1]}
 }
 
-// report prints what the run gives on stdout: the JSON report, the
-// task's results, or (without --output) a summary of each output.
-func report(stdout io.Writer, f *runFlags, it *core.Interpreter, results *adapters.Results) error {
+// report prints what the run gives on stdout: the JSON report of outs, the
+// task's results, or (without --output) a summary of each of outs.
+func report(stdout io.Writer, f *runFlags, outs []adapters.Output, results *adapters.Results) error {
 	switch {
 	case f.json:
-		return writeJSON(stdout, runJSON{Model: f.model, Outputs: adapters.ValuesOf(outputTensors(it)), Task: f.task, Results: results})
+		return writeJSON(stdout, runJSON{Model: f.model, Signature: f.signature, Outputs: adapters.ValuesOf(outs), Task: f.task, Results: results})
 	case results != nil:
 		return results.WriteText(stdout)
 	case f.output == "":
-		return adapters.WriteOutputs(stdout, outputTensors(it))
+		return adapters.WriteOutputs(stdout, outs)
 	}
 	return nil
 }
