@@ -21,7 +21,8 @@ import (
 //
 // DEQUANTIZE takes UINT8, INT8, INT16 (zero point 0) and FLOAT16 to FLOAT32:
 // scale*(q-zero_point) in double precision rounded to float; UINT8 and INT8
-// may be per-channel, then the product is single precision.
+// may be per-channel, then the product is single precision. NumericVerify
+// (numeric_verify.go) dequantizes the same way.
 
 // Ops returns the family\'s registrations, with the versions TFLite 2.9
 // registers.
@@ -30,6 +31,7 @@ func Ops() []kernel.Registration {
 		{Code: schema.BuiltinOperatorQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 3}, Types: []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8, tensor.Int16}, New: NewQuantizeOp},
 		{Code: schema.BuiltinOperatorDEQUANTIZE, Versions: tensor.VersionRange{Min: 1, Max: 5}, Types: []tensor.DType{tensor.Float16, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newDequantizeOp},
 		{Code: schema.BuiltinOperatorFAKE_QUANT, Versions: tensor.VersionRange{Min: 1, Max: 2}, Types: []tensor.DType{tensor.Float32}, New: newFakeQuantOp},
+		{Code: schema.BuiltinOperatorCUSTOM, Custom: numericVerifyName, Versions: tensor.VersionRange{Min: 1, Max: 1}, Types: []tensor.DType{tensor.Float16, tensor.Int8, tensor.Uint8, tensor.Int16}, New: newNumericVerifyOp},
 	}
 }
 
@@ -169,30 +171,38 @@ func (op *dequantizeOp) Prepare(n *kernel.Node) error {
 		return fmt.Errorf("DEQUANTIZE: output type must be FLOAT32, got %s", out.Type)
 	}
 	out.Shape = append([]int(nil), in.Shape...)
-	op.perChannel = false
 	if in.Type == tensor.Float16 {
+		op.perChannel = false
 		return nil
 	}
 	if err := kernel.CheckQuantized(in); err != nil {
 		return fmt.Errorf("DEQUANTIZE: %w", err)
 	}
-	q := in.Quant
 	if in.Type == tensor.Int16 && in.ZeroPoint() != 0 {
 		return fmt.Errorf("DEQUANTIZE: int16 input needs zero point 0, got %d", in.ZeroPoint())
 	}
+	return op.setParams("DEQUANTIZE", in)
+}
+
+// setParams takes op's parameters from in's quantization: per channel when
+// it has more than one scale (UINT8 and INT8 only), else its scale and zero
+// point (0 and 0 when it has none).
+func (op *dequantizeOp) setParams(name string, in *tensor.Tensor) error {
+	q := in.Quant
+	op.perChannel = false
 	if !q.PerChannel() {
 		op.scale, op.zp = float64(in.Scale()), in.ZeroPoint()
 		return nil
 	}
-	if in.Type == tensor.Int16 {
-		return kernel.Unsupported("DEQUANTIZE: per-channel input of type %s", in.Type)
+	if in.Type != tensor.Uint8 && in.Type != tensor.Int8 {
+		return kernel.Unsupported("%s: per-channel input of type %s", name, in.Type)
 	}
 	if q.Axis < 0 || q.Axis >= len(in.Shape) {
-		return fmt.Errorf("DEQUANTIZE: quantized dimension %d out of range for rank %d", q.Axis, len(in.Shape))
+		return fmt.Errorf("%s: quantized dimension %d out of range for rank %d", name, q.Axis, len(in.Shape))
 	}
 	if in.Shape[q.Axis] != len(q.Scale) || len(q.ZeroPoint) != len(q.Scale) {
-		return fmt.Errorf("DEQUANTIZE: %d scales and %d zero points for dimension %d of size %d",
-			len(q.Scale), len(q.ZeroPoint), q.Axis, in.Shape[q.Axis])
+		return fmt.Errorf("%s: %d scales and %d zero points for dimension %d of size %d",
+			name, len(q.Scale), len(q.ZeroPoint), q.Axis, in.Shape[q.Axis])
 	}
 	op.perChannel, op.axis = true, q.Axis
 	op.scales = append(op.scales[:0], q.Scale...)
@@ -204,8 +214,28 @@ func (op *dequantizeOp) Prepare(n *kernel.Node) error {
 }
 
 func (op *dequantizeOp) Eval(n *kernel.Node) error {
-	in, out := n.Inputs[0], n.Outputs[0]
-	dst := out.Float32s()
+	op.dequantize(n.Inputs[0], n.Outputs[0].Float32s())
+	return nil
+}
+
+// dequantize writes in's values, dequantized with op's parameters, to dst.
+func (op *dequantizeOp) dequantize(in *tensor.Tensor, dst []float32) {
+	if !op.perChannel {
+		dequantizeTensor(in, dst, op.scale, op.zp)
+		return
+	}
+	switch in.Type {
+	case tensor.Uint8:
+		perChannelDequantize(op, in.Shape, in.Uint8s(), dst)
+	case tensor.Int8:
+		perChannelDequantize(op, in.Shape, in.Int8s(), dst)
+	}
+}
+
+// dequantizeTensor dequantizes a UINT8, INT8 or INT16 tensor with one scale
+// and zero point into dst, as scale*(q-zp) in double precision rounded to
+// float, or widens a FLOAT16 one (scale and zp unused).
+func dequantizeTensor(in *tensor.Tensor, dst []float32, scale float64, zp int32) {
 	switch in.Type {
 	case tensor.Float16:
 		src := tensor.View[uint16](in.Data)
@@ -214,26 +244,24 @@ func (op *dequantizeOp) Eval(n *kernel.Node) error {
 			dst[i] = tensor.Float16ToFloat32(h)
 		}
 	case tensor.Uint8:
-		actDequantize(op, in.Shape, in.Uint8s(), dst)
+		affineDequantize(in.Uint8s(), dst, scale, zp)
 	case tensor.Int8:
-		actDequantize(op, in.Shape, in.Int8s(), dst)
+		affineDequantize(in.Int8s(), dst, scale, zp)
 	case tensor.Int16:
-		actDequantize(op, in.Shape, in.Int16s(), dst)
-	default:
-		return kernel.Unsupported("DEQUANTIZE: input type %s", in.Type)
+		affineDequantize(in.Int16s(), dst, scale, zp)
 	}
-	return nil
 }
 
-// actDequantize dequantizes src into dst with op's parameters.
-func actDequantize[T uint8 | int8 | int16](op *dequantizeOp, shape []int, src []T, dst []float32) {
+func affineDequantize[T uint8 | int8 | int16](src []T, dst []float32, scale float64, zp int32) {
 	dst = dst[:len(src)]
-	if !op.perChannel {
-		for i, v := range src {
-			dst[i] = float32(op.scale * float64(int32(v)-op.zp))
-		}
-		return
+	for i, v := range src {
+		dst[i] = float32(scale * float64(int32(v)-zp))
 	}
+}
+
+// perChannelDequantize dequantizes src into dst with op's per-channel
+// parameters along op.axis, in single precision.
+func perChannelDequantize[T uint8 | int8](op *dequantizeOp, shape []int, src []T, dst []float32) {
 	channels := shape[op.axis]
 	inner := tensor.NumElements(shape[op.axis+1:])
 	if channels*inner == 0 {

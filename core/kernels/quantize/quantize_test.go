@@ -16,6 +16,7 @@ func TestQuantizeRegistrations(t *testing.T) {
 		schema.BuiltinOperatorQUANTIZE:   {Min: 1, Max: 3},
 		schema.BuiltinOperatorDEQUANTIZE: {Min: 1, Max: 5},
 		schema.BuiltinOperatorFAKE_QUANT: {Min: 1, Max: 2},
+		schema.BuiltinOperatorCUSTOM:     {Min: 1, Max: 1}, // NumericVerify
 	}
 	kerneltest.CheckRegistrations(t, Ops(), want)
 }
