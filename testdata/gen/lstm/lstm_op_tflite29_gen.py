@@ -234,7 +234,7 @@ def lstm_case(name, rng, kind, version=None, nb=None, ni=None, nc=None, no=None,
 
 
 def gen_lstm():
-    rng = random.Random(2909)
+    rng = tflite29.seeded(2909)
     for i in range(36):
         lstm_case("lstm_f_%d" % i, rng, "float", ninputs=20 if i % 9 == 4 else 24,
                   cell_clip=rng.choice([0.0, 0.0, 0.8, 3.0]), proj_clip=rng.choice([0.0, 0.0, 0.5]))
@@ -317,7 +317,7 @@ def bidi_case(name, rng, kind, version=None, nb=None, nt=None, ni=None, nc=None,
 
 
 def gen_bidi():
-    rng = random.Random(4811)
+    rng = tflite29.seeded(4811)
     for i in range(30):
         bidi_case("bidi_f_%d" % i, rng, "float", aux=[None, None, "cross", "chain"][i % 4],
                   cell_clip=rng.choice([0.0, 0.0, 1.0]), proj_clip=rng.choice([0.0, 0.0, 0.4]))
@@ -382,7 +382,7 @@ def basic_case(name, rng, quantized, version=None, nb=None, ni=None, d=None, sta
 
 
 def gen_basic():
-    rng = random.Random(7707)
+    rng = tflite29.seeded(7707)
     for i in range(16):
         basic_case("basic_f_%d" % i, rng, False)
     for i in range(24):
