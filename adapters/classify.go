@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,8 @@ import (
 	"unicode"
 
 	"github.com/delego/delego/internal/fileio"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
 
 // Class is one class of a classifier's output.
@@ -56,6 +59,21 @@ func TopClasses(scores []float32, k int, threshold float32, labels Labels) []Cla
 		all = all[:k]
 	}
 	return all
+}
+
+// CheckScores makes sure, before anything runs, that m's first output
+// holds numbers that Classes can rank: FLOAT32 or an integer type.
+func CheckScores(m *model.Model) error {
+	outs := ModelOutputs(m)
+	if len(outs) == 0 {
+		return errors.New("the model has no outputs")
+	}
+	switch t := outs[0]; t.Info.Type {
+	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
+		return nil
+	default:
+		return fmt.Errorf("%s has no numeric scores", t.Describe("output"))
+	}
 }
 
 // Labels names classes by id.

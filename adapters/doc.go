@@ -7,14 +7,17 @@
 // neighbour as the delego command does or bilinearly as TFLite's
 // label_image example does, normalised for float inputs and, when asked,
 // quantized with the input's scale and zero point (ImageInputWith). And it
-// reads a model's inputs from raw files (ReadInputs) or makes them from the
-// golden data's generator (RandomInputs).
+// reads a model's inputs from raw files (ReadInputs), or a signature def's
+// in the signature's order (FindSignature, ReadSignatureInputs), or makes
+// them from the golden data's generator (RandomInputs).
 //
 // What "delego run" prints is the adapters' too: ReadTask reads the outputs
 // as one of the heads above (TaskClassify, TaskDetect, TaskPose,
 // TaskSegment) into Results, whose JSON and WriteText forms the command
 // line prints; ValuesOf and WriteOutputs give every output's values, as
-// JSON and as a summary.
+// JSON and as a summary, and WriteRaw their bytes. Outputs and
+// SignatureOutputs list an interpreter's outputs, or a signature runner's
+// under the signature's names, for them.
 //
 // The adapters read tensors through the small Tensor interface, which
 // *core.Tensor satisfies; they never run a model themselves:

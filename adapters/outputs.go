@@ -86,6 +86,21 @@ func WriteOutputs(w io.Writer, outs []Output) error {
 	return err
 }
 
+// WriteRaw writes the bytes of every one of outs to w, concatenated in
+// order (a STRING output's bytes are TFLite's string buffer), and returns
+// how many it wrote.
+func WriteRaw(w io.Writer, outs []Output) (int, error) {
+	n := 0
+	for _, t := range outs {
+		k, err := w.Write(t.Data())
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // valuesJSON writes little-endian tensor data as a JSON array of numbers
 // (booleans for BOOL; for STRING, its strings, where bytes that are not
 // UTF-8 become U+FFFD); data of a type without a fixed size or without a

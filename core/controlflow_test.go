@@ -307,3 +307,36 @@ func TestSignatureRunners(t *testing.T) {
 		t.Errorf("missing signature: %v", err)
 	}
 }
+
+// TestSetInputs: Interpreter.SetInputs and SignatureRunner.SetInputs copy
+// the bytes into the inputs, in order, and refuse a count that does not
+// match or a size the tensor does not have, naming the input.
+func TestSetInputs(t *testing.T) {
+	it := loadFlow(t, flowmodels.Signatures, nil)
+	in := []byte{0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64} // 1, 2, 3
+	if err := it.SetInputs([][]byte{in}); err != nil || !slices.Equal(it.Input(0).Float32s(), []float32{1, 2, 3}) {
+		t.Errorf("SetInputs: %v, input %v", err, it.Input(0).Float32s())
+	}
+	if err := it.SetInputs([][]byte{in, in}); err == nil || err.Error() != "the interpreter has 1 inputs, 2 given" {
+		t.Errorf("two inputs for one: %v", err)
+	}
+	if err := it.SetInputs([][]byte{in[:4]}); err == nil || !strings.HasPrefix(err.Error(), "set input 0: ") {
+		t.Errorf("short input: %v", err)
+	}
+	r, err := it.Signature("add_ten")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetInputs([][]byte{in}); err != nil || !slices.Equal(r.Input("a").Float32s(), []float32{1, 2, 3}) {
+		t.Errorf("signature SetInputs: %v, input %v", err, r.Input("a").Float32s())
+	}
+	if err := r.SetInputs(nil); err == nil || err.Error() != `signature "add_ten" has 1 inputs, 0 given` {
+		t.Errorf("no inputs: %v", err)
+	}
+	if err := r.SetInputs([][]byte{in[:4]}); err == nil || !strings.HasPrefix(err.Error(), `signature "add_ten": set input "a": `) {
+		t.Errorf("short input: %v", err)
+	}
+}

@@ -415,6 +415,22 @@ func (it *Interpreter) Input(i int) *Tensor {
 	return it.public[it.inputs[i]]
 }
 
+// SetInputs copies data[i] into graph input i for every i of data, as
+// Tensor.CopyFrom does. More data than inputs is an error that says both
+// counts; it stops at the first input that fails, naming it.
+func (it *Interpreter) SetInputs(data [][]byte) error {
+	for i, b := range data {
+		t := it.Input(i)
+		if t == nil {
+			return fmt.Errorf("the interpreter has %d inputs, %d given", it.NumInputs(), len(data))
+		}
+		if err := t.CopyFrom(b); err != nil {
+			return fmt.Errorf("set input %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // Output returns graph output i, or nil when out of range.
 func (it *Interpreter) Output(i int) *Tensor {
 	if i < 0 || i >= len(it.outputs) {

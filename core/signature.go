@@ -72,6 +72,27 @@ func (r *SignatureRunner) find(ts []model.SignatureTensor, name string) *Tensor 
 	return r.g.public[ts[i].Tensor]
 }
 
+// SetInputs copies data, one []byte per input in the signature's order
+// (InputNames), into the signature's inputs, as Tensor.CopyFrom does. A
+// count other than the signature's inputs is an error; so is an input
+// whose name leads to no tensor of the subgraph.
+func (r *SignatureRunner) SetInputs(data [][]byte) error {
+	names := r.InputNames()
+	if len(data) != len(names) {
+		return fmt.Errorf("signature %q has %d inputs, %d given", r.sig.Key, len(names), len(data))
+	}
+	for i, name := range names {
+		t := r.Input(name)
+		if t == nil {
+			return fmt.Errorf("signature %q: input %q names no tensor of its subgraph", r.sig.Key, name)
+		}
+		if err := t.CopyFrom(data[i]); err != nil {
+			return fmt.Errorf("signature %q: set input %q: %w", r.sig.Key, name, err)
+		}
+	}
+	return nil
+}
+
 // AllocateTensors prepares the signature's subgraph for its inputs' shapes.
 func (r *SignatureRunner) AllocateTensors() error {
 	if r.g == &r.it.graph {

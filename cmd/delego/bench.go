@@ -172,7 +172,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		return err
 	}
 	defer closeAfter(&err, stderr, "closing the interpreter", it)
-	if err := setInputs(it.Interpreter, data); err != nil {
+	if err := it.SetInputs(data); err != nil {
 		return err
 	}
 	initTime := time.Since(start)

@@ -8,10 +8,51 @@ import (
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
-	"github.com/delego/delego/core"
 	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/tensor"
 )
+
+// runInputs is what the flags give a run: the inputs' bytes, in the
+// model's (or the signature's) input order, the --image picture's frame
+// and the --labels.
+type runInputs struct {
+	data   [][]byte
+	frame  adapters.Frame
+	labels adapters.Labels
+}
+
+// readInputs reads what the flags give the model m: its inputs (from
+// --image, with the picture's frame, --input files, or --input NAME=FILE
+// for --signature) and --labels. It also checks that --task classify has
+// scores to rank.
+func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (in runInputs, err error) {
+	switch {
+	case f.image != "":
+		in.data, in.frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+	case f.signature != "":
+		in.data, err = readSignatureInputs(ctx, m, f.signature, f.inputs, logf)
+	default:
+		in.data, err = readInputFiles(ctx, m, f.inputs)
+	}
+	if err != nil {
+		return in, err
+	}
+	if f.signature == "" {
+		for i, t := range adapters.ModelInputs(m) {
+			logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, in.data[i], 8))
+		}
+	}
+	if f.task == adapters.TaskClassify {
+		if err := adapters.CheckScores(m); err != nil {
+			return in, fmt.Errorf("--top: %w", err)
+		}
+	}
+	if f.labels != "" {
+		in.labels, err = adapters.ReadLabelsContext(ctx, f.labels)
+	}
+	return in, err
+}
 
 // readInputFiles reads one --input file per model input (see
 // adapters.ReadInputs), saying in the flag's words when the count is
@@ -38,18 +79,4 @@ func openModel(ctx context.Context, cfg *delego.Config, m *model.Model, warn io.
 		fmt.Fprintf(warn, "delego: warning: %v\n", w)
 	}
 	return it, nil
-}
-
-// setInputs copies data into the interpreter's inputs.
-func setInputs(it *core.Interpreter, data [][]byte) error {
-	for i, b := range data {
-		t := it.Input(i)
-		if t == nil {
-			return fmt.Errorf("the interpreter has %d inputs, %d given", it.NumInputs(), len(data))
-		}
-		if err := t.CopyFrom(b); err != nil {
-			return fmt.Errorf("set input %d: %w", i, err)
-		}
-	}
-	return nil
 }

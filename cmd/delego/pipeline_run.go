@@ -57,5 +57,5 @@ func printPipeline(w io.Writer, r *pipelineReport, last *core.Interpreter) error
 	fmt.Fprintf(w, "sequential: %d runs in %.1f ms, %.1f per second\n", r.Runs, 1000*r.Sequential.Seconds, r.Sequential.PerSecond)
 	fmt.Fprintf(w, "pipelined:  %d runs in %.1f ms, %.1f per second (%.2fx)\n", r.Runs, 1000*r.Pipelined.Seconds, r.Pipelined.PerSecond, r.Speedup)
 	fmt.Fprintln(w, "every pipelined output equals the sequential run's")
-	return adapters.WriteOutputs(w, outputTensors(last))
+	return adapters.WriteOutputs(w, adapters.Outputs(last))
 }

@@ -23,18 +23,9 @@ type runJSON struct {
 	Results *adapters.Results `json:"results,omitempty"`
 }
 
-// outputTensors returns every output of it for the adapters.
-func outputTensors(it *core.Interpreter) []adapters.Output {
-	outs := make([]adapters.Output, it.NumOutputs())
-	for i := range outs {
-		outs[i] = it.Output(i)
-	}
-	return outs
-}
-
 // taskResults reads the outputs of it as task's head.
 func taskResults(task adapters.Task, it *core.Interpreter, opts adapters.TaskOptions) (*adapters.Results, error) {
-	r, err := adapters.ReadTask(task, outputTensors(it), opts)
+	r, err := adapters.ReadTask(task, adapters.Outputs(it), opts)
 	if err != nil {
 		return nil, fmt.Errorf("--task %s: %w", task, err)
 	}

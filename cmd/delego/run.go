@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/tensor"
 )
 
 const runUsage = `Usage: delego run MODEL (--input FILE... | --image PICTURE) [flags]
@@ -203,13 +201,6 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	return f, nil
 }
 
-// setFlags returns the names of the flags given on the command line.
-func setFlags(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-}
-
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runWith(ctx, args, stdout, stderr, env{})
 }
@@ -260,10 +251,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 		return err
 	}
 	if out != nil {
-		if err := writeOutputs(out, outs); err != nil {
+		n, err := writeOutputs(out, outs)
+		if err != nil {
 			return err
 		}
-		r.logf("wrote %d bytes (%s) to %s", outputBytes(outs), words.Plural(len(outs), "output", "outputs"), f.output)
+		r.logf("wrote %d bytes (%s) to %s", n, words.Plural(len(outs), "output", "outputs"), f.output)
 	}
 	return report(stdout, f, outs, results)
 }
@@ -315,15 +307,15 @@ func (r *runner) open(ctx context.Context, cfg *delego.Config, m *model.Model) (
 // runner, runs it once, says how it went and returns the outputs it gave.
 func (r *runner) invoke(ctx context.Context, it *delego.Interpreter, data [][]byte) ([]adapters.Output, error) {
 	invoke := it.Invoke
-	outputs := func() ([]adapters.Output, error) { return outputTensors(it.Interpreter), nil }
+	outputs := func() ([]adapters.Output, error) { return adapters.Outputs(it.Interpreter), nil }
 	if r.f.signature != "" {
 		s, err := prepareSignature(it.Interpreter, r.f.signature, data)
 		if err != nil {
 			return nil, err
 		}
 		invoke = s.Invoke
-		outputs = func() ([]adapters.Output, error) { return signatureOutputs(s) }
-	} else if err := setInputs(it.Interpreter, data); err != nil {
+		outputs = func() ([]adapters.Output, error) { return adapters.SignatureOutputs(s) }
+	} else if err := it.SetInputs(data); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -336,91 +328,27 @@ func (r *runner) invoke(ctx context.Context, it *delego.Interpreter, data [][]by
 	return outputs()
 }
 
-// runInputs is what the flags give a run: the inputs' bytes, in the
-// model's (or the signature's) input order, the --image picture's frame
-// and the --labels.
-type runInputs struct {
-	data   [][]byte
-	frame  adapters.Frame
-	labels adapters.Labels
-}
-
-// readInputs reads what the flags give the model m: its inputs (from
-// --image, with the picture's frame, --input files, or --input NAME=FILE
-// for --signature) and --labels. It also checks that --task classify has
-// scores to rank.
-func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (in runInputs, err error) {
-	switch {
-	case f.image != "":
-		in.data, in.frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
-	case f.signature != "":
-		in.data, err = readSignatureInputs(ctx, m, f.signature, f.inputs, logf)
-	default:
-		in.data, err = readInputFiles(ctx, m, f.inputs)
-	}
-	if err != nil {
-		return in, err
-	}
-	if f.signature == "" {
-		for i, t := range adapters.ModelInputs(m) {
-			logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, in.data[i], 8))
-		}
-	}
-	if f.task == adapters.TaskClassify {
-		if err := checkScores(m); err != nil {
-			return in, err
-		}
-	}
-	if f.labels != "" {
-		in.labels, err = adapters.ReadLabelsContext(ctx, f.labels)
-	}
-	return in, err
-}
-
 // results reads the outputs of it as --task asks, with the picture's
 // frame and the labels of in; nil without --task.
 func (f *runFlags) results(it *core.Interpreter, in runInputs) (*adapters.Results, error) {
 	if f.task == "" {
 		return nil, nil
 	}
-	opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: in.labels, Frame: in.frame, Input: inputFrame(it)}
+	opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: in.labels, Frame: in.frame, Input: adapters.InputFrame(it)}
 	return taskResults(f.task, it, opts)
 }
 
-// writeOutputs writes the bytes of every one of outs to out and commits
-// it.
-func writeOutputs(out *fileio.Output, outs []adapters.Output) error {
-	for _, t := range outs {
-		if _, err := out.Write(t.Data()); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
+// writeOutputs writes the bytes of every one of outs to out, commits it
+// and returns how many bytes it wrote.
+func writeOutputs(out *fileio.Output, outs []adapters.Output) (int, error) {
+	n, err := adapters.WriteRaw(out, outs)
+	if err == nil {
+		err = out.Commit()
 	}
-	if err := out.Commit(); err != nil {
-		return fmt.Errorf("--output: %w", err)
+	if err != nil {
+		return 0, fmt.Errorf("--output: %w", err)
 	}
-	return nil
-}
-
-// outputBytes is the size of outs together.
-func outputBytes(outs []adapters.Output) int {
-	n := 0
-	for _, t := range outs {
-		n += len(t.Data())
-	}
-	return n
-}
-
-// inputFrame is the size of the model's first input when it is an image
-// [1,H,W,C], else zero.
-func inputFrame(it *core.Interpreter) adapters.Frame {
-	if it.NumInputs() == 0 {
-		return adapters.Frame{}
-	}
-	s := it.Input(0).Shape()
-	if len(s) != 4 {
-		return adapters.Frame{}
-	}
-	return adapters.Frame{Width: s[2], Height: s[1]}
+	return n, nil
 }
 
 // report prints what the run gives on stdout: the JSON report of outs, the
@@ -435,19 +363,4 @@ func report(stdout io.Writer, f *runFlags, outs []adapters.Output, results *adap
 		return adapters.WriteOutputs(stdout, outs)
 	}
 	return nil
-}
-
-// checkScores makes sure, before anything runs, that the first output holds
-// numbers that --top can rank.
-func checkScores(m *model.Model) error {
-	outs := adapters.ModelOutputs(m)
-	if len(outs) == 0 {
-		return errors.New("--top: the model has no outputs")
-	}
-	switch t := outs[0]; t.Info.Type {
-	case tensor.Float32, tensor.Uint8, tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
-		return nil
-	default:
-		return fmt.Errorf("--top: %s has no numeric scores", t.Describe("output"))
-	}
 }
