@@ -60,14 +60,19 @@ import glob, gzip, json, os, sys
 out, bad = sys.argv[1], 0
 
 def load(path):
-    """The cases of a recording, TFLite's error words left out (some print
-    uninitialised values): whether it refused is kept."""
+    """The cases of a recording as far as they are reproducible: TFLite's
+    error words left out (some print uninitialised values), whether it
+    refused kept."""
     cases = json.load(gzip.open(path))
     for c in cases:
         if c.get("error"):
             c["error"] = True
         for words in ("detail", "message"):
             c.pop(words, None)
+        if c["name"].endswith("_oob"):
+            # TFLite read outside its tensors: its outputs are whatever
+            # was there, and delego refuses these cases anyway.
+            c.pop("invokes", None), c.pop("outputs", None)
     return cases
 
 for made in sorted(glob.glob(os.path.join(out, "*", "*_tflite29.json.gz"))):
