@@ -20,6 +20,11 @@ import (
 // on the CPU and a restarted plugin, exit 0, the failure told once; without
 // them it exits 1 soon after the timeout, naming the hang. No process is
 // left either way.
+//
+// The stop lands once the plugin has mapped the shared memory its Invokes
+// use (Attach comes with the first Invoke, after the compile), not after a
+// guessed delay: on a loaded machine a plugin may still be compiling a
+// second after it starts, and on a quiet one 1,000 runs take a third of one.
 func TestBenchWithStoppedPlugin(t *testing.T) {
 	if err := subreaper(); err != nil {
 		t.Fatal(err)
@@ -29,7 +34,7 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 	writeFile(t, settings, `{"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}`)
 	for _, fallback := range []bool{true, false} {
 		t.Run("fallback="+strconv.FormatBool(fallback), func(t *testing.T) {
-			args := []string{"bench", model, "--delegate", "cpu", "--timeout", "1s", "--runs", "1000"}
+			args := []string{"bench", model, "--delegate", "cpu", "--timeout", "1s", "--runs", "5000"}
 			if fallback {
 				args = append(args, "--settings", settings)
 			}
@@ -41,7 +46,7 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 			}
 			child := waitForChild(t, cmd.Process.Pid)
 			pid, _ := strconv.Atoi(strings.Fields(child)[0])
-			time.Sleep(300 * time.Millisecond) // into the timed runs
+			waitForRegion(t, pid)
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -76,6 +81,26 @@ func TestBenchWithStoppedPlugin(t *testing.T) {
 			checkNoOrphans(t)
 		})
 	}
+}
+
+// waitForRegion waits until plugin pid has mapped a shared-memory region
+// of delego's (a memfd named delego-region, or a delego-shm- file): the
+// host attaches one with the first Invoke.
+func waitForRegion(t *testing.T, pid int) {
+	t.Helper()
+	maps := "/proc/" + strconv.Itoa(pid) + "/maps"
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(maps)
+		if err != nil {
+			t.Fatalf("plugin %d: %v", pid, err)
+		}
+		if bytes.Contains(b, []byte("delego-region")) || bytes.Contains(b, []byte("delego-shm-")) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("plugin %d mapped no shared memory within 30 s", pid)
 }
 
 // flakyPlugin is a delego-cpu, in a folder of its own, that misbehaves as
