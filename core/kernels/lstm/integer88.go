@@ -225,7 +225,7 @@ func lstmSigmoidFloat(v int16) int16 {
 // 2^scaleLog2: the float32 tanh, truncated to Q0.15.
 func lstmTanhFloat(v int16, scaleLog2 int) int16 {
 	x := float32(float64(v) * math.Pow(2, float64(scaleLog2)))
-	y := float32(math.Tanh(float64(x)))
+	y := lstmTanhf(x)
 	return int16(min(max(lstmCvtInt32(float64(y)*32768), math.MinInt16), math.MaxInt16))
 }
 
@@ -243,5 +243,113 @@ func lstmProjectInt16(x []int16, bias []int32, w []int8, mul lstmQuantMul, nb, c
 			v := kernel.MultiplyByQuantizedMultiplier64(acc, mul.m, mul.shift) + zp
 			out[b*rows+r] = int8(min(max(v, -128), 127))
 		}
+	}
+}
+
+// lstmTanhf is glibc's tanhf (fdlibm's, which the x86-64 TFLite 2.9
+// library calls), in float32 arithmetic step by step: unlike
+// float32(math.Tanh), it is not always correctly rounded, and TFLite's
+// truncation to Q0.15 shows the difference for a few dozen int16 inputs.
+func lstmTanhf(x float32) float32 {
+	ax := float32(math.Abs(float64(x)))
+	var z float32
+	switch {
+	case ax == 0:
+		return x
+	case ax >= 22:
+		z = 1
+	case ax < 0x1p-55:
+		return float32(x * float32(1+x))
+	case ax >= 1:
+		t := lstmExpm1f(float32(2 * ax))
+		z = float32(1 - float32(2/float32(t+2)))
+	default:
+		t := lstmExpm1f(float32(-2 * ax))
+		z = float32(-t / float32(t+2))
+	}
+	if x < 0 {
+		return -z
+	}
+	return z
+}
+
+// lstmExpm1f is fdlibm's expm1f (glibc's s_expm1f.c) for the finite
+// arguments lstmTanhf passes, |x| < 44.
+func lstmExpm1f(x float32) float32 {
+	const (
+		ln2Hi  float32 = 6.9313812256e-01
+		ln2Lo  float32 = 9.0580006145e-06
+		invln2 float32 = 1.4426950216e+00
+		q1     float32 = -3.3333335072e-02
+		q2     float32 = 1.5873016091e-03
+		q3     float32 = -7.9365076090e-05
+		q4     float32 = 4.0082177293e-06
+		q5     float32 = -2.0109921195e-07
+	)
+	hx := math.Float32bits(x)
+	neg := hx&0x80000000 != 0
+	hx &= 0x7fffffff
+	if hx >= 0x4195b844 && neg { // x < -27 ln2
+		return -1
+	}
+	var k int32
+	var c float32
+	switch {
+	case hx > 0x3eb17218: // |x| > ln2/2: reduce
+		var hi, lo float32
+		switch {
+		case hx < 0x3F851592 && !neg:
+			hi, lo, k = float32(x-ln2Hi), ln2Lo, 1
+		case hx < 0x3F851592:
+			hi, lo, k = float32(x+ln2Hi), -ln2Lo, -1
+		default:
+			half := float32(0.5)
+			if neg {
+				half = -0.5
+			}
+			k = int32(float32(float32(invln2*x) + half))
+			t := float32(k)
+			hi = float32(x - float32(t*ln2Hi))
+			lo = float32(t * ln2Lo)
+		}
+		x = float32(hi - lo)
+		c = float32(float32(hi-x) - lo)
+	case hx < 0x33000000: // |x| < 2^-25
+		return x
+	}
+	hfx := float32(0.5 * x)
+	hxs := float32(x * hfx)
+	p := float32(q4 + float32(hxs*q5))
+	p = float32(q3 + float32(hxs*p))
+	p = float32(q2 + float32(hxs*p))
+	p = float32(q1 + float32(hxs*p))
+	r1 := float32(1 + float32(hxs*p))
+	t := float32(3 - float32(r1*hfx))
+	e := float32(hxs * float32(float32(r1-t)/float32(6-float32(x*t))))
+	if k == 0 {
+		return float32(x - float32(float32(x*e)-hxs))
+	}
+	e = float32(float32(x*float32(e-c)) - c)
+	e = float32(e - hxs)
+	switch {
+	case k == -1:
+		return float32(float32(0.5*float32(x-e)) - 0.5)
+	case k == 1 && x < -0.25:
+		return float32(-2 * float32(e-float32(x+0.5)))
+	case k == 1:
+		return float32(1 + float32(2*float32(x-e)))
+	case k <= -2 || k > 56:
+		y := float32(1 - float32(e-x))
+		y = math.Float32frombits(uint32(int32(math.Float32bits(y)) + k<<23))
+		return float32(y - 1)
+	case k < 23:
+		t := math.Float32frombits(uint32(0x3f800000 - (0x1000000 >> k))) // 1-2^-k
+		y := float32(t - float32(e-x))
+		return math.Float32frombits(uint32(int32(math.Float32bits(y)) + k<<23))
+	default:
+		t := math.Float32frombits(uint32((0x7f - k) << 23)) // 2^-k
+		y := float32(x - float32(e+t))
+		y = float32(y + 1)
+		return math.Float32frombits(uint32(int32(math.Float32bits(y)) + k<<23))
 	}
 }
