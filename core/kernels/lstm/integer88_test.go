@@ -2,12 +2,15 @@ package lstm
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // TestLSTMFloatActivationsMatchGlibc checks the 8x8_8 kernel's float
@@ -100,5 +103,36 @@ func TestUnidirectionalLSTMRefuses8x8_8(t *testing.T) {
 	}
 	if err := NewUnidirectionalSequenceLSTM(s.params()).Prepare(n); err == nil {
 		t.Fatal("Prepare succeeded with 12 intermediates")
+	}
+}
+
+// TestLSTM8x8_8EvalDoesNotAllocate runs a recorded 8x8_8 case's node.
+func TestLSTM8x8_8EvalDoesNotAllocate(t *testing.T) {
+	var cases []lstmOpCase
+	kerneltest.DecodeRecording(t, "lstm/lstm_op_tflite29.json.gz", &cases)
+	i := slices.IndexFunc(cases, func(c lstmOpCase) bool { return c.Name == "lstm_i88_big" })
+	if i < 0 {
+		t.Fatal("no lstm_i88_big case")
+	}
+	model, err := base64.StdEncoding.DecodeString(cases[i].Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, info, _ := lstmModelNode(t, model, 0)
+	op, err := newLSTM(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range n.Outputs {
+		o.Data = tensor.NewTensor(o.Type, o.Shape...).Data
+	}
+	if err := op.Eval(n); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { _ = op.Eval(n) }); allocs != 0 {
+		t.Errorf("%v allocations per Eval", allocs)
 	}
 }
