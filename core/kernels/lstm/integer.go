@@ -48,6 +48,11 @@ type lstmIntState struct {
 	projBias        []int32
 	biasesReady     bool // computed in Prepare from constant tensors
 
+	// eight: LSTM's 8x8_8 kernel (12 intermediates, integer88.go), with
+	// its own parameters in e.
+	eight bool
+	e     lstm88Params
+
 	// The gates' activations (logistic and tanh with 3 integer bits) and
 	// the cell state's tanh, remembered.
 	logistic, tanh, tanhCell *kernel.FixedMemo
@@ -86,6 +91,10 @@ func (op *lstmOp) prepareInteger(n *kernel.Node) error {
 	if err := op.checkInteger(n); err != nil {
 		return err
 	}
+	if len(n.Intermediates) == lstm88Intermediates {
+		return op.prepareInteger88(n)
+	}
+	q.eight = false
 	op.quantizeClips(cellState, out)
 	interScale, hiddenScale, err := op.gateScales(n)
 	if err != nil {
@@ -131,12 +140,13 @@ func (op *lstmOp) checkInteger(n *kernel.Node) error {
 	}
 	switch len(n.Intermediates) {
 	case 5:
-	case 12:
+	case lstm88Intermediates:
 		if op.step {
-			// LSTM's 8x8_8 kernel (int8 matrix products, 12
-			// intermediates) is not implemented.
-			return kernel.Unsupported("8x8_8 integer LSTM (12 intermediate tensors)")
+			// LSTM's 8x8_8 kernel, which ignores the peepholes:
+			// prepareInteger88 checks the rest.
+			return nil
 		}
+		// UNIDIRECTIONAL_SEQUENCE_LSTM has only the 8x8_16 kernel.
 		fallthrough
 	default:
 		return fmt.Errorf("integer LSTM needs 5 intermediate tensors, got %d", len(n.Intermediates))
@@ -353,7 +363,11 @@ func (op *lstmOp) evalInteger(n *kernel.Node) error {
 	hState := n.Inputs[lstmOutputState].Int8s()
 	cState := n.Inputs[lstmCellState].Int16s()
 	out := n.Outputs[0].Int8s()
-	lstmSteps(op, in, nil, hState, cState, out, op.stepInteger)
+	step := op.stepInteger
+	if q.eight {
+		step = op.stepInteger88
+	}
+	lstmSteps(op, in, nil, hState, cState, out, step)
 	return nil
 }
 
@@ -372,26 +386,11 @@ func (op *lstmOp) stepInteger(x, _ []int8, nb int, h []int8, c []int16) {
 	op.gateInteger(lstmGateForget, x, h, c, nb, gates[lstmGateForget])
 	op.gateInteger(lstmGateCell, x, h, c, nb, gates[lstmGateCell])
 
-	// UpdateLstmCellInteger: c = f*c >> 15 + i*g >> (30+cellScale),
-	// saturating add, then clip.
-	fg, cg, ig := gates[lstmGateForget], gates[lstmGateCell], gates[lstmGateInput]
-	shift := 30 + q.cellScale
-	for i := range size {
-		fc := int16(kernel.RoundingDivideByPOT(int32(fg[i])*int32(c[i]), 15))
-		var in int16
-		if op.cifg {
-			in = math.MaxInt16 - fg[i]
-		} else {
-			in = ig[i]
-		}
-		upd := int16(kernel.RoundingDivideByPOT(int32(in)*int32(cg[i]), shift))
-		c[i] = int16(min(max(int32(fc)+int32(upd), math.MinInt16), math.MaxInt16))
+	ig := gates[lstmGateInput]
+	if op.cifg {
+		ig = nil
 	}
-	if clip := q.cellClip; clip > 0 {
-		for i := range size {
-			c[i] = min(max(c[i], -clip), clip)
-		}
-	}
+	lstmUpdateCellInt(c[:size], ig, gates[lstmGateForget], gates[lstmGateCell], 30+q.cellScale, q.cellClip)
 
 	og := gates[lstmGateOutput]
 	op.gateInteger(lstmGateOutput, x, h, c, nb, og)
@@ -415,6 +414,28 @@ func (op *lstmOp) stepInteger(x, _ []int8, nb int, h []int8, c []int16) {
 		}
 	} else {
 		lstmHiddenInt(og, tanhC, q.hiddenMul, q.hiddenZP, h[:size])
+	}
+}
+
+// lstmUpdateCellInt is TFLite's UpdateLstmCellInteger: c = f*c >> 15 +
+// i*g >> shift, with i = 1-f for CIFG (ig nil), a saturating add, then
+// clipping to ±clip when clip > 0.
+func lstmUpdateCellInt(c, ig, fg, cg []int16, shift int, clip int16) {
+	for i := range c {
+		fc := int16(kernel.RoundingDivideByPOT(int32(fg[i])*int32(c[i]), 15))
+		var in int16
+		if ig == nil {
+			in = math.MaxInt16 - fg[i]
+		} else {
+			in = ig[i]
+		}
+		upd := int16(kernel.RoundingDivideByPOT(int32(in)*int32(cg[i]), shift))
+		c[i] = int16(min(max(int32(fc)+int32(upd), math.MinInt16), math.MaxInt16))
+	}
+	if clip > 0 {
+		for i := range c {
+			c[i] = min(max(c[i], -clip), clip)
+		}
 	}
 }
 

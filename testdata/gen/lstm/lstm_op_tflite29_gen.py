@@ -180,7 +180,8 @@ def int_params(rng):
 
 def lstm_case(name, rng, kind, version=None, nb=None, ni=None, nc=None, no=None, cifg=None, peep=None, proj=None,
               ln=None, ninputs=24, act=None, cell_clip=0.0, proj_clip=0.0, asym=False, wtype="INT8", zero_input=False,
-              in_shape=None, options=True, kernel_type="FULL", n_inter=5, cell_type=None):
+              in_shape=None, options=True, kernel_type="FULL", n_inter=5, cell_type=None, inter88=None, proj_bias=True,
+              cell_log2=-15):
     nb = nb or rng.randint(1, 3)
     ni = ni or rng.randint(1, 6)
     nc = nc or rng.randint(1, 7)
@@ -199,14 +200,19 @@ def lstm_case(name, rng, kind, version=None, nb=None, ni=None, nc=None, no=None,
         ins[0] = m.add("input", in_shape or [nb, ni], "INT8", scale=q["in_scale"], zp=q["in_zp"])
     else:
         ins[0] = m.add("input", in_shape or [nb, ni], "FLOAT32")
-    w, lnc = cell_tensors(m, rng, "", kind, ni, nc, no, cifg, peep, proj, True, ln, wtype, q)
+    if inter88:
+        q["cell_log2"] = cell_log2
+    w, lnc = cell_tensors(m, rng, "", kind, ni, nc, no, cifg, peep, proj, proj_bias, ln, wtype, q)
     ins[1:18] = w
     ins[18], ins[19] = states(m, "", kind, nb, nc, no, q)
     if cell_type and kind == "int":
         m.tensors[ins[19]]["type"] = cell_type
     ins[20:24] = lnc
     inter = []
-    if kind == "int":
+    if inter88:
+        out = m.add("output", [nb, no], "INT8", scale=q["out_scale"], zp=q["out_zp"])
+        inter = [m.add("inter%d" % k, [0], "INT8", scale=s, zp=z) for k, (s, z) in enumerate(inter88)]
+    elif kind == "int":
         out = m.add("output", [nb, no], "INT8", scale=q["out_scale"], zp=q["out_zp"])
         for g in range(4):
             if ln:
@@ -255,6 +261,41 @@ def gen_lstm():
     lstm_case("lstm_f_rank1", rng, "float", nb=1, ni=3, in_shape=[3])
     lstm_case("lstm_i_int8cell_oob", rng, "int", cell_type="INT8")
     lstm_case("lstm_f_23inputs", rng, "float", ninputs=23, ln=False)
+
+
+def inter88_params(rng, sat=False):
+    """The 12 intermediates of an 8x8_8 LSTM: per gate (input, forget, cell,
+    output) the sum's, the input product's and the recurrent product's scale
+    and zero point. sat: product scales small enough to saturate int8."""
+    p = []
+    for g in range(4):
+        p.append((rng.uniform(0.0004, 0.002), rng.randint(-20, 20)))
+        for _ in range(2):
+            p.append((rng.uniform(0.002, 0.006) if sat else rng.uniform(0.01, 0.05), rng.randint(-20, 20)))
+    return p
+
+
+def gen_lstm88():
+    """LSTM's integer 8x8_8 kernel (12 intermediates): TFLite 2.9 runs it with
+    layer norm, projection and projection bias (it dereferences them
+    unconditionally), ignores the input gate and peepholes, and needs a cell
+    state scale of 2^-15."""
+    rng = tflite29.seeded(8808)
+    for i in range(24):
+        lstm_case("lstm_i88_%d" % i, rng, "int", ln=True, proj=True, version=rng.choice([3, 4]),
+                  inter88=inter88_params(rng, sat=i % 6 == 5),
+                  cell_clip=rng.choice([0.0, 0.0, 0.5, 2.0]), proj_clip=rng.choice([0.0, 0.0, 0.3]))
+    lstm_case("lstm_i88_all", rng, "int", nb=2, ni=5, nc=4, no=3, cifg=False, peep=True, proj=True, ln=True,
+              inter88=inter88_params(rng))
+    lstm_case("lstm_i88_cifg", rng, "int", nb=3, ni=4, nc=6, no=2, cifg=True, peep=False, proj=True, ln=True,
+              inter88=inter88_params(rng))
+    lstm_case("lstm_i88_big", rng, "int", nb=2, ni=16, nc=16, no=8, proj=True, ln=True, inter88=inter88_params(rng))
+    # What TFLite 2.9 refuses (cell scale) or crashes on (no layer norm, no
+    # projection or no projection bias: null pointers).
+    lstm_case("lstm_i88_cellscale", rng, "int", ln=True, proj=True, inter88=inter88_params(rng), cell_log2=-14)
+    lstm_case("lstm_i88_noln", rng, "int", ln=False, proj=True, inter88=inter88_params(rng))
+    lstm_case("lstm_i88_noproj", rng, "int", ln=True, proj=False, inter88=inter88_params(rng))
+    lstm_case("lstm_i88_noprojbias", rng, "int", ln=True, proj=True, proj_bias=False, inter88=inter88_params(rng))
 
 
 def bidi_case(name, rng, kind, version=None, nb=None, nt=None, ni=None, nc=None, no=None, proj=None, merge=None,
@@ -398,6 +439,7 @@ def gen_basic():
 gen_lstm()
 gen_bidi()
 gen_basic()
+gen_lstm88()
 with gzip.open(OUT, "wt") as f:
     json.dump(CASES, f)
 print(len(CASES), "cases,", sum(1 for c in CASES if "error" in c), "failing in TFLite")
