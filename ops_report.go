@@ -1,7 +1,6 @@
 package delego
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -119,18 +118,6 @@ func OpsTable(plugins *PluginsReport) *OpsReport {
 	}
 	slices.SortFunc(out.Ops, func(a, b OpsRow) int { return compareOps(a.Custom, a.Op, b.Custom, b.Op) })
 	return out
-}
-
-// compareOps orders ops as the reports list them: builtins by name, then
-// custom ops by name.
-func compareOps(aCustom bool, a string, bCustom bool, b string) int {
-	if aCustom != bCustom {
-		if aCustom {
-			return 1
-		}
-		return -1
-	}
-	return cmp.Compare(a, b)
 }
 
 // typeNames are the names of reg's types.

@@ -1,6 +1,7 @@
 package delego
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,4 +225,16 @@ func wrapList(w io.Writer, indent string, items []string, width int) {
 	if line != indent {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// compareOps orders ops as the reports list them: builtins by name, then
+// custom ops by name.
+func compareOps(aCustom bool, a string, bCustom bool, b string) int {
+	if aCustom != bCustom {
+		if aCustom {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Compare(a, b)
 }

@@ -35,30 +35,5 @@ JSON fields (stable):
 `
 
 func opsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("ops")
-	var (
-		jsonOut bool
-		pf      pluginFlags
-	)
-	fs.BoolVar(&jsonOut, "json", false, "")
-	pf.define(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return flagError(fs, "ops", opsUsage, stdout, err)
-	}
-	if len(pos) > 0 {
-		return usagef("ops", "ops takes no arguments, got %q", pos)
-	}
-	host, err := pf.host()
-	if err != nil {
-		return err
-	}
-	r, err := host.Ops(ctx)
-	if err != nil {
-		return err
-	}
-	if jsonOut {
-		return writeJSON(stdout, r)
-	}
-	return r.WriteText(stdout)
+	return pluginReportCmd(ctx, "ops", opsUsage, args, stdout, pluginHost.Ops)
 }

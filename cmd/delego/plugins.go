@@ -48,7 +48,18 @@ exit status is 0 unless the search itself fails.
 `
 
 func pluginsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("plugins")
+	return pluginReportCmd(ctx, "plugins", pluginsUsage, args, stdout, pluginHost.List)
+}
+
+// textReport is a report a command prints as text, or as JSON with --json.
+type textReport interface{ WriteText(io.Writer) error }
+
+// pluginReportCmd runs a command that takes no arguments, the plugin flags
+// and --json, and prints the report that build makes from the plugins
+// found: delego plugins and delego ops.
+func pluginReportCmd[R textReport](ctx context.Context, name, usage string, args []string, stdout io.Writer,
+	build func(pluginHost, context.Context) (R, error)) error {
+	fs := newFlagSet(name)
 	var (
 		jsonOut bool
 		pf      pluginFlags
@@ -57,16 +68,16 @@ func pluginsCmd(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	pf.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return flagError(fs, "plugins", pluginsUsage, stdout, err)
+		return flagError(fs, name, usage, stdout, err)
 	}
 	if len(pos) > 0 {
-		return usagef("plugins", "plugins takes no arguments, got %q", pos)
+		return usagef(name, "%s takes no arguments, got %q", name, pos)
 	}
 	host, err := pf.host()
 	if err != nil {
 		return err
 	}
-	r, err := host.List(ctx)
+	r, err := build(host, ctx)
 	if err != nil {
 		return err
 	}
