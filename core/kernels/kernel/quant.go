@@ -272,3 +272,36 @@ func CInt32(x float64) int32 {
 	}
 	return int32(x)
 }
+
+// ActivateFloats applies the fused activation act to src into dst, as
+// TFLite's ApplyActivationToVector: RELU, RELU_N1_TO_1 and RELU6 clamp,
+// TANH takes the hyperbolic tangent, SIGN_BIT gives 1 for a set sign bit
+// and 0 otherwise; with no activation dst is left untouched. src and dst
+// may be the same slice.
+func ActivateFloats(src, dst []float32, act schema.ActivationFunctionType) {
+	switch act {
+	case schema.ActivationFunctionTypeRELU:
+		for i, x := range src {
+			dst[i] = max(x, 0)
+		}
+	case schema.ActivationFunctionTypeRELU_N1_TO_1:
+		for i, x := range src {
+			dst[i] = max(min(x, 1), -1)
+		}
+	case schema.ActivationFunctionTypeRELU6:
+		for i, x := range src {
+			dst[i] = max(min(x, 6), 0)
+		}
+	case schema.ActivationFunctionTypeTANH:
+		for i, x := range src {
+			dst[i] = float32(math.Tanh(float64(x)))
+		}
+	case schema.ActivationFunctionTypeSIGN_BIT:
+		for i, x := range src {
+			dst[i] = 0
+			if math.Signbit(float64(x)) {
+				dst[i] = 1
+			}
+		}
+	}
+}

@@ -512,37 +512,15 @@ func lstmMeanStddevNormalize(v []float32) {
 	}
 }
 
-// lstmActivateFloat applies act to src into dst, as TFLite's
-// ApplyActivationToVector; lstmSigmoid means the logistic function. With no
-// activation dst is left untouched, as in TFLite.
+// lstmActivateFloat applies act to src into dst: lstmSigmoid is the
+// logistic function, any other value the fused activation
+// (kernel.ActivateFloats).
 func lstmActivateFloat(src, dst []float32, act schema.ActivationFunctionType) {
-	switch act {
-	case lstmSigmoid:
-		for i, x := range src {
-			dst[i] = float32(1 / (1 + math.Exp(-float64(x))))
-		}
-	case schema.ActivationFunctionTypeRELU:
-		for i, x := range src {
-			dst[i] = max(x, 0)
-		}
-	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		for i, x := range src {
-			dst[i] = max(min(x, 1), -1)
-		}
-	case schema.ActivationFunctionTypeRELU6:
-		for i, x := range src {
-			dst[i] = max(min(x, 6), 0)
-		}
-	case schema.ActivationFunctionTypeTANH:
-		for i, x := range src {
-			dst[i] = float32(math.Tanh(float64(x)))
-		}
-	case schema.ActivationFunctionTypeSIGN_BIT:
-		for i, x := range src {
-			dst[i] = 0
-			if math.Signbit(float64(x)) {
-				dst[i] = 1
-			}
-		}
+	if act != lstmSigmoid {
+		kernel.ActivateFloats(src, dst, act)
+		return
+	}
+	for i, x := range src {
+		dst[i] = float32(1 / (1 + math.Exp(-float64(x))))
 	}
 }

@@ -1,8 +1,6 @@
 package rnn
 
 import (
-	"math"
-
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -108,7 +106,7 @@ func (c *cell) step(x, aux, h, out []float32) {
 		c.mulAcc(&c.aux, aux, out)
 	}
 	c.mulAcc(&c.rec, h, out)
-	activate(out, c.act)
+	kernel.ActivateFloats(out, out, c.act)
 	copy(h, out)
 }
 
@@ -177,34 +175,4 @@ func allZero(v []float32) bool {
 		}
 	}
 	return true
-}
-
-// activate applies act to v in place, as TFLite's ApplyActivationToVector
-// (no activation leaves v as it is).
-func activate(v []float32, act schema.ActivationFunctionType) {
-	switch act {
-	case schema.ActivationFunctionTypeRELU:
-		for i, x := range v {
-			v[i] = max(x, 0)
-		}
-	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		for i, x := range v {
-			v[i] = max(min(x, 1), -1)
-		}
-	case schema.ActivationFunctionTypeRELU6:
-		for i, x := range v {
-			v[i] = max(min(x, 6), 0)
-		}
-	case schema.ActivationFunctionTypeTANH:
-		for i, x := range v {
-			v[i] = float32(math.Tanh(float64(x)))
-		}
-	case schema.ActivationFunctionTypeSIGN_BIT:
-		for i, x := range v {
-			v[i] = 0
-			if math.Signbit(float64(x)) {
-				v[i] = 1
-			}
-		}
-	}
 }

@@ -256,7 +256,7 @@ func (op *svdfOp) Eval(n *kernel.Node) error {
 		}
 		out[i] = sum
 	}
-	activate(out, op.p.Activation)
+	kernel.ActivateFloats(out, out, op.p.Activation)
 	return nil
 }
 
