@@ -163,7 +163,7 @@ func (op *basicOp) evalFloat(n *kernel.Node) {
 	for b := range nb {
 		copy(gates[b*4*d:(b+1)*4*d], bias)
 	}
-	lstmMatMulAccFloat(n.Inputs[basicWeights].Float32s(), 4*d, nIn+d, concat, nb, gates)
+	kernel.MatVecAccFloat(n.Inputs[basicWeights].Float32s(), 4*d, nIn+d, concat, nb, gates)
 	sigmoid := func(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
 	prevS := n.Inputs[basicPrevState].Float32s()
 	state, activ := n.Outputs[basicStateOut].Float32s(), n.Outputs[basicActivOut].Float32s()

@@ -268,8 +268,8 @@ func (op *lstmOp) stepFloat(x, aux []float32, nb int, h, c []float32) {
 	}
 	// The hybrid kernel quantizes the input and the output state once per
 	// step, skipping all-zero vectors (their products are skipped too).
-	xZero, hZero := lstmAllZero(x), lstmAllZero(h[:nb*op.nOutput])
-	auxZero := lstmAllZero(aux) // true without an auxiliary input
+	xZero, hZero := kernel.AllZero(x), kernel.AllZero(h[:nb*op.nOutput])
+	auxZero := kernel.AllZero(aux) // true without an auxiliary input
 	if op.hybrid {
 		hy := &op.f.hy
 		if !xZero {
@@ -337,12 +337,12 @@ func (op *lstmOp) stepFloat(x, aux []float32, nb int, h, c []float32) {
 		}
 		if op.hybrid {
 			hy := &op.f.hy
-			if !lstmAllZero(scratch) {
+			if !kernel.AllZero(scratch) {
 				op.quantizeRows(scratch, nb, nc, hy.qHidden, hy.sfHidden, hy.zpHidden)
 				op.hybridMatMulAcc(hy.proj, hy.projScale, hy.rowProj, no, nc, hy.qHidden, hy.sfHidden, hy.zpHidden, nb, h)
 			}
 		} else {
-			lstmMatMulAccFloat(w.proj, no, nc, scratch, nb, h)
+			kernel.MatVecAccFloat(w.proj, no, nc, scratch, nb, h)
 		}
 		if clip := op.p.ProjClip; clip > 0 {
 			for i := range nb * no {
@@ -381,12 +381,12 @@ func (op *lstmOp) gateFloat(g int, x, aux, h, c []float32, xZero, auxZero, hZero
 		}
 	} else {
 		if !xZero {
-			lstmMatMulAccFloat(w.in[g], nc, op.nInput, x, nb, gate)
+			kernel.MatVecAccFloat(w.in[g], nc, op.nInput, x, nb, gate)
 		}
 		if !auxZero {
-			lstmMatMulAccFloat(w.aux[g], nc, op.nAux, aux, nb, gate)
+			kernel.MatVecAccFloat(w.aux[g], nc, op.nAux, aux, nb, gate)
 		}
-		lstmMatMulAccFloat(w.rec[g], nc, op.nOutput, h, nb, gate)
+		kernel.MatVecAccFloat(w.rec[g], nc, op.nOutput, h, nb, gate)
 	}
 	if peep != nil {
 		for b := range nb {
@@ -405,53 +405,6 @@ func (op *lstmOp) gateFloat(g int, x, aux, h, c []float32, xZero, auxZero, hZero
 		}
 	}
 	lstmActivateFloat(gate, gate, act)
-}
-
-func lstmAllZero(v []float32) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// lstmMatMulAccFloat adds matrix (rows x cols) times each of the nb vectors
-// to result, each row's dot product summed first as TFLite's portable kernel
-// does.
-func lstmMatMulAccFloat(matrix []float32, rows, cols int, vectors []float32, nb int, result []float32) {
-	for b := range nb {
-		v := vectors[b*cols : (b+1)*cols]
-		res := result[b*rows : (b+1)*rows]
-		r := 0
-		// Four rows at a time share the loads of v; each row's sum keeps
-		// its sequential order.
-		for ; r+4 <= rows; r += 4 {
-			m0, m1 := matrix[r*cols:(r+1)*cols], matrix[(r+1)*cols:(r+2)*cols]
-			m2, m3 := matrix[(r+2)*cols:(r+3)*cols], matrix[(r+3)*cols:(r+4)*cols]
-			m0, m1, m2, m3 = m0[:len(v)], m1[:len(v)], m2[:len(v)], m3[:len(v)]
-			var d0, d1, d2, d3 float32
-			for i, x := range v {
-				d0 += float32(m0[i] * x)
-				d1 += float32(m1[i] * x)
-				d2 += float32(m2[i] * x)
-				d3 += float32(m3[i] * x)
-			}
-			res[r] += d0
-			res[r+1] += d1
-			res[r+2] += d2
-			res[r+3] += d3
-		}
-		for ; r < rows; r++ {
-			m := matrix[r*cols : (r+1)*cols]
-			m = m[:len(v)]
-			var dot float32
-			for i, x := range v {
-				dot += float32(m[i] * x)
-			}
-			res[r] += dot
-		}
-	}
 }
 
 // quantizeRows quantizes each of nb rows of n floats to int8 with its own
@@ -481,7 +434,7 @@ func (op *lstmOp) hybridMatMulAcc(w []int8, wScale float32, rowSums []int32, row
 		scale := sf[b] * wScale
 		qb := q[b*cols : (b+1)*cols]
 		res := result[b*rows : (b+1)*rows]
-		lstmMatVecInt8(w, rows, cols, qb, acc)
+		kernel.MatVecInt8(w, rows, cols, qb, acc)
 		for r := range rows {
 			dot := acc[r]
 			if asym {

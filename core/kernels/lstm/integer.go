@@ -486,51 +486,6 @@ func (op *lstmOp) gateInteger(g int, x, h []int8, c []int16, nb int, gate []int1
 	}
 }
 
-// lstmDotInt8 returns the int32 dot product of a and b[:len(a)] (int32
-// wrap-around addition is associative, so the order does not matter).
-func lstmDotInt8(a, b []int8) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += int32(a[i]) * int32(b[i])
-		s1 += int32(a[i+1]) * int32(b[i+1])
-		s2 += int32(a[i+2]) * int32(b[i+2])
-		s3 += int32(a[i+3]) * int32(b[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return s0 + s1 + s2 + s3
-}
-
-// lstmDotInt8x4 returns the dot products of x with four weight rows, loading
-// each x value once for all four.
-func lstmDotInt8x4(x, w0, w1, w2, w3 []int8) (s0, s1, s2, s3 int32) {
-	n := len(x)
-	w0, w1, w2, w3 = w0[:n], w1[:n], w2[:n], w3[:n]
-	for i, xv := range x {
-		v := int32(xv)
-		s0 += v * int32(w0[i])
-		s1 += v * int32(w1[i])
-		s2 += v * int32(w2[i])
-		s3 += v * int32(w3[i])
-	}
-	return
-}
-
-// lstmMatVecInt8 writes W·x (rows x cols, row-major) into acc.
-func lstmMatVecInt8(w []int8, rows, cols int, x []int8, acc []int32) {
-	r := 0
-	for ; r+4 <= rows; r += 4 {
-		acc[r], acc[r+1], acc[r+2], acc[r+3] = lstmDotInt8x4(x,
-			w[r*cols:(r+1)*cols], w[(r+1)*cols:(r+2)*cols], w[(r+2)*cols:(r+3)*cols], w[(r+3)*cols:(r+4)*cols])
-	}
-	for ; r < rows; r++ {
-		acc[r] = lstmDotInt8(x, w[r*cols:(r+1)*cols])
-	}
-}
-
 // lstmMatMulAccInt16 adds, for each batch row, (bias + W·x) rescaled by mul
 // to the int16 output with saturation (TFLite's
 // MatrixBatchVectorMultiplyAccumulate with int32 bias and int16 output).
@@ -538,7 +493,7 @@ func lstmMatMulAccInt16(x []int8, bias []int32, w []int8, mul lstmQuantMul, nb, 
 	for b := range nb {
 		xb := x[b*cols : (b+1)*cols]
 		ob := out[b*rows : (b+1)*rows]
-		lstmMatVecInt8(w, rows, cols, xb, acc)
+		kernel.MatVecInt8(w, rows, cols, xb, acc)
 		for r := range rows {
 			v := kernel.MultiplyByQuantizedMultiplier(bias[r]+acc[r], mul.m, mul.shift) + int32(ob[r])
 			ob[r] = int16(min(max(v, math.MinInt16), math.MaxInt16))
@@ -551,7 +506,7 @@ func lstmMatMulAccInt8(x []int8, bias []int32, w []int8, mul lstmQuantMul, nb, c
 	for b := range nb {
 		xb := x[b*cols : (b+1)*cols]
 		ob := out[b*rows : (b+1)*rows]
-		lstmMatVecInt8(w, rows, cols, xb, acc)
+		kernel.MatVecInt8(w, rows, cols, xb, acc)
 		for r := range rows {
 			v := kernel.MultiplyByQuantizedMultiplier(bias[r]+acc[r], mul.m, mul.shift) + zp + int32(ob[r])
 			ob[r] = int8(min(max(v, -128), 127))

@@ -113,24 +113,10 @@ func (c *cell) step(x, aux, h, out []float32) {
 // mulAcc adds m·v to out.
 func (c *cell) mulAcc(m *matrix, v, out []float32) {
 	if !c.hybrid {
-		mulAccFloat(m.f, m.rows, m.cols, v, out)
+		kernel.MatVecAccFloat(m.f, m.rows, m.cols, v[:m.cols], 1, out)
 		return
 	}
 	mulAccHybrid(m, v, c.asym, c.qx, c.acc, out)
-}
-
-// mulAccFloat adds the rows x cols matrix times v to out, each row's dot
-// product summed first.
-func mulAccFloat(mat []float32, rows, cols int, v, out []float32) {
-	v = v[:cols]
-	for r := range rows {
-		row := mat[r*cols : (r+1)*cols]
-		var dot float32
-		for i, x := range v {
-			dot += float32(row[i] * x)
-		}
-		out[r] += dot
-	}
 }
 
 // mulAccHybrid adds the int8 matrix m times v to out: v quantized to int8
@@ -140,7 +126,7 @@ func mulAccFloat(mat []float32, rows, cols int, v, out []float32) {
 // scratch of at least m.cols and m.rows.
 func mulAccHybrid(m *matrix, v []float32, asym bool, q []int8, acc []int32, out []float32) {
 	v = v[:m.cols]
-	if allZero(v) {
+	if kernel.AllZero(v) {
 		return
 	}
 	q = q[:m.cols]
@@ -152,27 +138,11 @@ func mulAccHybrid(m *matrix, v []float32, asym bool, q []int8, acc []int32, out 
 		sf = kernel.SymmetricQuantize(v, q)
 	}
 	scale := sf * m.scale
-	for r := range m.rows {
-		row := m.q[r*m.cols : (r+1)*m.cols]
-		var dot int32
-		for i, x := range q {
-			dot += int32(row[i]) * int32(x)
-		}
+	kernel.MatVecInt8(m.q, m.rows, m.cols, q, acc)
+	for r, dot := range acc[:m.rows] {
 		if asym {
 			dot -= m.rowSums[r] * zp
 		}
-		acc[r] = dot
-	}
-	for r, dot := range acc[:m.rows] {
 		out[r] += float32(float32(dot) * scale)
 	}
-}
-
-func allZero(v []float32) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -220,7 +220,7 @@ func (op *svdfOp) Eval(n *kernel.Node) error {
 	} else {
 		clear(op.scratch)
 		for b := range op.batch {
-			mulAccFloat(op.feature.f, op.filters, op.inSize, in[b*op.inSize:], op.scratch[b*op.filters:])
+			kernel.MatVecAccFloat(op.feature.f, op.filters, op.inSize, in[b*op.inSize:], 1, op.scratch[b*op.filters:])
 		}
 	}
 	timeW := op.timeF
