@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,11 +18,6 @@ import (
 	"github.com/delego/delego/testsupport/kerneltest"
 	"github.com/delego/delego/testsupport/shared"
 )
-
-// notYetRecorded are the ops of TFLite 2.9's resolver that no recording
-// covers yet, each at every version; the coverage test fails when one of
-// them gains a recording (the list is stale) or when any other op lacks one.
-var notYetRecorded = []string{}
 
 // opVersion is one (op, version) of the resolver.
 type opVersion struct {
@@ -100,19 +96,7 @@ func recorded(t *testing.T) tally {
 		if rel == filepath.Join("conformance", "graph_tflite29.json.gz") {
 			continue
 		}
-		if c.addWholeModels(t, rel) {
-			continue
-		}
-		for _, rc := range kerneltest.LoadRecording(t, rel) {
-			if rc.Error != "" {
-				continue
-			}
-			name, version, types, err := rc.Op()
-			if err != nil {
-				t.Fatalf("%s %s: %v", rel, rc.Name, err)
-			}
-			c.add(name, version, mainType(rc, types))
-		}
+		c.addFile(t, rel)
 	}
 	for _, g := range loadGraphCases(t) {
 		if g.Error == "" {
@@ -139,26 +123,34 @@ func recorded(t *testing.T) tally {
 	return c
 }
 
-// addWholeModels counts the cases of rel when they are whole models fed
-// one input buffer and run over several Invokes (the LSTM family's
-// layout: model, input, invokes), and reports whether they are.
-func (c tally) addWholeModels(t *testing.T, rel string) bool {
+// addFile counts the cases of rel, one decode whichever its layout: one
+// operator fed from outside (kerneltest.ReplayCase), or whole models fed
+// one input buffer over several Invokes (the LSTM family's layout: model,
+// input, invokes).
+func (c tally) addFile(t *testing.T, rel string) {
 	var cases []struct {
-		Name  string           `json:"name"`
-		Model []byte           `json:"model"`
-		Input *json.RawMessage `json:"input"`
-		Error string           `json:"error"`
+		kerneltest.ReplayCase
+		Input   *json.RawMessage `json:"input"`   // whole models only
+		Invokes json.RawMessage  `json:"invokes"` // read by the replays, not here
 	}
 	kerneltest.DecodeRecording(t, rel, &cases)
-	if len(cases) == 0 || cases[0].Input == nil {
-		return false
-	}
-	for _, wc := range cases {
-		if wc.Error == "" {
-			c.addModel(t, wc.Name, wc.Model)
+	for _, rc := range cases {
+		switch {
+		case rc.Error != "":
+		case rc.Input != nil:
+			m, err := base64.StdEncoding.DecodeString(rc.Model)
+			if err != nil {
+				t.Fatalf("%s %s: %v", rel, rc.Name, err)
+			}
+			c.addModel(t, rc.Name, m)
+		default:
+			name, version, types, err := rc.Op()
+			if err != nil {
+				t.Fatalf("%s %s: %v", rel, rc.Name, err)
+			}
+			c.add(name, version, mainType(rc.ReplayCase, types))
 		}
 	}
-	return true
 }
 
 // mainType is the type a one-operator case is filed under: its first
@@ -193,18 +185,13 @@ func TestConformanceCoversTFLite29(t *testing.T) {
 		}
 	}
 	for name, r := range res {
-		waiting := slices.Contains(notYetRecorded, name)
-		if vr, ok := regs[name]; ok && (vr.Min != r[0] || vr.Max != r[1]) {
-			t.Errorf("%s: registered at versions %v, TFLite 2.9 at %d-%d", name, vr, r[0], r[1])
-		} else if !ok && !waiting {
+		if vr, ok := regs[name]; !ok {
 			t.Errorf("%s: TFLite 2.9 registers it (%d-%d), delego does not", name, r[0], r[1])
+		} else if vr.Min != r[0] || vr.Max != r[1] {
+			t.Errorf("%s: registered at versions %v, TFLite 2.9 at %d-%d", name, vr, r[0], r[1])
 		}
 		for v := r[0]; v <= r[1]; v++ {
-			covered := got[opVersion{name, v}] != nil
-			switch {
-			case waiting && covered:
-				t.Errorf("%s version %d is recorded now: take it off notYetRecorded", name, v)
-			case !waiting && !covered:
+			if got[opVersion{name, v}] == nil {
 				t.Errorf("%s version %d: no recorded case that TFLite 2.9 ran", name, v)
 			}
 		}
