@@ -71,6 +71,15 @@ var publishedModels = []publishedModel{
 	{"google+lyra/lyra/model_coeffs/soundstream_encoder.tflite", "Lyra's encoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5", 0},
 	{"google+lyra/lyra/model_coeffs/lyragan.tflite", "Lyra's decoder: CALL_ONCE, resource variables; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5", 0},
 	{"google+lyra/lyra/model_coeffs/quantizer.tflite", "Lyra's quantizer: ONE_HOT, ARG_MIN, its \"decode\" signature (subgraph 0)", 8, "", 0},
+	// Arm's DetectNet V2 (PeopleNet) example for i.MX 93 exports its
+	// detector's box selection as a model of its own, built with
+	// tf.image.non_max_suppression_with_scores: its integer input is
+	// max_output_size, so ints spans 0 to all 2040 boxes.
+	{"ArmDeveloperEcosystem+ml-object-detection-examples-for-imx93/detectnet_v2/nms_model.tflite", "a detector's NON_MAX_SUPPRESSION_V5 stage (Arm's DetectNet V2 for i.MX 93)", 2041, "", 0},
+	// A trained YOLO11 detector exported by Ultralytics with nms=True
+	// (NON_MAX_SUPPRESSION_V4); a grouped convolution makes every CONV_2D
+	// version 6, which TFLite 2.9 refuses.
+	{"OmarAbuShanb+yolo-object-detector-android/sample/src/main/assets/best_int8_nms.tflite", "a YOLO11 detector with NON_MAX_SUPPRESSION_V4; CONV_2D version 6, which 2.9 lacks", 0, "(CONV_2D) version 6 is not supported; supported versions 1-5", 0},
 }
 
 func TestPublishedModelsAgreeWithTFLite(t *testing.T) {
