@@ -121,6 +121,9 @@ type node struct {
 	kn      kernel.Node
 	dynamic bool  // an input's shape is only known at Eval: prepare on every run
 	broken  error // Prepare failed; only allowed for nodes of a partition
+	// folded: its output is a constant computed once at Prepare, and the
+	// node never runs (fold.go).
+	folded bool
 }
 
 // step is one entry of the execution order: a CPU node or a delegated partition.

@@ -95,6 +95,10 @@ type PlanNode struct {
 	// NoCPUKernel marks a node left on the CPU that no CPU kernel runs:
 	// it runs nowhere, whatever the devices (CPUNodes only).
 	NoCPUKernel bool `json:"no_cpu_kernel,omitempty"`
+	// Folded marks a CPU node whose output the interpreter computed once,
+	// from constants, when it prepared the graph: the node never runs
+	// (Interpreter.Report only).
+	Folded bool `json:"folded,omitempty"`
 }
 
 // PlanTensor is a boundary tensor of a partition.
@@ -157,6 +161,11 @@ func (it *Interpreter) Report() *PlanReport {
 	r := newReport(it.model, it.plan, events)
 	r.Delegates = names
 	r.older = it.FallbackCount() - len(events)
+	for i := range r.CPUNodes {
+		if n := it.nodes[r.CPUNodes[i].Node]; n != nil {
+			r.CPUNodes[i].Folded = n.folded
+		}
+	}
 	if tw := it.Twin(); tw != nil {
 		r.Twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks)}
 	}

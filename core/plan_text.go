@@ -113,6 +113,9 @@ func (r *PlanReport) writeCPUNodes(b *strings.Builder) {
 		if n.NoCPUKernel {
 			fmt.Fprintln(b, "    no CPU kernel either: it runs nowhere")
 		}
+		if n.Folded {
+			fmt.Fprintln(b, "    folded: its constant output is computed once, when the interpreter is prepared")
+		}
 	}
 }
 
