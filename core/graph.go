@@ -148,7 +148,7 @@ func (g *graph) lookup(idx []int) []*tensor.Tensor {
 // to prepare (its delegate runs it): the error is kept for a fallback.
 func (g *graph) prepareNodes() error {
 	for _, n := range g.nodes {
-		if n == nil || n.folded {
+		if n == nil || n.folded || n.fusedInto != nil {
 			continue
 		}
 		n.broken = nil
@@ -266,7 +266,16 @@ type stepUse struct{ reads, writes []int }
 
 func (g *graph) nodeUse(ni int) stepUse {
 	op := g.sg.Operator(ni)
-	return stepUse{reads: op.Inputs(), writes: append(op.Outputs(), op.Intermediates()...)}
+	writes := op.Outputs()
+	if n := g.nodes[ni]; n != nil {
+		if n.fusedInto != nil {
+			return stepUse{} // its producer writes its output
+		}
+		if k := len(n.absorbed); k > 0 {
+			writes = g.sg.Operator(n.absorbed[k-1]).Outputs()
+		}
+	}
+	return stepUse{reads: op.Inputs(), writes: append(writes, op.Intermediates()...)}
 }
 
 // lifetimes gives every tensor that uses name and that the arena holds
@@ -312,9 +321,10 @@ func (g *graph) lifetimes(uses []stepUse, pinned []int, excluded func(int) bool)
 
 // runNode runs one node on its CPU kernel.
 func (g *graph) runNode(n *node) error {
-	if n.folded {
-		// Its output is a constant, computed at Prepare (fold.go): the
-		// profile still lists the node, at no cost.
+	if n.folded || n.fusedInto != nil {
+		// Its output is a constant, computed at Prepare (fold.go), or
+		// another node's kernel computes it (fuse.go): the profile still
+		// lists the node, at no cost.
 		if g.prof != nil {
 			g.prof.NodeDone(g.model, n.index, n.name, 0)
 		}

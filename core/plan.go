@@ -99,6 +99,10 @@ type PlanNode struct {
 	// from constants, when it prepared the graph: the node never runs
 	// (Interpreter.Report only).
 	Folded bool `json:"folded,omitempty"`
+	// FusedInto is, for an activation node that runs as the fused
+	// activation of the node that writes its input, that node; this one
+	// never runs (Interpreter.Report only).
+	FusedInto *int `json:"fused_into,omitempty"`
 }
 
 // PlanTensor is a boundary tensor of a partition.
@@ -164,6 +168,9 @@ func (it *Interpreter) Report() *PlanReport {
 	for i := range r.CPUNodes {
 		if n := it.nodes[r.CPUNodes[i].Node]; n != nil {
 			r.CPUNodes[i].Folded = n.folded
+			if p := n.fusedInto; p != nil {
+				r.CPUNodes[i].FusedInto = &p.index
+			}
 		}
 	}
 	if tw := it.Twin(); tw != nil {
