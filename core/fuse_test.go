@@ -288,3 +288,34 @@ func TestActivationNotFused(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanShowsGraphWork checks that the plan made without running
+// (PlanModel, what "delego plan" prints) says which nodes are folded and
+// which activation is fused into which node.
+func TestPlanShowsGraphWork(t *testing.T) {
+	fold, err := model.New(dequantizeModel(tensor.Float16, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := PlanModel(context.Background(), PlanRequest{Model: fold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.CPUNodes[0].Folded || r.CPUNodes[1].Folded {
+		t.Errorf("plan marks folded %v, %v; want node 0 only", r.CPUNodes[0].Folded, r.CPUNodes[1].Folded)
+	}
+	c := fuseCase{producer: schema.BuiltinOperatorCONV_2D, typ: tensor.Int8, act: schema.BuiltinOperatorRELU}
+	fuse, err := model.New(c.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = PlanModel(context.Background(), PlanRequest{Model: fuse}); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.CPUNodes[1].FusedInto; p == nil || *p != 0 || r.CPUNodes[0].FusedInto != nil {
+		t.Errorf("plan marks node 1 fused into %v, node 0 into %v; want node 0, none", p, r.CPUNodes[0].FusedInto)
+	}
+	if want := "RELU (node 1) fused into CONV_2D (node 0)"; !strings.Contains(r.Text(), want) {
+		t.Errorf("the plan's text does not say %q:\n%s", want, r.Text())
+	}
+}
