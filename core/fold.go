@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"slices"
 
 	"github.com/delego/delego/model/schema"
@@ -23,9 +24,13 @@ import (
 // when its output is not one of its graph's inputs or outputs.
 
 // foldKey names the folded output of one node of one subgraph in the
-// model's store of derived data: the model is read-only, so the node and
-// its constant input say everything the values depend on.
-type foldKey struct{ subgraph, node int }
+// model's store of derived data: the model is read-only, so the node, its
+// constant input and the kernel computing it (interpreters of one model
+// may have different registries) say everything the values depend on.
+type foldKey struct {
+	subgraph, node int
+	kernel         reflect.Type
+}
 
 // folded is a node's output computed once: its bytes, or why it could not
 // be computed (the node then runs on every Invoke, where the error
@@ -88,7 +93,7 @@ func (g *graph) readers() [][]int {
 // whether it did: when the kernel fails, n stays an ordinary node.
 func (g *graph) fold(n *node) bool {
 	out := n.kn.Outputs[0]
-	f := g.model.Derived(foldKey{g.index, n.index}, func() any {
+	f := g.model.Derived(foldKey{g.index, n.index, reflect.TypeOf(n.op)}, func() any {
 		data := make([]byte, out.Bytes())
 		saved := out.Data
 		out.Data = data
