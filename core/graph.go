@@ -31,6 +31,7 @@ type graph struct {
 	steps   []step       // execution order
 	partOf  []*delegated // per operator: its partition, or nil (nil slice without delegates)
 	arena   []byte
+	readBy  [][]int // per tensor, the nodes that read it (readers)
 	ready   bool
 	prof    Profiler
 	// running is set while a control-flow kernel runs the graph, so that a
@@ -147,7 +148,7 @@ func (g *graph) lookup(idx []int) []*tensor.Tensor {
 // to prepare (its delegate runs it): the error is kept for a fallback.
 func (g *graph) prepareNodes() error {
 	for _, n := range g.nodes {
-		if n == nil {
+		if n == nil || n.folded || n.fusedInto != nil {
 			continue
 		}
 		n.broken = nil
@@ -171,6 +172,9 @@ func (g *graph) prepareNodes() error {
 				continue
 			}
 			return err
+		}
+		if g.foldable(n) {
+			g.fold(n) // before its consumers prepare: they see a constant
 		}
 	}
 	return nil
@@ -262,7 +266,16 @@ type stepUse struct{ reads, writes []int }
 
 func (g *graph) nodeUse(ni int) stepUse {
 	op := g.sg.Operator(ni)
-	return stepUse{reads: op.Inputs(), writes: append(op.Outputs(), op.Intermediates()...)}
+	writes := op.Outputs()
+	if n := g.nodes[ni]; n != nil {
+		if n.fusedInto != nil {
+			return stepUse{} // its producer writes its output
+		}
+		if k := len(n.absorbed); k > 0 {
+			writes = g.sg.Operator(n.absorbed[k-1]).Outputs()
+		}
+	}
+	return stepUse{reads: op.Inputs(), writes: append(writes, op.Intermediates()...)}
 }
 
 // lifetimes gives every tensor that uses name and that the arena holds
@@ -308,6 +321,15 @@ func (g *graph) lifetimes(uses []stepUse, pinned []int, excluded func(int) bool)
 
 // runNode runs one node on its CPU kernel.
 func (g *graph) runNode(n *node) error {
+	if n.folded || n.fusedInto != nil {
+		// Its output is a constant, computed at Prepare (fold.go), or
+		// another node's kernel computes it (fuse.go): the profile still
+		// lists the node, at no cost.
+		if g.prof != nil {
+			g.prof.NodeDone(g.model, n.index, n.name, 0)
+		}
+		return nil
+	}
 	if n.broken != nil {
 		return n.broken
 	}

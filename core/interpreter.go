@@ -15,6 +15,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
 )
@@ -121,6 +122,16 @@ type node struct {
 	kn      kernel.Node
 	dynamic bool  // an input's shape is only known at Eval: prepare on every run
 	broken  error // Prepare failed; only allowed for nodes of a partition
+	// folded: its output is a constant computed once at Prepare, and the
+	// node never runs (fold.go).
+	folded bool
+	// fusedInto is the node whose kernel runs this activation node as its
+	// fused activation; this one never runs (fuse.go). absorbed are the
+	// activation nodes fused into this one, in order, and table the
+	// operator its kernel was made from then.
+	fusedInto *node
+	absorbed  []int
+	table     *schema.Operator
 }
 
 // step is one entry of the execution order: a CPU node or a delegated partition.
@@ -213,6 +224,7 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	if err := errors.Join(errs...); err != nil {
 		return it.cpuCannotRun(ctx, err)
 	}
+	it.fuseActivations(it.opts.Registry)
 	return it, nil
 }
 

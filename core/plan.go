@@ -95,6 +95,13 @@ type PlanNode struct {
 	// NoCPUKernel marks a node left on the CPU that no CPU kernel runs:
 	// it runs nowhere, whatever the devices (CPUNodes only).
 	NoCPUKernel bool `json:"no_cpu_kernel,omitempty"`
+	// Folded marks a CPU node whose output the interpreter computes once,
+	// from constants, when it prepares the graph: the node never runs.
+	Folded bool `json:"folded,omitempty"`
+	// FusedInto is, for an activation node that runs as the fused
+	// activation of the node that writes its input, that node; this one
+	// never runs.
+	FusedInto *int `json:"fused_into,omitempty"`
 }
 
 // PlanTensor is a boundary tensor of a partition.
@@ -157,10 +164,27 @@ func (it *Interpreter) Report() *PlanReport {
 	r := newReport(it.model, it.plan, events)
 	r.Delegates = names
 	r.older = it.FallbackCount() - len(events)
+	it.markGraphWork(r)
 	if tw := it.Twin(); tw != nil {
 		r.Twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks)}
 	}
 	return r
+}
+
+// markGraphWork marks the CPU nodes of r that it computes once (Folded)
+// or runs as another node's fused activation (FusedInto). Before it is
+// prepared (AllocateTensors), Folded says what preparing it will fold.
+func (it *Interpreter) markGraphWork(r *PlanReport) {
+	for i := range r.CPUNodes {
+		n := it.nodes[r.CPUNodes[i].Node]
+		if n == nil {
+			continue
+		}
+		r.CPUNodes[i].Folded = n.folded || !it.ready && it.foldable(n)
+		if p := n.fusedInto; p != nil {
+			r.CPUNodes[i].FusedInto = &p.index
+		}
+	}
 }
 
 // CannotRun is why the model cannot run whatever the devices (a node that

@@ -77,6 +77,9 @@ func PlanModel(ctx context.Context, req PlanRequest) (*PlanReport, error) {
 	}
 	r.judgeFallbacks(delegate.FallbackFrom(req.Options.Settings), twin, runErr)
 	r.markNoKernel(m, req.Options.Registry)
+	if twin == nil {
+		it.markGraphWork(r)
+	}
 	r.Devices = devicesOf(ctx, opts.Delegates)
 	return r, nil
 }

@@ -113,7 +113,24 @@ func (r *PlanReport) writeCPUNodes(b *strings.Builder) {
 		if n.NoCPUKernel {
 			fmt.Fprintln(b, "    no CPU kernel either: it runs nowhere")
 		}
+		if p := n.FusedInto; p != nil {
+			fmt.Fprintf(b, "    %s (node %d) fused into %s (node %d): it runs as that node's activation\n",
+				n.Op, n.Node, r.opOf(*p), *p)
+		}
+		if n.Folded {
+			fmt.Fprintln(b, "    folded: its constant output is computed once, when the interpreter is prepared")
+		}
 	}
+}
+
+// opOf is the op of CPU node i, for Text.
+func (r *PlanReport) opOf(i int) string {
+	for _, n := range r.CPUNodes {
+		if n.Node == i {
+			return n.Op
+		}
+	}
+	return "?"
 }
 
 // SummaryLine is the plan in one line: "N nodes: X on delegates in P

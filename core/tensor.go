@@ -61,6 +61,9 @@ func (t *Tensor) CopyFrom(b []byte) error {
 		}
 		return t.setStrings(s.Len(), s.At)
 	}
+	if t.t.Const {
+		return fmt.Errorf("tensor %d (%q) is a constant of the model", t.index, t.Name())
+	}
 	if len(b) != t.ByteSize() || len(t.t.Data) != t.ByteSize() {
 		return &TensorSizeError{Tensor: t.Name(), Index: t.index, Want: t.ByteSize(), Got: len(b)}
 	}

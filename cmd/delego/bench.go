@@ -26,7 +26,9 @@ and reports the latency (min, median, max, mean and standard deviation, in
 milliseconds) and a per-op profile of the timed runs: time by op type (count
 of nodes, average ms per run, percentage of the total node time and
 cumulative percentage) and the 10 slowest nodes. A delegated partition
-counts as one node, its op "DELEGATE:NAME".
+counts as one node, its op "DELEGATE:NAME". A node computed once when the
+interpreter is prepared (a DEQUANTIZE of a constant) and an activation
+fused into the node before it (see delego plan) count at 0 ms.
 
 Flags:
   --runs N       timed Invokes (default 50)

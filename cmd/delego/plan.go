@@ -63,7 +63,11 @@ JSON fields (stable):
   cpu_nodes[]           nodes no delegate runs: node, op, version, reasons[]
                         (one "delegate: reason" per delegate; [] without
                         delegates), no_cpu_kernel (true: no CPU kernel runs
-                        it either, so it runs nowhere)
+                        it either, so it runs nowhere), folded (true: a
+                        DEQUANTIZE of a constant, computed once when the
+                        interpreter is prepared; it never runs), fused_into
+                        (an activation that runs as the fused activation of
+                        that node, which writes its input; it never runs)
   steps[]               the execution order: {"partition": P} or {"node": N}
   fallbacks[]           delegate, partition (-1: the delegate as a whole, e.g.
                         unavailable), nodes[], stage ("compile": plan runs

@@ -1,0 +1,321 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/model/modelbuild"
+	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+)
+
+// fuseCase describes a graph x -> producer -> mid -> activation -> y for
+// the fusion tests.
+type fuseCase struct {
+	producer schema.BuiltinOperator
+	typ      tensor.DType
+	act      schema.BuiltinOperator
+	// prior is the producer's own fused activation.
+	prior schema.ActivationFunctionType
+	// midScale, when set, is mid's scale (else the activation's output's):
+	// the activation then requantizes.
+	midScale float32
+	// midOutput makes mid a graph output too; twoReaders gives it a
+	// second reader (a MAXIMUM with y).
+	midOutput, twoReaders bool
+}
+
+func (c fuseCase) String() string {
+	s := fmt.Sprintf("%s_%s_%s", schema.EnumNamesBuiltinOperator[c.producer], c.typ, schema.EnumNamesBuiltinOperator[c.act])
+	if c.prior != schema.ActivationFunctionTypeNONE {
+		s += "_after_" + schema.EnumNamesActivationFunctionType[c.prior]
+	}
+	return s
+}
+
+// quantOf are the test's quantization parameters for typ: x's, the
+// weights' and the outputs'; nil options for FLOAT32.
+func quantOf(typ tensor.DType, scale float32, zp8 int64) []modelbuild.TensorOption {
+	switch typ {
+	case tensor.Int8:
+		return []modelbuild.TensorOption{modelbuild.Quant(scale, zp8)}
+	case tensor.Uint8:
+		return []modelbuild.TensorOption{modelbuild.Quant(scale, zp8+128)}
+	}
+	return nil
+}
+
+// version is the op version TFLite gives op for typ.
+func version(op schema.BuiltinOperator, typ tensor.DType) int {
+	if typ != tensor.Int8 {
+		return 1
+	}
+	switch op {
+	case schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D:
+		return 3
+	case schema.BuiltinOperatorFULLY_CONNECTED:
+		return 4
+	case schema.BuiltinOperatorRELU_N1_TO_1:
+		return 1
+	}
+	return 2
+}
+
+// weights are n pseudo-random values of typ (FLOAT32 in [-1, 1)).
+func weights(typ tensor.DType, n int, seed uint32) []byte {
+	out := make([]byte, 0, 4*n)
+	for range n {
+		seed = seed*1664525 + 1013904223
+		if typ == tensor.Float32 {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(seed>>8)/(1<<23)-1))
+		} else {
+			out = append(out, byte(seed>>24))
+		}
+	}
+	return out
+}
+
+// model builds c's graph: x [1,4,4,2]; y is the activation's output.
+func (c fuseCase) model() []byte {
+	b := modelbuild.New()
+	typ := c.typ
+	xq := quantOf(typ, 0.05, 3)
+	outQ := quantOf(typ, 0.03, -5)
+	midQ := outQ
+	if c.midScale != 0 {
+		midQ = quantOf(typ, c.midScale, -5)
+	}
+	shape := []int{1, 4, 4, 2}
+	x := b.Tensor("x", typ, shape, xq...)
+	var ins []int
+	var opts *schema.BuiltinOptionsT
+	switch c.producer {
+	case schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D, schema.BuiltinOperatorFULLY_CONNECTED:
+		wq, bq := quantOf(typ, 0.02, 0), []modelbuild.TensorOption(nil)
+		bt := tensor.Float32
+		if typ != tensor.Float32 {
+			bt, bq = tensor.Int32, []modelbuild.TensorOption{modelbuild.Quant(0.05*0.02, 0)}
+		}
+		wshape := map[schema.BuiltinOperator][]int{
+			schema.BuiltinOperatorCONV_2D:           {2, 3, 3, 2},
+			schema.BuiltinOperatorDEPTHWISE_CONV_2D: {1, 3, 3, 2},
+			schema.BuiltinOperatorFULLY_CONNECTED:   {2, 2},
+		}[c.producer]
+		n := 1
+		for _, d := range wshape {
+			n *= d
+		}
+		w := b.Const("w", typ, wshape, weights(typ, n, 7), wq...)
+		bias := b.Const("b", bt, []int{2}, weights(tensor.Float32, 2, 9), bq...)
+		if typ != tensor.Float32 {
+			bias = b.Const("b", bt, []int{2}, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 40), uint32(0xffffff00)), bq...)
+		}
+		ins = []int{x, w, bias}
+		switch c.producer {
+		case schema.BuiltinOperatorCONV_2D:
+			opts = modelbuild.Options(schema.BuiltinOptionsConv2DOptions, &schema.Conv2DOptionsT{
+				Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationWFactor: 1, DilationHFactor: 1, FusedActivationFunction: c.prior})
+		case schema.BuiltinOperatorDEPTHWISE_CONV_2D:
+			opts = modelbuild.Options(schema.BuiltinOptionsDepthwiseConv2DOptions, &schema.DepthwiseConv2DOptionsT{
+				Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationWFactor: 1, DilationHFactor: 1, FusedActivationFunction: c.prior})
+		default:
+			opts = modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{FusedActivationFunction: c.prior})
+			shape = []int{16, 2}
+		}
+	case schema.BuiltinOperatorADD, schema.BuiltinOperatorMUL:
+		other := b.Const("other", typ, shape, weights(typ, 32, 11), quantOf(typ, 0.04, -2)...)
+		ins = []int{x, other}
+		if c.producer == schema.BuiltinOperatorADD {
+			opts = modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: c.prior})
+		} else {
+			opts = modelbuild.Options(schema.BuiltinOptionsMulOptions, &schema.MulOptionsT{FusedActivationFunction: c.prior})
+		}
+	default: // pools: the output's parameters are the input's
+		ins = []int{x}
+		opts = modelbuild.Options(schema.BuiltinOptionsPool2DOptions, &schema.Pool2DOptionsT{
+			Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, FilterWidth: 2, FilterHeight: 2, FusedActivationFunction: c.prior})
+		outQ, midQ = xq, xq
+		if c.midScale != 0 {
+			outQ = quantOf(typ, c.midScale, 3)
+		}
+	}
+	mid := b.Tensor("mid", typ, shape, midQ...)
+	y := b.Tensor("y", typ, shape, outQ...)
+	b.Op(c.producer, version(c.producer, typ), ins, []int{mid}, opts)
+	b.Op(c.act, version(c.act, typ), []int{mid}, []int{y}, nil)
+	b.Inputs(x)
+	outs := []int{y}
+	if c.twoReaders {
+		z := b.Tensor("z", typ, shape, outQ...)
+		b.Op(schema.BuiltinOperatorMAXIMUM, version(schema.BuiltinOperatorMAXIMUM, typ), []int{mid, y}, []int{z}, nil)
+		outs = append(outs, z)
+	}
+	if c.midOutput {
+		outs = append(outs, mid)
+	}
+	b.Outputs(outs...)
+	return b.Bytes()
+}
+
+// fuseInput is x for typ: every byte value for 8-bit types; for FLOAT32,
+// NaN, both zeros, both infinities, the largest floats and ordinary values.
+func fuseInput(typ tensor.DType) []byte {
+	if typ != tensor.Float32 {
+		return weights(typ, 32, 3)
+	}
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	negZero := float32(math.Copysign(0, -1))
+	v := []float32{nan, negZero, 0, inf, -inf, math.MaxFloat32, -math.MaxFloat32, 0.5,
+		-0.5, 1.5, -1.5, 7, -7, 0.999, -0.999, negZero}
+	for i := range 16 {
+		v = append(v, float32(i-8)/4)
+	}
+	return f32le(v...)
+}
+
+// runFuse runs model on typ's input; it returns y's bytes and whether the
+// activation (node 1) was fused into the producer (node 0).
+func runFuse(t *testing.T, data []byte, typ tensor.DType) ([]byte, bool) {
+	t.Helper()
+	m, err := model.New(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Input(0).CopyFrom(fuseInput(typ)); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := it.Report()
+	fused := r.CPUNodes[1].FusedInto != nil
+	if fused {
+		if *r.CPUNodes[1].FusedInto != 0 {
+			t.Errorf("fused into node %d, want 0", *r.CPUNodes[1].FusedInto)
+		}
+		want := fmt.Sprintf("%s (node 1) fused into %s (node 0)", r.CPUNodes[1].Op, r.CPUNodes[0].Op)
+		if !strings.Contains(r.Text(), want) {
+			t.Errorf("the plan's text does not say %q:\n%s", want, r.Text())
+		}
+	}
+	return bytes.Clone(it.Output(0).Data()), fused
+}
+
+// TestActivationFusion checks that a standalone activation after a
+// producer whose output nothing else reads is fused into it exactly when
+// that gives the same bytes (8-bit tensors without requantization; float
+// RELU_N1_TO_1), and that the fused graph's output is the unfused one's,
+// byte for byte: the unfused graph is the same one with the producer's
+// output also a graph output, which keeps the activation a node of its
+// own.
+func TestActivationFusion(t *testing.T) {
+	producers := []schema.BuiltinOperator{schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D,
+		schema.BuiltinOperatorFULLY_CONNECTED, schema.BuiltinOperatorADD, schema.BuiltinOperatorMUL,
+		schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D}
+	acts := []schema.BuiltinOperator{schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorRELU_N1_TO_1}
+	var cases []fuseCase
+	for _, p := range producers {
+		for _, typ := range []tensor.DType{tensor.Float32, tensor.Int8, tensor.Uint8} {
+			for _, a := range acts {
+				cases = append(cases, fuseCase{producer: p, typ: typ, act: a})
+			}
+			cases = append(cases,
+				fuseCase{producer: p, typ: typ, act: schema.BuiltinOperatorRELU, prior: schema.ActivationFunctionTypeRELU6},
+				fuseCase{producer: p, typ: typ, act: schema.BuiltinOperatorRELU6, prior: schema.ActivationFunctionTypeRELU},
+				fuseCase{producer: p, typ: typ, act: schema.BuiltinOperatorRELU_N1_TO_1, prior: schema.ActivationFunctionTypeRELU6})
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.String(), func(t *testing.T) {
+			got, fused := runFuse(t, c.model(), c.typ)
+			unfusedCase := c
+			unfusedCase.midOutput = true
+			want, stillFused := runFuse(t, unfusedCase.model(), c.typ)
+			if stillFused {
+				t.Fatal("fused although the producer's output is a graph output")
+			}
+			wantFused := c.typ != tensor.Float32 ||
+				c.act == schema.BuiltinOperatorRELU_N1_TO_1 && c.producer != schema.BuiltinOperatorAVERAGE_POOL_2D
+			if c.prior == schema.ActivationFunctionTypeRELU6 && c.act == schema.BuiltinOperatorRELU_N1_TO_1 {
+				wantFused = false // no one activation clamps as the two do
+			}
+			if fused != wantFused {
+				t.Errorf("fused = %v, want %v", fused, wantFused)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from the unfused graph's:\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestActivationNotFused checks the cases fusion must leave alone: the
+// producer's output read by another node too, and an activation that
+// requantizes (its input's scale is not its output's).
+func TestActivationNotFused(t *testing.T) {
+	for _, c := range []fuseCase{
+		{producer: schema.BuiltinOperatorCONV_2D, typ: tensor.Int8, act: schema.BuiltinOperatorRELU, twoReaders: true},
+		{producer: schema.BuiltinOperatorADD, typ: tensor.Float32, act: schema.BuiltinOperatorRELU_N1_TO_1, twoReaders: true},
+		{producer: schema.BuiltinOperatorCONV_2D, typ: tensor.Int8, act: schema.BuiltinOperatorRELU, midScale: 0.035},
+		{producer: schema.BuiltinOperatorADD, typ: tensor.Uint8, act: schema.BuiltinOperatorRELU6, midScale: 0.025},
+		{producer: schema.BuiltinOperatorMAX_POOL_2D, typ: tensor.Int8, act: schema.BuiltinOperatorRELU, midScale: 0.06},
+	} {
+		name := c.String()
+		if c.twoReaders {
+			name += "_two_readers"
+		} else {
+			name += "_requantizes"
+		}
+		t.Run(name, func(t *testing.T) {
+			if _, fused := runFuse(t, c.model(), c.typ); fused {
+				t.Error("fused")
+			}
+		})
+	}
+}
+
+// TestPlanShowsGraphWork checks that the plan made without running
+// (PlanModel, what "delego plan" prints) says which nodes are folded and
+// which activation is fused into which node.
+func TestPlanShowsGraphWork(t *testing.T) {
+	fold, err := model.New(dequantizeModel(tensor.Float16, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := PlanModel(context.Background(), PlanRequest{Model: fold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.CPUNodes[0].Folded || r.CPUNodes[1].Folded {
+		t.Errorf("plan marks folded %v, %v; want node 0 only", r.CPUNodes[0].Folded, r.CPUNodes[1].Folded)
+	}
+	c := fuseCase{producer: schema.BuiltinOperatorCONV_2D, typ: tensor.Int8, act: schema.BuiltinOperatorRELU}
+	fuse, err := model.New(c.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = PlanModel(context.Background(), PlanRequest{Model: fuse}); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.CPUNodes[1].FusedInto; p == nil || *p != 0 || r.CPUNodes[0].FusedInto != nil {
+		t.Errorf("plan marks node 1 fused into %v, node 0 into %v; want node 0, none", p, r.CPUNodes[0].FusedInto)
+	}
+	if want := "RELU (node 1) fused into CONV_2D (node 0)"; !strings.Contains(r.Text(), want) {
+		t.Errorf("the plan's text does not say %q:\n%s", want, r.Text())
+	}
+}
