@@ -1,0 +1,7 @@
+//go:build (!amd64 && !arm64) || purego
+
+package f32elem
+
+// Sets lists the kernel sets this build can run: without assembly, only
+// the Go twins.
+func Sets() []*Kernel { return []*Kernel{&goKernel} }
