@@ -21,3 +21,4 @@
 #define OP_MUL 6
 #define OP_MAX 7
 #define OP_MIN 8
+#define OP_PRELU 9

@@ -1,5 +1,6 @@
 // Package f32elem runs the float element-wise kernels of the activation
-// and binary ops (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH; ADD,
+// and binary ops (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH, PRELU;
+// ADD,
 // SUB, MUL with their fused clamps, MAXIMUM, MINIMUM) in assembly:
 // AVX-512F and AVX on amd64, NEON on arm64. Each kernel computes exactly
 // what its pure-Go twin (f32elem.go) computes, bit for bit: every

@@ -31,6 +31,8 @@ const (
 	Max
 	// Min is x < y ? x : y.
 	Min
+	// PRelu is x < 0 ? x*y : x (PRELU, y its alpha): a NaN and -0 stay.
+	PRelu
 )
 
 // Binary reports whether op takes two inputs.
@@ -200,6 +202,10 @@ func binaryGo(op Op, z, x, y []float32, lo, hi float32) {
 			for i, v := range x {
 				z[i] = minOf(v, y[i])
 			}
+		case PRelu:
+			for i, v := range x {
+				z[i] = prelu(v, y[i])
+			}
 		}
 	case len(x) == 1:
 		s := x[0]
@@ -224,6 +230,10 @@ func binaryGo(op Op, z, x, y []float32, lo, hi float32) {
 		case Min:
 			for i, v := range y {
 				z[i] = minOf(s, v)
+			}
+		case PRelu:
+			for i, v := range y {
+				z[i] = prelu(s, v)
 			}
 		}
 	default:
@@ -250,6 +260,10 @@ func binaryGo(op Op, z, x, y []float32, lo, hi float32) {
 			for i, v := range x {
 				z[i] = minOf(v, s)
 			}
+		case PRelu:
+			for i, v := range x {
+				z[i] = prelu(v, s)
+			}
 		}
 	}
 }
@@ -268,4 +282,12 @@ func minOf(x, y float32) float32 {
 		return x
 	}
 	return y
+}
+
+// prelu is PRelu on one pair: x < 0 ? x*y : x.
+func prelu(x, y float32) float32 {
+	if x < 0 {
+		x *= y
+	}
+	return x
 }

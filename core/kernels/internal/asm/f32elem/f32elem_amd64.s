@@ -54,6 +54,11 @@
 #define MAX512(x, y, t, k) VMAXPS y, x, x
 #define MIN512(x, y, t, k) VMINPS y, x, x
 
+// PRELU512 multiplies by y the lanes < 0 (LT_OS).
+#define PRELU512(x, y, t, k) \
+	VCMPPS $0x01, Z28, x, k; \
+	VMULPS y, x, k, x
+
 // TAILMASK sets K1 to the low BX bits (BX < 16).
 #define TAILMASK \
 	MOVQ  BX, CX; \
@@ -177,6 +182,8 @@ TEXT ·runAVX512(SB), NOSPLIT, $0-8
 	JEQ          max
 	CMPL         AX, $OP_MIN
 	JEQ          min
+	CMPL         AX, $OP_PRELU
+	JEQ          prelu
 	JMP          done
 
 maxmin:
@@ -197,6 +204,8 @@ max:
 	LOOP2_512(MAX512, mx32, mx16, mxtail)
 min:
 	LOOP2_512(MIN512, mn32, mn16, mntail)
+prelu:
+	LOOP2_512(PRELU512, pr32, pr16, prtail)
 
 done:
 	VZEROUPPER
@@ -242,6 +251,12 @@ done:
 
 #define MAX256(x, y, t) VMAXPS y, x, x
 #define MIN256(x, y, t) VMINPS y, x, x
+
+// PRELU256 takes x*y in the lanes < 0 (LT_OS) and keeps x elsewhere.
+#define PRELU256(x, y, t) \
+	VCMPPS    $0x01, Y12, x, t; \
+	VMULPS    y, x, y; \
+	VBLENDVPS t, y, x, x
 
 // LOOP1_256 runs a unary BODY over BX elements (a multiple of 8) from SI
 // to R8, 16 at a time, then 8.
@@ -338,6 +353,8 @@ TEXT ·runAVX2(SB), NOSPLIT, $0-8
 	JEQ          max
 	CMPL         AX, $OP_MIN
 	JEQ          min
+	CMPL         AX, $OP_PRELU
+	JEQ          prelu
 	JMP          done2
 
 maxmin:
@@ -358,6 +375,8 @@ max:
 	LOOP2_256(MAX256, mx16, mx8)
 min:
 	LOOP2_256(MIN256, mn16, mn8)
+prelu:
+	LOOP2_256(PRELU256, pr16, pr8)
 
 done2:
 	VZEROUPPER

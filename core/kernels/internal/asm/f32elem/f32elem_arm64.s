@@ -59,6 +59,11 @@
 	FCMGT_4S(t, y, x); \
 	BIF_16B(x, y, t)
 
+#define PRELU4(x, y, t) \
+	FMUL_4S(y, x, y); \
+	FCMGT_4S(t, 31, x); \
+	BIT_16B(x, y, t)
+
 // LOOP1 runs a unary BODY over R4 elements (a multiple of 8) from R1 to
 // R3, 8 at a time.
 #define LOOP1(BODY, loop) \
@@ -130,6 +135,8 @@ TEXT ·runNEON(SB), NOSPLIT, $0-8
 	BEQ  max
 	CMP  $OP_MIN, R7
 	BEQ  min
+	CMP  $OP_PRELU, R7
+	BEQ  prelu
 	B    done
 
 maxmin:
@@ -150,6 +157,8 @@ max:
 	LOOP2(MAX4, mxloop)
 min:
 	LOOP2(MIN4, mnloop)
+prelu:
+	LOOP2(PRELU4, prloop)
 
 done:
 	RET

@@ -80,7 +80,7 @@ var binaryCases = []struct {
 }{
 	{Add, -math.MaxFloat32, math.MaxFloat32}, {Add, 0, 6}, {Add, 0, math.MaxFloat32}, {Sub, -1, 1},
 	{Sub, -math.MaxFloat32, math.MaxFloat32}, {Mul, -math.MaxFloat32, math.MaxFloat32}, {Mul, 0, 6},
-	{Max, 0, 0}, {Min, 0, 0},
+	{Max, 0, 0}, {Min, 0, 0}, {PRelu, 0, 0},
 }
 
 // lengths are the row lengths the tests take: every one to 70 and a few
@@ -153,7 +153,7 @@ func TestKernelsStayInRows(t *testing.T) {
 			fill(r, x)
 			fill(r, y)
 			buf := make([]float32, n+32)
-			for _, op := range []Op{MaxMin, Clamp, LeakyRelu, HardSwish, Add, Sub, Mul, Max, Min} {
+			for _, op := range []Op{MaxMin, Clamp, LeakyRelu, HardSwish, Add, Sub, Mul, Max, Min, PRelu} {
 				for i := range buf {
 					buf[i] = 12345
 				}
@@ -229,6 +229,13 @@ func TestTwinsAreTheDefinitions(t *testing.T) {
 			return v
 		}
 		return w
+	})
+	g.Binary(PRelu, z, x, y, 0, 0)
+	check("PRELU", func(v, a float32) float32 {
+		if v < 0 {
+			v *= a
+		}
+		return v
 	})
 	g.Binary(Sub, z, x, y, 0, 6)
 	check("SUB+RELU6", func(v, w float32) float32 {
