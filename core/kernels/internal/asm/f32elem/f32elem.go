@@ -46,8 +46,8 @@ type Kernel struct {
 	// unit is how many elements the assembly takes at a time: a call's
 	// whole units run there, the rest in the Go twins. 1: any length.
 	unit int
-	// asm runs a call of a multiple of unit elements; nil for the twins.
-	asm func(*Args)
+	// asm names the assembly (see runAsm), 0 for the twins.
+	asm int
 }
 
 // goKernel is the pure-Go twin of every assembly set.
@@ -68,12 +68,12 @@ var best = Sets()[0]
 func (k *Kernel) Unary(op Op, z, x []float32, lo, hi, alpha float32) {
 	x = x[:len(z)]
 	n := 0
-	if k.asm != nil {
+	if k.asm != 0 {
 		n = len(z) / k.unit * k.unit
 	}
 	if n > 0 {
 		a := Args{X: &x[0], Y: &x[0], Z: &z[0], N: n, XStep: 1, YStep: 1, Op: int32(op), Lo: lo, Hi: hi, Alpha: alpha}
-		k.asm(&a)
+		runAsm(k.asm, &a)
 	}
 	unaryGo(op, z[n:], x[n:], lo, hi, alpha)
 }
@@ -90,7 +90,7 @@ func (k *Kernel) Binary(op Op, z, x, y []float32, lo, hi float32) {
 		y = y[:len(z)]
 	}
 	n := 0
-	if k.asm != nil {
+	if k.asm != 0 {
 		n = len(z) / k.unit * k.unit
 	}
 	if n > 0 {
@@ -105,7 +105,7 @@ func (k *Kernel) Binary(op Op, z, x, y []float32, lo, hi float32) {
 			a.Buf = [16]float32{y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0], y[0]}
 			a.Y = &a.Buf[0]
 		}
-		k.asm(&a)
+		runAsm(k.asm, &a)
 		z = z[n:]
 		if xs {
 			x = x[n:]

@@ -7,9 +7,25 @@ import "golang.org/x/sys/cpu"
 // The assembly kernels (f32elem_amd64.s): AVX-512F takes any length (the
 // last elements under a mask), AVX2 whole blocks of 8.
 var (
-	avx512Kernel = Kernel{Name: "avx512", unit: 1, asm: runAVX512}
-	avx2Kernel   = Kernel{Name: "avx2", unit: 8, asm: runAVX2}
+	avx512Kernel = Kernel{Name: "avx512", unit: 1, asm: asmAVX512}
+	avx2Kernel   = Kernel{Name: "avx2", unit: 8, asm: asmAVX2}
 )
+
+// The assembly of Kernel.asm.
+const (
+	asmAVX512 = 1 + iota
+	asmAVX2
+)
+
+// runAsm runs the assembly named asm on a, called directly so that a
+// does not escape.
+func runAsm(asm int, a *Args) {
+	if asm == asmAVX2 {
+		runAVX2(a)
+		return
+	}
+	runAVX512(a)
+}
 
 // Sets lists the kernel sets this CPU can run, fastest first; the Go
 // twins come last.
