@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -110,6 +111,8 @@ type reluOp struct {
 	outZP      int32
 	qmin, qmax int32
 	lut        [256]byte
+
+	loop floatLoop
 }
 
 func newReluOp(kind actReluKind) func(kernel.OpInfo) (kernel.Op, error) {
@@ -159,24 +162,16 @@ func (op *reluOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
+		// RELU is `if !(v > 0) { v = 0 }`, RELU6 min(max(0, v), 6) and
+		// RELU_N1_TO_1 max(min(v, 1), -1), with std::max and std::min.
 		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
 		switch op.kind {
 		case actRelu:
-			for i, v := range src {
-				if !(v > 0) {
-					v = 0
-				}
-				dst[i] = v
-			}
+			op.loop.unary(n, f32elem.MaxMin, dst, src, 0, float32(math.Inf(1)), 0)
 		case actRelu1:
-			for i, v := range src {
-				dst[i] = actMaxf(actMinf(v, 1), -1)
-			}
+			op.loop.unary(n, f32elem.Clamp, dst, src, -1, 1, 0)
 		case actRelu6:
-			for i, v := range src {
-				dst[i] = actMinf(actMaxf(0, v), 6)
-			}
+			op.loop.unary(n, f32elem.MaxMin, dst, src, 0, 6, 0)
 		}
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
@@ -222,6 +217,7 @@ type leakyReluOp struct {
 	multAlpha, multID  int32
 	shiftAlpha, shiftI int
 	lut                [256]byte
+	loop               floatLoop
 }
 
 func newLeakyReluOp(info kernel.OpInfo) (kernel.Op, error) {
@@ -272,15 +268,8 @@ func (op *leakyReluOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		alpha := op.params.Alpha
-		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
-		for i, v := range src {
-			if !(v > 0) {
-				v *= alpha
-			}
-			dst[i] = v
-		}
+		// `if !(v > 0) { v *= alpha }`
+		op.loop.unary(n, f32elem.LeakyRelu, out.Float32s(), in.Float32s(), 0, 0, op.params.Alpha)
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
@@ -305,6 +294,7 @@ type hardSwishOp struct {
 	reluishMult int16
 	reluishExp  int
 	lut         [256]byte
+	loop        floatLoop
 }
 
 func newHardSwishOp(kernel.OpInfo) (kernel.Op, error) { return &hardSwishOp{}, nil }
@@ -386,11 +376,8 @@ func (op *hardSwishOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
-		for i, x := range src {
-			dst[i] = x * actMinf(6, actMaxf(0, x+3)) * float32(1.0/6.0)
-		}
+		// x * min(6, max(0, x+3)) * float32(1.0/6.0)
+		op.loop.unary(n, f32elem.HardSwish, out.Float32s(), in.Float32s(), 0, 0, 0)
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
 	default:
