@@ -13,8 +13,9 @@ import (
 
 // TestFloatBinaryExact runs float ADD, SUB, MUL, MAXIMUM and MINIMUM with
 // every fused clamp on same-shaped inputs (large ones cut among 2
-// threads), a broadcast scalar on either side, per-channel rows, columns
-// and a 4-D broadcast, on values with NaN, zeros of both signs,
+// threads), a broadcast scalar on either side, per-channel rows (tiled
+// by floatRows, the last run short where the row does not divide it),
+// columns and a 4-D broadcast, on values with NaN, zeros of both signs,
 // infinities and denormals among them, and holds every output bit to
 // the Go row loops the ops ran before f32elem (arithRows and
 // minMaxRows). Inputs hold one NaN only: which of two NaN operands an
@@ -38,6 +39,9 @@ func TestFloatBinaryExact(t *testing.T) {
 		{[]int{1, 3, 5, 7}, []int{1, 3, 5, 7}},
 		{[]int{1, parallelMin + 1001}, []int{1, parallelMin + 1001}},
 		{[]int{2, 3, 5, 19}, []int{19}},
+		{[]int{1, 64, 64, 16}, []int{1, 1, 1, 16}},
+		{[]int{1, 1, 1, 24}, []int{1, 32, 32, 24}},
+		{[]int{1, 10, 20, 19}, []int{19}},
 		{[]int{1}, []int{3, 41}},
 		{[]int{3, 41}, []int{}},
 		{[]int{7, 1}, []int{7, 37}},
