@@ -57,6 +57,8 @@ func TestFloatActivationsExact(t *testing.T) {
 		{schema.BuiltinOperatorRELU6, nil, func(v float32) float32 { return minf(maxf(0, v), 6) }},
 		{schema.BuiltinOperatorRELU_N1_TO_1, nil, func(v float32) float32 { return maxf(minf(v, 1), -1) }},
 		{schema.BuiltinOperatorHARD_SWISH, nil, func(v float32) float32 { return v * minf(6, maxf(0, v+3)) * float32(1.0/6.0) }},
+		{schema.BuiltinOperatorLOGISTIC, nil, func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) }},
+		{schema.BuiltinOperatorTANH, nil, func(v float32) float32 { return float32(math.Tanh(float64(v))) }},
 		{schema.BuiltinOperatorLEAKY_RELU, func() kernel.Op { return &leakyReluOp{params: LeakyReluParams{Alpha: 0.125}} }, func(v float32) float32 {
 			if !(v > 0) {
 				v *= 0.125
