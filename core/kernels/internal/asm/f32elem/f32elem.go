@@ -1,5 +1,7 @@
 package f32elem
 
+import "fmt"
+
 // Op is an element-wise operation; its value is the code the assembly
 // reads (args.h).
 type Op int32
@@ -34,6 +36,17 @@ const (
 	// PRelu is x < 0 ? x*y : x (PRELU, y its alpha): a NaN and -0 stay.
 	PRelu
 )
+
+// opNames are the names of the Ops, by code.
+var opNames = [...]string{"MaxMin", "Clamp", "LeakyRelu", "HardSwish", "Add", "Sub", "Mul", "Max", "Min", "PRelu"}
+
+// String names op in test output.
+func (op Op) String() string {
+	if op < 0 || int(op) >= len(opNames) {
+		return fmt.Sprintf("Op(%d)", int32(op))
+	}
+	return opNames[op]
+}
 
 // Binary reports whether op takes two inputs.
 func (op Op) Binary() bool { return op >= Add }

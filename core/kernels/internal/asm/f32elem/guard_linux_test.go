@@ -33,7 +33,7 @@ func TestKernelsStayInRows(t *testing.T) {
 				}
 				for i, v := range buf {
 					if (i < 16 || i >= 16+n) && v != 12345 {
-						t.Fatalf("%s op %d, %d elements: wrote %g at %d of the guard", k.Name, op, n, v, i-16)
+						t.Fatalf("%s %v, %d elements: wrote %g at %d of the guard", k.Name, op, n, v, i-16)
 					}
 				}
 			}
