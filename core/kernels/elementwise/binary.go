@@ -95,7 +95,7 @@ type binaryOp struct {
 	iLo, iHi int32
 	lLo, lHi int64
 	loop     binaryLoop // the split's body
-	tile     []float32  // floatRows' repeated row
+	tiled    tiledLoop  // a float op on a repeated row (binary_f32.go)
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the
@@ -406,6 +406,9 @@ func (o *binaryOp) Eval(n *kernel.Node) error {
 		o.loop = binaryLoop{o: o, in1: in1, in2: in2, out: out}
 		n.Workers.Run(o.plan.n, threads, 64, &o.loop)
 		o.loop = binaryLoop{}
+		return nil
+	}
+	if o.evalTiledSplit(n) {
 		return nil
 	}
 	return o.eval(in1, in2, out, o.plan)

@@ -12,14 +12,15 @@ import (
 )
 
 // TestFloatBinaryExact runs float ADD, SUB, MUL, MAXIMUM and MINIMUM with
-// every fused clamp on same-shaped inputs (large ones cut among 2
-// threads), a broadcast scalar on either side, per-channel rows (tiled
-// by floatRows, the last run short where the row does not divide it),
-// columns and a 4-D broadcast, on values with NaN, zeros of both signs,
-// infinities and denormals among them, and holds every output bit to
-// the Go row loops the ops ran before f32elem (arithRows and
-// minMaxRows). Inputs hold one NaN only: which of two NaN operands an
-// operation returns is the hardware's choice of operand order.
+// every fused clamp, on 1 and 2 threads, on same-shaped inputs, a
+// broadcast scalar on either side, per-channel rows (tiled, the last run
+// short where the row does not divide it; large ones cut among the
+// threads in whole tiles), columns and a 4-D broadcast, on values with
+// NaN, zeros of both signs, infinities and denormals among them, and
+// holds every output bit to the Go row loops the ops ran before f32elem
+// (arithRows and minMaxRows). Inputs hold one NaN only: which of two NaN
+// operands an operation returns is the hardware's choice of operand
+// order.
 func TestFloatBinaryExact(t *testing.T) {
 	specials := []float32{float32(math.NaN()), 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(1), math.Float32frombits(0x807fffff), math.MaxFloat32, -math.MaxFloat32, 1, -1, 6, -6, 1e-30}
