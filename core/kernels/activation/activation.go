@@ -20,6 +20,10 @@ import (
 // with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
 // without NEON), and registers the same version ranges.
 //
+// The float element-wise activations (the ReLU variants, LEAKY_RELU,
+// HARD_SWISH, PRELU) run f32elem's assembly through float_elem.go, bit
+// for bit as TFLite's formulas in Go, cut among the threads when large.
+//
 // Quantized element-wise activations of 8-bit tensors are evaluated through a
 // 256-entry table built in Prepare with exactly TFLite's per-value arithmetic,
 // so the table changes nothing but the speed.
