@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -18,6 +19,10 @@ import (
 // tensorflow/lite/kernels/activations.cc (and gelu.cc, local_response_norm.cc)
 // with the kernels its builtin resolver picks on x86-64 (kGenericOptimized,
 // without NEON), and registers the same version ranges.
+//
+// The float element-wise activations (the ReLU variants, LEAKY_RELU,
+// HARD_SWISH, PRELU) run f32elem's assembly through float_elem.go, bit
+// for bit as TFLite's formulas in Go, cut among the threads when large.
 //
 // Quantized element-wise activations of 8-bit tensors are evaluated through a
 // 256-entry table built in Prepare with exactly TFLite's per-value arithmetic,
@@ -110,6 +115,8 @@ type reluOp struct {
 	outZP      int32
 	qmin, qmax int32
 	lut        [256]byte
+
+	loop floatLoop
 }
 
 func newReluOp(kind actReluKind) func(kernel.OpInfo) (kernel.Op, error) {
@@ -159,24 +166,16 @@ func (op *reluOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
+		// RELU is `if !(v > 0) { v = 0 }`, RELU6 min(max(0, v), 6) and
+		// RELU_N1_TO_1 max(min(v, 1), -1), with std::max and std::min.
 		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
 		switch op.kind {
 		case actRelu:
-			for i, v := range src {
-				if !(v > 0) {
-					v = 0
-				}
-				dst[i] = v
-			}
+			op.loop.unary(n, f32elem.MaxMin, dst, src, 0, float32(math.Inf(1)), 0)
 		case actRelu1:
-			for i, v := range src {
-				dst[i] = actMaxf(actMinf(v, 1), -1)
-			}
+			op.loop.unary(n, f32elem.Clamp, dst, src, -1, 1, 0)
 		case actRelu6:
-			for i, v := range src {
-				dst[i] = actMinf(actMaxf(0, v), 6)
-			}
+			op.loop.unary(n, f32elem.MaxMin, dst, src, 0, 6, 0)
 		}
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
@@ -222,6 +221,7 @@ type leakyReluOp struct {
 	multAlpha, multID  int32
 	shiftAlpha, shiftI int
 	lut                [256]byte
+	loop               floatLoop
 }
 
 func newLeakyReluOp(info kernel.OpInfo) (kernel.Op, error) {
@@ -272,15 +272,8 @@ func (op *leakyReluOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		alpha := op.params.Alpha
-		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
-		for i, v := range src {
-			if !(v > 0) {
-				v *= alpha
-			}
-			dst[i] = v
-		}
+		// `if !(v > 0) { v *= alpha }`
+		op.loop.unary(n, f32elem.LeakyRelu, out.Float32s(), in.Float32s(), 0, 0, op.params.Alpha)
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
 	case tensor.Int16:
@@ -305,6 +298,7 @@ type hardSwishOp struct {
 	reluishMult int16
 	reluishExp  int
 	lut         [256]byte
+	loop        floatLoop
 }
 
 func newHardSwishOp(kernel.OpInfo) (kernel.Op, error) { return &hardSwishOp{}, nil }
@@ -386,11 +380,8 @@ func (op *hardSwishOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
-		for i, x := range src {
-			dst[i] = x * actMinf(6, actMaxf(0, x+3)) * float32(1.0/6.0)
-		}
+		// x * min(6, max(0, x+3)) * float32(1.0/6.0)
+		op.loop.unary(n, f32elem.HardSwish, out.Float32s(), in.Float32s(), 0, 0, 0)
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)
 	default:

@@ -2,7 +2,6 @@ package activation
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
@@ -29,6 +28,8 @@ type logisticOp struct {
 	// the fixed-point path, whose input is shifted left by inShift (0 or 1).
 	inMult  int32
 	inShift int
+
+	loop floatLoop
 }
 
 func newLogisticOp(kernel.OpInfo) (kernel.Op, error) { return &logisticOp{}, nil }
@@ -105,16 +106,10 @@ func (op *logisticOp) Eval(n *kernel.Node) error {
 	in, out := n.Inputs[0], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		src, dst := in.Float32s(), out.Float32s()
-		dst = dst[:len(src)]
 		if op.tanh {
-			for i, v := range src {
-				dst[i] = float32(math.Tanh(float64(v)))
-			}
+			op.loop.rows(n, out.Float32s(), in.Float32s(), tanhRow)
 		} else {
-			for i, v := range src {
-				dst[i] = float32(1 / (1 + math.Exp(-float64(v))))
-			}
+			op.loop.rows(n, out.Float32s(), in.Float32s(), logisticRow)
 		}
 	case tensor.Uint8, tensor.Int8:
 		kernel.ApplyLUT8(&op.lut, in.Data, out.Data)

@@ -26,6 +26,8 @@ type preluOp struct {
 	inZP, alphaZP, outZP int32
 	mult1, mult2         int32
 	shift1, shift2       int
+
+	loop floatLoop
 }
 
 func newPreluOp(kernel.OpInfo) (kernel.Op, error) { return &preluOp{}, nil }
@@ -116,24 +118,7 @@ func (op *preluOp) Eval(n *kernel.Node) error {
 	in, alpha, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	switch in.Type {
 	case tensor.Float32:
-		src, a, dst := in.Float32s(), alpha.Float32s(), out.Float32s()
-		if !op.broadcast {
-			dst = dst[:len(src)]
-			for i, v := range src {
-				if v < 0 {
-					v *= a[i]
-				}
-				dst[i] = v
-			}
-			return nil
-		}
-		op.forEach(func(i, ai int) {
-			v := src[i]
-			if v < 0 {
-				v *= a[ai]
-			}
-			dst[i] = v
-		})
+		op.evalFloat(n, in.Float32s(), alpha.Float32s(), out.Float32s())
 	case tensor.Uint8:
 		actPreluQuantized(op, in.Uint8s(), alpha.Uint8s(), out.Uint8s(), 0, math.MaxUint8)
 	case tensor.Int8:

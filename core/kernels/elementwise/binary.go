@@ -95,6 +95,7 @@ type binaryOp struct {
 	iLo, iHi int32
 	lLo, lHi int64
 	loop     binaryLoop // the split's body
+	tiled    tiledLoop  // a float op on a repeated row (binary_f32.go)
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the
@@ -407,6 +408,9 @@ func (o *binaryOp) Eval(n *kernel.Node) error {
 		o.loop = binaryLoop{}
 		return nil
 	}
+	if o.evalTiledSplit(n) {
+		return nil
+	}
 	return o.eval(in1, in2, out, o.plan)
 }
 
@@ -469,7 +473,7 @@ func (o *binaryOp) eval(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 			bcastRows(p, in1.Float32s(), in2.Float32s(), out.Float32s(), powFloatRow)
 			return nil
 		}
-		arithRows(o.kind, p, in1.Float32s(), in2.Float32s(), out.Float32s(), o.fLo, o.fHi)
+		o.floatArithRows(p, in1.Float32s(), in2.Float32s(), out.Float32s())
 	case pathInt32:
 		a, b, z := in1.Int32s(), in2.Int32s(), out.Int32s()
 		if err := checkIntOperand(o.kind, b[:tensor.NumElements(in2.Shape)]); err != nil {
@@ -577,7 +581,7 @@ func (o *binaryOp) evalMinMax(in1, in2, out *tensor.Tensor) error {
 	mx := o.kind == binMaximum
 	switch o.typ {
 	case tensor.Float32:
-		minMaxRows(mx, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s())
+		o.floatMinMaxRows(mx, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s())
 	case tensor.Int32:
 		minMaxRows(mx, o.plan, in1.Int32s(), in2.Int32s(), out.Int32s())
 	case tensor.Int64:

@@ -1,0 +1,146 @@
+package elementwise
+
+import (
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
+	"github.com/delego/delego/core/kernels/kernel"
+	"github.com/delego/delego/tensor"
+)
+
+// floatElemOp is the f32elem kernel of a float binary op, if it has one:
+// bit for bit as addRow, subRow, mulRow (with their clamp) and
+// minMaxRows.
+func floatElemOp(k binaryKind) (f32elem.Op, bool) {
+	switch k {
+	case binAdd:
+		return f32elem.Add, true
+	case binSub:
+		return f32elem.Sub, true
+	case binMul:
+		return f32elem.Mul, true
+	case binMaximum:
+		return f32elem.Max, true
+	case binMinimum:
+		return f32elem.Min, true
+	}
+	return 0, false
+}
+
+// floatArithRows is arithRows on float32: ADD, SUB and MUL with their
+// clamp run f32elem's kernels (assembly where the CPU has it), the other
+// ops arithRows' loops.
+func (o *binaryOp) floatArithRows(p *bcastPlan, a, b, z []float32) {
+	op, ok := floatElemOp(o.kind)
+	if !ok {
+		arithRows(o.kind, p, a, b, z, o.fLo, o.fHi)
+		return
+	}
+	o.floatRows(op, p, a, b, z)
+}
+
+// floatMinMaxRows is minMaxRows on float32 through f32elem's kernels:
+// MAXIMUM (mx) x > y ? x : y, MINIMUM x < y ? x : y.
+func (o *binaryOp) floatMinMaxRows(mx bool, p *bcastPlan, a, b, z []float32) {
+	op := f32elem.Min
+	if mx {
+		op = f32elem.Max
+	}
+	o.floatRows(op, p, a, b, z)
+}
+
+// tileLen is about how many elements a repeated row is tiled to.
+const tileLen = 1024
+
+// floatRows runs f32elem's op over the rows of p, clamped to [o.fLo,
+// o.fHi] (ADD, SUB, MUL). Where one input is a row repeated over the
+// other's (see tiled), op runs on runs of the tiled row instead of row
+// by row.
+func (o *binaryOp) floatRows(op f32elem.Op, p *bcastPlan, a, b, z []float32) {
+	if o.tile(op, p, a, b, z) {
+		o.tiled.Chunk(0, 0, p.n)
+		o.tiled.clear()
+		return
+	}
+	lo, hi := o.fLo, o.fHi
+	bcastRows(p, a, b, z, func(z, x, y []float32) { f32elem.Binary(op, z, x, y, lo, hi) })
+}
+
+// evalTiledSplit cuts a large float op whose one input is a repeated
+// row (see tiled) among n's threads, in whole tiles, and reports whether
+// it did: each element is computed alone, so the cut changes no bit.
+func (o *binaryOp) evalTiledSplit(n *kernel.Node) bool {
+	threads := max(n.Threads, 1)
+	op, ok := floatElemOp(o.kind)
+	if threads == 1 || o.typ != tensor.Float32 || o.plan.n < parallelMin || !ok {
+		return false
+	}
+	in1, in2, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	if !o.tile(op, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s()) {
+		return false
+	}
+	n.Workers.Run(o.plan.n, threads, len(o.tiled.row), &o.tiled)
+	o.tiled.clear()
+	return true
+}
+
+// tiledLoop is an op whose one input is a row repeated over the other's
+// rows, with that row tiled to about tileLen elements (a whole number of
+// rows): the loop body of floatRows and evalTiledSplit, kept in the op
+// so that its tile is made once and handing it to the team allocates
+// nothing.
+type tiledLoop struct {
+	buf    []float32 // kept between Evals
+	row    []float32 // the tile, in buf
+	x, z   []float32 // the other input and the output
+	rowIsB bool      // the row is the op's second operand
+	op     f32elem.Op
+	lo, hi float32
+}
+
+// Chunk computes output elements [lo, hi), lo a multiple of the tile's
+// length, in runs of that length.
+func (l *tiledLoop) Chunk(_, lo, hi int) {
+	size := len(l.row)
+	for i := lo; i < hi; i += size {
+		j := min(i+size, hi)
+		if l.rowIsB {
+			f32elem.Binary(l.op, l.z[i:j], l.x[i:j], l.row[:j-i], l.lo, l.hi)
+		} else {
+			f32elem.Binary(l.op, l.z[i:j], l.row[:j-i], l.x[i:j], l.lo, l.hi)
+		}
+	}
+}
+
+// clear drops the loop's references to the tensors, keeping buf.
+func (l *tiledLoop) clear() { *l = tiledLoop{buf: l.buf} }
+
+// tile sets o.tiled to op over p when p walks one input as a single
+// contiguous run and the other as one row of p.inner (fewer than
+// tileLen) elements repeated over it (a per-channel operand: a bias, a
+// scale), and reports whether it did. The same pairs of elements meet
+// as row by row, in calls long enough for the assembly to run at memory
+// speed.
+func (o *binaryOp) tile(op f32elem.Op, p *bcastPlan, a, b, z []float32) bool {
+	if len(p.outer) != 1 || p.aStep != 1 || p.bStep != 1 || p.inner >= tileLen {
+		return false
+	}
+	l := &o.tiled
+	row, x := a[:p.inner], b
+	switch {
+	case p.aStride[0] == p.inner && p.bStride[0] == 0:
+		row, x, l.rowIsB = b[:p.inner], a, true
+	case p.bStride[0] == p.inner && p.aStride[0] == 0:
+		l.rowIsB = false
+	default:
+		return false
+	}
+	size := p.inner * max(1, tileLen/p.inner)
+	if cap(l.buf) < size {
+		l.buf = make([]float32, size)
+	}
+	l.row = l.buf[:size]
+	for i := 0; i < size; i += p.inner {
+		copy(l.row[i:], row)
+	}
+	l.x, l.z, l.op, l.lo, l.hi = x[:p.n], z[:p.n], op, o.fLo, o.fHi
+	return true
+}
