@@ -17,6 +17,25 @@ func Row(a *Args) {
 	RowGo(a)
 }
 
+// hasAsmF32 says whether the float resize rows run the AVX-512 kernel;
+// GODEBUG=cpu.avx512f=off turns it off.
+var hasAsmF32 = cpu.X86.HasAVX512F
+
+// RowF32 computes one output row of the float bilinear resize.
+func RowF32(a *ArgsF32) {
+	if hasAsmF32 {
+		resizeRowF32AVX512(a)
+		return
+	}
+	RowF32Go(a)
+}
+
+// resizeRowF32AVX512 is RowF32Go in AVX-512 assembly, 16 channels at a
+// time.
+//
+//go:noescape
+func resizeRowF32AVX512(a *ArgsF32)
+
 // resizeRowU8AVX512 is RowGo in AVX-512 assembly, 16 channels at
 // a time.
 //
