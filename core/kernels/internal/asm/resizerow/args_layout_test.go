@@ -37,6 +37,7 @@ func TestAsmLayout(t *testing.T) {
 		{"ArgsF32.wy", unsafe.Offsetof(f.WY), 48}, {"ArgsF32.c", unsafe.Offsetof(f.C), 56},
 		{"ArgsF32.full", unsafe.Offsetof(f.Full), 64}, {"ArgsF32.tail", unsafe.Offsetof(f.Tail), 72},
 		{"ArgsF32.n", unsafe.Offsetof(f.N), 80}, {"ArgsF32.dst", unsafe.Offsetof(f.Dst), 88},
+		{"ArgsF32.full8", unsafe.Offsetof(f.Full8), 104},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

@@ -79,11 +79,12 @@ type ArgsF32 struct {
 	N        int        // output columns
 	Dst      *float32   // the output row
 	InRow    int        // floats in an input row
+	Full8    int        // channels in whole blocks of 8 (the AVX2 kernel's)
 }
 
 // NewArgsF32 is NewArgs for a float row: x0 and x1 are float offsets.
 func NewArgsF32(c, inW int, x0, x1 []int32, omx, dx []float32) ArgsF32 {
-	a := ArgsF32{C: c, Full: c &^ 15, N: len(x0), InRow: inW * c}
+	a := ArgsF32{C: c, Full: c &^ 15, N: len(x0), InRow: inW * c, Full8: c &^ 7}
 	if c%16 != 0 {
 		a.Tail = 1<<(c%16) - 1
 	}
