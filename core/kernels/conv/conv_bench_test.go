@@ -142,6 +142,7 @@ func BenchmarkConvMediaPipe(b *testing.B) {
 		{"3x3to1", []int{1, 256, 256, 8}, []int{1, 3, 3, 8}, false, schema.ActivationFunctionTypeNONE, 72},
 		{"1x1to8", []int{1, 256, 256, 8}, []int{8, 1, 1, 8}, false, relu6, 8},
 		{"dw3x3c8", []int{1, 256, 256, 8}, []int{1, 3, 3, 8}, true, relu6, 9},
+		{"dw3x3c16", []int{1, 128, 128, 16}, []int{1, 3, 3, 16}, true, relu6, 9},
 		{"3x3s2c3", []int{1, 258, 258, 3}, []int{24, 3, 3, 3}, false, relu6, 27},
 	} {
 		for _, threads := range []int{1, 2} {

@@ -58,13 +58,19 @@ func (p *planarConv) prepare(g *convGeom, scr *convScratch, threads int) {
 	}
 	p.zeros = kernel.Sized(p.zeros, planarLanes)
 	clear(p.zeros)
-	p.xoff = growWork(p.xoff, threads)
-	for i := range p.xoff {
-		p.xoff[i] = kernel.Sized(p.xoff[i], K+1)
-		p.tapOffsets(g, p.xoff[i])
-	}
+	p.xoff = p.xoff[:0]
+	p.growWork(g, threads)
 	scr.planes = growF32(scr.planes, p.planesLen(g))
 	p.on = true
+}
+
+// growWork gives threads workers their tap offsets.
+func (p *planarConv) growWork(g *convGeom, threads int) {
+	for len(p.xoff) < threads {
+		xoff := make([]int, g.depth()+1)
+		p.tapOffsets(g, xoff)
+		p.xoff = append(p.xoff, xoff)
+	}
 }
 
 // planesLen is the floats the planes take: one per input channel and a
@@ -137,6 +143,7 @@ func (l *planarLoop) Chunk(w, lo, hi int) {
 // run computes the convolution of in into out with kernel set kern,
 // split across threads workers of team.
 func (p *planarConv) run(g *convGeom, kern *f32.Kernels, in, out, planes []float32, lo, hi float32, team *kernel.Workers, threads int) {
+	p.growWork(g, threads)
 	planes = planes[:p.planesLen(g)]
 	fill(planes[g.inC*p.hp*p.wp:], 1)
 	inLen, outLen := g.inH*g.inW*g.inC, g.outH*g.outW

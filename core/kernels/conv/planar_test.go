@@ -134,3 +134,40 @@ func TestPlanarConvChoice(t *testing.T) {
 		t.Error("15 wide: planar")
 	}
 }
+
+// TestPlanarConvNonConstWeights runs planarConv with a filter and bias
+// computed at run time (MediaPipe's models dequantize theirs from fp16 at
+// every Invoke) and changed between Evals: each Eval must use the
+// current ones, as the GEMM does, to the bit.
+func TestPlanarConvNonConstWeights(t *testing.T) {
+	c := planarCases[1]
+	op, n := planarNode(t, c, 2, false)
+	filter, bias := n.Inputs[1], n.Inputs[2]
+	filter.Const, bias.Const = false, false
+	if err := op.Prepare(n); err != nil {
+		t.Fatal(err)
+	}
+	if !op.planar.on || op.planar.constant {
+		t.Fatalf("planar %v, constant weights %v; want planar with weights read at each Eval", op.planar.on, op.planar.constant)
+	}
+	for round := range 2 {
+		for i := range filter.Float32s() {
+			filter.Float32s()[i] = float32(i%7-3) * float32(round+1) / 8
+		}
+		bias.Float32s()[0] = float32(round) - 0.5
+		op.planar.on = false
+		if err := op.Eval(n); err != nil {
+			t.Fatal(err)
+		}
+		want := append([]float32(nil), n.Outputs[0].Float32s()...)
+		op.planar.on = true
+		if err := op.Eval(n); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range n.Outputs[0].Float32s() {
+			if !sameF32(v, want[i]) {
+				t.Fatalf("round %d: output %d is %v, GEMM %v", round, i, v, want[i])
+			}
+		}
+	}
+}
