@@ -68,6 +68,7 @@ type Conv2D struct {
 	kind convKind
 	outC int
 	gemmState
+	planar planarConv
 	hybrid hybridConv
 	ref16  ref16Conv
 }
@@ -306,6 +307,14 @@ func (c *Conv2D) Prepare(n *kernel.Node) error {
 		if err := c.prepareFloat(n, p.Activation, filter, bias, outC, K, threads); err != nil {
 			return err
 		}
+		c.planar.on = usePlanar(&c.geom, outC)
+		if c.planar.on {
+			c.planar.prepare(&c.geom, c.scr, threads)
+			c.planar.constant = filter.Const && (bias == nil || bias.Const)
+			if c.planar.constant {
+				c.planar.setWeights(filter.Float32s(), float32sOrNil(bias), K)
+			}
+		}
 	case kindUint8, kindInt8:
 		if err := convQuantParams(op, in, filter, bias, out, p.Activation, outC, 0, &c.qg.rq); err != nil {
 			return err
@@ -360,7 +369,14 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 	g := &c.geom
 	switch c.kind {
 	case kindFloat:
-		c.evalFloat(g, in, filter, bias, out, threads)
+		if !c.planar.on {
+			c.evalFloat(g, in, filter, bias, out, threads)
+			break
+		}
+		if !c.planar.constant {
+			c.planar.setWeights(filter.Float32s(), float32sOrNil(bias), g.depth())
+		}
+		c.planar.run(g, c.fg.kernels(), in.Float32s(), out.Float32s(), c.scr.planes, c.fg.lo, c.fg.hi, c.team, threads)
 	case kindUint8, kindInt8:
 		if !filter.Const {
 			c.setQuantWeights(filter)
@@ -373,6 +389,14 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 		return c.hybrid.evalConv(g, in, filter, bias, out, threads)
 	}
 	return nil
+}
+
+// float32sOrNil is t's floats, or nil when t is absent.
+func float32sOrNil(t *tensor.Tensor) []float32 {
+	if t == nil {
+		return nil
+	}
+	return t.Float32s()
 }
 
 // int32sOrNil returns the INT32 view of t, or nil when t is absent.

@@ -123,3 +123,47 @@ func BenchmarkBatchMatMul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvMediaPipe times the float layers of MediaPipe's landmark
+// models that a 16-channel GEMM panel fits badly: pose_landmark_full's
+// 3x3 segmentation head (256x256x8 -> 1 channel), its 1x1 8 -> 8
+// convolutions, 3x3 depthwise over 8 channels at 256x256 and the first
+// layer, a 3x3 stride-2 convolution of the 3-channel image.
+func BenchmarkConvMediaPipe(b *testing.B) {
+	same := schema.PaddingSAME
+	relu6 := schema.ActivationFunctionTypeRELU6
+	for _, c := range []struct {
+		name          string
+		in, filter    []int
+		depthwise     bool
+		act           schema.ActivationFunctionType
+		macsPerOutput int
+	}{
+		{"3x3to1", []int{1, 256, 256, 8}, []int{1, 3, 3, 8}, false, schema.ActivationFunctionTypeNONE, 72},
+		{"1x1to8", []int{1, 256, 256, 8}, []int{8, 1, 1, 8}, false, relu6, 8},
+		{"dw3x3c8", []int{1, 256, 256, 8}, []int{1, 3, 3, 8}, true, relu6, 9},
+		{"dw3x3c16", []int{1, 128, 128, 16}, []int{1, 3, 3, 16}, true, relu6, 9},
+		{"3x3s2c3", []int{1, 258, 258, 3}, []int{24, 3, 3, 3}, false, relu6, 27},
+	} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				stride, pad := 1, same
+				if c.name == "3x3s2c3" {
+					stride, pad = 2, schema.PaddingVALID
+				}
+				var op kernel.Op = &Conv2D{Params: Conv2DParams{Padding: pad, StrideW: stride, StrideH: stride, DilationW: 1, DilationH: 1, Activation: c.act}}
+				if c.depthwise {
+					op = &DepthwiseConv2D{Params: DepthwiseConv2DParams{Padding: same, StrideW: 1, StrideH: 1, DepthMultiplier: 1, DilationW: 1, DilationH: 1, Activation: c.act}}
+				}
+				n := convBenchNode(b, op, tensor.Float32, c.in, c.filter, threads)
+				for b.Loop() {
+					if err := op.Eval(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				outs := n.Outputs[0].NumElements()
+				b.ReportMetric(float64(outs*c.macsPerOutput)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}

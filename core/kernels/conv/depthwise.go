@@ -78,6 +78,7 @@ type DepthwiseConv2D struct {
 	ref16    ref16Conv
 	hybrid   hybridConv
 	floop    dwFloatLoop // the float split's body, kept here so that it allocates nothing
+	rep      dwRep       // float: weights and bias repeated for runs of pixels
 }
 
 // dwFloatLoop is the float depthwise loop body: pieces of output rows
@@ -88,10 +89,49 @@ type dwFloatLoop struct {
 	lo, hi           float32
 	parts            int
 	ws               []dwFloatWork
+	rep              *dwRep
 }
 
 func (l *dwFloatLoop) Chunk(wk, ulo, uhi int) {
-	dwFloatRows(l.g, f32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk])
+	dwFloatRows(l.g, f32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk], l.rep)
+}
+
+// dwRep is a narrow float depthwise convolution's weights and bias
+// repeated for runs of m pixels. With a horizontal stride of 1, the m
+// pixels of a run read, at each tap, m*C consecutive input floats and
+// write m*C consecutive outputs: the kernel can take them as one pixel of
+// m*C channels, whole vectors instead of a few lanes of one, each lane
+// still summing its own channel's taps in order (the same bits).
+type dwRep struct {
+	m       int // pixels per run; 1: no runs
+	w, bias []float32
+}
+
+// dwRepLanes is about how many channels a run fills: four AVX-512
+// registers.
+const dwRepLanes = 64
+
+// prepare picks the run length for C channels at horizontal stride
+// strideW: runs where at least two pixels fit in dwRepLanes.
+func (r *dwRep) prepare(C, strideW int) {
+	r.m = 1
+	if strideW == 1 && C > 0 && dwRepLanes/C >= 2 {
+		r.m = dwRepLanes / C
+	}
+}
+
+// set repeats the weights w ([taps][C]) and the bias m times.
+func (r *dwRep) set(w, bias []float32, C, taps int) {
+	mc := r.m * C
+	r.w, r.bias = kernel.Sized(r.w, taps*mc), kernel.Sized(r.bias, mc)
+	for t := range taps {
+		for j := range r.m {
+			copy(r.w[t*mc+j*C:t*mc+(j+1)*C], w[t*C:(t+1)*C])
+		}
+	}
+	for j := range r.m {
+		copy(r.bias[j*C:(j+1)*C], bias[:C])
+	}
 }
 
 // Prepare implements Op.
@@ -362,6 +402,7 @@ func (d *DepthwiseConv2D) prepareFloat(threads int) {
 	clear(d.zeroBias)
 	d.growFloatWork(threads)
 	d.growWide(4)
+	d.rep.prepare(d.outC, d.geom.strideW)
 }
 
 // growWide makes the scratch hold the widened input of a depth multiplier
@@ -394,12 +435,15 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		d.growFloatWork(threads)
 	}
 	rows := g.batches * g.outH
+	if d.rep.m > 1 {
+		d.rep.set(w, bias, d.outC, g.kH*g.kW)
+	}
 	if threads == 1 {
-		dwFloatRows(g, f32.Best(), in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0])
+		dwFloatRows(g, f32.Best(), in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0], &d.rep)
 		return
 	}
 	parts := rowParts(rows, g.outW, threads)
-	d.floop = dwFloatLoop{g: g, in: in, w: w, bias: bias[:d.outC], out: out, lo: d.lo, hi: d.hi, parts: parts, ws: d.scr.dwF}
+	d.floop = dwFloatLoop{g: g, in: in, w: w, bias: bias[:d.outC], out: out, lo: d.lo, hi: d.hi, parts: parts, ws: d.scr.dwF, rep: &d.rep}
 	d.team.Run(rows*parts, threads, 1, &d.floop)
 	d.floop = dwFloatLoop{}
 }
@@ -407,8 +451,9 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 // dwFloatRows computes pieces [ulo, uhi) of the output rows (b*outH+oy),
 // each row cut into parts pieces (rowPart), of a depthwise convolution with
 // multiplier 1: the pixels whose taps all fall inside the row's input in
-// one kernel call, the others one by one.
-func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork) {
+// one kernel call (runs of rep.m pixels first, as one pixel of rep.m times
+// the channels, when rep.m > 1), the others one by one.
+func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork, rep *dwRep) {
 	C := g.inC
 	if C == 0 || g.outW == 0 || ulo >= uhi {
 		return
@@ -428,6 +473,18 @@ func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo,
 		for ox := x0; ox < x1; ox++ {
 			if ox >= oxa && ox < oxb {
 				end := min(oxb, x1)
+				if runs := (end - ox) / rep.m; rep.m > 1 && runs > 0 {
+					n := dwRowTaps(g, b, oy, ox, ws.xoff, ws.woff)
+					for t := range n {
+						ws.woff[t] *= rep.m
+					}
+					mc := rep.m * C
+					kern.DW(mc, runs, &o[ox*C], &rep.bias[0], &in[0], &rep.w[0], &ws.xoff[0], &ws.woff[0], n, mc, lo, hi)
+					if ox += runs * rep.m; ox == end {
+						ox = end - 1
+						continue
+					}
+				}
 				n := dwRowTaps(g, b, oy, ox, ws.xoff, ws.woff)
 				kern.DW(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
 				ox = end - 1

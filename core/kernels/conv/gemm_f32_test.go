@@ -363,12 +363,17 @@ func dwCases() []dwCase {
 		{5, 5, 1, 3, 1, 1, same}, {7, 6, 7, 3, 2, 1, same}, {8, 8, 16, 3, 1, 1, same},
 		{6, 9, 17, 3, 2, 2, same}, {4, 5, 64, 3, 1, 1, valid}, {9, 9, 80, 5, 1, 1, same},
 		{3, 3, 100, 3, 1, 1, same}, {2, 2, 33, 5, 1, 2, same}, {10, 3, 72, 1, 1, 1, valid},
+		// Rows long enough for runs of pixels (dwRep) with and without
+		// a remainder.
+		{6, 40, 8, 3, 1, 1, same}, {5, 37, 3, 3, 1, 2, same}, {4, 21, 24, 3, 1, 1, valid},
+		{3, 70, 1, 3, 1, 1, same}, {4, 19, 16, 5, 1, 1, same}, {4, 12, 32, 3, 1, 1, same},
 	}
 }
 
 // TestFloatDepthwiseKernels holds each kernel set's depthwise kernel to a
 // float64 reference, and its results to the same bits with 1, 2 and 3
-// threads, rows whole or cut into 2 or 3 pieces of pixels.
+// threads, rows whole or cut into 2 or 3 pieces of pixels, and with runs
+// of pixels taken as one (dwRep) or not.
 func TestFloatDepthwiseKernels(t *testing.T) {
 	for _, kern := range f32.Sets() {
 		for _, c := range dwCases() {
@@ -381,22 +386,30 @@ func TestFloatDepthwiseKernels(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.c), uint64(c.h)))
 				in, w, bias := randF32(r, 2*c.h*c.w*c.c), randF32(r, c.k*c.k*c.c), randF32(r, c.c)
 				var outs [][]float32
-				splits := [][2]int{{1, 1}, {2, 1}, {3, 1}, {2, 2}, {3, 3}} // threads, pieces per row
+				splits := [][3]int{{1, 1, 0}, {2, 1, 0}, {3, 1, 0}, {2, 2, 0}, {3, 3, 0}, // threads, pieces per row, runs
+					{1, 1, 1}, {2, 1, 1}, {3, 3, 1}}
 				for _, sp := range splits {
 					threads, parts := sp[0], sp[1]
+					rep := dwRep{m: 1}
+					if sp[2] == 1 {
+						if rep.prepare(c.c, c.stride); c.stride == 1 && c.c <= 32 && rep.m < 2 {
+							t.Fatalf("%d channels at stride 1 run one pixel at a time", c.c)
+						}
+						rep.set(w, bias, c.c, c.k*c.k)
+					}
 					out := make([]float32, g.rows()*c.c)
 					ws := make([]dwFloatWork, threads)
 					for i := range ws {
 						ws[i].xoff, ws[i].woff = make([]int, c.k*c.k), make([]int, c.k*c.k)
 					}
 					kernel.ParallelFor(g.batches*g.outH*parts, threads, 1, func(wk, lo, hi int) {
-						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, parts, &ws[wk])
+						dwFloatRows(&g, kern, in, w, bias, out, -2, 2, lo, hi, parts, &ws[wk], &rep)
 					})
 					outs = append(outs, out)
 				}
 				for i := 1; i < len(outs); i++ {
 					if !slices.Equal(outs[i], outs[0]) {
-						t.Errorf("%d threads, rows in %d pieces differ from 1 thread", splits[i][0], splits[i][1])
+						t.Errorf("%d threads, rows in %d pieces, runs %v differ from 1 thread", splits[i][0], splits[i][1], splits[i][2] == 1)
 					}
 				}
 				want := make([]float32, len(outs[0]))

@@ -20,6 +20,9 @@ type convScratch struct {
 	// taps is CONV_3D_TRANSPOSE's GEMM product for one batch: every
 	// input pixel times every filter tap.
 	taps []float32
+	// planes is a one-channel convolution's input as padded planes
+	// (planarConv).
+	planes []float32
 }
 
 // convScratchOf returns the convolutions' room in n's scratch.
@@ -55,5 +58,5 @@ func (s *convScratch) Bytes() int {
 	for i := range s.col {
 		total += 4 * cap(s.col[i])
 	}
-	return total + cap(s.wide) + 4*cap(s.taps)
+	return total + cap(s.wide) + 4*cap(s.taps) + 4*cap(s.planes)
 }

@@ -159,35 +159,99 @@ func (k *transposeConvBias) Eval(n *kernel.Node) error {
 	return nil
 }
 
-// Chunk computes output rows [lo, hi) (batch * out height + row).
+// Chunk computes output rows [lo, hi) (batch * out height + row). Each
+// output is the bias plus its products added one at a time in (input row,
+// input column, channel) order, MediaPipe's order. Four neighbouring
+// outputs that read as many input columns are computed together, their
+// sums interleaved: four independent chains of additions instead of one,
+// each with the same additions in the same order.
 func (k *transposeConvBias) Chunk(_, lo, hi int) {
-	inC, sw := k.inC, k.p.strideW
 	for r := lo; r < hi; r++ {
 		b, oy := r/k.outH, r%k.outH
-		yLo, yHi := inputSpan(oy+k.padH, k.p.strideH, k.filterH, k.inH)
 		out := k.out[r*k.outW*k.outC:][:k.outW*k.outC]
-		for ox := range k.outW {
-			xLo, xHi := k.xSpans[ox][0], k.xSpans[ox][1]
-			px := out[ox*k.outC:][:k.outC]
-			for oc := range px {
-				acc := k.bias[oc]
-				for iy := yLo; iy < yHi; iy++ {
-					fy := oy + k.padH - iy*k.p.strideH
-					inRow := k.in[((b*k.inH+iy)*k.inW)*inC:]
-					wRow := k.weights[(oc*k.filterH+fy)*k.filterW*inC:]
-					for ix := xLo; ix < xHi; ix++ {
-						fx := ox + k.padW - ix*sw
-						in := inRow[ix*inC:][:inC]
-						w := wRow[fx*inC:][:len(in)]
-						for c, v := range in {
-							acc += float32(v * w[c])
-						}
-					}
+		ox := 0
+		for ; ox+4 <= k.outW; ox++ {
+			if k.sameSpans(ox) {
+				for oc := range k.outC {
+					k.quad(b, oy, ox, oc, out)
 				}
-				px[oc] = acc
+				ox += 3
+				continue
+			}
+			for oc := range k.outC {
+				out[ox*k.outC+oc] = k.one(b, oy, ox, oc)
+			}
+		}
+		for ; ox < k.outW; ox++ {
+			for oc := range k.outC {
+				out[ox*k.outC+oc] = k.one(b, oy, ox, oc)
 			}
 		}
 	}
+}
+
+// sameSpans says whether outputs ox to ox+3 of a row read as many input
+// columns each.
+func (k *transposeConvBias) sameSpans(ox int) bool {
+	s := k.xSpans[ox : ox+4]
+	n := s[0][1] - s[0][0]
+	return s[1][1]-s[1][0] == n && s[2][1]-s[2][0] == n && s[3][1]-s[3][0] == n
+}
+
+// one is output channel oc of pixel (oy, ox) of batch b.
+func (k *transposeConvBias) one(b, oy, ox, oc int) float32 {
+	inC := k.inC
+	yLo, yHi := inputSpan(oy+k.padH, k.p.strideH, k.filterH, k.inH)
+	xLo, xHi := k.xSpans[ox][0], k.xSpans[ox][1]
+	acc := k.bias[oc]
+	for iy := yLo; iy < yHi; iy++ {
+		fy := oy + k.padH - iy*k.p.strideH
+		inRow := k.in[((b*k.inH+iy)*k.inW)*inC:]
+		wRow := k.weights[(oc*k.filterH+fy)*k.filterW*inC:]
+		for ix := xLo; ix < xHi; ix++ {
+			fx := ox + k.padW - ix*k.p.strideW
+			in := inRow[ix*inC:][:inC]
+			w := wRow[fx*inC:][:len(in)]
+			for c, v := range in {
+				acc += float32(v * w[c])
+			}
+		}
+	}
+	return acc
+}
+
+// quad is one for outputs ox to ox+3 (which sameSpans), written to out
+// (the output row).
+func (k *transposeConvBias) quad(b, oy, ox, oc int, out []float32) {
+	inC, sw := k.inC, k.p.strideW
+	yLo, yHi := inputSpan(oy+k.padH, k.p.strideH, k.filterH, k.inH)
+	spans := k.xSpans[ox : ox+4]
+	bias := k.bias[oc]
+	a0, a1, a2, a3 := bias, bias, bias, bias
+	for iy := yLo; iy < yHi; iy++ {
+		fy := oy + k.padH - iy*k.p.strideH
+		inRow := k.in[((b*k.inH+iy)*k.inW)*inC:]
+		wRow := k.weights[(oc*k.filterH+fy)*k.filterW*inC:]
+		for j := range spans[0][1] - spans[0][0] {
+			x0, x1, x2, x3 := spans[0][0]+j, spans[1][0]+j, spans[2][0]+j, spans[3][0]+j
+			in0 := inRow[x0*inC:][:inC]
+			in1 := inRow[x1*inC:][:len(in0)]
+			in2 := inRow[x2*inC:][:len(in0)]
+			in3 := inRow[x3*inC:][:len(in0)]
+			w0 := wRow[(ox+k.padW-x0*sw)*inC:][:len(in0)]
+			w1 := wRow[(ox+1+k.padW-x1*sw)*inC:][:len(in0)]
+			w2 := wRow[(ox+2+k.padW-x2*sw)*inC:][:len(in0)]
+			w3 := wRow[(ox+3+k.padW-x3*sw)*inC:][:len(in0)]
+			for c, v := range in0 {
+				a0 += float32(v * w0[c])
+				a1 += float32(in1[c] * w1[c])
+				a2 += float32(in2[c] * w2[c])
+				a3 += float32(in3[c] * w3[c])
+			}
+		}
+	}
+	o := out[ox*k.outC:]
+	o[oc], o[k.outC+oc], o[2*k.outC+oc], o[3*k.outC+oc] = a0, a1, a2, a3
 }
 
 // inputSpan returns the input rows [lo, hi) whose filter window covers

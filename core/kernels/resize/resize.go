@@ -96,7 +96,7 @@ func resizeOutput(in, size, out *tensor.Tensor) {
 // upscale with half-pixel centers uses TFLite's 8.8 fixed-point special case.
 type ResizeBilinear struct {
 	Params ResizeParams
-	cols   resizeCols // the UINT8 kernel's columns, set at each Eval
+	cols   resizeCols // the UINT8 and FLOAT32 kernels' columns, set at each Eval
 }
 
 func newResizeBilinear(info kernel.OpInfo) (kernel.Op, error) {
@@ -154,6 +154,8 @@ func (r *ResizeBilinear) Eval(n *kernel.Node) error {
 			})
 			return nil
 		}
+		_, ws := resizeScales(r.Params, in.Shape[1], in.Shape[2], outH, out.Shape[2])
+		r.cols.set(r.Params, ws, in.Shape[2], out.Shape[2], in.Shape[3])
 		rows(func(lo, hi int) { r.evalFloat(in, out, lo, hi) })
 	case tensor.Uint8:
 		if r.is888(in, out) {
@@ -217,43 +219,27 @@ func resizeInterp(v int, scale float32, halfPixel bool, size int) (src float32, 
 }
 
 // evalFloat interpolates output rows [lo, hi), counted over batch and
-// height. TFLite's generic kernel adds the four weighted corners into a zeroed
-// output one after the other; summing them in that order in one pass gives
+// height, over the columns r.cols (set for this Eval). TFLite's generic
+// kernel adds the four weighted corners into a zeroed output one after the
+// other; summing them in that order in one pass (resizerow.RowF32) gives
 // the same float32 results.
 func (r *ResizeBilinear) evalFloat(in, out *tensor.Tensor, lo, hi int) {
 	src, dst := in.Float32s(), out.Float32s()
 	inH, inW, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
-	hs, ws := resizeScales(r.Params, inH, inW, outH, outW)
-	o := lo * outW * c
+	if c == 0 || outW == 0 || inW == 0 {
+		return
+	}
+	hs, _ := resizeScales(r.Params, inH, inW, outH, outW)
+	a := r.cols.rowArgsF32(c, inW)
 	for row := lo; row < hi; row++ {
 		bi, y := row/outH, row%outH
 		iy, y0, y1 := resizeInterp(y, hs, r.Params.HalfPixelCenters, inH)
 		dy := iy - float32(y0)
-		top := src[(bi*inH+y0)*inW*c : (bi*inH+y0+1)*inW*c]
-		bot := src[(bi*inH+y1)*inW*c : (bi*inH+y1+1)*inW*c]
-		for x := range outW {
-			ix, x0, x1 := resizeInterp(x, ws, r.Params.HalfPixelCenters, inW)
-			dx := ix - float32(x0)
-			w0 := float32((1 - dy) * (1 - dx))
-			w1 := float32((1 - dy) * dx)
-			w2 := float32(dy * (1 - dx))
-			w3 := float32(dy * dx)
-			p00 := top[x0*c : x0*c+c]
-			p01 := top[x1*c : x1*c+c]
-			p10 := bot[x0*c : x0*c+c]
-			p11 := bot[x1*c : x1*c+c]
-			res := dst[o : o+c]
-			p01, p10, p11 = p01[:len(p00)], p10[:len(p00)], p11[:len(p00)]
-			res = res[:len(p00)]
-			for i, v := range p00 {
-				a := float32(v * w0)
-				a = float32(a + float32(p01[i]*w1))
-				a = float32(a + float32(p10[i]*w2))
-				res[i] = float32(a + float32(p11[i]*w3))
-			}
-			o += c
-		}
+		a.Top, a.Bot = &src[(bi*inH+y0)*inW*c], &src[(bi*inH+y1)*inW*c]
+		a.WY = [2]float32{1 - dy, dy}
+		a.Dst = &dst[row*outW*c]
+		resizerow.RowF32(&a)
 	}
 }
 

@@ -3,7 +3,8 @@ package resize
 import "github.com/delego/delego/core/kernels/internal/asm/resizerow"
 
 // resizeCols is what every row of a resize shares: per output column, the
-// byte offsets of its two source columns and its weights.
+// element offsets of its two source columns (bytes for UINT8, floats for
+// FLOAT32) and its weights.
 type resizeCols struct {
 	x0, x1  []int32
 	omx, dx []float32
@@ -37,6 +38,12 @@ func (t *resizeCols) set(p ResizeParams, ws float32, inW, outW, c int) {
 		t.x0[x], t.x1[x] = int32(x0*c), int32(x1*c)
 		t.omx[x], t.dx[x] = 1-dx, dx
 	}
+}
+
+// rowArgsF32 returns the arguments of a float row of c channels over
+// columns t (whose offsets count elements, floats here).
+func (t *resizeCols) rowArgsF32(c, inW int) resizerow.ArgsF32 {
+	return resizerow.NewArgsF32(c, inW, t.x0, t.x1, t.omx, t.dx)
 }
 
 // rowArgs returns the arguments of a row of c channels over columns t.

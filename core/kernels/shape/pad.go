@@ -159,17 +159,21 @@ func padQuantized[T kernel.Int8or16](p *Pad, in, out, cv *tensor.Tensor, src, ds
 
 // padFill writes dst, of shape p.outShape, as src (of shape inShape) placed at
 // offset p.before and surrounded by v. It works on rows of the innermost
-// dimension.
+// dimension, after merging the trailing dimensions that have no padding
+// into it (padding only height and width of an NHWC tensor copies whole
+// image rows, not one pixel at a time).
 func padFill[T any](p *Pad, src, dst []T, inShape []int, v T) {
 	nd := len(inShape)
 	if nd == 0 {
 		dst[0] = src[0]
 		return
 	}
-	outShape := p.outShape
 	if len(dst) == 0 {
 		return
 	}
+	var inBuf, outBuf, beforeBuf [padMaxDims]int
+	nd = mergeUnpadded(inShape, p.outShape, p.before, inBuf[:], outBuf[:], beforeBuf[:])
+	inShape, outShape, before := inBuf[:nd], outBuf[:nd], beforeBuf[:nd]
 	fill := func(s []T) {
 		for i := range s {
 			s[i] = v
@@ -184,7 +188,7 @@ func padFill[T any](p *Pad, src, dst []T, inShape []int, v T) {
 		inRow := 0
 		inside := true
 		for d := range nd - 1 {
-			i := idx[d] - p.before[d]
+			i := idx[d] - before[d]
 			if i < 0 || i >= inShape[d] {
 				inside = false
 				break
@@ -194,7 +198,7 @@ func padFill[T any](p *Pad, src, dst []T, inShape []int, v T) {
 		if !inside || inLast == 0 {
 			fill(row)
 		} else {
-			b := p.before[nd-1]
+			b := before[nd-1]
 			fill(row[:b])
 			copy(row[b:b+inLast], src[inRow*inLast:(inRow+1)*inLast])
 			fill(row[b+inLast:])
@@ -207,6 +211,26 @@ func padFill[T any](p *Pad, src, dst []T, inShape []int, v T) {
 			idx[d] = 0
 		}
 	}
+}
+
+// mergeUnpadded writes to in, out and before the shapes and leading
+// paddings of a PAD whose trailing dimensions without padding are merged
+// into the dimension before them, and returns how many dimensions remain
+// (at least 1). Element order is unchanged: a merged dimension's padding
+// is whole runs of the dimensions after it.
+func mergeUnpadded(inShape, outShape, padBefore []int, in, out, before []int) int {
+	nd := len(inShape)
+	copy(in, inShape)
+	copy(out, outShape)
+	copy(before, padBefore)
+	for nd > 1 && in[nd-1] == out[nd-1] {
+		inner := in[nd-1]
+		in[nd-2] *= inner
+		out[nd-2] *= inner
+		before[nd-2] *= inner
+		nd--
+	}
+	return nd
 }
 
 // MirrorPadParams are the options of MIRROR_PAD.

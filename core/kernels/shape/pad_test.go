@@ -1,10 +1,13 @@
 package shape
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/delego/delego/testsupport/kerneltest"
 
+	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
 )
@@ -135,5 +138,103 @@ func TestMirrorPad(t *testing.T) {
 	}
 	if err := kerneltest.Run1(&MirrorPad{}, tensor.NewTensor(tensor.Int16), kerneltest.ValsT(tensor.Int16, []int{2}, 1, 2), kerneltest.ConstT(kerneltest.ValsT(tensor.Int32, []int{1, 2}, 1, 1))); err == nil {
 		t.Error("no error for INT16, which TFLite 2.9 rejects")
+	}
+}
+
+// TestPadNHWC pads 4-D tensors in the ways image models do (height and
+// width only, channels only, batch only, everything) and compares each
+// output element with the input element it comes from, computed from its
+// coordinates.
+func TestPadNHWC(t *testing.T) {
+	shape := []int{2, 3, 4, 5}
+	for _, pad := range [][]int{
+		{0, 0, 1, 1, 1, 1, 0, 0}, // height and width (a 3x3 SAME conv's)
+		{0, 0, 0, 1, 0, 1, 0, 0}, // bottom and right (a stride-2 conv's)
+		{0, 0, 0, 0, 0, 0, 0, 4}, // channels
+		{1, 0, 0, 0, 0, 0, 0, 0}, // batch: every inner dimension merged
+		{1, 2, 0, 1, 2, 0, 3, 1}, // everything
+		{0, 0, 0, 0, 0, 0, 0, 0}, // nothing
+	} {
+		t.Run(fmt.Sprint(pad), func(t *testing.T) {
+			vals := make([]float64, 2*3*4*5)
+			for i := range vals {
+				vals[i] = float64(i + 1)
+			}
+			padVals := make([]float64, len(pad))
+			for i, v := range pad {
+				padVals[i] = float64(v)
+			}
+			out := tensor.NewTensor(tensor.Float32)
+			cv := kerneltest.ConstT(kerneltest.ValsT(tensor.Float32, []int{}, -7))
+			if err := kerneltest.Run1(&Pad{}, out, kerneltest.ValsT(tensor.Float32, shape, vals...),
+				kerneltest.ConstT(kerneltest.ValsT(tensor.Int32, []int{4, 2}, padVals...)), cv); err != nil {
+				t.Fatal(err)
+			}
+			os := make([]int, 4)
+			for d := range os {
+				os[d] = shape[d] + pad[2*d] + pad[2*d+1]
+			}
+			if !slices.Equal(out.Shape, os) {
+				t.Fatalf("shape %v, want %v", out.Shape, os)
+			}
+			got := out.Float32s()
+			for i := range got {
+				want, rest, src := float32(0), i, 0
+				inside := true
+				for d := 3; d >= 0; d-- {
+					c := rest%os[d] - pad[2*d]
+					rest /= os[d]
+					inside = inside && c >= 0 && c < shape[d]
+				}
+				if inside {
+					rest = i
+					stride := 1
+					for d := 3; d >= 0; d-- {
+						src += (rest%os[d] - pad[2*d]) * stride
+						rest /= os[d]
+						stride *= shape[d]
+					}
+					want = float32(vals[src])
+				} else {
+					want = -7
+				}
+				if got[i] != want {
+					t.Fatalf("output %d is %v, want %v", i, got[i], want)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeUnpadded checks which dimensions padFill merges: the trailing
+// ones without padding, into the one before them.
+func TestMergeUnpadded(t *testing.T) {
+	in, out, before := make([]int, 4), make([]int, 4), make([]int, 4)
+	nd := mergeUnpadded([]int{1, 256, 256, 3}, []int{1, 258, 258, 3}, []int{0, 1, 1, 0}, in, out, before)
+	if nd != 3 || !slices.Equal(in[:nd], []int{1, 256, 768}) || !slices.Equal(out[:nd], []int{1, 258, 774}) || !slices.Equal(before[:nd], []int{0, 1, 3}) {
+		t.Errorf("HW padding merged to %d dimensions: in %v out %v before %v", nd, in[:nd], out[:nd], before[:nd])
+	}
+	nd = mergeUnpadded([]int{2, 3}, []int{2, 3}, []int{0, 0}, in, out, before)
+	if nd != 1 || in[0] != 6 || out[0] != 6 {
+		t.Errorf("no padding merged to %d dimensions: in %v out %v", nd, in[:nd], out[:nd])
+	}
+}
+
+// BenchmarkPadNHWC pads a 256x256x3 image by one pixel on each side, as
+// the first PAD of MediaPipe's pose landmark models.
+func BenchmarkPadNHWC(b *testing.B) {
+	in := tensor.NewTensor(tensor.Float32, 1, 256, 256, 3)
+	pads := kerneltest.ConstT(kerneltest.ValsT(tensor.Int32, []int{4, 2}, 0, 0, 1, 1, 1, 1, 0, 0))
+	out := tensor.NewTensor(tensor.Float32)
+	n := &kernel.Node{Inputs: []*tensor.Tensor{in, pads}, Outputs: []*tensor.Tensor{out}}
+	p := &Pad{}
+	if err := p.Prepare(n); err != nil {
+		b.Fatal(err)
+	}
+	out.Data = tensor.NewTensor(tensor.Float32, out.Shape...).Data
+	for b.Loop() {
+		if err := p.Eval(n); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -11,3 +11,5 @@
 #define RA_TAIL 72
 #define RA_N 80
 #define RA_DST 88
+// ArgsF32 only:
+#define RA_FULL8 104

@@ -26,4 +26,21 @@ func TestAsmLayout(t *testing.T) {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)
 		}
 	}
+	var f ArgsF32
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"ArgsF32.top", unsafe.Offsetof(f.Top), 0}, {"ArgsF32.bot", unsafe.Offsetof(f.Bot), 8},
+		{"ArgsF32.x0", unsafe.Offsetof(f.X0), 16}, {"ArgsF32.x1", unsafe.Offsetof(f.X1), 24},
+		{"ArgsF32.omx", unsafe.Offsetof(f.OMX), 32}, {"ArgsF32.dx", unsafe.Offsetof(f.DX), 40},
+		{"ArgsF32.wy", unsafe.Offsetof(f.WY), 48}, {"ArgsF32.c", unsafe.Offsetof(f.C), 56},
+		{"ArgsF32.full", unsafe.Offsetof(f.Full), 64}, {"ArgsF32.tail", unsafe.Offsetof(f.Tail), 72},
+		{"ArgsF32.n", unsafe.Offsetof(f.N), 80}, {"ArgsF32.dst", unsafe.Offsetof(f.Dst), 88},
+		{"ArgsF32.full8", unsafe.Offsetof(f.Full8), 104},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)
+		}
+	}
 }

@@ -20,3 +20,9 @@ func Row(a *Args) {
 //
 //go:noescape
 func resizeRowU8NEON(a *Args)
+
+// hasAsmF32 is false: the float rows run the Go twin here.
+const hasAsmF32 = false
+
+// RowF32 computes one output row of the float bilinear resize.
+func RowF32(a *ArgsF32) { RowF32Go(a) }
