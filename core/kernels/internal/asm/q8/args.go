@@ -6,16 +6,18 @@ import "unsafe"
 // left-hand side times NB blocks of 16 channels. The weights of a block
 // are [K4][16][4] signed bytes, so that one 64-byte vector holds four
 // depth steps of the 16 channels; each row is read four bytes at a time,
-// as uint8 or, where the kernel's SignedRows says so, as int8. Its layout
-// is read by the assembly (see TestAsmLayout): keep the fields 8 bytes
-// wide and in order.
+// as uint8 or, where the kernel's SignedRows says so, as int8. Kernels
+// whose Wide says so read the wide layout instead: rows of 4*K4 uint16
+// (WidenRows) and blocks of [K4][2][16][2] int16 weights (WidenWeights),
+// WStride 128*K4. Its layout is read by the assembly (see TestAsmLayout):
+// keep the fields 8 bytes wide and in order.
 type TileArgs struct {
-	A       *uint8 // first row; rows are LDA bytes apart, 4*K4 bytes each
+	A       *uint8 // first row; rows are LDA bytes apart, 4*K4 elements each
 	LDA     int    //
 	Rows    int    // 1 to 4
 	K4      int    // depth in groups of 4
-	W       *int8  // first block's weights, [K4][16][4]
-	WStride int    // bytes between blocks: 64*K4
+	W       *int8  // first block's weights, [K4][16][4] (wide: [K4][2][16][2] int16)
+	WStride int    // bytes between blocks: 64*K4 (wide: 128*K4)
 	NB      int    // number of blocks (at least 1)
 	Tail    uint64 // store mask of the last block's 16 channels
 	RowTerm *int32 // per-row term added to the sums
@@ -25,6 +27,7 @@ type TileArgs struct {
 	ZP      int64  // output zero point
 	Lo, Hi  int64  // clamp range
 	Signed  int64  // 1: the rows are int8 (read by the Go twin only)
+	Wide    int64  // 1: A and W are in the wide layout (read by the Go twin only)
 }
 
 // RowArgs is one call of the depthwise row kernel: NPix output pixels of

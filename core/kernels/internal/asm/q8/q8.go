@@ -12,7 +12,7 @@ const (
 	GoS8                   // the pure-Go twins, on int8 rows
 	VNNI                   // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows
 	AVXVNNI                // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows
-	AVX2                   // amd64 AVX2 (VPMOVSXBW, VPMADDWD), uint8 rows
+	AVX2                   // amd64 AVX2 (VPMADDWD), the wide layout: uint8 rows and int8 weights widened to 16 bits
 	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
 	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
@@ -28,6 +28,38 @@ func (k Kernel) String() string {
 // than as uint8 (VPDPBUSD multiplies unsigned by signed bytes).
 func (k Kernel) SignedRows() bool {
 	return k == GoS8 || k == NEON || k == NEONDot
+}
+
+// Wide says whether k's tile kernel reads the wide layout of TileArgs:
+// rows widened to uint16 (WidenRows) and weights to int16 (WidenWeights),
+// so that the AVX2 kernel multiplies them with VPMADDWD as they come.
+func (k Kernel) Wide() bool {
+	return k == AVX2
+}
+
+// WidenRows writes the bytes of src, zero-extended, to dst, which must
+// be at least as long: rows of the wide layout.
+func WidenRows(dst []uint16, src []uint8) {
+	if len(src) == 0 {
+		return
+	}
+	widen(dst[:len(src)], src)
+}
+
+// WidenWeights converts weights from the [K4][16][4] int8 blocks of
+// TileArgs into the wide layout's [K4][2][16][2] int16 blocks in dst
+// (as long as src): the first 16 pairs of a depth group hold its depth
+// steps 0 and 1 of each channel, the next 16 steps 2 and 3, so that a
+// row's two steps broadcast to every channel meet them in one VPMADDWD.
+func WidenWeights(dst []int16, src []int8) {
+	dst = dst[:len(src)]
+	for g := 0; g < len(src); g += 64 {
+		for c := range 16 {
+			for s := range 4 {
+				dst[g+32*(s/2)+2*c+s%2] = int16(src[g+4*c+s])
+			}
+		}
+	}
 }
 
 // Tile runs tile kernel k (not Portable) on t.
