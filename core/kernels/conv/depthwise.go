@@ -358,7 +358,7 @@ type dwFloatWork struct {
 // for a node without one and the tap lists of threads workers.
 func (d *DepthwiseConv2D) prepareFloat(threads int) {
 	d.lo, d.hi = kernel.ActivationRangeFloat(d.Params.Activation)
-	d.zeroBias = growF32(d.zeroBias, d.outC)
+	d.zeroBias = grow(d.zeroBias, d.outC)
 	clear(d.zeroBias)
 	d.growFloatWork(threads)
 	d.growWide(4)

@@ -63,9 +63,6 @@ func (g *qGemm) shareWeights(n *kernel.Node, key qgemmKey, pack func(*qGemm)) {
 	src := n.Derived(key, func() any {
 		p := &qGemm{kern: g.kern}
 		pack(p)
-		if p.kern.Wide() { // the kernel reads the widened copy alone
-			p.v.w = nil
-		}
 		return p
 	}).(*qGemm)
 	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true

@@ -53,45 +53,44 @@ type qvGemm struct {
 }
 
 // setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
-// and returns sum_k (w-wzp) of each channel in wsum; when wide it also
-// widens the packing for the kernels of the wide layout.
+// and returns sum_k (w-wzp) of each channel in wsum. The wide layout
+// (wide: for the kernels that read it) holds w - wzp itself, in [-255, 255],
+// so that its rows need no per-row term.
 func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32, wide bool) {
 	v.k4, v.nb = (K+3)/4, (N+15)/16
 	n := v.nb * v.k4 * 64
-	if cap(v.w) < n {
-		v.w = make([]int8, n)
+	if wide {
+		v.w, v.wide = nil, grow(v.wide, n)
+		clear(v.wide)
+	} else {
+		v.w, v.wide = grow(v.w, n), nil
+		clear(v.w)
 	}
-	v.w = v.w[:n]
-	clear(v.w)
 	var flipW byte // UINT8 weights are stored as w - 128
 	v.rowMul = -wzp
 	if !signed {
 		flipW = 0x80
 		v.rowMul = 128 - wzp
 	}
+	if wide {
+		v.rowMul = 0
+	}
 	for c := range N {
-		blk := v.w[(c/16)*v.k4*64:]
-		lane := 4 * (c % 16)
 		var s int32
 		for k, x := range w[c*K : c*K+K] {
-			blk[(k/4)*64+lane+k%4] = int8(x ^ flipW)
+			wv := int32(x) - wzp
 			if signed {
-				s += int32(int8(x)) - wzp
-			} else {
-				s += int32(x) - wzp
+				wv = int32(int8(x)) - wzp
 			}
+			if wide {
+				v.wide[q8.WideIndex(v.k4, c, k)] = int16(wv)
+			} else {
+				v.w[(c/16)*v.k4*64+(k/4)*64+4*(c%16)+k%4] = int8(x ^ flipW)
+			}
+			s += wv
 		}
 		wsum[c] = s
 	}
-	if !wide {
-		v.wide = nil
-		return
-	}
-	if cap(v.wide) < n {
-		v.wide = make([]int16, n)
-	}
-	v.wide = v.wide[:n]
-	q8.WidenWeights(v.wide, v.w)
 }
 
 // setBias computes the blocks' requantization from rq, with the constant

@@ -31,8 +31,9 @@ func (k Kernel) SignedRows() bool {
 }
 
 // Wide says whether k's tile kernel reads the wide layout of TileArgs:
-// rows widened to uint16 (WidenRows) and weights to int16 (WidenWeights),
-// so that the AVX2 kernel multiplies them with VPMADDWD as they come.
+// rows widened to uint16 (WidenRows) and weights as int16 in [-255, 255]
+// (WidenWeights, WideIndex), so that the AVX2 kernel multiplies them with
+// VPMADDWD as they come.
 func (k Kernel) Wide() bool {
 	return k == AVX2
 }
@@ -44,6 +45,12 @@ func WidenRows(dst []uint16, src []uint8) {
 		return
 	}
 	widen(dst[:len(src)], src)
+}
+
+// WideIndex is the index in wide weights of channel c's depth step k,
+// for depth groups k4.
+func WideIndex(k4, c, k int) int {
+	return (c/16)*k4*64 + (k/4)*64 + 32*(k%4/2) + 2*(c%16) + k%2
 }
 
 // WidenWeights converts weights from the [K4][16][4] int8 blocks of

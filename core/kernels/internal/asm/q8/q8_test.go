@@ -266,10 +266,10 @@ func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
 	return want
 }
 
-// layoutFor returns t, on [K4][16][4] weights, in the layout kernel k
-// reads: t itself, or its rows and weights widened into fresh buffers.
+// layoutFor returns t in the layout kernel k reads: t itself, or t's rows
+// and [K4][16][4] weights widened into fresh buffers.
 func layoutFor(k Kernel, t TileArgs) TileArgs {
-	if !k.Wide() {
+	if !k.Wide() || t.Wide != 0 {
 		return t
 	}
 	a := unsafe.Slice(t.A, (t.Rows-1)*t.LDA+4*t.K4)
@@ -326,9 +326,10 @@ func TestWidenRows(t *testing.T) {
 }
 
 // TestTileBounds runs every kernel on the extremes of its operands, every
-// row byte 255 (or -128 as int8) and every weight -128, then 127, over the
-// deepest tiles of the tests, and requires the exact sums: no pair of
-// 16-bit products and no int32 sum may saturate.
+// row byte 255 (or -128 as int8) and every weight -128, then 127 (and, in
+// the wide layout, -255 and 255), over the deepest tiles of the tests, and
+// requires the exact sums: no pair of 16-bit products and no int32 sum may
+// saturate.
 func TestTileBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 6))
 	for _, kern := range append([]Kernel{GoU8, GoS8}, AsmKernels()...) {
@@ -353,6 +354,27 @@ func TestTileBounds(t *testing.T) {
 			}
 			if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
 				t.Errorf("%v, weights %d: sums %v, want %d", kern, wv, got[:4], want)
+			}
+		}
+		if !kern.Wide() {
+			continue
+		}
+		// The wide layout's weights reach 255 in magnitude (w - wzp).
+		for _, wv := range []int16{-255, 255} {
+			rows, k4, nb := 4, 70, 2
+			ta, out, _ := tileCase(r, rows, k4, nb, true, false)
+			ta = layoutFor(kern, ta)
+			a := unsafe.Slice((*uint16)(unsafe.Pointer(ta.A)), ((rows-1)*ta.LDA)/2+4*k4)
+			for i := range a {
+				a[i] = 255
+			}
+			w := unsafe.Slice((*int16)(unsafe.Pointer(ta.W)), nb*64*k4)
+			for i := range w {
+				w[i] = wv
+			}
+			want := 255 * int64(wv) * 4 * int64(k4)
+			if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
+				t.Errorf("%v, wide weights %d: sums %v, want %d", kern, wv, got[:4], want)
 			}
 		}
 	}
