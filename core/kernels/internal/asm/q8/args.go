@@ -34,8 +34,10 @@ type TileArgs struct {
 // NB blocks of 16 channels. Each input byte is widened (zero-extended, or
 // sign-extended when Signed) and multiplied by its tap's weight, held in
 // the low 16 bits of an int32 whose high half is zero, so every sum is
-// exact. Its layout is read by the assembly (see TestAsmLayout): keep the
-// fields 8 bytes wide and in order.
+// exact. Kernels whose PairedTaps says so read the weights of two
+// horizontal taps in one int32 (see PairTaps) instead. Its layout is read
+// by the assembly (see TestAsmLayout): keep the fields 8 bytes wide and in
+// order.
 type RowArgs struct {
 	Rows    *unsafe.Pointer // KH filter rows, at the first pixel's first tap
 	KH, KW  int             //
@@ -44,7 +46,7 @@ type RowArgs struct {
 	NPix    int             // output pixels
 	NB      int             // channel blocks of 16
 	Tail    uint64          // load and store mask of the last block
-	W       *int32          // [KH*KW][WStride/4] weights
+	W       *int32          // [KH*KW][WStride/4] weights (paired: [KH*ceil(KW/2)][WStride/4])
 	WStride int             // bytes between taps' weights
 	QP      *Block          // [NB] requantization (TFLite's rounding)
 	Out     *uint8          // first pixel's first channel
@@ -52,6 +54,7 @@ type RowArgs struct {
 	ZP      int64           // output zero point
 	Lo, Hi  int64           // clamp range
 	Signed  int64           // 1: INT8 inputs (sign-extended)
+	Paired  int64           // 1: W holds pairs of taps (read by the Go twin only)
 }
 
 // Block is the requantization of 16 output channels, laid out for the

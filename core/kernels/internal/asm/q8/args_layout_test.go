@@ -61,6 +61,7 @@ func TestAsmLayout(t *testing.T) {
 		{"RowArgs.Lo", unsafe.Offsetof(d.Lo), 112},
 		{"RowArgs.Hi", unsafe.Offsetof(d.Hi), 120},
 		{"RowArgs.Signed", unsafe.Offsetof(d.Signed), 128},
+		{"RowArgs.Paired", unsafe.Offsetof(d.Paired), 136},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

@@ -69,6 +69,35 @@ func WidenWeights(dst []int16, src []int8) {
 	}
 }
 
+// PairedTaps says whether k's depthwise row kernel reads the weights of
+// two horizontal taps in one int32 (PairTaps), multiplying both taps'
+// inputs with one VPMADDWD: AVX2's, which AVX-VNNI runs too.
+func (k Kernel) PairedTaps() bool {
+	return k == AVX2 || k == AVXVNNI
+}
+
+// PairTaps converts depthwise weights w, [kh*kw][nc] int32 each holding
+// its weight in the low 16 bits (RowArgs.W), into dst, [kh*ceil(kw/2)][nc]:
+// the weights of taps 2j and 2j+1 of a filter row in the low and the high
+// half of one int32, and an odd row's last tap alone in the low half.
+// dst may be w itself: no pair is written before the taps it holds are read.
+func PairTaps(dst, w []int32, kh, kw, nc int) {
+	slots := (kw + 1) / 2
+	for ky := range kh {
+		for kx := range kw {
+			src := w[(ky*kw+kx)*nc : (ky*kw+kx+1)*nc]
+			d := dst[(ky*slots+kx/2)*nc : (ky*slots+kx/2+1)*nc]
+			for c, v := range src {
+				if kx%2 == 0 {
+					d[c] = int32(uint16(v))
+				} else {
+					d[c] |= int32(uint32(uint16(v)) << 16)
+				}
+			}
+		}
+	}
+}
+
 // Tile runs tile kernel k (not Portable) on t.
 func Tile(k Kernel, t *TileArgs) {
 	if k == GoU8 || k == GoS8 {

@@ -99,7 +99,7 @@ func tileAVXVNNI(t *TileArgs)
 //go:noescape
 func tileAVX2(t *TileArgs)
 
-// rowAVX2 is rowGo in AVX2 assembly.
+// rowAVX2 is rowGo on paired weights (PairTaps) in AVX2 assembly.
 //
 //go:noescape
 func rowAVX2(t *RowArgs)

@@ -17,9 +17,9 @@
 // wide layout, see TileArgs): weights once when the op is prepared, rows
 // once per row block, so that its loop is loads, VPMADDWD and VPADDD alone
 // (16 of each for 4 rows x 16 channels x 4 depth steps). The depthwise
-// kernel widens 8 channels of one tap to int32 lanes and multiplies them by
-// the weights, held in the low halves of int32 lanes, as the VNNI kernel
-// does.
+// kernel interleaves the bytes of two horizontal taps, widens them to
+// 16-bit pairs and multiplies them by the taps' weights paired in int32
+// lanes (PairTaps): one VPMADDWD for two taps of 8 channels.
 //
 // The requantization runs on 8 lanes: VPMULDQ on the even and on the odd
 // lanes, as with AVX-512; AVX2 has no 64-bit arithmetic right shift, so
@@ -197,8 +197,43 @@ Ldone:
 	VPADDD   Y4, Y0, Y0; \
 	VPADDD   Y5, Y2, Y2
 
+// DWPAIR adds two horizontal taps of 16 channels, the bytes at a and b
+// interleaved and widened to 16-bit pairs by MOVX (VPMOVZXBW or
+// VPMOVSXBW), times the taps' paired weights at (BX) into Y0 and Y2: one
+// VPMADDWD for both taps. Clobbers Y4-Y6.
+#define DWPAIR(MOVX, a, b) \
+	VMOVDQU    a, X4; \
+	VMOVDQU    b, X5; \
+	VPUNPCKHBW X5, X4, X6; \
+	VPUNPCKLBW X5, X4, X4; \
+	MOVX       X4, Y4; \
+	MOVX       X6, Y5; \
+	VPMADDWD   (BX), Y4, Y4; \
+	VPMADDWD   32(BX), Y5, Y5; \
+	VPADDD     Y4, Y0, Y0; \
+	VPADDD     Y5, Y2, Y2
+
+// COPYTAIL copies the bytes at (SI) under the tail mask to off(SP).
+// Clobbers R13; keeps DX at 32(SP) meanwhile.
+#define COPYTAIL(off, Lloop, Lnext) \
+	MOVQ DX, 32(SP); \
+	XORQ R13, R13; \
+Lloop: \
+	BTQ  R13, DA_TAIL(DI); \
+	JCC  Lnext; \
+	MOVB (SI)(R13*1), DX; \
+	MOVB DX, off(SP)(R13*1); \
+Lnext: \
+	INCQ R13; \
+	CMPQ R13, $16; \
+	JNE  Lloop; \
+	MOVQ 32(SP), DX
+
 // func rowAVX2(t *RowArgs)
-TEXT ·rowAVX2(SB), NOSPLIT, $24-8
+//
+// The depthwise kernel on paired weights (PairTaps): two horizontal taps
+// of a filter row at a time, an odd row's last tap alone.
+TEXT ·rowAVX2(SB), NOSPLIT, $40-8
 	MOVQ         t+0(FP), DI
 	VPBROADCASTD DA_ZP(DI), Y12
 	VPBROADCASTD DA_LO(DI), Y13
@@ -230,6 +265,7 @@ dwblk:
 	JNE   dwpky
 
 dwfull:
+	MOVQ DA_TAPSTEP(DI), R13
 	CMPQ DA_SIGNED(DI), $0
 	JNE  dwsky
 
@@ -240,11 +276,21 @@ dwuky:
 	MOVQ DA_KW(DI), DX
 
 dwukx:
-	DWTAP(VPMOVZXBD, SI)
-	ADDQ DA_TAPSTEP(DI), SI
+	CMPQ DX, $2
+	JLT  dwukx1
+	DWPAIR(VPMOVZXBW, (SI), (SI)(R13*1))
+	LEAQ (SI)(R13*2), SI
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwukx
+	SUBQ $2, DX
+	JMP  dwukx
+
+dwukx1:
+	TESTQ DX, DX
+	JZ    dwunext
+	DWTAP(VPMOVZXBD, SI)
+	ADDQ  DA_WSTRIDE(DI), BX
+
+dwunext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwuky
@@ -257,18 +303,29 @@ dwsky:
 	MOVQ DA_KW(DI), DX
 
 dwskx:
-	DWTAP(VPMOVSXBD, SI)
-	ADDQ DA_TAPSTEP(DI), SI
+	CMPQ DX, $2
+	JLT  dwskx1
+	DWPAIR(VPMOVSXBW, (SI), (SI)(R13*1))
+	LEAQ (SI)(R13*2), SI
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwskx
+	SUBQ $2, DX
+	JMP  dwskx
+
+dwskx1:
+	TESTQ DX, DX
+	JZ    dwsnext
+	DWTAP(VPMOVSXBD, SI)
+	ADDQ  DA_WSTRIDE(DI), BX
+
+dwsnext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwsky
 	JMP  dwreq
 
 	// A partial last block: each tap's channels under the tail mask are
-	// copied to 0(SP) first, so that no byte past them is read.
+	// copied to 0(SP), or a pair's to 0(SP) and 16(SP), first, so that no
+	// byte past them is read.
 dwpky:
 	MOVQ (AX), SI
 	ADDQ R8, SI
@@ -276,33 +333,41 @@ dwpky:
 	MOVQ DA_KW(DI), DX
 
 dwpkx:
-	MOVQ DX, 16(SP)
-	XORQ R13, R13
-
-dwpcopy:
-	BTQ  R13, DA_TAIL(DI)
-	JCC  dwpnext
-	MOVB (SI)(R13*1), DX
-	MOVB DX, 0(SP)(R13*1)
-
-dwpnext:
-	INCQ R13
-	CMPQ R13, $16
-	JNE  dwpcopy
-	MOVQ 16(SP), DX
+	CMPQ DX, $2
+	JLT  dwpkx1
+	COPYTAIL(0, dwpa, dwpanext)
+	ADDQ DA_TAPSTEP(DI), SI
+	COPYTAIL(16, dwpb, dwpbnext)
+	ADDQ DA_TAPSTEP(DI), SI
 	CMPQ DA_SIGNED(DI), $0
-	JNE  dwpsigned
-	DWTAP(VPMOVZXBD, SP)
-	JMP  dwptapped
+	JNE  dwpps
+	DWPAIR(VPMOVZXBW, 0(SP), 16(SP))
+	JMP  dwppd
 
-dwpsigned:
+dwpps:
+	DWPAIR(VPMOVSXBW, 0(SP), 16(SP))
+
+dwppd:
+	ADDQ DA_WSTRIDE(DI), BX
+	SUBQ $2, DX
+	JMP  dwpkx
+
+dwpkx1:
+	TESTQ DX, DX
+	JZ    dwpnext
+	COPYTAIL(0, dwpc, dwpcnext)
+	CMPQ  DA_SIGNED(DI), $0
+	JNE   dwp1s
+	DWTAP(VPMOVZXBD, SP)
+	JMP   dwp1d
+
+dwp1s:
 	DWTAP(VPMOVSXBD, SP)
 
-dwptapped:
-	ADDQ DA_TAPSTEP(DI), SI
+dwp1d:
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwpkx
+
+dwpnext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwpky

@@ -390,12 +390,46 @@ func allEqual(s []int64, v int64) bool {
 	return true
 }
 
-// rowAgainstGo is tileAgainstGo for the depthwise row kernel.
+// rowAgainstGo is tileAgainstGo for the depthwise row kernel: a kernel
+// of paired taps gets t's weights paired, the twin t as it is.
 func rowAgainstGo(k Kernel, t RowArgs, out []byte) []byte {
 	want := bytes.Clone(out)
 	tg := t
 	tg.Out = &want[0]
 	rowGo(&tg)
+	t = pairedFor(k, t)
 	Row(k, &t)
 	return want
+}
+
+// pairedFor returns t in the weight layout kernel k reads: t itself, or
+// with its weights paired (PairTaps) in a fresh buffer.
+func pairedFor(k Kernel, t RowArgs) RowArgs {
+	if !k.PairedTaps() || t.Paired != 0 {
+		return t
+	}
+	nc := t.WStride / 4
+	w := unsafe.Slice(t.W, t.KH*t.KW*nc)
+	p := make([]int32, t.KH*((t.KW+1)/2)*nc)
+	PairTaps(p, w, t.KH, t.KW, nc)
+	t.W, t.Paired = &p[0], 1
+	return t
+}
+
+// TestRowPairedTwin runs the Go twin on random depthwise rows with their
+// weights as they are and paired, and requires the same bytes.
+func TestRowPairedTwin(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 7))
+	for i := range 300 {
+		ta, out := rowCase(r)
+		want := bytes.Clone(out)
+		tg := ta
+		tg.Out = &want[0]
+		rowGo(&tg)
+		tp := pairedFor(AVX2, ta)
+		rowGo(&tp)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("case %d (%dx%d, nb %d): paired\n%v\nunpaired\n%v", i, ta.KH, ta.KW, ta.NB, out, want)
+		}
+	}
 }

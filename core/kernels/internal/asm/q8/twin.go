@@ -98,7 +98,11 @@ func widenGo(dst []uint16, src []uint8) {
 func rowGo(t *RowArgs) {
 	rows := unsafe.Slice(t.Rows, t.KH)
 	nc := 16 * t.NB
-	w := unsafe.Slice(t.W, t.KH*t.KW*t.WStride/4)
+	slots := t.KW // weight slots of a filter row
+	if t.Paired != 0 {
+		slots = (t.KW + 1) / 2
+	}
+	w := unsafe.Slice(t.W, t.KH*slots*t.WStride/4)
 	qp := unsafe.Slice(t.QP, t.NB)
 	zp, lo, hi := int32(t.ZP), int32(t.Lo), int32(t.Hi)
 	width := nc - 16 + bits.Len64(t.Tail&0xffff) // the last block's masked-off lanes may lie past the output's end
@@ -116,7 +120,11 @@ func rowGo(t *RowArgs) {
 					if t.Signed != 0 {
 						v = int32(int8(x))
 					}
-					acc += v * int32(int16(w[(ky*t.KW+kx)*t.WStride/4+c]))
+					slot, half := ky*slots+kx, 0
+					if t.Paired != 0 {
+						slot, half = ky*slots+kx/2, kx%2
+					}
+					acc += v * int32(int16(w[slot*t.WStride/4+c]>>(16*half)))
 				}
 			}
 			q := qp[c/16].Lane(c % 16)
