@@ -68,15 +68,22 @@ type Block struct {
 	AddE, AddO [8]int64   // rounding addend of the 64-bit product
 	ShE, ShO   [8]uint64  // right shift of the 64-bit product
 	NegE, NegO [8]int64   // TFLite's rounding: added when the product is negative
+	// AVX2, which shifts 64-bit lanes right only logically, adds the
+	// rounding addend plus 2^63 (wrapping), making every sum non-negative,
+	// and takes the excess 2^(63-shift) back off the 32-bit result.
+	BAddE, BAddO [8]uint64  // rounding addend + 2^63
+	Corr         [16]uint32 // low 32 bits of 2^(63-shift)
 }
 
 // Set fills lane j of b from q.
 func (b *Block) Set(j int, q Chan) {
 	b.Cst[j], b.Left[j], b.Mult[j] = q.Cst, uint32(q.Left), int32(q.M)
+	badd := uint64(q.Add) + 1<<63
+	b.Corr[j] = uint32(uint64(1) << (63 - q.Shift))
 	if j%2 == 0 {
-		b.AddE[j/2], b.ShE[j/2], b.NegE[j/2] = q.Add, uint64(q.Shift), q.NegAdj
+		b.AddE[j/2], b.ShE[j/2], b.NegE[j/2], b.BAddE[j/2] = q.Add, uint64(q.Shift), q.NegAdj, badd
 	} else {
-		b.AddO[j/2], b.ShO[j/2], b.NegO[j/2] = q.Add, uint64(q.Shift), q.NegAdj
+		b.AddO[j/2], b.ShO[j/2], b.NegO[j/2], b.BAddO[j/2] = q.Add, uint64(q.Shift), q.NegAdj, badd
 	}
 }
 

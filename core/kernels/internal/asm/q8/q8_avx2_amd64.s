@@ -23,8 +23,8 @@
 //
 // The requantization runs on 8 lanes: VPMULDQ on the even and on the odd
 // lanes, as with AVX-512; AVX2 has no 64-bit arithmetic right shift, so
-// ASR64 builds it from a logical one. Bytes are stored 16 at a time, or one
-// by one through the stack where the mask is partial.
+// the sums are made non-negative first (see REQ8_RUY). Bytes are stored 16
+// at a time, or one by one through the stack where the mask is partial.
 
 // qvPackLo and qvPackHi move the low byte of each int32 of a 128-bit lane
 // to bytes 0-3 and 4-7 of the lane; qvPackIdx then gathers those dwords
@@ -54,64 +54,66 @@ GLOBL qvHalf<>(SB), RODATA|NOPTR, $8
 // Registers of both kernels: Y1 zero during the requantization, Y12 the
 // output zero point, Y13 and Y14 the clamp, Y15 qvPackIdx.
 
-// ASR64 shifts the int64 lanes of p right by the lanes at sh, arithmetically:
-// ((p ^ s) >>> sh) ^ s with s = (p < 0) ? -1 : 0. Clobbers s.
-#define ASR64(p, sh, s) \
-	VPCMPGTQ p, Y1, s; \
-	VPXOR    s, p, p; \
-	VPSRLVQ  sh, p, p; \
-	VPXOR    s, p, p
-
 // CLAMP adds the zero point and clamps.
 #define CLAMP(x) \
 	VPADDD  Y12, x, x; \
 	VPMAXSD Y13, x, x; \
 	VPMINSD Y14, x, x
 
+// The 64-bit products are shifted right logically, AVX2 having no
+// arithmetic shift of 64-bit lanes: the rounding addends BADDE and BADDO
+// hold the addend plus 2^63 (wrapping), which makes every sum p + add, a
+// 63-bit signed value, the non-negative p + add + 2^63, and since 2^63 is
+// a multiple of 2^shift, (p + add + 2^63) >>> shift is (p + add) >> shift
+// plus 2^(63-shift), whose low 32 bits (CORR) come back off once the
+// halves are merged. The odd lanes' multipliers are read 4 bytes on, where
+// VPMULDQ finds them in its even dwords.
+
 // REQ8_RUY requantizes the 8 sums in x (channels off/4 to off/4+7 of the
 // Block at R10) plus the row term rt with ruy's rounding, as Chan.Ruy:
 // x = (x+cst+rt) << left; (x*mult + add) >> shift on the even lanes (Y8)
-// and the odd lanes (Y9); then CLAMP. Clobbers Y8-Y11.
+// and the odd lanes (Y9); then CLAMP. Clobbers Y8, Y9.
 #define REQ8_RUY(x, off, rt) \
 	VPADDD   off+QB_CST(R10), x, x; \
 	VPADDD   rt, x, x; \
 	VPSLLVD  off+QB_LEFT(R10), x, x; \
 	VPMULDQ  off+QB_MULT(R10), x, Y8; \
-	VPADDQ   off+QB_ADDE(R10), Y8, Y8; \
-	ASR64(Y8, off+QB_SHE(R10), Y10); \
-	VPSHUFD  $0xf5, x, Y9; \
-	VPSHUFD  $0xf5, off+QB_MULT(R10), Y11; \
-	VPMULDQ  Y11, Y9, Y9; \
-	VPADDQ   off+QB_ADDO(R10), Y9, Y9; \
-	ASR64(Y9, off+QB_SHO(R10), Y10); \
+	VPADDQ   off+QB_BADDE(R10), Y8, Y8; \
+	VPSRLVQ  off+QB_SHE(R10), Y8, Y8; \
+	VPSRLQ   $32, x, Y9; \
+	VPMULDQ  off+4+QB_MULT(R10), Y9, Y9; \
+	VPADDQ   off+QB_BADDO(R10), Y9, Y9; \
+	VPSRLVQ  off+QB_SHO(R10), Y9, Y9; \
 	VPSLLQ   $32, Y9, Y9; \
 	VPBLENDD $0xaa, Y9, Y8, x; \
+	VPSUBD   off+QB_CORR(R10), x, x; \
 	CLAMP(x)
 
 // TFL_HALF is TFLite's rounding of one half's 64-bit products p, as
-// Chan.TFL: p += add + ((p + 2^30 < 0) ? neg : 0); p >>= shift. Y11 holds
-// 2^30 in every qword. Clobbers Y10.
-#define TFL_HALF(p, ADD, NEG, SH) \
+// Chan.TFL: p += add + ((p + 2^30 < 0) ? neg : 0); p >>>= shift (with the
+// addend plus 2^63, see above). Y11 holds 2^30 in every qword, Y1 zero.
+// Clobbers Y10.
+#define TFL_HALF(p, BADD, NEG, SH) \
 	VPADDQ   Y11, p, Y10; \
 	VPCMPGTQ Y10, Y1, Y10; \
 	VPAND    NEG, Y10, Y10; \
-	VPADDQ   ADD, p, p; \
+	VPADDQ   BADD, p, p; \
 	VPADDQ   Y10, p, p; \
-	ASR64(p, SH, Y10)
+	VPSRLVQ  SH, p, p
 
 // REQ8_TFL is REQ8_RUY with TFLite's rounding and no row term. Clobbers
-// Y7-Y10.
+// Y8-Y10.
 #define REQ8_TFL(x, off) \
 	VPADDD   off+QB_CST(R10), x, x; \
 	VPSLLVD  off+QB_LEFT(R10), x, x; \
 	VPMULDQ  off+QB_MULT(R10), x, Y8; \
-	TFL_HALF(Y8, off+QB_ADDE(R10), off+QB_NEGE(R10), off+QB_SHE(R10)); \
-	VPSHUFD  $0xf5, x, Y9; \
-	VPSHUFD  $0xf5, off+QB_MULT(R10), Y7; \
-	VPMULDQ  Y7, Y9, Y9; \
-	TFL_HALF(Y9, off+QB_ADDO(R10), off+QB_NEGO(R10), off+QB_SHO(R10)); \
+	TFL_HALF(Y8, off+QB_BADDE(R10), off+QB_NEGE(R10), off+QB_SHE(R10)); \
+	VPSRLQ   $32, x, Y9; \
+	VPMULDQ  off+4+QB_MULT(R10), Y9, Y9; \
+	TFL_HALF(Y9, off+QB_BADDO(R10), off+QB_NEGO(R10), off+QB_SHO(R10)); \
 	VPSLLQ   $32, Y9, Y9; \
 	VPBLENDD $0xaa, Y9, Y8, x; \
+	VPSUBD   off+QB_CORR(R10), x, x; \
 	CLAMP(x)
 
 // PACK16 leaves in the low 16 bytes of a the low bytes of the int32 lanes
@@ -175,7 +177,8 @@ Ldone:
 
 // ROWSTORE requantizes the 16 sums of row R9 in a (channels 0-7) and b
 // (8-15) with its row term and stores them (x is a's low half) to the
-// block's output, under the block's mask. Clobbers AX, BX, CX, SI, Y3.
+// block's output, under the block's mask. Clobbers AX, BX, CX, SI, Y3,
+// Y8, Y9.
 #define ROWSTORE(a, b, x, Lpart, Lloop, Lskip, Ldone) \
 	MOVQ         TA_ROWTERM(DI), AX; \
 	VPBROADCASTD (AX)(R9*4), Y3; \
@@ -413,7 +416,7 @@ dwdone:
 	VMOVDQU      qvPackIdx<>(SB), Y15
 
 // QUADROW requantizes and stores row r of the four rows' sums saved at
-// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8-Y11.
+// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8, Y9.
 #define QUADROW(r, Lpart, Lloop, Lskip, Ldone) \
 	VMOVDQU      16+64*r(SP), Y0; \
 	VMOVDQU      48+64*r(SP), Y2; \

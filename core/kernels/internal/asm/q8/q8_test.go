@@ -2,6 +2,7 @@ package q8
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -67,6 +68,9 @@ func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, 
 	if !exact {
 		for i := range rowterm {
 			rowterm[i] = int32(r.IntN(200001) - 100000)
+			if r.IntN(4) == 0 { // sums at int32's ends: the largest products of the requantization
+				rowterm[i] = [...]int32{math.MinInt32, math.MaxInt32, -1 << 30, 1<<30 - 1}[r.IntN(4)]
+			}
 		}
 	}
 	ldo := 16*nb + r.IntN(5)
@@ -174,15 +178,8 @@ func exactSums(kern Kernel, ta TileArgs, out []uint8, rows, nb int) []int64 {
 	got := make([]int64, rows*16*nb)
 	for byteIdx := range 4 {
 		for b := range nb {
-			q := &unsafe.Slice(ta.QP, nb)[b]
 			for j := range 16 {
-				q.Cst[j], q.Left[j], q.Mult[j] = 0, 0, 1<<30
-				sh := uint64(30 + 8*byteIdx)
-				if j%2 == 0 {
-					q.AddE[j/2], q.ShE[j/2] = 0, sh
-				} else {
-					q.AddO[j/2], q.ShO[j/2] = 0, sh
-				}
+				unsafe.Slice(ta.QP, nb)[b].Set(j, Chan{M: 1 << 30, Shift: uint8(30 + 8*byteIdx)})
 			}
 		}
 		Tile(kern, &ta)
