@@ -138,7 +138,9 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
 	if g.vnni() {
-		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, g.kern.SignedRows())
+		// The wide layout's kernels take int8 rows as readily as uint8.
+		signedRows := g.kern.SignedRows() || g.kern.Wide() && !unsignedRows
+		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, signedRows)
 		return
 	}
 	if cap(g.cst) < g.N {

@@ -36,9 +36,10 @@ import (
 //
 // q8.Tile runs a tile with the kernel a q8.Kernel names: assembly, or the
 // pure-Go twin of all of them, on the same layout, or on its wide form
-// where the kernel's Wide says so (AVX2 without VNNI): the weights widened
-// to int16 once, when they are set, and each block of rows to uint16 once,
-// after it is packed, for all the channels it meets.
+// where the kernel's Wide says so (AVX2 without VNNI): the weights w - wzp
+// as int16 once, when they are set, and each block of rows widened to
+// int16 once, after it is packed, for all the channels it meets; UINT8 and
+// INT8 rows alike, as they come.
 
 // qvGemm is a qGemm's weights in the VNNI layout.
 type qvGemm struct {
@@ -196,7 +197,7 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 		}
 		v.packRows(geom, inB, uint8(T(xzp)), pb, pe, panel, ws.rowterm, inPlace)
 		if wide {
-			q8.WidenRows(ws.wide, panel[:(pe-pb)*lda])
+			q8.WidenRows(ws.wide, panel[:(pe-pb)*lda], v.signed)
 		}
 		for cs := c0; cs < c1; {
 			// A chunk of whole blocks, or the part of one block before

@@ -7,7 +7,7 @@ import "unsafe"
 // are [K4][16][4] signed bytes, so that one 64-byte vector holds four
 // depth steps of the 16 channels; each row is read four bytes at a time,
 // as uint8 or, where the kernel's SignedRows says so, as int8. Kernels
-// whose Wide says so read the wide layout instead: rows of 4*K4 uint16
+// whose Wide says so read the wide layout instead: rows of 4*K4 int16
 // (WidenRows) and blocks of [K4][2][16][2] int16 weights in [-255, 255]
 // (WideIndex, WidenWeights), WStride 128*K4. Its layout is read by the assembly (see TestAsmLayout):
 // keep the fields 8 bytes wide and in order.

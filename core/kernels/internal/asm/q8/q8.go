@@ -31,20 +31,22 @@ func (k Kernel) SignedRows() bool {
 }
 
 // Wide says whether k's tile kernel reads the wide layout of TileArgs:
-// rows widened to uint16 (WidenRows) and weights as int16 in [-255, 255]
+// rows widened to int16 from uint8 or int8 (WidenRows), whichever the
+// input is (SignedRows does not apply), and weights as int16 in [-255, 255]
 // (WidenWeights, WideIndex), so that the AVX2 kernel multiplies them with
 // VPMADDWD as they come.
 func (k Kernel) Wide() bool {
 	return k == AVX2
 }
 
-// WidenRows writes the bytes of src, zero-extended, to dst, which must
-// be at least as long: rows of the wide layout.
-func WidenRows(dst []uint16, src []uint8) {
+// WidenRows writes the bytes of src, zero-extended or, when signed,
+// sign-extended (int8 rows), to dst, which must be at least as long: rows
+// of the wide layout, which its kernels read as int16.
+func WidenRows(dst []uint16, src []uint8, signed bool) {
 	if len(src) == 0 {
 		return
 	}
-	widen(dst[:len(src)], src)
+	widen(dst[:len(src)], src, signed)
 }
 
 // WideIndex is the index in wide weights of channel c's depth step k,

@@ -105,15 +105,15 @@ func tileAVX2(t *TileArgs)
 func rowAVX2(t *RowArgs)
 
 // widen is WidenRows, in AVX2 assembly where the CPU has it.
-func widen(dst []uint16, src []uint8) {
+func widen(dst []uint16, src []uint8, signed bool) {
 	if cpu.X86.HasAVX2 {
-		widenAVX2(&dst[0], &src[0], len(src))
+		widenAVX2(&dst[0], &src[0], len(src), signed)
 		return
 	}
-	widenGo(dst, src)
+	widenGo(dst, src, signed)
 }
 
 // widenAVX2 is widenGo on n bytes in AVX2 assembly.
 //
 //go:noescape
-func widenAVX2(dst *uint16, src *uint8, n int)
+func widenAVX2(dst *uint16, src *uint8, n int, signed bool)

@@ -45,4 +45,4 @@ func tileNEON(t *TileArgs, dot bool)
 func rowNEON(t *RowArgs)
 
 // widen is WidenRows: in Go, which no kernel here needs faster.
-func widen(dst []uint16, src []uint8) { widenGo(dst, src) }
+func widen(dst []uint16, src []uint8, signed bool) { widenGo(dst, src, signed) }

@@ -708,45 +708,50 @@ wdone:
 	VZEROUPPER
 	RET
 
-// func widenAVX2(dst *uint16, src *uint8, n int)
-//
-// WidenRows: 32 bytes a step, then 16, then one at a time.
-TEXT ·widenAVX2(SB), NOSPLIT, $0-24
+// WIDEN is WidenRows' body: the n bytes at src (CX, SI) widened by MOVX
+// (VPMOVZXBW, or VPMOVSXBW for int8) to dst (DI), 32 bytes a step, then
+// 16, then one at a time by MOVB (MOVBLZX or MOVBLSX).
+#define WIDEN(MOVX, MOVB, L32, L16, L1, Ldone) \
+L32: \
+	CMPQ    CX, $32; \
+	JLT     L16; \
+	MOVX    (SI), Y0; \
+	MOVX    16(SI), Y1; \
+	VMOVDQU Y0, (DI); \
+	VMOVDQU Y1, 32(DI); \
+	ADDQ    $32, SI; \
+	ADDQ    $64, DI; \
+	SUBQ    $32, CX; \
+	JMP     L32; \
+L16: \
+	CMPQ    CX, $16; \
+	JLT     L1; \
+	MOVX    (SI), Y0; \
+	VMOVDQU Y0, (DI); \
+	ADDQ    $16, SI; \
+	ADDQ    $32, DI; \
+	SUBQ    $16, CX; \
+L1: \
+	TESTQ   CX, CX; \
+	JZ      Ldone; \
+	MOVB    (SI), AX; \
+	MOVW    AX, (DI); \
+	INCQ    SI; \
+	ADDQ    $2, DI; \
+	DECQ    CX; \
+	JMP     L1; \
+Ldone: \
+	VZEROUPPER; \
+	RET
+
+// func widenAVX2(dst *uint16, src *uint8, n int, signed bool)
+TEXT ·widenAVX2(SB), NOSPLIT, $0-25
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	CMPB signed+24(FP), $0
+	JNE  sx
+	WIDEN(VPMOVZXBW, MOVBLZX, zx32, zx16, zx1, zxdone)
 
-widen32:
-	CMPQ      CX, $32
-	JLT       widen16
-	VPMOVZXBW (SI), Y0
-	VPMOVZXBW 16(SI), Y1
-	VMOVDQU   Y0, (DI)
-	VMOVDQU   Y1, 32(DI)
-	ADDQ      $32, SI
-	ADDQ      $64, DI
-	SUBQ      $32, CX
-	JMP       widen32
-
-widen16:
-	CMPQ      CX, $16
-	JLT       widen1
-	VPMOVZXBW (SI), Y0
-	VMOVDQU   Y0, (DI)
-	ADDQ      $16, SI
-	ADDQ      $32, DI
-	SUBQ      $16, CX
-
-widen1:
-	TESTQ   CX, CX
-	JZ      widened
-	MOVBLZX (SI), AX
-	MOVW    AX, (DI)
-	INCQ    SI
-	ADDQ    $2, DI
-	DECQ    CX
-	JMP     widen1
-
-widened:
-	VZEROUPPER
-	RET
+sx:
+	WIDEN(VPMOVSXBW, MOVBLSX, sx32, sx16, sx1, sxdone)

@@ -16,4 +16,4 @@ func tileAsm(_ Kernel, t *TileArgs) { tileGo(t) }
 func rowAsm(_ Kernel, t *RowArgs) { rowGo(t) }
 
 // widen is WidenRows: in Go, which no kernel here needs faster.
-func widen(dst []uint16, src []uint8) { widenGo(dst, src) }
+func widen(dst []uint16, src []uint8, signed bool) { widenGo(dst, src, signed) }

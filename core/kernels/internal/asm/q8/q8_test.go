@@ -119,7 +119,7 @@ func TestTileAsmMatchesGo(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 1))
 		for i := range 400 {
 			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-			ta, out, _ := tileCase(r, rows, k4, nb, false, k.SignedRows())
+			ta, out, _ := tileCase(r, rows, k4, nb, false, rowsSigned(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.Tail, out, want)
 			}
@@ -137,7 +137,7 @@ func FuzzKernels(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		for _, k := range AsmKernels() {
 			r := rand.New(rand.NewPCG(s1, s2))
-			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, k.SignedRows())
+			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, rowsSigned(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.Rows, ta.K4, ta.NB, ta.Tail, out, want)
 			}
@@ -158,7 +158,7 @@ func TestTileExactSums(t *testing.T) {
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
 		for _, kern := range kernels {
-			ta, out, ref := tileCase(r, rows, k4, nb, true, kern.SignedRows())
+			ta, out, ref := tileCase(r, rows, k4, nb, true, rowsSigned(r, kern))
 			want := ref()
 			got := exactSums(kern, ta, out, rows, nb)
 			for j := range got {
@@ -263,6 +263,13 @@ func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
 	return want
 }
 
+// rowsSigned draws whether a tile for kernel k has int8 rows: always for
+// the kernels of int8 rows, at random for those of the wide layout, which
+// take either.
+func rowsSigned(r *rand.Rand, k Kernel) bool {
+	return k.SignedRows() || k.Wide() && r.IntN(2) == 0
+}
+
 // layoutFor returns t in the layout kernel k reads: t itself, or t's rows
 // and [K4][16][4] weights widened into fresh buffers.
 func layoutFor(k Kernel, t TileArgs) TileArgs {
@@ -271,7 +278,7 @@ func layoutFor(k Kernel, t TileArgs) TileArgs {
 	}
 	a := unsafe.Slice(t.A, (t.Rows-1)*t.LDA+4*t.K4)
 	a16 := make([]uint16, len(a))
-	WidenRows(a16, a)
+	WidenRows(a16, a, t.Signed != 0)
 	w := unsafe.Slice(t.W, t.NB*t.WStride)
 	w16 := make([]int16, len(w))
 	WidenWeights(w16, w)
@@ -299,24 +306,31 @@ func TestTileWideTwin(t *testing.T) {
 	}
 }
 
-// TestWidenRows checks WidenRows (AVX2 assembly on amd64) against the
-// bytes, on every length up to 100 and at every start within a vector.
+// TestWidenRows checks WidenRows (AVX2 assembly on amd64), zero- and
+// sign-extending, against the bytes, on every length up to 100 and at
+// every start within a vector.
 func TestWidenRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 5))
 	src := make([]uint8, 140)
 	randBytes(r, src)
-	for off := range 32 {
-		for n := range 101 {
-			dst := make([]uint16, n+1)
-			dst[n] = 0x5a5a
-			WidenRows(dst, src[off:off+n])
-			for i, b := range src[off : off+n] {
-				if dst[i] != uint16(b) {
-					t.Fatalf("offset %d, length %d: element %d is %d, want %d", off, n, i, dst[i], b)
+	for _, signed := range []bool{false, true} {
+		for off := range 32 {
+			for n := range 101 {
+				dst := make([]uint16, n+1)
+				dst[n] = 0x5a5a
+				WidenRows(dst, src[off:off+n], signed)
+				for i, b := range src[off : off+n] {
+					want := uint16(b)
+					if signed {
+						want = uint16(int8(b))
+					}
+					if dst[i] != want {
+						t.Fatalf("signed %v, offset %d, length %d: element %d is %#x, want %#x", signed, off, n, i, dst[i], want)
+					}
 				}
-			}
-			if dst[n] != 0x5a5a {
-				t.Fatalf("offset %d, length %d: wrote past the end", off, n)
+				if dst[n] != 0x5a5a {
+					t.Fatalf("signed %v, offset %d, length %d: wrote past the end", signed, off, n)
+				}
 			}
 		}
 	}

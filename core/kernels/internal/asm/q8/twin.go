@@ -68,14 +68,14 @@ func blockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
 	}
 }
 
-// blockWideGo is blockGo on the wide layout: row holds 4*K4 uint16 and w
+// blockWideGo is blockGo on the wide layout: row holds 4*K4 int16 and w
 // [K4][2][16][2] int16, both as little-endian bytes.
 func blockWideGo(row []uint8, w []int8, acc *[16]int32) {
 	*acc = [16]int32{}
 	wb := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
 	for k := 0; 2*k < len(row); k += 2 {
-		x0 := int32(binary.LittleEndian.Uint16(row[2*k:]))
-		x1 := int32(binary.LittleEndian.Uint16(row[2*k+2:]))
+		x0 := int32(int16(binary.LittleEndian.Uint16(row[2*k:])))
+		x1 := int32(int16(binary.LittleEndian.Uint16(row[2*k+2:])))
 		// Depth steps k and k+1 (k even) of channel j are pair j of
 		// half (k/2)%2 of depth group k/4.
 		half := wb[128*(k/4)+64*((k/2)%2):]
@@ -88,9 +88,12 @@ func blockWideGo(row []uint8, w []int8, acc *[16]int32) {
 }
 
 // widenGo is WidenRows in Go.
-func widenGo(dst []uint16, src []uint8) {
+func widenGo(dst []uint16, src []uint8, signed bool) {
 	for i, b := range src {
 		dst[i] = uint16(b)
+		if signed {
+			dst[i] = uint16(int8(b))
+		}
 	}
 }
 
