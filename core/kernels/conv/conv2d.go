@@ -251,13 +251,13 @@ func (s *gemmState) growQuantWork(unsigned bool, K, threads int) {
 	if unsigned {
 		s.scr.qU8 = growWork(s.scr.qU8, threads)
 		for i := range s.scr.qU8 {
-			s.scr.qU8[i].ensure(K, s.qg.vnni())
+			s.scr.qU8[i].ensure(K, s.qg.kern)
 		}
 		return
 	}
 	s.scr.qI8 = growWork(s.scr.qI8, threads)
 	for i := range s.scr.qI8 {
-		s.scr.qI8[i].ensure(K, s.qg.vnni())
+		s.scr.qI8[i].ensure(K, s.qg.kern)
 	}
 }
 
@@ -325,7 +325,7 @@ func (c *Conv2D) Prepare(n *kernel.Node) error {
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
 			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
-				vnni: c.qg.vnni(), wzp: c.filterZP(filter), N: outC, K: K}
+				vnni: c.qg.vnni(), wide: c.qg.kern.Wide(), wzp: c.filterZP(filter), N: outC, K: K}
 			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
 			c.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, p.Activation), bias, c.kind == kindUint8)
 		}
@@ -439,7 +439,7 @@ func (l *qgemmLoop[T]) Chunk(w, lo, hi int) {
 func runQGemm[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32, team *kernel.Workers, threads int, ws []qgemmWork[T], loop *qgemmLoop[T]) {
 	M, N := geom.rows(), g.N
 	for i := range ws[:threads] {
-		ws[i].ensure(g.K, g.vnni())
+		ws[i].ensure(g.K, g.kern)
 	}
 	if threads == 1 {
 		qgemmRun(g, geom, in, out, xzp, 0, M, 0, N, &ws[0])

@@ -249,6 +249,7 @@ type dwKey struct {
 	filter *byte
 	size   int
 	signed bool
+	paired bool // the layout of the kernels that pair taps (q8.Kernel.PairedTaps)
 	requantKey
 }
 
@@ -262,9 +263,9 @@ func (d *DepthwiseConv2D) setConstWeights(n *kernel.Node, in, filter, bias, out 
 		return
 	}
 	key := dwKey{filter: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: d.kind == kindInt8,
-		requantKey: newRequantKey(in, filter, bias, out, d.Params.Activation)}
+		paired: d.vd.kern.PairedTaps(), requantKey: newRequantKey(in, filter, bias, out, d.Params.Activation)}
 	src := n.Derived(key, func() any {
-		v := &dwVNNI{C: d.vd.C, taps: d.vd.taps, nb: d.vd.nb}
+		v := &dwVNNI{C: d.vd.C, kW: d.vd.kW, taps: d.vd.taps, nb: d.vd.nb, kern: d.vd.kern}
 		v.setWeights(d.filterMinusZP(filter, nil), int32sOrNil(bias), d.xzp, &d.rq)
 		return v
 	}).(*dwVNNI)
@@ -398,7 +399,7 @@ type dwFloatWork struct {
 // for a node without one and the tap lists of threads workers.
 func (d *DepthwiseConv2D) prepareFloat(threads int) {
 	d.lo, d.hi = kernel.ActivationRangeFloat(d.Params.Activation)
-	d.zeroBias = growF32(d.zeroBias, d.outC)
+	d.zeroBias = grow(d.zeroBias, d.outC)
 	clear(d.zeroBias)
 	d.growFloatWork(threads)
 	d.growWide(4)

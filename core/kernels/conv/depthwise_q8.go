@@ -25,16 +25,16 @@ import (
 
 // dwVNNI is the prepared state of the vector depthwise kernel.
 type dwVNNI struct {
-	C, taps, nb int
-	w           []int32    // [taps][16*nb]
-	qp          []q8.Block // [nb]
-	rowLen      int        // columns of a filter row: (outW-1)*strideW + (kW-1)*dilW + 1
-	inPlace     bool       // filter rows are read from the input
-	xzp         uint8      // the input zero point's byte
-	signed      bool
-	kern        q8.Kernel    // the row kernel
-	scr         *convScratch // the workers' dwV
-	loop        dwVLoop      // the split's body, kept here so that it allocates nothing
+	C, kW, taps, nb int
+	w               []int32    // [taps][16*nb], or paired (q8.PairTaps) where the kernel reads them so
+	qp              []q8.Block // [nb]
+	rowLen          int        // columns of a filter row: (outW-1)*strideW + (kW-1)*dilW + 1
+	inPlace         bool       // filter rows are read from the input
+	xzp             uint8      // the input zero point's byte
+	signed          bool
+	kern            q8.Kernel    // the row kernel
+	scr             *convScratch // the workers' dwV
+	loop            dwVLoop      // the split's body, kept here so that it allocates nothing
 }
 
 // dwVLoop is runDWVNNI's loop body: pieces of output rows (rowPart).
@@ -106,7 +106,7 @@ func (w *dwVWork) bytes() int {
 // prepare sets the shapes and gives threads workers of scr scratch; the
 // weights come from setWeights.
 func (d *dwVNNI) prepare(g *convGeom, scr *convScratch, threads int, signed bool, xzp int32) {
-	d.C, d.taps, d.nb = g.inC, g.kH*g.kW, (g.inC+15)/16
+	d.C, d.kW, d.taps, d.nb = g.inC, g.kW, g.kH*g.kW, (g.inC+15)/16
 	d.signed, d.xzp, d.scr = signed, uint8(xzp), scr
 	d.rowLen = max(0, (g.outW-1)*g.strideW+(g.kW-1)*g.dilW+1)
 	d.inPlace = g.padW == 0 && d.rowLen <= g.inW
@@ -125,15 +125,17 @@ func (d *dwVNNI) grow(g *convGeom, threads int) {
 // (nil for none), the input zero point and the requantization.
 func (d *dwVNNI) setWeights(wq []int32, bias []int32, xzp int32, rq *chanRequant) {
 	C, nc := d.C, 16*d.nb
-	if cap(d.w) < d.taps*nc {
-		d.w = make([]int32, d.taps*nc)
-	}
-	d.w = d.w[:d.taps*nc]
+	d.w = grow(d.w, d.taps*nc)
 	clear(d.w)
 	for t := range d.taps {
 		for c, v := range wq[t*C : t*C+C] {
 			d.w[t*nc+c] = int32(uint16(int16(v)))
 		}
+	}
+	if d.kern.PairedTaps() && d.taps > 0 {
+		kH := d.taps / d.kW
+		q8.PairTaps(d.w, d.w, kH, d.kW, nc)
+		d.w = d.w[:kH*((d.kW+1)/2)*nc]
 	}
 	if cap(d.qp) < d.nb {
 		d.qp = make([]q8.Block, d.nb)
@@ -187,6 +189,9 @@ func dwVNNIRows(d *dwVNNI, g *convGeom, in, out []uint8, rq *chanRequant, lo, hi
 		ZP: int64(rq.zp), Lo: int64(rq.lo), Hi: int64(rq.hi), Rows: &w.ptrs[0]}
 	if d.signed {
 		t.Signed = 1
+	}
+	if d.kern.PairedTaps() {
+		t.Paired = 1
 	}
 	for u := lo; u < hi; u++ {
 		r, x0, x1 := rowPart(u, parts, g.outW)

@@ -137,15 +137,15 @@ func fgemmRowBlock(K, mr int) int {
 
 func (w *fgemmWork) ensure(K int, kern *f32.Kernels) {
 	rb := fgemmRowBlock(K, kern.MR)
-	w.panel = growF32(w.panel, rb*K)
-	w.row = growF32(w.row, K)
-	w.tile = growF32(w.tile, kern.MR*f32.NR)
+	w.panel = grow(w.panel, rb*K)
+	w.row = grow(w.row, K)
+	w.tile = grow(w.tile, kern.MR*f32.NR)
 }
 
-// growF32 returns s resized to n, reallocated only when too small.
-func growF32(s []float32, n int) []float32 {
+// grow returns s resized to n, reallocated only when too small.
+func grow[E any](s []E, n int) []E {
 	if cap(s) < n {
-		return make([]float32, n)
+		return make([]E, n)
 	}
 	return s[:n]
 }

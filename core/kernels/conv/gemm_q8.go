@@ -51,6 +51,7 @@ type qgemmKey struct {
 	size         int
 	shuffled     bool // FULLY_CONNECTED's shuffled 4x16 weights format
 	signed, vnni bool
+	wide         bool // the layout of the kernels that read it widened (q8.Kernel.Wide)
 	wzp          int32
 	N, K         int
 }
@@ -66,7 +67,7 @@ func (g *qGemm) shareWeights(n *kernel.Node, key qgemmKey, pack func(*qGemm)) {
 	}).(*qGemm)
 	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true
 	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
-	g.v.w, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.k4, src.v.nb, src.v.rowMul
+	g.v.w, g.v.wide, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.wide, src.v.k4, src.v.nb, src.v.rowMul
 }
 
 // vnni says whether g uses the byte-dot-product ("VNNI") layout.
@@ -79,7 +80,7 @@ const laneBits = 21
 // wzp; signed says whether they are INT8.
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 	if g.shared { // never pack into the model's copy
-		g.packed, g.w16, g.wsum, g.v.w, g.shared = nil, nil, nil, nil, false
+		g.packed, g.w16, g.wsum, g.v.w, g.v.wide, g.shared = nil, nil, nil, nil, nil, false
 	}
 	g.N, g.K = N, K
 	if g.vnni() {
@@ -87,7 +88,7 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 			g.wsum = make([]int32, N)
 		}
 		g.wsum = g.wsum[:N]
-		g.v.setWeights(w, signed, wzp, N, K, g.wsum)
+		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern.Wide())
 		return
 	}
 	groups := (N + 2) / 3
@@ -137,7 +138,9 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
 	if g.vnni() {
-		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, g.kern.SignedRows())
+		// The wide layout's kernels take int8 rows as readily as uint8.
+		signedRows := g.kern.SignedRows() || g.kern.Wide() && !unsignedRows
+		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, signedRows)
 		return
 	}
 	if cap(g.cst) < g.N {
@@ -169,7 +172,7 @@ type qgemmWork[T int8 | uint8] struct {
 
 // bytes is w's size.
 func (w *qgemmWork[T]) bytes() int {
-	return cap(w.panel) + cap(w.row) + cap(w.v.panel) + 4*cap(w.v.rowterm)
+	return cap(w.panel) + cap(w.row) + cap(w.v.panel) + 2*cap(w.v.wide) + 4*cap(w.v.rowterm)
 }
 
 // qgemmBlocks returns the row block (multiple of 4) and channel block
@@ -180,11 +183,12 @@ func qgemmBlocks(K int) (rowBlock, chanBlock int) {
 	return
 }
 
-// ensure sizes w for depth K, for the VNNI layout's kernel or the packed
-// one's (not both: a GEMM runs one of them).
-func (w *qgemmWork[T]) ensure(K int, vnni bool) {
-	if vnni {
-		w.v.ensure((K + 3) / 4)
+// ensure sizes w for depth K, for the VNNI layout's kernel kern or, where
+// kern is q8.Portable, the packed one's (not both: a GEMM runs one of
+// them).
+func (w *qgemmWork[T]) ensure(K int, kern q8.Kernel) {
+	if kern != q8.Portable {
+		w.v.ensure((K+3)/4, kern.Wide())
 		return
 	}
 	rb, _ := qgemmBlocks(K)

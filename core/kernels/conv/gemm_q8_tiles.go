@@ -35,13 +35,18 @@ import (
 // stores are masked to the real channels.
 //
 // q8.Tile runs a tile with the kernel a q8.Kernel names: assembly, or the
-// pure-Go twin of all of them, on the same layout.
+// pure-Go twin of all of them, on the same layout, or on its wide form
+// where the kernel's Wide says so (AVX2 without VNNI): the weights w - wzp
+// as int16 once, when they are set, and each block of rows widened to
+// int16 once, after it is packed, for all the channels it meets; UINT8 and
+// INT8 rows alike, as they come.
 
 // qvGemm is a qGemm's weights in the VNNI layout.
 type qvGemm struct {
 	k4     int
 	nb     int
 	w      []int8     // [nb][k4][16][4]
+	wide   []int16    // [nb][k4][2][16][2]: w widened, for kernels that read it (w then nil when shared)
 	qp     []q8.Block // [nb]
 	rowMul int32      // sw - wzp: the per-row term's factor
 	signed bool       // the rows are stored as int8 (else uint8)
@@ -49,32 +54,41 @@ type qvGemm struct {
 }
 
 // setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
-// and returns sum_k (w-wzp) of each channel in wsum.
-func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32) {
+// and returns sum_k (w-wzp) of each channel in wsum. The wide layout
+// (wide: for the kernels that read it) holds w - wzp itself, in [-255, 255],
+// so that its rows need no per-row term.
+func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32, wide bool) {
 	v.k4, v.nb = (K+3)/4, (N+15)/16
 	n := v.nb * v.k4 * 64
-	if cap(v.w) < n {
-		v.w = make([]int8, n)
+	if wide {
+		v.w, v.wide = nil, grow(v.wide, n)
+		clear(v.wide)
+	} else {
+		v.w, v.wide = grow(v.w, n), nil
+		clear(v.w)
 	}
-	v.w = v.w[:n]
-	clear(v.w)
 	var flipW byte // UINT8 weights are stored as w - 128
 	v.rowMul = -wzp
 	if !signed {
 		flipW = 0x80
 		v.rowMul = 128 - wzp
 	}
+	if wide {
+		v.rowMul = 0
+	}
 	for c := range N {
-		blk := v.w[(c/16)*v.k4*64:]
-		lane := 4 * (c % 16)
 		var s int32
 		for k, x := range w[c*K : c*K+K] {
-			blk[(k/4)*64+lane+k%4] = int8(x ^ flipW)
+			wv := int32(x) - wzp
 			if signed {
-				s += int32(int8(x)) - wzp
-			} else {
-				s += int32(x) - wzp
+				wv = int32(int8(x)) - wzp
 			}
+			if wide {
+				v.wide[q8.WideIndex(v.k4, c, k)] = int16(wv)
+			} else {
+				v.w[(c/16)*v.k4*64+(k/4)*64+4*(c%16)+k%4] = int8(x ^ flipW)
+			}
+			s += wv
 		}
 		wsum[c] = s
 	}
@@ -109,9 +123,11 @@ func (v *qvGemm) setBias(rq *chanRequant, bias []int32, xzp int32, wsum []int32,
 }
 
 // qgemmVWork is one worker's scratch for the VNNI layout: a panel of
-// packed rows and their row terms.
+// packed rows, the panel widened for kernels of the wide layout, and the
+// rows' terms.
 type qgemmVWork struct {
 	panel   []uint8
+	wide    []uint16
 	rowterm []int32
 }
 
@@ -123,11 +139,14 @@ func qvBlocks(k4 int) (rowBlock, chunk int) {
 	return
 }
 
-// ensure sizes w for depth groups k4.
-func (w *qgemmVWork) ensure(k4 int) {
+// ensure sizes w for depth groups k4, with a wide panel when wide.
+func (w *qgemmVWork) ensure(k4 int, wide bool) {
 	rb, _ := qvBlocks(k4)
 	if n := rb*4*k4 + 64; cap(w.panel) < n {
 		w.panel = make([]uint8, n)
+	}
+	if n := rb * 4 * k4; wide && cap(w.wide) < n {
+		w.wide = make([]uint16, n)
 	}
 	if cap(w.rowterm) < rb {
 		w.rowterm = make([]int32, rb)
@@ -153,7 +172,8 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 	if p0 >= p1 || c0 >= c1 {
 		return
 	}
-	ws.ensure(k4)
+	wide := g.kern.Wide()
+	ws.ensure(k4, wide)
 	rb, chunk := qvBlocks(k4)
 	inB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
 	outB := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
@@ -161,10 +181,13 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 	// read in place.
 	inPlace := geom.direct && !v.flip && K%4 == 0
 	lda := 4 * k4
-	t := q8.TileArgs{K4: k4, WStride: 64 * k4, LDO: N,
+	t := q8.TileArgs{K4: k4, WStride: 64 * k4, LDA: lda, LDO: N,
 		ZP: int64(g.rq.zp), Lo: int64(g.rq.lo), Hi: int64(g.rq.hi)}
 	if v.signed {
 		t.Signed = 1
+	}
+	if wide {
+		t.WStride, t.LDA, t.Wide = 128*k4, 2*lda, 1
 	}
 	for pb := p0; pb < p1; pb += rb {
 		pe := min(pb+rb, p1)
@@ -173,6 +196,9 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 			panel = inB[pb*K : pe*K]
 		}
 		v.packRows(geom, inB, uint8(T(xzp)), pb, pe, panel, ws.rowterm, inPlace)
+		if wide {
+			q8.WidenRows(ws.wide, panel[:(pe-pb)*lda], v.signed)
+		}
 		for cs := c0; cs < c1; {
 			// A chunk of whole blocks, or the part of one block before
 			// the next block boundary when cs is not on one.
@@ -182,7 +208,11 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 				ce = min(c1, (b0+1)*16)
 			}
 			nb := (ce - b0*16 + 15) / 16
-			t.W = &v.w[b0*64*k4]
+			if wide {
+				t.W = (*int8)(unsafe.Pointer(&v.wide[b0*64*k4]))
+			} else {
+				t.W = &v.w[b0*64*k4]
+			}
 			t.QP = &v.qp[b0]
 			t.NB = nb
 			t.Tail = q8.TailMask(ce)
@@ -191,8 +221,11 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 			}
 			base := b0 * 16 // a partial first block is masked below cs
 			for i := pb; i < pe; i += 4 {
-				t.A = &panel[(i-pb)*lda]
-				t.LDA = lda
+				if wide {
+					t.A = (*uint8)(unsafe.Pointer(&ws.wide[(i-pb)*lda]))
+				} else {
+					t.A = &panel[(i-pb)*lda]
+				}
 				t.Rows = min(4, pe-i)
 				t.RowTerm = &ws.rowterm[i-pb]
 				t.Out = &outB[i*N+base]

@@ -93,6 +93,9 @@ func constData(g *qGemm) unsafe.Pointer {
 
 // packedData is where g's packed weights start, whichever layout it uses.
 func packedData(g *qGemm) unsafe.Pointer {
+	if g.kern.Wide() {
+		return unsafe.Pointer(unsafe.SliceData(g.v.wide))
+	}
 	if g.vnni() {
 		return unsafe.Pointer(unsafe.SliceData(g.v.w))
 	}

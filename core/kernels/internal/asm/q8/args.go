@@ -6,16 +6,18 @@ import "unsafe"
 // left-hand side times NB blocks of 16 channels. The weights of a block
 // are [K4][16][4] signed bytes, so that one 64-byte vector holds four
 // depth steps of the 16 channels; each row is read four bytes at a time,
-// as uint8 or, where the kernel's SignedRows says so, as int8. Its layout
-// is read by the assembly (see TestAsmLayout): keep the fields 8 bytes
-// wide and in order.
+// as uint8 or, where the kernel's SignedRows says so, as int8. Kernels
+// whose Wide says so read the wide layout instead: rows of 4*K4 int16
+// (WidenRows) and blocks of [K4][2][16][2] int16 weights in [-255, 255]
+// (WideIndex, WidenWeights), WStride 128*K4. Its layout is read by the assembly (see TestAsmLayout):
+// keep the fields 8 bytes wide and in order.
 type TileArgs struct {
-	A       *uint8 // first row; rows are LDA bytes apart, 4*K4 bytes each
+	A       *uint8 // first row; rows are LDA bytes apart, 4*K4 elements each
 	LDA     int    //
 	Rows    int    // 1 to 4
 	K4      int    // depth in groups of 4
-	W       *int8  // first block's weights, [K4][16][4]
-	WStride int    // bytes between blocks: 64*K4
+	W       *int8  // first block's weights, [K4][16][4] (wide: [K4][2][16][2] int16)
+	WStride int    // bytes between blocks: 64*K4 (wide: 128*K4)
 	NB      int    // number of blocks (at least 1)
 	Tail    uint64 // store mask of the last block's 16 channels
 	RowTerm *int32 // per-row term added to the sums
@@ -25,14 +27,17 @@ type TileArgs struct {
 	ZP      int64  // output zero point
 	Lo, Hi  int64  // clamp range
 	Signed  int64  // 1: the rows are int8 (read by the Go twin only)
+	Wide    int64  // 1: A and W are in the wide layout (read by the Go twin only)
 }
 
 // RowArgs is one call of the depthwise row kernel: NPix output pixels of
 // NB blocks of 16 channels. Each input byte is widened (zero-extended, or
 // sign-extended when Signed) and multiplied by its tap's weight, held in
 // the low 16 bits of an int32 whose high half is zero, so every sum is
-// exact. Its layout is read by the assembly (see TestAsmLayout): keep the
-// fields 8 bytes wide and in order.
+// exact. Kernels whose PairedTaps says so read the weights of two
+// horizontal taps in one int32 (see PairTaps) instead. Its layout is read
+// by the assembly (see TestAsmLayout): keep the fields 8 bytes wide and in
+// order.
 type RowArgs struct {
 	Rows    *unsafe.Pointer // KH filter rows, at the first pixel's first tap
 	KH, KW  int             //
@@ -41,7 +46,7 @@ type RowArgs struct {
 	NPix    int             // output pixels
 	NB      int             // channel blocks of 16
 	Tail    uint64          // load and store mask of the last block
-	W       *int32          // [KH*KW][WStride/4] weights
+	W       *int32          // [KH*KW][WStride/4] weights (paired: [KH*ceil(KW/2)][WStride/4])
 	WStride int             // bytes between taps' weights
 	QP      *Block          // [NB] requantization (TFLite's rounding)
 	Out     *uint8          // first pixel's first channel
@@ -49,6 +54,7 @@ type RowArgs struct {
 	ZP      int64           // output zero point
 	Lo, Hi  int64           // clamp range
 	Signed  int64           // 1: INT8 inputs (sign-extended)
+	Paired  int64           // 1: W holds pairs of taps (read by the Go twin only)
 }
 
 // Block is the requantization of 16 output channels, laid out for the
@@ -62,15 +68,22 @@ type Block struct {
 	AddE, AddO [8]int64   // rounding addend of the 64-bit product
 	ShE, ShO   [8]uint64  // right shift of the 64-bit product
 	NegE, NegO [8]int64   // TFLite's rounding: added when the product is negative
+	// AVX2, which shifts 64-bit lanes right only logically, adds the
+	// rounding addend plus 2^63 (wrapping), making every sum non-negative,
+	// and takes the excess 2^(63-shift) back off the 32-bit result.
+	BAddE, BAddO [8]uint64  // rounding addend + 2^63
+	Corr         [16]uint32 // low 32 bits of 2^(63-shift)
 }
 
 // Set fills lane j of b from q.
 func (b *Block) Set(j int, q Chan) {
 	b.Cst[j], b.Left[j], b.Mult[j] = q.Cst, uint32(q.Left), int32(q.M)
+	badd := uint64(q.Add) + 1<<63
+	b.Corr[j] = uint32(uint64(1) << (63 - q.Shift))
 	if j%2 == 0 {
-		b.AddE[j/2], b.ShE[j/2], b.NegE[j/2] = q.Add, uint64(q.Shift), q.NegAdj
+		b.AddE[j/2], b.ShE[j/2], b.NegE[j/2], b.BAddE[j/2] = q.Add, uint64(q.Shift), q.NegAdj, badd
 	} else {
-		b.AddO[j/2], b.ShO[j/2], b.NegO[j/2] = q.Add, uint64(q.Shift), q.NegAdj
+		b.AddO[j/2], b.ShO[j/2], b.NegO[j/2], b.BAddO[j/2] = q.Add, uint64(q.Shift), q.NegAdj, badd
 	}
 }
 

@@ -29,7 +29,10 @@
 #define QB_SHO 384
 #define QB_NEGE 448
 #define QB_NEGO 512
-#define QB_SIZE 576
+#define QB_BADDE 576
+#define QB_BADDO 640
+#define QB_CORR 704
+#define QB_SIZE 768
 
 // Offsets of RowArgs (checked by TestAsmLayout).
 #define DA_ROWS 0

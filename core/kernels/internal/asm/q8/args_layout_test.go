@@ -33,6 +33,7 @@ func TestAsmLayout(t *testing.T) {
 		{"TileArgs.Lo", unsafe.Offsetof(a.Lo), 104},
 		{"TileArgs.Hi", unsafe.Offsetof(a.Hi), 112},
 		{"TileArgs.Signed", unsafe.Offsetof(a.Signed), 120},
+		{"TileArgs.Wide", unsafe.Offsetof(a.Wide), 128},
 		{"Block.Cst", unsafe.Offsetof(b.Cst), 0},
 		{"Block.Left", unsafe.Offsetof(b.Left), 64},
 		{"Block.Mult", unsafe.Offsetof(b.Mult), 128},
@@ -42,7 +43,10 @@ func TestAsmLayout(t *testing.T) {
 		{"Block.ShO", unsafe.Offsetof(b.ShO), 384},
 		{"Block.NegE", unsafe.Offsetof(b.NegE), 448},
 		{"Block.NegO", unsafe.Offsetof(b.NegO), 512},
-		{"sizeof Block", unsafe.Sizeof(b), 576},
+		{"Block.BAddE", unsafe.Offsetof(b.BAddE), 576},
+		{"Block.BAddO", unsafe.Offsetof(b.BAddO), 640},
+		{"Block.Corr", unsafe.Offsetof(b.Corr), 704},
+		{"sizeof Block", unsafe.Sizeof(b), 768},
 		{"RowArgs.Rows", unsafe.Offsetof(d.Rows), 0},
 		{"RowArgs.KH", unsafe.Offsetof(d.KH), 8},
 		{"RowArgs.KW", unsafe.Offsetof(d.KW), 16},
@@ -60,6 +64,7 @@ func TestAsmLayout(t *testing.T) {
 		{"RowArgs.Lo", unsafe.Offsetof(d.Lo), 112},
 		{"RowArgs.Hi", unsafe.Offsetof(d.Hi), 120},
 		{"RowArgs.Signed", unsafe.Offsetof(d.Signed), 128},
+		{"RowArgs.Paired", unsafe.Offsetof(d.Paired), 136},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

@@ -4,7 +4,11 @@
 // assembly (AVX-512 VNNI, AVX-VNNI, AVX-512BW and AVX2 on amd64, NEON with
 // or without SDOT on arm64) or in its pure-Go twin, on the same layouts
 // (see TileArgs and RowArgs), and every kernel gives the twin's bytes; the
-// tests hold each kernel this CPU runs (AsmKernels) to the twins.
+// tests hold each kernel this CPU runs (AsmKernels) to the twins. The AVX2
+// kernels, which multiply 16-bit values with VPMADDWD, read forms of those
+// layouts prepared for them (Kernel.Wide: rows and weights widened to 16
+// bits; Kernel.PairedTaps: two depthwise taps' weights in one int32), which
+// the twins read too.
 //
 // A caller fixes a Kernel when it prepares an op: Best, decided once from
 // the CPU's features, or Portable (none: the caller's own portable

@@ -12,7 +12,7 @@ const (
 	GoS8                   // the pure-Go twins, on int8 rows
 	VNNI                   // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows
 	AVXVNNI                // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows
-	AVX2                   // amd64 AVX2 (VPMOVSXBW, VPMADDWD), uint8 rows
+	AVX2                   // amd64 AVX2 (VPMADDWD), the wide layout: uint8 rows and int8 weights widened to 16 bits
 	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
 	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
@@ -28,6 +28,76 @@ func (k Kernel) String() string {
 // than as uint8 (VPDPBUSD multiplies unsigned by signed bytes).
 func (k Kernel) SignedRows() bool {
 	return k == GoS8 || k == NEON || k == NEONDot
+}
+
+// Wide says whether k's tile kernel reads the wide layout of TileArgs:
+// rows widened to int16 from uint8 or int8 (WidenRows), whichever the
+// input is (SignedRows does not apply), and weights as int16 in [-255, 255]
+// (WidenWeights, WideIndex), so that the AVX2 kernel multiplies them with
+// VPMADDWD as they come.
+func (k Kernel) Wide() bool {
+	return k == AVX2
+}
+
+// WidenRows writes the bytes of src, zero-extended or, when signed,
+// sign-extended (int8 rows), to dst, which must be at least as long: rows
+// of the wide layout, which its kernels read as int16.
+func WidenRows(dst []uint16, src []uint8, signed bool) {
+	if len(src) == 0 {
+		return
+	}
+	widen(dst[:len(src)], src, signed)
+}
+
+// WideIndex is the index in wide weights of channel c's depth step k,
+// for depth groups k4.
+func WideIndex(k4, c, k int) int {
+	return (c/16)*k4*64 + (k/4)*64 + 32*(k%4/2) + 2*(c%16) + k%2
+}
+
+// WidenWeights converts weights from the [K4][16][4] int8 blocks of
+// TileArgs into the wide layout's [K4][2][16][2] int16 blocks in dst
+// (as long as src): the first 16 pairs of a depth group hold its depth
+// steps 0 and 1 of each channel, the next 16 steps 2 and 3, so that a
+// row's two steps broadcast to every channel meet them in one VPMADDWD.
+func WidenWeights(dst []int16, src []int8) {
+	dst = dst[:len(src)]
+	for g := 0; g < len(src); g += 64 {
+		for c := range 16 {
+			for s := range 4 {
+				dst[g+32*(s/2)+2*c+s%2] = int16(src[g+4*c+s])
+			}
+		}
+	}
+}
+
+// PairedTaps says whether k's depthwise row kernel reads the weights of
+// two horizontal taps in one int32 (PairTaps), multiplying both taps'
+// inputs with one VPMADDWD: AVX2's, which AVX-VNNI runs too.
+func (k Kernel) PairedTaps() bool {
+	return k == AVX2 || k == AVXVNNI
+}
+
+// PairTaps converts depthwise weights w, [kh*kw][nc] int32 each holding
+// its weight in the low 16 bits (RowArgs.W), into dst, [kh*ceil(kw/2)][nc]:
+// the weights of taps 2j and 2j+1 of a filter row in the low and the high
+// half of one int32, and an odd row's last tap alone in the low half.
+// dst may be w itself: no pair is written before the taps it holds are read.
+func PairTaps(dst, w []int32, kh, kw, nc int) {
+	slots := (kw + 1) / 2
+	for ky := range kh {
+		for kx := range kw {
+			src := w[(ky*kw+kx)*nc : (ky*kw+kx+1)*nc]
+			d := dst[(ky*slots+kx/2)*nc : (ky*slots+kx/2+1)*nc]
+			for c, v := range src {
+				if kx%2 == 0 {
+					d[c] = int32(uint16(v))
+				} else {
+					d[c] |= int32(uint32(uint16(v)) << 16)
+				}
+			}
+		}
+	}
 }
 
 // Tile runs tile kernel k (not Portable) on t.

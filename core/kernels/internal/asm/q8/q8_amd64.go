@@ -94,12 +94,26 @@ func rowAVX512BW(t *RowArgs)
 //go:noescape
 func tileAVXVNNI(t *TileArgs)
 
-// tileAVX2 is tileGo on uint8 rows in AVX2 assembly.
+// tileAVX2 is tileGo on the wide layout in AVX2 assembly.
 //
 //go:noescape
 func tileAVX2(t *TileArgs)
 
-// rowAVX2 is rowGo in AVX2 assembly.
+// rowAVX2 is rowGo on paired weights (PairTaps) in AVX2 assembly.
 //
 //go:noescape
 func rowAVX2(t *RowArgs)
+
+// widen is WidenRows, in AVX2 assembly where the CPU has it.
+func widen(dst []uint16, src []uint8, signed bool) {
+	if cpu.X86.HasAVX2 {
+		widenAVX2(&dst[0], &src[0], len(src), signed)
+		return
+	}
+	widenGo(dst, src, signed)
+}
+
+// widenAVX2 is widenGo on n bytes in AVX2 assembly.
+//
+//go:noescape
+func widenAVX2(dst *uint16, src *uint8, n int, signed bool)

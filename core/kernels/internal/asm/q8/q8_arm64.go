@@ -43,3 +43,6 @@ func tileNEON(t *TileArgs, dot bool)
 //
 //go:noescape
 func rowNEON(t *RowArgs)
+
+// widen is WidenRows: in Go, which no kernel here needs faster.
+func widen(dst []uint16, src []uint8, signed bool) { widenGo(dst, src, signed) }

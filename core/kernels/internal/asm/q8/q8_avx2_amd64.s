@@ -3,23 +3,28 @@
 #include "textflag.h"
 #include "args.h"
 
-// The VNNI layout's kernels in AVX2, for CPUs without AVX-512 VNNI, and the
-// tile kernel with AVX-VNNI (tileAVXVNNI, at the end). AVX2's
-// byte multiply (VPMADDUBSW) saturates its pairs of u8*s8 products, so both
-// kernels widen bytes to 16 bits and multiply with VPMADDWD, whose int32
-// sums of two 16-bit products are exact.
+// The kernels in AVX2, for CPUs without AVX-512 VNNI: the tile kernel with
+// AVX-VNNI (tileAVXVNNI), the depthwise kernel (rowAVX2) and, at the end,
+// the tile kernel on the wide layout (tileAVX2). AVX2's byte multiply
+// (VPMADDUBSW) saturates its pairs of u8*s8 products, so the AVX2 kernels
+// multiply 16-bit values with VPMADDWD, whose int32 sums of two products
+// are exact: a row value x in [0, 255] (or [-128, 127]) times a weight w in
+// [-128, 127] (depthwise: [-255, 255]) gives |x0*w0 + x1*w1| <= 2*255*255,
+// far from int32's limits, and VPMADDWD's one wrapping case, both pairs
+// -32768 * -32768, cannot occur.
 //
-// The tile kernel widens one depth group of 4 channels (16 weight bytes)
-// to 16 words and the row's 4 bytes, repeated, to 16 words: VPMADDWD gives
-// each channel two partial sums (depth steps 0+1 and 2+3), kept in separate
-// lanes and added horizontally once per tile. The depthwise kernel widens
-// 8 channels of one tap to int32 lanes and multiplies them by the weights,
-// held in the low halves of int32 lanes, as the VNNI kernel does.
+// The tile kernel reads rows and weights already widened to 16 bits (the
+// wide layout, see TileArgs): weights once when the op is prepared, rows
+// once per row block, so that its loop is loads, VPMADDWD and VPADDD alone
+// (16 of each for 4 rows x 16 channels x 4 depth steps). The depthwise
+// kernel interleaves the bytes of two horizontal taps, widens them to
+// 16-bit pairs and multiplies them by the taps' weights paired in int32
+// lanes (PairTaps): one VPMADDWD for two taps of 8 channels.
 //
 // The requantization runs on 8 lanes: VPMULDQ on the even and on the odd
 // lanes, as with AVX-512; AVX2 has no 64-bit arithmetic right shift, so
-// ASR64 builds it from a logical one. Bytes are stored 16 at a time, or one
-// by one through the stack where the mask is partial.
+// the sums are made non-negative first (see REQ8_RUY). Bytes are stored 16
+// at a time, or one by one through the stack where the mask is partial.
 
 // qvPackLo and qvPackHi move the low byte of each int32 of a 128-bit lane
 // to bytes 0-3 and 4-7 of the lane; qvPackIdx then gathers those dwords
@@ -49,64 +54,66 @@ GLOBL qvHalf<>(SB), RODATA|NOPTR, $8
 // Registers of both kernels: Y1 zero during the requantization, Y12 the
 // output zero point, Y13 and Y14 the clamp, Y15 qvPackIdx.
 
-// ASR64 shifts the int64 lanes of p right by the lanes at sh, arithmetically:
-// ((p ^ s) >>> sh) ^ s with s = (p < 0) ? -1 : 0. Clobbers s.
-#define ASR64(p, sh, s) \
-	VPCMPGTQ p, Y1, s; \
-	VPXOR    s, p, p; \
-	VPSRLVQ  sh, p, p; \
-	VPXOR    s, p, p
-
 // CLAMP adds the zero point and clamps.
 #define CLAMP(x) \
 	VPADDD  Y12, x, x; \
 	VPMAXSD Y13, x, x; \
 	VPMINSD Y14, x, x
 
+// The 64-bit products are shifted right logically, AVX2 having no
+// arithmetic shift of 64-bit lanes: the rounding addends BADDE and BADDO
+// hold the addend plus 2^63 (wrapping), which makes every sum p + add, a
+// 63-bit signed value, the non-negative p + add + 2^63, and since 2^63 is
+// a multiple of 2^shift, (p + add + 2^63) >>> shift is (p + add) >> shift
+// plus 2^(63-shift), whose low 32 bits (CORR) come back off once the
+// halves are merged. The odd lanes' multipliers are read 4 bytes on, where
+// VPMULDQ finds them in its even dwords.
+
 // REQ8_RUY requantizes the 8 sums in x (channels off/4 to off/4+7 of the
 // Block at R10) plus the row term rt with ruy's rounding, as Chan.Ruy:
 // x = (x+cst+rt) << left; (x*mult + add) >> shift on the even lanes (Y8)
-// and the odd lanes (Y9); then CLAMP. Clobbers Y8-Y11.
+// and the odd lanes (Y9); then CLAMP. Clobbers Y8, Y9.
 #define REQ8_RUY(x, off, rt) \
 	VPADDD   off+QB_CST(R10), x, x; \
 	VPADDD   rt, x, x; \
 	VPSLLVD  off+QB_LEFT(R10), x, x; \
 	VPMULDQ  off+QB_MULT(R10), x, Y8; \
-	VPADDQ   off+QB_ADDE(R10), Y8, Y8; \
-	ASR64(Y8, off+QB_SHE(R10), Y10); \
-	VPSHUFD  $0xf5, x, Y9; \
-	VPSHUFD  $0xf5, off+QB_MULT(R10), Y11; \
-	VPMULDQ  Y11, Y9, Y9; \
-	VPADDQ   off+QB_ADDO(R10), Y9, Y9; \
-	ASR64(Y9, off+QB_SHO(R10), Y10); \
+	VPADDQ   off+QB_BADDE(R10), Y8, Y8; \
+	VPSRLVQ  off+QB_SHE(R10), Y8, Y8; \
+	VPSRLQ   $32, x, Y9; \
+	VPMULDQ  off+4+QB_MULT(R10), Y9, Y9; \
+	VPADDQ   off+QB_BADDO(R10), Y9, Y9; \
+	VPSRLVQ  off+QB_SHO(R10), Y9, Y9; \
 	VPSLLQ   $32, Y9, Y9; \
 	VPBLENDD $0xaa, Y9, Y8, x; \
+	VPSUBD   off+QB_CORR(R10), x, x; \
 	CLAMP(x)
 
 // TFL_HALF is TFLite's rounding of one half's 64-bit products p, as
-// Chan.TFL: p += add + ((p + 2^30 < 0) ? neg : 0); p >>= shift. Y11 holds
-// 2^30 in every qword. Clobbers Y10.
-#define TFL_HALF(p, ADD, NEG, SH) \
+// Chan.TFL: p += add + ((p + 2^30 < 0) ? neg : 0); p >>>= shift (with the
+// addend plus 2^63, see above). Y11 holds 2^30 in every qword, Y1 zero.
+// Clobbers Y10.
+#define TFL_HALF(p, BADD, NEG, SH) \
 	VPADDQ   Y11, p, Y10; \
 	VPCMPGTQ Y10, Y1, Y10; \
 	VPAND    NEG, Y10, Y10; \
-	VPADDQ   ADD, p, p; \
+	VPADDQ   BADD, p, p; \
 	VPADDQ   Y10, p, p; \
-	ASR64(p, SH, Y10)
+	VPSRLVQ  SH, p, p
 
 // REQ8_TFL is REQ8_RUY with TFLite's rounding and no row term. Clobbers
-// Y7-Y10.
+// Y8-Y10.
 #define REQ8_TFL(x, off) \
 	VPADDD   off+QB_CST(R10), x, x; \
 	VPSLLVD  off+QB_LEFT(R10), x, x; \
 	VPMULDQ  off+QB_MULT(R10), x, Y8; \
-	TFL_HALF(Y8, off+QB_ADDE(R10), off+QB_NEGE(R10), off+QB_SHE(R10)); \
-	VPSHUFD  $0xf5, x, Y9; \
-	VPSHUFD  $0xf5, off+QB_MULT(R10), Y7; \
-	VPMULDQ  Y7, Y9, Y9; \
-	TFL_HALF(Y9, off+QB_ADDO(R10), off+QB_NEGO(R10), off+QB_SHO(R10)); \
+	TFL_HALF(Y8, off+QB_BADDE(R10), off+QB_NEGE(R10), off+QB_SHE(R10)); \
+	VPSRLQ   $32, x, Y9; \
+	VPMULDQ  off+4+QB_MULT(R10), Y9, Y9; \
+	TFL_HALF(Y9, off+QB_BADDO(R10), off+QB_NEGO(R10), off+QB_SHO(R10)); \
 	VPSLLQ   $32, Y9, Y9; \
 	VPBLENDD $0xaa, Y9, Y8, x; \
+	VPSUBD   off+QB_CORR(R10), x, x; \
 	CLAMP(x)
 
 // PACK16 leaves in the low 16 bytes of a the low bytes of the int32 lanes
@@ -146,30 +153,6 @@ Lskip: \
 	JNE     Lloop; \
 Ldone:
 
-// MAC2 multiplies the depth group of 4 channels at off(BX) by rows 0 (Y8)
-// and 1 (Y9), adding into accA and accB. Clobbers Y10, Y11.
-#define MAC2(off, accA, accB) \
-	VPMOVSXBW off(BX), Y10; \
-	VPMADDWD  Y10, Y8, Y11; \
-	VPADDD    Y11, accA, accA; \
-	VPMADDWD  Y10, Y9, Y10; \
-	VPADDD    Y10, accB, accB
-
-// MAC1 is MAC2 for row 0 alone. Clobbers Y10.
-#define MAC1(off, acc) \
-	VPMOVSXBW off(BX), Y10; \
-	VPMADDWD  Y10, Y8, Y10; \
-	VPADDD    Y10, acc, acc
-
-// HSUM adds the partial sums of the accumulators a0-a3 (channels 0-3, 4-7,
-// 8-11, 12-15 of a block, two lanes each), leaving channels 0-7 in a0 and
-// 8-15 in a2.
-#define HSUM(a0, a1, a2, a3) \
-	VPHADDD a1, a0, a0; \
-	VPHADDD a3, a2, a2; \
-	VPERMQ  $0xd8, a0, a0; \
-	VPERMQ  $0xd8, a2, a2
-
 // ROWPTRS sets R8 to row R9 of the left-hand side and R13 to its output,
 // and R11, R10, R12 to the first block's weights and requantization and
 // the number of blocks.
@@ -194,7 +177,8 @@ Ldone:
 
 // ROWSTORE requantizes the 16 sums of row R9 in a (channels 0-7) and b
 // (8-15) with its row term and stores them (x is a's low half) to the
-// block's output, under the block's mask. Clobbers AX, BX, CX, SI, Y3.
+// block's output, under the block's mask. Clobbers AX, BX, CX, SI, Y3,
+// Y8, Y9.
 #define ROWSTORE(a, b, x, Lpart, Lloop, Lskip, Ldone) \
 	MOVQ         TA_ROWTERM(DI), AX; \
 	VPBROADCASTD (AX)(R9*4), Y3; \
@@ -204,117 +188,6 @@ Ldone:
 	BLOCKMASK(TA_TAIL); \
 	MOVQ         R13, SI; \
 	STORE16(x, Lpart, Lloop, Lskip, Ldone)
-
-// func tileAVX2(t *TileArgs)
-TEXT ·tileAVX2(SB), NOSPLIT, $16-8
-	MOVQ         t+0(FP), DI
-	VPBROADCASTD TA_ZP(DI), Y12
-	VPBROADCASTD TA_LO(DI), Y13
-	VPBROADCASTD TA_HI(DI), Y14
-	VMOVDQU      qvPackIdx<>(SB), Y15
-	MOVQ         TA_LDA(DI), DX
-	XORQ         R9, R9                // row
-
-	// Rows two at a time, one block at a time.
-pair:
-	LEAQ 2(R9), AX
-	CMPQ AX, TA_ROWS(DI)
-	JGT  single
-	ROWPTRS
-
-pairblk:
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	MOVQ  R8, SI
-	MOVQ  R11, BX
-	MOVQ  TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ    pairreq
-
-pairloop:
-	VPBROADCASTD (SI), X8
-	VPBROADCASTD (SI)(DX*1), X9
-	VPMOVZXBW    X8, Y8
-	VPMOVZXBW    X9, Y9
-	MAC2(0, Y0, Y4)
-	MAC2(16, Y1, Y5)
-	MAC2(32, Y2, Y6)
-	MAC2(48, Y3, Y7)
-	ADDQ         $4, SI
-	ADDQ         $64, BX
-	DECQ         CX
-	JNZ          pairloop
-
-pairreq:
-	HSUM(Y0, Y1, Y2, Y3)
-	HSUM(Y4, Y5, Y6, Y7)
-	VPXOR        Y1, Y1, Y1
-	MOVQ         TA_ROWTERM(DI), AX
-	VPBROADCASTD (AX)(R9*4), Y3
-	VPBROADCASTD 4(AX)(R9*4), Y5
-	REQ8_RUY(Y0, 0, Y3)
-	REQ8_RUY(Y2, 32, Y3)
-	REQ8_RUY(Y4, 0, Y5)
-	REQ8_RUY(Y6, 32, Y5)
-	PACK16(Y0, Y2)
-	PACK16(Y4, Y6)
-	BLOCKMASK(TA_TAIL)
-	MOVQ         R13, SI
-	STORE16(X0, pair0part, pair0loop, pair0skip, pair0done)
-	ADDQ         TA_LDO(DI), SI
-	STORE16(X4, pair1part, pair1loop, pair1skip, pair1done)
-	NEXTBLOCK
-	JNZ          pairblk
-	ADDQ         $2, R9
-	JMP          pair
-
-	// The row left over, one block at a time.
-single:
-	CMPQ R9, TA_ROWS(DI)
-	JGE  done
-	ROWPTRS
-
-singleblk:
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	MOVQ  R8, SI
-	MOVQ  R11, BX
-	MOVQ  TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ    singlereq
-
-singleloop:
-	VPBROADCASTD (SI), X8
-	VPMOVZXBW    X8, Y8
-	MAC1(0, Y0)
-	MAC1(16, Y1)
-	MAC1(32, Y2)
-	MAC1(48, Y3)
-	ADDQ         $4, SI
-	ADDQ         $64, BX
-	DECQ         CX
-	JNZ          singleloop
-
-singlereq:
-	HSUM(Y0, Y1, Y2, Y3)
-	VPXOR        Y1, Y1, Y1
-	ROWSTORE(Y0, Y2, X0, single0part, single0loop, single0skip, single0done)
-	NEXTBLOCK
-	JNZ          singleblk
-	INCQ         R9
-	JMP          single
-
-done:
-	VZEROUPPER
-	RET
 
 // DWTAP adds one tap of 16 channels, widened from 16 bytes at (base) by
 // MOVX (VPMOVZXBD or VPMOVSXBD), times the weights at (BX) into Y0 and Y2.
@@ -327,8 +200,43 @@ done:
 	VPADDD   Y4, Y0, Y0; \
 	VPADDD   Y5, Y2, Y2
 
+// DWPAIR adds two horizontal taps of 16 channels, the bytes at a and b
+// interleaved and widened to 16-bit pairs by MOVX (VPMOVZXBW or
+// VPMOVSXBW), times the taps' paired weights at (BX) into Y0 and Y2: one
+// VPMADDWD for both taps. Clobbers Y4-Y6.
+#define DWPAIR(MOVX, a, b) \
+	VMOVDQU    a, X4; \
+	VMOVDQU    b, X5; \
+	VPUNPCKHBW X5, X4, X6; \
+	VPUNPCKLBW X5, X4, X4; \
+	MOVX       X4, Y4; \
+	MOVX       X6, Y5; \
+	VPMADDWD   (BX), Y4, Y4; \
+	VPMADDWD   32(BX), Y5, Y5; \
+	VPADDD     Y4, Y0, Y0; \
+	VPADDD     Y5, Y2, Y2
+
+// COPYTAIL copies the bytes at (SI) under the tail mask to off(SP).
+// Clobbers R13; keeps DX at 32(SP) meanwhile.
+#define COPYTAIL(off, Lloop, Lnext) \
+	MOVQ DX, 32(SP); \
+	XORQ R13, R13; \
+Lloop: \
+	BTQ  R13, DA_TAIL(DI); \
+	JCC  Lnext; \
+	MOVB (SI)(R13*1), DX; \
+	MOVB DX, off(SP)(R13*1); \
+Lnext: \
+	INCQ R13; \
+	CMPQ R13, $16; \
+	JNE  Lloop; \
+	MOVQ 32(SP), DX
+
 // func rowAVX2(t *RowArgs)
-TEXT ·rowAVX2(SB), NOSPLIT, $24-8
+//
+// The depthwise kernel on paired weights (PairTaps): two horizontal taps
+// of a filter row at a time, an odd row's last tap alone.
+TEXT ·rowAVX2(SB), NOSPLIT, $40-8
 	MOVQ         t+0(FP), DI
 	VPBROADCASTD DA_ZP(DI), Y12
 	VPBROADCASTD DA_LO(DI), Y13
@@ -360,6 +268,7 @@ dwblk:
 	JNE   dwpky
 
 dwfull:
+	MOVQ DA_TAPSTEP(DI), R13
 	CMPQ DA_SIGNED(DI), $0
 	JNE  dwsky
 
@@ -370,11 +279,21 @@ dwuky:
 	MOVQ DA_KW(DI), DX
 
 dwukx:
-	DWTAP(VPMOVZXBD, SI)
-	ADDQ DA_TAPSTEP(DI), SI
+	CMPQ DX, $2
+	JLT  dwukx1
+	DWPAIR(VPMOVZXBW, (SI), (SI)(R13*1))
+	LEAQ (SI)(R13*2), SI
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwukx
+	SUBQ $2, DX
+	JMP  dwukx
+
+dwukx1:
+	TESTQ DX, DX
+	JZ    dwunext
+	DWTAP(VPMOVZXBD, SI)
+	ADDQ  DA_WSTRIDE(DI), BX
+
+dwunext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwuky
@@ -387,18 +306,29 @@ dwsky:
 	MOVQ DA_KW(DI), DX
 
 dwskx:
-	DWTAP(VPMOVSXBD, SI)
-	ADDQ DA_TAPSTEP(DI), SI
+	CMPQ DX, $2
+	JLT  dwskx1
+	DWPAIR(VPMOVSXBW, (SI), (SI)(R13*1))
+	LEAQ (SI)(R13*2), SI
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwskx
+	SUBQ $2, DX
+	JMP  dwskx
+
+dwskx1:
+	TESTQ DX, DX
+	JZ    dwsnext
+	DWTAP(VPMOVSXBD, SI)
+	ADDQ  DA_WSTRIDE(DI), BX
+
+dwsnext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwsky
 	JMP  dwreq
 
 	// A partial last block: each tap's channels under the tail mask are
-	// copied to 0(SP) first, so that no byte past them is read.
+	// copied to 0(SP), or a pair's to 0(SP) and 16(SP), first, so that no
+	// byte past them is read.
 dwpky:
 	MOVQ (AX), SI
 	ADDQ R8, SI
@@ -406,33 +336,41 @@ dwpky:
 	MOVQ DA_KW(DI), DX
 
 dwpkx:
-	MOVQ DX, 16(SP)
-	XORQ R13, R13
-
-dwpcopy:
-	BTQ  R13, DA_TAIL(DI)
-	JCC  dwpnext
-	MOVB (SI)(R13*1), DX
-	MOVB DX, 0(SP)(R13*1)
-
-dwpnext:
-	INCQ R13
-	CMPQ R13, $16
-	JNE  dwpcopy
-	MOVQ 16(SP), DX
+	CMPQ DX, $2
+	JLT  dwpkx1
+	COPYTAIL(0, dwpa, dwpanext)
+	ADDQ DA_TAPSTEP(DI), SI
+	COPYTAIL(16, dwpb, dwpbnext)
+	ADDQ DA_TAPSTEP(DI), SI
 	CMPQ DA_SIGNED(DI), $0
-	JNE  dwpsigned
-	DWTAP(VPMOVZXBD, SP)
-	JMP  dwptapped
+	JNE  dwpps
+	DWPAIR(VPMOVZXBW, 0(SP), 16(SP))
+	JMP  dwppd
 
-dwpsigned:
+dwpps:
+	DWPAIR(VPMOVSXBW, 0(SP), 16(SP))
+
+dwppd:
+	ADDQ DA_WSTRIDE(DI), BX
+	SUBQ $2, DX
+	JMP  dwpkx
+
+dwpkx1:
+	TESTQ DX, DX
+	JZ    dwpnext
+	COPYTAIL(0, dwpc, dwpcnext)
+	CMPQ  DA_SIGNED(DI), $0
+	JNE   dwp1s
+	DWTAP(VPMOVZXBD, SP)
+	JMP   dwp1d
+
+dwp1s:
 	DWTAP(VPMOVSXBD, SP)
 
-dwptapped:
-	ADDQ DA_TAPSTEP(DI), SI
+dwp1d:
 	ADDQ DA_WSTRIDE(DI), BX
-	DECQ DX
-	JNZ  dwpkx
+
+dwpnext:
 	ADDQ $8, AX
 	DECQ CX
 	JNZ  dwpky
@@ -478,7 +416,7 @@ dwdone:
 	VMOVDQU      qvPackIdx<>(SB), Y15
 
 // QUADROW requantizes and stores row r of the four rows' sums saved at
-// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8-Y11.
+// 16(SP) (two registers a row) to (SI). Clobbers AX, BX, Y0, Y2, Y3, Y8, Y9.
 #define QUADROW(r, Lpart, Lloop, Lskip, Ldone) \
 	VMOVDQU      16+64*r(SP), Y0; \
 	VMOVDQU      48+64*r(SP), Y2; \
@@ -625,3 +563,195 @@ vsinglereq:
 vdone:
 	VZEROUPPER
 	RET
+
+// WPAIR multiplies the rows' pair of depth steps at aoff(SI) (rows DX bytes
+// apart, row 3 at R9) by the 16 channels' pairs of weights at woff(BX),
+// adding into Y0-Y7 (row r's channels 0-7 in Y(2r), 8-15 in Y(2r+1)).
+// Clobbers Y8-Y15.
+#define WPAIR(woff, aoff) \
+	VMOVDQU      woff(BX), Y8; \
+	VMOVDQU      woff+32(BX), Y9; \
+	VPBROADCASTD aoff(SI), Y10; \
+	VPBROADCASTD aoff(SI)(DX*1), Y11; \
+	VPBROADCASTD aoff(SI)(DX*2), Y12; \
+	VPBROADCASTD aoff(SI)(R9*1), Y13; \
+	VPMADDWD     Y8, Y10, Y14; \
+	VPMADDWD     Y9, Y10, Y15; \
+	VPADDD       Y14, Y0, Y0; \
+	VPADDD       Y15, Y1, Y1; \
+	VPMADDWD     Y8, Y11, Y14; \
+	VPMADDWD     Y9, Y11, Y15; \
+	VPADDD       Y14, Y2, Y2; \
+	VPADDD       Y15, Y3, Y3; \
+	VPMADDWD     Y8, Y12, Y14; \
+	VPMADDWD     Y9, Y12, Y15; \
+	VPADDD       Y14, Y4, Y4; \
+	VPADDD       Y15, Y5, Y5; \
+	VPMADDWD     Y8, Y13, Y14; \
+	VPMADDWD     Y9, Y13, Y15; \
+	VPADDD       Y14, Y6, Y6; \
+	VPADDD       Y15, Y7, Y7
+
+// func tileAVX2(t *TileArgs)
+//
+// The tile kernel on the wide layout: four rows at a time as the AVX-VNNI
+// kernel, VPMADDWD and VPADDD in place of VPDPBUSD, a pair of depth steps
+// (two 16-bit values of a row, broadcast) per step.
+TEXT ·tileAVX2(SB), NOSPLIT, $272-8
+	MOVQ t+0(FP), DI
+	MOVQ TA_LDA(DI), DX
+	CMPQ TA_ROWS(DI), $4
+	JNE  wsingle
+
+	// Four rows, one block at a time: 8 accumulators, rows 0-3 in Y0-Y7
+	// (channels 0-7, then 8-15).
+	LEAQ (DX)(DX*2), R9
+	MOVQ TA_W(DI), R11
+	MOVQ TA_QP(DI), R10
+	MOVQ TA_OUT(DI), R13
+	MOVQ TA_NB(DI), R12
+
+wquadblk:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  TA_A(DI), SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    wquadreq
+
+wquadloop:
+	WPAIR(0, 0)
+	WPAIR(64, 4)
+	ADDQ $8, SI
+	ADDQ $128, BX
+	DECQ CX
+	JNZ  wquadloop
+
+wquadreq:
+	VMOVDQU Y0, 16(SP)
+	VMOVDQU Y1, 48(SP)
+	VMOVDQU Y2, 80(SP)
+	VMOVDQU Y3, 112(SP)
+	VMOVDQU Y4, 144(SP)
+	VMOVDQU Y5, 176(SP)
+	VMOVDQU Y6, 208(SP)
+	VMOVDQU Y7, 240(SP)
+	EPICONST
+	BLOCKMASK(TA_TAIL)
+	MOVQ    R13, SI
+	QUADROW(0, wq0part, wq0loop, wq0skip, wq0done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(1, wq1part, wq1loop, wq1skip, wq1done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(2, wq2part, wq2loop, wq2skip, wq2done)
+	ADDQ    TA_LDO(DI), SI
+	QUADROW(3, wq3part, wq3loop, wq3skip, wq3done)
+	NEXTBLOCK
+	JNZ     wquadblk
+	JMP     wdone
+
+	// Fewer rows: one row and one block at a time, the two pairs of a
+	// depth group into two sets of accumulators (Y4, Y5 and Y6, Y7).
+wsingle:
+	EPICONST
+	XORQ R9, R9                        // row
+
+wrow:
+	CMPQ R9, TA_ROWS(DI)
+	JGE  wdone
+	ROWPTRS
+
+wsingleblk:
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  R8, SI
+	MOVQ  R11, BX
+	MOVQ  TA_K4(DI), CX
+	TESTQ CX, CX
+	JZ    wsinglereq
+
+wsingleloop:
+	VPBROADCASTD (SI), Y2
+	VPBROADCASTD 4(SI), Y3
+	VPMADDWD     (BX), Y2, Y8
+	VPMADDWD     32(BX), Y2, Y9
+	VPMADDWD     64(BX), Y3, Y10
+	VPMADDWD     96(BX), Y3, Y11
+	VPADDD       Y8, Y4, Y4
+	VPADDD       Y9, Y5, Y5
+	VPADDD       Y10, Y6, Y6
+	VPADDD       Y11, Y7, Y7
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	DECQ         CX
+	JNZ          wsingleloop
+
+wsinglereq:
+	VPADDD       Y6, Y4, Y4
+	VPADDD       Y7, Y5, Y5
+	ROWSTORE(Y4, Y5, X4, ws0part, ws0loop, ws0skip, ws0done)
+	NEXTBLOCK
+	JNZ          wsingleblk
+	INCQ         R9
+	JMP          wrow
+
+wdone:
+	VZEROUPPER
+	RET
+
+// WIDEN is WidenRows' body: the n bytes at src (CX, SI) widened by MOVX
+// (VPMOVZXBW, or VPMOVSXBW for int8) to dst (DI), 32 bytes a step, then
+// 16, then one at a time by MOVB (MOVBLZX or MOVBLSX).
+#define WIDEN(MOVX, MOVB, L32, L16, L1, Ldone) \
+L32: \
+	CMPQ    CX, $32; \
+	JLT     L16; \
+	MOVX    (SI), Y0; \
+	MOVX    16(SI), Y1; \
+	VMOVDQU Y0, (DI); \
+	VMOVDQU Y1, 32(DI); \
+	ADDQ    $32, SI; \
+	ADDQ    $64, DI; \
+	SUBQ    $32, CX; \
+	JMP     L32; \
+L16: \
+	CMPQ    CX, $16; \
+	JLT     L1; \
+	MOVX    (SI), Y0; \
+	VMOVDQU Y0, (DI); \
+	ADDQ    $16, SI; \
+	ADDQ    $32, DI; \
+	SUBQ    $16, CX; \
+L1: \
+	TESTQ   CX, CX; \
+	JZ      Ldone; \
+	MOVB    (SI), AX; \
+	MOVW    AX, (DI); \
+	INCQ    SI; \
+	ADDQ    $2, DI; \
+	DECQ    CX; \
+	JMP     L1; \
+Ldone: \
+	VZEROUPPER; \
+	RET
+
+// func widenAVX2(dst *uint16, src *uint8, n int, signed bool)
+TEXT ·widenAVX2(SB), NOSPLIT, $0-25
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	CMPB signed+24(FP), $0
+	JNE  sx
+	WIDEN(VPMOVZXBW, MOVBLZX, zx32, zx16, zx1, zxdone)
+
+sx:
+	WIDEN(VPMOVSXBW, MOVBLSX, sx32, sx16, sx1, sxdone)

@@ -14,3 +14,6 @@ func tileAsm(_ Kernel, t *TileArgs) { tileGo(t) }
 
 // rowAsm is rowGo where there is no assembly.
 func rowAsm(_ Kernel, t *RowArgs) { rowGo(t) }
+
+// widen is WidenRows: in Go, which no kernel here needs faster.
+func widen(dst []uint16, src []uint8, signed bool) { widenGo(dst, src, signed) }

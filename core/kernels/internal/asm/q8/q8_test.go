@@ -2,6 +2,7 @@ package q8
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -67,6 +68,9 @@ func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, 
 	if !exact {
 		for i := range rowterm {
 			rowterm[i] = int32(r.IntN(200001) - 100000)
+			if r.IntN(4) == 0 { // sums at int32's ends: the largest products of the requantization
+				rowterm[i] = [...]int32{math.MinInt32, math.MaxInt32, -1 << 30, 1<<30 - 1}[r.IntN(4)]
+			}
 		}
 	}
 	ldo := 16*nb + r.IntN(5)
@@ -115,7 +119,7 @@ func TestTileAsmMatchesGo(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 1))
 		for i := range 400 {
 			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-			ta, out, _ := tileCase(r, rows, k4, nb, false, k.SignedRows())
+			ta, out, _ := tileCase(r, rows, k4, nb, false, rowsSigned(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.Tail, out, want)
 			}
@@ -133,7 +137,7 @@ func FuzzKernels(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		for _, k := range AsmKernels() {
 			r := rand.New(rand.NewPCG(s1, s2))
-			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, k.SignedRows())
+			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, rowsSigned(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.Rows, ta.K4, ta.NB, ta.Tail, out, want)
 			}
@@ -154,29 +158,9 @@ func TestTileExactSums(t *testing.T) {
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
 		for _, kern := range kernels {
-			ta, out, ref := tileCase(r, rows, k4, nb, true, kern.SignedRows())
+			ta, out, ref := tileCase(r, rows, k4, nb, true, rowsSigned(r, kern))
 			want := ref()
-			got := make([]int64, len(want))
-			for byteIdx := range 4 {
-				for b := range nb {
-					q := &unsafe.Slice(ta.QP, nb)[b]
-					for j := range 16 {
-						q.Cst[j], q.Left[j], q.Mult[j] = 0, 0, 1<<30
-						sh := uint64(30 + 8*byteIdx)
-						if j%2 == 0 {
-							q.AddE[j/2], q.ShE[j/2] = 0, sh
-						} else {
-							q.AddO[j/2], q.ShO[j/2] = 0, sh
-						}
-					}
-				}
-				Tile(kern, &ta)
-				for row := range rows {
-					for c := range 16 * nb {
-						got[row*16*nb+c] |= int64(out[row*ta.LDO+c]) << (8 * byteIdx)
-					}
-				}
-			}
+			got := exactSums(kern, ta, out, rows, nb)
 			for j := range got {
 				if int32(got[j]) != int32(want[j]) {
 					t.Fatalf("%v case %d: sum %d = %d, want %d", kern, i, j, int32(got[j]), want[j])
@@ -184,6 +168,31 @@ func TestTileExactSums(t *testing.T) {
 			}
 		}
 	}
+}
+
+// exactSums runs kernel kern on ta, an exact tileCase writing to out, four
+// times, each with the requantization set to pass one byte of the int32
+// sums through, and returns the sums, row by row, as int32 values.
+func exactSums(kern Kernel, ta TileArgs, out []uint8, rows, nb int) []int64 {
+	ta = layoutFor(kern, ta)
+	got := make([]int64, rows*16*nb)
+	for byteIdx := range 4 {
+		for b := range nb {
+			for j := range 16 {
+				unsafe.Slice(ta.QP, nb)[b].Set(j, Chan{M: 1 << 30, Shift: uint8(30 + 8*byteIdx)})
+			}
+		}
+		Tile(kern, &ta)
+		for row := range rows {
+			for c := range 16 * nb {
+				got[row*16*nb+c] |= int64(out[row*ta.LDO+c]) << (8 * byteIdx)
+			}
+		}
+	}
+	for j := range got {
+		got[j] = int64(int32(got[j]))
+	}
+	return got
 }
 
 // TestRowAsmMatchesGo runs each assembly depthwise row kernel and the Go
@@ -242,22 +251,196 @@ func rowCase(r *rand.Rand) (RowArgs, []uint8) {
 }
 
 // tileAgainstGo runs tile kernel k on t, which writes to out, and the Go
-// twin on the same inputs into a copy of out, and returns the copy.
+// twin on the same inputs into a copy of out, and returns the copy. A
+// kernel of the wide layout gets t widened, the twin t as it is.
 func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
 	want := bytes.Clone(out)
 	tg := t
 	tg.Out = &want[0]
 	tileGo(&tg)
+	t = layoutFor(k, t)
 	Tile(k, &t)
 	return want
 }
 
-// rowAgainstGo is tileAgainstGo for the depthwise row kernel.
+// rowsSigned draws whether a tile for kernel k has int8 rows: always for
+// the kernels of int8 rows, at random for those of the wide layout, which
+// take either.
+func rowsSigned(r *rand.Rand, k Kernel) bool {
+	return k.SignedRows() || k.Wide() && r.IntN(2) == 0
+}
+
+// layoutFor returns t in the layout kernel k reads: t itself, or t's rows
+// and [K4][16][4] weights widened into fresh buffers.
+func layoutFor(k Kernel, t TileArgs) TileArgs {
+	if !k.Wide() || t.Wide != 0 {
+		return t
+	}
+	a := unsafe.Slice(t.A, (t.Rows-1)*t.LDA+4*t.K4)
+	a16 := make([]uint16, len(a))
+	WidenRows(a16, a, t.Signed != 0)
+	w := unsafe.Slice(t.W, t.NB*t.WStride)
+	w16 := make([]int16, len(w))
+	WidenWeights(w16, w)
+	t.A, t.LDA = (*uint8)(unsafe.Pointer(&a16[0])), 2*t.LDA
+	t.W, t.WStride, t.Wide = (*int8)(unsafe.Pointer(&w16[0])), 2*t.WStride, 1
+	return t
+}
+
+// TestTileWideTwin runs the Go twin on random tiles in both layouts and
+// requires the same bytes: the wide layout holds the same products.
+func TestTileWideTwin(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 4))
+	for i := range 200 {
+		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+		ta, out, _ := tileCase(r, rows, k4, nb, false, false)
+		want := bytes.Clone(out)
+		tn := ta
+		tn.Out = &want[0]
+		tileGo(&tn)
+		tw := layoutFor(AVX2, ta)
+		tileGo(&tw)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("case %d (rows %d, k4 %d, nb %d): wide\n%v\nnarrow\n%v", i, rows, k4, nb, out, want)
+		}
+	}
+}
+
+// TestWidenRows checks WidenRows (AVX2 assembly on amd64), zero- and
+// sign-extending, against the bytes, on every length up to 100 and at
+// every start within a vector.
+func TestWidenRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 5))
+	src := make([]uint8, 140)
+	randBytes(r, src)
+	for _, signed := range []bool{false, true} {
+		for off := range 32 {
+			for n := range 101 {
+				dst := make([]uint16, n+1)
+				dst[n] = 0x5a5a
+				WidenRows(dst, src[off:off+n], signed)
+				for i, b := range src[off : off+n] {
+					want := uint16(b)
+					if signed {
+						want = uint16(int8(b))
+					}
+					if dst[i] != want {
+						t.Fatalf("signed %v, offset %d, length %d: element %d is %#x, want %#x", signed, off, n, i, dst[i], want)
+					}
+				}
+				if dst[n] != 0x5a5a {
+					t.Fatalf("signed %v, offset %d, length %d: wrote past the end", signed, off, n)
+				}
+			}
+		}
+	}
+}
+
+// TestTileBounds runs every kernel on the extremes of its operands, every
+// row byte 255 (or -128 as int8) and every weight -128, then 127 (and, in
+// the wide layout, -255 and 255), over the deepest tiles of the tests, and
+// requires the exact sums: no pair of 16-bit products and no int32 sum may
+// saturate.
+func TestTileBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 6))
+	for _, kern := range append([]Kernel{GoU8, GoS8}, AsmKernels()...) {
+		for _, wv := range []int8{-128, 127} {
+			rows, k4, nb := 4, 70, 2
+			ta, out, _ := tileCase(r, rows, k4, nb, true, kern.SignedRows())
+			row := uint8(255)
+			if kern.SignedRows() {
+				row = 0x80
+			}
+			a := unsafe.Slice(ta.A, (rows-1)*ta.LDA+4*k4)
+			for i := range a {
+				a[i] = row
+			}
+			w := unsafe.Slice(ta.W, nb*64*k4)
+			for i := range w {
+				w[i] = wv
+			}
+			want := int64(int8(row)) * int64(wv) * 4 * int64(k4)
+			if !kern.SignedRows() {
+				want = int64(row) * int64(wv) * 4 * int64(k4)
+			}
+			if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
+				t.Errorf("%v, weights %d: sums %v, want %d", kern, wv, got[:4], want)
+			}
+		}
+		if !kern.Wide() {
+			continue
+		}
+		// The wide layout's weights reach 255 in magnitude (w - wzp).
+		for _, wv := range []int16{-255, 255} {
+			rows, k4, nb := 4, 70, 2
+			ta, out, _ := tileCase(r, rows, k4, nb, true, false)
+			ta = layoutFor(kern, ta)
+			a := unsafe.Slice((*uint16)(unsafe.Pointer(ta.A)), ((rows-1)*ta.LDA)/2+4*k4)
+			for i := range a {
+				a[i] = 255
+			}
+			w := unsafe.Slice((*int16)(unsafe.Pointer(ta.W)), nb*64*k4)
+			for i := range w {
+				w[i] = wv
+			}
+			want := 255 * int64(wv) * 4 * int64(k4)
+			if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
+				t.Errorf("%v, wide weights %d: sums %v, want %d", kern, wv, got[:4], want)
+			}
+		}
+	}
+}
+
+// allEqual says whether every element of s is v.
+func allEqual(s []int64, v int64) bool {
+	for _, x := range s {
+		if x != v {
+			return false
+		}
+	}
+	return true
+}
+
+// rowAgainstGo is tileAgainstGo for the depthwise row kernel: a kernel
+// of paired taps gets t's weights paired, the twin t as it is.
 func rowAgainstGo(k Kernel, t RowArgs, out []byte) []byte {
 	want := bytes.Clone(out)
 	tg := t
 	tg.Out = &want[0]
 	rowGo(&tg)
+	t = pairedFor(k, t)
 	Row(k, &t)
 	return want
+}
+
+// pairedFor returns t in the weight layout kernel k reads: t itself, or
+// with its weights paired (PairTaps) in a fresh buffer.
+func pairedFor(k Kernel, t RowArgs) RowArgs {
+	if !k.PairedTaps() || t.Paired != 0 {
+		return t
+	}
+	nc := t.WStride / 4
+	w := unsafe.Slice(t.W, t.KH*t.KW*nc)
+	p := make([]int32, t.KH*((t.KW+1)/2)*nc)
+	PairTaps(p, w, t.KH, t.KW, nc)
+	t.W, t.Paired = &p[0], 1
+	return t
+}
+
+// TestRowPairedTwin runs the Go twin on random depthwise rows with their
+// weights as they are and paired, and requires the same bytes.
+func TestRowPairedTwin(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 7))
+	for i := range 300 {
+		ta, out := rowCase(r)
+		want := bytes.Clone(out)
+		tg := ta
+		tg.Out = &want[0]
+		rowGo(&tg)
+		tp := pairedFor(AVX2, ta)
+		rowGo(&tp)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("case %d (%dx%d, nb %d): paired\n%v\nunpaired\n%v", i, ta.KH, ta.KW, ta.NB, out, want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package q8
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -11,8 +12,12 @@ import (
 // where the mask allows.
 func tileGo(t *TileArgs) {
 	lda, k4 := t.LDA, t.K4
-	a := unsafe.Slice(t.A, (t.Rows-1)*lda+4*k4)
-	w := unsafe.Slice(t.W, t.NB*t.WStride)
+	rowBytes, wBytes := 4*k4, 64*k4
+	if t.Wide != 0 {
+		rowBytes, wBytes = 8*k4, 128*k4
+	}
+	a := unsafe.Slice(t.A, (t.Rows-1)*lda+rowBytes)
+	w := unsafe.Slice(t.W, (t.NB-1)*t.WStride+wBytes)
 	rowterm := unsafe.Slice(t.RowTerm, t.Rows)
 	qp := unsafe.Slice(t.QP, t.NB)
 	// The last block's masked-off lanes may lie past the output's end.
@@ -20,9 +25,14 @@ func tileGo(t *TileArgs) {
 	zp, lo, hi := int32(t.ZP), int32(t.Lo), int32(t.Hi)
 	var acc [16]int32
 	for r := range t.Rows {
-		row := a[r*lda : r*lda+4*k4]
+		row := a[r*lda : r*lda+rowBytes]
 		for b := range t.NB {
-			blockGo(row, t.Signed != 0, w[b*t.WStride:b*t.WStride+64*k4], &acc)
+			wb := w[b*t.WStride : b*t.WStride+wBytes]
+			if t.Wide != 0 {
+				blockWideGo(row, wb, &acc)
+			} else {
+				blockGo(row, t.Signed != 0, wb, &acc)
+			}
 			mask := uint64(0xffff)
 			if b == t.NB-1 {
 				mask = t.Tail
@@ -58,11 +68,44 @@ func blockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
 	}
 }
 
+// blockWideGo is blockGo on the wide layout: row holds 4*K4 int16 and w
+// [K4][2][16][2] int16, both as little-endian bytes.
+func blockWideGo(row []uint8, w []int8, acc *[16]int32) {
+	*acc = [16]int32{}
+	wb := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
+	for k := 0; 2*k < len(row); k += 2 {
+		x0 := int32(int16(binary.LittleEndian.Uint16(row[2*k:])))
+		x1 := int32(int16(binary.LittleEndian.Uint16(row[2*k+2:])))
+		// Depth steps k and k+1 (k even) of channel j are pair j of
+		// half (k/2)%2 of depth group k/4.
+		half := wb[128*(k/4)+64*((k/2)%2):]
+		for j := range 16 {
+			w0 := int32(int16(binary.LittleEndian.Uint16(half[4*j:])))
+			w1 := int32(int16(binary.LittleEndian.Uint16(half[4*j+2:])))
+			acc[j] += x0*w0 + x1*w1
+		}
+	}
+}
+
+// widenGo is WidenRows in Go.
+func widenGo(dst []uint16, src []uint8, signed bool) {
+	for i, b := range src {
+		dst[i] = uint16(b)
+		if signed {
+			dst[i] = uint16(int8(b))
+		}
+	}
+}
+
 // rowGo is the pure-Go twin of the assembly row kernels.
 func rowGo(t *RowArgs) {
 	rows := unsafe.Slice(t.Rows, t.KH)
 	nc := 16 * t.NB
-	w := unsafe.Slice(t.W, t.KH*t.KW*t.WStride/4)
+	slots := t.KW // weight slots of a filter row
+	if t.Paired != 0 {
+		slots = (t.KW + 1) / 2
+	}
+	w := unsafe.Slice(t.W, t.KH*slots*t.WStride/4)
 	qp := unsafe.Slice(t.QP, t.NB)
 	zp, lo, hi := int32(t.ZP), int32(t.Lo), int32(t.Hi)
 	width := nc - 16 + bits.Len64(t.Tail&0xffff) // the last block's masked-off lanes may lie past the output's end
@@ -80,7 +123,11 @@ func rowGo(t *RowArgs) {
 					if t.Signed != 0 {
 						v = int32(int8(x))
 					}
-					acc += v * int32(int16(w[(ky*t.KW+kx)*t.WStride/4+c]))
+					slot, half := ky*slots+kx, 0
+					if t.Paired != 0 {
+						slot, half = ky*slots+kx/2, kx%2
+					}
+					acc += v * int32(int16(w[slot*t.WStride/4+c]>>(16*half)))
 				}
 			}
 			q := qp[c/16].Lane(c % 16)
