@@ -60,7 +60,7 @@ func (p *planarConv) prepare(g *convGeom, scr *convScratch, threads int) {
 	clear(p.zeros)
 	p.xoff = p.xoff[:0]
 	p.growWork(g, threads)
-	scr.planes = growF32(scr.planes, p.planesLen(g))
+	scr.planes = grow(scr.planes, p.planesLen(g))
 	p.on = true
 }
 
