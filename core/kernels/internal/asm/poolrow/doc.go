@@ -1,0 +1,13 @@
+// Package poolrow folds the pixels of a pooling window's row into one
+// accumulator per channel: the largest value (MAX_POOL_2D of float32,
+// uint8 and int8) or the sum (AVERAGE_POOL_2D of float32, and of 8-bit
+// values into 16-bit sums). The channels go through assembly where the
+// CPU has a kernel (AVX-512, AVX2, NEON), whole vectors at a time, and
+// the rest through the pure-Go twin, which is the kernel everywhere else
+// and under the purego build tag; the tests hold every kernel to it.
+//
+// The float kernels give the twin's bits exactly: the maximum is Go's
+// max (on amd64 the compiler's MINSS sequence on negated values, on
+// arm64 FMAX, both repeated lane by lane) and each channel's sum is added
+// in the same order.
+package poolrow
