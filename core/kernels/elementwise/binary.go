@@ -94,7 +94,8 @@ type binaryOp struct {
 	fLo, fHi float32
 	iLo, iHi int32
 	lLo, lHi int64
-	loop     binaryLoop // the split's body
+	loop     binaryLoop  // the split's body
+	scalar   scalarTable // 8-bit rows against a scalar, as a table
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the
@@ -552,20 +553,20 @@ func (o *binaryOp) evalQuant(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 }
 
 func quantRows[T int8 | uint8 | int16](o *binaryOp, p *bcastPlan, a, b, z []T) {
-	q := &o.q
+	q, st := &o.q, &o.scalar
 	switch o.path {
 	case pathQuantAdd:
 		if o.kind == binSub {
-			bcastRows(p, a, b, z, func(z, x, y []T) { quantAddRow(q, true, z, x, y) })
+			tableRows(st, p, a, b, z, func(z, x, y []T) { quantAddRow(q, true, z, x, y) })
 		} else {
-			bcastRows(p, a, b, z, func(z, x, y []T) { quantAddRow(q, false, z, x, y) })
+			tableRows(st, p, a, b, z, func(z, x, y []T) { quantAddRow(q, false, z, x, y) })
 		}
 	case pathQuantMul:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantMulRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantMulRow(q, z, x, y) })
 	case pathQuantDiv:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantDivRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantDivRow(q, z, x, y) })
 	case pathQuantSqDiff:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantSqDiffRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantSqDiffRow(q, z, x, y) })
 	}
 }
 
