@@ -71,6 +71,7 @@ type Pool struct {
 	team           *kernel.Workers // the interpreter's team they come from
 	acc            []int32         // one accumulator per channel and worker
 	facc           []float32
+	fBounds        []float32      // c times each: -MaxFloat32, fMin and fMax (float MAX_POOL_2D)
 	sums           []uint16       // 16-bit sums of 8-bit averages, per channel and worker
 	peaks          []byte         // 8-bit maxima, per channel and worker
 	clamp8         [256]byte      // an 8-bit maximum's output byte: the activation's clamp
@@ -140,6 +141,10 @@ func (p *Pool) Prepare(n *kernel.Node) error {
 	if in.Type == tensor.Float32 {
 		p.fMin, p.fMax = kernel.ActivationRangeFloat(pp.Activation)
 		p.facc = kernel.Sized(p.facc, c*p.workers)
+		p.fBounds = kernel.Sized(p.fBounds, 3*c)
+		for i := range c {
+			p.fBounds[i], p.fBounds[c+i], p.fBounds[2*c+i] = -math.MaxFloat32, p.fMin, p.fMax
+		}
 	} else {
 		p.actMin, p.actMax, err = kernel.ActivationRangeQuantized(pp.Activation, out)
 		p.acc = kernel.Sized(p.acc, c*p.workers)
@@ -215,26 +220,30 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 		for ox := range outW {
 			win, originY, originX := p.window(oy, ox, h, w)
 			count := (win.y1 - win.y0) * (win.x1 - win.x0)
+			res := dst[o : o+c]
 			if p.Kind == PoolMax {
-				for i := range acc {
-					acc[i] = -math.MaxFloat32
+				// The maxima fold straight into the output, then go
+				// through max(v, fMin) and min(v, fMax) as ClampF32 does.
+				copy(res, p.fBounds[:c])
+				for fy := win.y0; fy < win.y1; fy++ {
+					row := ((b*h+originY+fy)*w + originX) * c
+					p.rows.MaxF32(res, src[row+win.x0*c:row+win.x1*c])
 				}
-			} else {
-				clear(acc)
+				p.rows.MaxF32(res, p.fBounds[c:2*c])
+				p.rows.MinF32(res, p.fBounds[2*c:])
+				o += c
+				continue
 			}
+			clear(acc)
 			for fy := win.y0; fy < win.y1; fy++ {
 				row := ((b*h+originY+fy)*w + originX) * c
 				span := src[row+win.x0*c : row+win.x1*c]
-				switch p.Kind {
-				case PoolAverage:
+				if p.Kind == PoolAverage {
 					p.rows.AddF32(acc, span)
-				case PoolMax:
-					p.rows.MaxF32(acc, span)
-				case PoolL2:
+				} else {
 					poolSpanSquares(acc, span)
 				}
 			}
-			res := dst[o : o+c]
 			switch p.Kind {
 			case PoolAverage:
 				if count <= 0 {
@@ -243,10 +252,6 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 				fc := float32(count)
 				for i, v := range acc {
 					res[i] = kernel.ClampF32(v/fc, p.fMin, p.fMax)
-				}
-			case PoolMax:
-				for i, v := range acc {
-					res[i] = kernel.ClampF32(v, p.fMin, p.fMax)
 				}
 			case PoolL2:
 				// TFLite multiplies the sum of squares by 1/count, then

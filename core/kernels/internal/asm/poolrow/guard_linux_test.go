@@ -24,6 +24,7 @@ func TestReadsNoFurther(t *testing.T) {
 				f32 := func(b []byte) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4) }
 				acc := kerneltest.BeforeGuardPage(t, c*4)
 				k.MaxF32(f32(acc), f32(span))
+				k.MinF32(f32(acc), f32(span))
 				k.AddF32(f32(acc), f32(span))
 				bs := span[len(span)-npx*c:]
 				k.MaxU8(acc[len(acc)-c:], bs)

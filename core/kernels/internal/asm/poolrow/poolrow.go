@@ -19,6 +19,14 @@ func (k Kernel) MaxF32(acc, span []float32) {
 	}
 }
 
+// MinF32 keeps in acc the least of it and each pixel of span, by Go's
+// min.
+func (k Kernel) MinF32(acc, span []float32) {
+	if npx := pixels(len(span), len(acc)); npx > 0 {
+		minGo(acc, span, k.minF32(acc, span, npx), npx)
+	}
+}
+
 // AddF32 adds each pixel of span into acc.
 func (k Kernel) AddF32(acc, span []float32) {
 	if npx := pixels(len(span), len(acc)); npx > 0 {
@@ -71,6 +79,21 @@ func maxGo[T float32 | uint8 | int8](acc, span []T, c0, npx int) {
 		a := a[:len(px)]
 		for i, v := range px {
 			a[i] = max(a[i], v)
+		}
+	}
+}
+
+func minGo(acc, span []float32, c0, npx int) {
+	c := len(acc)
+	if c0 == c {
+		return
+	}
+	a := acc[c0:]
+	for p := range npx {
+		px := span[p*c+c0 : (p+1)*c]
+		a := a[:len(px)]
+		for i, v := range px {
+			a[i] = min(a[i], v)
 		}
 	}
 }

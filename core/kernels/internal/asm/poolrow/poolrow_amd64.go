@@ -68,6 +68,18 @@ func (k Kernel) maxF32(acc, span []float32, npx int) int {
 	return w
 }
 
+func (k Kernel) minF32(acc, span []float32, npx int) int {
+	w := k.whole(len(acc), 8)
+	switch {
+	case w == 0:
+	case k == zmm:
+		minF32AVX512(&acc[0], &span[0], w, len(acc), npx)
+	default:
+		minF32AVX2(&acc[0], &span[0], w, len(acc), npx)
+	}
+	return w
+}
+
 func (k Kernel) addF32(acc, span []float32, npx int) int {
 	w := k.whole(len(acc), 8)
 	switch {
@@ -117,6 +129,12 @@ func maxF32AVX512(acc, src *float32, w, stride, npx int)
 
 //go:noescape
 func maxF32AVX2(acc, src *float32, w, stride, npx int)
+
+//go:noescape
+func minF32AVX512(acc, src *float32, w, stride, npx int)
+
+//go:noescape
+func minF32AVX2(acc, src *float32, w, stride, npx int)
 
 //go:noescape
 func addF32AVX512(acc, src *float32, w, stride, npx int)

@@ -102,6 +102,35 @@ TEXT ·maxF32AVX2(SB), NOSPLIT, $0-40
 	SIGNS
 	ROWS(8, 32, 32, WHOLE, MAXF_INIT256, MAXF_PIXEL256, MAXF_FINI256, mf256block, mf256px)
 
+// Go's min(a, v) is t | min(t, a) with t = min(a, v), the maximum's
+// steps without the negations.
+
+#define MINF_INIT512 VMOVUPS.Z (DI), K1, Z0
+#define MINF_PIXEL512 \
+	VMOVUPS.Z (R10), K1, Z1; \
+	VMINPS    Z1, Z0, Z2; \
+	VMINPS    Z0, Z2, Z3; \
+	VPORD     Z2, Z3, Z0
+#define MINF_FINI512 VMOVUPS Z0, K1, (DI)
+
+// func minF32AVX512(acc, src *float32, w, stride, npx int)
+TEXT ·minF32AVX512(SB), NOSPLIT, $0-40
+	ARGS(2)
+	ROWS(16, 64, 64, MASKED, MINF_INIT512, MINF_PIXEL512, MINF_FINI512, nf512block, nf512px)
+
+#define MINF_INIT256 VMOVUPS (DI), Y0
+#define MINF_PIXEL256 \
+	VMOVUPS (R10), Y1; \
+	VMINPS  Y1, Y0, Y2; \
+	VMINPS  Y0, Y2, Y3; \
+	VORPS   Y2, Y3, Y0
+#define MINF_FINI256 VMOVUPS Y0, (DI)
+
+// func minF32AVX2(acc, src *float32, w, stride, npx int)
+TEXT ·minF32AVX2(SB), NOSPLIT, $0-40
+	ARGS(2)
+	ROWS(8, 32, 32, WHOLE, MINF_INIT256, MINF_PIXEL256, MINF_FINI256, nf256block, nf256px)
+
 // The sums add each pixel to the accumulator, the accumulator first, as
 // the twin's acc += v does.
 

@@ -39,6 +39,14 @@ func (k Kernel) maxF32(acc, span []float32, npx int) int {
 	return w
 }
 
+func (k Kernel) minF32(acc, span []float32, npx int) int {
+	w := k.whole(len(acc), 4)
+	if w > 0 {
+		minF32NEON(&acc[0], &span[0], w, len(acc), npx)
+	}
+	return w
+}
+
 func (k Kernel) addF32(acc, span []float32, npx int) int {
 	w := k.whole(len(acc), 4)
 	if w > 0 {
@@ -72,6 +80,9 @@ func (k Kernel) addU8(acc []uint16, span []byte, npx int, flip byte) int {
 
 //go:noescape
 func maxF32NEON(acc, src *float32, w, stride, npx int)
+
+//go:noescape
+func minF32NEON(acc, src *float32, w, stride, npx int)
 
 //go:noescape
 func addF32NEON(acc, src *float32, w, stride, npx int)

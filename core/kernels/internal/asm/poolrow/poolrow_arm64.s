@@ -40,6 +40,9 @@ Lpx: \
 #define MAXF_PIXEL \
 	VLD1 (R5), [V1.S4]; \
 	FMAX_4S(0, 0, 1)
+#define MINF_PIXEL \
+	VLD1 (R5), [V1.S4]; \
+	FMIN_4S(0, 0, 1)
 #define ADDF_PIXEL \
 	VLD1 (R5), [V1.S4]; \
 	FADD_4S(0, 0, 1)
@@ -48,6 +51,11 @@ Lpx: \
 TEXT ·maxF32NEON(SB), NOSPLIT, $0-40
 	ARGS(2)
 	ROWS(4, 16, 16, F_INIT, MAXF_PIXEL, F_FINI, mfblock, mfpx)
+
+// func minF32NEON(acc, src *float32, w, stride, npx int)
+TEXT ·minF32NEON(SB), NOSPLIT, $0-40
+	ARGS(2)
+	ROWS(4, 16, 16, F_INIT, MINF_PIXEL, F_FINI, nfblock, nfpx)
 
 // func addF32NEON(acc, src *float32, w, stride, npx int)
 TEXT ·addF32NEON(SB), NOSPLIT, $0-40

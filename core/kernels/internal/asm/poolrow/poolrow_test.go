@@ -98,6 +98,7 @@ func TestFloatKernels(t *testing.T) {
 	asF := func(v []bits) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(v))), len(v)) }
 	for _, k := range kernelsOrSkip(t) {
 		check(t, k, op[bits, bits]{"MaxF32", func(k poolrow.Kernel, a, s []bits) { k.MaxF32(asF(a), asF(s)) }}, genBits, genBits)
+		check(t, k, op[bits, bits]{"MinF32", func(k poolrow.Kernel, a, s []bits) { k.MinF32(asF(a), asF(s)) }}, genBits, genBits)
 		check(t, k, op[bits, bits]{"AddF32", func(k poolrow.Kernel, a, s []bits) { k.AddF32(asF(a), asF(s)) }}, genBits, genBits)
 	}
 }
