@@ -584,9 +584,9 @@ func (o *binaryOp) evalMinMax(in1, in2, out *tensor.Tensor) error {
 	case tensor.Int64:
 		minMaxRows(mx, o.plan, in1.Int64s(), in2.Int64s(), out.Int64s())
 	case tensor.Uint8:
-		minMaxRows(mx, o.plan, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
+		minMax8Rows(&o.scalar, mx, o.plan, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
 	case tensor.Int8:
-		minMaxRows(mx, o.plan, in1.Int8s(), in2.Int8s(), out.Int8s())
+		minMax8Rows(&o.scalar, mx, o.plan, in1.Int8s(), in2.Int8s(), out.Int8s())
 	case tensor.Int16:
 		minMaxRows(mx, o.plan, in1.Int16s(), in2.Int16s(), out.Int16s())
 	default:
