@@ -6,9 +6,9 @@
 // the rest through the pure-Go twin, which is the kernel everywhere else
 // and under the purego build tag; the tests hold every kernel to it.
 //
-// The float kernels give the twin's bits exactly: the maximum and
-// minimum are Go's max and min (on amd64 the compiler's MINSS sequences,
-// on arm64 FMAX and FMIN, repeated lane by lane; MinF32 with a row of
-// bounds clamps) and each channel's sum is added
-// in the same order.
+// The float kernels give the twin's bits exactly, NaN payloads and zero
+// signs included: the maximum and minimum are Go's max and min (on amd64
+// the compiler's MINSS sequences, on arm64 FMAX and FMIN, repeated lane by
+// lane), and each channel's sum is added in the same order. MaxF32 and
+// MinF32 against rows of bounds clamp as kernel.ClampF32 does.
 package poolrow
