@@ -26,6 +26,7 @@ type preluOp struct {
 	inZP, alphaZP, outZP int32
 	mult1, mult2         int32
 	shift1, shift2       int
+	tables               *preluTables // 8-bit: the output of every input byte, per alpha byte
 
 	loop floatLoop
 }
@@ -58,6 +59,9 @@ func (op *preluOp) Prepare(n *kernel.Node) error {
 		}
 	}
 	op.inZP, op.alphaZP, op.outZP = in.ZeroPoint(), alpha.ZeroPoint(), out.ZeroPoint()
+	if op.tables == nil {
+		op.tables = new(preluTables)
+	}
 	// Single-precision ratios, as in TFLite.
 	op.mult1, op.shift1 = kernel.QuantizeMultiplier(float64(in.Scale() / out.Scale()))
 	op.mult2, op.shift2 = kernel.QuantizeMultiplier(float64(in.Scale() * alpha.Scale() / out.Scale()))
@@ -129,18 +133,27 @@ func (op *preluOp) Eval(n *kernel.Node) error {
 	return nil
 }
 
-// actPreluQuantized is TFLite's reference quantized PRelu.
-func actPreluQuantized[T uint8 | int8](op *preluOp, src, alpha, dst []T, lo, hi int32) {
-	f := func(v, a T) T {
-		x := int32(v) - op.inZP
-		var r int32
-		if x >= 0 {
-			r = kernel.MultiplyByQuantizedMultiplier(x, op.mult1, op.shift1)
-		} else {
-			r = kernel.MultiplyByQuantizedMultiplier(x*(int32(a)-op.alphaZP), op.mult2, op.shift2)
-		}
-		return T(kernel.Clamp(r+op.outZP, lo, hi))
+// preluQuantized is TFLite's reference quantized PRelu of one value v
+// with its alpha a.
+func preluQuantized[T uint8 | int8](op *preluOp, v, a T, lo, hi int32) T {
+	x := int32(v) - op.inZP
+	var r int32
+	if x >= 0 {
+		r = kernel.MultiplyByQuantizedMultiplier(x, op.mult1, op.shift1)
+	} else {
+		r = kernel.MultiplyByQuantizedMultiplier(x*(int32(a)-op.alphaZP), op.mult2, op.shift2)
 	}
+	return T(kernel.Clamp(r+op.outZP, lo, hi))
+}
+
+// actPreluQuantized is TFLite's reference quantized PRelu, through
+// tables of preluQuantized where the input is long enough to pay for them
+// (preluByTable).
+func actPreluQuantized[T uint8 | int8](op *preluOp, src, alpha, dst []T, lo, hi int32) {
+	if preluByTable(op, src, alpha, dst, lo, hi) {
+		return
+	}
+	f := func(v, a T) T { return preluQuantized(op, v, a, lo, hi) }
 	if !op.broadcast {
 		dst = dst[:len(src)]
 		for i, v := range src {

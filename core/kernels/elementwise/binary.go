@@ -94,8 +94,9 @@ type binaryOp struct {
 	fLo, fHi float32
 	iLo, iHi int32
 	lLo, lHi int64
-	loop     binaryLoop // the split's body
-	tiled    tiledLoop  // a float op on a repeated row (binary_f32.go)
+	loop     binaryLoop  // the split's body
+	tiled    tiledLoop   // a float op on a repeated row (binary_f32.go)
+	scalar   scalarTable // 8-bit rows against a scalar, as a table
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the
@@ -556,20 +557,20 @@ func (o *binaryOp) evalQuant(in1, in2, out *tensor.Tensor, p *bcastPlan) error {
 }
 
 func quantRows[T int8 | uint8 | int16](o *binaryOp, p *bcastPlan, a, b, z []T) {
-	q := &o.q
+	q, st := &o.q, &o.scalar
 	switch o.path {
 	case pathQuantAdd:
 		if o.kind == binSub {
-			bcastRows(p, a, b, z, func(z, x, y []T) { quantAddRow(q, true, z, x, y) })
+			tableRows(st, p, a, b, z, func(z, x, y []T) { quantAddRow(q, true, z, x, y) })
 		} else {
-			bcastRows(p, a, b, z, func(z, x, y []T) { quantAddRow(q, false, z, x, y) })
+			tableRows(st, p, a, b, z, func(z, x, y []T) { quantAddRow(q, false, z, x, y) })
 		}
 	case pathQuantMul:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantMulRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantMulRow(q, z, x, y) })
 	case pathQuantDiv:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantDivRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantDivRow(q, z, x, y) })
 	case pathQuantSqDiff:
-		bcastRows(p, a, b, z, func(z, x, y []T) { quantSqDiffRow(q, z, x, y) })
+		tableRows(st, p, a, b, z, func(z, x, y []T) { quantSqDiffRow(q, z, x, y) })
 	}
 }
 
@@ -587,9 +588,9 @@ func (o *binaryOp) evalMinMax(in1, in2, out *tensor.Tensor) error {
 	case tensor.Int64:
 		minMaxRows(mx, o.plan, in1.Int64s(), in2.Int64s(), out.Int64s())
 	case tensor.Uint8:
-		minMaxRows(mx, o.plan, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
+		minMax8Rows(&o.scalar, mx, o.plan, in1.Uint8s(), in2.Uint8s(), out.Uint8s())
 	case tensor.Int8:
-		minMaxRows(mx, o.plan, in1.Int8s(), in2.Int8s(), out.Int8s())
+		minMax8Rows(&o.scalar, mx, o.plan, in1.Int8s(), in2.Int8s(), out.Int8s())
 	case tensor.Int16:
 		minMaxRows(mx, o.plan, in1.Int16s(), in2.Int16s(), out.Int16s())
 	default:

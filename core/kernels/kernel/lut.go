@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/delego/delego/core/kernels/internal/asm/lut8"
+
 	"github.com/delego/delego/tensor"
 )
 
@@ -37,13 +39,9 @@ func LUT8(t tensor.DType, table *[256]byte, f func(v int32) int32) {
 	}
 }
 
-// ApplyLUT8 maps every byte of src through table into dst.
-func ApplyLUT8(table *[256]byte, src, dst []byte) {
-	dst = dst[:len(src)]
-	for i, b := range src {
-		dst[i] = table[b]
-	}
-}
+// ApplyLUT8 maps every byte of src through table into dst, with the
+// vector table lookup this CPU has (lut8.Apply).
+func ApplyLUT8(table *[256]byte, src, dst []byte) { lut8.Apply(table, src, dst) }
 
 // Clamp limits v to [lo, hi] the way std::min(hi, std::max(lo, v)) does.
 func Clamp(v, lo, hi int32) int32 { return min(hi, max(lo, v)) }

@@ -1,12 +1,12 @@
 package pool
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"unsafe"
 
+	"github.com/delego/delego/core/kernels/internal/asm/poolrow"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -71,7 +71,11 @@ type Pool struct {
 	team           *kernel.Workers // the interpreter's team they come from
 	acc            []int32         // one accumulator per channel and worker
 	facc           []float32
-	lanes          []uint64 // packed 16-bit sums of 8-bit averages, per worker
+	fBounds        []float32      // c times each: -MaxFloat32, fMin and fMax (float MAX_POOL_2D)
+	sums           []uint16       // 16-bit sums of 8-bit averages, per channel and worker
+	peaks          []byte         // 8-bit maxima, per channel and worker
+	clamp8         [256]byte      // an 8-bit maximum's output byte: the activation's clamp
+	rows           poolrow.Kernel // the row kernels Eval runs
 }
 
 func newPoolFactory(kind PoolKind) func(kernel.OpInfo) (kernel.Op, error) {
@@ -131,16 +135,23 @@ func (p *Pool) Prepare(n *kernel.Node) error {
 	p.padH, _ = tensor.WindowPadding(pp.StrideH, 1, h, pp.FilterHeight, outH)
 	p.padW, _ = tensor.WindowPadding(pp.StrideW, 1, w, pp.FilterWidth, outW)
 	p.team = n.Workers
+	p.rows = poolrow.Best()
 	p.workers = kernel.WorkersFor(n.Threads, batches*outH, batches*outH*outW*c*pp.FilterHeight*pp.FilterWidth)
 	var err error
 	if in.Type == tensor.Float32 {
 		p.fMin, p.fMax = kernel.ActivationRangeFloat(pp.Activation)
 		p.facc = kernel.Sized(p.facc, c*p.workers)
+		p.fBounds = kernel.Sized(p.fBounds, 3*c)
+		for i := range c {
+			p.fBounds[i], p.fBounds[c+i], p.fBounds[2*c+i] = -math.MaxFloat32, p.fMin, p.fMax
+		}
 	} else {
 		p.actMin, p.actMax, err = kernel.ActivationRangeQuantized(pp.Activation, out)
 		p.acc = kernel.Sized(p.acc, c*p.workers)
 		if in.Type != tensor.Int16 {
-			p.lanes = kernel.Sized(p.lanes, c/8*2*p.workers)
+			p.sums = kernel.Sized(p.sums, c*p.workers)
+			p.peaks = kernel.Sized(p.peaks, c*p.workers)
+			kernel.LUT8(in.Type, &p.clamp8, func(v int32) int32 { return min(max(v, p.actMin), p.actMax) })
 		}
 	}
 	if err != nil {
@@ -209,26 +220,30 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 		for ox := range outW {
 			win, originY, originX := p.window(oy, ox, h, w)
 			count := (win.y1 - win.y0) * (win.x1 - win.x0)
+			res := dst[o : o+c]
 			if p.Kind == PoolMax {
-				for i := range acc {
-					acc[i] = -math.MaxFloat32
+				// The maxima fold straight into the output, then go
+				// through max(v, fMin) and min(v, fMax) as ClampF32 does.
+				copy(res, p.fBounds[:c])
+				for fy := win.y0; fy < win.y1; fy++ {
+					row := ((b*h+originY+fy)*w + originX) * c
+					p.rows.MaxF32(res, src[row+win.x0*c:row+win.x1*c])
 				}
-			} else {
-				clear(acc)
+				p.rows.MaxF32(res, p.fBounds[c:2*c])
+				p.rows.MinF32(res, p.fBounds[2*c:])
+				o += c
+				continue
 			}
+			clear(acc)
 			for fy := win.y0; fy < win.y1; fy++ {
 				row := ((b*h+originY+fy)*w + originX) * c
 				span := src[row+win.x0*c : row+win.x1*c]
-				switch p.Kind {
-				case PoolAverage:
-					poolSpanAdd(acc, span)
-				case PoolMax:
-					poolSpanMax(acc, span)
-				case PoolL2:
+				if p.Kind == PoolAverage {
+					p.rows.AddF32(acc, span)
+				} else {
 					poolSpanSquares(acc, span)
 				}
 			}
-			res := dst[o : o+c]
 			switch p.Kind {
 			case PoolAverage:
 				if count <= 0 {
@@ -237,10 +252,6 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 				fc := float32(count)
 				for i, v := range acc {
 					res[i] = kernel.ClampF32(v/fc, p.fMin, p.fMax)
-				}
-			case PoolMax:
-				for i, v := range acc {
-					res[i] = kernel.ClampF32(v, p.fMin, p.fMax)
 				}
 			case PoolL2:
 				// TFLite multiplies the sum of squares by 1/count, then
@@ -254,37 +265,6 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 		}
 	}
 	return nil
-}
-
-// poolSpanAdd adds the pixels of span (consecutive runs of len(acc)
-// channels) into acc.
-func poolSpanAdd(acc, span []float32) {
-	c := len(acc)
-	if c == 0 {
-		return
-	}
-	for ; len(span) >= c; span = span[c:] {
-		px := span[:c]
-		a := acc[:len(px)]
-		for i, v := range px {
-			a[i] += v
-		}
-	}
-}
-
-// poolSpanMax keeps in acc the largest value of each channel in span.
-func poolSpanMax(acc, span []float32) {
-	c := len(acc)
-	if c == 0 {
-		return
-	}
-	for ; len(span) >= c; span = span[c:] {
-		px := span[:c]
-		a := acc[:len(px)]
-		for i, v := range px {
-			a[i] = max(a[i], v)
-		}
-	}
 }
 
 // poolSpanSquares adds the squared pixels of span into acc.
@@ -305,34 +285,51 @@ func poolSpanSquares(acc, span []float32) {
 type poolInt interface{ ~uint8 | ~int8 | ~int16 }
 
 func poolEvalInt[T poolInt](p *Pool, src, dst []T, inShape, outShape []int) error {
-	c := inShape[3]
-	nl := c / 8 * 2
 	if p.workers <= 1 { // no closure, which would escape to the heap
-		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[:c], p.lanes[:min(nl, len(p.lanes))], 0, inShape[0]*outShape[1])
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.scratch(0, inShape[3]), 0, inShape[0]*outShape[1])
 	}
 	return kernel.TryParallel(p.team, p.workers, inShape[0]*outShape[1], func(worker, lo, hi int) error {
-		var lanes []uint64
-		if len(p.lanes) > 0 {
-			lanes = p.lanes[worker*nl : (worker+1)*nl]
-		}
-		return poolEvalIntRows(p, src, dst, inShape, outShape, p.acc[worker*c:(worker+1)*c], lanes, lo, hi)
+		return poolEvalIntRows(p, src, dst, inShape, outShape, p.scratch(worker, inShape[3]), lo, hi)
 	})
 }
 
-// poolEvalIntRows pools output rows [rlo, rhi), counted over batch and height.
-func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, acc []int32, lanes []uint64, rlo, rhi int) error {
+// poolScratch is one worker's accumulators of the integer pools: one
+// int32 per channel, and for 8-bit tensors the 16-bit sums of averages
+// and the bytes of maxima that the row kernels fold into.
+type poolScratch struct {
+	acc   []int32
+	sums  []uint16
+	peaks []byte
+}
+
+// scratch is worker's share of the accumulators, c channels of each.
+func (p *Pool) scratch(worker, c int) poolScratch {
+	s := poolScratch{acc: p.acc[worker*c : (worker+1)*c]}
+	if len(p.sums) > 0 {
+		s.sums = p.sums[worker*c : (worker+1)*c]
+		s.peaks = p.peaks[worker*c : (worker+1)*c]
+	}
+	return s
+}
+
+// poolEvalIntRows pools output rows [rlo, rhi), counted over batch and
+// height. 8-bit tensors go through the row kernels: maxima in bytes, and
+// sums of windows of up to 257 pixels in 16 bits (257·255 fits), int8
+// values XORed with 0x80 (v+128) and the bias taken off after.
+func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, sc poolScratch, rlo, rhi int) error {
 	h, w, c := inShape[1], inShape[2], inShape[3]
 	outH, outW := outShape[1], outShape[2]
 	lo, hi := p.actMin, p.actMax
+	acc := sc.acc
 	minT, maxAbs := int32(0), int64(math.MaxUint8)
-	var bytes []byte // the 8-bit input as bytes, for the packed sums
-	var flip uint64  // makes int8 bytes unsigned (v+128)
+	var bytes, out []byte // the 8-bit input and output as bytes, for the row kernels
+	var flip byte         // makes int8 bytes unsigned (v+128)
 	switch v := any(src).(type) {
 	case []int8:
 		minT, maxAbs = math.MinInt8, 128
-		bytes, flip = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), 0x8080808080808080
+		bytes, out, flip = asBytes(v), asBytes(any(dst).([]int8)), 0x80
 	case []uint8:
-		bytes = v
+		bytes, out = v, any(dst).([]uint8)
 	case []int16:
 		minT, maxAbs = math.MinInt16, 32768
 	}
@@ -342,35 +339,48 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 		for ox := range outW {
 			win, originY, originX := p.window(oy, ox, h, w)
 			count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
-			packed := p.Kind == PoolAverage && len(lanes) > 0 && count <= 257
-			if p.Kind == PoolMax {
+			peak := p.Kind == PoolMax && len(sc.peaks) > 0
+			packed := p.Kind == PoolAverage && len(sc.sums) > 0 && count <= 257
+			switch {
+			case peak:
+				for i := range sc.peaks {
+					sc.peaks[i] = flip // the least value: 0, or -128
+				}
+			case p.Kind == PoolMax:
 				for i := range acc {
 					acc[i] = minT
 				}
-			} else {
+			case packed:
+				clear(sc.sums)
+			default:
 				clear(acc)
-				clear(lanes)
 			}
 			for fy := win.y0; fy < win.y1; fy++ {
 				row := ((b*h+originY+fy)*w + originX) * c
 				span := src[row+win.x0*c : row+win.x1*c]
 				switch {
+				case peak && flip != 0:
+					p.rows.MaxI8(asInt8(sc.peaks), asInt8(bytes[row+win.x0*c:row+win.x1*c]))
+				case peak:
+					p.rows.MaxU8(sc.peaks, bytes[row+win.x0*c:row+win.x1*c])
 				case p.Kind == PoolMax:
 					poolSpanMaxInt(acc, span)
 				case packed:
-					g := len(lanes) / 2 * 8 // channels summed in lanes
-					poolSpanAddPacked(lanes, bytes[row+win.x0*c:row+win.x1*c], c, flip)
-					if g < c {
-						for k := 0; k+c <= len(span); k += c {
-							poolSpanAddInt(acc[g:], span[k+g:k+c])
-						}
-					}
+					p.rows.AddU8(sc.sums, bytes[row+win.x0*c:row+win.x1*c], flip)
 				default:
 					poolSpanAddInt(acc, span)
 				}
 			}
-			if packed {
-				poolUnpackLanes(acc, lanes, int32(flip&0xff)*count)
+			switch {
+			case peak: // the maxima through the clamp, straight into the output
+				kernel.ApplyLUT8(&p.clamp8, sc.peaks, out[o:o+c])
+				o += c
+				continue
+			case packed:
+				bias := int32(flip) * count
+				for i, s := range sc.sums {
+					acc[i] = int32(s) - bias
+				}
 			}
 			res := dst[o : o+c]
 			o += c
@@ -441,34 +451,12 @@ func poolSpanMaxInt[T poolInt](acc []int32, span []T) {
 	}
 }
 
-// poolSpanAddPacked sums 8-bit pixels eight channels at a time into 16-bit
-// lanes: lanes[2g] holds channels 8g, 8g+2, 8g+4, 8g+6 and lanes[2g+1] the
-// odd ones. Up to 257 values of 255 fit a lane. flip (0x80 in every byte)
-// turns int8 values into v+128; channels past the last full group of 8 are
-// not touched.
-func poolSpanAddPacked(lanes []uint64, span []byte, c int, flip uint64) {
-	const even = 0x00FF00FF00FF00FF
-	if c == 0 {
-		return
-	}
-	for ; len(span) >= c; span = span[c:] {
-		px := span[:len(lanes)/2*8]
-		for g := 0; g < len(lanes); g += 2 {
-			v := binary.LittleEndian.Uint64(px[g*4:]) ^ flip
-			lanes[g] += v & even
-			lanes[g+1] += (v >> 8) & even
-		}
-	}
+// asBytes is the int8 values v read as bytes.
+func asBytes(v []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
-// poolUnpackLanes writes the lane sums into acc, less bias for each.
-func poolUnpackLanes(acc []int32, lanes []uint64, bias int32) {
-	for g := 0; g < len(lanes); g += 2 {
-		e, o := lanes[g], lanes[g+1]
-		a := acc[g*4 : g*4+8]
-		for j := range 4 {
-			a[2*j] = int32(uint16(e>>(16*j))) - bias
-			a[2*j+1] = int32(uint16(o>>(16*j))) - bias
-		}
-	}
+// asInt8 is the bytes b read as int8.
+func asInt8(b []byte) []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
 }
