@@ -351,15 +351,16 @@ if (($# == 0)); then
   fi
 fi
 
-machine
-echo
+isa=$(machine)
 if [[ $PART != xnnpack ]]; then
+  echo "$isa"
   echo "TensorFlow Lite 2.9's builtin kernels: $RUNS timed runs, 5 rounds (scripts/bench-threads.sh)"
   echo
   builtin_part "${builtin_models[@]}"
   echo
 fi
 if [[ $PART != builtin ]]; then
+  echo "$isa"
   echo "TensorFlow Lite 2.9 with XNNPACK, one thread: $ROUNDS rounds of $WARMUP untimed and $RUNS timed invokes each"
   echo
   xnnpack_part "${broad[@]}"
