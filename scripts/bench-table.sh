@@ -24,11 +24,12 @@ landmark, face, segmentation models, an audio classifier, a segmentation
 model and detectors from TensorFlow Lite Support and TFLite Micro; see
 DEFAULT SET below). XNNPACK gets its QS8 flag (tflbench -f 1) for int8 graphs;
 TFLite 2.9's XNNPACK does not run uint8 graphs, so for those the reference
-is TFLite's builtin kernels, marked "builtin". A graph's kind is read from
-the types of its ops' first inputs (any INT8: int8; else any UINT8:
-uint8; else float). Each of ROUNDS rounds runs
-every model on both runtimes back to back, delego first in odd rounds and
-TFLite first in even ones, each for WARMUP untimed and RUNS timed invokes;
+is TFLite's builtin kernels, marked "builtin", as it is for a graph whose
+XNNPACK runtime TFLite fails to create. A graph's kind is read from the
+types of its ops' first inputs (any INT8: int8; else any UINT8: uint8;
+else float). Each of ROUNDS rounds runs every model on both runtimes back
+to back, delego first in odd rounds and TFLite first in even ones, each
+for WARMUP untimed and RUNS timed invokes;
 the table gives the median over the rounds of each runtime's median and of
 the ratio delego / TFLite taken within each round (with the rounds' range),
 so that a shared machine's changing load moves both sides of a ratio alike.
@@ -267,17 +268,24 @@ delego_ms() {
   if [[ -s $work/err ]]; then echo "$1: delego: $(head -1 "$work/err")" >>"$work/notes"; fi
 }
 
-# tflite_ms NAME MODEL KIND: TFLite 2.9's median, one thread, with XNNPACK
-# (its QS8 flag for int8) or, for uint8, its builtin kernels; or "fail",
-# with its error added to the notes.
+# tflite_ms NAME MODEL KIND: TFLite 2.9's median, one thread, and the
+# kernels that ran: XNNPACK (with its QS8 flag for int8), or for uint8, or
+# where TFLite fails to create the XNNPACK runtime, its builtin kernels; or
+# "fail -", with the error added to the notes.
 tflite_ms() {
-  local xnn=1 flags=(-f 0)
-  case $3 in int8) flags=(-f 1) ;; uint8) xnn=0 flags=() ;; esac
-  "$REF/bin/tflbench" -w "$WARMUP" "${flags[@]}" "$2" seed:1 1 "$xnn" "$RUNS" 2>"$work/err" |
-    sed -n 's/.* median=\([0-9.]*\)ms.*/\1/p' | grep . || {
-    echo "fail"
+  local flags=(-f 0) ref=XNNPACK
+  case $3 in int8) flags=(-f 1) ref=XNNPACK-QS8 ;; uint8) flags=() ref=builtin ;; esac
+  local run=("$REF/bin/tflbench" -w "$WARMUP" "${flags[@]}" "$2" seed:1 1 "$([[ $ref == builtin ]] && echo 0 || echo 1)" "$RUNS")
+  if [[ $ref != builtin ]] && ! "${run[@]}" >"$work/out" 2>"$work/err"; then
+    echo "$1: TFLite 2.9 with XNNPACK: $(grep -m1 ERROR "$work/err" || tail -1 "$work/err"); its builtin kernels stand in" >>"$work/notes"
+    ref=builtin-fallback run=("$REF/bin/tflbench" -w "$WARMUP" "$2" seed:1 1 0 "$RUNS")
+  fi
+  if [[ $ref == builtin* ]] && ! "${run[@]}" >"$work/out" 2>"$work/err"; then
     echo "$1: TFLite 2.9: $(grep -m1 ERROR "$work/err" || tail -1 "$work/err")" >>"$work/notes"
-  }
+    echo "fail -"
+    return
+  fi
+  echo "$(sed -n 's/.* median=\([0-9.]*\)ms.*/\1/p' "$work/out" | grep . || echo fail) $ref"
 }
 
 # xnnpack_part NAME=MODEL...: the table against TFLite with XNNPACK.
@@ -293,21 +301,22 @@ xnnpack_part() {
       else
         b=$(tflite_ms "$name" "$m" "${k%/*}") a=$(delego_ms "$name" "$m")
       fi
-      echo "$name $k $a $b" >>"$work/rounds"
+      echo "$name $k $a $b" >>"$work/rounds" # b: "median kernels"
     done
   done
   python3 - "$work/rounds" "$@" <<'PY'
 import statistics, sys
 rounds = {}
 for line in open(sys.argv[1]):
-    name, kind, d, t = line.split()
-    rounds.setdefault(name, []).append((kind, d, t))
+    name, kind, d, t, ref = line.split()
+    rounds.setdefault(name, []).append((kind, d, t, ref))
 print("| model | graph | delego ms | TFLite 2.9 ms | delego / TFLite (rounds) | TFLite's kernels |")
 print("| --- | --- | ---: | ---: | ---: | --- |")
 for entry in sys.argv[2:]:
     name = entry.split("=", 1)[0]
     kind = rounds[name][0][0]
-    ref = "builtin" if kind == "uint8" else "XNNPACK, QS8" if kind == "int8" else "XNNPACK"
+    refs = {x[3] for x in rounds[name]} - {"-"}
+    ref = "builtin, XNNPACK fails" if "builtin-fallback" in refs else ", ".join(sorted(refs)).replace("-", ", ") or "-"
     d = [float(x[1]) for x in rounds[name] if x[1] != "fail"]
     t = [float(x[2]) for x in rounds[name] if x[2] != "fail"]
     r = [float(x[1]) / float(x[2]) for x in rounds[name] if "fail" not in x[1:]]
