@@ -14,6 +14,7 @@ import (
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 )
@@ -59,6 +60,12 @@ JSON fields (stable):
   twin                              as in "delego plan --json": path,
                                     fallbacks[]; absent unless the CPU twin
                                     ran instead of the model
+  kernels                           the instruction sets of this process's
+                                    CPU kernels, chosen from the CPU's
+                                    features: q8 (8-bit GEMM and depthwise:
+                                    vnni, avxvnni, avx512bw, avx2, neon-dot,
+                                    neon or portable), float (avx512, avx2,
+                                    neon or go); a plugin's may differ
   init_ms                           time to create the interpreter and allocate
   arena_bytes                       size of the activation memory
   min_ms, median_ms, max_ms,
@@ -77,23 +84,24 @@ Flags may come before or after MODEL.
 
 // benchReport is what bench prints; its JSON form is documented in benchUsage.
 type benchReport struct {
-	Model      string          `json:"model"`
-	Threads    int             `json:"threads"`
-	Delegates  []string        `json:"delegates"`
-	Plan       string          `json:"plan"`
-	Fallbacks  []planFallback  `json:"fallbacks"`
-	Twin       *planTwin       `json:"twin,omitempty"`
-	Runs       int             `json:"runs"`
-	Warmup     int             `json:"warmup"`
-	InitMs     float64         `json:"init_ms"`
-	ArenaBytes int             `json:"arena_bytes"`
-	MinMs      float64         `json:"min_ms"`
-	MedianMs   float64         `json:"median_ms"`
-	MaxMs      float64         `json:"max_ms"`
-	MeanMs     float64         `json:"mean_ms"`
-	StdMs      float64         `json:"std_ms"`
-	Profile    []core.OpTime   `json:"profile"`
-	Nodes      []core.NodeTime `json:"nodes"`
+	Model      string                  `json:"model"`
+	Threads    int                     `json:"threads"`
+	Delegates  []string                `json:"delegates"`
+	Plan       string                  `json:"plan"`
+	Fallbacks  []planFallback          `json:"fallbacks"`
+	Twin       *planTwin               `json:"twin,omitempty"`
+	Runs       int                     `json:"runs"`
+	Warmup     int                     `json:"warmup"`
+	Kernels    kernels.InstructionSets `json:"kernels"`
+	InitMs     float64                 `json:"init_ms"`
+	ArenaBytes int                     `json:"arena_bytes"`
+	MinMs      float64                 `json:"min_ms"`
+	MedianMs   float64                 `json:"median_ms"`
+	MaxMs      float64                 `json:"max_ms"`
+	MeanMs     float64                 `json:"mean_ms"`
+	StdMs      float64                 `json:"std_ms"`
+	Profile    []core.OpTime           `json:"profile"`
+	Nodes      []core.NodeTime         `json:"nodes"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -189,7 +197,7 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	r := benchReport{
 		Model: path, Threads: it.Delegates().Threads, Delegates: plan.Delegates, Plan: plan.SummaryLine(), Fallbacks: plan.Fallbacks,
 		Twin: plan.Twin,
-		Runs: f.runs, Warmup: f.warmup,
+		Runs: f.runs, Warmup: f.warmup, Kernels: kernels.Sets(),
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
@@ -232,6 +240,7 @@ func printBench(w io.Writer, r *benchReport) error {
 	if r.Twin != nil {
 		fmt.Fprintf(w, "CPU twin %s ran instead: %s\n", r.Twin.Path, core.WhatFailed(r.Twin.Fallbacks))
 	}
+	fmt.Fprintf(w, "CPU kernels: 8-bit %s, float %s\n", r.Kernels.Q8, r.Kernels.Float)
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
 	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
 

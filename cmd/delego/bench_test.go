@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/testsupport/shared"
@@ -32,6 +33,9 @@ func TestBenchJSONAndText(t *testing.T) {
 	if err := dec.Decode(&r); err != nil {
 		t.Fatal(err)
 	}
+	if r.Kernels != kernels.Sets() || r.Kernels.Q8 == "" || r.Kernels.Float == "" {
+		t.Errorf("kernels %+v, want this process's %+v", r.Kernels, kernels.Sets())
+	}
 	if r.Model != model || r.Runs != 7 || r.Warmup != 2 || r.Threads != 1 || !(r.MinMs <= r.MedianMs && r.MedianMs <= r.MaxMs) || r.MeanMs < r.MinMs || r.MeanMs > r.MaxMs {
 		t.Errorf("report %+v", r)
 	}
@@ -47,7 +51,8 @@ func TestBenchJSONAndText(t *testing.T) {
 	if err := benchWith(context.Background(), []string{"--runs", "3", model}, &stdout, &stderr, env{registry: reg}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1 thread, 1 warm-up run, 3 timed runs", "latency (ms): min ", "Summary by op type", "CONCATENATION", "Top 10 nodes", "concat/split0"} {
+	sets := kernels.Sets()
+	for _, want := range []string{"1 thread, 1 warm-up run, 3 timed runs", "latency (ms): min ", "CPU kernels: 8-bit " + sets.Q8 + ", float " + sets.Float + "\n", "Summary by op type", "CONCATENATION", "Top 10 nodes", "concat/split0"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, stdout.String())
 		}
