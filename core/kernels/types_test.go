@@ -34,6 +34,22 @@ func probeTensor(t tensor.DType, shape []int, konst bool) *tensor.Tensor {
 	return x
 }
 
+// fixedOutputQuant is the output quantization TFLite requires of ops whose
+// result lies in [0, 1) (LOGISTIC, SOFTMAX): scale 1/256 for 8 bits, with
+// the zero point at the type's minimum, and 1/32768 for int16; nil for
+// other types.
+func fixedOutputQuant(t tensor.DType) *tensor.Quantization {
+	switch t {
+	case tensor.Uint8:
+		return &tensor.Quantization{Scale: []float32{1.0 / 256}, ZeroPoint: []int64{0}}
+	case tensor.Int8:
+		return &tensor.Quantization{Scale: []float32{1.0 / 256}, ZeroPoint: []int64{-128}}
+	case tensor.Int16:
+		return &tensor.Quantization{Scale: []float32{1.0 / 32768}, ZeroPoint: []int64{0}}
+	}
+	return nil
+}
+
 // probeAux are the other inputs a probe node can have: each a function
 // of the main tensor's type giving one input.
 var probeAux = []func(t tensor.DType) *tensor.Tensor{
@@ -173,6 +189,15 @@ func probeOutputs(nIn int, t tensor.DType) []func() []*tensor.Tensor {
 		types = types[:1]
 	}
 	var out []func() []*tensor.Tensor
+	if fixed := fixedOutputQuant(t); fixed != nil {
+		// LOGISTIC and SOFTMAX take 8- and 16-bit tensors only with the
+		// output scale and zero point TFLite fixes for them.
+		out = append(out, func() []*tensor.Tensor {
+			x := probeTensor(t, nil, false)
+			x.Quant = fixed
+			return []*tensor.Tensor{x}
+		})
+	}
 	for nOut := 1; nOut <= 3; nOut++ {
 		for _, rest := range types {
 			for _, first := range []tensor.DType{rest, t} {
