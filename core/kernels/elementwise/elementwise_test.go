@@ -899,6 +899,34 @@ func TestQuantMulRowKernels(t *testing.T) {
 	}
 }
 
+// BenchmarkMul8 runs a uint8 MUL of two tensors of 64K elements in Go
+// ("go") and as the op runs it, with the row kernel where the CPU has one
+// ("kernel").
+func BenchmarkMul8(b *testing.B) {
+	const n = 1 << 16
+	x, y := kerneltest.QT(tensor.Uint8, []int{1, n}, 0.07, 5), kerneltest.QT(tensor.Uint8, []int{1, n}, 0.03, 130)
+	for i := range n {
+		x.Data[i], y.Data[i] = byte(i*7+i/256), byte(i*13+i/512)
+	}
+	o := &binaryOp{kind: binMul}
+	nd := &kernel.Node{Inputs: []*tensor.Tensor{x, y}, Outputs: []*tensor.Tensor{kerneltest.QOut(tensor.Uint8, 0.05, 2)}}
+	if err := o.Prepare(nd); err != nil {
+		b.Fatal(err)
+	}
+	z := make([]uint8, n)
+	for _, c := range []struct {
+		name string
+		row  func(q *quantArith, z, x, y []uint8)
+	}{{"go", quantMulRowGo[uint8]}, {"kernel", quantMulRow[uint8]}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				c.row(&o.q, z, x.Data, y.Data)
+			}
+		})
+	}
+}
+
 // mulRowDiff computes the MUL of every pair of bytes (x = i, y = i>>8) in
 // Go and with the row kernels, and says where they differ.
 func mulRowDiff[T int8 | uint8](q *quantArith) error {
