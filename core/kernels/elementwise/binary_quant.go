@@ -182,8 +182,16 @@ func quantAddRowTables[T int8 | uint8 | int16](q *quantArith, sub bool, z, x, y 
 }
 
 // quantMulRow is the uint8/int8/int16 MUL: the product of the offset inputs
-// rescaled by one multiplier (TFLite's MulElementwise).
+// rescaled by one multiplier (TFLite's MulElementwise), 8-bit rows of equal
+// length in assembly where the CPU has a row kernel (mulRow8).
 func quantMulRow[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
+	if !mulRow8(q, z, x, y) {
+		quantMulRowGo(q, z, x, y)
+	}
+}
+
+// quantMulRowGo is quantMulRow in Go.
+func quantMulRowGo[T int8 | uint8 | int16](q *quantArith, z, x, y []T) {
 	o1, o2, oo := q.in1Off, q.in2Off, q.outOff
 	m, ls, rs := q.outMul, uint(max(q.outShift, 0)), uint(max(-q.outShift, 0))
 	lo, hi := q.lo, q.hi

@@ -858,6 +858,87 @@ func addTablesDiff[T int8 | uint8](q *quantArith, sub bool) error {
 	return addRowKernelsDiff(&tables, sub, x, y, want)
 }
 
+// TestQuantMulRowKernels: every 8-bit MUL row kernel for rows of equal
+// length this CPU has (mulRowKernelsDiff) gives what quantMulRowGo
+// computes, for every pair of input bytes, signed and unsigned, clamped
+// or not, on random and extreme zero points and on multipliers and shifts
+// from the smallest to left shifts that wrap the product.
+func TestQuantMulRowKernels(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	muls := []int32{1, 1 << 30, math.MaxInt32, 1<<30 + 12345, int32(r.Uint32()>>1) | 1}
+	shifts := []int{-40, -31, -30, -17, -8, -1, 0, 1, 7, 16, 31}
+	for trial := range 2 * len(muls) * len(shifts) {
+		signed := trial%2 == 1
+		var q quantArith
+		q.outMul, q.outShift = muls[trial/2%len(muls)], shifts[trial/2/len(muls)]
+		q.in1Off, q.in2Off, q.outOff = -int32(r.Intn(256)), -int32(r.Intn(256)), int32(r.Intn(256))
+		switch trial % 7 { // the extreme zero points
+		case 3:
+			q.in1Off, q.in2Off = 0, 0
+		case 5:
+			q.in1Off, q.in2Off = -255, -255
+		}
+		q.lo, q.hi = 0, 255
+		if signed {
+			q.in1Off, q.in2Off, q.outOff = q.in1Off+128, q.in2Off+128, q.outOff-128
+			q.lo, q.hi = -128, 127
+		}
+		if trial%4 >= 2 { // an activation that clamps
+			q.lo, q.hi = q.lo+10, q.hi-20
+		}
+		var err error
+		if signed {
+			err = mulRowDiff[int8](&q)
+		} else {
+			err = mulRowDiff[uint8](&q)
+		}
+		if err != nil {
+			t.Fatalf("trial %d (signed %v, offsets %d %d %d, multiplier %d, shift %d, range [%d, %d]): %v",
+				trial, signed, q.in1Off, q.in2Off, q.outOff, q.outMul, q.outShift, q.lo, q.hi, err)
+		}
+	}
+}
+
+// BenchmarkMul8 runs a uint8 MUL of two tensors of 64K elements in Go
+// ("go") and as the op runs it, with the row kernel where the CPU has one
+// ("kernel").
+func BenchmarkMul8(b *testing.B) {
+	const n = 1 << 16
+	x, y := kerneltest.QT(tensor.Uint8, []int{1, n}, 0.07, 5), kerneltest.QT(tensor.Uint8, []int{1, n}, 0.03, 130)
+	for i := range n {
+		x.Data[i], y.Data[i] = byte(i*7+i/256), byte(i*13+i/512)
+	}
+	o := &binaryOp{kind: binMul}
+	nd := &kernel.Node{Inputs: []*tensor.Tensor{x, y}, Outputs: []*tensor.Tensor{kerneltest.QOut(tensor.Uint8, 0.05, 2)}}
+	if err := o.Prepare(nd); err != nil {
+		b.Fatal(err)
+	}
+	z := make([]uint8, n)
+	for _, c := range []struct {
+		name string
+		row  func(q *quantArith, z, x, y []uint8)
+	}{{"go", quantMulRowGo[uint8]}, {"kernel", quantMulRow[uint8]}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				c.row(&o.q, z, x.Data, y.Data)
+			}
+		})
+	}
+}
+
+// mulRowDiff computes the MUL of every pair of bytes (x = i, y = i>>8) in
+// Go and with the row kernels, and says where they differ.
+func mulRowDiff[T int8 | uint8](q *quantArith) error {
+	x, y := make([]T, 1<<16), make([]T, 1<<16)
+	for i := range x {
+		x[i], y[i] = T(i), T(i>>8)
+	}
+	want := make([]T, len(x))
+	quantMulRowGo(q, want, x, y)
+	return mulRowKernelsDiff(q, x, y, want)
+}
+
 // TestMulShift holds the inlined rounding multiply to TFLite's
 // MultiplyByQuantizedMultiplierSmallerThanOneExp on edge and random values.
 func TestMulShift(t *testing.T) {

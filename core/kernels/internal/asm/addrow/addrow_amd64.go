@@ -65,6 +65,18 @@ func (k Kernel) Run(a *Args) {
 	addRowAVX512(a)
 }
 
+// RunMul calls k's MUL, directly, so that a does not escape: Z[i] is the
+// product of X[i] and Y[i], each plus its Term's offset, shifted left by
+// LS and rescaled by the output Term (Neg and the inputs' Mul, RShift,
+// Mask and Half are not read).
+func (k Kernel) RunMul(a *Args) {
+	if k == ymm {
+		mulRowAVX2(a)
+		return
+	}
+	mulRowAVX512(a)
+}
+
 // addRowAVX512 is the 8-bit ADD.s rescaling in full, in AVX-512
 // assembly, 16 elements at a time.
 //
@@ -76,3 +88,15 @@ func addRowAVX512(a *Args)
 //
 //go:noescape
 func addRowAVX2(a *Args)
+
+// mulRowAVX512 is the 8-bit MUL's rescaling in full, in AVX-512 assembly,
+// 16 elements at a time.
+//
+//go:noescape
+func mulRowAVX512(a *Args)
+
+// mulRowAVX2 is mulRowAVX512 in AVX2, 8 elements at a time; a.n is a
+// multiple of 8.
+//
+//go:noescape
+func mulRowAVX2(a *Args)

@@ -57,12 +57,29 @@
 	VPMOVDB   Z0, X0; \
 	VMOVDQU8  X0, K1, (R8)(CX*1)
 
-// ROW runs BLOCK over the row: whole blocks, then the tail under a mask.
-#define ROW(MOVX, loop, tail) \
+// MULBLOCK is BLOCK for MUL: the product of the offset inputs, shifted
+// left by X11, rescaled to the output (the third term) and clamped.
+#define MULBLOCK(MOVX) \
+	MOVX      (SI)(CX*1), K1, Z0; \
+	MOVX      (DX)(CX*1), K1, Z1; \
+	VPADDD    Z17, Z0, Z0; \
+	VPADDD    Z21, Z1, Z1; \
+	VPMULLD   Z1, Z0, Z0; \
+	VPSLLD    X11, Z0, Z0; \
+	MULSHIFT(Z0, Z24, Z26, Z27, X10); \
+	VPADDD    Z25, Z0, Z0; \
+	VPMAXSD   Z30, Z0, Z0; \
+	VPMINSD   Z31, Z0, Z0; \
+	VPMOVDB   Z0, X0; \
+	VMOVDQU8  X0, K1, (R8)(CX*1)
+
+// ROW runs B (BLOCK or MULBLOCK) over the row: whole blocks, then the
+// tail under a mask, then jumps to done.
+#define ROW(B, MOVX, loop, tail, done) \
 loop: \
 	CMPQ BX, $16; \
 	JLT  tail; \
-	BLOCK(MOVX); \
+	B(MOVX); \
 	ADDQ $16, CX; \
 	SUBQ $16, BX; \
 	JMP  loop; \
@@ -73,39 +90,56 @@ tail: \
 	SHLXQ BX, AX, AX; \
 	DECQ  AX; \
 	KMOVW AX, K1; \
-	BLOCK(MOVX); \
+	B(MOVX); \
 	JMP   done
+
+// SETUP512 loads the arguments of a *Args at a+0(FP) into the registers
+// BLOCK and MULBLOCK read, and compares a.Signed with 0.
+#define SETUP512 \
+	MOVQ a+0(FP), DI; \
+	MOVQ AR_X(DI), SI; \
+	MOVQ AR_Y(DI), DX; \
+	MOVQ AR_Z(DI), R8; \
+	MOVQ AR_N(DI), BX; \
+	TERM(AR_T1, Z17, Z16, Z18, Z19, X8); \
+	TERM(AR_T2, Z21, Z20, Z22, Z23, X9); \
+	TERM(AR_TO, Z25, Z24, Z26, Z27, X10); \
+	MOVL AR_LS(DI), AX; \
+	VMOVQ AX, X11; \
+	MOVQ $0x40000000, AX; \
+	VPBROADCASTQ AX, Z28; \
+	VPBROADCASTD AR_NEG(DI), Z29; \
+	VPBROADCASTD AR_LO(DI), Z30; \
+	VPBROADCASTD AR_HI(DI), Z31; \
+	VPTERNLOGD $0xff, Z15, Z15, Z15; \
+	MOVQ $0xaaaa, AX; \
+	KMOVW AX, K3; \
+	MOVQ $0xffff, AX; \
+	KMOVW AX, K1; \
+	XORQ CX, CX; \
+	CMPL AR_SIGNED(DI), $0
 
 // func addRowAVX512(a *Args)
 TEXT ·addRowAVX512(SB), NOSPLIT, $0-8
-	MOVQ a+0(FP), DI
-	MOVQ AR_X(DI), SI
-	MOVQ AR_Y(DI), DX
-	MOVQ AR_Z(DI), R8
-	MOVQ AR_N(DI), BX
-	TERM(AR_T1, Z17, Z16, Z18, Z19, X8)
-	TERM(AR_T2, Z21, Z20, Z22, Z23, X9)
-	TERM(AR_TO, Z25, Z24, Z26, Z27, X10)
-	MOVL AR_LS(DI), AX
-	VMOVQ AX, X11
-	MOVQ $0x40000000, AX
-	VPBROADCASTQ AX, Z28
-	VPBROADCASTD AR_NEG(DI), Z29
-	VPBROADCASTD AR_LO(DI), Z30
-	VPBROADCASTD AR_HI(DI), Z31
-	VPTERNLOGD $0xff, Z15, Z15, Z15
-	MOVQ $0xaaaa, AX
-	KMOVW AX, K3
-	MOVQ $0xffff, AX
-	KMOVW AX, K1
-	XORQ CX, CX
-	CMPL AR_SIGNED(DI), $0
+	SETUP512
 	JNE  signed
-	ROW(VPMOVZXBD.Z, uloop, utail)
+	ROW(BLOCK, VPMOVZXBD.Z, uloop, utail, done)
 signed:
-	ROW(VPMOVSXBD.Z, sloop, stail)
+	ROW(BLOCK, VPMOVSXBD.Z, sloop, stail, done)
 
 done:
+	VZEROUPPER
+	RET
+
+// func mulRowAVX512(a *Args)
+TEXT ·mulRowAVX512(SB), NOSPLIT, $0-8
+	SETUP512
+	JNE  msigned
+	ROW(MULBLOCK, VPMOVZXBD.Z, muloop, mutail, mdone)
+msigned:
+	ROW(MULBLOCK, VPMOVSXBD.Z, msloop, mstail, mdone)
+
+mdone:
 	VZEROUPPER
 	RET
 
@@ -157,12 +191,10 @@ done:
 	VPSRAD   xs, Y5, y; \
 	VPSUBD   Y7, y, y
 
-// ROW2 runs the row, 8 elements a round: MOVX (VPMOVZXBD or VPMOVSXBD)
-// widens the inputs, PACK (VPACKUSWB or VPACKSSWB) narrows the result.
-#define ROW2(MOVX, PACK, loop) \
-loop: \
-	MOVX      (SI)(CX*1), Y0; \
-	MOVX      (DX)(CX*1), Y1; \
+// SUM2 is the ADD/SUB of the 8 lanes of Y0 and Y1 before the output's
+// rescaling: each input offset, shifted left by X11 and rescaled, the
+// second negated for SUB, into Y0.
+#define SUM2 \
 	VPADDD    F_T1+F_OFF(SP), Y0, Y0; \
 	VPSLLD    X11, Y0, Y0; \
 	MULSHIFT2(Y0, F_T1, X8); \
@@ -171,7 +203,24 @@ loop: \
 	MULSHIFT2(Y1, F_T2, X9); \
 	VPXOR     F_NEG(SP), Y1, Y1; \
 	VPSUBD    F_NEG(SP), Y1, Y1; \
-	VPADDD    Y1, Y0, Y0; \
+	VPADDD    Y1, Y0, Y0
+
+// PRODUCT2 is SUM2 for MUL: the product of the offset inputs, shifted
+// left by X11, into Y0.
+#define PRODUCT2 \
+	VPADDD    F_T1+F_OFF(SP), Y0, Y0; \
+	VPADDD    F_T2+F_OFF(SP), Y1, Y1; \
+	VPMULLD   Y1, Y0, Y0; \
+	VPSLLD    X11, Y0, Y0
+
+// ROW2 runs the row, 8 elements a round, then jumps to done: MOVX
+// (VPMOVZXBD or VPMOVSXBD) widens the inputs, COMBINE (SUM2 or PRODUCT2)
+// joins them, PACK (VPACKUSWB or VPACKSSWB) narrows the result.
+#define ROW2(COMBINE, MOVX, PACK, loop, done) \
+loop: \
+	MOVX      (SI)(CX*1), Y0; \
+	MOVX      (DX)(CX*1), Y1; \
+	COMBINE; \
 	MULSHIFT2(Y0, F_TO, X10); \
 	VPADDD    F_TO+F_OFF(SP), Y0, Y0; \
 	VPMAXSD   F_LO(SP), Y0, Y0; \
@@ -183,40 +232,62 @@ loop: \
 	ADDQ      $8, CX; \
 	SUBQ      $8, BX; \
 	JNZ       loop; \
-	JMP       done2
+	JMP       done
+
+// SETUP2 loads the arguments of a *Args at a+0(FP) into the registers
+// and the frame ROW2 reads, and compares a.Signed with 0.
+#define SETUP2 \
+	MOVQ a+0(FP), DI; \
+	MOVQ AR_X(DI), SI; \
+	MOVQ AR_Y(DI), DX; \
+	MOVQ AR_Z(DI), R8; \
+	MOVQ AR_N(DI), BX; \
+	TERM2(AR_T1, F_T1, X8); \
+	TERM2(AR_T2, F_T2, X9); \
+	TERM2(AR_TO, F_TO, X10); \
+	MOVL AR_LS(DI), AX; \
+	VMOVQ AX, X11; \
+	MOVQ $0x40000000, AX; \
+	VMOVQ AX, X0; \
+	VPBROADCASTQ X0, Y0; \
+	VMOVDQU Y0, F_NUDGE(SP); \
+	VPBROADCASTD AR_NEG(DI), Y0; \
+	VMOVDQU Y0, F_NEG(SP); \
+	VPBROADCASTD AR_LO(DI), Y0; \
+	VMOVDQU Y0, F_LO(SP); \
+	VPBROADCASTD AR_HI(DI), Y0; \
+	VMOVDQU Y0, F_HI(SP); \
+	XORQ CX, CX; \
+	CMPL AR_SIGNED(DI), $0
 
 // func addRowAVX2(a *Args)
 // a.n is a multiple of 8.
 TEXT ·addRowAVX2(SB), $512-8
 	MOVQ a+0(FP), DI
-	MOVQ AR_X(DI), SI
-	MOVQ AR_Y(DI), DX
-	MOVQ AR_Z(DI), R8
-	MOVQ AR_N(DI), BX
-	TESTQ BX, BX
-	JZ   done2
-	TERM2(AR_T1, F_T1, X8)
-	TERM2(AR_T2, F_T2, X9)
-	TERM2(AR_TO, F_TO, X10)
-	MOVL AR_LS(DI), AX
-	VMOVQ AX, X11
-	MOVQ $0x40000000, AX
-	VMOVQ AX, X0
-	VPBROADCASTQ X0, Y0
-	VMOVDQU Y0, F_NUDGE(SP)
-	VPBROADCASTD AR_NEG(DI), Y0
-	VMOVDQU Y0, F_NEG(SP)
-	VPBROADCASTD AR_LO(DI), Y0
-	VMOVDQU Y0, F_LO(SP)
-	VPBROADCASTD AR_HI(DI), Y0
-	VMOVDQU Y0, F_HI(SP)
-	XORQ CX, CX
-	CMPL AR_SIGNED(DI), $0
+	CMPQ AR_N(DI), $0
+	JE   done2
+	SETUP2
 	JNE  signed2
-	ROW2(VPMOVZXBD, VPACKUSWB, uloop2)
+	ROW2(SUM2, VPMOVZXBD, VPACKUSWB, uloop2, done2)
 signed2:
-	ROW2(VPMOVSXBD, VPACKSSWB, sloop2)
+	ROW2(SUM2, VPMOVSXBD, VPACKSSWB, sloop2, done2)
 
 done2:
+	VZEROUPPER
+	RET
+
+// func mulRowAVX2(a *Args)
+// a.n is a multiple of 8.
+TEXT ·mulRowAVX2(SB), $512-8
+	MOVQ a+0(FP), DI
+	CMPQ AR_N(DI), $0
+	JE   mdone2
+	SETUP2
+	JNE  msigned2
+	ROW2(PRODUCT2, VPMOVZXBD, VPACKUSWB, muloop2, mdone2)
+msigned2:
+	ROW2(PRODUCT2, VPMOVSXBD, VPACKSSWB, msloop2, mdone2)
+
+mdone2:
 	VZEROUPPER
 	RET

@@ -25,8 +25,17 @@ func (Kernel) Unit() int { return 16 }
 // Run calls the NEON kernel.
 func (Kernel) Run(a *Args) { addRowNEON(a) }
 
+// RunMul calls the NEON MUL kernel (see the amd64 RunMul).
+func (Kernel) RunMul(a *Args) { mulRowNEON(a) }
+
 // addRowNEON is the 8-bit ADD.s rescaling in full, in NEON assembly,
 // 16 elements at a time; a.n is a multiple of 16.
 //
 //go:noescape
 func addRowNEON(a *Args)
+
+// mulRowNEON is the 8-bit MUL's rescaling in full, in NEON assembly, 16
+// elements at a time; a.n is a multiple of 16.
+//
+//go:noescape
+func mulRowNEON(a *Args)

@@ -61,6 +61,11 @@ loop: \
 	COMBINE(5, 5, 9); \
 	COMBINE(6, 6, 10); \
 	COMBINE(7, 7, 11); \
+	STORE(loop)
+
+// STORE rescales the 16 int32 lanes of V4-V7 to the output, narrows
+// and stores them, and loops to loop for the row's next 16 elements.
+#define STORE(loop) \
 	OUTPUT(4); \
 	OUTPUT(5); \
 	OUTPUT(6); \
@@ -76,6 +81,27 @@ loop: \
 	BNE  loop; \
 	RET
 
+// PRODUCT is the MUL of the four int32 lanes of Vx and Vy into Vx: each
+// input's offset (V16, V19) added, the product shifted left by V25.
+#define PRODUCT(x, y) \
+	ADD_4S(x, x, 16); \
+	ADD_4S(y, y, 19); \
+	MUL_4S(x, x, y); \
+	SSHL_4S(x, x, 25)
+
+// MULROW is ROW for MUL.
+#define MULROW(XTL8, XTL8_2, loop) \
+loop: \
+	VLD1.P 16(R1), [V0.B16]; \
+	VLD1.P 16(R2), [V1.B16]; \
+	WIDEN(0, 4, XTL8, XTL8_2); \
+	WIDEN(1, 8, XTL8, XTL8_2); \
+	PRODUCT(4, 8); \
+	PRODUCT(5, 9); \
+	PRODUCT(6, 10); \
+	PRODUCT(7, 11); \
+	STORE(loop)
+
 // TERM broadcasts the Term at off: its offset to Vo, its multiplier to
 // Vm and its negated right shift to Vs.
 #define TERM(off, o, m, s) \
@@ -87,24 +113,29 @@ loop: \
 	NEG  R5, R5; \
 	VDUP R5, s.S4
 
+// SETUP loads the arguments of the *Args in R0 into the registers ROW
+// and MULROW read, a.Signed into R5.
+#define SETUP \
+	MOVD AR_X(R0), R1; \
+	MOVD AR_Y(R0), R2; \
+	MOVD AR_Z(R0), R3; \
+	TERM(AR_T1, V16, V17, V18); \
+	TERM(AR_T2, V19, V20, V21); \
+	TERM(AR_TO, V22, V23, V24); \
+	MOVW AR_LS(R0), R5; \
+	VDUP R5, V25.S4; \
+	MOVW AR_LO(R0), R5; \
+	VDUP R5, V26.S4; \
+	MOVW AR_HI(R0), R5; \
+	VDUP R5, V27.S4; \
+	MOVW AR_SIGNED(R0), R5
+
 // func addRowNEON(a *Args)
 TEXT ·addRowNEON(SB), NOSPLIT, $0-8
 	MOVD a+0(FP), R0
 	MOVD AR_N(R0), R4
 	CBZ  R4, done
-	MOVD AR_X(R0), R1
-	MOVD AR_Y(R0), R2
-	MOVD AR_Z(R0), R3
-	TERM(AR_T1, V16, V17, V18)
-	TERM(AR_T2, V19, V20, V21)
-	TERM(AR_TO, V22, V23, V24)
-	MOVW AR_LS(R0), R5
-	VDUP R5, V25.S4
-	MOVW AR_LO(R0), R5
-	VDUP R5, V26.S4
-	MOVW AR_HI(R0), R5
-	VDUP R5, V27.S4
-	MOVW AR_SIGNED(R0), R5
+	SETUP
 	MOVW AR_NEG+0(R0), R6
 	CBNZ R5, signed
 	CBNZ R6, usub
@@ -118,4 +149,18 @@ ssub:
 	ROW(SXTL_8H, SXTL2_8H, SUB_4S, ssubloop)
 
 done:
+	RET
+
+// func mulRowNEON(a *Args)
+TEXT ·mulRowNEON(SB), NOSPLIT, $0-8
+	MOVD a+0(FP), R0
+	MOVD AR_N(R0), R4
+	CBZ  R4, mdone
+	SETUP
+	CBNZ R5, msigned
+	MULROW(UXTL_8H, UXTL2_8H, muloop)
+msigned:
+	MULROW(SXTL_8H, SXTL2_8H, msloop)
+
+mdone:
 	RET

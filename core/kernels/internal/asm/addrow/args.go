@@ -4,7 +4,7 @@ package addrow
 
 // Args is a row of the 8-bit ADD/SUB row kernel: Z[i] is the rescaled
 // sum of X[i] and Y[i] (or their difference), computed in full, not
-// through tables. Its layout is read by the assembly (see TestAsmLayout):
+// through tables. The MUL kernel (Kernel.RunMul) reads the same Args. Its layout is read by the assembly (see TestAsmLayout):
 // keep the fields in order.
 type Args struct {
 	X, Y, Z *byte

@@ -13,6 +13,7 @@
 #define XTN_8B(d, n) WORD $(0x0e212800 | (n)<<5 | (d))    // XTN Vd.8B, Vn.8H
 #define XTN2_16B(d, n) WORD $(0x4e212800 | (n)<<5 | (d))  // XTN2 Vd.16B, Vn.8H
 #define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))       // ADD Vd.4S, Vn.4S, Vm.4S
+#define MUL_4S(d, n, m) WORD $(0x4ea09c00 | (m)<<16 | (n)<<5 | (d))       // MUL Vd.4S, Vn.4S, Vm.4S
 #define SUB_4S(d, n, m) WORD $(0x6ea08400 | (m)<<16 | (n)<<5 | (d))       // SUB Vd.4S, Vn.4S, Vm.4S
 #define SQADD_4S(d, n, m) WORD $(0x4ea00c00 | (m)<<16 | (n)<<5 | (d))     // SQADD Vd.4S, Vn.4S, Vm.4S
 #define SQRDMULH_4S(d, n, m) WORD $(0x6ea0b400 | (m)<<16 | (n)<<5 | (d))  // SQRDMULH Vd.4S, Vn.4S, Vm.4S
