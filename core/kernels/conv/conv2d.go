@@ -363,6 +363,7 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 	g := &c.geom
 	switch c.kind {
 	case kindFloat:
+		c.fg.exact = c.ExactClamp // the GEMM clamps each block of rows
 		c.evalFloat(g, in, filter, bias, out, threads)
 	case kindUint8, kindInt8:
 		if !filter.Const {
@@ -376,8 +377,8 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 		if err := c.hybrid.evalConv(g, in, filter, bias, out, threads); err != nil {
 			return err
 		}
+		clampExactly(&c.ExactClamp, out)
 	}
-	clampExactly(&c.ExactClamp, out)
 	return nil
 }
 

@@ -310,8 +310,8 @@ func (f *FullyConnected) Eval(n *kernel.Node) error {
 	g := &f.geom
 	switch f.kind {
 	case fcFloat:
+		f.fg.exact = f.ExactClamp // the GEMM clamps each block of rows
 		f.evalFloat(g, in, filter, bias, out, threads)
-		clampExactly(&f.ExactClamp, out)
 		return nil
 	case fcHybrid:
 		if err := f.evalHybrid(in, filter, bias, out); err != nil {
