@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"slices"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -26,14 +27,19 @@ import (
 //     at those parameters; the producer clamps its requantized result to
 //     the range of its fused activation at its output's parameters, the
 //     same one. Two clamps in a row are one to the narrower range.
-//   - FLOAT32: RELU_N1_TO_1 only, and not into AVERAGE_POOL_2D. A fused
-//     clamp is TFLite's ActivationFunctionWithMinMax, min(max(x, lo), hi)
+//   - FLOAT32 RELU_N1_TO_1, but not into AVERAGE_POOL_2D: a fused clamp
+//     is TFLite's ActivationFunctionWithMinMax, min(max(x, lo), hi)
 //     keeping a NaN and a negative zero, which the standalone RELU_N1_TO_1
-//     also keeps. The standalone RELU and RELU6 map NaN to 0 (and -0 to
-//     +0) where a fused RELU keeps them, so fusing those would change a
-//     NaN's result: they stay nodes of their own. AVERAGE_POOL_2D's float
-//     kernel gives a NaN another payload when it clamps than when it does
-//     not.
+//     also keeps. AVERAGE_POOL_2D's float kernel gives a NaN another
+//     payload when it clamps than when it does not.
+//   - FLOAT32 RELU and RELU6 into CONV_2D, DEPTHWISE_CONV_2D,
+//     FULLY_CONNECTED, ADD, SUB and MUL: the standalone ops map a NaN to 0
+//     (and -0 to +0) where a fused RELU keeps them, so these do not become
+//     the fused activation (the model's own fused activations keep TFLite's
+//     behaviour); the producer's kernel keeps its options and clamps its
+//     output, after its own activation, as the standalone op does
+//     (kernel.ExactClamper). Such a producer takes no other activation
+//     through its options after that.
 //
 // A producer with a fused activation already takes a second one when the
 // two clamps compose to one of the three: the same one twice, or RELU and
@@ -147,14 +153,61 @@ func (g *graph) fuseActivations(registry *kernel.Registry) {
 		}
 		p := g.nodes[producer[mid]]
 		if p == nil || p.fusedInto != nil || g.inPartition(p.index) || len(p.kn.Outputs) != 1 ||
-			p.kn.Outputs[0] != g.tensors[mid] || !g.onlyLink(mid, ai) ||
-			!sameBytes(g.model.OpCodeOf(g.sg.Operator(p.index)).Builtin, g.tensors[mid], g.tensors[out], act) {
+			p.kn.Outputs[0] != g.tensors[mid] || !g.onlyLink(mid, ai) {
 			continue
 		}
-		if g.fuse(registry, p, a, act) {
+		pcode := g.model.OpCodeOf(g.sg.Operator(p.index)).Builtin
+		var fused bool
+		switch {
+		case sameBytes(pcode, g.tensors[mid], g.tensors[out], act):
+			fused = g.fuse(registry, p, a, act)
+		case exactFloat(pcode, g.tensors[mid], g.tensors[out], code):
+			fused = g.fuseExact(p, a, code)
+		}
+		if fused {
 			producer[out] = p.index
 		}
 	}
+}
+
+// exactFloat reports whether a float RELU or RELU6 (code) from from to to
+// may fuse into producer as its exact clamp (kernel.ExactClamper).
+func exactFloat(producer schema.BuiltinOperator, from, to *tensor.Tensor, code schema.BuiltinOperator) bool {
+	if from.Type != tensor.Float32 || to.Type != tensor.Float32 ||
+		code != schema.BuiltinOperatorRELU && code != schema.BuiltinOperatorRELU6 {
+		return false
+	}
+	switch producer {
+	case schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D, schema.BuiltinOperatorFULLY_CONNECTED,
+		schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
+		return true
+	}
+	return false
+}
+
+// fuseExact makes p's kernel clamp its output as a's float RELU or RELU6
+// (code) does, writing a's output; a then never runs. It reports whether
+// it did: p's kernel must be a kernel.ExactClamper.
+func (g *graph) fuseExact(p, a *node, code schema.BuiltinOperator) bool {
+	c, ok := p.op.(kernel.ExactClamper)
+	if !ok {
+		return false
+	}
+	hi := float32(math.Inf(1))
+	if code == schema.BuiltinOperatorRELU6 {
+		hi = 6
+	}
+	c.ClampExactly(0, hi)
+	p.clampsExactly = true
+	g.absorb(p, a)
+	return true
+}
+
+// absorb makes p write a's output in a's stead: a never runs.
+func (g *graph) absorb(p, a *node) {
+	p.kn.Outputs = []*tensor.Tensor{a.kn.Outputs[0]}
+	p.absorbed = append(p.absorbed, a.index)
+	a.fusedInto = p
 }
 
 // onlyLink reports whether tensor ti, written by one node, is read by
@@ -173,7 +226,7 @@ func (g *graph) onlyLink(ti, reader int) bool {
 func (g *graph) fuse(registry *kernel.Registry, p, a *node, act schema.ActivationFunctionType) bool {
 	op := g.sg.Operator(p.index)
 	oc := g.model.OpCodeOf(op)
-	if !isProducer(oc.Builtin) {
+	if p.clampsExactly || !isProducer(oc.Builtin) {
 		return false
 	}
 	reg, ok := registry.Lookup(oc.Builtin, oc.Custom)
@@ -209,8 +262,6 @@ func (g *graph) fuse(registry *kernel.Registry, p, a *node, act schema.Activatio
 		return false
 	}
 	p.op, p.table = kop, table
-	p.kn.Outputs = []*tensor.Tensor{a.kn.Outputs[0]}
-	p.absorbed = append(p.absorbed, a.index)
-	a.fusedInto = p
+	g.absorb(p, a)
 	return true
 }

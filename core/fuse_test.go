@@ -128,12 +128,22 @@ func (c fuseCase) model() []byte {
 			opts = modelbuild.Options(schema.BuiltinOptionsFullyConnectedOptions, &schema.FullyConnectedOptionsT{FusedActivationFunction: c.prior})
 			shape = []int{16, 2}
 		}
-	case schema.BuiltinOperatorADD, schema.BuiltinOperatorMUL:
-		other := b.Const("other", typ, shape, weights(typ, 32, 11), quantOf(typ, 0.04, -2)...)
+	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
+		w := weights(typ, 32, 11)
+		if typ == tensor.Float32 {
+			// Against x's zeros at 1 and 15 (both -0): ADD -0 + -0, SUB
+			// -0 - +0 and MUL -0 * +0 give -0.
+			copy(w[4:], f32le(float32(math.Copysign(0, -1))))
+			copy(w[60:], f32le(0))
+		}
+		other := b.Const("other", typ, shape, w, quantOf(typ, 0.04, -2)...)
 		ins = []int{x, other}
-		if c.producer == schema.BuiltinOperatorADD {
+		switch c.producer {
+		case schema.BuiltinOperatorADD:
 			opts = modelbuild.Options(schema.BuiltinOptionsAddOptions, &schema.AddOptionsT{FusedActivationFunction: c.prior})
-		} else {
+		case schema.BuiltinOperatorSUB:
+			opts = modelbuild.Options(schema.BuiltinOptionsSubOptions, &schema.SubOptionsT{FusedActivationFunction: c.prior})
+		default:
 			opts = modelbuild.Options(schema.BuiltinOptionsMulOptions, &schema.MulOptionsT{FusedActivationFunction: c.prior})
 		}
 	default: // pools: the output's parameters are the input's
@@ -181,8 +191,9 @@ func fuseInput(typ tensor.DType) []byte {
 }
 
 // runFuse runs model on typ's input; it returns y's bytes and whether the
-// activation (node 1) was fused into the producer (node 0).
-func runFuse(t *testing.T, data []byte, typ tensor.DType) ([]byte, bool) {
+// activation (node 1) was fused into the producer (node 0), and the last
+// output's bytes (mid's when it is an output).
+func runFuse(t *testing.T, data []byte, typ tensor.DType) (y []byte, fused bool, last []byte) {
 	t.Helper()
 	m, err := model.New(data)
 	if err != nil {
@@ -203,7 +214,7 @@ func runFuse(t *testing.T, data []byte, typ tensor.DType) ([]byte, bool) {
 		t.Fatal(err)
 	}
 	r := it.Report()
-	fused := r.CPUNodes[1].FusedInto != nil
+	fused = r.CPUNodes[1].FusedInto != nil
 	if fused {
 		if *r.CPUNodes[1].FusedInto != 0 {
 			t.Errorf("fused into node %d, want 0", *r.CPUNodes[1].FusedInto)
@@ -213,20 +224,33 @@ func runFuse(t *testing.T, data []byte, typ tensor.DType) ([]byte, bool) {
 			t.Errorf("the plan's text does not say %q:\n%s", want, r.Text())
 		}
 	}
-	return bytes.Clone(it.Output(0).Data()), fused
+	return bytes.Clone(it.Output(0).Data()), fused, bytes.Clone(it.Output(it.NumOutputs() - 1).Data())
+}
+
+// hasNaNAndNegZero reports whether the float32s of b hold a NaN and a -0.
+func hasNaNAndNegZero(b []byte) (nan, negZero bool) {
+	for i := 0; i+4 <= len(b); i += 4 {
+		bits := binary.LittleEndian.Uint32(b[i:])
+		v := math.Float32frombits(bits)
+		nan = nan || v != v
+		negZero = negZero || bits == 0x80000000
+	}
+	return nan, negZero
 }
 
 // TestActivationFusion checks that a standalone activation after a
 // producer whose output nothing else reads is fused into it exactly when
 // that gives the same bytes (8-bit tensors without requantization; float
-// RELU_N1_TO_1), and that the fused graph's output is the unfused one's,
-// byte for byte: the unfused graph is the same one with the producer's
-// output also a graph output, which keeps the activation a node of its
-// own.
+// RELU_N1_TO_1; float RELU and RELU6 into the producers that clamp as
+// they do), and that the fused graph's output is the unfused one's, byte
+// for byte: the unfused graph is the same one with the producer's output
+// also a graph output, which keeps the activation a node of its own. The
+// float producers' outputs hold NaNs, and -0 for ADD, SUB and MUL (a
+// GEMM's sums start from +0, so they never give -0 here).
 func TestActivationFusion(t *testing.T) {
 	producers := []schema.BuiltinOperator{schema.BuiltinOperatorCONV_2D, schema.BuiltinOperatorDEPTHWISE_CONV_2D,
-		schema.BuiltinOperatorFULLY_CONNECTED, schema.BuiltinOperatorADD, schema.BuiltinOperatorMUL,
-		schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D}
+		schema.BuiltinOperatorFULLY_CONNECTED, schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB,
+		schema.BuiltinOperatorMUL, schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D}
 	acts := []schema.BuiltinOperator{schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorRELU_N1_TO_1}
 	var cases []fuseCase
 	for _, p := range producers {
@@ -242,15 +266,28 @@ func TestActivationFusion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
-			got, fused := runFuse(t, c.model(), c.typ)
+			got, fused, _ := runFuse(t, c.model(), c.typ)
 			unfusedCase := c
 			unfusedCase.midOutput = true
-			want, stillFused := runFuse(t, unfusedCase.model(), c.typ)
+			want, stillFused, mid := runFuse(t, unfusedCase.model(), c.typ)
 			if stillFused {
 				t.Fatal("fused although the producer's output is a graph output")
 			}
-			wantFused := c.typ != tensor.Float32 ||
-				c.act == schema.BuiltinOperatorRELU_N1_TO_1 && c.producer != schema.BuiltinOperatorAVERAGE_POOL_2D
+			var wantFused bool
+			switch {
+			case c.typ != tensor.Float32:
+				wantFused = c.producer != schema.BuiltinOperatorSUB // SUB takes float RELU and RELU6 only
+			case c.act == schema.BuiltinOperatorRELU_N1_TO_1:
+				wantFused = c.producer != schema.BuiltinOperatorAVERAGE_POOL_2D && c.producer != schema.BuiltinOperatorSUB
+			default: // RELU, RELU6: the standalone op's clamp
+				wantFused = c.producer != schema.BuiltinOperatorAVERAGE_POOL_2D && c.producer != schema.BuiltinOperatorMAX_POOL_2D
+				nan, negZero := hasNaNAndNegZero(mid)
+				elementwise := c.producer == schema.BuiltinOperatorADD || c.producer == schema.BuiltinOperatorSUB ||
+					c.producer == schema.BuiltinOperatorMUL
+				if !nan || elementwise && !negZero && c.prior == schema.ActivationFunctionTypeNONE {
+					t.Fatalf("the producer's output holds no NaN (%v) or no -0 (%v): the case shows nothing", nan, negZero)
+				}
+			}
 			if c.prior == schema.ActivationFunctionTypeRELU6 && c.act == schema.BuiltinOperatorRELU_N1_TO_1 {
 				wantFused = false // no one activation clamps as the two do
 			}
@@ -282,7 +319,7 @@ func TestActivationNotFused(t *testing.T) {
 			name += "_requantizes"
 		}
 		t.Run(name, func(t *testing.T) {
-			if _, fused := runFuse(t, c.model(), c.typ); fused {
+			if _, fused, _ := runFuse(t, c.model(), c.typ); fused {
 				t.Error("fused")
 			}
 		})

@@ -132,6 +132,10 @@ type node struct {
 	fusedInto *node
 	absorbed  []int
 	table     *schema.Operator
+	// clampsExactly: its kernel clamps as an absorbed float RELU or RELU6
+	// does (kernel.ExactClamper), which a kernel made again from its
+	// options would not.
+	clampsExactly bool
 }
 
 // step is one entry of the execution order: a CPU node or a delegated partition.

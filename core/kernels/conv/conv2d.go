@@ -63,6 +63,9 @@ func newConv2D(info kernel.OpInfo) (kernel.Op, error) {
 // (the input itself for 1x1 stride-1 filters).
 type Conv2D struct {
 	Params Conv2DParams
+	// ExactClamp clamps the float output as a standalone RELU or RELU6
+	// fused into the op does (core's activation fusion).
+	kernel.ExactClamp
 
 	geom convGeom
 	kind convKind
@@ -370,6 +373,7 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 	switch c.kind {
 	case kindFloat:
 		if !c.planar.on {
+			c.fg.exact = c.ExactClamp // the GEMM clamps each block of rows
 			c.evalFloat(g, in, filter, bias, out, threads)
 			break
 		}
@@ -377,6 +381,7 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 			c.planar.setWeights(filter.Float32s(), float32sOrNil(bias), g.depth())
 		}
 		c.planar.run(g, c.fg.kernels(), in.Float32s(), out.Float32s(), c.scr.planes, c.fg.lo, c.fg.hi, c.team, threads)
+		clampExactly(&c.ExactClamp, out)
 	case kindUint8, kindInt8:
 		if !filter.Const {
 			c.setQuantWeights(filter)
@@ -386,7 +391,10 @@ func (c *Conv2D) Eval(n *kernel.Node) error {
 	case kindInt16:
 		c.ref16.conv(g, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
 	case kindHybrid:
-		return c.hybrid.evalConv(g, in, filter, bias, out, threads)
+		if err := c.hybrid.evalConv(g, in, filter, bias, out, threads); err != nil {
+			return err
+		}
+		clampExactly(&c.ExactClamp, out)
 	}
 	return nil
 }

@@ -55,6 +55,9 @@ func newDepthwiseConv2D(info kernel.OpInfo) (kernel.Op, error) {
 // channel c reads input channel c/multiplier.
 type DepthwiseConv2D struct {
 	Params DepthwiseConv2DParams
+	// ExactClamp clamps the float output as a standalone RELU or RELU6
+	// fused into the op does (core's activation fusion).
+	kernel.ExactClamp
 
 	geom convGeom
 	// wideGeom is geom as the multiplier-1 kernels see it: with a depth
@@ -309,8 +312,11 @@ func (d *DepthwiseConv2D) Eval(n *kernel.Node) error {
 	case kindInt16:
 		d.ref16.depthwise(g, d.mult, in.Int16s(), filter.Int8s(), bias, out.Int16s(), threads)
 	case kindHybrid:
-		return d.hybrid.evalDepthwise(g, d.mult, in, filter, bias, out, threads)
+		if err := d.hybrid.evalDepthwise(g, d.mult, in, filter, bias, out, threads); err != nil {
+			return err
+		}
 	}
+	clampExactly(&d.ExactClamp, out)
 	return nil
 }
 

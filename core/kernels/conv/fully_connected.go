@@ -59,6 +59,9 @@ func newFullyConnected(info kernel.OpInfo) (kernel.Op, error) {
 // [batches][depth] with batches = elements/depth, as TFLite does.
 type FullyConnected struct {
 	Params FullyConnectedParams
+	// ExactClamp clamps the float output as a standalone RELU or RELU6
+	// fused into the op does (core's activation fusion).
+	kernel.ExactClamp
 
 	kind  fcKind
 	geom  convGeom
@@ -307,10 +310,15 @@ func (f *FullyConnected) Eval(n *kernel.Node) error {
 	g := &f.geom
 	switch f.kind {
 	case fcFloat:
+		f.fg.exact = f.ExactClamp // the GEMM clamps each block of rows
 		f.evalFloat(g, in, filter, bias, out, threads)
 		return nil
 	case fcHybrid:
-		return f.evalHybrid(in, filter, bias, out)
+		if err := f.evalHybrid(in, filter, bias, out); err != nil {
+			return err
+		}
+		clampExactly(&f.ExactClamp, out)
+		return nil
 	case fcInt16:
 		f.ref16.convZP(g, in.Int16s(), filter.Int8s(), filter.ZeroPoint(), bias, out.Int16s(), threads)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/delego/delego/core/kernels/internal/asm/f32"
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 )
 
@@ -20,7 +21,10 @@ type fGemm struct {
 	packed []float32 // [ceil(N/f32.NR)][K][f32.NR]
 	bias   []float32 // ceil(N/f32.NR)*f32.NR values, zeros when absent
 	lo, hi float32
-	kern   *f32.Kernels // nil: the process's set (f32.Best)
+	// exact is a standalone RELU or RELU6 fused into the op, applied to
+	// each block of rows once computed, while it is in cache.
+	exact kernel.ExactClamp
+	kern  *f32.Kernels // nil: the process's set (f32.Best)
 	// shared says packed comes from the model's store (shareWeights):
 	// read-only, never packed into.
 	shared bool
@@ -163,6 +167,27 @@ func fgemmRun(g *fGemm, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, w
 		for p := full; p < pe; p++ {
 			fgemmRow(g, kern, geom, in, out, p, c0, c1, ws)
 		}
+		g.clampRows(out, pb, pe, c0, c1)
+	}
+}
+
+// clampRows applies g's exact clamp, if it has one, to rows [p0,p1) and
+// channels [c0,c1) of out.
+func (g *fGemm) clampRows(out []float32, p0, p1, c0, c1 int) {
+	lo, hi, ok := g.exact.Range()
+	if !ok {
+		return
+	}
+	N := g.N
+	c1 = min(c1, N)
+	if c0 == 0 && c1 == N {
+		z := out[p0*N : p1*N]
+		f32elem.Unary(f32elem.MaxMin, z, z, lo, hi, 0)
+		return
+	}
+	for p := p0; p < p1; p++ {
+		z := out[p*N+c0 : p*N+c1]
+		f32elem.Unary(f32elem.MaxMin, z, z, lo, hi, 0)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
 )
@@ -86,6 +87,9 @@ type quantArith struct {
 type binaryOp struct {
 	kind   binaryKind
 	params ArithParams
+	// ExactClamp clamps a float output as a standalone RELU or RELU6
+	// fused into the op does (core's activation fusion).
+	kernel.ExactClamp
 
 	path     binPath
 	typ      tensor.DType // input type
@@ -400,8 +404,22 @@ func (o *binaryOp) checkBroadcast(name string, a, b, out []int) error {
 // parallelMin/4.
 const parallelMin = 1 << 14
 
-// Eval computes the output.
+// Eval computes the output, clamped as a standalone activation fused
+// into the op does (kernel.ExactClamp): ADD, SUB and MUL in their rows,
+// other ops after.
 func (o *binaryOp) Eval(n *kernel.Node) error {
+	if err := o.compute(n); err != nil {
+		return err
+	}
+	if lo, hi, ok := o.Range(); ok && n.Outputs[0].Type == tensor.Float32 && !o.clampsInRows() {
+		z := n.Outputs[0].Float32s()
+		f32elem.Unary(f32elem.MaxMin, z, z, lo, hi, 0)
+	}
+	return nil
+}
+
+// compute computes the output, cut among n's threads where it may be.
+func (o *binaryOp) compute(n *kernel.Node) error {
 	in1, in2, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
 	if threads := max(n.Threads, 1); threads > 1 && o.splittable() {
 		o.loop = binaryLoop{o: o, in1: in1, in2: in2, out: out}

@@ -6,35 +6,54 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// floatElemOp is the f32elem kernel of a float binary op, if it has one:
-// bit for bit as addRow, subRow, mulRow (with their clamp) and
-// minMaxRows.
-func floatElemOp(k binaryKind) (f32elem.Op, bool) {
-	switch k {
+// floatElemOp is the f32elem kernel of a float binary op, if it has one,
+// with the bounds of its clamp: bit for bit as addRow, subRow, mulRow
+// (with their clamp) and minMaxRows. With an exact clamp set
+// (kernel.ExactClamp), ADD, SUB and MUL take their MaxMin forms, which
+// clamp as their fused activation and then the standalone RELU or RELU6
+// do, in one pass.
+func (o *binaryOp) floatElemOp() (op f32elem.Op, lo, hi float32, ok bool) {
+	switch o.kind {
 	case binAdd:
-		return f32elem.Add, true
+		op = f32elem.Add
 	case binSub:
-		return f32elem.Sub, true
+		op = f32elem.Sub
 	case binMul:
-		return f32elem.Mul, true
+		op = f32elem.Mul
 	case binMaximum:
-		return f32elem.Max, true
+		return f32elem.Max, 0, 0, true
 	case binMinimum:
-		return f32elem.Min, true
+		return f32elem.Min, 0, 0, true
+	default:
+		return 0, 0, 0, false
 	}
-	return 0, false
+	lo, hi = o.fLo, o.fHi
+	// MaxMin(Clamp(v, lo, hi), 0, ehi) is MaxMin(v, 0, min(hi, ehi)) when
+	// lo <= 0 <= hi, as for every fused activation.
+	if elo, ehi, exact := o.Range(); exact && elo == 0 && lo <= 0 && hi >= 0 {
+		op += f32elem.AddMaxMin - f32elem.Add // their MaxMin forms, in the same order
+		lo, hi = 0, min(hi, ehi)
+	}
+	return op, lo, hi, true
+}
+
+// clampsInRows reports whether the float rows apply the op's exact clamp
+// themselves (see floatElemOp); Eval applies it otherwise.
+func (o *binaryOp) clampsInRows() bool {
+	op, _, _, _ := o.floatElemOp()
+	return op == f32elem.AddMaxMin || op == f32elem.SubMaxMin || op == f32elem.MulMaxMin
 }
 
 // floatArithRows is arithRows on float32: ADD, SUB and MUL with their
 // clamp run f32elem's kernels (assembly where the CPU has it), the other
 // ops arithRows' loops.
 func (o *binaryOp) floatArithRows(p *bcastPlan, a, b, z []float32) {
-	op, ok := floatElemOp(o.kind)
+	op, lo, hi, ok := o.floatElemOp()
 	if !ok {
 		arithRows(o.kind, p, a, b, z, o.fLo, o.fHi)
 		return
 	}
-	o.floatRows(op, p, a, b, z)
+	o.floatRows(op, lo, hi, p, a, b, z)
 }
 
 // floatMinMaxRows is minMaxRows on float32 through f32elem's kernels:
@@ -44,23 +63,21 @@ func (o *binaryOp) floatMinMaxRows(mx bool, p *bcastPlan, a, b, z []float32) {
 	if mx {
 		op = f32elem.Max
 	}
-	o.floatRows(op, p, a, b, z)
+	o.floatRows(op, 0, 0, p, a, b, z)
 }
 
 // tileLen is about how many elements a repeated row is tiled to.
 const tileLen = 1024
 
-// floatRows runs f32elem's op over the rows of p, clamped to [o.fLo,
-// o.fHi] (ADD, SUB, MUL). Where one input is a row repeated over the
-// other's (see tiled), op runs on runs of the tiled row instead of row
-// by row.
-func (o *binaryOp) floatRows(op f32elem.Op, p *bcastPlan, a, b, z []float32) {
-	if o.tile(op, p, a, b, z) {
+// floatRows runs f32elem's op over the rows of p, clamped to [lo, hi]
+// (ADD, SUB, MUL). Where one input is a row repeated over the other's
+// (see tiled), op runs on runs of the tiled row instead of row by row.
+func (o *binaryOp) floatRows(op f32elem.Op, lo, hi float32, p *bcastPlan, a, b, z []float32) {
+	if o.tile(op, lo, hi, p, a, b, z) {
 		o.tiled.Chunk(0, 0, p.n)
 		o.tiled.clear()
 		return
 	}
-	lo, hi := o.fLo, o.fHi
 	bcastRows(p, a, b, z, func(z, x, y []float32) { f32elem.Binary(op, z, x, y, lo, hi) })
 }
 
@@ -69,12 +86,12 @@ func (o *binaryOp) floatRows(op f32elem.Op, p *bcastPlan, a, b, z []float32) {
 // it did: each element is computed alone, so the cut changes no bit.
 func (o *binaryOp) evalTiledSplit(n *kernel.Node) bool {
 	threads := max(n.Threads, 1)
-	op, ok := floatElemOp(o.kind)
+	op, lo, hi, ok := o.floatElemOp()
 	if threads == 1 || o.typ != tensor.Float32 || o.plan.n < parallelMin || !ok {
 		return false
 	}
 	in1, in2, out := n.Inputs[0], n.Inputs[1], n.Outputs[0]
-	if !o.tile(op, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s()) {
+	if !o.tile(op, lo, hi, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s()) {
 		return false
 	}
 	n.Workers.Run(o.plan.n, threads, len(o.tiled.row), &o.tiled)
@@ -119,7 +136,7 @@ func (l *tiledLoop) clear() { *l = tiledLoop{buf: l.buf} }
 // scale), and reports whether it did. The same pairs of elements meet
 // as row by row, in calls long enough for the assembly to run at memory
 // speed.
-func (o *binaryOp) tile(op f32elem.Op, p *bcastPlan, a, b, z []float32) bool {
+func (o *binaryOp) tile(op f32elem.Op, lo, hi float32, p *bcastPlan, a, b, z []float32) bool {
 	if len(p.outer) != 1 || p.aStep != 1 || p.bStep != 1 || p.inner >= tileLen {
 		return false
 	}
@@ -141,6 +158,6 @@ func (o *binaryOp) tile(op f32elem.Op, p *bcastPlan, a, b, z []float32) bool {
 	for i := 0; i < size; i += p.inner {
 		copy(l.row[i:], row)
 	}
-	l.x, l.z, l.op, l.lo, l.hi = x[:p.n], z[:p.n], op, o.fLo, o.fHi
+	l.x, l.z, l.op, l.lo, l.hi = x[:p.n], z[:p.n], op, lo, hi
 	return true
 }

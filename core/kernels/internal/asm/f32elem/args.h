@@ -22,3 +22,6 @@
 #define OP_MAX 7
 #define OP_MIN 8
 #define OP_PRELU 9
+#define OP_ADDMAXMIN 10
+#define OP_SUBMAXMIN 11
+#define OP_MULMAXMIN 12

@@ -1,6 +1,9 @@
 package f32elem
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Op is an element-wise operation; its value is the code the assembly
 // reads (args.h).
@@ -35,10 +38,19 @@ const (
 	Min
 	// PRelu is x < 0 ? x*y : x (PRELU, y its alpha): a NaN and -0 stay.
 	PRelu
+	// AddMaxMin, SubMaxMin and MulMaxMin are Add, Sub and Mul clamped as
+	// MaxMin is instead (a NaN and -0 give lo when lo is 0): such an op
+	// followed by a standalone RELU or RELU6 in one pass (MaxMin(Clamp(v,
+	// lo1, hi1), 0, hi2) is MaxMin(v, 0, min(hi1, hi2)) for every fused
+	// activation's lo1 <= 0 <= hi1).
+	AddMaxMin
+	SubMaxMin
+	MulMaxMin
 )
 
 // opNames are the names of the Ops, by code.
-var opNames = [...]string{"MaxMin", "Clamp", "LeakyRelu", "HardSwish", "Add", "Sub", "Mul", "Max", "Min", "PRelu"}
+var opNames = [...]string{"MaxMin", "Clamp", "LeakyRelu", "HardSwish", "Add", "Sub", "Mul", "Max", "Min", "PRelu",
+	"AddMaxMin", "SubMaxMin", "MulMaxMin"}
 
 // String names op in test output.
 func (op Op) String() string {
@@ -92,7 +104,7 @@ func (k *Kernel) Unary(op Op, z, x []float32, lo, hi, alpha float32) {
 }
 
 // Binary computes z[i] = op(x[i], y[i]) for i < len(z), clamped to [lo,
-// hi] for Add, Sub and Mul: x and y are as long as z, or one of them
+// hi] for Add, Sub and Mul (and their MaxMin forms): x and y are as long as z, or one of them
 // holds one element broadcast over z. op must be binary.
 func (k *Kernel) Binary(op Op, z, x, y []float32, lo, hi float32) {
 	xs, ys := len(x) > 1 || len(z) <= 1, len(y) > 1 || len(z) <= 1
@@ -191,6 +203,12 @@ func binaryGo(op Op, z, x, y []float32, lo, hi float32) {
 	if len(z) == 0 {
 		return
 	}
+	if base, ok := op.clampless(); ok {
+		inf := float32(math.Inf(1))
+		binaryGo(base, z, x, y, -inf, inf)
+		unaryGo(MaxMin, z, z, lo, hi, 0)
+		return
+	}
 	switch {
 	case len(x) == len(z) && len(y) == len(z):
 		y = y[:len(x)]
@@ -279,6 +297,20 @@ func binaryGo(op Op, z, x, y []float32, lo, hi float32) {
 			}
 		}
 	}
+}
+
+// clampless is the op whose result op clamps as MaxMin: Add for
+// AddMaxMin, and so on.
+func (op Op) clampless() (Op, bool) {
+	switch op {
+	case AddMaxMin:
+		return Add, true
+	case SubMaxMin:
+		return Sub, true
+	case MulMaxMin:
+		return Mul, true
+	}
+	return 0, false
 }
 
 // maxOf is Max on one pair: x > y ? x : y.

@@ -51,6 +51,18 @@
 	VMULPS y, x, x; \
 	CLAMP512(x, y, t, k)
 
+#define ADDMM512(x, y, t, k) \
+	VADDPS y, x, x; \
+	MAXMIN512(x, y, t, k)
+
+#define SUBMM512(x, y, t, k) \
+	VSUBPS y, x, x; \
+	MAXMIN512(x, y, t, k)
+
+#define MULMM512(x, y, t, k) \
+	VMULPS y, x, x; \
+	MAXMIN512(x, y, t, k)
+
 #define MAX512(x, y, t, k) VMAXPS y, x, x
 #define MIN512(x, y, t, k) VMINPS y, x, x
 
@@ -184,6 +196,12 @@ TEXT ·runAVX512(SB), NOSPLIT, $0-8
 	JEQ          min
 	CMPL         AX, $OP_PRELU
 	JEQ          prelu
+	CMPL         AX, $OP_ADDMAXMIN
+	JEQ          addmm
+	CMPL         AX, $OP_SUBMAXMIN
+	JEQ          submm
+	CMPL         AX, $OP_MULMAXMIN
+	JEQ          mulmm
 	JMP          done
 
 maxmin:
@@ -206,6 +224,12 @@ min:
 	LOOP2_512(MIN512, mn32, mn16, mntail)
 prelu:
 	LOOP2_512(PRELU512, pr32, pr16, prtail)
+addmm:
+	LOOP2_512(ADDMM512, am32, am16, amtail)
+submm:
+	LOOP2_512(SUBMM512, sm32, sm16, smtail)
+mulmm:
+	LOOP2_512(MULMM512, mm2_32, mm2_16, mm2tail)
 
 done:
 	VZEROUPPER
@@ -248,6 +272,18 @@ done:
 #define MUL256(x, y, t) \
 	VMULPS y, x, x; \
 	CLAMP256(x, y, t)
+
+#define ADDMM256(x, y, t) \
+	VADDPS y, x, x; \
+	MAXMIN256(x, y, t)
+
+#define SUBMM256(x, y, t) \
+	VSUBPS y, x, x; \
+	MAXMIN256(x, y, t)
+
+#define MULMM256(x, y, t) \
+	VMULPS y, x, x; \
+	MAXMIN256(x, y, t)
 
 #define MAX256(x, y, t) VMAXPS y, x, x
 #define MIN256(x, y, t) VMINPS y, x, x
@@ -355,6 +391,12 @@ TEXT ·runAVX2(SB), NOSPLIT, $0-8
 	JEQ          min
 	CMPL         AX, $OP_PRELU
 	JEQ          prelu
+	CMPL         AX, $OP_ADDMAXMIN
+	JEQ          addmm
+	CMPL         AX, $OP_SUBMAXMIN
+	JEQ          submm
+	CMPL         AX, $OP_MULMAXMIN
+	JEQ          mulmm
 	JMP          done2
 
 maxmin:
@@ -377,6 +419,12 @@ min:
 	LOOP2_256(MIN256, mn16, mn8)
 prelu:
 	LOOP2_256(PRELU256, pr16, pr8)
+addmm:
+	LOOP2_256(ADDMM256, am16, am8)
+submm:
+	LOOP2_256(SUBMM256, sm16, sm8)
+mulmm:
+	LOOP2_256(MULMM256, mm2_16, mm2_8)
 
 done2:
 	VZEROUPPER

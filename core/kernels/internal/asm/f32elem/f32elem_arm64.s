@@ -51,6 +51,18 @@
 	FMUL_4S(x, x, y); \
 	CLAMP4(x, y, t)
 
+#define ADDMM4(x, y, t) \
+	FADD_4S(x, x, y); \
+	MAXMIN4(x, y, t)
+
+#define SUBMM4(x, y, t) \
+	FSUB_4S(x, x, y); \
+	MAXMIN4(x, y, t)
+
+#define MULMM4(x, y, t) \
+	FMUL_4S(x, x, y); \
+	MAXMIN4(x, y, t)
+
 #define MAX4(x, y, t) \
 	FCMGT_4S(t, x, y); \
 	BIF_16B(x, y, t)
@@ -137,6 +149,12 @@ TEXT ·runNEON(SB), NOSPLIT, $0-8
 	BEQ  min
 	CMP  $OP_PRELU, R7
 	BEQ  prelu
+	CMP  $OP_ADDMAXMIN, R7
+	BEQ  addmm
+	CMP  $OP_SUBMAXMIN, R7
+	BEQ  submm
+	CMP  $OP_MULMAXMIN, R7
+	BEQ  mulmm
 	B    done
 
 maxmin:
@@ -159,6 +177,12 @@ min:
 	LOOP2(MIN4, mnloop)
 prelu:
 	LOOP2(PRELU4, prloop)
+addmm:
+	LOOP2(ADDMM4, amloop)
+submm:
+	LOOP2(SUBMM4, smloop)
+mulmm:
+	LOOP2(MULMM4, mm2loop)
 
 done:
 	RET

@@ -78,6 +78,8 @@ var binaryCases = []struct {
 	{Add, -math.MaxFloat32, math.MaxFloat32}, {Add, 0, 6}, {Add, 0, math.MaxFloat32}, {Sub, -1, 1},
 	{Sub, -math.MaxFloat32, math.MaxFloat32}, {Mul, -math.MaxFloat32, math.MaxFloat32}, {Mul, 0, 6},
 	{Max, 0, 0}, {Min, 0, 0}, {PRelu, 0, 0},
+	{AddMaxMin, 0, float32(math.Inf(1))}, {AddMaxMin, 0, 6}, {SubMaxMin, 0, float32(math.Inf(1))}, {SubMaxMin, 0, 6},
+	{MulMaxMin, 0, float32(math.Inf(1))}, {MulMaxMin, 0, 6},
 }
 
 // lengths are the row lengths the tests take: every one to 70 and a few
@@ -195,6 +197,27 @@ func TestTwinsAreTheDefinitions(t *testing.T) {
 			v *= a
 		}
 		return v
+	})
+	relu := func(v float32) float32 {
+		if !(v > 0) {
+			v = 0
+		}
+		return v
+	}
+	g.Binary(AddMaxMin, z, x, y, 0, float32(math.Inf(1)))
+	check("ADD then RELU", func(v, w float32) float32 { return relu(v + w) })
+	g.Binary(SubMaxMin, z, x, y, 0, 6)
+	check("SUB then RELU6", func(v, w float32) float32 { return minf(maxf(0, v-w), 6) })
+	g.Binary(MulMaxMin, z, x, y, 0, 1)
+	check("MUL with RELU_N1_TO_1 then RELU", func(v, w float32) float32 {
+		p := v * w
+		if p < -1 { // the fused RELU_N1_TO_1 (Clamp), keeping a NaN
+			p = -1
+		}
+		if 1 < p {
+			p = 1
+		}
+		return relu(p)
 	})
 	g.Binary(Sub, z, x, y, 0, 6)
 	check("SUB+RELU6", func(v, w float32) float32 {
