@@ -171,3 +171,42 @@ func TestPlanarConvNonConstWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanarConvClampsExactly: a one-channel convolution that a float
+// RELU6 fused into (ClampExactly) gives, on the planar path, the bits of
+// the unfused pair: the convolution, then RELU6's own clamp, NaN and -0
+// mapped to 0.
+func TestPlanarConvClampsExactly(t *testing.T) {
+	c := planarCases[0]
+	op, n := planarNode(t, c, 1, true)
+	if !op.planar.on {
+		t.Fatal("planarConv not chosen")
+	}
+	if err := op.Eval(n); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float32(nil), n.Outputs[0].Float32s()...)
+	nans := 0
+	for i, v := range want {
+		if v != v {
+			nans++
+		}
+		if !(v > 0) {
+			v = 0
+		}
+		want[i] = min(v, 6)
+	}
+	if nans == 0 {
+		t.Fatal("the convolution gave no NaN, so the test shows nothing")
+	}
+	op.ClampExactly(0, 6)
+	clear(n.Outputs[0].Float32s())
+	if err := op.Eval(n); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range n.Outputs[0].Float32s() {
+		if math.Float32bits(v) != math.Float32bits(want[i]) {
+			t.Fatalf("output %d is %v (bits %#x), the unfused pair gives %v", i, v, math.Float32bits(v), want[i])
+		}
+	}
+}
