@@ -22,3 +22,5 @@
 #define OP_MAX 7
 #define OP_MIN 8
 #define OP_PRELU 9
+#define OP_LOGISTIC 10
+#define OP_TANH 11
