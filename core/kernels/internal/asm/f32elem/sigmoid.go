@@ -43,7 +43,7 @@ func expNeg(a float32) float32 {
 	k := float32(a*log2e) + roundMagic
 	n := k - roundMagic // round(a*log2e), in [-150, 0]
 	r := a - float32(n*ln2Hi)
-	r -= float32(n*ln2Lo)
+	r -= float32(n * ln2Lo)
 	p := float32(exp0*r) + exp1
 	p = float32(p*r) + exp2
 	p = float32(p*r) + exp3
