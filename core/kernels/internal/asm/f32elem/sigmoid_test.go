@@ -102,6 +102,9 @@ func TestSigmoidSweep(t *testing.T) {
 						}
 						Go().Unary(c.op, want[:n], x[:n], 0, 0, 0)
 						for _, k := range Sets() {
+							if k == Go() {
+								continue
+							}
 							k.Unary(c.op, got[:n], x[:n], 0, 0, 0)
 							if i := firstBitDiff(got[:n], want[:n]); i >= 0 {
 								t.Errorf("%s %v(%g = %#x) = %#x, the twin %#x", k.Name, c.op, x[i], math.Float32bits(x[i]), math.Float32bits(got[i]), math.Float32bits(want[i]))
