@@ -11,7 +11,7 @@ import (
 // LOGISTIC and TANH (TFLite 2.9 activations.cc, kGenericOptimized):
 //
 //   - FLOAT32 runs f32elem's Logistic and Tanh: single precision within
-//     2.4 and 1.6 ulp of the exact functions, vectorized.
+//     2.5 and 1.6 ulp of the exact functions, vectorized.
 //   - UINT8/INT8 look every input up in a 256-entry table built in Prepare by
 //     dequantizing each value, applying expf/tanhf in single precision and
 //     requantizing with roundf (TFLite's PopulateLookupTable). LOGISTIC needs
