@@ -1,8 +1,6 @@
 package activation
 
 import (
-	"math"
-
 	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 )
@@ -21,15 +19,9 @@ type floatLoop struct {
 	op            f32elem.Op
 	lo, hi, alpha float32
 	z, x, y       []float32 // y: a binary op's second operand, as long as x
-	// row, when set, is the loop's Go kernel instead of op.
-	row func(z, x []float32)
 }
 
 func (l *floatLoop) Chunk(_, lo, hi int) {
-	if l.row != nil {
-		l.row(l.z[lo:hi], l.x[lo:hi])
-		return
-	}
 	if l.op.Binary() {
 		f32elem.Binary(l.op, l.z[lo:hi], l.x[lo:hi], l.y[lo:hi], l.lo, l.hi)
 		return
@@ -47,28 +39,6 @@ func (l *floatLoop) unary(n *kernel.Node, op f32elem.Op, z, x []float32, lo, hi,
 // elements of x, y as long, on n's threads.
 func (l *floatLoop) binary(n *kernel.Node, op f32elem.Op, z, x, y []float32) {
 	l.run(n, floatLoop{op: op, z: z[:len(x)], x: x, y: y[:len(x)]})
-}
-
-// rows computes z from x with row, a function (not a closure, which
-// would allocate), on n's threads.
-func (l *floatLoop) rows(n *kernel.Node, z, x []float32, row func(z, x []float32)) {
-	l.run(n, floatLoop{row: row, z: z[:len(x)], x: x})
-}
-
-// logisticRow is float LOGISTIC, 1/(1+exp(-x)) in double precision.
-func logisticRow(z, x []float32) {
-	z = z[:len(x)]
-	for i, v := range x {
-		z[i] = float32(1 / (1 + math.Exp(-float64(v))))
-	}
-}
-
-// tanhRow is float TANH, tanh(x) in double precision.
-func tanhRow(z, x []float32) {
-	z = z[:len(x)]
-	for i, v := range x {
-		z[i] = float32(math.Tanh(float64(v)))
-	}
 }
 
 // run runs call over its elements, cut among n's threads from

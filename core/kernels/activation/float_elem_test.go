@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -57,8 +58,6 @@ func TestFloatActivationsExact(t *testing.T) {
 		{schema.BuiltinOperatorRELU6, nil, func(v float32) float32 { return minf(maxf(0, v), 6) }},
 		{schema.BuiltinOperatorRELU_N1_TO_1, nil, func(v float32) float32 { return maxf(minf(v, 1), -1) }},
 		{schema.BuiltinOperatorHARD_SWISH, nil, func(v float32) float32 { return v * minf(6, maxf(0, v+3)) * float32(1.0/6.0) }},
-		{schema.BuiltinOperatorLOGISTIC, nil, func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) }},
-		{schema.BuiltinOperatorTANH, nil, func(v float32) float32 { return float32(math.Tanh(float64(v))) }},
 		{schema.BuiltinOperatorLEAKY_RELU, func() kernel.Op { return &leakyReluOp{params: LeakyReluParams{Alpha: 0.125}} }, func(v float32) float32 {
 			if !(v > 0) {
 				v *= 0.125
@@ -81,6 +80,40 @@ func TestFloatActivationsExact(t *testing.T) {
 				for i, v := range in.Float32s() {
 					want[i] = c.f(v)
 				}
+				checkFloats(t, fmt.Sprintf("%s, %d elements, %d threads", kernel.OpName(c.code), size, threads), in.Float32s(), out.Float32s(), want)
+			}
+		}
+	}
+}
+
+// TestFloatLogisticTanh runs float LOGISTIC and TANH on small and large
+// tensors, on 1, 2 and 3 threads: every output bit must be f32elem's
+// Go twin's (however the elements are cut among threads), within 2.5 ulp
+// of the function computed in double precision, a NaN staying NaN.
+func TestFloatLogisticTanh(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 6))
+	for _, size := range []int{1, 7, 67, floatParallelMin + 1001} {
+		in := floatInput(r, 1, size)
+		for _, c := range []struct {
+			code  schema.BuiltinOperator
+			op    f32elem.Op
+			exact func(float64) float64
+		}{
+			{schema.BuiltinOperatorLOGISTIC, f32elem.Logistic, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+			{schema.BuiltinOperatorTANH, f32elem.Tanh, math.Tanh},
+		} {
+			want := make([]float32, size)
+			f32elem.Go().Unary(c.op, want, in.Float32s(), 0, 0, 0)
+			for i, v := range in.Float32s() {
+				exact := c.exact(float64(v))
+				_, e := math.Frexp(exact) // the float32 ulp at exact: 2^(e-24), 2^-149 among denormals
+				if w := float64(want[i]); v == v && w != exact && !(math.Abs(w-exact) <= 2.5*math.Ldexp(1, max(e-24, -149))) {
+					t.Fatalf("%s(%g) = %g, want %g within 2.5 ulp", kernel.OpName(c.code), v, w, exact)
+				}
+			}
+			for _, threads := range []int{1, 2, 3} {
+				out := kerneltest.QOut(tensor.Float32, 0, 0)
+				kerneltest.MustRun(t, kerneltest.ActNew(t, activationOps(), c.code), threads, out, in)
 				checkFloats(t, fmt.Sprintf("%s, %d elements, %d threads", kernel.OpName(c.code), size, threads), in.Float32s(), out.Float32s(), want)
 			}
 		}

@@ -25,3 +25,5 @@
 #define OP_ADDMAXMIN 10
 #define OP_SUBMAXMIN 11
 #define OP_MULMAXMIN 12
+#define OP_LOGISTIC 13
+#define OP_TANH 14

@@ -22,7 +22,8 @@ func TestAsmLayout(t *testing.T) {
 		{"MaxMin", uintptr(MaxMin), 0}, {"Clamp", uintptr(Clamp), 1}, {"LeakyRelu", uintptr(LeakyRelu), 2},
 		{"HardSwish", uintptr(HardSwish), 3}, {"Add", uintptr(Add), 4}, {"Sub", uintptr(Sub), 5},
 		{"Mul", uintptr(Mul), 6}, {"Max", uintptr(Max), 7}, {"Min", uintptr(Min), 8},
-		{"PRelu", uintptr(PRelu), 9},
+		{"PRelu", uintptr(PRelu), 9}, {"AddMaxMin", uintptr(AddMaxMin), 10}, {"SubMaxMin", uintptr(SubMaxMin), 11},
+		{"MulMaxMin", uintptr(MulMaxMin), 12}, {"Logistic", uintptr(Logistic), 13}, {"Tanh", uintptr(Tanh), 14},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the assembly expects %d", c.name, c.got, c.want)

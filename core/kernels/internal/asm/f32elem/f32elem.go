@@ -48,9 +48,18 @@ const (
 	MulMaxMin
 )
 
+// The unary functions of sigmoid.go, computed in single precision to
+// within a few ulp of the exact result (not as one IEEE operation).
+const (
+	// Logistic is 1/(1+e^-x) (LOGISTIC): a NaN stays NaN.
+	Logistic Op = MulMaxMin + 1 + iota
+	// Tanh is tanh x (TANH): a NaN stays NaN, -0 stays -0.
+	Tanh
+)
+
 // opNames are the names of the Ops, by code.
 var opNames = [...]string{"MaxMin", "Clamp", "LeakyRelu", "HardSwish", "Add", "Sub", "Mul", "Max", "Min", "PRelu",
-	"AddMaxMin", "SubMaxMin", "MulMaxMin"}
+	"AddMaxMin", "SubMaxMin", "MulMaxMin", "Logistic", "Tanh"}
 
 // String names op in test output.
 func (op Op) String() string {
@@ -61,7 +70,7 @@ func (op Op) String() string {
 }
 
 // Binary reports whether op takes two inputs.
-func (op Op) Binary() bool { return op >= Add }
+func (op Op) Binary() bool { return op >= Add && op <= MulMaxMin }
 
 // Kernel is one implementation of every Op: an assembly set, or the Go
 // twins.
@@ -88,8 +97,8 @@ func Best() *Kernel { return best }
 var best = Sets()[0]
 
 // Unary computes z[i] = op(x[i]) for i < len(z) with bounds lo and hi
-// (MaxMin, Clamp) or slope alpha (LeakyRelu); x is at least as long as
-// z. op must be unary.
+// (MaxMin, Clamp) or slope alpha (LeakyRelu), which the other ops
+// ignore; x is at least as long as z. op must be unary.
 func (k *Kernel) Unary(op Op, z, x []float32, lo, hi, alpha float32) {
 	x = x[:len(z)]
 	n := 0
@@ -170,6 +179,14 @@ func unaryGo(op Op, z, x []float32, lo, hi, alpha float32) {
 	case HardSwish:
 		for i, v := range x {
 			z[i] = v * maxMin(v+3, 0, 6) * float32(1.0/6.0)
+		}
+	case Logistic:
+		for i, v := range x {
+			z[i] = logistic(v)
+		}
+	case Tanh:
+		for i, v := range x {
+			z[i] = tanh(v)
 		}
 	}
 }

@@ -18,13 +18,19 @@ const (
 )
 
 // runAsm runs the assembly named asm on a, called directly so that a
-// does not escape.
+// does not escape: Logistic and Tanh are in sigmoid_amd64.s.
 func runAsm(asm int, a *Args) {
-	if asm == asmAVX2 {
+	sigmoid := a.Op >= int32(Logistic)
+	switch {
+	case asm == asmAVX2 && sigmoid:
+		sigmoidAVX2(a)
+	case asm == asmAVX2:
 		runAVX2(a)
-		return
+	case sigmoid:
+		sigmoidAVX512(a)
+	default:
+		runAVX512(a)
 	}
-	runAVX512(a)
 }
 
 // Sets lists the kernel sets this CPU can run, fastest first; the Go
@@ -50,3 +56,15 @@ func runAVX512(a *Args)
 //
 //go:noescape
 func runAVX2(a *Args)
+
+// sigmoidAVX512 runs a.Op, Logistic or Tanh, on a.N elements, 16 at a
+// time, then the rest under a mask.
+//
+//go:noescape
+func sigmoidAVX512(a *Args)
+
+// sigmoidAVX2 runs a.Op, Logistic or Tanh, on a.N elements, a multiple
+// of 8, 8 at a time.
+//
+//go:noescape
+func sigmoidAVX2(a *Args)

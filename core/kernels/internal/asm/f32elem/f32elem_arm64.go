@@ -6,8 +6,14 @@ package f32elem
 var neonKernel = Kernel{Name: "neon", unit: 8, asm: 1}
 
 // runAsm runs the NEON kernel on a, called directly so that a does not
-// escape.
-func runAsm(_ int, a *Args) { runNEON(a) }
+// escape: Logistic and Tanh are in sigmoid_arm64.s.
+func runAsm(_ int, a *Args) {
+	if a.Op >= int32(Logistic) {
+		sigmoidNEON(a)
+		return
+	}
+	runNEON(a)
+}
 
 // Sets lists the kernel sets this CPU can run, fastest first; the Go
 // twins come last. Advanced SIMD is part of every arm64 core Go runs on,
@@ -18,3 +24,9 @@ func Sets() []*Kernel { return []*Kernel{&neonKernel, &goKernel} }
 //
 //go:noescape
 func runNEON(a *Args)
+
+// sigmoidNEON runs a.Op, Logistic or Tanh, on a.N elements, a multiple of
+// 4, 4 at a time.
+//
+//go:noescape
+func sigmoidNEON(a *Args)

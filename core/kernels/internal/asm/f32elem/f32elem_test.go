@@ -68,6 +68,7 @@ var unaryCases = []struct {
 }{
 	{MaxMin, 0, float32(math.Inf(1)), 0}, {MaxMin, 0, 6, 0}, {Clamp, -1, 1, 0}, {Clamp, 0, 6, 0},
 	{LeakyRelu, 0, 0, 0.2}, {LeakyRelu, 0, 0, -1.5}, {LeakyRelu, 0, 0, float32(math.NaN())}, {HardSwish, 0, 0, 0},
+	{Logistic, 0, 0, 0}, {Tanh, 0, 0, 0},
 }
 
 // binaryCases are the binary ops with the fused clamps of the callers.
@@ -243,7 +244,7 @@ func BenchmarkKernels(b *testing.B) {
 	for i := range x {
 		x[i], y[i] = float32(r.NormFloat64()*4), float32(r.NormFloat64()*4)
 	}
-	for _, op := range []Op{MaxMin, LeakyRelu, HardSwish, Add, Mul, PRelu} {
+	for _, op := range []Op{MaxMin, LeakyRelu, HardSwish, Logistic, Tanh, Add, Mul, PRelu} {
 		for _, k := range Sets() {
 			b.Run(fmt.Sprintf("%v/%s", op, k.Name), func(b *testing.B) {
 				b.SetBytes(4 * n)
