@@ -183,6 +183,7 @@ type gemmState struct {
 func (s *gemmState) prepareFloat(n *kernel.Node, act schema.ActivationFunctionType, filter, bias *tensor.Tensor, N, K, threads int) error {
 	s.fg.lo, s.fg.hi = kernel.ActivationRangeFloat(act)
 	s.fg.N, s.fg.K = N, K
+	s.fg.rowMajor = true
 	if filter.Const {
 		s.fg.shareWeights(n, filter.Float32s(), N, K)
 	}

@@ -25,6 +25,9 @@ type fGemm struct {
 	// each block of rows once computed, while it is in cache.
 	exact kernel.ExactClamp
 	kern  *f32.Kernels // nil: the process's set (f32.Best)
+	// rowMajor says im2col rows are written one after another and read
+	// by the rows kernel, not interleaved for the tile kernel.
+	rowMajor bool
 	// shared says packed comes from the model's store (shareWeights):
 	// read-only, never packed into.
 	shared bool
@@ -202,8 +205,12 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 	}
 	tiles := (p1 - p0) / mr
 	inPlace := geom.direct && K > 0
+	rowMajor := !inPlace && K > 0 && g.rowMajor
 	panel := ws.panel[:tiles*mr*K]
-	if !inPlace && K > 0 {
+	switch {
+	case rowMajor:
+		im2colRowMajor(geom, in, p0, tiles*mr, 0, panel)
+	case !inPlace && K > 0:
 		for t := range tiles {
 			im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
 		}
@@ -218,9 +225,12 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 			if cols == f32.NR {
 				c, ldc = &out[p*N+q*f32.NR : (p+mr-1)*N+(q+1)*f32.NR][0], N
 			}
-			if inPlace {
+			switch {
+			case inPlace:
 				kern.Rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
-			} else {
+			case rowMajor:
+				kern.Rows(K, &panel[t*mr*K : (t+1)*mr*K][0], K, b, bias, c, ldc, g.lo, g.hi)
+			default:
 				kern.Tile(K, fPtr(panel[t*mr*K:(t+1)*mr*K]), b, bias, c, ldc, g.lo, g.hi)
 			}
 			if cols == f32.NR {

@@ -10,6 +10,8 @@ import (
 	"github.com/delego/delego/core/kernels/internal/asm/f32"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
+	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/kerneltest"
 )
 
 // fgemmCase is a float GEMM of M rows, N channels and depth K; a non-nil
@@ -544,6 +546,87 @@ func TestFGemmPacksBothLayouts(t *testing.T) {
 		b.setWeightsKN(kn, N, K)
 		if !slices.Equal(a.packed, b.packed) {
 			t.Errorf("N=%d: weights packed from [K][N] differ from their [N][K] transpose's", N)
+		}
+	}
+}
+
+// rowMajorCase is a float CONV_2D whose im2col rows the GEMM writes one
+// after another for the rows kernel.
+type rowMajorCase struct {
+	inH, inW, inC, outC, k, stride, dil int
+	padding                             schema.Padding
+}
+
+// TestConvRowMajorIm2colKeepsTileBits runs float convolutions (a first
+// layer's 3x3 stride 2 over RGB, stride 1 over more channels, dilation,
+// both paddings, partial channel panels) with im2col rows written one
+// after another for the rows kernel and interleaved for the tile kernel,
+// with every float kernel set, on 1 and 2 threads, with NaN, infinite and
+// -0 inputs, with and without a fused exact RELU6: the bits must agree.
+func TestConvRowMajorIm2colKeepsTileBits(t *testing.T) {
+	cases := []rowMajorCase{
+		{33, 31, 3, 32, 3, 2, 1, schema.PaddingSAME},
+		{17, 20, 5, 24, 3, 1, 1, schema.PaddingVALID},
+		{15, 26, 16, 17, 3, 1, 2, schema.PaddingSAME},
+		{9, 40, 2, 40, 5, 2, 1, schema.PaddingSAME},
+	}
+	for _, kern := range f32.Sets() {
+		for _, c := range cases {
+			for _, exact := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%+v/exact%v", kern.Name, c, exact), func(t *testing.T) {
+					for _, threads := range []int{1, 2} {
+						r := rand.New(rand.NewPCG(uint64(c.inW), uint64(c.inC)))
+						in := tensor.NewTensor(tensor.Float32, 1, c.inH, c.inW, c.inC)
+						filter := kerneltest.ConstT(tensor.NewTensor(tensor.Float32, c.outC, c.k, c.k, c.inC))
+						bias := kerneltest.ConstT(tensor.NewTensor(tensor.Float32, c.outC))
+						convFillRandF(r, in, 2)
+						convFillRandF(r, filter, 1)
+						convFillRandF(r, bias, 1)
+						x := in.Float32s()
+						x[3], x[len(x)/2], x[len(x)-1] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Copysign(0, -1))
+						team := kernel.NewWorkers(threads)
+						t.Cleanup(team.Close)
+						out := tensor.NewTensor(tensor.Float32)
+						n := &kernel.Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: threads, Workers: team}
+						op := &Conv2D{Params: Conv2DParams{Padding: c.padding, StrideW: c.stride, StrideH: c.stride,
+							DilationW: c.dil, DilationH: c.dil, Activation: schema.ActivationFunctionTypeNONE}}
+						if err := op.Prepare(n); err != nil {
+							t.Fatal(err)
+						}
+						if !op.fg.rowMajor || op.geom.direct || op.planar.on {
+							t.Fatalf("row-major im2col %v, direct %v, planar %v; want row-major im2col", op.fg.rowMajor, op.geom.direct, op.planar.on)
+						}
+						if exact {
+							op.ClampExactly(0, 6)
+						}
+						op.fg.kern = kern
+						out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
+						op.fg.rowMajor = false
+						if err := op.Eval(n); err != nil {
+							t.Fatal(err)
+						}
+						want := append([]float32(nil), out.Float32s()...)
+						op.fg.rowMajor = true
+						clear(out.Float32s())
+						if err := op.Eval(n); err != nil {
+							t.Fatal(err)
+						}
+						nans := 0
+						for i, got := range out.Float32s() {
+							if got != got {
+								nans++
+							}
+							if !sameF32(got, want[i]) {
+								t.Fatalf("%d threads: output %d is %v (bits %#x), tile kernel %v (bits %#x)",
+									threads, i, got, math.Float32bits(got), want[i], math.Float32bits(want[i]))
+							}
+						}
+						if exact != (nans == 0) {
+							t.Fatalf("%d threads, exact clamp %v: %d NaN outputs", threads, exact, nans)
+						}
+					}
+				})
+			}
 		}
 	}
 }

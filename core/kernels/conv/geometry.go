@@ -147,6 +147,41 @@ func im2colRows[T any](g *convGeom, in []T, p0, n int, pad T, dst []T) {
 	}
 }
 
+// im2colRowMajor writes GEMM rows p0 .. p0+n-1 one after another, row r
+// at dst[r*K:], as im2colPixel does for each. The rows of one output row
+// whose windows lie inside the input copy each filter row's kW*inC
+// values, adjacent in the input, in one piece.
+func im2colRowMajor[T any](g *convGeom, in []T, p0, n int, pad T, dst []T) {
+	K := g.depth()
+	lo, hi := g.insideCols()
+	for p := p0; p < p0+n; {
+		m, inside := g.nextRun(p, p0+n, lo, hi)
+		if inside && g.dilW == 1 {
+			copyRun(g, in, p, m, dst[(p-p0)*K:])
+		} else {
+			for i := range m {
+				im2colPixel(g, in, p+i, pad, dst[(p-p0+i)*K:], 1)
+			}
+		}
+		p += m
+	}
+}
+
+// copyRun writes the rows of m output pixels from pixel p on, all in one
+// output row with their windows inside the input and no dilation across,
+// into dst one after another (row r at dst[r*K:]).
+func copyRun[T any](g *convGeom, in []T, p, m int, dst []T) {
+	K, span, step := g.depth(), g.kW*g.inC, g.strideW*g.inC
+	b, y0, x0 := g.window(p)
+	for ky := range g.kH {
+		src := in[((b*g.inH+y0+ky*g.dilH)*g.inW+x0)*g.inC:]
+		d := dst[ky*span:]
+		for r := range m {
+			copy(d[r*K:r*K+span], src[r*step:r*step+span])
+		}
+	}
+}
+
 // nextRun is the run of GEMM rows from p (before end) that lie in p's
 // output row and all have their windows inside the input, or all not:
 // its length, and which. lo and hi are insideCols'.

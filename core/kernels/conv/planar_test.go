@@ -36,7 +36,7 @@ var planarCases = []planarCase{
 	{2, 9, 70, 3, 3, 3, 1, 1, schema.PaddingSAME, schema.ActivationFunctionTypeRELU6, true},
 	{1, 11, 18, 5, 5, 3, 2, 1, schema.PaddingVALID, schema.ActivationFunctionTypeRELU, false},
 	{1, 12, 64, 2, 3, 3, 1, 2, schema.PaddingSAME, schema.ActivationFunctionTypeRELU_N1_TO_1, true},
-	{1, 6, 129, 16, 1, 1, 1, 1, schema.PaddingVALID, schema.ActivationFunctionTypeNONE, true},
+	{1, 6, 129, 16, 1, 1, 2, 1, schema.PaddingVALID, schema.ActivationFunctionTypeNONE, true},
 	{1, 7, 33, 1, 1, 7, 2, 1, schema.PaddingSAME, schema.ActivationFunctionTypeNONE, true},
 }
 
@@ -132,6 +132,78 @@ func TestPlanarConvChoice(t *testing.T) {
 	g3.outW = 15
 	if usePlanar(&g3, 1) {
 		t.Error("15 wide: planar")
+	}
+	g4, err := windowGeom("CONV_2D", schema.PaddingSAME, 1, 48, 48, 48, 1, 1, 1, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g4.direct || usePlanar(&g4, 1) {
+		t.Errorf("1x1 stride 1 (direct %v): planar; want the GEMM", g4.direct)
+	}
+	g5 := g4
+	g5.strideH, g5.direct = 2, false
+	if !usePlanar(&g5, 1) {
+		t.Error("1x1 with vertical stride 2: not planar")
+	}
+}
+
+// directCases are one-channel 1x1 stride-1 convolutions (a detector's
+// head: 48x48x48 to one channel), which the GEMM takes, not planarConv.
+var directCases = []planarCase{
+	{1, 48, 48, 48, 1, 1, 1, 1, schema.PaddingSAME, schema.ActivationFunctionTypeNONE, true},
+	{2, 5, 37, 7, 1, 1, 1, 1, schema.PaddingVALID, schema.ActivationFunctionTypeRELU6, true},
+	{1, 3, 16, 130, 1, 1, 1, 1, schema.PaddingSAME, schema.ActivationFunctionTypeRELU, false},
+}
+
+// TestDirectOneChannelConvKeepsPlanarBits runs one-channel 1x1 stride-1
+// convolutions, which now take the GEMM, against planarConv (which took
+// them before), with every float kernel set, on 1 and 2 threads, with
+// NaN, infinite and -0 inputs and with and without a fused exact RELU6:
+// the GEMM must be chosen and every output keep planarConv's bits.
+func TestDirectOneChannelConvKeepsPlanarBits(t *testing.T) {
+	for _, kern := range f32.Sets() {
+		for _, c := range directCases {
+			for _, exact := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%v/exact%v", kern.Name, c, exact), func(t *testing.T) {
+					for _, threads := range []int{1, 2} {
+						op, n := planarNode(t, c, threads, true)
+						if op.planar.on {
+							t.Fatal("planarConv chosen for a 1x1 stride-1 convolution")
+						}
+						op.fg.kern = kern
+						if exact {
+							op.ClampExactly(0, 6)
+						}
+						// planarConv, set up by hand as Prepare did before.
+						op.planar.prepare(&op.geom, op.scr, threads)
+						op.planar.constant = true
+						op.planar.setWeights(n.Inputs[1].Float32s(), float32sOrNil(n.Inputs[2]), op.geom.depth())
+						if err := op.Eval(n); err != nil {
+							t.Fatal(err)
+						}
+						want := append([]float32(nil), n.Outputs[0].Float32s()...)
+						op.planar.on = false
+						clear(n.Outputs[0].Float32s())
+						if err := op.Eval(n); err != nil {
+							t.Fatal(err)
+						}
+						nans := 0
+						for i, got := range n.Outputs[0].Float32s() {
+							if got != got {
+								nans++
+							}
+							if !sameF32(got, want[i]) {
+								t.Fatalf("%d threads: output %d is %v (bits %#x), planarConv %v (bits %#x)",
+									threads, i, got, math.Float32bits(got), want[i], math.Float32bits(want[i]))
+							}
+						}
+						if exact && nans > 0 {
+							t.Fatalf("%d threads: %d NaN outputs through an exact RELU6", threads, nans)
+						}
+					}
+				})
+			}
+		}
 	}
 }
 
