@@ -21,7 +21,7 @@ type TileArgs struct {
 	NB      int    // number of blocks (at least 1)
 	Tail    uint64 // store mask of the last block's 16 channels
 	RowTerm *int32 // per-row term added to the sums
-	QP      *Block // first block's requantization (ruy's rounding: NegAdj 0)
+	QP      *Block // first block's requantization: channels of NewChan, ruy's rounding (NegAdj ignored)
 	Out     *uint8 // row 0, first channel; rows are LDO bytes apart
 	LDO     int    //
 	ZP      int64  // output zero point
@@ -73,8 +73,8 @@ type Block struct {
 	// and takes the excess 2^(63-shift) back off the 32-bit result.
 	BAddE, BAddO [8]uint64  // rounding addend + 2^63
 	Corr         [16]uint32 // low 32 bits of 2^(63-shift)
-	// NEON's depthwise epilogue does TFLite's rounding in 32-bit lanes
-	// (SQRDMULH, then SRSHL), which takes the right shift negated.
+	// NEON's epilogues round in 32-bit lanes (SQRDMULH, then SRSHL),
+	// which takes the right shift negated.
 	NegRight [16]int32 // 31-shift: minus the rounding right shift after the multiply
 }
 

@@ -6,41 +6,33 @@
 
 // CHUNK_CONSTS loads the requantization of channels off/4 to off/4+3 of
 // the Block at R8 for all the rows of a pass: V0 the constant term, V1
-// the left shift, V2 the multiplier, V5-V6 the rounding addends and V7-V8
-// the negated right shifts of the first and last two channels as 64-bit
-// lanes. 13 instructions. Clobbers V3, V4.
+// the left shift, V2 the multiplier, V5 the negated right shift. 4
+// instructions.
 #define CHUNK_CONSTS(off) \
 	FMOVQ QB_CST+off(R8), F0; \
 	FMOVQ QB_LEFT+off(R8), F1; \
 	FMOVQ QB_MULT+off(R8), F2; \
-	FMOVQ QB_ADDE+off(R8), F3; \
-	FMOVQ QB_ADDO+off(R8), F4; \
-	ZIP1_2D(5, 3, 4); \
-	ZIP2_2D(6, 3, 4); \
-	FMOVQ QB_SHE+off(R8), F3; \
-	FMOVQ QB_SHO+off(R8), F4; \
-	ZIP1_2D(7, 3, 4); \
-	ZIP2_2D(8, 3, 4); \
-	NEG_2D(7, 7); \
-	NEG_2D(8, 8)
+	FMOVQ QB_NEGR+off(R8), F5
 
 // REQ_ROW requantizes the sums of 4 channels in Va plus the row term in Vt
-// with the constants of CHUNK_CONSTS and ruy's rounding, as Chan.Ruy
-// does: x = (sum + cst + rt) << left; r = (x*mult + add) >> shift in
-// 64 bits; zero point (V13) and clamp (V14, V15) on the low 32 bits of r.
-// 14 instructions. Clobbers V3, V4.
+// with the constants of CHUNK_CONSTS and ruy's rounding, as Chan.Ruy does
+// for channels of NewChan, in 32-bit lanes: x = (sum + cst + rt) << left
+// (wrapping, as in Go), SQRDMULH, SRSHL, zero point (V13) and clamp (V14,
+// V15). 8 instructions.
+//
+// Why it is exact: Ruy computes r = (t + 2^30 + [e>0]2^(30+e)) >> (31+e)
+// for t = x*M and the right shift e. With h = floor((t+2^30)/2^31), the
+// multiple of 2^31 moves out of the inner floor and the floors combine:
+// r = floor((h + [e>0]2^(e-1))/2^e), h divided by 2^e rounding ties up.
+// SQRDMULH x, M is h (it saturates only for x = M = -2^31, and M is in
+// [0, 2^31)); SRSHL by -e (V5) is (h + 2^(e-1)) >> e without overflow,
+// h itself for e = 0: r for e in [0, 31].
 #define REQ_ROW(a, t) \
 	ADD_4S(a, a, 0); \
 	ADD_4S(a, a, t); \
 	SSHL_4S(a, a, 1); \
-	SMULL_2D(3, a, 2); \
-	SMULL2_2D(4, a, 2); \
-	ADD_2D(3, 3, 5); \
-	ADD_2D(4, 4, 6); \
-	SSHL_2D(3, 3, 7); \
-	SSHL_2D(4, 4, 8); \
-	XTN_2S(a, 3); \
-	XTN2_4S(a, 4); \
+	SQRDMULH_4S(a, a, 2); \
+	SRSHL_4S(a, a, 5); \
 	ADD_4S(a, a, 13); \
 	SMAX_4S(a, a, 14); \
 	SMIN_4S(a, a, 15)
@@ -227,8 +219,8 @@ Ldone:
 //	               64 SDOT, 3 loop: 75 instructions, 1024 MACs (13.7)
 //	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
 //
-// The epilogue of a block, per 4 channels: 13 instructions to load the
-// requantization, 14 per row to apply it; per row 6 to narrow to bytes
+// The epilogue of a block, per 4 channels: 4 instructions to load the
+// requantization, 8 per row to apply it; per row 6 to narrow to bytes
 // and 4 to store 16 of them (more for a partial block).
 //
 // Registers: R0 t, R1 the pass's first row, R2 lda, R3 rows left, R4 k4,

@@ -150,8 +150,7 @@ func FuzzKernels(f *testing.F) {
 }
 
 // TestTileExactSums reads the int32 sums of every kernel, the Go twins
-// included, back byte by byte (multiplier 2^30, shift 30+8i, no rounding)
-// and compares them with the exact sums.
+// included, back byte by byte and compares them with the exact sums.
 func TestTileExactSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 2))
 	kernels := append([]Kernel{GoU8, GoS8}, AsmKernels()...)
@@ -172,14 +171,18 @@ func TestTileExactSums(t *testing.T) {
 
 // exactSums runs kernel kern on ta, an exact tileCase writing to out, four
 // times, each with the requantization set to pass one byte of the int32
-// sums through, and returns the sums, row by row, as int32 values.
+// sums through, and returns the sums, row by row, as int32 values. A
+// left shift of 1 and the multiplier 2^30 give the sum s itself, as long
+// as |s| < 2^30; the constant term -2^(8i-1) makes the rounding right
+// shift by 8i a floor, whose low byte is byte i of s.
 func exactSums(kern Kernel, ta TileArgs, out []uint8, rows, nb int) []int64 {
 	ta = layoutFor(kern, ta)
 	got := make([]int64, rows*16*nb)
 	for byteIdx := range 4 {
 		for b := range nb {
 			for j := range 16 {
-				unsafe.Slice(ta.QP, nb)[b].Set(j, Chan{M: 1 << 30, Shift: uint8(30 + 8*byteIdx)})
+				right := uint8(8 * byteIdx)
+				unsafe.Slice(ta.QP, nb)[b].Set(j, NewChan(1<<30, 1, right, -(1<<right)/2))
 			}
 		}
 		Tile(kern, &ta)
@@ -545,4 +548,42 @@ func tflRequant(x, m int32, left, right int) int32 {
 		q++
 	}
 	return q
+}
+
+// TestTileRoundingEdges runs each assembly tile kernel and the Go twin on
+// the requantization's edges (edgeChan: every right shift 0 to 31 with
+// exact ties, left shifts to 31, sums at int32's ends, multipliers up to
+// 2^31-1) and requires the same bytes. Each row holds one value v in
+// [0, 127] and each channel's weights are 1, 0, 0, 0, so every channel of
+// the row sums v.
+func TestTileRoundingEdges(t *testing.T) {
+	skipNoAsm(t)
+	r := rand.New(rand.NewPCG(15, 9))
+	w := make([]int8, 64)
+	for j := range 16 {
+		w[4*j] = 1
+	}
+	rowterm := make([]int32, 4)
+	for _, k := range AsmKernels() {
+		for i := range 400 {
+			rows := 1 + r.IntN(4)
+			a := make([]uint8, 4*rows)
+			for row := range rows {
+				a[4*row] = uint8(r.IntN(128))
+			}
+			var qp Block
+			for j := range 16 {
+				qp.Set(j, edgeChan(r))
+			}
+			out := make([]uint8, 16*rows)
+			ta := TileArgs{A: &a[0], LDA: 4, Rows: rows, K4: 1, W: &w[0], WStride: 64, NB: 1, Tail: 0xffff,
+				RowTerm: &rowterm[0], QP: &qp, Out: &out[0], LDO: 16, ZP: int64(r.IntN(21) - 10), Lo: -128, Hi: 127}
+			if k.SignedRows() {
+				ta.Signed = 1
+			}
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (rows %d): asm\n%v\ngo\n%v\nchannels %+v", k, i, rows, out, want, qp)
+			}
+		}
+	}
 }
