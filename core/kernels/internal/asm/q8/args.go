@@ -21,7 +21,7 @@ type TileArgs struct {
 	NB      int    // number of blocks (at least 1)
 	Tail    uint64 // store mask of the last block's 16 channels
 	RowTerm *int32 // per-row term added to the sums
-	QP      *Block // first block's requantization (ruy's rounding: NegAdj 0)
+	QP      *Block // first block's requantization: channels of NewChan, ruy's rounding (NegAdj ignored)
 	Out     *uint8 // row 0, first channel; rows are LDO bytes apart
 	LDO     int    //
 	ZP      int64  // output zero point
@@ -48,7 +48,7 @@ type RowArgs struct {
 	Tail    uint64          // load and store mask of the last block
 	W       *int32          // [KH*KW][WStride/4] weights (paired: [KH*ceil(KW/2)][WStride/4])
 	WStride int             // bytes between taps' weights
-	QP      *Block          // [NB] requantization (TFLite's rounding)
+	QP      *Block          // [NB] requantization: channels of NewChan (TFLite's rounding)
 	Out     *uint8          // first pixel's first channel
 	OutC    int             // bytes between output pixels
 	ZP      int64           // output zero point
@@ -73,6 +73,9 @@ type Block struct {
 	// and takes the excess 2^(63-shift) back off the 32-bit result.
 	BAddE, BAddO [8]uint64  // rounding addend + 2^63
 	Corr         [16]uint32 // low 32 bits of 2^(63-shift)
+	// NEON's epilogues round in 32-bit lanes (SQRDMULH, then SRSHL),
+	// which takes the right shift negated.
+	NegRight [16]int32 // 31-shift: minus the rounding right shift after the multiply
 }
 
 // Set fills lane j of b from q.
@@ -80,6 +83,7 @@ func (b *Block) Set(j int, q Chan) {
 	b.Cst[j], b.Left[j], b.Mult[j] = q.Cst, uint32(q.Left), int32(q.M)
 	badd := uint64(q.Add) + 1<<63
 	b.Corr[j] = uint32(uint64(1) << (63 - q.Shift))
+	b.NegRight[j] = 31 - int32(q.Shift)
 	if j%2 == 0 {
 		b.AddE[j/2], b.ShE[j/2], b.NegE[j/2], b.BAddE[j/2] = q.Add, uint64(q.Shift), q.NegAdj, badd
 	} else {

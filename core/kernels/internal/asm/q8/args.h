@@ -32,7 +32,8 @@
 #define QB_BADDE 576
 #define QB_BADDO 640
 #define QB_CORR 704
-#define QB_SIZE 768
+#define QB_NEGR 768
+#define QB_SIZE 832
 
 // Offsets of RowArgs (checked by TestAsmLayout).
 #define DA_ROWS 0

@@ -30,7 +30,11 @@
 #define SSHL_2D(d, n, m) WORD $(0x4ee04400 | (m)<<16 | (n)<<5 | (d))      // SSHL Vd.2D, Vn.2D, Vm.2D
 #define SMAX_4S(d, n, m) WORD $(0x4ea06400 | (m)<<16 | (n)<<5 | (d))      // SMAX Vd.4S, Vn.4S, Vm.4S
 #define SMIN_4S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))      // SMIN Vd.4S, Vn.4S, Vm.4S
-#define CMLT0_2D(d, n) WORD $(0x4ee0a800 | (n)<<5 | (d))                  // CMLT Vd.2D, Vn.2D, #0
+#define AND_16B(d, n, m) WORD $(0x4e201c00 | (m)<<16 | (n)<<5 | (d))      // AND Vd.16B, Vn.16B, Vm.16B
+#define CMLT0_4S(d, n) WORD $(0x4ea0a800 | (n)<<5 | (d))                  // CMLT Vd.4S, Vn.4S, #0
+#define SQADD_4S(d, n, m) WORD $(0x4ea00c00 | (m)<<16 | (n)<<5 | (d))     // SQADD Vd.4S, Vn.4S, Vm.4S
+#define SQRDMULH_4S(d, n, m) WORD $(0x6ea0b400 | (m)<<16 | (n)<<5 | (d))  // SQRDMULH Vd.4S, Vn.4S, Vm.4S
+#define SRSHL_4S(d, n, m) WORD $(0x4ea05400 | (m)<<16 | (n)<<5 | (d))     // SRSHL Vd.4S, Vn.4S, Vm.4S
 #define ZIP1_2D(d, n, m) WORD $(0x4ec03800 | (m)<<16 | (n)<<5 | (d))      // ZIP1 Vd.2D, Vn.2D, Vm.2D
 #define ZIP2_2D(d, n, m) WORD $(0x4ec07800 | (m)<<16 | (n)<<5 | (d))      // ZIP2 Vd.2D, Vn.2D, Vm.2D
 

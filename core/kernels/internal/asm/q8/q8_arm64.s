@@ -4,67 +4,35 @@
 #include "args.h"
 #include "neon_arm64.h"
 
-// FINISH adds the rounding addend to V1 and V2, shifts them right
-// arithmetically, narrows them into Va, adds the zero point (V13) and
-// clamps to [V14, V15]. Clobbers V3-V6.
-#define FINISH(a, off) \
-	FMOVQ QB_ADDE+off(R8), F3; \
-	FMOVQ QB_ADDO+off(R8), F4; \
-	ZIP1_2D(5, 3, 4); \
-	ZIP2_2D(6, 3, 4); \
-	ADD_2D(1, 1, 5); \
-	ADD_2D(2, 2, 6); \
-	FMOVQ QB_SHE+off(R8), F3; \
-	FMOVQ QB_SHO+off(R8), F4; \
-	ZIP1_2D(5, 3, 4); \
-	ZIP2_2D(6, 3, 4); \
-	NEG_2D(5, 5); \
-	NEG_2D(6, 6); \
-	SSHL_2D(1, 1, 5); \
-	SSHL_2D(2, 2, 6); \
-	XTN_2S(a, 1); \
-	XTN2_4S(a, 2); \
-	ADD_4S(a, a, 13); \
-	SMAX_4S(a, a, 14); \
-	SMIN_4S(a, a, 15)
-
 // CHUNK_CONSTS loads the requantization of channels off/4 to off/4+3 of
 // the Block at R8 for all the rows of a pass: V0 the constant term, V1
-// the left shift, V2 the multiplier, V5-V6 the rounding addends and V7-V8
-// the negated right shifts of the first and last two channels as 64-bit
-// lanes. 13 instructions. Clobbers V3, V4.
+// the left shift, V2 the multiplier, V5 the negated right shift. 4
+// instructions.
 #define CHUNK_CONSTS(off) \
 	FMOVQ QB_CST+off(R8), F0; \
 	FMOVQ QB_LEFT+off(R8), F1; \
 	FMOVQ QB_MULT+off(R8), F2; \
-	FMOVQ QB_ADDE+off(R8), F3; \
-	FMOVQ QB_ADDO+off(R8), F4; \
-	ZIP1_2D(5, 3, 4); \
-	ZIP2_2D(6, 3, 4); \
-	FMOVQ QB_SHE+off(R8), F3; \
-	FMOVQ QB_SHO+off(R8), F4; \
-	ZIP1_2D(7, 3, 4); \
-	ZIP2_2D(8, 3, 4); \
-	NEG_2D(7, 7); \
-	NEG_2D(8, 8)
+	FMOVQ QB_NEGR+off(R8), F5
 
 // REQ_ROW requantizes the sums of 4 channels in Va plus the row term in Vt
-// with the constants of CHUNK_CONSTS and ruy's rounding, as Chan.Ruy
-// does: x = (sum + cst + rt) << left; r = (x*mult + add) >> shift in
-// 64 bits; zero point (V13) and clamp (V14, V15) on the low 32 bits of r.
-// 14 instructions. Clobbers V3, V4.
+// with the constants of CHUNK_CONSTS and ruy's rounding, as Chan.Ruy does
+// for channels of NewChan, in 32-bit lanes: x = (sum + cst + rt) << left
+// (wrapping, as in Go), SQRDMULH, SRSHL, zero point (V13) and clamp (V14,
+// V15). 8 instructions.
+//
+// Why it is exact: Ruy computes r = (t + 2^30 + [e>0]2^(30+e)) >> (31+e)
+// for t = x*M and the right shift e. With h = floor((t+2^30)/2^31), the
+// multiple of 2^31 moves out of the inner floor and the floors combine:
+// r = floor((h + [e>0]2^(e-1))/2^e), h divided by 2^e rounding ties up.
+// SQRDMULH x, M is h (it saturates only for x = M = -2^31, and M is in
+// [0, 2^31)); SRSHL by -e (V5) is (h + 2^(e-1)) >> e without overflow,
+// h itself for e = 0: r for e in [0, 31].
 #define REQ_ROW(a, t) \
 	ADD_4S(a, a, 0); \
 	ADD_4S(a, a, t); \
 	SSHL_4S(a, a, 1); \
-	SMULL_2D(3, a, 2); \
-	SMULL2_2D(4, a, 2); \
-	ADD_2D(3, 3, 5); \
-	ADD_2D(4, 4, 6); \
-	SSHL_2D(3, 3, 7); \
-	SSHL_2D(4, 4, 8); \
-	XTN_2S(a, 3); \
-	XTN2_4S(a, 4); \
+	SQRDMULH_4S(a, a, 2); \
+	SRSHL_4S(a, a, 5); \
 	ADD_4S(a, a, 13); \
 	SMAX_4S(a, a, 14); \
 	SMIN_4S(a, a, 15)
@@ -89,31 +57,40 @@
 	REQ_ROW(16+(i), 9)
 
 // REQ_TFL requantizes the sums of 4 channels in Va (channels off/4 to
-// off/4+3 of the Block at R8) with TFLite's rounding, as Chan.TFL
-// does: REQ_ROW's steps without a row term, and the products whose value
-// plus 2^30 (V7) is negative get the Block's negative adjustment.
-// Clobbers V0-V6.
+// off/4+3 of the Block at R8) with TFLite's rounding, as Chan.TFL does for
+// channels of NewChan, in 32-bit lanes: 14 instructions. Clobbers V0, V1.
+//
+// Why it is exact. With x = (sum + cst) << left (wrapping, as in Go),
+// t = x*M and e the right shift, TFL computes r = (t + 2^30 + [e>0]2^(30+e)
+// + [e>0][t+2^30<0](-2^31)) >> (31+e). Let h = floor((t+2^30)/2^31); the
+// added multiples of 2^31 move out of the inner floor and the nested floors
+// combine, so r = floor((h + [e>0](2^(e-1) - [h<0]))/2^e): h divided by 2^e
+// rounding ties away from zero.
+//   - SQRDMULH x, M is sat((2xM + 2^31) >> 32) = h; it saturates only for
+//     x = M = -2^31, and M is a Q31 multiplier in [0, 2^31). So h lies in
+//     [-2^31+1, 2^31-1].
+//   - NegRight is -e: its sign bit is set iff e > 0, so h AND -e is
+//     negative iff h < 0 and e > 0, and CMLT makes the fixup -[e>0][h<0].
+//     SQADD adds it without saturating, h > -2^31.
+//   - SRSHL by -e is (h' + 2^(e-1)) >> e computed without overflow (the
+//     identity for e = 0), which is r for e in [0, 31].
+// The zero point is then added wrapping and the clamp applied in 32 bits,
+// as TFL does, so the result is TFL's for every int32 sum.
 #define REQ_TFL(a, off) \
 	FMOVQ QB_CST+off(R8), F0; \
 	ADD_4S(a, a, 0); \
 	FMOVQ QB_LEFT+off(R8), F0; \
 	SSHL_4S(a, a, 0); \
 	FMOVQ QB_MULT+off(R8), F0; \
-	SMULL_2D(1, a, 0); \
-	SMULL2_2D(2, a, 0); \
-	FMOVQ QB_NEGE+off(R8), F3; \
-	FMOVQ QB_NEGO+off(R8), F4; \
-	ZIP1_2D(5, 3, 4); \
-	ZIP2_2D(6, 3, 4); \
-	ADD_2D(3, 1, 7); \
-	ADD_2D(4, 2, 7); \
-	CMLT0_2D(3, 3); \
-	CMLT0_2D(4, 4); \
-	VAND V5.B16, V3.B16, V3.B16; \
-	VAND V6.B16, V4.B16, V4.B16; \
-	ADD_2D(1, 1, 3); \
-	ADD_2D(2, 2, 4); \
-	FINISH(a, off)
+	SQRDMULH_4S(a, a, 0); \
+	FMOVQ QB_NEGR+off(R8), F0; \
+	AND_16B(1, a, 0); \
+	CMLT0_4S(1, 1); \
+	SQADD_4S(a, a, 1); \
+	SRSHL_4S(a, a, 0); \
+	ADD_4S(a, a, 13); \
+	SMAX_4S(a, a, 14); \
+	SMIN_4S(a, a, 15)
 
 // NARROW packs the 16 clamped int32 results in Vb..Vb+3 into the bytes of
 // Vb.
@@ -242,8 +219,8 @@ Ldone:
 //	               64 SDOT, 3 loop: 75 instructions, 1024 MACs (13.7)
 //	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
 //
-// The epilogue of a block, per 4 channels: 13 instructions to load the
-// requantization, 14 per row to apply it; per row 6 to narrow to bytes
+// The epilogue of a block, per 4 channels: 4 instructions to load the
+// requantization, 8 per row to apply it; per row 6 to narrow to bytes
 // and 4 to store 16 of them (more for a partial block).
 //
 // Registers: R0 t, R1 the pass's first row, R2 lda, R3 rows left, R4 k4,
@@ -499,8 +476,8 @@ erow:
 // block's first channel, R12 the block's weights of tap 0, R13 the tap's
 // input, R17 wstride, R19 signed, R21 and R23 filter rows and taps left,
 // R22 the block's load and store mask, R24 the next filter row pointer,
-// R25 the tap's weights. V0-V6 operands and temporaries, V7 2^30 in each
-// 64-bit lane, V13-V15 zero point and clamp range, V16-V19 sums.
+// R25 the tap's weights. V0-V6 operands and temporaries, V13-V15 zero
+// point and clamp range, V16-V19 sums.
 TEXT ·rowNEON(SB), NOSPLIT, $0-8
 	MOVD t+0(FP), R0
 	MOVD DA_ZP(R0), R14
@@ -509,8 +486,6 @@ TEXT ·rowNEON(SB), NOSPLIT, $0-8
 	VDUP R14, V14.S4
 	MOVD DA_HI(R0), R14
 	VDUP R14, V15.S4
-	MOVD $0x40000000, R14
-	VDUP R14, V7.D2
 	MOVD DA_ROWS(R0), R1
 	MOVD DA_TAPSTEP(R0), R4
 	MOVD DA_PIXSTEP(R0), R5

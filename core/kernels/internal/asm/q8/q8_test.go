@@ -150,8 +150,7 @@ func FuzzKernels(f *testing.F) {
 }
 
 // TestTileExactSums reads the int32 sums of every kernel, the Go twins
-// included, back byte by byte (multiplier 2^30, shift 30+8i, no rounding)
-// and compares them with the exact sums.
+// included, back byte by byte and compares them with the exact sums.
 func TestTileExactSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 2))
 	kernels := append([]Kernel{GoU8, GoS8}, AsmKernels()...)
@@ -172,14 +171,18 @@ func TestTileExactSums(t *testing.T) {
 
 // exactSums runs kernel kern on ta, an exact tileCase writing to out, four
 // times, each with the requantization set to pass one byte of the int32
-// sums through, and returns the sums, row by row, as int32 values.
+// sums through, and returns the sums, row by row, as int32 values. A
+// left shift of 1 and the multiplier 2^30 give the sum s itself, as long
+// as |s| < 2^30; the constant term -2^(8i-1) makes the rounding right
+// shift by 8i a floor, whose low byte is byte i of s.
 func exactSums(kern Kernel, ta TileArgs, out []uint8, rows, nb int) []int64 {
 	ta = layoutFor(kern, ta)
 	got := make([]int64, rows*16*nb)
 	for byteIdx := range 4 {
 		for b := range nb {
 			for j := range 16 {
-				unsafe.Slice(ta.QP, nb)[b].Set(j, Chan{M: 1 << 30, Shift: uint8(30 + 8*byteIdx)})
+				right := uint8(8 * byteIdx)
+				unsafe.Slice(ta.QP, nb)[b].Set(j, NewChan(1<<30, 1, right, -(1<<right)/2))
 			}
 		}
 		Tile(kern, &ta)
@@ -441,6 +444,146 @@ func TestRowPairedTwin(t *testing.T) {
 		rowGo(&tp)
 		if !bytes.Equal(out, want) {
 			t.Fatalf("case %d (%dx%d, nb %d): paired\n%v\nunpaired\n%v", i, ta.KH, ta.KW, ta.NB, out, want)
+		}
+	}
+}
+
+// TestRowRoundingEdges runs the Go twin and each assembly depthwise row
+// kernel on the requantization's edges and requires TFLite's bytes, from a
+// transcription of its MultiplyByQuantizedMultiplier (tflRequant): every
+// right shift 0 to 31 with exact ties of both signs, left shifts 0 to 31
+// (wrapping, as TFLite's int32 arithmetic does on the CPUs it runs on),
+// sums at int32's ends and multipliers from 0 to 2^31-1. Each call is one
+// 1x1 tap of weight 1 over 256 pixels whose 16 channels all hold the
+// pixel's index, so that channel c of pixel p sums p + Cst.
+func TestRowRoundingEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 8))
+	in := make([]uint8, 256*16)
+	for i := range in {
+		in[i] = uint8(i / 16)
+	}
+	row := unsafe.Pointer(&in[0])
+	w := make([]int32, 16)
+	for i := range w {
+		w[i] = 1
+	}
+	for i := range 400 {
+		var qp Block
+		chans := make([]Chan, 16)
+		for j := range chans {
+			chans[j] = edgeChan(r)
+			qp.Set(j, chans[j])
+		}
+		zp := int64(r.IntN(21) - 10)
+		for _, k := range append([]Kernel{GoU8}, AsmKernels()...) {
+			out := make([]uint8, 256*16)
+			ta := pairedFor(k, RowArgs{Rows: &row, KH: 1, KW: 1, TapStep: 16, PixStep: 16, NPix: 256,
+				NB: 1, Tail: 0xffff, W: &w[0], WStride: 64, QP: &qp, Out: &out[0], OutC: 16,
+				ZP: zp, Lo: -128, Hi: 127})
+			Row(k, &ta)
+			for p := range 256 {
+				for j, q := range chans {
+					x := int32(p) + q.Cst
+					want := min(max(tflRequant(x, int32(q.M), int(q.Left), int(q.Shift)-31)+int32(zp), -128), 127)
+					if got := int8(out[16*p+j]); int32(got) != want {
+						t.Fatalf("%v case %d: sum %d, multiplier %d, left %d, right %d, zero point %d: got %d, want %d",
+							k, i, x, q.M, q.Left, int(q.Shift)-31, zp, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// edgeChan draws a channel of NewChan at the requantization's edges. Its
+// constant term puts the sums 0 to 255 around an exact tie of the final
+// rounding, or at int32's ends, or anywhere.
+func edgeChan(r *rand.Rand) Chan {
+	m := [...]int64{0, 1, 1 << 30, 1<<30 + 1, 1<<31 - 1, 1<<31 - 2, 1<<30 + r.Int64N(1<<30), r.Int64N(1 << 31)}[r.IntN(8)]
+	left, right := uint8(0), uint8(r.IntN(32))
+	if r.IntN(4) == 0 {
+		left, right = uint8(r.IntN(32)), 0
+	}
+	var cst int64
+	switch r.IntN(4) {
+	case 0, 1:
+		// With m = 2^30 the high product of x is floor((x+1)/2): x = 2*tie
+		// reaches tie = k*2^right + 2^(right-1), halfway between two results.
+		m, left = 1<<30, 0
+		k := r.Int64N(201) - 100
+		tie := k<<right + (1<<right)/2
+		cst = 2*tie - r.Int64N(256)
+	case 2:
+		cst = [...]int64{math.MinInt32, math.MaxInt32 - 255, math.MaxInt32, math.MinInt32 + 255}[r.IntN(4)]
+	default:
+		cst = int64(int32(r.Uint32()))
+	}
+	return NewChan(m, left, right, int32(cst))
+}
+
+// tflRequant is TFLite's MultiplyByQuantizedMultiplier with a left shift
+// left and a right shift right (one of them 0 in TFLite's own use): the
+// saturating rounding doubling high multiply, then the division by
+// 2^right rounding ties away from zero.
+func tflRequant(x, m int32, left, right int) int32 {
+	x <<= left
+	var h int32
+	if x == math.MinInt32 && m == math.MinInt32 {
+		h = math.MaxInt32
+	} else {
+		ab := int64(x) * int64(m)
+		nudge := int64(1 << 30)
+		if ab < 0 {
+			nudge = 1 - 1<<30
+		}
+		h = int32((ab + nudge) / (1 << 31))
+	}
+	mask := int32(1)<<right - 1
+	threshold := mask >> 1
+	if h < 0 {
+		threshold++
+	}
+	q := h >> right
+	if h&mask > threshold {
+		q++
+	}
+	return q
+}
+
+// TestTileRoundingEdges runs each assembly tile kernel and the Go twin on
+// the requantization's edges (edgeChan: every right shift 0 to 31 with
+// exact ties, left shifts to 31, sums at int32's ends, multipliers up to
+// 2^31-1) and requires the same bytes. Each row holds one value v in
+// [0, 127] and each channel's weights are 1, 0, 0, 0, so every channel of
+// the row sums v.
+func TestTileRoundingEdges(t *testing.T) {
+	skipNoAsm(t)
+	r := rand.New(rand.NewPCG(15, 9))
+	w := make([]int8, 64)
+	for j := range 16 {
+		w[4*j] = 1
+	}
+	rowterm := make([]int32, 4)
+	for _, k := range AsmKernels() {
+		for i := range 400 {
+			rows := 1 + r.IntN(4)
+			a := make([]uint8, 4*rows)
+			for row := range rows {
+				a[4*row] = uint8(r.IntN(128))
+			}
+			var qp Block
+			for j := range 16 {
+				qp.Set(j, edgeChan(r))
+			}
+			out := make([]uint8, 16*rows)
+			ta := TileArgs{A: &a[0], LDA: 4, Rows: rows, K4: 1, W: &w[0], WStride: 64, NB: 1, Tail: 0xffff,
+				RowTerm: &rowterm[0], QP: &qp, Out: &out[0], LDO: 16, ZP: int64(r.IntN(21) - 10), Lo: -128, Hi: 127}
+			if k.SignedRows() {
+				ta.Signed = 1
+			}
+			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
+				t.Fatalf("%v case %d (rows %d): asm\n%v\ngo\n%v\nchannels %+v", k, i, rows, out, want, qp)
+			}
 		}
 	}
 }
