@@ -195,11 +195,17 @@ func fuseInput(typ tensor.DType) []byte {
 // output's bytes (mid's when it is an output).
 func runFuse(t *testing.T, data []byte, typ tensor.DType) (y []byte, fused bool, last []byte) {
 	t.Helper()
+	return runFuseWith(t, data, typ, nil)
+}
+
+// runFuseWith is runFuse with the interpreter's options.
+func runFuseWith(t *testing.T, data []byte, typ tensor.DType, opts *Options) (y []byte, fused bool, last []byte) {
+	t.Helper()
 	m, err := model.New(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := NewInterpreter(m, nil)
+	it, err := NewInterpreter(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,5 +360,24 @@ func TestPlanShowsGraphWork(t *testing.T) {
 	}
 	if want := "RELU (node 1) fused into CONV_2D (node 0)"; !strings.Contains(r.Text(), want) {
 		t.Errorf("the plan's text does not say %q:\n%s", want, r.Text())
+	}
+}
+
+// TestKeepNodeOutputsLeavesActivationsAlone: with KeepNodeOutputs a
+// standalone activation that would fuse runs as its own node, so the
+// producer's output holds the producer's values (what model.Extract's test
+// reads through a Profiler), and the activation's output is the same.
+func TestKeepNodeOutputsLeavesActivationsAlone(t *testing.T) {
+	c := fuseCase{producer: schema.BuiltinOperatorCONV_2D, typ: tensor.Float32, act: schema.BuiltinOperatorRELU}
+	want, fused, _ := runFuse(t, c.model(), c.typ)
+	if !fused {
+		t.Fatal("the case does not fuse by default, so it shows nothing")
+	}
+	got, fused, _ := runFuseWith(t, c.model(), c.typ, &Options{KeepNodeOutputs: true})
+	if fused {
+		t.Error("fused with KeepNodeOutputs")
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the activation's output differs from the fused graph's")
 	}
 }

@@ -55,6 +55,12 @@ type Options struct {
 	// match (or that Twin.Err says could not be had) is reported by
 	// Warnings, and is an error only if it is needed. See TwinFallback.
 	Twin *Twin
+	// KeepNodeOutputs makes every node write its own output as the model
+	// defines it, so that a Profiler's NodeDone may read it: no standalone
+	// activation is fused into its producer (fuse.go), which otherwise
+	// writes the activation's output in the producer's place. Constant
+	// DEQUANTIZEs are still computed once (their outputs hold the values).
+	KeepNodeOutputs bool
 }
 
 // Profiler receives per-node timings from Invoke: the nodes of subgraph 0.
@@ -228,7 +234,9 @@ func newInterpreter(ctx context.Context, m *model.Model, opts *Options, isTwin b
 	if err := errors.Join(errs...); err != nil {
 		return it.cpuCannotRun(ctx, err)
 	}
-	it.fuseActivations(it.opts.Registry)
+	if !it.opts.KeepNodeOutputs {
+		it.fuseActivations(it.opts.Registry)
+	}
 	return it, nil
 }
 

@@ -34,7 +34,7 @@ func (c *capture) NodeDone(_ *model.Model, node int, _ string, _ time.Duration) 
 func runAll(t *testing.T, m *model.Model, inputs [][]byte) map[int][]byte {
 	t.Helper()
 	c := &capture{m: m, values: map[int][]byte{}}
-	it, err := core.NewInterpreter(m, &core.Options{Profiler: c})
+	it, err := core.NewInterpreter(m, &core.Options{Profiler: c, KeepNodeOutputs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
