@@ -68,7 +68,9 @@ func pixels(span, c int) int {
 
 // The twins fold channels [c0, len(acc)) of npx pixels of span into acc.
 
-func maxGo[T float32 | uint8 | int8](acc, span []T, c0, npx int) {
+// eachPixel calls fold with acc's channels from c0 and the same channels
+// of each of npx pixels of span, in order.
+func eachPixel[A, T any](acc []A, span []T, c0, npx int, fold func(a []A, px []T)) {
 	c := len(acc)
 	if c0 == c {
 		return
@@ -76,54 +78,38 @@ func maxGo[T float32 | uint8 | int8](acc, span []T, c0, npx int) {
 	a := acc[c0:]
 	for p := range npx {
 		px := span[p*c+c0 : (p+1)*c]
-		a := a[:len(px)]
+		fold(a[:len(px)], px)
+	}
+}
+
+func maxGo[T float32 | uint8 | int8](acc, span []T, c0, npx int) {
+	eachPixel(acc, span, c0, npx, func(a, px []T) {
 		for i, v := range px {
 			a[i] = max(a[i], v)
 		}
-	}
+	})
 }
 
 func minGo(acc, span []float32, c0, npx int) {
-	c := len(acc)
-	if c0 == c {
-		return
-	}
-	a := acc[c0:]
-	for p := range npx {
-		px := span[p*c+c0 : (p+1)*c]
-		a := a[:len(px)]
+	eachPixel(acc, span, c0, npx, func(a, px []float32) {
 		for i, v := range px {
 			a[i] = min(a[i], v)
 		}
-	}
+	})
 }
 
 func addF32Go(acc, span []float32, c0, npx int) {
-	c := len(acc)
-	if c0 == c {
-		return
-	}
-	a := acc[c0:]
-	for p := range npx {
-		px := span[p*c+c0 : (p+1)*c]
-		a := a[:len(px)]
+	eachPixel(acc, span, c0, npx, func(a, px []float32) {
 		for i, v := range px {
 			a[i] += v
 		}
-	}
+	})
 }
 
 func addU8Go(acc []uint16, span []byte, flip byte, c0, npx int) {
-	c := len(acc)
-	if c0 == c {
-		return
-	}
-	a := acc[c0:]
-	for p := range npx {
-		px := span[p*c+c0 : (p+1)*c]
-		a := a[:len(px)]
+	eachPixel(acc, span, c0, npx, func(a []uint16, px []byte) {
 		for i, v := range px {
 			a[i] += uint16(v ^ flip)
 		}
-	}
+	})
 }
