@@ -55,8 +55,9 @@ func (l *floatLoop) run(n *kernel.Node, call floatLoop) {
 }
 
 // evalFloat is PRELU on floats, `if v < 0 { v *= alpha }`: alpha as
-// large as the input, one value, or one per channel (the common shapes)
-// through f32elem, others element by element.
+// large as the input, one value, or one per channel (the common shapes,
+// the per-channel row tiled by f32elem.Tiled) through f32elem, others
+// element by element.
 func (op *preluOp) evalFloat(n *kernel.Node, src, alpha, dst []float32) {
 	st, channels := op.alphaStrides, op.shape[3]
 	switch {
@@ -65,9 +66,13 @@ func (op *preluOp) evalFloat(n *kernel.Node, src, alpha, dst []float32) {
 	case st == [4]int{}:
 		f32elem.Binary(f32elem.PRelu, dst[:len(src)], src, alpha[:1], 0, 0)
 	case st == [4]int{0, 0, 0, 1}:
-		for r := 0; r < len(src); r += channels {
-			f32elem.Binary(f32elem.PRelu, dst[r:r+channels], src[r:r+channels], alpha[:channels], 0, 0)
+		op.tiled.Set(f32elem.PRelu, alpha[:channels], src, dst, true, 0, 0)
+		if threads := max(n.Threads, 1); threads > 1 && len(src) >= floatParallelMin {
+			n.Workers.Run(len(src), threads, op.tiled.Len(), &op.tiled)
+		} else {
+			op.tiled.Run()
 		}
+		op.tiled.Clear()
 	default:
 		op.forEach(func(i, ai int) {
 			v := src[i]

@@ -134,8 +134,9 @@ func checkFloats(t *testing.T, name string, in, got, want []float32) {
 }
 
 // TestFloatPreluExact runs float PRELU with alpha as large as the input,
-// one value, one per channel and broadcast over other dimensions, and
-// holds every output bit to `if v < 0 { v *= alpha }`.
+// one value, one per channel (tiled, split among threads) and broadcast
+// over other dimensions, and holds every output bit to
+// `if v < 0 { v *= alpha }`.
 func TestFloatPreluExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 5))
 	for _, c := range []struct{ in, alpha []int }{
@@ -145,6 +146,10 @@ func TestFloatPreluExact(t *testing.T) {
 		{[]int{1, 4, 5, 19}, []int{1, 1, 19}},
 		{[]int{1, 4, 5, 7}, []int{4, 1, 7}},
 		{[]int{1, 128, 130, 1}, []int{1, 128, 130, 1}},
+		// per channel, long enough to be tiled and cut among threads,
+		// ending in part of a tile
+		{[]int{1, 96, 96, 16}, []int{1, 1, 16}},
+		{[]int{1, 33, 37, 19}, []int{1, 1, 19}},
 	} {
 		for _, threads := range []int{1, 2} {
 			in, alpha := floatInput(r, c.in...), floatInput(r, c.alpha...)

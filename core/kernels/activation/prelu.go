@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/delego/delego/core/kernels/internal/asm/f32elem"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/tensor"
 )
@@ -28,7 +29,8 @@ type preluOp struct {
 	shift1, shift2       int
 	tables               *preluTables // 8-bit: the output of every input byte, per alpha byte
 
-	loop floatLoop
+	loop  floatLoop
+	tiled f32elem.Tiled // float alpha repeated per channel
 }
 
 func newPreluOp(kernel.OpInfo) (kernel.Op, error) { return &preluOp{}, nil }

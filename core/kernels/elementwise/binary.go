@@ -98,9 +98,9 @@ type binaryOp struct {
 	fLo, fHi float32
 	iLo, iHi int32
 	lLo, lHi int64
-	loop     binaryLoop  // the split's body
-	tiled    tiledLoop   // a float op on a repeated row (binary_f32.go)
-	scalar   scalarTable // 8-bit rows against a scalar, as a table
+	loop     binaryLoop    // the split's body
+	tiled    f32elem.Tiled // a float op on a repeated row (binary_f32.go)
+	scalar   scalarTable   // 8-bit rows against a scalar, as a table
 }
 
 // Prepare checks types and shapes, sets the output shape and precomputes the

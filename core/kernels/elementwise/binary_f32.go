@@ -66,16 +66,13 @@ func (o *binaryOp) floatMinMaxRows(mx bool, p *bcastPlan, a, b, z []float32) {
 	o.floatRows(op, 0, 0, p, a, b, z)
 }
 
-// tileLen is about how many elements a repeated row is tiled to.
-const tileLen = 1024
-
 // floatRows runs f32elem's op over the rows of p, clamped to [lo, hi]
 // (ADD, SUB, MUL). Where one input is a row repeated over the other's
 // (see tiled), op runs on runs of the tiled row instead of row by row.
 func (o *binaryOp) floatRows(op f32elem.Op, lo, hi float32, p *bcastPlan, a, b, z []float32) {
 	if o.tile(op, lo, hi, p, a, b, z) {
-		o.tiled.Chunk(0, 0, p.n)
-		o.tiled.clear()
+		o.tiled.Run()
+		o.tiled.Clear()
 		return
 	}
 	bcastRows(p, a, b, z, func(z, x, y []float32) { f32elem.Binary(op, z, x, y, lo, hi) })
@@ -94,70 +91,28 @@ func (o *binaryOp) evalTiledSplit(n *kernel.Node) bool {
 	if !o.tile(op, lo, hi, o.plan, in1.Float32s(), in2.Float32s(), out.Float32s()) {
 		return false
 	}
-	n.Workers.Run(o.plan.n, threads, len(o.tiled.row), &o.tiled)
-	o.tiled.clear()
+	n.Workers.Run(o.plan.n, threads, o.tiled.Len(), &o.tiled)
+	o.tiled.Clear()
 	return true
 }
 
-// tiledLoop is an op whose one input is a row repeated over the other's
-// rows, with that row tiled to about tileLen elements (a whole number of
-// rows): the loop body of floatRows and evalTiledSplit, kept in the op
-// so that its tile is made once and handing it to the team allocates
-// nothing.
-type tiledLoop struct {
-	buf    []float32 // kept between Evals
-	row    []float32 // the tile, in buf
-	x, z   []float32 // the other input and the output
-	rowIsB bool      // the row is the op's second operand
-	op     f32elem.Op
-	lo, hi float32
-}
-
-// Chunk computes output elements [lo, hi), lo a multiple of the tile's
-// length, in runs of that length.
-func (l *tiledLoop) Chunk(_, lo, hi int) {
-	size := len(l.row)
-	for i := lo; i < hi; i += size {
-		j := min(i+size, hi)
-		if l.rowIsB {
-			f32elem.Binary(l.op, l.z[i:j], l.x[i:j], l.row[:j-i], l.lo, l.hi)
-		} else {
-			f32elem.Binary(l.op, l.z[i:j], l.row[:j-i], l.x[i:j], l.lo, l.hi)
-		}
-	}
-}
-
-// clear drops the loop's references to the tensors, keeping buf.
-func (l *tiledLoop) clear() { *l = tiledLoop{buf: l.buf} }
-
 // tile sets o.tiled to op over p when p walks one input as a single
 // contiguous run and the other as one row of p.inner (fewer than
-// tileLen) elements repeated over it (a per-channel operand: a bias, a
+// f32elem.TileLen) elements repeated over it (a per-channel operand: a bias, a
 // scale), and reports whether it did. The same pairs of elements meet
 // as row by row, in calls long enough for the assembly to run at memory
 // speed.
 func (o *binaryOp) tile(op f32elem.Op, lo, hi float32, p *bcastPlan, a, b, z []float32) bool {
-	if len(p.outer) != 1 || p.aStep != 1 || p.bStep != 1 || p.inner >= tileLen {
+	if len(p.outer) != 1 || p.aStep != 1 || p.bStep != 1 || p.inner >= f32elem.TileLen {
 		return false
 	}
-	l := &o.tiled
-	row, x := a[:p.inner], b
 	switch {
 	case p.aStride[0] == p.inner && p.bStride[0] == 0:
-		row, x, l.rowIsB = b[:p.inner], a, true
+		o.tiled.Set(op, b[:p.inner], a[:p.n], z, true, lo, hi)
 	case p.bStride[0] == p.inner && p.aStride[0] == 0:
-		l.rowIsB = false
+		o.tiled.Set(op, a[:p.inner], b[:p.n], z, false, lo, hi)
 	default:
 		return false
 	}
-	size := p.inner * max(1, tileLen/p.inner)
-	if cap(l.buf) < size {
-		l.buf = make([]float32, size)
-	}
-	l.row = l.buf[:size]
-	for i := 0; i < size; i += p.inner {
-		copy(l.row[i:], row)
-	}
-	l.x, l.z, l.op, l.lo, l.hi = x[:p.n], z[:p.n], op, lo, hi
 	return true
 }
