@@ -70,8 +70,10 @@ type Pool struct {
 	workers        int             // goroutines Eval uses
 	team           *kernel.Workers // the interpreter's team they come from
 	acc            []int32         // one accumulator per channel and worker
-	facc           []float32
-	fBounds        []float32      // c times each: -MaxFloat32, fMin and fMax (float MAX_POOL_2D)
+	facc           []float32       // per worker: a channel's sums, or a max pool's input row
+	faccLen        int             // the length of a worker's part of facc
+	fBounds        []float32       // boundLen times each: -MaxFloat32, fMin and fMax (float MAX_POOL_2D)
+	boundLen       int
 	sums           []uint16       // 16-bit sums of 8-bit averages, per channel and worker
 	peaks          []byte         // 8-bit maxima, per channel and worker
 	clamp8         [256]byte      // an 8-bit maximum's output byte: the activation's clamp
@@ -140,10 +142,14 @@ func (p *Pool) Prepare(n *kernel.Node) error {
 	var err error
 	if in.Type == tensor.Float32 {
 		p.fMin, p.fMax = kernel.ActivationRangeFloat(pp.Activation)
-		p.facc = kernel.Sized(p.facc, c*p.workers)
-		p.fBounds = kernel.Sized(p.fBounds, 3*c)
-		for i := range c {
-			p.fBounds[i], p.fBounds[c+i], p.fBounds[2*c+i] = -math.MaxFloat32, p.fMin, p.fMax
+		p.faccLen, p.boundLen = c, c
+		if p.Kind == PoolMax {
+			p.faccLen, p.boundLen = w*c, max(w, outW)*c
+		}
+		p.facc = kernel.Sized(p.facc, p.faccLen*p.workers)
+		p.fBounds = kernel.Sized(p.fBounds, 3*p.boundLen)
+		for i := range p.boundLen {
+			p.fBounds[i], p.fBounds[p.boundLen+i], p.fBounds[2*p.boundLen+i] = -math.MaxFloat32, p.fMin, p.fMax
 		}
 	} else {
 		p.actMin, p.actMax, err = kernel.ActivationRangeQuantized(pp.Activation, out)
@@ -201,16 +207,22 @@ func (p *Pool) Eval(n *kernel.Node) error {
 }
 
 func (p *Pool) evalFloat(in, out *tensor.Tensor) error {
+	rows := in.Shape[0] * out.Shape[1]
 	if p.workers <= 1 { // no closure, which would escape to the heap
-		return p.evalFloatRows(in, out, p.facc[:in.Shape[3]], 0, in.Shape[0]*out.Shape[1])
+		return p.evalFloatRows(in, out, p.facc[:p.faccLen], 0, rows)
 	}
-	return kernel.TryParallel(p.team, p.workers, in.Shape[0]*out.Shape[1], func(worker, lo, hi int) error {
-		return p.evalFloatRows(in, out, p.facc[worker*in.Shape[3]:(worker+1)*in.Shape[3]], lo, hi)
+	return kernel.TryParallel(p.team, p.workers, rows, func(worker, lo, hi int) error {
+		return p.evalFloatRows(in, out, p.facc[worker*p.faccLen:(worker+1)*p.faccLen], lo, hi)
 	})
 }
 
-// evalFloatRows pools output rows [lo, hi), counted over batch and height.
+// evalFloatRows pools output rows [lo, hi), counted over batch and height,
+// with acc a worker's part of p.facc.
 func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) error {
+	if p.Kind == PoolMax {
+		p.maxFloatRows(in, out, acc, lo, hi)
+		return nil
+	}
 	src, dst := in.Float32s(), out.Float32s()
 	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
 	outH, outW := out.Shape[1], out.Shape[2]
@@ -221,19 +233,6 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 			win, originY, originX := p.window(oy, ox, h, w)
 			count := (win.y1 - win.y0) * (win.x1 - win.x0)
 			res := dst[o : o+c]
-			if p.Kind == PoolMax {
-				// The maxima fold straight into the output, then go
-				// through max(v, fMin) and min(v, fMax) as ClampF32 does.
-				copy(res, p.fBounds[:c])
-				for fy := win.y0; fy < win.y1; fy++ {
-					row := ((b*h+originY+fy)*w + originX) * c
-					p.rows.MaxF32(res, src[row+win.x0*c:row+win.x1*c])
-				}
-				p.rows.MaxF32(res, p.fBounds[c:2*c])
-				p.rows.MinF32(res, p.fBounds[2*c:])
-				o += c
-				continue
-			}
 			clear(acc)
 			for fy := win.y0; fy < win.y1; fy++ {
 				row := ((b*h+originY+fy)*w + originX) * c
@@ -265,6 +264,43 @@ func (p *Pool) evalFloatRows(in, out *tensor.Tensor, acc []float32, lo, hi int) 
 		}
 	}
 	return nil
+}
+
+// maxFloatRows is MAX_POOL_2D over output rows [lo, hi), in two passes
+// per output row: the maxima of the window's input rows into rowMax (one
+// input row long), then each output pixel's maximum over its window's
+// columns of rowMax, from -MaxFloat32 as TFLite starts, then max(v, fMin)
+// and min(v, fMax) as ClampF32 does, over the whole output row. Go's max
+// is associative and commutative (NaN wins, +0 beats -0), so the result
+// is that of folding the window pixel by pixel, bit for bit, with a few
+// long row-kernel calls instead of several short ones per pixel. Only
+// which NaN comes out of a window holding NaNs of different bits can
+// differ: Go's max returns its NaN operand, and the order differs.
+func (p *Pool) maxFloatRows(in, out *tensor.Tensor, rowMax []float32, lo, hi int) {
+	src, dst := in.Float32s(), out.Float32s()
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	outH, outW := out.Shape[1], out.Shape[2]
+	lowest, fMin, fMax := p.fBounds[:p.boundLen], p.fBounds[p.boundLen:2*p.boundLen], p.fBounds[2*p.boundLen:]
+	rowLen := w * c
+	for r := lo; r < hi; r++ {
+		b, oy := r/outH, r%outH
+		win, originY, _ := p.window(oy, 0, h, w)
+		copy(rowMax, lowest[:rowLen])
+		for fy := win.y0; fy < win.y1; fy++ {
+			row := (b*h + originY + fy) * rowLen
+			p.rows.MaxF32(rowMax, src[row:row+rowLen])
+		}
+		res := dst[r*outW*c : (r+1)*outW*c]
+		copy(res, lowest)
+		for ox := range outW {
+			win, _, originX := p.window(oy, ox, h, w)
+			if win.x0 < win.x1 {
+				p.rows.MaxF32(res[ox*c:(ox+1)*c], rowMax[(originX+win.x0)*c:(originX+win.x1)*c])
+			}
+		}
+		p.rows.MaxF32(res, fMin[:len(res)])
+		p.rows.MinF32(res, fMax[:len(res)])
+	}
 }
 
 // poolSpanSquares adds the squared pixels of span into acc.

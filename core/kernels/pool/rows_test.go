@@ -15,8 +15,11 @@ import (
 
 // TestPoolRowKernelsAgree runs random pools of every 8-bit and float
 // type through each row kernel set of this CPU and through the pure-Go
-// twin, on one to three threads: the bytes must be the same, NaNs and
-// signed zeros of the float inputs included.
+// twin, on one to three threads: the bytes must be the same, NaNs,
+// infinities and signed zeros of the float inputs included, and a float
+// MAX_POOL_2D's those of folding each window pixel by pixel
+// (maxPoolFloatByPixel), except which NaN comes out of a window that
+// holds several.
 func TestPoolRowKernelsAgree(t *testing.T) {
 	ks := poolrow.Kernels()
 	if len(ks) == 0 {
@@ -40,7 +43,8 @@ func TestPoolRowKernelsAgree(t *testing.T) {
 			f := in.Float32s()
 			for i := range f {
 				if r.IntN(20) == 0 {
-					f[i] = []float32{float32(math.NaN()), math.Float32frombits(0xffc01234), 0, float32(math.Copysign(0, -1))}[r.IntN(4)]
+					f[i] = []float32{float32(math.NaN()), math.Float32frombits(0xffc01234), 0, float32(math.Copysign(0, -1)),
+						float32(math.Inf(1)), float32(math.Inf(-1))}[r.IntN(6)]
 				}
 			}
 		} else {
@@ -70,6 +74,43 @@ func TestPoolRowKernelsAgree(t *testing.T) {
 				t.Fatalf("%s, %v: byte %d is %#x, the twin gives %#x", name, k, i, out.Data[i], want[i])
 			}
 		}
+		if kind == PoolMax && typ == tensor.Float32 {
+			ref := maxPoolFloatByPixel(p, in, out.Shape)
+			for i, v := range out.Float32s() {
+				if w := ref[i]; math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+					team.Close()
+					t.Fatalf("%s: output %d is %g (%#x), folding pixel by pixel gives %g (%#x)", name, i, v, math.Float32bits(v), w, math.Float32bits(w))
+				}
+			}
+		}
 		team.Close()
 	}
+}
+
+// maxPoolFloatByPixel is float MAX_POOL_2D as TFLite's reference kernel
+// writes it: each output starts at -MaxFloat32, takes Go's max with each
+// pixel of its window in order, then max(v, fMin) and min(v, fMax).
+func maxPoolFloatByPixel(p *Pool, in *tensor.Tensor, outShape []int) []float32 {
+	src := in.Float32s()
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	dst := make([]float32, tensor.NumElements(outShape))
+	i := 0
+	for b := range outShape[0] {
+		for oy := range outShape[1] {
+			for ox := range outShape[2] {
+				win, originY, originX := p.window(oy, ox, h, w)
+				for ch := range c {
+					v := float32(-math.MaxFloat32)
+					for fy := win.y0; fy < win.y1; fy++ {
+						for fx := win.x0; fx < win.x1; fx++ {
+							v = max(v, src[((b*h+originY+fy)*w+originX+fx)*c+ch])
+						}
+					}
+					dst[i] = kernel.ClampF32(v, p.fMin, p.fMax)
+					i++
+				}
+			}
+		}
+	}
+	return dst
 }
