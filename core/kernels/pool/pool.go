@@ -75,7 +75,9 @@ type Pool struct {
 	fBounds        []float32       // boundLen times each: -MaxFloat32, fMin and fMax (float MAX_POOL_2D)
 	boundLen       int
 	sums           []uint16       // 16-bit sums of 8-bit averages, per channel and worker
-	peaks          []byte         // 8-bit maxima, per channel and worker
+	peaks          []byte         // 8-bit maxima, peakLen per worker
+	peakLen        int            // c, or a max pool's input row and output row
+	leastRow       []byte         // an 8-bit max pool's least byte (0 or -128), a row's worth
 	clamp8         [256]byte      // an 8-bit maximum's output byte: the activation's clamp
 	rows           poolrow.Kernel // the row kernels Eval runs
 }
@@ -156,7 +158,19 @@ func (p *Pool) Prepare(n *kernel.Node) error {
 		p.acc = kernel.Sized(p.acc, c*p.workers)
 		if in.Type != tensor.Int16 {
 			p.sums = kernel.Sized(p.sums, c*p.workers)
-			p.peaks = kernel.Sized(p.peaks, c*p.workers)
+			p.peakLen = c
+			if p.Kind == PoolMax {
+				p.peakLen = (w + outW) * c
+				p.leastRow = kernel.Sized(p.leastRow, max(w, outW)*c)
+				least := byte(0)
+				if in.Type == tensor.Int8 {
+					least = 0x80
+				}
+				for i := range p.leastRow {
+					p.leastRow[i] = least
+				}
+			}
+			p.peaks = kernel.Sized(p.peaks, p.peakLen*p.workers)
 			kernel.LUT8(in.Type, &p.clamp8, func(v int32) int32 { return min(max(v, p.actMin), p.actMax) })
 		}
 	}
@@ -343,7 +357,7 @@ func (p *Pool) scratch(worker, c int) poolScratch {
 	s := poolScratch{acc: p.acc[worker*c : (worker+1)*c]}
 	if len(p.sums) > 0 {
 		s.sums = p.sums[worker*c : (worker+1)*c]
-		s.peaks = p.peaks[worker*c : (worker+1)*c]
+		s.peaks = p.peaks[worker*p.peakLen : (worker+1)*p.peakLen]
 	}
 	return s
 }
@@ -369,19 +383,18 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 	case []int16:
 		minT, maxAbs = math.MinInt16, 32768
 	}
+	if p.Kind == PoolMax && len(sc.peaks) > 0 {
+		p.maxBytesRows(bytes, out, flip != 0, inShape, outShape, sc.peaks, rlo, rhi)
+		return nil
+	}
 	o := rlo * outW * c
 	for r := rlo; r < rhi; r++ {
 		b, oy := r/outH, r%outH
 		for ox := range outW {
 			win, originY, originX := p.window(oy, ox, h, w)
 			count := int32((win.y1 - win.y0) * (win.x1 - win.x0))
-			peak := p.Kind == PoolMax && len(sc.peaks) > 0
 			packed := p.Kind == PoolAverage && len(sc.sums) > 0 && count <= 257
 			switch {
-			case peak:
-				for i := range sc.peaks {
-					sc.peaks[i] = flip // the least value: 0, or -128
-				}
 			case p.Kind == PoolMax:
 				for i := range acc {
 					acc[i] = minT
@@ -395,10 +408,6 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 				row := ((b*h+originY+fy)*w + originX) * c
 				span := src[row+win.x0*c : row+win.x1*c]
 				switch {
-				case peak && flip != 0:
-					p.rows.MaxI8(asInt8(sc.peaks), asInt8(bytes[row+win.x0*c:row+win.x1*c]))
-				case peak:
-					p.rows.MaxU8(sc.peaks, bytes[row+win.x0*c:row+win.x1*c])
 				case p.Kind == PoolMax:
 					poolSpanMaxInt(acc, span)
 				case packed:
@@ -407,12 +416,7 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 					poolSpanAddInt(acc, span)
 				}
 			}
-			switch {
-			case peak: // the maxima through the clamp, straight into the output
-				kernel.ApplyLUT8(&p.clamp8, sc.peaks, out[o:o+c])
-				o += c
-				continue
-			case packed:
+			if packed {
 				bias := int32(flip) * count
 				for i, s := range sc.sums {
 					acc[i] = int32(s) - bias
@@ -454,6 +458,38 @@ func poolEvalIntRows[T poolInt](p *Pool, src, dst []T, inShape, outShape []int, 
 		}
 	}
 	return nil
+}
+
+// maxBytesRows is an 8-bit MAX_POOL_2D over output rows [rlo, rhi) in the
+// two passes of maxFloatRows, in peaks (one input row and one output row
+// of bytes): integer maxima are the same in any order. signed says the
+// bytes are int8; the activation's clamp is the table p.clamp8.
+func (p *Pool) maxBytesRows(in, out []byte, signed bool, inShape, outShape []int, peaks []byte, rlo, rhi int) {
+	h, w, c := inShape[1], inShape[2], inShape[3]
+	outH, outW := outShape[1], outShape[2]
+	rowLen, outLen := w*c, outW*c
+	rowMax, outMax := peaks[:rowLen], peaks[rowLen:rowLen+outLen]
+	fold := p.rows.MaxU8
+	if signed {
+		fold = func(acc, span []byte) { p.rows.MaxI8(asInt8(acc), asInt8(span)) }
+	}
+	for r := rlo; r < rhi; r++ {
+		b, oy := r/outH, r%outH
+		win, originY, _ := p.window(oy, 0, h, w)
+		copy(rowMax, p.leastRow)
+		for fy := win.y0; fy < win.y1; fy++ {
+			row := (b*h + originY + fy) * rowLen
+			fold(rowMax, in[row:row+rowLen])
+		}
+		copy(outMax, p.leastRow)
+		for ox := range outW {
+			win, _, originX := p.window(oy, ox, h, w)
+			if win.x0 < win.x1 {
+				fold(outMax[ox*c:(ox+1)*c], rowMax[(originX+win.x0)*c:(originX+win.x1)*c])
+			}
+		}
+		kernel.ApplyLUT8(&p.clamp8, outMax, out[r*outLen:(r+1)*outLen])
+	}
 }
 
 // poolSpanAddInt adds the pixels of span (consecutive runs of len(acc)

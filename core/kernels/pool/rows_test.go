@@ -18,8 +18,8 @@ import (
 // twin, on one to three threads: the bytes must be the same, NaNs,
 // infinities and signed zeros of the float inputs included, and a float
 // MAX_POOL_2D's those of folding each window pixel by pixel
-// (maxPoolFloatByPixel), except which NaN comes out of a window that
-// holds several.
+// (maxPoolFloatByPixel, maxPoolBytesByPixel), except which NaN comes out
+// of a float window that holds several.
 func TestPoolRowKernelsAgree(t *testing.T) {
 	ks := poolrow.Kernels()
 	if len(ks) == 0 {
@@ -74,6 +74,12 @@ func TestPoolRowKernelsAgree(t *testing.T) {
 				t.Fatalf("%s, %v: byte %d is %#x, the twin gives %#x", name, k, i, out.Data[i], want[i])
 			}
 		}
+		if kind == PoolMax && typ != tensor.Float32 {
+			if i := kerneltest.FirstDiff(out.Data, maxPoolBytesByPixel(p, in, out.Shape)); i >= 0 {
+				team.Close()
+				t.Fatalf("%s: byte %d is %#x, folding pixel by pixel gives another", name, i, out.Data[i])
+			}
+		}
 		if kind == PoolMax && typ == tensor.Float32 {
 			ref := maxPoolFloatByPixel(p, in, out.Shape)
 			for i, v := range out.Float32s() {
@@ -113,4 +119,37 @@ func maxPoolFloatByPixel(p *Pool, in *tensor.Tensor, outShape []int) []float32 {
 		}
 	}
 	return dst
+}
+
+// maxPoolBytesByPixel is 8-bit MAX_POOL_2D as TFLite's reference kernel
+// writes it: each output the largest value of its window, clamped to the
+// activation's range.
+func maxPoolBytesByPixel(p *Pool, in *tensor.Tensor, outShape []int) []byte {
+	h, w, c := in.Shape[1], in.Shape[2], in.Shape[3]
+	out := tensor.NewTensor(in.Type, outShape...)
+	value := func(i int) int32 {
+		if in.Type == tensor.Int8 {
+			return int32(int8(in.Data[i]))
+		}
+		return int32(in.Data[i])
+	}
+	i := 0
+	for b := range outShape[0] {
+		for oy := range outShape[1] {
+			for ox := range outShape[2] {
+				win, originY, originX := p.window(oy, ox, h, w)
+				for ch := range c {
+					v := int32(math.MinInt32)
+					for fy := win.y0; fy < win.y1; fy++ {
+						for fx := win.x0; fx < win.x1; fx++ {
+							v = max(v, value(((b*h+originY+fy)*w+originX+fx)*c+ch))
+						}
+					}
+					out.Data[i] = byte(min(max(v, p.actMin), p.actMax))
+					i++
+				}
+			}
+		}
+	}
+	return out.Data
 }
