@@ -3,7 +3,6 @@ package detection
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/internal/flexbuf"
@@ -144,7 +143,6 @@ type detectionPostProcess struct {
 
 	decoded []float32 // [numBoxes][4] ymin, xmin, ymax, xmax
 	scores  []float32 // dequantized class predictions (uint8 input)
-	active  []bool
 
 	// NMS scratch, sized in Prepare.
 	kept        []detBox // candidates of single-class NMS: box index and score
@@ -273,7 +271,6 @@ func (k *detectionPostProcess) allocScratch(predsType tensor.DType) {
 	if predsType == tensor.Uint8 {
 		k.scores = kernel.Sized(k.scores, nb*k.numClassesBG)
 	}
-	k.active = kernel.Sized(k.active, nb)
 	k.kept = kernel.Sized(k.kept, nb)[:0]
 	k.selected = kernel.Sized(k.selected, nb)[:0]
 	if p.UseRegularNMS {
@@ -392,6 +389,16 @@ func (k *detectionPostProcess) iou(i, j int) float32 {
 // and drop every later box overlapping a kept one by more than the IoU
 // threshold, stopping after maxDetections boxes. It returns the kept box
 // indices in k.selected.
+//
+// TFLite sorts every candidate, then has each kept box mark the later ones
+// it overlaps: with an SSD's score threshold below every score, tens of
+// thousands of candidates, each compared with every kept box. Here a heap
+// hands out the candidates in the same order (decreasing score, equal
+// scores in box order: a strict order, so any heap gives it) only as far
+// as they are needed, and each candidate is compared with the boxes kept
+// before it: a candidate is dropped exactly when a kept box before it
+// overlaps it, so the same boxes are kept, and each IoU is computed with
+// the kept box first, as TFLite computes it.
 func (k *detectionPostProcess) nmsSingleClass(scores []float32, maxDetections int) ([]int, error) {
 	p := k.p
 	if maxDetections < 0 {
@@ -403,53 +410,57 @@ func (k *detectionPostProcess) nmsSingleClass(scores []float32, maxDetections in
 	if !k.validBoxes() {
 		return nil, fmt.Errorf("TFLite_Detection_PostProcess: a decoded box has min > max")
 	}
-	kept := k.kept[:0]
+	// NaN scores never pass the threshold.
+	heap := k.kept[:0]
 	for i, s := range scores {
 		if s >= p.NMSScoreThreshold {
-			kept = append(kept, detBox{index: i, score: s})
+			heap = append(heap, detBox{index: i, score: s})
 		}
 	}
-	// TFLite stable-sorts by decreasing score, so equal scores stay in box
-	// order: the same as sorting by (score down, index up). NaN scores
-	// never pass the threshold.
-	slices.SortFunc(kept, func(a, b detBox) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return a.index - b.index
-	})
-	nKept := len(kept)
-	outputSize := min(nKept, maxDetections)
+	k.kept = heap
+	outputSize := min(len(heap), maxDetections)
 	selected := k.selected[:0]
-	active := k.active[:nKept]
-	for i := range active {
-		active[i] = true
-	}
-	numActive := nKept
-	for i := 0; i < nKept; i++ {
-		if numActive == 0 || len(selected) >= outputSize {
-			break
+	for n := len(heap); n > 0 && len(selected) < outputSize; n-- {
+		if n == len(heap) {
+			makeDetHeap(heap)
 		}
-		if !active[i] {
-			continue
-		}
-		bi := kept[i].index
-		selected = append(selected, bi)
-		active[i] = false
-		numActive--
-		for j := i + 1; j < nKept; j++ {
-			if active[j] && k.iou(bi, kept[j].index) > p.NMSIoUThreshold {
-				active[j] = false
-				numActive--
+		c := popDetHeap(heap[:n])
+		kept := true
+		for _, s := range selected {
+			if k.iou(s, c.index) > p.NMSIoUThreshold {
+				kept = false
+				break
 			}
 		}
+		if kept {
+			selected = append(selected, c.index)
+		}
 	}
-	k.kept = kept
 	k.selected = selected
 	return selected, nil
+}
+
+// detFirst is the order in which NMS visits candidates: decreasing score,
+// equal scores by box index (TFLite's stable sort), as a heap's less: a
+// comes after b.
+func detFirst(a, b detBox) bool {
+	return a.score < b.score || a.score == b.score && a.index > b.index
+}
+
+// makeDetHeap arranges h as a heap whose top is the first candidate.
+func makeDetHeap(h []detBox) {
+	for parent := len(h)/2 - 1; parent >= 0; parent-- {
+		stdAdjustHeap(h, parent, len(h), h[parent], detFirst)
+	}
+}
+
+// popDetHeap takes the first candidate off the heap h, leaving the rest
+// in h[:len(h)-1].
+func popDetHeap(h []detBox) detBox {
+	last := len(h) - 1
+	top, v := h[0], h[last]
+	stdAdjustHeap(h, 0, last, v, detFirst)
+	return top
 }
 
 // detBox is one detection of regular NMS: index = box*classColumns+column.

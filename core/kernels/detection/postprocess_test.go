@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -396,4 +397,82 @@ func TestDetectionRegistrations(t *testing.T) {
 	for name := range want {
 		t.Errorf("%s is not registered", name)
 	}
+}
+
+// TestNMSSingleClassAsTFLiteWritesIt holds nmsSingleClass, which visits
+// candidates from a heap and compares each with the boxes kept so far, to
+// TFLite's loop as written (nmsAllPairs): sort every candidate, then let
+// each kept box drop the later ones it overlaps. Boxes come in clusters,
+// scores on a coarse grid (many ties), thresholds over their whole range.
+func TestNMSSingleClassAsTFLiteWritesIt(t *testing.T) {
+	r := rand.New(rand.NewPCG(32, 1))
+	for it := range 300 {
+		nb := 1 + r.IntN(400)
+		k := &detectionPostProcess{p: detectionPostProcessParams{
+			NMSIoUThreshold:   []float32{0.01, 0.3, 0.5, 0.6, 1}[r.IntN(5)],
+			NMSScoreThreshold: []float32{-20, 0, 0.5, 0.9}[r.IntN(4)],
+		}}
+		k.numBoxes = nb
+		k.decoded = make([]float32, 4*nb)
+		scores := make([]float32, nb)
+		for i := range nb {
+			cy, cx := float32(r.IntN(4))/4, float32(r.IntN(4))/4 // one of 16 clusters
+			y, x := cy+r.Float32()*0.1, cx+r.Float32()*0.1
+			h, w := r.Float32()*0.2, r.Float32()*0.2
+			if r.IntN(30) == 0 {
+				h = 0 // an empty box: IoU 0 with everything
+			}
+			copy(k.decoded[4*i:], []float32{y, x, y + h, x + w})
+			scores[i] = float32(r.IntN(8)) / 8
+			if r.IntN(50) == 0 {
+				scores[i] = float32(math.NaN())
+			}
+		}
+		maxDet := r.IntN(60)
+		k.kept, k.selected = make([]detBox, 0, nb), make([]int, 0, nb)
+		got, err := k.nmsSingleClass(scores, maxDet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := nmsAllPairs(k, scores, maxDet); !slices.Equal(got, want) {
+			t.Fatalf("case %d (%d boxes, %+v, max %d): kept %v, TFLite's loop keeps %v", it, nb, k.p, maxDet, got, want)
+		}
+	}
+}
+
+// nmsAllPairs is TFLite 2.9's NonMaxSuppressionSingleClassHelper as
+// written: a stable sort of the candidates by decreasing score, then each
+// kept box marks every later active box it overlaps.
+func nmsAllPairs(k *detectionPostProcess, scores []float32, maxDetections int) []int {
+	var cand []int
+	for i, s := range scores {
+		if s >= k.p.NMSScoreThreshold {
+			cand = append(cand, i)
+		}
+	}
+	sort.SliceStable(cand, func(a, b int) bool { return scores[cand[a]] > scores[cand[b]] })
+	active := make([]bool, len(cand))
+	for i := range active {
+		active[i] = true
+	}
+	numActive := len(cand)
+	selected := []int{}
+	for i := range cand {
+		if numActive == 0 || len(selected) >= min(len(cand), maxDetections) {
+			break
+		}
+		if !active[i] {
+			continue
+		}
+		selected = append(selected, cand[i])
+		active[i] = false
+		numActive--
+		for j := i + 1; j < len(cand); j++ {
+			if active[j] && k.iou(cand[i], cand[j]) > k.p.NMSIoUThreshold {
+				active[j] = false
+				numActive--
+			}
+		}
+	}
+	return selected
 }
