@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/delego/delego/core/kernels/internal/asm/poolrow"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
@@ -339,7 +340,9 @@ func (r *Reduce) evalMean(in, axis, out *tensor.Tensor) error {
 	case tensor.Float32:
 		acc := r.accF32[:nOut]
 		clear(acc)
-		reduceAccumulate(&r.it, in.Float32s(), acc, func(a float32, v float32) float32 { return a + v })
+		// The rows that fall on runs of outputs (a spatial mean's pixels)
+		// go through the pooling row kernel: the same adds, in order.
+		reduceAccumulateRows(&r.it, in.Float32s(), acc, func(a float32, v float32) float32 { return a + v }, poolrow.Best().AddF32)
 		dst := out.Float32s()
 		fc := float32(count)
 		for i, a := range acc {
@@ -711,6 +714,13 @@ func (it *reduceIter) each(f func(i, o int)) {
 // reduceAccumulate folds every input element into its output accumulator in
 // TFLite's (row-major) order.
 func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(Acc, In) Acc) {
+	reduceAccumulateRows(it, src, acc, f, nil)
+}
+
+// reduceAccumulateRows is reduceAccumulate with a row kernel: where an
+// innermost row folds into as many consecutive accumulators, rows(out, row)
+// folds it (as f on each pair) when rows is not nil.
+func reduceAccumulateRows[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(Acc, In) Acc, rows func(out []Acc, row []In)) {
 	if len(it.dims) == 0 {
 		acc[0] = f(acc[0], src[0])
 		return
@@ -728,6 +738,8 @@ func reduceAccumulate[In, Acc any](it *reduceIter, src []In, acc []Acc, f func(A
 				a = f(a, v)
 			}
 			acc[o] = a
+		} else if rows != nil {
+			rows(acc[o:o+last], row)
 		} else {
 			out := acc[o : o+last]
 			for k, v := range row {

@@ -222,3 +222,58 @@ func TestReduceNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceMeanFloatRowOrder holds float MEAN, whose rows of channels go
+// through the pooling row kernel, to the sum TFLite's reference takes:
+// each output's inputs added in row-major order, then divided by their
+// count, bit for bit (a global average pool of 1152 channels, a mean over
+// height only, over width and channels).
+func TestReduceMeanFloatRowOrder(t *testing.T) {
+	shape := []int{2, 7, 5, 1152}
+	in := kerneltest.LcgFill(tensor.NewTensor(tensor.Float32, shape...), 9)
+	src := in.Float32s()
+	for _, axes := range [][]float64{{1, 2}, {1}, {2, 3}} {
+		r := &Reduce{Kind: ReduceMean}
+		out := tensor.NewTensor(tensor.Float32)
+		ax := kerneltest.ConstT(kerneltest.ValsT(tensor.Int32, []int{len(axes)}, axes...))
+		if err := kerneltest.Run1(r, out, in, ax); err != nil {
+			t.Fatal(err)
+		}
+		reduced := func(d int) bool { return slices.Contains(axes, float64(d)) }
+		sums := map[[4]int]float32{}
+		var keys [][4]int
+		count := 1
+		for d, n := range shape {
+			if reduced(d) {
+				count *= n
+			}
+		}
+		i := 0
+		for a := range shape[0] {
+			for b := range shape[1] {
+				for c := range shape[2] {
+					for d := range shape[3] {
+						k := [4]int{a, b, c, d}
+						for dim := range k {
+							if reduced(dim) {
+								k[dim] = 0
+							}
+						}
+						if _, ok := sums[k]; !ok {
+							keys = append(keys, k)
+						}
+						sums[k] += src[i]
+						i++
+					}
+				}
+			}
+		}
+		slices.SortFunc(keys, func(x, y [4]int) int { return slices.Compare(x[:], y[:]) })
+		got := out.Float32s()
+		for j, k := range keys {
+			if want := sums[k] / float32(count); math.Float32bits(got[j]) != math.Float32bits(want) {
+				t.Fatalf("MEAN over %v, output %d: %g, want %g", axes, j, got[j], want)
+			}
+		}
+	}
+}
