@@ -200,8 +200,8 @@ func concatRequantize(dst, src []uint8, r concatRescale, outZP int32) {
 // copyStrided copies n chunks of size bytes, chunk k from src[k*sstride:]
 // to dst[k*dstride:]: one input's or output's share of CONCATENATION,
 // SPLIT, SPLIT_V, PACK and UNPACK. Their chunks are often a channel or two
-// of a pixel, so small ones are moved in a loop (one byte by a plain
-// gather) rather than by a call to memmove apiece.
+// of a pixel, so small ones are moved in a loop (one, two, three, four or
+// eight bytes as one value) rather than by a call to memmove apiece.
 func copyStrided(dst []byte, dstride int, src []byte, sstride, size, n int) {
 	switch {
 	case n == 0 || size == 0:
@@ -209,6 +209,22 @@ func copyStrided(dst []byte, dstride int, src []byte, sstride, size, n int) {
 		_, _ = dst[(n-1)*dstride], src[(n-1)*sstride]
 		for k := range n {
 			dst[k*dstride] = src[k*sstride]
+		}
+	case size == 2:
+		for k := range n {
+			*(*[2]byte)(dst[k*dstride:]) = *(*[2]byte)(src[k*sstride:])
+		}
+	case size == 3:
+		for k := range n {
+			*(*[3]byte)(dst[k*dstride:]) = *(*[3]byte)(src[k*sstride:])
+		}
+	case size == 4:
+		for k := range n {
+			*(*[4]byte)(dst[k*dstride:]) = *(*[4]byte)(src[k*sstride:])
+		}
+	case size == 8:
+		for k := range n {
+			*(*[8]byte)(dst[k*dstride:]) = *(*[8]byte)(src[k*sstride:])
 		}
 	case size > 16:
 		for k := range n {
