@@ -325,7 +325,7 @@ func (g *graph) runNode(n *node) error {
 		// Its output is a constant, computed at Prepare (fold.go), or
 		// another node's kernel computes it (fuse.go): the profile still
 		// lists the node, at no cost.
-		if g.prof != nil {
+		if timing(g.prof) {
 			g.prof.NodeDone(g.model, n.index, n.name, 0)
 		}
 		return nil
@@ -338,16 +338,16 @@ func (g *graph) runNode(n *node) error {
 			return err
 		}
 	}
-	prof := g.prof
+	timed := timing(g.prof)
 	var start time.Time
-	if prof != nil {
+	if timed {
 		start = time.Now()
 	}
 	if err := guard(func() error { return n.op.Eval(&n.kn) }); err != nil {
 		return &NodeError{Subgraph: g.index, Node: n.index, Op: n.name, Stage: "eval", Err: err}
 	}
-	if prof != nil {
-		prof.NodeDone(g.model, n.index, n.name, time.Since(start))
+	if timed {
+		g.prof.NodeDone(g.model, n.index, n.name, time.Since(start))
 	}
 	return nil
 }

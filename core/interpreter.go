@@ -70,6 +70,23 @@ type Profiler interface {
 	NodeDone(m *model.Model, node int, op string, elapsed time.Duration)
 }
 
+// PausableProfiler is a Profiler that can be off: while Timing reports
+// false, Invoke reads no clock for it and tells it nothing about CPU nodes,
+// so that runs timed from outside (a benchmark's latency) do not pay for
+// the per-node timing.
+type PausableProfiler interface {
+	Profiler
+	Timing() bool
+}
+
+// timing reports whether Invoke should time nodes for p now.
+func timing(p Profiler) bool {
+	if pp, ok := p.(PausableProfiler); ok {
+		return pp.Timing()
+	}
+	return p != nil
+}
+
 // SubgraphProfiler is a Profiler that also receives the nodes of the
 // control-flow bodies (the subgraphs other than 0), which run inside the
 // time of the node that called them.
@@ -100,6 +117,8 @@ type bodyProfiler struct {
 func (b bodyProfiler) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {
 	b.p.SubgraphNodeDone(m, b.subgraph, node, op, elapsed)
 }
+
+func (b bodyProfiler) Timing() bool { return timing(b.p) }
 
 // Interpreter runs the primary subgraph (subgraph 0) of a model on the CPU
 // kernels. It is not safe for concurrent use; create one per goroutine (they

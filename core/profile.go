@@ -76,6 +76,10 @@ func (p *NodeTimer) Start() { p.on = true }
 // Stop turns the timer off: NodeDone ignores what it is told from now.
 func (p *NodeTimer) Stop() { p.on = false }
 
+// Timing reports whether the timer is on (PausableProfiler): while it is
+// off, Invoke does not time the nodes for it.
+func (p *NodeTimer) Timing() bool { return p.on }
+
 // NodeDone adds elapsed to node's time in m while the timer is on
 // (Profiler). A node outside m's primary subgraph is ignored.
 func (p *NodeTimer) NodeDone(m *model.Model, node int, op string, elapsed time.Duration) {

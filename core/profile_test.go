@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
@@ -92,4 +93,44 @@ func TestNodeTimerProfile(t *testing.T) {
 func approxOp(a, b OpTime) bool {
 	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
 	return a.Op == b.Op && a.Count == b.Count && near(a.AvgMs, b.AvgMs) && near(a.Percent, b.Percent) && near(a.Cumulative, b.Cumulative)
+}
+
+// pausableCounter counts the nodes it is told of, and times them only
+// while on (a PausableProfiler).
+type pausableCounter struct {
+	on    bool
+	nodes int
+}
+
+func (c *pausableCounter) NodeDone(*model.Model, int, string, time.Duration) { c.nodes++ }
+func (c *pausableCounter) Timing() bool                                      { return c.on }
+
+// TestPausableProfilerOff: while a PausableProfiler's Timing says false,
+// Invoke tells it of no CPU node; while true, of every node each run.
+func TestPausableProfilerOff(t *testing.T) {
+	m, err := model.Load(shared.Model(t, "split_concat.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	p := &pausableCounter{}
+	it, err := NewInterpreter(m, &Options{Profiler: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{false, true, false} {
+		p.on, p.nodes = on, 0
+		for range 2 {
+			if err := it.Invoke(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := map[bool]int{false: 0, true: 6}[on]; p.nodes != want {
+			t.Errorf("timing %v: told of %d nodes over 2 runs, want %d", on, p.nodes, want)
+		}
+	}
 }

@@ -221,7 +221,7 @@ machine() {
   sets=$(bin/delego bench "$SHARED/models/split_concat.tflite" --runs 1 --json |
     python3 -c 'import json, sys; k = json.load(sys.stdin)["kernels"]; print("8-bit %s, float %s" % (k["q8"], k["float"]))')
   echo "Machine: $cpu, $(nproc) CPUs; extensions: ${flags% }; delego CPU kernels: $sets;" \
-    "$(bin/delego version), commit $(git describe --always --dirty 2>/dev/null || echo unknown); TensorFlow Lite 2.9 (tflbench, $REF)."
+    "$(bin/delego version), commit $(git describe --always --dirty 2>/dev/null || echo unknown); TensorFlow Lite 2.9 ($REF, timed by scripts/tflite-ns.c)."
 }
 
 # kind MODEL: float, int8 or uint8 (see --help); float/fp16 for a float
@@ -260,7 +260,7 @@ builtin_part() {
 # delego_ms NAME MODEL: delego's median, one thread; or "fail", with its
 # message added to the notes.
 delego_ms() {
-  bin/delego bench "$2" --runs "$RUNS" --warmup "$WARMUP" --threads 1 --json 2>"$work/err" |
+  bin/delego bench "$2" --runs "$RUNS" --warmup "$WARMUP" --threads 1 --no-profile --json 2>"$work/err" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])' 2>/dev/null || {
     echo "fail"
     echo "$1: delego: $(tail -1 "$work/err")" >>"$work/notes"
@@ -275,17 +275,21 @@ delego_ms() {
 tflite_ms() {
   local flags=(-f 0) ref=XNNPACK
   case $3 in int8) flags=(-f 1) ref=XNNPACK-QS8 ;; uint8) flags=() ref=builtin ;; esac
-  local run=("$REF/bin/tflbench" -w "$WARMUP" "${flags[@]}" "$2" seed:1 1 "$([[ $ref == builtin ]] && echo 0 || echo 1)" "$RUNS")
+  local run=("$REF/bin/tflbench" "${flags[@]}" "$2" seed:1 1 "$([[ $ref == builtin ]] && echo 0 || echo 1)" 1)
   if [[ $ref != builtin ]] && ! "${run[@]}" >"$work/out" 2>"$work/err"; then
     echo "$1: TFLite 2.9 with XNNPACK: $(grep -m1 ERROR "$work/err" || tail -1 "$work/err"); its builtin kernels stand in" >>"$work/notes"
-    ref=builtin-fallback run=("$REF/bin/tflbench" -w "$WARMUP" "$2" seed:1 1 0 "$RUNS")
+    ref=builtin-fallback run=("$REF/bin/tflbench" "$2" seed:1 1 0 1)
   fi
   if [[ $ref == builtin* ]] && ! "${run[@]}" >"$work/out" 2>"$work/err"; then
     echo "$1: TFLite 2.9: $(grep -m1 ERROR "$work/err" || tail -1 "$work/err")" >>"$work/notes"
     echo "fail -"
     return
   fi
-  echo "$(sed -n 's/.* median=\([0-9.]*\)ms.*/\1/p' "$work/out" | grep . || echo fail) $ref"
+  # tflbench says whether TFLite runs the model; tflite-ns times it to
+  # the nanosecond, on the same kernels.
+  local xnn=1 flag=0
+  case $ref in builtin*) xnn=0 ;; XNNPACK-QS8) flag=1 ;; esac
+  echo "$(tflite_median_ms "$2" 1 "$xnn" "$flag" "$WARMUP" "$RUNS" | grep . || echo fail) $ref"
 }
 
 # xnnpack_part NAME=MODEL...: the table against TFLite with XNNPACK.

@@ -20,11 +20,11 @@ go build -o bin/delego ./cmd/delego
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 delego_ms() {
-  bin/delego bench "$MODEL" --runs "$RUNS" --warmup 2 --threads "$1" --json |
+  bin/delego bench "$MODEL" --runs "$RUNS" --warmup 2 --threads "$1" --no-profile --json |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["median_ms"])'
 }
 tflite_ms() {
-  "$REF/bin/tflbench" -w 2 "$MODEL" seed:1 "$1" 0 "$RUNS" | sed -n 's/.* median=\([0-9.]*\)ms.*/\1/p'
+  tflite_median_ms "$MODEL" "$1" 0 0 2 "$RUNS"
 }
 for ((r = 0; r < ROUNDS; r++)); do
   echo "$(delego_ms 1) $(delego_ms "$THREADS") $(tflite_ms 1) $(tflite_ms "$THREADS")" >>"$out"

@@ -16,17 +16,16 @@ go build -o bin/delego ./cmd/delego
 # Alternate the two so that machine noise hits both alike.
 dl=$(mktemp); tf=$(mktemp); trap 'rm -f "$dl" "$tf"' EXIT
 for round in 1 2 3; do
-  bin/delego bench "$MODEL" --runs "$RUNS" --warmup 2 --threads "$THREADS" --json >"$dl.$round"
-  "$REF/bin/tflbench" -w 2 "$MODEL" seed:1 "$THREADS" 0 "$RUNS" >"$tf.$round"
+  bin/delego bench "$MODEL" --runs "$RUNS" --warmup 2 --threads "$THREADS" --no-profile --json >"$dl.$round"
+  tflite_median_ms "$MODEL" "$THREADS" 0 0 2 "$RUNS" >"$tf.$round"
 done
 python3 - "$MODEL" "$THREADS" "$dl" "$tf" <<'PY'
-import json, re, sys, statistics
+import json, sys, statistics
 model, threads, dl, tf = sys.argv[1:]
 d = [json.load(open(f"{dl}.{r}"))["median_ms"] for r in (1, 2, 3)]
 t = []
 for r in (1, 2, 3):
-    m = re.search(r"median[^0-9]*([0-9.]+)", open(f"{tf}.{r}").read())
-    t.append(float(m.group(1)))
+    t.append(float(open(f"{tf}.{r}").read()))
 dm, tm = statistics.median(d), statistics.median(t)
 print(f"model {model}, {threads} thread(s)")
 print(f"delego median of medians : {dm:.4g} ms  {d}")

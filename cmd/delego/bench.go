@@ -44,6 +44,9 @@ Flags:
                  step per element giving (state>>8)/2^24*2-1; BOOL: 0 or 1),
                  so seed 1 reproduces the golden "seed1" inputs.
   --json         print one JSON object instead of text
+  --no-profile   time only whole Invokes: no per-op profile. Timing every
+                 node costs a little on each; for a model of a few
+                 microseconds it is a noticeable part of the latency
   -h             show this help
 
 Delegates:
@@ -70,7 +73,8 @@ JSON fields (stable):
   arena_bytes                       size of the activation memory
   min_ms, median_ms, max_ms,
   mean_ms, std_ms                   Invoke latency over the timed runs
-  profile[]                         per op type, slowest first: op, count
+  profile[]                         (absent with --no-profile, as nodes[])
+                                    per op type, slowest first: op, count
                                     (nodes), avg_ms (per run), percent,
                                     cumulative_percent
   nodes[]                           every node, slowest first: node, op,
@@ -100,8 +104,8 @@ type benchReport struct {
 	MaxMs      float64                 `json:"max_ms"`
 	MeanMs     float64                 `json:"mean_ms"`
 	StdMs      float64                 `json:"std_ms"`
-	Profile    []core.OpTime           `json:"profile"`
-	Nodes      []core.NodeTime         `json:"nodes"`
+	Profile    []core.OpTime           `json:"profile,omitempty"`
+	Nodes      []core.NodeTime         `json:"nodes,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -118,6 +122,8 @@ type benchFlags struct {
 	threads int
 	seed    uint
 	json    bool
+	// noProfile leaves the node timer off: the latency without its cost.
+	noProfile bool
 
 	delegation delegationFlags
 }
@@ -131,6 +137,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
+	fs.BoolVar(&f.noProfile, "no-profile", false, "")
 	f.delegation.define(fs)
 	return fs
 }
@@ -155,8 +162,13 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
-	prof := core.NewNodeTimer()
-	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, delego.WithProfiler(prof))
+	var prof *core.NodeTimer
+	var opts []delego.Option
+	if !f.noProfile {
+		prof = core.NewNodeTimer()
+		opts = append(opts, delego.WithProfiler(prof))
+	}
+	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, opts...)
 	if err != nil {
 		return err
 	}
@@ -201,15 +213,17 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 		InitMs: ms(initTime), ArenaBytes: it.ArenaBytes(),
 		MinMs: ms(l.Min), MedianMs: ms(l.Median), MaxMs: ms(l.Max), MeanMs: ms(l.Mean), StdMs: ms(l.StdDev),
 	}
-	r.Profile, r.Nodes = prof.Profile(m, f.runs)
+	if prof != nil {
+		r.Profile, r.Nodes = prof.Profile(m, f.runs)
+	}
 	if f.json {
 		return writeJSON(stdout, r)
 	}
 	return printBench(stdout, &r)
 }
 
-// timeRuns invokes it warmup times, then runs times with prof on, and
-// returns how long each timed run took.
+// timeRuns invokes it warmup times, then runs times with prof on (unless
+// it is nil), and returns how long each timed run took.
 func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof *core.NodeTimer) ([]time.Duration, error) {
 	for i := range warmup {
 		if err := it.Invoke(ctx); err != nil {
@@ -218,8 +232,10 @@ func timeRuns(ctx context.Context, it *core.Interpreter, warmup, runs int, prof 
 	}
 	// As testing.B does: no collection of set-up garbage in the timed runs.
 	runtime.GC()
-	prof.Start()
-	defer prof.Stop()
+	if prof != nil {
+		prof.Start()
+		defer prof.Stop()
+	}
 	times := make([]time.Duration, runs)
 	for i := range times {
 		start := time.Now()
@@ -242,7 +258,11 @@ func printBench(w io.Writer, r *benchReport) error {
 	}
 	fmt.Fprintf(w, "CPU kernels: 8-bit %s, float %s\n", r.Kernels.Q8, r.Kernels.Float)
 	fmt.Fprintf(w, "init %.3f ms, arena %d bytes\n", r.InitMs, r.ArenaBytes)
-	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
+	fmt.Fprintf(w, "latency (ms): min %.3f  median %.3f  max %.3f  mean %.3f  std %.3f\n", r.MinMs, r.MedianMs, r.MaxMs, r.MeanMs, r.StdMs)
+	if r.Profile == nil {
+		return nil // --no-profile
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "Summary by op type (average per run):")

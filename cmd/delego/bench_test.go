@@ -59,6 +59,30 @@ func TestBenchJSONAndText(t *testing.T) {
 	}
 }
 
+// TestBenchNoProfile: --no-profile times the same runs with no node timed,
+// and reports no profile, in text or JSON.
+func TestBenchNoProfile(t *testing.T) {
+	model := shared.Model(t, "split_concat.tflite")
+	var stdout, stderr bytes.Buffer
+	if err := benchWith(context.Background(), []string{model, "--runs", "5", "--no-profile", "--json"}, &stdout, &stderr, env{}); err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r["profile"]; ok || r["nodes"] != nil || r["runs"] != 5.0 || !(r["median_ms"].(float64) > 0) {
+		t.Errorf("JSON %s", stdout.String())
+	}
+	stdout.Reset()
+	if err := benchWith(context.Background(), []string{model, "--runs", "5", "--no-profile"}, &stdout, &stderr, env{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.HasSuffix(out, "\n") || !strings.Contains(out, "latency (ms): min ") || strings.Contains(out, "Summary by op type") || strings.Contains(out, "Top 10") {
+		t.Errorf("text:\n%s", out)
+	}
+}
+
 func TestBenchErrors(t *testing.T) {
 	dir := t.TempDir()
 	short := writeFile(t, dir, "short.raw", []byte{1})
