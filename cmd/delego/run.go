@@ -86,7 +86,7 @@ Outputs:
                    label". Alone, it means --task classify.
   --top K          the K highest classes of output 0 (--task classify): their
                    dequantized score, class index and label, highest first,
-                   equal scores by lower class index first.
+                   equal scores by higher class index first, as libcoral.
   --threshold T    the lowest score a class, object or pose needs to be
                    reported (default: every one the model gives)
 
