@@ -23,9 +23,11 @@ type runJSON struct {
 	Results *adapters.Results `json:"results,omitempty"`
 }
 
-// taskResults reads the outputs of it as task's head.
+// taskResults reads the outputs of it as task's head, under the names of
+// the model's signature def when it has one (a detector's outputs are read
+// by them, as libcoral does).
 func taskResults(task adapters.Task, it *core.Interpreter, opts adapters.TaskOptions) (*adapters.Results, error) {
-	r, err := adapters.ReadTask(task, adapters.Outputs(it), opts)
+	r, err := adapters.ReadTask(task, adapters.SignatureNamed(it, adapters.Outputs(it)), opts)
 	if err != nil {
 		return nil, fmt.Errorf("--task %s: %w", task, err)
 	}
