@@ -145,9 +145,6 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	}
 	set := setFlags(fs)
 	f.normGiven = set["mean"] || set["std"]
-	if err := f.resultFlags.check("run", set); err != nil {
-		return nil, err
-	}
 	switch {
 	case len(pos) != 1:
 		return nil, usagef("run", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
@@ -161,10 +158,13 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--threads must be at least 1, got %d", f.threads)
 	case f.signature != "" && f.image != "":
 		return nil, usagef("run", "--image feeds the model's own inputs; with --signature, give --input NAME=FILE")
-	case f.signature != "" && f.task != "":
+	case f.signature != "" && (f.task != "" || set["top"] || f.labels != ""):
 		return nil, usagef("run", "--task, --top and --labels read the model's own outputs; they do not apply to --signature")
 	}
 	if err := checkMaxPixels("run", set, f.maxPixels, f.image); err != nil {
+		return nil, err
+	}
+	if err := f.resultFlags.check("run", set); err != nil {
 		return nil, err
 	}
 	f.model = pos[0]
