@@ -33,7 +33,8 @@ groups of the first segment's inputs, each group one input of the stream,
 in order. It runs each input through the segments one after the other once
 (which also loads each segment's parameters onto its device), then --runs
 inputs one after the other (the sequential run), then --runs inputs through
-the pipeline, run i taking input i of the stream, round and round. Every
+the pipeline, run i taking input i of the stream (after the last input,
+the first again). Every
 pipelined output must equal its input's sequential one, byte for byte, or
 the command fails. It reports both throughputs, each segment's latency in
 the pipeline (inputs in, Invoke, outputs out), and the last segment's
@@ -71,10 +72,11 @@ Flags:
   --task NAME      read each input's outputs as a common head and print the
                    results: classify, detect, pose or segment
   --labels FILE, --top K, --threshold T
-                   as "delego run" takes them: --output, --json, --task and
-                   these are "delego run"'s (see "delego run -h"), over the
-                   last segment's outputs; boxes and keypoints are in the
-                   pixels of each input's --image picture
+                   as "delego run" takes them. --output, --json, --task and
+                   these read the last segment's outputs as "delego run"
+                   reads a model's (see "delego run -h"); boxes and
+                   keypoints are in the pixels of each input's --image
+                   picture
   -v               say which delegate runs where, on standard error
   -h               show this help
 
