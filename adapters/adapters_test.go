@@ -93,7 +93,9 @@ func TestPoses(t *testing.T) {
 // TestMoveNetPose: the keypoints are y, x and score, and the pose's score
 // is 1 whatever the keypoints' scores, as libcoral gives it (MoveNet has
 // no pose score: google-coral/libcoral @6589d0b,
-// coral/pose_estimation/movenet_test.cc line 55).
+// coral/pose_estimation/movenet_test.cc line 55; Coral's reference,
+// google-coral/test_data @104342d
+// movenet_single_pose_lightning_ptq_reference.csv, has pose_score 1).
 func TestMoveNetPose(t *testing.T) {
 	v := make([]float32, 3*NumKeypoints)
 	for j := range NumKeypoints {
