@@ -51,7 +51,7 @@ func Example_classify() {
 	defer it.Close()
 	classify(ctx, it, "../shared/models/cat.bmp")
 	// Output:
-	// tiger cat 0.27
+	// Egyptian cat 0.27
 }
 
 // Classify on an Edge TPU, with the CPU twin as fallback: when the edgetpu
@@ -77,7 +77,7 @@ func Example_edgeTPU() {
 	classify(ctx, it, "../shared/models/cat.bmp")
 	// Output:
 	// the CPU twin runs: ../shared/models/mobilenet_v1_0.25_128_quant.tflite
-	// tiger cat 0.27
+	// Egyptian cat 0.27
 }
 
 // Settings come from TensorFlow Lite's configuration.proto: this file asks
@@ -100,7 +100,7 @@ func Example_settingsFile() {
 	}
 	// Output:
 	// delegates: [xnnpack]
-	// tiger cat 0.27
+	// Egyptian cat 0.27
 	// fell back: xnnpack
 }
 

@@ -27,9 +27,12 @@ type Class struct {
 }
 
 // Classes returns the k classes of a classifier's scores (all of them for
-// k < 0) scoring at least threshold, highest first: equal scores by lower
-// class first, NaN below every number (and never above a threshold).
-// Labels name the classes; it may be nil.
+// k < 0) scoring at least threshold, highest first. Equal scores rank the
+// higher class first, as libcoral's GetClassificationResults does (its
+// ClassComparator orders by the pair (score, id), so the top k keep the
+// higher ids of a tie). NaN ranks below every number and is never above a
+// threshold, where libcoral's order is undefined. Labels name the classes;
+// it may be nil.
 func Classes(scores Tensor, k int, threshold float32, labels Labels) []Class {
 	return TopClasses(scores.Dequantize(), k, threshold, labels)
 }
@@ -53,7 +56,7 @@ func TopClasses(scores []float32, k int, threshold float32, labels Labels) []Cla
 		case !an && a.Score != b.Score:
 			return cmp.Compare(b.Score, a.Score)
 		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Compare(b.ID, a.ID)
 	})
 	if k >= 0 && k < len(all) {
 		all = all[:k]

@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// TestTopClasses ranks scores as libcoral's GetClassificationResults
+// (coral/classification/adapter.cc @6589d0b, lines 28-57): a priority
+// queue ordered by the pair (score, id), so that on equal scores the
+// higher class id ranks first and survives the top-k cut.
 func TestTopClasses(t *testing.T) {
 	nan := float32(math.NaN())
 	inf := float32(math.Inf(-1))
@@ -18,13 +22,14 @@ func TestTopClasses(t *testing.T) {
 		want      []int
 	}{
 		{"plain", []float32{0.1, 0.5, 0.3, 0.2}, 2, inf, []int{1, 2}},
-		{"ties by lower index", []float32{0.2, 0.7, 0.1, 0.7, 0.2, 0.7}, 5, inf, []int{1, 3, 5, 0, 4}},
-		{"all equal", []float32{1, 1, 1}, 3, inf, []int{0, 1, 2}},
+		{"ties by higher index", []float32{0.2, 0.7, 0.1, 0.7, 0.2, 0.7}, 5, inf, []int{5, 3, 1, 4, 0}},
+		{"all equal", []float32{1, 1, 1}, 3, inf, []int{2, 1, 0}},
+		{"top k keeps the higher ids of a tie", []float32{0.5, 0.9, 0.5, 0.5}, 2, inf, []int{1, 3}},
 		{"k above length", []float32{3, 1, 2}, 10, inf, []int{0, 2, 1}},
 		{"k zero", []float32{3, 1, 2}, 0, inf, []int{}},
 		{"k negative: all", []float32{3, 1, 2}, -1, inf, []int{0, 2, 1}},
 		{"negative and NaN", []float32{-1, nan, -0.5, -3}, 4, inf, []int{2, 0, 3, 1}},
-		{"golden quantized tie", []float32{68, 11, 60, 68, 11}, 5, inf, []int{0, 3, 2, 1, 4}},
+		{"golden quantized tie", []float32{68, 11, 60, 68, 11}, 5, inf, []int{3, 0, 2, 4, 1}},
 		{"threshold", []float32{0.1, 0.5, 0.3, nan, 0.2}, 5, 0.2, []int{1, 2, 4}},
 	} {
 		got := []int{}

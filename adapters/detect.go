@@ -1,8 +1,10 @@
 package adapters
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // BBox is a box: its edges as (ymin, xmin, ymax, xmax), normalised or in
@@ -29,19 +31,28 @@ type DetectOptions struct {
 	Frame     Frame   // the boxes' pixels (the input's or the picture's); zero: normalised
 }
 
-// Objects reads the four outputs of TFLite_Detection_PostProcess, in the
-// order TF1 SSD models give them (boxes [1,N,4], classes [1,N], scores
-// [1,N], count [1]) or in TF2's (scores, boxes, count, classes), told apart
-// by their shapes as pycoral does. It keeps the first count detections
-// scoring at least the threshold, in the model's order (by decreasing
-// score).
+// Objects reads the four outputs of TFLite_Detection_PostProcess as
+// libcoral's GetDetectionResults does (coral/detection/adapter.cc). Outputs
+// that carry a signature's names (SignatureNamed, SignatureOutputs) are
+// read by them, as libcoral and pycoral read a model with a signature def:
+// output_0 the count, output_1 the scores, output_2 the classes, output_3
+// the boxes. Other outputs are told apart by shape: TF1 SSD models give
+// boxes [1,N,4], classes [1,N], scores [1,N], count [1]; TF2's give scores,
+// boxes, count, classes. (libcoral takes TF1's order when output 3 holds
+// one element, which a TF2 model of one detection also has; a second
+// output of shape [1,N,4] is TF2's either way.)
+//
+// Of the first count detections it keeps those scoring at least the
+// threshold, with the class rounded to the nearest id and the box's
+// ymin and xmin raised to 0 and ymax and xmax lowered to 1 where they are
+// past the picture's edge (a NaN edge becomes that bound), as libcoral
+// does, before the box goes into the Frame. They come highest score first;
+// equal scores put the higher class first, as libcoral's ObjectComparator
+// does, and otherwise keep the model's order.
 func Objects(outs []Tensor, opts DetectOptions) ([]Object, error) {
-	if len(outs) != 4 {
-		return nil, fmt.Errorf("detection: want the 4 outputs of TFLite_Detection_PostProcess (boxes, classes, scores, count), have %d", len(outs))
-	}
-	boxes, classes, scores, count := outs[0], outs[1], outs[2], outs[3]
-	if s := outs[1].Shape(); len(s) == 3 && s[2] == 4 {
-		scores, boxes, count, classes = outs[0], outs[1], outs[2], outs[3]
+	boxes, classes, scores, count, err := detectionOutputs(outs)
+	if err != nil {
+		return nil, err
 	}
 	bs, cs, ss := boxes.Shape(), classes.Shape(), scores.Shape()
 	if len(bs) != 3 || bs[0] != 1 || bs[2] != 4 {
@@ -61,12 +72,59 @@ func Objects(outs []Tensor, opts DetectOptions) ([]Object, error) {
 		if !(s[i] >= opts.Threshold) {
 			continue
 		}
-		id := int(c[i])
-		ymin, xmin := opts.Frame.scale(b[4*i], b[4*i+1])
-		ymax, xmax := opts.Frame.scale(b[4*i+2], b[4*i+3])
+		id := int(math.Round(float64(c[i])))
+		ymin, xmin := opts.Frame.scale(atLeast0(b[4*i]), atLeast0(b[4*i+1]))
+		ymax, xmax := opts.Frame.scale(atMost1(b[4*i+2]), atMost1(b[4*i+3]))
 		objs = append(objs, Object{ID: id, Label: opts.Labels[id], Score: s[i], BBox: BBox{ymin, xmin, ymax, xmax}})
 	}
+	slices.SortStableFunc(objs, func(a, b Object) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
 	return objs, nil
+}
+
+// detectionOutputs picks the boxes, classes, scores and count out of the
+// four outputs of TFLite_Detection_PostProcess: by their signature names
+// when all four carry output_0 to output_3, else by shape (see Objects).
+func detectionOutputs(outs []Tensor) (boxes, classes, scores, count Tensor, err error) {
+	if len(outs) != 4 {
+		return nil, nil, nil, nil, fmt.Errorf("detection: want the 4 outputs of TFLite_Detection_PostProcess (boxes, classes, scores, count), have %d", len(outs))
+	}
+	byName := map[string]Tensor{}
+	for _, t := range outs {
+		if n, ok := t.(signatureNamed); ok {
+			byName[n.SignatureName()] = t
+		}
+	}
+	named := []string{"output_0", "output_1", "output_2", "output_3"}
+	if !slices.ContainsFunc(named, func(n string) bool { return byName[n] == nil }) {
+		return byName["output_3"], byName["output_2"], byName["output_1"], byName["output_0"], nil
+	}
+	if s := outs[1].Shape(); len(s) == 3 && s[2] == 4 {
+		return outs[1], outs[3], outs[0], outs[2], nil
+	}
+	return outs[0], outs[1], outs[2], outs[3], nil
+}
+
+// atLeast0 is std::max(0.0f, v), libcoral's lower bound of ymin and xmin:
+// v when it is above 0, else 0 (NaN and -0 included).
+func atLeast0(v float32) float32 {
+	if 0 < v {
+		return v
+	}
+	return 0
+}
+
+// atMost1 is std::min(1.0f, v), libcoral's upper bound of ymax and xmax:
+// v when it is below 1, else 1 (NaN included).
+func atMost1(v float32) float32 {
+	if v < 1 {
+		return v
+	}
+	return 1
 }
 
 // sameElements reports whether shape holds n elements in a batch of one.

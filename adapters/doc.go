@@ -17,7 +17,16 @@
 // line prints; ValuesOf and WriteOutputs give every output's values, as
 // JSON and as a summary, and WriteRaw their bytes. Outputs and
 // SignatureOutputs list an interpreter's outputs, or a signature runner's
-// under the signature's names, for them.
+// under the signature's names, for them; SignatureNamed names an
+// interpreter's outputs as its model's one signature def does (Objects
+// reads a detector's outputs by those names), and TensorOutputs makes
+// Outputs of tensors held apart from an interpreter, such as a pipeline's.
+//
+// Where pycoral and libcoral differ, the results follow libcoral's C++
+// (coral/classification/adapter.cc, coral/detection/adapter.cc): equal
+// class scores rank the higher class first, a box's ymin and xmin are
+// raised to 0 and its ymax and xmax lowered to 1, and a detection's class
+// is the nearest id; a MoveNet pose scores 1.
 //
 // The adapters read tensors through the small Tensor interface, which
 // *core.Tensor satisfies; they never run a model themselves:

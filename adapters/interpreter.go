@@ -19,16 +19,6 @@ func Outputs(it *core.Interpreter) []Output {
 	return outs
 }
 
-// signatureOutput is an output of a signature: its tensor, under the
-// signature's name for it.
-type signatureOutput struct {
-	*core.Tensor
-	name string
-}
-
-// Name is the signature's name of the output.
-func (o signatureOutput) Name() string { return o.name }
-
 // SignatureOutputs returns r's outputs, in the signature's order, each
 // named as the signature names it (not as its tensor is named).
 func SignatureOutputs(r *core.SignatureRunner) ([]Output, error) {

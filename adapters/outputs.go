@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -163,3 +164,23 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
 }
+
+// TensorOutputs are ts as Outputs: tensors held apart from an interpreter,
+// such as the outputs a pipeline pops.
+func TensorOutputs(ts []*tensor.Tensor) []Output {
+	outs := make([]Output, len(ts))
+	for i, t := range ts {
+		outs[i] = tensorOutput{t}
+	}
+	return outs
+}
+
+// tensorOutput is a *tensor.Tensor as an Output.
+type tensorOutput struct{ t *tensor.Tensor }
+
+func (o tensorOutput) Name() string                       { return o.t.Name }
+func (o tensorOutput) Type() tensor.DType                 { return o.t.Type }
+func (o tensorOutput) Shape() []int                       { return slices.Clone(o.t.Shape) }
+func (o tensorOutput) Data() []byte                       { return o.t.Data }
+func (o tensorOutput) Quantization() *tensor.Quantization { return o.t.Quant }
+func (o tensorOutput) Dequantize() []float32              { return o.t.Dequantize() }

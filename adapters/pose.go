@@ -89,20 +89,19 @@ func Poses(outs []Tensor, opts PoseOptions) ([]Pose, error) {
 }
 
 // MoveNetPose reads a single-pose MoveNet output, [1,1,17,3]: y, x
-// (normalised) and score of each keypoint. The pose's score is the mean of
-// its keypoints' scores.
+// (normalised) and score of each keypoint. MoveNet gives no score for the
+// pose, so its score is 1, as libcoral gives it
+// (coral/pose_estimation/movenet_test.cc); the keypoints keep theirs.
 func MoveNetPose(out Tensor, opts PoseOptions) (Pose, error) {
 	s := out.Shape()
 	if len(s) != 4 || s[0] != 1 || s[1] != 1 || s[2] != NumKeypoints || s[3] != 3 {
 		return Pose{}, fmt.Errorf("pose: MoveNet output of shape %v, want [1,1,17,3]", s)
 	}
 	v := out.Dequantize()
-	p := Pose{Keypoints: make([]Keypoint, NumKeypoints)}
+	p := Pose{Score: 1, Keypoints: make([]Keypoint, NumKeypoints)}
 	for j := range NumKeypoints {
 		y, x := opts.Frame.scale(v[3*j], v[3*j+1])
 		p.Keypoints[j] = Keypoint{Name: KeypointName(j), Y: y, X: x, Score: v[3*j+2]}
-		p.Score += v[3*j+2]
 	}
-	p.Score /= NumKeypoints
 	return p, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
 )
@@ -87,4 +89,47 @@ func ReadSignatureInput(ctx context.Context, t SignatureTensor, path string) ([]
 		return nil, fmt.Errorf("%s: %w", t.Describe("input"), err)
 	}
 	return b, nil
+}
+
+// signatureOutput is an output under the name its signature def gives it.
+type signatureOutput struct {
+	Output
+	name string
+}
+
+// Name is the signature's name of the output.
+func (o signatureOutput) Name() string { return o.name }
+
+// SignatureName is the signature's name of the output, which tells Objects
+// what the output holds.
+func (o signatureOutput) SignatureName() string { return o.name }
+
+// signatureNamed is an output that carries its signature's name.
+type signatureNamed interface {
+	SignatureName() string
+}
+
+// SignatureNamed returns outs, the outputs of it in its order (or copies of
+// them, as a pipeline pops them), each under the name its model's
+// signature def gives it, when the model has exactly one signature def and
+// it runs the first subgraph: libcoral and pycoral read a detector's
+// outputs by those names, and Objects does so too. Otherwise it returns
+// outs as they are (libcoral refuses a model of several signature defs;
+// Objects then tells the outputs apart by shape).
+func SignatureNamed(it *core.Interpreter, outs []Output) []Output {
+	sigs := it.Signatures()
+	if len(sigs) != 1 || sigs[0].Subgraph != 0 {
+		return outs
+	}
+	names := map[int]string{} // by tensor index
+	for _, st := range sigs[0].Outputs {
+		names[st.Tensor] = st.Name
+	}
+	named := slices.Clone(outs)
+	for i := range min(len(outs), it.NumOutputs()) {
+		if name, ok := names[it.Output(i).Index()]; ok {
+			named[i] = signatureOutput{outs[i], name}
+		}
+	}
+	return named
 }

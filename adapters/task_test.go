@@ -49,15 +49,15 @@ func TestClassifyText(t *testing.T) {
 	}
 	want := `note: 3 labels for 4 classes
 rank  class  score  label
-1     1      0.9    b
-2     3      0.9    
+1     3      0.9    
+2     1      0.9    b
 3     2      0.5    c
 `
 	if got := b.String(); got != want {
 		t.Errorf("printed\n%s\nwant\n%s", got, want)
 	}
 	j, err := json.Marshal(r)
-	if want := `[{"id":1,"score":0.9,"label":"b"},{"id":3,"score":0.9},{"id":2,"score":0.5,"label":"c"}]`; err != nil || string(j) != want {
+	if want := `[{"id":3,"score":0.9},{"id":1,"score":0.9,"label":"b"},{"id":2,"score":0.5,"label":"c"}]`; err != nil || string(j) != want {
 		t.Errorf("JSON %s, %v; want %s", j, err, want)
 	}
 }

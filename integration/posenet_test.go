@@ -173,7 +173,7 @@ func TestClassesFromSharedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := adapters.Classes(it.Output(0), 3, 0.1, labels)
-	want := []string{"tiger cat", "Egyptian cat", "tabby, tabby cat"}
+	want := []string{"Egyptian cat", "tiger cat", "tabby, tabby cat"} // tied first two: the higher class first, as libcoral
 	if len(got) != 3 {
 		t.Fatalf("classes %+v", got)
 	}

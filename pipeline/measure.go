@@ -26,8 +26,8 @@ func throughputOf(runs int, d time.Duration) Throughput {
 }
 
 // Measurement is what Measure found: the throughput of the segments one
-// after the other and pipelined, the pipelined one's speedup, and each
-// segment's figures in the pipeline.
+// after the other and pipelined, the pipelined one's speedup, each
+// segment's figures in the pipeline, and the outputs of each input.
 type Measurement struct {
 	Runs        int            // the runs of each way
 	MaxInFlight int            // the pipeline's MaxInFlight
@@ -35,22 +35,43 @@ type Measurement struct {
 	Pipelined   Throughput     // the segments in a pipeline
 	Speedup     float64        // Pipelined.PerSecond over Sequential.PerSecond
 	Segments    []SegmentStats // each segment's figures in the pipeline
+	// Outputs are the last segment's outputs of each input of the stream,
+	// in its order, as the pipeline gave them the first time (Pop's copies).
+	Outputs [][]*tensor.Tensor
 }
 
-// Measure runs inputs through segments one after the other once (which
-// also loads each segment's parameters onto its device), then runs times
-// one after the other, then runs times through a pipeline made with opts,
-// pushing from one goroutine while it pops. Every pipelined output must
-// equal the first sequential run's, byte for byte, or Measure fails and
-// says which differs. It closes the pipeline before it returns.
+// Measure is MeasureStream of one input.
 func Measure(ctx context.Context, segments []Interpreter, inputs [][]byte, runs int, opts *Options) (*Measurement, error) {
-	want, err := Sequential(ctx, segments, inputs)
-	if err != nil {
-		return nil, err
+	return MeasureStream(ctx, segments, [][][]byte{inputs}, runs, opts)
+}
+
+// MeasureStream measures a stream of inputs (each the first segment's
+// input tensors' bytes, in its order). It runs each input through the
+// segments one after the other once (which also loads each segment's
+// parameters onto its device), then runs inputs one after the other, then
+// runs through a pipeline made with opts, pushing from one goroutine while
+// it pops: run i takes input i mod len(inputs), so runs must be at least
+// the inputs' count. Every pipelined output must equal its input's first
+// sequential run's, byte for byte, or MeasureStream fails and says which
+// differs. It closes the pipeline before it returns.
+func MeasureStream(ctx context.Context, segments []Interpreter, inputs [][][]byte, runs int, opts *Options) (*Measurement, error) {
+	switch {
+	case len(inputs) == 0:
+		return nil, errors.New("no inputs to measure")
+	case runs < len(inputs):
+		return nil, fmt.Errorf("%d runs for %d inputs: every input needs a run", runs, len(inputs))
+	}
+	want := make([][][]byte, len(inputs))
+	for j, in := range inputs {
+		out, err := Sequential(ctx, segments, in)
+		if err != nil {
+			return nil, err
+		}
+		want[j] = out
 	}
 	start := time.Now()
-	for range runs {
-		if _, err := Sequential(ctx, segments, inputs); err != nil {
+	for i := range runs {
+		if _, err := Sequential(ctx, segments, inputs[i%len(inputs)]); err != nil {
 			return nil, err
 		}
 	}
@@ -62,8 +83,12 @@ func Measure(ctx context.Context, segments []Interpreter, inputs [][]byte, runs 
 	if err != nil {
 		return nil, err
 	}
+	items := make([][]*tensor.Tensor, len(inputs))
+	for j, in := range inputs {
+		items[j] = inputTensors(segments[0], in)
+	}
 	start = time.Now()
-	if err := pushAndPop(ctx, p, inputTensors(segments[0], inputs), runs, want); err != nil {
+	if m.Outputs, err = pushAndPop(ctx, p, items, runs, want); err != nil {
 		return nil, err
 	}
 	m.Pipelined = throughputOf(runs, time.Since(start))
@@ -72,15 +97,17 @@ func Measure(ctx context.Context, segments []Interpreter, inputs [][]byte, runs 
 	return m, nil
 }
 
-// pushAndPop pushes the input runs times from one goroutine while it pops
-// the results, each of which must be want; then it closes the pipeline.
-func pushAndPop(ctx context.Context, p *Pipeline, in []*tensor.Tensor, runs int, want [][]byte) error {
+// pushAndPop pushes runs items from one goroutine, item i being
+// in[i mod len(in)], while it pops the results, each of which must be
+// want[i mod len(in)]; then it closes the pipeline. It returns the first
+// len(in) results.
+func pushAndPop(ctx context.Context, p *Pipeline, in [][]*tensor.Tensor, runs int, want [][][]byte) ([][]*tensor.Tensor, error) {
 	pushCtx, stopPushing := context.WithCancel(ctx)
 	defer stopPushing()
 	pushed := make(chan error, 1)
 	go func() {
-		for range runs {
-			if err := p.Push(pushCtx, in); err != nil {
+		for i := range runs {
+			if err := p.Push(pushCtx, in[i%len(in)]); err != nil {
 				pushed <- err
 				return
 			}
@@ -88,19 +115,26 @@ func pushAndPop(ctx context.Context, p *Pipeline, in []*tensor.Tensor, runs int,
 		pushed <- nil
 	}()
 	var err error
+	first := make([][]*tensor.Tensor, 0, len(in))
 	for i := 0; i < runs && err == nil; i++ {
 		var out []*tensor.Tensor
 		if out, err = p.Pop(ctx); err == nil {
-			err = sameOutputs(i, out, want)
+			err = sameOutputs(i, out, want[i%len(in)])
+		}
+		if err == nil && i < len(in) {
+			first = append(first, out)
 		}
 	}
 	stopPushing()
 	pushErr := <-pushed
 	if err != nil {
 		_ = p.Close(pushCtx) // cancels what is in flight
-		return err
+		return nil, err
 	}
-	return errors.Join(ignoreCancel(pushErr), p.Close(ctx))
+	if err := errors.Join(ignoreCancel(pushErr), p.Close(ctx)); err != nil {
+		return nil, err
+	}
+	return first, nil
 }
 
 // ignoreCancel drops the error of a push that pushAndPop cancelled.

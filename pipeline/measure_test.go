@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -31,6 +32,37 @@ func TestMeasure(t *testing.T) {
 	m, err = pipeline.Measure(t.Context(), three(t), [][]byte{floats(1, 2, 3, 4)}, 1, &pipeline.Options{MaxInFlight: 1})
 	if err != nil || m.MaxInFlight != 1 {
 		t.Errorf("MaxInFlight 1: %+v, %v", m, err)
+	}
+}
+
+// TestMeasureStream: a stream of inputs goes round the runs in order, and
+// the measurement keeps each input's pipelined outputs, in the stream's
+// order, equal to its sequential run's; fewer runs than inputs is an
+// error, as is no input.
+func TestMeasureStream(t *testing.T) {
+	noLeaks(t)
+	stream := [][][]byte{{floats(1, 2, 3, 4)}, {floats(5, 6, 7, 8)}, {floats(0, 0, 0, 1)}}
+	m, err := pipeline.MeasureStream(t.Context(), three(t), stream, 7, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Runs != 7 || m.Sequential.Runs != 7 || m.Pipelined.Runs != 7 || len(m.Outputs) != len(stream) {
+		t.Fatalf("measurement %+v", m)
+	}
+	for j, in := range stream {
+		want, err := pipeline.Sequential(t.Context(), three(t), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := m.Outputs[j]; len(out) != 1 || out[0].Name != "y" || !bytes.Equal(out[0].Data, want[0]) {
+			t.Errorf("input %d: outputs %+v, want y = %v", j, out, want[0])
+		}
+	}
+	if _, err := pipeline.MeasureStream(t.Context(), three(t), stream, 2, nil); err == nil || err.Error() != "2 runs for 3 inputs: every input needs a run" {
+		t.Errorf("2 runs for 3 inputs: %v", err)
+	}
+	if _, err := pipeline.MeasureStream(t.Context(), three(t), nil, 2, nil); err == nil || err.Error() != "no inputs to measure" {
+		t.Errorf("no inputs: %v", err)
 	}
 }
 

@@ -43,14 +43,7 @@ func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(str
 			logf("%s: %s", t.Describe("input"), tensor.FormatValues(t.Info.Type, in.data[i], 8))
 		}
 	}
-	if f.task == adapters.TaskClassify {
-		if err := adapters.CheckScores(m); err != nil {
-			return in, fmt.Errorf("--top: %w", err)
-		}
-	}
-	if f.labels != "" {
-		in.labels, err = adapters.ReadLabelsContext(ctx, f.labels)
-	}
+	in.labels, err = f.prepare(ctx, m)
 	return in, err
 }
 

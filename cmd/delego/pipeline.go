@@ -13,13 +13,14 @@ import (
 	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/pipeline"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"google.golang.org/protobuf/proto"
 )
 
-const pipelineUsage = `Usage: delego pipeline SEGMENT... (--input FILE... | --image PICTURE) [flags]
+const pipelineUsage = `Usage: delego pipeline SEGMENT... (--input FILE... | --image PICTURE...) [flags]
 
 Runs a model cut into segments (edgetpu_compiler --num_segments N writes
 foo_segment_0_of_N_edgetpu.tflite, ...) as a pipeline, as Coral's
@@ -27,12 +28,18 @@ PipelinedModelRunner does: each segment on its own interpreter and Edge
 TPU, so that while segment 1 runs one input, segment 0 runs the next. Give
 the segments in order; tensors pass from one to the next by name.
 
-It runs the input through the segments one after the other once (which
-also loads each segment's parameters onto its device), then --runs times
-one after the other (the sequential run), then --runs times through the
-pipeline. Every pipelined output must equal the sequential one, byte for
-byte, or the command fails. It reports both throughputs and each
-segment's latency in the pipeline (inputs in, Invoke, outputs out).
+The inputs are a stream: several --image pictures, or --input files in
+groups of the first segment's inputs, each group one input of the stream,
+in order. It runs each input through the segments one after the other once
+(which also loads each segment's parameters onto its device), then --runs
+inputs one after the other (the sequential run), then --runs inputs through
+the pipeline, run i taking input i of the stream (after the last input,
+the first again). Every
+pipelined output must equal its input's sequential one, byte for byte, or
+the command fails. It reports both throughputs, each segment's latency in
+the pipeline (inputs in, Invoke, outputs out), and the last segment's
+outputs for each input of the stream, in order, as --output, --json and
+--task say.
 
 Devices: the delegate is edgetpu unless --delegate or the settings say
 otherwise. Segment K runs on Edge TPU usb:K (coral_settings.device); with
@@ -46,16 +53,30 @@ several devices give.
 
 Flags:
   --input FILE     raw bytes of one input of the first segment; one --input
-                   per input, in order (as "delego run" reads them)
+                   per input, in order (as "delego run" reads them), and
+                   again for each further input of the stream
   --image PICTURE  a picture for a first segment with one image input (as
-                   "delego run" reads it)
+                   "delego run" reads it); one --image per input of the
+                   stream
 ` + maxPixelsHelp + `  --runs N         inputs pushed through the pipeline, and run one after
-                   the other (default 20)
+                   the other (default 20, or the stream's length when it is
+                   longer; at least the stream's length)
   --in-flight N    the most inputs in the pipeline at once: pushing waits
                    while it holds that many (default: 2 per segment)
   --devices LIST   the Edge TPU of each segment, comma-separated, as
                    coral_settings.device names them (usb:0,usb:1)
-  --json           print one JSON object instead of text
+  --output FILE    write the last segment's output tensors' raw bytes, for
+                   each input of the stream in order, concatenated, to FILE
+  --json           print one JSON object instead of text, with every output
+                   of each input of the stream
+  --task NAME      read each input's outputs as a common head and print the
+                   results: classify, detect, pose or segment
+  --labels FILE, --top K, --threshold T
+                   as "delego run" takes them. --output, --json, --task and
+                   these read the last segment's outputs as "delego run"
+                   reads a model's (see "delego run -h"); boxes and
+                   keypoints are in the pixels of each input's --image
+                   picture
   -v               say which delegate runs where, on standard error
   -h               show this help
 
@@ -70,34 +91,38 @@ JSON fields (stable):
   speedup           pipelined per_second over sequential per_second
   simulated         DELEGO_EDGETPU_DEVICE when it simulates the devices
   outputs[]         the last segment's outputs: name, type, shape
+  items[]           each input of the stream, in order: inputs (its files),
+                    outputs (as "delego run --json" gives them), and with
+                    --task, task and results
 `
 
 // pipelineFlags are the parsed flags of "delego pipeline".
 type pipelineFlags struct {
 	segments   []string
 	inputs     stringList
-	image      string
+	images     stringList
 	maxPixels  int
 	runs       int
+	runsGiven  bool
 	inFlight   int
 	devices    string
-	asJSON     bool
 	verbose    bool
 	delegation delegationFlags
+	resultFlags
 }
 
 func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error) {
 	f := &pipelineFlags{}
 	fs := newFlagSet("pipeline")
 	fs.Var(&f.inputs, "input", "")
-	fs.StringVar(&f.image, "image", "", "")
+	fs.Var(&f.images, "image", "")
 	defineMaxPixels(fs, &f.maxPixels)
 	fs.IntVar(&f.runs, "runs", 20, "")
 	fs.IntVar(&f.inFlight, "in-flight", 0, "")
 	fs.StringVar(&f.devices, "devices", "", "")
-	fs.BoolVar(&f.asJSON, "json", false, "")
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
+	f.resultFlags.define(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, flagError(fs, "pipeline", pipelineUsage, stdout, err)
@@ -105,18 +130,23 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 	switch {
 	case len(pos) == 0:
 		return nil, usagef("pipeline", "need the segments, in order: SEGMENT...")
-	case f.image != "" && len(f.inputs) > 0:
+	case len(f.images) > 0 && len(f.inputs) > 0:
 		return nil, usagef("pipeline", "--image and --input cannot be used together")
-	case f.image == "" && len(f.inputs) == 0:
-		return nil, usagef("pipeline", "need --input FILE... or --image PICTURE for the first segment")
+	case len(f.images) == 0 && len(f.inputs) == 0:
+		return nil, usagef("pipeline", "need --input FILE... or --image PICTURE... for the first segment")
 	case f.runs < 1:
 		return nil, usagef("pipeline", "--runs must be at least 1, got %d", f.runs)
 	case f.inFlight < 0:
 		return nil, usagef("pipeline", "--in-flight must not be negative, got %d", f.inFlight)
 	}
-	if err := checkMaxPixels("pipeline", setFlags(fs), f.maxPixels, f.image); err != nil {
+	set := setFlags(fs)
+	if err := checkMaxPixels("pipeline", set, f.maxPixels, f.images.String()); err != nil {
 		return nil, err
 	}
+	if err := f.resultFlags.check("pipeline", set); err != nil {
+		return nil, err
+	}
+	f.runsGiven = set["runs"]
 	f.segments = pos
 	return f, nil
 }
@@ -131,6 +161,14 @@ type pipelineReport struct {
 	Speedup     float64             `json:"speedup"`
 	Simulated   string              `json:"simulated,omitempty"`
 	Outputs     []pipelineOutput    `json:"outputs"`
+	Items       []itemJSON          `json:"items,omitempty"`
+}
+
+// itemJSON is one input of the stream in the JSON report: its files, and
+// the last segment's outputs for it as "delego run --json" gives them.
+type itemJSON struct {
+	Inputs []string `json:"inputs"`
+	outputsJSON
 }
 
 type segmentReport struct {
@@ -171,9 +209,23 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	defer closeModels(models)
-	data, err := segmentInputs(ctx, models[0], f)
+	stream, err := streamInputs(ctx, models[0], f)
 	if err != nil {
 		return err
+	}
+	if err := f.setRuns(len(stream)); err != nil {
+		return err
+	}
+	labels, err := f.prepare(ctx, models[len(models)-1])
+	if err != nil {
+		return err
+	}
+	out, err := f.createOutput(ctx)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		defer out.Abort()
 	}
 	devices, err := segmentDevices(ctx, f, len(models), cfg, e)
 	if err != nil {
@@ -186,7 +238,8 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	r, err := runPipeline(ctx, cores(segs), data, f)
+	its := cores(segs)
+	r, outs, err := runPipeline(ctx, its, stream, f)
 	if err != nil {
 		return nameSegment(err, f.segments)
 	}
@@ -194,10 +247,27 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		r.Segments[k].Model, r.Segments[k].Device = f.segments[k], devices[k]
 	}
 	r.Simulated = noteSimulated(stderr, cfg.Delegates())
-	if f.asJSON {
-		return writeJSON(stdout, r)
+	results, err := f.streamResults(its, stream, outs, labels)
+	if err != nil {
+		return err
 	}
-	return printPipeline(stdout, r, segs[len(segs)-1].Interpreter)
+	if out != nil {
+		if _, err := writeOutputs(out, outs...); err != nil {
+			return err
+		}
+	}
+	return f.report(stdout, r, stream, outs, results)
+}
+
+// setRuns makes --runs cover a stream of n inputs: when not given, 20 or
+// n, whichever is more; given, it must be at least n.
+func (f *pipelineFlags) setRuns(n int) error {
+	if !f.runsGiven {
+		f.runs = max(f.runs, n)
+	} else if f.runs < n {
+		return usagef("pipeline", "--runs %d is fewer than the %d inputs of the stream: each input needs a run", f.runs, n)
+	}
+	return nil
 }
 
 // cores are the interpreters of segs.
@@ -264,13 +334,39 @@ func closeModels(models []*model.Model) {
 	}
 }
 
-// segmentInputs are the first segment's inputs from --input or --image.
-func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]byte, error) {
-	if f.image != "" {
-		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
-		return ins, err
+// streamInput is one input of the stream: the files it comes from, the
+// first segment's inputs and, for an --image, the picture's frame.
+type streamInput struct {
+	files []string
+	data  [][]byte
+	frame adapters.Frame
+}
+
+// streamInputs are the inputs of the stream, in order: one per --image, or
+// one per group of --input files, as many files as m, the first segment,
+// has inputs.
+func streamInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([]streamInput, error) {
+	var stream []streamInput
+	for _, path := range f.images {
+		data, frame, err := imageInputs(ctx, m, picture{path: path, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
+		if err != nil {
+			return nil, err
+		}
+		stream = append(stream, streamInput{files: []string{path}, data: data, frame: frame})
 	}
-	return readInputFiles(ctx, m, f.inputs)
+	n := len(adapters.ModelInputs(m))
+	if len(f.inputs) > 0 && (n == 0 || len(f.inputs)%n != 0) {
+		return nil, fmt.Errorf("the first segment takes %s, so --input files come in groups of %d, one group per input of the stream; got %s",
+			words.Plural(n, "input", "inputs"), n, words.Plural(len(f.inputs), "file", "files"))
+	}
+	for group := range slices.Chunk([]string(f.inputs), max(n, 1)) {
+		data, err := readInputFiles(ctx, m, group)
+		if err != nil {
+			return nil, err
+		}
+		stream = append(stream, streamInput{files: group, data: data})
+	}
+	return stream, nil
 }
 
 // segmentDevices are the coral_settings.device of each segment: --devices,

@@ -5,13 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/adapters"
-	"github.com/delego/delego/core"
-	"github.com/delego/delego/internal/fileio"
 	"github.com/delego/delego/internal/words"
 	"github.com/delego/delego/model"
 )
@@ -86,7 +83,7 @@ Outputs:
                    label". Alone, it means --task classify.
   --top K          the K highest classes of output 0 (--task classify): their
                    dequantized score, class index and label, highest first,
-                   equal scores by lower class index first.
+                   equal scores by higher class index first, as libcoral.
   --threshold T    the lowest score a class, object or pose needs to be
                    reported (default: every one the model gives)
 
@@ -113,20 +110,14 @@ type runFlags struct {
 	model      string
 	inputs     stringList
 	image      string
-	output     string
-	labels     string
-	top        int
 	threads    int
 	verbose    bool
 	delegation delegationFlags
 	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
-	topGiven   bool
-	json       bool
-	task       adapters.Task
-	threshold  float64
 	signature  string
+	resultFlags
 }
 
 // flagSet defines the flags of "delego run" on f.
@@ -135,12 +126,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.inputs, "input", "")
 	fs.StringVar(&f.signature, "signature", "", "")
 	fs.StringVar(&f.image, "image", "", "")
-	fs.StringVar(&f.output, "output", "", "")
-	fs.StringVar(&f.labels, "labels", "", "")
-	fs.IntVar(&f.top, "top", 0, "")
-	fs.BoolVar(&f.json, "json", false, "")
-	fs.StringVar((*string)(&f.task), "task", "", "")
-	fs.Float64Var(&f.threshold, "threshold", math.Inf(-1), "")
+	f.resultFlags.define(fs)
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
@@ -159,7 +145,6 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	}
 	set := setFlags(fs)
 	f.normGiven = set["mean"] || set["std"]
-	f.topGiven = set["top"]
 	switch {
 	case len(pos) != 1:
 		return nil, usagef("run", "need exactly one MODEL argument, got %d: %q", len(pos), pos)
@@ -171,31 +156,16 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--std must not be 0")
 	case set["threads"] && f.threads < 1:
 		return nil, usagef("run", "--threads must be at least 1, got %d", f.threads)
-	case f.top < 0:
-		return nil, usagef("run", "--top must not be negative, got %d", f.top)
-	case math.IsNaN(f.threshold):
-		return nil, usagef("run", "--threshold must be a number")
 	case f.signature != "" && f.image != "":
 		return nil, usagef("run", "--image feeds the model's own inputs; with --signature, give --input NAME=FILE")
-	case f.signature != "" && (f.task != "" || f.topGiven || f.labels != ""):
+	case f.signature != "" && (f.task != "" || set["top"] || f.labels != ""):
 		return nil, usagef("run", "--task, --top and --labels read the model's own outputs; they do not apply to --signature")
 	}
 	if err := checkMaxPixels("run", set, f.maxPixels, f.image); err != nil {
 		return nil, err
 	}
-	if f.task == "" && (f.topGiven || f.labels != "") {
-		f.task = adapters.TaskClassify
-	}
-	switch f.task {
-	case "", adapters.TaskClassify, adapters.TaskDetect, adapters.TaskPose, adapters.TaskSegment:
-	default:
-		return nil, usagef("run", "--task %q: want classify, detect, pose or segment", f.task)
-	}
-	if f.topGiven && f.task != adapters.TaskClassify {
-		return nil, usagef("run", "--top applies to --task classify, not %s", f.task)
-	}
-	if f.task == adapters.TaskClassify && !f.topGiven {
-		f.top = 5
+	if err := f.resultFlags.check("run", set); err != nil {
+		return nil, err
 	}
 	f.model = pos[0]
 	return f, nil
@@ -225,14 +195,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil {
 		return err
 	}
-	// Create the output early so an unwritable path fails before the model
-	// runs; a regular file only gets its final name once everything
-	// succeeded.
-	var out *fileio.Output
-	if f.output != "" {
-		if out, err = fileio.Create(ctx, f.output, fileio.Options{}); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
+	out, err := f.createOutput(ctx)
+	if err != nil {
+		return err
+	}
+	if out != nil {
 		defer out.Abort()
 	}
 	it, err := r.open(ctx, cfg, m)
@@ -246,7 +213,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	}
 	// The task's results come first: a run whose outputs cannot be read
 	// as asked fails before --output appears.
-	results, err := f.results(it.Interpreter, in)
+	results, err := f.results(it.Interpreter, outs, adapters.TaskOptions{Labels: in.labels, Frame: in.frame, Input: adapters.InputFrame(it.Interpreter)})
 	if err != nil {
 		return err
 	}
@@ -328,39 +295,11 @@ func (r *runner) invoke(ctx context.Context, it *delego.Interpreter, data [][]by
 	return outputs()
 }
 
-// results reads the outputs of it as --task asks, with the picture's
-// frame and the labels of in; nil without --task.
-func (f *runFlags) results(it *core.Interpreter, in runInputs) (*adapters.Results, error) {
-	if f.task == "" {
-		return nil, nil
-	}
-	opts := adapters.TaskOptions{Top: f.top, Threshold: float32(f.threshold), Labels: in.labels, Frame: in.frame, Input: adapters.InputFrame(it)}
-	return taskResults(f.task, it, opts)
-}
-
-// writeOutputs writes the bytes of every one of outs to out, commits it
-// and returns how many bytes it wrote.
-func writeOutputs(out *fileio.Output, outs []adapters.Output) (int, error) {
-	n, err := adapters.WriteRaw(out, outs)
-	if err == nil {
-		err = out.Commit()
-	}
-	if err != nil {
-		return 0, fmt.Errorf("--output: %w", err)
-	}
-	return n, nil
-}
-
 // report prints what the run gives on stdout: the JSON report of outs, the
 // task's results, or (without --output) a summary of each of outs.
 func report(stdout io.Writer, f *runFlags, outs []adapters.Output, results *adapters.Results) error {
-	switch {
-	case f.json:
-		return writeJSON(stdout, runJSON{Model: f.model, Signature: f.signature, Outputs: adapters.ValuesOf(outs), Task: f.task, Results: results})
-	case results != nil:
-		return results.WriteText(stdout)
-	case f.output == "":
-		return adapters.WriteOutputs(stdout, outs)
+	if f.json {
+		return writeJSON(stdout, runJSON{Model: f.model, Signature: f.signature, outputsJSON: f.outputsOf(outs, results)})
 	}
-	return nil
+	return f.writeText(stdout, outs, results)
 }

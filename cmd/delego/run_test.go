@@ -259,11 +259,11 @@ func TestRunImageTopK(t *testing.T) {
 	}
 	rows := regexp.MustCompile(`(?m)^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$`).FindAllStringSubmatch(stdout.String(), -1)
 	want := [][3]string{
+		{"286", "0.265625", "Egyptian cat"}, // ties: the higher class first, as libcoral
 		{"283", "0.265625", "tiger cat"},
-		{"286", "0.265625", "Egyptian cat"},
 		{"282", "0.234375", "tabby, tabby cat"},
-		{"185", "0.0429688", "Irish terrier"},
 		{"194", "0.0429688", "Australian terrier"},
+		{"185", "0.0429688", "Irish terrier"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("printed %d rows, want 5:\n%s", len(rows), stdout.String())
