@@ -49,6 +49,8 @@ Flags:
                    per input, in order (as "delego run" reads them)
   --image PICTURE  a picture for a first segment with one image input (as
                    "delego run" reads it)
+  --resize FILTER  resize --image with Pillow's FILTER (see "delego run -h")
+  --fit FIT        stretch or letterbox --image (see "delego run -h")
 ` + maxPixelsHelp + `  --runs N         inputs pushed through the pipeline, and run one after
                    the other (default 20)
   --in-flight N    the most inputs in the pipeline at once: pushing waits
@@ -78,6 +80,7 @@ type pipelineFlags struct {
 	inputs     stringList
 	image      string
 	maxPixels  int
+	resize     resizeFlags
 	runs       int
 	inFlight   int
 	devices    string
@@ -92,6 +95,7 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 	fs.Var(&f.inputs, "input", "")
 	fs.StringVar(&f.image, "image", "", "")
 	defineMaxPixels(fs, &f.maxPixels)
+	f.resize.define(fs)
 	fs.IntVar(&f.runs, "runs", 20, "")
 	fs.IntVar(&f.inFlight, "in-flight", 0, "")
 	fs.StringVar(&f.devices, "devices", "", "")
@@ -115,6 +119,9 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 		return nil, usagef("pipeline", "--in-flight must not be negative, got %d", f.inFlight)
 	}
 	if err := checkMaxPixels("pipeline", setFlags(fs), f.maxPixels, f.image); err != nil {
+		return nil, err
+	}
+	if err := f.resize.parse("pipeline", setFlags(fs), f.image); err != nil {
 		return nil, err
 	}
 	f.segments = pos
@@ -267,7 +274,7 @@ func closeModels(models []*model.Model) {
 // segmentInputs are the first segment's inputs from --input or --image.
 func segmentInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([][]byte, error) {
 	if f.image != "" {
-		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
+		ins, _, err := imageInputs(ctx, m, picture{path: f.image, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels, resize: f.resize.resize, fit: f.resize.fit})
 		return ins, err
 	}
 	return readInputFiles(ctx, m, f.inputs)

@@ -172,3 +172,16 @@ func TestTuneResize(t *testing.T) {
 		t.Errorf("--resize without --image: %v, want %q", err, want)
 	}
 }
+
+// TestPipelineResize: pipeline takes --resize and --fit for --image as run
+// does.
+func TestPipelineResize(t *testing.T) {
+	f, err := parsePipelineFlags([]string{"a.tflite", "--image", "x.bmp", "--resize", "lanczos", "--fit", "letterbox"}, &bytes.Buffer{})
+	if err != nil || f.resize.resize != adapters.PILLanczos || f.resize.fit != adapters.Letterbox {
+		t.Errorf("parsed %+v, %v; want Pillow's lanczos, letterboxed", f, err)
+	}
+	_, err = parsePipelineFlags([]string{"a.tflite", "--input", "x.raw", "--fit", "letterbox"}, &bytes.Buffer{})
+	if want := "--resize and --fit apply to --image only"; err == nil || err.Error() != want {
+		t.Errorf("--fit without --image: %v, want %q", err, want)
+	}
+}
