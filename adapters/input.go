@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image"
-	"image/color"
 	"math"
 
 	"github.com/delego/delego/tensor"
@@ -179,7 +178,7 @@ func resize(img image.Image, oh, ow, oc int, r Resize) ([]float32, error) {
 	case Bilinear:
 		return resizeBilinear(img, oh, ow, oc), nil
 	case PILNearest, PILBilinear, PILBicubic, PILLanczos, PILBox, PILHamming:
-		pix, h, w := pictureBytes(img, oc)
+		pix, h, w := pictureBytes(img, oc, pilLuma)
 		return toFloats(pilResize(pix, h, w, oc, oh, ow, r)), nil
 	}
 	return nil, fmt.Errorf("unknown resize %v", r)
@@ -286,7 +285,8 @@ func quantizedInput(values []float32, typ tensor.DType, norm Norm, q *tensor.Qua
 // product is rounded to float32 on its own, so that no platform fuses a
 // multiply and an add into different bits.
 func resizeBilinear(img image.Image, oh, ow, oc int) []float32 {
-	src, h, w := sourceValues(img, oc)
+	pix, h, w := pictureBytes(img, oc, luma)
+	src := toFloats(pix)
 	sy, sx := float32(h)/float32(oh), float32(w)/float32(ow)
 	out := make([]float32, 0, oh*ow*oc)
 	for y := range oh {
@@ -306,28 +306,4 @@ func resizeBilinear(img image.Image, oh, ow, oc int) []float32 {
 		}
 	}
 	return out
-}
-
-// sourceValues are img's pixels as float32, row by row: RGB for oc = 3,
-// luma (or a grayscale picture's own value) for oc = 1.
-func sourceValues(img image.Image, oc int) (values []float32, h, w int) {
-	b := img.Bounds()
-	h, w = b.Dy(), b.Dx()
-	gray, isGray := img.(*image.Gray)
-	values = make([]float32, 0, h*w*oc)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if oc == 1 && isGray {
-				values = append(values, float32(gray.GrayAt(x, y).Y))
-				continue
-			}
-			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
-			if oc == 1 {
-				values = append(values, float32(luma(c.R, c.G, c.B)))
-				continue
-			}
-			values = append(values, float32(c.R), float32(c.G), float32(c.B))
-		}
-	}
-	return values, h, w
 }

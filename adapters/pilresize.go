@@ -170,6 +170,7 @@ func clip8(sum int32) byte {
 // pass only where the width changes, over the rows the vertical pass
 // reads, then the vertical pass where the height changes.
 func pilResample(src []byte, h, w, c, oh, ow int, f pilFilter) []byte {
+	const half = 1 << (pilPrecisionBits - 1) // rounds the sums to nearest
 	vert := newPilTaps(h, oh, f)
 	if ow != w {
 		hor := newPilTaps(w, ow, f)
@@ -178,11 +179,12 @@ func pilResample(src []byte, h, w, c, oh, ow int, f pilFilter) []byte {
 		for y := y0; y < y1; y++ {
 			in, out := src[y*w*c:(y+1)*w*c], tmp[(y-y0)*ow*c:]
 			for x := range ow {
-				k := hor.weights[x*hor.stride:]
+				k := hor.weights[x*hor.stride : x*hor.stride+hor.count[x]]
+				px := in[hor.first[x]*c:]
 				for ch := range c {
-					sum := int32(1 << (pilPrecisionBits - 1))
-					for j := range hor.count[x] {
-						sum += int32(in[(hor.first[x]+j)*c+ch]) * k[j]
+					sum := int32(half)
+					for j, wj := range k {
+						sum += int32(px[j*c+ch]) * wj
 					}
 					out[x*c+ch] = clip8(sum)
 				}
@@ -196,15 +198,22 @@ func pilResample(src []byte, h, w, c, oh, ow int, f pilFilter) []byte {
 	if oh == h {
 		return src
 	}
-	out := make([]byte, oh*w*c)
+	// Row by row: each tap adds a whole source row, weighted, to the sums.
 	row := w * c
+	out := make([]byte, oh*row)
+	sums := make([]int32, row)
 	for y := range oh {
-		k := vert.weights[y*vert.stride:]
-		for i := range row {
-			sum := int32(1 << (pilPrecisionBits - 1))
-			for j := range vert.count[y] {
-				sum += int32(src[(vert.first[y]+j)*row+i]) * k[j]
+		for i := range sums {
+			sums[i] = half
+		}
+		k := vert.weights[y*vert.stride : y*vert.stride+vert.count[y]]
+		for j, wj := range k {
+			in := src[(vert.first[y]+j)*row : (vert.first[y]+j+1)*row]
+			for i, p := range in {
+				sums[i] += int32(p) * wj
 			}
+		}
+		for i, sum := range sums {
 			out[y*row+i] = clip8(sum)
 		}
 	}
@@ -252,9 +261,8 @@ func pilResize(src []byte, h, w, c, oh, ow int, r Resize) []byte {
 
 // pictureBytes are img's pixels, row by row: RGB for c = 3 (alpha
 // ignored, as Image.convert("RGB") drops it), for c = 1 a grayscale
-// picture's own values or Pillow's luma of the colours (Image.convert("L"):
-// (19595 R + 38470 G + 7471 B + 0x8000) >> 16, ITU-R 601-2).
-func pictureBytes(img image.Image, c int) (pix []byte, h, w int) {
+// picture's own values or the luma of the colours.
+func pictureBytes(img image.Image, c int, luma func(r, g, b uint8) uint8) (pix []byte, h, w int) {
 	b := img.Bounds()
 	h, w = b.Dy(), b.Dx()
 	gray, isGray := img.(*image.Gray)
@@ -267,13 +275,19 @@ func pictureBytes(img image.Image, c int) (pix []byte, h, w int) {
 			}
 			r, g, b := rgbAt(img, x, y)
 			if c == 1 {
-				pix = append(pix, byte((19595*uint32(r)+38470*uint32(g)+7471*uint32(b)+0x8000)>>16))
+				pix = append(pix, luma(r, g, b))
 				continue
 			}
 			pix = append(pix, r, g, b)
 		}
 	}
 	return pix, h, w
+}
+
+// pilLuma is Pillow's luma of an 8-bit RGB colour (Image.convert("L"),
+// ITU-R 601-2): (19595 R + 38470 G + 7471 B + 0x8000) >> 16.
+func pilLuma(r, g, b uint8) uint8 {
+	return uint8((19595*uint32(r) + 38470*uint32(g) + 7471*uint32(b) + 0x8000) >> 16)
 }
 
 // rgbAt is the non-premultiplied colour of img at (x, y), read without an

@@ -218,3 +218,21 @@ func TestLetterboxFrame(t *testing.T) {
 		t.Errorf("Stretch: Frame %+v, want the picture's size", s)
 	}
 }
+
+// BenchmarkImageInput: cat.bmp (512x341) into a 224x224 RGB input by each
+// resize.
+func BenchmarkImageInput(b *testing.B) {
+	img, err := LoadImage(shared.Model(b, "cat.bmp"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range []Resize{Nearest, Bilinear, PILNearest, PILBilinear, PILBicubic, PILLanczos, PILBox} {
+		b.Run(r.String(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ImageInputWith(img, tensor.Uint8, []int{1, 224, 224, 3}, InputOptions{Resize: r}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
