@@ -25,16 +25,18 @@ const maxPixelsHelp = `  --max-pixels N   the most pixels (width times height) a
                    the header claims
 `
 
-// resizeHelp documents --resize and --fit in the help of every command
-// that takes --image.
-const resizeHelp = `  --resize FILTER  resize the picture as Pillow's Image.resize (9.4) does
-                   with FILTER, byte for byte: nearest, bilinear, bicubic,
-                   lanczos, area (Pillow's BOX) or hamming; for C = 1 on
-                   Pillow's luma (Image.convert("L")). pycoral's examples
-                   resize with lanczos (classify_image.py, detect_image.py),
-                   its classification tests with nearest. Without --resize,
-                   delego's own nearest neighbour (top-left sampling, as
-                   "delego run -h" says under --image), as before.
+// resizeHelp documents --resize and --fit in "delego run -h", which the
+// other commands that take --image refer to.
+const resizeHelp = `  --resize FILTER  resize the picture byte for byte as Pillow's Image.resize
+                   does (Pillow 9.4) with FILTER: nearest, bilinear,
+                   bicubic, lanczos, area (Pillow's BOX) or hamming; for
+                   C = 1 on Pillow's luma (Image.convert("L")). Byte for
+                   byte from a BMP or PNG: Go decodes a JPEG differently
+                   from Pillow's libjpeg. pycoral's examples resize with
+                   lanczos (classify_image.py, detect_image.py), its
+                   classification tests with nearest. Without --resize,
+                   delego's own nearest neighbour (see --image above), as
+                   before.
   --fit FIT        stretch (default): the picture fills the input, whatever
                    its aspect ratio; letterbox: as pycoral's
                    set_resized_input, the w x h picture is scaled by
