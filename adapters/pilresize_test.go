@@ -236,3 +236,27 @@ func BenchmarkImageInput(b *testing.B) {
 		})
 	}
 }
+
+// TestLetterboxObjects: --task detect's boxes on a letterboxed input come
+// back in the picture's pixels as pycoral's get_objects(interpreter,
+// threshold, scale) gives them before it truncates: normalised times the
+// input's size over the scale.
+func TestLetterboxObjects(t *testing.T) {
+	img := image.NewGray(image.Rect(0, 0, 512, 341))
+	frame := InputOptions{Fit: Letterbox}.Frame(img, []int{1, 300, 300, 3}) // scale 0.5859375
+	outs := []Output{
+		floats("boxes", []int{1, 1, 4}, 0.1, 0.2, 0.5, 0.6),
+		floats("classes", []int{1, 1}, 16),
+		floats("scores", []int{1, 1}, 0.9),
+		floats("count", []int{1}, 1),
+	}
+	r, err := ReadTask(TaskDetect, outs, TaskOptions{Threshold: noThreshold(), Frame: frame})
+	if err != nil || len(r.Objects) != 1 {
+		t.Fatalf("%+v, %v; want one object", r, err)
+	}
+	// 300/0.5859375 = 512 pixels across the input, the picture's width.
+	want := BBox{YMin: 0.1 * 512, XMin: 0.2 * 512, YMax: 0.5 * 512, XMax: 0.6 * 512}
+	if got := r.Objects[0].BBox; got != want {
+		t.Errorf("box %+v, want %+v", got, want)
+	}
+}
