@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	_ "image/jpeg" // register JPEG for image.Decode
 	_ "image/png"  // register PNG for image.Decode
 	"io"
@@ -176,12 +175,12 @@ func resizeNearest(img image.Image, oh, ow, oc int) []byte {
 				out = append(out, gray.GrayAt(sx, sy).Y)
 				continue
 			}
-			c := color.NRGBAModel.Convert(img.At(sx, sy)).(color.NRGBA)
+			r, g, b := rgbAt(img, sx, sy)
 			if oc == 1 {
-				out = append(out, luma(c.R, c.G, c.B))
+				out = append(out, luma(r, g, b))
 				continue
 			}
-			out = append(out, c.R, c.G, c.B)
+			out = append(out, r, g, b)
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image"
-	"image/color"
 	"math"
 
 	"github.com/delego/delego/tensor"
@@ -15,7 +14,7 @@ type Resize int
 
 const (
 	// Nearest takes the nearest source pixel, as the delego command does
-	// (see ImageInput).
+	// by default (see ImageInput).
 	Nearest Resize = iota
 	// Bilinear interpolates between the four nearest source pixels as
 	// TensorFlow Lite's RESIZE_BILINEAR does with align_corners and
@@ -23,23 +22,91 @@ const (
 	// output pixel (y,x) reads the source at (y*h/H, x*w/W), computed in
 	// float32.
 	Bilinear
+
+	// The PIL resizes give the bytes of Pillow's Image.resize with the
+	// filter of their name, as pycoral's examples and tests feed models
+	// (pycoral's classify_image.py resizes with Image.LANCZOS): on the
+	// picture's RGB pixels, or for a one-channel input on its luma as
+	// Image.convert("L") makes it. The same bytes need the same picture:
+	// a BMP or PNG decodes alike in Go and in Pillow, a JPEG does not
+	// (Go's image/jpeg upsamples the colours by replication, Pillow's
+	// libjpeg smoothly: on Coral's cat_720p.jpg 31% of the values differ,
+	// by up to 26).
+
+	// PILNearest is Image.NEAREST: output pixel x reads source pixel
+	// floor((x+0.5)*w/W), the pixel under its centre.
+	PILNearest
+	// PILBilinear is Image.BILINEAR: a triangle filter that, when it
+	// shrinks, widens to average every source pixel under an output one
+	// (unlike Bilinear).
+	PILBilinear
+	// PILBicubic is Image.BICUBIC (Pillow's default for Image.resize).
+	PILBicubic
+	// PILLanczos is Image.LANCZOS (Image.ANTIALIAS in older Pillows).
+	PILLanczos
+	// PILBox is Image.BOX: every source pixel under an output pixel, each
+	// weighted by how much of it the output pixel covers (area averaging).
+	PILBox
+	// PILHamming is Image.HAMMING.
+	PILHamming
 )
 
-// String names the method: "nearest" or "bilinear".
+// String names the method: "nearest" and "bilinear" (delego's and
+// TFLite's), "PIL nearest", "PIL lanczos" and so on.
 func (r Resize) String() string {
 	switch r {
 	case Nearest:
 		return "nearest"
 	case Bilinear:
 		return "bilinear"
+	case PILNearest:
+		return "PIL nearest"
+	case PILBilinear:
+		return "PIL bilinear"
+	case PILBicubic:
+		return "PIL bicubic"
+	case PILLanczos:
+		return "PIL lanczos"
+	case PILBox:
+		return "PIL box"
+	case PILHamming:
+		return "PIL hamming"
 	}
 	return fmt.Sprintf("Resize(%d)", int(r))
+}
+
+// Fit is where the resized picture goes in the input.
+type Fit int
+
+const (
+	// Stretch resizes the picture to the whole input, whatever its aspect
+	// ratio.
+	Stretch Fit = iota
+	// Letterbox keeps the aspect ratio, as pycoral's
+	// common.set_resized_input does: the picture (w by h) is resized to
+	// int(w*s) by int(h*s) with s = min(W/w, H/h), put in the top-left
+	// corner of the input, and the rest of the input is zero (the bytes
+	// 0, whatever the input's type and normalisation).
+	Letterbox
+)
+
+// String names the fit: "stretch" or "letterbox".
+func (f Fit) String() string {
+	switch f {
+	case Stretch:
+		return "stretch"
+	case Letterbox:
+		return "letterbox"
+	}
+	return fmt.Sprintf("Fit(%d)", int(f))
 }
 
 // InputOptions say how ImageInputWith makes an input tensor from a picture.
 type InputOptions struct {
 	// Resize is the scaling; the zero value is Nearest.
 	Resize Resize
+	// Fit is where the picture goes; the zero value is Stretch.
+	Fit Fit
 	// Norm maps a pixel value p to a real input value (p-Mean)/Std: the
 	// value of a FLOAT32 input, and of a quantized one with Quant.
 	Norm Norm
@@ -54,8 +121,8 @@ type InputOptions struct {
 
 // ImageInputWith converts img into the bytes of an image input tensor of
 // type typ and shape [1,H,W,C] as opts say. Pixels are RGB (alpha
-// ignored), or BT.601 luma for C = 1 (see ImageInput). ImageInput is
-// ImageInputWith with only Norm set.
+// ignored), or luma for C = 1 (BT.601 as ImageInput says, or Pillow's for
+// the PIL resizes). ImageInput is ImageInputWith with only Norm set.
 func ImageInputWith(img image.Image, typ tensor.DType, shape []int, opts InputOptions) ([]byte, error) {
 	oh, ow, oc, err := ImageShape(shape)
 	if err != nil {
@@ -70,23 +137,93 @@ func ImageInputWith(img image.Image, typ tensor.DType, shape []int, opts InputOp
 	if (typ == tensor.Float32 || opts.Quant != nil) && (norm.Std == 0 || math.IsNaN(norm.Std) || math.IsNaN(norm.Mean)) {
 		return nil, fmt.Errorf("normalisation (p-%v)/%v is not a usable mapping", norm.Mean, norm.Std)
 	}
-	var values []float32
-	switch opts.Resize {
-	case Nearest:
-		values = toFloats(resizeNearest(img, oh, ow, oc))
-	case Bilinear:
-		values = resizeBilinear(img, oh, ow, oc)
+	rh, rw := oh, ow // the resized picture's size
+	switch opts.Fit {
+	case Stretch:
+	case Letterbox:
+		if _, rw, rh, err = LetterboxSize(img.Bounds(), ow, oh); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, fmt.Errorf("unknown resize %v", opts.Resize)
+		return nil, fmt.Errorf("unknown fit %v", opts.Fit)
 	}
+	values, err := resize(img, rh, rw, oc, opts.Resize)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
 	switch {
 	case typ == tensor.Float32:
-		return floatInput(values, norm), nil
+		data = floatInput(values, norm)
 	case opts.Quant != nil:
-		return quantizedInput(values, typ, norm, opts.Quant)
+		if data, err = quantizedInput(values, typ, norm, opts.Quant); err != nil {
+			return nil, err
+		}
 	default:
-		return pixelInput(values, typ), nil
+		data = pixelInput(values, typ)
 	}
+	if rh == oh && rw == ow {
+		return data, nil
+	}
+	// Letterbox: the rows of the picture in the input's top-left corner.
+	out := make([]byte, oh*ow*oc*typ.Size())
+	in, row := rw*oc*typ.Size(), ow*oc*typ.Size()
+	for y := range rh {
+		copy(out[y*row:], data[y*in:(y+1)*in])
+	}
+	return out, nil
+}
+
+// resize returns the oh x ow x oc values of img resized by r.
+func resize(img image.Image, oh, ow, oc int, r Resize) ([]float32, error) {
+	switch r {
+	case Nearest:
+		return toFloats(resizeNearest(img, oh, ow, oc)), nil
+	case Bilinear:
+		return resizeBilinear(img, oh, ow, oc), nil
+	case PILNearest, PILBilinear, PILBicubic, PILLanczos, PILBox, PILHamming:
+		pix, h, w := pictureBytes(img, oc, pilLuma)
+		return toFloats(pilResize(pix, h, w, oc, oh, ow, r)), nil
+	}
+	return nil, fmt.Errorf("unknown resize %v", r)
+}
+
+// LetterboxSize is how pycoral's common.set_resized_input fits a picture
+// of size pic into an input of w by h pixels: the scale s = min(w/pw,
+// h/ph) and the size int(pw*s) by int(ph*s) the picture is resized to.
+// A picture so narrow that a side comes to no pixel is an error.
+func LetterboxSize(pic image.Rectangle, w, h int) (scale float64, sw, sh int, err error) {
+	pw, ph := pic.Dx(), pic.Dy()
+	if pw < 1 || ph < 1 {
+		return 0, 0, 0, fmt.Errorf("letterbox: the picture is empty (%dx%d)", pw, ph)
+	}
+	scale = min(float64(w)/float64(pw), float64(h)/float64(ph))
+	sw, sh = int(float64(pw)*scale), int(float64(ph)*scale)
+	if sw < 1 || sh < 1 {
+		return 0, 0, 0, fmt.Errorf("letterbox: the %dx%d picture scaled by %g to fit %dx%d is %dx%d pixels, nothing on one side", pw, ph, scale, w, h, sw, sh)
+	}
+	return scale, sw, sh, nil
+}
+
+// Frame is the Frame that takes the coordinates of results on an input of
+// shape [1,H,W,C] made from img by ImageInputWith with o to img's pixels:
+// the picture's size for Stretch; for Letterbox the input's size and the
+// scale (see Frame.Scale). It is the zero Frame (normalised coordinates)
+// where ImageInputWith would refuse the shape or the fit.
+func (o InputOptions) Frame(img image.Image, shape []int) Frame {
+	h, w, _, err := ImageShape(shape)
+	if err != nil {
+		return Frame{}
+	}
+	switch o.Fit {
+	case Stretch:
+		return Frame{Width: img.Bounds().Dx(), Height: img.Bounds().Dy()}
+	case Letterbox:
+		if s, _, _, err := LetterboxSize(img.Bounds(), w, h); err == nil {
+			return Frame{Width: w, Height: h, Scale: s}
+		}
+	}
+	return Frame{}
 }
 
 // toFloats widens 8-bit pixel values.
@@ -152,7 +289,8 @@ func quantizedInput(values []float32, typ tensor.DType, norm Norm, q *tensor.Qua
 // product is rounded to float32 on its own, so that no platform fuses a
 // multiply and an add into different bits.
 func resizeBilinear(img image.Image, oh, ow, oc int) []float32 {
-	src, h, w := sourceValues(img, oc)
+	pix, h, w := pictureBytes(img, oc, luma)
+	src := toFloats(pix)
 	sy, sx := float32(h)/float32(oh), float32(w)/float32(ow)
 	out := make([]float32, 0, oh*ow*oc)
 	for y := range oh {
@@ -172,28 +310,4 @@ func resizeBilinear(img image.Image, oh, ow, oc int) []float32 {
 		}
 	}
 	return out
-}
-
-// sourceValues are img's pixels as float32, row by row: RGB for oc = 3,
-// luma (or a grayscale picture's own value) for oc = 1.
-func sourceValues(img image.Image, oc int) (values []float32, h, w int) {
-	b := img.Bounds()
-	h, w = b.Dy(), b.Dx()
-	gray, isGray := img.(*image.Gray)
-	values = make([]float32, 0, h*w*oc)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if oc == 1 && isGray {
-				values = append(values, float32(gray.GrayAt(x, y).Y))
-				continue
-			}
-			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
-			if oc == 1 {
-				values = append(values, float32(luma(c.R, c.G, c.B)))
-				continue
-			}
-			values = append(values, float32(c.R), float32(c.G), float32(c.B))
-		}
-	}
-	return values, h, w
 }

@@ -122,7 +122,8 @@ func TestImageInputWithMistakes(t *testing.T) {
 		opts InputOptions
 		want string
 	}{
-		{tensor.Uint8, InputOptions{Resize: Resize(7)}, "unknown resize Resize(7)"},
+		{tensor.Uint8, InputOptions{Resize: Resize(17)}, "unknown resize Resize(17)"},
+		{tensor.Uint8, InputOptions{Fit: Fit(3)}, "unknown fit Fit(3)"},
 		{tensor.Uint8, InputOptions{Norm: norm, Quant: &tensor.Quantization{Scale: []float32{1, 2}, ZeroPoint: []int64{0, 0}}}, "want one positive scale"},
 		{tensor.Uint8, InputOptions{Norm: norm, Quant: &tensor.Quantization{Scale: []float32{0}}}, "want one positive scale"},
 		{tensor.Int8, InputOptions{Quant: &tensor.Quantization{Scale: []float32{1}}}, "not a usable mapping"},

@@ -22,6 +22,11 @@ type runInputs struct {
 	labels adapters.Labels
 }
 
+// picture is --image and how the flags say to read it.
+func (f *runFlags) picture() picture {
+	return picture{path: f.image, norm: f.norm, normGiven: f.normGiven, maxPixels: f.maxPixels, resize: f.resize.resize, fit: f.resize.fit}
+}
+
 // readInputs reads what the flags give the model m: its inputs (from
 // --image, with the picture's frame, --input files, or --input NAME=FILE
 // for --signature) and --labels. It also checks that --task classify has
@@ -29,7 +34,7 @@ type runInputs struct {
 func (f *runFlags) readInputs(ctx context.Context, m *model.Model, logf func(string, ...any)) (in runInputs, err error) {
 	switch {
 	case f.image != "":
-		in.data, in.frame, err = imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+		in.data, in.frame, err = imageInputs(ctx, m, f.picture())
 	case f.signature != "":
 		in.data, err = readSignatureInputs(ctx, m, f.signature, f.inputs, logf)
 	default:

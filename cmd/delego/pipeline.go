@@ -58,6 +58,8 @@ Flags:
   --image PICTURE  a picture for a first segment with one image input (as
                    "delego run" reads it); one --image per input of the
                    stream
+  --resize FILTER  resize --image with Pillow's FILTER (see "delego run -h")
+  --fit FIT        stretch or letterbox --image (see "delego run -h")
 ` + maxPixelsHelp + `  --runs N         inputs pushed through the pipeline, and run one after
                    the other (default 20, or the stream's length when it is
                    longer; at least the stream's length)
@@ -102,6 +104,7 @@ type pipelineFlags struct {
 	inputs     stringList
 	images     stringList
 	maxPixels  int
+	resize     resizeFlags
 	runs       int
 	runsGiven  bool
 	inFlight   int
@@ -117,6 +120,7 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 	fs.Var(&f.inputs, "input", "")
 	fs.Var(&f.images, "image", "")
 	defineMaxPixels(fs, &f.maxPixels)
+	f.resize.define(fs)
 	fs.IntVar(&f.runs, "runs", 20, "")
 	fs.IntVar(&f.inFlight, "in-flight", 0, "")
 	fs.StringVar(&f.devices, "devices", "", "")
@@ -141,6 +145,9 @@ func parsePipelineFlags(args []string, stdout io.Writer) (*pipelineFlags, error)
 	}
 	set := setFlags(fs)
 	if err := checkMaxPixels("pipeline", set, f.maxPixels, f.images.String()); err != nil {
+		return nil, err
+	}
+	if err := f.resize.parse("pipeline", set, f.images.String()); err != nil {
 		return nil, err
 	}
 	if err := f.resultFlags.check("pipeline", set); err != nil {
@@ -348,7 +355,7 @@ type streamInput struct {
 func streamInputs(ctx context.Context, m *model.Model, f *pipelineFlags) ([]streamInput, error) {
 	var stream []streamInput
 	for _, path := range f.images {
-		data, frame, err := imageInputs(ctx, m, picture{path: path, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels})
+		data, frame, err := imageInputs(ctx, m, picture{path: path, norm: adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd}, maxPixels: f.maxPixels, resize: f.resize.resize, fit: f.resize.fit})
 		if err != nil {
 			return nil, err
 		}

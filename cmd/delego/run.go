@@ -28,14 +28,16 @@ Inputs, one way or the other:
                    file named *.json, a JSON list of strings; as many
                    strings as the tensor has elements.
   --image PICTURE  a PNG, JPEG or BMP picture for a model with one input of
-                   shape [1,H,W,C], C = 1 or 3. The picture is resized to HxW
-                   by nearest neighbour (output pixel (y,x) = source pixel
-                   (min(h-1, y*h/H), min(w-1, x*w/W)), integer division, rows
-                   from the top) and taken as RGB; alpha is ignored. For C = 1
-                   the luma Y = (299 R + 587 G + 114 B + 500) / 1000 (rounded
-                   to nearest) is used, or the pixels of a grayscale picture
-                   as they are. Values by input type: UINT8 the pixel p, INT8
-                   p-128, FLOAT32 (p-mean)/std.
+                   shape [1,H,W,C], C = 1 or 3. By default (see --resize)
+                   the picture is resized to HxW by nearest neighbour
+                   (output pixel (y,x) = source pixel (min(h-1, y*h/H),
+                   min(w-1, x*w/W)), integer division, rows from the top)
+                   and taken as RGB; alpha is ignored. For C = 1 the luma
+                   Y = (299 R + 587 G + 114 B + 500) / 1000 (rounded to
+                   nearest) is used, or the pixels of a grayscale picture
+                   as they are. Values by input type: UINT8 the pixel p,
+                   INT8 p-128, FLOAT32 (p-mean)/std. --resize lanczos gives
+                   the bytes pycoral's classify_image.py feeds.
   --signature NAME run the model's signature def NAME (delego inspect lists
                    them) instead of its own inputs and outputs: give each of
                    the signature's inputs as --input INPUT=FILE, INPUT its
@@ -45,7 +47,7 @@ Inputs, one way or the other:
                    first runs on the CPU kernels.
   --mean M         mean for FLOAT32 image inputs (default 127.5)
   --std S          standard deviation for FLOAT32 image inputs (default 127.5)
-` + maxPixelsHelp + `
+` + resizeHelp + maxPixelsHelp + `
 Outputs:
   --output FILE    write every output tensor's raw bytes, concatenated in the
                    model's output order, to FILE (a STRING output's bytes
@@ -116,6 +118,7 @@ type runFlags struct {
 	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
+	resize     resizeFlags
 	signature  string
 	resultFlags
 }
@@ -133,6 +136,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
+	f.resize.define(fs)
 	return fs
 }
 
@@ -162,6 +166,9 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 		return nil, usagef("run", "--task, --top and --labels read the model's own outputs; they do not apply to --signature")
 	}
 	if err := checkMaxPixels("run", set, f.maxPixels, f.image); err != nil {
+		return nil, err
+	}
+	if err := f.resize.parse("run", set, f.image); err != nil {
 		return nil, err
 	}
 	if err := f.resultFlags.check("run", set); err != nil {

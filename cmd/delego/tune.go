@@ -38,6 +38,8 @@ Inputs, one way or another (default: pseudo-random, as "delego bench"):
   --inputs-from DIR  the regular files of DIR, sorted by name, one per input
   --mean M           mean for FLOAT32 --image inputs (default 127.5)
   --std S            standard deviation for them (default 127.5)
+  --resize FILTER    resize --image with Pillow's FILTER (see "delego run -h")
+  --fit FIT          stretch or letterbox --image (see "delego run -h")
 ` + maxPixelsHelp + `
 Writes into --out DIR (created if missing):
   events.jsonl   one TFLite BenchmarkEvent (configuration.proto) per line as
@@ -99,6 +101,7 @@ type tuneFlags struct {
 	norm       adapters.Norm
 	normGiven  bool
 	maxPixels  int
+	resize     resizeFlags
 	delegation delegationFlags
 }
 
@@ -117,6 +120,7 @@ func (f *tuneFlags) flagSet() *flag.FlagSet {
 	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
+	f.resize.define(fs)
 	f.delegation.define(fs)
 	return fs
 }
@@ -159,6 +163,9 @@ func parseTuneFlags(args []string, stdout io.Writer) (*tuneFlags, error) {
 		return nil, usagef("tune", "--max-steps and --max-relative-error must not be negative")
 	}
 	if err := checkMaxPixels("tune", set, f.maxPixels, f.image); err != nil {
+		return nil, err
+	}
+	if err := f.resize.parse("tune", set, f.image); err != nil {
 		return nil, err
 	}
 	f.model = pos[0]
@@ -239,7 +246,7 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 func (f *tuneFlags) readInputs(ctx context.Context, m *model.Model) ([][]byte, error) {
 	switch {
 	case f.image != "":
-		data, _, err := imageInputs(ctx, m, picture{f.image, f.norm, f.normGiven, f.maxPixels})
+		data, _, err := imageInputs(ctx, m, picture{path: f.image, norm: f.norm, normGiven: f.normGiven, maxPixels: f.maxPixels, resize: f.resize.resize, fit: f.resize.fit})
 		return data, err
 	case len(f.inputs) > 0:
 		return readInputFiles(ctx, m, f.inputs)
