@@ -205,6 +205,7 @@ type job struct {
 	addrs map[executable.Meta]uint64
 }
 
+// newJob starts running e.
 func newJob(e *executable.Executable) *job {
 	return &job{e: e, steps: deviceSteps(e), out: map[string][]byte{}, addrs: map[executable.Meta]uint64{}}
 }
