@@ -88,3 +88,65 @@ func TestRunEdgeTPUSimulatedFirmware(t *testing.T) {
 		t.Errorf("a bad device: %d %q", code, stderr)
 	}
 }
+
+// TestRunKerasLSTMSimulated: Coral's keras_lstm_mnist_ptq_edgetpu.tflite
+// (google-coral/test_data, read from DELEGO_GITHUB_MODELS laid out as
+// OWNER+NAME/PATH: it is not in ../shared), whose DMA hints are not fully
+// deterministic, passes inspect's runtime check and runs on the simulated
+// device from the command line, its LSTM state tensors included: the
+// trace shows the driver asking for every DMA descriptor (descr_ep 0xff)
+// and the events the device sends: the parameters' and inputs' DMAs the
+// hints name, then the three output DMAs and the completion that only the
+// device's descriptors tell of.
+func TestRunKerasLSTMSimulated(t *testing.T) {
+	dir := os.Getenv("DELEGO_GITHUB_MODELS")
+	if dir == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS (a folder of OWNER+NAME/PATH files) holding google-coral+test_data/keras_lstm_mnist_ptq_edgetpu.tflite")
+	}
+	model := filepath.Join(dir, "google-coral+test_data", "keras_lstm_mnist_ptq_edgetpu.tflite")
+	code, stdout, stderr := cli(t, "inspect", model)
+	if code != exitOK || !strings.Contains(stdout, "runtime check: ok") ||
+		!strings.Contains(stdout, "DMA hints: 5, not fully deterministic (the device sends DMA descriptors): 1 instruction, 4 in (1424 bytes), 0 out") {
+		t.Errorf("inspect: %d %q\n%s", code, stderr, stdout)
+	}
+	trace := filepath.Join(t.TempDir(), "usb.trace")
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvTrace, trace)
+	input := filepath.Join(t.TempDir(), "x.raw")
+	if err := os.WriteFile(input, make([]byte, 28*28), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, stderr := runOutput(t, model, []string{"--input", input}, "--delegate", "edgetpu")
+	if len(got) != 10 || !strings.Contains(stderr, "simulated") {
+		t.Errorf("%d output bytes, stderr %q", len(got), stderr)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "CTRL OUT bmRequestType=0x40 bRequest=0x00 wValue=0xc148 wIndex=0x0004 wLength=8 result=8 data=ff00000000000000") {
+		t.Error("the trace has no write of 0xff to descr_ep (0x4c148)")
+	}
+	var events []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if _, ev, ok := strings.Cut(l, "BULK_IN_DONE ep=0x82 "); ok && strings.Contains(ev, "COMPLETED") {
+			events = append(events, ev[strings.Index(ev, "data=")+5:])
+		}
+	}
+	// Address (8 bytes), length (4), tag (1), 3 zero bytes: the caching
+	// executable's parameters (43968 bytes at 0x7f1000000000, tag 2) and
+	// its interrupt 0 (tag 4); the main executable's parameters (576 bytes
+	// a page after), its inputs (784, 24, 40 bytes, tag 1, a page each
+	// after the scratch page at 0x7f2000000000), its outputs (16, 24, 40
+	// bytes, tag 3) and its interrupt 0.
+	want := []string{
+		"00000000107f0000c0ab000002000000", "00000000000000000000000004000000",
+		"00b00000107f00004002000002000000",
+		"00100000207f00001003000001000000", "00200000207f00001800000001000000", "00300000207f00002800000001000000",
+		"00400000207f00001000000003000000", "00500000207f00001800000003000000", "00600000207f00002800000003000000",
+		"00000000000000000000000004000000",
+	}
+	if strings.Join(events, " ") != strings.Join(want, " ") {
+		t.Errorf("events:\n%q\nwant\n%q", events, want)
+	}
+}

@@ -12,8 +12,9 @@ const edgetpuHelp = `  edgetpu[]                    one per edgetpu-custom-op no
                                check ("ok", or why the edgetpu delegate would
                                refuse the node before looking for a device:
                                Coral's runtime checks, the node's tensors, and
-                               the USB driver's, such as DMA hints that are
-                               not fully deterministic), packages[]: {chip_code (null: not named),
+                               the USB driver's, such as DMA hints that name
+                               a layer the executable does not have),
+                               packages[]: {chip_code (null: not named),
                                  bytes, identifier, min_runtime_version,
                                  compiler_version, keypair_version,
                                  signature_bytes, virtual_chip_id,
@@ -26,7 +27,9 @@ const edgetpuHelp = `  edgetpu[]                    one per edgetpu-custom-op no
                                    tpu_dram_parameters, serialized_model_bytes,
                                    bitstreams[]: {bytes, field_offsets,
                                      fields_by_target {target: count}},
-                                   dma_hints: {count, fully_deterministic,
+                                   dma_hints: {count, fully_deterministic
+                                     (false: the device's DMA descriptors
+                                     tell the driver the rest),
                                      instruction, dma_in, dma_in_bytes, dma_out,
                                      dma_out_bytes, interrupt, fence},
                                    inputs[], outputs[]: {name, data_type, dims

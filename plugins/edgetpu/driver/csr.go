@@ -69,6 +69,14 @@ const (
 	csrIdleRegister               = 0x4a000 // idleRegister
 )
 
+// descr_ep values (UsbDriver::InitializeChip): a bit per descriptor tag
+// the device sends DMA descriptors for on the event endpoint; 0xf0 the
+// four scalar core interrupts, 0xff also the bulk DMAs.
+const (
+	descrEPInterrupts = 0xf0
+	descrEPAll        = 0xff
+)
+
 // Run control values (driver/hardware_structures.h, enum RunControl).
 const (
 	runControlMoveToRun  = 1

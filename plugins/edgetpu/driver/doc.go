@@ -22,6 +22,14 @@
 //     8-byte headers, outputs from the queued bulk-in transfers, completion
 //     on the event of scalar core interrupt 0. Outputs are relayouted into
 //     the tensors' order (api/layer_information.cc; program.Relayout).
+//   - An executable whose DMA hints are not fully deterministic (Coral's
+//     Keras LSTM) runs as libedgetpu runs one with
+//     usb_enable_bulk_descriptors_from_device: for that run the device
+//     sends a DMA descriptor for each of its DMAs (descr_ep 0xff, instead
+//     of 0xf0: interrupts only); the driver matches them with the DMAs of
+//     the hints and carries out those the hints leave out, and the
+//     request ends at a global fence, on the device's completion
+//     interrupt (UsbDriver::HandleDmaDescriptor, DmaInfoExtractor).
 //   - Every transfer is bounded by Options.Timeout. A failure of the bus or
 //     the device (a timeout, a stall, a disconnection, a fatal error
 //     interrupt, no completion event) fails the run and leaves the driver

@@ -24,7 +24,14 @@ import (
 // pkg reads the package of the only edgetpu-custom-op node of a shared model.
 func pkg(t *testing.T, name string) *executable.Package {
 	t.Helper()
-	b, err := os.ReadFile(shared.Model(t, name))
+	return pkgFile(t, shared.Model(t, name))
+}
+
+// pkgFile reads the package of the only edgetpu-custom-op node of the
+// model file at path.
+func pkgFile(t *testing.T, path string) *executable.Package {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +50,7 @@ func pkg(t *testing.T, name string) *executable.Package {
 		}
 		return co.Packages[0]
 	}
-	t.Fatalf("%s has no %s node", name, executable.CustomOp)
+	t.Fatalf("%s has no %s node", path, executable.CustomOp)
 	return nil
 }
 

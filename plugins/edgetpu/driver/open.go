@@ -120,6 +120,9 @@ type Driver struct {
 	cached   map[*program.Program]bool
 
 	events chan event
+	// bulk: the device sends DMA descriptors for bulk DMAs too (descr_ep
+	// 0xff), not only for interrupts (0xf0, set at open).
+	bulk   bool
 	bg     context.Context
 	stopBG context.CancelFunc
 	wg     sync.WaitGroup
@@ -460,7 +463,7 @@ func (d *Driver) initializeChip(ctx context.Context) error {
 	if _, err := c.read32(ctx, csrOMC0_00); err != nil {
 		return err
 	}
-	if err := c.write64(ctx, csrDescrEP, 0xf0); err != nil {
+	if err := c.write64(ctx, csrDescrEP, descrEPInterrupts); err != nil {
 		return err
 	}
 	if err := c.write64(ctx, csrMultiBOEP, 0); err != nil {

@@ -52,15 +52,23 @@ const (
 	ioBulkIn
 	ioInterrupt
 	ioFence
+	// ioGlobalFence ends a request whose DMA hints are not fully
+	// deterministic (DmaDescriptorType::kGlobalFence).
+	ioGlobalFence
 )
 
-// io is one DMA of a request, from one DMA hint: libedgetpu's DmaInfo
-// (DmaInfoExtractor::ExtractDmaHints) as a UsbIoRequest.
+// io is one DMA of a request, from one DMA hint (libedgetpu's DmaInfo,
+// DmaInfoExtractor::ExtractDmaHints, as a UsbIoRequest) or from a DMA
+// descriptor the device sent (UsbDriver::HandleDmaDescriptor).
 type io struct {
 	kind ioKind
 	tag  byte
-	// data is what a bulk-out sends, or where a bulk-in's bytes go.
+	// data is what a bulk-out sends, or where a bulk-in's bytes go; addr
+	// is its device address, which the device's descriptors name.
 	data []byte
+	addr uint64
+	// in is the buffer a bulk-in fills (nil for the other kinds).
+	in   *region
 	what string
 }
 
@@ -73,16 +81,63 @@ type request struct {
 	// bitstreams are the linked instruction bitstreams the instruction
 	// DMAs send.
 	bitstreams [][]byte
+	// regions are the buffers the device's DMA descriptors may name.
+	regions []*region
+	// descriptors: the executable's DMA hints are not fully deterministic;
+	// the device's DMA descriptors say what else to move, and the request
+	// ends behind a global fence (DmaInfoExtractor::ExtractDmaHints).
+	descriptors bool
 }
 
-// buffers are the host buffers of one request and their device addresses.
-type buffers struct {
-	scratch     []byte
-	scratchAddr uint64
-	inputs      map[string][][]byte // per layer, per batch
-	inputAddrs  map[string][]uint64
-	outputs     map[string][][]byte
-	outputAddrs map[string][]uint64
+// region is one buffer of a request at its device address.
+type region struct {
+	addr uint64
+	data []byte
+	// send is the tag of a bulk-out from it (0: none); recv says whether a
+	// bulk-in may fill it.
+	send byte
+	recv bool
+	what string
+	// filled: a bulk-in put bytes in it.
+	filled bool
+}
+
+// slice is the io that moves bytes [at, at+n) of g (an address the
+// caller checked).
+func (g *region) slice(kind ioKind, tag byte, at, n int, what string) io {
+	x := io{kind: kind, tag: tag, data: g.data[at : at+n], addr: g.addr + uint64(at), what: what}
+	if kind == ioBulkIn {
+		x.in = g
+	}
+	return x
+}
+
+// lookup is the DMA a descriptor from the device asks for: a bulk-out of
+// input activations (tag 1) or parameters (tag 2), or a bulk-in of output
+// activations (tag 3), of bytes that one buffer of the request holds
+// (UsbDriver::HandleDmaDescriptor, where libedgetpu's NopAddressSpace
+// translates the address).
+func (r *request) lookup(ev event) (io, error) {
+	what := fmt.Sprintf("the device's DMA descriptor (tag %d, %d bytes at %#x)", ev.tag, ev.length, ev.addr)
+	if ev.tag != TagInputActivations && ev.tag != TagParameters && ev.tag != TagOutputActivations {
+		return io{}, fmt.Errorf("%w: %s: not a DMA the device may ask for", ErrDeviceFault, what)
+	}
+	if ev.length == 0 {
+		return io{}, fmt.Errorf("%w: %s: an empty DMA", ErrDeviceFault, what)
+	}
+	for _, g := range r.regions {
+		if ev.addr < g.addr || ev.addr-g.addr > uint64(len(g.data)) || uint64(ev.length) > uint64(len(g.data))-(ev.addr-g.addr) {
+			continue
+		}
+		at, n := int(ev.addr-g.addr), int(ev.length)
+		switch {
+		case ev.tag == TagOutputActivations && g.recv:
+			return g.slice(ioBulkIn, ev.tag, at, n, fmt.Sprintf("%s (into %s)", what, g.what)), nil
+		case ev.tag != TagOutputActivations && g.send == ev.tag:
+			return g.slice(ioBulkOut, ev.tag, at, n, fmt.Sprintf("%s (from %s)", what, g.what)), nil
+		}
+	}
+	return io{}, fmt.Errorf("%w: %s: no buffer of the request holds those bytes", ErrDeviceFault, what)
 }
 
 // newRequest links p for one request. params is the device address of p's
@@ -93,18 +148,24 @@ type buffers struct {
 func newRequest(p *program.Program, params uint64, inputs [][][]byte, a *arena) (*request, error) {
 	e := p.Exe
 	batches := max(e.BatchSize, 1)
-	b := buffers{
-		inputs: map[string][][]byte{}, inputAddrs: map[string][]uint64{},
-		outputs: map[string][][]byte{}, outputAddrs: map[string][]uint64{},
-	}
-	// DeviceBufferMapper::MapScratch, MapInputs, MapOutputs.
-	if e.ScratchBytes > 0 {
-		b.scratch = make([]byte, e.ScratchBytes)
-		b.scratchAddr = a.alloc(e.ScratchBytes)
-	}
 	if len(inputs) != len(e.Inputs) {
 		return nil, fmt.Errorf("%d inputs for %d input layers", len(inputs), len(e.Inputs))
 	}
+	r := &request{outputs: make([][][]byte, len(e.Outputs)), descriptors: p.Descriptors()}
+	add := func(addr uint64, data []byte, send byte, recv bool, what string) *region {
+		g := &region{addr: addr, data: data, send: send, recv: recv, what: what}
+		r.regions = append(r.regions, g)
+		return g
+	}
+	// DeviceBufferMapper::MapScratch, MapInputs, MapOutputs.
+	var scratch, parameters *region
+	if e.ScratchBytes > 0 {
+		scratch = add(a.alloc(e.ScratchBytes), make([]byte, e.ScratchBytes), TagInputActivations, true, "scratch")
+	}
+	if len(e.Parameters) > 0 {
+		parameters = add(params, e.Parameters, TagParameters, false, "parameters")
+	}
+	layers := map[executable.Target]map[string][]*region{executable.InputActivation: {}, executable.OutputActivation: {}}
 	for i := range e.Inputs {
 		l := &e.Inputs[i]
 		for batch := range batches {
@@ -118,19 +179,33 @@ func newRequest(p *program.Program, params uint64, inputs [][][]byte, a *arena) 
 				data = make([]byte, l.ActualBytes())
 			}
 			buf := program.InputBuffer(l, data, p.Reads(l.Name))
-			b.inputs[l.Name] = append(b.inputs[l.Name], buf)
-			b.inputAddrs[l.Name] = append(b.inputAddrs[l.Name], a.alloc(len(buf)))
+			g := add(a.alloc(len(buf)), buf, TagInputActivations, false, fmt.Sprintf("input %q batch %d", l.Name, batch))
+			layers[executable.InputActivation][l.Name] = append(layers[executable.InputActivation][l.Name], g)
 		}
 	}
-	r := &request{outputs: make([][][]byte, len(e.Outputs))}
 	for i := range e.Outputs {
 		l := &e.Outputs[i]
-		for range batches {
+		for batch := range batches {
 			buf := make([]byte, l.PaddedBytes())
-			b.outputs[l.Name] = append(b.outputs[l.Name], buf)
-			b.outputAddrs[l.Name] = append(b.outputAddrs[l.Name], a.alloc(len(buf)))
+			g := add(a.alloc(len(buf)), buf, 0, true, fmt.Sprintf("output %q batch %d", l.Name, batch))
+			layers[executable.OutputActivation][l.Name] = append(layers[executable.OutputActivation][l.Name], g)
 			r.outputs[i] = append(r.outputs[i], buf)
 		}
+	}
+	// buffer is the region a linker field or a DMA hint names (nil: none
+	// mapped).
+	buffer := func(m executable.Meta) *region {
+		switch m.Target {
+		case executable.ScratchBase:
+			return scratch
+		case executable.ParameterBase:
+			return parameters
+		case executable.InputActivation, executable.OutputActivation:
+			if gs := layers[m.Target][m.Layer]; m.Batch < len(gs) {
+				return gs[m.Batch]
+			}
+		}
+		return nil
 	}
 
 	// InstructionBuffers::LinkInstructionBuffers: scratch when there is
@@ -140,36 +215,13 @@ func newRequest(p *program.Program, params uint64, inputs [][][]byte, a *arena) 
 	for _, bs := range e.Bitstreams {
 		data := append([]byte(nil), bs.Data...)
 		for _, f := range bs.Fields {
-			var addr uint64
-			switch m := f.Meta; m.Target {
-			case executable.ScratchBase:
-				if b.scratch == nil {
-					continue
-				}
-				addr = b.scratchAddr
-			case executable.ParameterBase:
-				if len(e.Parameters) == 0 {
-					continue
-				}
-				addr = params
-			case executable.InputActivation:
-				addrs, ok := b.inputAddrs[m.Layer]
-				if !ok {
-					continue
-				}
-				addr = addrs[m.Batch]
-			case executable.OutputActivation:
-				addrs, ok := b.outputAddrs[m.Layer]
-				if !ok {
-					continue
-				}
-				addr = addrs[m.Batch]
-			default:
+			g := buffer(f.Meta)
+			if g == nil {
 				continue
 			}
-			v := uint32(addr)
+			v := uint32(g.addr)
 			if f.Meta.Upper {
-				v = uint32(addr >> 32)
+				v = uint32(g.addr >> 32)
 			}
 			copyUint32(data, f.Bit, v)
 		}
@@ -190,22 +242,15 @@ func newRequest(p *program.Program, params uint64, inputs [][][]byte, a *arena) 
 		case executable.HintFence:
 			r.ios = append(r.ios, io{kind: ioFence, what: what + " (fence)"})
 		case executable.HintDMA:
-			end := h.Offset + h.Size
-			m := h.Meta
-			switch m.Target {
-			case executable.InputActivation:
-				r.ios = append(r.ios, io{kind: ioBulkOut, tag: TagInputActivations, data: b.inputs[m.Layer][m.Batch][h.Offset:end], what: fmt.Sprintf("%s (input %q batch %d)", what, m.Layer, m.Batch)})
-			case executable.OutputActivation:
-				r.ios = append(r.ios, io{kind: ioBulkIn, tag: TagOutputActivations, data: b.outputs[m.Layer][m.Batch][h.Offset:end], what: fmt.Sprintf("%s (output %q batch %d)", what, m.Layer, m.Batch)})
-			case executable.ParameterBase:
-				r.ios = append(r.ios, io{kind: ioBulkOut, tag: TagParameters, data: e.Parameters[h.Offset:end], what: what + " (parameters)"})
-			case executable.ScratchBase:
-				if h.Out {
-					r.ios = append(r.ios, io{kind: ioBulkIn, tag: TagOutputActivations, data: b.scratch[h.Offset:end], what: what + " (scratch out)"})
-				} else {
-					r.ios = append(r.ios, io{kind: ioBulkOut, tag: TagInputActivations, data: b.scratch[h.Offset:end], what: what + " (scratch in)"})
-				}
+			g := buffer(h.Meta)
+			kind, tag, dir := ioBulkOut, g.send, " in"
+			if h.Out {
+				kind, tag, dir = ioBulkIn, TagOutputActivations, " out"
 			}
+			if g != scratch {
+				dir = ""
+			}
+			r.ios = append(r.ios, g.slice(kind, tag, h.Offset, h.Size, fmt.Sprintf("%s (%s%s)", what, g.what, dir)))
 		}
 	}
 	return r, nil

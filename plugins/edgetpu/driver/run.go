@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/delego/delego/plugins/edgetpu/program"
@@ -390,51 +391,261 @@ func (d *Driver) Run(ctx context.Context, m *program.Model, inputs [][]byte, bat
 	return outputs, nil
 }
 
-// pending is an interrupt DMA waiting for its event.
-type pending struct {
-	tag byte
-	req int
-	io  *io
+// step is one DMA of a run, or a fence, in UsbDriver's queue of
+// UsbIoRequests (io_requests_): req is the request it belongs to; matched
+// says that the event or DMA descriptor the device sends for it came, or
+// that none will (UsbIoRequest::SourceAndMatchStatus: instructions are
+// never described, and a DMA the device asked for is its own).
+type step struct {
+	io
+	req     int
+	matched bool
+}
+
+// queue is one Run's DMAs on their way (UsbDriver::ProcessIo): the steps
+// of every request in order, the next one to carry out, and whether the
+// device sends descriptors for bulk DMAs too (descr_ep 0xff) or for
+// interrupts only.
+type queue struct {
+	d     *Driver
+	reqs  []*request
+	steps []step
+	at    int
+	bulk  bool
 }
 
 // execute moves the requests' DMAs in hint order, as UsbDriver::ProcessIo
 // does in single bulk-out endpoint mode: every bulk-out behind its header,
 // in chunks of at most 1 MiB; a bulk-in request filled from the queued
-// bulk-in transfers before anything after it goes out; interrupt DMAs
-// waiting for their events (HandleDmaDescriptor matches each event with
-// the oldest interrupt DMA not yet matched) without holding up the DMAs
-// after them, except at a fence.
+// bulk-in transfers before anything after it goes out; interrupts waiting
+// for their events without holding up the DMAs after them, except at a
+// fence. When a request's hints are not fully deterministic, the device
+// sends a descriptor for each DMA it makes (descr_ep 0xff for the whole
+// run): each matches the oldest hinted DMA of its kind and buffer not yet
+// matched, or is a DMA of the device's own that the driver then carries
+// out; such a request ends at a global fence that clears when the
+// device's completion interrupt has come.
 func (d *Driver) execute(ctx context.Context, reqs []*request) error {
-	var waiting []pending
+	q := &queue{d: d, reqs: reqs, bulk: slices.ContainsFunc(reqs, func(r *request) bool { return r.descriptors })}
 	for ri, r := range reqs {
-		for k := range r.ios {
-			x := &r.ios[k]
+		for _, x := range r.ios {
+			q.steps = append(q.steps, step{io: x, req: ri, matched: !described(x.kind, x.tag, q.bulk)})
+		}
+		if r.descriptors {
+			what := fmt.Sprintf("request %d (the device's DMA descriptors after its DMA hints)", ri)
+			q.steps = append(q.steps, step{io: io{kind: ioGlobalFence, what: what}, req: ri, matched: true})
+		}
+	}
+	if err := d.descriptors(ctx, q.bulk); err != nil {
+		return err
+	}
+	return q.run(ctx)
+}
+
+// described reports whether the device sends an event for a DMA of that
+// kind and tag: for an interrupt always; for a bulk DMA but instructions
+// in bulk descriptor mode.
+func described(kind ioKind, tag byte, bulk bool) bool {
+	switch kind {
+	case ioInterrupt:
+		return true
+	case ioBulkOut, ioBulkIn:
+		return bulk && tag != TagInstructions
+	}
+	return false
+}
+
+// run carries out the steps: the bulk DMAs in order, a fence or the end
+// once the events that clear it have come; in bulk descriptor mode it
+// takes the descriptors that came before each step, and carries out the
+// DMAs they add.
+func (q *queue) run(ctx context.Context) error {
+	for {
+		if q.bulk {
+			if err := q.drain(); err != nil {
+				return err
+			}
+		}
+		if q.at < len(q.steps) {
+			s := &q.steps[q.at]
 			var err error
-			switch x.kind {
+			switch s.kind {
 			case ioBulkOut:
-				err = d.send(ctx, x)
+				err = q.d.send(ctx, &s.io)
 			case ioBulkIn:
-				err = d.receive(ctx, x)
-			case ioInterrupt:
-				waiting = append(waiting, pending{tag: x.tag, req: ri, io: x})
-			case ioFence:
-				for len(waiting) > 0 && waiting[0].req == ri {
-					if err = d.await(ctx, waiting[0]); err != nil {
-						break
-					}
-					waiting = waiting[1:]
-				}
+				err = q.d.receive(ctx, &s.io)
 			}
 			if err != nil {
 				return err
 			}
+			if s.kind != ioFence && s.kind != ioGlobalFence {
+				q.at++
+				continue
+			}
+		}
+		what, ok := q.cleared(q.at)
+		switch {
+		case !ok:
+			if err := q.wait(ctx, what); err != nil {
+				return err
+			}
+		case q.at == len(q.steps):
+			return q.filled()
+		default:
+			q.at++
 		}
 	}
-	for _, p := range waiting {
-		if err := d.await(ctx, p); err != nil {
+}
+
+// cleared reports whether the run may pass step k (a fence, or the end at
+// len(steps)): every step before it matched and, at a global fence, the
+// device's completion interrupt come for its request (UsbDriver::ProcessIo
+// completes a request at its interrupt 0; SingleQueueDmaScheduler clears
+// the global fence then). Else it names what the run waits for.
+func (q *queue) cleared(k int) (string, bool) {
+	for _, s := range q.steps[:k] {
+		if !s.matched {
+			return s.what, false
+		}
+	}
+	if k == len(q.steps) || q.steps[k].kind != ioGlobalFence {
+		return "", true
+	}
+	req := q.steps[k].req
+	for _, s := range q.steps[:k] {
+		if s.req == req && s.kind == ioInterrupt && s.tag == TagInterrupt0 {
+			return "", true
+		}
+	}
+	return q.steps[k].what, false
+}
+
+// wait takes one event from the device, for at most the timeout: the
+// device that never sends it fails the run with ErrNoCompletion.
+func (q *queue) wait(ctx context.Context, what string) error {
+	timer := time.NewTimer(q.d.opts.Timeout)
+	defer timer.Stop()
+	select {
+	case ev := <-q.d.events:
+		return q.match(ev)
+	case <-timer.C:
+		return fmt.Errorf("%w: %s: no event within %v", ErrNoCompletion, what, q.d.opts.Timeout)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+	}
+}
+
+// drain takes the events that have come.
+func (q *queue) drain() error {
+	for {
+		select {
+		case ev := <-q.d.events:
+			if err := q.match(ev); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// match is UsbDriver::HandleDmaDescriptor: the event matches the oldest
+// step not yet matched, up to the first fence the run has not passed
+// (the DMAs after it are not queued yet), that has its tag and, for a bulk
+// DMA, its address and length. Without bulk descriptors only interrupts
+// are matched, and an event that is not the oldest one's is a fault (the
+// device raised an interrupt nothing waits for). With them, an event of
+// another tag than the oldest unmatched step's is a DMA of the device's
+// own (add).
+func (q *queue) match(ev event) error {
+	for k := range q.steps {
+		s := &q.steps[k]
+		switch {
+		case s.kind == ioFence || s.kind == ioGlobalFence:
+			if k >= q.at {
+				return q.add(ev, k)
+			}
+			continue
+		case s.matched:
+			continue
+		case s.tag != ev.tag && !q.bulk:
+			return fmt.Errorf("%w: %s: the device sent event tag %d, want %d", ErrDeviceFault, s.what, ev.tag, s.tag)
+		case s.tag != ev.tag:
+			return q.add(ev, k)
+		case s.kind != ioInterrupt && (s.addr != ev.addr || len(s.data) != int(ev.length)):
+			continue
+		}
+		s.matched = true
+		return nil
+	}
+	return q.add(ev, len(q.steps))
+}
+
+// add queues the DMA an unmatched descriptor asks for before the first
+// fence from step k (UsbDriver::HandleDmaDescriptor pushes it behind the
+// DMAs queued), in the request of that fence (or the last request).
+func (q *queue) add(ev event, k int) error {
+	if !q.bulk {
+		return fmt.Errorf("%w: an event with tag %d that no DMA waits for", ErrDeviceFault, ev.tag)
+	}
+	for k < len(q.steps) && q.steps[k].kind != ioFence && q.steps[k].kind != ioGlobalFence {
+		k++
+	}
+	req := len(q.reqs) - 1
+	if k < len(q.steps) {
+		req = q.steps[k].req
+	}
+	s := step{req: req, matched: true}
+	if ev.tag >= TagInterrupt0 && ev.tag < TagInterrupt0+4 {
+		s.io = io{kind: ioInterrupt, tag: ev.tag, what: fmt.Sprintf("the device's interrupt %d", ev.tag-TagInterrupt0)}
+	} else {
+		x, err := q.reqs[req].lookup(ev)
+		if err != nil {
 			return err
 		}
+		s.io = x
 	}
+	q.steps = slices.Insert(q.steps, k, s)
+	return nil
+}
+
+// filled checks, once the device has completed a run in bulk descriptor
+// mode, that it sent every output buffer something: one it never
+// described would be passed off as its result.
+func (q *queue) filled() error {
+	if !q.bulk {
+		return nil
+	}
+	for _, r := range q.reqs {
+		for _, g := range r.regions {
+			if g.recv && g.send == 0 && !g.filled {
+				return fmt.Errorf("%w: the device completed the request without sending %s", ErrDeviceFault, g.what)
+			}
+		}
+	}
+	return nil
+}
+
+// descriptors sets which DMA descriptors the device sends: all of them
+// (descr_ep 0xff) or the scalar core interrupts' only (0xf0), as
+// UsbDriver::InitializeChip does by usb_enable_bulk_descriptors_from_device.
+// libedgetpu chooses once for the driver (and refuses executables whose
+// hints are not fully deterministic without them); this driver opens with
+// interrupts only and switches when a run needs the other (its TODO:
+// "find a way to mix models, switching on and off descriptors on the
+// fly").
+func (d *Driver) descriptors(ctx context.Context, bulk bool) error {
+	if d.bulk == bulk {
+		return nil
+	}
+	v := uint64(descrEPInterrupts)
+	if bulk {
+		v = descrEPAll
+	}
+	if err := d.c.write64(ctx, csrDescrEP, v); err != nil {
+		return err
+	}
+	d.bulk = bulk
 	return nil
 }
 
@@ -484,26 +695,10 @@ func (d *Driver) receive(ctx context.Context, x *io) error {
 		k := copy(dst, d.leftover)
 		dst, d.leftover = dst[k:], d.leftover[k:]
 	}
-	return nil
-}
-
-// await waits for the event that matches an interrupt DMA, for at most
-// the timeout: the device that never sends it fails the run with
-// ErrNoCompletion.
-func (d *Driver) await(ctx context.Context, p pending) error {
-	timer := time.NewTimer(d.opts.Timeout)
-	defer timer.Stop()
-	select {
-	case ev := <-d.events:
-		if ev.tag != p.tag {
-			return fmt.Errorf("%w: %s: the device sent event tag %d, want %d", ErrDeviceFault, p.io.what, ev.tag, p.tag)
-		}
-		return nil
-	case <-timer.C:
-		return fmt.Errorf("%w: %s: no event within %v", ErrNoCompletion, p.io.what, d.opts.Timeout)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: %w", p.io.what, context.Cause(ctx))
+	if x.in != nil {
+		x.in.filled = true
 	}
+	return nil
 }
 
 // Speed is the speed the device was opened at.

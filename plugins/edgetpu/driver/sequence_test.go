@@ -678,8 +678,9 @@ func TestCachingToken(t *testing.T) {
 // closeAndCompareCtrl closes d, checks that the device saw no protocol
 // violations and that the control transfers were those of opening an
 // application-mode device at SuperSpeed, initialising it at maximum
-// performance and closing it, and returns the traced streams.
-func (r *rig) closeAndCompareCtrl(t *testing.T, d *driver.Driver) map[string][]string {
+// performance and closing it, with the runs' between (none, unless
+// given), and returns the traced streams.
+func (r *rig) closeAndCompareCtrl(t *testing.T, d *driver.Driver, runs ...func(*ctrl)) map[string][]string {
 	t.Helper()
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -691,6 +692,9 @@ func (r *rig) closeAndCompareCtrl(t *testing.T, d *driver.Driver) map[string][]s
 	var c ctrl
 	prepareApp(&c, usb.SpeedSuper)
 	initialise(&c, usb.SpeedSuper, driver.PerformanceMax)
+	for _, run := range runs {
+		run(&c)
+	}
 	closing(&c, driver.PerformanceMax)
 	compare(t, "control transfers", s["ctrl"], c)
 	return s

@@ -96,8 +96,8 @@ func nodeTensorInfo(sg *model.Subgraph, idx []int) []executable.Tensor {
 // CheckNode says why the edgetpu delegate would refuse operator op of
 // subgraph sg of m, which should be an edgetpu-custom-op node (nil: it
 // takes it): everything its Compile holds a node to before it looks for a
-// device, the runtime's checks and the driver's (fully deterministic DMA
-// hints, say).
+// device, the runtime's checks and the driver's (DMA hints that name
+// existing layers, say).
 func CheckNode(m *model.Model, sg, op int) error {
 	_, err := readNode(m, m.Subgraph(sg), op)
 	return err

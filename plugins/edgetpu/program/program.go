@@ -25,16 +25,23 @@ type Program struct {
 	reads map[string]int
 }
 
+// Descriptors reports whether the device must send DMA descriptors for
+// p: its DMA hints are not fully deterministic, so they name only some
+// of its DMAs (the instructions, say), and the driver moves the others
+// as the device's descriptors ask (libedgetpu's
+// usb_enable_bulk_descriptors_from_device, UsbDriver::HandleDmaDescriptor).
+func (p *Program) Descriptors() bool { return !p.Exe.DMA.FullyDeterministic }
+
 // Reads is how far the DMA hints read the input layer called name: its
 // padded size, or further (to the end of its last page) where a hint does.
 func (p *Program) Reads(name string) int { return p.reads[name] }
 
 // NewProgram checks e for running on the device: compiled for the Beagle
 // chip, instruction bitstreams that are all non-empty with their linker
-// fields inside them, fully deterministic DMA hints (the driver does not
-// take DMA descriptors from the device, descr_ep 0xf0) that name existing
-// chunks, layers and bytes, a completion interrupt, and output layers it can
-// relayout.
+// fields inside them, DMA hints that name existing chunks, layers and
+// bytes, a completion interrupt among them when they are fully
+// deterministic (else the device's DMA descriptors raise it), and output
+// layers it can relayout.
 func NewProgram(e *executable.Executable) (*Program, error) {
 	p := &Program{Exe: e, reads: map[string]int{}}
 	name := e.Kind.String()
@@ -65,9 +72,6 @@ func NewProgram(e *executable.Executable) (*Program, error) {
 				return fail("instruction bitstream %d: field for batch %d of %d", i, f.Meta.Batch, e.BatchSize)
 			}
 		}
-	}
-	if !e.DMA.FullyDeterministic {
-		return fail("its DMA hints are not fully deterministic, which the USB driver requires when the device sends no DMA descriptors")
 	}
 	layer := func(ls []executable.Layer, n string) *executable.Layer {
 		for i := range ls {
@@ -137,7 +141,7 @@ func NewProgram(e *executable.Executable) (*Program, error) {
 			return fail("DMA hint %d of kind %s", i, h.Kind)
 		}
 	}
-	if p.interrupts == 0 {
+	if p.interrupts == 0 && !p.Descriptors() {
 		return fail("no DMA hint raises the completion interrupt (scalar core interrupt 0); the request could never complete")
 	}
 	for i := range e.Outputs {

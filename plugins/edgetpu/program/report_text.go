@@ -91,7 +91,7 @@ func writeExecutable(w io.Writer, ei int, e ExecutableReport) {
 			words.Plural(b.FieldOffsets, "field offset", "field offsets"), formatTargets(b.FieldsByTarget))
 	}
 	d := e.DMAHints
-	det := "not fully deterministic"
+	det := "not fully deterministic (the device sends DMA descriptors)"
 	if d.FullyDeterministic {
 		det = "fully deterministic"
 	}

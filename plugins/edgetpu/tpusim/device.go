@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/usb"
@@ -191,10 +192,82 @@ func defaultFirmwareCheck(b []byte) error {
 // job is an executable the device runs: its hints walked as its
 // instructions would drive the DMAs.
 type job struct {
-	e      *executable.Executable
+	e *executable.Executable
+	// steps are the DMAs the instructions make: the hints, then, where
+	// they are not fully deterministic, the rest (deviceSteps).
+	steps  []executable.DMAHint
 	cursor int
 	seed   byte
 	out    map[string][]byte // output layer/batch: its padded bytes
+	// addrs are the buffers' device addresses the host linked into the
+	// instructions, by target, layer and batch (a DMA descriptor names
+	// them).
+	addrs map[executable.Meta]uint64
+}
+
+// newJob starts running e.
+func newJob(e *executable.Executable) *job {
+	return &job{e: e, steps: deviceSteps(e), out: map[string][]byte{}, addrs: map[executable.Meta]uint64{}}
+}
+
+// deviceSteps are the DMAs e's instructions make: its hints, which name
+// them all when they are fully deterministic; else, after them (the
+// simulated device's choice, in the spirit of the Keras LSTM's hints,
+// which name the instructions and inputs only), each input layer batch no
+// hint reads and each output layer batch no hint writes, whole, then the
+// completion interrupt when no hint raises it.
+func deviceSteps(e *executable.Executable) []executable.DMAHint {
+	steps := slices.Clone(e.DMA.Hints)
+	if e.DMA.FullyDeterministic {
+		return steps
+	}
+	moved := map[executable.Meta]bool{}
+	done := false
+	for _, h := range steps {
+		moved[h.Meta] = moved[h.Meta] || h.Kind == executable.HintDMA
+		done = done || h.Kind == executable.HintInterrupt && h.Interrupt == 0
+	}
+	whole := func(target executable.Target, ls []executable.Layer, out bool) {
+		for i := range ls {
+			for b := range max(e.BatchSize, 1) {
+				m := executable.Meta{Target: target, Layer: ls[i].Name, Batch: b}
+				if !moved[m] {
+					steps = append(steps, executable.DMAHint{Kind: executable.HintDMA, Out: out, Meta: m, Size: ls[i].PaddedBytes()})
+				}
+			}
+		}
+	}
+	whole(executable.InputActivation, e.Inputs, false)
+	whole(executable.OutputActivation, e.Outputs, true)
+	if !done {
+		steps = append(steps, executable.DMAHint{Kind: executable.HintInterrupt})
+	}
+	return steps
+}
+
+// link records the addresses the host linked into an instruction
+// bitstream's fields.
+func (j *job) link(b executable.Bitstream, data []byte) {
+	for _, f := range b.Fields {
+		v := uint64(fieldValue(data, f.Bit))
+		m := f.Meta
+		shift := 0
+		if m.Upper {
+			shift = 32
+		}
+		m.Upper = false
+		j.addrs[m] = j.addrs[m]&^(0xffffffff<<shift) | v<<shift
+	}
+}
+
+// fieldValue reads the 32 bits at bit offset bit, least significant first
+// (driver's copyUint32, read back).
+func fieldValue(data []byte, bit int) uint32 {
+	var v uint32
+	for i := range 32 {
+		v |= uint32(data[(bit+i)/8]>>uint((bit+i)%8)&1) << i
+	}
+	return v
 }
 
 // bulkOut takes the single bulk-out endpoint's stream: headers and data;
@@ -205,8 +278,8 @@ func (d *Device) bulkOut(ep int, data []byte) error {
 	raised := d.raised
 	d.raised = nil
 	d.mu.Unlock()
-	for _, tag := range raised {
-		d.raise(tag)
+	for _, ev := range raised {
+		d.raise(ev)
 	}
 	return err
 }
@@ -274,7 +347,7 @@ func (d *Device) take(tag byte, data []byte) {
 		}
 		for _, e := range d.programs {
 			if len(e.Bitstreams) > 0 && matches(e.Bitstreams[0], data) {
-				d.job = &job{e: e, out: map[string][]byte{}}
+				d.job = newJob(e)
 				if e.Kind != executable.ParameterCaching {
 					d.invokes++
 				}
@@ -287,9 +360,10 @@ func (d *Device) take(tag byte, data []byte) {
 		}
 	}
 	j := d.job
-	h := j.e.DMA.Hints[j.cursor]
+	h := j.steps[j.cursor]
 	switch {
 	case h.Kind == executable.HintInstruction && tag == 0 && matches(j.e.Bitstreams[h.Chunk], data):
+		j.link(j.e.Bitstreams[h.Chunk], data)
 	case h.Kind == executable.HintDMA && !h.Out && h.Size == len(data) && tag == infeedTag(h):
 		if h.Meta.Target == executable.InputActivation {
 			for _, b := range data {
@@ -312,23 +386,50 @@ func infeedTag(h executable.DMAHint) byte {
 	return 1
 }
 
-// advance runs the job's hints up to the next one that waits for the host.
+// advance runs the job's steps up to the next one that waits for the host:
+// an instruction chunk, or an input DMA it describes first.
 func (d *Device) advance() {
 	j := d.job
-	for j.cursor < len(j.e.DMA.Hints) {
-		h := j.e.DMA.Hints[j.cursor]
+	for j.cursor < len(j.steps) {
+		h := j.steps[j.cursor]
 		switch {
-		case h.Kind == executable.HintInstruction, h.Kind == executable.HintDMA && !h.Out:
+		case h.Kind == executable.HintInstruction:
+			return
+		case h.Kind == executable.HintDMA && !h.Out:
+			d.describe(j, infeedTag(h), h)
 			return
 		case h.Kind == executable.HintDMA:
+			d.describe(j, 3, h)
 			d.send(j, h)
 			d.computed = j.e.Kind != executable.ParameterCaching
 		case h.Kind == executable.HintInterrupt:
-			d.raised = append(d.raised, byte(4+h.Interrupt))
+			d.describe(j, byte(4+h.Interrupt), h)
 		}
 		j.cursor++
 	}
 	d.job = nil
+}
+
+// describe queues the event descriptor of a step when descr_ep asks for
+// its tag: for a DMA, its device address (the buffer's, as the host linked
+// it into the instructions, plus the offset) and length; for an
+// interrupt, address and length 0 (UsbMlCommands::EventDescriptor).
+func (d *Device) describe(j *job, tag byte, h executable.DMAHint) {
+	if d.regs[regDescrEP]&(1<<tag) == 0 {
+		return
+	}
+	ev := make([]byte, 16)
+	if h.Kind == executable.HintDMA {
+		base, ok := j.addrs[h.Meta]
+		if !ok {
+			d.violate("%s: the instructions carry no address for a DMA of %s %q batch %d", j.e.Kind, h.Meta.Target, h.Meta.Layer, h.Meta.Batch)
+			return
+		}
+		binary.LittleEndian.PutUint64(ev, base+uint64(h.Offset))
+		binary.LittleEndian.PutUint32(ev[8:], uint32(h.Size))
+	}
+	ev[12] = tag
+	d.raised = append(d.raised, ev)
 }
 
 // chunk is the outfeed chunk length in bytes (outfeed_chunk_length counts
@@ -369,14 +470,11 @@ func (d *Device) send(j *job, h executable.DMAHint) {
 	d.sim.QueueBulkIn(1, packets...)
 }
 
-// raise sends an interrupt's event descriptor on endpoint 2: address and
-// length 0, the tag in byte 12.
-func (d *Device) raise(tag byte) {
+// raise sends an event descriptor on endpoint 2.
+func (d *Device) raise(ev []byte) {
 	if e := d.fault(Op{Kind: "raise-event", Endpoint: 2}); e.fault == Drop || e.fault == Hang {
 		return
 	}
-	ev := make([]byte, 16)
-	ev[12] = tag
 	d.sim.QueueBulkIn(2, ev)
 }
 

@@ -20,7 +20,16 @@
 //     the input activations and parameters they name, sends each output
 //     activation on bulk-in endpoint 1 in chunks of the outfeed chunk
 //     length, and raises each interrupt as an event descriptor on bulk-in
-//     endpoint 2.
+//     endpoint 2;
+//   - where the host asks for them (descr_ep 0xff, libedgetpu's
+//     usb_enable_bulk_descriptors_from_device), it also sends an event
+//     descriptor for each DMA it makes (the tag, the buffer's device
+//     address that the host linked into the instructions, the length),
+//     before it takes an input DMA or sends an output one; and when an
+//     executable's hints are not fully deterministic it makes, after them,
+//     the DMAs they leave out (each input and output layer no hint moves,
+//     whole, then the completion interrupt), which the host learns of from
+//     those descriptors only.
 //
 // The output activations it sends are not the model's results: each
 // element holds a counter started from the sum of the request's input
@@ -70,6 +79,9 @@ func resetRegisters() map[uint32]uint64 {
 		0x1a0dc: 0x3ff0000,  // omc0_dc (Omc0DC)
 		0x4a000: 0x9000,     // idleRegister (IdleRegister)
 		0x1a000: 0x01000000, // omc0_00
+		// descr_ep: event descriptors for the scalar core interrupts only,
+		// as libedgetpu's default sets it (an assumption).
+		regDescrEP: 0xf0,
 	}
 }
 
@@ -78,6 +90,10 @@ const (
 	regOutfeedChunkLength = 0x4c058
 	regTileConfig0        = 0x48788
 	regHIBErrorStatus     = 0x486f0
+	// regDescrEP (descr_ep) has a bit per descriptor tag the device sends
+	// event descriptors for: 0-3 its DMAs (instructions never), 4-7 the
+	// scalar core interrupts.
+	regDescrEP = 0x4c148
 )
 
 // Fault is what an injected fault does to an operation.
@@ -110,8 +126,9 @@ const (
 type Op struct {
 	// Kind is "control-in", "control-out", "bulk-out", "bulk-in",
 	// "interrupt-in", "reset", "new-stream" (a queue of bulk-in transfers
-	// made) or "raise-event" (the device about to raise an interrupt's
-	// event).
+	// made) or "raise-event" (the device about to send an event
+	// descriptor: an interrupt's, or a DMA's where descr_ep asks for
+	// them).
 	Kind     string
 	Endpoint int
 	Setup    usb.Setup
@@ -165,7 +182,7 @@ type Device struct {
 	dmaLen     int
 	dmaData    []byte
 	job        *job
-	raised     []byte // interrupt tags to raise once the bulk-out is taken
+	raised     [][]byte // event descriptors to send once the bulk-out is taken
 	counts     map[string]int
 	invokes    int // invokes begun (Op.Invoke)
 	plan       plan
