@@ -198,129 +198,146 @@ single4done: \
 	SINGLE4_STORE; \
 	JMP  done
 
+// The VNNI tile kernels multiply with VPDPBUSD, unsigned bytes times signed
+// bytes: tileVNNI uint8 rows by int8 weights, tileVNNIUW (UnsignedW) int8
+// rows, read as they come, by uint8 weights. Their steps take the
+// multiply-add as a parameter: DOT(w, x, acc) for weights w and a row's
+// broadcast bytes x in registers, DOTM for weights in memory (VPDPBUSD
+// reads only its signed operand from memory, so DOTM_UW loads the
+// unsigned weights into Z12 first).
+#define DOT_SW(w, x, acc) VPDPBUSD w, x, acc
+#define DOT_UW(w, x, acc) VPDPBUSD x, w, acc
+#define DOTM_SW(w, x, acc) VPDPBUSD w, x, acc
+#define DOTM_UW(w, x, acc) VMOVDQU32 w, Z12; VPDPBUSD x, Z12, acc
+
 // VNNI_PAIR4 and VNNI_SINGLE4 are ROWS4's steps with VPDPBUSD: each row's
 // 4 bytes broadcast, times one or two blocks of weights.
-#define VNNI_PAIR4 \
+#define VNNI_PAIR4(DOT) \
 	VMOVDQU32    (BX), Z8; \
 	VMOVDQU32    (BX)(DX*1), Z9; \
 	VPBROADCASTD (SI), Z10; \
 	VPBROADCASTD (SI)(R8*1), Z11; \
 	VPBROADCASTD (SI)(R8*2), Z12; \
 	VPBROADCASTD (SI)(R9*1), Z13; \
-	VPDPBUSD     Z8, Z10, Z0; \
-	VPDPBUSD     Z9, Z10, Z4; \
-	VPDPBUSD     Z8, Z11, Z1; \
-	VPDPBUSD     Z9, Z11, Z5; \
-	VPDPBUSD     Z8, Z12, Z2; \
-	VPDPBUSD     Z9, Z12, Z6; \
-	VPDPBUSD     Z8, Z13, Z3; \
-	VPDPBUSD     Z9, Z13, Z7
+	DOT(Z8, Z10, Z0); \
+	DOT(Z9, Z10, Z4); \
+	DOT(Z8, Z11, Z1); \
+	DOT(Z9, Z11, Z5); \
+	DOT(Z8, Z12, Z2); \
+	DOT(Z9, Z12, Z6); \
+	DOT(Z8, Z13, Z3); \
+	DOT(Z9, Z13, Z7)
 
-#define VNNI_SINGLE4 \
+#define VNNI_SINGLE4(DOT) \
 	VMOVDQU32    (BX), Z8; \
 	VPBROADCASTD (SI), Z10; \
 	VPBROADCASTD (SI)(R8*1), Z11; \
 	VPBROADCASTD (SI)(R8*2), Z12; \
 	VPBROADCASTD (SI)(R9*1), Z13; \
-	VPDPBUSD     Z8, Z10, Z0; \
-	VPDPBUSD     Z8, Z11, Z1; \
-	VPDPBUSD     Z8, Z12, Z2; \
-	VPDPBUSD     Z8, Z13, Z3
+	DOT(Z8, Z10, Z0); \
+	DOT(Z8, Z11, Z1); \
+	DOT(Z8, Z12, Z2); \
+	DOT(Z8, Z13, Z3)
+
+#define VNNI_PAIR4_SW VNNI_PAIR4(DOT_SW)
+#define VNNI_SINGLE4_SW VNNI_SINGLE4(DOT_SW)
+#define VNNI_PAIR4_UW VNNI_PAIR4(DOT_UW)
+#define VNNI_SINGLE4_UW VNNI_SINGLE4(DOT_UW)
+
+// VNNI_ROWS1 is the VNNI tile kernels' rows taken one at a time (fewer
+// than four): two blocks at a time, depth unrolled by two into two sets of
+// accumulators (Z0, Z4 and Z1, Z5), the weights read by DOTM.
+#define VNNI_ROWS1(DOTM) \
+	ROWS1_ENTRY; \
+row1: \
+	ROW1_ENTRY; \
+pair1: \
+	CMPQ R12, $2; \
+	JL   single1; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	SHRQ $1, CX; \
+	JZ   pair1odd; \
+pair1loop: \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD 4(SI), Z11; \
+	DOTM((BX), Z10, Z0); \
+	DOTM((BX)(DX*1), Z10, Z4); \
+	DOTM(64(BX), Z11, Z1); \
+	DOTM(64(BX)(DX*1), Z11, Z5); \
+	ADDQ $8, SI; \
+	ADDQ $128, BX; \
+	DECQ CX; \
+	JNZ  pair1loop; \
+pair1odd: \
+	MOVQ TA_K4(DI), CX; \
+	ANDQ $1, CX; \
+	JZ   pair1sum; \
+	VPBROADCASTD (SI), Z10; \
+	DOTM((BX), Z10, Z0); \
+	DOTM((BX)(DX*1), Z10, Z4); \
+pair1sum: \
+	VPADDD Z1, Z0, Z0; \
+	VPADDD Z5, Z4, Z4; \
+	PAIR1_STORE; \
+	JMP  pair1; \
+single1: \
+	CMPQ R12, $1; \
+	JL   row1next; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	SHRQ $1, CX; \
+	JZ   single1odd; \
+single1loop: \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD 4(SI), Z11; \
+	DOTM((BX), Z10, Z0); \
+	DOTM(64(BX), Z11, Z1); \
+	ADDQ $8, SI; \
+	ADDQ $128, BX; \
+	DECQ CX; \
+	JNZ  single1loop; \
+single1odd: \
+	MOVQ TA_K4(DI), CX; \
+	ANDQ $1, CX; \
+	JZ   single1sum; \
+	VPBROADCASTD (SI), Z10; \
+	DOTM((BX), Z10, Z0); \
+single1sum: \
+	VPADDD Z1, Z0, Z0; \
+	SINGLE1_STORE; \
+row1next: \
+	ROW1_NEXT; \
+	JNZ  row1
+
+// TILE_VNNI is a VNNI tile kernel's body: four rows two blocks at a time
+// (ROWS4, 8 accumulators), fewer rows one at a time (VNNI_ROWS1).
+#define TILE_VNNI(PAIR4, SINGLE4, DOTM) \
+	TILE_ENTRY; \
+	CMPQ TA_ROWS(DI), $4; \
+	JNE  rows1; \
+	ROWS4(PAIR4, SINGLE4); \
+rows1: \
+	VNNI_ROWS1(DOTM); \
+done: \
+	VZEROUPPER; \
+	RET
 
 // func tileVNNI(t *TileArgs)
 TEXT ·tileVNNI(SB), NOSPLIT, $0-8
-	TILE_ENTRY
-	CMPQ TA_ROWS(DI), $4
-	JNE rows1
+	TILE_VNNI(VNNI_PAIR4_SW, VNNI_SINGLE4_SW, DOTM_SW)
 
-	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4(VNNI_PAIR4, VNNI_SINGLE4)
-
-	// One row at a time, two blocks at a time, depth unrolled by two.
-rows1:
-	ROWS1_ENTRY
-
-row1:
-	ROW1_ENTRY
-
-pair1:
-	CMPQ R12, $2
-	JL   single1
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	SHRQ $1, CX
-	JZ   pair1odd
-
-pair1loop:
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD 4(SI), Z11
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     (BX)(DX*1), Z10, Z4
-	VPDPBUSD     64(BX), Z11, Z1
-	VPDPBUSD     64(BX)(DX*1), Z11, Z5
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	DECQ         CX
-	JNZ          pair1loop
-
-pair1odd:
-	MOVQ TA_K4(DI), CX
-	ANDQ $1, CX
-	JZ   pair1sum
-	VPBROADCASTD (SI), Z10
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     (BX)(DX*1), Z10, Z4
-
-pair1sum:
-	VPADDD Z1, Z0, Z0
-	VPADDD Z5, Z4, Z4
-	PAIR1_STORE
-	JMP  pair1
-
-single1:
-	CMPQ R12, $1
-	JL   row1next
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	SHRQ $1, CX
-	JZ   single1odd
-
-single1loop:
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD 4(SI), Z11
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     64(BX), Z11, Z1
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	DECQ         CX
-	JNZ          single1loop
-
-single1odd:
-	MOVQ TA_K4(DI), CX
-	ANDQ $1, CX
-	JZ   single1sum
-	VPBROADCASTD (SI), Z10
-	VPDPBUSD     (BX), Z10, Z0
-
-single1sum:
-	VPADDD Z1, Z0, Z0
-	SINGLE1_STORE
-
-row1next:
-	ROW1_NEXT
-	JNZ  row1
-
-done:
-	VZEROUPPER
-	RET
+// func tileVNNIUW(t *TileArgs)
+TEXT ·tileVNNIUW(SB), NOSPLIT, $0-8
+	TILE_VNNI(VNNI_PAIR4_UW, VNNI_SINGLE4_UW, DOTM_UW)
 
 // REQ_TFL_HALF finishes one half (even or odd lanes) of TFLite's rounding
 // on the 64-bit products in p: p += add + ((p + 2^30 < 0) ? neg : 0);
