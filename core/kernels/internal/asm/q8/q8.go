@@ -15,7 +15,7 @@ const (
 	AVX2                   // amd64 AVX2 (VPMADDWD), the wide layout: uint8 rows and int8 weights widened to 16 bits
 	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
-	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
+	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows (int8 rows for INT8 inputs)
 )
 
 // String names k in test output.
@@ -35,9 +35,9 @@ func (k Kernel) SignedRows() bool {
 // weights stored as w+128) and the rows as its signed ones, so that INT8
 // inputs are read as they come (TileArgs.UnsignedW), the +128 taken back
 // by the row term. The kernels of uint8 rows that multiply bytes by bytes
-// do (VNNI, AVX-VNNI and their twin GoU8).
+// do (VNNI, AVX-VNNI, AVX-512BW and their twin GoU8).
 func (k Kernel) UnsignedWeights() bool {
-	return k == GoU8 || k == VNNI || k == AVXVNNI
+	return k == GoU8 || k == VNNI || k == AVXVNNI || k == AVX512BW
 }
 
 // Wide says whether k's tile kernel reads the wide layout of TileArgs:

@@ -41,7 +41,7 @@ func AsmKernels() []Kernel {
 }
 
 // tileAsm runs assembly tile kernel k, or its variant for unsigned
-// weights where t says so (UnsignedW, for VNNI and AVX-VNNI alone).
+// weights where t says so (UnsignedW: not AVX2's).
 func tileAsm(k Kernel, t *TileArgs) {
 	unsignedW := t.UnsignedW != 0
 	switch {
@@ -53,6 +53,8 @@ func tileAsm(k Kernel, t *TileArgs) {
 		tileAVXVNNIUW(t)
 	case k == AVXVNNI:
 		tileAVXVNNI(t)
+	case k == AVX512BW && unsignedW:
+		tileAVX512BWUW(t)
 	case k == AVX512BW:
 		tileAVX512BW(t)
 	default:
@@ -94,6 +96,12 @@ func rowVNNI(t *RowArgs)
 //
 //go:noescape
 func tileAVX512BW(t *TileArgs)
+
+// tileAVX512BWUW is tileGo on int8 rows and uint8 weights (UnsignedW)
+// in AVX-512BW assembly.
+//
+//go:noescape
+func tileAVX512BWUW(t *TileArgs)
 
 // rowAVX512BW is rowGo in AVX-512BW assembly.
 //

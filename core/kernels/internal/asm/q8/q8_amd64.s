@@ -542,25 +542,27 @@ TEXT ·rowVNNI(SB), NOSPLIT, $0-8
 TEXT ·rowAVX512BW(SB), NOSPLIT, $0-8
 	DWROW(MADDWD_MAC)
 
-// The tile kernel for AVX-512BW without VNNI (Skylake-SP and -X; its
-// depthwise kernel is rowAVX512BW, above). VPDPBUSD's four u8*s8
-// products per lane become two VPMADDWD: the even bytes (0 and 2 of each
-// lane) and the odd ones (1 and 3), each widened to words, the row's bytes
-// with zeros and the weights' with their sign. Every sum of two products
-// fits its int32 lane, so the sums are exact, as VPDPBUSD's.
+// The tile kernels for AVX-512BW without VNNI (Skylake-SP and -X; their
+// depthwise kernel is rowAVX512BW, above). VPDPBUSD's four u8*s8 products
+// per lane become two VPMADDWD: the even bytes (0 and 2 of each lane) and
+// the odd ones (1 and 3), each widened to words, the unsigned operand's
+// with zeros and the signed one's with their sign: tileAVX512BW's uint8
+// rows by int8 weights, tileAVX512BWUW's int8 rows by uint8 weights
+// (UnsignedW). Every sum of two products fits its int32 lane, so the sums
+// are exact, as VPDPBUSD's.
 
-// WSPLIT leaves in w the even bytes of w and in wo its odd bytes, as
+// SPLITS leaves in x the even bytes of x and in xo its odd bytes, as
 // sign-extended words.
-#define WSPLIT(w, wo) \
-	VPSRAW $8, w, wo; \
-	VPSLLW $8, w, w; \
-	VPSRAW $8, w, w
+#define SPLITS(x, xo) \
+	VPSRAW $8, x, xo; \
+	VPSLLW $8, x, x; \
+	VPSRAW $8, x, x
 
-// ASPLIT leaves in a the even bytes of a and in ao its odd bytes, as
+// SPLITU leaves in x the even bytes of x and in xo its odd bytes, as
 // zero-extended words. Z29 holds 0x00ff in every word.
-#define ASPLIT(a, ao) \
-	VPSRLW $8, a, ao; \
-	VPANDD Z29, a, a
+#define SPLITU(x, xo) \
+	VPSRLW $8, x, xo; \
+	VPANDD Z29, x, x
 
 // DOTBW adds to acc the four products of each lane of the split row
 // (a, ao) and split weights (w, wo). Clobbers t.
@@ -570,112 +572,114 @@ TEXT ·rowAVX512BW(SB), NOSPLIT, $0-8
 	VPMADDWD ao, wo, t; \
 	VPADDD   t, acc, acc
 
-// ROWBW broadcasts the 4 bytes at src, splits them and adds their products
-// with both split weight blocks (Z8, Z16 and Z9, Z17) to accA and accB.
-// Clobbers Z10-Z12.
-#define ROWBW(src, accA, accB) \
+// ROWBW broadcasts the 4 bytes at src, splits them with ASPLIT and adds
+// their products with both split weight blocks (Z8, Z16 and Z9, Z17) to
+// accA and accB. Clobbers Z10-Z12.
+#define ROWBW(ASPLIT, src, accA, accB) \
 	VPBROADCASTD src, Z10; \
 	ASPLIT(Z10, Z11); \
 	DOTBW(Z10, Z11, Z8, Z16, accA, Z12); \
 	DOTBW(Z10, Z11, Z9, Z17, accB, Z12)
 
 // ROW1BW is ROWBW for the first weight block alone.
-#define ROW1BW(src, acc) \
+#define ROW1BW(ASPLIT, src, acc) \
 	VPBROADCASTD src, Z10; \
 	ASPLIT(Z10, Z11); \
 	DOTBW(Z10, Z11, Z8, Z16, acc, Z12)
 
 // BW_PAIR4 and BW_SINGLE4 are ROWS4's steps without VNNI: the weight
-// blocks split into their even and odd bytes, each row's 4 bytes likewise
-// (ROWBW, ROW1BW).
-#define BW_PAIR4 \
+// blocks split by WSPLIT into their even and odd bytes, each row's 4 bytes
+// likewise by ASPLIT (ROWBW, ROW1BW).
+#define BW_PAIR4(WSPLIT, ASPLIT) \
 	VMOVDQU32 (BX), Z8; \
 	VMOVDQU32 (BX)(DX*1), Z9; \
 	WSPLIT(Z8, Z16); \
 	WSPLIT(Z9, Z17); \
-	ROWBW((SI), Z0, Z4); \
-	ROWBW((SI)(R8*1), Z1, Z5); \
-	ROWBW((SI)(R8*2), Z2, Z6); \
-	ROWBW((SI)(R9*1), Z3, Z7)
+	ROWBW(ASPLIT, (SI), Z0, Z4); \
+	ROWBW(ASPLIT, (SI)(R8*1), Z1, Z5); \
+	ROWBW(ASPLIT, (SI)(R8*2), Z2, Z6); \
+	ROWBW(ASPLIT, (SI)(R9*1), Z3, Z7)
 
-#define BW_SINGLE4 \
+#define BW_SINGLE4(WSPLIT, ASPLIT) \
 	VMOVDQU32 (BX), Z8; \
 	WSPLIT(Z8, Z16); \
-	ROW1BW((SI), Z0); \
-	ROW1BW((SI)(R8*1), Z1); \
-	ROW1BW((SI)(R8*2), Z2); \
-	ROW1BW((SI)(R9*1), Z3)
+	ROW1BW(ASPLIT, (SI), Z0); \
+	ROW1BW(ASPLIT, (SI)(R8*1), Z1); \
+	ROW1BW(ASPLIT, (SI)(R8*2), Z2); \
+	ROW1BW(ASPLIT, (SI)(R9*1), Z3)
+
+#define BW_PAIR4_SW BW_PAIR4(SPLITS, SPLITU)
+#define BW_SINGLE4_SW BW_SINGLE4(SPLITS, SPLITU)
+#define BW_PAIR4_UW BW_PAIR4(SPLITU, SPLITS)
+#define BW_SINGLE4_UW BW_SINGLE4(SPLITU, SPLITS)
+
+// TILE_BW is an AVX-512BW tile kernel's body: four rows two blocks at a
+// time (ROWS4, 8 accumulators), fewer rows one at a time, two blocks at a
+// time, the weights split by WSPLIT and the rows by ASPLIT.
+#define TILE_BW(PAIR4, SINGLE4, WSPLIT, ASPLIT) \
+	TILE_ENTRY; \
+	MOVL $0x00ff00ff, AX; \
+	VPBROADCASTD AX, Z29; \
+	CMPQ TA_ROWS(DI), $4; \
+	JNE  rows1; \
+	ROWS4(PAIR4, SINGLE4); \
+rows1: \
+	ROWS1_ENTRY; \
+row1: \
+	ROW1_ENTRY; \
+pair1: \
+	CMPQ R12, $2; \
+	JL   single1; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z4, Z4, Z4; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	TESTQ CX, CX; \
+	JZ   pair1sum; \
+pair1loop: \
+	VMOVDQU32 (BX), Z8; \
+	VMOVDQU32 (BX)(DX*1), Z9; \
+	WSPLIT(Z8, Z16); \
+	WSPLIT(Z9, Z17); \
+	ROWBW(ASPLIT, (SI), Z0, Z4); \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  pair1loop; \
+pair1sum: \
+	PAIR1_STORE; \
+	JMP  pair1; \
+single1: \
+	CMPQ R12, $1; \
+	JL   row1next; \
+	VPXORD Z0, Z0, Z0; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	TESTQ CX, CX; \
+	JZ   single1sum; \
+single1loop: \
+	VMOVDQU32 (BX), Z8; \
+	WSPLIT(Z8, Z16); \
+	ROW1BW(ASPLIT, (SI), Z0); \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  single1loop; \
+single1sum: \
+	SINGLE1_STORE; \
+row1next: \
+	ROW1_NEXT; \
+	JNZ  row1; \
+done: \
+	VZEROUPPER; \
+	RET
 
 // func tileAVX512BW(t *TileArgs)
 TEXT ·tileAVX512BW(SB), NOSPLIT, $0-8
-	TILE_ENTRY
-	MOVL $0x00ff00ff, AX
-	VPBROADCASTD AX, Z29
-	CMPQ TA_ROWS(DI), $4
-	JNE rows1
+	TILE_BW(BW_PAIR4_SW, BW_SINGLE4_SW, SPLITS, SPLITU)
 
-	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4(BW_PAIR4, BW_SINGLE4)
-
-	// One row at a time, two blocks at a time.
-rows1:
-	ROWS1_ENTRY
-
-row1:
-	ROW1_ENTRY
-
-pair1:
-	CMPQ R12, $2
-	JL   single1
-	VPXORD Z0, Z0, Z0
-	VPXORD Z4, Z4, Z4
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ   pair1sum
-
-pair1loop:
-	VMOVDQU32 (BX), Z8
-	VMOVDQU32 (BX)(DX*1), Z9
-	WSPLIT(Z8, Z16)
-	WSPLIT(Z9, Z17)
-	ROWBW((SI), Z0, Z4)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  pair1loop
-
-pair1sum:
-	PAIR1_STORE
-	JMP  pair1
-
-single1:
-	CMPQ R12, $1
-	JL   row1next
-	VPXORD Z0, Z0, Z0
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ   single1sum
-
-single1loop:
-	VMOVDQU32 (BX), Z8
-	WSPLIT(Z8, Z16)
-	ROW1BW((SI), Z0)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  single1loop
-
-single1sum:
-	SINGLE1_STORE
-
-row1next:
-	ROW1_NEXT
-	JNZ  row1
-
-done:
-	VZEROUPPER
-	RET
+// func tileAVX512BWUW(t *TileArgs)
+TEXT ·tileAVX512BWUW(SB), NOSPLIT, $0-8
+	TILE_BW(BW_PAIR4_UW, BW_SINGLE4_UW, SPLITU, SPLITS)
