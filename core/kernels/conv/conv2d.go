@@ -329,7 +329,7 @@ func (c *Conv2D) Prepare(n *kernel.Node) error {
 		c.xzp = in.ZeroPoint()
 		if filter.Const {
 			key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), signed: c.kind == kindInt8,
-				vnni: c.qg.vnni(), wide: c.qg.kern.Wide(), wzp: c.filterZP(filter), N: outC, K: K}
+				kern: c.qg.kern, wzp: c.filterZP(filter), N: outC, K: K}
 			c.qg.shareWeights(n, key, func(g *qGemm) { c.packQuant(g, filter) })
 			c.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, p.Activation), bias, c.kind == kindUint8)
 		}

@@ -264,7 +264,7 @@ func (f *FullyConnected) prepareQuant(n *kernel.Node, op string, in, filter, bia
 	f.qg.N, f.qg.K = f.units, f.depth
 	if filter.Const {
 		key := qgemmKey{data: unsafe.SliceData(filter.Data), size: len(filter.Data), shuffled: f.kind == fcShuffled,
-			signed: f.kind == fcInt8, vnni: f.qg.vnni(), wide: f.qg.kern.Wide(), wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
+			signed: f.kind == fcInt8, kern: f.qg.kern, wzp: filter.ZeroPoint(), N: f.units, K: f.depth}
 		f.qg.shareWeights(n, key, func(g *qGemm) { f.packQuant(g, filter, make([]byte, len(f.shuffle))) })
 		f.shareQuantBias(n, key, newRequantKey(in, filter, bias, out, f.Params.Activation), bias, f.kind != fcInt8)
 	}

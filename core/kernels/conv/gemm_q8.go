@@ -47,13 +47,13 @@ type qGemm struct {
 // qgemmKey names a quantized GEMM's packed weights in the model's store:
 // the constant they come from and everything the packing reads.
 type qgemmKey struct {
-	data         *byte // the constant's bytes
-	size         int
-	shuffled     bool // FULLY_CONNECTED's shuffled 4x16 weights format
-	signed, vnni bool
-	wide         bool // the layout of the kernels that read it widened (q8.Kernel.Wide)
-	wzp          int32
-	N, K         int
+	data     *byte // the constant's bytes
+	size     int
+	shuffled bool      // FULLY_CONNECTED's shuffled 4x16 weights format
+	signed   bool      // INT8 weights
+	kern     q8.Kernel // the kernel whose layout they are packed in
+	wzp      int32
+	N, K     int
 }
 
 // shareWeights gives g a constant's packed weights from the model's store
@@ -68,6 +68,7 @@ func (g *qGemm) shareWeights(n *kernel.Node, key qgemmKey, pack func(*qGemm)) {
 	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true
 	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
 	g.v.w, g.v.wide, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.wide, src.v.k4, src.v.nb, src.v.rowMul
+	g.v.unsignedW = src.v.unsignedW
 }
 
 // vnni says whether g uses the byte-dot-product ("VNNI") layout.
@@ -88,7 +89,7 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 			g.wsum = make([]int32, N)
 		}
 		g.wsum = g.wsum[:N]
-		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern.Wide())
+		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern)
 		return
 	}
 	groups := (N + 2) / 3
@@ -138,8 +139,9 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 func (g *qGemm) setBias(bias []int32, xzp int32, unsignedRows bool) {
 	g.shift = unsignedRows
 	if g.vnni() {
-		// The wide layout's kernels take int8 rows as readily as uint8.
-		signedRows := g.kern.SignedRows() || g.kern.Wide() && !unsignedRows
+		// The wide layout's kernels take int8 rows as readily as uint8;
+		// unsigned weights take int8 rows.
+		signedRows := g.kern.SignedRows() || g.kern.Wide() && !unsignedRows || g.v.unsignedW
 		g.v.setBias(&g.rq, bias, xzp, g.wsum, !unsignedRows, signedRows)
 		return
 	}

@@ -23,6 +23,15 @@ import (
 //	UINT8: ws = w - 128  xr = x (unsigned rows), x - 128 (signed rows)
 //	INT8:  ws = w        xr = x + 128 (unsigned rows), x (signed rows)
 //
+// except that, for kernels whose q8.Kernel.UnsignedWeights says so, INT8
+// weights are VPDPBUSD's unsigned operand and the rows its signed one:
+//
+//	INT8:  wu = w + 128 (uint8, sw = -128)  xr = x (signed rows)
+//
+// so that INT8 inputs, like UINT8 ones, are read as they come, in place
+// where the rows are the input's own (the flip x + 128 would copy each row
+// for every use).
+//
 // With x' = x - xzp and w' = w - wzp the wanted sum is
 //
 //	sum x'w' = sum xr*ws + (sw - wzp)*sum xr + (sx - xzp)*sum w'
@@ -30,7 +39,7 @@ import (
 // The last term and the bias are a per-channel constant computed when the
 // weights are set; the middle one is a per-row term, needed only when
 // sw != wzp (UINT8 weights whose zero point is not 128, INT8 weights with
-// a zero point). Depth is padded to a multiple of 4 with zero weights and
+// a zero point, unsigned INT8 weights whose zero point is not -128). Depth is padded to a multiple of 4 with zero weights and
 // channels to a multiple of 16 with zero weights and parameters; the
 // stores are masked to the real channels.
 //
@@ -51,14 +60,19 @@ type qvGemm struct {
 	rowMul int32      // sw - wzp: the per-row term's factor
 	signed bool       // the rows are stored as int8 (else uint8)
 	flip   bool       // the rows are stored as xr = x ^ 0x80
+	// unsignedW says INT8 weights are stored as uint8 w + 128, for int8
+	// rows (q8.TileArgs.UnsignedW).
+	unsignedW bool
 }
 
 // setWeights packs w ([N][K], 8-bit, signed says INT8) with zero point wzp
-// and returns sum_k (w-wzp) of each channel in wsum. The wide layout
-// (wide: for the kernels that read it) holds w - wzp itself, in [-255, 255],
-// so that its rows need no per-row term.
-func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32, wide bool) {
+// for kernel kern and returns sum_k (w-wzp) of each channel in wsum. The
+// wide layout (for the kernels that read it) holds w - wzp itself, in
+// [-255, 255], so that its rows need no per-row term.
+func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []int32, kern q8.Kernel) {
+	wide := kern.Wide()
 	v.k4, v.nb = (K+3)/4, (N+15)/16
+	v.unsignedW = signed && kern.UnsignedWeights()
 	n := v.nb * v.k4 * 64
 	if wide {
 		v.w, v.wide = nil, grow(v.wide, n)
@@ -67,9 +81,13 @@ func (v *qvGemm) setWeights(w []byte, signed bool, wzp int32, N, K int, wsum []i
 		v.w, v.wide = grow(v.w, n), nil
 		clear(v.w)
 	}
-	var flipW byte // UINT8 weights are stored as w - 128
+	var flipW byte // UINT8 weights are stored as w - 128, unsigned INT8 ones as w + 128
 	v.rowMul = -wzp
-	if !signed {
+	switch {
+	case v.unsignedW:
+		flipW = 0x80
+		v.rowMul = -128 - wzp
+	case !signed:
 		flipW = 0x80
 		v.rowMul = 128 - wzp
 	}
@@ -185,6 +203,9 @@ func qgemmRunV[T int8 | uint8](g *qGemm, geom *convGeom, in, out []T, xzp int32,
 		ZP: int64(g.rq.zp), Lo: int64(g.rq.lo), Hi: int64(g.rq.hi)}
 	if v.signed {
 		t.Signed = 1
+	}
+	if v.unsignedW {
+		t.UnsignedW = 1
 	}
 	if wide {
 		t.WStride, t.LDA, t.Wide = 128*k4, 2*lda, 1

@@ -203,8 +203,9 @@ func runDepthwiseMode(t *testing.T, typ tensor.DType, h, w, inC, k, stride, dil,
 }
 
 // BenchmarkQuantGemmModes times the matrix-vector FULLY_CONNECTED (1024 ->
-// 1001, batch 1) and a MobileNet 1x1 conv (28x28x192 -> 64) in each GEMM
-// mode: the portable kernel, the VNNI layout's Go twin and its assembly.
+// 1001, batch 1) and a MobileNet 1x1 conv (28x28x192 -> 64), UINT8 and
+// INT8, in each GEMM mode: the portable kernel, the VNNI layout's Go twin
+// and its assembly.
 func BenchmarkQuantGemmModes(b *testing.B) {
 	for _, c := range []struct {
 		name            string
@@ -214,46 +215,54 @@ func BenchmarkQuantGemmModes(b *testing.B) {
 		{"matvec", 1, 1, 1024, 1001, true},
 		{"1x1", 28, 28, 192, 64, false},
 	} {
-		for _, m := range qgemmModes() {
-			b.Run(c.name+"/"+m.String(), func(b *testing.B) {
-				t := &testing.T{}
-				n, op := benchQuantGemmNode(t, c.h, c.w, c.inC, c.outC, c.fc, m)
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := op.Eval(n); err != nil {
-						b.Fatal(err)
+		for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
+			for _, m := range qgemmModes() {
+				b.Run(fmt.Sprintf("%s/%s/%v", c.name, typ, m), func(b *testing.B) {
+					n, op, _ := benchQuantGemmNode(b, typ, c.h, c.w, c.inC, c.outC, c.fc, m)
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := op.Eval(n); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				b.ReportMetric(float64(c.h*c.w*c.inC*c.outC)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-			})
+					b.ReportMetric(float64(c.h*c.w*c.inC*c.outC)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
 		}
 	}
 }
 
-// benchQuantGemmNode prepares a UINT8 CONV_2D or FULLY_CONNECTED in mode m.
-func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m q8.Kernel) (*kernel.Node, kernel.Op) {
+// benchQuantGemmNode prepares a CONV_2D or FULLY_CONNECTED of type typ
+// (UINT8, or INT8 with per-tensor weights) in mode m, and returns its GEMM.
+func benchQuantGemmNode(t testing.TB, typ tensor.DType, h, w, inC, outC int, fc bool, m q8.Kernel) (*kernel.Node, kernel.Op, *qGemm) {
 	r := rand.New(rand.NewPCG(1, 2))
-	in := kerneltest.QT(tensor.Uint8, []int{1, h, w, inC}, 0.05, 120)
-	convFillRand(r, in, 0, 255)
+	lo, hi := convTypeRange(typ)
+	zpIn, zpW, zpOut := int64(120), int64(130), int64(128)
+	if typ == tensor.Int8 {
+		zpIn, zpW, zpOut = -8, 0, 0
+	}
+	in := kerneltest.QT(typ, []int{1, h, w, inC}, 0.05, zpIn)
+	convFillRand(r, in, int(lo), int(hi))
 	fshape := []int{outC, 1, 1, inC}
 	if fc {
 		in.Shape, fshape = []int{h * w, inC}, []int{outC, inC}
 	}
-	filter := kerneltest.ConstT(kerneltest.QT(tensor.Uint8, fshape, 0.02, 130))
-	convFillRand(r, filter, 0, 255)
+	filter := kerneltest.ConstT(kerneltest.QT(typ, fshape, 0.02, zpW))
+	convFillRand(r, filter, int(lo), int(hi))
 	bias := kerneltest.ConstT(kerneltest.QT(tensor.Int32, []int{outC}, 0.05*0.02, 0))
-	out := kerneltest.QT(tensor.Uint8, nil, 0.3, 128)
+	out := kerneltest.QT(typ, nil, 0.3, zpOut)
+	unsignedRows := typ == tensor.Uint8
 	var op kernel.Op
 	var qg *qGemm
 	var repack func()
 	if fc {
 		f := &FullyConnected{}
 		op, qg = f, &f.qg
-		repack = func() { f.setQuantWeights(filter); f.qg.setBias(bias.Int32s(), f.xzp, true) }
+		repack = func() { f.setQuantWeights(filter); f.qg.setBias(bias.Int32s(), f.xzp, unsignedRows) }
 	} else {
 		c := &Conv2D{Params: Conv2DParams{Padding: schema.PaddingSAME, StrideW: 1, StrideH: 1, DilationW: 1, DilationH: 1}}
 		op, qg = c, &c.qg
-		repack = func() { c.setQuantWeights(filter); c.qg.setBias(bias.Int32s(), c.xzp, true) }
+		repack = func() { c.setQuantWeights(filter); c.qg.setBias(bias.Int32s(), c.xzp, unsignedRows) }
 	}
 	n := &kernel.Node{Inputs: []*tensor.Tensor{in, filter, bias}, Outputs: []*tensor.Tensor{out}, Threads: 1}
 	if err := op.Prepare(n); err != nil {
@@ -262,7 +271,26 @@ func benchQuantGemmNode(t *testing.T, h, w, inC, outC int, fc bool, m q8.Kernel)
 	qg.kern = m
 	repack()
 	out.Data = tensor.NewTensor(out.Type, out.Shape...).Data
-	return n, op
+	return n, op, qg
+}
+
+// TestInt8RowsAsTheyCome checks that INT8 CONV_2D and FULLY_CONNECTED on
+// the kernels of unsigned weights (VPDPBUSD's, and their twin) take their
+// rows as int8, as they come, not flipped to uint8 (x + 128), which would
+// copy every row of a 1x1 convolution or a matrix for each use instead of
+// reading it in place.
+func TestInt8RowsAsTheyCome(t *testing.T) {
+	for _, m := range qgemmModes() {
+		if !m.UnsignedWeights() {
+			continue
+		}
+		for _, fc := range []bool{false, true} {
+			_, _, g := benchQuantGemmNode(t, tensor.Int8, 4, 5, 32, 20, fc, m)
+			if g.v.flip || !g.v.signed {
+				t.Errorf("%v, fully connected %v: rows stored flipped %v, as int8 %v; want as they come, int8", m, fc, g.v.flip, g.v.signed)
+			}
+		}
+	}
 }
 
 // BenchmarkDepthwiseModes times a MobileNet v2 3x3 depthwise conv over

@@ -6,7 +6,9 @@ import "unsafe"
 // left-hand side times NB blocks of 16 channels. The weights of a block
 // are [K4][16][4] signed bytes, so that one 64-byte vector holds four
 // depth steps of the 16 channels; each row is read four bytes at a time,
-// as uint8 or, where the kernel's SignedRows says so, as int8. Kernels
+// as uint8 or, where the kernel's SignedRows says so, as int8. With
+// UnsignedW (kernels whose UnsignedWeights says so) the weights are read as
+// uint8 and the rows as int8 instead. Kernels
 // whose Wide says so read the wide layout instead: rows of 4*K4 int16
 // (WidenRows) and blocks of [K4][2][16][2] int16 weights in [-255, 255]
 // (WideIndex, WidenWeights), WStride 128*K4. Its layout is read by the assembly (see TestAsmLayout):
@@ -28,6 +30,10 @@ type TileArgs struct {
 	Lo, Hi  int64  // clamp range
 	Signed  int64  // 1: the rows are int8 (read by the Go twin only)
 	Wide    int64  // 1: A and W are in the wide layout (read by the Go twin only)
+	// UnsignedW is 1 when the weights are uint8 and the rows int8 (Signed
+	// 1 too): VPDPBUSD's operands the other way round. Tile runs the
+	// kernel's variant for it; the assembly does not read it.
+	UnsignedW int64
 }
 
 // RowArgs is one call of the depthwise row kernel: NPix output pixels of

@@ -8,14 +8,14 @@ type Kernel uint8
 // The kernels. Portable is none: the caller's portable layouts.
 const (
 	Portable Kernel = iota // none: the caller's portable layouts
-	GoU8                   // the pure-Go twins, on uint8 rows
+	GoU8                   // the pure-Go twins, on uint8 rows (int8 rows for INT8 inputs, see UnsignedWeights)
 	GoS8                   // the pure-Go twins, on int8 rows
-	VNNI                   // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows
-	AVXVNNI                // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows
+	VNNI                   // amd64 AVX-512 VNNI (VPDPBUSD, VPDPWSSD), uint8 rows (int8 rows for INT8 inputs)
+	AVXVNNI                // amd64 AVX2 with AVX-VNNI's 256-bit VPDPBUSD, uint8 rows (int8 rows for INT8 inputs)
 	AVX2                   // amd64 AVX2 (VPMADDWD), the wide layout: uint8 rows and int8 weights widened to 16 bits
 	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
-	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows
+	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows (int8 rows for INT8 inputs)
 )
 
 // String names k in test output.
@@ -28,6 +28,16 @@ func (k Kernel) String() string {
 // than as uint8 (VPDPBUSD multiplies unsigned by signed bytes).
 func (k Kernel) SignedRows() bool {
 	return k == GoS8 || k == NEON || k == NEONDot
+}
+
+// UnsignedWeights says whether k's tile kernel also runs with VPDPBUSD's
+// operands the other way round: the weights as its unsigned bytes (INT8
+// weights stored as w+128) and the rows as its signed ones, so that INT8
+// inputs are read as they come (TileArgs.UnsignedW), the +128 taken back
+// by the row term. The kernels of uint8 rows that multiply bytes by bytes
+// do (VNNI, AVX-VNNI, AVX-512BW and their twin GoU8).
+func (k Kernel) UnsignedWeights() bool {
+	return k == GoU8 || k == VNNI || k == AVXVNNI || k == AVX512BW
 }
 
 // Wide says whether k's tile kernel reads the wide layout of TileArgs:

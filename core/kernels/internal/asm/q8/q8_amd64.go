@@ -40,14 +40,22 @@ func AsmKernels() []Kernel {
 	return ks
 }
 
-// tileAsm runs assembly tile kernel k.
+// tileAsm runs assembly tile kernel k, or its variant for unsigned
+// weights where t says so (UnsignedW: not AVX2's).
 func tileAsm(k Kernel, t *TileArgs) {
-	switch k {
-	case VNNI:
+	unsignedW := t.UnsignedW != 0
+	switch {
+	case k == VNNI && unsignedW:
+		tileVNNIUW(t)
+	case k == VNNI:
 		tileVNNI(t)
-	case AVXVNNI:
+	case k == AVXVNNI && unsignedW:
+		tileAVXVNNIUW(t)
+	case k == AVXVNNI:
 		tileAVXVNNI(t)
-	case AVX512BW:
+	case k == AVX512BW && unsignedW:
+		tileAVX512BWUW(t)
+	case k == AVX512BW:
 		tileAVX512BW(t)
 	default:
 		tileAVX2(t)
@@ -72,6 +80,12 @@ func rowAsm(k Kernel, t *RowArgs) {
 //go:noescape
 func tileVNNI(t *TileArgs)
 
+// tileVNNIUW is tileGo on int8 rows and uint8 weights (UnsignedW) in
+// AVX-512 VNNI assembly.
+//
+//go:noescape
+func tileVNNIUW(t *TileArgs)
+
 // rowVNNI is rowGo in AVX-512 VNNI assembly.
 //
 //go:noescape
@@ -83,6 +97,12 @@ func rowVNNI(t *RowArgs)
 //go:noescape
 func tileAVX512BW(t *TileArgs)
 
+// tileAVX512BWUW is tileGo on int8 rows and uint8 weights (UnsignedW)
+// in AVX-512BW assembly.
+//
+//go:noescape
+func tileAVX512BWUW(t *TileArgs)
+
 // rowAVX512BW is rowGo in AVX-512BW assembly.
 //
 //go:noescape
@@ -93,6 +113,12 @@ func rowAVX512BW(t *RowArgs)
 //
 //go:noescape
 func tileAVXVNNI(t *TileArgs)
+
+// tileAVXVNNIUW is tileGo on int8 rows and uint8 weights (UnsignedW) in
+// AVX2 assembly with AVX-VNNI's VPDPBUSD.
+//
+//go:noescape
+func tileAVXVNNIUW(t *TileArgs)
 
 // tileAVX2 is tileGo on the wide layout in AVX2 assembly.
 //

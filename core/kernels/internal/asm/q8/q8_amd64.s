@@ -198,129 +198,146 @@ single4done: \
 	SINGLE4_STORE; \
 	JMP  done
 
+// The VNNI tile kernels multiply with VPDPBUSD, unsigned bytes times signed
+// bytes: tileVNNI uint8 rows by int8 weights, tileVNNIUW (UnsignedW) int8
+// rows, read as they come, by uint8 weights. Their steps take the
+// multiply-add as a parameter: DOT(w, x, acc) for weights w and a row's
+// broadcast bytes x in registers, DOTM for weights in memory (VPDPBUSD
+// reads only its signed operand from memory, so DOTM_UW loads the
+// unsigned weights into Z12 first).
+#define DOT_SW(w, x, acc) VPDPBUSD w, x, acc
+#define DOT_UW(w, x, acc) VPDPBUSD x, w, acc
+#define DOTM_SW(w, x, acc) VPDPBUSD w, x, acc
+#define DOTM_UW(w, x, acc) VMOVDQU32 w, Z12; VPDPBUSD x, Z12, acc
+
 // VNNI_PAIR4 and VNNI_SINGLE4 are ROWS4's steps with VPDPBUSD: each row's
 // 4 bytes broadcast, times one or two blocks of weights.
-#define VNNI_PAIR4 \
+#define VNNI_PAIR4(DOT) \
 	VMOVDQU32    (BX), Z8; \
 	VMOVDQU32    (BX)(DX*1), Z9; \
 	VPBROADCASTD (SI), Z10; \
 	VPBROADCASTD (SI)(R8*1), Z11; \
 	VPBROADCASTD (SI)(R8*2), Z12; \
 	VPBROADCASTD (SI)(R9*1), Z13; \
-	VPDPBUSD     Z8, Z10, Z0; \
-	VPDPBUSD     Z9, Z10, Z4; \
-	VPDPBUSD     Z8, Z11, Z1; \
-	VPDPBUSD     Z9, Z11, Z5; \
-	VPDPBUSD     Z8, Z12, Z2; \
-	VPDPBUSD     Z9, Z12, Z6; \
-	VPDPBUSD     Z8, Z13, Z3; \
-	VPDPBUSD     Z9, Z13, Z7
+	DOT(Z8, Z10, Z0); \
+	DOT(Z9, Z10, Z4); \
+	DOT(Z8, Z11, Z1); \
+	DOT(Z9, Z11, Z5); \
+	DOT(Z8, Z12, Z2); \
+	DOT(Z9, Z12, Z6); \
+	DOT(Z8, Z13, Z3); \
+	DOT(Z9, Z13, Z7)
 
-#define VNNI_SINGLE4 \
+#define VNNI_SINGLE4(DOT) \
 	VMOVDQU32    (BX), Z8; \
 	VPBROADCASTD (SI), Z10; \
 	VPBROADCASTD (SI)(R8*1), Z11; \
 	VPBROADCASTD (SI)(R8*2), Z12; \
 	VPBROADCASTD (SI)(R9*1), Z13; \
-	VPDPBUSD     Z8, Z10, Z0; \
-	VPDPBUSD     Z8, Z11, Z1; \
-	VPDPBUSD     Z8, Z12, Z2; \
-	VPDPBUSD     Z8, Z13, Z3
+	DOT(Z8, Z10, Z0); \
+	DOT(Z8, Z11, Z1); \
+	DOT(Z8, Z12, Z2); \
+	DOT(Z8, Z13, Z3)
+
+#define VNNI_PAIR4_SW VNNI_PAIR4(DOT_SW)
+#define VNNI_SINGLE4_SW VNNI_SINGLE4(DOT_SW)
+#define VNNI_PAIR4_UW VNNI_PAIR4(DOT_UW)
+#define VNNI_SINGLE4_UW VNNI_SINGLE4(DOT_UW)
+
+// VNNI_ROWS1 is the VNNI tile kernels' rows taken one at a time (fewer
+// than four): two blocks at a time, depth unrolled by two into two sets of
+// accumulators (Z0, Z4 and Z1, Z5), the weights read by DOTM.
+#define VNNI_ROWS1(DOTM) \
+	ROWS1_ENTRY; \
+row1: \
+	ROW1_ENTRY; \
+pair1: \
+	CMPQ R12, $2; \
+	JL   single1; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	SHRQ $1, CX; \
+	JZ   pair1odd; \
+pair1loop: \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD 4(SI), Z11; \
+	DOTM((BX), Z10, Z0); \
+	DOTM((BX)(DX*1), Z10, Z4); \
+	DOTM(64(BX), Z11, Z1); \
+	DOTM(64(BX)(DX*1), Z11, Z5); \
+	ADDQ $8, SI; \
+	ADDQ $128, BX; \
+	DECQ CX; \
+	JNZ  pair1loop; \
+pair1odd: \
+	MOVQ TA_K4(DI), CX; \
+	ANDQ $1, CX; \
+	JZ   pair1sum; \
+	VPBROADCASTD (SI), Z10; \
+	DOTM((BX), Z10, Z0); \
+	DOTM((BX)(DX*1), Z10, Z4); \
+pair1sum: \
+	VPADDD Z1, Z0, Z0; \
+	VPADDD Z5, Z4, Z4; \
+	PAIR1_STORE; \
+	JMP  pair1; \
+single1: \
+	CMPQ R12, $1; \
+	JL   row1next; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	SHRQ $1, CX; \
+	JZ   single1odd; \
+single1loop: \
+	VPBROADCASTD (SI), Z10; \
+	VPBROADCASTD 4(SI), Z11; \
+	DOTM((BX), Z10, Z0); \
+	DOTM(64(BX), Z11, Z1); \
+	ADDQ $8, SI; \
+	ADDQ $128, BX; \
+	DECQ CX; \
+	JNZ  single1loop; \
+single1odd: \
+	MOVQ TA_K4(DI), CX; \
+	ANDQ $1, CX; \
+	JZ   single1sum; \
+	VPBROADCASTD (SI), Z10; \
+	DOTM((BX), Z10, Z0); \
+single1sum: \
+	VPADDD Z1, Z0, Z0; \
+	SINGLE1_STORE; \
+row1next: \
+	ROW1_NEXT; \
+	JNZ  row1
+
+// TILE_VNNI is a VNNI tile kernel's body: four rows two blocks at a time
+// (ROWS4, 8 accumulators), fewer rows one at a time (VNNI_ROWS1).
+#define TILE_VNNI(PAIR4, SINGLE4, DOTM) \
+	TILE_ENTRY; \
+	CMPQ TA_ROWS(DI), $4; \
+	JNE  rows1; \
+	ROWS4(PAIR4, SINGLE4); \
+rows1: \
+	VNNI_ROWS1(DOTM); \
+done: \
+	VZEROUPPER; \
+	RET
 
 // func tileVNNI(t *TileArgs)
 TEXT ·tileVNNI(SB), NOSPLIT, $0-8
-	TILE_ENTRY
-	CMPQ TA_ROWS(DI), $4
-	JNE rows1
+	TILE_VNNI(VNNI_PAIR4_SW, VNNI_SINGLE4_SW, DOTM_SW)
 
-	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4(VNNI_PAIR4, VNNI_SINGLE4)
-
-	// One row at a time, two blocks at a time, depth unrolled by two.
-rows1:
-	ROWS1_ENTRY
-
-row1:
-	ROW1_ENTRY
-
-pair1:
-	CMPQ R12, $2
-	JL   single1
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	SHRQ $1, CX
-	JZ   pair1odd
-
-pair1loop:
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD 4(SI), Z11
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     (BX)(DX*1), Z10, Z4
-	VPDPBUSD     64(BX), Z11, Z1
-	VPDPBUSD     64(BX)(DX*1), Z11, Z5
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	DECQ         CX
-	JNZ          pair1loop
-
-pair1odd:
-	MOVQ TA_K4(DI), CX
-	ANDQ $1, CX
-	JZ   pair1sum
-	VPBROADCASTD (SI), Z10
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     (BX)(DX*1), Z10, Z4
-
-pair1sum:
-	VPADDD Z1, Z0, Z0
-	VPADDD Z5, Z4, Z4
-	PAIR1_STORE
-	JMP  pair1
-
-single1:
-	CMPQ R12, $1
-	JL   row1next
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	SHRQ $1, CX
-	JZ   single1odd
-
-single1loop:
-	VPBROADCASTD (SI), Z10
-	VPBROADCASTD 4(SI), Z11
-	VPDPBUSD     (BX), Z10, Z0
-	VPDPBUSD     64(BX), Z11, Z1
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	DECQ         CX
-	JNZ          single1loop
-
-single1odd:
-	MOVQ TA_K4(DI), CX
-	ANDQ $1, CX
-	JZ   single1sum
-	VPBROADCASTD (SI), Z10
-	VPDPBUSD     (BX), Z10, Z0
-
-single1sum:
-	VPADDD Z1, Z0, Z0
-	SINGLE1_STORE
-
-row1next:
-	ROW1_NEXT
-	JNZ  row1
-
-done:
-	VZEROUPPER
-	RET
+// func tileVNNIUW(t *TileArgs)
+TEXT ·tileVNNIUW(SB), NOSPLIT, $0-8
+	TILE_VNNI(VNNI_PAIR4_UW, VNNI_SINGLE4_UW, DOTM_UW)
 
 // REQ_TFL_HALF finishes one half (even or odd lanes) of TFLite's rounding
 // on the 64-bit products in p: p += add + ((p + 2^30 < 0) ? neg : 0);
@@ -525,25 +542,27 @@ TEXT ·rowVNNI(SB), NOSPLIT, $0-8
 TEXT ·rowAVX512BW(SB), NOSPLIT, $0-8
 	DWROW(MADDWD_MAC)
 
-// The tile kernel for AVX-512BW without VNNI (Skylake-SP and -X; its
-// depthwise kernel is rowAVX512BW, above). VPDPBUSD's four u8*s8
-// products per lane become two VPMADDWD: the even bytes (0 and 2 of each
-// lane) and the odd ones (1 and 3), each widened to words, the row's bytes
-// with zeros and the weights' with their sign. Every sum of two products
-// fits its int32 lane, so the sums are exact, as VPDPBUSD's.
+// The tile kernels for AVX-512BW without VNNI (Skylake-SP and -X; their
+// depthwise kernel is rowAVX512BW, above). VPDPBUSD's four u8*s8 products
+// per lane become two VPMADDWD: the even bytes (0 and 2 of each lane) and
+// the odd ones (1 and 3), each widened to words, the unsigned operand's
+// with zeros and the signed one's with their sign: tileAVX512BW's uint8
+// rows by int8 weights, tileAVX512BWUW's int8 rows by uint8 weights
+// (UnsignedW). Every sum of two products fits its int32 lane, so the sums
+// are exact, as VPDPBUSD's.
 
-// WSPLIT leaves in w the even bytes of w and in wo its odd bytes, as
+// SPLITS leaves in x the even bytes of x and in xo its odd bytes, as
 // sign-extended words.
-#define WSPLIT(w, wo) \
-	VPSRAW $8, w, wo; \
-	VPSLLW $8, w, w; \
-	VPSRAW $8, w, w
+#define SPLITS(x, xo) \
+	VPSRAW $8, x, xo; \
+	VPSLLW $8, x, x; \
+	VPSRAW $8, x, x
 
-// ASPLIT leaves in a the even bytes of a and in ao its odd bytes, as
+// SPLITU leaves in x the even bytes of x and in xo its odd bytes, as
 // zero-extended words. Z29 holds 0x00ff in every word.
-#define ASPLIT(a, ao) \
-	VPSRLW $8, a, ao; \
-	VPANDD Z29, a, a
+#define SPLITU(x, xo) \
+	VPSRLW $8, x, xo; \
+	VPANDD Z29, x, x
 
 // DOTBW adds to acc the four products of each lane of the split row
 // (a, ao) and split weights (w, wo). Clobbers t.
@@ -553,112 +572,114 @@ TEXT ·rowAVX512BW(SB), NOSPLIT, $0-8
 	VPMADDWD ao, wo, t; \
 	VPADDD   t, acc, acc
 
-// ROWBW broadcasts the 4 bytes at src, splits them and adds their products
-// with both split weight blocks (Z8, Z16 and Z9, Z17) to accA and accB.
-// Clobbers Z10-Z12.
-#define ROWBW(src, accA, accB) \
+// ROWBW broadcasts the 4 bytes at src, splits them with ASPLIT and adds
+// their products with both split weight blocks (Z8, Z16 and Z9, Z17) to
+// accA and accB. Clobbers Z10-Z12.
+#define ROWBW(ASPLIT, src, accA, accB) \
 	VPBROADCASTD src, Z10; \
 	ASPLIT(Z10, Z11); \
 	DOTBW(Z10, Z11, Z8, Z16, accA, Z12); \
 	DOTBW(Z10, Z11, Z9, Z17, accB, Z12)
 
 // ROW1BW is ROWBW for the first weight block alone.
-#define ROW1BW(src, acc) \
+#define ROW1BW(ASPLIT, src, acc) \
 	VPBROADCASTD src, Z10; \
 	ASPLIT(Z10, Z11); \
 	DOTBW(Z10, Z11, Z8, Z16, acc, Z12)
 
 // BW_PAIR4 and BW_SINGLE4 are ROWS4's steps without VNNI: the weight
-// blocks split into their even and odd bytes, each row's 4 bytes likewise
-// (ROWBW, ROW1BW).
-#define BW_PAIR4 \
+// blocks split by WSPLIT into their even and odd bytes, each row's 4 bytes
+// likewise by ASPLIT (ROWBW, ROW1BW).
+#define BW_PAIR4(WSPLIT, ASPLIT) \
 	VMOVDQU32 (BX), Z8; \
 	VMOVDQU32 (BX)(DX*1), Z9; \
 	WSPLIT(Z8, Z16); \
 	WSPLIT(Z9, Z17); \
-	ROWBW((SI), Z0, Z4); \
-	ROWBW((SI)(R8*1), Z1, Z5); \
-	ROWBW((SI)(R8*2), Z2, Z6); \
-	ROWBW((SI)(R9*1), Z3, Z7)
+	ROWBW(ASPLIT, (SI), Z0, Z4); \
+	ROWBW(ASPLIT, (SI)(R8*1), Z1, Z5); \
+	ROWBW(ASPLIT, (SI)(R8*2), Z2, Z6); \
+	ROWBW(ASPLIT, (SI)(R9*1), Z3, Z7)
 
-#define BW_SINGLE4 \
+#define BW_SINGLE4(WSPLIT, ASPLIT) \
 	VMOVDQU32 (BX), Z8; \
 	WSPLIT(Z8, Z16); \
-	ROW1BW((SI), Z0); \
-	ROW1BW((SI)(R8*1), Z1); \
-	ROW1BW((SI)(R8*2), Z2); \
-	ROW1BW((SI)(R9*1), Z3)
+	ROW1BW(ASPLIT, (SI), Z0); \
+	ROW1BW(ASPLIT, (SI)(R8*1), Z1); \
+	ROW1BW(ASPLIT, (SI)(R8*2), Z2); \
+	ROW1BW(ASPLIT, (SI)(R9*1), Z3)
+
+#define BW_PAIR4_SW BW_PAIR4(SPLITS, SPLITU)
+#define BW_SINGLE4_SW BW_SINGLE4(SPLITS, SPLITU)
+#define BW_PAIR4_UW BW_PAIR4(SPLITU, SPLITS)
+#define BW_SINGLE4_UW BW_SINGLE4(SPLITU, SPLITS)
+
+// TILE_BW is an AVX-512BW tile kernel's body: four rows two blocks at a
+// time (ROWS4, 8 accumulators), fewer rows one at a time, two blocks at a
+// time, the weights split by WSPLIT and the rows by ASPLIT.
+#define TILE_BW(PAIR4, SINGLE4, WSPLIT, ASPLIT) \
+	TILE_ENTRY; \
+	MOVL $0x00ff00ff, AX; \
+	VPBROADCASTD AX, Z29; \
+	CMPQ TA_ROWS(DI), $4; \
+	JNE  rows1; \
+	ROWS4(PAIR4, SINGLE4); \
+rows1: \
+	ROWS1_ENTRY; \
+row1: \
+	ROW1_ENTRY; \
+pair1: \
+	CMPQ R12, $2; \
+	JL   single1; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z4, Z4, Z4; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	TESTQ CX, CX; \
+	JZ   pair1sum; \
+pair1loop: \
+	VMOVDQU32 (BX), Z8; \
+	VMOVDQU32 (BX)(DX*1), Z9; \
+	WSPLIT(Z8, Z16); \
+	WSPLIT(Z9, Z17); \
+	ROWBW(ASPLIT, (SI), Z0, Z4); \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  pair1loop; \
+pair1sum: \
+	PAIR1_STORE; \
+	JMP  pair1; \
+single1: \
+	CMPQ R12, $1; \
+	JL   row1next; \
+	VPXORD Z0, Z0, Z0; \
+	MOVQ R8, SI; \
+	MOVQ R11, BX; \
+	MOVQ TA_K4(DI), CX; \
+	TESTQ CX, CX; \
+	JZ   single1sum; \
+single1loop: \
+	VMOVDQU32 (BX), Z8; \
+	WSPLIT(Z8, Z16); \
+	ROW1BW(ASPLIT, (SI), Z0); \
+	ADDQ $4, SI; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  single1loop; \
+single1sum: \
+	SINGLE1_STORE; \
+row1next: \
+	ROW1_NEXT; \
+	JNZ  row1; \
+done: \
+	VZEROUPPER; \
+	RET
 
 // func tileAVX512BW(t *TileArgs)
 TEXT ·tileAVX512BW(SB), NOSPLIT, $0-8
-	TILE_ENTRY
-	MOVL $0x00ff00ff, AX
-	VPBROADCASTD AX, Z29
-	CMPQ TA_ROWS(DI), $4
-	JNE rows1
+	TILE_BW(BW_PAIR4_SW, BW_SINGLE4_SW, SPLITS, SPLITU)
 
-	// Four rows: two blocks at a time, 8 accumulators.
-	ROWS4(BW_PAIR4, BW_SINGLE4)
-
-	// One row at a time, two blocks at a time.
-rows1:
-	ROWS1_ENTRY
-
-row1:
-	ROW1_ENTRY
-
-pair1:
-	CMPQ R12, $2
-	JL   single1
-	VPXORD Z0, Z0, Z0
-	VPXORD Z4, Z4, Z4
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ   pair1sum
-
-pair1loop:
-	VMOVDQU32 (BX), Z8
-	VMOVDQU32 (BX)(DX*1), Z9
-	WSPLIT(Z8, Z16)
-	WSPLIT(Z9, Z17)
-	ROWBW((SI), Z0, Z4)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  pair1loop
-
-pair1sum:
-	PAIR1_STORE
-	JMP  pair1
-
-single1:
-	CMPQ R12, $1
-	JL   row1next
-	VPXORD Z0, Z0, Z0
-	MOVQ R8, SI
-	MOVQ R11, BX
-	MOVQ TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ   single1sum
-
-single1loop:
-	VMOVDQU32 (BX), Z8
-	WSPLIT(Z8, Z16)
-	ROW1BW((SI), Z0)
-	ADDQ $4, SI
-	ADDQ $64, BX
-	DECQ CX
-	JNZ  single1loop
-
-single1sum:
-	SINGLE1_STORE
-
-row1next:
-	ROW1_NEXT
-	JNZ  row1
-
-done:
-	VZEROUPPER
-	RET
+// func tileAVX512BWUW(t *TileArgs)
+TEXT ·tileAVX512BWUW(SB), NOSPLIT, $0-8
+	TILE_BW(BW_PAIR4_UW, BW_SINGLE4_UW, SPLITU, SPLITS)

@@ -427,142 +427,147 @@ dwdone:
 	PACK16(Y0, Y2); \
 	STORE16(X0, Lpart, Lloop, Lskip, Ldone)
 
+// TILE_AVXVNNI is the body of the AVX-VNNI tile kernels, with DOT(w, x,
+// acc) their VPDPBUSD_Y on weights w and a row's broadcast bytes x: four
+// rows, one block at a time, 8 accumulators (rows 0-3 in Y0-Y7, channels
+// 0-7, then 8-15); fewer rows one row and one block at a time, depth
+// groups two at a time into two sets of accumulators (Y4, Y5 and Y6, Y7).
+#define TILE_AVXVNNI(DOT) \
+	MOVQ         t+0(FP), DI; \
+	MOVQ         TA_LDA(DI), DX; \
+	CMPQ         TA_ROWS(DI), $4; \
+	JNE          vsingle; \
+	LEAQ         (DX)(DX*2), R9; \
+	MOVQ         TA_W(DI), R11; \
+	MOVQ         TA_QP(DI), R10; \
+	MOVQ         TA_OUT(DI), R13; \
+	MOVQ         TA_NB(DI), R12; \
+vquadblk: \
+	VPXOR        Y0, Y0, Y0; \
+	VPXOR        Y1, Y1, Y1; \
+	VPXOR        Y2, Y2, Y2; \
+	VPXOR        Y3, Y3, Y3; \
+	VPXOR        Y4, Y4, Y4; \
+	VPXOR        Y5, Y5, Y5; \
+	VPXOR        Y6, Y6, Y6; \
+	VPXOR        Y7, Y7, Y7; \
+	MOVQ         TA_A(DI), SI; \
+	MOVQ         R11, BX; \
+	MOVQ         TA_K4(DI), CX; \
+	TESTQ        CX, CX; \
+	JZ           vquadreq; \
+vquadloop: \
+	VMOVDQU      (BX), Y8; \
+	VMOVDQU      32(BX), Y9; \
+	VPBROADCASTD (SI), Y10; \
+	VPBROADCASTD (SI)(DX*1), Y11; \
+	VPBROADCASTD (SI)(DX*2), Y12; \
+	VPBROADCASTD (SI)(R9*1), Y13; \
+	DOT(8, 10, 0); \
+	DOT(9, 10, 1); \
+	DOT(8, 11, 2); \
+	DOT(9, 11, 3); \
+	DOT(8, 12, 4); \
+	DOT(9, 12, 5); \
+	DOT(8, 13, 6); \
+	DOT(9, 13, 7); \
+	ADDQ         $4, SI; \
+	ADDQ         $64, BX; \
+	DECQ         CX; \
+	JNZ          vquadloop; \
+vquadreq: \
+	VMOVDQU      Y0, 16(SP); \
+	VMOVDQU      Y1, 48(SP); \
+	VMOVDQU      Y2, 80(SP); \
+	VMOVDQU      Y3, 112(SP); \
+	VMOVDQU      Y4, 144(SP); \
+	VMOVDQU      Y5, 176(SP); \
+	VMOVDQU      Y6, 208(SP); \
+	VMOVDQU      Y7, 240(SP); \
+	EPICONST; \
+	BLOCKMASK(TA_TAIL); \
+	MOVQ         R13, SI; \
+	QUADROW(0, vq0part, vq0loop, vq0skip, vq0done); \
+	ADDQ         TA_LDO(DI), SI; \
+	QUADROW(1, vq1part, vq1loop, vq1skip, vq1done); \
+	ADDQ         TA_LDO(DI), SI; \
+	QUADROW(2, vq2part, vq2loop, vq2skip, vq2done); \
+	ADDQ         TA_LDO(DI), SI; \
+	QUADROW(3, vq3part, vq3loop, vq3skip, vq3done); \
+	NEXTBLOCK; \
+	JNZ          vquadblk; \
+	JMP          vdone; \
+vsingle: \
+	EPICONST; \
+	XORQ         R9, R9; \
+vrow: \
+	CMPQ         R9, TA_ROWS(DI); \
+	JGE          vdone; \
+	ROWPTRS; \
+vsingleblk: \
+	VPXOR        Y4, Y4, Y4; \
+	VPXOR        Y5, Y5, Y5; \
+	VPXOR        Y6, Y6, Y6; \
+	VPXOR        Y7, Y7, Y7; \
+	MOVQ         R8, SI; \
+	MOVQ         R11, BX; \
+	MOVQ         TA_K4(DI), CX; \
+	SHRQ         $1, CX; \
+	JZ           vsingleodd; \
+vsingleloop: \
+	VMOVDQU      (BX), Y8; \
+	VMOVDQU      32(BX), Y9; \
+	VMOVDQU      64(BX), Y10; \
+	VMOVDQU      96(BX), Y11; \
+	VPBROADCASTD (SI), Y2; \
+	VPBROADCASTD 4(SI), Y3; \
+	DOT(8, 2, 4); \
+	DOT(9, 2, 5); \
+	DOT(10, 3, 6); \
+	DOT(11, 3, 7); \
+	ADDQ         $8, SI; \
+	ADDQ         $128, BX; \
+	DECQ         CX; \
+	JNZ          vsingleloop; \
+vsingleodd: \
+	TESTQ        $1, TA_K4(DI); \
+	JZ           vsinglereq; \
+	VMOVDQU      (BX), Y8; \
+	VMOVDQU      32(BX), Y9; \
+	VPBROADCASTD (SI), Y2; \
+	DOT(8, 2, 4); \
+	DOT(9, 2, 5); \
+vsinglereq: \
+	VPADDD       Y6, Y4, Y4; \
+	VPADDD       Y7, Y5, Y5; \
+	ROWSTORE(Y4, Y5, X4, vs0part, vs0loop, vs0skip, vs0done); \
+	NEXTBLOCK; \
+	JNZ          vsingleblk; \
+	INCQ         R9; \
+	JMP          vrow; \
+vdone: \
+	VZEROUPPER; \
+	RET
+
+// DOT_SW_Y and DOT_UW_Y are the AVX-VNNI kernels' multiply-adds: the
+// weights as VPDPBUSD's signed operand (uint8 rows), or as its unsigned
+// one (UnsignedW: int8 rows).
+#define DOT_SW_Y(w, x, acc) VPDPBUSD_Y(w, x, acc)
+#define DOT_UW_Y(w, x, acc) VPDPBUSD_Y(x, w, acc)
+
 // func tileAVXVNNI(t *TileArgs)
 //
 // The tile kernel with AVX-VNNI's 256-bit VPDPBUSD, for CPUs that have it
 // without AVX-512 VNNI: the VNNI kernel's loop on two 8-lane halves of a
 // block, and the AVX2 kernel's requantization.
 TEXT ·tileAVXVNNI(SB), NOSPLIT, $272-8
-	MOVQ t+0(FP), DI
-	MOVQ TA_LDA(DI), DX
-	CMPQ TA_ROWS(DI), $4
-	JNE  vsingle
+	TILE_AVXVNNI(DOT_SW_Y)
 
-	// Four rows, one block at a time: 8 accumulators, rows 0-3 in Y0-Y7
-	// (channels 0-7, then 8-15).
-	LEAQ (DX)(DX*2), R9
-	MOVQ TA_W(DI), R11
-	MOVQ TA_QP(DI), R10
-	MOVQ TA_OUT(DI), R13
-	MOVQ TA_NB(DI), R12
-
-vquadblk:
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	MOVQ  TA_A(DI), SI
-	MOVQ  R11, BX
-	MOVQ  TA_K4(DI), CX
-	TESTQ CX, CX
-	JZ    vquadreq
-
-vquadloop:
-	VMOVDQU      (BX), Y8
-	VMOVDQU      32(BX), Y9
-	VPBROADCASTD (SI), Y10
-	VPBROADCASTD (SI)(DX*1), Y11
-	VPBROADCASTD (SI)(DX*2), Y12
-	VPBROADCASTD (SI)(R9*1), Y13
-	VPDPBUSD_Y(8, 10, 0)
-	VPDPBUSD_Y(9, 10, 1)
-	VPDPBUSD_Y(8, 11, 2)
-	VPDPBUSD_Y(9, 11, 3)
-	VPDPBUSD_Y(8, 12, 4)
-	VPDPBUSD_Y(9, 12, 5)
-	VPDPBUSD_Y(8, 13, 6)
-	VPDPBUSD_Y(9, 13, 7)
-	ADDQ         $4, SI
-	ADDQ         $64, BX
-	DECQ         CX
-	JNZ          vquadloop
-
-vquadreq:
-	VMOVDQU Y0, 16(SP)
-	VMOVDQU Y1, 48(SP)
-	VMOVDQU Y2, 80(SP)
-	VMOVDQU Y3, 112(SP)
-	VMOVDQU Y4, 144(SP)
-	VMOVDQU Y5, 176(SP)
-	VMOVDQU Y6, 208(SP)
-	VMOVDQU Y7, 240(SP)
-	EPICONST
-	BLOCKMASK(TA_TAIL)
-	MOVQ    R13, SI
-	QUADROW(0, vq0part, vq0loop, vq0skip, vq0done)
-	ADDQ    TA_LDO(DI), SI
-	QUADROW(1, vq1part, vq1loop, vq1skip, vq1done)
-	ADDQ    TA_LDO(DI), SI
-	QUADROW(2, vq2part, vq2loop, vq2skip, vq2done)
-	ADDQ    TA_LDO(DI), SI
-	QUADROW(3, vq3part, vq3loop, vq3skip, vq3done)
-	NEXTBLOCK
-	JNZ     vquadblk
-	JMP     vdone
-
-	// Fewer rows: one row and one block at a time, depth groups two at a
-	// time into two sets of accumulators (Y4, Y5 and Y6, Y7).
-vsingle:
-	EPICONST
-	XORQ R9, R9                        // row
-
-vrow:
-	CMPQ R9, TA_ROWS(DI)
-	JGE  vdone
-	ROWPTRS
-
-vsingleblk:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	MOVQ  R8, SI
-	MOVQ  R11, BX
-	MOVQ  TA_K4(DI), CX
-	SHRQ  $1, CX
-	JZ    vsingleodd
-
-vsingleloop:
-	VMOVDQU      (BX), Y8
-	VMOVDQU      32(BX), Y9
-	VMOVDQU      64(BX), Y10
-	VMOVDQU      96(BX), Y11
-	VPBROADCASTD (SI), Y2
-	VPBROADCASTD 4(SI), Y3
-	VPDPBUSD_Y(8, 2, 4)
-	VPDPBUSD_Y(9, 2, 5)
-	VPDPBUSD_Y(10, 3, 6)
-	VPDPBUSD_Y(11, 3, 7)
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	DECQ         CX
-	JNZ          vsingleloop
-
-vsingleodd:
-	TESTQ        $1, TA_K4(DI)
-	JZ           vsinglereq
-	VMOVDQU      (BX), Y8
-	VMOVDQU      32(BX), Y9
-	VPBROADCASTD (SI), Y2
-	VPDPBUSD_Y(8, 2, 4)
-	VPDPBUSD_Y(9, 2, 5)
-
-vsinglereq:
-	VPADDD       Y6, Y4, Y4
-	VPADDD       Y7, Y5, Y5
-	ROWSTORE(Y4, Y5, X4, vs0part, vs0loop, vs0skip, vs0done)
-	NEXTBLOCK
-	JNZ          vsingleblk
-	INCQ         R9
-	JMP          vrow
-
-vdone:
-	VZEROUPPER
-	RET
+// func tileAVXVNNIUW(t *TileArgs)
+//
+// tileAVXVNNI on int8 rows and uint8 weights (UnsignedW).
+TEXT ·tileAVXVNNIUW(SB), NOSPLIT, $272-8
+	TILE_AVXVNNI(DOT_UW_Y)
 
 // WPAIR multiplies the rows' pair of depth steps at aoff(SI) (rows DX bytes
 // apart, row 3 at R9) by the 16 channels' pairs of weights at woff(BX),

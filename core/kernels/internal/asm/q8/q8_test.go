@@ -51,10 +51,44 @@ func randBytes(r *rand.Rand, b []uint8) {
 	}
 }
 
-// tileCase builds a random tile call over fresh buffers, on int8 rows
-// when signed; out is filled with a sentinel so that masked-out stores
-// show. ref returns the exact sums of the tile's rows and channels.
-func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, out []uint8, ref func() []int64) {
+// tileOps is the signedness of a tile's operands: int8 rows
+// (TileArgs.Signed) and uint8 weights (TileArgs.UnsignedW).
+type tileOps struct{ signedRows, unsignedW bool }
+
+// kernelOps lists the operands kernel k reads: int8 rows alone for the
+// kernels of int8 rows; uint8 or int8 rows for those of the wide layout;
+// uint8 rows by int8 weights, and int8 rows by uint8 weights for those
+// whose UnsignedWeights says so; else uint8 rows alone.
+func kernelOps(k Kernel) []tileOps {
+	switch {
+	case k.SignedRows():
+		return []tileOps{{signedRows: true}}
+	case k.Wide():
+		return []tileOps{{}, {signedRows: true}}
+	case k.UnsignedWeights():
+		return []tileOps{{}, {signedRows: true, unsignedW: true}}
+	}
+	return []tileOps{{}}
+}
+
+// opsFor draws one of the operands kernel k reads.
+func opsFor(r *rand.Rand, k Kernel) tileOps {
+	ops := kernelOps(k)
+	return ops[r.IntN(len(ops))]
+}
+
+// value is the value of an operand's byte b, read as int8 when signed.
+func value(b uint8, signed bool) int64 {
+	if signed {
+		return int64(int8(b))
+	}
+	return int64(b)
+}
+
+// tileCase builds a random tile call over fresh buffers, on the operands
+// ops; out is filled with a sentinel so that masked-out stores show. ref
+// returns the exact sums of the tile's rows and channels.
+func tileCase(r *rand.Rand, rows, k4, nb int, exact bool, ops tileOps) (ta TileArgs, out []uint8, ref func() []int64) {
 	lda := 4*k4 + r.IntN(3)*4
 	a := make([]uint8, (rows-1)*lda+4*k4)
 	randBytes(r, a)
@@ -86,8 +120,11 @@ func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, 
 	}
 	ta = TileArgs{A: &a[0], LDA: lda, Rows: rows, K4: k4, W: &w[0], WStride: 64 * k4, NB: nb,
 		Tail: tail, RowTerm: &rowterm[0], QP: &qp[0], Out: &out[0], LDO: ldo, ZP: zp, Lo: lo, Hi: hi}
-	if signed {
+	if ops.signedRows {
 		ta.Signed = 1
+	}
+	if ops.unsignedW {
+		ta.UnsignedW = 1
 	}
 	ref = func() []int64 {
 		var s []int64
@@ -95,11 +132,8 @@ func tileCase(r *rand.Rand, rows, k4, nb int, exact, signed bool) (ta TileArgs, 
 			for c := range 16 * nb {
 				var acc int64
 				for k := range 4 * k4 {
-					x := int64(a[row*lda+k])
-					if signed {
-						x = int64(int8(x))
-					}
-					acc += x * int64(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+					wb := uint8(w[(c/16)*64*k4+(k/4)*64+4*(c%16)+k%4])
+					acc += value(a[row*lda+k], ops.signedRows) * value(wb, !ops.unsignedW)
 				}
 				s = append(s, acc)
 			}
@@ -119,7 +153,7 @@ func TestTileAsmMatchesGo(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 1))
 		for i := range 400 {
 			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-			ta, out, _ := tileCase(r, rows, k4, nb, false, rowsSigned(r, k))
+			ta, out, _ := tileCase(r, rows, k4, nb, false, opsFor(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.Tail, out, want)
 			}
@@ -137,7 +171,7 @@ func FuzzKernels(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		for _, k := range AsmKernels() {
 			r := rand.New(rand.NewPCG(s1, s2))
-			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, rowsSigned(r, k))
+			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, opsFor(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.Rows, ta.K4, ta.NB, ta.Tail, out, want)
 			}
@@ -157,7 +191,7 @@ func TestTileExactSums(t *testing.T) {
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
 		for _, kern := range kernels {
-			ta, out, ref := tileCase(r, rows, k4, nb, true, rowsSigned(r, kern))
+			ta, out, ref := tileCase(r, rows, k4, nb, true, opsFor(r, kern))
 			want := ref()
 			got := exactSums(kern, ta, out, rows, nb)
 			for j := range got {
@@ -266,13 +300,6 @@ func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
 	return want
 }
 
-// rowsSigned draws whether a tile for kernel k has int8 rows: always for
-// the kernels of int8 rows, at random for those of the wide layout, which
-// take either.
-func rowsSigned(r *rand.Rand, k Kernel) bool {
-	return k.SignedRows() || k.Wide() && r.IntN(2) == 0
-}
-
 // layoutFor returns t in the layout kernel k reads: t itself, or t's rows
 // and [K4][16][4] weights widened into fresh buffers.
 func layoutFor(k Kernel, t TileArgs) TileArgs {
@@ -296,7 +323,7 @@ func TestTileWideTwin(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 4))
 	for i := range 200 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-		ta, out, _ := tileCase(r, rows, k4, nb, false, false)
+		ta, out, _ := tileCase(r, rows, k4, nb, false, tileOps{})
 		want := bytes.Clone(out)
 		tn := ta
 		tn.Out = &want[0]
@@ -339,35 +366,34 @@ func TestWidenRows(t *testing.T) {
 	}
 }
 
-// TestTileBounds runs every kernel on the extremes of its operands, every
-// row byte 255 (or -128 as int8) and every weight -128, then 127 (and, in
-// the wide layout, -255 and 255), over the deepest tiles of the tests, and
-// requires the exact sums: no pair of 16-bit products and no int32 sum may
-// saturate.
+// TestTileBounds runs every kernel, on each of the operands it reads, on
+// their extremes, every row byte and every weight byte one of 0x7f, 0x80
+// and 0xff (127, -128 and 255 or -1, as the operand is signed or not; and,
+// in the wide layout, weights -255 and 255), over the deepest tiles of the
+// tests, and requires the exact sums: no pair of 16-bit products and no
+// int32 sum may saturate.
 func TestTileBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 6))
+	extremes := []uint8{0x7f, 0x80, 0xff}
 	for _, kern := range append([]Kernel{GoU8, GoS8}, AsmKernels()...) {
-		for _, wv := range []int8{-128, 127} {
-			rows, k4, nb := 4, 70, 2
-			ta, out, _ := tileCase(r, rows, k4, nb, true, kern.SignedRows())
-			row := uint8(255)
-			if kern.SignedRows() {
-				row = 0x80
-			}
-			a := unsafe.Slice(ta.A, (rows-1)*ta.LDA+4*k4)
-			for i := range a {
-				a[i] = row
-			}
-			w := unsafe.Slice(ta.W, nb*64*k4)
-			for i := range w {
-				w[i] = wv
-			}
-			want := int64(int8(row)) * int64(wv) * 4 * int64(k4)
-			if !kern.SignedRows() {
-				want = int64(row) * int64(wv) * 4 * int64(k4)
-			}
-			if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
-				t.Errorf("%v, weights %d: sums %v, want %d", kern, wv, got[:4], want)
+		for _, ops := range kernelOps(kern) {
+			for _, row := range extremes {
+				for _, wv := range extremes {
+					rows, k4, nb := 4, 70, 2
+					ta, out, _ := tileCase(r, rows, k4, nb, true, ops)
+					a := unsafe.Slice(ta.A, (rows-1)*ta.LDA+4*k4)
+					for i := range a {
+						a[i] = row
+					}
+					w := unsafe.Slice(ta.W, nb*64*k4)
+					for i := range w {
+						w[i] = int8(wv)
+					}
+					want := value(row, ops.signedRows) * value(wv, !ops.unsignedW) * 4 * int64(k4)
+					if got := exactSums(kern, ta, out, rows, nb); !allEqual(got, want) {
+						t.Errorf("%v %+v, rows %#x, weights %#x: sums %v, want %d", kern, ops, row, wv, got[:4], want)
+					}
+				}
 			}
 		}
 		if !kern.Wide() {
@@ -376,7 +402,7 @@ func TestTileBounds(t *testing.T) {
 		// The wide layout's weights reach 255 in magnitude (w - wzp).
 		for _, wv := range []int16{-255, 255} {
 			rows, k4, nb := 4, 70, 2
-			ta, out, _ := tileCase(r, rows, k4, nb, true, false)
+			ta, out, _ := tileCase(r, rows, k4, nb, true, tileOps{})
 			ta = layoutFor(kern, ta)
 			a := unsafe.Slice((*uint16)(unsafe.Pointer(ta.A)), ((rows-1)*ta.LDA)/2+4*k4)
 			for i := range a {
@@ -578,8 +604,11 @@ func TestTileRoundingEdges(t *testing.T) {
 			out := make([]uint8, 16*rows)
 			ta := TileArgs{A: &a[0], LDA: 4, Rows: rows, K4: 1, W: &w[0], WStride: 64, NB: 1, Tail: 0xffff,
 				RowTerm: &rowterm[0], QP: &qp, Out: &out[0], LDO: 16, ZP: int64(r.IntN(21) - 10), Lo: -128, Hi: 127}
-			if k.SignedRows() {
+			if ops := opsFor(r, k); ops.signedRows {
 				ta.Signed = 1
+				if ops.unsignedW {
+					ta.UnsignedW = 1
+				}
 			}
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d): asm\n%v\ngo\n%v\nchannels %+v", k, i, rows, out, want, qp)

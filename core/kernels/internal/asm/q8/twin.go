@@ -8,7 +8,7 @@ import (
 
 // tileGo is the pure-Go twin of the assembly tile kernels: for each row r
 // and channel c of the tile, the exact int32 sum of the row's bytes times
-// the weights plus the row term, requantized with ruy's rounding, stored
+// the weights (with UnsignedW, the weights read as uint8) plus the row term, requantized with ruy's rounding, stored
 // where the mask allows.
 func tileGo(t *TileArgs) {
 	lda, k4 := t.LDA, t.K4
@@ -31,7 +31,7 @@ func tileGo(t *TileArgs) {
 			if t.Wide != 0 {
 				blockWideGo(row, wb, &acc)
 			} else {
-				blockGo(row, t.Signed != 0, wb, &acc)
+				blockGo(row, t.Signed != 0, t.UnsignedW != 0, wb, &acc)
 			}
 			mask := uint64(0xffff)
 			if b == t.NB-1 {
@@ -49,8 +49,9 @@ func tileGo(t *TileArgs) {
 }
 
 // blockGo sets acc[j] to sum_k row[k] * w[k][j] for one block, the row's
-// bytes read as int8 when signed, else as uint8.
-func blockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
+// bytes read as int8 when signed, else as uint8, and the weights as uint8
+// when unsignedW, else as int8.
+func blockGo(row []uint8, signed, unsignedW bool, w []int8, acc *[16]int32) {
 	*acc = [16]int32{}
 	var x [4]int32
 	for g := 0; g < len(row); g += 4 {
@@ -61,6 +62,13 @@ func blockGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
 			}
 		}
 		wg := w[16*g : 16*g+64 : 16*g+64]
+		if unsignedW {
+			for j := range 16 {
+				acc[j] += x[0]*int32(uint8(wg[4*j])) + x[1]*int32(uint8(wg[4*j+1])) +
+					x[2]*int32(uint8(wg[4*j+2])) + x[3]*int32(uint8(wg[4*j+3]))
+			}
+			continue
+		}
 		for j := range 16 {
 			acc[j] += x[0]*int32(wg[4*j]) + x[1]*int32(wg[4*j+1]) +
 				x[2]*int32(wg[4*j+2]) + x[3]*int32(wg[4*j+3])
