@@ -47,7 +47,7 @@ Flags:
   -h             show this help
 
 Delegates:
-` + delegationHelp + `
+` + delegationHelp + twinOnlyHelp + `
 A fallback to the CPU is reported on standard error, as "delego run" does;
 when an Edge TPU model's CPU twin runs instead, its nodes are the ones timed.
 
@@ -132,6 +132,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.UintVar(&f.seed, "seed", 1, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	f.delegation.define(fs)
+	f.delegation.defineTwinOnly(fs)
 	return fs
 }
 
@@ -155,12 +156,15 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
+	path, err := f.delegation.model("bench", pos[0], stderr)
+	if err != nil {
+		return err
+	}
 	prof := core.NewNodeTimer()
 	cfg, err := f.delegation.configure(ctx, "bench", f.threads, e, stderr, delego.WithProfiler(prof))
 	if err != nil {
 		return err
 	}
-	path := pos[0]
 	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return err
