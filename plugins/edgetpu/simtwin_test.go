@@ -3,10 +3,12 @@ package edgetpu
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/delego/delego/core"
@@ -216,6 +218,51 @@ func TestSimTwinRefused(t *testing.T) {
 	for _, want := range []string{"node 0", "matches none of the CPU twins", "mobilenet_v1_0.25_128_float.tflite: tensor \"input\" is FLOAT32", "split_concat.tflite: no tensor"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestSimTwinSeveralDevices: as over DELEGO_EDGETPU_DEVICE=sim:2 (a
+// pipeline's segments each on its own device), two models on two
+// simulated devices, invoked at the same time, each compute their twin's
+// outputs.
+func TestSimTwinSeveralDevices(t *testing.T) {
+	var devs []*tpusim.Device
+	for i := range 2 {
+		devs = append(devs, tpusim.New(tpusim.Config{Bus: 1, Address: 2 + i, Ports: []int{1 + i}}))
+	}
+	runner := cpu.New()
+	t.Cleanup(func() { runner.Close() })
+	models := []struct{ model, twin string }{
+		{"mobilenet_v1_0.25_128_quant_edgetpu.tflite", "mobilenet_v1_0.25_128_quant.tflite"},
+		{"split_concat_edgetpu.tflite", "split_concat.tflite"},
+	}
+	d := New(Simulated(tpusim.NewBus(devs...)), WithTwins(shared.Model(t, models[0].twin), shared.Model(t, models[1].twin)), WithTwinRunner(runner), patient)
+	t.Cleanup(func() { d.Close() })
+	its := make([]*core.Interpreter, len(models))
+	wants := make([][][]byte, len(models))
+	for i, c := range models {
+		its[i] = interpreter(t, c.model, d, coral(fmt.Sprintf("usb:%d", i)))
+		wants[i] = cpuOutputs(t, c.twin, fillPattern(t, its[i], uint32(i)))
+	}
+	errs := make([]error, len(its))
+	var wg sync.WaitGroup
+	for i, it := range its {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = it.Invoke(context.Background())
+		}()
+	}
+	wg.Wait()
+	for i, it := range its {
+		if errs[i] != nil {
+			t.Fatalf("%s on usb:%d: %v", models[i].model, i, errs[i])
+		}
+		for j := range wants[i] {
+			if got := it.Output(j).Data(); !bytes.Equal(got, wants[i][j]) {
+				t.Errorf("%s on usb:%d: output %d differs from the twin's in %d bytes", models[i].model, i, j, differing(got, wants[i][j]))
+			}
 		}
 	}
 }
