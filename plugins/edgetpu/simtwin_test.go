@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/testsupport/shared"
 )
@@ -263,6 +265,30 @@ func TestSimTwinSeveralDevices(t *testing.T) {
 			if got := it.Output(j).Data(); !bytes.Equal(got, wants[i][j]) {
 				t.Errorf("%s on usb:%d: output %d differs from the twin's in %d bytes", models[i].model, i, j, differing(got, wants[i][j]))
 			}
+		}
+	}
+}
+
+// TestEnvTwin: DELEGO_EDGETPU_TWIN lists twins (as $PATH does) for a
+// simulated device, and is an error that names both variables without one.
+func TestEnvTwin(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	twins := "a.tflite" + string(filepath.ListSeparator) + "b.tflite"
+	opts, err := EnvOptions(env(map[string]string{edgetpuinfo.EnvDevice: "sim:2", edgetpuinfo.EnvTwin: twins}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(opts...)
+	defer d.Close()
+	if !d.ComputesFromTwins() || !slices.Equal(d.run.paths, []string{"a.tflite", "b.tflite"}) {
+		t.Errorf("twins %q from %q", d.run.paths, twins)
+	}
+	for _, dev := range []string{"", "usb"} {
+		_, err := EnvOptions(env(map[string]string{edgetpuinfo.EnvDevice: dev, edgetpuinfo.EnvTwin: twins}))
+		if err == nil || !strings.Contains(err.Error(), edgetpuinfo.EnvTwin) || !strings.Contains(err.Error(), edgetpuinfo.EnvDevice) {
+			t.Errorf("twins for device %q: %v", dev, err)
 		}
 	}
 }
