@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/delego/delego"
+	"github.com/delego/delego/adapters"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 	"github.com/delego/delego/testsupport/shared"
 )
@@ -49,6 +50,29 @@ func TestEdgeTPUSimTwin(t *testing.T) {
 		if got := it.Output(0).Data(); !bytes.Equal(got, want) {
 			t.Errorf("run %d: the simulated Edge TPU's output differs from the twin's golden", run)
 		}
+	}
+	// What an app's test does (README: testing a Coral app in CI).
+	img, err := adapters.LoadImage(shared.Model(t, "cat.bmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in0 := it.Input(0)
+	pixels, err := adapters.ImageInput(img, in0.Type(), in0.Shape(), adapters.Norm{Mean: adapters.DefaultMean, Std: adapters.DefaultStd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in0.CopyFrom(pixels); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(ctx); err != nil {
+		t.Fatal(err)
+	}
+	labels, err := adapters.ReadLabels(shared.Model(t, "imagenet_labels.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top := adapters.Classes(it.Output(0), 1, 0, labels); len(top) != 1 || top[0].Label != "tiger cat" {
+		t.Errorf("top class %+v, want tiger cat", top)
 	}
 	if err := it.Close(); err != nil {
 		t.Fatal(err)

@@ -86,14 +86,19 @@ func (r *runtime) runnerLocked(ctx context.Context) (delegate.Delegate, error) {
 	return c, nil
 }
 
-// closeTwinsLocked stops the cpu plugin this delegate started; r.mu is held.
+// closeTwinsLocked stops the cpu plugin this delegate started and closes
+// the twins it loaded; r.mu is held.
 func (r *runtime) closeTwinsLocked() error {
-	if r.own == nil {
-		return nil
+	var errs []error
+	for _, m := range r.models {
+		errs = append(errs, m.Close())
 	}
-	err := r.own.Close()
-	r.runner, r.own = nil, nil
-	return err
+	r.models = nil
+	if r.own != nil {
+		errs = append(errs, r.own.Close())
+		r.runner, r.own = nil, nil
+	}
+	return errors.Join(errs...)
 }
 
 // twinPart is the part of a CPU twin that computes one custom op, compiled.
@@ -289,7 +294,7 @@ func requantizer(a, b model.TensorInfo) (*[256]byte, error) {
 		if sameQuant(qa, qb) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("tensor %q is quantized %s, the model's %s: only one scale and zero point on each side requantize", a.Name, describeQuant(qb), describeQuant(qa))
+		return nil, fmt.Errorf("tensor %q is %s in the twin, %s in the model: only a single scale and zero point on each side requantize", a.Name, describeQuant(qb), describeQuant(qa))
 	}
 	if qa.Scale[0] == qb.Scale[0] && qa.ZeroPoint[0] == qb.ZeroPoint[0] {
 		return nil, nil
@@ -310,9 +315,9 @@ func sameQuant(a, b *tensor.Quantization) bool {
 
 func describeQuant(q *tensor.Quantization) string {
 	if q == nil {
-		return "not at all"
+		return "not quantized"
 	}
-	return fmt.Sprintf("with scale %v zero point %v", q.Scale, q.ZeroPoint)
+	return fmt.Sprintf("quantized with scale %v zero point %v", q.Scale, q.ZeroPoint)
 }
 
 // newTensor is a tensor like t with a buffer of its size.
@@ -337,7 +342,7 @@ func (p *twinPart) compute(ctx context.Context, inputs [][]byte) ([][]byte, erro
 		}
 	}
 	if err := p.exe.Invoke(ctx, p.ins, p.outs); err != nil {
-		return nil, fmt.Errorf("CPU twin %s: %w", p.path, err)
+		return nil, fmt.Errorf("CPU twin %s, the nodes computing node %d: %w", p.path, p.node, err)
 	}
 	values := make([][]byte, len(p.layers))
 	for j := range p.layers {
