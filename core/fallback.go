@@ -39,6 +39,10 @@ type fallbacks struct {
 	twinIt *Interpreter
 	// isTwin marks the interpreter of a twin, which has no twin of its own.
 	isTwin bool
+	// shown are, for the interpreter of a twin that runs instead of its
+	// model, the outputs it shows in the model's quantization
+	// (showRequantized).
+	shown []requantized
 }
 
 // absorb decides, through the fallback settings, whether a delegate's

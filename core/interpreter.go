@@ -389,7 +389,7 @@ func (it *Interpreter) Invoke(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return it.requantizeOutputs()
 }
 
 func (st step) String() string {

@@ -136,6 +136,9 @@ type PlanFallback struct {
 type PlanTwin struct {
 	Path      string         `json:"path"`
 	Fallbacks []PlanFallback `json:"fallbacks"`
+	// Requantized describes the outputs the twin quantizes differently,
+	// whose values are requantized to the model's (Twin.Requantized).
+	Requantized []string `json:"requantized,omitempty"`
 }
 
 // PlanDevices are the devices a delegate would run on.
@@ -166,7 +169,7 @@ func (it *Interpreter) Report() *PlanReport {
 	r.older = it.FallbackCount() - len(events)
 	it.markGraphWork(r)
 	if tw := it.Twin(); tw != nil {
-		r.Twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks)}
+		r.Twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks), Requantized: tw.Requantized}
 	}
 	return r
 }

@@ -65,7 +65,7 @@ func PlanModel(ctx context.Context, req PlanRequest) (*PlanReport, error) {
 	var twin *PlanTwin
 	if tw := it.Twin(); tw != nil {
 		plan, events = tw.Plan, tw.Fallbacks
-		twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks)}
+		twin = &PlanTwin{Path: tw.Path, Fallbacks: planFallbacks(tw.Fallbacks), Requantized: tw.Requantized}
 	}
 	r := newReport(m, plan, events)
 	r.Model = req.Path

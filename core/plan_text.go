@@ -23,6 +23,9 @@ func (r *PlanReport) Text() string {
 	fmt.Fprintf(&b, "model: %s\n", r.Model)
 	if r.Twin != nil {
 		fmt.Fprintf(&b, "CPU twin: %s runs instead: %s; the plan below is the model's\n", r.Twin.Path, WhatFailed(r.Twin.Fallbacks))
+		for _, q := range r.Twin.Requantized {
+			fmt.Fprintf(&b, "  %s\n", q)
+		}
 	}
 	if len(r.Delegates) == 0 {
 		fmt.Fprintln(&b, "delegates: none: every node runs on delego's CPU kernels")

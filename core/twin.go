@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/internal/words"
@@ -26,6 +27,20 @@ type Twin struct {
 	// Model is the twin; nil when it could not be had (Err says why).
 	Model *model.Model
 	Err   error
+	// requant are the model's outputs the twin quantizes differently,
+	// once the twin is checked (checkTwin).
+	requant []requantized
+}
+
+// requantized is an output of the model that its twin quantizes
+// differently (Coral's compiler may requantize a model's outputs): the
+// twin's values go through lut, TFLite's QUANTIZE requantization to the
+// model's scale and zero point (tensor.Requantize8).
+type requantized struct {
+	output int // among the model's outputs
+	lut    *[256]byte
+	quant  *tensor.Quantization // the model's
+	note   string
 }
 
 // LoadTwin loads the twin at path. A twin that cannot be loaded is returned
@@ -46,11 +61,22 @@ func checkTwin(m *model.Model, tw *Twin) (*Twin, error) {
 	case tw.Model == nil:
 		return &Twin{Path: tw.Path, Err: errors.New("no model given")}, nil
 	}
-	aligned, err := alignTwin(m, tw.Model)
+	aligned, requant, err := alignTwin(m, tw.Model)
 	if err != nil {
 		return &Twin{Path: tw.Path, Err: err}, fmt.Errorf("CPU twin %s does not match the model: %w", tw.Path, err)
 	}
-	return &Twin{Path: tw.Path, Model: aligned}, nil
+	return &Twin{Path: tw.Path, Model: aligned, requant: requant}, nil
+}
+
+// Requantized describes, one line each, the model's outputs whose twin
+// quantizes them differently, and which the twin's values are requantized
+// for.
+func (tw *Twin) Requantized() []string {
+	var out []string
+	for _, r := range tw.requant {
+		out = append(out, r.note)
+	}
+	return out
 }
 
 // TwinFallback records that an interpreter runs the CPU twin of the model it
@@ -70,10 +96,17 @@ type TwinFallback struct {
 	Fallbacks []delegate.Event
 	// Err is why the model could not run on the CPU.
 	Err error
+	// Requantized describes the outputs whose twin values are requantized
+	// to the model's quantization (Twin.Requantized).
+	Requantized []string
 }
 
 func (t *TwinFallback) String() string {
-	return fmt.Sprintf("%s; the CPU twin %s runs instead", describeFallbacks(t.Fallbacks), t.Path)
+	s := fmt.Sprintf("%s; the CPU twin %s runs instead", describeFallbacks(t.Fallbacks), t.Path)
+	if len(t.Requantized) > 0 {
+		s += " (" + strings.Join(t.Requantized, "; ") + ")"
+	}
+	return s
 }
 
 // Twin returns the twin fallback, or nil when the interpreter runs the model
@@ -134,8 +167,46 @@ func (it *Interpreter) runTwin(ctx context.Context, cause error, own bool) (*Int
 	if err != nil {
 		return nil, &TwinError{Path: tw.Path, Fallbacks: events, Cause: cause, Err: err}
 	}
-	t.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: tw.Path, Fallbacks: events, Err: cause}
+	t.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: tw.Path, Fallbacks: events, Err: cause, Requantized: tw.Requantized()}
+	t.showRequantized(tw.requant)
 	return t, nil
+}
+
+// showRequantized makes the twin interpreter t show each requantized output
+// as the model declares it: a tensor of its own with the model's
+// quantization, which each Invoke fills from the twin's (requantizeOutputs).
+func (t *Interpreter) showRequantized(requant []requantized) {
+	for _, r := range requant {
+		ti := t.outputs[r.output]
+		src := t.tensors[ti]
+		shown := &tensor.Tensor{Name: src.Name, Type: src.Type, Shape: slices.Clone(src.Shape), Quant: r.quant,
+			Data: make([]byte, tensor.NumElements(src.Shape)*src.Type.Size())}
+		t.public[ti] = &Tensor{t: shown, index: ti}
+	}
+	t.fb.shown = requant
+}
+
+// requantizeOutputs fills the outputs showRequantized made from the
+// twin's, after an Invoke.
+func (t *Interpreter) requantizeOutputs() error {
+	for _, r := range t.fb.shown {
+		ti := t.outputs[r.output]
+		if err := requantize(t.public[ti].t.Data, t.tensors[ti].Data, r.lut); err != nil {
+			return fmt.Errorf("CPU twin output %d: %w", r.output, err)
+		}
+	}
+	return nil
+}
+
+// requantize maps src through lut into dst.
+func requantize(dst, src []byte, lut *[256]byte) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("%d bytes for a %d-byte tensor", len(src), len(dst))
+	}
+	for i, b := range src {
+		dst[i] = lut[b]
+	}
+	return nil
 }
 
 // switchToTwin hands this Invoke and every later one to the model's CPU
@@ -146,7 +217,7 @@ func (it *Interpreter) switchToTwin(ctx context.Context, cause error) error {
 		return err
 	}
 	it.fb.ran = &TwinFallback{Model: it.model, Plan: it.plan, Path: it.fb.twin.Path,
-		Fallbacks: it.Fallbacks(), Err: cause}
+		Fallbacks: it.Fallbacks(), Err: cause, Requantized: it.fb.twin.Requantized()}
 	return it.invokeTwin(ctx)
 }
 
@@ -186,7 +257,8 @@ func (it *Interpreter) twinCanStandIn() bool {
 }
 
 // invokeTwin runs the twin on this interpreter's inputs and copies its
-// outputs back, so callers keep reading the tensors they hold.
+// outputs back, so callers keep reading the tensors they hold (the twin's
+// interpreter shows them requantized already: runTwin).
 func (it *Interpreter) invokeTwin(ctx context.Context) error {
 	t := it.fb.twinIt
 	for i := range it.inputs {
@@ -207,24 +279,27 @@ func (it *Interpreter) invokeTwin(ctx context.Context) error {
 
 // alignTwin checks that twin takes and gives what m does: as many inputs
 // and outputs, each of the same type, shape and quantization, matched by
-// name when both sides name them uniquely and alike, else by position. It
-// returns twin with its inputs and outputs in m's order.
-func alignTwin(m, twin *model.Model) (*model.Model, error) {
+// name when both sides name them uniquely and alike, else by position. An
+// output may differ in its 8-bit per-tensor quantization alone: it is
+// requantized. It returns twin with its inputs and outputs in m's order.
+func alignTwin(m, twin *model.Model) (*model.Model, []requantized, error) {
 	sg, tsg := m.Subgraph(0), twin.Subgraph(0)
-	ins, err := alignIO("input", sg, tsg, sg.Inputs(), tsg.Inputs())
+	ins, _, err := alignIO("input", sg, tsg, sg.Inputs(), tsg.Inputs())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	outs, err := alignIO("output", sg, tsg, sg.Outputs(), tsg.Outputs())
+	outs, requant, err := alignIO("output", sg, tsg, sg.Outputs(), tsg.Outputs())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return twin.WithIO(ins, outs), nil
+	return twin.WithIO(ins, outs), requant, nil
 }
 
-func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, error) {
+// alignIO matches the twin's inputs or outputs (have) to the model's
+// (want); for outputs, those quantized differently come back requantized.
+func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, []requantized, error) {
 	if len(want) != len(have) {
-		return nil, fmt.Errorf("the model has %d %ss, the twin %d", len(want), what, len(have))
+		return nil, nil, fmt.Errorf("the model has %d %ss, the twin %d", len(want), what, len(have))
 	}
 	order := slices.Clone(have)
 	byName := map[string]int{}
@@ -245,14 +320,36 @@ func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, err
 			order[i] = byName[sg.Tensor(ti).Name]
 		}
 	}
+	var requant []requantized
 	for i := range want {
 		a, b := sg.Tensor(want[i]), tsg.Tensor(order[i])
+		if a.Type == b.Type && slices.Equal(a.Shape, b.Shape) && !sameQuant(a.Quant, b.Quant) && what == "output" {
+			if lut := requantizer(b, a); lut != nil {
+				requant = append(requant, requantized{output: i, lut: lut, quant: a.Quant,
+					note: fmt.Sprintf("output %d %q requantized from the twin's %s to the model's %s", i, a.Name, describeQuant(b.Quant), describeQuant(a.Quant))})
+				continue
+			}
+		}
 		if a.Type != b.Type || !slices.Equal(a.Shape, b.Shape) || !sameQuant(a.Quant, b.Quant) {
-			return nil, fmt.Errorf("%s %d %q is %s %v (%s), the twin's %q is %s %v (%s)", what, i,
+			return nil, nil, fmt.Errorf("%s %d %q is %s %v (%s), the twin's %q is %s %v (%s)", what, i,
 				a.Name, a.Type, a.Shape, describeQuant(a.Quant), b.Name, b.Type, b.Shape, describeQuant(b.Quant))
 		}
 	}
-	return order, nil
+	return order, requant, nil
+}
+
+// requantizer is the table that takes from's 8-bit values to to's
+// per-tensor quantization, nil where either is not so quantized.
+func requantizer(from, to model.TensorInfo) *[256]byte {
+	qf, qt := from.Quant, to.Quant
+	if qf == nil || qt == nil || len(qf.Scale) != 1 || len(qt.Scale) != 1 || len(qf.ZeroPoint) != 1 || len(qt.ZeroPoint) != 1 {
+		return nil
+	}
+	lut, err := tensor.Requantize8(from.Type, qf.Scale[0], int32(qf.ZeroPoint[0]), to.Type, qt.Scale[0], int32(qt.ZeroPoint[0]))
+	if err != nil {
+		return nil
+	}
+	return lut
 }
 
 func sameQuant(a, b *tensor.Quantization) bool {

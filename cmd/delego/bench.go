@@ -50,7 +50,7 @@ Flags:
   -h             show this help
 
 Delegates:
-` + delegationHelp + `
+` + delegationHelp + twinOnlyHelp + `
 A fallback to the CPU is reported on standard error, as "delego run" does;
 when an Edge TPU model's CPU twin runs instead, its nodes are the ones timed.
 
@@ -139,6 +139,7 @@ func (f *benchFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.BoolVar(&f.noProfile, "no-profile", false, "")
 	f.delegation.define(fs)
+	f.delegation.defineTwinOnly(fs)
 	return fs
 }
 
@@ -162,6 +163,10 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	case f.seed > math.MaxUint32:
 		return usagef("bench", "--seed must fit in 32 bits, got %d", f.seed)
 	}
+	path, err := f.delegation.model("bench", pos[0], stderr)
+	if err != nil {
+		return err
+	}
 	var prof *core.NodeTimer
 	var opts []delego.Option
 	if !f.noProfile {
@@ -172,7 +177,6 @@ func benchWith(ctx context.Context, args []string, stdout, stderr io.Writer, e e
 	if err != nil {
 		return err
 	}
-	path := pos[0]
 	m, err := model.LoadContext(ctx, path)
 	if err != nil {
 		return err

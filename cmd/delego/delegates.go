@@ -61,6 +61,7 @@ type delegationFlags struct {
 	delegates stringList // --delegate, each NAME[,NAME...]
 	settings  string     // --settings FILE
 	twin      string     // --cpu-twin FILE
+	twinOnly  bool       // --cpu-twin-only
 	timeout   time.Duration
 	plugins   pluginFlags
 }
@@ -278,6 +279,35 @@ func (f *delegationFlags) configure(ctx context.Context, cmd string, threads int
 	}
 	opts = append(opts, f.plugins.options()...)
 	return delego.Configure(ctx, append(opts, more...)...)
+}
+
+// defineTwinOnly adds --cpu-twin-only to fs, for the commands that run one
+// model (model says which).
+func (f *delegationFlags) defineTwinOnly(fs *flag.FlagSet) {
+	fs.BoolVar(&f.twinOnly, "cpu-twin-only", false, "")
+}
+
+// twinOnlyHelp documents --cpu-twin-only, after delegationHelp.
+const twinOnlyHelp = `  --cpu-twin-only  take the CPU twin (--cpu-twin, or foo.tflite for MODEL
+                   foo_edgetpu.tflite) for MODEL: to compare an Edge TPU
+                   model's results, plan or speed with its twin's
+`
+
+// model is the model the command runs for MODEL (path): with
+// --cpu-twin-only its CPU twin, which it says on stderr.
+func (f *delegationFlags) model(cmd, path string, stderr io.Writer) (string, error) {
+	if !f.twinOnly {
+		return path, nil
+	}
+	twin := f.twin
+	if twin == "" {
+		twin = edgetpuinfo.TwinPath(path)
+	}
+	if twin == "" {
+		return "", usagef(cmd, "--cpu-twin-only: %s is not named as Coral's compiler names an Edge TPU model (foo_edgetpu.tflite, whose twin is foo.tflite): name its twin with --cpu-twin", path)
+	}
+	fmt.Fprintf(stderr, "delego: --cpu-twin-only: the CPU twin %s runs instead of %s\n", twin, path)
+	return twin, nil
 }
 
 // watchdog is the watchdog --timeout asks for: timeout bounds every

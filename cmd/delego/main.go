@@ -34,7 +34,7 @@
 // are TFLite acceleration settings (a ComputeSettings or TFLiteSettings,
 // JSON or binary) whose delegate field picks the delegate when --delegate
 // is absent; --cpu-twin names the CPU twin an Edge TPU model falls back
-// to. A fallback to the CPU is always reported on standard error.
+// to, and --cpu-twin-only (run, bench, plan) takes that twin for MODEL. A fallback to the CPU is always reported on standard error.
 //
 // On SIGINT, SIGTERM or SIGHUP delego stops the command, closing its
 // delegates and their plugin processes; a second signal kills the plugin

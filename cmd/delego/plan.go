@@ -19,7 +19,7 @@ delegates are asked what they support and every partition is compiled, as
 "delego run" does, so compile-time fallbacks are reported too; nothing runs.
 
 Flags:
-` + delegationHelp + `  --format F       text (default), dot (Graphviz: each partition a cluster
+` + delegationHelp + twinOnlyHelp + `  --format F       text (default), dot (Graphviz: each partition a cluster
                    coloured by delegate, CPU nodes grey with their reasons as
                    tooltips, edges labelled with tensor indices; render with
                    "dot -Tsvg") or json
@@ -96,6 +96,7 @@ type planFlags struct {
 func (f *planFlags) flagSet() *flag.FlagSet {
 	fs := newFlagSet("plan")
 	f.delegation.define(fs)
+	f.delegation.defineTwinOnly(fs)
 	fs.StringVar(&f.format, "format", "text", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	return fs
@@ -124,11 +125,15 @@ func planWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	if f.json {
 		f.format = "json"
 	}
+	path, err := f.delegation.model("plan", pos[0], stderr)
+	if err != nil {
+		return err
+	}
 	cfg, err := f.delegation.configure(ctx, "plan", 0, e, stderr)
 	if err != nil {
 		return err
 	}
-	r, err := cfg.Plan(ctx, pos[0])
+	r, err := cfg.Plan(ctx, path)
 	if r == nil {
 		return err
 	}

@@ -90,7 +90,7 @@ Outputs:
                    reported (default: every one the model gives)
 
 Delegates:
-` + delegationHelp + `
+` + delegationHelp + twinOnlyHelp + `
 Other flags:
   --threads N      goroutines a kernel may use (default: the settings'
                    cpu_settings.num_threads when positive, else 1)
@@ -133,6 +133,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.IntVar(&f.threads, "threads", 0, "") // 0: not given: the settings', else 1
 	fs.BoolVar(&f.verbose, "v", false, "")
 	f.delegation.define(fs)
+	f.delegation.defineTwinOnly(fs)
 	fs.Float64Var(&f.norm.Mean, "mean", adapters.DefaultMean, "")
 	fs.Float64Var(&f.norm.Std, "std", adapters.DefaultStd, "")
 	defineMaxPixels(fs, &f.maxPixels)
@@ -186,6 +187,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env) (err error) {
 	f, err := parseRunFlags(args, stdout)
 	if err != nil || f == nil {
+		return err
+	}
+	if f.model, err = f.delegation.model("run", f.model, stderr); err != nil {
 		return err
 	}
 	cfg, err := f.delegation.configure(ctx, "run", f.threads, e, stderr)

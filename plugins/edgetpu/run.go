@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ type runtime struct {
 	tracer    *usbtrace.Tracer
 	tune      func(*driver.Options)
 	sim       *tpusim.Bus // Simulated
+	twins                 // the CPU twins the simulator computes from (simtwin.go)
 }
 
 // openDevice is a device open for the partitions compiled for it.
@@ -89,6 +91,12 @@ func EnvOptions(lookup func(string) (string, bool)) ([]Option, error) {
 	}
 	if v, ok := lookup(edgetpuinfo.EnvTrace); ok && v != "" {
 		opts = append(opts, func(d *Delegate) { d.run.tracePath = v })
+	}
+	if v, ok := lookup(edgetpuinfo.EnvTwin); ok && v != "" {
+		if sim == nil {
+			return nil, fmt.Errorf("$%s=%q names CPU twins for a simulated Edge TPU, but $%s does not ask for one (sim)", edgetpuinfo.EnvTwin, v, edgetpuinfo.EnvDevice)
+		}
+		opts = append(opts, WithTwins(filepath.SplitList(v)...))
 	}
 	return opts, nil
 }
@@ -195,8 +203,13 @@ func cutBusy(list string) (time.Duration, string, error) {
 }
 
 // IsSimulated reports whether the delegate runs on simulated devices,
-// whose outputs are not the model's.
+// whose outputs are the model's only when computed from CPU twins
+// (ComputesFromTwins).
 func (d *Delegate) IsSimulated() bool { return d.run.sim != nil }
+
+// ComputesFromTwins reports whether the simulated devices compute each
+// custom op's outputs from CPU twins (WithTwins).
+func (d *Delegate) ComputesFromTwins() bool { return d.run.sim != nil && len(d.run.paths) > 0 }
 
 // Performance maps CoralSettings.performance to the driver's level.
 func Performance(p config.CoralSettings_Performance) driver.Performance {
@@ -336,6 +349,7 @@ func (r *runtime) close() error {
 		errs = append(errs, r.traceFile.Close())
 		r.traceFile, r.tracer = nil, nil
 	}
+	errs = append(errs, r.closeTwinsLocked())
 	return errors.Join(errs...)
 }
 
@@ -354,14 +368,9 @@ func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, node
 		x.ins, x.outs = append(x.ins, ins), append(x.outs, outs)
 		x.data = append(x.data, make([][]byte, len(ins)))
 		x.results = append(x.results, outputTensors(m, outs))
-		if d.run.sim != nil {
-			// The simulator cannot run Edge TPU instructions: it is told
-			// which executables it will be sent.
-			for _, e := range []*executable.Executable{n.Main, n.Caching} {
-				if e != nil {
-					d.run.sim.Learn(e)
-				}
-			}
+		if err := d.teach(ctx, x, m, n, ins, outs); err != nil {
+			x.closeParts()
+			return nil, err
 		}
 	}
 	opts, err := d.options(dev, s)
@@ -371,9 +380,34 @@ func (d *Delegate) compile(ctx context.Context, m *model.Model, s Settings, node
 	x.opts = opts
 	if _, err := d.acquire(ctx, dev, x.opts, true); err != nil {
 		_ = d.releaseRef(dev)
+		x.closeParts()
 		return nil, fmt.Errorf("%w: %s: %w", delegate.ErrNoDevice, dev, err)
 	}
 	return x, nil
+}
+
+// teach tells a simulated bus about node n's executables (it cannot run
+// Edge TPU instructions, so it recognises what it is sent) and, with CPU
+// twins, how to compute the main one's outputs (the twin's part is kept
+// in x.parts).
+func (d *Delegate) teach(ctx context.Context, x *runnable, m *model.Model, n *program.Node, ins, outs []int) error {
+	sim := d.run.sim
+	if sim == nil {
+		return nil
+	}
+	if n.Caching != nil {
+		sim.Learn(n.Caching)
+	}
+	if len(d.run.paths) == 0 {
+		sim.Learn(n.Main)
+		return nil
+	}
+	p, err := d.twinPart(ctx, m, n, ins, outs)
+	if err != nil {
+		return err
+	}
+	x.parts = append(x.parts, p)
+	return sim.Compute(n.Main, p.compute)
 }
 
 // runnable is a compiled partition.
@@ -396,8 +430,21 @@ type runnable struct {
 	data    [][][]byte
 	results [][]*tensor.Tensor
 	vals    [][]byte
-	mu      sync.Mutex
-	closed  bool
+	// parts are the CPU twin's parts the simulator computes the nodes
+	// with (simtwin.go), compiled on the cpu delegate.
+	parts  []*twinPart
+	mu     sync.Mutex
+	closed bool
+}
+
+// closeParts closes the twin's compiled parts.
+func (x *runnable) closeParts() error {
+	var errs []error
+	for _, p := range x.parts {
+		errs = append(errs, p.exe.Close())
+	}
+	x.parts = nil
+	return errors.Join(errs...)
 }
 
 // outputTensors are the tensors that receive a node's output layers (outs,
@@ -527,5 +574,5 @@ func (x *runnable) Close() error {
 		return nil
 	}
 	x.closed = true
-	return x.d.releaseRef(x.dev)
+	return errors.Join(x.closeParts(), x.d.releaseRef(x.dev))
 }

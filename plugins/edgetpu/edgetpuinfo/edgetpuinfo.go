@@ -38,7 +38,18 @@ const (
 	// EnvTrace names a file that receives every USB operation the driver
 	// makes (package usbtrace).
 	EnvTrace = "DELEGO_USB_TRACE"
+	// EnvTwin lists CPU twins (paths separated as in $PATH) from which a
+	// simulated device computes each edgetpu-custom-op's outputs: each
+	// node takes the first twin that holds tensors of its inputs' and
+	// outputs' names, types and shapes, and a node that matches none fails
+	// to compile. Unset, the simulated device's outputs are counters, not
+	// the model's results.
+	EnvTwin = "DELEGO_EDGETPU_TWIN"
 )
+
+// CPUPlugin is the plugin a simulated device computes the twins' nodes on
+// (delego-cpu): the edgetpu plugin never links the CPU kernels itself.
+const CPUPlugin = "cpu"
 
 // Declared is the support the edgetpu delegate declares: the custom op
 // Coral's compiler writes, at its one version, whatever its tensors' types

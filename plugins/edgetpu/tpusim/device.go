@@ -1,6 +1,7 @@
 package tpusim
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -198,6 +199,7 @@ type job struct {
 	steps  []executable.DMAHint
 	cursor int
 	seed   byte
+	in     map[string][]byte // input layer/batch: the bytes taken so far
 	out    map[string][]byte // output layer/batch: its padded bytes
 	// addrs are the buffers' device addresses the host linked into the
 	// instructions, by target, layer and batch (a DMA descriptor names
@@ -207,7 +209,7 @@ type job struct {
 
 // newJob starts running e.
 func newJob(e *executable.Executable) *job {
-	return &job{e: e, steps: deviceSteps(e), out: map[string][]byte{}, addrs: map[executable.Meta]uint64{}}
+	return &job{e: e, steps: deviceSteps(e), in: map[string][]byte{}, out: map[string][]byte{}, addrs: map[executable.Meta]uint64{}}
 }
 
 // deviceSteps are the DMAs e's instructions make: its hints, which name
@@ -270,11 +272,16 @@ func fieldValue(data []byte, bit int) uint32 {
 	return v
 }
 
+// layerKey names a layer's buffer for one batch in job.in and job.out.
+func layerKey(layer string, batch int) string { return fmt.Sprintf("%s/%d", layer, batch) }
+
 // bulkOut takes the single bulk-out endpoint's stream: headers and data;
-// the interrupts the DMAs raise go out after.
-func (d *Device) bulkOut(ep int, data []byte) error {
+// the interrupts the DMAs raise go out after. A job whose outputs are
+// computed (Device.Compute) computes them under the device's lock, as the
+// device computes one request at a time.
+func (d *Device) bulkOut(ctx context.Context, ep int, data []byte) error {
 	d.mu.Lock()
-	err := d.parse(ep, data)
+	err := d.parse(ctx, ep, data)
 	raised := d.raised
 	d.raised = nil
 	d.mu.Unlock()
@@ -284,7 +291,7 @@ func (d *Device) bulkOut(ep int, data []byte) error {
 	return err
 }
 
-func (d *Device) parse(ep int, data []byte) error {
+func (d *Device) parse(ctx context.Context, ep int, data []byte) error {
 	if ep != 1 {
 		d.violate("bulk out on endpoint %d", ep)
 		return fmt.Errorf("simulated Edge TPU: bulk out endpoint %d: %w", ep, usb.ErrStall)
@@ -310,7 +317,9 @@ func (d *Device) parse(ep int, data []byte) error {
 		}
 		tag, dma := byte(d.dmaTag), d.dmaData
 		d.dmaTag, d.dmaData = -1, nil
-		d.take(tag, dma)
+		if err := d.take(ctx, tag, dma); err != nil {
+			return err
+		}
 	}
 }
 
@@ -337,13 +346,14 @@ func matches(b executable.Bitstream, data []byte) bool {
 }
 
 // take is one DMA received: it starts a job (instructions of an executable
-// the device knows) or is the one the running job's next hint names.
-func (d *Device) take(tag byte, data []byte) {
+// the device knows) or is the one the running job's next hint names. Only
+// a computation that fails is an error (the host's transfer fails with it).
+func (d *Device) take(ctx context.Context, tag byte, data []byte) error {
 	d.log = append(d.log, Received{Tag: tag, Data: data})
 	if d.job == nil {
 		if tag != 0 {
 			d.violate("a %d-byte DMA with tag %d while no instructions run", len(data), tag)
-			return
+			return nil
 		}
 		for _, e := range d.programs {
 			if len(e.Bitstreams) > 0 && matches(e.Bitstreams[0], data) {
@@ -356,7 +366,7 @@ func (d *Device) take(tag byte, data []byte) {
 		}
 		if d.job == nil {
 			d.violate("a %d-byte instruction bitstream the device was not told about", len(data))
-			return
+			return nil
 		}
 	}
 	j := d.job
@@ -369,14 +379,19 @@ func (d *Device) take(tag byte, data []byte) {
 			for _, b := range data {
 				j.seed += b
 			}
+			key := layerKey(h.Meta.Layer, h.Meta.Batch)
+			if end := h.Offset + len(data); end > len(j.in[key]) {
+				j.in[key] = append(j.in[key], make([]byte, end-len(j.in[key]))...)
+			}
+			copy(j.in[key][h.Offset:], data)
 		}
 	default:
 		d.violate("%s DMA hint %d (%s) does not take a %d-byte DMA with tag %d", j.e.Kind, j.cursor, h.Kind, len(data), tag)
 		d.job = nil
-		return
+		return nil
 	}
 	j.cursor++
-	d.advance()
+	return d.advance(ctx)
 }
 
 func infeedTag(h executable.DMAHint) byte {
@@ -388,19 +403,22 @@ func infeedTag(h executable.DMAHint) byte {
 
 // advance runs the job's steps up to the next one that waits for the host:
 // an instruction chunk, or an input DMA it describes first.
-func (d *Device) advance() {
+func (d *Device) advance(ctx context.Context) error {
 	j := d.job
 	for j.cursor < len(j.steps) {
 		h := j.steps[j.cursor]
 		switch {
 		case h.Kind == executable.HintInstruction:
-			return
+			return nil
 		case h.Kind == executable.HintDMA && !h.Out:
 			d.describe(j, infeedTag(h), h)
-			return
+			return nil
 		case h.Kind == executable.HintDMA:
 			d.describe(j, 3, h)
-			d.send(j, h)
+			if err := d.send(ctx, j, h); err != nil {
+				d.job = nil
+				return err
+			}
 			d.computed = j.e.Kind != executable.ParameterCaching
 		case h.Kind == executable.HintInterrupt:
 			d.describe(j, byte(4+h.Interrupt), h)
@@ -408,6 +426,7 @@ func (d *Device) advance() {
 		j.cursor++
 	}
 	d.job = nil
+	return nil
 }
 
 // describe queues the event descriptor of a step when descr_ep asks for
@@ -441,12 +460,18 @@ func (d *Device) chunk() int {
 	return 1024
 }
 
-// send sends an output DMA on bulk-in endpoint 1 in outfeed chunks.
-func (d *Device) send(j *job, h executable.DMAHint) {
+// send sends an output DMA on bulk-in endpoint 1 in outfeed chunks: the
+// layer's computed values (Device.Compute), else the counters.
+func (d *Device) send(ctx context.Context, j *job, h executable.DMAHint) error {
 	var buf []byte
 	switch h.Meta.Target {
 	case executable.OutputActivation:
-		key := fmt.Sprintf("%s/%d", h.Meta.Layer, h.Meta.Batch)
+		key := layerKey(h.Meta.Layer, h.Meta.Batch)
+		if comp := d.computes[j.e]; j.out[key] == nil && comp != nil {
+			if err := comp.run(ctx, j, h.Meta.Batch); err != nil {
+				return err
+			}
+		}
 		if j.out[key] == nil {
 			for i := range j.e.Outputs {
 				if l := &j.e.Outputs[i]; l.Name == h.Meta.Layer {
@@ -460,7 +485,7 @@ func (d *Device) send(j *job, h executable.DMAHint) {
 	}
 	if h.Offset+h.Size > len(buf) {
 		d.violate("output DMA past its layer")
-		return
+		return nil
 	}
 	data := buf[h.Offset : h.Offset+h.Size]
 	var packets [][]byte
@@ -468,6 +493,7 @@ func (d *Device) send(j *job, h executable.DMAHint) {
 		packets = append(packets, data[at:min(at+d.chunk(), len(data))])
 	}
 	d.sim.QueueBulkIn(1, packets...)
+	return nil
 }
 
 // raise sends an event descriptor on endpoint 2.

@@ -31,9 +31,14 @@
 //     whole, then the completion interrupt), which the host learns of from
 //     those descriptors only.
 //
-// The output activations it sends are not the model's results: each
-// element holds a counter started from the sum of the request's input
-// bytes, laid out as the output layer describes (padding 0xee).
+// For an executable it was given a Compute for (Device.Compute), the output
+// activations it sends are that function's values for the input
+// activations it took (the edgetpu plugin computes them on the model's CPU
+// twin), laid out as the device lays them out, so that what the driver
+// reads back is those values. For the others they are not the model's
+// results: each element holds a counter started from the sum of the
+// request's input bytes, laid out as the output layer describes. Padding
+// is 0xee either way, and the USB traffic is the same.
 //
 // Faults are injected through a hook (Device.InjectFaults) that sees every
 // operation and can make it hang until the host's deadline, stall, unplug
@@ -177,6 +182,7 @@ type Device struct {
 	dfuStatus  byte
 	manifested bool
 	programs   []*executable.Executable
+	computes   map[*executable.Executable]*computer
 	stream     []byte // bulk-out bytes not yet parsed
 	dmaTag     int    // -1: a header is expected
 	dmaLen     int
@@ -213,6 +219,7 @@ func New(c Config) *Device {
 		sim:      usb.NewSimDevice(usb.Info{ID: id, Bus: c.Bus, Address: c.Address, Ports: slices.Clone(c.Ports), Speed: c.Speed}),
 		app:      !c.WaitForFirmware,
 		claimed:  map[int]bool{},
+		computes: map[*executable.Executable]*computer{},
 		counts:   map[string]int{},
 		dmaTag:   -1,
 		dfuState: dfuIdle,
@@ -221,7 +228,6 @@ func New(c Config) *Device {
 	}
 	d.resetRegisters()
 	d.sim.HandleControl(d.control)
-	d.sim.HandleBulkOut(d.bulkOut)
 	d.sim.HandleReset(func(*usb.SimDevice) { d.reset() })
 	return d
 }
@@ -240,6 +246,28 @@ func (d *Device) Learn(e *executable.Executable) {
 	if !slices.Contains(d.programs, e) {
 		d.programs = append(d.programs, e)
 	}
+}
+
+// Compute tells the device about an executable (as Learn) and how to
+// compute its outputs: each run of it sends c's values for the input
+// activations the host sent, one call per batch, laid out as the device
+// lays the output layers out. An output layer whose layout the driver
+// could not read back is an error.
+func (d *Device) Compute(e *executable.Executable, c Compute) error {
+	comp, err := newComputer(e, c)
+	if err != nil {
+		return err
+	}
+	d.learn(comp)
+	return nil
+}
+
+// learn tells the device about an executable and how to compute it.
+func (d *Device) learn(comp *computer) {
+	d.Learn(comp.e)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.computes[comp.e] = comp
 }
 
 // InjectFaults sets the hook that decides each operation's fault (nil: none).
@@ -454,6 +482,9 @@ func (d *Device) BulkOut(ctx context.Context, ep int, data []byte) error {
 	if err := d.sim.BulkOut(ctx, ep, data); err != nil {
 		return err
 	}
+	if err := d.bulkOut(ctx, ep, slices.Clone(data)); err != nil {
+		return err
+	}
 	if busy := d.computing(); busy > 0 {
 		return hold(ctx, busy, "simulated Edge TPU: bulk out 1 (computing)")
 	}
@@ -643,4 +674,19 @@ func (b *Bus) Learn(e *executable.Executable) {
 	for _, d := range b.devices {
 		d.Learn(e)
 	}
+}
+
+// Compute tells every device on the bus how to compute an executable's
+// outputs (Device.Compute).
+func (b *Bus) Compute(e *executable.Executable, c Compute) error {
+	comp, err := newComputer(e, c)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.devices {
+		d.learn(comp)
+	}
+	return nil
 }

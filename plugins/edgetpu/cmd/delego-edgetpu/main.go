@@ -31,7 +31,13 @@ func main() {
 		plugin.Serve(delegate.Unavailable(edgetpuinfo.Name, err))
 		return
 	}
-	plugin.Serve(edgetpu.New(opts...))
+	d := edgetpu.New(opts...)
+	plugin.Serve(d)
+	// The host stopped the plugin: close the devices, and the delego-cpu
+	// a simulated device computes on, so that no process outlives this one.
+	if err := d.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
 
 // devices prints the devices (edgetpu.WriteDevices) and returns the exit

@@ -1,0 +1,100 @@
+package edgetpu
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/model"
+	"github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/edgetpu/tpusim"
+	"github.com/delego/delego/tensor"
+)
+
+// publishedModel is the file at path in google-coral/test_data under
+// $DELEGO_GITHUB_MODELS (laid out OWNER+NAME/PATH, as
+// integration/published_models_test.go reads it).
+func publishedModel(t *testing.T, path string) string {
+	t.Helper()
+	dir := os.Getenv("DELEGO_GITHUB_MODELS")
+	if dir == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS (a folder of OWNER+NAME/PATH files from GitHub snapshots) to run Coral's published models")
+	}
+	p := filepath.Join(dir, "google-coral+test_data", path)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// invokeOnce runs m with opts on inputs and returns its outputs.
+func invokeOnce(t *testing.T, m *model.Model, opts *core.Options, inputs [][]byte) [][]byte {
+	t.Helper()
+	it, err := core.NewInterpreter(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.SetInputs(inputs); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var outs [][]byte
+	for i := range it.NumOutputs() {
+		outs = append(outs, bytes.Clone(it.Output(i).Data()))
+	}
+	return outs
+}
+
+// TestSimTwinPublished: Coral's BodyPix, whose compiler requantized output
+// 6 (float_part_heatmaps: scale 0.0873 zero point 71, the twin's 0.0802
+// and 77), gives on the simulator what its twin gives when it runs instead
+// of the model (no device, compile fallback), output 6 requantized alike on
+// both paths; the second model of the co-compiled pair gives its twin's
+// outputs.
+func TestSimTwinPublished(t *testing.T) {
+	for _, c := range []struct{ model, twin string }{
+		{"posenet/bodypix_mobilenet_v1_075_512_512_16_quant_decoder_edgetpu.tflite", "posenet/bodypix_mobilenet_v1_075_512_512_16_quant_decoder.tflite"},
+		{"cocompilation/mobilenet_v1_0.5_160_quant_cocompiled_with_mobilenet_v1_0.25_128_quant_edgetpu.tflite", "mobilenet_v1_0.5_160_quant.tflite"},
+	} {
+		t.Run(filepath.Base(c.model), func(t *testing.T) {
+			path, twin := publishedModel(t, c.model), publishedModel(t, c.twin)
+			m, err := model.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runner := cpu.New()
+			t.Cleanup(func() { runner.Close() })
+			d, _, _ := simDelegate(t, tpusim.Config{}, WithTwins(twin), WithTwinRunner(runner), patient)
+			ref := New(Simulated(tpusim.NewBus())) // no device: the twin runs instead
+			t.Cleanup(func() { ref.Close() })
+			var inputs [][]byte
+			for _, ti := range m.Subgraph(0).Inputs() {
+				info := m.Subgraph(0).Tensor(ti)
+				in := make([]byte, tensor.NumElements(info.Shape)*info.Type.Size())
+				seed := uint32(ti + 1)
+				for k := range in {
+					seed = seed*1664525 + 1013904223
+					in[k] = byte(seed >> 24)
+				}
+				inputs = append(inputs, in)
+			}
+			got := invokeOnce(t, m, &core.Options{Delegates: []delegate.Delegate{d}}, inputs)
+			want := invokeOnce(t, m, &core.Options{Delegates: []delegate.Delegate{ref}, Settings: fallbackSettings(), Twin: core.LoadTwin(twin)}, inputs)
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Errorf("output %d differs from the twin's in %d of %d bytes", i, differing(got[i], want[i]), len(want[i]))
+				}
+			}
+		})
+	}
+}
