@@ -1,0 +1,582 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The kernels of Pixels in AVX-512F and AVX2+FMA. The pixels go in
+// blocks of 8, then 4, 2 and 1; in a block, the channels a vector at a
+// time, each pixel's vector of sums started from the bias and given one
+// fused multiply-add per tap, in tap order, with the tap's weights loaded
+// once for the block and the inputs read as the multiply-add's memory
+// operand. The clamp is max(lo) then min(hi) with the operands ordered
+// so that a NaN sum stays NaN.
+//
+// Registers of both: DX the block's output, SI its input, DI w, R8
+// bias, R10/R11 xoff/woff, R12 ntaps, R13 pixels left, R14 the input's
+// pixel step in bytes (xstep*4), R15 three of them; in a block CX the
+// channel's byte offset, BX the tap, AX the tap's input for the block's
+// first pixel (then the output), R9 the tap's weights (then the output's
+// pixel step in bytes, c*4). Locals: cb the output's pixel step in bytes.
+
+// ---------------------------------------------------------------- AVX-512
+
+// Z16 holds the tap's weights, Z30/Z31 lo and hi, K3 the mask of the
+// vector at CX (full, or the mask of the last c%16 channels, local tm).
+
+// MASK512 sets K3 to the mask of the vector at channel byte CX.
+#define MASK512 \
+	MOVQ    cb-8(SP), AX; \
+	SUBQ    CX, AX; \
+	MOVL    $0xffff, R9; \
+	CMPQ    AX, $64; \
+	CMOVLLT tm-16(SP), R9; \
+	KMOVW   R9, K3
+
+// BIAS512 loads the bias at CX into acc.
+#define BIAS512(acc) VMOVUPS.Z (R8)(CX*1), K3, acc
+
+// TAP512 loads tap BX's weights at CX into Z16 and points AX at its
+// input for the block's first pixel.
+#define TAP512 \
+	MOVQ      (R11)(BX*8), R9; \
+	LEAQ      (DI)(R9*4), R9; \
+	VMOVUPS.Z (R9)(CX*1), K3, Z16; \
+	MOVQ      (R10)(BX*8), AX; \
+	LEAQ      (SI)(AX*4), AX; \
+	ADDQ      CX, AX
+
+// FMA512 accumulates the pixel at p(AX) into acc.
+#define FMA512(p, acc) VFMADD231PS p, Z16, K3, acc
+
+// FMA512x4 accumulates the four pixels from AX on.
+#define FMA512x4(a0, a1, a2, a3) \
+	FMA512((AX), a0); \
+	FMA512((AX)(R14*1), a1); \
+	FMA512((AX)(R14*2), a2); \
+	FMA512((AX)(R15*1), a3)
+
+// OUT512 clamps acc to [Z30, Z31] and stores it at p.
+#define OUT512(acc, p) \
+	VMAXPS  acc, Z30, acc; \
+	VMINPS  acc, Z31, acc; \
+	VMOVUPS acc, K3, p
+
+// OUTSET512 points AX at the block's output at CX, R9 at the output's
+// pixel step and BX at three of them.
+#define OUTSET512 \
+	MOVQ cb-8(SP), R9; \
+	LEAQ (R9)(R9*2), BX; \
+	LEAQ (DX)(CX*1), AX
+
+// OUT512x4 stores the four pixels from AX on.
+#define OUT512x4(a0, a1, a2, a3) \
+	OUT512(a0, (AX)); \
+	OUT512(a1, (AX)(R9*1)); \
+	OUT512(a2, (AX)(R9*2)); \
+	OUT512(a3, (AX)(BX*1))
+
+// func pixelsAVX512(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
+TEXT ·pixelsAVX512(SB), NOSPLIT, $16-88
+	MOVQ         c+0(FP), AX
+	MOVQ         AX, CX
+	SHLQ         $2, AX
+	MOVQ         AX, cb-8(SP)
+	ANDQ         $15, CX
+	MOVL         $1, AX
+	SHLL         CX, AX
+	DECL         AX
+	MOVQ         AX, tm-16(SP)
+	MOVQ         npix+8(FP), R13
+	MOVQ         out+16(FP), DX
+	MOVQ         bias+24(FP), R8
+	MOVQ         in+32(FP), SI
+	MOVQ         w+40(FP), DI
+	MOVQ         xoff+48(FP), R10
+	MOVQ         woff+56(FP), R11
+	MOVQ         ntaps+64(FP), R12
+	MOVQ         xstep+72(FP), R14
+	SHLQ         $2, R14
+	LEAQ         (R14)(R14*2), R15
+	VBROADCASTSS lo+80(FP), Z30
+	VBROADCASTSS hi+84(FP), Z31
+
+block8:
+	CMPQ R13, $8
+	JLT  block4
+	XORQ CX, CX
+
+chan8:
+	MASK512
+	BIAS512(Z0)
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out8
+
+tap8:
+	TAP512
+	FMA512x4(Z0, Z1, Z2, Z3)
+	LEAQ (AX)(R14*4), AX
+	FMA512x4(Z4, Z5, Z6, Z7)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap8
+
+out8:
+	OUTSET512
+	OUT512x4(Z0, Z1, Z2, Z3)
+	LEAQ (AX)(R9*4), AX
+	OUT512x4(Z4, Z5, Z6, Z7)
+	ADDQ $64, CX
+	CMPQ CX, cb-8(SP)
+	JLT  chan8
+	LEAQ (SI)(R14*8), SI
+	LEAQ (DX)(R9*8), DX
+	SUBQ $8, R13
+	JMP  block8
+
+block4:
+	CMPQ R13, $4
+	JLT  block2
+	XORQ CX, CX
+
+chan4:
+	MASK512
+	BIAS512(Z0)
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out4
+
+tap4:
+	TAP512
+	FMA512x4(Z0, Z1, Z2, Z3)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap4
+
+out4:
+	OUTSET512
+	OUT512x4(Z0, Z1, Z2, Z3)
+	ADDQ $64, CX
+	CMPQ CX, cb-8(SP)
+	JLT  chan4
+	LEAQ (SI)(R14*4), SI
+	LEAQ (DX)(R9*4), DX
+	SUBQ $4, R13
+
+block2:
+	CMPQ R13, $2
+	JLT  block1
+	XORQ CX, CX
+
+chan2:
+	MASK512
+	BIAS512(Z0)
+	VMOVAPS Z0, Z1
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out2
+
+tap2:
+	TAP512
+	FMA512((AX), Z0)
+	FMA512((AX)(R14*1), Z1)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap2
+
+out2:
+	OUTSET512
+	OUT512(Z0, (AX))
+	OUT512(Z1, (AX)(R9*1))
+	ADDQ $64, CX
+	CMPQ CX, cb-8(SP)
+	JLT  chan2
+	LEAQ (SI)(R14*2), SI
+	LEAQ (DX)(R9*2), DX
+	SUBQ $2, R13
+
+block1:
+	TESTQ R13, R13
+	JLE   done
+	XORQ  CX, CX
+
+chan1:
+	MASK512
+	BIAS512(Z0)
+	XORQ BX, BX
+	CMPQ BX, R12
+	JGE  out1
+
+tap1:
+	TAP512
+	FMA512((AX), Z0)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap1
+
+out1:
+	OUTSET512
+	OUT512(Z0, (AX))
+	ADDQ $64, CX
+	CMPQ CX, cb-8(SP)
+	JLT  chan1
+
+done:
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------- AVX2
+
+// Y8 holds the tap's weights, Y9 a masked input, Y13 the mask of the
+// last c%8 channels, Y14/Y15 lo and hi. Whole vectors are read as
+// memory operands; the last, partial one (from local cf, the bytes of
+// whole vectors, to cb) through VMASKMOVPS, which reads nothing past the
+// channels.
+
+// TAP256 loads tap BX's weights at CX into Y8 (with load, VMOVUPS or a
+// masked load) and points AX at its input for the block's first pixel.
+#define TAP256(load) \
+	MOVQ (R11)(BX*8), R9; \
+	LEAQ (DI)(R9*4), R9; \
+	load; \
+	MOVQ (R10)(BX*8), AX; \
+	LEAQ (SI)(AX*4), AX; \
+	ADDQ CX, AX
+
+#define W256 VMOVUPS (R9)(CX*1), Y8
+#define W256M VMASKMOVPS (R9)(CX*1), Y13, Y8
+
+// FMA256 accumulates the whole vector at p into acc; FMA256M the partial
+// one.
+#define FMA256(p, acc) VFMADD231PS p, Y8, acc
+#define FMA256M(p, acc) \
+	VMASKMOVPS  p, Y13, Y9; \
+	VFMADD231PS Y9, Y8, acc
+
+// The stores of a whole vector and of the partial one.
+#define ST256(acc, p) VMOVUPS acc, p
+#define ST256M(acc, p) VMASKMOVPS acc, Y13, p
+
+// OUT256 clamps acc to [Y14, Y15] and stores it at p with st.
+#define OUT256(st, acc, p) \
+	VMAXPS acc, Y14, acc; \
+	VMINPS acc, Y15, acc; \
+	st(acc, p)
+
+// OUTSET256 points AX at the block's output at CX, R9 at the output's
+// pixel step and BX at three of them.
+#define OUTSET256 \
+	MOVQ cb-8(SP), R9; \
+	LEAQ (R9)(R9*2), BX; \
+	LEAQ (DX)(CX*1), AX
+
+// FMA256x4 accumulates the four pixels from AX on with fma.
+#define FMA256x4(fma, a0, a1, a2, a3) \
+	fma((AX), a0); \
+	fma((AX)(R14*1), a1); \
+	fma((AX)(R14*2), a2); \
+	fma((AX)(R15*1), a3)
+
+// OUT256x4 stores the four pixels from AX on with st.
+#define OUT256x4(st, a0, a1, a2, a3) \
+	OUT256(st, a0, (AX)); \
+	OUT256(st, a1, (AX)(R9*1)); \
+	OUT256(st, a2, (AX)(R9*2)); \
+	OUT256(st, a3, (AX)(BX*1))
+
+// func pixelsAVX2(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
+TEXT ·pixelsAVX2(SB), NOSPLIT, $16-88
+	MOVQ         c+0(FP), AX
+	MOVQ         AX, CX
+	SHLQ         $2, AX
+	MOVQ         AX, cb-8(SP)
+	ANDQ         $-32, AX
+	MOVQ         AX, cf-16(SP)
+	ANDQ         $7, CX
+	MOVQ         $8, AX
+	SUBQ         CX, AX
+	LEAQ         mask256<>(SB), BX
+	VMOVUPS      (BX)(AX*4), Y13
+	MOVQ         npix+8(FP), R13
+	MOVQ         out+16(FP), DX
+	MOVQ         bias+24(FP), R8
+	MOVQ         in+32(FP), SI
+	MOVQ         w+40(FP), DI
+	MOVQ         xoff+48(FP), R10
+	MOVQ         woff+56(FP), R11
+	MOVQ         ntaps+64(FP), R12
+	MOVQ         xstep+72(FP), R14
+	SHLQ         $2, R14
+	LEAQ         (R14)(R14*2), R15
+	VBROADCASTSS lo+80(FP), Y14
+	VBROADCASTSS hi+84(FP), Y15
+
+block8:
+	CMPQ R13, $8
+	JLT  block4
+	XORQ CX, CX
+	CMPQ CX, cf-16(SP)
+	JGE  part8
+
+chan8:
+	VMOVUPS (R8)(CX*1), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out8
+
+tap8:
+	TAP256(W256)
+	FMA256x4(FMA256, Y0, Y1, Y2, Y3)
+	LEAQ (AX)(R14*4), AX
+	FMA256x4(FMA256, Y4, Y5, Y6, Y7)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap8
+
+out8:
+	OUTSET256
+	OUT256x4(ST256, Y0, Y1, Y2, Y3)
+	LEAQ (AX)(R9*4), AX
+	OUT256x4(ST256, Y4, Y5, Y6, Y7)
+	ADDQ $32, CX
+	CMPQ CX, cf-16(SP)
+	JLT  chan8
+
+part8:
+	CMPQ       CX, cb-8(SP)
+	JGE        next8
+	VMASKMOVPS (R8)(CX*1), Y13, Y0
+	VMOVAPS    Y0, Y1
+	VMOVAPS    Y0, Y2
+	VMOVAPS    Y0, Y3
+	VMOVAPS    Y0, Y4
+	VMOVAPS    Y0, Y5
+	VMOVAPS    Y0, Y6
+	VMOVAPS    Y0, Y7
+	XORQ       BX, BX
+	CMPQ       BX, R12
+	JGE        outpart8
+
+tappart8:
+	TAP256(W256M)
+	FMA256x4(FMA256M, Y0, Y1, Y2, Y3)
+	LEAQ (AX)(R14*4), AX
+	FMA256x4(FMA256M, Y4, Y5, Y6, Y7)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tappart8
+
+outpart8:
+	OUTSET256
+	OUT256x4(ST256M, Y0, Y1, Y2, Y3)
+	LEAQ (AX)(R9*4), AX
+	OUT256x4(ST256M, Y4, Y5, Y6, Y7)
+
+next8:
+	MOVQ cb-8(SP), R9
+	LEAQ (SI)(R14*8), SI
+	LEAQ (DX)(R9*8), DX
+	SUBQ $8, R13
+	JMP  block8
+
+block4:
+	CMPQ R13, $4
+	JLT  block2
+	XORQ CX, CX
+	CMPQ CX, cf-16(SP)
+	JGE  part4
+
+chan4:
+	VMOVUPS (R8)(CX*1), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out4
+
+tap4:
+	TAP256(W256)
+	FMA256x4(FMA256, Y0, Y1, Y2, Y3)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap4
+
+out4:
+	OUTSET256
+	OUT256x4(ST256, Y0, Y1, Y2, Y3)
+	ADDQ $32, CX
+	CMPQ CX, cf-16(SP)
+	JLT  chan4
+
+part4:
+	CMPQ       CX, cb-8(SP)
+	JGE        next4
+	VMASKMOVPS (R8)(CX*1), Y13, Y0
+	VMOVAPS    Y0, Y1
+	VMOVAPS    Y0, Y2
+	VMOVAPS    Y0, Y3
+	XORQ       BX, BX
+	CMPQ       BX, R12
+	JGE        outpart4
+
+tappart4:
+	TAP256(W256M)
+	FMA256x4(FMA256M, Y0, Y1, Y2, Y3)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tappart4
+
+outpart4:
+	OUTSET256
+	OUT256x4(ST256M, Y0, Y1, Y2, Y3)
+
+next4:
+	MOVQ cb-8(SP), R9
+	LEAQ (SI)(R14*4), SI
+	LEAQ (DX)(R9*4), DX
+	SUBQ $4, R13
+
+block2:
+	CMPQ R13, $2
+	JLT  block1
+	XORQ CX, CX
+	CMPQ CX, cf-16(SP)
+	JGE  part2
+
+chan2:
+	VMOVUPS (R8)(CX*1), Y0
+	VMOVAPS Y0, Y1
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out2
+
+tap2:
+	TAP256(W256)
+	FMA256((AX), Y0)
+	FMA256((AX)(R14*1), Y1)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap2
+
+out2:
+	OUTSET256
+	OUT256(ST256, Y0, (AX))
+	OUT256(ST256, Y1, (AX)(R9*1))
+	ADDQ $32, CX
+	CMPQ CX, cf-16(SP)
+	JLT  chan2
+
+part2:
+	CMPQ       CX, cb-8(SP)
+	JGE        next2
+	VMASKMOVPS (R8)(CX*1), Y13, Y0
+	VMOVAPS    Y0, Y1
+	XORQ       BX, BX
+	CMPQ       BX, R12
+	JGE        outpart2
+
+tappart2:
+	TAP256(W256M)
+	FMA256M((AX), Y0)
+	FMA256M((AX)(R14*1), Y1)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tappart2
+
+outpart2:
+	OUTSET256
+	OUT256(ST256M, Y0, (AX))
+	OUT256(ST256M, Y1, (AX)(R9*1))
+
+next2:
+	MOVQ cb-8(SP), R9
+	LEAQ (SI)(R14*2), SI
+	LEAQ (DX)(R9*2), DX
+	SUBQ $2, R13
+
+block1:
+	TESTQ R13, R13
+	JLE   done
+	XORQ  CX, CX
+	CMPQ  CX, cf-16(SP)
+	JGE   part1
+
+chan1:
+	VMOVUPS (R8)(CX*1), Y0
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out1
+
+tap1:
+	TAP256(W256)
+	FMA256((AX), Y0)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tap1
+
+out1:
+	OUTSET256
+	OUT256(ST256, Y0, (AX))
+	ADDQ $32, CX
+	CMPQ CX, cf-16(SP)
+	JLT  chan1
+
+part1:
+	CMPQ       CX, cb-8(SP)
+	JGE        done
+	VMASKMOVPS (R8)(CX*1), Y13, Y0
+	XORQ       BX, BX
+	CMPQ       BX, R12
+	JGE        outpart1
+
+tappart1:
+	TAP256(W256M)
+	FMA256M((AX), Y0)
+	INCQ BX
+	CMPQ BX, R12
+	JLT  tappart1
+
+outpart1:
+	OUTSET256
+	OUT256(ST256M, Y0, (AX))
+
+done:
+	VZEROUPPER
+	RET
+
+// mask256 is 8 lanes of ones then 8 of zeros: from lane 8-r, the mask of
+// r lanes.
+DATA mask256<>+0(SB)/4, $-1
+DATA mask256<>+4(SB)/4, $-1
+DATA mask256<>+8(SB)/4, $-1
+DATA mask256<>+12(SB)/4, $-1
+DATA mask256<>+16(SB)/4, $-1
+DATA mask256<>+20(SB)/4, $-1
+DATA mask256<>+24(SB)/4, $-1
+DATA mask256<>+28(SB)/4, $-1
+DATA mask256<>+32(SB)/4, $0
+DATA mask256<>+36(SB)/4, $0
+DATA mask256<>+40(SB)/4, $0
+DATA mask256<>+44(SB)/4, $0
+DATA mask256<>+48(SB)/4, $0
+DATA mask256<>+52(SB)/4, $0
+DATA mask256<>+56(SB)/4, $0
+DATA mask256<>+60(SB)/4, $0
+GLOBL mask256<>(SB), RODATA|NOPTR, $64
