@@ -271,6 +271,56 @@ block1:
 	JLE   done
 	XORQ  CX, CX
 
+	// One pixel: four whole vectors at a time (four sums in flight),
+	// then one vector at a time, the last one masked.
+chan1x4:
+	MOVQ cb-8(SP), AX
+	SUBQ CX, AX
+	JLE  done
+	CMPQ AX, $256
+	JLT  chan1
+	VMOVUPS (R8)(CX*1), Z0
+	VMOVUPS 64(R8)(CX*1), Z1
+	VMOVUPS 128(R8)(CX*1), Z2
+	VMOVUPS 192(R8)(CX*1), Z3
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out1x4
+
+tap1x4:
+	MOVQ        (R11)(BX*8), R9
+	LEAQ        (DI)(R9*4), R9
+	MOVQ        (R10)(BX*8), AX
+	LEAQ        (SI)(AX*4), AX
+	VMOVUPS     (R9)(CX*1), Z16
+	VMOVUPS     64(R9)(CX*1), Z17
+	VMOVUPS     128(R9)(CX*1), Z18
+	VMOVUPS     192(R9)(CX*1), Z19
+	VFMADD231PS (AX)(CX*1), Z16, Z0
+	VFMADD231PS 64(AX)(CX*1), Z17, Z1
+	VFMADD231PS 128(AX)(CX*1), Z18, Z2
+	VFMADD231PS 192(AX)(CX*1), Z19, Z3
+	INCQ        BX
+	CMPQ        BX, R12
+	JLT         tap1x4
+
+out1x4:
+	LEAQ    (DX)(CX*1), AX
+	VMAXPS  Z0, Z30, Z0
+	VMINPS  Z0, Z31, Z0
+	VMAXPS  Z1, Z30, Z1
+	VMINPS  Z1, Z31, Z1
+	VMAXPS  Z2, Z30, Z2
+	VMINPS  Z2, Z31, Z2
+	VMAXPS  Z3, Z30, Z3
+	VMINPS  Z3, Z31, Z3
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $256, CX
+	JMP     chan1x4
+
 chan1:
 	MASK512
 	BIAS512(Z0)
@@ -577,8 +627,51 @@ block1:
 	TESTQ R13, R13
 	JLE   done
 	XORQ  CX, CX
-	CMPQ  CX, cf-16(SP)
-	JGE   part1
+
+	// One pixel: four whole vectors at a time (four sums in flight),
+	// then one whole vector at a time, then the partial one.
+chan1x4:
+	MOVQ cf-16(SP), AX
+	SUBQ CX, AX
+	CMPQ AX, $128
+	JLT  whole1
+	VMOVUPS (R8)(CX*1), Y0
+	VMOVUPS 32(R8)(CX*1), Y1
+	VMOVUPS 64(R8)(CX*1), Y2
+	VMOVUPS 96(R8)(CX*1), Y3
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out1x4
+
+tap1x4:
+	MOVQ        (R11)(BX*8), R9
+	LEAQ        (DI)(R9*4), R9
+	MOVQ        (R10)(BX*8), AX
+	LEAQ        (SI)(AX*4), AX
+	VMOVUPS     (R9)(CX*1), Y8
+	VMOVUPS     32(R9)(CX*1), Y9
+	VMOVUPS     64(R9)(CX*1), Y10
+	VMOVUPS     96(R9)(CX*1), Y11
+	VFMADD231PS (AX)(CX*1), Y8, Y0
+	VFMADD231PS 32(AX)(CX*1), Y9, Y1
+	VFMADD231PS 64(AX)(CX*1), Y10, Y2
+	VFMADD231PS 96(AX)(CX*1), Y11, Y3
+	INCQ        BX
+	CMPQ        BX, R12
+	JLT         tap1x4
+
+out1x4:
+	LEAQ   (DX)(CX*1), AX
+	OUT256(ST256, Y0, (AX))
+	OUT256(ST256, Y1, 32(AX))
+	OUT256(ST256, Y2, 64(AX))
+	OUT256(ST256, Y3, 96(AX))
+	ADDQ   $128, CX
+	JMP    chan1x4
+
+whole1:
+	CMPQ CX, cf-16(SP)
+	JGE  part1
 
 chan1:
 	VMOVUPS (R8)(CX*1), Y0
