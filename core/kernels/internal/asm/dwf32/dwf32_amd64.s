@@ -55,6 +55,30 @@
 	FMA512((AX)(R14*2), a2); \
 	FMA512((AX)(R15*1), a3)
 
+// FMA512x4V accumulates four whole vectors of one pixel, at p0..p3,
+// with the weights Z16..Z19.
+#define FMA512x4V(p0, p1, p2, p3, a0, a1, a2, a3) \
+	VFMADD231PS p0, Z16, a0; \
+	VFMADD231PS p1, Z17, a1; \
+	VFMADD231PS p2, Z18, a2; \
+	VFMADD231PS p3, Z19, a3
+
+// OUT512x4V clamps four whole vectors of one pixel and stores them at
+// p0..p3.
+#define OUT512x4V(p0, p1, p2, p3, a0, a1, a2, a3) \
+	VMAXPS  a0, Z30, a0; \
+	VMINPS  a0, Z31, a0; \
+	VMAXPS  a1, Z30, a1; \
+	VMINPS  a1, Z31, a1; \
+	VMAXPS  a2, Z30, a2; \
+	VMINPS  a2, Z31, a2; \
+	VMAXPS  a3, Z30, a3; \
+	VMINPS  a3, Z31, a3; \
+	VMOVUPS a0, p0; \
+	VMOVUPS a1, p1; \
+	VMOVUPS a2, p2; \
+	VMOVUPS a3, p3
+
 // OUT512 clamps acc to [Z30, Z31] and stores it at p.
 #define OUT512(acc, p) \
 	VMAXPS  acc, Z30, acc; \
@@ -99,6 +123,8 @@ TEXT ·pixelsAVX512(SB), NOSPLIT, $16-88
 	LEAQ         (R14)(R14*2), R15
 	VBROADCASTSS lo+80(FP), Z30
 	VBROADCASTSS hi+84(FP), Z31
+	CMPQ         cb-8(SP), $256
+	JGE          block4
 
 block16:
 	CMPQ R13, $16
@@ -207,6 +233,67 @@ block4:
 	JLT  block2
 	XORQ CX, CX
 
+	// Four pixels by four whole vectors (64 channels) at a time: each
+	// tap reads 256 consecutive bytes of a pixel, whole cache lines,
+	// where a block of 16 pixels by one vector reads one line of each
+	// of 16 pixels and strays over more of the input than the first
+	// level cache holds when a pixel is wide.
+chan4x4:
+	MOVQ cb-8(SP), AX
+	SUBQ CX, AX
+	CMPQ AX, $256
+	JLT  whole4
+	VMOVUPS (R8)(CX*1), Z0
+	VMOVUPS 64(R8)(CX*1), Z1
+	VMOVUPS 128(R8)(CX*1), Z2
+	VMOVUPS 192(R8)(CX*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z2, Z6
+	VMOVAPS Z3, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z2, Z10
+	VMOVAPS Z3, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z2, Z14
+	VMOVAPS Z3, Z15
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out4x4
+
+tap4x4:
+	MOVQ    (R11)(BX*8), R9
+	LEAQ    (DI)(R9*4), R9
+	VMOVUPS (R9)(CX*1), Z16
+	VMOVUPS 64(R9)(CX*1), Z17
+	VMOVUPS 128(R9)(CX*1), Z18
+	VMOVUPS 192(R9)(CX*1), Z19
+	MOVQ    (R10)(BX*8), AX
+	LEAQ    (SI)(AX*4), AX
+	ADDQ    CX, AX
+	FMA512x4V((AX), 64(AX), 128(AX), 192(AX), Z0, Z1, Z2, Z3)
+	FMA512x4V((AX)(R14*1), 64(AX)(R14*1), 128(AX)(R14*1), 192(AX)(R14*1), Z4, Z5, Z6, Z7)
+	FMA512x4V((AX)(R14*2), 64(AX)(R14*2), 128(AX)(R14*2), 192(AX)(R14*2), Z8, Z9, Z10, Z11)
+	FMA512x4V((AX)(R15*1), 64(AX)(R15*1), 128(AX)(R15*1), 192(AX)(R15*1), Z12, Z13, Z14, Z15)
+	INCQ    BX
+	CMPQ    BX, R12
+	JLT     tap4x4
+
+out4x4:
+	OUTSET512
+	OUT512x4V((AX), 64(AX), 128(AX), 192(AX), Z0, Z1, Z2, Z3)
+	OUT512x4V((AX)(R9*1), 64(AX)(R9*1), 128(AX)(R9*1), 192(AX)(R9*1), Z4, Z5, Z6, Z7)
+	OUT512x4V((AX)(R9*2), 64(AX)(R9*2), 128(AX)(R9*2), 192(AX)(R9*2), Z8, Z9, Z10, Z11)
+	OUT512x4V((AX)(BX*1), 64(AX)(BX*1), 128(AX)(BX*1), 192(AX)(BX*1), Z12, Z13, Z14, Z15)
+	ADDQ    $256, CX
+	JMP     chan4x4
+
+whole4:
+	CMPQ CX, cb-8(SP)
+	JGE  next4
+
 chan4:
 	MASK512
 	BIAS512(Z0)
@@ -230,9 +317,13 @@ out4:
 	ADDQ $64, CX
 	CMPQ CX, cb-8(SP)
 	JLT  chan4
+
+next4:
+	MOVQ cb-8(SP), R9
 	LEAQ (SI)(R14*4), SI
 	LEAQ (DX)(R9*4), DX
 	SUBQ $4, R13
+	JMP  block4
 
 block2:
 	CMPQ R13, $2
