@@ -63,6 +63,22 @@
 	VFMADD231PS p2, Z18, a2; \
 	VFMADD231PS p3, Z19, a3
 
+// FMA512x2V accumulates two whole vectors of one pixel, at p0 and p1,
+// with the weights Z16 and Z17.
+#define FMA512x2V(p0, p1, a0, a1) \
+	VFMADD231PS p0, Z16, a0; \
+	VFMADD231PS p1, Z17, a1
+
+// OUT512x2V clamps two whole vectors of one pixel and stores them at p0
+// and p1.
+#define OUT512x2V(p0, p1, a0, a1) \
+	VMAXPS  a0, Z30, a0; \
+	VMINPS  a0, Z31, a0; \
+	VMAXPS  a1, Z30, a1; \
+	VMINPS  a1, Z31, a1; \
+	VMOVUPS a0, p0; \
+	VMOVUPS a1, p1
+
 // OUT512x4V clamps four whole vectors of one pixel and stores them at
 // p0..p3.
 #define OUT512x4V(p0, p1, p2, p3, a0, a1, a2, a3) \
@@ -123,8 +139,8 @@ TEXT ·pixelsAVX512(SB), NOSPLIT, $16-88
 	LEAQ         (R14)(R14*2), R15
 	VBROADCASTSS lo+80(FP), Z30
 	VBROADCASTSS hi+84(FP), Z31
-	CMPQ         cb-8(SP), $256
-	JGE          block4
+	CMPQ         cb-8(SP), $128
+	JGE          block8
 
 block16:
 	CMPQ R13, $16
@@ -192,6 +208,71 @@ block8:
 	JLT  block4
 	XORQ CX, CX
 
+	// Eight pixels by two whole vectors (32 channels) at a time.
+chan8x2:
+	MOVQ cb-8(SP), AX
+	SUBQ CX, AX
+	CMPQ AX, $128
+	JLT  whole8
+	VMOVUPS (R8)(CX*1), Z0
+	VMOVUPS 64(R8)(CX*1), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	XORQ    BX, BX
+	CMPQ    BX, R12
+	JGE     out8x2
+
+tap8x2:
+	MOVQ    (R11)(BX*8), R9
+	LEAQ    (DI)(R9*4), R9
+	VMOVUPS (R9)(CX*1), Z16
+	VMOVUPS 64(R9)(CX*1), Z17
+	MOVQ    (R10)(BX*8), AX
+	LEAQ    (SI)(AX*4), AX
+	ADDQ    CX, AX
+	FMA512x2V((AX), 64(AX), Z0, Z1)
+	FMA512x2V((AX)(R14*1), 64(AX)(R14*1), Z2, Z3)
+	FMA512x2V((AX)(R14*2), 64(AX)(R14*2), Z4, Z5)
+	FMA512x2V((AX)(R15*1), 64(AX)(R15*1), Z6, Z7)
+	LEAQ    (AX)(R14*4), AX
+	FMA512x2V((AX), 64(AX), Z8, Z9)
+	FMA512x2V((AX)(R14*1), 64(AX)(R14*1), Z10, Z11)
+	FMA512x2V((AX)(R14*2), 64(AX)(R14*2), Z12, Z13)
+	FMA512x2V((AX)(R15*1), 64(AX)(R15*1), Z14, Z15)
+	INCQ    BX
+	CMPQ    BX, R12
+	JLT     tap8x2
+
+out8x2:
+	OUTSET512
+	OUT512x2V((AX), 64(AX), Z0, Z1)
+	OUT512x2V((AX)(R9*1), 64(AX)(R9*1), Z2, Z3)
+	OUT512x2V((AX)(R9*2), 64(AX)(R9*2), Z4, Z5)
+	OUT512x2V((AX)(BX*1), 64(AX)(BX*1), Z6, Z7)
+	LEAQ    (AX)(R9*4), AX
+	OUT512x2V((AX), 64(AX), Z8, Z9)
+	OUT512x2V((AX)(R9*1), 64(AX)(R9*1), Z10, Z11)
+	OUT512x2V((AX)(R9*2), 64(AX)(R9*2), Z12, Z13)
+	OUT512x2V((AX)(BX*1), 64(AX)(BX*1), Z14, Z15)
+	ADDQ    $128, CX
+	JMP     chan8x2
+
+whole8:
+	CMPQ CX, cb-8(SP)
+	JGE  next8
+
 chan8:
 	MASK512
 	BIAS512(Z0)
@@ -223,9 +304,13 @@ out8:
 	ADDQ $64, CX
 	CMPQ CX, cb-8(SP)
 	JLT  chan8
+
+next8:
+	MOVQ cb-8(SP), R9
 	LEAQ (SI)(R14*8), SI
 	LEAQ (DX)(R9*8), DX
 	SUBQ $8, R13
+	JMP  block8
 	
 
 block4:
