@@ -5,12 +5,13 @@
 //
 // The kernels run in assembly where the CPU has a set (AVX-512F,
 // AVX2+FMA, NEON) and in the pure-Go twin everywhere else and under the
-// purego build tag; the tests hold every set to the twin. The assembly
-// sets compute blocks of up to 16 pixels at once (8 in AVX2's 16
-// registers, 4 in NEON), one accumulator per pixel and vector of
-// channels, each tap's weights loaded once for the block: a fused
-// multiply-add per load of input instead of one per two loads, and
-// enough independent sums to hide the multiply-add's latency.
+// purego build tag. The tests hold every set, the twin included, to the
+// bits of f32's kernel of the same instruction set. The assembly
+// sets compute blocks of pixels at once, 16 sums in flight (8 pixels by
+// 2 vectors of channels, or 16 by 1, in AVX-512; 8 by 1 in AVX2; 4 by 4
+// in NEON), each tap's weights loaded once for the block: about one
+// load per fused multiply-add where f32's kernel took two, and enough
+// independent sums to hide the multiply-add's latency.
 //
 // The bits are those of the kernels this package replaces (f32's DW),
 // set for set: every output element is one chain started from the bias,

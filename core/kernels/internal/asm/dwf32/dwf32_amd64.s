@@ -3,13 +3,19 @@
 #include "textflag.h"
 
 // The kernels of Pixels in AVX-512F and AVX2+FMA. The pixels go in
-// blocks of 16 (AVX-512 only: 16 of its 32 registers), then 8, 4, 2 and
-// 1; in a block, the channels a vector at a
-// time, each pixel's vector of sums started from the bias and given one
-// fused multiply-add per tap, in tap order, with the tap's weights loaded
-// once for the block and the inputs read as the multiply-add's memory
-// operand. The clamp is max(lo) then min(hi) with the operands ordered
-// so that a NaN sum stays NaN.
+// blocks, a block's channels in groups of whole vectors, each pixel's
+// vector of sums started from the bias and given one fused multiply-add
+// per tap, in tap order, with the tap's weights loaded once for the
+// block and the inputs read as the multiply-add's memory operand. The
+// clamp is max(lo) then min(hi) with the operands ordered so that a NaN
+// sum stays NaN. How the pixels and channels are grouped changes no bit.
+//
+// AVX-512 keeps 16 sums in flight: pixels of 32 channels or more in
+// blocks of 8 pixels by 2 vectors (then 4 by 4 from 64 channels), which
+// read whole cache lines of few pixels per tap; narrower ones in blocks
+// of 16, 8, 4 pixels by one vector, the last one masked. AVX2, with 16
+// registers, takes blocks of 8, then 4 pixels by one vector. Both then
+// take 2 pixels, then a lone pixel four vectors at a time.
 //
 // Registers of both: DX the block's output, SI its input, DI w, R8
 // bias, R10/R11 xoff/woff, R12 ntaps, R13 pixels left, R14 the input's
