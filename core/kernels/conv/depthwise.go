@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/delego/delego/core/kernels/internal/asm/f32"
+	"github.com/delego/delego/core/kernels/internal/asm/dwf32"
 	"github.com/delego/delego/core/kernels/internal/asm/q8"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
@@ -96,7 +96,7 @@ type dwFloatLoop struct {
 }
 
 func (l *dwFloatLoop) Chunk(wk, ulo, uhi int) {
-	dwFloatRows(l.g, f32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk], l.rep)
+	dwFloatRows(l.g, dwf32.Best(), l.in, l.w, l.bias, l.out, l.lo, l.hi, ulo, uhi, l.parts, &l.ws[wk], l.rep)
 }
 
 // dwRep is a narrow float depthwise convolution's weights and bias
@@ -446,7 +446,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 		d.rep.set(w, bias, d.outC, g.kH*g.kW)
 	}
 	if threads == 1 {
-		dwFloatRows(g, f32.Best(), in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0], &d.rep)
+		dwFloatRows(g, dwf32.Best(), in, w, bias[:d.outC], out, d.lo, d.hi, 0, rows, 1, &d.scr.dwF[0], &d.rep)
 		return
 	}
 	parts := rowParts(rows, g.outW, threads)
@@ -460,7 +460,7 @@ func (d *DepthwiseConv2D) evalFloat(in, w, bias, out []float32, threads int) {
 // multiplier 1: the pixels whose taps all fall inside the row's input in
 // one kernel call (runs of rep.m pixels first, as one pixel of rep.m times
 // the channels, when rep.m > 1), the others one by one.
-func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork, rep *dwRep) {
+func dwFloatRows(g *convGeom, kern dwf32.Kernel, in, w, bias, out []float32, lo, hi float32, ulo, uhi, parts int, ws *dwFloatWork, rep *dwRep) {
 	C := g.inC
 	if C == 0 || g.outW == 0 || ulo >= uhi {
 		return
@@ -486,14 +486,14 @@ func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo,
 						ws.woff[t] *= rep.m
 					}
 					mc := rep.m * C
-					kern.DW(mc, runs, &o[ox*C], &rep.bias[0], &in[0], &rep.w[0], &ws.xoff[0], &ws.woff[0], n, mc, lo, hi)
+					kern.Pixels(mc, runs, &o[ox*C], &rep.bias[0], &in[0], &rep.w[0], &ws.xoff[0], &ws.woff[0], n, mc, lo, hi)
 					if ox += runs * rep.m; ox == end {
 						ox = end - 1
 						continue
 					}
 				}
 				n := dwRowTaps(g, b, oy, ox, ws.xoff, ws.woff)
-				kern.DW(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
+				kern.Pixels(C, end-ox, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, g.strideW*C, lo, hi)
 				ox = end - 1
 				continue
 			}
@@ -501,7 +501,7 @@ func dwFloatRows(g *convGeom, kern *f32.Kernels, in, w, bias, out []float32, lo,
 			for t := range n {
 				ws.woff[t] *= C
 			}
-			kern.DW(C, 1, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, 0, lo, hi)
+			kern.Pixels(C, 1, &o[ox*C], &bias[0], &in[0], &w[0], &ws.xoff[0], &ws.woff[0], n, 0, lo, hi)
 		}
 	}
 }
