@@ -127,12 +127,17 @@ func (g *fGemm) setBias(bias []float32) {
 	}
 }
 
-// fgemmWork is one worker's scratch: the interleaved rows of a row block,
-// one im2col row and one tile for partial panels.
+// fgemmWork is one worker's scratch: the rows of a row block, one im2col
+// row, one tile for partial panels, and where each tile of the block reads
+// its windows in place.
 type fgemmWork struct {
 	panel []float32
 	row   []float32
 	tile  []float32
+	// win is, for each tile of the row block, the offset in the input of
+	// its first row's window, read in place by the window kernel; -1 when
+	// the tile's rows are copied into panel.
+	win []int
 }
 
 // fgemmRowBlock is the number of rows packed at once: whole tiles of mr
@@ -147,6 +152,7 @@ func (w *fgemmWork) ensure(K int, kern *f32.Kernels) {
 	w.panel = grow(w.panel, rb*K)
 	w.row = grow(w.row, K)
 	w.tile = grow(w.tile, kern.MR*f32.NR)
+	w.win = grow(w.win, rb/kern.MR)
 }
 
 // grow returns s resized to n, reallocated only when too small.
@@ -195,9 +201,10 @@ func (g *fGemm) clampRows(out []float32, p0, p1, c0, c1 int) {
 }
 
 // fgemmTiles computes rows [p0,p1), whole tiles of kern.MR rows, for
-// channels [c0,c1): it interleaves im2col rows by k (direct rows are read
-// in place by the rows kernel), then runs every tile against each weight
-// panel in turn.
+// channels [c0,c1): it copies or interleaves the im2col rows of the tiles
+// that need it (direct rows, and windows that lie inside the input, are
+// read in place by the rows and window kernels), then runs every tile
+// against each weight panel in turn.
 func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
 	K, N, mr := g.K, g.N, kern.MR
 	if p0 >= p1 {
@@ -206,10 +213,16 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 	tiles := (p1 - p0) / mr
 	inPlace := geom.direct && K > 0
 	rowMajor := !inPlace && K > 0 && g.rowMajor
-	panel := ws.panel[:tiles*mr*K]
+	panel, win := ws.panel[:tiles*mr*K], ws.win[:tiles]
+	// A window tile's rows are kseg-float segments, one per filter row.
+	kseg, lda, sega := geom.kW*geom.inC, geom.strideW*geom.inC, geom.dilH*geom.inW*geom.inC
 	switch {
 	case rowMajor:
-		im2colRowMajor(geom, in, p0, tiles*mr, 0, panel)
+		for t := range tiles {
+			if win[t] = windowTile(geom, kern, p0+t*mr); win[t] < 0 {
+				im2colRowMajor(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
+			}
+		}
 	case !inPlace && K > 0:
 		for t := range tiles {
 			im2colRows(geom, in, p0+t*mr, mr, 0, panel[t*mr*K:(t+1)*mr*K])
@@ -228,6 +241,8 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 			switch {
 			case inPlace:
 				kern.Rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
+			case rowMajor && win[t] >= 0:
+				kern.Window(kseg, geom.kH, &in[win[t]], lda, sega, b, bias, c, ldc, g.lo, g.hi)
 			case rowMajor:
 				kern.Rows(K, &panel[t*mr*K : (t+1)*mr*K][0], K, b, bias, c, ldc, g.lo, g.hi)
 			default:
@@ -241,6 +256,23 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 			}
 		}
 	}
+}
+
+// windowTile is the offset in the input of the window of GEMM row p when
+// kern has a window kernel and the tile of kern.MR rows from p can take
+// it: the rows lie in one output row, their windows inside the input
+// (padding is copied as zeros, whose products a sum must still add) and
+// each filter row's taps side by side (no dilation across). Otherwise -1.
+func windowTile(g *convGeom, kern *f32.Kernels, p int) int {
+	ox := p % g.outW
+	if kern.Window == nil || g.dilW != 1 || ox+kern.MR > g.outW || !g.insideRow((p/g.outW)%g.outH) {
+		return -1
+	}
+	if lo, hi := g.insideCols(); ox < lo || ox+kern.MR > hi {
+		return -1
+	}
+	b, y0, x0 := g.window(p)
+	return ((b*g.inH+y0)*g.inW + x0) * g.inC
 }
 
 // fgemmRow computes row p for channels [c0,c1) with the row kernels.

@@ -102,6 +102,30 @@ store:
 	STORE512(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
 	RET
 
+// ROWS512 accumulates one k of a 12x16 tile whose rows are read in place:
+// rows 0-2 from SI, 3-5 from R11, 6-8 from R12, 9-11 from R13, each base
+// and base+R8 and base+2*R8, the weights from DI; then steps every pointer
+// to the next k.
+#define ROWS512 \
+	VMOVUPS          (DI), Z12; \
+	VFMADD231PS.BCST (SI), Z12, Z0; \
+	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1; \
+	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2; \
+	VFMADD231PS.BCST (R11), Z12, Z3; \
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4; \
+	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5; \
+	VFMADD231PS.BCST (R12), Z12, Z6; \
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7; \
+	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8; \
+	VFMADD231PS.BCST (R13), Z12, Z9; \
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10; \
+	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11; \
+	ADDQ             $4, SI; \
+	ADDQ             $4, R11; \
+	ADDQ             $4, R12; \
+	ADDQ             $4, R13; \
+	ADDQ             $64, DI
+
 // func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 //
 // fTileAVX512 with row r of a at a+r*lda floats (rows read in place): rows
@@ -122,29 +146,52 @@ TEXT ·fTileRowsAVX512(SB), NOSPLIT, $0-64
 	JLE   rstore
 
 rloop:
-	VMOVUPS          (DI), Z12
-	VFMADD231PS.BCST (SI), Z12, Z0
-	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1
-	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2
-	VFMADD231PS.BCST (R11), Z12, Z3
-	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4
-	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5
-	VFMADD231PS.BCST (R12), Z12, Z6
-	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7
-	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8
-	VFMADD231PS.BCST (R13), Z12, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10
-	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11
-	ADDQ             $4, SI
-	ADDQ             $4, R11
-	ADDQ             $4, R12
-	ADDQ             $4, R13
-	ADDQ             $64, DI
-	DECQ             CX
-	JNZ              rloop
+	ROWS512
+	DECQ CX
+	JNZ  rloop
 
 rstore:
 	STORE512(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
+	RET
+
+// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc int, lo, hi float32)
+//
+// fTileRowsAVX512 over nseg segments of kseg k each, segment s of row r at
+// a+s*sega+r*lda floats: R14 is the segment's start, BX the segments left,
+// R9 their distance in bytes, DX kseg.
+TEXT ·fTileWindowAVX512(SB), NOSPLIT, $0-80
+	MOVQ  kseg+0(FP), DX
+	MOVQ  nseg+8(FP), BX
+	MOVQ  a+16(FP), R14
+	MOVQ  lda+24(FP), R8
+	MOVQ  sega+32(FP), R9
+	MOVQ  b+40(FP), DI
+	SHLQ  $2, R8
+	SHLQ  $2, R9
+	LEAQ  (R8)(R8*2), R10
+	ZERO512
+	TESTQ DX, DX
+	JLE   wstore
+	TESTQ BX, BX
+	JLE   wstore
+
+wseg:
+	MOVQ R14, SI
+	LEAQ (SI)(R10*1), R11
+	LEAQ (R11)(R10*1), R12
+	LEAQ (R12)(R10*1), R13
+	MOVQ DX, CX
+
+wloop:
+	ROWS512
+	DECQ CX
+	JNZ  wloop
+	ADDQ R9, R14
+	DECQ BX
+	JNZ  wseg
+
+wstore:
+	STORE512(bias+48(FP), c+56(FP), ldc+64(FP), lo+72(FP), hi+76(FP))
 	RET
 
 // OUTB512 is OUT512 with the bias read from memory.
@@ -452,6 +499,22 @@ store:
 	STORE256(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
 	RET
 
+// ROWS256 accumulates one k of a 6x16 tile whose rows are read in place:
+// rows 0-2 from SI, 3-5 from R11, each base and base+R8 and base+2*R8, the
+// weights from DI; then steps every pointer to the next k.
+#define ROWS256 \
+	VMOVUPS (DI), Y12; \
+	VMOVUPS 32(DI), Y13; \
+	R256FMA((SI), Y14, Y0, Y1); \
+	R256FMA((SI)(R8*1), Y15, Y2, Y3); \
+	R256FMA((SI)(R8*2), Y14, Y4, Y5); \
+	R256FMA((R11), Y15, Y6, Y7); \
+	R256FMA((R11)(R8*1), Y14, Y8, Y9); \
+	R256FMA((R11)(R8*2), Y15, Y10, Y11); \
+	ADDQ    $4, SI; \
+	ADDQ    $4, R11; \
+	ADDQ    $64, DI
+
 // func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 //
 // fTileAVX2 with row r of a at a+r*lda floats: rows 0-2 from SI, 3-5 from
@@ -469,22 +532,49 @@ TEXT ·fTileRowsAVX2(SB), NOSPLIT, $0-64
 	JLE   rstore
 
 rloop:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	R256FMA((SI), Y14, Y0, Y1)
-	R256FMA((SI)(R8*1), Y15, Y2, Y3)
-	R256FMA((SI)(R8*2), Y14, Y4, Y5)
-	R256FMA((R11), Y15, Y6, Y7)
-	R256FMA((R11)(R8*1), Y14, Y8, Y9)
-	R256FMA((R11)(R8*2), Y15, Y10, Y11)
-	ADDQ    $4, SI
-	ADDQ    $4, R11
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     rloop
+	ROWS256
+	DECQ CX
+	JNZ  rloop
 
 rstore:
 	STORE256(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
+	RET
+
+// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc int, lo, hi float32)
+//
+// fTileRowsAVX2 over nseg segments of kseg k each, segment s of row r at
+// a+s*sega+r*lda floats: registers as in fTileWindowAVX512.
+TEXT ·fTileWindowAVX2(SB), NOSPLIT, $0-80
+	MOVQ  kseg+0(FP), DX
+	MOVQ  nseg+8(FP), BX
+	MOVQ  a+16(FP), R14
+	MOVQ  lda+24(FP), R8
+	MOVQ  sega+32(FP), R9
+	MOVQ  b+40(FP), DI
+	SHLQ  $2, R8
+	SHLQ  $2, R9
+	LEAQ  (R8)(R8*2), R10
+	ZERO256
+	TESTQ DX, DX
+	JLE   wstore
+	TESTQ BX, BX
+	JLE   wstore
+
+wseg:
+	MOVQ R14, SI
+	LEAQ (SI)(R10*1), R11
+	MOVQ DX, CX
+
+wloop:
+	ROWS256
+	DECQ CX
+	JNZ  wloop
+	ADDQ R9, R14
+	DECQ BX
+	JNZ  wseg
+
+wstore:
+	STORE256(bias+48(FP), c+56(FP), ldc+64(FP), lo+72(FP), hi+76(FP))
 	RET
 
 // OUTB256 adds the bias at bias, clamps to [Y14, Y15] and stores to ptr.
