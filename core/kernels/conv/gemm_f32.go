@@ -234,6 +234,19 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 		cols := min(f32.NR, c1-q*f32.NR)
 		for t := range tiles {
 			p := p0 + t*mr
+			if kern.Window != nil && (inPlace || rowMajor) {
+				// Stores a partial panel's channels itself.
+				c := &out[p*N+q*f32.NR : (p+mr-1)*N+q*f32.NR+cols][0]
+				switch {
+				case inPlace:
+					kern.Window(K, 1, &in[p*K : (p+mr)*K][0], K, 0, b, bias, c, N, cols, g.lo, g.hi)
+				case win[t] >= 0:
+					kern.Window(kseg, geom.kH, &in[win[t]], lda, sega, b, bias, c, N, cols, g.lo, g.hi)
+				default:
+					kern.Window(K, 1, &panel[t*mr*K : (t+1)*mr*K][0], K, 0, b, bias, c, N, cols, g.lo, g.hi)
+				}
+				continue
+			}
 			c, ldc := &ws.tile[:mr*f32.NR][0], f32.NR // a partial panel's tile
 			if cols == f32.NR {
 				c, ldc = &out[p*N+q*f32.NR : (p+mr-1)*N+(q+1)*f32.NR][0], N
@@ -241,8 +254,6 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 			switch {
 			case inPlace:
 				kern.Rows(K, &in[p*K : (p+mr)*K][0], K, b, bias, c, ldc, g.lo, g.hi)
-			case rowMajor && win[t] >= 0:
-				kern.Window(kseg, geom.kH, &in[win[t]], lda, sega, b, bias, c, ldc, g.lo, g.hi)
 			case rowMajor:
 				kern.Rows(K, &panel[t*mr*K : (t+1)*mr*K][0], K, b, bias, c, ldc, g.lo, g.hi)
 			default:

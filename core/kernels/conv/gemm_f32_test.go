@@ -28,7 +28,7 @@ func fgemmCases(t *testing.T) []fgemmCase {
 	cases := []fgemmCase{
 		{1, 1, 1, nil, false}, {1, 1001, 1024, nil, false}, {1, 17, 3, nil, false}, {2, 64, 9, nil, false},
 		{5, 16, 16, nil, false}, {12, 16, 16, nil, false}, {13, 17, 5, nil, false}, {25, 33, 7, nil, false},
-		{49, 24, 144, nil, false}, {100, 70, 37, nil, false}, {37, 130, 1, nil, false}, {3, 3, 0, nil, false},
+		{49, 24, 144, nil, false}, {30, 42, 11, nil, false}, {100, 70, 37, nil, false}, {37, 130, 1, nil, false}, {3, 3, 0, nil, false},
 	}
 	for _, c := range []struct {
 		h, w, inC, k, stride, dil int
@@ -52,7 +52,7 @@ func fgemmCases(t *testing.T) []fgemmCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{1, 20, 48} {
+		for _, n := range []int{1, 20, 28, 48} {
 			cases = append(cases, fgemmCase{g.rows(), n, g.depth(), &g, false}, fgemmCase{g.rows(), n, g.depth(), &g, true})
 		}
 	}
@@ -654,9 +654,10 @@ func TestConvRowMajorIm2colKeepsTileBits(t *testing.T) {
 	}
 }
 
-// TestFloatGEMMWindowSameBits checks that reading windows in place (the
-// window kernel) gives the bits of copying their rows out first (the rows
-// kernel), on every im2col case.
+// TestFloatGEMMWindowSameBits checks that the window kernel, reading
+// windows in place and storing partial panels itself, gives the bits of
+// copying the rows out first and the partial panels' tiles back (the rows
+// kernel), on every direct and row-major im2col case.
 func TestFloatGEMMWindowSameBits(t *testing.T) {
 	for _, kern := range f32.Sets() {
 		if kern.Window == nil {
@@ -665,13 +666,15 @@ func TestFloatGEMMWindowSameBits(t *testing.T) {
 		copied := *kern
 		copied.Window = nil
 		for _, c := range fgemmCases(t) {
-			if c.geom == nil || !c.rowMajor {
+			if c.geom != nil && !c.rowMajor {
 				continue
 			}
 			t.Run(kern.Name+"/"+c.String(), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(11, uint64(c.N*1000+c.K)))
 				g, geom, in := c.prepare(r, kern)
-				in[len(in)/2] = float32(math.NaN())
+				if len(in) > 0 {
+					in[len(in)/2] = float32(math.NaN())
+				}
 				got := runFGemmThreads(g, geom, in, 1)
 				g.kern = &copied
 				if want := runFGemmThreads(g, geom, in, 1); !slices.EqualFunc(got, want, sameF32) {
@@ -708,9 +711,9 @@ func TestFloatGEMMWindowTiles(t *testing.T) {
 
 // TestFloatWindowKernel calls each set's window kernel directly on
 // segments of 0 to 19 values, 0 to 3 of them, overlapping rows (lda below
-// kseg, as at stride 1) and not, clamps on and off and a NaN: it must give
-// the bits of the rows kernel on the segments laid end to end, and write
-// nothing else.
+// kseg, as at stride 1) and not, 1 to 16 channels stored, clamps on and
+// off and a NaN: it must give the bits of the rows kernel on the segments
+// laid end to end, and write nothing else.
 func TestFloatWindowKernel(t *testing.T) {
 	for _, kern := range f32.Sets() {
 		if kern.Window == nil {
@@ -718,17 +721,19 @@ func TestFloatWindowKernel(t *testing.T) {
 		}
 		for _, kseg := range []int{0, 1, 3, 9, 19} {
 			for _, nseg := range []int{0, 1, 3} {
-				for _, cl := range kernelClamps {
-					t.Run(fmt.Sprintf("%s/kseg%d/nseg%d/clamp%v", kern.Name, kseg, nseg, cl), func(t *testing.T) {
-						testWindowKernel(t, kern, kseg, nseg, cl[0], cl[1])
-					})
+				for _, cols := range []int{1, 7, 8, 9, 15, 16} {
+					for _, cl := range kernelClamps {
+						t.Run(fmt.Sprintf("%s/kseg%d/nseg%d/cols%d/clamp%v", kern.Name, kseg, nseg, cols, cl), func(t *testing.T) {
+							testWindowKernel(t, kern, kseg, nseg, cols, cl[0], cl[1])
+						})
+					}
 				}
 			}
 		}
 	}
 }
 
-func testWindowKernel(t *testing.T, kern *f32.Kernels, kseg, nseg int, lo, hi float32) {
+func testWindowKernel(t *testing.T, kern *f32.Kernels, kseg, nseg, cols int, lo, hi float32) {
 	mr, k := kern.MR, kseg*nseg
 	r := rand.New(rand.NewPCG(uint64(kseg), uint64(nseg)))
 	lda := max(kseg/2, 1)
@@ -748,16 +753,16 @@ func testWindowKernel(t *testing.T, kern *f32.Kernels, kseg, nseg int, lo, hi fl
 	const ldc = f32.NR + 5
 	want, got := guarded((mr-1)*ldc+f32.NR+3), guarded((mr-1)*ldc+f32.NR+3)
 	kern.Rows(k, &rows[0], k, &b[0], &bias[0], &want[0], ldc, lo, hi)
-	kern.Window(kseg, nseg, &img[0], lda, sega, &b[0], &bias[0], &got[0], ldc, lo, hi)
+	kern.Window(kseg, nseg, &img[0], lda, sega, &b[0], &bias[0], &got[0], ldc, cols, lo, hi)
 	for row := range mr {
-		for j := range f32.NR {
+		for j := range cols {
 			if i := row*ldc + j; !sameF32(got[i], want[i]) {
 				t.Fatalf("row %d channel %d: window kernel %v, rows kernel %v", row, j, got[i], want[i])
 			}
 		}
 		if row < mr-1 {
-			checkGuards(t, fmt.Sprintf("window tile row %d", row), got[row*ldc:(row+1)*ldc], f32.NR)
+			checkGuards(t, fmt.Sprintf("window tile row %d", row), got[row*ldc:(row+1)*ldc], cols)
 		}
 	}
-	checkGuards(t, "window tile", got[(mr-1)*ldc:], f32.NR)
+	checkGuards(t, "window tile", got[(mr-1)*ldc:], cols)
 }

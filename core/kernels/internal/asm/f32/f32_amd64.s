@@ -154,12 +154,25 @@ rstore:
 	STORE512(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
 	RET
 
-// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc int, lo, hi float32)
+// OUTM512 is OUT512 storing the lanes of mask K1 only.
+#define OUTM512(acc, ptr) \
+	VADDPS  Z12, acc, acc; \
+	VMAXPS  acc, Z13, acc; \
+	VMINPS  acc, Z14, acc; \
+	VMOVUPS acc, K1, ptr
+
+// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
 //
 // fTileRowsAVX512 over nseg segments of kseg k each, segment s of row r at
-// a+s*sega+r*lda floats: R14 is the segment's start, BX the segments left,
-// R9 their distance in bytes, DX kseg.
-TEXT ·fTileWindowAVX512(SB), NOSPLIT, $0-80
+// a+s*sega+r*lda floats, storing the first cols channels of each row: R14
+// is the segment's start, BX the segments left, R9 their distance in
+// bytes, DX kseg; K1 masks the stores.
+TEXT ·fTileWindowAVX512(SB), NOSPLIT, $0-88
+	MOVQ  cols+72(FP), CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
 	MOVQ  kseg+0(FP), DX
 	MOVQ  nseg+8(FP), BX
 	MOVQ  a+16(FP), R14
@@ -191,7 +204,37 @@ wloop:
 	JNZ  wseg
 
 wstore:
-	STORE512(bias+48(FP), c+56(FP), ldc+64(FP), lo+72(FP), hi+76(FP))
+	MOVQ         bias+48(FP), R8
+	MOVQ         c+56(FP), DX
+	MOVQ         ldc+64(FP), R9
+	SHLQ         $2, R9
+	VMOVUPS      (R8), Z12
+	VBROADCASTSS lo+80(FP), Z13
+	VBROADCASTSS hi+84(FP), Z14
+	OUTM512(Z0, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z1, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z2, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z3, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z4, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z5, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z6, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z7, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z8, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z9, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z10, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z11, (DX))
+	VZEROUPPER
 	RET
 
 // OUTB512 is OUT512 with the bias read from memory.
@@ -540,11 +583,35 @@ rstore:
 	STORE256(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
 	RET
 
-// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc int, lo, hi float32)
+// OUTHI256 is OUT256 storing all 8 floats of lo and those of hi that
+// the mask at (R10) selects, which it loads into lo once lo is stored.
+#define OUTHI256(lo, hi) \
+	VADDPS     Y12, lo, lo; \
+	VADDPS     Y13, hi, hi; \
+	VMAXPS     lo, Y14, lo; \
+	VMAXPS     hi, Y14, hi; \
+	VMINPS     lo, Y15, lo; \
+	VMINPS     hi, Y15, hi; \
+	VMOVUPS    lo, (DX); \
+	VMOVUPS    (R10), lo; \
+	VMASKMOVPS hi, lo, 32(DX)
+
+// OUTLO256 is OUT256 storing the floats of lo that the mask at (R10)
+// selects, loaded into hi (whose channels are not stored).
+#define OUTLO256(lo, hi) \
+	VADDPS     Y12, lo, lo; \
+	VMAXPS     lo, Y14, lo; \
+	VMINPS     lo, Y15, lo; \
+	VMOVUPS    (R10), hi; \
+	VMASKMOVPS lo, hi, (DX)
+
+// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
 //
 // fTileRowsAVX2 over nseg segments of kseg k each, segment s of row r at
-// a+s*sega+r*lda floats: registers as in fTileWindowAVX512.
-TEXT ·fTileWindowAVX2(SB), NOSPLIT, $0-80
+// a+s*sega+r*lda floats, storing the first cols channels of each row:
+// registers as in fTileWindowAVX512; the partial stores take their masks
+// from dwMask256.
+TEXT ·fTileWindowAVX2(SB), NOSPLIT, $0-88
 	MOVQ  kseg+0(FP), DX
 	MOVQ  nseg+8(FP), BX
 	MOVQ  a+16(FP), R14
@@ -574,7 +641,59 @@ wloop:
 	JNZ  wseg
 
 wstore:
-	STORE256(bias+48(FP), c+56(FP), ldc+64(FP), lo+72(FP), hi+76(FP))
+	MOVQ cols+72(FP), CX
+	CMPQ CX, $16
+	JLT  wpart
+	STORE256(bias+48(FP), c+56(FP), ldc+64(FP), lo+80(FP), hi+84(FP))
+	RET
+
+wpart:
+	MOVQ         bias+48(FP), R8
+	MOVQ         c+56(FP), DX
+	MOVQ         ldc+64(FP), R9
+	SHLQ         $2, R9
+	VMOVUPS      (R8), Y12
+	VMOVUPS      32(R8), Y13
+	VBROADCASTSS lo+80(FP), Y14
+	VBROADCASTSS hi+84(FP), Y15
+	LEAQ         dwMask256<>(SB), R10
+	CMPQ         CX, $8
+	JLE          wlo
+	// The mask of the high half's cols-8 lanes: offset 4*(16-cols).
+	MOVQ         $16, AX
+	SUBQ         CX, AX
+	LEAQ         (R10)(AX*4), R10
+	OUTHI256(Y0, Y1)
+	ADDQ         R9, DX
+	OUTHI256(Y2, Y3)
+	ADDQ         R9, DX
+	OUTHI256(Y4, Y5)
+	ADDQ         R9, DX
+	OUTHI256(Y6, Y7)
+	ADDQ         R9, DX
+	OUTHI256(Y8, Y9)
+	ADDQ         R9, DX
+	OUTHI256(Y10, Y11)
+	VZEROUPPER
+	RET
+
+wlo:
+	// The mask of the low half's cols lanes: offset 4*(8-cols).
+	MOVQ         $8, AX
+	SUBQ         CX, AX
+	LEAQ         (R10)(AX*4), R10
+	OUTLO256(Y0, Y1)
+	ADDQ         R9, DX
+	OUTLO256(Y2, Y3)
+	ADDQ         R9, DX
+	OUTLO256(Y4, Y5)
+	ADDQ         R9, DX
+	OUTLO256(Y6, Y7)
+	ADDQ         R9, DX
+	OUTLO256(Y8, Y9)
+	ADDQ         R9, DX
+	OUTLO256(Y10, Y11)
+	VZEROUPPER
 	RET
 
 // OUTB256 adds the bias at bias, clamps to [Y14, Y15] and stores to ptr.
