@@ -711,9 +711,9 @@ func TestFloatGEMMWindowTiles(t *testing.T) {
 
 // TestFloatWindowKernel calls each set's window kernel directly on
 // segments of 0 to 19 values, 0 to 3 of them, overlapping rows (lda below
-// kseg, as at stride 1) and not, 1 to 16 channels stored, clamps on and
-// off and a NaN: it must give the bits of the rows kernel on the segments
-// laid end to end, and write nothing else.
+// kseg, as at stride 1) and not, 1 to 16 channels stored, 1 or 3 tiles,
+// clamps on and off and a NaN: each tile must have the bits of the rows
+// kernel on its segments laid end to end, and nothing else be written.
 func TestFloatWindowKernel(t *testing.T) {
 	for _, kern := range f32.Sets() {
 		if kern.Window == nil {
@@ -738,31 +738,36 @@ func testWindowKernel(t *testing.T, kern *f32.Kernels, kseg, nseg, cols int, lo,
 	r := rand.New(rand.NewPCG(uint64(kseg), uint64(nseg)))
 	lda := max(kseg/2, 1)
 	sega := (mr-1)*lda + kseg + 7
-	img := randF32(r, nseg*sega+1)
+	const tiles, ldc = 3, f32.NR + 5
+	astep := mr*lda + 2 // tile i's rows at img[i*astep:]
+	img := randF32(r, (tiles-1)*astep+nseg*sega+1)
 	if k > 0 {
-		img[(nseg-1)*sega+lda+kseg-1] = float32(math.NaN()) // row 1's last value
+		img[astep+(nseg-1)*sega+lda+kseg-1] = float32(math.NaN()) // tile 1, row 1's last value
 	}
 	b, bias := randF32(r, max(k, 1)*f32.NR), randF32(r, f32.NR)
-	// The rows kernel reads the segments laid end to end.
+	// The rows kernel reads each tile's segments laid end to end.
+	want := guarded(tiles*mr*ldc + 3)
 	rows := make([]float32, mr*max(k, 1))
-	for row := range mr {
-		for s := range nseg {
-			copy(rows[row*k+s*kseg:], img[s*sega+row*lda:s*sega+row*lda+kseg])
-		}
-	}
-	const ldc = f32.NR + 5
-	want, got := guarded((mr-1)*ldc+f32.NR+3), guarded((mr-1)*ldc+f32.NR+3)
-	kern.Rows(k, &rows[0], k, &b[0], &bias[0], &want[0], ldc, lo, hi)
-	kern.Window(kseg, nseg, &img[0], lda, sega, &b[0], &bias[0], &got[0], ldc, cols, lo, hi)
-	for row := range mr {
-		for j := range cols {
-			if i := row*ldc + j; !sameF32(got[i], want[i]) {
-				t.Fatalf("row %d channel %d: window kernel %v, rows kernel %v", row, j, got[i], want[i])
+	for tile := range tiles {
+		for row := range mr {
+			for s := range nseg {
+				from := tile*astep + s*sega + row*lda
+				copy(rows[row*k+s*kseg:], img[from:from+kseg])
 			}
 		}
-		if row < mr-1 {
-			checkGuards(t, fmt.Sprintf("window tile row %d", row), got[row*ldc:(row+1)*ldc], cols)
-		}
+		kern.Rows(k, &rows[0], k, &b[0], &bias[0], &want[tile*mr*ldc], ldc, lo, hi)
 	}
-	checkGuards(t, "window tile", got[(mr-1)*ldc:], cols)
+	for _, n := range []int{1, tiles} {
+		got := guarded(tiles*mr*ldc + 3)
+		kern.Window(kseg, nseg, &img[0], lda, sega, &b[0], &bias[0], &got[0], ldc, cols, n, astep, lo, hi)
+		for row := range n * mr {
+			for j := range cols {
+				if i := row*ldc + j; !sameF32(got[i], want[i]) {
+					t.Fatalf("%d tiles, row %d channel %d: window kernel %v, rows kernel %v", n, row, j, got[i], want[i])
+				}
+			}
+			checkGuards(t, fmt.Sprintf("%d tiles, row %d", n, row), got[row*ldc:(row+1)*ldc], cols)
+		}
+		checkGuards(t, fmt.Sprintf("%d tiles", n), got[n*mr*ldc:], 0)
+	}
 }

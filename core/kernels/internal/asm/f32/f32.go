@@ -18,14 +18,16 @@ type Kernels struct {
 	// interleaved): a direct GEMM's rows, which need no packing.
 	Rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 	// Window is Rows over a convolution's windows read in place from
-	// its input, storing the first cols (1 to NR) channels of each row:
-	// row r's k values are nseg segments of kseg floats, segment s at
-	// a[s*sega+r*lda:] (one filter row's taps, whose channels lie side by
-	// side in an NHWC input), summed segment after segment as Rows sums
-	// one row of their concatenation, to the same bits. With nseg = 1 it
-	// is Rows for a partial panel too. nil in a set that has none (its
-	// callers copy the windows' rows out and call Rows).
-	Window func(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
+	// its input, for tiles tiles in a row (tile i's a at a[i*astep:],
+	// its output rows from c[i*MR*ldc:]), storing the first cols (1 to
+	// NR) channels of each row. Row r's k values are nseg segments of
+	// kseg floats, segment s at a[s*sega+r*lda:] (one filter row's taps,
+	// whose channels lie side by side in an NHWC input), summed segment
+	// after segment as Rows sums one row of their concatenation, to the
+	// same bits. With nseg = 1 it is Rows over tiles, partial panels too.
+	// nil in a set that has none (its callers copy the windows' rows out
+	// and call Rows).
+	Window func(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 	// Row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*NR+j%NR] + bias[j])
 	// for j < 4*NR, q = j/NR: one row against four consecutive panels,
 	// ldb floats apart.
@@ -47,15 +49,16 @@ var goKernels = Kernels{Name: "go", MR: goMR, Tile: fTileGo, Rows: fTileRowsGo, 
 // fTileRowsGo is the Go twin of the rows kernels (a 6x16 tile whose rows
 // are read in place, lda floats apart): each row as fRow1Go computes it.
 func fTileRowsGo(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32) {
-	fTileWindowGo(k, 1, a, lda, 0, b, bias, c, ldc, NR, lo, hi)
+	fTileWindowGo(k, 1, a, lda, 0, b, bias, c, ldc, NR, 1, 0, lo, hi)
 }
 
-// fTileWindowGo is the Go twin of the window kernels: each row as fRowGo
-// computes it.
-func fTileWindowGo(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32) {
+// fTileWindowGo is the Go twin of the window kernels: each row of each
+// tile as fRowGo computes it.
+func fTileWindowGo(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32) {
 	var row [NR]float32
-	for r := range goMR {
-		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*r*lda))
+	for r := range tiles * goMR {
+		t := r / goMR
+		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*(t*astep+(r%goMR)*lda)))
 		cr := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc))
 		if cols == NR {
 			fRowGo(kseg, nseg, ar, sega, b, bias, cr, lo, hi)

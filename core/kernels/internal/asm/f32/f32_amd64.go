@@ -15,7 +15,7 @@ func fTileAVX512(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
-func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
+func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 
 //go:noescape
 func fRow4AVX512(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
@@ -33,7 +33,7 @@ func fTileAVX2(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
-func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
+func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 
 //go:noescape
 func fRow4AVX2(k int, a, b, bias, c *float32, ldb int, lo, hi float32)

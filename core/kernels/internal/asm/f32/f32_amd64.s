@@ -161,27 +161,38 @@ rstore:
 	VMINPS  acc, Z14, acc; \
 	VMOVUPS acc, K1, ptr
 
-// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
+// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 //
-// fTileRowsAVX512 over nseg segments of kseg k each, segment s of row r at
-// a+s*sega+r*lda floats, storing the first cols channels of each row: R14
-// is the segment's start, BX the segments left, R9 their distance in
-// bytes, DX kseg; K1 masks the stores.
-TEXT ·fTileWindowAVX512(SB), NOSPLIT, $0-88
+// fTileRowsAVX512 for tiles tiles, tile i's rows at a+i*astep floats and
+// its output rows at c+i*12*ldc, each row's k values nseg segments of kseg,
+// segment s of row r at a+s*sega+r*lda floats, storing the first cols
+// channels of each row. R15 is the tile's a, R14 the segment's, BX the
+// segments left, R9 their distance in bytes, DX kseg; K1 masks the stores;
+// the tiles left and the tile's c live in the frame.
+TEXT ·fTileWindowAVX512(SB), NOSPLIT, $16-104
 	MOVQ  cols+72(FP), CX
 	MOVL  $1, AX
 	SHLL  CX, AX
 	DECL  AX
 	KMOVW AX, K1
+	MOVQ  tiles+80(FP), AX
+	TESTQ AX, AX
+	JLE   wdone
+	MOVQ  AX, left-8(SP)
+	MOVQ  c+56(FP), AX
+	MOVQ  AX, cp-16(SP)
+	MOVQ  a+16(FP), R15
+
+wtile:
 	MOVQ  kseg+0(FP), DX
 	MOVQ  nseg+8(FP), BX
-	MOVQ  a+16(FP), R14
 	MOVQ  lda+24(FP), R8
 	MOVQ  sega+32(FP), R9
 	MOVQ  b+40(FP), DI
 	SHLQ  $2, R8
 	SHLQ  $2, R9
 	LEAQ  (R8)(R8*2), R10
+	MOVQ  R15, R14
 	ZERO512
 	TESTQ DX, DX
 	JLE   wstore
@@ -205,12 +216,12 @@ wloop:
 
 wstore:
 	MOVQ         bias+48(FP), R8
-	MOVQ         c+56(FP), DX
+	MOVQ         cp-16(SP), DX
 	MOVQ         ldc+64(FP), R9
 	SHLQ         $2, R9
 	VMOVUPS      (R8), Z12
-	VBROADCASTSS lo+80(FP), Z13
-	VBROADCASTSS hi+84(FP), Z14
+	VBROADCASTSS lo+96(FP), Z13
+	VBROADCASTSS hi+100(FP), Z14
 	OUTM512(Z0, (DX))
 	ADDQ         R9, DX
 	OUTM512(Z1, (DX))
@@ -234,6 +245,14 @@ wstore:
 	OUTM512(Z10, (DX))
 	ADDQ         R9, DX
 	OUTM512(Z11, (DX))
+	ADDQ         R9, DX
+	MOVQ         DX, cp-16(SP)
+	MOVQ         astep+88(FP), AX
+	LEAQ         (R15)(AX*4), R15
+	DECQ         left-8(SP)
+	JNZ          wtile
+
+wdone:
 	VZEROUPPER
 	RET
 
@@ -605,22 +624,30 @@ rstore:
 	VMOVUPS    (R10), hi; \
 	VMASKMOVPS lo, hi, (DX)
 
-// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols int, lo, hi float32)
+// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 //
-// fTileRowsAVX2 over nseg segments of kseg k each, segment s of row r at
-// a+s*sega+r*lda floats, storing the first cols channels of each row:
-// registers as in fTileWindowAVX512; the partial stores take their masks
-// from dwMask256.
-TEXT ·fTileWindowAVX2(SB), NOSPLIT, $0-88
+// fTileRowsAVX2 for tiles tiles as fTileWindowAVX512 runs them (output
+// rows c+i*6*ldc), storing the first cols channels of each row: registers
+// as there; the partial stores take their masks from dwMask256.
+TEXT ·fTileWindowAVX2(SB), NOSPLIT, $16-104
+	MOVQ  tiles+80(FP), AX
+	TESTQ AX, AX
+	JLE   wdone
+	MOVQ  AX, left-8(SP)
+	MOVQ  c+56(FP), AX
+	MOVQ  AX, cp-16(SP)
+	MOVQ  a+16(FP), R15
+
+wtile:
 	MOVQ  kseg+0(FP), DX
 	MOVQ  nseg+8(FP), BX
-	MOVQ  a+16(FP), R14
 	MOVQ  lda+24(FP), R8
 	MOVQ  sega+32(FP), R9
 	MOVQ  b+40(FP), DI
 	SHLQ  $2, R8
 	SHLQ  $2, R9
 	LEAQ  (R8)(R8*2), R10
+	MOVQ  R15, R14
 	ZERO256
 	TESTQ DX, DX
 	JLE   wstore
@@ -641,58 +668,77 @@ wloop:
 	JNZ  wseg
 
 wstore:
-	MOVQ cols+72(FP), CX
-	CMPQ CX, $16
-	JLT  wpart
-	STORE256(bias+48(FP), c+56(FP), ldc+64(FP), lo+80(FP), hi+84(FP))
-	RET
-
-wpart:
 	MOVQ         bias+48(FP), R8
-	MOVQ         c+56(FP), DX
+	MOVQ         cp-16(SP), DX
 	MOVQ         ldc+64(FP), R9
 	SHLQ         $2, R9
 	VMOVUPS      (R8), Y12
 	VMOVUPS      32(R8), Y13
-	VBROADCASTSS lo+80(FP), Y14
-	VBROADCASTSS hi+84(FP), Y15
+	VBROADCASTSS lo+96(FP), Y14
+	VBROADCASTSS hi+100(FP), Y15
+	MOVQ         cols+72(FP), CX
 	LEAQ         dwMask256<>(SB), R10
 	CMPQ         CX, $8
 	JLE          wlo
+	CMPQ         CX, $16
+	JLT          whi
+	OUT256(Y0, Y1)
+	ADDQ         R9, DX
+	OUT256(Y2, Y3)
+	ADDQ         R9, DX
+	OUT256(Y4, Y5)
+	ADDQ         R9, DX
+	OUT256(Y6, Y7)
+	ADDQ         R9, DX
+	OUT256(Y8, Y9)
+	ADDQ         R9, DX
+	OUT256(Y10, Y11)
+	JMP          wnext
+
+whi:
 	// The mask of the high half's cols-8 lanes: offset 4*(16-cols).
-	MOVQ         $16, AX
-	SUBQ         CX, AX
-	LEAQ         (R10)(AX*4), R10
+	MOVQ $16, AX
+	SUBQ CX, AX
+	LEAQ (R10)(AX*4), R10
 	OUTHI256(Y0, Y1)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTHI256(Y2, Y3)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTHI256(Y4, Y5)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTHI256(Y6, Y7)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTHI256(Y8, Y9)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTHI256(Y10, Y11)
-	VZEROUPPER
-	RET
+	JMP  wnext
 
 wlo:
 	// The mask of the low half's cols lanes: offset 4*(8-cols).
-	MOVQ         $8, AX
-	SUBQ         CX, AX
-	LEAQ         (R10)(AX*4), R10
+	MOVQ $8, AX
+	SUBQ CX, AX
+	LEAQ (R10)(AX*4), R10
 	OUTLO256(Y0, Y1)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTLO256(Y2, Y3)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTLO256(Y4, Y5)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTLO256(Y6, Y7)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTLO256(Y8, Y9)
-	ADDQ         R9, DX
+	ADDQ R9, DX
 	OUTLO256(Y10, Y11)
+
+wnext:
+	ADDQ R9, DX
+	MOVQ DX, cp-16(SP)
+	MOVQ astep+88(FP), AX
+	LEAQ (R15)(AX*4), R15
+	DECQ left-8(SP)
+	JNZ  wtile
+
+wdone:
 	VZEROUPPER
 	RET
 
