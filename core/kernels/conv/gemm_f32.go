@@ -127,12 +127,14 @@ func (g *fGemm) setBias(bias []float32) {
 	}
 }
 
-// fgemmWork is one worker's scratch: the interleaved rows of a row block,
-// one im2col row and one tile for partial panels.
+// fgemmWork is one worker's scratch: the rows of a row block, one im2col
+// row, one tile for partial panels, and the block's runs of tiles.
 type fgemmWork struct {
 	panel []float32
 	row   []float32
 	tile  []float32
+	// runs are the row block's runs of tiles for the window kernel.
+	runs []tileRun
 }
 
 // fgemmRowBlock is the number of rows packed at once: whole tiles of mr
@@ -147,6 +149,7 @@ func (w *fgemmWork) ensure(K int, kern *f32.Kernels) {
 	w.panel = grow(w.panel, rb*K)
 	w.row = grow(w.row, K)
 	w.tile = grow(w.tile, kern.MR*f32.NR)
+	w.runs = grow(w.runs, rb/kern.MR)[:0]
 }
 
 // grow returns s resized to n, reallocated only when too small.
@@ -195,9 +198,10 @@ func (g *fGemm) clampRows(out []float32, p0, p1, c0, c1 int) {
 }
 
 // fgemmTiles computes rows [p0,p1), whole tiles of kern.MR rows, for
-// channels [c0,c1): it interleaves im2col rows by k (direct rows are read
-// in place by the rows kernel), then runs every tile against each weight
-// panel in turn.
+// channels [c0,c1): it copies or interleaves the im2col rows of the tiles
+// that need it (direct rows are read in place by the rows kernel), then
+// runs every tile against each weight panel in turn. A set with a window
+// kernel takes fgemmWindowTiles.
 func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p0, p1, c0, c1 int, ws *fgemmWork) {
 	K, N, mr := g.K, g.N, kern.MR
 	if p0 >= p1 {
@@ -206,6 +210,10 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 	tiles := (p1 - p0) / mr
 	inPlace := geom.direct && K > 0
 	rowMajor := !inPlace && K > 0 && g.rowMajor
+	if kern.Window != nil && (inPlace || rowMajor) {
+		fgemmWindowTiles(g, kern, geom, in, out, p0, tiles, c0, c1, ws)
+		return
+	}
 	panel := ws.panel[:tiles*mr*K]
 	switch {
 	case rowMajor:
@@ -241,6 +249,94 @@ func fgemmTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, 
 			}
 		}
 	}
+}
+
+// tileRun is a run of tiles of a row block that the window kernel
+// computes in one call: n tiles from tile t, read in place from the input
+// from offset off (direct rows, or windows), or copied into the block's
+// rows.
+type tileRun struct {
+	t, n    int
+	inPlace bool
+	off     int
+}
+
+// fgemmWindowTiles is fgemmTiles on a set with a window kernel, for the
+// tiles tiles from row p0 of a direct or row-major GEMM: it copies out the
+// rows of the tiles whose windows are not all inside the input, then runs
+// the tiles, in runs that each take one call, against each weight panel
+// in turn; the kernel stores a partial panel's channels itself.
+func fgemmWindowTiles(g *fGemm, kern *f32.Kernels, geom *convGeom, in, out []float32, p0, tiles, c0, c1 int, ws *fgemmWork) {
+	K, N, mr := g.K, g.N, kern.MR
+	panel := ws.panel[:tiles*mr*K]
+	// A window's rows are kseg-float segments, one per filter row.
+	kseg, nseg, lda, sega := geom.kW*geom.inC, geom.kH, geom.strideW*geom.inC, geom.dilH*geom.inW*geom.inC
+	var runs []tileRun
+	if geom.direct {
+		kseg, nseg, lda, sega = K, 1, K, 0
+		runs = append(ws.runs[:0], tileRun{0, tiles, true, p0 * K})
+	} else {
+		runs = windowRuns(geom, kern, in, p0, tiles, K, lda, panel, ws.runs[:0])
+	}
+	ws.runs = runs
+	for q := c0 / f32.NR; q*f32.NR < c1; q++ {
+		b := fPtr(g.packed[q*K*f32.NR : (q+1)*K*f32.NR])
+		bias := &g.bias[q*f32.NR : (q+1)*f32.NR][0]
+		cols := min(f32.NR, c1-q*f32.NR)
+		for _, r := range runs {
+			p := p0 + r.t*mr
+			c := &out[p*N+q*f32.NR : (p+r.n*mr-1)*N+q*f32.NR+cols][0]
+			if r.inPlace {
+				kern.Window(kseg, nseg, &in[r.off], lda, sega, b, bias, c, N, cols, r.n, mr*lda, g.lo, g.hi)
+			} else {
+				kern.Window(K, 1, &panel[r.off], K, 0, b, bias, c, N, cols, r.n, mr*K, g.lo, g.hi)
+			}
+		}
+	}
+}
+
+// windowRuns appends to runs the runs of the tiles tiles from row p0 of a
+// row-major im2col GEMM of depth K: the tiles whose windows lie inside the
+// input, read in place, in runs whose windows follow each other lda*MR
+// floats apart; the others, whose rows it copies into panel, in runs of
+// consecutive tiles.
+func windowRuns(geom *convGeom, kern *f32.Kernels, in []float32, p0, tiles, K, lda int, panel []float32, runs []tileRun) []tileRun {
+	mr := kern.MR
+	for t := range tiles {
+		run := tileRun{t: t, n: 1, off: windowTile(geom, kern, p0+t*mr)}
+		if run.inPlace = run.off >= 0; !run.inPlace {
+			run.off = t * mr * K
+			im2colRowMajor(geom, in, p0+t*mr, mr, 0, panel[run.off:run.off+mr*K])
+		}
+		step := K // floats from one row to the next, and so from tile to tile
+		if run.inPlace {
+			step = lda
+		}
+		last := len(runs) - 1
+		if last >= 0 && runs[last].inPlace == run.inPlace && runs[last].off+runs[last].n*mr*step == run.off {
+			runs[last].n++
+			continue
+		}
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// windowTile is the offset in the input of the window of GEMM row p when
+// kern has a window kernel and the tile of kern.MR rows from p can take
+// it: the rows lie in one output row, their windows inside the input
+// (padding is copied as zeros, whose products a sum must still add) and
+// each filter row's taps side by side (no dilation across). Otherwise -1.
+func windowTile(g *convGeom, kern *f32.Kernels, p int) int {
+	ox := p % g.outW
+	if kern.Window == nil || g.dilW != 1 || ox+kern.MR > g.outW || !g.insideRow((p/g.outW)%g.outH) {
+		return -1
+	}
+	if lo, hi := g.insideCols(); ox < lo || ox+kern.MR > hi {
+		return -1
+	}
+	b, y0, x0 := g.window(p)
+	return ((b*g.inH+y0)*g.inW + x0) * g.inC
 }
 
 // fgemmRow computes row p for channels [c0,c1) with the row kernels.

@@ -15,27 +15,45 @@ import (
 )
 
 // fgemmCase is a float GEMM of M rows, N channels and depth K; a non-nil
-// geom takes the rows from an input image (im2col) instead.
+// geom takes the rows from an input image (im2col) instead, written one
+// after another (rowMajor, CONV_2D's layout, whose windows inside the
+// input the window kernel reads in place) or interleaved by k.
 type fgemmCase struct {
-	M, N, K int
-	geom    *convGeom
+	M, N, K  int
+	geom     *convGeom
+	rowMajor bool
 }
 
 func fgemmCases(t *testing.T) []fgemmCase {
 	cases := []fgemmCase{
-		{1, 1, 1, nil}, {1, 1001, 1024, nil}, {1, 17, 3, nil}, {2, 64, 9, nil},
-		{5, 16, 16, nil}, {12, 16, 16, nil}, {13, 17, 5, nil}, {25, 33, 7, nil},
-		{49, 24, 144, nil}, {100, 70, 37, nil}, {37, 130, 1, nil}, {3, 3, 0, nil},
+		{1, 1, 1, nil, false}, {1, 1001, 1024, nil, false}, {1, 17, 3, nil, false}, {2, 64, 9, nil, false},
+		{5, 16, 16, nil, false}, {12, 16, 16, nil, false}, {13, 17, 5, nil, false}, {25, 33, 7, nil, false},
+		{49, 24, 144, nil, false}, {30, 42, 11, nil, false}, {100, 70, 37, nil, false}, {37, 130, 1, nil, false}, {3, 3, 0, nil, false},
 	}
-	for _, c := range []struct{ h, w, inC, k, stride, dil int }{
-		{7, 9, 3, 3, 2, 1}, {11, 5, 5, 3, 1, 2}, {6, 6, 17, 1, 2, 1}, {4, 4, 8, 5, 1, 1},
+	for _, c := range []struct {
+		h, w, inC, k, stride, dil int
+		pad                       schema.Padding
+	}{
+		{7, 9, 3, 3, 2, 1, schema.PaddingSAME}, {11, 5, 5, 3, 1, 2, schema.PaddingSAME},
+		{6, 6, 17, 1, 2, 1, schema.PaddingSAME}, {4, 4, 8, 5, 1, 1, schema.PaddingSAME},
+		// Output rows wide enough for whole tiles of windows inside the
+		// input: a first layer's 3-channel image at stride 2, stride 1
+		// with both paddings, a 1x1 filter at stride 2, dilation down
+		// the rows only, and dilation across (copied).
+		{9, 61, 3, 3, 2, 1, schema.PaddingSAME}, {5, 40, 5, 3, 1, 1, schema.PaddingSAME},
+		{5, 31, 7, 3, 1, 1, schema.PaddingVALID}, {3, 50, 6, 1, 2, 1, schema.PaddingVALID},
+		{12, 33, 2, 5, 1, 1, schema.PaddingSAME}, {9, 40, 4, 3, 1, 2, schema.PaddingSAME},
 	} {
-		g, err := windowGeom("test", schema.PaddingSAME, 1, c.h, c.w, c.inC, c.k, c.k, c.stride, c.stride, c.dil, c.dil)
+		dilH, dilW := c.dil, c.dil
+		if c.w == 33 {
+			dilH, dilW = 2, 1
+		}
+		g, err := windowGeom("test", c.pad, 2, c.h, c.w, c.inC, c.k, c.k, c.stride, c.stride, dilH, dilW)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{1, 20, 48} {
-			cases = append(cases, fgemmCase{g.rows(), n, g.depth(), &g})
+		for _, n := range []int{1, 20, 28, 48} {
+			cases = append(cases, fgemmCase{g.rows(), n, g.depth(), &g, false}, fgemmCase{g.rows(), n, g.depth(), &g, true})
 		}
 	}
 	return cases
@@ -43,14 +61,19 @@ func fgemmCases(t *testing.T) []fgemmCase {
 
 func (c fgemmCase) String() string {
 	if c.geom != nil {
-		return fmt.Sprintf("im2col%dx%dx%d/k%d/s%d/N%d", c.geom.inH, c.geom.inW, c.geom.inC, c.geom.kH, c.geom.strideH, c.N)
+		layout := "interleaved"
+		if c.rowMajor {
+			layout = "rowmajor"
+		}
+		return fmt.Sprintf("im2col%dx%dx%d/k%d/s%d/d%dx%d/N%d/%s", c.geom.inH, c.geom.inW, c.geom.inC, c.geom.kH, c.geom.strideH,
+			c.geom.dilH, c.geom.dilW, c.N, layout)
 	}
 	return fmt.Sprintf("M%d/N%d/K%d", c.M, c.N, c.K)
 }
 
 // prepare returns the GEMM on kernel set kern, its geometry and an input.
 func (c fgemmCase) prepare(r *rand.Rand, kern *f32.Kernels) (*fGemm, *convGeom, []float32) {
-	g := &fGemm{kern: kern, lo: -3, hi: 3}
+	g := &fGemm{kern: kern, lo: -3, hi: 3, rowMajor: c.rowMajor}
 	w := randF32(r, c.N*c.K)
 	g.setWeights(w, c.N, c.K)
 	g.setBias(randF32(r, c.N))
@@ -358,7 +381,7 @@ func testDepthwiseTwin(t *testing.T, kern *f32.Kernels, c, ntaps int, lo, hi flo
 // MACs per cycle.
 func BenchmarkFloatGEMM(b *testing.B) {
 	for _, kern := range f32.Sets() {
-		for _, c := range []fgemmCase{{3136, 144, 24, nil}, {784, 192, 32, nil}, {196, 384, 64, nil}, {49, 960, 160, nil}, {1, 1001, 1280, nil}} {
+		for _, c := range []fgemmCase{{3136, 144, 24, nil, false}, {784, 192, 32, nil, false}, {196, 384, 64, nil, false}, {49, 960, 160, nil, false}, {1, 1001, 1280, nil, false}} {
 			b.Run(kern.Name+"/"+c.String(), func(b *testing.B) {
 				g, geom, in := c.prepare(rand.New(rand.NewPCG(1, 2)), kern)
 				out := make([]float32, c.M*c.N)
@@ -555,5 +578,123 @@ func TestConvRowMajorIm2colKeepsTileBits(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestFloatGEMMWindowSameBits checks that the window kernel, reading
+// windows in place and storing partial panels itself, gives the bits of
+// copying the rows out first and the partial panels' tiles back (the rows
+// kernel), on every direct and row-major im2col case.
+func TestFloatGEMMWindowSameBits(t *testing.T) {
+	for _, kern := range f32.Sets() {
+		if kern.Window == nil {
+			continue
+		}
+		copied := *kern
+		copied.Window = nil
+		for _, c := range fgemmCases(t) {
+			if c.geom != nil && !c.rowMajor {
+				continue
+			}
+			t.Run(kern.Name+"/"+c.String(), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(11, uint64(c.N*1000+c.K)))
+				g, geom, in := c.prepare(r, kern)
+				if len(in) > 0 {
+					in[len(in)/2] = float32(math.NaN())
+				}
+				got := runFGemmThreads(g, geom, in, 1)
+				g.kern = &copied
+				if want := runFGemmThreads(g, geom, in, 1); !slices.EqualFunc(got, want, sameF32) {
+					t.Error("windows read in place differ from their rows copied out")
+				}
+			})
+		}
+	}
+}
+
+// TestFloatGEMMWindowTiles checks that the cases meant to read windows in
+// place do, so that TestFloatGEMMWindowSameBits tests something.
+func TestFloatGEMMWindowTiles(t *testing.T) {
+	for _, kern := range f32.Sets() {
+		if kern.Window == nil {
+			continue
+		}
+		for _, c := range fgemmCases(t) {
+			if c.geom == nil || !c.rowMajor || c.geom.inW < 31 || c.geom.dilW != 1 {
+				continue
+			}
+			n := 0
+			for p := 0; p+kern.MR <= c.geom.rows(); p += kern.MR {
+				if windowTile(c.geom, kern, p) >= 0 {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Errorf("%s %v: no tile reads its windows in place", kern.Name, c)
+			}
+		}
+	}
+}
+
+// TestFloatWindowKernel calls each set's window kernel directly on
+// segments of 0 to 19 values, 0 to 3 of them, overlapping rows (lda below
+// kseg, as at stride 1) and not, 1 to 16 channels stored, 1 or 3 tiles,
+// clamps on and off and a NaN: each tile must have the bits of the rows
+// kernel on its segments laid end to end, and nothing else be written.
+func TestFloatWindowKernel(t *testing.T) {
+	for _, kern := range f32.Sets() {
+		if kern.Window == nil {
+			continue
+		}
+		for _, kseg := range []int{0, 1, 3, 9, 19} {
+			for _, nseg := range []int{0, 1, 3} {
+				for _, cols := range []int{1, 7, 8, 9, 15, 16} {
+					for _, cl := range kernelClamps {
+						t.Run(fmt.Sprintf("%s/kseg%d/nseg%d/cols%d/clamp%v", kern.Name, kseg, nseg, cols, cl), func(t *testing.T) {
+							testWindowKernel(t, kern, kseg, nseg, cols, cl[0], cl[1])
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func testWindowKernel(t *testing.T, kern *f32.Kernels, kseg, nseg, cols int, lo, hi float32) {
+	mr, k := kern.MR, kseg*nseg
+	r := rand.New(rand.NewPCG(uint64(kseg), uint64(nseg)))
+	lda := max(kseg/2, 1)
+	sega := (mr-1)*lda + kseg + 7
+	const tiles, ldc = 3, f32.NR + 5
+	astep := mr*lda + 2 // tile i's rows at img[i*astep:]
+	img := randF32(r, (tiles-1)*astep+nseg*sega+1)
+	if k > 0 {
+		img[astep+(nseg-1)*sega+lda+kseg-1] = float32(math.NaN()) // tile 1, row 1's last value
+	}
+	b, bias := randF32(r, max(k, 1)*f32.NR), randF32(r, f32.NR)
+	// The rows kernel reads each tile's segments laid end to end.
+	want := guarded(tiles*mr*ldc + 3)
+	rows := make([]float32, mr*max(k, 1))
+	for tile := range tiles {
+		for row := range mr {
+			for s := range nseg {
+				from := tile*astep + s*sega + row*lda
+				copy(rows[row*k+s*kseg:], img[from:from+kseg])
+			}
+		}
+		kern.Rows(k, &rows[0], k, &b[0], &bias[0], &want[tile*mr*ldc], ldc, lo, hi)
+	}
+	for _, n := range []int{1, tiles} {
+		got := guarded(tiles*mr*ldc + 3)
+		kern.Window(kseg, nseg, &img[0], lda, sega, &b[0], &bias[0], &got[0], ldc, cols, n, astep, lo, hi)
+		for row := range n * mr {
+			for j := range cols {
+				if i := row*ldc + j; !sameF32(got[i], want[i]) {
+					t.Fatalf("%d tiles, row %d channel %d: window kernel %v, rows kernel %v", n, row, j, got[i], want[i])
+				}
+			}
+			checkGuards(t, fmt.Sprintf("%d tiles, row %d", n, row), got[row*ldc:(row+1)*ldc], cols)
+		}
+		checkGuards(t, fmt.Sprintf("%d tiles", n), got[n*mr*ldc:], 0)
 	}
 }

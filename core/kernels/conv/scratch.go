@@ -47,7 +47,7 @@ func (s *convScratch) Bytes() int {
 		total += s.qI8[i].bytes()
 	}
 	for i := range s.f {
-		total += 4 * (cap(s.f[i].panel) + cap(s.f[i].row) + cap(s.f[i].tile))
+		total += 4*(cap(s.f[i].panel)+cap(s.f[i].row)+cap(s.f[i].tile)) + 32*cap(s.f[i].runs)
 	}
 	for i := range s.dwV {
 		total += s.dwV[i].bytes()

@@ -17,6 +17,17 @@ type Kernels struct {
 	// Rows is Tile with row r of a at a[r*lda:] (rows read in place, not
 	// interleaved): a direct GEMM's rows, which need no packing.
 	Rows func(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
+	// Window is Rows over a convolution's windows read in place from
+	// its input, for tiles tiles in a row (tile i's a at a[i*astep:],
+	// its output rows from c[i*MR*ldc:]), storing the first cols (1 to
+	// NR) channels of each row. Row r's k values are nseg segments of
+	// kseg floats, segment s at a[s*sega+r*lda:] (one filter row's taps,
+	// whose channels lie side by side in an NHWC input), summed segment
+	// after segment as Rows sums one row of their concatenation, to the
+	// same bits. With nseg = 1 it is Rows over tiles, partial panels too.
+	// nil in a set that has none (its callers copy the windows' rows out
+	// and call Rows).
+	Window func(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
 	// Row4 computes c[j] = clamp(sum_k a[k]*b[q*ldb+k*NR+j%NR] + bias[j])
 	// for j < 4*NR, q = j/NR: one row against four consecutive panels,
 	// ldb floats apart.
@@ -33,14 +44,28 @@ type Kernels struct {
 const goMR = 6
 
 // goKernels is the pure-Go twin of every assembly set.
-var goKernels = Kernels{Name: "go", MR: goMR, Tile: fTileGo, Rows: fTileRowsGo, Row4: fRow4Go, Row1: fRow1Go, DW: dwFloatGo}
+var goKernels = Kernels{Name: "go", MR: goMR, Tile: fTileGo, Rows: fTileRowsGo, Window: fTileWindowGo, Row4: fRow4Go, Row1: fRow1Go, DW: dwFloatGo}
 
 // fTileRowsGo is the Go twin of the rows kernels (a 6x16 tile whose rows
 // are read in place, lda floats apart): each row as fRow1Go computes it.
 func fTileRowsGo(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32) {
-	for r := range goMR {
-		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*r*lda))
-		fRow1Go(k, ar, b, bias, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc)), lo, hi)
+	fTileWindowGo(k, 1, a, lda, 0, b, bias, c, ldc, NR, 1, 0, lo, hi)
+}
+
+// fTileWindowGo is the Go twin of the window kernels: each row of each
+// tile as fRowGo computes it.
+func fTileWindowGo(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32) {
+	var row [NR]float32
+	for r := range tiles * goMR {
+		t := r / goMR
+		ar := (*float32)(unsafe.Add(unsafe.Pointer(a), 4*(t*astep+(r%goMR)*lda)))
+		cr := (*float32)(unsafe.Add(unsafe.Pointer(c), 4*r*ldc))
+		if cols == NR {
+			fRowGo(kseg, nseg, ar, sega, b, bias, cr, lo, hi)
+			continue
+		}
+		fRowGo(kseg, nseg, ar, sega, b, bias, &row[0], lo, hi)
+		copy(unsafe.Slice(cr, cols), row[:])
 	}
 }
 
@@ -97,18 +122,29 @@ func fRow4Go(k int, a, b, bias, c *float32, ldb int, lo, hi float32) {
 
 // fRow1Go is the Go twin of the 1x16 row kernels.
 func fRow1Go(k int, a, b, bias, c *float32, lo, hi float32) {
-	as := unsafe.Slice(a, k)
-	bs := unsafe.Slice(b, k*NR)
+	fRowGo(k, 1, a, 0, b, bias, c, lo, hi)
+}
+
+// fRowGo is fRow1Go over nseg segments of kseg values of a, sega floats
+// apart, summed one after the other as one row of k = nseg*kseg values.
+func fRowGo(kseg, nseg int, a *float32, sega int, b, bias, c *float32, lo, hi float32) {
+	if kseg <= 0 {
+		nseg = 0
+	}
+	bs := unsafe.Slice(b, max(nseg*kseg, 0)*NR)
 	biases := unsafe.Slice(bias, NR)
 	cs := unsafe.Slice(c, NR)
 	for j := 0; j < NR; j += 4 {
 		var a0, a1, a2, a3 float32
-		for i, x := range as {
-			w := bs[i*NR+j : i*NR+j+4]
-			a0 += x * w[0]
-			a1 += x * w[1]
-			a2 += x * w[2]
-			a3 += x * w[3]
+		for s := range nseg {
+			as := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(a), 4*s*sega)), kseg)
+			for i, x := range as {
+				w := bs[(s*kseg+i)*NR+j : (s*kseg+i)*NR+j+4]
+				a0 += x * w[0]
+				a1 += x * w[1]
+				a2 += x * w[2]
+				a3 += x * w[3]
+			}
 		}
 		cs[j] = clamp(a0+biases[j], lo, hi)
 		cs[j+1] = clamp(a1+biases[j+1], lo, hi)

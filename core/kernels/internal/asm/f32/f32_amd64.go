@@ -15,6 +15,9 @@ func fTileAVX512(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
+func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
+
+//go:noescape
 func fRow4AVX512(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
 
 //go:noescape
@@ -30,6 +33,9 @@ func fTileAVX2(k int, a, b, bias, c *float32, ldc int, lo, hi float32)
 func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 
 //go:noescape
+func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
+
+//go:noescape
 func fRow4AVX2(k int, a, b, bias, c *float32, ldb int, lo, hi float32)
 
 //go:noescape
@@ -39,8 +45,8 @@ func fRow1AVX2(k int, a, b, bias, c *float32, lo, hi float32)
 func dwFloatAVX2(c, npix int, out, bias, in, w *float32, xoff, woff *int, ntaps, xstep int, lo, hi float32)
 
 var (
-	avx512FloatKernels = Kernels{Name: "avx512", MR: 12, Tile: fTileAVX512, Rows: fTileRowsAVX512, Row4: fRow4AVX512, Row1: fRow1AVX512, DW: dwFloatAVX512}
-	avx2FloatKernels   = Kernels{Name: "avx2", MR: 6, Tile: fTileAVX2, Rows: fTileRowsAVX2, Row4: fRow4AVX2, Row1: fRow1AVX2, DW: dwFloatAVX2}
+	avx512FloatKernels = Kernels{Name: "avx512", MR: 12, Tile: fTileAVX512, Rows: fTileRowsAVX512, Window: fTileWindowAVX512, Row4: fRow4AVX512, Row1: fRow1AVX512, DW: dwFloatAVX512}
+	avx2FloatKernels   = Kernels{Name: "avx2", MR: 6, Tile: fTileAVX2, Rows: fTileRowsAVX2, Window: fTileWindowAVX2, Row4: fRow4AVX2, Row1: fRow1AVX2, DW: dwFloatAVX2}
 )
 
 // Sets lists the float kernel sets this CPU can run, fastest

@@ -102,6 +102,30 @@ store:
 	STORE512(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
 	RET
 
+// ROWS512 accumulates one k of a 12x16 tile whose rows are read in place:
+// rows 0-2 from SI, 3-5 from R11, 6-8 from R12, 9-11 from R13, each base
+// and base+R8 and base+2*R8, the weights from DI; then steps every pointer
+// to the next k.
+#define ROWS512 \
+	VMOVUPS          (DI), Z12; \
+	VFMADD231PS.BCST (SI), Z12, Z0; \
+	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1; \
+	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2; \
+	VFMADD231PS.BCST (R11), Z12, Z3; \
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4; \
+	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5; \
+	VFMADD231PS.BCST (R12), Z12, Z6; \
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7; \
+	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8; \
+	VFMADD231PS.BCST (R13), Z12, Z9; \
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10; \
+	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11; \
+	ADDQ             $4, SI; \
+	ADDQ             $4, R11; \
+	ADDQ             $4, R12; \
+	ADDQ             $4, R13; \
+	ADDQ             $64, DI
+
 // func fTileRowsAVX512(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 //
 // fTileAVX512 with row r of a at a+r*lda floats (rows read in place): rows
@@ -122,29 +146,114 @@ TEXT ·fTileRowsAVX512(SB), NOSPLIT, $0-64
 	JLE   rstore
 
 rloop:
-	VMOVUPS          (DI), Z12
-	VFMADD231PS.BCST (SI), Z12, Z0
-	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1
-	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2
-	VFMADD231PS.BCST (R11), Z12, Z3
-	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4
-	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5
-	VFMADD231PS.BCST (R12), Z12, Z6
-	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7
-	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8
-	VFMADD231PS.BCST (R13), Z12, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10
-	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11
-	ADDQ             $4, SI
-	ADDQ             $4, R11
-	ADDQ             $4, R12
-	ADDQ             $4, R13
-	ADDQ             $64, DI
-	DECQ             CX
-	JNZ              rloop
+	ROWS512
+	DECQ CX
+	JNZ  rloop
 
 rstore:
 	STORE512(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
+	RET
+
+// OUTM512 is OUT512 storing the lanes of mask K1 only.
+#define OUTM512(acc, ptr) \
+	VADDPS  Z12, acc, acc; \
+	VMAXPS  acc, Z13, acc; \
+	VMINPS  acc, Z14, acc; \
+	VMOVUPS acc, K1, ptr
+
+// func fTileWindowAVX512(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
+//
+// fTileRowsAVX512 for tiles tiles, tile i's rows at a+i*astep floats and
+// its output rows at c+i*12*ldc, each row's k values nseg segments of kseg,
+// segment s of row r at a+s*sega+r*lda floats, storing the first cols
+// channels of each row. R15 is the tile's a, R14 the segment's, BX the
+// segments left, R9 their distance in bytes, DX kseg; K1 masks the stores;
+// the tiles left and the tile's c live in the frame.
+TEXT ·fTileWindowAVX512(SB), NOSPLIT, $16-104
+	MOVQ  cols+72(FP), CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	MOVQ  tiles+80(FP), AX
+	TESTQ AX, AX
+	JLE   wdone
+	MOVQ  AX, left-8(SP)
+	MOVQ  c+56(FP), AX
+	MOVQ  AX, cp-16(SP)
+	MOVQ  a+16(FP), R15
+
+wtile:
+	MOVQ  kseg+0(FP), DX
+	MOVQ  nseg+8(FP), BX
+	MOVQ  lda+24(FP), R8
+	MOVQ  sega+32(FP), R9
+	MOVQ  b+40(FP), DI
+	SHLQ  $2, R8
+	SHLQ  $2, R9
+	LEAQ  (R8)(R8*2), R10
+	MOVQ  R15, R14
+	ZERO512
+	TESTQ DX, DX
+	JLE   wstore
+	TESTQ BX, BX
+	JLE   wstore
+
+wseg:
+	MOVQ R14, SI
+	LEAQ (SI)(R10*1), R11
+	LEAQ (R11)(R10*1), R12
+	LEAQ (R12)(R10*1), R13
+	MOVQ DX, CX
+
+wloop:
+	ROWS512
+	DECQ CX
+	JNZ  wloop
+	ADDQ R9, R14
+	DECQ BX
+	JNZ  wseg
+
+wstore:
+	MOVQ         bias+48(FP), R8
+	MOVQ         cp-16(SP), DX
+	MOVQ         ldc+64(FP), R9
+	SHLQ         $2, R9
+	VMOVUPS      (R8), Z12
+	VBROADCASTSS lo+96(FP), Z13
+	VBROADCASTSS hi+100(FP), Z14
+	OUTM512(Z0, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z1, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z2, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z3, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z4, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z5, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z6, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z7, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z8, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z9, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z10, (DX))
+	ADDQ         R9, DX
+	OUTM512(Z11, (DX))
+	ADDQ         R9, DX
+	MOVQ         DX, cp-16(SP)
+	MOVQ         astep+88(FP), AX
+	LEAQ         (R15)(AX*4), R15
+	DECQ         left-8(SP)
+	JNZ          wtile
+
+wdone:
+	VZEROUPPER
 	RET
 
 // OUTB512 is OUT512 with the bias read from memory.
@@ -452,6 +561,22 @@ store:
 	STORE256(bias+24(FP), c+32(FP), ldc+40(FP), lo+48(FP), hi+52(FP))
 	RET
 
+// ROWS256 accumulates one k of a 6x16 tile whose rows are read in place:
+// rows 0-2 from SI, 3-5 from R11, each base and base+R8 and base+2*R8, the
+// weights from DI; then steps every pointer to the next k.
+#define ROWS256 \
+	VMOVUPS (DI), Y12; \
+	VMOVUPS 32(DI), Y13; \
+	R256FMA((SI), Y14, Y0, Y1); \
+	R256FMA((SI)(R8*1), Y15, Y2, Y3); \
+	R256FMA((SI)(R8*2), Y14, Y4, Y5); \
+	R256FMA((R11), Y15, Y6, Y7); \
+	R256FMA((R11)(R8*1), Y14, Y8, Y9); \
+	R256FMA((R11)(R8*2), Y15, Y10, Y11); \
+	ADDQ    $4, SI; \
+	ADDQ    $4, R11; \
+	ADDQ    $64, DI
+
 // func fTileRowsAVX2(k int, a *float32, lda int, b, bias, c *float32, ldc int, lo, hi float32)
 //
 // fTileAVX2 with row r of a at a+r*lda floats: rows 0-2 from SI, 3-5 from
@@ -469,22 +594,152 @@ TEXT ·fTileRowsAVX2(SB), NOSPLIT, $0-64
 	JLE   rstore
 
 rloop:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	R256FMA((SI), Y14, Y0, Y1)
-	R256FMA((SI)(R8*1), Y15, Y2, Y3)
-	R256FMA((SI)(R8*2), Y14, Y4, Y5)
-	R256FMA((R11), Y15, Y6, Y7)
-	R256FMA((R11)(R8*1), Y14, Y8, Y9)
-	R256FMA((R11)(R8*2), Y15, Y10, Y11)
-	ADDQ    $4, SI
-	ADDQ    $4, R11
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     rloop
+	ROWS256
+	DECQ CX
+	JNZ  rloop
 
 rstore:
 	STORE256(bias+32(FP), c+40(FP), ldc+48(FP), lo+56(FP), hi+60(FP))
+	RET
+
+// OUTHI256 is OUT256 storing all 8 floats of lo and those of hi that
+// the mask at (R10) selects, which it loads into lo once lo is stored.
+#define OUTHI256(lo, hi) \
+	VADDPS     Y12, lo, lo; \
+	VADDPS     Y13, hi, hi; \
+	VMAXPS     lo, Y14, lo; \
+	VMAXPS     hi, Y14, hi; \
+	VMINPS     lo, Y15, lo; \
+	VMINPS     hi, Y15, hi; \
+	VMOVUPS    lo, (DX); \
+	VMOVUPS    (R10), lo; \
+	VMASKMOVPS hi, lo, 32(DX)
+
+// OUTLO256 is OUT256 storing the floats of lo that the mask at (R10)
+// selects, loaded into hi (whose channels are not stored).
+#define OUTLO256(lo, hi) \
+	VADDPS     Y12, lo, lo; \
+	VMAXPS     lo, Y14, lo; \
+	VMINPS     lo, Y15, lo; \
+	VMOVUPS    (R10), hi; \
+	VMASKMOVPS lo, hi, (DX)
+
+// func fTileWindowAVX2(kseg, nseg int, a *float32, lda, sega int, b, bias, c *float32, ldc, cols, tiles, astep int, lo, hi float32)
+//
+// fTileRowsAVX2 for tiles tiles as fTileWindowAVX512 runs them (output
+// rows c+i*6*ldc), storing the first cols channels of each row: registers
+// as there; the partial stores take their masks from dwMask256.
+TEXT ·fTileWindowAVX2(SB), NOSPLIT, $16-104
+	MOVQ  tiles+80(FP), AX
+	TESTQ AX, AX
+	JLE   wdone
+	MOVQ  AX, left-8(SP)
+	MOVQ  c+56(FP), AX
+	MOVQ  AX, cp-16(SP)
+	MOVQ  a+16(FP), R15
+
+wtile:
+	MOVQ  kseg+0(FP), DX
+	MOVQ  nseg+8(FP), BX
+	MOVQ  lda+24(FP), R8
+	MOVQ  sega+32(FP), R9
+	MOVQ  b+40(FP), DI
+	SHLQ  $2, R8
+	SHLQ  $2, R9
+	LEAQ  (R8)(R8*2), R10
+	MOVQ  R15, R14
+	ZERO256
+	TESTQ DX, DX
+	JLE   wstore
+	TESTQ BX, BX
+	JLE   wstore
+
+wseg:
+	MOVQ R14, SI
+	LEAQ (SI)(R10*1), R11
+	MOVQ DX, CX
+
+wloop:
+	ROWS256
+	DECQ CX
+	JNZ  wloop
+	ADDQ R9, R14
+	DECQ BX
+	JNZ  wseg
+
+wstore:
+	MOVQ         bias+48(FP), R8
+	MOVQ         cp-16(SP), DX
+	MOVQ         ldc+64(FP), R9
+	SHLQ         $2, R9
+	VMOVUPS      (R8), Y12
+	VMOVUPS      32(R8), Y13
+	VBROADCASTSS lo+96(FP), Y14
+	VBROADCASTSS hi+100(FP), Y15
+	MOVQ         cols+72(FP), CX
+	LEAQ         dwMask256<>(SB), R10
+	CMPQ         CX, $8
+	JLE          wlo
+	CMPQ         CX, $16
+	JLT          whi
+	OUT256(Y0, Y1)
+	ADDQ         R9, DX
+	OUT256(Y2, Y3)
+	ADDQ         R9, DX
+	OUT256(Y4, Y5)
+	ADDQ         R9, DX
+	OUT256(Y6, Y7)
+	ADDQ         R9, DX
+	OUT256(Y8, Y9)
+	ADDQ         R9, DX
+	OUT256(Y10, Y11)
+	JMP          wnext
+
+whi:
+	// The mask of the high half's cols-8 lanes: offset 4*(16-cols).
+	MOVQ $16, AX
+	SUBQ CX, AX
+	LEAQ (R10)(AX*4), R10
+	OUTHI256(Y0, Y1)
+	ADDQ R9, DX
+	OUTHI256(Y2, Y3)
+	ADDQ R9, DX
+	OUTHI256(Y4, Y5)
+	ADDQ R9, DX
+	OUTHI256(Y6, Y7)
+	ADDQ R9, DX
+	OUTHI256(Y8, Y9)
+	ADDQ R9, DX
+	OUTHI256(Y10, Y11)
+	JMP  wnext
+
+wlo:
+	// The mask of the low half's cols lanes: offset 4*(8-cols).
+	MOVQ $8, AX
+	SUBQ CX, AX
+	LEAQ (R10)(AX*4), R10
+	OUTLO256(Y0, Y1)
+	ADDQ R9, DX
+	OUTLO256(Y2, Y3)
+	ADDQ R9, DX
+	OUTLO256(Y4, Y5)
+	ADDQ R9, DX
+	OUTLO256(Y6, Y7)
+	ADDQ R9, DX
+	OUTLO256(Y8, Y9)
+	ADDQ R9, DX
+	OUTLO256(Y10, Y11)
+
+wnext:
+	ADDQ R9, DX
+	MOVQ DX, cp-16(SP)
+	MOVQ astep+88(FP), AX
+	LEAQ (R15)(AX*4), R15
+	DECQ left-8(SP)
+	JNZ  wtile
+
+wdone:
+	VZEROUPPER
 	RET
 
 // OUTB256 adds the bias at bias, clamps to [Y14, Y15] and stores to ptr.
