@@ -41,10 +41,12 @@ func newRFFT2D(kernel.OpInfo) (kernel.Op, error) { return &rfft2dOp{}, nil }
 
 // rfft2dOp is one node's kernel with its transforms and working memory.
 type rfft2dOp struct {
-	rows, cols *fft         // transforms along the width and the height
-	spec       []complex128 // one slice's half spectrum, [height][width/2+1]
-	line       []complex128 // one row or column being transformed
-	packed     [][3]float64 // width 1: fft2d's rows, [real, imag, spare]
+	rows   *realFFT     // the real transform along the width (2 or more)
+	cols   *fft         // the transform along the height
+	width  int          // fft_length[1]
+	spec   []complex128 // one slice's half spectrum, [height][width/2+1]
+	line   []complex128 // one column being transformed
+	packed [][3]float64 // width 1: fft2d's rows, [real, imag, spare]
 }
 
 func (o *rfft2dOp) Prepare(n *kernel.Node) error {
@@ -88,14 +90,15 @@ func (o *rfft2dOp) resize(n *kernel.Node) error {
 	shape := append([]int(nil), in.Shape...)
 	shape[len(shape)-2], shape[len(shape)-1] = h, w/2+1
 	kernel.SetShape(out, shape)
-	if o.rows == nil || o.rows.n != w {
-		o.rows = newFFT(w)
+	o.width = w
+	if w >= 2 && (o.rows == nil || o.rows.n != w) {
+		o.rows = newRealFFT(w)
 	}
 	if o.cols == nil || o.cols.n != h {
 		o.cols = newFFT(h)
 	}
 	o.spec = kernel.Sized(o.spec, h*(w/2+1))
-	o.line = kernel.Sized(o.line, max(h, w))
+	o.line = kernel.Sized(o.line, h)
 	if w == 1 {
 		o.packed = kernel.Sized(o.packed, h)
 	}
@@ -110,7 +113,7 @@ func (o *rfft2dOp) Eval(n *kernel.Node) error {
 	}
 	in, out := n.Inputs[0], n.Outputs[0]
 	inH, inW := in.Dim(-2), in.Dim(-1)
-	h, w := o.cols.n, o.rows.n
+	h, w := o.cols.n, o.width
 	src, dst := in.Float32s(), tensor.View[complex64](out.Data)
 	inSize, outSize := inH*inW, h*(w/2+1)
 	for s := range in.NumElements() / max(inSize, 1) {
@@ -126,22 +129,18 @@ func (o *rfft2dOp) Eval(n *kernel.Node) error {
 // slice transforms one [inH, inW] slice of x into dst: the rows' real
 // transforms (kept up to the Nyquist column), then the columns'.
 func (o *rfft2dOp) slice(x []float32, inH, inW int, dst []complex64) {
-	h, w := o.cols.n, o.rows.n
+	h, w := o.cols.n, o.width
 	if w == 1 {
 		o.width1(x, inH, inW, dst)
 		return
 	}
 	half := w/2 + 1
-	row := o.line[:w]
 	for i := range h {
-		clear(row)
+		var row []float32 // past the input's rows: all zeros
 		if i < inH {
-			for j := range min(inW, w) {
-				row[j] = complex(float64(x[i*inW+j]), 0)
-			}
+			row = x[i*inW : i*inW+min(inW, w)]
 		}
-		o.rows.transform(row)
-		copy(o.spec[i*half:(i+1)*half], row)
+		o.rows.transform(row, o.spec[i*half:(i+1)*half])
 	}
 	col := o.line[:h]
 	for j := range half {
