@@ -52,20 +52,23 @@ type qgemmKey struct {
 	shuffled     bool // FULLY_CONNECTED's shuffled 4x16 weights format
 	signed, vnni bool
 	wide         bool // the layout of the kernels that read it widened (q8.Kernel.Wide)
+	deep         bool // the layout of the pair kernel (q8.Kernel.Deep), set by shareWeights
 	wzp          int32
 	N, K         int
 }
 
 // shareWeights gives g a constant's packed weights from the model's store
 // (Node.Derived): pack fills a fresh qGemm once, and every interpreter of
-// the model reads that one.
+// the model reads that one, with the kernel packing chose (see
+// setWeights).
 func (g *qGemm) shareWeights(n *kernel.Node, key qgemmKey, pack func(*qGemm)) {
+	key.deep = g.kern.Deep()
 	src := n.Derived(key, func() any {
 		p := &qGemm{kern: g.kern}
 		pack(p)
 		return p
 	}).(*qGemm)
-	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true
+	g.kern, g.N, g.K, g.flush, g.shared = src.kern, src.N, src.K, src.flush, true
 	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
 	g.v.w, g.v.wide, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.wide, src.v.k4, src.v.nb, src.v.rowMul
 }
@@ -76,8 +79,17 @@ func (g *qGemm) vnni() bool { return g.kern != q8.Portable }
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
 const laneBits = 21
 
+// pairMinDepth is the least depth at which the pair kernel (q8.NEONPair)
+// runs fewer instructions than NEON's groups of 4 bytes: for every 4 rows
+// and 4 channels it clears and adds up 16 accumulators (some 40
+// instructions), which its 4.65 multiply-adds per instruction against
+// NEON's 3.5 pay for from about 48 bytes of depth on.
+const pairMinDepth = 48
+
 // setWeights packs the weights (row-major [N][K], 8-bit) with zero point
-// wzp; signed says whether they are INT8.
+// wzp; signed says whether they are INT8. A kernel of the deep layout
+// gives way to its fallback where it cannot sum the weights exactly
+// (q8.PairSafe) or gains nothing at depth K.
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 	if g.shared { // never pack into the model's copy
 		g.packed, g.w16, g.wsum, g.v.w, g.v.wide, g.shared = nil, nil, nil, nil, nil, false
@@ -88,7 +100,10 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 			g.wsum = make([]int32, N)
 		}
 		g.wsum = g.wsum[:N]
-		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern.Wide())
+		if g.kern.Deep() && (K < pairMinDepth || !q8.PairSafe(w[:N*K], signed)) {
+			g.kern = g.kern.Fallback()
+		}
+		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern)
 		return
 	}
 	groups := (N + 2) / 3
@@ -188,7 +203,7 @@ func qgemmBlocks(K int) (rowBlock, chanBlock int) {
 // them).
 func (w *qgemmWork[T]) ensure(K int, kern q8.Kernel) {
 	if kern != q8.Portable {
-		w.v.ensure((K+3)/4, kern.Wide())
+		w.v.ensure(kern.Groups(K), kern.Wide())
 		return
 	}
 	rb, _ := qgemmBlocks(K)

@@ -14,15 +14,20 @@ import (
 )
 
 // qgemmModes lists the 8-bit kernels to compare: the portable ones, the
-// Go twins on both row formats and the assembly this CPU can run.
+// Go twins on both row formats and the deep layout, and the assembly this
+// CPU can run.
 func qgemmModes() []q8.Kernel {
-	return append([]q8.Kernel{q8.Portable, q8.GoU8, q8.GoS8}, q8.AsmKernels()...)
+	return append([]q8.Kernel{q8.Portable, q8.GoU8, q8.GoS8, q8.GoDeep}, q8.AsmKernels()...)
 }
 
 // TestQuantGemmModesIdentical runs CONV_2D (1x1 direct, strided, padded
 // 3x3) and FULLY_CONNECTED (batch 1: matrix-vector, and more rows), UINT8
 // and INT8 per-channel, with zero points at the ends of their ranges,
-// through every GEMM mode and requires identical outputs.
+// through every GEMM mode and requires identical outputs. Every other
+// zero-point case draws weights the pair kernel takes (q8.PairSafe), and
+// a kernel of the deep layout must then keep it at depths from
+// pairMinDepth on; on the others, drawn from the whole range, it must give
+// way to its fallback.
 func TestQuantGemmModesIdentical(t *testing.T) {
 	type shape struct {
 		h, w, inC, outC, k, stride int
@@ -48,8 +53,16 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 				for _, threads := range []int{1, 2} {
 					name := fmt.Sprintf("%v/%s/zp%d/t%d", s, typ, zi, threads)
 					var ref []byte
+					pairSafe := zi%2 == 0
 					for _, m := range qgemmModes() {
-						got := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, m)
+						got, used := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, pairSafe, m)
+						K := s.inC
+						if !s.fc {
+							K *= s.k * s.k
+						}
+						if m.Deep() && (used == m) != (pairSafe && K >= pairMinDepth) {
+							t.Fatalf("%s: %v ran as %v (weights pair-safe %v, depth %d)", name, m, used, pairSafe, K)
+						}
 						if ref == nil {
 							ref = got
 						} else if !bytes.Equal(got, ref) {
@@ -63,10 +76,11 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 }
 
 // runQuantGemmMode builds and runs one random quantized CONV_2D or
-// FULLY_CONNECTED in GEMM mode m and returns its output bytes. The data
-// are drawn from a generator seeded by the shape, so that every mode sees
-// the same.
-func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m q8.Kernel) []byte {
+// FULLY_CONNECTED in GEMM mode m and returns its output bytes and the
+// kernel it ran. The data are drawn from a generator seeded by the shape,
+// so that every mode sees the same; with pairSafe no weight is the value
+// stored as -128 (UINT8 0, INT8 -128), else one at least is.
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, pairSafe bool, m q8.Kernel) ([]byte, q8.Kernel) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
 	lo, hi := convTypeRange(typ)
@@ -79,6 +93,18 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	}
 	filter := kerneltest.ConstT(kerneltest.QT(typ, fshape, 0.02, zp[1]))
 	convFillRand(r, filter, int(lo), int(hi))
+	stored128 := byte(0) // the byte the kernels store as -128
+	if typ == tensor.Int8 {
+		stored128 = 0x80
+	}
+	for i, b := range filter.Data {
+		if pairSafe && b == stored128 {
+			filter.Data[i]++
+		}
+	}
+	if !pairSafe {
+		filter.Data[r.IntN(len(filter.Data))] = stored128
+	}
 	if typ == tensor.Int8 && !fc {
 		sc := make([]float32, outC)
 		for i := range sc {
@@ -118,7 +144,7 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	if err := op.Eval(n); err != nil {
 		t.Fatal(err)
 	}
-	return out.Data
+	return out.Data, qg.kern
 }
 
 // TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and

@@ -34,6 +34,7 @@ func TestAsmLayout(t *testing.T) {
 		{"TileArgs.Hi", unsafe.Offsetof(a.Hi), 112},
 		{"TileArgs.Signed", unsafe.Offsetof(a.Signed), 120},
 		{"TileArgs.Wide", unsafe.Offsetof(a.Wide), 128},
+		{"TileArgs.Deep", unsafe.Offsetof(a.Deep), 136},
 		{"Block.Cst", unsafe.Offsetof(b.Cst), 0},
 		{"Block.Left", unsafe.Offsetof(b.Left), 64},
 		{"Block.Mult", unsafe.Offsetof(b.Mult), 128},

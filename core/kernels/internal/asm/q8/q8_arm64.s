@@ -163,6 +163,35 @@
 	SDOT_4S((a)+2, (w)+2, 4, g); \
 	SDOT_4S((a)+3, (w)+3, 4, g)
 
+// PAIR_ROW adds 16 depth steps of the int8 row in Vx times those of the
+// 4 channels in V0-V3 to the row's accumulators Va..Va+3 (one a channel):
+// SMULL multiplies the low 8 byte pairs into int16, SMLAL2 adds the
+// products of the high 8 to them, and SADALP adds neighbouring int16 lanes
+// into the 4 int32 lanes. A 16-bit lane sums two products, exact while no
+// weight is -128 (see PairSafe). 12 instructions, 64 MACs. Clobbers V8-V11.
+#define PAIR_ROW(x, a) \
+	SMULL_8H(8, x, 0); \
+	SMULL_8H(9, x, 1); \
+	SMULL_8H(10, x, 2); \
+	SMULL_8H(11, x, 3); \
+	SMLAL2_8H(8, x, 0); \
+	SMLAL2_8H(9, x, 1); \
+	SMLAL2_8H(10, x, 2); \
+	SMLAL2_8H(11, x, 3); \
+	SADALP_4S(a, 8); \
+	SADALP_4S((a)+1, 9); \
+	SADALP_4S((a)+2, 10); \
+	SADALP_4S((a)+3, 11)
+
+// PAIR_SUM adds the 4 lanes of each of PAIR_ROW's accumulators Va..Va+3
+// into channel sums, 4 channels in order, and stores them at off(R25).
+// Clobbers V8, V9.
+#define PAIR_SUM(a, off) \
+	ADDP_4S(8, a, (a)+1); \
+	ADDP_4S(9, (a)+2, (a)+3); \
+	ADDP_4S(8, 8, 9); \
+	FMOVQ F8, off(R25)
+
 // ZERO_ACC clears the accumulators V16-V31.
 #define ZERO_ACC \
 	VEOR V16.B16, V16.B16, V16.B16; \
@@ -206,11 +235,12 @@ Lskip: \
 	CBNZ R15, Lbyte; \
 Ldone:
 
-// func tileNEON(t *TileArgs, dot bool)
+// func tileNEON(t *TileArgs, mode uint8)
 //
-// The tile is done in passes of rows (plain NEON: 2 rows, SDOT: 4 rows;
-// 1 row for what is left), each pass over all the blocks. Inner loops,
-// one depth group of 4 bytes (all operands in registers):
+// The tile is done in passes of rows (mode 0, plain NEON: 2 rows; 1, SDOT:
+// 4 rows; 1 row for what is left; 2, pairs: up to 4 rows), each pass over
+// all the blocks. Inner loops, one depth group of 4 bytes (all operands in
+// registers), or for pairs 16 depth steps of 4 channels:
 //
 //	plain, 2 rows: 1 weight load, 2 row loads, 32 SMULL/SADALP, 2 loop:
 //	               37 instructions, 128 MACs (3.5 MACs per instruction)
@@ -218,6 +248,13 @@ Ldone:
 //	SDOT, 4 rows, 4 groups unrolled: 4 row loads, 4 weight loads,
 //	               64 SDOT, 3 loop: 75 instructions, 1024 MACs (13.7)
 //	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
+//	pairs, 4 rows x 4 channels: 4 row loads, 1 weight load, 16 SMULL,
+//	               16 SMLAL2, 16 SADALP, 2 loop: 55 instructions, 256
+//	               MACs (4.65); fewer rows repeat the last one.
+//
+// Pairs add up each quarter's accumulators (12 ADDP per 4 rows) and keep
+// its sums in the frame, from which the block's 16 channels are loaded
+// for the epilogue in 4 instructions.
 //
 // The epilogue of a block, per 4 channels: 4 instructions to load the
 // requantization, 8 per row to apply it; per row 6 to narrow to bytes
@@ -227,12 +264,13 @@ Ldone:
 // R5 the block's weights, R6 wstride, R7 blocks left, R8 the block's
 // Block, R9 the pass's output, R10 ldo, R11 rows in the pass, R12 the
 // block's output, R13-R16 row pointers, R17 weight pointer, R19 depth
-// groups left, R20 the pass's row terms, R21 dot, R22 store mask.
+// groups left, R20 the pass's row terms, R21 mode, R22 store mask, R25
+// the pairs' sums in the frame, R26 quarters left.
 // V0-V11 operands and temporaries (in the epilogue V9-V12 the row terms),
 // V13-V15 zero point and clamp range, V16-V31 accumulators.
-TEXT ·tileNEON(SB), NOSPLIT, $0-9
+TEXT ·tileNEON(SB), NOSPLIT, $256-9
 	MOVD  t+0(FP), R0
-	MOVBU dot+8(FP), R21
+	MOVBU mode+8(FP), R21
 	MOVD  TA_ZP(R0), R14
 	VDUP  R14, V13.S4
 	MOVD  TA_LO(R0), R14
@@ -252,8 +290,14 @@ pass:
 	MOVD $1, R11
 	CBZ  R21, passplain
 	CMP  $4, R3
-	BLT  passset
+	BLT  passfew
 	MOVD $4, R11
+	B    passset
+
+passfew:
+	CMP  $2, R21 // pairs: the rows left in one pass
+	BNE  passset
+	MOVD R3, R11
 	B    passset
 
 passplain:
@@ -268,6 +312,8 @@ passset:
 	MOVD R9, R12
 
 block:
+	CMP  $2, R21
+	BEQ  pair
 	ZERO_ACC
 	MOVD R1, R13
 	ADD  R2, R13, R14
@@ -371,6 +417,58 @@ dot1done:
 	ADD_4S(17, 17, 21)
 	ADD_4S(18, 18, 22)
 	ADD_4S(19, 19, 23)
+	B epilogue
+
+	// Pairs: the rows (the last repeated for fewer than 4) times each
+	// quarter of the block's channels in turn, the quarter's sums of row
+	// r stored at 64r+16q(R25).
+pair:
+	MOVD  R1, R13
+	ADD   R2, R13, R14
+	CMP   $2, R11
+	CSEL  LT, R13, R14, R14
+	ADD   R2, R14, R15
+	CMP   $3, R11
+	CSEL  LT, R14, R15, R15
+	ADD   R2, R15, R16
+	CMP   $4, R11
+	CSEL  LT, R15, R16, R16
+	MOVD  R5, R17
+	MOVD  $sums-256(SP), R25
+	MOVD  $4, R26
+
+pairq:
+	ZERO_ACC
+	LSR $2, R4, R19
+
+pairk:
+	VLD1.P 16(R13), [V4.B16]
+	VLD1.P 16(R14), [V5.B16]
+	VLD1.P 16(R15), [V6.B16]
+	VLD1.P 16(R16), [V7.B16]
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	PAIR_ROW(4, 16)
+	PAIR_ROW(5, 20)
+	PAIR_ROW(6, 24)
+	PAIR_ROW(7, 28)
+	SUBS   $1, R19
+	BNE    pairk
+	PAIR_SUM(16, 0)
+	PAIR_SUM(20, 64)
+	PAIR_SUM(24, 128)
+	PAIR_SUM(28, 192)
+	ADD    $16, R25
+	SUB    R4<<2, R13
+	SUB    R4<<2, R14
+	SUB    R4<<2, R15
+	SUB    R4<<2, R16
+	SUBS   $1, R26
+	BNE    pairq
+	SUB    $64, R25
+	VLD1.P 64(R25), [V16.B16, V17.B16, V18.B16, V19.B16]
+	VLD1.P 64(R25), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R25), [V24.B16, V25.B16, V26.B16, V27.B16]
+	VLD1   (R25), [V28.B16, V29.B16, V30.B16, V31.B16]
 
 	// Row r of the pass has its channel sums in V16+4r..V19+4r and its
 	// row term in V9+r. Requantized chunk by chunk, for all the rows at
