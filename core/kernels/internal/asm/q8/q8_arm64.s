@@ -56,9 +56,12 @@
 	CHUNK_CONSTS(off); \
 	REQ_ROW(16+(i), 9)
 
-// REQ_TFL requantizes the sums of 4 channels in Va (channels off/4 to
-// off/4+3 of the Block at R8) with TFLite's rounding, as Chan.TFL does for
-// channels of NewChan, in 32-bit lanes: 14 instructions. Clobbers V0, V1.
+// REQ_TFLR requantizes the sums of 4 channels in Va, chunk i of a
+// depthwise block, which start from the constant term, with TFLite's
+// rounding, as Chan.TFL does for channels of NewChan, in 32-bit lanes,
+// the block's other constants in registers: the left shift in V24+i, the
+// multiplier in V28+i and the negated right shift in V6+i. 9
+// instructions. Clobbers V1.
 //
 // Why it is exact. With x = (sum + cst) << left (wrapping, as in Go),
 // t = x*M and e the right shift, TFL computes r = (t + 2^30 + [e>0]2^(30+e)
@@ -74,20 +77,17 @@
 //     SQADD adds it without saturating, h > -2^31.
 //   - SRSHL by -e is (h' + 2^(e-1)) >> e computed without overflow (the
 //     identity for e = 0), which is r for e in [0, 31].
-// The zero point is then added wrapping and the clamp applied in 32 bits,
-// as TFL does, so the result is TFL's for every int32 sum.
-#define REQ_TFL(a, off) \
-	FMOVQ QB_CST+off(R8), F0; \
-	ADD_4S(a, a, 0); \
-	FMOVQ QB_LEFT+off(R8), F0; \
-	SSHL_4S(a, a, 0); \
-	FMOVQ QB_MULT+off(R8), F0; \
-	SQRDMULH_4S(a, a, 0); \
-	FMOVQ QB_NEGR+off(R8), F0; \
-	AND_16B(1, a, 0); \
+// The sums start from cst and SMLAL adds wrapping, so they end as
+// sum + cst in int32, as TFL's. The zero point is then added wrapping and
+// the clamp applied in 32 bits, as TFL does, so the result is TFL's for
+// every int32 sum.
+#define REQ_TFLR(a, i) \
+	SSHL_4S(a, a, 24+(i)); \
+	SQRDMULH_4S(a, a, 28+(i)); \
+	AND_16B(1, a, 6+(i)); \
 	CMLT0_4S(1, 1); \
 	SQADD_4S(a, a, 1); \
-	SRSHL_4S(a, a, 0); \
+	SRSHL_4S(a, a, 6+(i)); \
 	ADD_4S(a, a, 13); \
 	SMAX_4S(a, a, 14); \
 	SMIN_4S(a, a, 15)
@@ -574,21 +574,25 @@ erow:
 
 // func rowNEON(t *RowArgs)
 //
-// For each pixel and block of 16 channels, each tap: 16 input bytes
+// For each block of 16 channels, whose requantization stays in registers,
+// and each pixel, each tap: 16 input bytes
 // widened to int16 (UXTL or SXTL), the weights' low halves picked out of
 // their int32 lanes by two LD2, 4 SMLAL/SMLAL2 into int32 sums, all
 // addressing in post-increments: 9 instructions for 16 MACs, 11 with the
 // loop, which filter rows of 3 taps unroll (a partial block gathers its
-// bytes one by one).
+// bytes one by one). The sums start from the constant term; the epilogue
+// takes 9 instructions per 4 channels.
 //
 // Registers: R0 t, R1 the filter row pointers, R4 tapStep, R5 pixStep,
-// R6 pixels left, R7 the pixel's offset in the filter rows, R8 the
-// block's Block, R9 the pixel's output, R10 blocks left, R11 the
-// block's first channel, R12 the block's weights of tap 0, R13 the tap's
-// input, R17 wstride, R19 signed, R21 and R23 filter rows and taps left,
-// R22 the block's load and store mask, R24 the next filter row pointer,
-// R25 the tap's weights, R26 wstride-32. V0-V6 operands and
-// temporaries, V13-V15 zero point and clamp range, V16-V19 sums.
+// R6 pixels left, R7 the pixel's and the block's offset in the filter
+// rows, R8 the block's Block, R9 the pixel's output, R10 blocks left,
+// R11 the block's first channel, R12 the block's weights of tap 0, R13
+// the tap's input, R17 wstride, R19 signed, R21 and R23 filter rows and
+// taps left, R22 the block's load and store mask, R24 the next filter
+// row pointer, R25 the tap's weights, R26 wstride-32. V0-V5 operands and
+// temporaries, V6-V9 the negated right shifts, V13-V15 zero point and
+// clamp range, V16-V19 sums, V20-V23 constant terms, V24-V27 left
+// shifts, V28-V31 multipliers.
 TEXT ·rowNEON(SB), NOSPLIT, $0-8
 	MOVD t+0(FP), R0
 	MOVD DA_ZP(R0), R14
@@ -600,31 +604,39 @@ TEXT ·rowNEON(SB), NOSPLIT, $0-8
 	MOVD DA_ROWS(R0), R1
 	MOVD DA_TAPSTEP(R0), R4
 	MOVD DA_PIXSTEP(R0), R5
-	MOVD DA_NPIX(R0), R6
-	MOVD ZR, R7
-	MOVD DA_OUT(R0), R9
 	MOVD DA_WSTRIDE(R0), R17
 	SUB  $32, R17, R26
 	MOVD DA_SIGNED(R0), R19
-	CBZ  R6, dwdone
-
-dwpix:
 	MOVD DA_NB(R0), R10
 	MOVD DA_QP(R0), R8
 	MOVD ZR, R11
 	MOVD DA_W(R0), R12
+	MOVD DA_NPIX(R0), R6
+	CBZ  R6, dwdone
 
 dwblk:
-	MOVD $0xffff, R22
-	CMP  $1, R10
-	BNE  dwmask
-	MOVD DA_TAIL(R0), R22
+	MOVD   $0xffff, R22
+	CMP    $1, R10
+	BNE    dwmask
+	MOVD   DA_TAIL(R0), R22
 
 dwmask:
-	VEOR V16.B16, V16.B16, V16.B16
-	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V18.B16, V18.B16, V18.B16
-	VEOR V19.B16, V19.B16, V19.B16
+	MOVD   R8, R14 // Cst, Left and Mult follow each other (QB_CST = 0)
+	VLD1.P 64(R14), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R14), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1   (R14), [V28.S4, V29.S4, V30.S4, V31.S4]
+	ADD    $(QB_NEGR-QB_CST), R8, R14
+	VLD1   (R14), [V6.S4, V7.S4, V8.S4, V9.S4]
+	MOVD   DA_NPIX(R0), R6
+	MOVD   R11, R7
+	MOVD   DA_OUT(R0), R9
+	ADD    R11, R9
+
+dwpix:
+	VMOV V20.B16, V16.B16
+	VMOV V21.B16, V17.B16
+	VMOV V22.B16, V18.B16
+	VMOV V23.B16, V19.B16
 	MOVD R1, R24
 	MOVD R12, R25
 	MOVD DA_KH(R0), R21
@@ -632,7 +644,6 @@ dwmask:
 dwky:
 	MOVD.P 8(R24), R13
 	ADD    R7, R13
-	ADD    R11, R13
 	MOVD   DA_KW(R0), R23
 	CMP    $0xffff, R22
 	BNE    dwkxany
@@ -693,23 +704,22 @@ dwkydone:
 	SUBS $1, R21
 	BNE  dwky
 
-	REQ_TFL(16, 0)
-	REQ_TFL(17, 16)
-	REQ_TFL(18, 32)
-	REQ_TFL(19, 48)
+	REQ_TFLR(16, 0)
+	REQ_TFLR(17, 1)
+	REQ_TFLR(18, 2)
+	REQ_TFLR(19, 3)
 	NARROW(16)
-	ADD  R9, R11, R24
-	STORE_MASKED(R24, dwpartial, dwpbyte, dwpskip, dwstored)
-	ADD  $16, R11
-	ADD  $64, R12
-	ADD  $QB_SIZE, R8
-	SUBS $1, R10
-	BNE  dwblk
+	STORE_MASKED(R9, dwpartial, dwpbyte, dwpskip, dwstored)
 	ADD  R5, R7
 	MOVD DA_OUTC(R0), R14
 	ADD  R14, R9
 	SUBS $1, R6
 	BNE  dwpix
+	ADD  $16, R11
+	ADD  $64, R12
+	ADD  $QB_SIZE, R8
+	SUBS $1, R10
+	BNE  dwblk
 
 dwdone:
 	RET
