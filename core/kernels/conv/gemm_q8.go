@@ -79,12 +79,16 @@ func (g *qGemm) vnni() bool { return g.kern != q8.Portable }
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
 const laneBits = 21
 
-// pairMinDepth is the least depth at which the pair kernel (q8.NEONPair)
-// runs fewer instructions than NEON's groups of 4 bytes: for every 4 rows
-// and 4 channels it clears and adds up 16 accumulators (some 40
-// instructions), which its 4.65 multiply-adds per instruction against
-// NEON's 3.5 pay for from about 48 bytes of depth on.
-const pairMinDepth = 48
+// pairGains says whether the pair kernel (q8.NEONPair) runs fewer
+// instructions than NEON's groups of 4 bytes at depth K, from their inner
+// loops (q8_arm64.s) over 4 rows and 16 channels: the pair kernel's 220
+// per 16 depth steps (the depth padded to 16) and 124 to start and add up
+// its quarters against NEON's 74 per 4 depth steps and 68 to clear and
+// add up its two passes of 2 rows; the epilogues are the same. It gains
+// from 32 bytes of depth on, and at 16, not at 24, which it pads to 32.
+func pairGains(K int) bool {
+	return 220*((K+15)/16)+124 < 74*((K+3)/4)+68
+}
 
 // setWeights packs the weights (row-major [N][K], 8-bit) with zero point
 // wzp; signed says whether they are INT8. A kernel of the deep layout
@@ -100,7 +104,7 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 			g.wsum = make([]int32, N)
 		}
 		g.wsum = g.wsum[:N]
-		if g.kern.Deep() && (K < pairMinDepth || !q8.PairSafe(w[:N*K], signed)) {
+		if g.kern.Deep() && (!pairGains(K) || !q8.PairSafe(w[:N*K], signed)) {
 			g.kern = g.kern.Fallback()
 		}
 		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern)

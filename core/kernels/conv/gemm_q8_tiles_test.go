@@ -25,9 +25,9 @@ func qgemmModes() []q8.Kernel {
 // and INT8 per-channel, with zero points at the ends of their ranges,
 // through every GEMM mode and requires identical outputs. Every other
 // zero-point case draws weights the pair kernel takes (q8.PairSafe), and
-// a kernel of the deep layout must then keep it at depths from
-// pairMinDepth on; on the others, drawn from the whole range, it must give
-// way to its fallback.
+// a kernel of the deep layout must then keep it at the depths where it
+// gains (pairGains); on the others, drawn from the whole range, it must
+// give way to its fallback.
 func TestQuantGemmModesIdentical(t *testing.T) {
 	type shape struct {
 		h, w, inC, outC, k, stride int
@@ -36,6 +36,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 	shapes := []shape{
 		{h: 5, w: 7, inC: 13, outC: 21, k: 1, stride: 1},
 		{h: 9, w: 9, inC: 32, outC: 48, k: 1, stride: 1},
+		{h: 4, w: 5, inC: 24, outC: 20, k: 1, stride: 1},
 		{h: 1, w: 1, inC: 1024, outC: 1001, k: 1, stride: 1},
 		{h: 6, w: 5, inC: 3, outC: 17, k: 3, stride: 2},
 		{h: 7, w: 7, inC: 9, outC: 33, k: 3, stride: 1},
@@ -60,7 +61,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 						if !s.fc {
 							K *= s.k * s.k
 						}
-						if m.Deep() && (used == m) != (pairSafe && K >= pairMinDepth) {
+						if m.Deep() && (used == m) != (pairSafe && pairGains(K)) {
 							t.Fatalf("%s: %v ran as %v (weights pair-safe %v, depth %d)", name, m, used, pairSafe, K)
 						}
 						if ref == nil {

@@ -169,6 +169,22 @@
 // products of the high 8 to them, and SADALP adds neighbouring int16 lanes
 // into the 4 int32 lanes. A 16-bit lane sums two products, exact while no
 // weight is -128 (see PairSafe). 12 instructions, 64 MACs. Clobbers V8-V11.
+// PAIR_ROW0 is PAIR_ROW for the first 16 depth steps: SADDLP sets the
+// accumulators instead of adding to them.
+#define PAIR_ROW0(x, a) \
+	SMULL_8H(8, x, 0); \
+	SMULL_8H(9, x, 1); \
+	SMULL_8H(10, x, 2); \
+	SMULL_8H(11, x, 3); \
+	SMLAL2_8H(8, x, 0); \
+	SMLAL2_8H(9, x, 1); \
+	SMLAL2_8H(10, x, 2); \
+	SMLAL2_8H(11, x, 3); \
+	SADDLP_4S(a, 8); \
+	SADDLP_4S((a)+1, 9); \
+	SADDLP_4S((a)+2, 10); \
+	SADDLP_4S((a)+3, 11)
+
 #define PAIR_ROW(x, a) \
 	SMULL_8H(8, x, 0); \
 	SMULL_8H(9, x, 1); \
@@ -182,6 +198,15 @@
 	SADALP_4S((a)+1, 9); \
 	SADALP_4S((a)+2, 10); \
 	SADALP_4S((a)+3, 11)
+
+// PAIR_LOAD loads the next 16 depth steps of the 4 rows at R13-R16 into
+// V4-V7 and of the 4 channels at R17 into V0-V3.
+#define PAIR_LOAD \
+	VLD1.P 16(R13), [V4.B16]; \
+	VLD1.P 16(R14), [V5.B16]; \
+	VLD1.P 16(R15), [V6.B16]; \
+	VLD1.P 16(R16), [V7.B16]; \
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
 
 // PAIR_SUM adds the 4 lanes of each of PAIR_ROW's accumulators Va..Va+3
 // into channel sums, 4 channels in order, and stores them at off(R25).
@@ -252,9 +277,10 @@ Ldone:
 //	               16 SMLAL2, 16 SADALP, 2 loop: 55 instructions, 256
 //	               MACs (4.65); fewer rows repeat the last one.
 //
-// Pairs add up each quarter's accumulators (12 ADDP per 4 rows) and keep
-// its sums in the frame, from which the block's 16 channels are loaded
-// for the epilogue in 4 instructions.
+// Pairs start each quarter's accumulators with SADDLP in place of SADALP
+// (no clearing), add them up (12 ADDP per 4 rows) and keep the sums in
+// the frame, from which the block's 16 channels are loaded for the
+// epilogue in 4 instructions.
 //
 // The epilogue of a block, per 4 channels: 4 instructions to load the
 // requantization, 8 per row to apply it; per row 6 to narrow to bytes
@@ -438,21 +464,25 @@ pair:
 	MOVD  $4, R26
 
 pairq:
-	ZERO_ACC
-	LSR $2, R4, R19
+	LSR    $2, R4, R19
+	PAIR_LOAD
+	PAIR_ROW0(4, 16)
+	PAIR_ROW0(5, 20)
+	PAIR_ROW0(6, 24)
+	PAIR_ROW0(7, 28)
+	SUBS   $1, R19
+	BEQ    pairsum
 
 pairk:
-	VLD1.P 16(R13), [V4.B16]
-	VLD1.P 16(R14), [V5.B16]
-	VLD1.P 16(R15), [V6.B16]
-	VLD1.P 16(R16), [V7.B16]
-	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	PAIR_LOAD
 	PAIR_ROW(4, 16)
 	PAIR_ROW(5, 20)
 	PAIR_ROW(6, 24)
 	PAIR_ROW(7, 28)
 	SUBS   $1, R19
 	BNE    pairk
+
+pairsum:
 	PAIR_SUM(16, 0)
 	PAIR_SUM(20, 64)
 	PAIR_SUM(24, 128)
