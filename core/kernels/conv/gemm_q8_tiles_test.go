@@ -54,9 +54,13 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 				for _, threads := range []int{1, 2} {
 					name := fmt.Sprintf("%v/%s/zp%d/t%d", s, typ, zi, threads)
 					var ref []byte
-					pairSafe := zi%2 == 0
+					fill := pairSafeWeights
+					if zi%2 == 1 {
+						fill = someWeightsAt128
+					}
+					pairSafe := fill == pairSafeWeights
 					for _, m := range qgemmModes() {
-						got, used := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, pairSafe, m)
+						got, used := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, fill, m)
 						K := s.inC
 						if !s.fc {
 							K *= s.k * s.k
@@ -76,12 +80,46 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 	}
 }
 
+// weightFill says how runQuantGemmMode draws the weights, against the
+// value the kernels store as -128 (UINT8 0, INT8 -128), which the pair
+// kernel cannot take (q8.PairSafe).
+type weightFill int
+
+const (
+	pairSafeWeights  weightFill = iota // random, none stored as -128
+	someWeightsAt128                   // random, one at least stored as -128
+	allAt128                           // every weight and input stored as -128
+)
+
+// TestQuantGemmPairOverflow runs a CONV_2D and a FULLY_CONNECTED whose
+// weights and inputs are all stored as -128, where two products of the
+// pair kernel's 16-bit lanes would sum to 2^15 and wrap, through every
+// GEMM mode: each must give the portable kernel's bytes, the pair kernels
+// by giving way to their fallback (q8.PairSafe).
+func TestQuantGemmPairOverflow(t *testing.T) {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
+		for _, fc := range []bool{false, true} {
+			var ref []byte
+			for _, m := range qgemmModes() {
+				got, used := runQuantGemmMode(t, typ, 4, 4, 64, 32, 1, 1, fc, [3]int64{5, 3, 0}, 1, allAt128, m)
+				if m.Deep() && used == m {
+					t.Errorf("%s, fc %v: %v kept weights of -128", typ, fc, m)
+				}
+				if ref == nil {
+					ref = got
+				} else if !bytes.Equal(got, ref) {
+					t.Errorf("%s, fc %v: %v gives\n%v\nportable\n%v", typ, fc, m, got, ref)
+				}
+			}
+		}
+	}
+}
+
 // runQuantGemmMode builds and runs one random quantized CONV_2D or
 // FULLY_CONNECTED in GEMM mode m and returns its output bytes and the
 // kernel it ran. The data are drawn from a generator seeded by the shape,
-// so that every mode sees the same; with pairSafe no weight is the value
-// stored as -128 (UINT8 0, INT8 -128), else one at least is.
-func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, pairSafe bool, m q8.Kernel) ([]byte, q8.Kernel) {
+// so that every mode sees the same, and the weights as fill says.
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, fill weightFill, m q8.Kernel) ([]byte, q8.Kernel) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
 	lo, hi := convTypeRange(typ)
@@ -98,13 +136,21 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	if typ == tensor.Int8 {
 		stored128 = 0x80
 	}
-	for i, b := range filter.Data {
-		if pairSafe && b == stored128 {
-			filter.Data[i]++
+	switch fill {
+	case pairSafeWeights:
+		for i, b := range filter.Data {
+			if b == stored128 {
+				filter.Data[i]++
+			}
 		}
-	}
-	if !pairSafe {
+	case someWeightsAt128:
 		filter.Data[r.IntN(len(filter.Data))] = stored128
+	case allAt128:
+		for _, d := range [][]byte{filter.Data, in.Data} {
+			for i := range d {
+				d[i] = stored128
+			}
+		}
 	}
 	if typ == tensor.Int8 && !fc {
 		sc := make([]float32, outC)
