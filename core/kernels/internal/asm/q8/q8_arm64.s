@@ -275,7 +275,8 @@ Ldone:
 //	SDOT, 1 row, 4 groups unrolled: 24 instructions, 256 MACs (10.7)
 //	pairs, 4 rows x 4 channels: 4 row loads, 1 weight load, 16 SMULL,
 //	               16 SMLAL2, 16 SADALP, 2 loop: 55 instructions, 256
-//	               MACs (4.65); fewer rows repeat the last one.
+//	               MACs (4.65); 2 or 3 rows repeat the last one.
+//	pairs, 1 row x 4 channels: 16 instructions, 64 MACs (4.0)
 //
 // Pairs start each quarter's accumulators with SADDLP in place of SADALP
 // (no clearing), add them up (12 ADDP per 4 rows) and keep the sums in
@@ -445,23 +446,23 @@ dot1done:
 	ADD_4S(19, 19, 23)
 	B epilogue
 
-	// Pairs: the rows (the last repeated for fewer than 4) times each
+	// Pairs: the rows (the last repeated for 2 or 3) times each
 	// quarter of the block's channels in turn, the quarter's sums of row
 	// r stored at 64r+16q(R25).
 pair:
 	MOVD  R1, R13
+	MOVD  R5, R17
+	MOVD  $sums-256(SP), R25
+	MOVD  $4, R26
+	CMP   $1, R11
+	BEQ   pair1q
 	ADD   R2, R13, R14
-	CMP   $2, R11
-	CSEL  LT, R13, R14, R14
 	ADD   R2, R14, R15
 	CMP   $3, R11
 	CSEL  LT, R14, R15, R15
 	ADD   R2, R15, R16
 	CMP   $4, R11
 	CSEL  LT, R15, R16, R16
-	MOVD  R5, R17
-	MOVD  $sums-256(SP), R25
-	MOVD  $4, R26
 
 pairq:
 	LSR    $2, R4, R19
@@ -499,6 +500,32 @@ pairsum:
 	VLD1.P 64(R25), [V20.B16, V21.B16, V22.B16, V23.B16]
 	VLD1.P 64(R25), [V24.B16, V25.B16, V26.B16, V27.B16]
 	VLD1   (R25), [V28.B16, V29.B16, V30.B16, V31.B16]
+	B      epilogue
+
+	// One row: each quarter's sums at 16q(R25).
+pair1q:
+	LSR    $2, R4, R19
+	VLD1.P 16(R13), [V4.B16]
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	PAIR_ROW0(4, 16)
+	SUBS   $1, R19
+	BEQ    pair1sum
+
+pair1k:
+	VLD1.P 16(R13), [V4.B16]
+	VLD1.P 64(R17), [V0.B16, V1.B16, V2.B16, V3.B16]
+	PAIR_ROW(4, 16)
+	SUBS   $1, R19
+	BNE    pair1k
+
+pair1sum:
+	PAIR_SUM(16, 0)
+	ADD    $16, R25
+	SUB    R4<<2, R13
+	SUBS   $1, R26
+	BNE    pair1q
+	SUB    $64, R25
+	VLD1   (R25), [V16.B16, V17.B16, V18.B16, V19.B16]
 
 	// Row r of the pass has its channel sums in V16+4r..V19+4r and its
 	// row term in V9+r. Requantized chunk by chunk, for all the rows at
