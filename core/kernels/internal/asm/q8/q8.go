@@ -1,5 +1,7 @@
 package q8
 
+import "bytes"
+
 // Kernel names an implementation of the byte-dot-product kernels: the
 // GEMM tile kernel (Tile) and the depthwise row kernel (Row). An op fixes
 // it when it is prepared; Best is the one this CPU and build run fastest.
@@ -83,12 +85,7 @@ func PairSafe(w []byte, signed bool) bool {
 	if signed {
 		bad = 0x80
 	}
-	for _, b := range w {
-		if b == bad {
-			return false
-		}
-	}
-	return true
+	return bytes.IndexByte(w, bad) < 0
 }
 
 // Wide says whether k's tile kernel reads the wide layout of TileArgs:
