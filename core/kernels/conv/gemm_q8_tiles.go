@@ -160,10 +160,22 @@ func (w *qgemmVWork) ensure(k4 int, wide bool) {
 	}
 }
 
-// flipBytes XORs every byte of b with 0x80 (INT8 <-> UINT8 shifted by 128).
+// flipBytes XORs every byte of b with 0x80 (INT8 <-> UINT8 shifted by 128),
+// 32 bytes a step where it can: three instructions per 8 bytes on arm64
+// (load, EOR with the repeating immediate, store).
 func flipBytes(b []uint8) {
+	const m = 0x8080808080808080
+	le := binary.LittleEndian
+	for len(b) >= 32 {
+		q := b[:32:32]
+		le.PutUint64(q[0:], le.Uint64(q[0:])^m)
+		le.PutUint64(q[8:], le.Uint64(q[8:])^m)
+		le.PutUint64(q[16:], le.Uint64(q[16:])^m)
+		le.PutUint64(q[24:], le.Uint64(q[24:])^m)
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)^0x8080808080808080)
+		le.PutUint64(b, le.Uint64(b)^m)
 		b = b[8:]
 	}
 	for i := range b {
@@ -273,7 +285,11 @@ func (v *qvGemm) packRows(geom *convGeom, in []uint8, pad uint8, pb, pe int, pan
 			p += m
 		}
 	}
-	if v.flip && !inPlace {
+	switch {
+	case !v.flip || inPlace:
+	case lda == K: // the rows follow each other: one pass
+		flipBytes(panel[:(pe-pb)*K])
+	default:
 		for i := range pe - pb {
 			flipBytes(panel[i*lda : i*lda+K])
 		}

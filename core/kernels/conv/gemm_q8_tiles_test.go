@@ -194,6 +194,32 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	return out.Data, qg.kern
 }
 
+// TestFlipBytes checks flipBytes against a byte-by-byte XOR on every
+// length to 100 and at every start within 8 bytes, and that it writes
+// nothing past the slice.
+func TestFlipBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 72))
+	src := make([]uint8, 120)
+	for i := range src {
+		src[i] = uint8(r.Uint32())
+	}
+	for off := range 8 {
+		for n := range 101 {
+			b := bytes.Clone(src)
+			flipBytes(b[off : off+n])
+			for i := range b {
+				want := src[i]
+				if i >= off && i < off+n {
+					want ^= 0x80
+				}
+				if b[i] != want {
+					t.Fatalf("offset %d, length %d: byte %d is %#x, want %#x", off, n, i, b[i], want)
+				}
+			}
+		}
+	}
+}
+
 // TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and
 // INT8 per-channel; strides, dilations, both paddings, channel counts
 // around the vector width, depth multipliers 1 to 3, zero points at the
