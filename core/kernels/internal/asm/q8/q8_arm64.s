@@ -629,6 +629,15 @@ erow:
 	SXTL_8H(0, 0); \
 	DW_MAC
 
+// DW_ROW3U adds the 3 taps of the next filter row (at R24) on UINT8
+// inputs: 29 instructions.
+#define DW_ROW3U \
+	MOVD.P 8(R24), R13; \
+	ADD    R7, R13; \
+	DW_TAPU; \
+	DW_TAPU; \
+	DW_TAPU
+
 // func rowNEON(t *RowArgs)
 //
 // For each block of 16 channels, whose requantization stays in registers,
@@ -688,6 +697,41 @@ dwmask:
 	MOVD   R11, R7
 	MOVD   DA_OUT(R0), R9
 	ADD    R11, R9
+	CMP    $0xffff, R22
+	BNE    dwpix
+	CBNZ   R19, dwpix
+	MOVD   DA_KH(R0), R14
+	CMP    $3, R14
+	BNE    dwpix
+	MOVD   DA_KW(R0), R14
+	CMP    $3, R14
+	BNE    dwpix
+	MOVD   DA_OUTC(R0), R2
+
+	// The common case, a full block of 3x3 taps on UINT8 inputs, in a
+	// loop of its own: 3 instructions per filter row besides the taps,
+	// and a store of all 16 bytes.
+dwpix3:
+	VMOV   V20.B16, V16.B16
+	VMOV   V21.B16, V17.B16
+	VMOV   V22.B16, V18.B16
+	VMOV   V23.B16, V19.B16
+	MOVD   R1, R24
+	MOVD   R12, R25
+	DW_ROW3U
+	DW_ROW3U
+	DW_ROW3U
+	REQ_TFLR(16, 0)
+	REQ_TFLR(17, 1)
+	REQ_TFLR(18, 2)
+	REQ_TFLR(19, 3)
+	NARROW(16)
+	VST1   [V16.B16], (R9)
+	ADD    R5, R7
+	ADD    R2, R9
+	SUBS   $1, R6
+	BNE    dwpix3
+	B      dwblkdone
 
 dwpix:
 	VMOV V20.B16, V16.B16
@@ -772,6 +816,8 @@ dwkydone:
 	ADD  R14, R9
 	SUBS $1, R6
 	BNE  dwpix
+
+dwblkdone:
 	ADD  $16, R11
 	ADD  $64, R12
 	ADD  $QB_SIZE, R8
