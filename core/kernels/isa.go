@@ -10,8 +10,9 @@ import (
 // that record what a timing ran on.
 type InstructionSets struct {
 	// Q8 is the 8-bit GEMM and depthwise set: vnni, avxvnni, avx512bw,
-	// avx2, neon-dot or neon, or portable where no assembly runs (a
-	// purego build, another CPU).
+	// avx2, neon-dot, or neon-pair (NEON without SDOT, whose GEMMs take
+	// neon's tile where a weight is -128), or portable where no assembly
+	// runs (a purego build, another CPU).
 	Q8 string `json:"q8"`
 	// Float is the float GEMM and depthwise set: avx512, avx2, neon, or go
 	// for the pure-Go twins.

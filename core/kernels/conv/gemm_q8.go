@@ -58,14 +58,15 @@ type qgemmKey struct {
 
 // shareWeights gives g a constant's packed weights from the model's store
 // (Node.Derived): pack fills a fresh qGemm once, and every interpreter of
-// the model reads that one.
+// the model reads that one, with the kernel packing chose (see
+// setWeights).
 func (g *qGemm) shareWeights(n *kernel.Node, key qgemmKey, pack func(*qGemm)) {
 	src := n.Derived(key, func() any {
 		p := &qGemm{kern: g.kern}
 		pack(p)
 		return p
 	}).(*qGemm)
-	g.N, g.K, g.flush, g.shared = src.N, src.K, src.flush, true
+	g.kern, g.N, g.K, g.flush, g.shared = src.kern, src.N, src.K, src.flush, true
 	g.packed, g.w16, g.wsum = src.packed, src.w16, src.wsum
 	g.v.w, g.v.wide, g.v.k4, g.v.nb, g.v.rowMul = src.v.w, src.v.wide, src.v.k4, src.v.nb, src.v.rowMul
 	g.v.unsignedW = src.v.unsignedW
@@ -77,8 +78,21 @@ func (g *qGemm) vnni() bool { return g.kern != q8.Portable }
 // laneBits is the width of one packed lane; lanes must stay below 2^20.
 const laneBits = 21
 
+// pairGains says whether the pair kernel (q8.NEONPair) runs fewer
+// instructions than NEON's groups of 4 bytes at depth K, from their inner
+// loops (q8_arm64.s) over 4 rows and 16 channels: the pair kernel's 220
+// per 16 depth steps (the depth padded to 16) and 124 to start and add up
+// its quarters against NEON's 74 per 4 depth steps and 68 to clear and
+// add up its two passes of 2 rows; the epilogues are the same. It gains
+// from 32 bytes of depth on, and at 16, not at 24, which it pads to 32.
+func pairGains(K int) bool {
+	return 220*((K+15)/16)+124 < 74*((K+3)/4)+68
+}
+
 // setWeights packs the weights (row-major [N][K], 8-bit) with zero point
-// wzp; signed says whether they are INT8.
+// wzp; signed says whether they are INT8. A kernel of the deep layout
+// gives way to its fallback where it cannot sum the weights exactly
+// (q8.PairSafe) or gains nothing at depth K.
 func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 	if g.shared { // never pack into the model's copy
 		g.packed, g.w16, g.wsum, g.v.w, g.v.wide, g.shared = nil, nil, nil, nil, nil, false
@@ -89,6 +103,9 @@ func (g *qGemm) setWeights(w []byte, signed bool, wzp int32, N, K int) {
 			g.wsum = make([]int32, N)
 		}
 		g.wsum = g.wsum[:N]
+		if g.kern.Deep() && (!pairGains(K) || !q8.PairSafe(w[:N*K], signed)) {
+			g.kern = g.kern.Fallback()
+		}
 		g.v.setWeights(w, signed, wzp, N, K, g.wsum, g.kern)
 		return
 	}
@@ -190,7 +207,7 @@ func qgemmBlocks(K int) (rowBlock, chanBlock int) {
 // them).
 func (w *qgemmWork[T]) ensure(K int, kern q8.Kernel) {
 	if kern != q8.Portable {
-		w.v.ensure((K+3)/4, kern.Wide())
+		w.v.ensure(kern.Groups(K), kern.Wide())
 		return
 	}
 	rb, _ := qgemmBlocks(K)

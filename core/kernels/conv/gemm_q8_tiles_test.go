@@ -14,15 +14,20 @@ import (
 )
 
 // qgemmModes lists the 8-bit kernels to compare: the portable ones, the
-// Go twins on both row formats and the assembly this CPU can run.
+// Go twins on both row formats and the deep layout, and the assembly this
+// CPU can run.
 func qgemmModes() []q8.Kernel {
-	return append([]q8.Kernel{q8.Portable, q8.GoU8, q8.GoS8}, q8.AsmKernels()...)
+	return append([]q8.Kernel{q8.Portable, q8.GoU8, q8.GoS8, q8.GoDeep}, q8.AsmKernels()...)
 }
 
 // TestQuantGemmModesIdentical runs CONV_2D (1x1 direct, strided, padded
 // 3x3) and FULLY_CONNECTED (batch 1: matrix-vector, and more rows), UINT8
 // and INT8 per-channel, with zero points at the ends of their ranges,
-// through every GEMM mode and requires identical outputs.
+// through every GEMM mode and requires identical outputs. Every other
+// zero-point case draws weights the pair kernel takes (q8.PairSafe), and
+// a kernel of the deep layout must then keep it at the depths where it
+// gains (pairGains); on the others, drawn from the whole range, it must
+// give way to its fallback.
 func TestQuantGemmModesIdentical(t *testing.T) {
 	type shape struct {
 		h, w, inC, outC, k, stride int
@@ -31,6 +36,7 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 	shapes := []shape{
 		{h: 5, w: 7, inC: 13, outC: 21, k: 1, stride: 1},
 		{h: 9, w: 9, inC: 32, outC: 48, k: 1, stride: 1},
+		{h: 4, w: 5, inC: 24, outC: 20, k: 1, stride: 1},
 		{h: 1, w: 1, inC: 1024, outC: 1001, k: 1, stride: 1},
 		{h: 6, w: 5, inC: 3, outC: 17, k: 3, stride: 2},
 		{h: 7, w: 7, inC: 9, outC: 33, k: 3, stride: 1},
@@ -48,8 +54,20 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 				for _, threads := range []int{1, 2} {
 					name := fmt.Sprintf("%v/%s/zp%d/t%d", s, typ, zi, threads)
 					var ref []byte
+					fill := pairSafeWeights
+					if zi%2 == 1 {
+						fill = someWeightsAt128
+					}
+					pairSafe := fill == pairSafeWeights
 					for _, m := range qgemmModes() {
-						got := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, m)
+						got, used := runQuantGemmMode(t, typ, s.h, s.w, s.inC, s.outC, s.k, s.stride, s.fc, zp, threads, fill, m)
+						K := s.inC
+						if !s.fc {
+							K *= s.k * s.k
+						}
+						if m.Deep() && (used == m) != (pairSafe && pairGains(K)) {
+							t.Fatalf("%s: %v ran as %v (weights pair-safe %v, depth %d)", name, m, used, pairSafe, K)
+						}
 						if ref == nil {
 							ref = got
 						} else if !bytes.Equal(got, ref) {
@@ -62,11 +80,46 @@ func TestQuantGemmModesIdentical(t *testing.T) {
 	}
 }
 
+// weightFill says how runQuantGemmMode draws the weights, against the
+// value the kernels store as -128 (UINT8 0, INT8 -128), which the pair
+// kernel cannot take (q8.PairSafe).
+type weightFill int
+
+const (
+	pairSafeWeights  weightFill = iota // random, none stored as -128
+	someWeightsAt128                   // random, one at least stored as -128
+	allAt128                           // every weight and input stored as -128
+)
+
+// TestQuantGemmPairOverflow runs a CONV_2D and a FULLY_CONNECTED whose
+// weights and inputs are all stored as -128, where two products of the
+// pair kernel's 16-bit lanes would sum to 2^15 and wrap, through every
+// GEMM mode: each must give the portable kernel's bytes, the pair kernels
+// by giving way to their fallback (q8.PairSafe).
+func TestQuantGemmPairOverflow(t *testing.T) {
+	for _, typ := range []tensor.DType{tensor.Uint8, tensor.Int8} {
+		for _, fc := range []bool{false, true} {
+			var ref []byte
+			for _, m := range qgemmModes() {
+				got, used := runQuantGemmMode(t, typ, 4, 4, 64, 32, 1, 1, fc, [3]int64{5, 3, 0}, 1, allAt128, m)
+				if m.Deep() && used == m {
+					t.Errorf("%s, fc %v: %v kept weights of -128", typ, fc, m)
+				}
+				if ref == nil {
+					ref = got
+				} else if !bytes.Equal(got, ref) {
+					t.Errorf("%s, fc %v: %v gives\n%v\nportable\n%v", typ, fc, m, got, ref)
+				}
+			}
+		}
+	}
+}
+
 // runQuantGemmMode builds and runs one random quantized CONV_2D or
-// FULLY_CONNECTED in GEMM mode m and returns its output bytes. The data
-// are drawn from a generator seeded by the shape, so that every mode sees
-// the same.
-func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, m q8.Kernel) []byte {
+// FULLY_CONNECTED in GEMM mode m and returns its output bytes and the
+// kernel it ran. The data are drawn from a generator seeded by the shape,
+// so that every mode sees the same, and the weights as fill says.
+func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride int, fc bool, zp [3]int64, threads int, fill weightFill, m q8.Kernel) ([]byte, q8.Kernel) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(h*w*inC), uint64(outC*k+stride)))
 	lo, hi := convTypeRange(typ)
@@ -79,6 +132,26 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	}
 	filter := kerneltest.ConstT(kerneltest.QT(typ, fshape, 0.02, zp[1]))
 	convFillRand(r, filter, int(lo), int(hi))
+	stored128 := byte(0) // the byte the kernels store as -128
+	if typ == tensor.Int8 {
+		stored128 = 0x80
+	}
+	switch fill {
+	case pairSafeWeights:
+		for i, b := range filter.Data {
+			if b == stored128 {
+				filter.Data[i]++
+			}
+		}
+	case someWeightsAt128:
+		filter.Data[r.IntN(len(filter.Data))] = stored128
+	case allAt128:
+		for _, d := range [][]byte{filter.Data, in.Data} {
+			for i := range d {
+				d[i] = stored128
+			}
+		}
+	}
 	if typ == tensor.Int8 && !fc {
 		sc := make([]float32, outC)
 		for i := range sc {
@@ -118,7 +191,33 @@ func runQuantGemmMode(t *testing.T, typ tensor.DType, h, w, inC, outC, k, stride
 	if err := op.Eval(n); err != nil {
 		t.Fatal(err)
 	}
-	return out.Data
+	return out.Data, qg.kern
+}
+
+// TestFlipBytes checks flipBytes against a byte-by-byte XOR on every
+// length to 100 and at every start within 8 bytes, and that it writes
+// nothing past the slice.
+func TestFlipBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 72))
+	src := make([]uint8, 120)
+	for i := range src {
+		src[i] = uint8(r.Uint32())
+	}
+	for off := range 8 {
+		for n := range 101 {
+			b := bytes.Clone(src)
+			flipBytes(b[off : off+n])
+			for i := range b {
+				want := src[i]
+				if i >= off && i < off+n {
+					want ^= 0x80
+				}
+				if b[i] != want {
+					t.Fatalf("offset %d, length %d: byte %d is %#x, want %#x", off, n, i, b[i], want)
+				}
+			}
+		}
+	}
 }
 
 // TestDepthwiseModesIdentical runs quantized DEPTHWISE_CONV_2D (UINT8 and

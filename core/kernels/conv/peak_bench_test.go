@@ -39,20 +39,22 @@ func (p peakRate) MACs() float64 { return p.macsPerInstr * p.perCycle }
 // multiply instruction, and they report no percentage.
 var (
 	q8GemmPeak = map[string]peakRate{
-		"vnni":     {"VPDPBUSD zmm (16 lanes x 4 byte pairs)", 64, 2},
-		"avxvnni":  {"VPDPBUSD ymm (8 lanes x 4 byte pairs)", 32, 2},
-		"avx512bw": {"VPMADDWD zmm (32 int16 pairs)", 32, 2},
-		"avx2":     {"VPMADDWD ymm (16 int16 pairs)", 16, 2},
-		"neon-dot": {"SDOT (4 lanes x 4 byte pairs)", 16, 2},
-		"neon":     {"SMULL/SMLAL (8 int16 products)", 8, 1},
+		"vnni":      {"VPDPBUSD zmm (16 lanes x 4 byte pairs)", 64, 2},
+		"avxvnni":   {"VPDPBUSD ymm (8 lanes x 4 byte pairs)", 32, 2},
+		"avx512bw":  {"VPMADDWD zmm (32 int16 pairs)", 32, 2},
+		"avx2":      {"VPMADDWD ymm (16 int16 pairs)", 16, 2},
+		"neon-dot":  {"SDOT (4 lanes x 4 byte pairs)", 16, 2},
+		"neon":      {"SMULL/SMLAL (8 int16 products)", 8, 1},
+		"neon-pair": {"SMULL/SMLAL2 (8 int16 products)", 8, 1},
 	}
 	q8DepthwisePeak = map[string]peakRate{
-		"vnni":     {"VPDPWSSD zmm (32 int16 pairs)", 32, 2},
-		"avxvnni":  {"VPMADDWD ymm (16 int16 pairs; the avx2 row kernel)", 16, 2},
-		"avx512bw": {"VPMADDWD zmm (32 int16 pairs)", 32, 2},
-		"avx2":     {"VPMADDWD ymm (16 int16 pairs)", 16, 2},
-		"neon-dot": {"SMLAL (8 int16 products)", 8, 1},
-		"neon":     {"SMLAL (8 int16 products)", 8, 1},
+		"vnni":      {"VPDPWSSD zmm (32 int16 pairs)", 32, 2},
+		"avxvnni":   {"VPMADDWD ymm (16 int16 pairs; the avx2 row kernel)", 16, 2},
+		"avx512bw":  {"VPMADDWD zmm (32 int16 pairs)", 32, 2},
+		"avx2":      {"VPMADDWD ymm (16 int16 pairs)", 16, 2},
+		"neon-dot":  {"SMLAL (8 int16 products)", 8, 1},
+		"neon":      {"SMLAL (8 int16 products)", 8, 1},
+		"neon-pair": {"SMLAL (8 int16 products; the neon row kernel)", 8, 1},
 	}
 	floatPeak = map[string]peakRate{
 		"avx512": {"VFMADD231PS zmm (16 floats)", 16, 2},

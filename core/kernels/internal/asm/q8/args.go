@@ -11,8 +11,10 @@ import "unsafe"
 // uint8 and the rows as int8 instead. Kernels
 // whose Wide says so read the wide layout instead: rows of 4*K4 int16
 // (WidenRows) and blocks of [K4][2][16][2] int16 weights in [-255, 255]
-// (WideIndex, WidenWeights), WStride 128*K4. Its layout is read by the assembly (see TestAsmLayout):
-// keep the fields 8 bytes wide and in order.
+// (WideIndex, WidenWeights), WStride 128*K4. Kernels whose Deep says so
+// read blocks of the deep layout (DeepIndex), K4 a multiple of 4. Its
+// layout is read by the assembly (see TestAsmLayout): keep the fields 8
+// bytes wide and in order.
 type TileArgs struct {
 	A       *uint8 // first row; rows are LDA bytes apart, 4*K4 elements each
 	LDA     int    //
@@ -34,6 +36,7 @@ type TileArgs struct {
 	// 1 too): VPDPBUSD's operands the other way round. Tile runs the
 	// kernel's variant for it; the assembly does not read it.
 	UnsignedW int64
+	Deep      int64 // 1: W is in the deep layout (read by the Go twin only)
 }
 
 // RowArgs is one call of the depthwise row kernel: NPix output pixels of

@@ -35,6 +35,7 @@ func TestAsmLayout(t *testing.T) {
 		{"TileArgs.Signed", unsafe.Offsetof(a.Signed), 120},
 		{"TileArgs.Wide", unsafe.Offsetof(a.Wide), 128},
 		{"TileArgs.UnsignedW", unsafe.Offsetof(a.UnsignedW), 136},
+		{"TileArgs.Deep", unsafe.Offsetof(a.Deep), 144},
 		{"Block.Cst", unsafe.Offsetof(b.Cst), 0},
 		{"Block.Left", unsafe.Offsetof(b.Left), 64},
 		{"Block.Mult", unsafe.Offsetof(b.Mult), 128},

@@ -8,7 +8,10 @@
 // kernels, which multiply 16-bit values with VPMADDWD, read forms of those
 // layouts prepared for them (Kernel.Wide: rows and weights widened to 16
 // bits; Kernel.PairedTaps: two depthwise taps' weights in one int32), which
-// the twins read too.
+// the twins read too. NEON without SDOT multiplies 16 depth steps of a
+// row and a channel at a time (NEONPair), on a third form of the weights
+// (Kernel.Deep), and falls back to the plain NEON tile on weights it
+// cannot sum exactly (PairSafe).
 //
 // A caller fixes a Kernel when it prepares an op: Best, decided once from
 // the CPU's features, or Portable (none: the caller's own portable

@@ -19,8 +19,10 @@
 #define SMULL2_8H(d, n, m) WORD $(0x4e20c000 | (m)<<16 | (n)<<5 | (d))    // SMULL2 Vd.8H, Vn.16B, Vm.16B
 #define SMULL_2D(d, n, m) WORD $(0x0ea0c000 | (m)<<16 | (n)<<5 | (d))     // SMULL Vd.2D, Vn.2S, Vm.2S
 #define SMULL2_2D(d, n, m) WORD $(0x4ea0c000 | (m)<<16 | (n)<<5 | (d))    // SMULL2 Vd.2D, Vn.4S, Vm.4S
+#define SMLAL2_8H(d, n, m) WORD $(0x4e208000 | (m)<<16 | (n)<<5 | (d))    // SMLAL2 Vd.8H, Vn.16B, Vm.16B
 #define SMLAL_4S(d, n, m) WORD $(0x0e608000 | (m)<<16 | (n)<<5 | (d))     // SMLAL Vd.4S, Vn.4H, Vm.4H
 #define SMLAL2_4S(d, n, m) WORD $(0x4e608000 | (m)<<16 | (n)<<5 | (d))    // SMLAL2 Vd.4S, Vn.8H, Vm.8H
+#define SADDLP_4S(d, n) WORD $(0x4e602800 | (n)<<5 | (d))                 // SADDLP Vd.4S, Vn.8H
 #define SADALP_4S(d, n) WORD $(0x4e606800 | (n)<<5 | (d))                 // SADALP Vd.4S, Vn.8H
 #define ADDP_4S(d, n, m) WORD $(0x4ea0bc00 | (m)<<16 | (n)<<5 | (d))      // ADDP Vd.4S, Vn.4S, Vm.4S
 #define ADD_4S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))       // ADD Vd.4S, Vn.4S, Vm.4S

@@ -1,5 +1,7 @@
 package q8
 
+import "bytes"
+
 // Kernel names an implementation of the byte-dot-product kernels: the
 // GEMM tile kernel (Tile) and the depthwise row kernel (Row). An op fixes
 // it when it is prepared; Best is the one this CPU and build run fastest.
@@ -16,18 +18,74 @@ const (
 	NEON                   // arm64 NEON (SMULL, SADALP, SMLAL), int8 rows
 	NEONDot                // arm64 NEON with SDOT (FEAT_DotProd), int8 rows
 	AVX512BW               // amd64 AVX-512BW without VNNI (VPMADDWD on widened bytes), uint8 rows (int8 rows for INT8 inputs)
+	NEONPair               // arm64 NEON without SDOT, 16 depth steps a load (SMULL, SMLAL2, SADALP), the deep layout, int8 rows
+	GoDeep                 // the pure-Go twins, on int8 rows and the deep layout
 )
 
 // String names k in test output.
 func (k Kernel) String() string {
-	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot", "avx512bw"}[k]
+	return [...]string{"portable", "go-u8", "go-s8", "vnni", "avxvnni", "avx2", "neon", "neon-dot", "avx512bw", "neon-pair", "go-deep"}[k]
 }
 
 // SignedRows says whether k's tile kernel reads the rows of the left-hand
 // side as int8 (SDOT and SMULL multiply bytes of one signedness) rather
 // than as uint8 (VPDPBUSD multiplies unsigned by signed bytes).
 func (k Kernel) SignedRows() bool {
-	return k == GoS8 || k == NEON || k == NEONDot
+	return k == GoS8 || k == NEON || k == NEONDot || k == NEONPair || k == GoDeep
+}
+
+// Deep says whether k's tile kernel reads the deep layout of TileArgs:
+// depth padded to a multiple of 16 (K4 a multiple of 4) and each block's
+// weights as [4][K4/4][4][16]: four quarters of 4 channels, each holding 16
+// depth steps of a channel in a row (DeepIndex), so that a row's 16 bytes
+// meet a channel's 16 weights in one SMULL and one SMLAL2. The kernel adds
+// two products in 16 bits before widening, exact only while no weight is
+// -128 (PairSafe); Fallback names the kernel for the others.
+func (k Kernel) Deep() bool {
+	return k == NEONPair || k == GoDeep
+}
+
+// Fallback is the kernel that runs what k cannot: NEON for NEONPair (and
+// GoS8 for its twin GoDeep), on weights that are not PairSafe; k itself
+// for the others.
+func (k Kernel) Fallback() Kernel {
+	switch k {
+	case NEONPair:
+		return NEON
+	case GoDeep:
+		return GoS8
+	}
+	return k
+}
+
+// Groups returns the depth groups of 4 (TileArgs.K4) of depth K in k's
+// layout: ceil(K/4), or for the deep layout ceil(K/16)*4.
+func (k Kernel) Groups(K int) int {
+	if k.Deep() {
+		return (K + 15) / 16 * 4
+	}
+	return (K + 3) / 4
+}
+
+// DeepIndex is the index in deep weights of channel c's depth step k, for
+// depth groups k4 (a multiple of 4).
+func DeepIndex(k4, c, k int) int {
+	return (c/16)*k4*64 + (c%16/4)*k4*16 + (k/16)*64 + 16*(c%4) + k%16
+}
+
+// PairSafe says whether the NEONPair kernel sums weights w exactly: w are
+// 8-bit weights (INT8 when signed, else UINT8, which the kernels store
+// shifted by -128) of which none is stored as -128. Proof: the kernel
+// adds two products x1*w1 + x2*w2 of int8 values in an int16 lane. With
+// |w| <= 127 and |x| <= 128 each product lies in [-16256, 16256] and the
+// sum in [-32512, 32512], inside int16's [-32768, 32767]; with w = x = -128
+// in both, the sum is 32768, which wraps. The rows may hold any byte.
+func PairSafe(w []byte, signed bool) bool {
+	bad := byte(0) // UINT8 0 is stored as -128
+	if signed {
+		bad = 0x80
+	}
+	return bytes.IndexByte(w, bad) < 0
 }
 
 // UnsignedWeights says whether k's tile kernel also runs with VPDPBUSD's
@@ -110,9 +168,14 @@ func PairTaps(dst, w []int32, kh, kw, nc int) {
 	}
 }
 
+// twin says whether k is one of the pure-Go twins.
+func (k Kernel) twin() bool {
+	return k == GoU8 || k == GoS8 || k == GoDeep
+}
+
 // Tile runs tile kernel k (not Portable) on t.
 func Tile(k Kernel, t *TileArgs) {
-	if k == GoU8 || k == GoS8 {
+	if k.twin() {
 		tileGo(t)
 		return
 	}
@@ -121,7 +184,7 @@ func Tile(k Kernel, t *TileArgs) {
 
 // Row runs depthwise row kernel k (not Portable) on t.
 func Row(k Kernel, t *RowArgs) {
-	if k == GoU8 || k == GoS8 {
+	if k.twin() {
 		rowGo(t)
 		return
 	}

@@ -85,15 +85,21 @@ func value(b uint8, signed bool) int64 {
 	return int64(b)
 }
 
-// tileCase builds a random tile call over fresh buffers, on the operands
-// ops; out is filled with a sentinel so that masked-out stores show. ref
-// returns the exact sums of the tile's rows and channels.
-func tileCase(r *rand.Rand, rows, k4, nb int, exact bool, ops tileOps) (ta TileArgs, out []uint8, ref func() []int64) {
+// tileCase builds a random tile call for kernel k over fresh buffers, on
+// the operands ops; out is filled with a sentinel so that masked-out
+// stores show. ref returns the exact sums of the tile's rows and channels.
+// The weights of a Deep kernel are never -128 (PairSafe).
+func tileCase(r *rand.Rand, k Kernel, rows, k4, nb int, exact bool, ops tileOps) (ta TileArgs, out []uint8, ref func() []int64) {
 	lda := 4*k4 + r.IntN(3)*4
 	a := make([]uint8, (rows-1)*lda+4*k4)
 	randBytes(r, a)
 	w := make([]int8, nb*64*k4)
 	randBytes(r, unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(w))), len(w)))
+	if k.Deep() {
+		for i, v := range w {
+			w[i] = max(v, -127)
+		}
+	}
 	rowterm := make([]int32, 4)
 	qp := make([]Block, nb)
 	for b := range qp {
@@ -153,7 +159,7 @@ func TestTileAsmMatchesGo(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 1))
 		for i := range 400 {
 			rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-			ta, out, _ := tileCase(r, rows, k4, nb, false, opsFor(r, k))
+			ta, out, _ := tileCase(r, k, rows, k4, nb, false, opsFor(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Fatalf("%v case %d (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, i, rows, k4, nb, ta.Tail, out, want)
 			}
@@ -171,7 +177,7 @@ func FuzzKernels(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		for _, k := range AsmKernels() {
 			r := rand.New(rand.NewPCG(s1, s2))
-			ta, out, _ := tileCase(r, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, opsFor(r, k))
+			ta, out, _ := tileCase(r, k, 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5), false, opsFor(r, k))
 			if want := tileAgainstGo(k, ta, out); !bytes.Equal(out, want) {
 				t.Errorf("%v tile (rows %d, k4 %d, nb %d, tail %#x): asm\n%v\ngo\n%v", k, ta.Rows, ta.K4, ta.NB, ta.Tail, out, want)
 			}
@@ -191,7 +197,7 @@ func TestTileExactSums(t *testing.T) {
 	for i := range 60 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(70), 1+r.IntN(3)
 		for _, kern := range kernels {
-			ta, out, ref := tileCase(r, rows, k4, nb, true, opsFor(r, kern))
+			ta, out, ref := tileCase(r, kern, rows, k4, nb, true, opsFor(r, kern))
 			want := ref()
 			got := exactSums(kern, ta, out, rows, nb)
 			for j := range got {
@@ -300,9 +306,13 @@ func tileAgainstGo(k Kernel, t TileArgs, out []byte) []byte {
 	return want
 }
 
-// layoutFor returns t in the layout kernel k reads: t itself, or t's rows
-// and [K4][16][4] weights widened into fresh buffers.
+// layoutFor returns t in the layout kernel k reads: t itself, t's rows
+// and [K4][16][4] weights widened into fresh buffers, or for a Deep
+// kernel deepened (deepen).
 func layoutFor(k Kernel, t TileArgs) TileArgs {
+	if k.Deep() && t.Deep == 0 {
+		return deepen(t)
+	}
 	if !k.Wide() || t.Wide != 0 {
 		return t
 	}
@@ -317,13 +327,87 @@ func layoutFor(k Kernel, t TileArgs) TileArgs {
 	return t
 }
 
+// deepen returns t with its [K4][16][4] weights in the deep layout
+// (DeepIndex) and its rows copied, both in fresh buffers, the depth padded
+// to a multiple of 16 with zero weights and rows of -128 (what the rows
+// hold there must not matter).
+func deepen(t TileArgs) TileArgs {
+	k4 := (t.K4 + 3) / 4 * 4
+	lda := t.LDA + 4*(k4-t.K4)
+	a := unsafe.Slice(t.A, (t.Rows-1)*t.LDA+4*t.K4)
+	ad := bytes.Repeat([]uint8{0x80}, (t.Rows-1)*lda+4*k4)
+	for r := range t.Rows {
+		copy(ad[r*lda:], a[r*t.LDA:r*t.LDA+4*t.K4])
+	}
+	w := unsafe.Slice(t.W, (t.NB-1)*t.WStride+64*t.K4)
+	wd := make([]int8, t.NB*64*k4)
+	for c := range 16 * t.NB {
+		for k := range 4 * t.K4 {
+			wd[DeepIndex(k4, c, k)] = w[(c/16)*t.WStride+(k/4)*64+4*(c%16)+k%4]
+		}
+	}
+	t.A, t.LDA, t.K4, t.W, t.WStride, t.Deep = &ad[0], lda, k4, &wd[0], 64*k4, 1
+	return t
+}
+
+// TestTileDeepTwin runs the Go twin on random tiles in the 4-byte and the
+// deep layouts and requires the same bytes: the deep layout holds the same
+// products, and the padding adds none.
+func TestTileDeepTwin(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 10))
+	for i := range 200 {
+		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
+		ta, out, _ := tileCase(r, GoS8, rows, k4, nb, false, tileOps{signedRows: r.IntN(2) == 0})
+		want := bytes.Clone(out)
+		tn := ta
+		tn.Out = &want[0]
+		tileGo(&tn)
+		td := layoutFor(NEONPair, ta)
+		tileGo(&td)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("case %d (rows %d, k4 %d, nb %d): deep\n%v\n4-byte\n%v", i, rows, k4, nb, out, want)
+		}
+	}
+}
+
+// TestPairSafe checks the bound the pair kernel relies on, over every
+// pair of int8 products, and PairSafe's word on weights: two products
+// x1*w1 + x2*w2 of int8 values, none of the weights -128, always fit
+// int16, and only w = x = -128 in both overflows; PairSafe refuses
+// exactly the weights stored as -128 (UINT8 0, INT8 -128).
+func TestPairSafe(t *testing.T) {
+	lo, hi := 0, 0
+	for w := -127; w <= 127; w++ {
+		for x := -128; x <= 127; x++ {
+			lo, hi = min(lo, x*w), max(hi, x*w)
+		}
+	}
+	if 2*lo < math.MinInt16 || 2*hi > math.MaxInt16 {
+		t.Fatalf("two products of weights in [-127, 127] reach [%d, %d], outside int16", 2*lo, 2*hi)
+	}
+	if s := 2 * (-128) * (-128); s <= math.MaxInt16 {
+		t.Fatalf("2*(-128)*(-128) = %d fits int16: the bound is wrong", s)
+	}
+	for b := range 256 {
+		for _, signed := range []bool{false, true} {
+			stored := int8(b ^ 0x80)
+			if signed {
+				stored = int8(b)
+			}
+			if got, want := PairSafe([]byte{7, byte(b), 200}, signed), stored != -128; got != want {
+				t.Errorf("PairSafe(weight %d, signed %v) = %v, want %v", b, signed, got, want)
+			}
+		}
+	}
+}
+
 // TestTileWideTwin runs the Go twin on random tiles in both layouts and
 // requires the same bytes: the wide layout holds the same products.
 func TestTileWideTwin(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 4))
 	for i := range 200 {
 		rows, k4, nb := 1+r.IntN(4), 1+r.IntN(40), 1+r.IntN(5)
-		ta, out, _ := tileCase(r, rows, k4, nb, false, tileOps{})
+		ta, out, _ := tileCase(r, GoU8, rows, k4, nb, false, tileOps{})
 		want := bytes.Clone(out)
 		tn := ta
 		tn.Out = &want[0]
@@ -369,7 +453,8 @@ func TestWidenRows(t *testing.T) {
 // TestTileBounds runs every kernel, on each of the operands it reads, on
 // their extremes, every row byte and every weight byte one of 0x7f, 0x80
 // and 0xff (127, -128 and 255 or -1, as the operand is signed or not; and,
-// in the wide layout, weights -255 and 255), over the deepest tiles of the
+// in the wide layout, weights -255 and 255; the pair kernel's weights take
+// 0x81 for 0x80, since it takes no -128), over the deepest tiles of the
 // tests, and requires the exact sums: no pair of 16-bit products and no
 // int32 sum may saturate.
 func TestTileBounds(t *testing.T) {
@@ -380,7 +465,10 @@ func TestTileBounds(t *testing.T) {
 			for _, row := range extremes {
 				for _, wv := range extremes {
 					rows, k4, nb := 4, 70, 2
-					ta, out, _ := tileCase(r, rows, k4, nb, true, ops)
+					if kern.Deep() && wv == 0x80 {
+						wv = 0x81 // -127: the pair kernel takes no -128 (PairSafe)
+					}
+					ta, out, _ := tileCase(r, kern, rows, k4, nb, true, ops)
 					a := unsafe.Slice(ta.A, (rows-1)*ta.LDA+4*k4)
 					for i := range a {
 						a[i] = row
@@ -402,7 +490,7 @@ func TestTileBounds(t *testing.T) {
 		// The wide layout's weights reach 255 in magnitude (w - wzp).
 		for _, wv := range []int16{-255, 255} {
 			rows, k4, nb := 4, 70, 2
-			ta, out, _ := tileCase(r, rows, k4, nb, true, tileOps{})
+			ta, out, _ := tileCase(r, kern, rows, k4, nb, true, tileOps{})
 			ta = layoutFor(kern, ta)
 			a := unsafe.Slice((*uint16)(unsafe.Pointer(ta.A)), ((rows-1)*ta.LDA)/2+4*k4)
 			for i := range a {

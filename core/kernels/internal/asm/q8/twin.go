@@ -28,9 +28,12 @@ func tileGo(t *TileArgs) {
 		row := a[r*lda : r*lda+rowBytes]
 		for b := range t.NB {
 			wb := w[b*t.WStride : b*t.WStride+wBytes]
-			if t.Wide != 0 {
+			switch {
+			case t.Wide != 0:
 				blockWideGo(row, wb, &acc)
-			} else {
+			case t.Deep != 0:
+				blockDeepGo(row, t.Signed != 0, wb, &acc)
+			default:
 				blockGo(row, t.Signed != 0, t.UnsignedW != 0, wb, &acc)
 			}
 			mask := uint64(0xffff)
@@ -72,6 +75,22 @@ func blockGo(row []uint8, signed, unsignedW bool, w []int8, acc *[16]int32) {
 		for j := range 16 {
 			acc[j] += x[0]*int32(wg[4*j]) + x[1]*int32(wg[4*j+1]) +
 				x[2]*int32(wg[4*j+2]) + x[3]*int32(wg[4*j+3])
+		}
+	}
+}
+
+// blockDeepGo is blockGo on the deep layout (DeepIndex): each quarter of
+// the block holds 16 depth steps of its 4 channels in turn.
+func blockDeepGo(row []uint8, signed bool, w []int8, acc *[16]int32) {
+	*acc = [16]int32{}
+	k4 := len(row) / 4
+	for k, b := range row {
+		x := int32(b)
+		if signed {
+			x = int32(int8(b))
+		}
+		for j := range 16 {
+			acc[j] += x * int32(w[DeepIndex(k4, j, k)])
 		}
 	}
 }
