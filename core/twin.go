@@ -323,16 +323,16 @@ func alignIO(what string, sg, tsg *model.Subgraph, want, have []int) ([]int, []r
 	var requant []requantized
 	for i := range want {
 		a, b := sg.Tensor(want[i]), tsg.Tensor(order[i])
-		if a.Type == b.Type && slices.Equal(a.Shape, b.Shape) && !sameQuant(a.Quant, b.Quant) && what == "output" {
+		if a.Type == b.Type && slices.Equal(a.Shape, b.Shape) && !a.Quant.Equal(b.Quant) && what == "output" {
 			if lut := requantizer(b, a); lut != nil {
 				requant = append(requant, requantized{output: i, lut: lut, quant: a.Quant,
-					note: fmt.Sprintf("output %d %q requantized from the twin's %s to the model's %s", i, a.Name, describeQuant(b.Quant), describeQuant(a.Quant))})
+					note: fmt.Sprintf("output %d %q requantized from the twin's %s to the model's %s", i, a.Name, b.Quant, a.Quant)})
 				continue
 			}
 		}
-		if a.Type != b.Type || !slices.Equal(a.Shape, b.Shape) || !sameQuant(a.Quant, b.Quant) {
+		if a.Type != b.Type || !slices.Equal(a.Shape, b.Shape) || !a.Quant.Equal(b.Quant) {
 			return nil, nil, fmt.Errorf("%s %d %q is %s %v (%s), the twin's %q is %s %v (%s)", what, i,
-				a.Name, a.Type, a.Shape, describeQuant(a.Quant), b.Name, b.Type, b.Shape, describeQuant(b.Quant))
+				a.Name, a.Type, a.Shape, a.Quant, b.Name, b.Type, b.Shape, b.Quant)
 		}
 	}
 	return order, requant, nil
@@ -350,18 +350,4 @@ func requantizer(from, to model.TensorInfo) *[256]byte {
 		return nil
 	}
 	return lut
-}
-
-func sameQuant(a, b *tensor.Quantization) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint) && a.Axis == b.Axis
-}
-
-func describeQuant(q *tensor.Quantization) string {
-	if q == nil {
-		return "not quantized"
-	}
-	return fmt.Sprintf("scale %v zero point %v", q.Scale, q.ZeroPoint)
 }

@@ -75,6 +75,24 @@ type Quantization struct {
 // PerChannel reports whether the quantization has more than one scale.
 func (q *Quantization) PerChannel() bool { return q != nil && len(q.Scale) > 1 }
 
+// Equal reports whether q and o quantize alike: both nil, or the same
+// scales, zero points and axis.
+func (q *Quantization) Equal(o *Quantization) bool {
+	if q == nil || o == nil {
+		return q == o
+	}
+	return slices.Equal(q.Scale, o.Scale) && slices.Equal(q.ZeroPoint, o.ZeroPoint) && q.Axis == o.Axis
+}
+
+// String says the quantization in words: "scale [0.5] zero point [3]", or
+// "no quantization" for nil.
+func (q *Quantization) String() string {
+	if q == nil {
+		return "no quantization"
+	}
+	return fmt.Sprintf("scale %v zero point %v", q.Scale, q.ZeroPoint)
+}
+
 // Tensor is a kernel's view of a tensor: its type, shape, bytes and quantization.
 // Data is little-endian, row-major, exactly NumElements()*Type.Size() bytes;
 // a STRING tensor's Data is TFLite's string buffer instead (see Strings).

@@ -291,10 +291,10 @@ func computing(twin *model.Model, ins, outs []int) ([]int, error) {
 func requantizer(a, b model.TensorInfo) (*[256]byte, error) {
 	qa, qb := a.Quant, b.Quant
 	if qa == nil || qb == nil || len(qa.Scale) != 1 || len(qb.Scale) != 1 || len(qa.ZeroPoint) != 1 || len(qb.ZeroPoint) != 1 {
-		if sameQuant(qa, qb) {
+		if qa.Equal(qb) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("tensor %q is %s in the twin, %s in the model: only a single scale and zero point on each side requantize", a.Name, describeQuant(qb), describeQuant(qa))
+		return nil, fmt.Errorf("tensor %q has %s in the twin and %s in the model: only a single scale and zero point on each side requantize", a.Name, qb, qa)
 	}
 	if qa.Scale[0] == qb.Scale[0] && qa.ZeroPoint[0] == qb.ZeroPoint[0] {
 		return nil, nil
@@ -304,20 +304,6 @@ func requantizer(a, b model.TensorInfo) (*[256]byte, error) {
 		return nil, fmt.Errorf("tensor %q: %w", a.Name, err)
 	}
 	return lut, nil
-}
-
-func sameQuant(a, b *tensor.Quantization) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return slices.Equal(a.Scale, b.Scale) && slices.Equal(a.ZeroPoint, b.ZeroPoint) && a.Axis == b.Axis
-}
-
-func describeQuant(q *tensor.Quantization) string {
-	if q == nil {
-		return "not quantized"
-	}
-	return fmt.Sprintf("quantized with scale %v zero point %v", q.Scale, q.ZeroPoint)
 }
 
 // newTensor is a tensor like t with a buffer of its size.
