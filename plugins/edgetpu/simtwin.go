@@ -27,7 +27,12 @@ import (
 // input activations the driver sent over USB and sends back what it gives,
 // requantized to the Edge TPU model's output parameters where they differ
 // from the twin's, laid out as the device lays them out; the USB traffic
-// is what it is without the twin.
+// is what it is without the twin. A state the custom op takes and gives
+// back (an LSTM's variable tensors, whose new values come out of the
+// "..._variable_output" layers) is the twin's variable tensor of the same
+// name: the part takes it as an input and gives it as an output, so the
+// cpu delegate sets it from the state the host sent, runs the nodes that
+// update it in place, and hands the new state back.
 
 // WithTwins names the CPU twins whose nodes compute each custom op's
 // outputs on a simulated device (Simulated): each node takes the first
@@ -212,12 +217,12 @@ func matchTwin(m, twin *model.Model, n *program.Node, ins, outs []int) (*matched
 		if ti < 0 {
 			continue
 		}
-		if strings.HasSuffix(n.Main.Outputs[j].Name, executable.VariableOutputSuffix) {
-			return nil, fmt.Errorf("output layer %q updates a state, which the twin's nodes cannot be run to give", n.Main.Outputs[j].Name)
-		}
 		tti, _, from, err := find(ti)
 		if err != nil {
 			return nil, err
+		}
+		if l := n.Main.Outputs[j].Name; strings.HasSuffix(l, executable.VariableOutputSuffix) && !tsg.Tensor(tti).Variable {
+			return nil, fmt.Errorf("output layer %q is the new state of %q, which is not a variable tensor in the twin", l, tsg.Tensor(tti).Name)
 		}
 		k := slices.Index(touts, tti)
 		if k < 0 {
@@ -240,8 +245,11 @@ func matchTwin(m, twin *model.Model, n *program.Node, ins, outs []int) (*matched
 }
 
 // computing lists, in order, the twin's nodes that compute outs from ins
-// (and constants): walked back from outs, stopping at ins. A tensor that
-// needs a value none of ins gives is an error.
+// (and constants): walked back from outs, stopping at ins. A state (a
+// variable tensor in both ins and outs, such as an LSTM's) comes from the
+// nodes that read it, which update it in place. A tensor that needs a
+// value none of ins gives is an error. (An operator's intermediates are
+// its own scratch, which nothing needs to give.)
 func computing(twin *model.Model, ins, outs []int) ([]int, error) {
 	tsg := twin.Subgraph(0)
 	producer := map[int]int{}
@@ -252,7 +260,23 @@ func computing(twin *model.Model, ins, outs []int) ([]int, error) {
 	}
 	need := map[int]bool{}
 	seen := map[int]bool{}
-	todo := slices.Clone(outs)
+	var todo []int
+	add := func(op int) {
+		if !need[op] {
+			need[op] = true
+			todo = append(todo, tsg.Operator(op).Inputs()...)
+		}
+	}
+	for _, ti := range outs {
+		if ti >= 0 && slices.Contains(ins, ti) && tsg.Tensor(ti).Variable {
+			for i, op := range tsg.Operators() {
+				if slices.Contains(op.Inputs(), ti) {
+					add(i)
+				}
+			}
+		}
+	}
+	todo = append(todo, outs...)
 	for len(todo) > 0 {
 		ti := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
@@ -268,11 +292,7 @@ func computing(twin *model.Model, ins, outs []int) ([]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("its tensor %q does not follow from the custom op's inputs", t.Name)
 		}
-		if !need[op] {
-			need[op] = true
-			todo = append(todo, tsg.Operator(op).Inputs()...)
-			todo = append(todo, tsg.Operator(op).Intermediates()...)
-		}
+		add(op)
 	}
 	var nodes []int
 	for i := range tsg.NumOperators() {

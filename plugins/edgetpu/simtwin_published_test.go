@@ -13,6 +13,7 @@ import (
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/tensor"
+	"github.com/delego/delego/testsupport/shared"
 )
 
 // publishedModel is the file at path in google-coral/test_data under
@@ -97,4 +98,65 @@ func TestSimTwinPublished(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSimTwinLSTM: Coral's Keras LSTM, whose custom op takes the LSTM's
+// state (two variable tensors) and gives the new state in its
+// "..._variable_output" layers, gives on the simulator with its twin the
+// twin's CPU outputs and TensorFlow Lite 2.9's, over two invokes with the
+// same input: the second differs from the first by the state the first
+// left, which goes through the twin's LSTM and back.
+func TestSimTwinLSTM(t *testing.T) {
+	path := publishedModel(t, "keras_lstm_mnist_ptq_edgetpu.tflite")
+	const twin = "keras_lstm_mnist_ptq.tflite"
+	m, err := model.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := model.Load(shared.Model(t, twin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, golden := range []string{"keras_lstm_mnist_ptq__digit7", "keras_lstm_mnist_ptq__seed1"} {
+		t.Run(golden, func(t *testing.T) {
+			d := twinDelegate(t, nil, twin)
+			it := interpreterOf(t, m, d)
+			ref, err := core.NewInterpreter(tm, &core.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ref.Close() })
+			if err := ref.AllocateTensors(); err != nil {
+				t.Fatal(err)
+			}
+			input := readGolden(t, golden+".input.raw")
+			for run, out := range []string{".output.raw", ".output_invoke2.raw"} {
+				for _, x := range []*core.Interpreter{it, ref} {
+					if err := x.SetInputs([][]byte{input}); err != nil {
+						t.Fatal(err)
+					}
+					if err := x.Invoke(context.Background()); err != nil {
+						t.Fatalf("invoke %d: %v", run+1, err)
+					}
+				}
+				got, cpu := it.Output(0).Data(), ref.Output(0).Data()
+				if !bytes.Equal(got, cpu) {
+					t.Errorf("invoke %d: %v on the simulator, %v on the twin", run+1, got, cpu)
+				}
+				if want := readGolden(t, golden+out); !bytes.Equal(got, want) {
+					t.Errorf("invoke %d: %v on the simulator, %v from TensorFlow Lite 2.9 (%s)", run+1, got, want, golden+out)
+				}
+			}
+		})
+	}
+}
+
+// readGolden reads a file of ../shared/golden.
+func readGolden(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(shared.Path(t, "golden", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

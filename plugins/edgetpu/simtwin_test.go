@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +18,8 @@ import (
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
+	"github.com/delego/delego/plugins/edgetpu/executable"
+	"github.com/delego/delego/plugins/edgetpu/program"
 	"github.com/delego/delego/plugins/edgetpu/tpusim"
 	"github.com/delego/delego/testsupport/shared"
 )
@@ -290,5 +293,73 @@ func TestEnvTwin(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), edgetpuinfo.EnvTwin) || !strings.Contains(err.Error(), edgetpuinfo.EnvDevice) {
 			t.Errorf("twins for device %q: %v", dev, err)
 		}
+	}
+}
+
+// TestSimTwinState: a custom op that takes an LSTM's state (its two
+// variable tensors) and gives the new state in "..._variable_output"
+// layers, as Coral's compiler makes of the Keras LSTM, is computed by the
+// twin's nodes with the state going in and coming back: fed back as the
+// host feeds it, the second invoke gives TensorFlow Lite 2.9's second
+// output. The op is the whole twin here (the Edge TPU model's tensors
+// are the twin's own), so no compiled model is needed.
+func TestSimTwinState(t *testing.T) {
+	const twin = "keras_lstm_mnist_ptq.tflite"
+	m, err := model.Load(shared.Model(t, twin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	runner := cpu.New()
+	t.Cleanup(func() { runner.Close() })
+	d := New(WithTwins(shared.Model(t, twin)), WithTwinRunner(runner))
+	t.Cleanup(func() { d.Close() })
+	// Tensor 0 is the input x, 28 the output y, 17 and 18 the LSTM's
+	// state (INT8 and INT16 [1,20]), as inspect shows them.
+	n := &program.Node{Index: 0, Batches: 1, Main: &executable.Executable{Outputs: []executable.Layer{
+		{Name: "StatefulPartitionedCall:0", Y: 1, X: 1, Z: 10, SizeBytes: 16, DataType: executable.FixedPoint8},
+		{Name: "tfl.pseudo_qconst" + executable.VariableOutputSuffix, Y: 1, X: 1, Z: 20, SizeBytes: 24, DataType: executable.SignedFixedPoint8},
+		{Name: "tfl.pseudo_qconst1" + executable.VariableOutputSuffix, Y: 1, X: 1, Z: 20, SizeBytes: 40, DataType: executable.SignedFixedPoint16},
+	}}}
+	p, err := d.twinPart(context.Background(), m, n, []int{0, 17, 18}, []int{28, 17, 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.exe.Close() })
+	const golden = "keras_lstm_mnist_ptq__digit7"
+	x, err := os.ReadFile(shared.Path(t, "golden", golden+".input.raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := [][]byte{x, make([]byte, 20), make([]byte, 40)}
+	for run, out := range []string{".output.raw", ".output_invoke2.raw"} {
+		values, err := p.compute(context.Background(), inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(shared.Path(t, "golden", golden+out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(values[0], want) {
+			t.Errorf("invoke %d: %v, TensorFlow Lite 2.9's %v", run+1, values[0], want)
+		}
+		if bytes.Equal(values[1], inputs[1]) || bytes.Equal(values[2], inputs[2]) {
+			t.Errorf("invoke %d: the state did not change", run+1)
+		}
+		inputs[1], inputs[2] = values[1], values[2]
+	}
+	// The nodes that update a state are found from it alone: the LSTM
+	// (node 1, from the quantized x, tensor 16) for a part that gives
+	// nothing but the new state.
+	if nodes, err := computing(m, []int{16, 17, 18}, []int{17, 18}); err != nil || !slices.Equal(nodes, []int{1}) {
+		t.Errorf("the nodes updating the state: %v, %v; want [1]", nodes, err)
+	}
+	// A "..._variable_output" layer whose tensor is no variable in the
+	// twin is refused, by name.
+	n.Main.Outputs[1].Name = "serving_default_x:0" + executable.VariableOutputSuffix
+	_, err = d.twinPart(context.Background(), m, n, []int{0, 17, 18}, []int{28, 0, 18})
+	if want := `output layer "serving_default_x:0_variable_output" is the new state of "serving_default_x:0", which is not a variable tensor in the twin`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a state that is no variable: %v", err)
 	}
 }
