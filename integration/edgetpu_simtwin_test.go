@@ -108,3 +108,47 @@ func TestEdgeTPUSimTwin(t *testing.T) {
 	}
 	checkNoOrphans(t)
 }
+
+// TestEdgeTPUSimTwinLSTM: Coral's Keras LSTM compiled for the Edge TPU
+// (google-coral/test_data under DELEGO_GITHUB_MODELS: it is not in
+// ../shared), whose custom op takes the LSTM's state and gives it back,
+// gives on the simulator with its twin TensorFlow Lite 2.9's outputs
+// through the real plugin processes, the second invoke's from the state
+// the first left.
+func TestEdgeTPUSimTwinLSTM(t *testing.T) {
+	model := coralFile(t, "keras_lstm_mnist_ptq_edgetpu.tflite")
+	if model == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS to a folder holding google-coral+test_data/keras_lstm_mnist_ptq_edgetpu.tflite")
+	}
+	if err := subreaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := goBuild(dir, nil, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu", "github.com/delego/delego/plugins/cpu/cmd/delego-cpu"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(edgetpuinfo.EnvDevice, "sim")
+	t.Setenv(edgetpuinfo.EnvTwin, shared.Model(t, "keras_lstm_mnist_ptq.tflite"))
+	const golden = "keras_lstm_mnist_ptq__digit7"
+	in := shared.ReadGolden(t, golden+".input.raw")
+	ctx := context.Background()
+	it, err := delego.Open(ctx, model, delego.WithDelegates(edgetpuinfo.Name), delego.WithPluginDirs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run, out := range []string{".output.raw", ".output_invoke2.raw"} {
+		if err := it.Input(0).CopyFrom(in); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Invoke(ctx); err != nil {
+			t.Fatalf("invoke %d: %v", run+1, err)
+		}
+		if got, want := it.Output(0).Data(), shared.ReadGolden(t, golden+out); !bytes.Equal(got, want) {
+			t.Errorf("invoke %d: %v on the simulator, %v from TensorFlow Lite 2.9", run+1, got, want)
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoOrphans(t)
+}
