@@ -18,5 +18,5 @@ fi
 # median of TFLite 2.9's timed Invokes, in milliseconds (tflite-ns), on
 # tflbench's seed:1 inputs.
 tflite_median_ms() {
-  "$REF/bin/tflite-ns" "$@" | sed -n 's/^median_ns=\([0-9]*\) .*/\1/p' | awk '{ printf "%.6f\n", $1 / 1e6 }'
+  "$REF/bin/tflite-ns" "$@" 2>/dev/null | sed -n 's/^median_ns=\([0-9]*\) .*/\1/p' | awk '{ printf "%.6f\n", $1 / 1e6 }'
 }
