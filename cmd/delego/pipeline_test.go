@@ -251,3 +251,37 @@ func TestPipelineStreamText(t *testing.T) {
 		t.Errorf("a failed pipeline left --output %s: %v", out, err)
 	}
 }
+
+// TestPipelineCoralSegments: Coral's 3- and 4-segment SSD MobileNet V2
+// pipelines (google-coral/test_data's pipeline/ folder, read from
+// DELEGO_GITHUB_MODELS laid out as OWNER+NAME/PATH; not in ../shared) run
+// over as many simulated Edge TPUs, and every pipelined output equals the
+// run of the segments one after another (delego pipeline fails
+// otherwise), for a stream of two pictures.
+func TestPipelineCoralSegments(t *testing.T) {
+	dir := os.Getenv("DELEGO_GITHUB_MODELS")
+	if dir == "" {
+		t.Skip("set DELEGO_GITHUB_MODELS (a folder of OWNER+NAME/PATH files) holding google-coral+test_data/pipeline/ssd_mobilenet_v2_coco_quant_postprocess_segment_*_of_{3,4}_edgetpu.tflite")
+	}
+	for _, n := range []int{3, 4} {
+		t.Run(fmt.Sprintf("%d segments", n), func(t *testing.T) {
+			t.Setenv(edgetpuinfo.EnvDevice, fmt.Sprintf("sim:%d", n))
+			var args []string
+			for i := range n {
+				args = append(args, filepath.Join(dir, "google-coral+test_data", "pipeline",
+					fmt.Sprintf("ssd_mobilenet_v2_coco_quant_postprocess_segment_%d_of_%d_edgetpu.tflite", i, n)))
+			}
+			out := filepath.Join(t.TempDir(), "out.raw")
+			args = append(args, "--image", shared.Model(t, "cat.bmp"), "--image", shared.Model(t, "grace_hopper.bmp"), "--runs", "4", "--output", out)
+			code, _, stderr := cli(t, append([]string{"pipeline"}, args...)...)
+			if code != exitOK {
+				t.Fatalf("status %d, stderr %q", code, stderr)
+			}
+			// Two inputs, each the last segment's four outputs: 20 boxes of 4,
+			// 20 classes, 20 scores and the count, as float32.
+			if b, err := os.ReadFile(out); err != nil || len(b) != 2*4*(80+20+20+1) {
+				t.Errorf("--output: %d bytes (%v), want %d", len(b), err, 2*4*(80+20+20+1))
+			}
+		})
+	}
+}
