@@ -191,20 +191,9 @@ func (t *Interpreter) showRequantized(requant []requantized) {
 func (t *Interpreter) requantizeOutputs() error {
 	for _, r := range t.fb.shown {
 		ti := t.outputs[r.output]
-		if err := requantize(t.public[ti].t.Data, t.tensors[ti].Data, r.lut); err != nil {
+		if err := tensor.MapBytes(t.public[ti].t.Data, t.tensors[ti].Data, r.lut); err != nil {
 			return fmt.Errorf("CPU twin output %d: %w", r.output, err)
 		}
-	}
-	return nil
-}
-
-// requantize maps src through lut into dst.
-func requantize(dst, src []byte, lut *[256]byte) error {
-	if len(dst) != len(src) {
-		return fmt.Errorf("%d bytes for a %d-byte tensor", len(src), len(dst))
-	}
-	for i, b := range src {
-		dst[i] = lut[b]
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func Requantize8(in DType, inScale float32, inZP int32, out DType, outScale floa
 	if !(inScale > 0) || !(outScale > 0) || math.IsInf(float64(inScale), 0) || math.IsInf(float64(outScale), 0) {
 		return nil, fmt.Errorf("requantize with scales %v and %v: both must be finite and above 0", inScale, outScale)
 	}
-	mult, shift := quantizeMultiplier(float64(inScale) / float64(outScale))
+	mult, shift := QuantizeMultiplier(float64(inScale) / float64(outScale))
 	var lut [256]byte
 	for raw := range 256 {
 		v := int32(raw)
@@ -34,8 +34,9 @@ func Requantize8(in DType, inScale float32, inZP int32, out DType, outScale floa
 	return &lut, nil
 }
 
-// quantizeMultiplier is TFLite's QuantizeMultiplier: real ≈ m * 2^(shift-31).
-func quantizeMultiplier(real float64) (int32, int) {
+// QuantizeMultiplier is TFLite's QuantizeMultiplier: real ≈ m * 2^(shift-31),
+// m in Q31 fixed point (0, 0 for 0 and for reals too small to show).
+func QuantizeMultiplier(real float64) (int32, int) {
 	if real == 0 {
 		return 0, 0
 	}
@@ -85,4 +86,20 @@ func multiplyByQuantizedMultiplier(x, m int32, shift int) int32 {
 		r++
 	}
 	return r
+}
+
+// MapBytes writes lut[b] to dst for each byte b of src (a table from
+// Requantize8; nil copies src as it is). dst and src must be as long.
+func MapBytes(dst, src []byte, lut *[256]byte) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("%d bytes for a %d-byte tensor", len(src), len(dst))
+	}
+	if lut == nil {
+		copy(dst, src)
+		return nil
+	}
+	for i, b := range src {
+		dst[i] = lut[b]
+	}
+	return nil
 }

@@ -54,3 +54,20 @@ func TestRequantize8Refuses(t *testing.T) {
 		t.Error("scale 0 requantized")
 	}
 }
+
+func TestMapBytes(t *testing.T) {
+	var lut [256]byte
+	for i := range lut {
+		lut[i] = byte(255 - i)
+	}
+	dst := make([]byte, 3)
+	if err := MapBytes(dst, []byte{0, 1, 200}, &lut); err != nil || dst[0] != 255 || dst[1] != 254 || dst[2] != 55 {
+		t.Errorf("through a table: %v %v", dst, err)
+	}
+	if err := MapBytes(dst, []byte{7, 8, 9}, nil); err != nil || dst[0] != 7 || dst[2] != 9 {
+		t.Errorf("without a table: %v %v", dst, err)
+	}
+	if err := MapBytes(dst, []byte{1}, nil); err == nil {
+		t.Error("1 byte for a 3-byte tensor: no error")
+	}
+}

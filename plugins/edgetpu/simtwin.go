@@ -343,7 +343,7 @@ func (p *twinPart) compute(ctx context.Context, inputs [][]byte) ([][]byte, erro
 		return nil, fmt.Errorf("%d input layers for the twin's %d inputs", len(inputs), len(p.ins))
 	}
 	for i, in := range inputs {
-		if err := convert(p.ins[i].Data, in, p.toTwin[i]); err != nil {
+		if err := tensor.MapBytes(p.ins[i].Data, in, p.toTwin[i]); err != nil {
 			return nil, fmt.Errorf("input %q: %w", p.ins[i].Name, err)
 		}
 	}
@@ -358,7 +358,7 @@ func (p *twinPart) compute(ctx context.Context, inputs [][]byte) ([][]byte, erro
 			continue
 		}
 		res := p.results[j]
-		if err := convert(res.Data, p.outs[p.outOf[j]].Data, p.fromTwin[j]); err != nil {
+		if err := tensor.MapBytes(res.Data, p.outs[p.outOf[j]].Data, p.fromTwin[j]); err != nil {
 			return nil, fmt.Errorf("output %q: %w", res.Name, err)
 		}
 		v, err := program.LayerValues(l, res, res.Data)
@@ -368,20 +368,4 @@ func (p *twinPart) compute(ctx context.Context, inputs [][]byte) ([][]byte, erro
 		values[j] = v
 	}
 	return values, nil
-}
-
-// convert copies src to dst through the requantization table lut (nil:
-// as it is).
-func convert(dst, src []byte, lut *[256]byte) error {
-	if len(dst) != len(src) {
-		return fmt.Errorf("%d bytes for a %d-byte tensor", len(src), len(dst))
-	}
-	if lut == nil {
-		copy(dst, src)
-		return nil
-	}
-	for i, b := range src {
-		dst[i] = lut[b]
-	}
-	return nil
 }

@@ -17,19 +17,7 @@ import (
 // multiplier and a power-of-two exponent: real ≈ m * 2^(shift-31).
 // Multipliers so small that every bit would be shifted out become (0, 0).
 func QuantizeMultiplier(real float64) (multiplier int32, shift int) {
-	if real == 0 {
-		return 0, 0
-	}
-	q, exp := math.Frexp(real)
-	qFixed := int64(math.Round(q * (1 << 31)))
-	if qFixed == 1<<31 {
-		qFixed /= 2
-		exp++
-	}
-	if exp < -31 {
-		return 0, 0
-	}
-	return int32(qFixed), exp
+	return tensor.QuantizeMultiplier(real)
 }
 
 // SaturatingRoundingDoublingHighMul returns the high 32 bits of 2*a*b, rounded
