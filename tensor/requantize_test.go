@@ -61,13 +61,13 @@ func TestMapBytes(t *testing.T) {
 		lut[i] = byte(255 - i)
 	}
 	dst := make([]byte, 3)
-	if err := MapBytes(dst, []byte{0, 1, 200}, &lut); err != nil || dst[0] != 255 || dst[1] != 254 || dst[2] != 55 {
+	if err := tensor.MapBytes(dst, []byte{0, 1, 200}, &lut); err != nil || dst[0] != 255 || dst[1] != 254 || dst[2] != 55 {
 		t.Errorf("through a table: %v %v", dst, err)
 	}
-	if err := MapBytes(dst, []byte{7, 8, 9}, nil); err != nil || dst[0] != 7 || dst[2] != 9 {
+	if err := tensor.MapBytes(dst, []byte{7, 8, 9}, nil); err != nil || dst[0] != 7 || dst[2] != 9 {
 		t.Errorf("without a table: %v %v", dst, err)
 	}
-	if err := MapBytes(dst, []byte{1}, nil); err == nil {
+	if err := tensor.MapBytes(dst, []byte{1}, nil); err == nil {
 		t.Error("1 byte for a 3-byte tensor: no error")
 	}
 }
