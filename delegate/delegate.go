@@ -48,6 +48,25 @@ type DeviceLister interface {
 	Devices(ctx context.Context) ([]Device, error)
 }
 
+// Configurable is optionally implemented by a delegate that reads
+// settings: which fields of the TFLite settings it honours, and which
+// key/value options it takes. The host checks a user's settings against
+// what the selected delegate declares here, not against a list of its own.
+type Configurable interface {
+	// Honours lists the TFLiteSettings fields the delegate reads, as proto
+	// field names joined by dots ("xnnpack_settings.num_threads"); a path
+	// that names a message honours everything beneath it.
+	Honours() []string
+	// Options lists the key/value options the delegate takes.
+	Options() []Option
+}
+
+// Option is one key/value option a delegate takes.
+type Option struct {
+	Name        string
+	Description string
+}
+
 // Device is one device a delegate can run on.
 type Device struct {
 	Name        string // e.g. "cpu", "/dev/apex_0"
@@ -70,6 +89,10 @@ type Partition struct {
 	// Settings configure the delegate (its own message inside, e.g.
 	// Settings.XnnpackSettings); nil means defaults.
 	Settings *config.TFLiteSettings
+	// Options are the key/value options given for this delegate (as
+	// TFLite's external delegate takes them), only names it declares in
+	// Configurable.Options; nil when none were given.
+	Options map[string]string
 }
 
 // Executable is a compiled partition.
