@@ -179,7 +179,7 @@ func TestPluginsCommand(t *testing.T) {
 	if len(want) == 0 || !maps.Equal(got, want) {
 		t.Errorf("cpu plugin ops %v\nwant the core's %v", got, want)
 	}
-	if p := r.Plugins[byName["fault-protocol"]]; p.Usable || !strings.Contains(p.Error, "speaks delego plugin protocol 2, this delego speaks 1") {
+	if p := r.Plugins[byName["fault-protocol"]]; p.Usable || !strings.Contains(p.Error, "speaks delego plugin protocol 99, this delego speaks 2 and 1") {
 		t.Errorf("fault-protocol: %+v", p)
 	}
 	if p := r.Plugins[byName["fault-nodevice"]]; p.Usable || p.Error != "" || !strings.Contains(p.Reason, "no fault accelerator") {
@@ -222,7 +222,7 @@ func TestCLIPluginFaults(t *testing.T) {
 		{"crash-invoke", "execute", "crash in invoke"},
 		{"exit-invoke", "execute", "exit status 7"},
 		{"garbage", "execute", "malformed plugin result"},
-		{"protocol", "compile", "speaks delego plugin protocol 2, this delego speaks 1"},
+		{"protocol", "compile", "speaks delego plugin protocol 99, this delego speaks 2 and 1"},
 		{"nodevice", "compile", "no usable device"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -72,6 +76,14 @@ type Info struct {
 	Reason string
 	// HasChecker: the plugin has a finer support check (CheckNodes).
 	HasChecker bool
+	// Configurable: the plugin declared the settings it honours and the
+	// options it takes (protocol 2, and a delegate.Configurable delegate);
+	// Honours and Options are then the whole of it. False: it declared
+	// nothing (a protocol 1 plugin, or a delegate that does not say), and
+	// the empty Honours and Options say nothing either.
+	Configurable bool
+	Honours      []string
+	Options      []delegate.Option
 }
 
 // Client is a delegate served by a plugin process: a delegate.Delegate (and
@@ -94,6 +106,7 @@ var (
 	_ delegate.Delegate     = (*Client)(nil)
 	_ delegate.Checker      = (*Client)(nil)
 	_ delegate.DeviceLister = (*Client)(nil)
+	_ delegate.Configurable = (*Client)(nil)
 )
 
 // Open starts the plugin binary at path, checks the handshake and its
@@ -164,6 +177,25 @@ func (c *Client) Devices(context.Context) ([]delegate.Device, error) {
 	return c.Info().Devices, nil
 }
 
+// Honours lists the TFLiteSettings fields the plugin declared it reads
+// (delegate.Configurable). Empty means "honours nothing" only when
+// DeclaresSettings is true.
+func (c *Client) Honours() []string { return c.Info().Honours }
+
+// Options lists the key/value options the plugin declared it takes
+// (delegate.Configurable). Empty means "takes none" only when
+// DeclaresSettings is true.
+func (c *Client) Options() []delegate.Option { return c.Info().Options }
+
+// DeclaresSettings reports whether the plugin declared what it honours and
+// takes. A Client is always a delegate.Configurable, since a Go type cannot
+// be one for some plugins only: a host that checks settings against
+// Honours must first ask this (a plugin of protocol 1, or whose delegate
+// declares nothing, says nothing about settings, which is not "honours
+// nothing"; an in-process delegate says the same by not implementing
+// delegate.Configurable).
+func (c *Client) DeclaresSettings() bool { return c.Info().Configurable }
+
 // CheckNodes is the plugin's finer support check, one RPC for all nodes;
 // a plugin without one accepts every node.
 func (c *Client) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
@@ -206,11 +238,28 @@ func (c *Client) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 	if info := c.Info(); !info.Usable {
 		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
 	}
-	resp, err := s.rpc.Compile(ctx, &pluginpb.CompileRequest{Model: p.Model, Settings: p.Settings})
+	if len(p.Options) > 0 && s.protocol < configurableVersion {
+		return nil, fmt.Errorf("%w: the plugin is too old to take options (given %s): it speaks delego plugin protocol %d, and options need protocol %d; rebuild it against this delego",
+			ErrIncompatible, optionNames(p.Options), s.protocol, configurableVersion)
+	}
+	resp, err := s.rpc.Compile(ctx, &pluginpb.CompileRequest{Model: p.Model, Settings: p.Settings, Options: p.Options})
 	if err != nil {
 		return nil, c.callErr(ctx, s, "compile", err)
 	}
 	return &executable{c: c, s: s, handle: resp.Handle}, nil
+}
+
+// optionNames lists the names of options, sorted: "a" and "b".
+func optionNames(opts map[string]string) string {
+	names := slices.Sorted(maps.Keys(opts))
+	if len(names) == 1 {
+		return "option " + strconv.Quote(names[0])
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return "options " + strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
 }
 
 // Close stops the plugin process (gracefully, then by force) and reaps it.

@@ -13,14 +13,21 @@
 //
 // # The protocol
 //
-// pluginpb/delego_plugin.proto: Describe (name, version, protocol version,
-// declared support, devices, whether the delegate can run here), CheckNodes
-// (the finer support check, once per model), Compile (a partition's .tflite
-// bytes and the TFLite settings, returning a handle), Attach (a shared
-// memory region for the handle's large tensors), Invoke and Release. The
-// go-plugin handshake carries a magic cookie (a plugin binary run by hand
-// says it is a plugin and exits) and ProtocolVersion; a plugin built for
-// another protocol version is refused with ErrIncompatible.
+// pluginpb/delego_plugin.proto, specified in docs/protocol.md: Describe
+// (name, version, protocol version, declared support, devices, whether the
+// delegate can run here, the settings it honours and the options it takes),
+// CheckNodes (the finer support check, once per model), Compile (a
+// partition's .tflite bytes, the TFLite settings and the options,
+// returning a handle), Attach (a shared memory region for the handle's
+// large tensors), Invoke and Release. The go-plugin handshake carries a
+// magic cookie (a plugin binary run by hand says it is a plugin and exits)
+// and negotiates the protocol version: the host offers ProtocolVersion and
+// the versions back to OldestProtocolVersion, and the plugin answers with
+// the newest it shares (Serve speaks them all too). A plugin of protocol 1
+// still runs, but declares no settings (Client.DeclaresSettings is false)
+// and cannot take options (a Compile given some fails with
+// ErrIncompatible); a plugin sharing no version with the host is refused
+// with ErrIncompatible, naming its version and the host's.
 //
 // # Tensors
 //

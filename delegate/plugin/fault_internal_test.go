@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	"github.com/delego/delego/delegate"
@@ -65,11 +66,16 @@ func (copyExe) Close() error { return nil }
 // $DELEGO_PLUGIN_FAULT as the test set it).
 func served(t *testing.T, opts ...ServeOption) *server {
 	t.Helper()
-	p := ServeConfig(copier{}, opts...).Plugins[pluginName].(*grpcPlugin)
+	p := newestPlugin(ServeConfig(copier{}, opts...))
 	if p.faultErr != nil {
 		t.Fatal(p.faultErr)
 	}
-	return newServer(p.impl, p.compile, nil)
+	return newServer(p.version, p.impl, p.compile, nil)
+}
+
+// newestPlugin is the plugin a ServeConfig serves in ProtocolVersion.
+func newestPlugin(cfg *goplugin.ServeConfig) *grpcPlugin {
+	return cfg.VersionedPlugins[ProtocolVersion][pluginName].(*grpcPlugin)
 }
 
 // compiled compiles a partition on s, and returns its handle and the
@@ -180,7 +186,7 @@ func TestGarbageStrikes(t *testing.T) {
 func TestServeConfigFault(t *testing.T) {
 	d := delegate.Unavailable("cpu", errors.New("none here"))
 	layer := func(opts ...ServeOption) *faultLayer {
-		l, _ := ServeConfig(d, opts...).Plugins[pluginName].(*grpcPlugin).compile.(*faultLayer)
+		l, _ := newestPlugin(ServeConfig(d, opts...)).compile.(*faultLayer)
 		return l
 	}
 	t.Setenv(EnvFault, "cpu:crash-after=3")
@@ -200,7 +206,7 @@ func TestServeConfigFault(t *testing.T) {
 		{"", []ServeOption{WithFaults("hang-after")}, `plugin.WithFaults("hang-after"): fault "hang-after": want [PLUGIN:]crash-after=N`},
 	} {
 		t.Setenv(EnvFault, c.env)
-		err := ServeConfig(d, c.opts...).Plugins[pluginName].(*grpcPlugin).GRPCServer(nil, grpc.NewServer())
+		err := newestPlugin(ServeConfig(d, c.opts...)).GRPCServer(nil, grpc.NewServer())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("GRPCServer: %v, want it to say %q", err, c.want)
 		}

@@ -266,11 +266,22 @@ func TestFaultHangWhilePolled(t *testing.T) {
 	checkNoPlugins(t)
 }
 
-// TestFaultProtocol: a plugin built for another protocol version is refused
-// at Open with a message that says so.
+// TestFaultProtocol: a plugin that speaks only a protocol version the host
+// does not (99) is refused at Open with a message naming its version and
+// the host's.
 func TestFaultProtocol(t *testing.T) {
 	_, err := plugin.Open(t.Context(), pluginPath("fault-protocol"), nil)
-	if !errors.Is(err, plugin.ErrIncompatible) || !strings.Contains(err.Error(), "speaks delego plugin protocol 2, this delego speaks 1") {
+	if !errors.Is(err, plugin.ErrIncompatible) || !strings.Contains(err.Error(), "speaks delego plugin protocol 99, this delego speaks 2 and 1") {
+		t.Errorf("err = %v, want ErrIncompatible naming both versions", err)
+	}
+	checkNoPlugins(t)
+}
+
+// TestFaultDescribeMismatch: a plugin whose Describe names another protocol
+// version than its handshake agreed on is refused at Open.
+func TestFaultDescribeMismatch(t *testing.T) {
+	_, err := plugin.Open(t.Context(), pluginPath("fault-describe-v1"), nil)
+	if !errors.Is(err, plugin.ErrIncompatible) || !strings.Contains(err.Error(), "the plugin describes protocol 1, but its handshake agreed on protocol 2") {
 		t.Errorf("err = %v, want ErrIncompatible naming both versions", err)
 	}
 	checkNoPlugins(t)

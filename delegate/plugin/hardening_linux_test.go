@@ -407,14 +407,16 @@ func TestKilledAtRandomLeavesNothing(t *testing.T) {
 	checkNoPlugins(t)
 }
 
-// servePlugin starts the plugin at bin by hand, as a host would, with its
-// socket in dir and under umask 0 (so the socket is srwxrwxrwx), and
-// returns the socket's path. The test stops it at its end.
-func servePlugin(t *testing.T, bin, dir string) string {
+// servePlugin starts the plugin at bin by hand, as a host offering
+// protocol versions (go-plugin's $PLUGIN_PROTOCOL_VERSIONS, e.g. "2,1")
+// would, with its socket in dir and under umask 0 (so the socket is
+// srwxrwxrwx), and returns the socket's path and the version the plugin
+// chose. The test stops it at its end.
+func servePlugin(t *testing.T, bin, dir, versions string) (sock, version string) {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), plugin.MagicCookieKey+"="+plugin.MagicCookieValue,
-		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(plugin.ProtocolVersion), "PLUGIN_UNIX_SOCKET_DIR="+dir)
+		"PLUGIN_PROTOCOL_VERSIONS="+versions, "PLUGIN_UNIX_SOCKET_DIR="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -434,13 +436,13 @@ func servePlugin(t *testing.T, bin, dir string) string {
 	if err != nil || len(parts) < 5 || parts[2] != "unix" {
 		t.Fatalf("handshake %q: %v", line, err)
 	}
-	return parts[3]
+	return parts[3], parts[1]
 }
 
 // describeAs connects to the plugin's socket with effective user uid (the
 // connection keeps the user it was made with) and asks it to describe
 // itself.
-func describeAs(t *testing.T, sock string, uid int) error {
+func describeAs(t *testing.T, sock string, uid int) (*pluginpb.DescribeResponse, error) {
 	t.Helper()
 	if err := syscall.Setresuid(-1, uid, -1); err != nil {
 		t.Fatal(err)
@@ -460,8 +462,7 @@ func describeAs(t *testing.T, sock string, uid int) error {
 	defer cc.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	_, err = pluginpb.NewDelegateClient(cc).Describe(ctx, &pluginpb.DescribeRequest{})
-	return err
+	return pluginpb.NewDelegateClient(cc).Describe(ctx, &pluginpb.DescribeRequest{})
 }
 
 // TestPluginRefusesOtherUsers: a plugin without mTLS answers only its own
@@ -481,14 +482,14 @@ func TestPluginRefusesOtherUsers(t *testing.T) {
 			os.Chmod(d, st.Mode().Perm()|0o011)
 		}
 	}
-	sock := servePlugin(t, pluginPath("cpu"), dir)
+	sock, _ := servePlugin(t, pluginPath("cpu"), dir, strconv.Itoa(plugin.ProtocolVersion))
 	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o777 {
 		t.Fatalf("socket %s: %v, %v; want one open to everyone", sock, st.Mode(), err)
 	}
-	if err := describeAs(t, sock, 0); err != nil {
+	if _, err := describeAs(t, sock, 0); err != nil {
 		t.Fatalf("its own user: %v", err)
 	}
-	err := describeAs(t, sock, 65534)
+	_, err := describeAs(t, sock, 65534)
 	switch {
 	case err == nil:
 		t.Error("user 65534 got an answer from root's plugin")

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -17,10 +18,26 @@ import (
 	"github.com/delego/delego/tensor"
 )
 
-// ProtocolVersion is the version of delego's plugin protocol that this
-// package speaks, sent in the go-plugin handshake and in Describe. A plugin
-// built for another version is refused.
-const ProtocolVersion = 1
+// The versions of delego's plugin protocol that this package speaks: the
+// newest, ProtocolVersion, and every one back to OldestProtocolVersion (the
+// compatibility policy: a release speaks the current version and the one
+// before it). The host offers them all in the go-plugin handshake and the
+// plugin answers with the newest it shares (Serve speaks them all too, so a
+// plugin built now also works with a host of the previous version); a plugin
+// sharing none is refused with ErrIncompatible. docs/protocol.md says what
+// each version adds.
+const (
+	// ProtocolVersion is the newest version: 2 adds what a delegate
+	// honours and takes (delegate.Configurable) to Describe, and the
+	// options (delegate.Partition.Options) to Compile.
+	ProtocolVersion = 2
+	// OldestProtocolVersion is the oldest version still spoken.
+	OldestProtocolVersion = 1
+)
+
+// configurableVersion is the first protocol version that carries what a
+// delegate honours and takes, and the options given to Compile.
+const configurableVersion = 2
 
 // The go-plugin magic cookie: a plugin binary started without it says it is
 // a plugin and exits.
@@ -47,7 +64,8 @@ var (
 	ErrChecksum = goplugin.ErrChecksumsDoNotMatch
 )
 
-// Handshake is the go-plugin handshake of ProtocolVersion.
+// Handshake is the go-plugin handshake of ProtocolVersion (the versions
+// spoken are in the plugin sets of versionedPlugins).
 func Handshake() goplugin.HandshakeConfig {
 	return goplugin.HandshakeConfig{
 		ProtocolVersion:  ProtocolVersion,
@@ -56,12 +74,37 @@ func Handshake() goplugin.HandshakeConfig {
 	}
 }
 
-// grpcPlugin is delego's go-plugin plugin: impl is the delegate served (nil
-// in the host), compile what compiles its partitions (impl, or the fault
-// layer the plugin started with around it), or faultErr why the faults
-// planned for it cannot be read.
+// versionedPlugins are the go-plugin plugin sets of every version spoken,
+// for both sides: p(v) is delego's plugin of version v.
+func versionedPlugins(p func(version int) *grpcPlugin) map[int]goplugin.PluginSet {
+	sets := map[int]goplugin.PluginSet{}
+	for v := OldestProtocolVersion; v <= ProtocolVersion; v++ {
+		sets[v] = goplugin.PluginSet{pluginName: p(v)}
+	}
+	return sets
+}
+
+// spokenVersions says which versions this package speaks, newest first:
+// "2 and 1".
+func spokenVersions() string {
+	s := strconv.Itoa(ProtocolVersion)
+	for v := ProtocolVersion - 1; v >= OldestProtocolVersion; v-- {
+		sep := ", "
+		if v == OldestProtocolVersion {
+			sep = " and "
+		}
+		s += sep + strconv.Itoa(v)
+	}
+	return s
+}
+
+// grpcPlugin is delego's go-plugin plugin of one protocol version: impl is
+// the delegate served (nil in the host), compile what compiles its
+// partitions (impl, or the fault layer the plugin started with around it),
+// or faultErr why the faults planned for it cannot be read.
 type grpcPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
+	version  int
 	impl     delegate.Delegate
 	compile  compiler
 	faultErr error
@@ -72,7 +115,7 @@ func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	if p.faultErr != nil {
 		return p.faultErr
 	}
-	pluginpb.RegisterDelegateServer(s, newServer(p.impl, p.compile, p.regions))
+	pluginpb.RegisterDelegateServer(s, newServer(p.version, p.impl, p.compile, p.regions))
 	return nil
 }
 
@@ -154,6 +197,31 @@ func supportFromPB(builtins, custom []*pluginpb.OpSupport) (*delegate.Support, e
 		s.Custom[o.Custom] = op
 	}
 	return s, nil
+}
+
+// configurableToPB declares what d honours and takes on the wire
+// (protocol 2), when d declares it.
+func configurableToPB(d delegate.Delegate, r *pluginpb.DescribeResponse) {
+	c, ok := d.(delegate.Configurable)
+	if !ok {
+		return
+	}
+	r.Configurable, r.Honours = true, c.Honours()
+	for _, o := range c.Options() {
+		r.Options = append(r.Options, &pluginpb.Option{Name: o.Name, Description: o.Description})
+	}
+}
+
+// optionsFromPB reads the options a plugin declared.
+func optionsFromPB(pb []*pluginpb.Option) ([]delegate.Option, error) {
+	var out []delegate.Option
+	for i, o := range pb {
+		if o.Name == "" {
+			return nil, fmt.Errorf("%w: option %d has no name", ErrMalformed, i)
+		}
+		out = append(out, delegate.Option{Name: o.Name, Description: o.Description})
+	}
+	return out, nil
 }
 
 // shapeToPB and shapeFromPB convert tensor shapes.

@@ -56,10 +56,12 @@ func serveConfig(d delegate.Delegate, fault *pluginFault, faultErr error) *goplu
 		// Regions then come by path, if the host sends them at all.
 		fmt.Fprintf(os.Stderr, "delego plugin %s: %v\n", d.Name(), err)
 	}
+	compile := withFault(d, fault)
 	return &goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
-		Plugins: goplugin.PluginSet{pluginName: &grpcPlugin{impl: d, compile: withFault(d, fault),
-			faultErr: faultErr, regions: regions}},
+		VersionedPlugins: versionedPlugins(func(v int) *grpcPlugin {
+			return &grpcPlugin{version: v, impl: d, compile: compile, faultErr: faultErr, regions: regions}
+		}),
 		GRPCServer: newGRPCServer,
 		// The host keeps the tail of the plugin's stderr for its error
 		// messages: warnings and errors only.
@@ -78,9 +80,10 @@ func watchParent(ppid int, every time.Duration) {
 	}
 }
 
-// server is the plugin side of the protocol.
+// server is the plugin side of the protocol, of the version negotiated.
 type server struct {
 	pluginpb.UnimplementedDelegateServer
+	version int               // the protocol version negotiated
 	impl    delegate.Delegate // what the plugin serves
 	compile compiler          // compiles its partitions: impl, or the fault layer around it
 	regions *regionInbox      // the region channel; nil: regions come by path
@@ -101,9 +104,9 @@ type servedPart struct {
 	released bool
 }
 
-// newServer serves d, whose partitions c compiles.
-func newServer(d delegate.Delegate, c compiler, regions *regionInbox) *server {
-	return &server{impl: d, compile: c, regions: regions, parts: map[uint64]*servedPart{}}
+// newServer serves d in protocol version v; c compiles its partitions.
+func newServer(v int, d delegate.Delegate, c compiler, regions *regionInbox) *server {
+	return &server{version: v, impl: d, compile: c, regions: regions, parts: map[uint64]*servedPart{}}
 }
 
 // statusOf turns a delegate's error into a gRPC status: FailedPrecondition
@@ -118,7 +121,7 @@ func statusOf(err error) error {
 }
 
 func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
-	r := &pluginpb.DescribeResponse{Name: s.impl.Name(), Version: pluginVersion(s.impl), ProtocolVersion: ProtocolVersion,
+	r := &pluginpb.DescribeResponse{Name: s.impl.Name(), Version: pluginVersion(s.impl), ProtocolVersion: uint32(s.version),
 		Usable: true, RegionFds: s.regions != nil}
 	sup, err := s.impl.Support(ctx)
 	switch {
@@ -141,6 +144,9 @@ func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pl
 		}
 	}
 	_, r.HasChecker = s.impl.(delegate.Checker)
+	if s.version >= configurableVersion {
+		configurableToPB(s.impl, r)
+	}
 	return r, nil
 }
 
@@ -194,7 +200,7 @@ func (s *server) CheckNodes(ctx context.Context, req *pluginpb.CheckNodesRequest
 }
 
 func (s *server) Compile(ctx context.Context, req *pluginpb.CompileRequest) (*pluginpb.CompileResponse, error) {
-	exe, err := s.compile.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings})
+	exe, err := s.compile.Compile(ctx, &delegate.Partition{Model: req.Model, Settings: req.Settings, Options: req.Options})
 	if err != nil {
 		return nil, statusOf(err)
 	}

@@ -16,11 +16,13 @@ import (
 
 // session is one plugin process.
 type session struct {
-	gp     *goplugin.Client
-	cmd    *exec.Cmd
-	rpc    pluginpb.DelegateClient
-	pid    int
-	stderr *tailWriter
+	gp  *goplugin.Client
+	cmd *exec.Cmd
+	rpc pluginpb.DelegateClient
+	pid int
+	// protocol is the protocol version negotiated in the handshake.
+	protocol int
+	stderr   *tailWriter
 	// sockDir is the private directory (mode 0700) the plugin makes its
 	// Unix socket in; it is removed once the host has connected, and at
 	// the latest when the process ends.

@@ -112,7 +112,7 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 	}
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
-		Plugins:          goplugin.PluginSet{pluginName: &grpcPlugin{}},
+		VersionedPlugins: versionedPlugins(func(v int) *grpcPlugin { return &grpcPlugin{version: v} }),
 		Cmd:              cmd,
 		SkipHostEnv:      true, // cmd.Env has it, less what is the host's own
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -128,7 +128,7 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 	if err != nil {
 		return nil, c.startErr(s, err, timeout)
 	}
-	s.pid = cmd.Process.Pid
+	s.pid, s.protocol = cmd.Process.Pid, s.gp.NegotiatedVersion()
 	raw, err := proto.Dispense(pluginName)
 	if err != nil {
 		s.kill()
@@ -202,15 +202,20 @@ func (c *Client) describe(ctx context.Context, s *session) (Info, error) {
 		}
 		return Info{}, fmt.Errorf("describe: %s", status.Convert(err).Message())
 	}
-	if resp.ProtocolVersion != ProtocolVersion {
-		return Info{}, fmt.Errorf("%w: the plugin describes protocol %d, this delego speaks %d", ErrIncompatible, resp.ProtocolVersion, ProtocolVersion)
+	if int(resp.ProtocolVersion) != s.protocol {
+		return Info{}, fmt.Errorf("%w: the plugin describes protocol %d, but its handshake agreed on protocol %d", ErrIncompatible, resp.ProtocolVersion, s.protocol)
 	}
 	sup, err := supportFromPB(resp.Builtins, resp.Custom)
 	if err != nil {
 		return Info{}, fmt.Errorf("describe: %w", err)
 	}
-	info := Info{Name: resp.Name, Version: resp.Version, Protocol: int(resp.ProtocolVersion), Path: c.path,
-		Support: sup, Usable: resp.Usable, Reason: resp.Reason, HasChecker: resp.HasChecker}
+	opts, err := optionsFromPB(resp.Options)
+	if err != nil {
+		return Info{}, fmt.Errorf("describe: %w", err)
+	}
+	info := Info{Name: resp.Name, Version: resp.Version, Protocol: s.protocol, Path: c.path,
+		Support: sup, Usable: resp.Usable, Reason: resp.Reason, HasChecker: resp.HasChecker,
+		Configurable: resp.Configurable, Honours: resp.Honours, Options: opts}
 	if info.Name == "" {
 		info.Name = strings.TrimPrefix(filepath.Base(c.path), Prefix)
 	}
@@ -261,7 +266,7 @@ func (c *Client) startErr(s *session, err error, timeout time.Duration) error {
 		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
 			v = m[1]
 		}
-		return fmt.Errorf("%w: the plugin speaks delego plugin protocol %s, this delego speaks %d; rebuild the plugin against this delego", ErrIncompatible, v, ProtocolVersion)
+		return fmt.Errorf("%w: the plugin speaks delego plugin protocol %s, this delego speaks %s; rebuild the plugin against this delego", ErrIncompatible, v, spokenVersions())
 	case strings.Contains(msg, "plugin exited before we could connect"), strings.Contains(msg, "Failed to read any lines"):
 		// It closed its standard output without a handshake: it ended.
 		return exitedDuringStart(s)

@@ -13,10 +13,16 @@
 //	wrong          answers outputs of the right shape with wrong numbers
 //	               (every byte one higher), which only a comparison notices
 //	garbage        returns outputs of the wrong shape and size
-//	protocol       speaks plugin protocol ProtocolVersion+1
+//	protocol       speaks plugin protocol 99 only (no host speaks it)
+//	describe-v1    agrees on protocol 2 in the handshake, then describes
+//	               itself as protocol 1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
+//	configurable   behaves, and declares (delegate.Configurable) that it
+//	               honours xnnpack_settings.num_threads and takes the option
+//	               "refuse": Compile fails with the option's value as its
+//	               error, which shows that options reach the plugin
 //	killed-start   is killed (SIGKILL, by itself) before it serves
 //	stopped-start  stops itself (SIGSTOP) before it serves, as a plugin
 //	               stopped while it starts
@@ -68,9 +74,17 @@ func main() {
 	case "checker":
 		plugin.Serve(checker{d})
 		return
+	case "configurable":
+		plugin.Serve(configurable{d})
+		return
 	case "protocol":
 		cfg := plugin.ServeConfig(d)
-		cfg.HandshakeConfig.ProtocolVersion = plugin.ProtocolVersion + 1
+		cfg.VersionedPlugins = map[int]goplugin.PluginSet{99: cfg.VersionedPlugins[plugin.ProtocolVersion]}
+		goplugin.Serve(cfg)
+		return
+	case "describe-v1":
+		cfg := plugin.ServeConfig(d)
+		cfg.VersionedPlugins = map[int]goplugin.PluginSet{2: cfg.VersionedPlugins[1]}
 		goplugin.Serve(cfg)
 		return
 	}
@@ -114,6 +128,22 @@ func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]deleg
 		vs[i] = delegate.Verdict{Accept: n%2 == 0, Reason: fmt.Sprintf("fault plugin refuses odd node %d", n)}
 	}
 	return vs, nil
+}
+
+// configurable adds settings and an option to a faulty delegate.
+type configurable struct{ *faulty }
+
+func (configurable) Honours() []string { return []string{"xnnpack_settings.num_threads"} }
+
+func (configurable) Options() []delegate.Option {
+	return []delegate.Option{{Name: "refuse", Description: "fail Compile with this message"}}
+}
+
+func (c configurable) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
+	if msg, ok := p.Options["refuse"]; ok {
+		return nil, fmt.Errorf("fault plugin: refused as asked: %s", msg)
+	}
+	return c.faulty.Compile(ctx, p)
 }
 
 type faultyExe struct {
