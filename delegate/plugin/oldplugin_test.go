@@ -72,7 +72,11 @@ func buildOldPlugin(t *testing.T, commit, pkg string) string {
 	t.Helper()
 	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
-		t.Fatalf("this test builds a plugin from commit %s of delego's git history, but finds no git repository here (%v): run it in a git clone of delego", commit, err)
+		why := err.Error()
+		if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
+			why = strings.TrimSpace(string(ee.Stderr))
+		}
+		t.Fatalf("this test builds a plugin from commit %s of delego's git history, but finds no git repository here (git says: %s): run it in a git clone of delego", commit, why)
 	}
 	root := strings.TrimSpace(string(out))
 	if err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run(); err != nil {
