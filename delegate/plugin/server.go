@@ -41,6 +41,8 @@ func Serve(d delegate.Delegate, opts ...ServeOption) {
 
 // ServeConfig is the go-plugin configuration Serve uses, for a plugin that
 // wants to change something (its logger) and call goplugin.Serve itself. It
+// serves every protocol version this package speaks, one plugin set each in
+// VersionedPlugins (HandshakeConfig.ProtocolVersion does not choose). It
 // plans faults as Serve does, except that a malformed list fails
 // go-plugin's start (which logs the error and returns) rather than exiting.
 func ServeConfig(d delegate.Delegate, opts ...ServeOption) *goplugin.ServeConfig {
