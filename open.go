@@ -95,8 +95,9 @@ func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
 func WithCPUTwin(path string) Option { return func(o *options) { o.twin = path } }
 
 // WithPluginDirs sets the directories searched for plugin binaries, in
-// order, instead of plugin.SearchDirs() ($DELEGO_PLUGIN_PATH, then the
-// executable's directory). No directories: no plugin is found.
+// order, instead of plugin.SearchDirs() ($DELEGO_PLUGIN_PATH, the
+// executable's directory, the user's and the system's plugin folders). No
+// directories: no plugin is found.
 func WithPluginDirs(dirs ...string) Option {
 	return func(o *options) { o.plugins.Dirs = append([]string{}, dirs...) }
 }

@@ -143,8 +143,9 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    run the nodes a delegate supports on it, the delegates in
                    priority order (the flag may also be repeated). Each
                    delegate is a plugin process: the binary delego-NAME,
-                   looked for in the directories of $DELEGO_PLUGIN_PATH, then
-                   beside delego (see "delego plugins"); build them with
+                   looked for in the directories of $DELEGO_PLUGIN_PATH,
+                   beside delego, in $XDG_DATA_HOME/delego/plugins, then in
+                   /usr/lib/delego/plugins (see "delego plugins"); build them with
                    "go build -o bin/ ./...". Without a plugin, "cpu" is
                    delego's own kernels in process (not when its plugin is
                    refused as insecure: see --allow-insecure-plugins); an

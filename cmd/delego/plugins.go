@@ -9,7 +9,10 @@ const pluginsUsage = `Usage: delego plugins [--json] [--plugin-checksums FILE] [
 
 Lists the delegate plugins delego finds: executables named delego-NAME in the
 directories of $DELEGO_PLUGIN_PATH (separated by ':', searched in order),
-then in the directory of the delego binary. Of several with one name the
+then in the directory of the delego binary, then in the user's folder
+$XDG_DATA_HOME/delego/plugins (~/.local/share/delego/plugins when
+$XDG_DATA_HOME is unset), then in the system's, /usr/lib/delego/plugins. A
+folder that does not exist is passed over. Of several with one name the
 first wins; the others are listed as shadowed. Each plugin is started, asked
 to describe itself and stopped, and delego prints its name, version, plugin
 protocol, path, whether it is usable here (and why not), its devices, and

@@ -26,11 +26,19 @@ const EnvPath = "DELEGO_PLUGIN_PATH"
 // running delego (or root) could replace.
 var ErrInsecure = errors.New("refused as insecure")
 
+// SystemDir is the folder of the plugins installed for every user of the
+// machine, searched last.
+const SystemDir = "/usr/lib/delego/plugins"
+
 // SearchDirs returns where plugins are looked for, in order: the
-// directories of $DELEGO_PLUGIN_PATH, then the directory of the running
-// executable. Empty entries and repeats are dropped; a relative entry is
-// kept as written, for Search to refuse by name.
-func SearchDirs() []string {
+// directories of $DELEGO_PLUGIN_PATH, the directory of the running
+// executable, the user's folder (UserDir) and the system's (SystemDir).
+// Empty entries and repeats are dropped; a relative entry of
+// $DELEGO_PLUGIN_PATH is kept as written, for Search to refuse by name.
+func SearchDirs() []string { return searchDirs(SystemDir) }
+
+// searchDirs is SearchDirs with system as the system's folder.
+func searchDirs(system string) []string {
 	var dirs []string
 	add := func(d string) {
 		if d != "" && !slices.Contains(dirs, d) {
@@ -46,7 +54,25 @@ func SearchDirs() []string {
 		}
 		add(filepath.Dir(exe))
 	}
+	add(UserDir())
+	add(system)
 	return dirs
+}
+
+// UserDir is the folder of the plugins one user installs for themselves:
+// $XDG_DATA_HOME/delego/plugins, or ~/.local/share/delego/plugins when
+// $XDG_DATA_HOME is unset or relative (the XDG Base Directory rule); ""
+// when there is no home directory either.
+func UserDir() string {
+	data := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(data) {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return ""
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "delego", "plugins")
 }
 
 // Found is a plugin binary found in the search directories.

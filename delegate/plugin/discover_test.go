@@ -213,3 +213,62 @@ func TestSearchRefusesRelativeDirs(t *testing.T) {
 		t.Errorf("with AllowInsecure: Find = %q, %v, want the binary in %s/bin", p, err, wd)
 	}
 }
+
+// TestSearchFolders: after $DELEGO_PLUGIN_PATH and the executable's
+// directory come the user's folder ($XDG_DATA_HOME/delego/plugins, else
+// ~/.local/share/delego/plugins) and the system's, and plugins in them are
+// found, the user's shadowing the system's.
+func TestSearchFolders(t *testing.T) {
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	env, data, home, system := filepath.Join(top, "env"), filepath.Join(top, "data"), filepath.Join(top, "home"), filepath.Join(top, "system")
+	user := filepath.Join(data, "delego", "plugins")
+	for _, d := range []string{env, user, system} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	t.Setenv(plugin.EnvPath, env)
+	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("HOME", home)
+	exe, err := os.Executable()
+	must(t, err)
+	exe, err = filepath.EvalSymlinks(exe)
+	must(t, err)
+
+	dirs := plugin.SearchDirsWith(system)
+	if want := []string{env, filepath.Dir(exe), user, system}; !slices.Equal(dirs, want) {
+		t.Fatalf("SearchDirs() = %q, want %q", dirs, want)
+	}
+	if got := plugin.SearchDirs(); got[len(got)-1] != plugin.SystemDir {
+		t.Errorf("SearchDirs() = %q, want %s last", got, plugin.SystemDir)
+	}
+	fromEnv := fakePlugin(t, env, "a")
+	fromUser := fakePlugin(t, user, "b")
+	hidden := fakePlugin(t, system, "b")
+	fromSystem := fakePlugin(t, system, "c")
+	s := plugin.Search{Dirs: dirs}
+	for name, want := range map[string]string{"a": fromEnv, "b": fromUser, "c": fromSystem} {
+		if p, err := s.Find(name); err != nil || p != want {
+			t.Errorf("Find(%s) = %q, %v, want %s", name, p, err, want)
+		}
+	}
+	found, err := s.Discover()
+	must(t, err)
+	if len(found) != 3 || found[1].Path != fromUser || !slices.Equal(found[1].Shadowed, []string{hidden}) {
+		t.Errorf("Discover() = %+v, want a, b (from %s, shadowing %s) and c", found, user, hidden)
+	}
+
+	// An unset or relative $XDG_DATA_HOME means ~/.local/share (the XDG
+	// rule): a relative one is not refused, as it would be in
+	// $DELEGO_PLUGIN_PATH, since delego does not read it as a search path.
+	want := filepath.Join(home, ".local", "share", "delego", "plugins")
+	for _, v := range []string{"", "relative/data"} {
+		t.Setenv("XDG_DATA_HOME", v)
+		if got := plugin.UserDir(); got != want {
+			t.Errorf("$XDG_DATA_HOME=%q: UserDir() = %q, want %q", v, got, want)
+		}
+	}
+	t.Setenv("HOME", "")
+	if got := plugin.UserDir(); got != "" {
+		t.Errorf("no $XDG_DATA_HOME, no $HOME: UserDir() = %q, want none", got)
+	}
+}

@@ -173,7 +173,7 @@ func TestDiscover(t *testing.T) {
 	dirs := SearchDirs()
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
-	if len(dirs) != 3 || dirs[0] != a || dirs[1] != b || dirs[2] != filepath.Dir(exe) {
+	if len(dirs) != 5 || dirs[0] != a || dirs[1] != b || dirs[2] != filepath.Dir(exe) || dirs[3] != UserDir() || dirs[4] != SystemDir {
 		t.Errorf("SearchDirs() = %q", dirs)
 	}
 }
