@@ -100,17 +100,18 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 	return delegate.Unavailable(name, err)
 }
 
-// Discover lists the plugin binaries in the search directories (see
-// plugin.Search.Discover); a refused one says how to run it anyway.
-func (p Plugins) Discover() ([]plugin.Found, error) {
-	found, err := p.Search().Discover()
+// Discover lists the plugin binaries in the search directories and the
+// files named like one that it skipped (see plugin.Search.List); a refused
+// binary says how to run it anyway.
+func (p Plugins) Discover() (plugin.Listing, error) {
+	l, err := p.Search().List()
 	if err != nil {
-		return nil, withOptOut(err)
+		return plugin.Listing{}, withOptOut(err)
 	}
-	for i := range found {
-		found[i].Refused = withOptOut(found[i].Refused)
+	for i := range l.Found {
+		l.Found[i].Refused = withOptOut(l.Found[i].Refused)
 	}
-	return found, nil
+	return l, nil
 }
 
 // Find is the path of the plugin binary delego-NAME in p's search
@@ -145,22 +146,9 @@ func (p Plugins) Options(path string) (*plugin.Options, error) {
 	return opts, nil
 }
 
-// CheckName accepts what can follow "delego-" in a plugin binary's name:
-// lower-case letters, digits, '-' and '_', starting with a letter or digit.
-func CheckName(n string) error {
-	if n == "" {
-		return errors.New("empty delegate name")
-	}
-	for i, r := range n {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		case (r == '-' || r == '_') && i > 0:
-		default:
-			return fmt.Errorf("delegate name %q: only letters, digits, '-' and '_' (not first)", n)
-		}
-	}
-	return nil
-}
+// CheckName accepts what can follow "delego-" in a plugin binary's name
+// (see plugin.CheckName).
+func CheckName(n string) error { return plugin.CheckName(n) }
 
 // delegateName is the delegate name TFLiteSettings.delegate selects, or ""
 // for NONE: CPU kernels only.

@@ -18,8 +18,11 @@ to describe itself and stopped, and delego prints its name, version, plugin
 protocol, path, whether it is usable here (and why not), its devices, and
 the ops it declares with their version ranges. A plugin that another user
 could replace (see --allow-insecure-plugins) is not started: it is listed
-with the reason it is refused. A relative directory in $DELEGO_PLUGIN_PATH
-fails the search.
+with the reason it is refused. A file whose name begins with delego- but
+that is not taken for a plugin (a name a delegate may not have, such as
+delego-My.TPU or delego-x.sh; not executable; a directory; a dangling link)
+is listed with the reason it was skipped. A relative directory in
+$DELEGO_PLUGIN_PATH fails the search.
 
 The cpu delegate also runs in process: --delegate cpu uses the delego-cpu
 plugin when one is found, else delego's own kernels in process (a refused
@@ -45,6 +48,8 @@ JSON fields (stable):
     devices[]      {name, description}
     ops[]          {op (builtin name or custom op name), custom (bool),
                    min_version, max_version, types[] (empty: any)}
+  skipped[]        {path, reason}: the files named delego-... that are not
+                   taken for plugins, and why, in search path order
 
 A plugin that cannot be started or described is listed with its error; the
 exit status is 0 unless the search itself fails.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/delego/delego/delegate"
@@ -270,5 +271,57 @@ func TestSearchFolders(t *testing.T) {
 	t.Setenv("HOME", "")
 	if got := plugin.UserDir(); got != "" {
 		t.Errorf("no $XDG_DATA_HOME, no $HOME: UserDir() = %q, want none", got)
+	}
+}
+
+// TestSearchSkipped: a file named delego-... that cannot be a plugin is
+// listed with the reason it was skipped, and Find names it when it finds
+// no binary of that name; files named otherwise are not delego's business.
+func TestSearchSkipped(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	ok := fakePlugin(t, dir, "ok")
+	fakePlugin(t, dir, "My.TPU")
+	fakePlugin(t, dir, "x.sh")
+	must(t, os.Mkdir(filepath.Join(dir, "delego-dir"), 0o755))
+	must(t, os.Chmod(fakePlugin(t, dir, "noexec"), 0o644))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "delego-fifo"), 0o755))
+	must(t, os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "delego-dangling")))
+	must(t, os.WriteFile(filepath.Join(dir, "README"), nil, 0o644))
+
+	s := plugin.Search{Dirs: []string{dir}}
+	l, err := s.List()
+	must(t, err)
+	if len(l.Found) != 1 || l.Found[0].Path != ok {
+		t.Errorf("Found = %+v, want only %s", l.Found, ok)
+	}
+	const rule = ": a delegate's name takes only letters, digits, '-' and '_' (letters lower-case, '-' and '_' not first)"
+	want := []plugin.Skipped{
+		{"delego-My.TPU", `delegate name "My.TPU" holds 'M'` + rule},
+		{"delego-dangling", "it is a symbolic link to " + filepath.Join(dir, "gone") + ", which does not exist"},
+		{"delego-dir", "it is a directory"},
+		{"delego-fifo", "it is a named pipe, not a program"},
+		{"delego-noexec", "it is not executable (mode 0644); fix: chmod +x " + filepath.Join(dir, "delego-noexec")},
+		{"delego-x.sh", `delegate name "x.sh" holds '.'` + rule},
+	}
+	for i := range want {
+		want[i].Path = filepath.Join(dir, want[i].Path)
+	}
+	if !slices.Equal(l.Skipped, want) {
+		t.Errorf("Skipped:\n%q\nwant\n%q", l.Skipped, want)
+	}
+	if found, err := s.Discover(); err != nil || !slices.EqualFunc(found, l.Found, func(a, b plugin.Found) bool { return a.Path == b.Path }) {
+		t.Errorf("Discover() = %+v, %v, want List's Found", found, err)
+	}
+
+	for _, w := range want[1:5] {
+		name := strings.TrimPrefix(filepath.Base(w.Path), plugin.Prefix)
+		_, err := s.Find(name)
+		if !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "; passed over "+w.Path+": "+w.Reason) {
+			t.Errorf("Find(%s): %v, want ErrUnknownDelegate saying it passed over %s: %s", name, err, w.Path, w.Reason)
+		}
+	}
+	if _, err := s.Find("x.sh"); !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.HasSuffix(err.Error(), want[5].Reason) {
+		t.Errorf("Find(x.sh): %v, want ErrUnknownDelegate saying %q", err, want[5].Reason)
 	}
 }
