@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -149,14 +150,25 @@ func (c *Client) Pid() int {
 	return c.sess.pid
 }
 
-// Support returns the support the plugin declared; when the plugin cannot
-// run here, an error wrapping delegate.ErrNoDevice.
+// Support returns the support the plugin declared. A plugin that cannot
+// run here (no device) but declared its ops all the same is taken as
+// delegate.UnavailableDeclaring takes a delegate: Support returns the
+// declaration, so that partitions and the plan are what they would be with
+// a device, and Compile fails with the error wrapping delegate.ErrNoDevice,
+// subject to fallback. One that declared nothing fails with that error.
 func (c *Client) Support(context.Context) (*delegate.Support, error) {
 	info := c.Info()
-	if !info.Usable {
-		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+	if !info.Usable && len(info.Support.Builtins)+len(info.Support.Custom) == 0 {
+		return nil, info.noDevice()
 	}
 	return info.Support, nil
+}
+
+// noDevice is the error of a plugin that said it cannot run here: Reason,
+// wrapping delegate.ErrNoDevice, whose words it holds once.
+func (i Info) noDevice() error {
+	why := strings.TrimPrefix(i.Reason, delegate.ErrNoDevice.Error()+": ")
+	return fmt.Errorf("%w: %s", delegate.ErrNoDevice, why)
 }
 
 // Devices returns the devices the plugin declared.
@@ -165,9 +177,10 @@ func (c *Client) Devices(context.Context) ([]delegate.Device, error) {
 }
 
 // CheckNodes is the plugin's finer support check, one RPC for all nodes;
-// a plugin without one accepts every node.
+// a plugin without one, or one that cannot run here (its declaration is
+// all there is to go by), accepts every node.
 func (c *Client) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
-	if !c.Info().HasChecker {
+	if info := c.Info(); !info.HasChecker || !info.Usable {
 		vs := make([]delegate.Verdict, len(nodes))
 		for i := range vs {
 			vs[i].Accept = true
@@ -204,7 +217,7 @@ func (c *Client) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 		return nil, err
 	}
 	if info := c.Info(); !info.Usable {
-		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+		return nil, info.noDevice()
 	}
 	resp, err := s.rpc.Compile(ctx, &pluginpb.CompileRequest{Model: p.Model, Settings: p.Settings})
 	if err != nil {

@@ -15,6 +15,8 @@
 //	garbage        returns outputs of the wrong shape and size
 //	protocol       speaks plugin protocol ProtocolVersion+1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
+//	nodevice-declaring  cannot run here, but declares the cpu delegate's
+//	               support beside the delegate.ErrNoDevice error
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
 //	killed-start   is killed (SIGKILL, by itself) before it serves
@@ -85,10 +87,14 @@ type faulty struct {
 func (d *faulty) Name() string { return d.name }
 
 func (d *faulty) Support(ctx context.Context) (*delegate.Support, error) {
-	if d.mode == "nodevice" {
+	sup, err := d.Delegate.Support(ctx)
+	switch d.mode {
+	case "nodevice":
 		return nil, fmt.Errorf("%w: no fault accelerator attached", delegate.ErrNoDevice)
+	case "nodevice-declaring":
+		return sup, fmt.Errorf("%w: no fault accelerator attached", delegate.ErrNoDevice)
 	}
-	return d.Delegate.Support(ctx)
+	return sup, err
 }
 
 func (d *faulty) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
