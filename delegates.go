@@ -28,6 +28,13 @@ type Plugins struct {
 	// Checksums, when set, pin each plugin's SHA-256: a plugin not listed,
 	// or whose sum differs, is not started.
 	Checksums *plugin.Checksums
+	// StrictChecksums makes a plugin that pinning refuses (its SHA-256 is
+	// not the pinned one, or Checksums does not list it) an error of Open
+	// and Plan, whatever the fallback settings say: a binary that is not
+	// the one pinned is a matter of security, not a fault for the CPU to
+	// cover. Without it, such a plugin is unavailable, a compilation error
+	// that the fallback settings decide.
+	StrictChecksums bool
 	// MTLS secures the connection with go-plugin's automatic mutual TLS.
 	MTLS bool
 	// AllowInsecure runs the plugins that plugin.Search refuses: binaries
@@ -54,9 +61,10 @@ func withOptOut(err error) error {
 
 // Open is an Opener: the plugin delego-NAME when the search directories
 // hold one. An accelerator runs only as a plugin process: without its
-// binary, "edgetpu" is unavailable (its declared support is known, so a
-// plan still shows its partitions) and so is any other name, except "cpu",
-// delego's own kernels, which then run in process (the same bytes). A
+// binary, a delegate is unavailable and declares nothing (what it would
+// declare is its plugin's to say: a plan shows no partition for it), except
+// "cpu", delego's own kernels, which then run in process (the same bytes);
+// for "edgetpu" the error says how to install delego-edgetpu. A
 // plugin that is refused as insecure (see AllowInsecure), or that does not
 // start (wrong protocol, checksum mismatch, not listed in the checksums),
 // is unavailable too: neither falls back in process, so the user learns
@@ -82,7 +90,8 @@ const edgetpuCommand = "github.com/delego/delego/plugins/edgetpu/cmd/delego-edge
 
 // withoutPlugin is the delegate called name when Find gave err instead of
 // a plugin binary: delego's kernels for a missing delego-cpu, else
-// unavailable, saying why.
+// unavailable, saying why (and, for a missing delego-edgetpu, how to
+// install it).
 func withoutPlugin(name string, err error) delegate.Delegate {
 	switch {
 	case errors.Is(err, plugin.ErrInsecure):
@@ -94,10 +103,21 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 	default:
 		err = fmt.Errorf("%w (built in: %s)", err, cpu.Name)
 	}
-	if name == edgetpuinfo.Name {
-		return delegate.UnavailableDeclaring(name, edgetpuinfo.Declared(), err)
-	}
 	return delegate.Unavailable(name, err)
+}
+
+// checkPinned returns, with StrictChecksums, the error of the first of ds
+// that pinning refused; nil otherwise.
+func (p Plugins) checkPinned(ds []delegate.Delegate) error {
+	if !p.StrictChecksums {
+		return nil
+	}
+	for _, d := range ds {
+		if err := delegate.WhyUnavailable(d); errors.Is(err, plugin.ErrChecksum) {
+			return fmt.Errorf("delegate %s: %w (strict checksums: no fallback)", d.Name(), err)
+		}
+	}
+	return nil
 }
 
 // Discover lists the plugin binaries in the search directories and the
