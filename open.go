@@ -113,6 +113,12 @@ func WithChecksumsFile(file string) Option {
 	return func(o *options) { o.plugins.Checksums, o.checksumFile = nil, file }
 }
 
+// WithStrictChecksums makes a plugin that the checksums refuse (its SHA-256
+// is not the pinned one, or it is not listed) an error of Open and Plan,
+// whatever the fallback settings say (see Plugins.StrictChecksums). It is
+// the command line's --strict-checksums.
+func WithStrictChecksums() Option { return func(o *options) { o.plugins.StrictChecksums = true } }
+
 // WithInsecurePlugins runs the plugins that discovery refuses as insecure
 // (see Plugins.AllowInsecure): binaries another user could replace, and
 // relative search directories. It is the command line's
@@ -188,6 +194,9 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 		return nil, err
 	}
 	plugins := o.plugins
+	if plugins.StrictChecksums && plugins.Checksums == nil && o.checksumFile == "" {
+		return nil, errors.New("strict checksums need checksums to hold the plugins to: give them with --plugin-checksums FILE, or delego.WithChecksums or WithChecksumsFile in Go")
+	}
 	if o.checksumFile != "" {
 		if plugins.Checksums, err = plugin.ReadChecksums(o.checksumFile); err != nil {
 			return nil, err

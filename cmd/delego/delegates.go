@@ -80,12 +80,14 @@ func (f *delegationFlags) define(fs *flag.FlagSet) {
 // plan and plugins.
 type pluginFlags struct {
 	checksums string // --plugin-checksums FILE
+	strict    bool   // --strict-checksums
 	mtls      bool   // --plugin-mtls
 	insecure  bool   // --allow-insecure-plugins
 }
 
 func (f *pluginFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.checksums, "plugin-checksums", "", "")
+	fs.BoolVar(&f.strict, "strict-checksums", false, "")
 	fs.BoolVar(&f.mtls, "plugin-mtls", false, "")
 	fs.BoolVar(&f.insecure, "allow-insecure-plugins", false, "")
 }
@@ -95,6 +97,9 @@ func (f *pluginFlags) options() []delego.Option {
 	var opts []delego.Option
 	if f.checksums != "" {
 		opts = append(opts, delego.WithChecksumsFile(f.checksums))
+	}
+	if f.strict {
+		opts = append(opts, delego.WithStrictChecksums())
 	}
 	if f.mtls {
 		opts = append(opts, delego.WithPluginMTLS())
@@ -108,7 +113,7 @@ func (f *pluginFlags) options() []delego.Option {
 // host reads the checksums file, if any, and returns the plugin host.
 func (f *pluginFlags) host() (pluginHost, error) {
 	h := defaultHost()
-	h.MTLS, h.AllowInsecure = f.mtls, f.insecure
+	h.MTLS, h.AllowInsecure, h.StrictChecksums = f.mtls, f.insecure, f.strict
 	if f.checksums != "" {
 		sums, err := plugin.ReadChecksums(f.checksums)
 		if err != nil {
@@ -124,7 +129,12 @@ const pluginFlagsHelp = `  --plugin-checksums FILE
                    run only plugins whose SHA-256 is pinned in FILE (lines
                    "HEX  NAME" as sha256sum writes them; NAME a path or a
                    base name such as delego-cpu); a plugin not listed, or
-                   whose sum differs, is not started
+                   whose sum differs, is not started: it is unavailable, a
+                   compilation error the fallback settings decide
+  --strict-checksums
+                   with --plugin-checksums, a plugin not listed, or whose
+                   sum differs, stops a run or a plan whatever the fallback
+                   settings say; the error names the plugin and both sums
   --plugin-mtls    secure the connection to each plugin with go-plugin's
                    automatic mutual TLS
   --allow-insecure-plugins  run the plugins delego otherwise refuses

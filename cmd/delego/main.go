@@ -22,7 +22,8 @@
 //	delego version
 //
 // DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
-// [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]: the
+// [--plugin-checksums FILE] [--strict-checksums] [--plugin-mtls]
+// [--allow-insecure-plugins]: the
 // delegates in priority order, each a plugin process (the binary
 // delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, beside
 // delego, in ~/.local/share/delego/plugins or in /usr/lib/delego/plugins,
