@@ -131,10 +131,10 @@ const pluginFlagsHelp = `  --plugin-checksums FILE
                    base name such as delego-cpu); a plugin not listed, or
                    whose sum differs, is not started: it is unavailable, a
                    compilation error the fallback settings decide
-  --strict-checksums
-                   with --plugin-checksums, a plugin not listed, or whose
-                   sum differs, stops a run or a plan whatever the fallback
-                   settings say; the error names the plugin and both sums
+  --strict-checksums  with --plugin-checksums: a plugin not listed, or
+                   whose sum differs, stops a run or a plan whatever the
+                   fallback settings say; the error names the plugin and
+                   both sums
   --plugin-mtls    secure the connection to each plugin with go-plugin's
                    automatic mutual TLS
   --allow-insecure-plugins  run the plugins delego otherwise refuses
