@@ -48,7 +48,12 @@ type Options struct {
 	// StartTimeout bounds a start (process, handshake, Describe) when the
 	// context has no earlier deadline; 0 means 30 seconds.
 	StartTimeout time.Duration
-	// Stderr, when set, also receives the plugin's standard error.
+	// Stderr, when set, also receives the plugin's standard error as it
+	// comes, a whole line per Write, each after the plugin's name in
+	// brackets ("[xnnpack] ..."); a last line the process did not end is
+	// ended when it stops. Without it, the host keeps only the tail, for
+	// the error of a plugin that crashes. Clients that share a writer
+	// write to it concurrently (os.Stderr is safe for that).
 	Stderr io.Writer
 
 	// regionsByPath makes regions files, as for a plugin without the

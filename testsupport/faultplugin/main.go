@@ -19,6 +19,10 @@
 //	               support beside the delegate.ErrNoDevice error
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
+//	chatty         behaves, and writes to its stderr: a line on its file
+//	               descriptor 2 as it starts, and at each Invoke N (through
+//	               os.Stderr, which go-plugin forwards) "invoke N" in two
+//	               pieces, then "unfinished" without a newline
 //	killed-start   is killed (SIGKILL, by itself) before it serves
 //	stopped-start  stops itself (SIGSTOP) before it serves, as a plugin
 //	               stopped while it starts
@@ -70,6 +74,8 @@ func main() {
 	case "checker":
 		plugin.Serve(checker{d})
 		return
+	case "chatty":
+		fmt.Fprintln(os.Stderr, "chatty plugin starting")
 	case "protocol":
 		cfg := plugin.ServeConfig(d)
 		cfg.HandshakeConfig.ProtocolVersion = plugin.ProtocolVersion + 1
@@ -124,7 +130,8 @@ func (checker) CheckNodes(_ context.Context, model []byte, nodes []int) ([]deleg
 
 type faultyExe struct {
 	delegate.Executable
-	mode string
+	mode    string
+	invokes int // chatty: Invokes so far (Invoke is never called concurrently on one executable)
 }
 
 // Threads implements delegate.Threaded: one, the caller's.
@@ -138,6 +145,13 @@ func (e *faultyExe) Invoke(ctx context.Context, in, out []*tensor.Tensor) error 
 		os.Exit(7)
 	case "error-invoke":
 		return fmt.Errorf("fault plugin: invoke failed: %s", strings.Repeat("x", 10<<10))
+	case "chatty":
+		e.invokes++
+		if e.invokes > 1 {
+			fmt.Fprintln(os.Stderr) // ends the last one's "unfinished"
+		}
+		fmt.Fprint(os.Stderr, "inv")
+		fmt.Fprintf(os.Stderr, "oke %d\nunfinished", e.invokes)
 	}
 	if err := e.Executable.Invoke(ctx, in, out); err != nil || e.mode != "wrong" {
 		return err
