@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -37,6 +38,12 @@ type Plugins struct {
 	StrictChecksums bool
 	// MTLS secures the connection with go-plugin's automatic mutual TLS.
 	MTLS bool
+	// Stderr, when set, receives each plugin's standard error as it
+	// comes, a whole line per Write after the plugin's name, as in
+	// "[xnnpack] ..." (see plugin.Options.Stderr); it must be safe for
+	// concurrent use (os.Stderr is). Nil hides it: only its tail is kept,
+	// for the error of a plugin that crashes.
+	Stderr io.Writer
 	// AllowInsecure runs the plugins that plugin.Search refuses: binaries
 	// another user could replace (written by every user, owned by someone
 	// other than the user running delego and root, or in such a
@@ -153,9 +160,9 @@ func (p Plugins) Search() plugin.Search {
 }
 
 // Options are the plugin options for the binary at path: its pinned
-// checksum, if any, mTLS and the start timeout.
+// checksum, if any, mTLS, the start timeout and where its stderr goes.
 func (p Plugins) Options(path string) (*plugin.Options, error) {
-	opts := &plugin.Options{AutoMTLS: p.MTLS, StartTimeout: p.StartTimeout}
+	opts := &plugin.Options{AutoMTLS: p.MTLS, StartTimeout: p.StartTimeout, Stderr: p.Stderr}
 	if p.Checksums != nil {
 		sum, err := p.Checksums.For(path)
 		if err != nil {

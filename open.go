@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/delego/delego/core"
@@ -118,6 +119,13 @@ func WithChecksumsFile(file string) Option {
 // whatever the fallback settings say (see Plugins.StrictChecksums). It is
 // the command line's --strict-checksums.
 func WithStrictChecksums() Option { return func(o *options) { o.plugins.StrictChecksums = true } }
+
+// WithPluginStderr streams each plugin's standard error to w as it comes,
+// a whole line per Write after the plugin's name, as in "[xnnpack] ..."
+// (see Plugins.Stderr); w must be safe for concurrent use (os.Stderr is).
+// Without it a plugin's stderr is hidden, but for the tail that the error
+// of a plugin that crashes quotes. It is the command line's -v.
+func WithPluginStderr(w io.Writer) Option { return func(o *options) { o.plugins.Stderr = w } }
 
 // WithInsecurePlugins runs the plugins that discovery refuses as insecure
 // (see Plugins.AllowInsecure): binaries another user could replace, and

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/delego/delego"
@@ -333,6 +334,31 @@ type env struct {
 	// devices lists the Edge TPUs for "delego devices" and "delego
 	// pipeline"; nil: the delego-edgetpu plugin does.
 	devices func(context.Context) (*edgetpuinfo.Devices, error)
+}
+
+// withPluginLogs is what -v (verbose) makes of a command's stderr: the
+// writer the command and its plugins then share, under one lock, and the
+// option that streams each plugin's stderr to it, a whole line at a time
+// after the plugin's name ("[xnnpack] ..."). Without -v, stderr as it is
+// and no option: a plugin's stderr stays hidden unless it crashes.
+func withPluginLogs(verbose bool, stderr io.Writer) (io.Writer, []delego.Option) {
+	if !verbose {
+		return stderr, nil
+	}
+	w := &lockedWriter{w: stderr}
+	return w, []delego.Option{delego.WithPluginStderr(w)}
+}
+
+// lockedWriter makes a writer safe for concurrent use: one Write at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // closeAfter closes c as a command ends. A failure to close after the
