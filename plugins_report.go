@@ -30,7 +30,8 @@ type PluginsReport struct {
 	InProcess  []string       `json:"in_process"`  // the delegates that run in process when no plugin is found
 	Plugins    []PluginReport `json:"plugins"`     // one per name, sorted by name
 	// Skipped are the files named delego-... that are not taken for
-	// plugins, and why, in the order of the search path.
+	// plugins, and the search directories that cannot be read, and why,
+	// in the order of the search path.
 	Skipped []plugin.Skipped `json:"skipped"`
 }
 
@@ -207,7 +208,7 @@ func (r *PluginsReport) write(w io.Writer) {
 		wrapList(w, "            ", items, 78)
 	}
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "\nskipped (named %s..., but not plugins):\n", plugin.Prefix)
+		fmt.Fprint(w, "\nskipped:\n")
 		for _, sk := range r.Skipped {
 			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
 		}

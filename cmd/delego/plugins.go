@@ -21,7 +21,8 @@ could replace (see --allow-insecure-plugins) is not started: it is listed
 with the reason it is refused. A file whose name begins with delego- but
 that is not taken for a plugin (a name a delegate may not have, such as
 delego-My.TPU or delego-x.sh; not executable; a directory; a dangling link)
-is listed with the reason it was skipped. A relative directory in
+is listed with the reason it was skipped, as is a directory of the search
+path that cannot be read. A relative directory in
 $DELEGO_PLUGIN_PATH fails the search.
 
 The cpu delegate also runs in process: --delegate cpu uses the delego-cpu
@@ -49,7 +50,8 @@ JSON fields (stable):
     ops[]          {op (builtin name or custom op name), custom (bool),
                    min_version, max_version, types[] (empty: any)}
   skipped[]        {path, reason}: the files named delego-... that are not
-                   taken for plugins, and why, in search path order
+                   taken for plugins, and the directories of the search path
+                   that cannot be read, and why, in search path order
 
 A plugin that cannot be started or described is listed with its error; the
 exit status is 0 unless the search itself fails.

@@ -173,8 +173,9 @@ func (s Search) Discover() ([]Found, error) {
 // List lists the plugin binaries in the directories, as Discover does, and
 // the files named delego-... that it skipped, saying why: a name that is
 // not a plugin's (delego-My.TPU, delego-x.sh), a file that is not
-// executable, a directory, a dangling symbolic link. A directory that does
-// not exist is passed over; one that cannot be read is an error.
+// executable, a directory, a dangling symbolic link. A search directory
+// that does not exist is passed over; one that cannot be read is skipped
+// too, saying why, so that one unreadable folder does not hide the others.
 func (s Search) List() (Listing, error) {
 	dirs, err := s.dirs()
 	if err != nil {
@@ -188,7 +189,8 @@ func (s Search) List() (Listing, error) {
 			continue
 		}
 		if err != nil {
-			return Listing{}, fmt.Errorf("look for plugins in %s: %w", d, errors.Unwrap(err))
+			l.Skipped = append(l.Skipped, Skipped{d, "this search directory cannot be read: " + cause(err)})
+			continue
 		}
 		for _, e := range entries {
 			rest, ok := strings.CutPrefix(e.Name(), Prefix)
@@ -277,6 +279,15 @@ func CheckName(name string) error {
 	return nil
 }
 
+// cause is what the system said of a file operation that failed ("permission
+// denied"), without the operation and path that the message around it names.
+func cause(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // absent is whyNotBinary's answer for a path where there is no file at all.
 const absent = "there is no such file"
 
@@ -291,7 +302,7 @@ func whyNotBinary(p string) string {
 		return absent
 	}
 	if err != nil {
-		return "it cannot be examined: " + errors.Unwrap(err).Error()
+		return "it cannot be examined: " + cause(err)
 	}
 	mode := st.Mode()
 	switch {

@@ -277,6 +277,8 @@ func TestSearchFolders(t *testing.T) {
 // TestSearchSkipped: a file named delego-... that cannot be a plugin is
 // listed with the reason it was skipped, and Find names it when it finds
 // no binary of that name; files named otherwise are not delego's business.
+// A search directory that cannot be read is skipped, saying why, and the
+// others are still searched.
 func TestSearchSkipped(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
@@ -289,7 +291,9 @@ func TestSearchSkipped(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "delego-dangling")))
 	must(t, os.WriteFile(filepath.Join(dir, "README"), nil, 0o644))
 
-	s := plugin.Search{Dirs: []string{dir}}
+	notDir := filepath.Join(t.TempDir(), "file")
+	must(t, os.WriteFile(notDir, nil, 0o644))
+	s := plugin.Search{Dirs: []string{dir, notDir}}
 	l, err := s.List()
 	must(t, err)
 	if len(l.Found) != 1 || l.Found[0].Path != ok {
@@ -307,6 +311,7 @@ func TestSearchSkipped(t *testing.T) {
 	for i := range want {
 		want[i].Path = filepath.Join(dir, want[i].Path)
 	}
+	want = append(want, plugin.Skipped{Path: notDir, Reason: "this search directory cannot be read: not a directory"})
 	if !slices.Equal(l.Skipped, want) {
 		t.Errorf("Skipped:\n%q\nwant\n%q", l.Skipped, want)
 	}
