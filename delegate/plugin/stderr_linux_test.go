@@ -1,6 +1,8 @@
 package plugin_test
 
 import (
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -20,8 +22,41 @@ func (c lineChan) Write(p []byte) (int, error) {
 // written, a whole line per Write after the plugin's name: what it wrote
 // on its file descriptor 2 as it started, and what it writes through
 // os.Stderr while it serves (which go-plugin forwards in pieces), each
-// line as soon as it is ended, and nothing else.
+// line as soon as it is ended, and nothing else. Once the plugin is
+// closed, the host holds no more file descriptors or goroutines than
+// before it started it (the second time: the first start makes what the
+// process keeps, such as the network poller).
 func TestStderrLines(t *testing.T) {
+	chatty(t)
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+	chatty(t)
+	if n := openFDs(t); n > fds {
+		t.Errorf("%d file descriptors open after the plugin closed, %d before", n, fds)
+	}
+	// go-plugin's copy of the forwarded stderr ends as the connection
+	// closes, a moment after Close returns: wait for it, within a bound.
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after the plugin closed, %d before", n, goroutines)
+	}
+}
+
+// openFDs counts the file descriptors the test process holds.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("count open files: %v", err)
+	}
+	return len(es)
+}
+
+// chatty runs the chatty fault plugin twice and closes it, checking the
+// lines its stderr gives.
+func chatty(t *testing.T) {
+	t.Helper()
 	lines := make(lineChan, 64)
 	p := open(t, "fault-chatty", &plugin.Options{Stderr: lines})
 	it, err := interp(t, shared.GoldenCaseNamed(t, "split_concat__seed1"), nil, p)
