@@ -67,7 +67,10 @@ func (c *Config) Open(ctx context.Context, path string) (*Interpreter, error) {
 // (m.Path) names it in messages and locates its CPU twin.
 func (c *Config) OpenModel(ctx context.Context, m *model.Model) (*Interpreter, error) {
 	path := m.Path()
-	d, copts := c.start(ctx, c.s, path)
+	d, copts, err := c.start(ctx, c.s, path)
+	if err != nil {
+		return nil, err
+	}
 	it, err := core.NewInterpreterContext(ctx, m, &copts)
 	if err != nil {
 		err = explainUnsupported(m, path, err)
@@ -97,13 +100,17 @@ func (c *Config) Opener() Opener {
 // start opens the delegates of s, in priority order, for the model at path
 // and returns them with the core.Options that run the model on them: the
 // kernels, the profiler, the watchdog, the restarts and the CPU twin.
-// The caller closes the Delegation.
-func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
+// The caller closes the Delegation. With strict checksums, a plugin that
+// pinning refused is an error here, and nothing is left open.
+func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options, error) {
 	d := startDelegates(ctx, s.names, s.settings, c.o.threads, c.Opener())
+	if err := s.plugins.checkPinned(d.Delegates); err != nil {
+		return nil, core.Options{}, errors.Join(err, d.Close())
+	}
 	copts := d.Options()
 	copts.Registry, copts.Profiler = c.o.registry, c.o.profiler
 	copts.Twin, copts.Watchdog, copts.Restarts = twinFor(path, c.o.twin), c.o.watchdog, c.o.restarts
-	return d, copts
+	return d, copts, nil
 }
 
 // OnSettings is c with its interpreters run on settings s instead (a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -28,8 +29,21 @@ type Plugins struct {
 	// Checksums, when set, pin each plugin's SHA-256: a plugin not listed,
 	// or whose sum differs, is not started.
 	Checksums *plugin.Checksums
+	// StrictChecksums makes a plugin that pinning refuses (its SHA-256 is
+	// not the pinned one, or Checksums does not list it) an error of Open
+	// and Plan, whatever the fallback settings say: a binary that is not
+	// the one pinned is a matter of security, not a fault for the CPU to
+	// cover. Without it, such a plugin is unavailable, a compilation error
+	// that the fallback settings decide.
+	StrictChecksums bool
 	// MTLS secures the connection with go-plugin's automatic mutual TLS.
 	MTLS bool
+	// Stderr, when set, receives each plugin's standard error as it
+	// comes, a whole line per Write after the plugin's name, as in
+	// "[xnnpack] ..." (see plugin.Options.Stderr); it must be safe for
+	// concurrent use (os.Stderr is). Nil hides it: only its tail is kept,
+	// for the error of a plugin that crashes.
+	Stderr io.Writer
 	// AllowInsecure runs the plugins that plugin.Search refuses: binaries
 	// another user could replace (written by every user, owned by someone
 	// other than the user running delego and root, or in such a
@@ -54,9 +68,10 @@ func withOptOut(err error) error {
 
 // Open is an Opener: the plugin delego-NAME when the search directories
 // hold one. An accelerator runs only as a plugin process: without its
-// binary, "edgetpu" is unavailable (its declared support is known, so a
-// plan still shows its partitions) and so is any other name, except "cpu",
-// delego's own kernels, which then run in process (the same bytes). A
+// binary, a delegate is unavailable and declares nothing (what it would
+// declare is its plugin's to say: a plan shows no partition for it), except
+// "cpu", delego's own kernels, which then run in process (the same bytes);
+// for "edgetpu" the error says how to install delego-edgetpu. A
 // plugin that is refused as insecure (see AllowInsecure), or that does not
 // start (wrong protocol, checksum mismatch, not listed in the checksums),
 // is unavailable too: neither falls back in process, so the user learns
@@ -82,7 +97,8 @@ const edgetpuCommand = "github.com/delego/delego/plugins/edgetpu/cmd/delego-edge
 
 // withoutPlugin is the delegate called name when Find gave err instead of
 // a plugin binary: delego's kernels for a missing delego-cpu, else
-// unavailable, saying why.
+// unavailable, saying why (and, for a missing delego-edgetpu, how to
+// install it).
 func withoutPlugin(name string, err error) delegate.Delegate {
 	switch {
 	case errors.Is(err, plugin.ErrInsecure):
@@ -94,23 +110,35 @@ func withoutPlugin(name string, err error) delegate.Delegate {
 	default:
 		err = fmt.Errorf("%w (built in: %s)", err, cpu.Name)
 	}
-	if name == edgetpuinfo.Name {
-		return delegate.UnavailableDeclaring(name, edgetpuinfo.Declared(), err)
-	}
 	return delegate.Unavailable(name, err)
 }
 
-// Discover lists the plugin binaries in the search directories (see
-// plugin.Search.Discover); a refused one says how to run it anyway.
-func (p Plugins) Discover() ([]plugin.Found, error) {
-	found, err := p.Search().Discover()
+// checkPinned returns, with StrictChecksums, the error of the first of ds
+// that pinning refused; nil otherwise.
+func (p Plugins) checkPinned(ds []delegate.Delegate) error {
+	if !p.StrictChecksums {
+		return nil
+	}
+	for _, d := range ds {
+		if err := delegate.WhyUnavailable(d); errors.Is(err, plugin.ErrChecksum) {
+			return fmt.Errorf("delegate %s: %w (strict checksums: no fallback)", d.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Discover lists the plugin binaries in the search directories and the
+// files named like one that it skipped (see plugin.Search.List); a refused
+// binary says how to run it anyway.
+func (p Plugins) Discover() (plugin.Listing, error) {
+	l, err := p.Search().List()
 	if err != nil {
-		return nil, withOptOut(err)
+		return plugin.Listing{}, withOptOut(err)
 	}
-	for i := range found {
-		found[i].Refused = withOptOut(found[i].Refused)
+	for i := range l.Found {
+		l.Found[i].Refused = withOptOut(l.Found[i].Refused)
 	}
-	return found, nil
+	return l, nil
 }
 
 // Find is the path of the plugin binary delego-NAME in p's search
@@ -132,9 +160,9 @@ func (p Plugins) Search() plugin.Search {
 }
 
 // Options are the plugin options for the binary at path: its pinned
-// checksum, if any, mTLS and the start timeout.
+// checksum, if any, mTLS, the start timeout and where its stderr goes.
 func (p Plugins) Options(path string) (*plugin.Options, error) {
-	opts := &plugin.Options{AutoMTLS: p.MTLS, StartTimeout: p.StartTimeout}
+	opts := &plugin.Options{AutoMTLS: p.MTLS, StartTimeout: p.StartTimeout, Stderr: p.Stderr}
 	if p.Checksums != nil {
 		sum, err := p.Checksums.For(path)
 		if err != nil {
@@ -145,22 +173,9 @@ func (p Plugins) Options(path string) (*plugin.Options, error) {
 	return opts, nil
 }
 
-// CheckName accepts what can follow "delego-" in a plugin binary's name:
-// lower-case letters, digits, '-' and '_', starting with a letter or digit.
-func CheckName(n string) error {
-	if n == "" {
-		return errors.New("empty delegate name")
-	}
-	for i, r := range n {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		case (r == '-' || r == '_') && i > 0:
-		default:
-			return fmt.Errorf("delegate name %q: only letters, digits, '-' and '_' (not first)", n)
-		}
-	}
-	return nil
-}
+// CheckName accepts what can follow "delego-" in a plugin binary's name
+// (see plugin.CheckName).
+func CheckName(n string) error { return plugin.CheckName(n) }
 
 // delegateName is the delegate name TFLiteSettings.delegate selects, or ""
 // for NONE: CPU kernels only.

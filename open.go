@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/delego/delego/core"
@@ -95,8 +96,9 @@ func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
 func WithCPUTwin(path string) Option { return func(o *options) { o.twin = path } }
 
 // WithPluginDirs sets the directories searched for plugin binaries, in
-// order, instead of plugin.SearchDirs() ($DELEGO_PLUGIN_PATH, then the
-// executable's directory). No directories: no plugin is found.
+// order, instead of plugin.SearchDirs() ($DELEGO_PLUGIN_PATH, the
+// executable's directory, the user's and the system's plugin folders). No
+// directories: no plugin is found.
 func WithPluginDirs(dirs ...string) Option {
 	return func(o *options) { o.plugins.Dirs = append([]string{}, dirs...) }
 }
@@ -111,6 +113,19 @@ func WithChecksums(sums *plugin.Checksums) Option {
 func WithChecksumsFile(file string) Option {
 	return func(o *options) { o.plugins.Checksums, o.checksumFile = nil, file }
 }
+
+// WithStrictChecksums makes a plugin that the checksums refuse (its SHA-256
+// is not the pinned one, or it is not listed) an error of Open and Plan,
+// whatever the fallback settings say (see Plugins.StrictChecksums). It is
+// the command line's --strict-checksums.
+func WithStrictChecksums() Option { return func(o *options) { o.plugins.StrictChecksums = true } }
+
+// WithPluginStderr streams each plugin's standard error to w as it comes,
+// a whole line per Write after the plugin's name, as in "[xnnpack] ..."
+// (see Plugins.Stderr); w must be safe for concurrent use (os.Stderr is).
+// Without it a plugin's stderr is hidden, but for the tail that the error
+// of a plugin that crashes quotes. It is the command line's -v.
+func WithPluginStderr(w io.Writer) Option { return func(o *options) { o.plugins.Stderr = w } }
 
 // WithInsecurePlugins runs the plugins that discovery refuses as insecure
 // (see Plugins.AllowInsecure): binaries another user could replace, and
@@ -187,6 +202,9 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 		return nil, err
 	}
 	plugins := o.plugins
+	if plugins.StrictChecksums && plugins.Checksums == nil && o.checksumFile == "" {
+		return nil, errors.New("strict checksums need checksums to hold the plugins to: give them with --plugin-checksums FILE, or delego.WithChecksums or WithChecksumsFile in Go")
+	}
 	if o.checksumFile != "" {
 		if plugins.Checksums, err = plugin.ReadChecksums(o.checksumFile); err != nil {
 			return nil, err

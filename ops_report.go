@@ -11,7 +11,6 @@ import (
 	"github.com/delego/delego/core/kernels"
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/model/schema"
-	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
 )
 
 // This file gathers the op table "delego ops" prints: every op TensorFlow
@@ -132,15 +131,11 @@ func typeNames(reg kernel.Registration) []string {
 // pluginOps is a plugin's runtime entry and the ops it declares.
 func pluginOps(p PluginReport) (OpsRuntime, []DeclaredOp) {
 	rt := OpsRuntime{Name: p.Name, Path: p.Path, Usable: p.Usable, Reason: p.Reason}
-	switch {
-	case p.Error == "":
-		return rt, p.Ops
-	case p.Name == edgetpuinfo.Name:
-		rt.Reason = p.Error + " (its ops are the ones delego knows it declares)"
-		return rt, opsOf(edgetpuinfo.Declared())
+	if p.Error != "" {
+		rt.Reason = p.Error
+		return rt, nil
 	}
-	rt.Reason = p.Error
-	return rt, nil
+	return rt, p.Ops
 }
 
 // supportOf returns what runtime declares of the op, if it declares it.

@@ -47,27 +47,30 @@ func TestOpsTableNamesEveryOp(t *testing.T) {
 	}
 }
 
-// TestOpsTableEdgeTPUUndescribed: an edgetpu plugin that cannot be
-// described still declares what delego knows it runs, marked unusable;
-// another such plugin declares nothing.
-func TestOpsTableEdgeTPUUndescribed(t *testing.T) {
+// TestOpsTableUndescribed: a plugin that cannot be described declares
+// nothing, the edgetpu plugin as any other (delego knows no plugin's ops but
+// from the plugin), and is marked unusable with its error; one described as
+// unusable here (no device) lists the ops it declares all the same.
+func TestOpsTableUndescribed(t *testing.T) {
 	r := OpsTable(&PluginsReport{Plugins: []PluginReport{
 		{Name: edgetpuinfo.Name, Path: "/p/delego-edgetpu", Error: "it would not start"},
+		{Name: "nodev", Path: "/p/delego-nodev", Reason: "no usable device: found none",
+			Ops: []DeclaredOp{{Op: edgetpuinfo.CustomOp, Custom: true, MinVersion: 1, MaxVersion: 1}}},
 		{Name: "zeta", Path: "/p/delego-zeta", Error: "not a delego plugin"},
 	}})
-	if len(r.Runtimes) != 3 || r.Runtimes[1].Usable || !strings.Contains(r.Runtimes[1].Reason, "it would not start") {
+	if len(r.Runtimes) != 4 || r.Runtimes[1].Usable || !strings.Contains(r.Runtimes[1].Reason, "it would not start") ||
+		r.Runtimes[2].Usable || r.Runtimes[2].Reason != "no usable device: found none" {
 		t.Fatalf("runtimes %+v", r.Runtimes)
 	}
-	for name := range edgetpuinfo.Declared().Custom {
-		row, _ := r.row(name, true)
-		if _, ok := row.supportOf(edgetpuinfo.Name); !ok {
-			t.Errorf("%s: %+v", name, row)
+	for _, row := range r.Ops {
+		for _, name := range []string{edgetpuinfo.Name, "zeta"} {
+			if _, ok := row.supportOf(name); ok {
+				t.Errorf("%s, not described, declares %s", name, row.Op)
+			}
 		}
 	}
-	for _, row := range r.Ops {
-		if _, ok := row.supportOf("zeta"); ok {
-			t.Errorf("zeta declares %s", row.Op)
-		}
+	if row, _ := r.row(edgetpuinfo.CustomOp, true); !slices.ContainsFunc(row.Support, func(s OpSupport) bool { return s.Runtime == "nodev" }) {
+		t.Errorf("%s: %+v, want nodev's declaration", edgetpuinfo.CustomOp, row)
 	}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {

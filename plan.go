@@ -46,7 +46,10 @@ func (c *Config) Plan(ctx context.Context, path string) (_ *core.PlanReport, err
 		// would run it.
 		s.names = []string{edgetpuinfo.Name}
 	}
-	d, copts := c.start(ctx, &s, path)
+	d, copts, err := c.start(ctx, &s, path)
+	if err != nil {
+		return nil, err
+	}
 	defer func() { err = errors.Join(err, d.Close(), closeTwin(copts.Twin)) }()
 	return core.PlanModel(ctx, core.PlanRequest{Model: m, Path: path, Options: copts,
 		Explain: func(err error) error { return explainUnsupported(m, path, err) }})

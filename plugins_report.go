@@ -29,6 +29,10 @@ type PluginsReport struct {
 	SearchPath []string       `json:"search_path"` // the directories searched, in order
 	InProcess  []string       `json:"in_process"`  // the delegates that run in process when no plugin is found
 	Plugins    []PluginReport `json:"plugins"`     // one per name, sorted by name
+	// Skipped are the files named delego-... that are not taken for
+	// plugins, and the search directories that cannot be read, and why,
+	// in the order of the search path.
+	Skipped []plugin.Skipped `json:"skipped"`
 }
 
 // PluginReport is one plugin found, and what it says of itself.
@@ -80,15 +84,16 @@ func (r PluginReport) MarshalJSON() ([]byte, error) {
 // PluginStartTimeout. Only the search itself failing is an error; a plugin
 // that cannot be started or described is listed with its error.
 func (p Plugins) List(ctx context.Context) (*PluginsReport, error) {
-	found, err := p.Discover()
+	l, err := p.Discover()
 	if err != nil {
 		return nil, err
 	}
-	r := &PluginsReport{SearchPath: p.Dirs, InProcess: []string{cpu.Name}, Plugins: []PluginReport{}}
+	r := &PluginsReport{SearchPath: p.Search().Dirs, InProcess: []string{cpu.Name}, Plugins: []PluginReport{},
+		Skipped: append([]plugin.Skipped{}, l.Skipped...)}
 	if r.SearchPath == nil {
 		r.SearchPath = []string{}
 	}
-	for _, f := range found {
+	for _, f := range l.Found {
 		pr := PluginReport{Name: f.Name, Path: f.Path, Shadowed: f.Shadowed, Devices: []delegate.Device{}, Ops: []DeclaredOp{}}
 		if pr.Shadowed == nil {
 			pr.Shadowed = []string{}
@@ -149,8 +154,8 @@ func opsOf(s *delegate.Support) []DeclaredOp {
 
 // WriteText writes r for people, as "delego plugins" prints it: the
 // search path, then per plugin its binary, what it shadows, its version,
-// protocol, whether it is usable, its devices and its ops, then the
-// delegates that run in process.
+// protocol, whether it is usable, its devices and its ops, then the files
+// skipped and why, then the delegates that run in process.
 func (r *PluginsReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	r.write(&b)
@@ -201,6 +206,12 @@ func (r *PluginsReport) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  ops       %d:\n", len(p.Ops))
 		wrapList(w, "            ", items, 78)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprint(w, "\nskipped:\n")
+		for _, sk := range r.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
+		}
 	}
 	fmt.Fprintf(w, "\nin process: %s (used when no %s%s plugin is found)\n", strings.Join(r.InProcess, ", "), plugin.Prefix, cpu.Name)
 }

@@ -11,17 +11,26 @@ import (
 )
 
 // TestPluginsList: a binary that is not a delego plugin is listed with
-// why it could not be described, and the search path and the in-process
-// delegates come with it; an empty directory gives empty lists, never null.
+// why it could not be described, a file named delego-... that is not a
+// plugin with why it was skipped, and the search path and the in-process
+// delegates come with them; an empty directory gives empty lists, never
+// null.
 func TestPluginsList(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "delego-bogus")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\necho hello from a shell script\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "delego-x.sh"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r, err := Plugins{Dirs: []string{dir}}.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
+	}
+	wantSkip := filepath.Join(dir, "delego-x.sh") + `: delegate name "x.sh" holds '.': a delegate's name takes only letters`
+	if len(r.Skipped) != 1 || !strings.HasPrefix(r.Skipped[0].Path+": "+r.Skipped[0].Reason, wantSkip) {
+		t.Errorf("skipped %+v, want %s...", r.Skipped, wantSkip)
 	}
 	if len(r.SearchPath) != 1 || r.SearchPath[0] != dir || len(r.InProcess) != 1 || r.InProcess[0] != "cpu" || len(r.Plugins) != 1 {
 		t.Fatalf("report %+v", r)
@@ -30,7 +39,8 @@ func TestPluginsList(t *testing.T) {
 		t.Errorf("plugin %+v", got)
 	}
 	var b strings.Builder
-	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "\nbogus  "+p+"\n  usable    no: ") {
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "\nbogus  "+p+"\n  usable    no: ") ||
+		!strings.Contains(b.String(), "\nskipped:\n  "+wantSkip) {
 		t.Errorf("text (%v):\n%s", err, b.String())
 	}
 
@@ -38,8 +48,8 @@ func TestPluginsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := json.Marshal(r.Plugins)
-	if err != nil || string(j) != "[]" {
+	j, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(j), `"plugins":[],"skipped":[]`) {
 		t.Errorf("no plugins: %s, %v", j, err)
 	}
 	b.Reset()

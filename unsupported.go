@@ -14,12 +14,11 @@ import (
 // This file words the error of a model some of whose nodes no CPU kernel
 // runs, for Open and Plan alike.
 
-// hasEdgeTPUOp reports whether m holds an op compiled for the Edge TPU: a
-// custom op the edgetpu delegate declares.
+// hasEdgeTPUOp reports whether m holds an op compiled for the Edge TPU:
+// Coral's custom op, edgetpuinfo.CustomOp.
 func hasEdgeTPUOp(m *model.Model) bool {
-	declared := edgetpuinfo.Declared().Custom
 	for _, oc := range m.OpCodes() {
-		if _, ok := declared[oc.Custom]; ok && oc.Custom != "" {
+		if oc.Custom == edgetpuinfo.CustomOp {
 			return true
 		}
 	}

@@ -128,6 +128,12 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 		sup, err = d.Support(ctx)
 		return err
 	})
+	if sup != nil && errors.Is(err, delegate.ErrNoDevice) {
+		// It cannot run here but says what it would take: plan with that,
+		// and let its Compile fail (as delegate.UnavailableDeclaring's),
+		// so that the plan is what it would be with a device.
+		err = nil
+	}
 	if err != nil {
 		if ferr := it.absorb(d, -1, nil, delegate.StageCompile, err); ferr != nil {
 			return ferr

@@ -26,6 +26,9 @@ type Delegate interface {
 	// TFLiteSettings.delegate and --delegate select.
 	Name() string
 	// Support declares the ops, versions and types the delegate accepts.
+	// A delegate that cannot run here fails with an error wrapping
+	// ErrNoDevice, and may declare its support beside it: the host then
+	// plans with that declaration, and Compile must fail.
 	Support(ctx context.Context) (*Support, error)
 	// Compile prepares a partition to run. Constants cross here, once.
 	Compile(ctx context.Context, p *Partition) (Executable, error)

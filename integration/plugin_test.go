@@ -148,8 +148,8 @@ func TestPluginsCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(r.SearchPath, []string{binDir}) {
-		t.Errorf("search path %q, want [%s]", r.SearchPath, binDir)
+	if want := []string{binDir, plugin.UserDir(), plugin.SystemDir}; !slices.Equal(r.SearchPath, want) {
+		t.Errorf("search path %q, want %q: delego's directory, then the user's and the system's plugin folders", r.SearchPath, want)
 	}
 	byName := map[string]int{}
 	for i, p := range r.Plugins {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/delego/delego"
@@ -80,12 +81,14 @@ func (f *delegationFlags) define(fs *flag.FlagSet) {
 // plan and plugins.
 type pluginFlags struct {
 	checksums string // --plugin-checksums FILE
+	strict    bool   // --strict-checksums
 	mtls      bool   // --plugin-mtls
 	insecure  bool   // --allow-insecure-plugins
 }
 
 func (f *pluginFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.checksums, "plugin-checksums", "", "")
+	fs.BoolVar(&f.strict, "strict-checksums", false, "")
 	fs.BoolVar(&f.mtls, "plugin-mtls", false, "")
 	fs.BoolVar(&f.insecure, "allow-insecure-plugins", false, "")
 }
@@ -95,6 +98,9 @@ func (f *pluginFlags) options() []delego.Option {
 	var opts []delego.Option
 	if f.checksums != "" {
 		opts = append(opts, delego.WithChecksumsFile(f.checksums))
+	}
+	if f.strict {
+		opts = append(opts, delego.WithStrictChecksums())
 	}
 	if f.mtls {
 		opts = append(opts, delego.WithPluginMTLS())
@@ -108,7 +114,7 @@ func (f *pluginFlags) options() []delego.Option {
 // host reads the checksums file, if any, and returns the plugin host.
 func (f *pluginFlags) host() (pluginHost, error) {
 	h := defaultHost()
-	h.MTLS, h.AllowInsecure = f.mtls, f.insecure
+	h.MTLS, h.AllowInsecure, h.StrictChecksums = f.mtls, f.insecure, f.strict
 	if f.checksums != "" {
 		sums, err := plugin.ReadChecksums(f.checksums)
 		if err != nil {
@@ -124,7 +130,12 @@ const pluginFlagsHelp = `  --plugin-checksums FILE
                    run only plugins whose SHA-256 is pinned in FILE (lines
                    "HEX  NAME" as sha256sum writes them; NAME a path or a
                    base name such as delego-cpu); a plugin not listed, or
-                   whose sum differs, is not started
+                   whose sum differs, is not started: it is unavailable, a
+                   compilation error the fallback settings decide
+  --strict-checksums  with --plugin-checksums: a plugin not listed, or
+                   whose sum differs, stops a run or a plan whatever the
+                   fallback settings say; the error names the plugin and
+                   both sums
   --plugin-mtls    secure the connection to each plugin with go-plugin's
                    automatic mutual TLS
   --allow-insecure-plugins  run the plugins delego otherwise refuses
@@ -143,8 +154,9 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    run the nodes a delegate supports on it, the delegates in
                    priority order (the flag may also be repeated). Each
                    delegate is a plugin process: the binary delego-NAME,
-                   looked for in the directories of $DELEGO_PLUGIN_PATH, then
-                   beside delego (see "delego plugins"); build them with
+                   looked for in the directories of $DELEGO_PLUGIN_PATH,
+                   beside delego, in $XDG_DATA_HOME/delego/plugins, then in
+                   /usr/lib/delego/plugins (see "delego plugins"); build them with
                    "go build -o bin/ ./...". Without a plugin, "cpu" is
                    delego's own kernels in process (not when its plugin is
                    refused as insecure: see --allow-insecure-plugins); an
@@ -322,6 +334,31 @@ type env struct {
 	// devices lists the Edge TPUs for "delego devices" and "delego
 	// pipeline"; nil: the delego-edgetpu plugin does.
 	devices func(context.Context) (*edgetpuinfo.Devices, error)
+}
+
+// withPluginLogs is what -v (verbose) makes of a command's stderr: the
+// writer the command and its plugins then share, under one lock, and the
+// option that streams each plugin's stderr to it, a whole line at a time
+// after the plugin's name ("[xnnpack] ..."). Without -v, stderr as it is
+// and no option: a plugin's stderr stays hidden unless it crashes.
+func withPluginLogs(verbose bool, stderr io.Writer) (io.Writer, []delego.Option) {
+	if !verbose {
+		return stderr, nil
+	}
+	w := &lockedWriter{w: stderr}
+	return w, []delego.Option{delego.WithPluginStderr(w)}
+}
+
+// lockedWriter makes a writer safe for concurrent use: one Write at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // closeAfter closes c as a command ends. A failure to close after the

@@ -116,7 +116,7 @@ func TestRunEdgeTPUErrors(t *testing.T) {
 			}
 			checkContains(t, "stderr", stderr, c.want...)
 			if noEdgeTPUHere(t) {
-				checkContains(t, "stderr", stderr, `no Edge TPU for coral_settings.device ""`, "1a6e:089a", "18d1:9302", "found none")
+				checkContains(t, "stderr", stderr, "found no Coral USB Accelerators", "1a6e:089a", "18d1:9302")
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Error("a failed run wrote its output")
@@ -292,7 +292,7 @@ func TestInspectBrokenEdgeTPUOptions(t *testing.T) {
 }
 
 // TestRunEdgeTPUWithoutPlugin is a fresh clone: no delego-edgetpu binary
-// anywhere. The Edge TPU partition cannot compile, which with compile
+// anywhere. The edgetpu delegate is unavailable, which with compile
 // fallback hands the model to its CPU twin (the golden bytes), and without
 // it is the error, naming the missing plugin.
 func TestRunEdgeTPUWithoutPlugin(t *testing.T) {
@@ -311,16 +311,18 @@ func TestRunEdgeTPUWithoutPlugin(t *testing.T) {
 	if code != exitError {
 		t.Fatalf("without fallback: status %d, stderr %q", code, stderr)
 	}
-	checkContains(t, "stderr", stderr, "delegate edgetpu: partition 0: compile:", "no plugin binary delego-edgetpu", "go build -o bin/ ./...")
+	checkContains(t, "stderr", stderr, "delegate edgetpu: compile:", "no plugin binary delego-edgetpu", "go build -o bin/ ./...")
 
-	// The plan shows the partition all the same, and why it cannot compile.
+	// Without its plugin, delego does not know what the Edge TPU declares:
+	// the plan has no partition for it, and says on the compiled op why
+	// (the missing plugin and how to install it) and that it runs nowhere.
 	r, err := planJSON(t, env{}, model, "--delegate", "edgetpu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Partitions) != 1 || r.Partitions[0].Delegate != "edgetpu" || !strings.Contains(r.Partitions[0].CannotCompile, "delego-edgetpu") ||
-		r.Partitions[0].Fallback != "error" {
-		t.Errorf("plan partitions %+v", r.Partitions)
+	if len(r.Partitions) != 0 || len(r.CPUNodes) != 1 || len(r.CPUNodes[0].Reasons) != 1 || !r.CPUNodes[0].NoCPUKernel ||
+		!strings.Contains(r.CPUNodes[0].Reasons[0], "edgetpu: unavailable: ") || !strings.Contains(r.CPUNodes[0].Reasons[0], "install it") {
+		t.Errorf("plan partitions %+v, CPU nodes %+v; want none, and edgetpu-custom-op on the CPU naming the missing plugin", r.Partitions, r.CPUNodes)
 	}
 }
 

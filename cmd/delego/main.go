@@ -22,10 +22,12 @@
 //	delego version
 //
 // DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
-// [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]: the
+// [--plugin-checksums FILE] [--strict-checksums] [--plugin-mtls]
+// [--allow-insecure-plugins]: the
 // delegates in priority order, each a plugin process (the binary
-// delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, then beside
-// delego, and refused when another user could replace it unless
+// delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, beside
+// delego, in ~/.local/share/delego/plugins or in /usr/lib/delego/plugins,
+// and refused when another user could replace it unless
 // --allow-insecure-plugins; "cpu" is delego's own kernels: the delego-cpu
 // plugin when found, else in process; "edgetpu" is a Coral USB
 // Accelerator, run only by the delego-edgetpu plugin). A delegate that

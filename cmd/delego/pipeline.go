@@ -79,7 +79,9 @@ Flags:
                    reads a model's (see "delego run -h"); boxes and
                    keypoints are in the pixels of each input's --image
                    picture
-  -v               say which delegate runs where, on standard error
+  -v               say which delegate runs where, on standard error, and
+                   stream each plugin's standard error there, its lines
+                   after its name ("[edgetpu] ...")
   -h               show this help
 
 Delegates:
@@ -203,11 +205,11 @@ func pipelineWith(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil || f == nil {
 		return err
 	}
-	var tpu []delego.Option
+	stderr, more := withPluginLogs(f.verbose, stderr)
 	if len(f.delegation.delegates) == 0 {
-		tpu = append(tpu, delego.WithDefaultDelegates(edgetpuinfo.Name))
+		more = append(more, delego.WithDefaultDelegates(edgetpuinfo.Name))
 	}
-	cfg, err := f.delegation.configure(ctx, "pipeline", 0, e, stderr, tpu...)
+	cfg, err := f.delegation.configure(ctx, "pipeline", 0, e, stderr, more...)
 	if err != nil {
 		return err
 	}

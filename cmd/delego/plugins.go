@@ -9,14 +9,21 @@ const pluginsUsage = `Usage: delego plugins [--json] [--plugin-checksums FILE] [
 
 Lists the delegate plugins delego finds: executables named delego-NAME in the
 directories of $DELEGO_PLUGIN_PATH (separated by ':', searched in order),
-then in the directory of the delego binary. Of several with one name the
+then in the directory of the delego binary, then in the user's folder
+$XDG_DATA_HOME/delego/plugins (~/.local/share/delego/plugins when
+$XDG_DATA_HOME is unset), then in the system's, /usr/lib/delego/plugins. A
+folder that does not exist is passed over. Of several with one name the
 first wins; the others are listed as shadowed. Each plugin is started, asked
 to describe itself and stopped, and delego prints its name, version, plugin
 protocol, path, whether it is usable here (and why not), its devices, and
 the ops it declares with their version ranges. A plugin that another user
 could replace (see --allow-insecure-plugins) is not started: it is listed
-with the reason it is refused. A relative directory in $DELEGO_PLUGIN_PATH
-fails the search.
+with the reason it is refused. A file whose name begins with delego- but
+that is not taken for a plugin (a name a delegate may not have, such as
+delego-My.TPU or delego-x.sh; not executable; a directory; a dangling link)
+is listed with the reason it was skipped, as is a directory of the search
+path that cannot be read. A relative directory in
+$DELEGO_PLUGIN_PATH fails the search.
 
 The cpu delegate also runs in process: --delegate cpu uses the delego-cpu
 plugin when one is found, else delego's own kernels in process (a refused
@@ -42,6 +49,9 @@ JSON fields (stable):
     devices[]      {name, description}
     ops[]          {op (builtin name or custom op name), custom (bool),
                    min_version, max_version, types[] (empty: any)}
+  skipped[]        {path, reason}: the files named delego-... that are not
+                   taken for plugins, and the directories of the search path
+                   that cannot be read, and why, in search path order
 
 A plugin that cannot be started or described is listed with its error; the
 exit status is 0 unless the search itself fails.

@@ -95,7 +95,10 @@ Other flags:
   --threads N      goroutines a kernel may use (default: the settings'
                    cpu_settings.num_threads when positive, else 1)
   -v               report timings, tensors, the plan (delegates, partitions)
-                   and every fallback on standard error
+                   and every fallback on standard error, and stream each
+                   plugin's standard error there, its lines after its name
+                   ("[xnnpack] ..."; without -v it is hidden unless the
+                   plugin crashes)
   -h               show this help
 
 When a delegate fails and the fallback settings let the CPU take over, the
@@ -189,10 +192,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, e env
 	if err != nil || f == nil {
 		return err
 	}
+	stderr, logs := withPluginLogs(f.verbose, stderr)
 	if f.model, err = f.delegation.model("run", f.model, stderr); err != nil {
 		return err
 	}
-	cfg, err := f.delegation.configure(ctx, "run", f.threads, e, stderr)
+	cfg, err := f.delegation.configure(ctx, "run", f.threads, e, stderr, logs...)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,12 @@ type Options struct {
 	// StartTimeout bounds a start (process, handshake, Describe) when the
 	// context has no earlier deadline; 0 means 30 seconds.
 	StartTimeout time.Duration
-	// Stderr, when set, also receives the plugin's standard error.
+	// Stderr, when set, also receives the plugin's standard error as it
+	// comes, a whole line per Write, each after the plugin's name in
+	// brackets ("[xnnpack] ..."); a last line the process did not end is
+	// ended when it stops. Without it, the host keeps only the tail, for
+	// the error of a plugin that crashes. Clients that share a writer
+	// write to it concurrently (os.Stderr is safe for that).
 	Stderr io.Writer
 
 	// regionsByPath makes regions files, as for a plugin without the
@@ -162,14 +167,25 @@ func (c *Client) Pid() int {
 	return c.sess.pid
 }
 
-// Support returns the support the plugin declared; when the plugin cannot
-// run here, an error wrapping delegate.ErrNoDevice.
+// Support returns the support the plugin declared. A plugin that cannot
+// run here (no device) but declared its ops all the same is taken as
+// delegate.UnavailableDeclaring takes a delegate: Support returns the
+// declaration, so that partitions and the plan are what they would be with
+// a device, and Compile fails with the error wrapping delegate.ErrNoDevice,
+// subject to fallback. One that declared nothing fails with that error.
 func (c *Client) Support(context.Context) (*delegate.Support, error) {
 	info := c.Info()
-	if !info.Usable {
-		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+	if !info.Usable && len(info.Support.Builtins)+len(info.Support.Custom) == 0 {
+		return nil, info.noDevice()
 	}
 	return info.Support, nil
+}
+
+// noDevice is the error of a plugin that said it cannot run here: Reason,
+// wrapping delegate.ErrNoDevice, whose words it holds once.
+func (i Info) noDevice() error {
+	why := strings.TrimPrefix(i.Reason, delegate.ErrNoDevice.Error()+": ")
+	return fmt.Errorf("%w: %s", delegate.ErrNoDevice, why)
 }
 
 // Devices returns the devices the plugin declared.
@@ -197,9 +213,10 @@ func (c *Client) Options() []delegate.Option { return c.Info().Options }
 func (c *Client) DeclaresSettings() bool { return c.Info().Configurable }
 
 // CheckNodes is the plugin's finer support check, one RPC for all nodes;
-// a plugin without one accepts every node.
+// a plugin without one, or one that cannot run here (its declaration is
+// all there is to go by), accepts every node.
 func (c *Client) CheckNodes(ctx context.Context, model []byte, nodes []int) ([]delegate.Verdict, error) {
-	if !c.Info().HasChecker {
+	if info := c.Info(); !info.HasChecker || !info.Usable {
 		vs := make([]delegate.Verdict, len(nodes))
 		for i := range vs {
 			vs[i].Accept = true
@@ -236,7 +253,7 @@ func (c *Client) Compile(ctx context.Context, p *delegate.Partition) (delegate.E
 		return nil, err
 	}
 	if info := c.Info(); !info.Usable {
-		return nil, fmt.Errorf("%w: %s", delegate.ErrNoDevice, info.Reason)
+		return nil, info.noDevice()
 	}
 	if len(p.Options) > 0 && s.protocol < configurableVersion {
 		return nil, fmt.Errorf("%w: the plugin is too old to take options (given %s): it speaks delego plugin protocol %d, and options need protocol %d; rebuild it against this delego",

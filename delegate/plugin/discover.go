@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,11 +27,19 @@ const EnvPath = "DELEGO_PLUGIN_PATH"
 // running delego (or root) could replace.
 var ErrInsecure = errors.New("refused as insecure")
 
+// SystemDir is the folder of the plugins installed for every user of the
+// machine, searched last.
+const SystemDir = "/usr/lib/delego/plugins"
+
 // SearchDirs returns where plugins are looked for, in order: the
-// directories of $DELEGO_PLUGIN_PATH, then the directory of the running
-// executable. Empty entries and repeats are dropped; a relative entry is
-// kept as written, for Search to refuse by name.
-func SearchDirs() []string {
+// directories of $DELEGO_PLUGIN_PATH, the directory of the running
+// executable, the user's folder (UserDir) and the system's (SystemDir).
+// Empty entries and repeats are dropped; a relative entry of
+// $DELEGO_PLUGIN_PATH is kept as written, for Search to refuse by name.
+func SearchDirs() []string { return searchDirs(SystemDir) }
+
+// searchDirs is SearchDirs with system as the system's folder.
+func searchDirs(system string) []string {
 	var dirs []string
 	add := func(d string) {
 		if d != "" && !slices.Contains(dirs, d) {
@@ -46,7 +55,25 @@ func SearchDirs() []string {
 		}
 		add(filepath.Dir(exe))
 	}
+	add(UserDir())
+	add(system)
 	return dirs
+}
+
+// UserDir is the folder of the plugins one user installs for themselves:
+// $XDG_DATA_HOME/delego/plugins, or ~/.local/share/delego/plugins when
+// $XDG_DATA_HOME is unset or relative (the XDG Base Directory rule); ""
+// when there is no home directory either.
+func UserDir() string {
+	data := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(data) {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return ""
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "delego", "plugins")
 }
 
 // Found is a plugin binary found in the search directories.
@@ -91,20 +118,25 @@ func Discover(dirs []string) ([]Found, error) { return Search{Dirs: dirs}.Discov
 
 // Find returns the path of the plugin binary delego-NAME: the first found in
 // the directories. When there is none, the error wraps
-// delegate.ErrUnknownDelegate; when the first one found, or a directory,
-// is refused, it wraps ErrInsecure (a later binary is not tried: the one
-// the user put first is the one to fix).
+// delegate.ErrUnknownDelegate, and names the files of that name it passed
+// over and why (not executable, a directory, ...); when the first one
+// found, or a directory, is refused, it wraps ErrInsecure (a later binary
+// is not tried: the one the user put first is the one to fix).
 func (s Search) Find(name string) (string, error) {
-	if _, ok := nameOf(Prefix + name); !ok {
-		return "", fmt.Errorf("%w %q: not a plugin name", delegate.ErrUnknownDelegate, name)
+	if err := CheckName(name); err != nil {
+		return "", fmt.Errorf("%w: %w", delegate.ErrUnknownDelegate, err)
 	}
 	dirs, err := s.dirs()
 	if err != nil {
 		return "", err
 	}
+	var passed []string
 	for _, d := range dirs {
 		p := filepath.Join(d, Prefix+name)
-		if !isExecutable(p) {
+		if why := whyNotBinary(p); why != "" {
+			if why != absent {
+				passed = append(passed, fmt.Sprintf("; passed over %s: %s", p, why))
+			}
 			continue
 		}
 		if err := s.vet(d, p); err != nil {
@@ -112,49 +144,80 @@ func (s Search) Find(name string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("%w %q: no plugin binary %s%s in %s (set $%s to add directories)",
-		delegate.ErrUnknownDelegate, name, Prefix, name, strings.Join(dirs, string(os.PathListSeparator)), EnvPath)
+	return "", fmt.Errorf("%w %q: no plugin binary %s%s in %s (set $%s to add directories)%s",
+		delegate.ErrUnknownDelegate, name, Prefix, name, strings.Join(dirs, string(os.PathListSeparator)), EnvPath,
+		strings.Join(passed, ""))
+}
+
+// Skipped is a file in a search directory whose name begins with
+// "delego-", as a plugin binary's does, that is not taken for one.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"` // why, in words, with the fix when there is one
+}
+
+// Listing is what Search.List finds in the search directories.
+type Listing struct {
+	Found   []Found   // the plugin binaries, sorted by name
+	Skipped []Skipped // in the order of the directories, then of names
 }
 
 // Discover lists the plugin binaries in the directories, sorted by name; of
 // several with the same name, the first directory's wins, and says in
-// Refused why it must not run, if it must not.
+// Refused why it must not run, if it must not. It is List's Found.
 func (s Search) Discover() ([]Found, error) {
+	l, err := s.List()
+	return l.Found, err
+}
+
+// List lists the plugin binaries in the directories, as Discover does, and
+// the files named delego-... that it skipped, saying why: a name that is
+// not a plugin's (delego-My.TPU, delego-x.sh), a file that is not
+// executable, a directory, a dangling symbolic link. A search directory
+// that does not exist is passed over; one that cannot be read is skipped
+// too, saying why, so that one unreadable folder does not hide the others.
+func (s Search) List() (Listing, error) {
 	dirs, err := s.dirs()
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
+	var l Listing
 	byName := map[string]*Found{}
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d)
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("look for plugins: %w", err)
+			l.Skipped = append(l.Skipped, Skipped{d, "this search directory cannot be read: " + cause(err)})
+			continue
 		}
 		for _, e := range entries {
-			name, ok := nameOf(e.Name())
+			rest, ok := strings.CutPrefix(e.Name(), Prefix)
 			if !ok {
 				continue
 			}
 			p := filepath.Join(d, e.Name())
-			if !isExecutable(p) {
+			if err := CheckName(rest); err != nil {
+				l.Skipped = append(l.Skipped, Skipped{p, err.Error()})
 				continue
 			}
-			if f, ok := byName[name]; ok {
+			if why := whyNotBinary(p); why != "" {
+				l.Skipped = append(l.Skipped, Skipped{p, why})
+				continue
+			}
+			if f, ok := byName[rest]; ok {
 				f.Shadowed = append(f.Shadowed, p)
 				continue
 			}
-			byName[name] = &Found{Name: name, Path: p, Refused: s.vet(d, p)}
+			byName[rest] = &Found{Name: rest, Path: p, Refused: s.vet(d, p)}
 		}
 	}
-	out := make([]Found, 0, len(byName))
 	for _, f := range byName {
-		out = append(out, *f)
+		l.Found = append(l.Found, *f)
 	}
-	slices.SortFunc(out, func(a, b Found) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	slices.SortFunc(l.Found, func(a, b Found) int { return strings.Compare(a.Name, b.Name) })
+	return l, nil
 }
 
 // dirs returns the directories to search, absolute: a relative one is
@@ -196,29 +259,67 @@ func (s Search) vet(dir, path string) error {
 	return nil
 }
 
-// nameOf returns NAME for a file called delego-NAME, where NAME is
-// lower-case letters, digits, '-' and '_', starting with a letter or digit.
-func nameOf(file string) (string, bool) {
-	name, ok := strings.CutPrefix(file, Prefix)
-	if !ok || name == "" {
-		return "", false
+// CheckName accepts what can follow "delego-" in a plugin binary's name,
+// the name of its delegate: lower-case letters, digits, '-' and '_',
+// starting with a letter or digit. The error names the first character
+// that does not belong.
+func CheckName(name string) error {
+	const rule = "a delegate's name takes only letters, digits, '-' and '_' (letters lower-case, '-' and '_' not first)"
+	if name == "" {
+		return errors.New("empty delegate name: " + rule)
 	}
 	for i, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
 		case (r == '-' || r == '_') && i > 0:
 		default:
-			return "", false
+			return fmt.Errorf("delegate name %q holds %q: %s", name, r, rule)
 		}
 	}
-	return name, true
+	return nil
 }
 
-// isExecutable reports whether p is a regular file (after symlinks) that
-// someone may execute.
-func isExecutable(p string) bool {
+// cause is what the system said of a file operation that failed ("permission
+// denied"), without the operation and path that the message around it names.
+func cause(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// absent is whyNotBinary's answer for a path where there is no file at all.
+const absent = "there is no such file"
+
+// whyNotBinary says why the file at p cannot be a plugin binary, or ""
+// when it can: a regular file, after symlinks, that someone may execute.
+func whyNotBinary(p string) string {
 	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+	if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(p); lerr == nil {
+			return fmt.Sprintf("it is a symbolic link to %s, which does not exist", target)
+		}
+		return absent
+	}
+	if err != nil {
+		return "it cannot be examined: " + cause(err)
+	}
+	mode := st.Mode()
+	switch {
+	case mode.IsDir():
+		return "it is a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "it is a named pipe, not a program"
+	case mode&fs.ModeSocket != 0:
+		return "it is a socket, not a program"
+	case mode&fs.ModeDevice != 0:
+		return "it is a device, not a program"
+	case !mode.IsRegular():
+		return "it is not a regular file"
+	case mode.Perm()&0o111 == 0:
+		return fmt.Sprintf("it is not executable (mode %04o); fix: chmod +x %s", mode.Perm(), p)
+	}
+	return ""
 }
 
 // Checksums are pinned SHA-256 sums of plugin binaries, read from a file in

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/delego/delego/delegate"
@@ -211,5 +212,121 @@ func TestSearchRefusesRelativeDirs(t *testing.T) {
 	s := plugin.Search{Dirs: dirs, AllowInsecure: true}
 	if p, err := s.Find("x"); err != nil || p != filepath.Join(wd, "bin", "delego-x") {
 		t.Errorf("with AllowInsecure: Find = %q, %v, want the binary in %s/bin", p, err, wd)
+	}
+}
+
+// TestSearchFolders: after $DELEGO_PLUGIN_PATH and the executable's
+// directory come the user's folder ($XDG_DATA_HOME/delego/plugins, else
+// ~/.local/share/delego/plugins) and the system's, and plugins in them are
+// found, the user's shadowing the system's.
+func TestSearchFolders(t *testing.T) {
+	top, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	env, data, home, system := filepath.Join(top, "env"), filepath.Join(top, "data"), filepath.Join(top, "home"), filepath.Join(top, "system")
+	user := filepath.Join(data, "delego", "plugins")
+	for _, d := range []string{env, user, system} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	t.Setenv(plugin.EnvPath, env)
+	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("HOME", home)
+	exe, err := os.Executable()
+	must(t, err)
+	exe, err = filepath.EvalSymlinks(exe)
+	must(t, err)
+
+	dirs := plugin.SearchDirsWith(system)
+	if want := []string{env, filepath.Dir(exe), user, system}; !slices.Equal(dirs, want) {
+		t.Fatalf("SearchDirs() = %q, want %q", dirs, want)
+	}
+	if got := plugin.SearchDirs(); got[len(got)-1] != plugin.SystemDir {
+		t.Errorf("SearchDirs() = %q, want %s last", got, plugin.SystemDir)
+	}
+	fromEnv := fakePlugin(t, env, "a")
+	fromUser := fakePlugin(t, user, "b")
+	hidden := fakePlugin(t, system, "b")
+	fromSystem := fakePlugin(t, system, "c")
+	s := plugin.Search{Dirs: dirs}
+	for name, want := range map[string]string{"a": fromEnv, "b": fromUser, "c": fromSystem} {
+		if p, err := s.Find(name); err != nil || p != want {
+			t.Errorf("Find(%s) = %q, %v, want %s", name, p, err, want)
+		}
+	}
+	found, err := s.Discover()
+	must(t, err)
+	if len(found) != 3 || found[1].Path != fromUser || !slices.Equal(found[1].Shadowed, []string{hidden}) {
+		t.Errorf("Discover() = %+v, want a, b (from %s, shadowing %s) and c", found, user, hidden)
+	}
+
+	// An unset or relative $XDG_DATA_HOME means ~/.local/share (the XDG
+	// rule): a relative one is not refused, as it would be in
+	// $DELEGO_PLUGIN_PATH, since delego does not read it as a search path.
+	want := filepath.Join(home, ".local", "share", "delego", "plugins")
+	for _, v := range []string{"", "relative/data"} {
+		t.Setenv("XDG_DATA_HOME", v)
+		if got := plugin.UserDir(); got != want {
+			t.Errorf("$XDG_DATA_HOME=%q: UserDir() = %q, want %q", v, got, want)
+		}
+	}
+	t.Setenv("HOME", "")
+	if got := plugin.UserDir(); got != "" {
+		t.Errorf("no $XDG_DATA_HOME, no $HOME: UserDir() = %q, want none", got)
+	}
+}
+
+// TestSearchSkipped: a file named delego-... that cannot be a plugin is
+// listed with the reason it was skipped, and Find names it when it finds
+// no binary of that name; files named otherwise are not delego's business.
+// A search directory that cannot be read is skipped, saying why, and the
+// others are still searched.
+func TestSearchSkipped(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	ok := fakePlugin(t, dir, "ok")
+	fakePlugin(t, dir, "My.TPU")
+	fakePlugin(t, dir, "x.sh")
+	must(t, os.Mkdir(filepath.Join(dir, "delego-dir"), 0o755))
+	must(t, os.Chmod(fakePlugin(t, dir, "noexec"), 0o644))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "delego-fifo"), 0o755))
+	must(t, os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "delego-dangling")))
+	must(t, os.WriteFile(filepath.Join(dir, "README"), nil, 0o644))
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	must(t, os.WriteFile(notDir, nil, 0o644))
+	s := plugin.Search{Dirs: []string{dir, notDir}}
+	l, err := s.List()
+	must(t, err)
+	if len(l.Found) != 1 || l.Found[0].Path != ok {
+		t.Errorf("Found = %+v, want only %s", l.Found, ok)
+	}
+	const rule = ": a delegate's name takes only letters, digits, '-' and '_' (letters lower-case, '-' and '_' not first)"
+	want := []plugin.Skipped{
+		{"delego-My.TPU", `delegate name "My.TPU" holds 'M'` + rule},
+		{"delego-dangling", "it is a symbolic link to " + filepath.Join(dir, "gone") + ", which does not exist"},
+		{"delego-dir", "it is a directory"},
+		{"delego-fifo", "it is a named pipe, not a program"},
+		{"delego-noexec", "it is not executable (mode 0644); fix: chmod +x " + filepath.Join(dir, "delego-noexec")},
+		{"delego-x.sh", `delegate name "x.sh" holds '.'` + rule},
+	}
+	for i := range want {
+		want[i].Path = filepath.Join(dir, want[i].Path)
+	}
+	want = append(want, plugin.Skipped{Path: notDir, Reason: "this search directory cannot be read: not a directory"})
+	if !slices.Equal(l.Skipped, want) {
+		t.Errorf("Skipped:\n%q\nwant\n%q", l.Skipped, want)
+	}
+	if found, err := s.Discover(); err != nil || !slices.EqualFunc(found, l.Found, func(a, b plugin.Found) bool { return a.Path == b.Path }) {
+		t.Errorf("Discover() = %+v, %v, want List's Found", found, err)
+	}
+
+	for _, w := range want[1:5] {
+		name := strings.TrimPrefix(filepath.Base(w.Path), plugin.Prefix)
+		_, err := s.Find(name)
+		if !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.Contains(err.Error(), "; passed over "+w.Path+": "+w.Reason) {
+			t.Errorf("Find(%s): %v, want ErrUnknownDelegate saying it passed over %s: %s", name, err, w.Path, w.Reason)
+		}
+	}
+	if _, err := s.Find("x.sh"); !errors.Is(err, delegate.ErrUnknownDelegate) || !strings.HasSuffix(err.Error(), want[5].Reason) {
+		t.Errorf("Find(x.sh): %v, want ErrUnknownDelegate saying %q", err, want[5].Reason)
 	}
 }

@@ -9,7 +9,9 @@
 //
 // In the host, Open starts a plugin binary and returns its delegate; Find and
 // Discover look for binaries named delego-NAME in the directories of
-// $DELEGO_PLUGIN_PATH, then beside the running executable.
+// $DELEGO_PLUGIN_PATH, beside the running executable, in the user's folder
+// ($XDG_DATA_HOME/delego/plugins) and in the system's
+// (/usr/lib/delego/plugins): see SearchDirs.
 //
 // # The protocol
 //

@@ -62,3 +62,6 @@ func Collected(c *Client) func() bool {
 // SweepSocketDirs removes dead hosts' socket directories as a host starting
 // a plugin at now would.
 func SweepSocketDirs(now time.Time) { sweepSocketDirs(now) }
+
+// SearchDirsWith is SearchDirs with system as the system's plugin folder.
+func SearchDirsWith(system string) []string { return searchDirs(system) }

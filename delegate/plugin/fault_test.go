@@ -311,6 +311,47 @@ func TestFaultNoDevice(t *testing.T) {
 	}
 }
 
+// TestFaultNoDeviceDeclaring: a plugin that cannot run here but declares
+// its ops beside delegate.ErrNoDevice is planned as if it could (its
+// declared support partitions the model), and its partition fails to
+// compile with ErrNoDevice: an error without fallback, the CPU's outputs
+// with it.
+func TestFaultNoDeviceDeclaring(t *testing.T) {
+	gc := shared.GoldenCaseNamed(t, "split_concat__seed1")
+	p := open(t, "fault-nodevice-declaring", nil)
+	info := p.Info()
+	if info.Usable || !strings.Contains(info.Reason, "no fault accelerator") || len(info.Support.Builtins) == 0 {
+		t.Errorf("info %+v, want not usable, declaring the cpu delegate's builtins", info)
+	}
+	if sup, err := p.Support(t.Context()); err != nil || sup != info.Support {
+		t.Errorf("Support() = %v, %v, want the declaration", sup, err)
+	}
+	_, err := interp(t, gc, nil, p)
+	if de, ok := errors.AsType[*delegate.Error](err); !ok || de.Stage != delegate.StageCompile || !errors.Is(err, delegate.ErrNoDevice) ||
+		strings.Count(err.Error(), delegate.ErrNoDevice.Error()) != 1 {
+		t.Errorf("err = %v, want a compile-stage delegate.ErrNoDevice, saying so once", err)
+	}
+	it, err := interp(t, gc, fallback(true, false), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := it.Report()
+	if len(r.Partitions) == 0 || len(r.Fallbacks) != len(r.Partitions) {
+		t.Errorf("plan: %d partitions, %d fallbacks, want partitions, each fallen back", len(r.Partitions), len(r.Fallbacks))
+	}
+	for _, fb := range it.Fallbacks() {
+		if !errors.Is(fb.Err, delegate.ErrNoDevice) {
+			t.Errorf("fallback %v, want delegate.ErrNoDevice", fb.Err)
+		}
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(outputs(it), cpuOutputs(t, gc)) {
+		t.Error("fallback outputs differ from the CPU's")
+	}
+}
+
 // TestChecksumPinning: a pinned SHA-256 that matches lets the plugin start;
 // one that does not refuses it before it runs.
 func TestChecksumPinning(t *testing.T) {

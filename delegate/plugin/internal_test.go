@@ -173,7 +173,7 @@ func TestDiscover(t *testing.T) {
 	dirs := SearchDirs()
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
-	if len(dirs) != 3 || dirs[0] != a || dirs[1] != b || dirs[2] != filepath.Dir(exe) {
+	if len(dirs) != 5 || dirs[0] != a || dirs[1] != b || dirs[2] != filepath.Dir(exe) || dirs[3] != UserDir() || dirs[4] != SystemDir {
 		t.Errorf("SearchDirs() = %q", dirs)
 	}
 }
@@ -280,3 +280,30 @@ func TestCtxErr(t *testing.T) {
 		t.Errorf("after ctxErr, ctx.Err() = %v, want context.DeadlineExceeded", err)
 	}
 }
+
+// TestStderrLinesPieces: the two ways of a plugin's stderr, written in
+// pieces and interleaved, come out as whole lines each after the plugin's
+// name, one per Write; a last line left open is ended when the process
+// stops, and a way with nothing open writes nothing then.
+func TestStderrLinesPieces(t *testing.T) {
+	var out []string
+	w := writerFunc(func(p []byte) (int, error) { out = append(out, string(p)); return len(p), nil })
+	fd2, fwd := newStderrLines(w, "/opt/delego/delego-mytpu")
+	for _, s := range []struct {
+		l *stderrLines
+		p string
+	}{{fd2, "warming "}, {fwd, "invoke"}, {fd2, "up\ndone"}, {fwd, " 1\n"}, {fwd, "\n"}, {fd2, " at last"}} {
+		s.l.Write([]byte(s.p))
+	}
+	fd2.flush()
+	fwd.flush()
+	want := []string{"[mytpu] warming up\n", "[mytpu] invoke 1\n", "[mytpu] \n", "[mytpu] done at last\n"}
+	if !slices.Equal(out, want) {
+		t.Errorf("lines %q, want %q", out, want)
+	}
+}
+
+// writerFunc is a function as an io.Writer.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -25,7 +25,7 @@ import (
 var binDir string
 
 // faultModes are the fault plugin's names (delego-fault-MODE).
-var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "hang-later", "garbage", "protocol", "nodevice", "checker", "configurable", "describe-v1", "killed-start", "stopped-start"}
+var faultModes = []string{"crash-compile", "crash-invoke", "exit-invoke", "error-invoke", "hang", "hang-later", "garbage", "protocol", "nodevice", "nodevice-declaring", "checker", "configurable", "describe-v1", "chatty", "killed-start", "stopped-start"}
 
 // helperEnv makes the test binary a host helper instead of running tests
 // (see hostHelper).

@@ -128,6 +128,8 @@ func (s *server) Describe(ctx context.Context, _ *pluginpb.DescribeRequest) (*pl
 	sup, err := s.impl.Support(ctx)
 	switch {
 	case errors.Is(err, delegate.ErrNoDevice):
+		// Not usable here; what it declares beside the error still goes,
+		// so that the host can plan for it.
 		r.Usable, r.Reason = false, err.Error()
 	case err != nil:
 		return nil, statusOf(err)

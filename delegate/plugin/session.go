@@ -23,6 +23,9 @@ type session struct {
 	// protocol is the protocol version negotiated in the handshake.
 	protocol int
 	stderr   *tailWriter
+	// lines pass its stderr on to Options.Stderr line by line; none
+	// without one.
+	lines []*stderrLines
 	// sockDir is the private directory (mode 0700) the plugin makes its
 	// Unix socket in; it is removed once the host has connected, and at
 	// the latest when the process ends.
@@ -85,7 +88,10 @@ func (s *session) end(closed bool) {
 		default:
 			s.cmd.Process.Kill() // an error means it is gone already
 		}
-		s.gp.Kill()
+		s.gp.Kill() // waits for the copy of its file descriptor 2
+		for _, l := range s.lines {
+			l.flush()
+		}
 		s.removeSocketDir()
 		s.regions.close()
 	})

@@ -106,9 +106,11 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 	setProcAttr(cmd)
 
 	tail := &tailWriter{max: 16 << 10}
-	var stderr io.Writer = tail
+	var stderr, forwarded io.Writer = tail, tail
+	var lines []*stderrLines
 	if c.opts.Stderr != nil {
-		stderr = io.MultiWriter(tail, c.opts.Stderr)
+		fd2, fwd := newStderrLines(c.opts.Stderr, c.path)
+		stderr, forwarded, lines = io.MultiWriter(tail, fd2), io.MultiWriter(tail, fwd), []*stderrLines{fd2, fwd}
 	}
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
@@ -119,11 +121,11 @@ func (c *Client) launch(timeout time.Duration) (*session, error) {
 		AutoMTLS:         c.opts.AutoMTLS,
 		StartTimeout:     timeout,
 		Stderr:           stderr,
-		SyncStderr:       stderr,
+		SyncStderr:       forwarded,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 		SecureConfig:     secure,
 	}
-	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, sockDir: sockDir, regions: regions, ended: make(chan struct{})}
+	s := &session{gp: goplugin.NewClient(cfg), cmd: cmd, stderr: tail, lines: lines, sockDir: sockDir, regions: regions, ended: make(chan struct{})}
 	proto, err := s.gp.Client()
 	if err != nil {
 		return nil, c.startErr(s, err, timeout)

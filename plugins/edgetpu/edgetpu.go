@@ -1,7 +1,8 @@
 // Package edgetpu is the edgetpu delegate: Coral USB Accelerators (the
 // Edge TPU) over libusb, claiming the custom op edgetpu-custom-op at version
-// 1 and nothing else. Its binary is plugins/edgetpu/cmd/delego-edgetpu;
-// without that binary delego runs it in process.
+// 1 and nothing else. Its binary is plugins/edgetpu/cmd/delego-edgetpu,
+// which the host runs as a plugin process: without it the delegate is
+// unavailable.
 //
 // Compile reads every node's custom options (package executable), holds
 // them to the runtime's rules, to the node's tensors and to the driver's
@@ -24,7 +25,7 @@
 // with an error wrapping delegate.ErrNoDevice.
 //
 // What a host must know of the delegate without linking libusb (its name,
-// its declared support, Coral's twin naming, these variables, the device
+// the custom op it runs, Coral's twin naming, these variables, the device
 // list the binary prints when run as "delego-edgetpu devices") is in
 // package edgetpuinfo.
 package edgetpu
@@ -37,7 +38,9 @@ import (
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/plugins/edgetpu/edgetpuinfo"
+	"github.com/delego/delego/plugins/edgetpu/executable"
 	"github.com/delego/delego/plugins/edgetpu/program"
+	"github.com/delego/delego/tensor"
 )
 
 // DefaultBulkInQueue is the bulk-in queue length when
@@ -71,10 +74,23 @@ func New(opts ...Option) *Delegate {
 func (d *Delegate) Name() string { return edgetpuinfo.Name }
 
 // Support declares edgetpu-custom-op version 1, whatever its tensors' types
-// (Compile holds them to the executable's layers).
-// It holds whether or not a device is attached; Compile finds out.
-func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
-	return edgetpuinfo.Declared(), nil
+// (Compile holds them to the executable's layers). Without a Coral USB
+// Accelerator on the bus it declares the op all the same, beside an error
+// wrapping delegate.ErrNoDevice that says what it looked for: the host
+// then plans the model for the Edge TPU, and its compile fails, subject to
+// fallback. Which device the settings pick, Compile finds out.
+func (d *Delegate) Support(ctx context.Context) (*delegate.Support, error) {
+	sup := &delegate.Support{Custom: map[string]delegate.OpSupport{
+		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
+	}}
+	devs, err := Devices(ctx, d.bus)
+	switch {
+	case err != nil:
+		return sup, fmt.Errorf("%w: %w", delegate.ErrNoDevice, err)
+	case len(devs) == 0:
+		return sup, fmt.Errorf("%w: found no %s", delegate.ErrNoDevice, lookedFor())
+	}
+	return sup, nil
 }
 
 // Settings are the CoralSettings the delegate honours, defaults applied.

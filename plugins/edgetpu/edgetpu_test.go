@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -81,10 +82,20 @@ func coral(device string) *config.TFLiteSettings {
 	return &config.TFLiteSettings{CoralSettings: &config.CoralSettings{Device: proto.String(device)}}
 }
 
+// TestSupport: the delegate declares edgetpu-custom-op v1 and nothing
+// else; without a device it declares it all the same, beside an error
+// wrapping delegate.ErrNoDevice that says what it looked for.
 func TestSupport(t *testing.T) {
-	s, err := New(WithBus(Sim(usb.NewSimBus()))).Support(context.Background())
+	none, err := New(WithBus(Sim(usb.NewSimBus()))).Support(context.Background())
+	if !errors.Is(err, delegate.ErrNoDevice) || !strings.Contains(err.Error(), "found no Coral USB Accelerators") {
+		t.Errorf("no device: Support error %v, want delegate.ErrNoDevice saying what it looked for", err)
+	}
+	s, err := New(WithBus(Sim(usb.NewSimBus(ready(1, 4, 1))))).Support(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(none, s) {
+		t.Errorf("declared %+v without a device, %+v with one", none, s)
 	}
 	if len(s.Builtins) != 0 || len(s.Custom) != 1 {
 		t.Fatalf("support %+v, want edgetpu-custom-op only", s)

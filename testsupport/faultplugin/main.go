@@ -17,12 +17,18 @@
 //	describe-v1    agrees on protocol 2 in the handshake, then describes
 //	               itself as protocol 1
 //	nodevice       cannot run here (Support fails with delegate.ErrNoDevice)
+//	nodevice-declaring  cannot run here, but declares the cpu delegate's
+//	               support beside the delegate.ErrNoDevice error
 //	checker        behaves, and has a finer support check that refuses every
 //	               odd-numbered node
 //	configurable   behaves, and declares (delegate.Configurable) that it
 //	               honours xnnpack_settings.num_threads and takes the option
 //	               "refuse": Compile fails with the option's value as its
 //	               error, which shows that options reach the plugin
+//	chatty         behaves, and writes to its stderr: a line on its file
+//	               descriptor 2 as it starts, and at each Invoke N (through
+//	               os.Stderr, which go-plugin forwards) "invoke N" in two
+//	               pieces, then "unfinished" without a newline
 //	killed-start   is killed (SIGKILL, by itself) before it serves
 //	stopped-start  stops itself (SIGSTOP) before it serves, as a plugin
 //	               stopped while it starts
@@ -77,6 +83,8 @@ func main() {
 	case "configurable":
 		plugin.Serve(configurable{d})
 		return
+	case "chatty":
+		fmt.Fprintln(os.Stderr, "chatty plugin starting")
 	case "protocol":
 		cfg := plugin.ServeConfig(d)
 		cfg.VersionedPlugins = map[int]goplugin.PluginSet{99: cfg.VersionedPlugins[plugin.ProtocolVersion]}
@@ -99,10 +107,14 @@ type faulty struct {
 func (d *faulty) Name() string { return d.name }
 
 func (d *faulty) Support(ctx context.Context) (*delegate.Support, error) {
-	if d.mode == "nodevice" {
+	sup, err := d.Delegate.Support(ctx)
+	switch d.mode {
+	case "nodevice":
 		return nil, fmt.Errorf("%w: no fault accelerator attached", delegate.ErrNoDevice)
+	case "nodevice-declaring":
+		return sup, fmt.Errorf("%w: no fault accelerator attached", delegate.ErrNoDevice)
 	}
-	return d.Delegate.Support(ctx)
+	return sup, err
 }
 
 func (d *faulty) Compile(ctx context.Context, p *delegate.Partition) (delegate.Executable, error) {
@@ -148,7 +160,8 @@ func (c configurable) Compile(ctx context.Context, p *delegate.Partition) (deleg
 
 type faultyExe struct {
 	delegate.Executable
-	mode string
+	mode    string
+	invokes int // chatty: Invokes so far (Invoke is never called concurrently on one executable)
 }
 
 // Threads implements delegate.Threaded: one, the caller's.
@@ -162,6 +175,13 @@ func (e *faultyExe) Invoke(ctx context.Context, in, out []*tensor.Tensor) error 
 		os.Exit(7)
 	case "error-invoke":
 		return fmt.Errorf("fault plugin: invoke failed: %s", strings.Repeat("x", 10<<10))
+	case "chatty":
+		e.invokes++
+		if e.invokes > 1 {
+			fmt.Fprintln(os.Stderr) // ends the last one's "unfinished"
+		}
+		fmt.Fprint(os.Stderr, "inv")
+		fmt.Fprintf(os.Stderr, "oke %d\nunfinished", e.invokes)
 	}
 	if err := e.Executable.Invoke(ctx, in, out); err != nil || e.mode != "wrong" {
 		return err

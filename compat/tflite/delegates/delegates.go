@@ -40,9 +40,10 @@ type Plugin struct {
 }
 
 // Open starts the plugin delego-name, found as delego's command line finds
-// it: in the directories of $DELEGO_PLUGIN_PATH, then beside the running
-// program, and refused (an error wrapping plugin.ErrInsecure) when another
-// user could replace it. configure, which may be nil, sets the delegate's options in the
+// it (plugin.SearchDirs: $DELEGO_PLUGIN_PATH, beside the running program,
+// then the user's and the system's plugin folders), and refused (an error
+// wrapping plugin.ErrInsecure) when another user could replace it.
+// configure, which may be nil, sets the delegate's options in the
 // interpreter's settings. A plugin that says it cannot run here is an
 // error, as libtensorflowlite's delegates fail to be created without their
 // device.

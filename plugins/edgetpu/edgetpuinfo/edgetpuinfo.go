@@ -1,15 +1,14 @@
 // Package edgetpuinfo is what a host must know of the Edge TPU plugin
-// (delego-edgetpu) without linking its USB driver: the delegate's name, its
-// declared support, Coral's twin naming, and the environment both read.
+// (delego-edgetpu) without linking its USB driver: the delegate's name, the
+// custom op of a model compiled for it, Coral's twin naming, and the
+// environment both read.
 package edgetpuinfo
 
 import (
 	"path/filepath"
 	"strings"
 
-	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/plugins/edgetpu/executable"
-	"github.com/delego/delego/tensor"
 )
 
 // Name is the delegate's name: what --delegate and TFLiteSettings.delegate
@@ -51,16 +50,11 @@ const (
 // (delego-cpu): the edgetpu plugin never links the CPU kernels itself.
 const CPUPlugin = "cpu"
 
-// Declared is the support the edgetpu delegate declares: the custom op
-// Coral's compiler writes, at its one version, whatever its tensors' types
-// (the plugin holds them to the executable's layers). It holds whether or
-// not a device is attached, so a host can plan a model for the Edge TPU
-// without its plugin.
-func Declared() *delegate.Support {
-	return &delegate.Support{Custom: map[string]delegate.OpSupport{
-		executable.CustomOp: {Versions: tensor.VersionRange{Min: executable.OpVersion, Max: executable.OpVersion}},
-	}}
-}
+// CustomOp is the custom op Coral's compiler writes into a model compiled
+// for the Edge TPU, which only the edgetpu delegate runs: a model holding
+// it is such a model, and its CPU twin is named by TwinPath. What the
+// delegate declares of it (versions, types) is the plugin's to say.
+const CustomOp = executable.CustomOp
 
 // compiledSuffix ends the name Coral's compiler gives its output.
 const compiledSuffix = "_edgetpu.tflite"
