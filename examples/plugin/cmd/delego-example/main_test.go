@@ -162,6 +162,24 @@ func TestPluginEndToEnd(t *testing.T) {
 		}
 	})
 
+	// The package delegate's rule: an executable only sees the shapes it
+	// was compiled for, and a resize that changes them fails.
+	t.Run("resize", func(t *testing.T) {
+		it, err := delego.Open(ctx, path, delego.WithPluginDirs(dir), delego.WithDelegates(example.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		if err := it.ResizeInput(0, []int{2, n}); err != nil {
+			t.Fatal(err)
+		}
+		err = it.AllocateTensors()
+		if err == nil || !strings.Contains(err.Error(), "partition 0 (example) was compiled for tensor") ||
+			!strings.Contains(err.Error(), "resizing delegated tensors is not supported") {
+			t.Errorf("got %v, want an error naming the partition that a resize would change", err)
+		}
+	})
+
 	t.Run("version and devices", func(t *testing.T) {
 		t.Setenv(example.EnvDevices, "2")
 		c, err := plugin.Open(ctx, filepath.Join(dir, "delego-"+example.Name), nil)
