@@ -292,3 +292,19 @@ func TestCompileRefusesWhatTheCheckRefuses(t *testing.T) {
 		t.Errorf("got %v, want the broadcasting ADD's reason", err)
 	}
 }
+
+func TestInvokeStopsWhenTheContextEnds(t *testing.T) {
+	exe, err := example.New().Compile(context.Background(), &delegate.Partition{Model: chain(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	four := func() *tensor.Tensor {
+		return &tensor.Tensor{Type: tensor.Float32, Shape: []int{1, 4}, Data: make([]byte, 16)}
+	}
+	if err := exe.Invoke(ctx, []*tensor.Tensor{four(), four()}, []*tensor.Tensor{four()}); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}

@@ -59,21 +59,28 @@ func stepOf(m *model.Model, op *model.Operator) (step, error) {
 		}
 	}
 	opts, err := op.BuiltinOptions()
+	if err == nil {
+		s.act, err = activation(model.FusedActivation(opts))
+	}
 	if err != nil {
 		return step{}, fmt.Errorf("%s: %w", code.Name(), err)
 	}
-	switch a := model.FusedActivation(opts); a {
-	case schema.ActivationFunctionTypeNONE:
-	case schema.ActivationFunctionTypeRELU:
-		s.act = func(v float32) float32 { return max(v, 0) }
-	case schema.ActivationFunctionTypeRELU6:
-		s.act = func(v float32) float32 { return min(max(v, 0), 6) }
-	case schema.ActivationFunctionTypeRELU_N1_TO_1:
-		s.act = func(v float32) float32 { return min(max(v, -1), 1) }
-	default:
-		return step{}, fmt.Errorf("%s: fused activation %s; the example device fuses RELU, RELU6 and RELU_N1_TO_1 only", code.Name(), a)
-	}
 	return s, nil
+}
+
+// activation is the device's form of fused activation a: nil for none.
+func activation(a schema.ActivationFunctionType) (func(float32) float32, error) {
+	switch a {
+	case schema.ActivationFunctionTypeNONE:
+		return nil, nil
+	case schema.ActivationFunctionTypeRELU:
+		return func(v float32) float32 { return max(v, 0) }, nil
+	case schema.ActivationFunctionTypeRELU6:
+		return func(v float32) float32 { return min(max(v, 0), 6) }, nil
+	case schema.ActivationFunctionTypeRELU_N1_TO_1:
+		return func(v float32) float32 { return min(max(v, -1), 1) }, nil
+	}
+	return nil, fmt.Errorf("fused activation %s; the example device fuses RELU, RELU6 and RELU_N1_TO_1 only", a)
 }
 
 // program is a compiled partition: its steps, and the device's memory for
@@ -202,7 +209,7 @@ const minChunk = 16384
 // run runs one step, its elements split among the program's threads.
 func (p *program) run(s step) {
 	out := p.mem[s.out]
-	x, y := p.mem[s.in[0]], p.mem[s.in[0]]
+	x, y := p.mem[s.in[0]], p.mem[s.in[0]] // RELU's op ignores its y
 	if len(s.in) == 2 {
 		y = p.mem[s.in[1]]
 	}

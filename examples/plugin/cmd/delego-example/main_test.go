@@ -36,6 +36,21 @@ func buildPlugin(t *testing.T) string {
 	return dir
 }
 
+// The binary links none of delego's interpreter or CPU kernels: a plugin
+// needs only the contract, the transport and the model reader.
+func TestLinksNoInterpreter(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "github.com/delego/delego" || strings.HasPrefix(pkg, "github.com/delego/delego/core") ||
+			strings.HasPrefix(pkg, "github.com/delego/delego/plugins/") {
+			t.Errorf("delego-example links %s", pkg)
+		}
+	}
+}
+
 // floats encodes float32 values as tensor data.
 func floats(v ...float32) []byte {
 	b := make([]byte, 4*len(v))
