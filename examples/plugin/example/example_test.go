@@ -288,7 +288,7 @@ func TestCheckNodesRefusesBadInput(t *testing.T) {
 // compilation error, subject to fallback) rather than running wrong.
 func TestCompileRefusesWhatTheCheckRefuses(t *testing.T) {
 	_, err := example.New().Compile(context.Background(), &delegate.Partition{Model: mixed()})
-	if err == nil || !strings.Contains(err.Error(), "node 1: ADD: input 1 has shape [3]") {
+	if err == nil || !strings.Contains(err.Error(), "operator 1 of the partition: ADD: input 1 has shape [3]") {
 		t.Errorf("got %v, want the broadcasting ADD's reason", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // step is one node of a partition as the device runs it: an elementwise op
 // over tensors of one shape, then its fused activation.
 type step struct {
-	op  func(x, y float32) float32 // y is 0 for RELU, which has one input
+	op  func(x, y float32) float32 // RELU, which has one input, ignores y
 	act func(float32) float32      // nil: none
 	in  []int                      // tensor indices, in the partition
 	out int
@@ -99,7 +99,8 @@ type program struct {
 	threads int
 }
 
-// newProgram compiles m, a partition, to run on threads goroutines.
+// newProgram compiles m, a partition, to run on threads goroutines: its
+// steps, checked to fit in the device's memory before any is allocated.
 func newProgram(m *model.Model, threads int) (*program, error) {
 	sg := m.Subgraph(0)
 	p := &program{
@@ -109,24 +110,35 @@ func newProgram(m *model.Model, threads int) (*program, error) {
 		outputs: sg.Outputs(),
 		threads: threads,
 	}
+	touched := make([]bool, sg.NumTensors())
+	size := 0
 	for i, op := range sg.Operators() {
 		s, err := stepOf(m, op)
 		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", i, err)
+			return nil, fmt.Errorf("operator %d of the partition: %w", i, err)
 		}
 		p.steps = append(p.steps, s)
 		for _, ti := range append(slices.Clone(s.in), s.out) {
-			if err := p.allocate(m, ti); err != nil {
-				return nil, err
+			if !touched[ti] {
+				touched[ti] = true
+				size += 4 * tensor.NumElements(sg.Tensor(ti).Shape)
 			}
 		}
 	}
-	if n := p.bytes(); n > DeviceMemory {
-		return nil, fmt.Errorf("the partition's tensors take %d bytes; the example device holds %d", n, DeviceMemory)
+	if size > DeviceMemory {
+		return nil, fmt.Errorf("the partition's tensors take %d bytes; the example device holds %d", size, DeviceMemory)
 	}
 	for _, ti := range slices.Concat(p.inputs, p.outputs) {
-		if p.mem[ti] == nil {
-			return nil, fmt.Errorf("tensor %q: a partition input or output that no node reads or writes", sg.Tensor(ti).Name)
+		if !touched[ti] {
+			return nil, fmt.Errorf("tensor %q: a partition input or output that no operator reads or writes", sg.Tensor(ti).Name)
+		}
+	}
+	for ti, ok := range touched {
+		if !ok {
+			continue
+		}
+		if err := p.allocate(m, ti); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
@@ -135,9 +147,6 @@ func newProgram(m *model.Model, threads int) (*program, error) {
 // allocate gives tensor ti of m device memory, filled with its constant
 // data when it has some.
 func (p *program) allocate(m *model.Model, ti int) error {
-	if p.mem[ti] != nil {
-		return nil
-	}
 	t := m.Subgraph(0).Tensor(ti)
 	p.shapes[ti] = t.Shape
 	p.mem[ti] = make([]float32, tensor.NumElements(t.Shape))
@@ -148,15 +157,6 @@ func (p *program) allocate(m *model.Model, ti int) error {
 		load(p.mem[ti], data)
 	}
 	return nil
-}
-
-// bytes is how much device memory the program's tensors take.
-func (p *program) bytes() int {
-	n := 0
-	for _, m := range p.mem {
-		n += 4 * len(m)
-	}
-	return n
 }
 
 // Threads is how many goroutines one Invoke keeps running
