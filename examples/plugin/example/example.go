@@ -66,17 +66,23 @@ func (*Delegate) Close() error { return nil }
 // semantics the kernels implement (version 1 of all three is their float
 // form; later versions add integer types) and float32 tensors only. The
 // host never offers a node outside this declaration.
+//
+// Without a device it still declares the ops, beside the error that says
+// why it cannot run: a plugin's host then plans as if the device were
+// there (delego plan shows the partitions it would take), and Compile
+// fails with that error, which the fallback settings decide on.
 func (*Delegate) Support(context.Context) (*delegate.Support, error) {
-	if _, err := devices(); err != nil {
-		return nil, err
-	}
 	float32Only := []tensor.DType{tensor.Float32}
 	v1 := tensor.VersionRange{Min: 1, Max: 1}
-	return &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{
+	sup := &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{
 		schema.BuiltinOperatorADD:  {Versions: v1, Types: float32Only},
 		schema.BuiltinOperatorMUL:  {Versions: v1, Types: float32Only},
 		schema.BuiltinOperatorRELU: {Versions: v1, Types: float32Only},
-	}}, nil
+	}}
+	if _, err := devices(); err != nil {
+		return sup, err
+	}
+	return sup, nil
 }
 
 // Devices lists the pretend devices, for `delego plugins`.

@@ -210,7 +210,10 @@ func TestSupportDeclaresFloat32AddMulRelu(t *testing.T) {
 func TestNoDevice(t *testing.T) {
 	t.Setenv(example.EnvDevices, "0")
 	d, ctx := example.New(), context.Background()
-	_, supErr := d.Support(ctx)
+	sup, supErr := d.Support(ctx)
+	if sup == nil || len(sup.Builtins) != 3 {
+		t.Errorf("Support declares %+v without a device, want its three ops all the same", sup)
+	}
 	_, devErr := d.Devices(ctx)
 	_, compileErr := d.Compile(ctx, &delegate.Partition{Model: chain(4)})
 	for name, err := range map[string]error{"Support": supErr, "Devices": devErr, "Compile": compileErr} {

@@ -228,8 +228,14 @@ func TestPluginEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer it.Close()
-		if len(it.Plan().Partitions) != 0 {
-			t.Errorf("partitions %v on a delegate that cannot run", it.Plan().Partitions)
+		fb := it.Fallbacks()
+		for _, e := range fb {
+			if e.Stage != delegate.StageCompile || !errors.Is(e.Err, delegate.ErrNoDevice) {
+				t.Errorf("fallback %v, want one for want of a device", e)
+			}
+		}
+		if len(fb) == 0 {
+			t.Error("no fallback recorded: the CPU ran the model without saying why")
 		}
 		if got := invoke(t, it, n); !slices.Equal(got, want) {
 			t.Errorf("output %v, want the CPU's %v", got, want)
