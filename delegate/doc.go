@@ -20,8 +20,11 @@
 // plan's order; Close is called once, when an executable is no longer
 // needed. A failed Support, CheckNodes or Compile is a compilation error
 // and a failed Invoke an execution error: the fallback settings decide
-// whether the CPU takes over (Fallback). A delegate that cannot run here at
-// all (its device is missing) fails with an error wrapping ErrNoDevice.
+// whether the CPU takes over (Fallback). A delegate that cannot run here
+// (its device is missing) fails with an error wrapping ErrNoDevice. Its
+// Support may still return its declaration beside that error: the host of
+// a plugin then plans with it, so that the plan shows the partitions the
+// delegate would take, and their Compile fails with the error.
 //
 // # Concurrency
 //
