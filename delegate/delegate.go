@@ -1,12 +1,3 @@
-// Package delegate is the contract between delego's interpreter and the
-// delegates that run parts of a graph elsewhere (XNNPACK, a GPU, an Edge TPU,
-// or delego's own kernels in another process): what a delegate declares it
-// supports (Support, data rather than code), how it is handed a partition
-// (a standalone .tflite flatbuffer) and runs it (Executable), and the single
-// place where falling back to the CPU is decided (Fallback).
-//
-// An in-process delegate and a plugin process behind delegate/plugin satisfy
-// the same interface; the interpreter cannot tell them apart.
 package delegate
 
 import (

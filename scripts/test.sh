@@ -21,6 +21,8 @@ go vet ./...
 # The nnapi plugin cross-builds for Android without an NDK (NNAPI is opened at run time).
 CGO_ENABLED=0 GOOS=android GOARCH=arm64 go build -o /dev/null ./plugins/nnapi/cmd/delego-nnapi
 go test -count=1 -timeout 20m ./...
+# The example plugin, a module of its own as a vendor's is: go vet and go test at the root skip it.
+(cd examples/plugin && go vet ./... && go test -count=1 ./...)
 # The gpu delegate on a second OpenCL implementation (Mesa's rusticl).
 scripts/test-gpu-rusticl.sh
 # The kernels' pure-Go twins, which the purego build tag selects on every architecture.
