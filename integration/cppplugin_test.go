@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -214,7 +215,7 @@ func TestCppPlugin(t *testing.T) {
 		shape  []int
 		region bool // the tensors are above the shared memory threshold
 	}{
-		{"inline", []int{1, 2, 2, 3}, false},
+		{"inline", []int{1, 4, 4, 8}, false},
 		{"region", []int{1, 64, 64, 8}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,6 +256,45 @@ func TestCppPlugin(t *testing.T) {
 			}
 		})
 	}
+
+	// The go-plugin handshake, started by hand: the line on stdout names
+	// the newest protocol version both sides speak, and the Unix socket in
+	// the folder the host named.
+	t.Run("handshake", func(t *testing.T) {
+		for offered, want := range map[string]string{"1": "1", "2": "2", "1,2": "2", "2,1": "2", "3": "2"} {
+			sockDir := t.TempDir()
+			cmd := exec.Command(filepath.Join(dir, plugin.Prefix+cppPluginName))
+			cmd.Env = append(os.Environ(), plugin.MagicCookieKey+"="+plugin.MagicCookieValue,
+				"PLUGIN_PROTOCOL_VERSIONS="+offered, "PLUGIN_UNIX_SOCKET_DIR="+sockDir)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			cmd.Process.Kill()
+			cmd.Wait()
+			if err != nil {
+				t.Fatalf("offered %s: reading the handshake: %v", offered, err)
+			}
+			f := strings.Split(strings.TrimSpace(line), "|")
+			if len(f) != 5 || f[0] != "1" || f[1] != want || f[2] != "unix" || filepath.Dir(f[3]) != sockDir || f[4] != "grpc" {
+				t.Errorf("offered protocols %s: handshake %q, want 1|%s|unix|%s/...|grpc", offered, line, want, sockDir)
+			}
+		}
+		// Without the cookie it says what it is on stderr, and nothing on
+		// stdout.
+		var stdout, stderr strings.Builder
+		cmd := exec.Command(filepath.Join(dir, plugin.Prefix+cppPluginName))
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, plugin.MagicCookieKey+"=") })
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err == nil || stdout.Len() != 0 || !strings.Contains(stderr.String(), "delego delegate plugin") {
+			t.Errorf("started without the cookie: %v, stdout %q, stderr %q; want exit status 1, nothing on stdout and a word on stderr",
+				err, stdout.String(), stderr.String())
+		}
+	})
 
 	// One plugin process serves several interpreters at once, each with
 	// its own partition and region (concurrent Invokes on different
