@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +14,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/plugin"
+	"github.com/delego/delego/delegate/plugin/pluginpb"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
@@ -296,6 +305,58 @@ func TestCppPlugin(t *testing.T) {
 		}
 	})
 
+	// Without mTLS the plugin answers only its own user (SO_PEERCRED), even
+	// where its socket is open to everyone.
+	t.Run("other-user", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("connecting as another user needs root")
+		}
+		sockDir := t.TempDir()
+		for d := sockDir; d != "/"; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o011 != 0o011 {
+				// Let the other user through to the socket (it keeps root's groups).
+				os.Chmod(d, st.Mode().Perm()|0o011)
+			}
+		}
+		if err := os.Chmod(sockDir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(dir, plugin.Prefix+cppPluginName))
+		cmd.Env = append(os.Environ(), plugin.MagicCookieKey+"="+plugin.MagicCookieValue,
+			"PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR="+sockDir)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := syscall.Umask(0)
+		err = cmd.Start()
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if err != nil || len(f) != 5 {
+			t.Fatalf("handshake %q: %v", line, err)
+		}
+		if st, err := os.Stat(f[3]); err != nil || st.Mode().Perm() != 0o777 {
+			t.Fatalf("socket %s: %v, %v; want one open to everyone", f[3], st.Mode(), err)
+		}
+		if err := describeCppAs(t, f[3], 0); err != nil {
+			t.Fatalf("its own user: %v", err)
+		}
+		switch err := describeCppAs(t, f[3], 65534); {
+		case err == nil:
+			t.Error("user 65534 got an answer from root's plugin")
+		case status.Code(err) != codes.Unavailable:
+			t.Errorf("user 65534: %v; want the connection refused by the plugin", err)
+		}
+	})
+
 	// One plugin process serves several interpreters at once, each with
 	// its own partition and region (concurrent Invokes on different
 	// executables).
@@ -375,4 +436,31 @@ func TestCppPlugin(t *testing.T) {
 			t.Errorf("after the fallback, outputs differ from the CPU kernels': %s", diff)
 		}
 	})
+}
+
+// describeCppAs connects to the plugin's socket with effective user uid
+// (the connection keeps the user it was made with) and asks it to describe
+// itself.
+func describeCppAs(t *testing.T, sock string, uid int) error {
+	t.Helper()
+	if err := syscall.Setresuid(-1, uid, -1); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("unix", sock)
+	if err := syscall.Setresuid(-1, 0, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatalf("user %d cannot connect: %v", uid, err)
+	}
+	cc, err := grpc.NewClient("passthrough:plugin", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return conn, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = pluginpb.NewDelegateClient(cc).Describe(ctx, &pluginpb.DescribeRequest{})
+	return err
 }

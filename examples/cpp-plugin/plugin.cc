@@ -6,9 +6,10 @@
 //
 // The process:
 //   1. checks the magic cookie, picks the highest protocol version that both
-//      it and the host speak, and starts a gRPC server on a Unix socket in
-//      $PLUGIN_UNIX_SOCKET_DIR with delego's Delegate service, go-plugin's
-//      GRPCController and the gRPC health service ("plugin" is SERVING);
+//      it and the host speak, and starts a gRPC server with delego's
+//      Delegate service, go-plugin's GRPCController and the gRPC health
+//      service ("plugin" is SERVING), on a Unix socket in
+//      $PLUGIN_UNIX_SOCKET_DIR that lets in only its own user's processes;
 //   2. prints the handshake line 1|VERSION|unix|PATH|grpc on stdout, and
 //      from then on sends its stdout to stderr: stdout is the host's;
 //   3. serves until the host calls Shutdown or goes away.
@@ -21,7 +22,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +47,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_posix.h>
 
 #include "delego_plugin.grpc.pb.h"
 #include "goplugin.grpc.pb.h"
@@ -555,6 +559,11 @@ class Stop {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return stopped_; });
   }
+  // waitFor waits at most d for the end, and says whether it has come.
+  bool waitFor(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, d, [this] { return stopped_; });
+  }
 
  private:
   std::mutex mu_;
@@ -589,19 +598,60 @@ int negotiate(const char* offered) {
   return best ? best : kProtocols.back();
 }
 
-// socketPath is a new path for the plugin's Unix socket in the directory the
-// host named (go-plugin's $PLUGIN_UNIX_SOCKET_DIR), else $TMPDIR or /tmp.
-std::string socketPath() {
+// listenUnix listens on a new Unix socket in the directory the host named
+// (go-plugin's $PLUGIN_UNIX_SOCKET_DIR), else $TMPDIR or /tmp, and says its
+// path; -1 when it cannot, with why in *err.
+int listenUnix(std::string* path, std::string* err) {
   const char* dir = getenv("PLUGIN_UNIX_SOCKET_DIR");
   if (!dir || !*dir) dir = getenv("TMPDIR");
   if (!dir || !*dir) dir = "/tmp";
-  std::string path = std::string(dir) + "/plugin-XXXXXX";
-  int fd = mkstemp(path.data());  // a fresh name; the socket takes its place
-  if (fd >= 0) {
-    close(fd);
-    unlink(path.c_str());
+  *path = std::string(dir) + "/plugin-XXXXXX";
+  int tmp = mkstemp(path->data());  // a fresh name; the socket takes its place
+  if (tmp < 0) {
+    *err = "make a socket name in " + std::string(dir) + ": " + strerror(errno);
+    return -1;
   }
-  return path;
+  close(tmp);
+  unlink(path->c_str());
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path->size() >= sizeof addr.sun_path) {
+    *err = "the socket path " + *path + " is too long for a Unix socket";
+    return -1;
+  }
+  memcpy(addr.sun_path, path->c_str(), path->size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 64) != 0) {
+    *err = "listen on " + *path + ": " + strerror(errno);
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// serveOwnUser accepts the connections to listener and hands those whose
+// process runs as this plugin's user (SO_PEERCRED) to server; it closes the
+// others, as the protocol asks of a plugin without mTLS. It returns when
+// the listener fails (closed).
+void serveOwnUser(int listener, grpc::Server* server) {
+  for (;;) {
+    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
+      fprintf(stderr,
+              "delego plugin %s: refused a connection from process %d of user %d: only user %d, who started this "
+              "plugin, may use it\n",
+              kName, static_cast<int>(cred.pid), static_cast<int>(cred.uid), static_cast<int>(geteuid()));
+      close(fd);
+      continue;
+    }
+    grpc::AddInsecureChannelFromFd(server, fd);
+  }
 }
 
 }  // namespace
@@ -628,23 +678,30 @@ int main() {
   signal(SIGPIPE, SIG_IGN);
 
   const int protocol = negotiate(getenv("PLUGIN_PROTOCOL_VERSIONS"));
-  const std::string path = socketPath();
+  std::string path, err;
+  const int listener = listenUnix(&path, &err);
+  if (listener < 0) {
+    fprintf(stderr, "delego plugin %s: %s\n", kName, err.c_str());
+    return 1;
+  }
   Stop stop;
   DelegateService delegate(protocol);
   ControllerService controller(&stop);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
+  // No listening port of gRPC's own: connections come from serveOwnUser,
+  // which checks who is calling first.
   builder.SetMaxReceiveMessageSize(INT32_MAX);
   builder.SetMaxSendMessageSize(INT32_MAX);
   builder.RegisterService(&delegate);
   builder.RegisterService(&controller);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
-    fprintf(stderr, "delego plugin %s: cannot listen on unix:%s\n", kName, path.c_str());
+    fprintf(stderr, "delego plugin %s: the gRPC server did not start\n", kName);
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus("plugin", true);
+  std::thread acceptor(serveOwnUser, listener, server.get());
 
   // The handshake is the only thing ever written to stdout; whatever else a
   // library prints there goes to stderr.
@@ -654,15 +711,21 @@ int main() {
 
   // The host going away (this process handed to another parent) ends it
   // too, as it ends delego's Go plugins.
-  const pid_t parent = getppid();
-  std::thread([parent, &stop] {
-    while (getppid() == parent) std::this_thread::sleep_for(std::chrono::seconds(1));
-    fprintf(stderr, "delego plugin %s: host process %d went away; exiting\n", kName, parent);
-    stop.request();
-  }).detach();
+  std::thread watcher([parent = getppid(), &stop] {
+    while (!stop.waitFor(std::chrono::seconds(1))) {
+      if (getppid() != parent) {
+        fprintf(stderr, "delego plugin %s: host process %d went away; exiting\n", kName, static_cast<int>(parent));
+        stop.request();
+      }
+    }
+  });
 
   stop.wait();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   unlink(path.c_str());
+  shutdown(listener, SHUT_RDWR);  // ends serveOwnUser's accept
+  acceptor.join();
+  close(listener);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  watcher.join();
   return 0;
 }
