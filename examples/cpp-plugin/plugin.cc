@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -78,6 +79,7 @@ constexpr int kMulMaxVersion = 5;
 
 using Shape = std::vector<int64_t>;
 
+// shapeText writes a shape for messages: [1 224 224 3].
 std::string shapeText(const Shape& s) {
   std::ostringstream out;
   out << "[";
@@ -195,6 +197,9 @@ struct Compiled {
   const Partition part;
   std::mutex mu;
   std::unique_ptr<Region> region;
+  // scratch holds, by tensor index, the results of its ops and the inputs
+  // that came unaligned, kept from one Invoke to the next.
+  std::map<int, std::vector<float>> scratch;
 };
 
 grpc::Status invalid(const std::string& msg) { return {grpc::StatusCode::INVALID_ARGUMENT, msg}; }
@@ -328,48 +333,60 @@ grpc::Status parse(const std::string& bytes, Partition* p) {
 struct Value {
   Shape shape;
   const float* data = nullptr;
-  std::vector<float> own;  // the elements when the value holds them itself
 };
 
-// run computes op on a and b into out, broadcasting: out's shape is theirs
-// broadcast. It is false when they do not broadcast (inputs resized since
-// Compile).
-bool run(const Op& op, const Value& a, const Value& b, Value* out) {
-  if (!broadcast(a.shape, b.shape, &out->shape)) return false;
-  const int64_t n = elements(out->shape);
-  out->own.resize(n);
-  out->data = out->own.data();
-  float* z = out->own.data();
-  auto f = [&op](float x, float y) {
-    float v = op.mul ? x * y : x + y;
-    return op.clamp ? std::min(std::max(v, op.lo), op.hi) : v;
-  };
-  if (a.shape == b.shape) {
-    for (int64_t i = 0; i < n; i++) z[i] = f(a.data[i], b.data[i]);
-    return true;
-  }
-  // Strides of a and b over out's dimensions (0 where they broadcast).
-  const size_t rank = out->shape.size();
-  std::vector<int64_t> sa(rank, 0), sb(rank, 0), idx(rank, 0);
-  for (auto [v, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {
+// broadcastRun computes x*y (mul) or x+y into z, of shape zs, from x and y
+// of shapes xs and ys that broadcast to it.
+void broadcastRun(bool mul, const float* x, const Shape& xs, const float* y, const Shape& ys, float* z,
+                  const Shape& zs) {
+  // Strides of x and y over z's dimensions (0 where they broadcast).
+  const size_t rank = zs.size();
+  std::vector<int64_t> sx(rank, 0), sy(rank, 0), idx(rank, 0);
+  for (auto [shape, strides] : {std::pair{&xs, &sx}, std::pair{&ys, &sy}}) {
     int64_t stride = 1;
-    for (size_t i = 0; i < v->shape.size(); i++) {
-      size_t d = v->shape.size() - 1 - i, o = rank - 1 - i;
-      (*s)[o] = v->shape[d] == 1 ? 0 : stride;
-      stride *= v->shape[d];
+    for (size_t i = 0; i < shape->size(); i++) {
+      size_t d = shape->size() - 1 - i, o = rank - 1 - i;
+      (*strides)[o] = (*shape)[d] == 1 ? 0 : stride;
+      stride *= (*shape)[d];
     }
   }
-  int64_t ia = 0, ib = 0;
+  const int64_t n = elements(zs);
+  int64_t ix = 0, iy = 0;
   for (int64_t i = 0; i < n; i++) {
-    z[i] = f(a.data[ia], b.data[ib]);
+    z[i] = mul ? x[ix] * y[iy] : x[ix] + y[iy];
     for (size_t d = rank; d-- > 0;) {  // the next index, last dimension fastest
-      ia += sa[d];
-      ib += sb[d];
-      if (++idx[d] < out->shape[d]) break;
-      ia -= sa[d] * idx[d];
-      ib -= sb[d] * idx[d];
+      ix += sx[d];
+      iy += sy[d];
+      if (++idx[d] < zs[d]) break;
+      ix -= sx[d] * idx[d];
+      iy -= sy[d] * idx[d];
       idx[d] = 0;
     }
+  }
+}
+
+// run computes op on a and b into out, broadcasting: out's shape is theirs
+// broadcast, its elements in storage. It is false when they do not
+// broadcast (inputs resized since Compile).
+bool run(const Op& op, const Value& a, const Value& b, std::vector<float>* storage, Value* out) {
+  if (!broadcast(a.shape, b.shape, &out->shape)) return false;
+  const int64_t n = elements(out->shape);
+  storage->resize(n);
+  out->data = storage->data();
+  float* z = storage->data();
+  const float *x = a.data, *y = b.data;
+  if (a.shape == b.shape) {  // the common case, in loops the compiler vectorises
+    if (op.mul) {
+      for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i];
+    } else {
+      for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i];
+    }
+  } else {
+    broadcastRun(op.mul, x, a.shape, y, b.shape, z, out->shape);
+  }
+  if (op.clamp) {
+    const float lo = op.lo, hi = op.hi;
+    for (int64_t i = 0; i < n; i++) z[i] = std::min(std::max(z[i], lo), hi);
   }
   return true;
 }
@@ -439,7 +456,7 @@ class DelegateService final : public pb::Delegate::Service {
                      " outputs; the partition has " + std::to_string(p.inputs.size()) + " and " +
                      std::to_string(p.outputs.size()));
     std::map<int, Value> values;
-    for (const auto& [t, v] : p.consts) values[t] = Value{p.shapes[t], v.data(), {}};
+    for (const auto& [t, v] : p.consts) values[t] = Value{p.shapes[t], v.data()};
     for (int i = 0; i < req->inputs_size(); i++) {
       const pb::Tensor& in = req->inputs(i);
       const std::string where = "input " + std::to_string(i);
@@ -452,16 +469,23 @@ class DelegateService final : public pb::Delegate::Service {
       if (reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
         v.data = reinterpret_cast<const float*>(bytes);
       } else {  // inline bytes need not be aligned
-        v.own.resize(elements(shape));
-        memcpy(v.own.data(), bytes, in.bytes());
-        v.data = v.own.data();
+        std::vector<float>& copy = c->scratch[p.inputs[i]];
+        copy.resize(elements(shape));
+        memcpy(copy.data(), bytes, in.bytes());
+        v.data = copy.data();
       }
     }
     for (size_t k = 0; k < p.ops.size(); k++) {
       const Op& op = p.ops[k];
-      if (!run(op, values[op.a], values[op.b], &values[op.out]))
-        return invalid("operator " + std::to_string(k) + " takes shapes " + shapeText(values[op.a].shape) + " and " +
-                       shapeText(values[op.b].shape) + ", which do not broadcast");
+      const Value &a = values[op.a], &b = values[op.b];
+      try {
+        if (!run(op, a, b, &c->scratch[op.out], &values[op.out]))
+          return invalid("operator " + std::to_string(k) + " takes shapes " + shapeText(a.shape) + " and " +
+                         shapeText(b.shape) + ", which do not broadcast");
+      } catch (const std::bad_alloc&) {
+        return {grpc::StatusCode::RESOURCE_EXHAUSTED, "operator " + std::to_string(k) + ": no memory for its result (" +
+                                                          shapeText(a.shape) + " and " + shapeText(b.shape) + ")"};
+      }
     }
     for (int i = 0; i < req->outputs_size(); i++) {
       const pb::Tensor& asked = req->outputs(i);
