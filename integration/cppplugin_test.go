@@ -370,6 +370,12 @@ func TestCppPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		// In protocol 2 it declares that it reads no settings and takes no
+		// options.
+		if info := c.Info(); info.Protocol != plugin.ProtocolVersion || !info.Configurable || len(info.Honours) != 0 || len(info.Options) != 0 {
+			t.Errorf("Describe: protocol %d, configurable %v, honours %q, options %v; want protocol %d, configurable, nothing honoured, no options",
+				info.Protocol, info.Configurable, info.Honours, info.Options, plugin.ProtocolVersion)
+		}
 		m, err := model.Load(path)
 		if err != nil {
 			t.Fatal(err)

@@ -63,10 +63,9 @@ namespace pb = delego::plugin::v1;
 constexpr const char* kCookieKey = "DELEGO_PLUGIN_COOKIE";
 constexpr const char* kCookieValue = "delego-delegate-plugin-4b1f2c9e";
 
-// The protocol versions this plugin speaks, highest last.
-// Protocol 2 adds optional fields only (what a delegate honours and the
-// options it takes); a plugin that sets none of them declares nothing, which
-// is what this one does.
+// The protocol versions this plugin speaks, highest last. Protocol 2 adds
+// to Describe what a delegate honours and takes (and the options to
+// Compile); a version 1 host ignores those fields.
 const std::vector<int> kProtocols = {1, 2};
 
 constexpr const char* kName = "cppexample";
@@ -417,6 +416,10 @@ class DelegateService final : public pb::Delegate::Service {
     r->set_usable(true);
     r->set_has_checker(false);
     r->set_region_fds(false);  // regions come by path
+    // Protocol 2: it reads no settings and takes no options, and says so
+    // (honours and options stay empty): the host warns about settings given
+    // to it and refuses options.
+    r->set_configurable(true);
     return grpc::Status::OK;
   }
 
