@@ -15,10 +15,14 @@ set -euo pipefail
 # runs the arm64 and 32-bit arm builds' tests; Debian's arm64 cross compiler and
 # its multiarch libusb (which brings the arm64 libc qemu runs it with) build and
 # run the arm64 delego-edgetpu as scripts/release.sh builds it (the dpkg
-# architecture arm64 is added for it).
+# architecture arm64 is added for it). The C++ example plugin (examples/cpp-plugin,
+# built by integration/cppplugin_test.go) needs g++, make, gRPC and protobuf with
+# their code generators, and flatbuffers with flatc.
 PACKAGES=(gcc pkg-config libusb-1.0-0-dev libxnnpack-dev libpthreadpool-dev
   ocl-icd-libopencl1 pocl-opencl-icd clang-15 mesa-opencl-icd qemu-user-static
-  gcc-aarch64-linux-gnu libusb-1.0-0-dev:arm64)
+  gcc-aarch64-linux-gnu libusb-1.0-0-dev:arm64
+  g++ make libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libflatbuffers-dev flatbuffers-compiler)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
