@@ -18,8 +18,10 @@
 // call.
 //
 // Errors are gRPC statuses. FAILED_PRECONDITION means "this delegate cannot
-// run here" (no device); the host maps it to delegate.ErrNoDevice. Every
-// other code is a failure of the call.
+// run here" (no device); the host maps it to delegate.ErrNoDevice. A
+// plugin refuses a partition it cannot run with INVALID_ARGUMENT at Compile.
+// UNAVAILABLE and CANCELLED are taken for a dead process. Every other code
+// is a failure of the call (docs/protocol.md, section 9).
 //
 // Versions: protocol 1 is this file without the fields marked "protocol 2";
 // protocol 2 adds them (what a delegate honours and takes, and the options
@@ -596,7 +598,11 @@ func (x *Verdict) GetReason() string {
 
 type CompileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// model is the partition as a standalone .tflite flatbuffer.
+	// model is the partition as a standalone .tflite flatbuffer: its
+	// operators in execution order, its boundary tensors as its subgraph's
+	// inputs and outputs (in the order Invoke passes them, with the shapes
+	// every Invoke uses). An operator's op is its operator code's
+	// max(deprecated_builtin_code, builtin_code).
 	Model []byte `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	// settings are the TFLite settings (the delegate reads its own message).
 	Settings *config.TFLiteSettings `protobuf:"bytes,2,opt,name=settings,proto3" json:"settings,omitempty"`
@@ -1012,9 +1018,10 @@ type InvokeRequest struct {
 	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	// inputs are the partition's inputs, in order, with their values.
 	Inputs []*Tensor `protobuf:"bytes,2,rep,name=inputs,proto3" json:"inputs,omitempty"`
-	// outputs are the partition's outputs, in order: their type and shape, and
-	// where to write them (a region), or an empty inline value meaning "send
-	// it back inline".
+	// outputs are the partition's outputs, in order: their type, shape and
+	// bytes, and where to write them (data set to a region), or no data at all
+	// (the oneof unset) meaning "send it back inline". The host never sends an
+	// output as inline.
 	Outputs       []*Tensor `protobuf:"bytes,3,rep,name=outputs,proto3" json:"outputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

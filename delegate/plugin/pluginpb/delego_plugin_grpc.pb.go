@@ -18,8 +18,10 @@
 // call.
 //
 // Errors are gRPC statuses. FAILED_PRECONDITION means "this delegate cannot
-// run here" (no device); the host maps it to delegate.ErrNoDevice. Every
-// other code is a failure of the call.
+// run here" (no device); the host maps it to delegate.ErrNoDevice. A
+// plugin refuses a partition it cannot run with INVALID_ARGUMENT at Compile.
+// UNAVAILABLE and CANCELLED are taken for a dead process. Every other code
+// is a failure of the call (docs/protocol.md, section 9).
 //
 // Versions: protocol 1 is this file without the fields marked "protocol 2";
 // protocol 2 adds them (what a delegate honours and takes, and the options
