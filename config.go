@@ -21,8 +21,11 @@ type Config struct {
 	s *setup
 }
 
-// Configure resolves opts. Each warning (a settings field delego ignores)
-// goes to the WithWarnings callback as it is found.
+// Configure resolves opts. Settings and delegate options are checked
+// against what each delegate declares (delegate.Configurable): to learn
+// it, Configure starts each delegate once and stops it again, when there
+// are settings or options to check. Each warning (a settings field
+// nothing honours) goes to the WithWarnings callback as it is found.
 func Configure(ctx context.Context, opts ...Option) (*Config, error) {
 	o := newOptions(opts)
 	s, err := o.resolve(ctx)
@@ -88,10 +91,7 @@ func (c *Config) Settings() *config.TFLiteSettings { return proto.CloneOf(c.s.se
 // WithOpener's, else the plugin delego-NAME, started within the watchdog's
 // limit (see Plugins.Open). The caller closes what it makes.
 func (c *Config) Opener() Opener {
-	if c.o.opener != nil {
-		return c.o.opener
-	}
-	return c.s.plugins.Open
+	return c.s.opener(c.o)
 }
 
 // start opens the delegates of s, in priority order, for the model at path
@@ -99,7 +99,7 @@ func (c *Config) Opener() Opener {
 // kernels, the profiler, the watchdog, the restarts and the CPU twin.
 // The caller closes the Delegation.
 func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options) {
-	d := startDelegates(ctx, s.names, s.settings, c.o.threads, c.Opener())
+	d := startDelegates(ctx, s.names, s.options, s.settings, c.o.threads, c.Opener())
 	copts := d.Options()
 	copts.Registry, copts.Profiler = c.o.registry, c.o.profiler
 	copts.Twin, copts.Watchdog, copts.Restarts = twinFor(path, c.o.twin), c.o.watchdog, c.o.restarts

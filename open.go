@@ -32,6 +32,8 @@ type options struct {
 	registry      *kernel.Registry // nil: kernels.Builtins()
 	profiler      core.Profiler
 	warn          func(error) // nil: warnings are only kept
+	// delegateOptions are WithDelegateOption's, in order.
+	delegateOptions []delegateOption
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
@@ -163,28 +165,34 @@ func newOptions(opts []Option) *options {
 // setup is what the options come to before the model is read: the
 // settings, the delegates to start, their warnings and how plugins start.
 type setup struct {
-	settings *config.TFLiteSettings // never nil
-	names    []string               // in priority order; empty: none
+	settings *config.TFLiteSettings       // never nil
+	names    []string                     // in priority order; empty: none
+	options  map[string]map[string]string // each delegate's options, by name
 	warnings []error
 	plugins  Plugins
 }
 
-// resolve reads and checks the settings, the delegate names and the
-// checksums file, so that mistakes in any of them surface before the
+// resolve reads the settings, the delegate names, their options and the
+// checksums file, and checks the settings and options against what the
+// delegates declare, so that mistakes in any of them surface before the
 // model is read. Each warning goes to the warnings callback as it is found.
 func (o *options) resolve(ctx context.Context) (*setup, error) {
-	s, warnings, err := o.resolveSettings(ctx)
+	read, where, err := o.readSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if o.warn != nil {
-		for _, w := range warnings {
-			o.warn(w)
-		}
+	s := read.TFLite
+	sel, err := selected(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	names, err := o.delegates(s)
+	names, err := o.delegates(sel.name)
 	if err != nil {
 		return nil, err
+	}
+	opts, warnings, err := o.optionsFor(s, sel, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	plugins := o.plugins
 	if o.checksumFile != "" {
@@ -193,38 +201,61 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 		}
 	}
 	plugins.StartTimeout = o.watchdog.StartLimit()
-	return &setup{settings: s, names: names, warnings: warnings, plugins: plugins}, nil
+	if sel.path != "" {
+		plugins.Paths = map[string]string{sel.name: sel.path}
+	}
+	st := &setup{settings: s, names: names, options: opts, plugins: plugins}
+	if o.settings != nil || len(opts) > 0 {
+		var given *config.Settings // nil: only options to check
+		if o.settings != nil {
+			given = read
+		}
+		issues, err := checkDelegates(ctx, given, names, opts, st.opener(o))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		for _, i := range issues {
+			warnings = append(warnings, fmt.Errorf("%s: %s", where, i))
+		}
+	}
+	if o.warn != nil {
+		for _, w := range warnings {
+			o.warn(w)
+		}
+	}
+	st.warnings = warnings
+	return st, nil
 }
 
-// resolveSettings reads and checks the settings: an empty TFLiteSettings
-// when none were given. The fields delego ignores come back as warnings.
-func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, []error, error) {
+// opener makes s's delegates: WithOpener's, else its plugins.
+func (s *setup) opener(o *options) Opener {
+	if o.opener != nil {
+		return o.opener
+	}
+	return s.plugins.Open
+}
+
+// readSettings reads the settings and says where they came from: an empty
+// TFLiteSettings from "settings" when none were given.
+func (o *options) readSettings(ctx context.Context) (*config.Settings, string, error) {
 	if o.settings == nil {
-		return &config.TFLiteSettings{}, nil, nil
+		return &config.Settings{TFLite: &config.TFLiteSettings{}}, "settings", nil
 	}
-	s, where, err := o.settings(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	issues, err := checkSettings(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
-	}
-	var warnings []error
-	for _, i := range issues {
-		warnings = append(warnings, fmt.Errorf("%s: %s", where, i))
-	}
-	return s.TFLite, warnings, nil
+	return o.settings(ctx)
 }
 
 // delegates are the delegate names to start, checked: those given, else
-// those the settings ask for.
-func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
+// the one the settings select (selected: "" for none), else
+// WithDefaultDelegates'.
+func (o *options) delegates(selected string) ([]string, error) {
 	if !o.namesGiven {
-		if names := settingsDelegates(s); names != nil || o.fallbackNames == nil {
-			return names, nil
+		switch {
+		case selected != "":
+			return []string{selected}, nil
+		case o.fallbackNames != nil:
+			return slices.Clone(o.fallbackNames), nil
 		}
-		return slices.Clone(o.fallbackNames), nil
+		return nil, nil
 	}
 	for i, n := range o.names {
 		if err := CheckName(n); err != nil {
