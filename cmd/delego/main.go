@@ -21,7 +21,8 @@
 //	delego help [COMMAND]
 //	delego version
 //
-// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
+// DELEGATION is [--delegate NAME[,NAME...]] [--delegate-option NAME:KEY=VALUE]
+// [--settings FILE] [--cpu-twin FILE]
 // [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]: the
 // delegates in priority order, each a plugin process (the binary
 // delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, then beside
