@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/delego/delego/core"
@@ -86,6 +87,17 @@ func (c *Config) OpenModel(ctx context.Context, m *model.Model) (*Interpreter, e
 // Settings are the TFLite settings the Config's interpreters run with (a
 // copy; never nil; empty when none were given).
 func (c *Config) Settings() *config.TFLiteSettings { return proto.CloneOf(c.s.settings) }
+
+// DelegateOptions are the key/value options of each delegate the Config
+// starts, by name (a copy): the settings' delegate_options and
+// WithDelegateOption's.
+func (c *Config) DelegateOptions() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(c.s.options))
+	for n, o := range c.s.options {
+		out[n] = maps.Clone(o)
+	}
+	return out
+}
 
 // Opener makes a delegate by name as the Config's interpreters get theirs:
 // WithOpener's, else the plugin delego-NAME, started within the watchdog's

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/plugins/cpu"
 	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/testsupport/testdelegates"
@@ -76,5 +78,44 @@ func TestDelegateOptionFlag(t *testing.T) {
 				t.Errorf("--delegate-option %q: %v, want an error with %q", c.value, err, w)
 			}
 		}
+	}
+}
+
+// TestTuneSettingsSelectThePlugin: tune's settings.json selects a winner the
+// delegate enum cannot name by stable_delegate_loader_settings, with its
+// --delegate-option values, and "delego run --settings" runs it so.
+func TestTuneSettingsSelectThePlugin(t *testing.T) {
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.raw")
+	if err := os.WriteFile(in, shared.ReadGolden(t, gc.InputFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	modelPath, out := shared.Model(t, gc.Model), filepath.Join(dir, "out")
+	c := &configuredEnv{}
+	args := []string{modelPath, "--delegate", "mytpu", "--delegate-option", "mytpu:cores=2", "--input", in, "--out", out, "--runs", "1"}
+	var stdout, stderr bytes.Buffer
+	if err := tuneWith(t.Context(), args, &stdout, &stderr, c.env()); err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	settings := filepath.Join(out, "settings.json")
+	s, err := config.Load(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cores": "2"}
+	if l := s.TFLite.GetStableDelegateLoaderSettings(); s.TFLite.Delegate != nil || l.GetDelegateName() != "mytpu" || !maps.Equal(s.TFLite.GetDelegateOptions(), want) {
+		t.Fatalf("settings.json holds %v, want stable_delegate_loader_settings naming mytpu and its options", s.TFLite)
+	}
+
+	c = &configuredEnv{}
+	stdout.Reset()
+	stderr.Reset()
+	runArgs := []string{modelPath, "--input", in, "--output", filepath.Join(dir, "run.raw"), "--settings", settings}
+	if err := runWith(t.Context(), runArgs, &stdout, &stderr, c.env()); err != nil || stderr.Len() != 0 {
+		t.Fatalf("delego run --settings %s: %v\n%s", settings, err, stderr.String())
+	}
+	if got := c.opened[len(c.opened)-1].Compiled(); len(got) != 1 || !maps.Equal(got[0], want) {
+		t.Errorf("run: Compile got %v, want %v", got, want)
 	}
 }
