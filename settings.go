@@ -142,7 +142,7 @@ func checkDelegates(ctx context.Context, s *config.Settings, names []string, opt
 	var errs []error
 	for _, n := range names {
 		d := open(ctx, n)
-		c, declares := d.(delegate.Configurable)
+		c, declares := declaration(d)
 		switch {
 		case delegate.WhyUnavailable(d) != nil:
 		case declares:
@@ -170,6 +170,19 @@ func checkDelegates(ctx context.Context, s *config.Settings, names []string, opt
 		}
 	}
 	return warnings, config.Err(issues)
+}
+
+// declaration is what d declares of the settings it reads and the options
+// it takes; ok is false when it declares nothing: it is not a
+// delegate.Configurable, or it is one whose DeclaresSettings method says
+// that it had nothing to declare (a plugin client, always Configurable,
+// whose plugin speaks protocol 1 or declares nothing).
+func declaration(d delegate.Delegate) (c delegate.Configurable, ok bool) {
+	c, ok = d.(delegate.Configurable)
+	if u, may := d.(interface{ DeclaresSettings() bool }); ok && may && !u.DeclaresSettings() {
+		return nil, false
+	}
+	return c, ok
 }
 
 // checkOptions says which of given the delegate called name does not take

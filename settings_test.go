@@ -26,6 +26,7 @@ type declaring struct {
 	honours []string
 	takes   []delegate.Option
 	plain   bool // declares nothing: not delegate.Configurable
+	silent  bool // declares nothing: Configurable, but DeclaresSettings says false
 
 	mu     sync.Mutex
 	names  []string
@@ -41,8 +42,17 @@ func (d *declaring) open(_ context.Context, name string) delegate.Delegate {
 	}
 	c := testdelegates.NewConfigured(cpu.New(), d.honours, d.takes...)
 	d.opened = append(d.opened, c)
+	if d.silent {
+		return silent{c}
+	}
 	return c
 }
+
+// silent is a delegate.Configurable that had nothing to declare, as a
+// plugin client of a plugin that speaks an older protocol.
+type silent struct{ *testdelegates.Configured }
+
+func (silent) DeclaresSettings() bool { return false }
 
 // TestSettingsSelectADelegate: stable_delegate_loader_settings names a
 // delegate by string; with the delegate enum it must agree.
@@ -197,6 +207,10 @@ func TestCheckReadsWhatTheDelegateDeclares(t *testing.T) {
 		{"declares one", &declaring{honours: []string{"gpu_settings.is_precision_loss_allowed"}},
 			[]string{"warning: delego ignores tflite_settings.hexagon_settings.debug_level"}, ""},
 		{"declares nothing", &declaring{plain: true}, []string{
+			"delego ignores tflite_settings.gpu_settings.is_precision_loss_allowed (the delegate mytpu does not declare the settings it honours",
+			"delego ignores tflite_settings.hexagon_settings.debug_level (the delegate mytpu does not declare the settings it honours",
+		}, ""},
+		{"had nothing to declare", &declaring{silent: true, honours: []string{"hexagon_settings"}}, []string{
 			"delego ignores tflite_settings.gpu_settings.is_precision_loss_allowed (the delegate mytpu does not declare the settings it honours",
 			"delego ignores tflite_settings.hexagon_settings.debug_level (the delegate mytpu does not declare the settings it honours",
 		}, ""},
