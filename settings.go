@@ -136,9 +136,14 @@ func namesText(names []string) string {
 // and its options are not checked (its own error says why it is missing).
 // One that runs but declares nothing (a plugin built before
 // delegate.Configurable) may read any setting (see
-// config.Capabilities.Undeclared) and takes no options.
+// config.Capabilities.Undeclared) and takes no options. When the host
+// honours every setting given and there are no options, no delegate is
+// opened: nothing it declares could change the outcome.
 func checkDelegates(ctx context.Context, s *config.Settings, names []string, opts map[string]map[string]string, open Opener) ([]config.Issue, error) {
 	caps := config.HostCapabilities()
+	if len(opts) == 0 && (s == nil || len(s.Check(caps)) == 0) {
+		return nil, nil // the host honours all: no declaration could change that
+	}
 	var errs []error
 	for _, n := range names {
 		d := open(ctx, n)

@@ -243,4 +243,12 @@ func TestCheckReadsWhatTheDelegateDeclares(t *testing.T) {
 	if !slices.Equal(d.names, []string{"gpu"}) {
 		t.Errorf("Configure opened %v to read what it declares, want gpu once", d.names)
 	}
+
+	// Settings the host honours whole: no delegate needs opening.
+	d = &declaring{}
+	_, err = delego.Configure(context.Background(), delego.WithOpener(d.open), delego.WithSettingsData([]byte(
+		`{"stable_delegate_loader_settings": {"delegate_name": "mytpu"}, "fallback_settings": {"allow_automatic_fallback_on_compilation_error": true}}`)))
+	if err != nil || len(d.names) != 0 {
+		t.Errorf("host settings only: %v, opened %v; want no error and nothing opened", err, d.names)
+	}
 }

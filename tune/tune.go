@@ -5,8 +5,10 @@
 // times a number of Invokes, compares the outputs with delego's CPU kernels
 // and records the plugin's peak memory. A candidate that cannot be had,
 // fails, crashes, hangs past the watchdog's deadline or answers numbers the
-// thresholds reject is recorded and never chosen; of the others the fastest
-// (lowest median Invoke) wins.
+// thresholds reject is recorded and never chosen, and so is one whose
+// delegate ran none of the model's nodes (its settings would run the model
+// on the CPU kernels without a word); of the others the fastest (lowest
+// median Invoke) wins.
 //
 // Every step is logged as configuration.proto's BenchmarkEvent (START, then
 // END with a BenchmarkResult or ERROR with a BenchmarkError), and the
