@@ -38,7 +38,11 @@ type options struct {
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
 // ComputeSettings or a TFLiteSettings (configuration.proto) in JSON or
-// binary protobuf, as config.Load reads it.
+// binary protobuf, as config.Load reads it. Its
+// stable_delegate_loader_settings may name any plugin (delegate_name:
+// delego-NAME from the search directories; delegate_path: that binary,
+// checked as a found one is), and its delegate_options give that delegate
+// key/value options (see WithDelegateOption).
 func WithSettingsFile(path string) Option {
 	return func(o *options) {
 		o.settings = func(ctx context.Context) (*config.Settings, string, error) {
@@ -73,8 +77,9 @@ func WithSettings(s *config.Settings) Option {
 
 // WithDelegates runs the nodes each delegate supports on it, the delegates
 // in priority order. With no names the model runs on the CPU kernels
-// only, whatever the settings say. Without this option the settings'
-// delegate field picks one (see settingsDelegates).
+// only, whatever the settings say. Without this option the settings pick
+// one: by their delegate field, or by stable_delegate_loader_settings,
+// which names any plugin (see selected).
 func WithDelegates(names ...string) Option {
 	return func(o *options) { o.names, o.namesGiven = names, true }
 }
