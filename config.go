@@ -24,9 +24,10 @@ type Config struct {
 
 // Configure resolves opts. Settings and delegate options are checked
 // against what each delegate declares (delegate.Configurable): to learn
-// it, Configure starts each delegate once and stops it again, when there
-// are settings or options to check. Each warning (a settings field
-// nothing honours) goes to the WithWarnings callback as it is found.
+// it, Configure starts each delegate once and stops it again, when a
+// setting the host does not honour itself, or an option, is given. Each
+// warning (a settings field nothing honours) goes to the WithWarnings
+// callback as it is found.
 func Configure(ctx context.Context, opts ...Option) (*Config, error) {
 	o := newOptions(opts)
 	s, err := o.resolve(ctx)

@@ -219,8 +219,8 @@ type Delegation struct {
 }
 
 // startDelegates opens the delegates called names with open, in priority
-// order, to run with their options and settings s (nil: none). threads < 1 takes s's positive
-// cpu_settings.num_threads, else 1.
+// order, to run with their options and settings s (nil: none). threads < 1
+// takes s's positive cpu_settings.num_threads, else 1.
 func startDelegates(ctx context.Context, names []string, options map[string]map[string]string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
 	if threads < 1 {
 		threads = max(1, int(s.GetCpuSettings().GetNumThreads()))
