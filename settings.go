@@ -132,8 +132,9 @@ func namesText(names []string) string {
 // those delegates honour (config.Check), and opts against the options each
 // takes. It returns the settings' warnings, and an error for a setting
 // whose ignoring would change results or an option its delegate does not
-// take. A delegate that cannot be had runs nothing, so it honours nothing,
-// and its options are not checked (its own error says why it is missing).
+// take. A delegate that cannot be had runs nothing, so what it would read
+// does not matter (see config.Capabilities.Unavailable), and its options
+// are not checked (its own error says why it is missing).
 // One that runs but declares nothing (a plugin built before
 // delegate.Configurable) may read any setting (see
 // config.Capabilities.Undeclared) and takes no options. When the host
@@ -150,6 +151,7 @@ func checkDelegates(ctx context.Context, s *config.Settings, names []string, opt
 		c, declares := declaration(d)
 		switch {
 		case delegate.WhyUnavailable(d) != nil:
+			caps = caps.WithUnavailable(n)
 		case declares:
 			caps = caps.With(c.Honours()...)
 			errs = append(errs, checkOptions(n, opts[n], c.Options(), true))

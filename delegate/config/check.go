@@ -23,10 +23,15 @@ type Capabilities struct {
 	// A path that names a message field honours everything beneath it.
 	Honoured []string
 	// Undeclared names the running delegates that do not say what they
-	// honour (a plugin built before delegate.Configurable, or one that is
-	// unavailable): any of them may read a setting nothing declares, so Check reports such a setting
+	// honour (a plugin built before delegate.Configurable): any of them
+	// may read a setting nothing declares, so Check reports such a setting
 	// as a warning that says so, never as an error.
 	Undeclared []string
+	// Unavailable names the delegates that were to run but cannot be had:
+	// what they would read is read by nothing, and does not matter while
+	// they run nothing, so Check reports such a setting as a warning that
+	// says so, never as an error.
+	Unavailable []string
 }
 
 // HostCapabilities returns what delego's host honours whichever delegate
@@ -48,13 +53,22 @@ func HostCapabilities() Capabilities {
 
 // With returns a copy of c that honours paths as well.
 func (c Capabilities) With(paths ...string) Capabilities {
-	return Capabilities{Honoured: append(slices.Clip(c.Honoured), paths...), Undeclared: c.Undeclared}
+	c.Honoured = append(slices.Clip(c.Honoured), paths...)
+	return c
 }
 
 // WithUndeclared returns a copy of c with the delegate called name among
 // those that do not declare what they honour.
 func (c Capabilities) WithUndeclared(name string) Capabilities {
-	return Capabilities{Honoured: c.Honoured, Undeclared: append(slices.Clip(c.Undeclared), name)}
+	c.Undeclared = append(slices.Clip(c.Undeclared), name)
+	return c
+}
+
+// WithUnavailable returns a copy of c with the delegate called name among
+// those that cannot be had.
+func (c Capabilities) WithUnavailable(name string) Capabilities {
+	c.Unavailable = append(slices.Clip(c.Unavailable), name)
+	return c
 }
 
 // Validate reports the honoured paths that name no field of TFLiteSettings,
@@ -154,9 +168,11 @@ func Err(issues []Issue) error {
 // Warning. So are the settings of a delegate other than the selected one,
 // which TFLite ignores too. While a delegate that does not declare what it
 // honours runs (Capabilities.Undeclared), every TFLiteSettings field that
-// nothing declares is a Warning that says so: that delegate may read it.
-// Enum values outside their enum and unknown fields
-// (which Load rejects, but Go code can set) are Errors, honoured or not:
+// nothing declares is a Warning that says so: that delegate may read it; so
+// is it while a delegate that cannot be had (Capabilities.Unavailable) was
+// to run: what it would read does not matter while it runs nothing. Enum
+// values outside their enum and unknown fields (which Load rejects, but Go
+// code can set) are Errors, honoured or not:
 // nobody can honour what has no meaning.
 func Check(s *TFLiteSettings, c Capabilities) []Issue {
 	if s == nil {
@@ -182,14 +198,15 @@ func CheckCompute(cs *ComputeSettings, c Capabilities) []Issue {
 // walker carries one Check walk. Paths keep list indexes; keys, which the
 // allow-list and the severity rule see, drop them.
 type walker struct {
-	honoured   map[string]bool // full keys: "tflite_settings.cpu_settings.num_threads"
-	undeclared []string        // Capabilities.Undeclared
-	delegate   Delegate        // the selected delegate
-	issues     []Issue
+	honoured    map[string]bool // full keys: "tflite_settings.cpu_settings.num_threads"
+	undeclared  []string        // Capabilities.Undeclared
+	unavailable []string        // Capabilities.Unavailable
+	delegate    Delegate        // the selected delegate
+	issues      []Issue
 }
 
 func newWalker(c Capabilities, d Delegate) *walker {
-	w := &walker{honoured: make(map[string]bool, len(c.Honoured)), undeclared: c.Undeclared, delegate: d}
+	w := &walker{honoured: make(map[string]bool, len(c.Honoured)), undeclared: c.Undeclared, unavailable: c.Unavailable, delegate: d}
 	for _, p := range c.Honoured {
 		w.honoured[joinPath(tfliteRoot, p)] = true
 	}
@@ -277,8 +294,13 @@ func (w *walker) add(i Issue) { w.issues = append(w.issues, i) }
 
 // classify applies Check's severity rule to an unhonoured setting.
 func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
-	if len(w.undeclared) > 0 && strings.HasPrefix(key, tfliteRoot+".") {
-		return Warning, undeclaredReason(w.undeclared)
+	if strings.HasPrefix(key, tfliteRoot+".") {
+		switch {
+		case len(w.undeclared) > 0:
+			return Warning, undeclaredReason(w.undeclared)
+		case len(w.unavailable) > 0:
+			return Warning, "no delegate that runs reads it: " + strings.Join(w.unavailable, ", ") + " cannot be had"
+		}
 	}
 	if owner := delegateOf(key); owner != "" && owner != settingsFieldOf(w.delegate) {
 		return Warning, fmt.Sprintf("%s is not the selected delegate's (%s); TFLite ignores it too", joinPath(tfliteRoot, owner), w.delegate)

@@ -362,3 +362,16 @@ func TestCheckUndeclared(t *testing.T) {
 		t.Errorf("two undeclared: %v", two[0])
 	}
 }
+
+// TestCheckUnavailable: while a delegate that was to run cannot be had, a
+// setting nothing honours is a warning that says so: it runs nothing, so
+// what it would read does not matter.
+func TestCheckUnavailable(t *testing.T) {
+	s := &TFLiteSettings{Delegate: Delegate_GPU.Enum(), GpuSettings: &GPUSettings{IsPrecisionLossAllowed: proto.Bool(true)}}
+	issues := Check(s, HostCapabilities().WithUnavailable("gpu"))
+	want := []Issue{{Path: "tflite_settings.gpu_settings.is_precision_loss_allowed", Severity: Warning,
+		Reason: "no delegate that runs reads it: gpu cannot be had"}}
+	if !reflect.DeepEqual(issues, want) {
+		t.Errorf("Check = %v\nwant %v", issues, want)
+	}
+}
