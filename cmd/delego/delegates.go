@@ -191,7 +191,8 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    ("delego ignores ..."), and one whose ignoring would
                    change the results (GPU precision, FORCE_CPU, ...) is an
                    error; while a delegate that declares nothing runs (an
-                   older plugin), such fields are warnings that say so. To
+                   older plugin), or one that cannot be had was asked for,
+                   such fields are warnings that say so. To
                    learn what they declare, delego starts the delegates
                    once before the model runs.
   --cpu-twin FILE  the CPU twin of an Edge TPU model: the same model before
