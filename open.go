@@ -195,9 +195,13 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, warnings, err := o.optionsFor(s, sel, names)
+	opts, unused, err := o.optionsFor(s, sel, names)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var warnings []error
+	for _, w := range unused {
+		warnings = append(warnings, fmt.Errorf("%s: %w", where, w))
 	}
 	plugins := o.plugins
 	if o.checksumFile != "" {

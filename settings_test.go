@@ -185,7 +185,7 @@ func TestDelegateOptions(t *testing.T) {
 	d = &declaring{takes: takes}
 	_, err := delego.Configure(ctx, settings, delego.WithDelegates("cpu"), delego.WithOpener(d.open),
 		delego.WithWarnings(func(w error) { warnings = append(warnings, w.Error()) }))
-	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "delegate_options are for the delegate mytpu, which does not run") {
+	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "settings: warning: delegate_options are for the delegate mytpu, which does not run") {
 		t.Errorf("settings' options for a delegate not chosen: %v, warnings %q; want one warning", err, warnings)
 	}
 }
