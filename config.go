@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/delego/delego/core"
@@ -21,8 +22,12 @@ type Config struct {
 	s *setup
 }
 
-// Configure resolves opts. Each warning (a settings field delego ignores)
-// goes to the WithWarnings callback as it is found.
+// Configure resolves opts. Settings and delegate options are checked
+// against what each delegate declares (delegate.Configurable): to learn
+// it, Configure starts each delegate once and stops it again, when a
+// setting the host does not honour itself, or an option, is given. Each
+// warning (a settings field nothing honours) goes to the WithWarnings
+// callback as it is found.
 func Configure(ctx context.Context, opts ...Option) (*Config, error) {
 	o := newOptions(opts)
 	s, err := o.resolve(ctx)
@@ -87,14 +92,22 @@ func (c *Config) OpenModel(ctx context.Context, m *model.Model) (*Interpreter, e
 // copy; never nil; empty when none were given).
 func (c *Config) Settings() *config.TFLiteSettings { return proto.CloneOf(c.s.settings) }
 
+// DelegateOptions are the key/value options of each delegate the Config
+// starts, by name (a copy): the settings' delegate_options and
+// WithDelegateOption's.
+func (c *Config) DelegateOptions() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(c.s.options))
+	for n, o := range c.s.options {
+		out[n] = maps.Clone(o)
+	}
+	return out
+}
+
 // Opener makes a delegate by name as the Config's interpreters get theirs:
 // WithOpener's, else the plugin delego-NAME, started within the watchdog's
 // limit (see Plugins.Open). The caller closes what it makes.
 func (c *Config) Opener() Opener {
-	if c.o.opener != nil {
-		return c.o.opener
-	}
-	return c.s.plugins.Open
+	return c.s.opener(c.o)
 }
 
 // start opens the delegates of s, in priority order, for the model at path
@@ -103,7 +116,7 @@ func (c *Config) Opener() Opener {
 // The caller closes the Delegation. With strict checksums, a plugin that
 // pinning refused is an error here, and nothing is left open.
 func (c *Config) start(ctx context.Context, s *setup, path string) (*Delegation, core.Options, error) {
-	d := startDelegates(ctx, s.names, s.settings, c.o.threads, c.Opener())
+	d := startDelegates(ctx, s.names, s.options, s.settings, c.o.threads, c.Opener())
 	if err := s.plugins.checkPinned(d.Delegates); err != nil {
 		return nil, core.Options{}, errors.Join(err, d.Close())
 	}

@@ -26,6 +26,10 @@ type Opener func(ctx context.Context, name string) delegate.Delegate
 type Plugins struct {
 	// Dirs are searched in order; nil: plugin.SearchDirs().
 	Dirs []string
+	// Paths name plugin binaries directly, by delegate name (the settings'
+	// stable_delegate_loader_settings.delegate_path): such a delegate is
+	// not searched for, and its binary is held to the same checks.
+	Paths map[string]string
 	// Checksums, when set, pin each plugin's SHA-256: a plugin not listed,
 	// or whose sum differs, is not started.
 	Checksums *plugin.Checksums
@@ -75,10 +79,14 @@ func withOptOut(err error) error {
 // plugin that is refused as insecure (see AllowInsecure), or that does not
 // start (wrong protocol, checksum mismatch, not listed in the checksums),
 // is unavailable too: neither falls back in process, so the user learns
-// why the binary they installed did not run.
+// why the binary they installed did not run. A delegate whose binary Paths
+// names is that binary or unavailable, "cpu" too.
 func (p Plugins) Open(ctx context.Context, name string) delegate.Delegate {
-	path, err := p.Search().Find(name)
-	if err != nil {
+	path, err := p.find(name)
+	switch _, named := p.Paths[name]; {
+	case err != nil && named: // the binary named is the one to run, or none
+		return delegate.Unavailable(name, withOptOut(err))
+	case err != nil:
 		return withoutPlugin(name, err)
 	}
 	opts, err := p.Options(path)
@@ -142,11 +150,21 @@ func (p Plugins) Discover() (plugin.Listing, error) {
 }
 
 // Find is the path of the plugin binary delego-NAME in p's search
-// directories, refused (an error wrapping plugin.ErrInsecure, which says
-// how to run it anyway) when another user could replace it.
+// directories (or the one Paths names for it), refused (an error wrapping
+// plugin.ErrInsecure, which says how to run it anyway) when another user
+// could replace it.
 func (p Plugins) Find(name string) (string, error) {
-	path, err := p.Search().Find(name)
+	path, err := p.find(name)
 	return path, withOptOut(err)
+}
+
+// find is Find without the opt-out: the binary Paths names for name,
+// vetted, else the one the search directories hold.
+func (p Plugins) find(name string) (string, error) {
+	if path, ok := p.Paths[name]; ok {
+		return p.Search().Vet(path)
+	}
+	return p.Search().Find(name)
 }
 
 // Search is where p looks for plugins: Dirs, or plugin.SearchDirs(), with
@@ -197,28 +215,6 @@ func delegateName(d config.Delegate) string {
 	return strings.ToLower(d.String())
 }
 
-// settingsDelegates are the delegates s asks for when the caller names
-// none: the one its delegate field selects, or nil for NONE.
-func settingsDelegates(s *config.TFLiteSettings) []string {
-	if n := delegateName(s.GetDelegate()); n != "" {
-		return []string{n}
-	}
-	return nil
-}
-
-// checkSettings checks s against what delego honours. It returns the
-// fields delego ignores as warnings, and an error for those whose ignoring
-// would change the results (GPU precision, FORCE_CPU, ...).
-func checkSettings(s *config.Settings) (warnings []config.Issue, err error) {
-	issues := s.Check(config.DefaultCapabilities())
-	for _, i := range issues {
-		if i.Severity != config.Error {
-			warnings = append(warnings, i)
-		}
-	}
-	return warnings, config.Err(issues)
-}
-
 // Delegation is a set of started delegates and the settings they run
 // with. Close releases them.
 type Delegation struct {
@@ -232,12 +228,15 @@ type Delegation struct {
 	Settings *config.TFLiteSettings
 	// Threads is the kernels' thread count.
 	Threads int
+	// DelegateOptions are the key/value options of each delegate, by its
+	// name in Names (delegate.Partition.Options).
+	DelegateOptions map[string]map[string]string
 }
 
-// startDelegates opens the delegates called names with open, in priority order, to
-// run with settings s (nil: none). threads < 1 takes s's positive
-// cpu_settings.num_threads, else 1.
-func startDelegates(ctx context.Context, names []string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
+// startDelegates opens the delegates called names with open, in priority
+// order, to run with their options and settings s (nil: none). threads < 1
+// takes s's positive cpu_settings.num_threads, else 1.
+func startDelegates(ctx context.Context, names []string, options map[string]map[string]string, s *config.TFLiteSettings, threads int, open Opener) *Delegation {
 	if threads < 1 {
 		threads = max(1, int(s.GetCpuSettings().GetNumThreads()))
 	}
@@ -249,17 +248,24 @@ func startDelegates(ctx context.Context, names []string, s *config.TFLiteSetting
 		eff.CpuSettings = &config.CPUSettings{}
 	}
 	eff.CpuSettings.NumThreads = proto.Int32(int32(threads))
-	d := &Delegation{Names: names, Settings: eff, Threads: threads}
+	d := &Delegation{Names: names, Settings: eff, Threads: threads, DelegateOptions: options}
 	for _, n := range names {
 		d.Delegates = append(d.Delegates, open(ctx, n))
 	}
 	return d
 }
 
-// Options are the core.Options that run the model on d's delegates; the
-// caller adds the rest (Twin, Watchdog, Restarts, Registry).
+// Options are the core.Options that run the model on d's delegates, each
+// with its options; the caller adds the rest (Twin, Watchdog, Restarts,
+// Registry).
 func (d *Delegation) Options() core.Options {
-	return core.Options{Threads: d.Threads, Delegates: d.Delegates, Settings: d.Settings}
+	byName := map[string]map[string]string{}
+	for i, n := range d.Names {
+		if opts := d.DelegateOptions[n]; opts != nil && i < len(d.Delegates) {
+			byName[d.Delegates[i].Name()] = opts
+		}
+	}
+	return core.Options{Threads: d.Threads, Delegates: d.Delegates, Settings: d.Settings, DelegateOptions: byName}
 }
 
 // Close closes every delegate: a plugin's process is stopped and reaped.

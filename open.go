@@ -33,11 +33,17 @@ type options struct {
 	registry      *kernel.Registry // nil: kernels.Builtins()
 	profiler      core.Profiler
 	warn          func(error) // nil: warnings are only kept
+	// delegateOptions are WithDelegateOption's, in order.
+	delegateOptions []delegateOption
 }
 
 // WithSettingsFile reads the TFLite acceleration settings from a file: a
 // ComputeSettings or a TFLiteSettings (configuration.proto) in JSON or
-// binary protobuf, as config.Load reads it.
+// binary protobuf, as config.Load reads it. Its
+// stable_delegate_loader_settings may name any plugin (delegate_name:
+// delego-NAME from the search directories; delegate_path: that binary,
+// checked as a found one is), and its delegate_options give that delegate
+// key/value options (see WithDelegateOption).
 func WithSettingsFile(path string) Option {
 	return func(o *options) {
 		o.settings = func(ctx context.Context) (*config.Settings, string, error) {
@@ -72,8 +78,9 @@ func WithSettings(s *config.Settings) Option {
 
 // WithDelegates runs the nodes each delegate supports on it, the delegates
 // in priority order. With no names the model runs on the CPU kernels
-// only, whatever the settings say. Without this option the settings'
-// delegate field picks one (see settingsDelegates).
+// only, whatever the settings say. Without this option the settings pick
+// one: by their delegate field, or by stable_delegate_loader_settings,
+// which names any plugin (see selected).
 func WithDelegates(names ...string) Option {
 	return func(o *options) { o.names, o.namesGiven = names, true }
 }
@@ -178,28 +185,38 @@ func newOptions(opts []Option) *options {
 // setup is what the options come to before the model is read: the
 // settings, the delegates to start, their warnings and how plugins start.
 type setup struct {
-	settings *config.TFLiteSettings // never nil
-	names    []string               // in priority order; empty: none
+	settings *config.TFLiteSettings       // never nil
+	names    []string                     // in priority order; empty: none
+	options  map[string]map[string]string // each delegate's options, by name
 	warnings []error
 	plugins  Plugins
 }
 
-// resolve reads and checks the settings, the delegate names and the
-// checksums file, so that mistakes in any of them surface before the
+// resolve reads the settings, the delegate names, their options and the
+// checksums file, and checks the settings and options against what the
+// delegates declare, so that mistakes in any of them surface before the
 // model is read. Each warning goes to the warnings callback as it is found.
 func (o *options) resolve(ctx context.Context) (*setup, error) {
-	s, warnings, err := o.resolveSettings(ctx)
+	read, where, err := o.readSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if o.warn != nil {
-		for _, w := range warnings {
-			o.warn(w)
-		}
+	s := read.TFLite
+	sel, err := selected(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	names, err := o.delegates(s)
+	names, err := o.delegates(sel.name)
 	if err != nil {
 		return nil, err
+	}
+	opts, unused, err := o.optionsFor(s, sel, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var warnings []error
+	for _, w := range unused {
+		warnings = append(warnings, fmt.Errorf("%s: %w", where, w))
 	}
 	plugins := o.plugins
 	if plugins.StrictChecksums && plugins.Checksums == nil && o.checksumFile == "" {
@@ -211,38 +228,61 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 		}
 	}
 	plugins.StartTimeout = o.watchdog.StartLimit()
-	return &setup{settings: s, names: names, warnings: warnings, plugins: plugins}, nil
+	if sel.path != "" {
+		plugins.Paths = map[string]string{sel.name: sel.path}
+	}
+	st := &setup{settings: s, names: names, options: opts, plugins: plugins}
+	if o.settings != nil || len(opts) > 0 {
+		var given *config.Settings // nil: only options to check
+		if o.settings != nil {
+			given = read
+		}
+		issues, err := checkDelegates(ctx, given, names, opts, st.opener(o))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		for _, i := range issues {
+			warnings = append(warnings, fmt.Errorf("%s: %s", where, i))
+		}
+	}
+	if o.warn != nil {
+		for _, w := range warnings {
+			o.warn(w)
+		}
+	}
+	st.warnings = warnings
+	return st, nil
 }
 
-// resolveSettings reads and checks the settings: an empty TFLiteSettings
-// when none were given. The fields delego ignores come back as warnings.
-func (o *options) resolveSettings(ctx context.Context) (*config.TFLiteSettings, []error, error) {
+// opener makes s's delegates: WithOpener's, else its plugins.
+func (s *setup) opener(o *options) Opener {
+	if o.opener != nil {
+		return o.opener
+	}
+	return s.plugins.Open
+}
+
+// readSettings reads the settings and says where they came from: an empty
+// TFLiteSettings from "settings" when none were given.
+func (o *options) readSettings(ctx context.Context) (*config.Settings, string, error) {
 	if o.settings == nil {
-		return &config.TFLiteSettings{}, nil, nil
+		return &config.Settings{TFLite: &config.TFLiteSettings{}}, "settings", nil
 	}
-	s, where, err := o.settings(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	issues, err := checkSettings(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
-	}
-	var warnings []error
-	for _, i := range issues {
-		warnings = append(warnings, fmt.Errorf("%s: %s", where, i))
-	}
-	return s.TFLite, warnings, nil
+	return o.settings(ctx)
 }
 
 // delegates are the delegate names to start, checked: those given, else
-// those the settings ask for.
-func (o *options) delegates(s *config.TFLiteSettings) ([]string, error) {
+// the one the settings select (selected: "" for none), else
+// WithDefaultDelegates'.
+func (o *options) delegates(selected string) ([]string, error) {
 	if !o.namesGiven {
-		if names := settingsDelegates(s); names != nil || o.fallbackNames == nil {
-			return names, nil
+		switch {
+		case selected != "":
+			return []string{selected}, nil
+		case o.fallbackNames != nil:
+			return slices.Clone(o.fallbackNames), nil
 		}
-		return slices.Clone(o.fallbackNames), nil
+		return nil, nil
 	}
 	for i, n := range o.names {
 		if err := CheckName(n); err != nil {

@@ -214,7 +214,7 @@ func (it *Interpreter) compileExe(ctx context.Context, p *delegated) error {
 	var exe delegate.Executable
 	err = bounded(ctx, it.compileLimit(), func(ctx context.Context) error {
 		return guard(func() (err error) {
-			exe, err = p.delegate.Compile(ctx, &delegate.Partition{Model: data, Settings: it.opts.Settings})
+			exe, err = p.delegate.Compile(ctx, &delegate.Partition{Model: data, Settings: it.opts.Settings, Options: it.opts.DelegateOptions[p.delegate.Name()]})
 			return err
 		})
 	})

@@ -40,6 +40,9 @@ type Options struct {
 	// delegate's failure does, max_delegated_partitions bounds the number of
 	// partitions per delegate, and each delegate reads its own message.
 	Settings *config.TFLiteSettings
+	// DelegateOptions are the key/value options of each delegate, by its
+	// Name: its partitions compile with them (delegate.Partition.Options).
+	DelegateOptions map[string]map[string]string
 	// MinPartitionSize keeps partitions with fewer nodes on the CPU (<= 1: no minimum).
 	MinPartitionSize int
 	// Watchdog bounds every call to a delegate; the zero value is the

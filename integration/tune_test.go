@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/delego/delego/delegate/config"
+	cpuplugin "github.com/delego/delego/plugins/cpu"
+	"github.com/delego/delego/plugins/xnnpack"
 	"github.com/delego/delego/testsupport/shared"
 	"github.com/delego/delego/tune"
 	"google.golang.org/protobuf/proto"
@@ -128,7 +130,9 @@ func TestTuneAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if issues := s.Check(config.DefaultCapabilities()); len(issues) > 0 {
+	// What the host honours, with what either candidate declares.
+	caps := config.HostCapabilities().With(xnnpack.New().Honours()...).With(cpuplugin.New().Honours()...)
+	if issues := s.Check(caps); len(issues) > 0 {
 		t.Errorf("settings.json has issues: %v", issues)
 	}
 	run := filepath.Join(out, "run.raw")
@@ -200,4 +204,44 @@ func TestTuneNoneCorrect(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "settings.json")); err == nil {
 		t.Error("settings.json written with no correct candidate")
 	}
+}
+
+// TestTuneIdlePlugin: delego-edgetpu declares only edgetpu-custom-op,
+// which the uint8 MobileNet lacks, so as a candidate it delegates none of
+// the 31 nodes and "runs correctly" (the CPU kernels ran them all). tune
+// never chooses it, shows 0/31 and says why; alone, it is no choice at all
+// (issue 33: it was "the fastest correct candidate", with settings that
+// ran the model on the CPU without a word).
+func TestTuneIdlePlugin(t *testing.T) {
+	gc := shared.GoldenCaseNamed(t, "mobilenet_v1_0.25_128_quant__cat_128")
+	plugins := t.TempDir()
+	if err := goBuild(plugins, nil, "github.com/delego/delego/plugins/edgetpu/cmd/delego-edgetpu"); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"DELEGO_PLUGIN_PATH=" + plugins}
+	out := t.TempDir()
+	stdout, stderr, err := runDelegoEnv(t, env, tuneArgs(t, gc, "edgetpu,cpu", out)...)
+	if err != nil {
+		t.Fatalf("delego tune: %v\n%s%s", err, stdout, stderr)
+	}
+	for _, w := range []string{"edgetpu    no   0/31", "cpu        yes  31/31",
+		"edgetpu: rejected: its delegate ran none of the 31 nodes", "chosen: cpu: "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout does not say %q:\n%s", w, stdout)
+		}
+	}
+	s, err := config.Load(filepath.Join(out, "settings.json"))
+	if err != nil || s.TFLite.GetDelegate() != config.Delegate_NONE {
+		t.Errorf("settings.json: %v, %v; want delegate NONE", s, err)
+	}
+
+	out = t.TempDir()
+	stdout, stderr, err = runDelegoEnv(t, env, tuneArgs(t, gc, "edgetpu", out)...)
+	if err == nil || !strings.Contains(stdout, "chosen: none: ") || !strings.Contains(stdout, "delegating no node") {
+		t.Errorf("delego tune with edgetpu alone: %v\n%s%s", err, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "settings.json")); err == nil {
+		t.Error("settings.json written for an idle candidate")
+	}
+	checkNoOrphans(t)
 }

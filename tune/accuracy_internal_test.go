@@ -3,6 +3,7 @@ package tune
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ func TestQuantile(t *testing.T) {
 
 func TestChoose(t *testing.T) {
 	ok := func(name string, ms ...time.Duration) *Candidate {
-		c := &Candidate{Name: name, Accuracy: []Accuracy{{OK: true}}}
+		c := &Candidate{Name: name, Accuracy: []Accuracy{{OK: true}}, Delegated: 3, Nodes: 3}
 		for _, d := range ms {
 			c.Times = append(c.Times, d*time.Millisecond)
 		}
@@ -89,5 +90,15 @@ func TestChoose(t *testing.T) {
 	}
 	if i, _ := choose(cs[:1]); i != -1 {
 		t.Errorf("chose %d among wrong ones", i)
+	}
+
+	// The fastest, correct, but its delegate ran nothing: never chosen.
+	idle := ok("idle", 1, 1, 1)
+	idle.Delegated = 0
+	if i, reason := choose(append([]*Candidate{idle}, cs...)); i != 3 {
+		t.Errorf("chose %d (%s), want 3 (fast), not idle", i, reason)
+	}
+	if i, reason := choose([]*Candidate{idle}); i != -1 || !strings.Contains(reason, "delegating no node") {
+		t.Errorf("chose %d (%s) with only an idle candidate, want none, saying why", i, reason)
 	}
 }

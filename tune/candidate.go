@@ -3,13 +3,16 @@ package tune
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/model"
 	"google.golang.org/protobuf/proto"
 )
@@ -52,6 +55,12 @@ func (c *Candidate) OK() bool {
 	return true
 }
 
+// Eligible reports whether the candidate may be chosen: it is OK and its
+// delegate ran at least one node. One that delegated nothing ran the whole
+// model on delego's CPU kernels; its settings would do the same in an
+// application, without a word.
+func (c *Candidate) Eligible() bool { return c.OK() && c.Delegated > 0 }
+
 // Median is the median of the timed Invokes (0 without any).
 func (c *Candidate) Median() time.Duration { return quantile(c.Times, 0.5) }
 
@@ -75,8 +84,10 @@ func (c *Candidate) Verdict() string {
 	switch {
 	case c.Err != nil:
 		return c.Err.Error()
-	case c.OK():
+	case c.Eligible():
 		return "ok"
+	case c.OK():
+		return fmt.Sprintf("rejected: its delegate ran none of the %d nodes (its settings would run the model on the CPU kernels)", c.Nodes)
 	}
 	for _, a := range c.Accuracy {
 		if !a.OK {
@@ -90,7 +101,7 @@ func (c *Candidate) Verdict() string {
 // error is emit's or ctx's: what stops the whole run.
 func try(ctx context.Context, m *model.Model, name string, opts Options, ref [][]byte, emit func(*config.BenchmarkEvent) error) (*Candidate, error) {
 	c := &Candidate{Name: name, Nodes: m.Subgraph(0).NumOperators()}
-	c.Settings, c.Chosen = candidateSettings(name, opts.Settings)
+	c.Settings, c.Chosen = candidateSettings(name, opts.Settings, opts.DelegateOptions[name])
 	if err := emit(startEvent(c)); err != nil {
 		return nil, err
 	}
@@ -105,13 +116,21 @@ func try(ctx context.Context, m *model.Model, name string, opts Options, ref [][
 }
 
 // candidateSettings are the settings to try name with (no fallback) and to
-// run it with once chosen (the base's fallback).
-func candidateSettings(name string, base *config.TFLiteSettings) (try, chosen *config.TFLiteSettings) {
+// run it with once chosen (the base's fallback): they select name, by the
+// delegate enum where it has a value, else by
+// stable_delegate_loader_settings (keeping the base's delegate_path when
+// the base named name), and carry options as delegate_options.
+func candidateSettings(name string, base *config.TFLiteSettings, options map[string]string) (try, chosen *config.TFLiteSettings) {
 	chosen = proto.CloneOf(base)
+	chosen.Delegate, chosen.StableDelegateLoaderSettings, chosen.DelegateOptions = nil, nil, maps.Clone(options)
 	if d, ok := enumOf(name); ok {
 		chosen.Delegate = d.Enum()
 	} else {
-		chosen.Delegate = nil
+		chosen.StableDelegateLoaderSettings = &config.StableDelegateLoaderSettings{DelegateName: proto.String(name)}
+		if l := base.GetStableDelegateLoaderSettings(); l.GetDelegatePath() != "" &&
+			(l.GetDelegateName() == name || l.GetDelegateName() == "" && filepath.Base(l.GetDelegatePath()) == plugin.Prefix+name) {
+			chosen.StableDelegateLoaderSettings.DelegatePath = proto.String(l.GetDelegatePath())
+		}
 	}
 	try = proto.CloneOf(chosen)
 	try.FallbackSettings = nil
@@ -150,7 +169,8 @@ func (c *Candidate) run(ctx context.Context, m *model.Model, opts Options, ref [
 	}
 	it, err := core.NewInterpreterContext(ctx, m, &core.Options{
 		Threads: opts.Threads, Delegates: []delegate.Delegate{d}, OwnDelegates: true, Settings: c.Settings,
-		Watchdog: core.Watchdog{Invoke: opts.Timeout}, Restarts: core.Restarts{Max: -1},
+		DelegateOptions: map[string]map[string]string{d.Name(): c.Settings.GetDelegateOptions()},
+		Watchdog:        core.Watchdog{Invoke: opts.Timeout}, Restarts: core.Restarts{Max: -1},
 	})
 	if err != nil {
 		d.Close()

@@ -13,9 +13,9 @@ import (
 // This file writes a Report for people, as "delego tune" prints it.
 
 // WriteText writes r for people: a table of the candidates (name, ok,
-// accuracy, init ms, median ms, p90 ms, peak memory), the thresholds, the
-// verdict of each candidate that is not ok, and the decision with its
-// reason.
+// nodes delegated, accuracy, init ms, median ms, p90 ms, peak memory), the
+// thresholds, the verdict of each candidate that cannot be chosen, and the
+// decision with its reason.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	r.writeTable(&b)
@@ -27,15 +27,15 @@ func (r *Report) WriteText(w io.Writer) error {
 func (r *Report) writeTable(w io.Writer) {
 	th := r.Thresholds
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "candidate\tok\taccuracy\tinit ms\tmedian ms\tp90 ms\tpeak memory")
+	fmt.Fprintln(tw, "candidate\tok\tdelegated\taccuracy\tinit ms\tmedian ms\tp90 ms\tpeak memory")
 	for _, c := range r.Candidates {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, okWord(c), accuracyOf(c), msOr(c.Err == nil, msOf(c.Init)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, okWord(c), delegatedOf(c), accuracyOf(c), msOr(c.Err == nil, msOf(c.Init)),
 			msOr(len(c.Times) > 0, msOf(c.Median())), msOr(len(c.Times) > 0, msOf(c.P90())), memoryOf(c))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "thresholds: integers within %d steps, floats within %g relative\n", th.MaxSteps, th.MaxRelativeError)
 	for _, c := range r.Candidates {
-		if !c.OK() {
+		if !c.Eligible() {
 			fmt.Fprintf(w, "%s: %s\n", c.Name, words.OneLine(c.Verdict()))
 		}
 	}
@@ -46,15 +46,25 @@ func (r *Report) writeTable(w io.Writer) {
 	}
 }
 
-// okWord is the table's ok column.
+// okWord is the table's ok column: "yes" for a candidate that may be
+// chosen.
 func okWord(c *Candidate) string {
 	switch {
-	case c.OK():
+	case c.Eligible():
 		return "yes"
 	case c.Err != nil:
 		return "error"
 	}
 	return "no"
+}
+
+// delegatedOf is the table's delegated column: nodes the candidate's
+// delegate ran, of the model's; "-" when it did not get that far.
+func delegatedOf(c *Candidate) string {
+	if c.Delegated == 0 && c.Err != nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", c.Delegated, c.Nodes)
 }
 
 // accuracyOf is the worst figure of each kind over the outputs.

@@ -5,8 +5,10 @@
 // times a number of Invokes, compares the outputs with delego's CPU kernels
 // and records the plugin's peak memory. A candidate that cannot be had,
 // fails, crashes, hangs past the watchdog's deadline or answers numbers the
-// thresholds reject is recorded and never chosen; of the others the fastest
-// (lowest median Invoke) wins.
+// thresholds reject is recorded and never chosen, and so is one whose
+// delegate ran none of the model's nodes (its settings would run the model
+// on the CPU kernels without a word); of the others the fastest (lowest
+// median Invoke) wins.
 //
 // Every step is logged as configuration.proto's BenchmarkEvent (START, then
 // END with a BenchmarkResult or ERROR with a BenchmarkError), and the
@@ -77,11 +79,15 @@ type Options struct {
 	// Open makes each candidate's delegate; required.
 	Open Opener
 	// Settings is the base TFLiteSettings of every candidate (nil: none).
-	// Each candidate gets a copy with its delegate field set (when the enum
-	// can name it) and, while it is tried, no fallback_settings: a candidate
-	// that fails must fail, not run on the CPU. The chosen settings keep the
-	// base's fallback_settings.
+	// Each candidate gets a copy that selects it (the delegate enum where
+	// it has a value, else stable_delegate_loader_settings.delegate_name),
+	// with its own DelegateOptions as delegate_options and, while it is
+	// tried, no fallback_settings: a candidate that fails must fail, not
+	// run on the CPU. The chosen settings keep the base's fallback_settings.
 	Settings *config.TFLiteSettings
+	// DelegateOptions are each candidate's key/value options, by name
+	// (delegate.Partition.Options); nil: none.
+	DelegateOptions map[string]map[string]string
 	// Inputs hold one raw tensor per model input, in order.
 	Inputs [][]byte
 	// Runs is the number of timed Invokes (0: DefaultRuns); Warmup the
@@ -281,22 +287,32 @@ func setInputs(it *core.Interpreter, data [][]byte) error {
 	return nil
 }
 
-// choose picks the correct candidate with the lowest median Invoke (the
-// first listed among equals) and says why.
+// choose picks the eligible candidate (correct, and delegating at least
+// one node) with the lowest median Invoke (the first listed among equals)
+// and says why.
 func choose(cs []*Candidate) (int, string) {
 	best := -1
 	for i, c := range cs {
-		if c.OK() && (best < 0 || c.Median() < cs[best].Median()) {
+		if c.Eligible() && (best < 0 || c.Median() < cs[best].Median()) {
 			best = i
 		}
 	}
 	if best < 0 {
+		idle := 0
+		for _, c := range cs {
+			if c.OK() {
+				idle++
+			}
+		}
+		if idle > 0 {
+			return -1, fmt.Sprintf("none of the %d candidates ran correctly on its delegate (%d ran correctly, delegating no node: their settings would run the model on the CPU kernels)", len(cs), idle)
+		}
 		return -1, fmt.Sprintf("none of the %d candidates ran correctly", len(cs))
 	}
 	b := cs[best]
-	reason := fmt.Sprintf("%s is the fastest correct candidate (median %s)", b.Name, fmtMs(b.Median()))
+	reason := fmt.Sprintf("%s is the fastest correct candidate (median %s, %d of %d nodes delegated)", b.Name, fmtMs(b.Median()), b.Delegated, b.Nodes)
 	for _, c := range cs {
-		if c != b && c.OK() {
+		if c != b && c.Eligible() {
 			reason += fmt.Sprintf("; %s: median %s (%.2fx)", c.Name, fmtMs(c.Median()),
 				float64(c.Median())/float64(max(b.Median(), 1)))
 		}

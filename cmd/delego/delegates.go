@@ -60,6 +60,7 @@ const noDelegate = "none"
 // run, bench and plan.
 type delegationFlags struct {
 	delegates stringList // --delegate, each NAME[,NAME...]
+	options   stringList // --delegate-option, each NAME:KEY=VALUE
 	settings  string     // --settings FILE
 	twin      string     // --cpu-twin FILE
 	twinOnly  bool       // --cpu-twin-only
@@ -67,10 +68,11 @@ type delegationFlags struct {
 	plugins   pluginFlags
 }
 
-// define adds --delegate, --settings, --cpu-twin, --timeout and the plugin
-// flags to fs.
+// define adds --delegate, --delegate-option, --settings, --cpu-twin,
+// --timeout and the plugin flags to fs.
 func (f *delegationFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.delegates, "delegate", "")
+	fs.Var(&f.options, "delegate-option", "")
 	fs.StringVar(&f.settings, "settings", "", "")
 	fs.StringVar(&f.twin, "cpu-twin", "", "")
 	fs.DurationVar(&f.timeout, "timeout", 0, "")
@@ -176,17 +178,35 @@ const delegationHelp = `  --delegate NAME[,NAME...]
                    --delegate, the settings' delegate field picks one
                    (XNNPACK: xnnpack, GPU: gpu, NNAPI: nnapi, HEXAGON: hexagon,
                    EDGETPU and EDGETPU_CORAL: edgetpu; NONE or absent: none).
+  --delegate-option NAME:KEY=VALUE
+                   give the delegate NAME the option KEY=VALUE, as TFLite's
+                   external delegate takes options (the flag may be
+                   repeated); it replaces the same key of the settings'
+                   delegate_options. NAME must run, and must declare KEY,
+                   else delego fails saying which options it takes.
   --settings FILE  TFLite acceleration settings: a ComputeSettings or a
                    TFLiteSettings (configuration.proto) in JSON (.json) or
                    binary protobuf (.pb, .binpb; other names: by content).
-                   delego honours delegate, cpu_settings.num_threads,
-                   max_delegated_partitions, fallback_settings, and
-                   xnnpack_settings.num_threads and coral_settings (for
-                   those delegates). Each other field set is printed on
-                   standard error ("delego ignores ..."), and one whose
-                   ignoring would change the results (GPU precision,
-                   FORCE_CPU, ...) is an error. The file is checked as
-                   written, against its own delegate field.
+                   stable_delegate_loader_settings names any plugin, as
+                   TFLite names a stable delegate: {"delegate_name":
+                   "mytpu"} runs delego-mytpu from the search directories,
+                   {"delegate_path": "/abs/delego-mytpu"} that binary
+                   (held to the same checks); with delegate set too, both
+                   must name the same delegate. delegate_options (delego's
+                   own field) gives the selected delegate key/value
+                   options. delego itself honours delegate,
+                   stable_delegate_loader_settings, delegate_options,
+                   cpu_settings.num_threads, max_delegated_partitions and
+                   fallback_settings; each delegate declares the fields it
+                   reads (xnnpack_settings.num_threads, coral_settings, ...).
+                   Each other field set is printed on standard error
+                   ("delego ignores ..."), and one whose ignoring would
+                   change the results (GPU precision, FORCE_CPU, ...) is an
+                   error; while a delegate that declares nothing runs (an
+                   older plugin), or one that cannot be had was asked for,
+                   such fields are warnings that say so. To
+                   learn what they declare, delego starts the delegates
+                   once before the model runs.
   --cpu-twin FILE  the CPU twin of an Edge TPU model: the same model before
                    Coral's compiler (default: foo.tflite beside
                    foo_edgetpu.tflite). The CPU cannot run edgetpu-custom-op,
@@ -286,11 +306,36 @@ func (f *delegationFlags) configure(ctx context.Context, cmd string, threads int
 	if given {
 		opts = append(opts, delego.WithDelegates(names...))
 	}
+	for _, v := range f.options {
+		name, key, value, err := parseDelegateOption(v)
+		if err != nil {
+			return nil, usagef(cmd, "--delegate-option %q: %v", v, err)
+		}
+		opts = append(opts, delego.WithDelegateOption(name, key, value))
+	}
 	if e.open != nil {
 		opts = append(opts, delego.WithOpener(e.open))
 	}
 	opts = append(opts, f.plugins.options()...)
 	return delego.Configure(ctx, append(opts, more...)...)
+}
+
+// parseDelegateOption reads a --delegate-option value, NAME:KEY=VALUE (the
+// value may be empty and may hold '=' and ':').
+func parseDelegateOption(v string) (name, key, value string, err error) {
+	name, kv, ok := strings.Cut(v, ":")
+	if !ok {
+		return "", "", "", errors.New("want NAME:KEY=VALUE, with the delegate's name before ':'")
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if err := delego.CheckName(name); err != nil {
+		return "", "", "", err
+	}
+	key, value, ok = strings.Cut(kv, "=")
+	if !ok || key == "" {
+		return "", "", "", errors.New("want NAME:KEY=VALUE, with the option's key before '='")
+	}
+	return name, key, value, nil
 }
 
 // defineTwinOnly adds --cpu-twin-only to fs, for the commands that run one

@@ -20,6 +20,7 @@ import (
 	"github.com/delego/delego/plugins/edgetpu"
 	"github.com/delego/delego/tensor"
 	"github.com/delego/delego/testsupport/shared"
+	"github.com/delego/delego/testsupport/testdelegates"
 )
 
 // inputArgs writes the seed-1 pseudo-random inputs of a model to files and
@@ -155,7 +156,12 @@ func TestRunUnavailableDelegate(t *testing.T) {
 		}
 	})
 
+	// xnnpack cannot be had here, so nothing honours its
+	// xnnpack_settings: the run warns before it falls back (the delegate
+	// that honours a setting declares it; one that is not there declares
+	// nothing).
 	fallback := settingsFile(t, fallbackXNNPACK)
+	ignored := "delego: " + fallback + ": warning: delego ignores tflite_settings.xnnpack_settings.num_threads"
 	for _, c := range []struct {
 		name string
 		args []string
@@ -169,9 +175,9 @@ func TestRunUnavailableDelegate(t *testing.T) {
 				t.Errorf("fallback output: %s", firstDiff(got, want))
 			}
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			if len(lines) != 1 || !strings.Contains(lines[0], "xnnpack failed to compile") ||
-				!strings.HasSuffix(lines[0], "the result came from the CPU fallback") {
-				t.Errorf("stderr %q, want one line saying the result came from the CPU fallback", stderr)
+			if len(lines) != 2 || lines[0] != ignored+" (no delegate that runs reads it: xnnpack cannot be had)" || !strings.Contains(lines[1], "xnnpack failed to compile") ||
+				!strings.HasSuffix(lines[1], "the result came from the CPU fallback") {
+				t.Errorf("stderr %q, want the ignored setting, then one line saying the result came from the CPU fallback", stderr)
 			}
 			_, stderr = runOutput(t, modelPath, inputs, append(c.args, "-v")...)
 			for _, w := range []string{"plan: delegates xnnpack: 3 nodes: 0 on delegates in 0 partitions, 3 on the CPU",
@@ -185,8 +191,8 @@ func TestRunUnavailableDelegate(t *testing.T) {
 
 	t.Run("--delegate none", func(t *testing.T) {
 		got, stderr := runOutput(t, modelPath, inputs, "--delegate", "none", "--settings", fallback)
-		if !bytes.Equal(got, want) || stderr != "" {
-			t.Errorf("stderr %q, %s; want no delegate and no fallback", stderr, firstDiff(got, want))
+		if !bytes.Equal(got, want) || stderr != ignored+"\n" {
+			t.Errorf("stderr %q, %s; want no delegate, no fallback, and the ignored xnnpack setting", stderr, firstDiff(got, want))
 		}
 	})
 }
@@ -199,7 +205,13 @@ func TestRunSettingsChecked(t *testing.T) {
 		s := settingsFile(t, `{"delegate": "NNAPI", "nnapi_settings": {"fallback_settings": {"allow_automatic_fallback_on_execution_error": true}}}`)
 		out := filepath.Join(t.TempDir(), "out.raw")
 		var stdout, stderr bytes.Buffer
-		err := runCmd(context.Background(), append([]string{modelPath, "--settings", s, "--output", out}, inputs...), &stdout, &stderr)
+		// An nnapi delegate that runs and does not declare the deprecated
+		// nnapi_settings.fallback_settings: ignoring them would change
+		// which nodes run where.
+		nnapi := env{open: func(context.Context, string) delegate.Delegate {
+			return testdelegates.NewConfigured(cpu.New(), []string{"nnapi_settings.accelerator_name"})
+		}}
+		err := runWith(context.Background(), append([]string{modelPath, "--settings", s, "--output", out}, inputs...), &stdout, &stderr, nnapi)
 		if err == nil || !strings.Contains(err.Error(), "tflite_settings.nnapi_settings.fallback_settings.allow_automatic_fallback_on_execution_error") ||
 			!strings.Contains(err.Error(), s) || !errors.Is(err, config.ErrNotHonoured) {
 			t.Fatalf("err = %v, want config.ErrNotHonoured naming the file and the field path", err)

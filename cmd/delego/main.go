@@ -21,9 +21,9 @@
 //	delego help [COMMAND]
 //	delego version
 //
-// DELEGATION is [--delegate NAME[,NAME...]] [--settings FILE] [--cpu-twin FILE]
-// [--plugin-checksums FILE] [--strict-checksums] [--plugin-mtls]
-// [--allow-insecure-plugins]: the
+// DELEGATION is [--delegate NAME[,NAME...]] [--delegate-option NAME:KEY=VALUE]
+// [--settings FILE] [--cpu-twin FILE] [--plugin-checksums FILE]
+// [--strict-checksums] [--plugin-mtls] [--allow-insecure-plugins]: the
 // delegates in priority order, each a plugin process (the binary
 // delego-NAME, found in the directories of $DELEGO_PLUGIN_PATH, beside
 // delego, in ~/.local/share/delego/plugins or in /usr/lib/delego/plugins,

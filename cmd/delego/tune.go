@@ -50,19 +50,26 @@ Writes into --out DIR (created if missing):
                  without an END or ERROR is a run that delego itself did
                  not survive.
   settings.json  the chosen candidate's ComputeSettings, for "delego run
-                 --settings" and config.Load (not written when none is
-                 correct). Its delegate field names the delegate (NONE:
-                 delego's CPU kernels); a plugin that the enum cannot name
-                 needs --delegate NAME beside it.
-and prints a table (candidate, ok, accuracy, init ms, median ms, p90 ms, peak
-memory) and the decision with its reason. On a terminal, a progress line per
-candidate goes to standard error.
+                 --settings", delego.Open and config.Load (not written when
+                 none can be chosen). It selects the delegate by its
+                 delegate field (NONE: delego's CPU kernels), or, for a
+                 plugin the enum cannot name, by
+                 stable_delegate_loader_settings.delegate_name, with the
+                 candidate's --delegate-option values as delegate_options.
+and prints a table (candidate, ok, nodes delegated, accuracy, init ms, median
+ms, p90 ms, peak memory) and the decision with its reason. A candidate whose
+delegate ran none of the model's nodes is never chosen: its settings would
+run the model on the CPU kernels without a word. On a terminal, a progress
+line per candidate goes to standard error.
 
 Flags:
   --delegate A,B,...  the candidates, in order (required)
   --out DIR           where events.jsonl and settings.json go (required)
   --settings FILE     the base TFLiteSettings (or ComputeSettings) of every
                       candidate; each gets its own delegate field
+  --delegate-option NAME:KEY=VALUE
+                      an option of the candidate NAME (repeatable), for its
+                      tries and its settings.json
   --runs N            timed Invokes per candidate (default 20)
   --warmup N          untimed Invokes before them (default 3)
   --max-steps N       the largest difference allowed in an integer output,
@@ -83,7 +90,7 @@ Flags:
                       cannot run) cannot be tuned yet
 ` + pluginFlagsHelp + `  -h                  show this help
 
-Exit status 0 when a candidate was chosen, 1 when none was correct.
+Exit status 0 when a candidate was chosen, 1 when none could be.
 `
 
 // tuneFlags are the parsed flags of "delego tune".
@@ -210,7 +217,7 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 	defer events.Abort()
 
 	opts := tune.Options{
-		Candidates: cfg.Delegates(), Open: tune.Opener(cfg.Opener()), Settings: cfg.Settings(), Inputs: data,
+		Candidates: cfg.Delegates(), Open: tune.Opener(cfg.Opener()), Settings: cfg.Settings(), DelegateOptions: cfg.DelegateOptions(), Inputs: data,
 		Runs: f.runs, Warmup: max(f.warmup, 0), Threads: f.threads, Timeout: f.delegation.timeout, Thresholds: f.th,
 		Event: func(ev *config.BenchmarkEvent) error { return tune.WriteEvent(events, ev) },
 		Done:  progress(stderr),
@@ -236,9 +243,6 @@ func tuneWith(ctx context.Context, args []string, stdout, stderr io.Writer, e en
 		return err
 	}
 	fmt.Fprintf(stdout, "settings: %s\n", path)
-	if r.Best().Chosen.Delegate == nil {
-		fmt.Fprintf(stdout, "run it with: delego run MODEL --delegate %s --settings %s\n", r.Best().Name, path)
-	}
 	return nil
 }
 

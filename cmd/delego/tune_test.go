@@ -70,7 +70,7 @@ func TestTuneWritesEventsAndSettings(t *testing.T) {
 	if err := tuneWith(t.Context(), args, &stdout, &stderr, tuneEnv()); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	for _, w := range []string{"candidate  ok     accuracy", "wrong      no ", "gone       error", "cpu        yes    0 steps",
+	for _, w := range []string{"candidate  ok     delegated  accuracy", "wrong      no     31/31", "gone       error", "cpu        yes    31/31      0 steps",
 		"wrong: rejected: output 0", "gone: delegate gone cannot be had: not in this test", "chosen: cpu: cpu is the fastest correct candidate",
 		"settings: " + filepath.Join(out, "settings.json")} {
 		if !strings.Contains(stdout.String(), w) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -15,70 +14,61 @@ import (
 // ComputeSettings, so a setting has one path whichever message a file held.
 const tfliteRoot = "tflite_settings"
 
-// Capabilities declares which settings delego honours.
+// Capabilities declares which settings are honoured: the host's own
+// (HostCapabilities) and those each running delegate declares
+// (delegate.Configurable.Honours), joined with With.
 type Capabilities struct {
 	// Honoured lists field paths relative to TFLiteSettings: proto field
 	// names joined by dots, no list indexes ("cpu_settings.num_threads").
 	// A path that names a message field honours everything beneath it.
 	Honoured []string
-	// ForDelegate lists, per delegate, paths honoured only when that
-	// delegate is the selected one (TFLiteSettings.delegate): its own
-	// settings, which Check reports as a warning when another is selected.
-	ForDelegate map[Delegate][]string
+	// Undeclared names the running delegates that do not say what they
+	// honour (a plugin built before delegate.Configurable): any of them
+	// may read a setting nothing declares, so Check reports such a setting
+	// as a warning that says so, never as an error.
+	Undeclared []string
+	// Unavailable names the delegates that were to run but cannot be had:
+	// what they would read is read by nothing, and does not matter while
+	// they run nothing, so Check reports such a setting as a warning that
+	// says so, never as an error.
+	Unavailable []string
 }
 
-// DefaultCapabilities returns what delego honours today: the delegate
-// choice, CPU threads, the partition limit, fallback, XNNPACK threads, the
-// Coral Edge TPU's settings and, when the GPU is selected, the gpu
-// delegate's precision, quantized inference and backend, and when NNAPI is
-// selected the nnapi delegate's settings (all but
-// no_of_nnapi_instances_to_cache and allow_dynamic_dimensions, which Check
-// reports with their reasons). Each call returns new slices; delegates
-// extend it with With.
-func DefaultCapabilities() Capabilities {
-	return Capabilities{ForDelegate: map[Delegate][]string{
-		Delegate_GPU: {
-			"gpu_settings.is_precision_loss_allowed",
-			"gpu_settings.enable_quantized_inference",
-			"gpu_settings.force_backend",
-		},
-		Delegate_NNAPI: {
-			"nnapi_settings.accelerator_name",
-			"nnapi_settings.cache_directory",
-			"nnapi_settings.model_token",
-			"nnapi_settings.execution_preference",
-			"nnapi_settings.execution_priority",
-			"nnapi_settings.allow_nnapi_cpu_on_android_10_plus",
-			"nnapi_settings.allow_fp16_precision_for_fp32",
-			"nnapi_settings.use_burst_computation",
-		},
-	}, Honoured: []string{
+// HostCapabilities returns what delego's host honours whichever delegate
+// runs: the delegate choice (delegate, stable_delegate_loader_settings
+// and the options it passes on, delegate_options), the CPU kernels'
+// threads, the partition limit and fallback. What a delegate reads of its
+// own it declares itself. Each call returns a new slice.
+func HostCapabilities() Capabilities {
+	return Capabilities{Honoured: []string{
 		"delegate",
+		"stable_delegate_loader_settings",
+		"delegate_options",
 		"cpu_settings.num_threads",
 		"max_delegated_partitions",
 		"fallback_settings.allow_automatic_fallback_on_compilation_error",
 		"fallback_settings.allow_automatic_fallback_on_execution_error",
-		"xnnpack_settings.num_threads",
-		"coral_settings.device",
-		"coral_settings.performance",
-		"coral_settings.usb_always_dfu",
-		"coral_settings.usb_max_bulk_in_queue_length",
-		"coral_settings.firmware_path",
 	}}
 }
 
 // With returns a copy of c that honours paths as well.
 func (c Capabilities) With(paths ...string) Capabilities {
-	return Capabilities{Honoured: append(slices.Clip(c.Honoured), paths...), ForDelegate: c.ForDelegate}
+	c.Honoured = append(slices.Clip(c.Honoured), paths...)
+	return c
 }
 
-// all is every path c names, whichever delegate is selected.
-func (c Capabilities) all() []string {
-	out := slices.Clone(c.Honoured)
-	for _, d := range slices.Sorted(maps.Keys(c.ForDelegate)) {
-		out = append(out, c.ForDelegate[d]...)
-	}
-	return out
+// WithUndeclared returns a copy of c with the delegate called name among
+// those that do not declare what they honour.
+func (c Capabilities) WithUndeclared(name string) Capabilities {
+	c.Undeclared = append(slices.Clip(c.Undeclared), name)
+	return c
+}
+
+// WithUnavailable returns a copy of c with the delegate called name among
+// those that cannot be had.
+func (c Capabilities) WithUnavailable(name string) Capabilities {
+	c.Unavailable = append(slices.Clip(c.Unavailable), name)
+	return c
 }
 
 // Validate reports the honoured paths that name no field of TFLiteSettings,
@@ -86,7 +76,7 @@ func (c Capabilities) all() []string {
 func (c Capabilities) Validate() error {
 	var errs []error
 	root := (&TFLiteSettings{}).ProtoReflect().Descriptor()
-	for _, p := range c.all() {
+	for _, p := range c.Honoured {
 		md := root
 		segs := strings.Split(p, ".")
 		for i, seg := range segs {
@@ -176,8 +166,13 @@ func Err(issues []Issue) error {
 // performance and power levels, which instance of the accelerator, caching,
 // diagnostics, telemetry names) changes speed, power or logs, so it is a
 // Warning. So are the settings of a delegate other than the selected one,
-// which TFLite ignores too. Enum values outside their enum and unknown fields
-// (which Load rejects, but Go code can set) are Errors, honoured or not:
+// which TFLite ignores too. While a delegate that does not declare what it
+// honours runs (Capabilities.Undeclared), every TFLiteSettings field that
+// nothing declares is a Warning that says so: that delegate may read it; so
+// is it while a delegate that cannot be had (Capabilities.Unavailable) was
+// to run: what it would read does not matter while it runs nothing. Enum
+// values outside their enum and unknown fields (which Load rejects, but Go
+// code can set) are Errors, honoured or not:
 // nobody can honour what has no meaning.
 func Check(s *TFLiteSettings, c Capabilities) []Issue {
 	if s == nil {
@@ -203,14 +198,16 @@ func CheckCompute(cs *ComputeSettings, c Capabilities) []Issue {
 // walker carries one Check walk. Paths keep list indexes; keys, which the
 // allow-list and the severity rule see, drop them.
 type walker struct {
-	honoured map[string]bool // full keys: "tflite_settings.cpu_settings.num_threads"
-	delegate Delegate        // the selected delegate
-	issues   []Issue
+	honoured    map[string]bool // full keys: "tflite_settings.cpu_settings.num_threads"
+	undeclared  []string        // Capabilities.Undeclared
+	unavailable []string        // Capabilities.Unavailable
+	delegate    Delegate        // the selected delegate
+	issues      []Issue
 }
 
 func newWalker(c Capabilities, d Delegate) *walker {
-	w := &walker{honoured: make(map[string]bool, len(c.Honoured)), delegate: d}
-	for _, p := range slices.Concat(c.Honoured, c.ForDelegate[d]) {
+	w := &walker{honoured: make(map[string]bool, len(c.Honoured)), undeclared: c.Undeclared, unavailable: c.Unavailable, delegate: d}
+	for _, p := range c.Honoured {
 		w.honoured[joinPath(tfliteRoot, p)] = true
 	}
 	return w
@@ -297,6 +294,14 @@ func (w *walker) add(i Issue) { w.issues = append(w.issues, i) }
 
 // classify applies Check's severity rule to an unhonoured setting.
 func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
+	if strings.HasPrefix(key, tfliteRoot+".") {
+		switch {
+		case len(w.undeclared) > 0:
+			return Warning, undeclaredReason(w.undeclared)
+		case len(w.unavailable) > 0:
+			return Warning, "no delegate that runs reads it: " + strings.Join(w.unavailable, ", ") + " cannot be had"
+		}
+	}
 	if owner := delegateOf(key); owner != "" && owner != settingsFieldOf(w.delegate) {
 		return Warning, fmt.Sprintf("%s is not the selected delegate's (%s); TFLite ignores it too", joinPath(tfliteRoot, owner), w.delegate)
 	}
@@ -326,6 +331,15 @@ func (w *walker) classify(key string, v protoreflect.Value) (Severity, string) {
 		}
 	}
 	return Warning, ""
+}
+
+// undeclaredReason says why a setting nothing declares is only a warning
+// while the delegates called names run.
+func undeclaredReason(names []string) string {
+	if len(names) == 1 {
+		return fmt.Sprintf("the delegate %s does not declare the settings it honours, so delego cannot tell whether it reads this one", names[0])
+	}
+	return fmt.Sprintf("the delegates %s do not declare the settings they honour, so delego cannot tell whether they read this one", strings.Join(names, ", "))
 }
 
 // delegateOf returns the TFLiteSettings field of the delegate settings

@@ -1469,6 +1469,67 @@ func (x *CoralSettings) GetFirmwarePath() string {
 	return ""
 }
 
+// Stable delegate loader settings: TFLite's way to name a delegate by
+// string (field numbers as in TensorFlow's later configuration.proto).
+// delego reads them as the plugin to run: delegate_name selects the plugin
+// binary delego-NAME from the search directories, delegate_path names a
+// binary directly (checked as a found one is).
+type StableDelegateLoaderSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path of the stable delegate shared object file. Then the stable
+	// delegate provider can dynamically load the shared object file.
+	DelegatePath *string `protobuf:"bytes,1,opt,name=delegate_path,json=delegatePath" json:"delegate_path,omitempty"`
+	// Uniquely identifies a delegate. Format (snake_case): {vendor}_{delegate}.
+	// e.g. "google_edgetpu_delegate"
+	DelegateName  *string `protobuf:"bytes,2,opt,name=delegate_name,json=delegateName" json:"delegate_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StableDelegateLoaderSettings) Reset() {
+	*x = StableDelegateLoaderSettings{}
+	mi := &file_configuration_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StableDelegateLoaderSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StableDelegateLoaderSettings) ProtoMessage() {}
+
+func (x *StableDelegateLoaderSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_configuration_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StableDelegateLoaderSettings.ProtoReflect.Descriptor instead.
+func (*StableDelegateLoaderSettings) Descriptor() ([]byte, []int) {
+	return file_configuration_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StableDelegateLoaderSettings) GetDelegatePath() string {
+	if x != nil && x.DelegatePath != nil {
+		return *x.DelegatePath
+	}
+	return ""
+}
+
+func (x *StableDelegateLoaderSettings) GetDelegateName() string {
+	if x != nil && x.DelegateName != nil {
+		return *x.DelegateName
+	}
+	return ""
+}
+
 type CPUSettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Set to -1 to let the interpreter choose. Otherwise, must be > 0.
@@ -1484,7 +1545,7 @@ const (
 
 func (x *CPUSettings) Reset() {
 	*x = CPUSettings{}
-	mi := &file_configuration_proto_msgTypes[9]
+	mi := &file_configuration_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1496,7 +1557,7 @@ func (x *CPUSettings) String() string {
 func (*CPUSettings) ProtoMessage() {}
 
 func (x *CPUSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[9]
+	mi := &file_configuration_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1509,7 +1570,7 @@ func (x *CPUSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CPUSettings.ProtoReflect.Descriptor instead.
 func (*CPUSettings) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{9}
+	return file_configuration_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CPUSettings) GetNumThreads() int32 {
@@ -1542,13 +1603,20 @@ type TFLiteSettings struct {
 	CoralSettings *CoralSettings `protobuf:"bytes,10,opt,name=coral_settings,json=coralSettings" json:"coral_settings,omitempty"`
 	// Whether to automatically fall back to TFLite CPU path.
 	FallbackSettings *FallbackSettings `protobuf:"bytes,9,opt,name=fallback_settings,json=fallbackSettings" json:"fallback_settings,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// For loading a stable delegate (TensorFlow's later configuration.proto).
+	StableDelegateLoaderSettings *StableDelegateLoaderSettings `protobuf:"bytes,13,opt,name=stable_delegate_loader_settings,json=stableDelegateLoaderSettings" json:"stable_delegate_loader_settings,omitempty"`
+	// delego: key/value options for the delegate these settings select (by
+	// delegate or stable_delegate_loader_settings), as TFLite's external
+	// delegate takes them; the delegate declares the keys it takes. Field
+	// number far above TFLite's, so that a later TFLite field cannot take it.
+	DelegateOptions map[string]string `protobuf:"bytes,1000,rep,name=delegate_options,json=delegateOptions" json:"delegate_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *TFLiteSettings) Reset() {
 	*x = TFLiteSettings{}
-	mi := &file_configuration_proto_msgTypes[10]
+	mi := &file_configuration_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1628,7 @@ func (x *TFLiteSettings) String() string {
 func (*TFLiteSettings) ProtoMessage() {}
 
 func (x *TFLiteSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[10]
+	mi := &file_configuration_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1641,7 @@ func (x *TFLiteSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TFLiteSettings.ProtoReflect.Descriptor instead.
 func (*TFLiteSettings) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{10}
+	return file_configuration_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TFLiteSettings) GetDelegate() Delegate {
@@ -1646,6 +1714,20 @@ func (x *TFLiteSettings) GetFallbackSettings() *FallbackSettings {
 	return nil
 }
 
+func (x *TFLiteSettings) GetStableDelegateLoaderSettings() *StableDelegateLoaderSettings {
+	if x != nil {
+		return x.StableDelegateLoaderSettings
+	}
+	return nil
+}
+
+func (x *TFLiteSettings) GetDelegateOptions() map[string]string {
+	if x != nil {
+		return x.DelegateOptions
+	}
+	return nil
+}
+
 // Whether to automatically fallback to TFLite CPU path on delegation errors.
 //
 // Typically fallback is enabled in production use but disabled in tests and
@@ -1680,7 +1762,7 @@ type FallbackSettings struct {
 
 func (x *FallbackSettings) Reset() {
 	*x = FallbackSettings{}
-	mi := &file_configuration_proto_msgTypes[11]
+	mi := &file_configuration_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1774,7 @@ func (x *FallbackSettings) String() string {
 func (*FallbackSettings) ProtoMessage() {}
 
 func (x *FallbackSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[11]
+	mi := &file_configuration_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1787,7 @@ func (x *FallbackSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FallbackSettings.ProtoReflect.Descriptor instead.
 func (*FallbackSettings) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{11}
+	return file_configuration_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FallbackSettings) GetAllowAutomaticFallbackOnCompilationError() bool {
@@ -1735,7 +1817,7 @@ type BenchmarkMetric struct {
 
 func (x *BenchmarkMetric) Reset() {
 	*x = BenchmarkMetric{}
-	mi := &file_configuration_proto_msgTypes[12]
+	mi := &file_configuration_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1829,7 @@ func (x *BenchmarkMetric) String() string {
 func (*BenchmarkMetric) ProtoMessage() {}
 
 func (x *BenchmarkMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[12]
+	mi := &file_configuration_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1842,7 @@ func (x *BenchmarkMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchmarkMetric.ProtoReflect.Descriptor instead.
 func (*BenchmarkMetric) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{12}
+	return file_configuration_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BenchmarkMetric) GetName() string {
@@ -1805,7 +1887,7 @@ type BenchmarkResult struct {
 
 func (x *BenchmarkResult) Reset() {
 	*x = BenchmarkResult{}
-	mi := &file_configuration_proto_msgTypes[13]
+	mi := &file_configuration_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1899,7 @@ func (x *BenchmarkResult) String() string {
 func (*BenchmarkResult) ProtoMessage() {}
 
 func (x *BenchmarkResult) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[13]
+	mi := &file_configuration_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1912,7 @@ func (x *BenchmarkResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchmarkResult.ProtoReflect.Descriptor instead.
 func (*BenchmarkResult) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{13}
+	return file_configuration_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BenchmarkResult) GetInitializationTimeUs() []int64 {
@@ -1884,7 +1966,7 @@ type ErrorCode struct {
 
 func (x *ErrorCode) Reset() {
 	*x = ErrorCode{}
-	mi := &file_configuration_proto_msgTypes[14]
+	mi := &file_configuration_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +1978,7 @@ func (x *ErrorCode) String() string {
 func (*ErrorCode) ProtoMessage() {}
 
 func (x *ErrorCode) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[14]
+	mi := &file_configuration_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +1991,7 @@ func (x *ErrorCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorCode.ProtoReflect.Descriptor instead.
 func (*ErrorCode) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{14}
+	return file_configuration_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ErrorCode) GetSource() Delegate {
@@ -1952,7 +2034,7 @@ type BenchmarkError struct {
 
 func (x *BenchmarkError) Reset() {
 	*x = BenchmarkError{}
-	mi := &file_configuration_proto_msgTypes[15]
+	mi := &file_configuration_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2046,7 @@ func (x *BenchmarkError) String() string {
 func (*BenchmarkError) ProtoMessage() {}
 
 func (x *BenchmarkError) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[15]
+	mi := &file_configuration_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2059,7 @@ func (x *BenchmarkError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchmarkError.ProtoReflect.Descriptor instead.
 func (*BenchmarkError) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{15}
+	return file_configuration_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BenchmarkError) GetStage() BenchmarkStage {
@@ -2032,7 +2114,7 @@ type BenchmarkEvent struct {
 
 func (x *BenchmarkEvent) Reset() {
 	*x = BenchmarkEvent{}
-	mi := &file_configuration_proto_msgTypes[16]
+	mi := &file_configuration_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2044,7 +2126,7 @@ func (x *BenchmarkEvent) String() string {
 func (*BenchmarkEvent) ProtoMessage() {}
 
 func (x *BenchmarkEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_configuration_proto_msgTypes[16]
+	mi := &file_configuration_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2057,7 +2139,7 @@ func (x *BenchmarkEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BenchmarkEvent.ProtoReflect.Descriptor instead.
 func (*BenchmarkEvent) Descriptor() ([]byte, []int) {
-	return file_configuration_proto_rawDescGZIP(), []int{16}
+	return file_configuration_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BenchmarkEvent) GetTfliteSettings() *TFLiteSettings {
@@ -2174,10 +2256,13 @@ const file_configuration_proto_rawDesc = "" +
 	"\x04HIGH\x10\x02\x12\n" +
 	"\n" +
 	"\x06MEDIUM\x10\x03\x12\a\n" +
-	"\x03LOW\x10\x04\"2\n" +
+	"\x03LOW\x10\x04\"h\n" +
+	"\x1cStableDelegateLoaderSettings\x12#\n" +
+	"\rdelegate_path\x18\x01 \x01(\tR\fdelegatePath\x12#\n" +
+	"\rdelegate_name\x18\x02 \x01(\tR\fdelegateName\"2\n" +
 	"\vCPUSettings\x12#\n" +
 	"\vnum_threads\x18\x01 \x01(\x05:\x02-1R\n" +
-	"numThreads\"\xad\x05\n" +
+	"numThreads\"\xc3\a\n" +
 	"\x0eTFLiteSettings\x122\n" +
 	"\bdelegate\x18\x01 \x01(\x0e2\x16.tflite.proto.DelegateR\bdelegate\x12B\n" +
 	"\x0ennapi_settings\x18\x02 \x01(\v2\x1b.tflite.proto.NNAPISettingsR\rnnapiSettings\x12<\n" +
@@ -2189,7 +2274,12 @@ const file_configuration_proto_rawDesc = "" +
 	"\x10edgetpu_settings\x18\b \x01(\v2\x1d.tflite.proto.EdgeTpuSettingsR\x0fedgetpuSettings\x12B\n" +
 	"\x0ecoral_settings\x18\n" +
 	" \x01(\v2\x1b.tflite.proto.CoralSettingsR\rcoralSettings\x12K\n" +
-	"\x11fallback_settings\x18\t \x01(\v2\x1e.tflite.proto.FallbackSettingsR\x10fallbackSettings\"\xd0\x01\n" +
+	"\x11fallback_settings\x18\t \x01(\v2\x1e.tflite.proto.FallbackSettingsR\x10fallbackSettings\x12q\n" +
+	"\x1fstable_delegate_loader_settings\x18\r \x01(\v2*.tflite.proto.StableDelegateLoaderSettingsR\x1cstableDelegateLoaderSettings\x12]\n" +
+	"\x10delegate_options\x18\xe8\a \x03(\v21.tflite.proto.TFLiteSettings.DelegateOptionsEntryR\x0fdelegateOptions\x1aB\n" +
+	"\x14DelegateOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd0\x01\n" +
 	"\x10FallbackSettings\x12_\n" +
 	"-allow_automatic_fallback_on_compilation_error\x18\a \x01(\bR(allowAutomaticFallbackOnCompilationError\x12[\n" +
 	"+allow_automatic_fallback_on_execution_error\x18\b \x01(\bR&allowAutomaticFallbackOnExecutionError\"A\n" +
@@ -2287,41 +2377,43 @@ func file_configuration_proto_rawDescGZIP() []byte {
 }
 
 var file_configuration_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_configuration_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_configuration_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_configuration_proto_goTypes = []any{
-	(ExecutionPreference)(0),            // 0: tflite.proto.ExecutionPreference
-	(Delegate)(0),                       // 1: tflite.proto.Delegate
-	(NNAPIExecutionPreference)(0),       // 2: tflite.proto.NNAPIExecutionPreference
-	(NNAPIExecutionPriority)(0),         // 3: tflite.proto.NNAPIExecutionPriority
-	(GPUBackend)(0),                     // 4: tflite.proto.GPUBackend
-	(EdgeTpuPowerState)(0),              // 5: tflite.proto.EdgeTpuPowerState
-	(BenchmarkEventType)(0),             // 6: tflite.proto.BenchmarkEventType
-	(BenchmarkStage)(0),                 // 7: tflite.proto.BenchmarkStage
-	(EdgeTpuDeviceSpec_PlatformType)(0), // 8: tflite.proto.EdgeTpuDeviceSpec.PlatformType
-	(CoralSettings_Performance)(0),      // 9: tflite.proto.CoralSettings.Performance
-	(*ComputeSettings)(nil),             // 10: tflite.proto.ComputeSettings
-	(*NNAPISettings)(nil),               // 11: tflite.proto.NNAPISettings
-	(*GPUSettings)(nil),                 // 12: tflite.proto.GPUSettings
-	(*HexagonSettings)(nil),             // 13: tflite.proto.HexagonSettings
-	(*XNNPackSettings)(nil),             // 14: tflite.proto.XNNPackSettings
-	(*EdgeTpuDeviceSpec)(nil),           // 15: tflite.proto.EdgeTpuDeviceSpec
-	(*EdgeTpuInactivePowerConfig)(nil),  // 16: tflite.proto.EdgeTpuInactivePowerConfig
-	(*EdgeTpuSettings)(nil),             // 17: tflite.proto.EdgeTpuSettings
-	(*CoralSettings)(nil),               // 18: tflite.proto.CoralSettings
-	(*CPUSettings)(nil),                 // 19: tflite.proto.CPUSettings
-	(*TFLiteSettings)(nil),              // 20: tflite.proto.TFLiteSettings
-	(*FallbackSettings)(nil),            // 21: tflite.proto.FallbackSettings
-	(*BenchmarkMetric)(nil),             // 22: tflite.proto.BenchmarkMetric
-	(*BenchmarkResult)(nil),             // 23: tflite.proto.BenchmarkResult
-	(*ErrorCode)(nil),                   // 24: tflite.proto.ErrorCode
-	(*BenchmarkError)(nil),              // 25: tflite.proto.BenchmarkError
-	(*BenchmarkEvent)(nil),              // 26: tflite.proto.BenchmarkEvent
+	(ExecutionPreference)(0),             // 0: tflite.proto.ExecutionPreference
+	(Delegate)(0),                        // 1: tflite.proto.Delegate
+	(NNAPIExecutionPreference)(0),        // 2: tflite.proto.NNAPIExecutionPreference
+	(NNAPIExecutionPriority)(0),          // 3: tflite.proto.NNAPIExecutionPriority
+	(GPUBackend)(0),                      // 4: tflite.proto.GPUBackend
+	(EdgeTpuPowerState)(0),               // 5: tflite.proto.EdgeTpuPowerState
+	(BenchmarkEventType)(0),              // 6: tflite.proto.BenchmarkEventType
+	(BenchmarkStage)(0),                  // 7: tflite.proto.BenchmarkStage
+	(EdgeTpuDeviceSpec_PlatformType)(0),  // 8: tflite.proto.EdgeTpuDeviceSpec.PlatformType
+	(CoralSettings_Performance)(0),       // 9: tflite.proto.CoralSettings.Performance
+	(*ComputeSettings)(nil),              // 10: tflite.proto.ComputeSettings
+	(*NNAPISettings)(nil),                // 11: tflite.proto.NNAPISettings
+	(*GPUSettings)(nil),                  // 12: tflite.proto.GPUSettings
+	(*HexagonSettings)(nil),              // 13: tflite.proto.HexagonSettings
+	(*XNNPackSettings)(nil),              // 14: tflite.proto.XNNPackSettings
+	(*EdgeTpuDeviceSpec)(nil),            // 15: tflite.proto.EdgeTpuDeviceSpec
+	(*EdgeTpuInactivePowerConfig)(nil),   // 16: tflite.proto.EdgeTpuInactivePowerConfig
+	(*EdgeTpuSettings)(nil),              // 17: tflite.proto.EdgeTpuSettings
+	(*CoralSettings)(nil),                // 18: tflite.proto.CoralSettings
+	(*StableDelegateLoaderSettings)(nil), // 19: tflite.proto.StableDelegateLoaderSettings
+	(*CPUSettings)(nil),                  // 20: tflite.proto.CPUSettings
+	(*TFLiteSettings)(nil),               // 21: tflite.proto.TFLiteSettings
+	(*FallbackSettings)(nil),             // 22: tflite.proto.FallbackSettings
+	(*BenchmarkMetric)(nil),              // 23: tflite.proto.BenchmarkMetric
+	(*BenchmarkResult)(nil),              // 24: tflite.proto.BenchmarkResult
+	(*ErrorCode)(nil),                    // 25: tflite.proto.ErrorCode
+	(*BenchmarkError)(nil),               // 26: tflite.proto.BenchmarkError
+	(*BenchmarkEvent)(nil),               // 27: tflite.proto.BenchmarkEvent
+	nil,                                  // 28: tflite.proto.TFLiteSettings.DelegateOptionsEntry
 }
 var file_configuration_proto_depIdxs = []int32{
 	0,  // 0: tflite.proto.ComputeSettings.preference:type_name -> tflite.proto.ExecutionPreference
-	20, // 1: tflite.proto.ComputeSettings.tflite_settings:type_name -> tflite.proto.TFLiteSettings
+	21, // 1: tflite.proto.ComputeSettings.tflite_settings:type_name -> tflite.proto.TFLiteSettings
 	2,  // 2: tflite.proto.NNAPISettings.execution_preference:type_name -> tflite.proto.NNAPIExecutionPreference
-	21, // 3: tflite.proto.NNAPISettings.fallback_settings:type_name -> tflite.proto.FallbackSettings
+	22, // 3: tflite.proto.NNAPISettings.fallback_settings:type_name -> tflite.proto.FallbackSettings
 	3,  // 4: tflite.proto.NNAPISettings.execution_priority:type_name -> tflite.proto.NNAPIExecutionPriority
 	4,  // 5: tflite.proto.GPUSettings.force_backend:type_name -> tflite.proto.GPUBackend
 	8,  // 6: tflite.proto.EdgeTpuDeviceSpec.platform_type:type_name -> tflite.proto.EdgeTpuDeviceSpec.PlatformType
@@ -2335,23 +2427,25 @@ var file_configuration_proto_depIdxs = []int32{
 	12, // 14: tflite.proto.TFLiteSettings.gpu_settings:type_name -> tflite.proto.GPUSettings
 	13, // 15: tflite.proto.TFLiteSettings.hexagon_settings:type_name -> tflite.proto.HexagonSettings
 	14, // 16: tflite.proto.TFLiteSettings.xnnpack_settings:type_name -> tflite.proto.XNNPackSettings
-	19, // 17: tflite.proto.TFLiteSettings.cpu_settings:type_name -> tflite.proto.CPUSettings
+	20, // 17: tflite.proto.TFLiteSettings.cpu_settings:type_name -> tflite.proto.CPUSettings
 	17, // 18: tflite.proto.TFLiteSettings.edgetpu_settings:type_name -> tflite.proto.EdgeTpuSettings
 	18, // 19: tflite.proto.TFLiteSettings.coral_settings:type_name -> tflite.proto.CoralSettings
-	21, // 20: tflite.proto.TFLiteSettings.fallback_settings:type_name -> tflite.proto.FallbackSettings
-	22, // 21: tflite.proto.BenchmarkResult.metrics:type_name -> tflite.proto.BenchmarkMetric
-	1,  // 22: tflite.proto.ErrorCode.source:type_name -> tflite.proto.Delegate
-	7,  // 23: tflite.proto.BenchmarkError.stage:type_name -> tflite.proto.BenchmarkStage
-	24, // 24: tflite.proto.BenchmarkError.error_code:type_name -> tflite.proto.ErrorCode
-	20, // 25: tflite.proto.BenchmarkEvent.tflite_settings:type_name -> tflite.proto.TFLiteSettings
-	6,  // 26: tflite.proto.BenchmarkEvent.event_type:type_name -> tflite.proto.BenchmarkEventType
-	23, // 27: tflite.proto.BenchmarkEvent.result:type_name -> tflite.proto.BenchmarkResult
-	25, // 28: tflite.proto.BenchmarkEvent.error:type_name -> tflite.proto.BenchmarkError
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	22, // 20: tflite.proto.TFLiteSettings.fallback_settings:type_name -> tflite.proto.FallbackSettings
+	19, // 21: tflite.proto.TFLiteSettings.stable_delegate_loader_settings:type_name -> tflite.proto.StableDelegateLoaderSettings
+	28, // 22: tflite.proto.TFLiteSettings.delegate_options:type_name -> tflite.proto.TFLiteSettings.DelegateOptionsEntry
+	23, // 23: tflite.proto.BenchmarkResult.metrics:type_name -> tflite.proto.BenchmarkMetric
+	1,  // 24: tflite.proto.ErrorCode.source:type_name -> tflite.proto.Delegate
+	7,  // 25: tflite.proto.BenchmarkError.stage:type_name -> tflite.proto.BenchmarkStage
+	25, // 26: tflite.proto.BenchmarkError.error_code:type_name -> tflite.proto.ErrorCode
+	21, // 27: tflite.proto.BenchmarkEvent.tflite_settings:type_name -> tflite.proto.TFLiteSettings
+	6,  // 28: tflite.proto.BenchmarkEvent.event_type:type_name -> tflite.proto.BenchmarkEventType
+	24, // 29: tflite.proto.BenchmarkEvent.result:type_name -> tflite.proto.BenchmarkResult
+	26, // 30: tflite.proto.BenchmarkEvent.error:type_name -> tflite.proto.BenchmarkError
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_configuration_proto_init() }
@@ -2365,7 +2459,7 @@ func file_configuration_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_configuration_proto_rawDesc), len(file_configuration_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 			if s.TFLite == nil {
 				t.Fatalf("Parse(%q, %v) gave nil TFLite", data, format)
 			}
-			for _, i := range s.Check(DefaultCapabilities()) {
+			for _, i := range s.Check(running(Delegate_EDGETPU_CORAL)) {
 				if i.Path == "" || (i.Severity != Warning && i.Severity != Error) {
 					t.Fatalf("bad issue %+v", i)
 				}

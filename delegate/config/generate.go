@@ -5,8 +5,11 @@
 // checking them against what delego honours (Check).
 //
 // configuration.proto is the seed's TFLite file with delego's additions
-// appended, each marked "delego:" (today the go_package option and
-// CoralSettings.firmware_path). Never edit configuration.pb.go by hand: change
+// appended, each marked "delego:" (the go_package option,
+// CoralSettings.firmware_path and TFLiteSettings.delegate_options, field
+// 1000, far above TFLite's numbers), and StableDelegateLoaderSettings
+// (TFLiteSettings.stable_delegate_loader_settings) taken from TensorFlow's
+// later configuration.proto with its field numbers. Never edit configuration.pb.go by hand: change
 // configuration.proto and run go generate, which needs protoc and
 // protoc-gen-go on $PATH. The build itself needs neither.
 //

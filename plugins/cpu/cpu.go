@@ -33,6 +33,12 @@ func New() *Delegate { return &Delegate{registry: kernels.Builtins()} }
 // Name implements delegate.Delegate.
 func (d *Delegate) Name() string { return Name }
 
+// Honours implements delegate.Configurable: the kernels' threads.
+func (d *Delegate) Honours() []string { return []string{"cpu_settings.num_threads"} }
+
+// Options implements delegate.Configurable: none.
+func (d *Delegate) Options() []delegate.Option { return nil }
+
 // Support declares every op the core implements, at the same versions.
 func (d *Delegate) Support(context.Context) (*delegate.Support, error) {
 	s := &delegate.Support{Builtins: map[schema.BuiltinOperator]delegate.OpSupport{}, Custom: map[string]delegate.OpSupport{}}

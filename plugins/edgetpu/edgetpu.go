@@ -93,6 +93,21 @@ func (d *Delegate) Support(ctx context.Context) (*delegate.Support, error) {
 	return sup, nil
 }
 
+// Honours implements delegate.Configurable: the CoralSettings that
+// SettingsFrom reads.
+func (d *Delegate) Honours() []string {
+	return []string{
+		"coral_settings.device",
+		"coral_settings.performance",
+		"coral_settings.usb_always_dfu",
+		"coral_settings.usb_max_bulk_in_queue_length",
+		"coral_settings.firmware_path",
+	}
+}
+
+// Options implements delegate.Configurable: none.
+func (d *Delegate) Options() []delegate.Option { return nil }
+
 // Settings are the CoralSettings the delegate honours, defaults applied.
 type Settings struct {
 	// Device names the device: "", ":N", "usb" or "usb:N".

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 
+	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 )
 
@@ -21,6 +22,19 @@ type settings struct {
 
 // defaultSettings are GPUSettings' defaults.
 func defaultSettings() settings { return settings{quantized: true} }
+
+// Honours implements delegate.Configurable: the GPUSettings fields
+// readSettings reads.
+func (*Delegate) Honours() []string {
+	return []string{
+		"gpu_settings.is_precision_loss_allowed",
+		"gpu_settings.enable_quantized_inference",
+		"gpu_settings.force_backend",
+	}
+}
+
+// Options implements delegate.Configurable: none.
+func (*Delegate) Options() []delegate.Option { return nil }
 
 // readSettings reads the GPUSettings of s (nil: the defaults). A backend
 // other than OpenCL is an error: this delegate runs OpenCL only.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
+	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
 	"github.com/delego/delego/plugins/nnapi/nn"
 )
@@ -23,6 +24,26 @@ type settings struct {
 	fp16     bool // allow_fp16_precision_for_fp32
 	burst    bool // use_burst_computation
 }
+
+// Honours implements delegate.Configurable: the NNAPISettings fields
+// readSettings reads, all but no_of_nnapi_instances_to_cache and
+// allow_dynamic_dimensions (each partition is compiled for its shapes,
+// again after a resize).
+func (*Delegate) Honours() []string {
+	return []string{
+		"nnapi_settings.accelerator_name",
+		"nnapi_settings.cache_directory",
+		"nnapi_settings.model_token",
+		"nnapi_settings.execution_preference",
+		"nnapi_settings.execution_priority",
+		"nnapi_settings.allow_nnapi_cpu_on_android_10_plus",
+		"nnapi_settings.allow_fp16_precision_for_fp32",
+		"nnapi_settings.use_burst_computation",
+	}
+}
+
+// Options implements delegate.Configurable: none.
+func (*Delegate) Options() []delegate.Option { return nil }
 
 // readSettings reads the NNAPISettings of s (nil: the defaults).
 func readSettings(s *config.TFLiteSettings) (settings, error) {

@@ -25,6 +25,12 @@ func New() *Delegate { return &Delegate{} }
 // Name implements delegate.Delegate.
 func (*Delegate) Name() string { return Name }
 
+// Honours implements delegate.Configurable: the thread pool's size.
+func (*Delegate) Honours() []string { return []string{"xnnpack_settings.num_threads"} }
+
+// Options implements delegate.Configurable: none.
+func (*Delegate) Options() []delegate.Option { return nil }
+
 // Support declares the ops, versions and tensor types the binding handles.
 // Without cgo, or on a CPU XNNPACK refuses, it fails with an error wrapping
 // delegate.ErrNoDevice.

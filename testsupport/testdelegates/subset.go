@@ -9,6 +9,9 @@
 //   - Faulty wraps a delegate and injects one fault: failing or panicking
 //     at support, check, compile or invoke time, returning outputs of the
 //     wrong size, shape or memory, corrupting its outputs, or hanging.
+//   - Configured declares the settings a delegate honours and the options
+//     it takes (delegate.Configurable), and records the options each
+//     Compile is given.
 //
 // It is test support: tests import it, production code never does (the
 // import rules in integration/layers_test.go hold that).
