@@ -51,6 +51,12 @@ type PluginReport struct {
 	Reason        string            `json:"reason"`         // why it cannot, when it cannot
 	Devices       []delegate.Device `json:"devices"`        // the devices it can run on
 	Ops           []DeclaredOp      `json:"ops"`            // builtins by name, then custom ops
+	// DeclaresSettings says whether the plugin declares the settings it
+	// honours and the options it takes (protocol 2 and later); when false,
+	// Honours and Options say nothing.
+	DeclaresSettings bool              `json:"declares_settings"`
+	Honours          []string          `json:"honours"` // the TFLiteSettings fields it reads
+	Options          []delegate.Option `json:"options"` // the options it takes
 }
 
 // DeclaredOp is an op a plugin declares it supports.
@@ -68,15 +74,24 @@ func (r PluginReport) MarshalJSON() ([]byte, error) {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	}
+	type option struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
 	type plain PluginReport
 	devs := make([]device, len(r.Devices))
 	for i, d := range r.Devices {
 		devs[i] = device{d.Name, d.Description}
 	}
+	opts := make([]option, len(r.Options))
+	for i, o := range r.Options {
+		opts[i] = option{o.Name, o.Description}
+	}
 	return json.Marshal(struct {
 		plain
 		Devices []device `json:"devices"`
-	}{plain(r), devs})
+		Options []option `json:"options"`
+	}{plain(r), devs, opts})
 }
 
 // List finds every plugin in p's directories, and starts, describes and
@@ -94,7 +109,8 @@ func (p Plugins) List(ctx context.Context) (*PluginsReport, error) {
 		r.SearchPath = []string{}
 	}
 	for _, f := range l.Found {
-		pr := PluginReport{Name: f.Name, Path: f.Path, Shadowed: f.Shadowed, Devices: []delegate.Device{}, Ops: []DeclaredOp{}}
+		pr := PluginReport{Name: f.Name, Path: f.Path, Shadowed: f.Shadowed, Devices: []delegate.Device{}, Ops: []DeclaredOp{},
+			Honours: []string{}, Options: []delegate.Option{}}
 		if pr.Shadowed == nil {
 			pr.Shadowed = []string{}
 		}
@@ -107,6 +123,9 @@ func (p Plugins) List(ctx context.Context) (*PluginsReport, error) {
 			pr.Usable, pr.Reason = info.Usable, info.Reason
 			pr.Devices = append(pr.Devices, info.Devices...)
 			pr.Ops = opsOf(info.Support)
+			pr.DeclaresSettings = info.Configurable
+			pr.Honours = append(pr.Honours, info.Honours...)
+			pr.Options = append(pr.Options, info.Options...)
 		}
 		r.Plugins = append(r.Plugins, pr)
 	}
@@ -206,6 +225,7 @@ func (r *PluginsReport) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  ops       %d:\n", len(p.Ops))
 		wrapList(w, "            ", items, 78)
+		writeDeclaredSettings(w, p)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprint(w, "\nskipped:\n")
@@ -214,6 +234,31 @@ func (r *PluginsReport) write(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nin process: %s (used when no %s%s plugin is found)\n", strings.Join(r.InProcess, ", "), plugin.Prefix, cpu.Name)
+}
+
+// writeDeclaredSettings prints the settings a plugin honours and the
+// options it takes, or that it declares neither.
+func writeDeclaredSettings(w io.Writer, p PluginReport) {
+	if !p.DeclaresSettings {
+		fmt.Fprintf(w, "  settings  not declared (protocol %d): delego warns about its settings and gives it no options\n", p.Protocol)
+		return
+	}
+	if len(p.Honours) == 0 {
+		fmt.Fprintf(w, "  settings  none\n")
+	} else {
+		fmt.Fprintf(w, "  settings  %d:\n", len(p.Honours))
+		wrapList(w, "            ", p.Honours, 78)
+	}
+	if len(p.Options) == 0 {
+		fmt.Fprintf(w, "  options   none\n")
+	}
+	for i, o := range p.Options {
+		label := "options"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "  %-9s %s: %s\n", label, o.Name, o.Description)
+	}
 }
 
 // wrapList prints items separated by ", " in lines of at most width columns,

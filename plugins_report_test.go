@@ -79,6 +79,7 @@ func TestPluginsReportText(t *testing.T) {
 		"search path: /a:/b\n", "\nx  /a/delego-x\n  shadows   /b/delego-x\n  calls itself \"y\"\n  version   1.2\n  protocol  1\n",
 		"  usable    no: no device\n  devices   d0 (first)\n  ops       12:\n            CONV_2D 1 (FLOAT32), CONV_2D 1-2 (FLOAT32/UINT8),",
 		"\nin process: cpu (used when no delego-cpu plugin is found)\n",
+		"  settings  not declared (protocol 1): delego warns about its settings and gives it no options\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)

@@ -46,4 +46,18 @@ func TestSettingsReachAPluginProcess(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "echo:shout: the delegate echo takes no such option; it takes say (") {
 		t.Errorf("an option it does not take: %v, want an error saying what it takes", err)
 	}
+
+	// delego plugins lists what it declares.
+	r, err := delego.Plugins{Dirs: []string{dir}}.List(ctx)
+	if err != nil || len(r.Plugins) != 1 {
+		t.Fatalf("List: %v, %+v", err, r)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "  settings  1:\n            hexagon_settings.debug_level\n  options   say: makes Compile fail"
+	if p := r.Plugins[0]; !p.DeclaresSettings || !strings.Contains(b.String(), want) {
+		t.Errorf("delego plugins: declares %v, text:\n%s\nwant %q", p.DeclaresSettings, b.String(), want)
+	}
 }

@@ -15,8 +15,9 @@ $XDG_DATA_HOME is unset), then in the system's, /usr/lib/delego/plugins. A
 folder that does not exist is passed over. Of several with one name the
 first wins; the others are listed as shadowed. Each plugin is started, asked
 to describe itself and stopped, and delego prints its name, version, plugin
-protocol, path, whether it is usable here (and why not), its devices, and
-the ops it declares with their version ranges. A plugin that another user
+protocol, path, whether it is usable here (and why not), its devices,
+the ops it declares with their version ranges, and the settings it honours
+and options it takes. A plugin that another user
 could replace (see --allow-insecure-plugins) is not started: it is listed
 with the reason it is refused. A file whose name begins with delego- but
 that is not taken for a plugin (a name a delegate may not have, such as
@@ -49,6 +50,11 @@ JSON fields (stable):
     devices[]      {name, description}
     ops[]          {op (builtin name or custom op name), custom (bool),
                    min_version, max_version, types[] (empty: any)}
+    declares_settings whether it declares the settings it honours and the
+                   options it takes (protocol 2); false: the two below say
+                   nothing
+    honours[]      the TFLiteSettings fields it reads ("xnnpack_settings.num_threads")
+    options[]      {name, description}: the options it takes (--delegate-option)
   skipped[]        {path, reason}: the files named delego-... that are not
                    taken for plugins, and the directories of the search path
                    that cannot be read, and why, in search path order
