@@ -22,7 +22,7 @@ import (
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
-	"github.com/delego/delego/testsupport/randgraph"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 	"github.com/delego/delego/testsupport/testdelegates"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/testsupport/randgraph"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 )
 
 // capture records every tensor's value as the node that writes it finishes.

@@ -11,7 +11,7 @@ import (
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
-	"github.com/delego/delego/testsupport/randgraph"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 )
 
 // TestGraphsRun loads and runs many generated graphs on the CPU: every one

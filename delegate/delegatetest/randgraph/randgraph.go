@@ -11,8 +11,10 @@
 // RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT and
 // TRANSPOSE. Pooling and padding ops are left out until their kernels exist.
 //
-// It is test support: tests import it, production code never does (the
-// import rules in integration/layers_test.go hold that).
+// It is public, part of the conformance kit (package delegatetest, which
+// generates graphs from a plugin's declared support with it): a plugin's
+// author may use it in tests of their own. Production code never imports it
+// (the import rules in integration/layers_test.go hold that).
 package randgraph
 
 import (
