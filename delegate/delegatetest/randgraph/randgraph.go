@@ -8,8 +8,9 @@
 // the shapes, types and quantization parameters generated here: ADD, SUB, MUL
 // (with broadcasting, against other activations or constants), MAXIMUM and
 // MINIMUM (float32), CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, RELU,
-// RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT and
-// TRANSPOSE. Pooling and padding ops are left out until their kernels exist.
+// RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT, TRANSPOSE,
+// AVERAGE_POOL_2D, MAX_POOL_2D and PAD. Can says which of them it makes in
+// which type.
 //
 // It is public, part of the conformance kit (package delegatetest, which
 // generates graphs from a plugin's declared support with it): a plugin's
@@ -56,7 +57,24 @@ func Ops() []schema.BuiltinOperator {
 		schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH,
 		schema.BuiltinOperatorSOFTMAX, schema.BuiltinOperatorCONCATENATION, schema.BuiltinOperatorRESHAPE,
 		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorTRANSPOSE,
+		schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D, schema.BuiltinOperatorPAD,
 	}
+}
+
+// Types lists the activation types the generator makes graphs of.
+func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8} }
+
+// Can reports whether the generator makes op in graphs of type t: every op
+// of Ops in every type of Types, except MAXIMUM and MINIMUM, float32 only.
+func Can(op schema.BuiltinOperator, t tensor.DType) bool {
+	if !slices.Contains(Ops(), op) || !slices.Contains(Types(), t) {
+		return false
+	}
+	switch op {
+	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
+		return t == tensor.Float32
+	}
+	return true
 }
 
 // AnyVersion returns a Version function that picks uniformly among the
@@ -161,7 +179,7 @@ func Generate(seed uint64, opts Options) *Graph {
 		opts.Ops = Ops()
 	}
 	if len(opts.Types) == 0 {
-		opts.Types = []tensor.DType{tensor.Float32, tensor.Uint8}
+		opts.Types = Types()
 	}
 	r := rand.New(rand.NewPCG(seed, 0x9a4f))
 	g := &gen{r: r, opts: opts, typ: opts.Types[r.IntN(len(opts.Types))], b: modelbuild.New(), extras: map[int]bool{}}
@@ -314,6 +332,10 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.split()
 	case schema.BuiltinOperatorTRANSPOSE:
 		g.transpose()
+	case schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D:
+		g.pool(op)
+	case schema.BuiltinOperatorPAD:
+		g.pad()
 	}
 }
 
@@ -683,4 +705,50 @@ func (g *gen) transpose() {
 	out := g.newValue(shape, quant{x.scale, x.zp})
 	g.emit(schema.BuiltinOperatorTRANSPOSE, []*value{x}, []int{c}, nil, []*value{out},
 		modelbuild.Options(schema.BuiltinOptionsTransposeOptions, &schema.TransposeOptionsT{}))
+}
+
+// pool adds an AVERAGE_POOL_2D or MAX_POOL_2D over an NHWC activation, its
+// output quantized as its input (as TFLite requires of 8-bit pools).
+func (g *gen) pool(op schema.BuiltinOperator) {
+	x := g.pick(func(v *value) bool { return len(v.shape) == 4 })
+	if x == nil {
+		return
+	}
+	h, w := x.shape[1], x.shape[2]
+	fh, fw := 1+g.r.IntN(3), 1+g.r.IntN(3)
+	sh, sw := 1+g.r.IntN(2), 1+g.r.IntN(2)
+	padding := schema.PaddingSAME
+	oh, ow := (h+sh-1)/sh, (w+sw-1)/sw
+	if g.r.IntN(2) == 0 && h >= fh && w >= fw {
+		padding = schema.PaddingVALID
+		oh, ow = (h-fh)/sh+1, (w-fw)/sw+1
+	}
+	out := g.newValue([]int{x.shape[0], oh, ow, x.shape[3]}, quant{x.scale, x.zp})
+	g.emit(op, []*value{x}, nil, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsPool2DOptions, &schema.Pool2DOptionsT{
+			Padding: padding, StrideW: int32(sw), StrideH: int32(sh),
+			FilterWidth: int32(fw), FilterHeight: int32(fh), FusedActivationFunction: g.activation(),
+		}))
+}
+
+// pad adds a PAD of zero to two elements before and after each dimension
+// (the zero point for uint8), its output quantized as its input.
+func (g *gen) pad() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	paddings := make([]int, 2*len(x.shape))
+	shape := slices.Clone(x.shape)
+	for d := range shape {
+		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
+		shape[d] += paddings[2*d] + paddings[2*d+1]
+	}
+	if tensor.NumElements(shape) > maxElements {
+		return
+	}
+	c := g.b.Const(g.name("paddings"), tensor.Int32, []int{len(x.shape), 2}, int32s(paddings...))
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	g.emit(schema.BuiltinOperatorPAD, []*value{x}, []int{c}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsPadOptions, &schema.PadOptionsT{}))
 }
