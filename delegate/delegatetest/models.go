@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 
 	"github.com/delego/delego/core"
@@ -47,18 +48,21 @@ func (k *kit) modelCase(ctx context.Context, c *plugin.Client, mc ModelCase) (cs
 		cs.Status, cs.Message = status, fmt.Sprintf(format, args...)
 		return cs, w, nil
 	}
-	m, err := model.LoadContext(ctx, mc.Path)
+	data, err := os.ReadFile(mc.Path)
 	if err != nil {
 		return fail(NotCovered, "%v", err)
 	}
-	defer m.Close()
+	m, err := model.New(data)
+	if err != nil {
+		return fail(NotCovered, "%v", err)
+	}
 	twin := core.LoadTwin(mc.Twin)
 	if twin.Err != nil {
 		return fail(NotCovered, "its twin: %v", twin.Err)
 	}
 	r := rand.New(rand.NewPCG(k.cfg.seed, 0x70de1))
 	inputs := [][][]byte{randomInputs(r, m), randomInputs(r, m)}
-	w, err = k.newWorkload(ctx, mc.Path, m.Bytes(), twin, inputs)
+	w, err = k.newWorkload(ctx, mc.Path, data, twin, inputs)
 	if err != nil {
 		return fail(NotCovered, "%v", err)
 	}
