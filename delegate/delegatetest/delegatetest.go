@@ -104,6 +104,7 @@ type options struct {
 	cases  int
 	tol    Tolerance
 	models []ModelCase
+	only   []string
 	stderr io.Writer
 }
 
@@ -129,6 +130,11 @@ func WithTolerance(t Tolerance) Option { return func(c *options) { c.tol = t } }
 func Model(path, twin string) Option {
 	return func(c *options) { c.models = append(c.models, ModelCase{Path: path, Twin: twin}) }
 }
+
+// Only restricts the op cases to the builtin ops named (as models carry
+// them: "ADD", "CONV_2D"), to look into one op's failure; the other checks
+// still run.
+func Only(ops ...string) Option { return func(c *options) { c.only = append(c.only, ops...) } }
 
 // Stderr copies the plugin's standard error to w as it runs.
 func Stderr(w io.Writer) Option { return func(c *options) { c.stderr = w } }

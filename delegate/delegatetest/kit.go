@@ -158,7 +158,9 @@ func Generate(op schema.BuiltinOperator, version int, t tensor.DType, seed uint6
 func (k *kit) opCases(ctx context.Context, c *plugin.Client, sup *delegate.Support) []workload {
 	ops := make([]schema.BuiltinOperator, 0, len(sup.Builtins))
 	for op := range sup.Builtins {
-		ops = append(ops, op)
+		if len(k.cfg.only) == 0 || slices.Contains(k.cfg.only, model.OpName(op)) {
+			ops = append(ops, op)
+		}
 	}
 	slices.SortFunc(ops, func(a, b schema.BuiltinOperator) int { return cmp.Compare(model.OpName(a), model.OpName(b)) })
 	var works []workload
