@@ -55,7 +55,8 @@ Flags:
   --allow-insecure-plugins
                    run a plugin delego otherwise refuses because another
                    user could replace it
-  -v               copy the plugin's standard error to delego's
+  -v               copy the plugin's standard error to delego's, and show
+                   each case there as it is decided
   -h               show this help
 
 The exit status is 0 when every case passed or was not covered, 1 when one
@@ -121,7 +122,7 @@ func conformCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		opts = append(opts, delegatetest.Model(file, twin))
 	}
 	if verbose {
-		opts = append(opts, delegatetest.Stderr(stderr))
+		opts = append(opts, delegatetest.Stderr(stderr), delegatetest.Progress(stderr))
 	}
 	path, err := pluginPath(pos[0], insecure)
 	if err != nil {

@@ -100,12 +100,13 @@ type ModelCase struct {
 
 // options are what the Options set.
 type options struct {
-	seed   uint64
-	cases  int
-	tol    Tolerance
-	models []ModelCase
-	only   []string
-	stderr io.Writer
+	seed     uint64
+	cases    int
+	tol      Tolerance
+	models   []ModelCase
+	only     []string
+	stderr   io.Writer
+	progress io.Writer
 }
 
 // An Option changes how Check and Run check a plugin.
@@ -135,6 +136,10 @@ func Model(path, twin string) Option {
 // them: "ADD", "CONV_2D"), to look into one op's failure; the other checks
 // still run.
 func Only(ops ...string) Option { return func(c *options) { c.only = append(c.only, ops...) } }
+
+// Progress writes each case to w as it is decided, one line each (a
+// plugin that compiles slowly takes minutes).
+func Progress(w io.Writer) Option { return func(c *options) { c.progress = w } }
 
 // Stderr copies the plugin's standard error to w as it runs.
 func Stderr(w io.Writer) Option { return func(c *options) { c.stderr = w } }
@@ -177,7 +182,8 @@ func Check(ctx context.Context, pluginPath string, opts ...Option) (*Report, err
 	if fi, err := os.Stat(pluginPath); err != nil || fi.IsDir() {
 		return nil, fmt.Errorf("conformance: no plugin binary at %s", pluginPath)
 	}
-	k := &kit{cfg: cfg, path: pluginPath, report: &Report{Path: pluginPath, Seed: cfg.seed, Graphs: cfg.cases, Tolerance: cfg.tol}}
+	r := &Report{Path: pluginPath, Seed: cfg.seed, Graphs: cfg.cases, Tolerance: cfg.tol, progress: cfg.progress}
+	k := &kit{cfg: cfg, path: pluginPath, report: r}
 	if err := k.run(ctx); err != nil {
 		return nil, err
 	}

@@ -175,3 +175,27 @@ func text(t *testing.T, r *delegatetest.Report) string {
 	}
 	return b.String()
 }
+
+// TestOnlyAndProgress: Only keeps the op cases to the ops named, the other
+// checks still run, and Progress shows every case as it is decided.
+func TestOnlyAndProgress(t *testing.T) {
+	var progress strings.Builder
+	r, err := delegatetest.Check(t.Context(), filepath.Join(plugins, "delego-cpu"),
+		delegatetest.Only("ADD"), delegatetest.Cases(1), delegatetest.Progress(&progress))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]bool{}
+	for _, c := range r.Cases {
+		checks[c.Check] = true
+		if c.Check == delegatetest.CheckOps && c.Op != "ADD" {
+			t.Errorf("a case of another op: %s", c)
+		}
+	}
+	if len(checks) < 6 || r.Failed() {
+		t.Errorf("checks %v, failed %v:\n%s", checks, r.Failed(), text(t, r))
+	}
+	if lines := strings.Count(progress.String(), "\n"); lines != len(r.Cases) {
+		t.Errorf("progress shows %d lines for %d cases:\n%s", lines, len(r.Cases), progress.String())
+	}
+}

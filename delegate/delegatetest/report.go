@@ -68,10 +68,17 @@ type Report struct {
 	Graphs    int       `json:"graphs_per_case"`
 	Tolerance Tolerance `json:"tolerance"`
 	Cases     []Case    `json:"cases"`
+
+	progress io.Writer // Progress's
 }
 
-// add records a case.
-func (r *Report) add(c Case) { r.Cases = append(r.Cases, c) }
+// add records a case, and shows it on the progress writer if any.
+func (r *Report) add(c Case) {
+	r.Cases = append(r.Cases, c)
+	if r.progress != nil {
+		fmt.Fprintln(r.progress, c)
+	}
+}
 
 // Count returns how many cases have status s.
 func (r *Report) Count(s Status) int {
