@@ -65,7 +65,7 @@ failed (or the plugin could not be checked), 2 on a usage error.
 JSON fields (stable):
   plugin, version, path   the plugin's name and version, and its binary
   seed, graphs_per_case   as given
-  tolerance               {Float, Steps}
+  tolerance               {float, steps}
   cases[]                 {check (start, ops, models, faults, concurrency,
                           resize, release), name, op, version, type, seed
                           (the random graph's), status ("pass", "fail",

@@ -85,10 +85,10 @@ const DefaultFloatTolerance = 1e-4
 type Tolerance struct {
 	// Float bounds a float output element's difference, relative to
 	// 1+|want|; 0 means DefaultFloatTolerance.
-	Float float64
+	Float float64 `json:"float"`
 	// Steps bounds an integer or quantized output element's difference, in
 	// units of the type (quantization steps); 0 means exact.
-	Steps int
+	Steps int `json:"steps"`
 }
 
 // ModelCase is a model that holds ops random graphs cannot (a custom op),

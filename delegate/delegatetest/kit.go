@@ -61,7 +61,7 @@ func (k *kit) run(ctx context.Context) error {
 		return nil
 	}
 	k.report.add(Case{Check: CheckStart, Name: "start", Status: Pass,
-		Message: "started, answered the handshake on its standard output and nothing else"})
+		Message: "started; its standard output began with the go-plugin handshake"})
 
 	sup, err := c.Support(ctx)
 	if err != nil {
