@@ -153,9 +153,29 @@ func Generate(op schema.BuiltinOperator, version int, t tensor.DType, seed uint6
 }
 
 // opCases runs every declared builtin op × version × type the kit can
-// generate, and records the rest as not covered. It returns the first
-// passing case's workload of each type, for the checks after them.
+// generate, Cases graphs each. It returns the first passing case's
+// workload of each type, for the checks after them.
 func (k *kit) opCases(ctx context.Context, c *plugin.Client, sup *delegate.Support) []workload {
+	var works []workload
+	for _, o := range k.declared(sup) {
+		for n := range k.cfg.cases {
+			if ctx.Err() != nil {
+				return works
+			}
+			cs, w := k.opCase(ctx, c, o, k.caseSeed(o, n))
+			k.report.add(cs)
+			if cs.Status == Pass && !slices.ContainsFunc(works, func(x workload) bool { return x.inputType() == o.typ }) {
+				works = append(works, w)
+			}
+		}
+	}
+	return works
+}
+
+// declared lists the declared builtin op × version × type cases the kit
+// can check (of the ops Only names, if any), by op name, and records what
+// it cannot as not covered.
+func (k *kit) declared(sup *delegate.Support) []opKey {
 	ops := make([]schema.BuiltinOperator, 0, len(sup.Builtins))
 	for op := range sup.Builtins {
 		if len(k.cfg.only) == 0 || slices.Contains(k.cfg.only, model.OpName(op)) {
@@ -163,47 +183,34 @@ func (k *kit) opCases(ctx context.Context, c *plugin.Client, sup *delegate.Suppo
 		}
 	}
 	slices.SortFunc(ops, func(a, b schema.BuiltinOperator) int { return cmp.Compare(model.OpName(a), model.OpName(b)) })
-	var works []workload
+	var keys []opKey
 	for _, op := range ops {
-		decl := sup.Builtins[op]
-		types := decl.Types
-		if len(types) == 0 {
-			types = randgraph.Types()
-		}
-		name := model.OpName(op)
+		decl, name := sup.Builtins[op], model.OpName(op)
 		if why := uncovered(op, decl.Types); why != "" {
 			k.report.add(Case{Check: CheckOps, Name: fmt.Sprintf("%s v%s %s", name, decl.Versions, typeList(decl.Types)),
 				Op: name, Status: NotCovered, Message: why})
 		}
 		kr, ok := k.reg.Lookup(op, "")
-		versions := decl.Versions
-		if ok && versions.Max > kr.Versions.Max {
-			k.report.add(Case{Check: CheckOps, Name: fmt.Sprintf("%s v%d-%d %s", name, max(kr.Versions.Max+1, versions.Min), versions.Max, typeList(decl.Types)),
+		if !ok {
+			continue // the generator makes only ops the kernels run: reported above
+		}
+		if v := decl.Versions; v.Max > kr.Versions.Max {
+			k.report.add(Case{Check: CheckOps, Name: fmt.Sprintf("%s v%d-%d %s", name, max(kr.Versions.Max+1, v.Min), v.Max, typeList(decl.Types)),
 				Op: name, Status: NotCovered, Message: fmt.Sprintf("delego's CPU kernels run %s %s, nothing to compare with", name, kr.Versions)})
 		}
-		if !ok {
-			continue
+		types := decl.Types
+		if len(types) == 0 {
+			types = randgraph.Types()
 		}
-		for v := max(versions.Min, kr.Versions.Min); v <= min(versions.Max, kr.Versions.Max); v++ {
+		for v := max(decl.Versions.Min, kr.Versions.Min); v <= min(decl.Versions.Max, kr.Versions.Max); v++ {
 			for _, t := range types {
-				if !randgraph.Can(op, t) {
-					continue
-				}
-				for n := range k.cfg.cases {
-					if ctx.Err() != nil {
-						return works
-					}
-					o := opKey{op, v, t}
-					cs, w := k.opCase(ctx, c, o, k.caseSeed(o, n))
-					k.report.add(cs)
-					if cs.Status == Pass && !slices.ContainsFunc(works, func(x workload) bool { return x.inputType() == t }) {
-						works = append(works, w)
-					}
+				if randgraph.Can(op, t) {
+					keys = append(keys, opKey{op, v, t})
 				}
 			}
 		}
 	}
-	return works
+	return keys
 }
 
 // inputType is the type of the workload's first input.
