@@ -20,12 +20,12 @@ delego), or a path to its binary.
 
 The checks: for every builtin op the plugin declares, every declared version
 delego's CPU kernels run and every declared type the random graph generator
-makes (float32, uint8), random graphs of that op run with the plugin and are
-compared with delego's CPU kernels; a declared node the plugin fails to
-compile or run, or outputs off by more than the tolerance, fail the case,
-which names the op, the version, the type and the graph's seed. What the
-kit cannot generate (other ops and types, custom ops without a --model) is
-listed as not covered, never as passed. Then: compile and invoke failures
+makes (float32, uint8, int8), random graphs of that op run with the plugin
+and are compared with delego's CPU kernels; a declared node the plugin
+fails to compile or run, or outputs off by more than the tolerance, fail the
+case, which names the op, the version, the type and the graph's seed. What
+the kit cannot generate (other ops and types, custom ops without a --model)
+is listed as not covered, never as passed. Then: compile and invoke failures
 reach the fallback settings as specified, two interpreters share the plugin
 process at once, a resized input, and release and close leave no process,
 file descriptor or shared-memory file. A plugin that writes to its standard

@@ -1,7 +1,7 @@
 // Package randgraph generates small random TFLite models for property tests:
 // DAGs of real builtin ops with consistent shapes, branches and joins,
-// several inputs and outputs, float32 or uint8-quantized, every one the same
-// from the same seed. The graphs are tiny (a few dozen nodes over tensors of
+// several inputs and outputs, float32, or uint8- or int8-quantized, every
+// one the same from the same seed. The graphs are tiny (a few dozen nodes over tensors of
 // at most a few hundred elements), so hundreds run in seconds.
 //
 // The ops are those delego's CPU kernels implement and TFLite accepts with
@@ -61,8 +61,10 @@ func Ops() []schema.BuiltinOperator {
 	}
 }
 
-// Types lists the activation types the generator makes graphs of.
-func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8} }
+// Types lists the activation types the generator makes graphs of: float32,
+// and uint8 and int8 quantized (int8 weights symmetric, as TFLite's int8
+// scheme has them). Options.Types defaults to float32 and uint8.
+func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8} }
 
 // Can reports whether the generator makes op in graphs of type t: every op
 // of Ops in every type of Types, except MAXIMUM and MINIMUM, float32 only.
@@ -122,7 +124,8 @@ func (g *Graph) String() string {
 }
 
 // InputData returns random values for every graph input, in order: float32
-// values in [-1, 1], or uniform uint8 bytes; deterministic from seed.
+// values in [-1, 1], or uniform bytes for quantized types; deterministic
+// from seed.
 func (g *Graph) InputData(seed uint64) [][]byte {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]byte, len(g.InputShapes))
@@ -144,7 +147,7 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 type value struct {
 	t     int
 	shape []int
-	scale float32 // uint8 only
+	scale float32 // quantized types only
 	zp    int64
 	uses  int
 	input bool
@@ -179,7 +182,7 @@ func Generate(seed uint64, opts Options) *Graph {
 		opts.Ops = Ops()
 	}
 	if len(opts.Types) == 0 {
-		opts.Types = Types()
+		opts.Types = []tensor.DType{tensor.Float32, tensor.Uint8}
 	}
 	r := rand.New(rand.NewPCG(seed, 0x9a4f))
 	g := &gen{r: r, opts: opts, typ: opts.Types[r.IntN(len(opts.Types))], b: modelbuild.New(), extras: map[int]bool{}}
@@ -231,7 +234,20 @@ type quant struct {
 }
 
 func (g *gen) randomQuant() quant {
-	return quant{scale: 0.02 + 0.08*g.r.Float32(), zp: int64(100 + g.r.IntN(57))}
+	return quant{scale: 0.02 + 0.08*g.r.Float32(), zp: g.zeroPoint()}
+}
+
+// zeroPoint is a random zero point near the middle of the activation type's
+// range.
+func (g *gen) zeroPoint() int64 { return g.shift(int64(100 + g.r.IntN(57))) }
+
+// shift moves a uint8 zero point to the activation type's range: int8's
+// is 128 lower.
+func (g *gen) shift(zp int64) int64 {
+	if g.typ == tensor.Int8 {
+		return zp - 128
+	}
+	return zp
 }
 
 func (g *gen) uniform(lo, hi float32) float32 { return lo + (hi-lo)*g.r.Float32() }
@@ -354,11 +370,11 @@ func (g *gen) unary(op schema.BuiltinOperator, x *value) {
 	var options *schema.BuiltinOptionsT
 	switch op {
 	case schema.BuiltinOperatorLOGISTIC:
-		q = quant{1.0 / 256, 0}
+		q = quant{1.0 / 256, g.shift(0)}
 	case schema.BuiltinOperatorTANH:
-		q = quant{1.0 / 128, 128}
+		q = quant{1.0 / 128, g.shift(128)}
 	case schema.BuiltinOperatorSOFTMAX:
-		q = quant{1.0 / 256, 0}
+		q = quant{1.0 / 256, g.shift(0)}
 		beta := []float32{1, 0.5, 2}[g.r.IntN(3)]
 		options = modelbuild.Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: beta})
 	default:
@@ -404,7 +420,7 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 		for len(yShape) > 1 && g.r.IntN(3) == 0 {
 			yShape = yShape[1:]
 		}
-		yq = quant{0.01 + 0.04*g.r.Float32(), int64(100 + g.r.IntN(57))}
+		yq = quant{0.01 + 0.04*g.r.Float32(), g.zeroPoint()}
 		consts = []int{g.constant(yShape, yq)}
 		ins = []*value{x}
 	}
@@ -415,9 +431,9 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 	var oq quant
 	switch op {
 	case schema.BuiltinOperatorMUL:
-		oq = quant{x.scale * yq.scale * g.uniform(32, 128), int64(100 + g.r.IntN(57))}
+		oq = quant{x.scale * yq.scale * g.uniform(32, 128), g.zeroPoint()}
 	default:
-		oq = quant{max(x.scale, yq.scale) * g.uniform(1, 2), int64(100 + g.r.IntN(57))}
+		oq = quant{max(x.scale, yq.scale) * g.uniform(1, 2), g.zeroPoint()}
 	}
 	out := g.newValue(shape, oq)
 	var options *schema.BuiltinOptionsT
@@ -446,7 +462,7 @@ func (g *gen) constant(shape []int, q quant) int {
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	return g.b.Const(g.name("c"), tensor.Uint8, shape, data, modelbuild.Quant(q.scale, q.zp))
+	return g.b.Const(g.name("c"), g.typ, shape, data, modelbuild.Quant(q.scale, q.zp))
 }
 
 func floats(r *rand.Rand, n int, scale float32) []byte {
@@ -482,7 +498,11 @@ func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq 
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	filter = g.b.Const(g.name("w"), tensor.Uint8, shape, data, modelbuild.Quant(fs, int64(100+g.r.IntN(57))))
+	wzp := int64(100 + g.r.IntN(57))
+	if g.typ == tensor.Int8 {
+		wzp = 0 // int8 weights are symmetric
+	}
+	filter = g.b.Const(g.name("w"), g.typ, shape, data, modelbuild.Quant(fs, wzp))
 	bs := x.scale * fs
 	if g.r.IntN(5) != 0 {
 		b := make([]int, outC)
@@ -491,7 +511,7 @@ func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq 
 		}
 		bias = g.b.Const(g.name("b"), tensor.Int32, []int{outC}, int32s(b...), modelbuild.Quant(bs, 0))
 	}
-	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), int64(100 + g.r.IntN(57))}
+	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), g.zeroPoint()}
 	return filter, bias, oq
 }
 
@@ -578,8 +598,11 @@ func (g *gen) concat() {
 	}
 	rank := len(x.shape)
 	axis := g.r.IntN(rank)
+	// TFLite's int8 CONCATENATION takes inputs and output of one
+	// quantization.
+	sameQuant := g.typ == tensor.Int8
 	fits := func(v *value) bool {
-		if len(v.shape) != rank {
+		if len(v.shape) != rank || sameQuant && (v.scale != x.scale || v.zp != x.zp) {
 			return false
 		}
 		for d := range rank {
@@ -606,7 +629,7 @@ func (g *gen) concat() {
 		return
 	}
 	q := quant{x.scale, x.zp}
-	if g.r.IntN(2) == 0 {
+	if !sameQuant && g.r.IntN(2) == 0 {
 		q = g.randomQuant()
 	}
 	out := g.newValue(shape, q)
@@ -732,7 +755,7 @@ func (g *gen) pool(op schema.BuiltinOperator) {
 }
 
 // pad adds a PAD of zero to two elements before and after each dimension
-// (the zero point for uint8), its output quantized as its input.
+// (the zero point for quantized types), its output quantized as its input.
 func (g *gen) pad() {
 	x := g.pick(nil)
 	if x == nil {
