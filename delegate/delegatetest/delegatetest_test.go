@@ -76,7 +76,7 @@ func TestCPUPluginReport(t *testing.T) {
 			t.Errorf("GELU, which the generator does not make: %s", c)
 		}
 	}
-	for _, want := range []string{"ADD FLOAT32", "CONV_2D UINT8", "MAX_POOL_2D UINT8", "PAD FLOAT32", "SOFTMAX UINT8",
+	for _, want := range []string{"ADD FLOAT32", "CONV_2D UINT8", "CONV_2D INT8", "MAX_POOL_2D UINT8", "PAD FLOAT32", "SOFTMAX INT8",
 		delegatetest.CheckStart, delegatetest.CheckFaults, delegatetest.CheckConcurrency, delegatetest.CheckResize, delegatetest.CheckRelease} {
 		if seen[want] != delegatetest.Pass {
 			t.Errorf("%s: %q, want a passed case\n%s", want, seen[want], text(t, r))
