@@ -195,7 +195,8 @@ func (k *kit) declared(sup *delegate.Support) []opKey {
 			continue // the generator makes only ops the kernels run: reported above
 		}
 		if v := decl.Versions; v.Max > kr.Versions.Max {
-			k.report.add(Case{Check: CheckOps, Name: fmt.Sprintf("%s v%d-%d %s", name, max(kr.Versions.Max+1, v.Min), v.Max, typeList(decl.Types)),
+			above := tensor.VersionRange{Min: max(kr.Versions.Max+1, v.Min), Max: v.Max}
+			k.report.add(Case{Check: CheckOps, Name: fmt.Sprintf("%s v%s %s", name, above, typeList(decl.Types)),
 				Op: name, Status: NotCovered, Message: fmt.Sprintf("delego's CPU kernels run %s %s, nothing to compare with", name, kr.Versions)})
 		}
 		types := decl.Types
