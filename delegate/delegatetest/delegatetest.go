@@ -34,9 +34,9 @@
 //     the fallback settings as specified: with fallback on, the outputs are
 //     right; with it off, NewInterpreter fails with a compile-stage
 //     *delegate.Error. A plugin process lost during Invoke (the kit kills
-//     it) falls back with fallback on, fails Invoke with an execute-stage
-//     *delegate.Error with it off, and the next Invoke runs on a fresh
-//     process.
+//     it) falls back with fallback on, with right outputs; with it off, it
+//     fails Invoke with an execute-stage *delegate.Error, and the Invoke
+//     after it runs on a fresh process.
 //   - concurrency: two interpreters share one plugin process and invoke at
 //     the same time; every result must be right.
 //   - resize: an input of a delegated partition resized after it compiled:
@@ -48,13 +48,15 @@
 //     Close no plugin process, no host file descriptor and no file in
 //     /dev/shm is left.
 //   - start: the plugin starts and can run here; one that writes to its
-//     standard output (go-plugin's handshake line) fails, and the report
-//     says it printed to stdout and what.
+//     standard output before it serves (where go-plugin's handshake line
+//     must come first) fails, and the report says it printed to stdout and
+//     what. Only the start is checked: there a print breaks the handshake.
 //
 // # Tolerance
 //
 // The tolerance is the plugin author's declaration, given where the kit runs:
-// WithTolerance in go test, --tolerance in delego conform. Float outputs
+// WithTolerance in go test, --float-tolerance and --int-tolerance in delego
+// conform. Float outputs
 // match when |got-want| <= Float*(1+|want|) (DefaultFloatTolerance unless
 // declared); integer and quantized outputs match exactly unless Steps
 // declares how many units (quantization steps) they may differ.
