@@ -126,7 +126,7 @@ func TestConformWrongPlugins(t *testing.T) {
 	}{
 		{"offbyone", regexp.MustCompile(`(?m)^FAIL        ops: ADD v\d (FLOAT32|UINT8) \(seed \d+\): invoke \d, output 0 \(\w+ \[[\d ]+\]\): element 0 is .*, want `)},
 		{"nocompile", regexp.MustCompile(`(?m)^FAIL        ops: MUL v\d (FLOAT32|UINT8) \(seed \d+\): declared, but the plugin failed to compile it: .*this accelerator cannot compile MUL`)},
-		{"stdout", regexp.MustCompile(`(?m)^FAIL        start: start: the plugin printed "wrong plugin: accelerator ready" to its standard output, which is reserved for the go-plugin handshake line`)},
+		{"stdout", regexp.MustCompile(`(?m)^FAIL        start: handshake: the plugin printed "wrong plugin: accelerator ready" to its standard output, which is reserved for the go-plugin handshake line`)},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			code, stdout, stderr := cli(t, "conform", conformPlugin(t, "wrong-"+c.mode), "--cases", "1")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/delego/delego/tensor"
 )
@@ -27,7 +28,9 @@ func (t Tolerance) diff(typ tensor.DType, got, want []byte) string {
 		g, w := value(got[i:]), value(want[i:])
 		if typ == tensor.Float32 || typ == tensor.Float64 {
 			if d := math.Abs(g - w); !(d <= t.Float*(1+math.Abs(w))) { // NaN fails
-				return fmt.Sprintf("element %d is %g, want %g (float tolerance %g relative to 1+|want|)", i/size, g, w, t.Float)
+				bits := 8 * size
+				return fmt.Sprintf("element %d is %s, want %s (float tolerance %g relative to 1+|want|)", i/size,
+					strconv.FormatFloat(g, 'g', -1, bits), strconv.FormatFloat(w, 'g', -1, bits), t.Float)
 			}
 			continue
 		}

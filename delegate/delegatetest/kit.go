@@ -49,18 +49,18 @@ func (k *kit) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("conformance of %s: %w", k.path, ctx.Err())
 		}
-		k.report.add(Case{Check: CheckStart, Name: "start", Status: Fail, Message: startFailure(err)})
+		k.report.add(Case{Check: CheckStart, Name: "handshake", Status: Fail, Message: startFailure(err)})
 		return nil
 	}
 	defer c.Close()
 	info := c.Info()
 	k.report.Plugin, k.report.Version = info.Name, info.Version
 	if !info.Usable {
-		k.report.add(Case{Check: CheckStart, Name: "start", Status: Fail,
+		k.report.add(Case{Check: CheckStart, Name: "usable here", Status: Fail,
 			Message: "the plugin cannot run here, so nothing it declares can be checked: " + info.Reason})
 		return nil
 	}
-	k.report.add(Case{Check: CheckStart, Name: "start", Status: Pass,
+	k.report.add(Case{Check: CheckStart, Name: "handshake", Status: Pass,
 		Message: "started; its standard output began with the go-plugin handshake"})
 
 	sup, err := c.Support(ctx)
