@@ -15,9 +15,9 @@ import (
 	"github.com/delego/delego/core/kernels/kernel"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/tensor"
-	"github.com/delego/delego/testsupport/randgraph"
 	"github.com/delego/delego/testsupport/testdelegates"
 )
 

@@ -17,12 +17,12 @@ import (
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
 	"github.com/delego/delego/delegate/config"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/modelbuild"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/partition"
 	"github.com/delego/delego/tensor"
-	"github.com/delego/delego/testsupport/randgraph"
 	"github.com/delego/delego/testsupport/testdelegates"
 )
 

@@ -61,10 +61,16 @@ var floors = []floor{
 	{name: "library", pkgs: []string{".", "adapters/...", "pipeline/...", "tune/...", "compat/..."},
 		may:  []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "library"},
 		also: []string{"plugins/*/*info", "plugins/cpu"}},
+	// The public conformance kit a plugin's author runs (from go test or
+	// delego conform) and its random graph generator: it holds a plugin to
+	// the CPU kernels through the interpreter, so it stands above them; no
+	// production package below the edges imports it.
+	{name: "kit", pkgs: []string{"delegate/delegatetest/..."},
+		may: []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "kit"}},
 	// The command line, the end-to-end tests, and test support (../shared,
-	// random graphs, test delegates, the fault plugin).
+	// test delegates, the fault plugin).
 	{name: "edges", pkgs: []string{"cmd/...", "integration/...", "testsupport/..."},
-		may: []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "plugins", "library"}},
+		may: []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "plugins", "library", "kit"}},
 }
 
 // pending are imports the floors forbid that the code still makes, each

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/delego/delego/core"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 	"github.com/delego/delego/model"
-	"github.com/delego/delego/testsupport/randgraph"
 )
 
 // capture records every tensor's value as the node that writes it finishes.

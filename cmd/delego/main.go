@@ -17,6 +17,7 @@
 //	delego devices [--json]
 //	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 //	delego ops [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
+//	delego conform PLUGIN [--json] [--seed N] [--cases N] [--float-tolerance X] [--int-tolerance N] [--ops OP,...] [--model FILE[:TWIN]]... [-v]
 //	delego example [--dir DIR]
 //	delego help [COMMAND]
 //	delego version
@@ -88,6 +89,7 @@ func commands() []command {
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"ops", "list the ops, versions and types the CPU kernels and plugins run", opsUsage, opsCmd},
+		{"conform", "check a delegate plugin against delego's contract", conformUsage, conformCmd},
 		{"example", "write and run the built-in example model", exampleUsage, exampleCmd},
 		{"help", "show help for delego or a command", helpUsage, helpCmd},
 		{"version", "print delego's version", versionUsage, versionCmd},

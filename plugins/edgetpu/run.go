@@ -397,7 +397,9 @@ func (d *Delegate) teach(ctx context.Context, x *runnable, m *model.Model, n *pr
 	}
 	if n.Caching != nil {
 		sim.Learn(n.Caching)
+		x.taught = append(x.taught, n.Caching)
 	}
+	x.taught = append(x.taught, n.Main)
 	if len(d.run.paths) == 0 {
 		sim.Learn(n.Main)
 		return nil
@@ -431,14 +433,24 @@ type runnable struct {
 	results [][]*tensor.Tensor
 	vals    [][]byte
 	// parts are the CPU twin's parts the simulator computes the nodes
-	// with (simtwin.go), compiled on the cpu delegate.
+	// with (simtwin.go), compiled on the cpu delegate; taught are the
+	// executables teach told the simulator about.
 	parts  []*twinPart
+	taught []*executable.Executable
 	mu     sync.Mutex
 	closed bool
 }
 
-// closeParts closes the twin's compiled parts.
+// closeParts closes the twin's compiled parts, and has the simulator
+// forget the executables taught for them: another partition with the same
+// bitstreams must not be computed with parts that are closed.
 func (x *runnable) closeParts() error {
+	if sim := x.d.run.sim; sim != nil {
+		for _, e := range x.taught {
+			sim.Forget(e)
+		}
+	}
+	x.taught = nil
 	var errs []error
 	for _, p := range x.parts {
 		errs = append(errs, p.exe.Close())

@@ -248,6 +248,17 @@ func (d *Device) Learn(e *executable.Executable) {
 	}
 }
 
+// Forget drops an executable Learn or Compute told the device about, with
+// how to compute it: the device recognises a bitstream by the first
+// executable it knows with it, so one whose computation is gone (its
+// partition released) must not answer for another that sends the same.
+func (d *Device) Forget(e *executable.Executable) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.programs = slices.DeleteFunc(d.programs, func(p *executable.Executable) bool { return p == e })
+	delete(d.computes, e)
+}
+
 // Compute tells the device about an executable (as Learn) and how to
 // compute its outputs: each run of it sends c's values for the input
 // activations the host sent, one call per batch, laid out as the device
@@ -673,6 +684,15 @@ func (b *Bus) Learn(e *executable.Executable) {
 	defer b.mu.Unlock()
 	for _, d := range b.devices {
 		d.Learn(e)
+	}
+}
+
+// Forget has every device on the bus forget an executable (Device.Forget).
+func (b *Bus) Forget(e *executable.Executable) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.devices {
+		d.Forget(e)
 	}
 }
 

@@ -1,18 +1,21 @@
 // Package randgraph generates small random TFLite models for property tests:
 // DAGs of real builtin ops with consistent shapes, branches and joins,
-// several inputs and outputs, float32 or uint8-quantized, every one the same
-// from the same seed. The graphs are tiny (a few dozen nodes over tensors of
+// several inputs and outputs, float32, or uint8- or int8-quantized, every
+// one the same from the same seed. The graphs are tiny (a few dozen nodes over tensors of
 // at most a few hundred elements), so hundreds run in seconds.
 //
 // The ops are those delego's CPU kernels implement and TFLite accepts with
 // the shapes, types and quantization parameters generated here: ADD, SUB, MUL
 // (with broadcasting, against other activations or constants), MAXIMUM and
 // MINIMUM (float32), CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, RELU,
-// RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT and
-// TRANSPOSE. Pooling and padding ops are left out until their kernels exist.
+// RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT, TRANSPOSE,
+// AVERAGE_POOL_2D, MAX_POOL_2D and PAD. Can says which of them it makes in
+// which type.
 //
-// It is test support: tests import it, production code never does (the
-// import rules in integration/layers_test.go hold that).
+// It is public, part of the conformance kit (package delegatetest, which
+// generates graphs from a plugin's declared support with it): a plugin's
+// author may use it in tests of their own. Production code never imports it
+// (the import rules in integration/layers_test.go hold that).
 package randgraph
 
 import (
@@ -54,7 +57,26 @@ func Ops() []schema.BuiltinOperator {
 		schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC, schema.BuiltinOperatorTANH,
 		schema.BuiltinOperatorSOFTMAX, schema.BuiltinOperatorCONCATENATION, schema.BuiltinOperatorRESHAPE,
 		schema.BuiltinOperatorSPLIT, schema.BuiltinOperatorTRANSPOSE,
+		schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D, schema.BuiltinOperatorPAD,
 	}
+}
+
+// Types lists the activation types the generator makes graphs of: float32,
+// and uint8 and int8 quantized (int8 weights symmetric, as TFLite's int8
+// scheme has them). Options.Types defaults to float32 and uint8.
+func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8} }
+
+// Can reports whether the generator makes op in graphs of type t: every op
+// of Ops in every type of Types, except MAXIMUM and MINIMUM, float32 only.
+func Can(op schema.BuiltinOperator, t tensor.DType) bool {
+	if !slices.Contains(Ops(), op) || !slices.Contains(Types(), t) {
+		return false
+	}
+	switch op {
+	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
+		return t == tensor.Float32
+	}
+	return true
 }
 
 // AnyVersion returns a Version function that picks uniformly among the
@@ -102,7 +124,8 @@ func (g *Graph) String() string {
 }
 
 // InputData returns random values for every graph input, in order: float32
-// values in [-1, 1], or uniform uint8 bytes; deterministic from seed.
+// values in [-1, 1], or uniform bytes for quantized types; deterministic
+// from seed.
 func (g *Graph) InputData(seed uint64) [][]byte {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]byte, len(g.InputShapes))
@@ -124,7 +147,7 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 type value struct {
 	t     int
 	shape []int
-	scale float32 // uint8 only
+	scale float32 // quantized types only
 	zp    int64
 	uses  int
 	input bool
@@ -211,7 +234,20 @@ type quant struct {
 }
 
 func (g *gen) randomQuant() quant {
-	return quant{scale: 0.02 + 0.08*g.r.Float32(), zp: int64(100 + g.r.IntN(57))}
+	return quant{scale: 0.02 + 0.08*g.r.Float32(), zp: g.zeroPoint()}
+}
+
+// zeroPoint is a random zero point near the middle of the activation type's
+// range.
+func (g *gen) zeroPoint() int64 { return g.shift(int64(100 + g.r.IntN(57))) }
+
+// shift moves a uint8 zero point to the activation type's range: int8's
+// is 128 lower.
+func (g *gen) shift(zp int64) int64 {
+	if g.typ == tensor.Int8 {
+		return zp - 128
+	}
+	return zp
 }
 
 func (g *gen) uniform(lo, hi float32) float32 { return lo + (hi-lo)*g.r.Float32() }
@@ -312,6 +348,10 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.split()
 	case schema.BuiltinOperatorTRANSPOSE:
 		g.transpose()
+	case schema.BuiltinOperatorAVERAGE_POOL_2D, schema.BuiltinOperatorMAX_POOL_2D:
+		g.pool(op)
+	case schema.BuiltinOperatorPAD:
+		g.pad()
 	}
 }
 
@@ -330,11 +370,11 @@ func (g *gen) unary(op schema.BuiltinOperator, x *value) {
 	var options *schema.BuiltinOptionsT
 	switch op {
 	case schema.BuiltinOperatorLOGISTIC:
-		q = quant{1.0 / 256, 0}
+		q = quant{1.0 / 256, g.shift(0)}
 	case schema.BuiltinOperatorTANH:
-		q = quant{1.0 / 128, 128}
+		q = quant{1.0 / 128, g.shift(128)}
 	case schema.BuiltinOperatorSOFTMAX:
-		q = quant{1.0 / 256, 0}
+		q = quant{1.0 / 256, g.shift(0)}
 		beta := []float32{1, 0.5, 2}[g.r.IntN(3)]
 		options = modelbuild.Options(schema.BuiltinOptionsSoftmaxOptions, &schema.SoftmaxOptionsT{Beta: beta})
 	default:
@@ -380,7 +420,7 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 		for len(yShape) > 1 && g.r.IntN(3) == 0 {
 			yShape = yShape[1:]
 		}
-		yq = quant{0.01 + 0.04*g.r.Float32(), int64(100 + g.r.IntN(57))}
+		yq = quant{0.01 + 0.04*g.r.Float32(), g.zeroPoint()}
 		consts = []int{g.constant(yShape, yq)}
 		ins = []*value{x}
 	}
@@ -391,9 +431,9 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 	var oq quant
 	switch op {
 	case schema.BuiltinOperatorMUL:
-		oq = quant{x.scale * yq.scale * g.uniform(32, 128), int64(100 + g.r.IntN(57))}
+		oq = quant{x.scale * yq.scale * g.uniform(32, 128), g.zeroPoint()}
 	default:
-		oq = quant{max(x.scale, yq.scale) * g.uniform(1, 2), int64(100 + g.r.IntN(57))}
+		oq = quant{max(x.scale, yq.scale) * g.uniform(1, 2), g.zeroPoint()}
 	}
 	out := g.newValue(shape, oq)
 	var options *schema.BuiltinOptionsT
@@ -422,7 +462,7 @@ func (g *gen) constant(shape []int, q quant) int {
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	return g.b.Const(g.name("c"), tensor.Uint8, shape, data, modelbuild.Quant(q.scale, q.zp))
+	return g.b.Const(g.name("c"), g.typ, shape, data, modelbuild.Quant(q.scale, q.zp))
 }
 
 func floats(r *rand.Rand, n int, scale float32) []byte {
@@ -458,7 +498,11 @@ func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq 
 	for i := range data {
 		data[i] = byte(g.r.UintN(256))
 	}
-	filter = g.b.Const(g.name("w"), tensor.Uint8, shape, data, modelbuild.Quant(fs, int64(100+g.r.IntN(57))))
+	wzp := int64(100 + g.r.IntN(57))
+	if g.typ == tensor.Int8 {
+		wzp = 0 // int8 weights are symmetric
+	}
+	filter = g.b.Const(g.name("w"), g.typ, shape, data, modelbuild.Quant(fs, wzp))
 	bs := x.scale * fs
 	if g.r.IntN(5) != 0 {
 		b := make([]int, outC)
@@ -467,7 +511,7 @@ func (g *gen) weights(x *value, shape []int, outC, k int) (filter, bias int, oq 
 		}
 		bias = g.b.Const(g.name("b"), tensor.Int32, []int{outC}, int32s(b...), modelbuild.Quant(bs, 0))
 	}
-	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), int64(100 + g.r.IntN(57))}
+	oq = quant{bs * 64 * float32(math.Sqrt(float64(k))) * g.uniform(0.5, 2), g.zeroPoint()}
 	return filter, bias, oq
 }
 
@@ -554,8 +598,11 @@ func (g *gen) concat() {
 	}
 	rank := len(x.shape)
 	axis := g.r.IntN(rank)
+	// TFLite's int8 CONCATENATION takes inputs and output of one
+	// quantization.
+	sameQuant := g.typ == tensor.Int8
 	fits := func(v *value) bool {
-		if len(v.shape) != rank {
+		if len(v.shape) != rank || sameQuant && (v.scale != x.scale || v.zp != x.zp) {
 			return false
 		}
 		for d := range rank {
@@ -582,7 +629,7 @@ func (g *gen) concat() {
 		return
 	}
 	q := quant{x.scale, x.zp}
-	if g.r.IntN(2) == 0 {
+	if !sameQuant && g.r.IntN(2) == 0 {
 		q = g.randomQuant()
 	}
 	out := g.newValue(shape, q)
@@ -681,4 +728,50 @@ func (g *gen) transpose() {
 	out := g.newValue(shape, quant{x.scale, x.zp})
 	g.emit(schema.BuiltinOperatorTRANSPOSE, []*value{x}, []int{c}, nil, []*value{out},
 		modelbuild.Options(schema.BuiltinOptionsTransposeOptions, &schema.TransposeOptionsT{}))
+}
+
+// pool adds an AVERAGE_POOL_2D or MAX_POOL_2D over an NHWC activation, its
+// output quantized as its input (as TFLite requires of 8-bit pools).
+func (g *gen) pool(op schema.BuiltinOperator) {
+	x := g.pick(func(v *value) bool { return len(v.shape) == 4 })
+	if x == nil {
+		return
+	}
+	h, w := x.shape[1], x.shape[2]
+	fh, fw := 1+g.r.IntN(3), 1+g.r.IntN(3)
+	sh, sw := 1+g.r.IntN(2), 1+g.r.IntN(2)
+	padding := schema.PaddingSAME
+	oh, ow := (h+sh-1)/sh, (w+sw-1)/sw
+	if g.r.IntN(2) == 0 && h >= fh && w >= fw {
+		padding = schema.PaddingVALID
+		oh, ow = (h-fh)/sh+1, (w-fw)/sw+1
+	}
+	out := g.newValue([]int{x.shape[0], oh, ow, x.shape[3]}, quant{x.scale, x.zp})
+	g.emit(op, []*value{x}, nil, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsPool2DOptions, &schema.Pool2DOptionsT{
+			Padding: padding, StrideW: int32(sw), StrideH: int32(sh),
+			FilterWidth: int32(fw), FilterHeight: int32(fh), FusedActivationFunction: g.activation(),
+		}))
+}
+
+// pad adds a PAD of zero to two elements before and after each dimension
+// (the zero point for quantized types), its output quantized as its input.
+func (g *gen) pad() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	paddings := make([]int, 2*len(x.shape))
+	shape := slices.Clone(x.shape)
+	for d := range shape {
+		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
+		shape[d] += paddings[2*d] + paddings[2*d+1]
+	}
+	if tensor.NumElements(shape) > maxElements {
+		return
+	}
+	c := g.b.Const(g.name("paddings"), tensor.Int32, []int{len(x.shape), 2}, int32s(paddings...))
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	g.emit(schema.BuiltinOperatorPAD, []*value{x}, []int{c}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsPadOptions, &schema.PadOptionsT{}))
 }

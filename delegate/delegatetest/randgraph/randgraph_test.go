@@ -8,10 +8,10 @@ import (
 
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/core/kernels"
+	"github.com/delego/delego/delegate/delegatetest/randgraph"
 	"github.com/delego/delego/model"
 	"github.com/delego/delego/model/schema"
 	"github.com/delego/delego/tensor"
-	"github.com/delego/delego/testsupport/randgraph"
 )
 
 // TestGraphsRun loads and runs many generated graphs on the CPU: every one
@@ -157,5 +157,60 @@ func TestOptions(t *testing.T) {
 				t.Errorf("seed %d: version %d", seed, nd.Version)
 			}
 		}
+	}
+}
+
+// TestCanMakesEveryOp: for every op and type Can accepts, graphs of that op
+// alone hold it within a few seeds, and the CPU kernels run them: what the
+// conformance kit relies on to cover a plugin's declared ops.
+func TestCanMakesEveryOp(t *testing.T) {
+	reg := kernels.Builtins()
+	for _, op := range randgraph.Ops() {
+		for _, typ := range randgraph.Types() {
+			if !randgraph.Can(op, typ) {
+				continue
+			}
+			rg, _ := reg.Lookup(op, "")
+			made := 0
+			for seed := range uint64(8) {
+				g := randgraph.Generate(seed, randgraph.Options{
+					Types: []tensor.DType{typ}, Ops: []schema.BuiltinOperator{op}, MinNodes: 1, MaxNodes: 3,
+					Version: func(o schema.BuiltinOperator, _ tensor.DType, _ *rand.Rand) int {
+						if o != op {
+							return 1 // the RELU that reads an input nothing else reads
+						}
+						return rg.Versions.Max
+					},
+				})
+				if !slices.ContainsFunc(g.Nodes, func(n randgraph.Node) bool { return n.Op == op }) {
+					continue
+				}
+				made++
+				m, err := model.New(g.Model)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, g)
+				}
+				it, err := core.NewInterpreter(m, nil)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, g)
+				}
+				if err := it.AllocateTensors(); err != nil {
+					t.Fatalf("%v\n%s", err, g)
+				}
+				if err := it.SetInputs(g.InputData(seed)); err != nil {
+					t.Fatal(err)
+				}
+				if err := it.Invoke(t.Context()); err != nil {
+					t.Fatalf("%v\n%s", err, g)
+				}
+				it.Close()
+			}
+			if made < 4 {
+				t.Errorf("%s %s: only %d of 8 graphs hold the op", model.OpName(op), typ, made)
+			}
+		}
+	}
+	if randgraph.Can(schema.BuiltinOperatorMAXIMUM, tensor.Uint8) || randgraph.Can(schema.BuiltinOperatorGELU, tensor.Float32) {
+		t.Error("Can accepts what the generator does not make")
 	}
 }
