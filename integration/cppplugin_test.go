@@ -26,6 +26,7 @@ import (
 	"github.com/delego/delego"
 	"github.com/delego/delego/core"
 	"github.com/delego/delego/delegate"
+	"github.com/delego/delego/delegate/delegatetest"
 	"github.com/delego/delego/delegate/plugin"
 	"github.com/delego/delego/delegate/plugin/pluginpb"
 	"github.com/delego/delego/model"
@@ -441,6 +442,12 @@ func TestCppPlugin(t *testing.T) {
 		if diff := sameFloats(got, want); diff != "" {
 			t.Errorf("after the fallback, outputs differ from the CPU kernels': %s", diff)
 		}
+	})
+
+	// The conformance kit, as delego conform runs it (issue 33's
+	// acceptance: the C++ plugin passes it, integers and floats exact).
+	t.Run("conform", func(t *testing.T) {
+		delegatetest.Run(t, filepath.Join(dir, plugin.Prefix+cppPluginName))
 	})
 }
 
