@@ -66,8 +66,8 @@ func TestOldPlugin(t *testing.T) {
 // buildOldPlugin builds the plugin command pkg (a path in the module) from
 // the repository's source at commit into a temporary directory, and
 // returns the binary's path. It needs the repository's git history (CI
-// runs on a full clone) and the modules that commit's go.sum names, which
-// it takes from the module cache only.
+// runs on a full clone) and the modules that commit's go.sum names, from
+// the module cache or, once go.mod has moved on, the environment's proxy.
 func buildOldPlugin(t *testing.T, commit, pkg string) string {
 	t.Helper()
 	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
@@ -102,7 +102,7 @@ func buildOldPlugin(t *testing.T, commit, pkg string) string {
 	// (seconds, where the first build takes minutes).
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
 	build.Dir = src
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off")
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building %s at commit %s: %v\n%s", pkg, commit, err, out)
 	}
