@@ -42,12 +42,13 @@ type signalListener struct {
 }
 
 func (l *signalListener) Close() error {
+	err := l.Listener.Close()
 	select {
 	case <-l.closed:
 	default:
 		close(l.closed)
 	}
-	return l.Listener.Close()
+	return err
 }
 
 // start serves sources on a loopback port with opts on the CPU kernels,

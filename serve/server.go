@@ -80,13 +80,19 @@ type tensorInfo struct {
 
 // New opens every source on cfg (Options.Instances interpreters each,
 // unless its config says otherwise) and returns the server that serves
-// them. An error names the model and version that failed, and leaves
-// nothing open.
-func New(ctx context.Context, cfg *delego.Config, sources []Source, opts Options) (s *Server, err error) {
+// them; a nil cfg runs them on the CPU kernels, as delego.Configure with
+// no options does. An error names the model and version that failed, and
+// leaves nothing open.
+func New(ctx context.Context, cfg *delego.Config, sources []Source, opts Options) (_ *Server, err error) {
 	if len(sources) == 0 {
 		return nil, errors.New("no model to serve")
 	}
-	s = &Server{
+	if cfg == nil {
+		if cfg, err = delego.Configure(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
 		name:    cmp.Or(opts.Name, "delego"),
 		version: opts.Version,
 		maxBody: cmp.Or(opts.MaxRequestBytes, DefaultMaxRequestBytes),
