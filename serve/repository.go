@@ -21,10 +21,10 @@ const ConfigFile = "config.json"
 
 // A Source is one version of one model to serve.
 type Source struct {
-	Name    string // the model's name in the protocol's paths
-	Version string // a positive decimal integer, e.g. "1"
-	Path    string // the .tflite file
-	Config  ModelConfig
+	Name    string      // the model's name in the protocol's paths
+	Version string      // a positive decimal integer, e.g. "1"
+	Path    string      // the .tflite file
+	Config  ModelConfig // from the model's config.json; empty for --model
 }
 
 // ModelConfig is a model's configuration, read from its config.json; a
