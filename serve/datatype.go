@@ -65,6 +65,9 @@ func appendValue(b []byte, t tensor.DType, v any) ([]byte, error) {
 	switch t {
 	case tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
 		u, err := strconv.ParseUint(s, 10, 8*t.Size())
+		if _, ierr := strconv.ParseInt(s, 10, 64); err != nil && ierr == nil {
+			return b, fmt.Errorf("is out of range for %s", datatypeOf(t)) // a negative integer
+		}
 		if err != nil {
 			return b, numberError(err, t)
 		}
