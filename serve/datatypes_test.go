@@ -157,6 +157,18 @@ func TestDynamicShape(t *testing.T) {
 			t.Fatalf("%d rows: %d %s", rows, rep.status, rep.body)
 		}
 	}
+	// One row cannot be reshaped into pairs: the request is refused, the
+	// same one again too (the instance is not left unallocated), and the
+	// next good one runs.
+	for range 2 {
+		rep := do(t, "POST", r.url+"/v2/models/dyn/infer", []byte(`{"inputs":[{"name":"x","datatype":"INT32","shape":[1,3],"data":[1,2,3]}]}`), nil)
+		if resp := decode(t, rep); rep.status != http.StatusBadRequest || !strings.Contains(resp.Error, "cannot reshape") {
+			t.Errorf("one row: %d %s", rep.status, rep.body)
+		}
+	}
+	if rep := do(t, "POST", r.url+"/v2/models/dyn/infer", []byte(`{"inputs":[{"name":"x","datatype":"INT32","shape":[2,3],"data":[1,2,3,4,5,6]}]}`), nil); rep.status != http.StatusOK {
+		t.Errorf("after the refused shape: %d %s", rep.status, rep.body)
+	}
 	rep := do(t, "POST", r.url+"/v2/models/dyn/infer", []byte(`{"inputs":[{"name":"x","datatype":"INT32","shape":[2,4],"data":[0,0,0,0,0,0,0,0]}]}`), nil)
 	if resp := decode(t, rep); rep.status != http.StatusBadRequest || !strings.Contains(resp.Error, "shape [2 4], but the model's input has shape [-1 3]") {
 		t.Errorf("wrong fixed dimension: %d %s", rep.status, rep.body)

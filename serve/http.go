@@ -183,8 +183,10 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("model %q version %s: %w", v.model, v.version, err)
 	}
-	results, err := c.run(r.Context(), it)
-	v.pool.release(it)
+	results, err := func() ([]result, error) {
+		defer v.pool.release(it)
+		return c.run(r.Context(), it)
+	}()
 	if err != nil {
 		return err
 	}

@@ -339,7 +339,7 @@ func (c *call) run(ctx context.Context, it *delego.Interpreter) ([]result, error
 	}
 	if resized {
 		if err := it.AllocateTensors(); err != nil {
-			return nil, badRequest("the inputs' shapes: %v", err)
+			return nil, errors.Join(badRequest("the inputs' shapes: %v", err), c.v.restore(it))
 		}
 	}
 	for _, in := range c.inputs {

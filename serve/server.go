@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/delego/delego"
@@ -46,6 +47,8 @@ type Server struct {
 	models        map[string]*servedModel
 	routes        http.Handler
 	stopping      atomic.Bool
+	closeOnce     sync.Once
+	closeErr      error
 }
 
 // servedModel is a model and its versions.
@@ -76,6 +79,7 @@ type tensorInfo struct {
 	dtype    tensor.DType
 	datatype string // the protocol's name of dtype
 	shape    []int  // -1 for a dimension that may vary
+	opened   []int  // the shape the interpreters were opened with
 }
 
 // New opens every source on cfg (Options.Instances interpreters each,
@@ -188,7 +192,7 @@ func describe(it *delego.Interpreter, file *model.Model) (in, out []tensorInfo, 
 		if shape == nil {
 			shape = ti.Shape
 		}
-		return tensorInfo{index: i, name: name, dtype: ti.Type, datatype: dt, shape: slices.Clone(shape)}, nil
+		return tensorInfo{index: i, name: name, dtype: ti.Type, datatype: dt, shape: slices.Clone(shape), opened: slices.Clone(ti.Shape)}, nil
 	}
 	for i := range it.NumInputs() {
 		t := it.Input(i)
@@ -209,22 +213,42 @@ func describe(it *delego.Interpreter, file *model.Model) (in, out []tensorInfo, 
 	return in, out, nil
 }
 
+// restore gives it back the input shapes it was opened with, after
+// shapes a request asked for could not be allocated, so that it is ready
+// for the next request.
+func (v *servedVersion) restore(it *delego.Interpreter) error {
+	for _, in := range v.inputs {
+		if err := it.ResizeInput(in.index, in.opened); err != nil {
+			return fmt.Errorf("restoring input %q: %w", in.name, err)
+		}
+	}
+	if err := it.AllocateTensors(); err != nil {
+		return fmt.Errorf("restoring the inputs' shapes: %w", err)
+	}
+	return nil
+}
+
 // Close closes every model version's interpreters, once each has come
 // back from the request running on it, which stops their plugins, and
 // unmaps the model files. The server answers no request after it.
+// Call it once Serve has returned (or, for a server used as a handler of
+// one's own, once its requests are done); a second Close returns the
+// first one's error.
 func (s *Server) Close() error {
-	s.stopping.Store(true)
-	var errs []error
-	for _, m := range s.models {
-		for _, v := range m.versions {
-			if v.pool != nil {
-				errs = append(errs, v.pool.close())
+	s.closeOnce.Do(func() {
+		s.stopping.Store(true)
+		var errs []error
+		for _, m := range s.models {
+			for _, v := range m.versions {
+				if v.pool != nil {
+					errs = append(errs, v.pool.close())
+				}
+				errs = append(errs, v.file.Close())
 			}
-			errs = append(errs, v.file.Close())
 		}
-	}
-	s.models = nil
-	return errors.Join(errs...)
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
 }
 
 // ErrNotFound is wrapped by the error for a model or version the server
