@@ -200,7 +200,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > s.maxBody {
 		return nil, tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, tooLarge
 	}
@@ -208,6 +208,20 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, badRequest("the request body could not be read: %v", err)
 	}
 	return body, nil
+}
+
+// readAll reads r to its end into a buffer of size bytes when the size
+// is known (the body's Content-Length), rather than growing one as it goes.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, size)
+	n, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return nil, fmt.Errorf("the body ends after %d of the %d bytes its Content-Length says", n, size)
+	}
+	return b, err
 }
 
 // Serve serves the protocol on ln until ctx is done, then stops: ln is

@@ -53,7 +53,7 @@ func (l *signalListener) Close() error {
 
 // start serves sources on a loopback port with opts on the CPU kernels,
 // or on what dopts say; the test's cleanup stops the server and closes it.
-func start(t *testing.T, sources []serve.Source, opts serve.Options, dopts ...delego.Option) *running {
+func start(t testing.TB, sources []serve.Source, opts serve.Options, dopts ...delego.Option) *running {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := delego.Configure(ctx, dopts...)
@@ -84,7 +84,7 @@ func start(t *testing.T, sources []serve.Source, opts serve.Options, dopts ...de
 }
 
 // models are the sources of the two golden models, as --model gives them.
-func models(t *testing.T) []serve.Source {
+func models(t testing.TB) []serve.Source {
 	t.Helper()
 	var out []serve.Source
 	for _, arg := range []string{"quant=" + shared.Model(t, "mobilenet_v1_0.25_128_quant.tflite"), "float=" + shared.Model(t, "mobilenet_v1_0.25_128_float.tflite")} {
@@ -127,7 +127,7 @@ func do(t *testing.T, method, url string, body []byte, header http.Header) reply
 }
 
 // jsonArray writes raw little-endian elements of datatype as a JSON array.
-func jsonArray(t *testing.T, datatype string, raw []byte) json.RawMessage {
+func jsonArray(t testing.TB, datatype string, raw []byte) json.RawMessage {
 	t.Helper()
 	var b []byte
 	b = append(b, '[')
@@ -161,7 +161,7 @@ type golden struct {
 	outDatatype         string
 }
 
-func goldenCase(t *testing.T, name string) golden {
+func goldenCase(t testing.TB, name string) golden {
 	t.Helper()
 	c := shared.GoldenCaseNamed(t, name)
 	dt := map[string]string{"UINT8": "UINT8", "FLOAT32": "FP32"}
@@ -173,7 +173,7 @@ func goldenCase(t *testing.T, name string) golden {
 }
 
 // jsonRequest is an inference request with the golden input as JSON.
-func (g golden) jsonRequest(t *testing.T) []byte {
+func (g golden) jsonRequest(t testing.TB) []byte {
 	t.Helper()
 	return mustJSON(t, map[string]any{
 		"id":     "req-1",
@@ -181,7 +181,7 @@ func (g golden) jsonRequest(t *testing.T) []byte {
 	})
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -288,7 +288,7 @@ func TestInferJSON(t *testing.T) {
 // binaryRequest is an inference request with the golden input as binary
 // data after the JSON, as Triton's clients send it, asking for the output
 // as binary data; it returns the body and its headers.
-func (g golden) binaryRequest(t *testing.T, outputs any, params any) ([]byte, http.Header) {
+func (g golden) binaryRequest(t testing.TB, outputs any, params any) ([]byte, http.Header) {
 	t.Helper()
 	req := map[string]any{
 		"inputs": []any{map[string]any{"name": g.input, "datatype": g.datatype, "shape": g.shape, "parameters": map[string]any{"binary_data_size": len(g.inBytes)}}},
