@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -66,11 +67,21 @@ func jsonProblem(err error) string {
 // a JSON 404 for any other path.
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(pattern string, e func(http.ResponseWriter, *http.Request) error) {
+	handle := func(pattern string, e func(http.ResponseWriter, *http.Request) error) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			if err := e(w, r); err != nil {
 				writeJSON(w, statusOf(err), map[string]string{"error": err.Error()})
 			}
+		})
+	}
+	// route serves "METHOD PATH" with e, and PATH with any other method
+	// with a 405 that says which method it takes.
+	route := func(pattern string, e func(http.ResponseWriter, *http.Request) error) {
+		handle(pattern, e)
+		method, path, _ := strings.Cut(pattern, " ")
+		handle(path, func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Allow", method)
+			return &statusError{status: http.StatusMethodNotAllowed, err: fmt.Errorf("%s takes %s, not %s", r.URL.Path, method, r.Method)}
 		})
 	}
 	route("GET /v2/health/live", func(w http.ResponseWriter, r *http.Request) error { return nil })
@@ -82,7 +93,7 @@ func (s *Server) handler() http.Handler {
 	route("GET /v2/models/{name}/versions/{version}/ready", s.modelReady)
 	route("POST /v2/models/{name}/infer", s.infer)
 	route("POST /v2/models/{name}/versions/{version}/infer", s.infer)
-	route("/", func(w http.ResponseWriter, r *http.Request) error {
+	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return &statusError{status: http.StatusNotFound, err: fmt.Errorf("no endpoint %s %s: see the Open Inference Protocol's REST API (GET /v2, GET /v2/models/NAME, POST /v2/models/NAME/infer, ...)", r.Method, r.URL.Path)}
 	})
 	return mux

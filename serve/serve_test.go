@@ -442,6 +442,7 @@ func TestErrors(t *testing.T) {
 		{"unknown model", "/v2/models/nope/infer", g.jsonRequest(t), nil, 404, []string{`model "nope"`, `"float"`, `"quant"`}},
 		{"unknown version", "/v2/models/quant/versions/2/infer", g.jsonRequest(t), nil, 404, []string{`version "2"`}},
 		{"unknown path", "/v3/anything", nil, nil, 404, []string{"/v3/anything"}},
+		{"wrong method", "/v2/models/quant/infer", nil, nil, 405, []string{"/v2/models/quant/infer takes POST, not GET"}},
 		{"malformed JSON", "/v2/models/quant/infer", []byte(`{"inputs": [`), nil, 400, []string{"not valid JSON"}},
 		{"wrong JSON type", "/v2/models/quant/infer", []byte(`{"inputs": [{"name": "input", "shape": "big"}]}`), nil, 400, []string{"inputs.shape", "string"}},
 		{"wrong shape", "/v2/models/quant/infer", input(func(in map[string]any) { in["shape"] = []int{1, 128, 3, 128} }), nil, 400, []string{`input "input"`, "shape [1 128 3 128]", "[1 128 128 3]"}},
