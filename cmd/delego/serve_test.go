@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/delego/delego/testsupport/shared"
@@ -119,4 +121,92 @@ func TestServeUsage(t *testing.T) {
 			t.Errorf("serve %q: status %d, %q; want %d saying %q", c.args, code, stderr.String(), exitUsage, c.says)
 		}
 	}
+}
+
+// TestServeSIGTERM runs the delego binary serving an Edge TPU model on two
+// instances, each with its delego-edgetpu plugin on a simulated device,
+// answers a binary inference, then stops it with SIGTERM: delego exits
+// with status 0 and leaves no plugin process behind.
+func TestServeSIGTERM(t *testing.T) {
+	bin, err := delegoBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--model", "tpu="+shared.Model(t, "mobilenet_v1_0.25_128_quant_edgetpu.tflite"),
+		"--delegate", "edgetpu", "--instances", "2", "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "DELEGO_EDGETPU_DEVICE=sim")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && lines.Scan() {
+		if m := regexp.MustCompile(`^delego serve: serving tpu \(version 1\) on (http://\S+)$`).FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("delego serve never said where it listens: %v", cmd.Wait())
+	}
+	plugins := children(t, cmd.Process.Pid)
+	if len(plugins) != 2 {
+		t.Fatalf("delego runs %d child processes, want 2 plugins", len(plugins))
+	}
+	in := shared.ReadGolden(t, "mobilenet_v1_0.25_128_quant__cat_128.input.raw")
+	head := `{"inputs":[{"name":"input","shape":[1,128,128,3],"datatype":"UINT8","parameters":{"binary_data_size":49152}}],"parameters":{"binary_data_output":true}}`
+	req, err := http.NewRequest("POST", url+"/v2/models/tpu/infer", strings.NewReader(head+string(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Inference-Header-Content-Length", strconv.Itoa(len(head)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n, _ := strconv.Atoi(resp.Header.Get("Inference-Header-Content-Length")); resp.StatusCode != http.StatusOK || len(body)-n != 1001 {
+		t.Fatalf("infer: %d %.300s", resp.StatusCode, body)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("delego serve after SIGTERM: %v; it said %q", err, rest)
+	}
+	if len(rest) == 0 || rest[len(rest)-1] != "delego serve: stopped" {
+		t.Errorf("after SIGTERM it said %q", rest)
+	}
+	for _, pid := range plugins {
+		if b, err := os.ReadFile(filepath.Join("/proc", pid, "stat")); err == nil {
+			t.Errorf("plugin process %s is left: %s", pid, b)
+		}
+	}
+}
+
+// children lists the pids of process pid's children, from /proc.
+func children(t *testing.T, pid int) []string {
+	t.Helper()
+	tasks, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "children"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }
