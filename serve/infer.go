@@ -93,12 +93,15 @@ type call struct {
 	outputs []callOutput
 }
 
+// callInput is one input of a call: the model's input, the shape asked
+// for and the bytes to copy into it.
 type callInput struct {
 	info  tensorInfo
 	shape []int
 	data  []byte
 }
 
+// callOutput is one output a call answers with.
 type callOutput struct {
 	info   tensorInfo
 	binary bool // answered as binary data after the JSON
