@@ -21,7 +21,7 @@ import (
 // in a neighbour's (a comment over a group of fields).
 func TestExportedNamesDocumented(t *testing.T) {
 	// The public packages, each with the packages below it but the root's.
-	for _, root := range []string{".", "adapters", "pipeline", "tune", "compat/tflite"} {
+	for _, root := range []string{".", "adapters", "pipeline", "tune", "compat/tflite", "serve"} {
 		dirs := []string{root}
 		if root != "." {
 			dirs = nil

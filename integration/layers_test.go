@@ -54,11 +54,11 @@ var floors = []floor{
 	// interpreter and the kernels: TestPluginBinariesStandApart holds it.
 	{name: "plugins", pkgs: []string{"plugins/*/..."}, may: []string{"vocabulary", "model", "contract", "kernels", "interpreter"}},
 	// delego.Open and what is built on it: results, pipelining, the
-	// mini-benchmark, the go-tflite drop-in. Of the plugins, only what the
+	// mini-benchmark, the go-tflite drop-in, the model server. Of the plugins, only what the
 	// host must know of one (a small cgo-free plugins/NAME/NAMEinfo) and the
 	// CPU delegate, which the library runs in process (pure Go, on the
 	// interpreter it links anyway).
-	{name: "library", pkgs: []string{".", "adapters/...", "pipeline/...", "tune/...", "compat/..."},
+	{name: "library", pkgs: []string{".", "adapters/...", "pipeline/...", "tune/...", "compat/...", "serve/..."},
 		may:  []string{"vocabulary", "model", "contract", "planning", "kernels", "interpreter", "library"},
 		also: []string{"plugins/*/*info", "plugins/cpu"}},
 	// The public conformance kit a plugin's author runs (from go test or

@@ -14,6 +14,7 @@
 //	delego bench MODEL [--runs N] [--warmup N] [--threads N] [--input FILE...] [DELEGATION] [--json]
 //	delego plan MODEL [DELEGATION] [--json | --format text|dot|json]
 //	delego tune MODEL --delegate A,B,... --out DIR [--input FILE... | --image PICTURE | --inputs-from DIR] [--runs N]
+//	delego serve (--model NAME=PATH... | --repository DIR) [--http ADDR] [--instances N] [--max-queue N] [DELEGATION]
 //	delego devices [--json]
 //	delego plugins [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
 //	delego ops [--json] [--plugin-checksums FILE] [--plugin-mtls] [--allow-insecure-plugins]
@@ -86,6 +87,7 @@ func commands() []command {
 		{"plan", "show which delegate runs which nodes, and why", planUsage, planCmd},
 		{"tune", "try delegates on a model and pick the fastest correct one", tuneUsage, tuneCmd},
 		{"pipeline", "run a segmented model as a pipeline over several Edge TPUs", pipelineUsage, pipelineCmd},
+		{"serve", "serve models over the Open Inference Protocol (KServe v2, REST)", serveUsage, serveCmd},
 		{"devices", "list the Edge TPUs (Coral USB Accelerators) here", devicesUsage, devicesCmd},
 		{"plugins", "list the delegate plugins found, and what they support", pluginsUsage, pluginsCmd},
 		{"ops", "list the ops, versions and types the CPU kernels and plugins run", opsUsage, opsCmd},
