@@ -9,8 +9,12 @@
 // (with broadcasting, against other activations or constants), MAXIMUM and
 // MINIMUM (float32), CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, RELU,
 // RELU6, LOGISTIC, TANH, SOFTMAX, CONCATENATION, RESHAPE, SPLIT, TRANSPOSE,
-// AVERAGE_POOL_2D, MAX_POOL_2D and PAD. Can says which of them it makes in
-// which type.
+// AVERAGE_POOL_2D, MAX_POOL_2D and PAD. Those are the ops of Ops, which
+// graphs hold by default; AllOps adds ops graphs hold only when Options.Ops
+// names them (the unary math and activation ops ABS, NEG, FLOOR, SQRT,
+// RSQRT, EXP, LOG, HARD_SWISH, LEAKY_RELU, RELU_N1_TO_1 and ELU), so that
+// the graphs of existing seeds and options stay as they were. Can says which
+// ops it makes in which type.
 //
 // It is public, part of the conformance kit (package delegatetest, which
 // generates graphs from a plugin's declared support with it): a plugin's
@@ -42,13 +46,16 @@ type Options struct {
 	MinNodes, MaxNodes int
 	// MaxInputs bounds the number of graph inputs (default 3).
 	MaxInputs int
-	// Ops restricts the ops used; empty means all of [Ops].
+	// Ops restricts the ops used; empty means all of [Ops]. It may name any
+	// op of [AllOps].
 	Ops []schema.BuiltinOperator
 	// Version chooses an op's version; nil gives every op version 1.
 	Version func(op schema.BuiltinOperator, t tensor.DType, r *rand.Rand) int
 }
 
-// Ops lists every op the generator can emit.
+// Ops lists the ops the generator emits by default, when Options.Ops is
+// empty. It never grows, so that default graphs stay the same for a seed:
+// new ops go to AllOps.
 func Ops() []schema.BuiltinOperator {
 	return []schema.BuiltinOperator{
 		schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL,
@@ -61,22 +68,47 @@ func Ops() []schema.BuiltinOperator {
 	}
 }
 
+// extraOps are the ops the generator emits only when Options.Ops names them.
+func extraOps() []schema.BuiltinOperator {
+	return []schema.BuiltinOperator{
+		schema.BuiltinOperatorABS, schema.BuiltinOperatorNEG, schema.BuiltinOperatorFLOOR,
+		schema.BuiltinOperatorSQRT, schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorEXP, schema.BuiltinOperatorLOG,
+		schema.BuiltinOperatorHARD_SWISH, schema.BuiltinOperatorLEAKY_RELU, schema.BuiltinOperatorRELU_N1_TO_1,
+		schema.BuiltinOperatorELU,
+	}
+}
+
+// AllOps lists every op the generator can emit: those of Ops, and those
+// graphs hold only when Options.Ops names them.
+func AllOps() []schema.BuiltinOperator { return append(Ops(), extraOps()...) }
+
 // Types lists the activation types the generator makes graphs of: float32,
 // and uint8 and int8 quantized (int8 weights symmetric, as TFLite's int8
 // scheme has them). Options.Types defaults to float32 and uint8.
 func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8, tensor.Int8} }
 
 // Can reports whether the generator makes op in graphs of type t: every op
-// of Ops in every type of Types, except MAXIMUM and MINIMUM, float32 only.
+// of AllOps in every type of Types, except those TFLite defines for fewer
+// types: MAXIMUM, MINIMUM, NEG, FLOOR, SQRT, RSQRT, EXP and LOG float32
+// only, ABS and ELU float32 and int8.
 func Can(op schema.BuiltinOperator, t tensor.DType) bool {
-	if !slices.Contains(Ops(), op) || !slices.Contains(Types(), t) {
+	if !slices.Contains(AllOps(), op) || !slices.Contains(Types(), t) {
 		return false
 	}
 	switch op {
-	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
+	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM,
+		schema.BuiltinOperatorNEG, schema.BuiltinOperatorFLOOR, schema.BuiltinOperatorSQRT,
+		schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorEXP, schema.BuiltinOperatorLOG:
 		return t == tensor.Float32
+	case schema.BuiltinOperatorABS, schema.BuiltinOperatorELU:
+		return t == tensor.Float32 || t == tensor.Int8
 	}
 	return true
+}
+
+// positiveOnly says whether op is defined for positive inputs only.
+func positiveOnly(op schema.BuiltinOperator) bool {
+	return op == schema.BuiltinOperatorSQRT || op == schema.BuiltinOperatorRSQRT || op == schema.BuiltinOperatorLOG
 }
 
 // AnyVersion returns a Version function that picks uniformly among the
@@ -103,6 +135,8 @@ type Graph struct {
 	Inputs, Outputs []int
 	// InputShapes are the shapes of the inputs, in order.
 	InputShapes [][]int
+
+	positive bool // float32 inputs in [minPositive, 1]: see InputData
 }
 
 // Node is one generated operator.
@@ -124,8 +158,9 @@ func (g *Graph) String() string {
 }
 
 // InputData returns random values for every graph input, in order: float32
-// values in [-1, 1], or uniform bytes for quantized types; deterministic
-// from seed.
+// values in [-1, 1] (in [0.05, 1] when the graph's options name an op
+// defined for positive inputs only: SQRT, RSQRT, LOG), or uniform bytes for
+// quantized types; deterministic from seed.
 func (g *Graph) InputData(seed uint64) [][]byte {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]byte, len(g.InputShapes))
@@ -133,6 +168,9 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 		n := tensor.NumElements(s)
 		if g.Type == tensor.Float32 {
 			out[i] = floats(r, n, 1)
+			if g.positive {
+				toPositive(out[i])
+			}
 		} else {
 			out[i] = make([]byte, n)
 			for k := range out[i] {
@@ -143,6 +181,18 @@ func (g *Graph) InputData(seed uint64) [][]byte {
 	return out
 }
 
+// minPositive is the least value of a positive float32 input.
+const minPositive = 0.05
+
+// toPositive maps float32 values in [-1, 1] to [minPositive, 1].
+func toPositive(b []byte) {
+	for i := 0; i < len(b); i += 4 {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		v = minPositive + (1-minPositive)*float32(math.Abs(float64(v)))
+		binary.LittleEndian.PutUint32(b[i:], math.Float32bits(v))
+	}
+}
+
 // value is an activation tensor available as an input to later ops.
 type value struct {
 	t     int
@@ -151,7 +201,19 @@ type value struct {
 	zp    int64
 	uses  int
 	input bool
+	// span bounds a float32 value where the generator knows it: the
+	// values that ops defined on part of the line, as SQRT, may read.
+	span span
 }
+
+// span is a closed interval of float32 values; the zero value is unknown.
+type span struct {
+	known  bool
+	lo, hi float64
+}
+
+// positive says whether every value of s is positive.
+func (s span) positive() bool { return s.known && s.lo >= minPositive*minPositive }
 
 type gen struct {
 	r      *rand.Rand
@@ -188,12 +250,16 @@ func Generate(seed uint64, opts Options) *Graph {
 	g := &gen{r: r, opts: opts, typ: opts.Types[r.IntN(len(opts.Types))], b: modelbuild.New(), extras: map[int]bool{}}
 	g.b.Description(fmt.Sprintf("randgraph seed %d", seed))
 
-	out := &Graph{Seed: seed, Type: g.typ}
+	out := &Graph{Seed: seed, Type: g.typ, positive: g.typ == tensor.Float32 && slices.ContainsFunc(opts.Ops, positiveOnly)}
 	nIn := 1 + r.IntN(opts.MaxInputs)
 	for range nIn {
 		shape := g.randomShape()
 		v := g.newValue(shape, g.randomQuant())
 		v.input = true
+		v.span = span{true, -1, 1}
+		if out.positive {
+			v.span.lo = minPositive
+		}
 		out.Inputs = append(out.Inputs, v.t)
 		out.InputShapes = append(out.InputShapes, shape)
 	}
@@ -352,6 +418,20 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.pool(op)
 	case schema.BuiltinOperatorPAD:
 		g.pad()
+	case schema.BuiltinOperatorABS, schema.BuiltinOperatorNEG, schema.BuiltinOperatorFLOOR,
+		schema.BuiltinOperatorHARD_SWISH, schema.BuiltinOperatorLEAKY_RELU, schema.BuiltinOperatorRELU_N1_TO_1,
+		schema.BuiltinOperatorELU:
+		if Can(op, g.typ) {
+			g.unary(op, g.pick(nil))
+		}
+	case schema.BuiltinOperatorSQRT, schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorLOG:
+		if Can(op, g.typ) {
+			g.unary(op, g.pick(func(v *value) bool { return v.span.positive() }))
+		}
+	case schema.BuiltinOperatorEXP:
+		if Can(op, g.typ) { // exp of at most 4 stays far from overflow
+			g.unary(op, g.pick(func(v *value) bool { return v.span.known && v.span.hi <= 4 }))
+		}
 	}
 }
 
@@ -382,8 +462,64 @@ func (g *gen) unary(op schema.BuiltinOperator, x *value) {
 			q = g.randomQuant()
 		}
 	}
+	alpha := float32(0)
+	if op == schema.BuiltinOperatorLEAKY_RELU {
+		alpha = g.uniform(0.05, 0.5)
+		options = modelbuild.Options(schema.BuiltinOptionsLeakyReluOptions, &schema.LeakyReluOptionsT{Alpha: alpha})
+	}
 	out := g.newValue(x.shape, q)
+	out.span = unarySpan(op, x.span, float64(alpha))
 	g.emit(op, []*value{x}, nil, nil, []*value{out}, options)
+}
+
+// unarySpan bounds the output of a unary op over in (with alpha, LEAKY_RELU's
+// slope below zero): unknown where the generator has no need to know it.
+func unarySpan(op schema.BuiltinOperator, in span, alpha float64) span {
+	if op == schema.BuiltinOperatorRELU_N1_TO_1 {
+		if !in.known {
+			return span{true, -1, 1}
+		}
+		return span{true, min(max(in.lo, -1), 1), min(max(in.hi, -1), 1)}
+	}
+	if !in.known {
+		return span{}
+	}
+	lo, hi := in.lo, in.hi
+	below := func(f func(float64) float64) span { // f applied below zero, identity above
+		if lo < 0 {
+			lo = f(lo)
+		}
+		if hi < 0 {
+			hi = f(hi)
+		}
+		return span{true, lo, hi}
+	}
+	switch op {
+	case schema.BuiltinOperatorABS:
+		if lo < 0 && hi > 0 {
+			return span{true, 0, max(-lo, hi)}
+		}
+		return span{true, min(math.Abs(lo), math.Abs(hi)), max(math.Abs(lo), math.Abs(hi))}
+	case schema.BuiltinOperatorNEG:
+		return span{true, -hi, -lo}
+	case schema.BuiltinOperatorFLOOR:
+		return span{true, math.Floor(lo), math.Floor(hi)}
+	case schema.BuiltinOperatorSQRT:
+		return span{true, math.Sqrt(lo), math.Sqrt(hi)}
+	case schema.BuiltinOperatorRSQRT:
+		return span{true, 1 / math.Sqrt(hi), 1 / math.Sqrt(lo)}
+	case schema.BuiltinOperatorEXP:
+		return span{true, math.Exp(lo), math.Exp(hi)}
+	case schema.BuiltinOperatorLOG:
+		return span{true, math.Log(lo), math.Log(hi)}
+	case schema.BuiltinOperatorHARD_SWISH: // least value -3/8, at -3/2
+		return span{true, -0.375, max(hi, 0)}
+	case schema.BuiltinOperatorLEAKY_RELU:
+		return below(func(v float64) float64 { return alpha * v })
+	case schema.BuiltinOperatorELU:
+		return below(func(v float64) float64 { return math.Expm1(v) })
+	}
+	return span{}
 }
 
 // broadcastable says whether shapes a and b broadcast together.
