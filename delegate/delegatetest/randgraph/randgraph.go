@@ -12,7 +12,8 @@
 // AVERAGE_POOL_2D, MAX_POOL_2D and PAD. Those are the ops of Ops, which
 // graphs hold by default; AllOps adds ops graphs hold only when Options.Ops
 // names them (the unary math and activation ops ABS, NEG, FLOOR, SQRT,
-// RSQRT, EXP, LOG, HARD_SWISH, LEAKY_RELU, RELU_N1_TO_1 and ELU), so that
+// RSQRT, EXP, LOG, HARD_SWISH, LEAKY_RELU, RELU_N1_TO_1 and ELU; PRELU;
+// DIV and SQUARED_DIFFERENCE, float32), so that
 // the graphs of existing seeds and options stay as they were. Can says which
 // ops it makes in which type.
 //
@@ -74,7 +75,8 @@ func extraOps() []schema.BuiltinOperator {
 		schema.BuiltinOperatorABS, schema.BuiltinOperatorNEG, schema.BuiltinOperatorFLOOR,
 		schema.BuiltinOperatorSQRT, schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorEXP, schema.BuiltinOperatorLOG,
 		schema.BuiltinOperatorHARD_SWISH, schema.BuiltinOperatorLEAKY_RELU, schema.BuiltinOperatorRELU_N1_TO_1,
-		schema.BuiltinOperatorELU,
+		schema.BuiltinOperatorELU, schema.BuiltinOperatorPRELU,
+		schema.BuiltinOperatorDIV, schema.BuiltinOperatorSQUARED_DIFFERENCE,
 	}
 }
 
@@ -90,7 +92,8 @@ func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8
 // Can reports whether the generator makes op in graphs of type t: every op
 // of AllOps in every type of Types, except those TFLite defines for fewer
 // types: MAXIMUM, MINIMUM, NEG, FLOOR, SQRT, RSQRT, EXP and LOG float32
-// only, ABS and ELU float32 and int8.
+// only, ABS and ELU float32 and int8; and DIV and SQUARED_DIFFERENCE,
+// float32 only here (their quantized forms are not generated).
 func Can(op schema.BuiltinOperator, t tensor.DType) bool {
 	if !slices.Contains(AllOps(), op) || !slices.Contains(Types(), t) {
 		return false
@@ -98,7 +101,8 @@ func Can(op schema.BuiltinOperator, t tensor.DType) bool {
 	switch op {
 	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM,
 		schema.BuiltinOperatorNEG, schema.BuiltinOperatorFLOOR, schema.BuiltinOperatorSQRT,
-		schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorEXP, schema.BuiltinOperatorLOG:
+		schema.BuiltinOperatorRSQRT, schema.BuiltinOperatorEXP, schema.BuiltinOperatorLOG,
+		schema.BuiltinOperatorDIV, schema.BuiltinOperatorSQUARED_DIFFERENCE:
 		return t == tensor.Float32
 	case schema.BuiltinOperatorABS, schema.BuiltinOperatorELU:
 		return t == tensor.Float32 || t == tensor.Int8
@@ -211,6 +215,10 @@ type span struct {
 	known  bool
 	lo, hi float64
 }
+
+// farFromZero says whether every value of s is at least minPositive
+// from zero: a divisor's.
+func (s span) farFromZero() bool { return s.known && (s.lo >= minPositive || s.hi <= -minPositive) }
 
 // positive says whether every value of s is positive.
 func (s span) positive() bool { return s.known && s.lo >= minPositive*minPositive }
@@ -393,10 +401,13 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 	switch op {
 	case schema.BuiltinOperatorADD, schema.BuiltinOperatorSUB, schema.BuiltinOperatorMUL:
 		g.binary(op)
-	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM:
+	case schema.BuiltinOperatorMAXIMUM, schema.BuiltinOperatorMINIMUM,
+		schema.BuiltinOperatorDIV, schema.BuiltinOperatorSQUARED_DIFFERENCE:
 		if g.typ == tensor.Float32 {
 			g.binary(op)
 		}
+	case schema.BuiltinOperatorPRELU:
+		g.prelu()
 	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
 		schema.BuiltinOperatorTANH, schema.BuiltinOperatorSOFTMAX:
 		g.unary(op, g.pick(nil))
@@ -540,9 +551,14 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 	var yq quant
 	var yShape []int
 	if g.r.IntN(2) == 0 {
-		y := g.pick(func(v *value) bool { return v != x && broadcastable(x.shape, v.shape) })
+		y := g.pick(func(v *value) bool {
+			return v != x && broadcastable(x.shape, v.shape) && (op != schema.BuiltinOperatorDIV || v.span.farFromZero())
+		})
 		if y == nil {
 			y = x
+		}
+		if op == schema.BuiltinOperatorDIV && !y.span.farFromZero() {
+			return // no divisor far enough from zero
 		}
 		ins = []*value{x, y}
 		yq, yShape = quant{y.scale, y.zp}, y.shape
@@ -557,7 +573,11 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 			yShape = yShape[1:]
 		}
 		yq = quant{0.01 + 0.04*g.r.Float32(), g.zeroPoint()}
-		consts = []int{g.constant(yShape, yq)}
+		if op == schema.BuiltinOperatorDIV {
+			consts = []int{g.divisor(yShape)}
+		} else {
+			consts = []int{g.constant(yShape, yq)}
+		}
 		ins = []*value{x}
 	}
 	shape, _ := tensor.BroadcastShape(x.shape, yShape) // broadcastable by construction
@@ -580,12 +600,51 @@ func (g *gen) binary(op schema.BuiltinOperator) {
 		options = modelbuild.Options(schema.BuiltinOptionsSubOptions, &schema.SubOptionsT{FusedActivationFunction: g.activation()})
 	case schema.BuiltinOperatorMUL:
 		options = modelbuild.Options(schema.BuiltinOptionsMulOptions, &schema.MulOptionsT{FusedActivationFunction: g.activation()})
+	case schema.BuiltinOperatorDIV:
+		options = modelbuild.Options(schema.BuiltinOptionsDivOptions, &schema.DivOptionsT{FusedActivationFunction: g.activation()})
+	case schema.BuiltinOperatorSQUARED_DIFFERENCE:
+		options = modelbuild.Options(schema.BuiltinOptionsSquaredDifferenceOptions, &schema.SquaredDifferenceOptionsT{})
 	}
 	var order func([]int) []int
-	if len(consts) == 1 && g.r.IntN(2) == 0 {
-		order = func(act []int) []int { return []int{consts[0], act[0]} } // the constant first
+	if len(consts) == 1 && op != schema.BuiltinOperatorDIV && g.r.IntN(2) == 0 {
+		order = func(act []int) []int { return []int{consts[0], act[0]} } // the constant first (never the divisor)
 	}
 	g.emit(op, ins, consts, order, []*value{out}, options)
+}
+
+// divisor adds a float32 constant of random values in [minPositive, 1],
+// either sign: a DIV's divisor.
+func (g *gen) divisor(shape []int) int {
+	data := floats(g.r, tensor.NumElements(shape), 1)
+	toPositive(data)
+	for i := 0; i < len(data); i += 4 {
+		if g.r.IntN(2) == 0 {
+			data[i+3] ^= 0x80 // the sign bit
+		}
+	}
+	return g.b.Const(g.name("c"), tensor.Float32, shape, data)
+}
+
+// prelu adds a PRELU with a constant alpha that broadcasts to the input:
+// the input's trailing dimensions, some of them 1.
+func (g *gen) prelu() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	ashape := slices.Clone(x.shape[1+g.r.IntN(len(x.shape)):])
+	for i := range ashape {
+		if g.r.IntN(3) == 0 {
+			ashape[i] = 1
+		}
+	}
+	alpha := g.constant(ashape, quant{g.uniform(0.002, 0.01), g.zeroPoint()})
+	q := quant{x.scale, x.zp}
+	if g.r.IntN(2) == 0 {
+		q = g.randomQuant()
+	}
+	out := g.newValue(x.shape, q)
+	g.emit(schema.BuiltinOperatorPRELU, []*value{x}, []int{alpha}, nil, []*value{out}, nil)
 }
 
 // constant adds a constant activation-typed tensor of random values.
