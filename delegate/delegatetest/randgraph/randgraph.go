@@ -13,7 +13,9 @@
 // graphs hold by default; AllOps adds ops graphs hold only when Options.Ops
 // names them (the unary math and activation ops ABS, NEG, FLOOR, SQRT,
 // RSQRT, EXP, LOG, HARD_SWISH, LEAKY_RELU, RELU_N1_TO_1 and ELU; PRELU;
-// DIV and SQUARED_DIFFERENCE, float32), so that
+// DIV and SQUARED_DIFFERENCE, float32; MEAN, SQUEEZE, EXPAND_DIMS, SLICE,
+// STRIDED_SLICE, SPLIT_V and PADV2, which keep every activation's rank
+// between 1 and 4), so that
 // the graphs of existing seeds and options stay as they were. Can says which
 // ops it makes in which type.
 //
@@ -77,6 +79,9 @@ func extraOps() []schema.BuiltinOperator {
 		schema.BuiltinOperatorHARD_SWISH, schema.BuiltinOperatorLEAKY_RELU, schema.BuiltinOperatorRELU_N1_TO_1,
 		schema.BuiltinOperatorELU, schema.BuiltinOperatorPRELU,
 		schema.BuiltinOperatorDIV, schema.BuiltinOperatorSQUARED_DIFFERENCE,
+		schema.BuiltinOperatorMEAN, schema.BuiltinOperatorSQUEEZE, schema.BuiltinOperatorEXPAND_DIMS,
+		schema.BuiltinOperatorSLICE, schema.BuiltinOperatorSTRIDED_SLICE, schema.BuiltinOperatorSPLIT_V,
+		schema.BuiltinOperatorPADV2,
 	}
 }
 
@@ -260,8 +265,11 @@ func Generate(seed uint64, opts Options) *Graph {
 
 	out := &Graph{Seed: seed, Type: g.typ, positive: g.typ == tensor.Float32 && slices.ContainsFunc(opts.Ops, positiveOnly)}
 	nIn := 1 + r.IntN(opts.MaxInputs)
-	for range nIn {
+	for i := range nIn {
 		shape := g.randomShape()
+		if i == 0 && len(shape) == 4 && slices.Contains(opts.Ops, schema.BuiltinOperatorEXPAND_DIMS) {
+			shape = shape[1:] // a rank EXPAND_DIMS can add to
+		}
 		v := g.newValue(shape, g.randomQuant())
 		v.input = true
 		v.span = span{true, -1, 1}
@@ -408,6 +416,18 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		}
 	case schema.BuiltinOperatorPRELU:
 		g.prelu()
+	case schema.BuiltinOperatorMEAN:
+		g.mean()
+	case schema.BuiltinOperatorSQUEEZE:
+		g.squeeze()
+	case schema.BuiltinOperatorEXPAND_DIMS:
+		g.expandDims()
+	case schema.BuiltinOperatorSLICE, schema.BuiltinOperatorSTRIDED_SLICE:
+		g.slice(op)
+	case schema.BuiltinOperatorSPLIT_V:
+		g.splitV()
+	case schema.BuiltinOperatorPADV2:
+		g.padV2()
 	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
 		schema.BuiltinOperatorTANH, schema.BuiltinOperatorSOFTMAX:
 		g.unary(op, g.pick(nil))
@@ -969,4 +989,249 @@ func (g *gen) pad() {
 	out := g.newValue(shape, quant{x.scale, x.zp})
 	g.emit(schema.BuiltinOperatorPAD, []*value{x}, []int{c}, nil, []*value{out},
 		modelbuild.Options(schema.BuiltinOptionsPadOptions, &schema.PadOptionsT{}))
+}
+
+// like adds an output of x's quantization and span, for ops that move
+// values without changing them.
+func (g *gen) like(x *value, shape []int) *value {
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	out.span = x.span
+	return out
+}
+
+// axisConst adds a constant int32 vector of axes, or a scalar when one
+// axis is given and a coin says so.
+func (g *gen) axisConst(axes ...int) int {
+	shape := []int{len(axes)}
+	if len(axes) == 1 && g.r.IntN(2) == 0 {
+		shape = []int{}
+	}
+	return g.b.Const(g.name("axis"), tensor.Int32, shape, int32s(axes...))
+}
+
+// negate writes axis d of a rank-r shape as the negative index -r+d a
+// third of the time, which TFLite accepts alike.
+func (g *gen) negate(d, r int) int {
+	if g.r.IntN(3) == 0 {
+		return d - r
+	}
+	return d
+}
+
+// mean adds a MEAN over one or more axes, keeping the reduced dimensions
+// or dropping them (never all of them: no rank-0 activations).
+func (g *gen) mean() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	rank := len(x.shape)
+	keep := g.r.IntN(2) == 0
+	n := 1 + g.r.IntN(rank)
+	if !keep && n == rank {
+		if rank == 1 {
+			keep = true
+		} else {
+			n--
+		}
+	}
+	dims := g.r.Perm(rank)[:n]
+	var shape []int
+	for d, s := range x.shape {
+		switch {
+		case !slices.Contains(dims, d):
+			shape = append(shape, s)
+		case keep:
+			shape = append(shape, 1)
+		}
+	}
+	axes := make([]int, n)
+	for i, d := range dims {
+		axes[i] = g.negate(d, rank)
+	}
+	c := g.b.Const(g.name("axis"), tensor.Int32, []int{n}, int32s(axes...))
+	q := quant{x.scale, x.zp}
+	if g.r.IntN(2) == 0 {
+		q = g.randomQuant()
+	}
+	out := g.newValue(shape, q)
+	out.span = x.span
+	g.emit(schema.BuiltinOperatorMEAN, []*value{x}, []int{c}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsReducerOptions, &schema.ReducerOptionsT{KeepDims: keep}))
+}
+
+// squeeze adds a SQUEEZE of some or all of the size-1 dimensions of an
+// activation of rank 2 or more that has any, leaving rank 1 at least.
+func (g *gen) squeeze() {
+	ones := func(v *value) []int {
+		var d []int
+		for i, s := range v.shape {
+			if s == 1 {
+				d = append(d, i)
+			}
+		}
+		return d
+	}
+	x := g.pick(func(v *value) bool { return len(v.shape) > 1 && len(ones(v)) > 0 })
+	if x == nil {
+		return
+	}
+	rank, dims := len(x.shape), ones(x)
+	var opt []int32 // empty: every size-1 dimension
+	if len(dims) == rank || g.r.IntN(3) != 0 {
+		g.r.Shuffle(len(dims), func(i, j int) { dims[i], dims[j] = dims[j], dims[i] })
+		dims = dims[:1+g.r.IntN(min(len(dims), rank-1))]
+		for _, d := range dims {
+			opt = append(opt, int32(g.negate(d, rank)))
+		}
+	}
+	var shape []int
+	for d, s := range x.shape {
+		if !slices.Contains(dims, d) {
+			shape = append(shape, s)
+		}
+	}
+	g.emit(schema.BuiltinOperatorSQUEEZE, []*value{x}, nil, nil, []*value{g.like(x, shape)},
+		modelbuild.Options(schema.BuiltinOptionsSqueezeOptions, &schema.SqueezeOptionsT{SqueezeDims: opt}))
+}
+
+// expandDims adds an EXPAND_DIMS of an activation of rank 3 or less.
+func (g *gen) expandDims() {
+	x := g.pick(func(v *value) bool { return len(v.shape) < 4 })
+	if x == nil {
+		return
+	}
+	rank := len(x.shape) + 1
+	d := g.r.IntN(rank)
+	shape := slices.Insert(slices.Clone(x.shape), d, 1)
+	c := g.axisConst(g.negate(d, rank))
+	g.emit(schema.BuiltinOperatorEXPAND_DIMS, []*value{x}, []int{c}, nil, []*value{g.like(x, shape)},
+		modelbuild.Options(schema.BuiltinOptionsExpandDimsOptions, &schema.ExpandDimsOptionsT{}))
+}
+
+// slice adds a SLICE (begin and size, a size sometimes -1: to the end) or a
+// STRIDED_SLICE (begin, end and strides of 1 or 2, begin and end sometimes
+// negative or masked) of a non-empty part of an activation.
+func (g *gen) slice(op schema.BuiltinOperator) {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	rank := len(x.shape)
+	begin, second, strides := make([]int, rank), make([]int, rank), make([]int, rank)
+	shape := make([]int, rank)
+	var beginMask, endMask int32
+	for d, s := range x.shape {
+		b := g.r.IntN(s)
+		size := 1 + g.r.IntN(s-b)
+		begin[d], strides[d] = b, 1+g.r.IntN(2)
+		if op == schema.BuiltinOperatorSLICE {
+			second[d], shape[d] = size, size
+			if b+size == s && g.r.IntN(2) == 0 {
+				second[d] = -1
+			}
+			continue
+		}
+		e := b + size
+		if g.r.IntN(4) == 0 {
+			beginMask |= 1 << d
+			b = 0
+		}
+		if e == s && g.r.IntN(2) == 0 {
+			endMask |= 1 << d
+		}
+		shape[d] = (e - b + strides[d] - 1) / strides[d]
+		if g.r.IntN(4) == 0 {
+			begin[d] -= s // the same place, counted from the end
+		}
+		second[d] = e
+		if e < s && g.r.IntN(4) == 0 {
+			second[d] = e - s
+		}
+	}
+	c1 := g.b.Const(g.name("begin"), tensor.Int32, []int{rank}, int32s(begin...))
+	c2 := g.b.Const(g.name("end"), tensor.Int32, []int{rank}, int32s(second...))
+	consts := []int{c1, c2}
+	options := modelbuild.Options(schema.BuiltinOptionsSliceOptions, &schema.SliceOptionsT{})
+	if op == schema.BuiltinOperatorSTRIDED_SLICE {
+		consts = append(consts, g.b.Const(g.name("strides"), tensor.Int32, []int{rank}, int32s(strides...)))
+		options = modelbuild.Options(schema.BuiltinOptionsStridedSliceOptions, &schema.StridedSliceOptionsT{BeginMask: beginMask, EndMask: endMask})
+	}
+	g.emit(op, []*value{x}, consts, nil, []*value{g.like(x, shape)}, options)
+}
+
+// splitV adds a SPLIT_V into two or three parts of random sizes along an
+// axis of at least 2, one size sometimes -1 (the rest).
+func (g *gen) splitV() {
+	x := g.pick(func(v *value) bool { return slices.ContainsFunc(v.shape, func(d int) bool { return d > 1 }) })
+	if x == nil {
+		return
+	}
+	var axes []int
+	for d, s := range x.shape {
+		if s > 1 {
+			axes = append(axes, d)
+		}
+	}
+	axis := axes[g.r.IntN(len(axes))]
+	dim := x.shape[axis]
+	k := 2 + g.r.IntN(min(2, dim-1))
+	// k-1 distinct cut points in 1..dim-1.
+	cuts := g.r.Perm(dim - 1)[:k-1]
+	for i := range cuts {
+		cuts[i]++
+	}
+	slices.Sort(cuts)
+	sizes := make([]int, k)
+	prev := 0
+	for i, c := range append(cuts, dim) {
+		sizes[i], prev = c-prev, c
+	}
+	outs := make([]*value, k)
+	for i, s := range sizes {
+		shape := slices.Clone(x.shape)
+		shape[axis] = s
+		outs[i] = g.like(x, shape)
+	}
+	spec := slices.Clone(sizes)
+	if g.r.IntN(3) == 0 {
+		spec[g.r.IntN(k)] = -1
+	}
+	cs := g.b.Const(g.name("sizes"), tensor.Int32, []int{k}, int32s(spec...))
+	ca := g.axisConst(g.negate(axis, len(x.shape)))
+	g.emit(schema.BuiltinOperatorSPLIT_V, []*value{x}, []int{cs, ca}, nil, outs,
+		modelbuild.Options(schema.BuiltinOptionsSplitVOptions, &schema.SplitVOptionsT{NumSplits: int32(k)}))
+}
+
+// padV2 adds a PADV2 like pad's, of a constant value: a float32 in
+// [-1, 1], or a quantized byte of the input's quantization (TFLite's
+// 8-bit PADV2 requires it).
+func (g *gen) padV2() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	paddings := make([]int, 2*len(x.shape))
+	shape := slices.Clone(x.shape)
+	for d := range shape {
+		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
+		shape[d] += paddings[2*d] + paddings[2*d+1]
+	}
+	if tensor.NumElements(shape) > maxElements {
+		return
+	}
+	cp := g.b.Const(g.name("paddings"), tensor.Int32, []int{len(x.shape), 2}, int32s(paddings...))
+	out := g.newValue(shape, quant{x.scale, x.zp})
+	var cv int
+	if g.typ == tensor.Float32 {
+		data := floats(g.r, 1, 1)
+		cv = g.b.Const(g.name("c"), tensor.Float32, []int{}, data)
+		if v := float64(math.Float32frombits(binary.LittleEndian.Uint32(data))); x.span.known {
+			out.span = span{true, min(x.span.lo, v), max(x.span.hi, v)}
+		}
+	} else {
+		cv = g.b.Const(g.name("c"), g.typ, []int{}, []byte{byte(g.r.UintN(256))}, modelbuild.Quant(x.scale, x.zp))
+	}
+	g.emit(schema.BuiltinOperatorPADV2, []*value{x}, []int{cp, cv}, nil, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsPadV2Options, &schema.PadV2OptionsT{}))
 }

@@ -221,7 +221,8 @@ func TestCanMakesEveryOp(t *testing.T) {
 }
 
 // TestAllOpsRun runs mixed graphs of every op of AllOps, in every type: the
-// ops outside Ops must join the others in valid graphs, read only values
+// ops outside Ops must join the others in valid graphs whose declared
+// shapes are the ones the kernels compute, read only values
 // where they are defined (no NaN or infinity comes out) and come in every
 // type Can names.
 func TestAllOpsRun(t *testing.T) {
@@ -252,6 +253,11 @@ func TestAllOpsRun(t *testing.T) {
 			t.Fatalf("%v\n%s", err, g)
 		}
 		checkFinite(t, it, g)
+		for i, info := range m.Subgraph(0).Tensors() {
+			if got := it.Tensor(i).Shape(); !slices.Equal(got, info.Shape) {
+				t.Errorf("seed %d: tensor %d declared %v, kernels give %v\n%s", seed, i, info.Shape, got, g)
+			}
+		}
 		it.Close()
 		for _, nd := range g.Nodes {
 			if !randgraph.Can(nd.Op, g.Type) {
