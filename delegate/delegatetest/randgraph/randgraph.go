@@ -15,7 +15,8 @@
 // RSQRT, EXP, LOG, HARD_SWISH, LEAKY_RELU, RELU_N1_TO_1 and ELU; PRELU;
 // DIV and SQUARED_DIFFERENCE, float32; MEAN, SQUEEZE, EXPAND_DIMS, SLICE,
 // STRIDED_SLICE, SPLIT_V and PADV2, which keep every activation's rank
-// between 1 and 4), so that
+// between 1 and 4; RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE
+// and SPACE_TO_DEPTH), so that
 // the graphs of existing seeds and options stay as they were. Can says which
 // ops it makes in which type.
 //
@@ -82,6 +83,8 @@ func extraOps() []schema.BuiltinOperator {
 		schema.BuiltinOperatorMEAN, schema.BuiltinOperatorSQUEEZE, schema.BuiltinOperatorEXPAND_DIMS,
 		schema.BuiltinOperatorSLICE, schema.BuiltinOperatorSTRIDED_SLICE, schema.BuiltinOperatorSPLIT_V,
 		schema.BuiltinOperatorPADV2,
+		schema.BuiltinOperatorRESIZE_BILINEAR, schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR,
+		schema.BuiltinOperatorDEPTH_TO_SPACE, schema.BuiltinOperatorSPACE_TO_DEPTH,
 	}
 }
 
@@ -267,8 +270,8 @@ func Generate(seed uint64, opts Options) *Graph {
 	nIn := 1 + r.IntN(opts.MaxInputs)
 	for i := range nIn {
 		shape := g.randomShape()
-		if i == 0 && len(shape) == 4 && slices.Contains(opts.Ops, schema.BuiltinOperatorEXPAND_DIMS) {
-			shape = shape[1:] // a rank EXPAND_DIMS can add to
+		if i == 0 {
+			shape = g.fitFirstInput(shape)
 		}
 		v := g.newValue(shape, g.randomQuant())
 		v.input = true
@@ -300,6 +303,28 @@ func Generate(seed uint64, opts Options) *Graph {
 	out.Nodes = g.nodes
 	out.Model = g.b.Bytes()
 	return out
+}
+
+// fitFirstInput reshapes the first input so that the ops of
+// Options.Ops that read only some shapes can read it: a rank EXPAND_DIMS
+// can add to, channels DEPTH_TO_SPACE's block divides, a height and width
+// SPACE_TO_DEPTH's divides. Ops never names them by default: default graphs
+// keep their shapes.
+func (g *gen) fitFirstInput(shape []int) []int {
+	ops := g.opts.Ops
+	if len(shape) != 4 {
+		return shape
+	}
+	if slices.Contains(ops, schema.BuiltinOperatorDEPTH_TO_SPACE) {
+		shape[3] = []int{4, 8, 9}[g.r.IntN(3)]
+	}
+	if slices.Contains(ops, schema.BuiltinOperatorSPACE_TO_DEPTH) {
+		shape[1], shape[2] = 2*(1+g.r.IntN(2)), 2*(1+g.r.IntN(3))
+	}
+	if slices.Contains(ops, schema.BuiltinOperatorEXPAND_DIMS) {
+		shape = shape[1:]
+	}
+	return shape
 }
 
 // randomShape is an input's shape: mostly NHWC images, sometimes matrices.
@@ -428,6 +453,10 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.splitV()
 	case schema.BuiltinOperatorPADV2:
 		g.padV2()
+	case schema.BuiltinOperatorRESIZE_BILINEAR, schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR:
+		g.resize(op)
+	case schema.BuiltinOperatorDEPTH_TO_SPACE, schema.BuiltinOperatorSPACE_TO_DEPTH:
+		g.depthSpace(op)
 	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
 		schema.BuiltinOperatorTANH, schema.BuiltinOperatorSOFTMAX:
 		g.unary(op, g.pick(nil))
@@ -1234,4 +1263,64 @@ func (g *gen) padV2() {
 	}
 	g.emit(schema.BuiltinOperatorPADV2, []*value{x}, []int{cp, cv}, nil, []*value{out},
 		modelbuild.Options(schema.BuiltinOptionsPadV2Options, &schema.PadV2OptionsT{}))
+}
+
+// resize adds a RESIZE_BILINEAR or RESIZE_NEAREST_NEIGHBOR of an NHWC
+// activation to a height and width of 1 to twice its own, with
+// align_corners or half_pixel_centers (never both, as TFLite requires),
+// its output quantized as its input.
+func (g *gen) resize(op schema.BuiltinOperator) {
+	x := g.pick(func(v *value) bool { return len(v.shape) == 4 })
+	if x == nil {
+		return
+	}
+	oh, ow := 1+g.r.IntN(2*x.shape[1]), 1+g.r.IntN(2*x.shape[2])
+	shape := []int{x.shape[0], oh, ow, x.shape[3]}
+	if tensor.NumElements(shape) > maxElements {
+		return
+	}
+	var align, half bool
+	switch g.r.IntN(3) {
+	case 1:
+		align = true
+	case 2:
+		half = true
+	}
+	size := g.b.Const(g.name("size"), tensor.Int32, []int{2}, int32s(oh, ow))
+	options := modelbuild.Options(schema.BuiltinOptionsResizeBilinearOptions, &schema.ResizeBilinearOptionsT{AlignCorners: align, HalfPixelCenters: half})
+	if op == schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR {
+		options = modelbuild.Options(schema.BuiltinOptionsResizeNearestNeighborOptions, &schema.ResizeNearestNeighborOptionsT{AlignCorners: align, HalfPixelCenters: half})
+	}
+	g.emit(op, []*value{x}, []int{size}, nil, []*value{g.like(x, shape)}, options)
+}
+
+// depthSpace adds a DEPTH_TO_SPACE or SPACE_TO_DEPTH of block 2 or 3 of an
+// NHWC activation whose channels (or height and width) the block divides.
+func (g *gen) depthSpace(op schema.BuiltinOperator) {
+	toSpace := op == schema.BuiltinOperatorDEPTH_TO_SPACE
+	fits := func(v *value, b int) bool {
+		if len(v.shape) != 4 {
+			return false
+		}
+		if toSpace {
+			return v.shape[3]%(b*b) == 0
+		}
+		return v.shape[1]%b == 0 && v.shape[2]%b == 0
+	}
+	x := g.pick(func(v *value) bool { return fits(v, 2) || fits(v, 3) })
+	if x == nil {
+		return
+	}
+	b := 2
+	if !fits(x, 2) || fits(x, 3) && g.r.IntN(2) == 0 {
+		b = 3
+	}
+	n, h, w, c := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+	shape := []int{n, h / b, w / b, c * b * b}
+	options := modelbuild.Options(schema.BuiltinOptionsSpaceToDepthOptions, &schema.SpaceToDepthOptionsT{BlockSize: int32(b)})
+	if toSpace {
+		shape = []int{n, h * b, w * b, c / (b * b)}
+		options = modelbuild.Options(schema.BuiltinOptionsDepthToSpaceOptions, &schema.DepthToSpaceOptionsT{BlockSize: int32(b)})
+	}
+	g.emit(op, []*value{x}, nil, nil, []*value{g.like(x, shape)}, options)
 }
