@@ -16,7 +16,8 @@
 // DIV and SQUARED_DIFFERENCE, float32; MEAN, SQUEEZE, EXPAND_DIMS, SLICE,
 // STRIDED_SLICE, SPLIT_V and PADV2, which keep every activation's rank
 // between 1 and 4; RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE
-// and SPACE_TO_DEPTH), so that
+// and SPACE_TO_DEPTH; QUANTIZE and DEQUANTIZE, whose outputs of another
+// type than the graph's are graph outputs only), so that
 // the graphs of existing seeds and options stay as they were. Can says which
 // ops it makes in which type.
 //
@@ -85,6 +86,7 @@ func extraOps() []schema.BuiltinOperator {
 		schema.BuiltinOperatorPADV2,
 		schema.BuiltinOperatorRESIZE_BILINEAR, schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR,
 		schema.BuiltinOperatorDEPTH_TO_SPACE, schema.BuiltinOperatorSPACE_TO_DEPTH,
+		schema.BuiltinOperatorQUANTIZE, schema.BuiltinOperatorDEQUANTIZE,
 	}
 }
 
@@ -100,8 +102,9 @@ func Types() []tensor.DType { return []tensor.DType{tensor.Float32, tensor.Uint8
 // Can reports whether the generator makes op in graphs of type t: every op
 // of AllOps in every type of Types, except those TFLite defines for fewer
 // types: MAXIMUM, MINIMUM, NEG, FLOOR, SQRT, RSQRT, EXP and LOG float32
-// only, ABS and ELU float32 and int8; and DIV and SQUARED_DIFFERENCE,
-// float32 only here (their quantized forms are not generated).
+// only, ABS and ELU float32 and int8; DIV and SQUARED_DIFFERENCE, float32
+// only here (their quantized forms are not generated); DEQUANTIZE of uint8
+// and int8 (the graph's type is its input's).
 func Can(op schema.BuiltinOperator, t tensor.DType) bool {
 	if !slices.Contains(AllOps(), op) || !slices.Contains(Types(), t) {
 		return false
@@ -114,6 +117,8 @@ func Can(op schema.BuiltinOperator, t tensor.DType) bool {
 		return t == tensor.Float32
 	case schema.BuiltinOperatorABS, schema.BuiltinOperatorELU:
 		return t == tensor.Float32 || t == tensor.Int8
+	case schema.BuiltinOperatorDEQUANTIZE:
+		return t != tensor.Float32
 	}
 	return true
 }
@@ -213,6 +218,7 @@ type value struct {
 	zp    int64
 	uses  int
 	input bool
+	sink  bool // of another type than the graph's: a graph output only
 	// span bounds a float32 value where the generator knows it: the
 	// values that ops defined on part of the line, as SQRT, may read.
 	span span
@@ -383,7 +389,7 @@ func (g *gen) newValue(shape []int, q quant) *value {
 func (g *gen) pick(ok func(*value) bool) *value {
 	var fresh, all []*value
 	for _, v := range g.vals {
-		if ok != nil && !ok(v) {
+		if v.sink || ok != nil && !ok(v) {
 			continue
 		}
 		all = append(all, v)
@@ -457,6 +463,12 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.resize(op)
 	case schema.BuiltinOperatorDEPTH_TO_SPACE, schema.BuiltinOperatorSPACE_TO_DEPTH:
 		g.depthSpace(op)
+	case schema.BuiltinOperatorQUANTIZE:
+		g.quantize()
+	case schema.BuiltinOperatorDEQUANTIZE:
+		if Can(op, g.typ) {
+			g.dequantize()
+		}
 	case schema.BuiltinOperatorRELU, schema.BuiltinOperatorRELU6, schema.BuiltinOperatorLOGISTIC,
 		schema.BuiltinOperatorTANH, schema.BuiltinOperatorSOFTMAX:
 		g.unary(op, g.pick(nil))
@@ -1323,4 +1335,58 @@ func (g *gen) depthSpace(op schema.BuiltinOperator) {
 		options = modelbuild.Options(schema.BuiltinOptionsDepthToSpaceOptions, &schema.DepthToSpaceOptionsT{BlockSize: int32(b)})
 	}
 	g.emit(op, []*value{x}, nil, nil, []*value{g.like(x, shape)}, options)
+}
+
+// sinkValue adds a graph output of type typ, which no op reads.
+func (g *gen) sinkValue(typ tensor.DType, shape []int, q quant) *value {
+	var opts []modelbuild.TensorOption
+	if typ != tensor.Float32 {
+		opts = []modelbuild.TensorOption{modelbuild.Quant(q.scale, q.zp)}
+	}
+	v := &value{t: g.b.Tensor(g.name("t"), typ, shape, opts...), shape: slices.Clone(shape), scale: q.scale, zp: q.zp, sink: true}
+	g.vals = append(g.vals, v)
+	return v
+}
+
+// quantize adds a QUANTIZE: of float32 to uint8 or int8, or a
+// requantization of uint8 or int8 to another scale and zero point of
+// either type. An output of the graph's type is a value later ops read; one
+// of another type, a graph output.
+func (g *gen) quantize() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	typ := g.typ
+	switch {
+	case g.typ == tensor.Float32:
+		typ = []tensor.DType{tensor.Uint8, tensor.Int8}[g.r.IntN(2)]
+	case g.r.IntN(3) != 0: // the graph's type
+	case g.typ == tensor.Uint8:
+		typ = tensor.Int8
+	default:
+		typ = tensor.Uint8
+	}
+	q := quant{0.02 + 0.08*g.r.Float32(), int64(100 + g.r.IntN(57))}
+	if typ == tensor.Int8 {
+		q.zp -= 128
+	}
+	var out *value
+	if typ == g.typ {
+		out = g.newValue(x.shape, q)
+	} else {
+		out = g.sinkValue(typ, x.shape, q)
+	}
+	g.emit(schema.BuiltinOperatorQUANTIZE, []*value{x}, nil, nil, []*value{out}, nil)
+}
+
+// dequantize adds a DEQUANTIZE of a uint8 or int8 activation to float32:
+// a graph output.
+func (g *gen) dequantize() {
+	x := g.pick(nil)
+	if x == nil {
+		return
+	}
+	out := g.sinkValue(tensor.Float32, x.shape, quant{})
+	g.emit(schema.BuiltinOperatorDEQUANTIZE, []*value{x}, nil, nil, []*value{out}, nil)
 }
