@@ -17,7 +17,7 @@
 // STRIDED_SLICE, SPLIT_V and PADV2, which keep every activation's rank
 // between 1 and 4; RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE
 // and SPACE_TO_DEPTH; QUANTIZE and DEQUANTIZE, whose outputs of another
-// type than the graph's are graph outputs only), so that
+// type than the graph's are graph outputs only; TRANSPOSE_CONV), so that
 // the graphs of existing seeds and options stay as they were. Can says which
 // ops it makes in which type.
 //
@@ -87,6 +87,7 @@ func extraOps() []schema.BuiltinOperator {
 		schema.BuiltinOperatorRESIZE_BILINEAR, schema.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR,
 		schema.BuiltinOperatorDEPTH_TO_SPACE, schema.BuiltinOperatorSPACE_TO_DEPTH,
 		schema.BuiltinOperatorQUANTIZE, schema.BuiltinOperatorDEQUANTIZE,
+		schema.BuiltinOperatorTRANSPOSE_CONV,
 	}
 }
 
@@ -465,6 +466,8 @@ func (g *gen) addOp(op schema.BuiltinOperator) {
 		g.depthSpace(op)
 	case schema.BuiltinOperatorQUANTIZE:
 		g.quantize()
+	case schema.BuiltinOperatorTRANSPOSE_CONV:
+		g.transposeConv()
 	case schema.BuiltinOperatorDEQUANTIZE:
 		if Can(op, g.typ) {
 			g.dequantize()
@@ -1389,4 +1392,42 @@ func (g *gen) dequantize() {
 	}
 	out := g.sinkValue(tensor.Float32, x.shape, quant{})
 	g.emit(schema.BuiltinOperatorDEQUANTIZE, []*value{x}, nil, nil, []*value{out}, nil)
+}
+
+// transposeConv adds a TRANSPOSE_CONV over an NHWC activation: an output
+// whose convolution through the filter gives back the input's size, as
+// TFLite's col2im assumes, and an optional bias.
+func (g *gen) transposeConv() {
+	x := g.pick(func(v *value) bool { return len(v.shape) == 4 })
+	if x == nil {
+		return
+	}
+	h, w, c := x.shape[1], x.shape[2], x.shape[3]
+	kh, kw := 1+g.r.IntN(3), 1+g.r.IntN(3)
+	sh, sw := 1+g.r.IntN(2), 1+g.r.IntN(2)
+	padding := schema.PaddingSAME
+	oh, ow := h*sh-g.r.IntN(sh), w*sw-g.r.IntN(sw)
+	if g.r.IntN(2) == 0 {
+		padding = schema.PaddingVALID
+		oh, ow = (h-1)*sh+kh+g.r.IntN(sh), (w-1)*sw+kw+g.r.IntN(sw)
+	}
+	outC := 1 + g.r.IntN(8)
+	shape := []int{x.shape[0], oh, ow, outC}
+	if tensor.NumElements(shape) > maxElements {
+		return
+	}
+	filter, bias, oq := g.weights(x, []int{outC, kh, kw, c}, outC, kh*kw*c)
+	out := g.newValue(shape, oq)
+	size := g.b.Const(g.name("shape"), tensor.Int32, []int{4}, int32s(shape...))
+	order := func(act []int) []int {
+		ins := []int{size, filter, act[0]}
+		if bias >= 0 {
+			ins = append(ins, bias)
+		}
+		return ins
+	}
+	g.emit(schema.BuiltinOperatorTRANSPOSE_CONV, []*value{x}, nil, order, []*value{out},
+		modelbuild.Options(schema.BuiltinOptionsTransposeConvOptions, &schema.TransposeConvOptionsT{
+			Padding: padding, StrideW: int32(sw), StrideH: int32(sh),
+		}))
 }
