@@ -1063,7 +1063,9 @@ func (g *gen) negate(d, r int) int {
 }
 
 // mean adds a MEAN over one or more axes, keeping the reduced dimensions
-// or dropping them (never all of them: no rank-0 activations).
+// or dropping them (never all of them: no rank-0 activations); over the
+// height and width of an NHWC activation half the time, the global average
+// pooling accelerators commonly take.
 func (g *gen) mean() {
 	x := g.pick(nil)
 	if x == nil {
@@ -1080,6 +1082,13 @@ func (g *gen) mean() {
 		}
 	}
 	dims := g.r.Perm(rank)[:n]
+	if rank == 4 && g.r.IntN(2) == 0 {
+		dims = []int{1, 2}
+		if g.r.IntN(2) == 0 {
+			dims = []int{2, 1}
+		}
+		n = 2
+	}
 	var shape []int
 	for d, s := range x.shape {
 		switch {
