@@ -690,7 +690,8 @@ func (g *gen) divisor(shape []int) int {
 }
 
 // prelu adds a PRELU with a constant alpha that broadcasts to the input:
-// the input's trailing dimensions, some of them 1.
+// the input's trailing dimensions, some of them 1; for an NHWC input, half
+// the time one slope per channel, the form accelerators commonly take.
 func (g *gen) prelu() {
 	x := g.pick(nil)
 	if x == nil {
@@ -701,6 +702,9 @@ func (g *gen) prelu() {
 		if g.r.IntN(3) == 0 {
 			ashape[i] = 1
 		}
+	}
+	if len(x.shape) == 4 && g.r.IntN(2) == 0 {
+		ashape = []int{1, 1, x.shape[3]} // one slope per channel, as converters write it
 	}
 	alpha := g.constant(ashape, quant{g.uniform(0.002, 0.01), g.zeroPoint()})
 	q := quant{x.scale, x.zp}
