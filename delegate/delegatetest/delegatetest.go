@@ -15,7 +15,8 @@
 //
 //   - ops: for every builtin op the plugin declares, every declared version
 //     that delego's CPU kernels run, and every declared tensor type the
-//     random graph generator makes (package randgraph: float32, uint8, int8),
+//     random graph generator makes the op in (package randgraph: the ops of
+//     randgraph.AllOps in float32, uint8 and int8, as randgraph.Can says),
 //     Cases random graphs of that op (random shapes and parameters) run
 //     through delego's interpreter with the plugin, fallback off, twice with
 //     different inputs; the outputs must equal those of delego's own CPU

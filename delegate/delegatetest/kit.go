@@ -222,7 +222,7 @@ func (w workload) inputType() tensor.DType {
 // uncovered says which of the declared types of op the generator does not
 // make graphs of, and why; "" when it makes them all.
 func uncovered(op schema.BuiltinOperator, declared []tensor.DType) string {
-	if !slices.Contains(randgraph.Ops(), op) {
+	if !slices.Contains(randgraph.AllOps(), op) {
 		return "the random graph generator does not make this op"
 	}
 	var can, cannot []tensor.DType

@@ -2,6 +2,7 @@ package randgraph_test
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -66,6 +67,9 @@ func TestGraphsRun(t *testing.T) {
 		readers := map[int]int{}
 		for _, nd := range g.Nodes {
 			ops[nd.Op]++
+			if !slices.Contains(randgraph.Ops(), nd.Op) {
+				t.Errorf("seed %d: default options made %s, not one of Ops", seed, model.OpName(nd.Op))
+			}
 			act := 0
 			for _, ti := range nd.Inputs {
 				if ti >= 0 && m.Buffer(sg.Tensor(ti).Buffer) == nil {
@@ -165,7 +169,7 @@ func TestOptions(t *testing.T) {
 // conformance kit relies on to cover a plugin's declared ops.
 func TestCanMakesEveryOp(t *testing.T) {
 	reg := kernels.Builtins()
-	for _, op := range randgraph.Ops() {
+	for _, op := range randgraph.AllOps() {
 		for _, typ := range randgraph.Types() {
 			if !randgraph.Can(op, typ) {
 				continue
@@ -203,6 +207,7 @@ func TestCanMakesEveryOp(t *testing.T) {
 				if err := it.Invoke(t.Context()); err != nil {
 					t.Fatalf("%v\n%s", err, g)
 				}
+				checkFinite(t, it, g)
 				it.Close()
 			}
 			if made < 4 {
@@ -212,5 +217,78 @@ func TestCanMakesEveryOp(t *testing.T) {
 	}
 	if randgraph.Can(schema.BuiltinOperatorMAXIMUM, tensor.Uint8) || randgraph.Can(schema.BuiltinOperatorGELU, tensor.Float32) {
 		t.Error("Can accepts what the generator does not make")
+	}
+}
+
+// TestAllOpsRun runs mixed graphs of every op of AllOps, in every type: the
+// ops outside Ops must join the others in valid graphs whose declared
+// shapes are the ones the kernels compute, read only values
+// where they are defined (no NaN or infinity comes out) and come in every
+// type Can names.
+func TestAllOpsRun(t *testing.T) {
+	reg := kernels.Builtins()
+	opts := randgraph.Options{Ops: randgraph.AllOps(), Types: randgraph.Types(), Version: randgraph.AnyVersion(reg)}
+	type opType struct {
+		op  schema.BuiltinOperator
+		typ tensor.DType
+	}
+	made := map[opType]int{}
+	for seed := range uint64(300) {
+		g := randgraph.Generate(seed, opts)
+		m, err := model.New(g.Model)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		it, err := core.NewInterpreter(m, nil)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		if err := it.AllocateTensors(); err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		if err := it.SetInputs(g.InputData(seed)); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Invoke(t.Context()); err != nil {
+			t.Fatalf("%v\n%s", err, g)
+		}
+		checkFinite(t, it, g)
+		for i, info := range m.Subgraph(0).Tensors() {
+			if got := it.Tensor(i).Shape(); !slices.Equal(got, info.Shape) {
+				t.Errorf("seed %d: tensor %d declared %v, kernels give %v\n%s", seed, i, info.Shape, got, g)
+			}
+		}
+		it.Close()
+		for _, nd := range g.Nodes {
+			if !randgraph.Can(nd.Op, g.Type) {
+				t.Errorf("seed %d: %s in a %s graph, which Can refuses", seed, model.OpName(nd.Op), g.Type)
+			}
+			made[opType{nd.Op, g.Type}]++
+		}
+	}
+	for _, op := range randgraph.AllOps() {
+		for _, typ := range randgraph.Types() {
+			if randgraph.Can(op, typ) && made[opType{op, typ}] == 0 {
+				t.Errorf("no %s graph holds %s", typ, model.OpName(op))
+			}
+		}
+	}
+}
+
+// checkFinite fails the test if a float32 output of it holds a NaN or an
+// infinity: the generator fed an op values outside its domain.
+func checkFinite(t *testing.T, it *core.Interpreter, g *randgraph.Graph) {
+	t.Helper()
+	for i := range it.NumOutputs() {
+		out := it.Output(i)
+		if out.Type() != tensor.Float32 {
+			continue
+		}
+		for _, v := range out.Float32s() {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Errorf("output %d holds %v\n%s", i, v, g)
+				return
+			}
+		}
 	}
 }
