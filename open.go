@@ -210,7 +210,7 @@ func (o *options) resolve(ctx context.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, unused, err := o.optionsFor(s, sel, names)
+	opts, unused, err := optionsFor(s, sel, names, o.delegateOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -337,4 +337,15 @@ func closeTwin(tw *core.Twin) error {
 		return nil
 	}
 	return tw.Model.Close()
+}
+
+// WithDelegateOption gives the delegate called name the option key=value,
+// as TFLite's external delegate takes options (the command line's
+// --delegate-option NAME:KEY=VALUE). Its partitions compile with it
+// (delegate.Partition.Options); it replaces the same key of the settings'
+// delegate_options. The delegate must run and must declare the key
+// (delegate.Configurable.Options), else Configure fails naming the option,
+// the delegate and what it takes.
+func WithDelegateOption(name, key, value string) Option {
+	return func(o *options) { o.delegateOptions = append(o.delegateOptions, delegateOption{name, key, value}) }
 }

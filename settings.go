@@ -68,26 +68,15 @@ func selected(s *config.TFLiteSettings) (selection, error) {
 	return selection{name: name, path: path}, nil
 }
 
-// WithDelegateOption gives the delegate called name the option key=value,
-// as TFLite's external delegate takes options (the command line's
-// --delegate-option NAME:KEY=VALUE). Its partitions compile with it
-// (delegate.Partition.Options); it replaces the same key of the settings'
-// delegate_options. The delegate must run and must declare the key
-// (delegate.Configurable.Options), else Configure fails naming the option,
-// the delegate and what it takes.
-func WithDelegateOption(name, key, value string) Option {
-	return func(o *options) { o.delegateOptions = append(o.delegateOptions, delegateOption{name, key, value}) }
-}
-
 // delegateOption is one WithDelegateOption.
 type delegateOption struct{ name, key, value string }
 
 // optionsFor are the options of each delegate to run, by name: the
 // settings' delegate_options for the delegate they select (sel), then the
-// caller's. Options in the settings for a delegate that does not run (the
+// caller's (given). Options in the settings for a delegate that does not run (the
 // caller named others) come back as a warning; the caller's options for
 // one are an error.
-func (o *options) optionsFor(s *config.TFLiteSettings, sel selection, names []string) (map[string]map[string]string, []error, error) {
+func optionsFor(s *config.TFLiteSettings, sel selection, names []string, given []delegateOption) (map[string]map[string]string, []error, error) {
 	out := map[string]map[string]string{}
 	var warnings []error
 	if file := s.GetDelegateOptions(); len(file) > 0 {
@@ -100,7 +89,7 @@ func (o *options) optionsFor(s *config.TFLiteSettings, sel selection, names []st
 			warnings = append(warnings, fmt.Errorf("warning: delegate_options are for the delegate %s, which does not run (the delegates chosen: %s)", sel.name, namesText(names)))
 		}
 	}
-	for _, d := range o.delegateOptions {
+	for _, d := range given {
 		if err := CheckName(d.name); err != nil {
 			return nil, nil, fmt.Errorf("delegate option %s:%s: %w", d.name, d.key, err)
 		}
