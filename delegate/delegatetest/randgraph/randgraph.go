@@ -1017,6 +1017,19 @@ func (g *gen) pool(op schema.BuiltinOperator) {
 		}))
 }
 
+// padding draws PAD's and PADV2's paddings for x, up to two elements before
+// and after each dimension, and the padded shape; ok is false when that
+// shape is larger than the generator allows.
+func (g *gen) padding(x *value) (paddings, shape []int, ok bool) {
+	paddings = make([]int, 2*len(x.shape))
+	shape = slices.Clone(x.shape)
+	for d := range shape {
+		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
+		shape[d] += paddings[2*d] + paddings[2*d+1]
+	}
+	return paddings, shape, tensor.NumElements(shape) <= maxElements
+}
+
 // pad adds a PAD of zero to two elements before and after each dimension
 // (the zero point for quantized types), its output quantized as its input.
 func (g *gen) pad() {
@@ -1024,13 +1037,8 @@ func (g *gen) pad() {
 	if x == nil {
 		return
 	}
-	paddings := make([]int, 2*len(x.shape))
-	shape := slices.Clone(x.shape)
-	for d := range shape {
-		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
-		shape[d] += paddings[2*d] + paddings[2*d+1]
-	}
-	if tensor.NumElements(shape) > maxElements {
+	paddings, shape, ok := g.padding(x)
+	if !ok {
 		return
 	}
 	c := g.b.Const(g.name("paddings"), tensor.Int32, []int{len(x.shape), 2}, int32s(paddings...))
@@ -1268,13 +1276,8 @@ func (g *gen) padV2() {
 	if x == nil {
 		return
 	}
-	paddings := make([]int, 2*len(x.shape))
-	shape := slices.Clone(x.shape)
-	for d := range shape {
-		paddings[2*d], paddings[2*d+1] = g.r.IntN(3), g.r.IntN(3)
-		shape[d] += paddings[2*d] + paddings[2*d+1]
-	}
-	if tensor.NumElements(shape) > maxElements {
+	paddings, shape, ok := g.padding(x)
+	if !ok {
 		return
 	}
 	cp := g.b.Const(g.name("paddings"), tensor.Int32, []int{len(x.shape), 2}, int32s(paddings...))

@@ -190,23 +190,7 @@ func TestCanMakesEveryOp(t *testing.T) {
 					continue
 				}
 				made++
-				m, err := model.New(g.Model)
-				if err != nil {
-					t.Fatalf("%v\n%s", err, g)
-				}
-				it, err := core.NewInterpreter(m, nil)
-				if err != nil {
-					t.Fatalf("%v\n%s", err, g)
-				}
-				if err := it.AllocateTensors(); err != nil {
-					t.Fatalf("%v\n%s", err, g)
-				}
-				if err := it.SetInputs(g.InputData(seed)); err != nil {
-					t.Fatal(err)
-				}
-				if err := it.Invoke(t.Context()); err != nil {
-					t.Fatalf("%v\n%s", err, g)
-				}
+				_, it := runOnCPU(t, g, seed)
 				checkFinite(t, it, g)
 				it.Close()
 			}
@@ -218,6 +202,30 @@ func TestCanMakesEveryOp(t *testing.T) {
 	if randgraph.Can(schema.BuiltinOperatorMAXIMUM, tensor.Uint8) || randgraph.Can(schema.BuiltinOperatorGELU, tensor.Float32) {
 		t.Error("Can accepts what the generator does not make")
 	}
+}
+
+// runOnCPU loads g, runs it once on the CPU kernels with the inputs of
+// seed and returns the model and the interpreter, which the caller closes.
+func runOnCPU(t *testing.T, g *randgraph.Graph, seed uint64) (*model.Model, *core.Interpreter) {
+	t.Helper()
+	m, err := model.New(g.Model)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, g)
+	}
+	it, err := core.NewInterpreter(m, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, g)
+	}
+	if err := it.AllocateTensors(); err != nil {
+		t.Fatalf("%v\n%s", err, g)
+	}
+	if err := it.SetInputs(g.InputData(seed)); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Invoke(t.Context()); err != nil {
+		t.Fatalf("%v\n%s", err, g)
+	}
+	return m, it
 }
 
 // TestAllOpsRun runs mixed graphs of every op of AllOps, in every type: the
@@ -235,23 +243,7 @@ func TestAllOpsRun(t *testing.T) {
 	made := map[opType]int{}
 	for seed := range uint64(300) {
 		g := randgraph.Generate(seed, opts)
-		m, err := model.New(g.Model)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, g)
-		}
-		it, err := core.NewInterpreter(m, nil)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, g)
-		}
-		if err := it.AllocateTensors(); err != nil {
-			t.Fatalf("%v\n%s", err, g)
-		}
-		if err := it.SetInputs(g.InputData(seed)); err != nil {
-			t.Fatal(err)
-		}
-		if err := it.Invoke(t.Context()); err != nil {
-			t.Fatalf("%v\n%s", err, g)
-		}
+		m, it := runOnCPU(t, g, seed)
 		checkFinite(t, it, g)
 		for i, info := range m.Subgraph(0).Tensors() {
 			if got := it.Tensor(i).Shape(); !slices.Equal(got, info.Shape) {
