@@ -130,7 +130,7 @@ func (it *Interpreter) askDelegate(ctx context.Context, di int, d delegate.Deleg
 	})
 	if sup != nil && errors.Is(err, delegate.ErrNoDevice) {
 		// It cannot run here but says what it would take: plan with that,
-		// and let its Compile fail (as delegate.UnavailableDeclaring's),
+		// and let its Compile fail with the no-device error,
 		// so that the plan is what it would be with a device.
 		err = nil
 	}

@@ -25,12 +25,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden plans in testdata")
 
-// edgeTPUAbsent is the edgetpu delegate as the host knows it when its
-// plugin is missing: it declares edgetpu-custom-op and compiles nothing.
-func edgeTPUAbsent() delegate.Delegate {
-	sup := &delegate.Support{Custom: map[string]delegate.OpSupport{"edgetpu-custom-op": {Versions: tensor.VersionRange{Min: 1, Max: 1}}}}
-	return delegate.UnavailableDeclaring("edgetpu", sup, fmt.Errorf("%w: no Coral device plugged in", delegate.ErrNoDevice))
+// edgeTPUAbsent is the edgetpu delegate without a device: it declares
+// edgetpu-custom-op beside delegate.ErrNoDevice and compiles nothing.
+func edgeTPUAbsent() delegate.Delegate { return edgeTPUWithoutDevice{} }
+
+type edgeTPUWithoutDevice struct{}
+
+var errNoCoral = fmt.Errorf("%w: no Coral device plugged in", delegate.ErrNoDevice)
+
+func (edgeTPUWithoutDevice) Name() string { return "edgetpu" }
+func (edgeTPUWithoutDevice) Support(context.Context) (*delegate.Support, error) {
+	return &delegate.Support{Custom: map[string]delegate.OpSupport{"edgetpu-custom-op": {Versions: tensor.VersionRange{Min: 1, Max: 1}}}}, errNoCoral
 }
+func (edgeTPUWithoutDevice) Compile(context.Context, *delegate.Partition) (delegate.Executable, error) {
+	return nil, errNoCoral
+}
+func (edgeTPUWithoutDevice) Close() error { return nil }
 
 // convAbsent claims every convolution of a model and cannot compile them.
 type convAbsent struct{}

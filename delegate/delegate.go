@@ -157,17 +157,8 @@ func (s *Support) Check(delegate string, n model.NodeView) Verdict {
 // which the interpreter treats as a compilation error subject to fallback.
 func Unavailable(name string, err error) Delegate { return unavailable{name: name, err: err} }
 
-// UnavailableDeclaring is Unavailable for a delegate whose declared support
-// is known although it cannot run here (its plugin binary is missing):
-// Support declares sup, so partitioning and the plan are what they would be
-// with the delegate, and Compile fails with err, a compilation error
-// subject to fallback.
-func UnavailableDeclaring(name string, sup *Support, err error) Delegate {
-	return unavailable{name: name, sup: sup, err: err}
-}
-
-// WhyUnavailable returns the error of a stand-in made by Unavailable or
-// UnavailableDeclaring, and nil for any other delegate.
+// WhyUnavailable returns the error of a stand-in made by Unavailable, and
+// nil for any other delegate.
 func WhyUnavailable(d Delegate) error {
 	if u, ok := d.(unavailable); ok {
 		return u.err
@@ -177,18 +168,12 @@ func WhyUnavailable(d Delegate) error {
 
 type unavailable struct {
 	name string
-	sup  *Support
 	err  error
 }
 
 func (u unavailable) Name() string { return u.name }
 
-func (u unavailable) Support(context.Context) (*Support, error) {
-	if u.sup != nil {
-		return u.sup, nil
-	}
-	return nil, u.err
-}
+func (u unavailable) Support(context.Context) (*Support, error) { return nil, u.err }
 
 func (u unavailable) Compile(context.Context, *Partition) (Executable, error) { return nil, u.err }
 

@@ -168,11 +168,10 @@ func (c *Client) Pid() int {
 }
 
 // Support returns the support the plugin declared. A plugin that cannot
-// run here (no device) but declared its ops all the same is taken as
-// delegate.UnavailableDeclaring takes a delegate: Support returns the
-// declaration, so that partitions and the plan are what they would be with
-// a device, and Compile fails with the error wrapping delegate.ErrNoDevice,
-// subject to fallback. One that declared nothing fails with that error.
+// run here (no device) but declared its ops all the same has Support
+// return the declaration, so that partitions and the plan are what they
+// would be with a device, and Compile fail with the error wrapping
+// delegate.ErrNoDevice, subject to fallback. One that declared nothing fails with that error.
 func (c *Client) Support(context.Context) (*delegate.Support, error) {
 	info := c.Info()
 	if !info.Usable && len(info.Support.Builtins)+len(info.Support.Custom) == 0 {
